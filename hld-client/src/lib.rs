@@ -1,0 +1,25 @@
+//! `hld-client`: the wire contract of the hld daemon ([`protocol`]) and a typed async [`Client`].
+//!
+//! ```no_run
+//! use hld_client::{protocol::{Health, NoParams}, Client};
+//!
+//! # async fn demo() -> Result<(), hld_client::Error> {
+//! let client = Client::connect_default().await?;
+//! let health = client.call::<Health>(NoParams {}).await?;
+//! println!("daemon {} is {}", health.version, health.status);
+//! for session in client.list_sessions().await? {
+//!     println!("{} {} {}", session.id, session.status, session.summary);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `cargo run -p hld-client --example health` runs the same against a live daemon.
+
+mod client;
+pub mod config;
+mod error;
+pub mod protocol;
+
+pub use client::{Client, DEFAULT_TIMEOUT};
+pub use error::Error;

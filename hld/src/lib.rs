@@ -1,0 +1,1 @@
+//! The hld daemon library.

@@ -1,0 +1,2 @@
+//! The hld daemon binary.
+fn main() {}

@@ -1,0 +1,5 @@
+//! `hlyr`: the terminal workflow for the hld daemon.
+
+fn main() {
+    println!("hlyr {}", env!("CARGO_PKG_VERSION"));
+}

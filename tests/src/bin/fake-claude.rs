@@ -1,0 +1,2 @@
+//! A stand-in for the `claude` CLI.
+fn main() {}
