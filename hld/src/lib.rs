@@ -1,1 +1,13 @@
-//! The hld daemon library.
+//! The hld daemon library: configuration, transports, JSON-RPC dispatch, the method handlers,
+//! the event bus and subscriptions. The `hld` binary is a thin wrapper around [`server::run`].
+
+pub mod bus;
+pub mod config;
+pub mod daemon;
+pub mod handlers;
+pub mod logging;
+pub mod rpc;
+pub mod server;
+pub mod subscription;
+pub mod time;
+pub mod transport;

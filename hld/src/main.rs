@@ -1,2 +1,74 @@
-//! The hld daemon binary.
-fn main() {}
+//! The `hld` binary: parse flags, set up logging, run the server on a single-threaded runtime.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use hld::config::{Args, Config};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio_util::sync::CancellationToken;
+
+fn main() -> ExitCode {
+    let config = match Config::from_args(Args::parse()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hld: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let (log, sink) = match hld::logging::init(&config.log_level, config.log_file.as_deref(), config.no_color) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("hld: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    tracing::info!(
+        version = hld::handlers::VERSION,
+        pid = std::process::id(),
+        level = %config.log_level.to_ascii_lowercase(),
+        sink,
+        "hld starting"
+    );
+    // One thread serves every connection: on this class of machine it beats a multi-thread
+    // runtime on latency and throughput (see BENCHMARKS.md). Blocking work (SQLite) runs on
+    // the blocking pool.
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        let shutdown = CancellationToken::new();
+        tokio::spawn(watch_signals(shutdown.clone()));
+        hld::server::run(config, log, shutdown).await
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "daemon failed");
+            eprintln!("hld: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Cancels `shutdown` on SIGINT, SIGTERM or SIGHUP, logging the signal's name.
+async fn watch_signals(shutdown: CancellationToken) {
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        tracing::error!("cannot install signal handlers");
+        return;
+    };
+    let name = tokio::select! {
+        _ = int.recv() => "SIGINT",
+        _ = term.recv() => "SIGTERM",
+        _ = hup.recv() => "SIGHUP",
+    };
+    tracing::info!(signal = name, "received {name}, shutting down gracefully");
+    shutdown.cancel();
+}

@@ -1,0 +1,23 @@
+//! The method table: which handler serves which method.
+
+mod introspection;
+
+pub use introspection::VERSION;
+
+use hld_client::protocol as p;
+
+use crate::rpc::table::MethodTable;
+
+/// Every method the daemon serves.
+pub fn table() -> MethodTable {
+    let mut t = MethodTable::default();
+    t.route::<p::Health, _, _>(introspection::health)
+        .route::<p::Initialize, _, _>(introspection::initialize)
+        .route::<p::Version, _, _>(introspection::version)
+        .route::<p::ListMethods, _, _>(introspection::list_methods)
+        .route::<p::DescribeMethods, _, _>(introspection::describe_methods)
+        .route::<p::SetLogLevel, _, _>(introspection::set_log_level)
+        .route::<p::Shutdown, _, _>(introspection::shutdown)
+        .subscribe::<p::Subscribe>();
+    t
+}

@@ -1,0 +1,223 @@
+//! JSON-RPC dispatch: validates one incoming message, routes it through the method table and
+//! serialises the reply. Transport-independent.
+
+pub mod error;
+pub mod table;
+
+use std::sync::Arc;
+
+use hld_client::protocol::{ErrorObject, InvalidRequestReason, SubscribeParams, JSONRPC_VERSION};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+use self::error::{invalid_request, parse_error, RpcError};
+use self::table::{decode_params, json_kind, Kind};
+use crate::daemon::Daemon;
+
+/// What the connection loop should do with one message.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Write this line (it ends in `\n`).
+    Reply(Vec<u8>),
+    /// A notification: nothing to write.
+    Silent,
+    /// `Subscribe`: hand the connection to the subscription loop.
+    Subscribe {
+        /// The raw JSON of the request id.
+        id: String,
+        /// The validated filter.
+        params: SubscribeParams,
+    },
+}
+
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    /// `None` when the key is absent (a notification); `Some("null")` for an explicit null.
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+const NULL_ID: &str = "null";
+
+/// Serialises a success line.
+pub fn success_line(result: &[u8], id: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(result.len() + id.len() + 40);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+    out.extend_from_slice(result);
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// Serialises an error line.
+pub fn error_line(error: &ErrorObject, id: &str) -> Vec<u8> {
+    let mut out = b"{\"jsonrpc\":\"2.0\",\"error\":".to_vec();
+    // An ErrorObject always serialises.
+    serde_json::to_writer(&mut out, error).expect("error object serialises");
+    out.extend_from_slice(b",\"id\":");
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(b"}\n");
+    out
+}
+
+/// The reply to a message that was over the size limit.
+pub fn oversize_line() -> Vec<u8> {
+    tracing::warn!("rejected an oversize message");
+    error_line(
+        &invalid_request("Message too large", InvalidRequestReason::Oversize),
+        NULL_ID,
+    )
+}
+
+/// Handles one message (the bytes of one frame).
+pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t.trim(),
+        Err(_) => return reject(parse_error("invalid UTF-8"), NULL_ID),
+    };
+    if text.starts_with('[') {
+        return match serde_json::from_str::<Vec<&RawValue>>(text) {
+            Ok(_) => reject(
+                invalid_request(
+                    "Batch requests not supported",
+                    InvalidRequestReason::BatchNotSupported,
+                ),
+                NULL_ID,
+            ),
+            Err(_) => reject(parse_error("invalid JSON"), NULL_ID),
+        };
+    }
+    let incoming: Incoming = match serde_json::from_str(text) {
+        Ok(i) => i,
+        Err(e) if e.is_data() => {
+            return reject(
+                invalid_request(
+                    "Invalid request: not a JSON object",
+                    InvalidRequestReason::InvalidEnvelope,
+                ),
+                NULL_ID,
+            )
+        }
+        Err(_) => return reject(parse_error("invalid JSON"), NULL_ID),
+    };
+
+    let id = match incoming.id.map(RawValue::get) {
+        None => None,
+        Some(raw) if matches!(json_kind(raw), "string" | "number" | "null") => Some(raw),
+        Some(_) => {
+            return reject(
+                invalid_request(
+                    "Invalid request: id must be a string, number or null",
+                    InvalidRequestReason::InvalidIdType,
+                ),
+                NULL_ID,
+            )
+        }
+    };
+    let reply_id = id.unwrap_or(NULL_ID);
+
+    let version_ok = incoming
+        .jsonrpc
+        .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
+        == Some(JSONRPC_VERSION);
+    if !version_ok {
+        return reply_unless_notification(
+            id,
+            invalid_request(
+                "Invalid request: must be JSON-RPC 2.0",
+                InvalidRequestReason::InvalidEnvelope,
+            ),
+        );
+    }
+    let Some(method) = incoming
+        .method
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
+    else {
+        return reply_unless_notification(
+            id,
+            invalid_request(
+                "Invalid request: method must be a string",
+                InvalidRequestReason::InvalidEnvelope,
+            ),
+        );
+    };
+
+    let Some(entry) = daemon.methods.get(&method) else {
+        return reply_unless_notification(
+            id,
+            ErrorObject {
+                code: hld_client::protocol::ErrorCode::MethodNotFound.code(),
+                message: format!("Method not found: {method}"),
+                data: None,
+            },
+        );
+    };
+    tracing::debug!(method = %method, id = reply_id, "request");
+
+    match &entry.kind {
+        Kind::Subscribe => {
+            let Some(id) = id else {
+                tracing::warn!("Subscribe sent as a notification; ignored");
+                return Outcome::Silent;
+            };
+            match decode_params::<hld_client::protocol::Subscribe>(incoming.params) {
+                Ok(params) => Outcome::Subscribe {
+                    id: id.to_owned(),
+                    params,
+                },
+                Err(e) => finish(&method, id, Some(id), Err(e)),
+            }
+        }
+        Kind::Call(handler) => {
+            let id_owned = id.map(str::to_owned);
+            let result = handler(daemon.clone(), incoming.params).await;
+            finish(&method, reply_id, id_owned.as_deref(), result)
+        }
+    }
+}
+
+fn finish(
+    method: &str,
+    reply_id: &str,
+    id: Option<&str>,
+    result: Result<Vec<u8>, RpcError>,
+) -> Outcome {
+    match result {
+        Ok(bytes) => match id {
+            Some(id) => Outcome::Reply(success_line(&bytes, id)),
+            None => Outcome::Silent,
+        },
+        Err(err) => {
+            // Client errors are logged at warn by `reject`; faults are logged here in full.
+            if let RpcError::Internal { public, source } = &err {
+                tracing::error!(method, id = reply_id, error = %public, detail = %source, "request failed");
+            }
+            reply_unless_notification(id, err.to_object())
+        }
+    }
+}
+
+fn reply_unless_notification(id: Option<&str>, error: ErrorObject) -> Outcome {
+    match id {
+        Some(id) => reject(error, id),
+        None => Outcome::Silent,
+    }
+}
+
+fn reject(error: ErrorObject, id: &str) -> Outcome {
+    if error.code != hld_client::protocol::ErrorCode::InternalError.code() {
+        tracing::warn!(code = error.code, id, error = %error.message, "rejected request");
+    }
+    Outcome::Reply(error_line(&error, id))
+}

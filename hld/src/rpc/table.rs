@@ -1,0 +1,152 @@
+//! The one method table: every served method, its description and its handler.
+//! `listMethods` and `describeMethods` are generated from it.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use hld_client::protocol::{Method, MethodDescription, MethodSummary, SubscribeParams};
+use serde_json::value::RawValue;
+
+use super::error::{from_decode_error, RpcError};
+use crate::daemon::Daemon;
+
+/// A handler's output: the serialised `result` value.
+pub type HandlerFuture = BoxFuture<'static, Result<Vec<u8>, RpcError>>;
+
+type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&RawValue>) -> HandlerFuture + Send + Sync>;
+
+/// How a method is served.
+pub enum Kind {
+    /// One request, one reply.
+    Call(CallHandler),
+    /// `Subscribe`: the connection is handed to the subscription loop.
+    Subscribe,
+}
+
+/// One served method.
+pub struct Entry {
+    /// Its name.
+    pub name: &'static str,
+    /// One line for `listMethods`.
+    pub description: &'static str,
+    /// Signatures for `describeMethods` and for -32602 data.
+    pub params: &'static [&'static str],
+    /// The result type for `describeMethods`.
+    pub returns: &'static str,
+    /// How it is served.
+    pub kind: Kind,
+}
+
+/// Every method the daemon serves, in registration order.
+#[derive(Default)]
+pub struct MethodTable {
+    entries: Vec<Entry>,
+    index: HashMap<&'static str, usize>,
+}
+
+impl MethodTable {
+    /// Registers a request/reply method.
+    pub fn route<M, F, Fut>(&mut self, handler: F) -> &mut Self
+    where
+        M: Method,
+        F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
+    {
+        let call: CallHandler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
+            Ok(params) => {
+                let fut = handler(daemon, params);
+                async move {
+                    let result = fut.await?;
+                    serde_json::to_vec(&result)
+                        .map_err(|e| RpcError::internal("failed to encode the result", e))
+                }
+                .boxed()
+            }
+            Err(e) => futures::future::ready(Err(e)).boxed(),
+        });
+        self.push::<M>(Kind::Call(call))
+    }
+
+    /// Registers `Subscribe`.
+    pub fn subscribe<M: Method<Params = SubscribeParams>>(&mut self) -> &mut Self {
+        self.push::<M>(Kind::Subscribe)
+    }
+
+    fn push<M: Method>(&mut self, kind: Kind) -> &mut Self {
+        assert!(
+            !self.index.contains_key(M::NAME),
+            "method {} registered twice",
+            M::NAME
+        );
+        self.index.insert(M::NAME, self.entries.len());
+        self.entries.push(Entry {
+            name: M::NAME,
+            description: M::DESCRIPTION,
+            params: M::PARAMS,
+            returns: M::RETURNS,
+            kind,
+        });
+        self
+    }
+
+    /// The entry for a method name.
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.index.get(name).map(|&i| &self.entries[i])
+    }
+
+    /// `listMethods`.
+    pub fn summaries(&self) -> Vec<MethodSummary> {
+        self.entries
+            .iter()
+            .map(|e| MethodSummary {
+                name: e.name.to_owned(),
+                description: e.description.to_owned(),
+            })
+            .collect()
+    }
+
+    /// `describeMethods`.
+    pub fn descriptions(&self) -> Vec<MethodDescription> {
+        self.entries
+            .iter()
+            .map(|e| MethodDescription {
+                name: e.name.to_owned(),
+                params: e.params.iter().map(|s| (*s).to_owned()).collect(),
+                returns: e.returns.to_owned(),
+            })
+            .collect()
+    }
+}
+
+/// Decodes params: absent and `null` mean `{}`; anything but an object is -32602.
+pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params, RpcError> {
+    let text = match raw.map(RawValue::get) {
+        None | Some("null") => "{}",
+        Some(text) => text,
+    };
+    if !text.starts_with('{') {
+        return Err(RpcError::invalid_param(
+            "params",
+            "object",
+            json_kind(text),
+            "params must be an object",
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+}
+
+/// The JSON type of a raw value, for error data.
+pub fn json_kind(raw: &str) -> &'static str {
+    match raw.as_bytes().first() {
+        Some(b'{') => "object",
+        Some(b'[') => "array",
+        Some(b'"') => "string",
+        Some(b't' | b'f') => "boolean",
+        Some(b'n') => "null",
+        _ => "number",
+    }
+}

@@ -1,0 +1,113 @@
+//! The `Subscribe` loop: after the confirmation, the connection only carries events and
+//! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
+
+use std::sync::Arc;
+
+use hld_client::protocol::{
+    SubscribeParams, SubscribeResult, SubscriptionMessage, EVENT_TYPES, HEARTBEAT_MESSAGE, SUBSCRIPTION_ESTABLISHED,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::bus::{Filter, Subscriber};
+use crate::daemon::Daemon;
+use crate::rpc::error::RpcError;
+use crate::rpc::{error_line, success_line};
+
+/// Checks a filter's event types.
+pub fn validate(params: &SubscribeParams) -> Result<(), RpcError> {
+    for (i, t) in params.event_types.iter().flatten().enumerate() {
+        if !EVENT_TYPES.contains(&t.as_str()) {
+            return Err(RpcError::not_accepted(
+                &format!("event_types[{i}]"),
+                t,
+                &EVENT_TYPES,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Serves a subscription on a connection until the client leaves or the daemon shuts down.
+pub async fn serve<R, W>(
+    daemon: Arc<Daemon>,
+    mut read: R,
+    mut write: W,
+    id: String,
+    params: SubscribeParams,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    if let Err(e) = validate(&params) {
+        tracing::warn!(error = ?e.to_object().message, "rejected Subscribe");
+        let _ = write.write_all(&error_line(&e.to_object(), &id)).await;
+        return;
+    }
+    // Subscribe before confirming, so that nothing published after the confirmation is missed.
+    let subscriber = daemon.bus.subscribe(Filter::from(params));
+    let confirmation = SubscribeResult {
+        subscription_id: format!("sub_{}", uuid::Uuid::new_v4()),
+        message: SUBSCRIPTION_ESTABLISHED.to_owned(),
+    };
+    let result = serde_json::to_vec(&confirmation).expect("confirmation serialises");
+    if write.write_all(&success_line(&result, &id)).await.is_err() {
+        return;
+    }
+    tracing::debug!(subscription = %confirmation.subscription_id, "subscription established");
+    pump(&daemon, &subscriber, &mut read, &mut write).await;
+    tracing::debug!(subscription = %confirmation.subscription_id, "subscription closed");
+}
+
+/// `{"jsonrpc":"2.0","result":{"type":"heartbeat","message":"Connection alive"},"id":null}`.
+fn heartbeat_line() -> Vec<u8> {
+    let heartbeat = SubscriptionMessage::Heartbeat {
+        kind: "heartbeat".to_owned(),
+        message: HEARTBEAT_MESSAGE.to_owned(),
+    };
+    let result = serde_json::to_vec(&heartbeat).expect("heartbeat serialises");
+    success_line(&result, "null")
+}
+
+async fn pump<R, W>(daemon: &Daemon, subscriber: &Subscriber, read: &mut R, write: &mut W)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let interval = daemon.config.heartbeat_interval;
+    let mut scratch = [0u8; 512];
+    let mut out = Vec::new();
+    let heartbeat_line = heartbeat_line();
+    let heartbeat = tokio::time::sleep(interval);
+    tokio::pin!(heartbeat);
+    loop {
+        tokio::select! {
+            biased;
+            _ = daemon.shutdown.cancelled() => break,
+            // Anything the client sends is read and dropped; EOF or an error ends it.
+            n = read.read(&mut scratch) => match n {
+                Ok(0) | Err(_) => break,
+                Ok(_) => continue,
+            },
+            batch = subscriber.next_batch() => {
+                out.clear();
+                if batch.lost > 0 {
+                    out.extend_from_slice(&Subscriber::lagged_line(batch.lost));
+                }
+                for event in &batch.events {
+                    out.extend_from_slice(&event.line);
+                }
+                if write.write_all(&out).await.is_err() {
+                    break;
+                }
+                heartbeat.as_mut().reset(tokio::time::Instant::now() + interval);
+            }
+            _ = &mut heartbeat => {
+                if write.write_all(&heartbeat_line).await.is_err() {
+                    break;
+                }
+                heartbeat.as_mut().reset(tokio::time::Instant::now() + interval);
+            }
+        }
+    }
+    let _ = write.shutdown().await;
+}

@@ -1,0 +1,151 @@
+//! NDJSON framing for the Unix socket: one message per `\n`-terminated line, with a size
+//! limit that discards an oversize line without buffering it.
+
+use bytes::{Buf, BytesMut};
+use tokio_util::codec::Decoder;
+
+use super::Frame;
+
+/// Splits a byte stream into lines of at most `max` bytes (not counting the `\n` or a
+/// trailing `\r`). A longer line yields one [`Frame::Oversize`] and the rest of it, up to its
+/// newline, is thrown away as it arrives: memory stays bounded by `max`.
+#[derive(Debug)]
+pub struct NdjsonCodec {
+    max: usize,
+    /// Bytes of the buffer already searched for a newline.
+    scanned: usize,
+    /// Inside an oversize line: drop bytes until the next newline.
+    discarding: bool,
+}
+
+impl NdjsonCodec {
+    /// A codec with the given limit.
+    pub fn new(max: usize) -> Self {
+        NdjsonCodec {
+            max,
+            scanned: 0,
+            discarding: false,
+        }
+    }
+}
+
+impl Decoder for NdjsonCodec {
+    type Item = Frame;
+    type Error = std::io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        loop {
+            let newline = buf[self.scanned..].iter().position(|&b| b == b'\n');
+            match (self.discarding, newline) {
+                (true, Some(pos)) => {
+                    buf.advance(self.scanned + pos + 1);
+                    self.scanned = 0;
+                    self.discarding = false;
+                }
+                (true, None) => {
+                    buf.clear();
+                    self.scanned = 0;
+                    return Ok(None);
+                }
+                (false, Some(pos)) => {
+                    let end = self.scanned + pos;
+                    self.scanned = 0;
+                    let mut line = buf.split_to(end + 1);
+                    line.truncate(end);
+                    if line.last() == Some(&b'\r') {
+                        line.truncate(end - 1);
+                    }
+                    if line.len() > self.max {
+                        return Ok(Some(Frame::Oversize));
+                    }
+                    if line.iter().all(u8::is_ascii_whitespace) {
+                        continue;
+                    }
+                    return Ok(Some(Frame::Message(line.freeze())));
+                }
+                (false, None) => {
+                    // One byte of slack for a trailing '\r'.
+                    if buf.len() > self.max + 1 {
+                        buf.clear();
+                        self.scanned = 0;
+                        self.discarding = true;
+                        return Ok(Some(Frame::Oversize));
+                    }
+                    self.scanned = buf.len();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
+        if let Some(frame) = self.decode(buf)? {
+            return Ok(Some(frame));
+        }
+        // A final line without a newline still counts as a message.
+        if self.discarding || buf.iter().all(u8::is_ascii_whitespace) {
+            buf.clear();
+            return Ok(None);
+        }
+        let line = buf.split().freeze();
+        self.scanned = 0;
+        Ok(Some(Frame::Message(line)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frames(codec: &mut NdjsonCodec, chunks: &[&[u8]]) -> Vec<Frame> {
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            buf.extend_from_slice(chunk);
+            while let Some(f) = codec.decode(&mut buf).unwrap() {
+                out.push(f);
+            }
+        }
+        out
+    }
+
+    fn msg(s: &str) -> Frame {
+        Frame::Message(bytes::Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    #[test]
+    fn splits_lines_across_chunks_and_skips_blank_ones() {
+        let mut c = NdjsonCodec::new(100);
+        let got = frames(&mut c, &[b"{\"a\":1}\n{\"b\"", b":2}\r\n\n  \n{\"c\":3}\n"]);
+        assert_eq!(got, vec![msg("{\"a\":1}"), msg("{\"b\":2}"), msg("{\"c\":3}")]);
+    }
+
+    #[test]
+    fn oversize_line_is_reported_once_and_discarded_while_streaming() {
+        let mut c = NdjsonCodec::new(8);
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(b"0123456789");
+        assert_eq!(c.decode(&mut buf).unwrap(), Some(Frame::Oversize));
+        assert!(buf.is_empty(), "nothing of the oversize line is kept");
+        buf.extend_from_slice(b"more bytes of the same line");
+        assert_eq!(c.decode(&mut buf).unwrap(), None);
+        assert!(buf.is_empty());
+        buf.extend_from_slice(b"tail\n{\"ok\":1}\n");
+        assert_eq!(c.decode(&mut buf).unwrap(), Some(msg("{\"ok\":1}")));
+    }
+
+    #[test]
+    fn line_at_the_limit_is_accepted_and_one_over_is_not() {
+        let mut c = NdjsonCodec::new(4);
+        let got = frames(&mut c, &[b"abcd\nabcde\nab\n"]);
+        assert_eq!(got, vec![msg("abcd"), Frame::Oversize, msg("ab")]);
+    }
+
+    #[test]
+    fn final_line_without_newline_is_a_message() {
+        let mut c = NdjsonCodec::new(100);
+        let mut buf = BytesMut::from(&b"{\"x\":1}"[..]);
+        assert_eq!(c.decode(&mut buf).unwrap(), None);
+        assert_eq!(c.decode_eof(&mut buf).unwrap(), Some(msg("{\"x\":1}")));
+    }
+}

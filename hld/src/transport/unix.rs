@@ -1,0 +1,118 @@
+//! The Unix-socket transport: binding with the right permissions, refusing to start beside a
+//! live daemon, and the NDJSON connection loop.
+
+use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::codec::FramedRead;
+
+use super::ndjson::NdjsonCodec;
+use super::Frame;
+use crate::daemon::Daemon;
+use crate::rpc::{self, Outcome};
+
+/// A bound socket: the listener, and the file that is removed when `file` is dropped.
+#[derive(Debug)]
+pub struct BoundSocket {
+    /// The listener.
+    pub listener: UnixListener,
+    /// The socket file.
+    pub file: SocketFile,
+}
+
+/// The socket file. Dropping it removes the file, if it is still ours.
+#[derive(Debug)]
+pub struct SocketFile {
+    path: PathBuf,
+    inode: (u64, u64),
+}
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        // Only remove the file we created: a later daemon may have replaced it.
+        if let Ok(meta) = std::fs::symlink_metadata(&self.path) {
+            if (meta.dev(), meta.ino()) == self.inode {
+                let _ = std::fs::remove_file(&self.path);
+            }
+        }
+    }
+}
+
+/// Binds `path`: creates missing parent directories 0700, replaces a stale socket file,
+/// refuses if a live daemon answers, and makes the socket 0600.
+pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+    }
+    if std::fs::symlink_metadata(path).is_ok() {
+        match std::os::unix::net::UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::AddrInUse,
+                    format!("daemon already running at {}", path.display()),
+                ))
+            }
+            Err(_) => {
+                tracing::info!(socket = %path.display(), "removing stale socket file");
+                std::fs::remove_file(path)?;
+            }
+        }
+    }
+    let listener = UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+    let meta = std::fs::symlink_metadata(path)?;
+    Ok(BoundSocket {
+        listener,
+        file: SocketFile {
+            path: path.to_path_buf(),
+            inode: (meta.dev(), meta.ino()),
+        },
+    })
+}
+
+/// Serves one connection: requests in order, exactly one reply line each, until the client
+/// closes, the daemon shuts down, or the connection becomes a subscription.
+pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
+    let (read, write) = stream.into_split();
+    let mut frames = FramedRead::new(read, NdjsonCodec::new(daemon.config.max_message_size));
+    let mut writer = BufWriter::new(write);
+    loop {
+        let frame = tokio::select! {
+            biased;
+            _ = daemon.shutdown.cancelled() => break,
+            frame = frames.next() => frame,
+        };
+        let reply = match frame {
+            None | Some(Err(_)) => break,
+            Some(Ok(Frame::Oversize)) => rpc::oversize_line(),
+            Some(Ok(Frame::Message(bytes))) => match rpc::handle_message(&daemon, &bytes).await {
+                Outcome::Reply(line) => line,
+                Outcome::Silent => continue,
+                Outcome::Subscribe { id, params } => {
+                    let writer = writer.into_inner();
+                    crate::subscription::serve(daemon, frames.into_inner(), writer, id, params)
+                        .await;
+                    return;
+                }
+            },
+        };
+        if writer.write_all(&reply).await.is_err() {
+            break;
+        }
+        // Pipelined requests already read get their replies in one write.
+        if !frames.read_buffer().contains(&b'\n') && writer.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
