@@ -8,6 +8,7 @@ pub mod handlers;
 pub mod logging;
 pub mod rpc;
 pub mod server;
+pub mod store;
 pub mod subscription;
 pub mod time;
 pub mod transport;

@@ -1,0 +1,285 @@
+//! The store's records: what is written (new sessions, updates, events) and what is read back.
+
+use hld_client::protocol::{
+    ConversationEventType, McpConfig, SessionInfo, SessionResult, SessionState, SessionStatus,
+};
+
+/// A session row to insert.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewSession {
+    /// The daemon's session id.
+    pub id: String,
+    /// The run id.
+    pub run_id: String,
+    /// The parent, for continuations.
+    pub parent_session_id: Option<String>,
+    /// The prompt.
+    pub query: String,
+    /// The prompt shortened (see `summarize`).
+    pub summary: String,
+    /// Model alias or id.
+    pub model: Option<String>,
+    /// Working directory (absolute).
+    pub working_dir: Option<String>,
+    /// `--max-turns`.
+    pub max_turns: Option<i64>,
+    /// `--system-prompt`.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt` as requested (custom instructions are kept apart).
+    pub append_system_prompt: Option<String>,
+    /// Custom instructions.
+    pub custom_instructions: Option<String>,
+    /// `--permission-prompt-tool`.
+    pub permission_prompt_tool: Option<String>,
+    /// `--allowedTools`.
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--disallowedTools`.
+    pub disallowed_tools: Option<Vec<String>>,
+    /// MCP servers as requested (before the daemon injects anything).
+    pub mcp_config: Option<McpConfig>,
+    /// Whether the daemon's approvals server was opted out of.
+    pub no_approvals: bool,
+    /// Initial status (normally `starting`).
+    pub status: SessionStatus,
+    /// Creation time, RFC 3339.
+    pub created_at: String,
+}
+
+/// A stored session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRow {
+    /// Everything given at creation.
+    pub new: NewSession,
+    /// Claude's session id, once known.
+    pub claude_session_id: Option<String>,
+    /// Current status.
+    pub status: SessionStatus,
+    /// Last activity, RFC 3339.
+    pub last_activity_at: String,
+    /// End time, RFC 3339.
+    pub completed_at: Option<String>,
+    /// Error text.
+    pub error_message: Option<String>,
+    /// Total cost reported by Claude.
+    pub cost_usd: Option<f64>,
+    /// Input tokens reported by Claude.
+    pub input_tokens: Option<i64>,
+    /// Output tokens reported by Claude.
+    pub output_tokens: Option<i64>,
+    /// Duration reported by Claude.
+    pub duration_ms: Option<i64>,
+    /// Turns reported by Claude.
+    pub num_turns: Option<i64>,
+    /// Final text reported by Claude.
+    pub result_content: Option<String>,
+    /// Whether the result was an error.
+    pub result_is_error: Option<bool>,
+    /// Ended by an interrupt.
+    pub interrupted: bool,
+    /// The process exit code.
+    pub exit_code: Option<i32>,
+}
+
+/// Fields to change on a session; `None` leaves a field alone. Every update also sets
+/// `last_activity_at` to now, in the same transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionUpdate {
+    /// New status.
+    pub status: Option<SessionStatus>,
+    /// Claude's session id.
+    pub claude_session_id: Option<String>,
+    /// The resolved model.
+    pub model: Option<String>,
+    /// Error text.
+    pub error_message: Option<String>,
+    /// End time.
+    pub completed_at: Option<String>,
+    /// Total cost.
+    pub cost_usd: Option<f64>,
+    /// Input tokens.
+    pub input_tokens: Option<i64>,
+    /// Output tokens.
+    pub output_tokens: Option<i64>,
+    /// Duration.
+    pub duration_ms: Option<i64>,
+    /// Turns.
+    pub num_turns: Option<i64>,
+    /// Final text.
+    pub result_content: Option<String>,
+    /// Whether the result was an error.
+    pub result_is_error: Option<bool>,
+    /// Ended by an interrupt.
+    pub interrupted: Option<bool>,
+    /// Process exit code.
+    pub exit_code: Option<i32>,
+}
+
+/// A conversation event to append. The store assigns `id`, `sequence` and `created_at`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEvent {
+    /// The Claude session it came from ("" before one is known).
+    pub claude_session_id: String,
+    /// Kind.
+    pub event_type: ConversationEventType,
+    /// `user`, `assistant` or `system`.
+    pub role: Option<String>,
+    /// Text.
+    pub content: Option<String>,
+    /// Tool use id (tool calls).
+    pub tool_id: Option<String>,
+    /// Tool name (tool calls).
+    pub tool_name: Option<String>,
+    /// Tool input as JSON text (tool calls).
+    pub tool_input_json: Option<String>,
+    /// The tool use answered (tool results).
+    pub tool_result_for_id: Option<String>,
+    /// Result text (tool results).
+    pub tool_result_content: Option<String>,
+    /// The tool reported an error (tool results).
+    pub is_error: bool,
+    /// The Task tool use it ran under.
+    pub parent_tool_use_id: Option<String>,
+}
+
+impl NewEvent {
+    /// An event of `event_type` with every optional field empty.
+    pub fn new(claude_session_id: &str, event_type: ConversationEventType) -> Self {
+        NewEvent {
+            claude_session_id: claude_session_id.to_owned(),
+            event_type,
+            role: None,
+            content: None,
+            tool_id: None,
+            tool_name: None,
+            tool_input_json: None,
+            tool_result_for_id: None,
+            tool_result_content: None,
+            is_error: false,
+            parent_tool_use_id: None,
+        }
+    }
+
+    /// A text message from `role`.
+    pub fn message(claude_session_id: &str, role: &str, content: &str) -> Self {
+        NewEvent {
+            role: Some(role.to_owned()),
+            content: Some(content.to_owned()),
+            ..Self::new(claude_session_id, ConversationEventType::Message)
+        }
+    }
+}
+
+/// Everything one stream line (or a burst of lines) writes, applied in one transaction.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ingest {
+    /// Lines exactly as Claude printed them.
+    pub raw_lines: Vec<String>,
+    /// Conversation events, in order.
+    pub events: Vec<NewEvent>,
+    /// A session update, applied after the events.
+    pub update: Option<SessionUpdate>,
+}
+
+/// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.
+pub fn summarize(query: &str) -> String {
+    let collapsed = query.split_whitespace().collect::<Vec<_>>().join(" ");
+    if collapsed.chars().count() <= 50 {
+        collapsed
+    } else {
+        let mut s: String = collapsed.chars().take(47).collect();
+        s.push_str("...");
+        s
+    }
+}
+
+impl SessionRow {
+    fn result(&self) -> Option<SessionResult> {
+        let has_result = self.result_content.is_some()
+            || self.num_turns.is_some()
+            || self.cost_usd.is_some()
+            || self.duration_ms.is_some();
+        has_result.then(|| SessionResult {
+            kind: "result".into(),
+            subtype: "session_completed".into(),
+            total_cost_usd: self.cost_usd.unwrap_or_default(),
+            is_error: self.result_is_error.unwrap_or(false) || self.status == SessionStatus::Failed,
+            duration_ms: self.duration_ms.unwrap_or_default(),
+            duration_api_ms: 0,
+            num_turns: self.num_turns.unwrap_or_default(),
+            result: self.result_content.clone().unwrap_or_default(),
+            session_id: self.claude_session_id.clone().unwrap_or_default(),
+            error: self.error_message.clone(),
+        })
+    }
+
+    /// The `listSessions` shape.
+    pub fn to_info(&self) -> SessionInfo {
+        SessionInfo {
+            id: self.new.id.clone(),
+            run_id: self.new.run_id.clone(),
+            claude_session_id: self.claude_session_id.clone(),
+            parent_session_id: self.new.parent_session_id.clone(),
+            status: self.status,
+            start_time: self.new.created_at.clone(),
+            end_time: self.completed_at.clone(),
+            last_activity_at: self.last_activity_at.clone(),
+            error: self.error_message.clone(),
+            query: self.new.query.clone(),
+            summary: self.new.summary.clone(),
+            model: self.new.model.clone(),
+            working_dir: self.new.working_dir.clone(),
+            result: self.result(),
+            interrupted: self.interrupted,
+            cost_usd: self.cost_usd,
+        }
+    }
+
+    /// The `getSessionState` shape.
+    pub fn to_state(&self) -> SessionState {
+        let total_tokens = match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
+        };
+        SessionState {
+            id: self.new.id.clone(),
+            run_id: self.new.run_id.clone(),
+            claude_session_id: self.claude_session_id.clone(),
+            parent_session_id: self.new.parent_session_id.clone(),
+            status: self.status,
+            query: self.new.query.clone(),
+            summary: self.new.summary.clone(),
+            model: self.new.model.clone(),
+            working_dir: self.new.working_dir.clone(),
+            created_at: self.new.created_at.clone(),
+            last_activity_at: self.last_activity_at.clone(),
+            completed_at: self.completed_at.clone(),
+            error_message: self.error_message.clone(),
+            cost_usd: self.cost_usd,
+            total_tokens,
+            duration_ms: self.duration_ms,
+            num_turns: self.num_turns,
+            result_content: self.result_content.clone(),
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            interrupted: self.interrupted,
+            exit_code: self.exit_code,
+            max_turns: self.new.max_turns,
+            permission_prompt_tool: self.new.permission_prompt_tool.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_collapses_whitespace_and_cuts_at_50_chars() {
+        assert_eq!(summarize("  hello \n\t world  "), "hello world");
+        let long = "é".repeat(60);
+        let s = summarize(&long);
+        assert_eq!(s.chars().count(), 50);
+        assert!(s.ends_with("..."));
+        assert_eq!(summarize(&"x".repeat(50)), "x".repeat(50));
+    }
+}
