@@ -97,7 +97,9 @@ impl Client {
 
     /// Calls method `M` and decodes its result.
     pub async fn call<M: Method>(&self, params: M::Params) -> Result<M::Result, Error> {
-        let value = self.call_raw(M::NAME, serde_json::to_value(params)?).await?;
+        let value = self
+            .call_raw(M::NAME, serde_json::to_value(params)?)
+            .await?;
         Ok(serde_json::from_value(value)?)
     }
 

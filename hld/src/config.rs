@@ -29,7 +29,12 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub database: Option<PathBuf>,
     /// Log level: debug, info, warn or error.
-    #[arg(long, env = "HUMANLAYER_LOG_LEVEL", default_value = "info", value_name = "LEVEL")]
+    #[arg(
+        long,
+        env = "HUMANLAYER_LOG_LEVEL",
+        default_value = "info",
+        value_name = "LEVEL"
+    )]
     pub log_level: String,
     /// Write logs to this file instead of stderr.
     #[arg(long, env = "HUMANLAYER_LOG_FILE", value_name = "PATH")]

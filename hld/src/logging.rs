@@ -53,9 +53,16 @@ impl LogControl {
 }
 
 /// Installs the global subscriber. Returns the control and a description of the sink.
-pub fn init(level: &str, file: Option<&Path>, no_color: bool) -> Result<(LogControl, String), String> {
+pub fn init(
+    level: &str,
+    file: Option<&Path>,
+    no_color: bool,
+) -> Result<(LogControl, String), String> {
     let (_, filter) = parse_level(level).ok_or_else(|| {
-        format!("unknown log level {level:?} (accepted: {})", LOG_LEVELS.join(", "))
+        format!(
+            "unknown log level {level:?} (accepted: {})",
+            LOG_LEVELS.join(", ")
+        )
     })?;
     let (filter_layer, handle) = reload::Layer::new(filter);
     let opened = file.map(|path| {
@@ -74,7 +81,10 @@ pub fn init(level: &str, file: Option<&Path>, no_color: bool) -> Result<(LogCont
         Some(Err((path, e))) => (
             tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
             "stderr".to_owned(),
-            Some(format!("cannot open log file {}: {e}; logging to stderr", path.display())),
+            Some(format!(
+                "cannot open log file {}: {e}; logging to stderr",
+                path.display()
+            )),
         ),
         None => (
             tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr),
@@ -85,7 +95,12 @@ pub fn init(level: &str, file: Option<&Path>, no_color: bool) -> Result<(LogCont
     let ansi = sink == "stderr" && !no_color && std::io::stderr().is_terminal();
     tracing_subscriber::registry()
         .with(filter_layer)
-        .with(fmt::layer().with_writer(writer).with_ansi(ansi).with_target(false))
+        .with(
+            fmt::layer()
+                .with_writer(writer)
+                .with_ansi(ansi)
+                .with_target(false),
+        )
         .try_init()
         .map_err(|e| format!("cannot install logger: {e}"))?;
     if let Some(warning) = fallback {

@@ -15,7 +15,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let (log, sink) = match hld::logging::init(&config.log_level, config.log_file.as_deref(), config.no_color) {
+    let (log, sink) = match hld::logging::init(
+        &config.log_level,
+        config.log_file.as_deref(),
+        config.no_color,
+    ) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("hld: {e}");
@@ -32,7 +36,10 @@ fn main() -> ExitCode {
     // One thread serves every connection: on this class of machine it beats a multi-thread
     // runtime on latency and throughput (see BENCHMARKS.md). Blocking work (SQLite) runs on
     // the blocking pool.
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the runtime");

@@ -19,7 +19,11 @@ use crate::transport::unix;
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Runs the daemon until `shutdown` is cancelled.
-pub async fn run(config: Config, log: LogControl, shutdown: CancellationToken) -> anyhow::Result<()> {
+pub async fn run(
+    config: Config,
+    log: LogControl,
+    shutdown: CancellationToken,
+) -> anyhow::Result<()> {
     let socket = unix::bind(&config.socket)?;
     let daemon = Daemon::new(config, log, shutdown.clone());
     tracing::info!(

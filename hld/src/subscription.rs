@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use hld_client::protocol::{
-    SubscribeParams, SubscribeResult, SubscriptionMessage, EVENT_TYPES, HEARTBEAT_MESSAGE, SUBSCRIPTION_ESTABLISHED,
+    SubscribeParams, SubscribeResult, SubscriptionMessage, EVENT_TYPES, HEARTBEAT_MESSAGE,
+    SUBSCRIPTION_ESTABLISHED,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 

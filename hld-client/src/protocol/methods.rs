@@ -437,7 +437,11 @@ method!(
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SendDecisionParams {
     /// The approval (`approval_id` is accepted as an alias).
-    #[serde(default, alias = "approval_id", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "approval_id",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub call_id: Option<String>,
     /// `function_call` or `human_contact`.
     #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]

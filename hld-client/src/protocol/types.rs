@@ -551,12 +551,12 @@ pub enum Event {
         /// The Claude session.
         claude_session_id: String,
         /// The stored event.
-        event: ConversationEvent,
+        event: Box<ConversationEvent>,
     },
     /// An approval was requested.
     NewApproval {
         /// The approval.
-        approval: Approval,
+        approval: Box<Approval>,
         /// Its session.
         session_id: String,
         /// Its run.
@@ -637,7 +637,7 @@ pub enum SubscriptionMessage {
     /// `{"event": {...}}`.
     Event {
         /// The event.
-        event: TimedEvent,
+        event: Box<TimedEvent>,
     },
     /// `{"type": "heartbeat", "message": "Connection alive"}`.
     Heartbeat {

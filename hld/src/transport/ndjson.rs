@@ -117,7 +117,10 @@ mod tests {
     fn splits_lines_across_chunks_and_skips_blank_ones() {
         let mut c = NdjsonCodec::new(100);
         let got = frames(&mut c, &[b"{\"a\":1}\n{\"b\"", b":2}\r\n\n  \n{\"c\":3}\n"]);
-        assert_eq!(got, vec![msg("{\"a\":1}"), msg("{\"b\":2}"), msg("{\"c\":3}")]);
+        assert_eq!(
+            got,
+            vec![msg("{\"a\":1}"), msg("{\"b\":2}"), msg("{\"c\":3}")]
+        );
     }
 
     #[test]
