@@ -250,6 +250,15 @@ impl Client {
         self.call::<SetLogLevel>(params).await
     }
 
+    /// Opens a subscription on its own connection (see [`crate::subscribe`]).
+    pub async fn subscribe(
+        &self,
+        params: SubscribeParams,
+        options: crate::SubscribeOptions,
+    ) -> Result<crate::Subscription, Error> {
+        crate::subscribe(self.path(), params, options).await
+    }
+
     /// `shutdown`.
     pub async fn shutdown(&self) -> Result<ShutdownResult, Error> {
         self.call::<Shutdown>(NoParams {}).await

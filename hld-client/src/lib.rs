@@ -20,6 +20,10 @@ mod client;
 pub mod config;
 mod error;
 pub mod protocol;
+mod subscription;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;
+pub use subscription::{
+    subscribe, SubscribeOptions, Subscription, SubscriptionItem, CONFIRM_TIMEOUT,
+};

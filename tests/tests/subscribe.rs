@@ -1,0 +1,168 @@
+//! `Subscribe` on the Unix socket: confirmation, filters validation, heartbeats, disconnect
+//! detection and shutdown.
+
+use std::time::{Duration, Instant};
+
+use hld_e2e::{DaemonOptions, TestDaemon};
+use serde_json::{json, Value};
+
+fn subscribers(d: &TestDaemon) -> u64 {
+    d.result("health", json!({}))["subscribers"]
+        .as_u64()
+        .unwrap()
+}
+
+fn wait_for_subscribers(d: &TestDaemon, n: u64, within: Duration) -> Duration {
+    let started = Instant::now();
+    while started.elapsed() < within {
+        if subscribers(d) == n {
+            return started.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("subscriber count did not reach {n}");
+}
+
+#[test]
+fn the_first_reply_confirms_the_subscription() {
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    let reply = c.request(
+        "Subscribe",
+        json!({"event_types": ["new_approval"]}),
+        json!(5),
+    );
+    let result = &reply["result"];
+    let id = result["subscription_id"].as_str().unwrap();
+    assert!(id.starts_with("sub_") && id.len() == 40, "{id}");
+    assert_eq!(
+        result["message"],
+        "Subscription established. Waiting for events..."
+    );
+    assert_eq!(reply["id"], 5);
+    assert_eq!(subscribers(&d), 1);
+}
+
+#[test]
+fn an_unknown_event_type_is_refused_with_the_accepted_list() {
+    let d = TestDaemon::start();
+    let reply = d.conn().request(
+        "Subscribe",
+        json!({"event_types": ["session_status_changed", "approval_requested"]}),
+        json!(1),
+    );
+    let e = &reply["error"];
+    assert_eq!(e["code"], -32602);
+    assert_eq!(e["data"]["param"], "event_types[1]");
+    assert_eq!(e["data"]["received"], "approval_requested");
+    let accepted: Vec<Value> = e["data"]["accepted"].as_array().unwrap().clone();
+    for t in [
+        "new_approval",
+        "approval_resolved",
+        "session_status_changed",
+        "conversation_updated",
+    ] {
+        assert!(accepted.contains(&json!(t)), "{t} accepted");
+    }
+    assert_eq!(subscribers(&d), 0);
+}
+
+#[test]
+fn heartbeats_arrive_at_the_configured_interval_and_input_is_ignored() {
+    let d = TestDaemon::start_with(DaemonOptions {
+        args: vec!["--heartbeat-interval-ms".into(), "100".into()],
+        ..Default::default()
+    });
+    let mut c = d.conn();
+    c.request("Subscribe", json!({}), json!(1));
+    let started = Instant::now();
+    for i in 0..3 {
+        // Anything sent after Subscribe is read and dropped.
+        c.send(r#"{"jsonrpc":"2.0","method":"health","id":99}"#);
+        let line = c.recv();
+        assert_eq!(
+            line,
+            json!({"jsonrpc":"2.0","result":{"type":"heartbeat","message":"Connection alive"},"id":null}),
+            "heartbeat {i}"
+        );
+    }
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(290),
+        "three heartbeats took {took:?}"
+    );
+    assert!(
+        took < Duration::from_millis(2000),
+        "three heartbeats took {took:?}"
+    );
+}
+
+#[test]
+fn a_closed_subscriber_is_freed_promptly() {
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    c.request("Subscribe", json!({}), json!(1));
+    assert_eq!(subscribers(&d), 1);
+    drop(c);
+    let took = wait_for_subscribers(&d, 0, Duration::from_secs(2));
+    assert!(took < Duration::from_millis(500), "freed after {took:?}");
+}
+
+#[test]
+fn shutdown_ends_subscriptions_cleanly() {
+    let mut d = TestDaemon::start();
+    let mut subs: Vec<_> = (0..5)
+        .map(|i| {
+            let mut c = d.conn();
+            c.request("Subscribe", json!({}), json!(i));
+            c
+        })
+        .collect();
+    d.signal(nix::sys::signal::Signal::SIGTERM);
+    let (status, took) = d.wait_exit(Duration::from_secs(3)).expect("exits");
+    assert!(status.success());
+    assert!(took < Duration::from_secs(2));
+    for c in &mut subs {
+        assert_eq!(c.recv_line(), None, "the subscription ends with EOF");
+    }
+}
+
+#[tokio::test]
+async fn the_client_stream_is_confirmed_and_consumes_heartbeats() {
+    let d = TestDaemon::start_with(DaemonOptions {
+        args: vec!["--heartbeat-interval-ms".into(), "50".into()],
+        ..Default::default()
+    });
+    let client = d.client().await;
+    let sub = client
+        .subscribe(Default::default(), Default::default())
+        .await
+        .unwrap();
+    assert!(sub.subscription_id.starts_with("sub_"));
+    // Heartbeats are consumed inside the stream: nothing is yielded while only they arrive.
+    let mut sub = sub;
+    let next = tokio::time::timeout(
+        Duration::from_millis(400),
+        futures::StreamExt::next(&mut sub),
+    )
+    .await;
+    assert!(next.is_err(), "no item from heartbeats alone: {next:?}");
+    assert_eq!(client.health().await.unwrap().subscribers, 1);
+}
+
+#[tokio::test]
+async fn a_bad_filter_fails_the_client_subscribe() {
+    let d = TestDaemon::start();
+    let client = d.client().await;
+    let err = client
+        .subscribe(
+            hld_client::protocol::SubscribeParams {
+                event_types: Some(vec!["nope".into()]),
+                ..Default::default()
+            },
+            Default::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.rpc().unwrap().code, -32602);
+}
