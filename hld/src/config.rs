@@ -57,6 +57,9 @@ pub struct Args {
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub interrupt_grace_ms: u64,
+    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`).
+    #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
+    pub approvals_command: Option<PathBuf>,
 }
 
 /// The resolved configuration.
@@ -82,6 +85,8 @@ pub struct Config {
     pub subscriber_buffer: usize,
     /// Grace period between SIGINT and SIGKILL.
     pub interrupt_grace: Duration,
+    /// The command serving the approvals MCP server.
+    pub approvals_command: Option<PathBuf>,
 }
 
 impl Config {
@@ -124,22 +129,16 @@ impl Config {
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
+            approvals_command: args.approvals_command,
         })
     }
 
-    /// A configuration for tests: everything under `dir`.
-    pub fn for_dir(dir: &std::path::Path) -> Config {
-        Config {
-            socket: dir.join("hld.sock"),
-            database: dir.join("hld.db"),
-            log_level: "info".into(),
-            log_file: None,
-            no_color: true,
-            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
-            claude_path: None,
-            heartbeat_interval: Duration::from_secs(30),
-            subscriber_buffer: 100,
-            interrupt_grace: Duration::from_secs(10),
-        }
+    /// The daemon's private directory for per-session files (MCP configs), next to the
+    /// database.
+    pub fn run_dir(&self) -> PathBuf {
+        self.database
+            .parent()
+            .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
+            .join("run")
     }
 }

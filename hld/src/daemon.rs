@@ -9,6 +9,8 @@ use crate::bus::Bus;
 use crate::config::Config;
 use crate::logging::LogControl;
 use crate::rpc::table::MethodTable;
+use crate::session::{SessionConfig, Sessions};
+use crate::store::Store;
 
 /// Everything a handler can reach.
 pub struct Daemon {
@@ -18,6 +20,10 @@ pub struct Daemon {
     pub methods: MethodTable,
     /// The event bus.
     pub bus: Bus,
+    /// The database.
+    pub store: Store,
+    /// Live sessions.
+    pub sessions: Arc<Sessions>,
     /// Changes the log level.
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
@@ -33,11 +39,30 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
-    /// Builds the daemon's state.
-    pub fn new(config: Config, log: LogControl, shutdown: CancellationToken) -> Arc<Daemon> {
+    /// Builds the daemon's state over an open store.
+    pub fn new(
+        config: Config,
+        store: Store,
+        log: LogControl,
+        shutdown: CancellationToken,
+    ) -> Arc<Daemon> {
+        let bus = Bus::new(config.subscriber_buffer);
+        let sessions = Sessions::new(
+            SessionConfig {
+                claude_path: config.claude_path.clone(),
+                socket: config.socket.clone(),
+                run_dir: config.run_dir(),
+                interrupt_grace: config.interrupt_grace,
+                approvals_command: config.approvals_command.clone(),
+            },
+            store.clone(),
+            bus.clone(),
+        );
         Arc::new(Daemon {
-            bus: Bus::new(config.subscriber_buffer),
             methods: crate::handlers::table(),
+            bus,
+            store,
+            sessions,
             config,
             log,
             shutdown,

@@ -2,12 +2,14 @@
 //! the event bus and subscriptions. The `hld` binary is a thin wrapper around [`server::run`].
 
 pub mod bus;
+pub mod claude;
 pub mod config;
 pub mod daemon;
 pub mod handlers;
 pub mod logging;
 pub mod rpc;
 pub mod server;
+pub mod session;
 pub mod store;
 pub mod subscription;
 pub mod time;

@@ -2,7 +2,7 @@
 //! and tests call the same function.
 //!
 //! Shutdown order: stop accepting → let in-flight requests finish and subscriptions close
-//! (at most 2 s) → remove the socket.
+//! (at most 2 s), running sessions interrupted then killed → flush the store → remove the socket.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,10 +13,13 @@ use tokio_util::task::TaskTracker;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
+use crate::store::Store;
 use crate::transport::unix;
 
 /// How long in-flight requests get to finish at shutdown.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long running sessions get to stop after SIGINT at shutdown, before SIGKILL.
+pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(
@@ -25,7 +28,9 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let socket = unix::bind(&config.socket)?;
-    let daemon = Daemon::new(config, log, shutdown.clone());
+    let store = Store::open(&config.database)?;
+    let daemon = Daemon::new(config, store, log, shutdown.clone());
+    daemon.sessions.mark_orphans().await?;
     tracing::info!(
         socket = %daemon.config.socket.display(),
         version = crate::handlers::VERSION,
@@ -53,15 +58,20 @@ pub async fn run(
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
     drop(listener);
-    // 2–3. In-flight requests finish; subscriptions see the token and close.
+    // 2–3. In-flight requests finish and subscriptions close, while running sessions are
+    //      interrupted, given a grace period, then killed; their outcome is stored.
     connections.close();
-    if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
-        .await
-        .is_err()
-    {
-        tracing::warn!("some connections did not finish within the drain timeout");
-    }
-    // 4. Remove the socket.
+    let drain = async {
+        if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("some connections did not finish within the drain timeout");
+        }
+    };
+    tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE));
+    // 4. Flush the store, then remove the socket.
+    daemon.store.close().await;
     drop(file);
     tracing::info!("daemon shutdown complete");
     Ok(())

@@ -43,6 +43,34 @@ pub struct DaemonOptions {
     pub dir: Option<PathBuf>,
 }
 
+impl DaemonOptions {
+    /// Options that run sessions with `fake-claude` (logging its invocations to
+    /// `<dir>/fake-log/`).
+    pub fn fake_claude() -> DaemonOptions {
+        DaemonOptions {
+            args: vec![
+                "--claude-path".into(),
+                fake_claude().display().to_string(),
+                "--interrupt-grace-ms".into(),
+                "3000".into(),
+            ],
+            ..Default::default()
+        }
+    }
+
+    /// Adds arguments.
+    pub fn arg(mut self, arg: &str) -> Self {
+        self.args.push(arg.to_owned());
+        self
+    }
+
+    /// Adds an environment variable.
+    pub fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.to_owned(), value.to_owned()));
+        self
+    }
+}
+
 /// A running `hld` process with its own socket, database and log file. Stopped on drop.
 #[derive(Debug)]
 pub struct TestDaemon {
@@ -104,6 +132,7 @@ impl TestDaemon {
             .env("HOME", &dir)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("FAKE_CLAUDE_HOME", dir.join("fake-claude"))
+            .env("FAKE_CLAUDE_LOG_DIR", dir.join("fake-log"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -211,6 +240,51 @@ impl TestDaemon {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Polls `getSessionState` until `done` holds (10 s at most); returns the session.
+    pub fn wait_session(&self, session_id: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let state = self.result("getSessionState", serde_json::json!({"session_id": session_id}));
+            let session = state["session"].clone();
+            if done(&session) {
+                return session;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "session never reached the expected state: {session}\nlog:\n{}",
+                self.log_text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits until a session has ended (`completed` or `failed`).
+    pub fn wait_ended(&self, session_id: &str) -> Value {
+        self.wait_session(session_id, |s| {
+            matches!(s["status"].as_str(), Some("completed" | "failed"))
+        })
+    }
+
+    /// Launches a session and returns its id.
+    pub fn launch(&self, params: Value) -> String {
+        let r = self.result("launchSession", params);
+        r["session_id"].as_str().expect("session_id").to_owned()
+    }
+
+    /// The conversation of a session.
+    pub fn conversation(&self, session_id: &str) -> Vec<Value> {
+        let r = self.result("getConversation", serde_json::json!({"session_id": session_id}));
+        r["events"].as_array().expect("events array").clone()
+    }
+
+    /// What `fake-claude` recorded about the run with this Claude session id.
+    pub fn fake_invocation(&self, claude_session_id: &str) -> Value {
+        let path = self.dir.join("fake-log").join(format!("{claude_session_id}.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("no fake-claude log {}: {e}", path.display()));
+        serde_json::from_str(&text).expect("fake-claude log is JSON")
     }
 
     /// The daemon's log so far.

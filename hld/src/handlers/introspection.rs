@@ -14,9 +14,9 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult, Rp
     Ok(HealthResult {
         status: "ok".into(),
         version: VERSION.into(),
-        claude: None,
+        claude: Some(daemon.sessions.claude().await),
         subscribers: daemon.bus.subscriber_count() as u64,
-        active_sessions: 0,
+        active_sessions: daemon.sessions.active_count() as u64,
     })
 }
 

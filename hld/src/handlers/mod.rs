@@ -1,6 +1,7 @@
 //! The method table: which handler serves which method.
 
 mod introspection;
+mod sessions;
 
 pub use introspection::VERSION;
 
@@ -18,6 +19,12 @@ pub fn table() -> MethodTable {
         .route::<p::DescribeMethods, _, _>(introspection::describe_methods)
         .route::<p::SetLogLevel, _, _>(introspection::set_log_level)
         .route::<p::Shutdown, _, _>(introspection::shutdown)
+        .route::<p::LaunchSession, _, _>(sessions::launch_session)
+        .route::<p::ListSessions, _, _>(sessions::list_sessions)
+        .route::<p::GetSessionState, _, _>(sessions::get_session_state)
+        .route::<p::GetConversation, _, _>(sessions::get_conversation)
+        .route::<p::ContinueSession, _, _>(sessions::continue_session)
+        .route::<p::InterruptSession, _, _>(sessions::interrupt_session)
         .subscribe::<p::Subscribe>();
     t
 }

@@ -114,6 +114,28 @@ pub struct SessionUpdate {
     pub exit_code: Option<i32>,
 }
 
+impl SessionUpdate {
+    /// This update followed by `later`: fields set in `later` win.
+    pub fn merged_with(self, later: SessionUpdate) -> SessionUpdate {
+        SessionUpdate {
+            status: later.status.or(self.status),
+            claude_session_id: later.claude_session_id.or(self.claude_session_id),
+            model: later.model.or(self.model),
+            error_message: later.error_message.or(self.error_message),
+            completed_at: later.completed_at.or(self.completed_at),
+            cost_usd: later.cost_usd.or(self.cost_usd),
+            input_tokens: later.input_tokens.or(self.input_tokens),
+            output_tokens: later.output_tokens.or(self.output_tokens),
+            duration_ms: later.duration_ms.or(self.duration_ms),
+            num_turns: later.num_turns.or(self.num_turns),
+            result_content: later.result_content.or(self.result_content),
+            result_is_error: later.result_is_error.or(self.result_is_error),
+            interrupted: later.interrupted.or(self.interrupted),
+            exit_code: later.exit_code.or(self.exit_code),
+        }
+    }
+}
+
 /// A conversation event to append. The store assigns `id`, `sequence` and `created_at`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {
