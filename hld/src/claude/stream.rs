@@ -598,8 +598,9 @@ impl StreamState {
     }
 }
 
-/// The conversation events of one message: text → message from `role`, thinking → thinking,
-/// tool_use → tool call, tool_result → tool result (role `user`); other blocks → nothing.
+/// The conversation events of one message: text → message from `role`, thinking → thinking
+/// from `role`, tool_use → tool call (no role, as the Go daemon stored it), tool_result → tool
+/// result (role `user`); other blocks → nothing.
 fn message_events(sid: &str, role: &str, msg: MessageInfo) -> Vec<NewEvent> {
     let parent = msg.parent_tool_use_id;
     msg.blocks
@@ -613,7 +614,6 @@ fn message_events(sid: &str, role: &str, msg: MessageInfo) -> Vec<NewEvent> {
                     ..NewEvent::new(sid, ConversationEventType::Thinking)
                 },
                 ContentBlock::ToolUse { id, name, input } => NewEvent {
-                    role: Some(role.to_owned()),
                     tool_id: Some(id),
                     tool_name: Some(name),
                     tool_input_json: Some(match input {
@@ -752,7 +752,7 @@ mod tests {
             [
                 (Kind::Thinking, Some("assistant")),
                 (Kind::Message, Some("assistant")),
-                (Kind::ToolCall, Some("assistant")),
+                (Kind::ToolCall, None),
                 (Kind::ToolResult, Some("user")),
                 (Kind::Message, Some("assistant")),
             ]
@@ -857,7 +857,7 @@ mod tests {
             [
                 (Kind::Thinking, Some("assistant")),
                 (Kind::Message, Some("assistant")),
-                (Kind::ToolCall, Some("assistant")),
+                (Kind::ToolCall, None),
                 (Kind::ToolResult, Some("user")),
                 (Kind::Message, Some("assistant")),
             ]
@@ -900,7 +900,7 @@ mod tests {
             kinds(&evs),
             [
                 (Kind::Message, Some("assistant")),
-                (Kind::ToolCall, Some("assistant")),
+                (Kind::ToolCall, None),
                 (Kind::ToolResult, Some("user")),
                 (Kind::Message, Some("user")),
             ]
@@ -1073,7 +1073,7 @@ mod tests {
             [
                 (Kind::Thinking, Some("assistant")),
                 (Kind::Message, Some("assistant")),
-                (Kind::ToolCall, Some("assistant")),
+                (Kind::ToolCall, None),
             ]
         );
         for e in &ingest.events {
