@@ -1,0 +1,459 @@
+//! Building the `claude` command line, finding the binary, asking its version and writing the
+//! `--mcp-config` file.
+
+use std::ffi::{OsStr, OsString};
+use std::fs::{DirBuilder, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use hld_client::protocol::McpConfig;
+
+/// How long `claude --version` may take before it is given up on.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Everything that goes on one `claude` command line.
+///
+/// Empty strings and empty lists count as "not given": no flag is emitted for them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LaunchSpec {
+    /// The prompt; always passed last, after `--`.
+    pub query: String,
+    /// `--model`: an alias (`opus`, `sonnet`, ...) or a full model id.
+    pub model: Option<String>,
+    /// `--mcp-config`: a file written by [`write_mcp_config`].
+    pub mcp_config_file: Option<PathBuf>,
+    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`.
+    pub permission_prompt_tool: Option<String>,
+    /// `--max-turns`, emitted only when greater than zero.
+    pub max_turns: Option<i64>,
+    /// `--system-prompt`: replaces Claude's system prompt.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`: appended to Claude's system prompt.
+    pub append_system_prompt: Option<String>,
+    /// Custom instructions; sent after the append prompt, separated by a blank line.
+    pub custom_instructions: Option<String>,
+    /// `--allowedTools`, as one comma-joined argument.
+    pub allowed_tools: Vec<String>,
+    /// `--disallowedTools`, as one comma-joined argument.
+    pub disallowed_tools: Vec<String>,
+    /// `--resume <claude session id>`.
+    pub resume: Option<String>,
+    /// `--fork-session` (only together with `resume`): since CLI 2.0 a plain resume keeps the
+    /// resumed session's id; forking makes Claude report a new one.
+    pub fork_session: bool,
+}
+
+/// `Some(s)` when `s` is present and not empty.
+fn given(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+impl LaunchSpec {
+    /// The text for `--append-system-prompt`: the append prompt and the custom instructions,
+    /// separated by a blank line, or whichever of the two is given.
+    pub fn append_prompt_text(&self) -> Option<String> {
+        match (
+            given(&self.append_system_prompt),
+            given(&self.custom_instructions),
+        ) {
+            (Some(a), Some(c)) => Some(format!("{a}\n\n{c}")),
+            (Some(only), None) | (None, Some(only)) => Some(only.to_owned()),
+            (None, None) => None,
+        }
+    }
+
+    /// The arguments after the program name: every flag first, then
+    /// `--output-format stream-json --verbose --print -- <query>`, so that variadic flags cannot
+    /// swallow the prompt and a prompt starting with `-` is not taken for a flag.
+    pub fn args(&self) -> Vec<OsString> {
+        let mut args: Vec<OsString> = Vec::new();
+        if let Some(model) = given(&self.model) {
+            push_flag(&mut args, "--model", model.as_ref());
+        }
+        if let Some(file) = &self.mcp_config_file {
+            push_flag(&mut args, "--mcp-config", file.as_os_str());
+        }
+        if let Some(tool) = given(&self.permission_prompt_tool) {
+            push_flag(&mut args, "--permission-prompt-tool", tool.as_ref());
+        }
+        if let Some(turns) = self.max_turns.filter(|n| *n > 0) {
+            push_flag(&mut args, "--max-turns", turns.to_string().as_ref());
+        }
+        if let Some(prompt) = given(&self.system_prompt) {
+            push_flag(&mut args, "--system-prompt", prompt.as_ref());
+        }
+        if let Some(text) = self.append_prompt_text() {
+            push_flag(&mut args, "--append-system-prompt", text.as_ref());
+        }
+        if !self.allowed_tools.is_empty() {
+            push_flag(
+                &mut args,
+                "--allowedTools",
+                self.allowed_tools.join(",").as_ref(),
+            );
+        }
+        if !self.disallowed_tools.is_empty() {
+            push_flag(
+                &mut args,
+                "--disallowedTools",
+                self.disallowed_tools.join(",").as_ref(),
+            );
+        }
+        if let Some(id) = given(&self.resume) {
+            push_flag(&mut args, "--resume", id.as_ref());
+            if self.fork_session {
+                args.push("--fork-session".into());
+            }
+        }
+        for fixed in [
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--print",
+            "--",
+        ] {
+            args.push(fixed.into());
+        }
+        args.push(self.query.clone().into());
+        args
+    }
+}
+
+/// Appends `name value`.
+fn push_flag(args: &mut Vec<OsString>, name: &str, value: &OsStr) {
+    args.push(name.into());
+    args.push(value.to_owned());
+}
+
+/// Whether `path` is a regular file (after following links) with an execute bit set.
+fn is_executable(path: &Path) -> bool {
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// The first executable `name` in the directories of `path_var` (a `PATH`-style list).
+/// Empty entries are skipped rather than taken as the current directory.
+fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path_var)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+/// [`locate_claude`] with the search path given explicitly.
+fn locate_in(explicit: Option<&Path>, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    explicit
+        .filter(|p| is_executable(p))
+        .map(Path::to_path_buf)
+        .or_else(|| find_in_path("claude", path_var?))
+}
+
+/// The `claude` binary to run: `explicit` if it is an executable file, otherwise the first
+/// executable `claude` on `PATH`; `None` if there is neither.
+pub fn locate_claude(explicit: Option<&Path>) -> Option<PathBuf> {
+    locate_in(explicit, std::env::var_os("PATH").as_deref())
+}
+
+/// [`claude_version`] with a chosen timeout.
+async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
+    let child = tokio::process::Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(timeout, child).await.ok()?.ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let first = stdout.lines().next()?.trim();
+    (!first.is_empty()).then(|| first.to_owned())
+}
+
+/// Runs `<path> --version` (5 s timeout; the child is killed when it runs over) and returns the
+/// trimmed first line of its output, e.g. `2.1.197 (Claude Code)`. `None` if it cannot be run,
+/// times out, exits unsuccessfully or prints nothing.
+pub async fn claude_version(path: &Path) -> Option<String> {
+    version_within(path, VERSION_TIMEOUT).await
+}
+
+/// Writes `config` as JSON to a new file `mcp-config-<uuid>.json` with mode 0600 in `dir`,
+/// creating `dir` (and missing parents) with mode 0700 first if it does not exist. Every call
+/// writes a new file; the caller removes it when the session's process has exited.
+pub fn write_mcp_config(dir: &Path, config: &McpConfig) -> io::Result<PathBuf> {
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    let path = dir.join(format!("mcp-config-{}.json", uuid::Uuid::new_v4()));
+    let json = serde_json::to_vec(config)?;
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    file.write_all(&json)?;
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hld_client::protocol::McpServer;
+    use std::collections::BTreeMap;
+
+    fn strings(args: Vec<OsString>) -> Vec<String> {
+        args.into_iter().map(|a| a.into_string().unwrap()).collect()
+    }
+
+    fn full_spec() -> LaunchSpec {
+        LaunchSpec {
+            query: "Create hello.txt".into(),
+            model: Some("sonnet".into()),
+            mcp_config_file: Some("/run/hld/mcp/cfg.json".into()),
+            permission_prompt_tool: Some("mcp__codelayer__request_permission".into()),
+            max_turns: Some(7),
+            system_prompt: Some("You are terse.".into()),
+            append_system_prompt: Some("Prefer Rust.".into()),
+            custom_instructions: Some("Never push.".into()),
+            allowed_tools: vec!["Read".into(), "Bash(git *)".into()],
+            disallowed_tools: vec!["WebFetch".into(), "WebSearch".into()],
+            resume: Some("f2e03c37-faaf-4854-b5c8-7d78f25b0edb".into()),
+            fork_session: false,
+        }
+    }
+
+    #[test]
+    fn claude_args_full_spec_in_recommended_order() {
+        assert_eq!(
+            strings(full_spec().args()),
+            [
+                "--model",
+                "sonnet",
+                "--mcp-config",
+                "/run/hld/mcp/cfg.json",
+                "--permission-prompt-tool",
+                "mcp__codelayer__request_permission",
+                "--max-turns",
+                "7",
+                "--system-prompt",
+                "You are terse.",
+                "--append-system-prompt",
+                "Prefer Rust.\n\nNever push.",
+                "--allowedTools",
+                "Read,Bash(git *)",
+                "--disallowedTools",
+                "WebFetch,WebSearch",
+                "--resume",
+                "f2e03c37-faaf-4854-b5c8-7d78f25b0edb",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--print",
+                "--",
+                "Create hello.txt",
+            ]
+        );
+    }
+
+    #[test]
+    fn claude_args_minimal_spec_is_only_the_fixed_tail() {
+        let spec = LaunchSpec {
+            query: "hi".into(),
+            model: Some(String::new()),
+            max_turns: Some(0),
+            ..LaunchSpec::default()
+        };
+        assert_eq!(
+            strings(spec.args()),
+            [
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--print",
+                "--",
+                "hi"
+            ]
+        );
+    }
+
+    #[test]
+    fn claude_args_query_starting_with_dash_follows_double_dash() {
+        let spec = LaunchSpec {
+            query: "--help me with -p".into(),
+            allowed_tools: vec!["Read".into()],
+            ..LaunchSpec::default()
+        };
+        let args = strings(spec.args());
+        let dash = args.iter().position(|a| a == "--").unwrap();
+        assert_eq!(&args[dash + 1..], ["--help me with -p"]);
+        assert_eq!(args.last().unwrap(), "--help me with -p");
+        assert!(args.iter().position(|a| a == "--allowedTools").unwrap() < dash);
+    }
+
+    #[test]
+    fn claude_args_negative_max_turns_omitted() {
+        let spec = LaunchSpec {
+            query: "q".into(),
+            max_turns: Some(-3),
+            ..LaunchSpec::default()
+        };
+        assert!(!strings(spec.args()).contains(&"--max-turns".to_owned()));
+    }
+
+    #[test]
+    fn claude_custom_instructions_alone_become_the_append_prompt() {
+        let spec = LaunchSpec {
+            query: "q".into(),
+            custom_instructions: Some("Use tabs.".into()),
+            ..LaunchSpec::default()
+        };
+        let args = strings(spec.args());
+        let at = args
+            .iter()
+            .position(|a| a == "--append-system-prompt")
+            .unwrap();
+        assert_eq!(args[at + 1], "Use tabs.");
+
+        let only_append = LaunchSpec {
+            append_system_prompt: Some("Be brief.".into()),
+            custom_instructions: Some(String::new()),
+            ..LaunchSpec::default()
+        };
+        assert_eq!(
+            only_append.append_prompt_text().as_deref(),
+            Some("Be brief.")
+        );
+    }
+
+    #[test]
+    fn claude_fork_session_follows_resume_only() {
+        let spec = LaunchSpec {
+            query: "q".into(),
+            resume: Some("abc".into()),
+            fork_session: true,
+            ..LaunchSpec::default()
+        };
+        let args = strings(spec.args());
+        let at = args.iter().position(|a| a == "--resume").unwrap();
+        assert_eq!(args[at + 1..at + 3], ["abc", "--fork-session"]);
+
+        let no_resume = LaunchSpec {
+            query: "q".into(),
+            fork_session: true,
+            ..LaunchSpec::default()
+        };
+        assert!(!strings(no_resume.args()).contains(&"--fork-session".to_owned()));
+    }
+
+    /// Writes an executable shell script.
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn claude_locate_explicit_executable() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = script(dir.path(), "my-claude", "exit 0");
+        assert_eq!(locate_in(Some(&exe), None), Some(exe.clone()));
+        assert_eq!(locate_claude(Some(&exe)), Some(exe));
+    }
+
+    #[test]
+    fn claude_locate_searches_path_for_executable_claude() {
+        let empty = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        // A non-executable `claude` earlier on the path is skipped.
+        let not_exec = empty.path().join("claude");
+        std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&not_exec, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let exe = script(bin.path(), "claude", "exit 0");
+        let path_var = std::env::join_paths([empty.path(), bin.path()]).unwrap();
+
+        assert_eq!(locate_in(None, Some(&path_var)), Some(exe.clone()));
+        // An explicit path that is not executable falls back to the search.
+        assert_eq!(locate_in(Some(&not_exec), Some(&path_var)), Some(exe));
+        // A directory is not an executable file.
+        assert_eq!(
+            locate_in(Some(bin.path()), Some(empty.path().as_os_str())),
+            None
+        );
+        assert_eq!(locate_in(None, None), None);
+    }
+
+    #[tokio::test]
+    async fn claude_version_reads_first_line_and_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = script(
+            dir.path(),
+            "claude-good",
+            "echo '  2.1.197 (Claude Code)  '; echo second",
+        );
+        assert_eq!(
+            claude_version(&good).await.as_deref(),
+            Some("2.1.197 (Claude Code)")
+        );
+
+        let failing = script(dir.path(), "claude-bad", "echo 1.0; exit 1");
+        assert_eq!(claude_version(&failing).await, None);
+
+        let slow = script(dir.path(), "claude-slow", "exec sleep 30");
+        let started = std::time::Instant::now();
+        assert_eq!(
+            version_within(&slow, Duration::from_millis(200)).await,
+            None
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+
+        assert_eq!(claude_version(&dir.path().join("missing")).await, None);
+    }
+
+    #[test]
+    fn claude_mcp_config_written_private() {
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("state").join("mcp");
+        let mut servers = BTreeMap::new();
+        servers.insert(
+            "codelayer".to_owned(),
+            McpServer {
+                command: Some("hlyr".into()),
+                args: Some(vec!["mcp".into(), "claude_approvals".into()]),
+                env: Some(BTreeMap::from([(
+                    "HUMANLAYER_SESSION_ID".to_owned(),
+                    "s1".to_owned(),
+                )])),
+                ..McpServer::default()
+            },
+        );
+        let config = McpConfig {
+            mcp_servers: servers,
+        };
+
+        let first = write_mcp_config(&dir, &config).unwrap();
+        let second = write_mcp_config(&dir, &config).unwrap();
+        assert_ne!(first, second);
+        assert_eq!(first.parent(), Some(dir.as_path()));
+
+        let dir_mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(dir_mode, 0o700);
+        let file_mode = std::fs::metadata(&first).unwrap().permissions().mode() & 0o777;
+        assert_eq!(file_mode, 0o600);
+
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&first).unwrap()).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"mcpServers": {"codelayer": {
+                "command": "hlyr",
+                "args": ["mcp", "claude_approvals"],
+                "env": {"HUMANLAYER_SESSION_ID": "s1"}
+            }}})
+        );
+    }
+}
