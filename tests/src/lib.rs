@@ -355,6 +355,27 @@ impl LineConn {
         }
     }
 
+    /// Reads one line within `timeout`, or `None` if none arrived (or EOF).
+    pub fn try_recv(&mut self, timeout: Duration) -> Option<Value> {
+        self.set_timeout(timeout);
+        let mut line = String::new();
+        let got = match self.reader.read_line(&mut line) {
+            Ok(0) => None,
+            Ok(_) => Some(serde_json::from_str(&line).expect("a JSON line")),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("read from daemon: {e}"),
+        };
+        self.set_timeout(Duration::from_secs(10));
+        got
+    }
+
     /// Sets the read timeout.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.writer

@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::bus::Bus;
 use crate::claude::{self, LaunchSpec};
 use crate::rpc::error::RpcError;
-use crate::store::{NewEvent, NewSession, SessionUpdate, Store};
+use crate::store::{NewSession, SessionUpdate, Store};
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";
@@ -240,20 +240,6 @@ impl Sessions {
             .create_session(new)
             .await
             .map_err(|e| RpcError::internal("failed to store session in database", e))?;
-        // The query is the first event of the conversation.
-        let query_event = NewEvent::message("", "user", &req.query);
-        let stored = self
-            .store
-            .ingest(
-                &session_id,
-                crate::store::Ingest {
-                    events: vec![query_event],
-                    ..Default::default()
-                },
-            )
-            .await
-            .map_err(|e| RpcError::internal("failed to store session in database", e))?;
-
         let child = match process::spawn(&claude_path, &spec, &req.working_dir) {
             Ok(child) => child,
             Err(e) => {
@@ -287,13 +273,11 @@ impl Sessions {
             None,
         )
         .await;
-        for event in stored {
-            self.publish_conversation(&session_id, &run_id, event);
-        }
         let ctx = supervisor::Context {
             sessions: Arc::clone(self),
             session_id: session_id.clone(),
             run_id: run_id.clone(),
+            query: req.query.clone(),
             mcp_file,
             done: done_tx,
         };

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::{process, Sessions};
 use crate::claude::StreamState;
-use crate::store::{Ingest, SessionUpdate};
+use crate::store::{Ingest, NewEvent, SessionUpdate};
 
 /// At most this many lines are stored in one transaction.
 const MAX_BATCH_LINES: usize = 4096;
@@ -28,6 +28,8 @@ pub struct Context {
     pub session_id: String,
     /// Its run.
     pub run_id: String,
+    /// The prompt, stored as the first user message.
+    pub query: String,
     /// The private MCP config file to delete at the end.
     pub mcp_file: Option<PathBuf>,
     /// Set to true once the final status is stored.
@@ -39,8 +41,13 @@ pub async fn run(ctx: Context, mut child: Child) {
     let pgid = child.id().unwrap_or_default();
     let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
     let mut state = StreamState::new();
+    let mut query = Some(NewEvent::message("", "user", &ctx.query));
     if let Some(stdout) = child.stdout.take() {
-        pump(&ctx, &mut state, stdout).await;
+        pump(&ctx, &mut state, &mut query, stdout).await;
+    }
+    if let Some(query) = query {
+        // Claude never reported a session id: the query is still stored.
+        store(&ctx, Ingest { events: vec![query], ..Default::default() }, 0).await;
     }
     let exit = child.wait().await.ok();
     let stderr = match stderr {
@@ -101,8 +108,14 @@ fn outcome(
     }
 }
 
-/// Reads stdout to its end, storing and publishing as it goes.
-async fn pump(ctx: &Context, state: &mut StreamState, stdout: impl AsyncRead + Unpin) {
+/// Reads stdout to its end, storing and publishing as it goes. The query becomes the first
+/// event as soon as Claude's session id is known (in the same transaction as that line).
+async fn pump(
+    ctx: &Context,
+    state: &mut StreamState,
+    query: &mut Option<NewEvent>,
+    stdout: impl AsyncRead + Unpin,
+) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut line = Vec::new();
     loop {
@@ -126,16 +139,27 @@ async fn pump(ctx: &Context, state: &mut StreamState, stdout: impl AsyncRead + U
             merge(&mut batch, state.apply(text(&line)));
             lines += 1;
         }
-        match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
-            Ok(events) => {
-                for event in events {
-                    ctx.sessions
-                        .publish_conversation(&ctx.session_id, &ctx.run_id, event);
-                }
+        if let Some(claude_id) = state.claude_session_id() {
+            if let Some(mut q) = query.take() {
+                q.claude_session_id = claude_id.to_owned();
+                batch.events.insert(0, q);
             }
-            Err(e) => {
-                tracing::error!(session = %ctx.session_id, error = %e, lines, "cannot store claude output")
+        }
+        store(ctx, batch, lines).await;
+    }
+}
+
+/// Stores a batch, then publishes its events: nothing is published before it is durable.
+async fn store(ctx: &Context, batch: Ingest, lines: usize) {
+    match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
+        Ok(events) => {
+            for event in events {
+                ctx.sessions
+                    .publish_conversation(&ctx.session_id, &ctx.run_id, event);
             }
+        }
+        Err(e) => {
+            tracing::error!(session = %ctx.session_id, error = %e, lines, "cannot store claude output")
         }
     }
 }
