@@ -138,6 +138,35 @@ async fn migrations_are_recorded_once_and_idempotent_on_reopen() {
     drop(dir);
 }
 
+/// `foreign_keys`, `synchronous` (1 = NORMAL), `busy_timeout` and `journal_mode` of `conn`.
+fn pragmas(conn: &Connection) -> Result<(bool, i64, i64, String)> {
+    let get = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+    let mode = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    Ok((
+        get("foreign_keys")? == 1,
+        get("synchronous")?,
+        get("busy_timeout")?,
+        mode,
+    ))
+}
+
+#[tokio::test]
+async fn every_connection_uses_wal_normal_sync_foreign_keys_and_a_busy_timeout() {
+    let (_dir, store) = Store::open_temp();
+    let expected = (true, 1, 5000, "wal".to_owned());
+    assert_eq!(store.write(|w| pragmas(&w.conn)).await.unwrap(), expected);
+    assert_eq!(store.inner.readers.len(), READERS);
+    for reader in &store.inner.readers {
+        assert_eq!(pragmas(&reader.lock().unwrap()).unwrap(), expected);
+    }
+    // Readers cannot write.
+    let err = store
+        .read(|c| Ok(c.execute("DELETE FROM sessions", [])?))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("readonly"), "{err}");
+}
+
 #[tokio::test]
 async fn a_newer_schema_is_refused_with_a_clear_error() {
     let (_dir, store) = Store::open_temp();

@@ -156,6 +156,9 @@ impl Writer {
                 // SQLite aborted the whole transaction (disk full, I/O error): every command
                 // of it is lost, this one included if it had succeeded.
                 self.next_seq.clear();
+                stats
+                    .commands
+                    .fetch_add(open.len() as u64 + 1, Ordering::Relaxed);
                 let lost = "the transaction was rolled back by SQLite";
                 for done in open.drain(..) {
                     done.fail(StoreError::Commit(lost.into()));
@@ -165,7 +168,6 @@ impl Writer {
                 } else {
                     job.reply();
                 }
-                stats.commands.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
             open.push(job);
