@@ -1,5 +1,374 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
+//!
+//! [`Store`] is a cheap `Clone` handle with async methods. Blocking SQLite work never runs on
+//! the async worker threads:
+//!
+//! - **Writes** go to one dedicated thread that owns the only write connection. It applies
+//!   every command already queued in one transaction (group commit), each command in its own
+//!   savepoint so that a failing command rolls back alone, and answers the callers only after
+//!   the commit (see the `writer` module).
+//! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
+//!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
+//!
+//! The file uses WAL, `synchronous=NORMAL` (durable against a killed process; see the
+//! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
+//! `schema_version` and migrated at [`Store::open`].
 
+mod error;
+mod ops;
+mod read;
+mod schema;
+#[cfg(test)]
+mod tests;
 mod types;
+mod writer;
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::thread::JoinHandle;
+
+use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent};
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+pub use error::{Result, StoreError};
 pub use types::*;
+
+use writer::{Msg, Pending, Stats, Writer};
+
+/// How many read connections the pool keeps.
+const READERS: usize = 3;
+
+/// The handle to the database. Clones share the writer thread and the read pool.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    commands: Sender<Msg>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: AtomicUsize,
+    stats: Arc<Stats>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+    closed: AtomicBool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and migrates it. A missing parent
+    /// directory is created with mode 0700 and a new file gets mode 0600. Refuses a database
+    /// whose schema is newer than this build ([`StoreError::SchemaTooNew`]).
+    ///
+    /// Blocking; call it before serving, or from `spawn_blocking`.
+    pub fn open(path: &Path) -> Result<Store> {
+        create_parent_dir(path)?;
+        create_private_file(path)?;
+        let mut conn = schema::open_writer(path)?;
+        schema::migrate(&mut conn)?;
+        let readers = (0..READERS)
+            .map(|_| schema::open_reader(path).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
+        let (commands, rx) = mpsc::channel();
+        let stats = Arc::new(Stats::default());
+        let thread_stats = Arc::clone(&stats);
+        let writer = std::thread::Builder::new()
+            .name("hld-store-writer".into())
+            .spawn(move || writer::run(conn, rx, &thread_stats))
+            .map_err(|source| StoreError::Io {
+                context: "starting the store writer thread".into(),
+                source,
+            })?;
+        Ok(Store {
+            inner: Arc::new(Inner {
+                path: path.to_owned(),
+                commands,
+                readers,
+                next_reader: AtomicUsize::new(0),
+                stats,
+                writer: Mutex::new(Some(writer)),
+                closed: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// Opens a fresh database in a new temporary directory (kept alive by the returned guard).
+    #[cfg(test)]
+    pub(crate) fn open_temp() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let store = Store::open(&dir.path().join("hld.db")).expect("open store");
+        (dir, store)
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Counters of the writer (commands answered, transactions committed).
+    pub fn write_stats(&self) -> WriteStats {
+        self.inner.stats.snapshot()
+    }
+
+    /// Queues `f` for the writer thread and waits for its committed result. A write whose
+    /// future is dropped after queueing is still applied.
+    async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+    {
+        let (reply, rx) = oneshot::channel();
+        self.inner
+            .commands
+            .send(Msg::Job(Box::new(Pending::new(f, reply))))
+            .map_err(|_| StoreError::Closed)?;
+        rx.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Runs `f` on a read connection, inside one read transaction, off the async workers.
+    async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        if self.inner.closed.load(Ordering::Acquire) {
+            return Err(StoreError::Closed);
+        }
+        let inner = Arc::clone(&self.inner);
+        tokio::task::spawn_blocking(move || inner.with_reader(f))
+            .await
+            .map_err(|_| StoreError::Panicked)?
+    }
+
+    /// Inserts a session and its MCP servers. Fails with [`StoreError::SessionNotFound`] if
+    /// its parent does not exist.
+    pub async fn create_session(&self, new: NewSession) -> Result<()> {
+        self.write(move |w| w.create_session(&new)).await
+    }
+
+    /// Changes the given fields of a session and sets `last_activity_at` to now. Returns the
+    /// status before and the session after; [`StoreError::SessionNotFound`] if absent.
+    pub async fn update_session(&self, id: &str, update: SessionUpdate) -> Result<SessionChange> {
+        let id = id.to_owned();
+        self.write(move |w| w.update_session(&id, &update)).await
+    }
+
+    /// Stores raw lines, then events, then the optional update, atomically, and sets the
+    /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
+    /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
+    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
+        let id = session_id.to_owned();
+        self.write(move |w| w.ingest(&id, ingest)).await
+    }
+
+    /// One session.
+    pub async fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
+        let id = id.to_owned();
+        self.read(move |c| read::session(c, &id)).await
+    }
+
+    /// The session with this run id.
+    pub async fn get_session_by_run_id(&self, run_id: &str) -> Result<Option<SessionRow>> {
+        let run_id = run_id.to_owned();
+        self.read(move |c| read::session_by_run_id(c, &run_id))
+            .await
+    }
+
+    /// The newest session with this Claude session id.
+    pub async fn get_session_by_claude_session_id(
+        &self,
+        claude_session_id: &str,
+    ) -> Result<Option<SessionRow>> {
+        let id = claude_session_id.to_owned();
+        self.read(move |c| read::session_by_claude_session_id(c, &id))
+            .await
+    }
+
+    /// Every session, most recently active first (then newest first).
+    pub async fn list_sessions(&self) -> Result<Vec<SessionRow>> {
+        self.read(read::list_sessions).await
+    }
+
+    /// Sessions whose id starts with `prefix`, newest first (for unique-prefix lookups).
+    pub async fn find_sessions_by_prefix(&self, prefix: &str) -> Result<Vec<SessionRow>> {
+        let prefix = prefix.to_owned();
+        self.read(move |c| read::sessions_by_prefix(c, &prefix))
+            .await
+    }
+
+    /// The conversation of a session and all its ancestors (oldest first, by sequence), or
+    /// `None` if the session does not exist. Pages with `after_sequence` (exclusive) and
+    /// `limit` (a negative limit means none).
+    pub async fn conversation_for_session(
+        &self,
+        session_id: &str,
+        after_sequence: Option<i64>,
+        limit: Option<i64>,
+    ) -> Result<Option<Vec<ConversationEvent>>> {
+        let id = session_id.to_owned();
+        self.read(move |c| read::conversation_for_session(c, &id, after_sequence, limit))
+            .await
+    }
+
+    /// The conversation of one Claude session, by sequence (empty if unknown). Paged as
+    /// [`conversation_for_session`](Self::conversation_for_session).
+    pub async fn conversation_for_claude_session(
+        &self,
+        claude_session_id: &str,
+        after_sequence: Option<i64>,
+        limit: Option<i64>,
+    ) -> Result<Vec<ConversationEvent>> {
+        let id = claude_session_id.to_owned();
+        self.read(move |c| read::conversation_for_claude_session(c, &id, after_sequence, limit))
+            .await
+    }
+
+    /// Fails every session in `starting`, `running`, `waiting_input` or `completing` with
+    /// `error_message = reason` and `completed_at = now` (run at start-up, when no process
+    /// can be attached). Returns what changed so the caller can publish it.
+    pub async fn mark_orphans(&self, reason: &str) -> Result<Vec<OrphanedSession>> {
+        let reason = reason.to_owned();
+        self.write(move |w| w.mark_orphans(&reason)).await
+    }
+
+    /// The raw stream lines of a session, in arrival order.
+    pub async fn raw_events(&self, session_id: &str) -> Result<Vec<String>> {
+        let id = session_id.to_owned();
+        self.read(move |c| read::raw_events(c, &id)).await
+    }
+
+    /// Stores a pending approval (its `run_id` is the session's). If it has a `tool_use_id`,
+    /// the session's `tool_call` event with that id gets `approval_status = "pending"` and
+    /// `approval_id` in the same transaction (returned in [`ApprovalChange::events`]).
+    pub async fn create_approval(&self, approval: NewApproval) -> Result<ApprovalChange> {
+        self.write(move |w| w.create_approval(&approval)).await
+    }
+
+    /// One approval.
+    pub async fn get_approval(&self, id: &str) -> Result<Option<Approval>> {
+        let id = id.to_owned();
+        self.read(move |c| read::approval(c, &id)).await
+    }
+
+    /// Pending approvals, of one session or of all, oldest first.
+    pub async fn pending_approvals(&self, session_id: Option<&str>) -> Result<Vec<Approval>> {
+        let id = session_id.map(str::to_owned);
+        self.read(move |c| read::pending_approvals(c, id.as_deref()))
+            .await
+    }
+
+    /// Decides a *pending* approval: `approved`/`denied` for a function call, `responded` for
+    /// a human contact. Of racing decisions exactly one wins; the others get
+    /// [`StoreError::AlreadyDecided`] ([`StoreError::ApprovalNotFound`] for an unknown id,
+    /// [`StoreError::Invalid`] for a decision of the wrong kind). The linked `tool_call`
+    /// event gets the new `approval_status` (`resolved` for a response) in the same
+    /// transaction.
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<String>,
+    ) -> Result<ApprovalChange> {
+        let id = id.to_owned();
+        self.write(move |w| w.decide_approval(&id, status, comment.as_deref()))
+            .await
+    }
+
+    /// Applies every write queued before it, checkpoints the WAL into the database, stops the
+    /// writer thread and waits for it. Later calls fail with [`StoreError::Closed`]; closing
+    /// again is a no-op.
+    pub async fn close(&self) -> Result<()> {
+        self.inner.closed.store(true, Ordering::Release);
+        let (reply, rx) = oneshot::channel();
+        let checkpoint = match self.inner.commands.send(Msg::Close(reply)) {
+            // A dropped reply means another close got there first.
+            Ok(()) => rx.await.unwrap_or(Ok(())),
+            Err(_) => Ok(()),
+        };
+        let handle = self
+            .inner
+            .writer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(handle) = handle {
+            tokio::task::spawn_blocking(move || handle.join())
+                .await
+                .map_err(|_| StoreError::Panicked)?
+                .map_err(|_| StoreError::Panicked)?;
+        }
+        checkpoint
+    }
+}
+
+impl Inner {
+    /// Runs `f` on a free read connection (or waits for one) inside a read transaction.
+    fn with_reader<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        for slot in &self.readers {
+            match slot.try_lock() {
+                Ok(conn) => return in_read_tx(&conn, f),
+                Err(TryLockError::Poisoned(p)) => return in_read_tx(&p.into_inner(), f),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        let i = self.next_reader.fetch_add(1, Ordering::Relaxed) % self.readers.len();
+        let conn = self.readers[i]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        in_read_tx(&conn, f)
+    }
+}
+
+/// Runs `f` in a read transaction so that its queries see one snapshot.
+fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    let tx = conn.unchecked_transaction()?;
+    let out = f(&tx);
+    // Nothing was written; ending the transaction just releases the snapshot.
+    tx.rollback()?;
+    out
+}
+
+/// Creates the database's directory with mode 0700 if it is missing.
+fn create_parent_dir(path: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|source| StoreError::Io {
+                context: format!("creating {}", dir.display()),
+                source,
+            }),
+        _ => Ok(()),
+    }
+}
+
+/// Creates the database file (empty, which SQLite reads as an empty database) with mode 0600
+/// if it is missing, so that neither it nor its WAL is ever readable by others.
+fn create_private_file(path: &Path) -> Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(source) => Err(StoreError::Io {
+            context: format!("creating {}", path.display()),
+            source,
+        }),
+    }
+}

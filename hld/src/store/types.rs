@@ -1,8 +1,10 @@
 //! The store's records: what is written (new sessions, updates, events) and what is read back.
 
 use hld_client::protocol::{
-    ConversationEventType, McpConfig, SessionInfo, SessionResult, SessionState, SessionStatus,
+    Approval, ApprovalType, ConversationEvent, ConversationEventType, McpConfig, SessionInfo,
+    SessionResult, SessionState, SessionStatus,
 };
+use serde_json::Value;
 
 /// A session row to insert.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,6 +202,113 @@ pub struct Ingest {
     pub events: Vec<NewEvent>,
     /// A session update, applied after the events.
     pub update: Option<SessionUpdate>,
+}
+
+/// An approval to store. The store fills `run_id` from the session and starts it `pending`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewApproval {
+    /// Its id (e.g. `local-<uuid>`).
+    pub id: String,
+    /// The session asking.
+    pub session_id: String,
+    /// Kind.
+    pub kind: ApprovalType,
+    /// The tool name (function calls; required for them).
+    pub tool_name: Option<String>,
+    /// The tool input (function calls).
+    pub tool_input: Option<Value>,
+    /// The Claude tool use id it gates: links the session's `tool_call` event with that id.
+    pub tool_use_id: Option<String>,
+    /// The question (human contacts).
+    pub message: Option<String>,
+    /// An optional subject line (human contacts).
+    pub subject: Option<String>,
+    /// When it was requested, RFC 3339.
+    pub requested_at: String,
+    /// When it times out, RFC 3339.
+    pub timeout_at: Option<String>,
+}
+
+impl NewApproval {
+    /// A pending permission request for a tool call, requested now.
+    pub fn function_call(
+        id: &str,
+        session_id: &str,
+        tool_name: &str,
+        tool_input: Value,
+        tool_use_id: Option<&str>,
+    ) -> Self {
+        NewApproval {
+            id: id.to_owned(),
+            session_id: session_id.to_owned(),
+            kind: ApprovalType::FunctionCall,
+            tool_name: Some(tool_name.to_owned()),
+            tool_input: Some(tool_input),
+            tool_use_id: tool_use_id.map(str::to_owned),
+            message: None,
+            subject: None,
+            requested_at: crate::time::now(),
+            timeout_at: None,
+        }
+    }
+
+    /// A pending question to the human, requested now.
+    pub fn human_contact(id: &str, session_id: &str, message: &str) -> Self {
+        NewApproval {
+            id: id.to_owned(),
+            session_id: session_id.to_owned(),
+            kind: ApprovalType::HumanContact,
+            tool_name: None,
+            tool_input: None,
+            tool_use_id: None,
+            message: Some(message.to_owned()),
+            subject: None,
+            requested_at: crate::time::now(),
+            timeout_at: None,
+        }
+    }
+}
+
+/// An approval as stored after a create or a decision, with the conversation events whose
+/// `approval_status`/`approval_id` changed in the same transaction (for publishing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalChange {
+    /// The approval.
+    pub approval: Approval,
+    /// The linked `tool_call` events, as updated.
+    pub events: Vec<ConversationEvent>,
+}
+
+/// A session after an update, with the status it had before (for `session_status_changed`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionChange {
+    /// The status before the update.
+    pub old_status: SessionStatus,
+    /// The session after the update.
+    pub session: SessionRow,
+}
+
+/// A session that `mark_orphans` failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrphanedSession {
+    /// The session.
+    pub id: String,
+    /// Its run.
+    pub run_id: String,
+    /// Its parent, for continuations.
+    pub parent_session_id: Option<String>,
+    /// The status it had (it is now `failed`).
+    pub old_status: SessionStatus,
+}
+
+/// Counters of the writer thread, for diagnostics: `commands / transactions` is the average
+/// group-commit batch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Write commands answered (successfully or not).
+    pub commands: u64,
+    /// Transactions committed.
+    pub transactions: u64,
 }
 
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.

@@ -1,0 +1,60 @@
+//! What the store can fail with.
+
+use hld_client::protocol::ApprovalStatus;
+
+/// A store error. The "not found" and "already decided" cases are their own variants so
+/// callers can map them to precise RPC errors.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No session has this id.
+    #[error("session not found: {0}")]
+    SessionNotFound(String),
+    /// No approval has this id.
+    #[error("approval not found: {0}")]
+    ApprovalNotFound(String),
+    /// The approval was already decided (by an earlier or racing decision).
+    #[error("approval {id} already decided: {}", status.as_str())]
+    AlreadyDecided {
+        /// The approval.
+        id: String,
+        /// The status it already has.
+        status: ApprovalStatus,
+    },
+    /// The request is inconsistent (a decision of the wrong kind, a missing tool name, …).
+    #[error("{0}")]
+    Invalid(String),
+    /// The database was written by a newer hld.
+    #[error("database schema version {found} is newer than this hld supports ({supported})")]
+    SchemaTooNew {
+        /// The version recorded in the database.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// The store was closed (or its writer thread is gone).
+    #[error("store is closed")]
+    Closed,
+    /// The transaction holding this command could not be committed; nothing of it was stored.
+    #[error("commit failed: {0}")]
+    Commit(String),
+    /// A store command panicked; its changes were rolled back.
+    #[error("store command panicked")]
+    Panicked,
+    /// Creating the database directory or setting permissions failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// SQLite failed.
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    /// A JSON column could not be encoded or decoded.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
+
+/// The store's result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

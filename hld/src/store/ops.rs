@@ -1,0 +1,497 @@
+//! The write commands, run by the writer thread inside the batch transaction (each in its own
+//! savepoint, see [`writer`](super::writer)).
+
+use hld_client::protocol::{
+    ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
+};
+use rusqlite::{params, OptionalExtension};
+
+use super::error::{Result, StoreError};
+use super::read;
+use super::types::{
+    ApprovalChange, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession, SessionChange,
+    SessionUpdate,
+};
+use super::writer::Writer;
+
+/// How many ancestors are followed to find where a continuation's sequence starts.
+const MAX_CHAIN_DEPTH: usize = 10_000;
+
+/// The statuses `mark_orphans` fails: a process may have been attached to them.
+const ORPHAN_STATUSES: &str = "('starting', 'running', 'waiting_input', 'completing')";
+
+/// The `approval_status` written on a `tool_call` event for an approval in `status`.
+fn event_approval_status(status: ApprovalStatus) -> &'static str {
+    match status {
+        ApprovalStatus::Pending => "pending",
+        ApprovalStatus::Approved => "approved",
+        ApprovalStatus::Denied => "denied",
+        ApprovalStatus::Responded => "resolved",
+    }
+}
+
+/// Encodes an optional value as JSON text.
+fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
+    value
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(StoreError::from)
+}
+
+impl Writer {
+    /// Inserts a session and its MCP servers.
+    pub(super) fn create_session(&mut self, new: &NewSession) -> Result<()> {
+        if let Some(parent) = &new.parent_session_id {
+            if !self.session_exists(parent)? {
+                return Err(StoreError::SessionNotFound(parent.clone()));
+            }
+        }
+        self.conn
+            .prepare_cached(
+                "INSERT INTO sessions (id, run_id, parent_session_id, query, summary, model,
+                    working_dir, max_turns, system_prompt, append_system_prompt,
+                    custom_instructions, permission_prompt_tool, allowed_tools, disallowed_tools,
+                    has_mcp_config, no_approvals, initial_status, status, created_at,
+                    last_activity_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                    ?17, ?17, ?18, ?18)",
+            )?
+            .execute(params![
+                new.id,
+                new.run_id,
+                new.parent_session_id,
+                new.query,
+                new.summary,
+                new.model,
+                new.working_dir,
+                new.max_turns,
+                new.system_prompt,
+                new.append_system_prompt,
+                new.custom_instructions,
+                new.permission_prompt_tool,
+                to_json(new.allowed_tools.as_ref())?,
+                to_json(new.disallowed_tools.as_ref())?,
+                new.mcp_config.is_some(),
+                new.no_approvals,
+                new.status.as_str(),
+                new.created_at,
+            ])?;
+        if let Some(config) = &new.mcp_config {
+            let mut stmt = self.conn.prepare_cached(
+                "INSERT INTO mcp_servers (session_id, name, command, args_json, env_json,
+                    extra_json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for (name, server) in &config.mcp_servers {
+                let extra = (!server.extra.is_empty()).then_some(&server.extra);
+                stmt.execute(params![
+                    new.id,
+                    name,
+                    server.command,
+                    to_json(server.args.as_ref())?,
+                    to_json(server.env.as_ref())?,
+                    to_json(extra)?,
+                ])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn session_exists(&self, id: &str) -> Result<bool> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+            .query_row([id], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Applies `update` and sets `last_activity_at`; fails if the session does not exist.
+    pub(super) fn update_session(
+        &mut self,
+        id: &str,
+        update: &SessionUpdate,
+    ) -> Result<SessionChange> {
+        let old_status = self.apply_update(id, update, &crate::time::now())?;
+        let session =
+            read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
+        Ok(SessionChange {
+            old_status,
+            session,
+        })
+    }
+
+    /// The update itself; returns the status before.
+    fn apply_update(&mut self, id: &str, u: &SessionUpdate, now: &str) -> Result<SessionStatus> {
+        let old: Option<String> = self
+            .conn
+            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        let old = old.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
+        let old_status = SessionStatus::parse(&old).ok_or_else(|| {
+            StoreError::Invalid(format!("session {id} has unknown status {old:?}"))
+        })?;
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET
+                    status = COALESCE(?2, status),
+                    claude_session_id = COALESCE(?3, claude_session_id),
+                    model = COALESCE(?4, model),
+                    error_message = COALESCE(?5, error_message),
+                    completed_at = COALESCE(?6, completed_at),
+                    cost_usd = COALESCE(?7, cost_usd),
+                    input_tokens = COALESCE(?8, input_tokens),
+                    output_tokens = COALESCE(?9, output_tokens),
+                    duration_ms = COALESCE(?10, duration_ms),
+                    num_turns = COALESCE(?11, num_turns),
+                    result_content = COALESCE(?12, result_content),
+                    result_is_error = COALESCE(?13, result_is_error),
+                    interrupted = COALESCE(?14, interrupted),
+                    exit_code = COALESCE(?15, exit_code),
+                    last_activity_at = ?16
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                u.status.map(SessionStatus::as_str),
+                u.claude_session_id,
+                u.model,
+                u.error_message,
+                u.completed_at,
+                u.cost_usd,
+                u.input_tokens,
+                u.output_tokens,
+                u.duration_ms,
+                u.num_turns,
+                u.result_content,
+                u.result_is_error,
+                u.interrupted,
+                u.exit_code,
+                now,
+            ])?;
+        Ok(old_status)
+    }
+
+    /// Raw lines, then events, then the update, all in this command's savepoint.
+    pub(super) fn ingest(
+        &mut self,
+        session_id: &str,
+        ingest: Ingest,
+    ) -> Result<Vec<ConversationEvent>> {
+        let now = crate::time::now();
+        let touched = self
+            .conn
+            .prepare_cached("UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1")?
+            .execute(params![session_id, now])?;
+        if touched == 0 {
+            return Err(StoreError::SessionNotFound(session_id.into()));
+        }
+        if !ingest.raw_lines.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
+                "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?2, ?3)",
+            )?;
+            for line in &ingest.raw_lines {
+                stmt.execute(params![session_id, line, now])?;
+            }
+        }
+        let mut stored = Vec::with_capacity(ingest.events.len());
+        for event in ingest.events {
+            stored.push(self.append_event(session_id, event, &now)?);
+        }
+        if let Some(update) = &ingest.update {
+            self.apply_update(session_id, update, &now)?;
+        }
+        Ok(stored)
+    }
+
+    /// Inserts one event with the session's next sequence; a tool result completes its call,
+    /// and a tool call picks up an approval that was requested for it before it arrived.
+    fn append_event(
+        &mut self,
+        session_id: &str,
+        e: NewEvent,
+        now: &str,
+    ) -> Result<ConversationEvent> {
+        let sequence = self.next_sequence(session_id)?;
+        let (approval_status, approval_id) = match (&e.event_type, &e.tool_id) {
+            (ConversationEventType::ToolCall, Some(tool_id)) => self
+                .conn
+                .prepare_cached(
+                    "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
+                     ORDER BY requested_at DESC, rowid DESC LIMIT 1",
+                )?
+                .query_row([session_id, tool_id], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+                })
+                .optional()?
+                .map(|(status, id)| {
+                    let status = read::parse_approval_status(&status).map(event_approval_status);
+                    (status.map(str::to_owned), Some(id))
+                })
+                .unwrap_or_default(),
+            _ => (None, None),
+        };
+        self.conn
+            .prepare_cached(
+                "INSERT INTO conversation_events (session_id, claude_session_id, sequence,
+                    event_type, created_at, role, content, tool_id, tool_name, tool_input_json,
+                    tool_result_for_id, tool_result_content, is_completed, is_error,
+                    approval_status, approval_id, parent_tool_use_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15,
+                    ?16)",
+            )?
+            .execute(params![
+                session_id,
+                e.claude_session_id,
+                sequence,
+                e.event_type.as_str(),
+                now,
+                e.role,
+                e.content,
+                e.tool_id,
+                e.tool_name,
+                e.tool_input_json,
+                e.tool_result_for_id,
+                e.tool_result_content,
+                e.is_error,
+                approval_status,
+                approval_id,
+                e.parent_tool_use_id,
+            ])?;
+        let id = self.conn.last_insert_rowid();
+        if let (ConversationEventType::ToolResult, Some(for_id)) =
+            (&e.event_type, &e.tool_result_for_id)
+        {
+            self.conn
+                .prepare_cached(
+                    "UPDATE conversation_events SET is_completed = 1
+                     WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'",
+                )?
+                .execute([session_id, for_id])?;
+        }
+        Ok(ConversationEvent {
+            id,
+            session_id: session_id.to_owned(),
+            claude_session_id: e.claude_session_id,
+            sequence,
+            event_type: e.event_type,
+            created_at: now.to_owned(),
+            role: e.role,
+            content: e.content,
+            tool_id: e.tool_id,
+            tool_name: e.tool_name,
+            tool_input_json: e.tool_input_json,
+            tool_result_for_id: e.tool_result_for_id,
+            tool_result_content: e.tool_result_content,
+            is_completed: false,
+            is_error: e.is_error,
+            approval_status,
+            approval_id,
+            parent_tool_use_id: e.parent_tool_use_id,
+        })
+    }
+
+    /// The session's next sequence number (cached; computed on first use).
+    fn next_sequence(&mut self, session_id: &str) -> Result<i64> {
+        if let Some(next) = self.next_seq.get_mut(session_id) {
+            let sequence = *next;
+            *next += 1;
+            return Ok(sequence);
+        }
+        let sequence = self.last_sequence(session_id)? + 1;
+        self.next_seq.insert(session_id.to_owned(), sequence + 1);
+        Ok(sequence)
+    }
+
+    /// The highest sequence of the session, or, if it has no events yet, of its nearest
+    /// ancestor that has some (0 for none), so that a continuation carries on after its parent.
+    fn last_sequence(&self, session_id: &str) -> Result<i64> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT (SELECT MAX(sequence) FROM conversation_events WHERE session_id = s.id),
+                    s.parent_session_id
+             FROM sessions s WHERE s.id = ?1",
+        )?;
+        let mut current = session_id.to_owned();
+        for _ in 0..MAX_CHAIN_DEPTH {
+            let row: Option<(Option<i64>, Option<String>)> = stmt
+                .query_row([&current], |r| Ok((r.get(0)?, r.get(1)?)))
+                .optional()?;
+            match row {
+                None => return Err(StoreError::SessionNotFound(current)),
+                Some((Some(max), _)) => return Ok(max),
+                Some((None, Some(parent))) => current = parent,
+                Some((None, None)) => return Ok(0),
+            }
+        }
+        Ok(0)
+    }
+
+    /// Fails every session that a process may have been attached to.
+    pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Vec<OrphanedSession>> {
+        let orphans = {
+            let sql = format!(
+                "SELECT id, run_id, parent_session_id, status FROM sessions
+                 WHERE status IN {ORPHAN_STATUSES} ORDER BY created_at, rowid"
+            );
+            let mut stmt = self.conn.prepare(&sql)?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?))
+            })?;
+            let mut orphans = Vec::new();
+            for row in rows {
+                let (id, run_id, parent_session_id, status) = row?;
+                let old_status = SessionStatus::parse(&status).ok_or_else(|| {
+                    StoreError::Invalid(format!("session {id} has unknown status {status:?}"))
+                })?;
+                orphans.push(OrphanedSession {
+                    id,
+                    run_id,
+                    parent_session_id,
+                    old_status,
+                });
+            }
+            orphans
+        };
+        let sql = format!(
+            "UPDATE sessions SET status = 'failed', error_message = ?1, completed_at = ?2,
+                last_activity_at = ?2
+             WHERE status IN {ORPHAN_STATUSES}"
+        );
+        self.conn
+            .execute(&sql, params![reason, crate::time::now()])?;
+        Ok(orphans)
+    }
+
+    /// Inserts a pending approval and links the session's `tool_call` event it gates.
+    pub(super) fn create_approval(&mut self, a: &NewApproval) -> Result<ApprovalChange> {
+        if a.kind == ApprovalType::FunctionCall && a.tool_name.is_none() {
+            return Err(StoreError::Invalid(
+                "a function_call approval needs a tool_name".into(),
+            ));
+        }
+        if a.kind == ApprovalType::HumanContact && a.message.is_none() {
+            return Err(StoreError::Invalid(
+                "a human_contact approval needs a message".into(),
+            ));
+        }
+        let run_id: String = self
+            .conn
+            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
+        self.conn
+            .prepare_cached(
+                "INSERT INTO approvals (id, session_id, run_id, type, status, tool_name,
+                    tool_input, tool_use_id, message, subject, requested_at, timeout_at)
+                 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            )?
+            .execute(params![
+                a.id,
+                a.session_id,
+                run_id,
+                a.kind.as_str(),
+                a.tool_name,
+                to_json(a.tool_input.as_ref())?,
+                a.tool_use_id,
+                a.message,
+                a.subject,
+                a.requested_at,
+                a.timeout_at,
+            ])?;
+        let events = match &a.tool_use_id {
+            Some(tool_use_id) => {
+                self.link_events(&a.session_id, tool_use_id, &a.id, ApprovalStatus::Pending)?
+            }
+            None => Vec::new(),
+        };
+        let approval = read::approval(&self.conn, &a.id)?
+            .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
+        Ok(ApprovalChange { approval, events })
+    }
+
+    /// Decides a pending approval and updates the `tool_call` event it gates.
+    pub(super) fn decide_approval(
+        &mut self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<&str>,
+    ) -> Result<ApprovalChange> {
+        let current = read::approval(&self.conn, id)?
+            .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
+        if current.status != ApprovalStatus::Pending {
+            return Err(StoreError::AlreadyDecided {
+                id: id.into(),
+                status: current.status,
+            });
+        }
+        let fits = match current.kind {
+            ApprovalType::FunctionCall => {
+                matches!(status, ApprovalStatus::Approved | ApprovalStatus::Denied)
+            }
+            ApprovalType::HumanContact => status == ApprovalStatus::Responded,
+        };
+        if !fits {
+            return Err(StoreError::Invalid(format!(
+                "a {} approval cannot be decided as {}",
+                current.kind.as_str(),
+                status.as_str()
+            )));
+        }
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE approvals SET status = ?2, comment = ?3, responded_at = ?4
+                 WHERE id = ?1 AND status = 'pending'",
+            )?
+            .execute(params![id, status.as_str(), comment, crate::time::now()])?;
+        if changed != 1 {
+            return Err(StoreError::AlreadyDecided {
+                id: id.into(),
+                status: current.status,
+            });
+        }
+        let events = match &current.tool_use_id {
+            Some(tool_use_id) => self.link_events(&current.session_id, tool_use_id, id, status)?,
+            None => Vec::new(),
+        };
+        let approval = read::approval(&self.conn, id)?
+            .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
+        Ok(ApprovalChange { approval, events })
+    }
+
+    /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for
+    /// `tool_use_id` and returns them as updated.
+    fn link_events(
+        &mut self,
+        session_id: &str,
+        tool_use_id: &str,
+        approval_id: &str,
+        status: ApprovalStatus,
+    ) -> Result<Vec<ConversationEvent>> {
+        let ids = self
+            .conn
+            .prepare_cached(
+                "UPDATE conversation_events SET approval_status = ?4, approval_id = ?3
+                 WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'
+                 RETURNING id",
+            )?
+            .query_map(
+                params![
+                    session_id,
+                    tool_use_id,
+                    approval_id,
+                    event_approval_status(status)
+                ],
+                |r| r.get::<_, i64>(0),
+            )?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut events = ids
+            .into_iter()
+            .map(|id| read::event(&self.conn, id))
+            .collect::<Result<Vec<_>>>()?;
+        events.sort_by_key(|e| e.sequence);
+        Ok(events)
+    }
+}

@@ -1,0 +1,417 @@
+//! Queries and row mapping, shared by the read pool and the writer (which reads back what it
+//! changed inside its transaction).
+
+use std::collections::BTreeMap;
+
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
+    FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
+    McpConfig, McpServer, SessionStatus,
+};
+use rusqlite::types::Type;
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use serde_json::{Map, Value};
+
+use super::error::Result;
+use super::types::{NewSession, SessionRow};
+
+/// How many parents `conversation_for_session` follows at most (a guard against cycles).
+const MAX_CHAIN_DEPTH: i64 = 10_000;
+
+const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, model, \
+    working_dir, max_turns, system_prompt, append_system_prompt, custom_instructions, \
+    permission_prompt_tool, allowed_tools, disallowed_tools, has_mcp_config, no_approvals, \
+    initial_status, created_at, claude_session_id, status, last_activity_at, completed_at, \
+    error_message, cost_usd, input_tokens, output_tokens, duration_ms, num_turns, \
+    result_content, result_is_error, interrupted, exit_code";
+
+const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
+    created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
+    tool_result_content, is_completed, is_error, approval_status, approval_id, \
+    parent_tool_use_id";
+
+const APPROVAL_COLUMNS: &str = "id, session_id, run_id, type, status, tool_name, tool_input, \
+    tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at";
+
+/// A conversion error for column `idx` holding something this build does not understand.
+fn bad_value(idx: usize, what: &str, value: &str) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(
+        idx,
+        Type::Text,
+        format!("unknown {what} {value:?}").into(),
+    )
+}
+
+/// Reads a column holding a wire spelling, parsed with `parse`.
+fn enum_col<T>(
+    row: &Row<'_>,
+    idx: usize,
+    what: &str,
+    parse: fn(&str) -> Option<T>,
+) -> rusqlite::Result<T> {
+    let s: String = row.get(idx)?;
+    parse(&s).ok_or_else(|| bad_value(idx, what, &s))
+}
+
+/// Reads a nullable column holding JSON.
+fn json_col<T: serde::de::DeserializeOwned>(
+    row: &Row<'_>,
+    idx: usize,
+) -> rusqlite::Result<Option<T>> {
+    let Some(s) = row.get::<_, Option<String>>(idx)? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&s)
+        .map(Some)
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
+}
+
+/// Parses an approval status.
+pub(super) fn parse_approval_status(s: &str) -> Option<ApprovalStatus> {
+    [
+        ApprovalStatus::Pending,
+        ApprovalStatus::Approved,
+        ApprovalStatus::Denied,
+        ApprovalStatus::Responded,
+    ]
+    .into_iter()
+    .find(|v| v.as_str() == s)
+}
+
+fn parse_approval_type(s: &str) -> Option<ApprovalType> {
+    [ApprovalType::FunctionCall, ApprovalType::HumanContact]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+}
+
+/// A session row without its MCP servers, and whether it has a config to load.
+fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
+    let new = NewSession {
+        id: row.get(0)?,
+        run_id: row.get(1)?,
+        parent_session_id: row.get(2)?,
+        query: row.get(3)?,
+        summary: row.get(4)?,
+        model: row.get(5)?,
+        working_dir: row.get(6)?,
+        max_turns: row.get(7)?,
+        system_prompt: row.get(8)?,
+        append_system_prompt: row.get(9)?,
+        custom_instructions: row.get(10)?,
+        permission_prompt_tool: row.get(11)?,
+        allowed_tools: json_col(row, 12)?,
+        disallowed_tools: json_col(row, 13)?,
+        mcp_config: None,
+        no_approvals: row.get(15)?,
+        status: enum_col(row, 16, "session status", SessionStatus::parse)?,
+        created_at: row.get(17)?,
+    };
+    let has_mcp_config: bool = row.get(14)?;
+    let session = SessionRow {
+        new,
+        claude_session_id: row.get(18)?,
+        status: enum_col(row, 19, "session status", SessionStatus::parse)?,
+        last_activity_at: row.get(20)?,
+        completed_at: row.get(21)?,
+        error_message: row.get(22)?,
+        cost_usd: row.get(23)?,
+        input_tokens: row.get(24)?,
+        output_tokens: row.get(25)?,
+        duration_ms: row.get(26)?,
+        num_turns: row.get(27)?,
+        result_content: row.get(28)?,
+        result_is_error: row.get(29)?,
+        interrupted: row.get(30)?,
+        exit_code: row.get(31)?,
+    };
+    Ok((session, has_mcp_config))
+}
+
+/// The MCP config stored for a session.
+fn mcp_config(conn: &Connection, session_id: &str) -> Result<McpConfig> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT name, command, args_json, env_json, extra_json FROM mcp_servers
+         WHERE session_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([session_id], |row| {
+        let server = McpServer {
+            command: row.get(1)?,
+            args: json_col(row, 2)?,
+            env: json_col::<BTreeMap<String, String>>(row, 3)?,
+            extra: json_col::<Map<String, Value>>(row, 4)?.unwrap_or_default(),
+        };
+        Ok((row.get::<_, String>(0)?, server))
+    })?;
+    let mut config = McpConfig::default();
+    for r in rows {
+        let (name, server) = r?;
+        config.mcp_servers.insert(name, server);
+    }
+    Ok(config)
+}
+
+/// Runs a session query and completes each row with its MCP config.
+fn sessions_where(
+    conn: &Connection,
+    tail: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<SessionRow>> {
+    let sql = format!("SELECT {SESSION_COLUMNS} FROM sessions {tail}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt
+        .query_map(params, session_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    rows.into_iter()
+        .map(|(mut session, has_mcp)| {
+            if has_mcp {
+                session.new.mcp_config = Some(mcp_config(conn, &session.new.id)?);
+            }
+            Ok(session)
+        })
+        .collect()
+}
+
+/// One session by id.
+pub(super) fn session(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
+    Ok(sessions_where(conn, "WHERE id = ?1", [id])?.pop())
+}
+
+/// One session by run id.
+pub(super) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Option<SessionRow>> {
+    Ok(sessions_where(conn, "WHERE run_id = ?1", [run_id])?.pop())
+}
+
+/// The newest session with this Claude session id.
+pub(super) fn session_by_claude_session_id(
+    conn: &Connection,
+    claude_session_id: &str,
+) -> Result<Option<SessionRow>> {
+    Ok(sessions_where(
+        conn,
+        "WHERE claude_session_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        [claude_session_id],
+    )?
+    .pop())
+}
+
+/// Every session, most recently active first.
+pub(super) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
+    sessions_where(
+        conn,
+        "ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
+        [],
+    )
+}
+
+/// Sessions whose id starts with `prefix`, newest first.
+pub(super) fn sessions_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<SessionRow>> {
+    sessions_where(
+        conn,
+        "WHERE substr(id, 1, length(?1)) = ?1 ORDER BY created_at DESC, rowid DESC",
+        [prefix],
+    )
+}
+
+/// Maps a `conversation_events` row selected with `EVENT_COLUMNS`.
+fn event_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationEvent> {
+    Ok(ConversationEvent {
+        id: row.get(0)?,
+        session_id: row.get(1)?,
+        claude_session_id: row.get(2)?,
+        sequence: row.get(3)?,
+        event_type: enum_col(row, 4, "event type", ConversationEventType::parse)?,
+        created_at: row.get(5)?,
+        role: row.get(6)?,
+        content: row.get(7)?,
+        tool_id: row.get(8)?,
+        tool_name: row.get(9)?,
+        tool_input_json: row.get(10)?,
+        tool_result_for_id: row.get(11)?,
+        tool_result_content: row.get(12)?,
+        is_completed: row.get(13)?,
+        is_error: row.get(14)?,
+        approval_status: row.get(15)?,
+        approval_id: row.get(16)?,
+        parent_tool_use_id: row.get(17)?,
+    })
+}
+
+/// One event by row id.
+pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM conversation_events WHERE id = ?1");
+    Ok(conn.prepare_cached(&sql)?.query_row([id], event_from_row)?)
+}
+
+/// The events of a session and all its ancestors, ordered by sequence (which increases along
+/// a continuation chain), or `None` if the session does not exist.
+pub(super) fn conversation_for_session(
+    conn: &Connection,
+    session_id: &str,
+    after_sequence: Option<i64>,
+    limit: Option<i64>,
+) -> Result<Option<Vec<ConversationEvent>>> {
+    let exists = conn
+        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+        .query_row([session_id], |_| Ok(()))
+        .optional()?
+        .is_some();
+    if !exists {
+        return Ok(None);
+    }
+    let sql = format!(
+        "WITH RECURSIVE chain(id, parent, depth) AS (
+             SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?1
+             UNION
+             SELECT s.id, s.parent_session_id, c.depth + 1
+             FROM sessions s JOIN chain c ON s.id = c.parent
+             WHERE c.depth < ?4
+         )
+         SELECT {EVENT_COLUMNS} FROM conversation_events
+         WHERE session_id IN (SELECT id FROM chain) AND sequence > ?2
+         ORDER BY sequence, id
+         LIMIT ?3"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let events = stmt
+        .query_map(
+            params![
+                session_id,
+                after_sequence.unwrap_or(i64::MIN),
+                limit.unwrap_or(-1),
+                MAX_CHAIN_DEPTH
+            ],
+            event_from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Some(events))
+}
+
+/// The events of one Claude session, ordered by sequence.
+pub(super) fn conversation_for_claude_session(
+    conn: &Connection,
+    claude_session_id: &str,
+    after_sequence: Option<i64>,
+    limit: Option<i64>,
+) -> Result<Vec<ConversationEvent>> {
+    let sql = format!(
+        "SELECT {EVENT_COLUMNS} FROM conversation_events
+         WHERE claude_session_id = ?1 AND sequence > ?2
+         ORDER BY sequence, id
+         LIMIT ?3"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let events = stmt
+        .query_map(
+            params![
+                claude_session_id,
+                after_sequence.unwrap_or(i64::MIN),
+                limit.unwrap_or(-1)
+            ],
+            event_from_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(events)
+}
+
+/// The raw stream lines of a session, in arrival order.
+pub(super) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT event_json FROM raw_events WHERE session_id = ?1 ORDER BY id")?;
+    let lines = stmt
+        .query_map([session_id], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?;
+    Ok(lines)
+}
+
+/// Maps an `approvals` row selected with `APPROVAL_COLUMNS` to the wire shape, filling both
+/// the flat fields and the nested HumanLayer object.
+fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
+    let id: String = row.get(0)?;
+    let run_id: String = row.get(2)?;
+    let kind = enum_col(row, 3, "approval type", parse_approval_type)?;
+    let status = enum_col(row, 4, "approval status", parse_approval_status)?;
+    let tool_name: Option<String> = row.get(5)?;
+    let tool_input: Option<Value> = json_col(row, 6)?;
+    let message: Option<String> = row.get(8)?;
+    let subject: Option<String> = row.get(9)?;
+    let comment: Option<String> = row.get(10)?;
+    let requested_at: String = row.get(11)?;
+    let responded_at: Option<String> = row.get(13)?;
+    let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
+        run_id: run_id.clone(),
+        call_id: id.clone(),
+        spec: FunctionCallSpec {
+            function: tool_name.clone().unwrap_or_default(),
+            kwargs: tool_input
+                .clone()
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        },
+        status: Some(FunctionCallStatus {
+            requested_at: Some(requested_at.clone()),
+            responded_at: responded_at.clone(),
+            approved: match status {
+                ApprovalStatus::Approved => Some(true),
+                ApprovalStatus::Denied => Some(false),
+                ApprovalStatus::Pending | ApprovalStatus::Responded => None,
+            },
+            comment: comment.clone(),
+        }),
+    });
+    let human_contact = (kind == ApprovalType::HumanContact).then(|| HumanContact {
+        run_id: run_id.clone(),
+        call_id: id.clone(),
+        spec: HumanContactSpec {
+            msg: message.clone().unwrap_or_default(),
+            subject,
+        },
+        status: Some(HumanContactStatus {
+            requested_at: Some(requested_at.clone()),
+            responded_at: responded_at.clone(),
+            response: comment.clone(),
+        }),
+    });
+    Ok(Approval {
+        call_id: id.clone(),
+        id,
+        run_id,
+        session_id: row.get(1)?,
+        kind,
+        status,
+        function_name: tool_name,
+        function_args: tool_input,
+        message,
+        tool_use_id: row.get(7)?,
+        requested_at,
+        timeout_at: row.get(12)?,
+        responded_at,
+        comment,
+        function_call,
+        human_contact,
+    })
+}
+
+/// One approval by id.
+pub(super) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
+    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1");
+    Ok(conn
+        .prepare_cached(&sql)?
+        .query_row([id], approval_from_row)
+        .optional()?)
+}
+
+/// Pending approvals, of one session or of all, oldest first.
+pub(super) fn pending_approvals(
+    conn: &Connection,
+    session_id: Option<&str>,
+) -> Result<Vec<Approval>> {
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals
+         WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
+         ORDER BY requested_at, rowid"
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let approvals = stmt
+        .query_map([session_id], approval_from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(approvals)
+}

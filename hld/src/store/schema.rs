@@ -1,0 +1,216 @@
+//! Opening connections (pragmas) and the versioned schema migrations.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use super::error::{Result, StoreError};
+
+/// How long a connection waits for a lock held by another connection before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One schema step. Applied in order, each in its own transaction, and recorded in
+/// `schema_version`. Never edit a released migration: append a new one.
+struct Migration {
+    version: i64,
+    description: &'static str,
+    sql: &'static str,
+}
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    description: "sessions, conversation events, MCP servers, raw events and approvals",
+    sql: r#"
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    claude_session_id TEXT,
+    parent_session_id TEXT REFERENCES sessions(id),
+    query TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    model TEXT,
+    working_dir TEXT,
+    max_turns INTEGER,
+    system_prompt TEXT,
+    append_system_prompt TEXT,
+    custom_instructions TEXT,
+    permission_prompt_tool TEXT,
+    allowed_tools TEXT,
+    disallowed_tools TEXT,
+    has_mcp_config INTEGER NOT NULL DEFAULT 0,
+    no_approvals INTEGER NOT NULL DEFAULT 0,
+    initial_status TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('starting', 'running', 'waiting_input', 'completing', 'completed', 'failed')),
+    created_at TEXT NOT NULL,
+    last_activity_at TEXT NOT NULL,
+    completed_at TEXT,
+    error_message TEXT,
+    cost_usd REAL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    duration_ms INTEGER,
+    num_turns INTEGER,
+    result_content TEXT,
+    result_is_error INTEGER,
+    interrupted INTEGER NOT NULL DEFAULT 0,
+    exit_code INTEGER
+);
+CREATE INDEX idx_sessions_claude ON sessions(claude_session_id, created_at);
+CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
+CREATE INDEX idx_sessions_status ON sessions(status);
+CREATE INDEX idx_sessions_activity ON sessions(last_activity_at, created_at);
+
+CREATE TABLE conversation_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    claude_session_id TEXT NOT NULL DEFAULT '',
+    sequence INTEGER NOT NULL,
+    event_type TEXT NOT NULL CHECK (event_type IN
+        ('message', 'tool_call', 'tool_result', 'system', 'thinking')),
+    created_at TEXT NOT NULL,
+    role TEXT,
+    content TEXT,
+    tool_id TEXT,
+    tool_name TEXT,
+    tool_input_json TEXT,
+    tool_result_for_id TEXT,
+    tool_result_content TEXT,
+    is_completed INTEGER NOT NULL DEFAULT 0,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    approval_status TEXT,
+    approval_id TEXT,
+    parent_tool_use_id TEXT,
+    UNIQUE (session_id, sequence)
+);
+CREATE INDEX idx_events_claude ON conversation_events(claude_session_id, sequence);
+CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id);
+
+CREATE TABLE mcp_servers (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    name TEXT NOT NULL,
+    command TEXT,
+    args_json TEXT,
+    env_json TEXT,
+    extra_json TEXT,
+    UNIQUE (session_id, name)
+);
+
+CREATE TABLE raw_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    event_json TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_raw_events_session ON raw_events(session_id, id);
+
+CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('function_call', 'human_contact')),
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+        ('pending', 'approved', 'denied', 'responded')),
+    tool_name TEXT,
+    tool_input TEXT,
+    tool_use_id TEXT,
+    message TEXT,
+    subject TEXT,
+    comment TEXT,
+    requested_at TEXT NOT NULL,
+    timeout_at TEXT,
+    responded_at TEXT
+);
+CREATE INDEX idx_approvals_pending ON approvals(requested_at) WHERE status = 'pending';
+CREATE INDEX idx_approvals_session ON approvals(session_id, status);
+CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
+"#,
+}];
+
+/// The newest schema version this build knows.
+pub(super) fn latest_version() -> i64 {
+    MIGRATIONS.last().map_or(0, |m| m.version)
+}
+
+/// Opens the connection that writes: creates the file if needed and switches the database to
+/// WAL (a persistent property of the file, so readers opened later see it too).
+pub(super) fn open_writer(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(StoreError::Invalid(format!(
+            "could not switch the database to WAL (journal mode is {mode})"
+        )));
+    }
+    configure(&conn)?;
+    Ok(conn)
+}
+
+/// Opens a read connection (`query_only`, so a bug cannot write through it).
+pub(super) fn open_reader(path: &Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(path, OpenFlags::default())?;
+    configure(&conn)?;
+    conn.pragma_update(None, "query_only", true)?;
+    Ok(conn)
+}
+
+fn configure(conn: &Connection) -> Result<()> {
+    conn.pragma_update(None, "foreign_keys", true)?;
+    // In WAL mode, NORMAL syncs the WAL only at checkpoints, not at every commit. A commit has
+    // still been written to the WAL file (the OS page cache) before it returns, so a killed or
+    // crashed hld loses nothing it acknowledged; only an OS crash or power loss can drop the
+    // last commits, and it never corrupts the database.
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(())
+}
+
+/// Brings the schema up to [`latest_version`], or refuses a database from a newer hld. Each
+/// migration runs in its own `IMMEDIATE` transaction that re-reads the version, so two
+/// processes opening the same new file cannot apply one twice.
+pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
+    conn.execute_batch(
+        "CREATE TABLE IF NOT EXISTS schema_version (
+            version INTEGER PRIMARY KEY,
+            applied_at TEXT NOT NULL,
+            description TEXT NOT NULL
+        )",
+    )?;
+    let supported = latest_version();
+    for m in MIGRATIONS {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current = current_version(&tx)?;
+        if current > supported {
+            return Err(StoreError::SchemaTooNew {
+                found: current,
+                supported,
+            });
+        }
+        if current >= m.version {
+            continue;
+        }
+        tx.execute_batch(m.sql)?;
+        tx.execute(
+            "INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
+            (m.version, crate::time::now(), m.description),
+        )?;
+        tx.commit()?;
+        tracing::info!(
+            version = m.version,
+            description = m.description,
+            "applied migration"
+        );
+    }
+    Ok(())
+}
+
+/// The highest version recorded in `schema_version` (0 for a new database).
+pub(super) fn current_version(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version",
+        [],
+        |r| r.get(0),
+    )?)
+}

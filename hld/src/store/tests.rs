@@ -1,0 +1,1079 @@
+//! Tests of the store against real SQLite files in temporary directories.
+
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::PermissionsExt;
+
+use hld_client::protocol::{
+    ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer, SessionStatus,
+};
+use serde_json::json;
+
+use super::*;
+
+/// A session created at `created_at`, with every optional field empty.
+fn session(id: &str, created_at: &str) -> NewSession {
+    NewSession {
+        id: id.into(),
+        run_id: format!("run-{id}"),
+        parent_session_id: None,
+        query: format!("query of {id}"),
+        summary: summarize(&format!("query of {id}")),
+        model: None,
+        working_dir: None,
+        max_turns: None,
+        system_prompt: None,
+        append_system_prompt: None,
+        custom_instructions: None,
+        permission_prompt_tool: None,
+        allowed_tools: None,
+        disallowed_tools: None,
+        mcp_config: None,
+        no_approvals: false,
+        status: SessionStatus::Starting,
+        created_at: created_at.into(),
+    }
+}
+
+fn child(id: &str, parent: &str, created_at: &str) -> NewSession {
+    NewSession {
+        parent_session_id: Some(parent.into()),
+        ..session(id, created_at)
+    }
+}
+
+fn messages(claude: &str, texts: &[&str]) -> Ingest {
+    Ingest {
+        raw_lines: texts
+            .iter()
+            .map(|t| format!("{{\"raw\":\"{t}\"}}"))
+            .collect(),
+        events: texts
+            .iter()
+            .map(|t| NewEvent::message(claude, "assistant", t))
+            .collect(),
+        update: None,
+    }
+}
+
+fn tool_call(claude: &str, tool_id: &str, name: &str) -> NewEvent {
+    NewEvent {
+        role: Some("assistant".into()),
+        tool_id: Some(tool_id.into()),
+        tool_name: Some(name.into()),
+        tool_input_json: Some(r#"{"command":"ls"}"#.into()),
+        ..NewEvent::new(claude, ConversationEventType::ToolCall)
+    }
+}
+
+fn tool_result(claude: &str, for_id: &str) -> NewEvent {
+    NewEvent {
+        role: Some("user".into()),
+        tool_result_for_id: Some(for_id.into()),
+        tool_result_content: Some("ok".into()),
+        ..NewEvent::new(claude, ConversationEventType::ToolResult)
+    }
+}
+
+fn one(event: NewEvent) -> Ingest {
+    Ingest {
+        events: vec![event],
+        ..Ingest::default()
+    }
+}
+
+fn sequences(events: &[hld_client::protocol::ConversationEvent]) -> Vec<i64> {
+    events.iter().map(|e| e.sequence).collect()
+}
+
+/// A raw connection to the file, to inspect or tamper with it.
+fn raw(path: &Path) -> Connection {
+    Connection::open(path).unwrap()
+}
+
+/// A write that keeps the writer busy for a while, so that what is queued meanwhile is
+/// applied as one batch.
+async fn hold_writer(store: &Store) -> Result<()> {
+    store
+        .write(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            Ok(())
+        })
+        .await
+}
+
+#[tokio::test]
+async fn migrations_are_recorded_once_and_idempotent_on_reopen() {
+    let (dir, store) = Store::open_temp();
+    let path = store.path().to_owned();
+    store.close().await.unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    store.close().await.unwrap();
+    let conn = raw(&path);
+    let versions: Vec<(i64, String, String)> = conn
+        .prepare("SELECT version, applied_at, description FROM schema_version ORDER BY version")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let numbers: Vec<i64> = versions.iter().map(|v| v.0).collect();
+    assert_eq!(numbers, (1..=schema::latest_version()).collect::<Vec<_>>());
+    assert!(versions
+        .iter()
+        .all(|v| v.1.ends_with('Z') && !v.2.is_empty()));
+    let tables: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN
+             ('sessions', 'conversation_events', 'mcp_servers', 'raw_events', 'approvals')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 5);
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    drop(dir);
+}
+
+/// `foreign_keys`, `synchronous` (1 = NORMAL), `busy_timeout` and `journal_mode` of `conn`.
+fn pragmas(conn: &Connection) -> Result<(bool, i64, i64, String)> {
+    let get = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
+    let mode = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+    Ok((
+        get("foreign_keys")? == 1,
+        get("synchronous")?,
+        get("busy_timeout")?,
+        mode,
+    ))
+}
+
+#[tokio::test]
+async fn every_connection_uses_wal_normal_sync_foreign_keys_and_a_busy_timeout() {
+    let (_dir, store) = Store::open_temp();
+    let expected = (true, 1, 5000, "wal".to_owned());
+    assert_eq!(store.write(|w| pragmas(&w.conn)).await.unwrap(), expected);
+    assert_eq!(store.inner.readers.len(), READERS);
+    for reader in &store.inner.readers {
+        assert_eq!(pragmas(&reader.lock().unwrap()).unwrap(), expected);
+    }
+    // Readers cannot write.
+    let err = store
+        .read(|c| Ok(c.execute("DELETE FROM sessions", [])?))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("readonly"), "{err}");
+}
+
+#[tokio::test]
+async fn a_newer_schema_is_refused_with_a_clear_error() {
+    let (_dir, store) = Store::open_temp();
+    let path = store.path().to_owned();
+    store.close().await.unwrap();
+    drop(store);
+    raw(&path)
+        .execute(
+            "INSERT INTO schema_version (version, applied_at, description)
+             VALUES (99, '2030-01-01T00:00:00.000Z', 'from the future')",
+            [],
+        )
+        .unwrap();
+    let err = Store::open(&path).unwrap_err();
+    assert!(
+        matches!(err, StoreError::SchemaTooNew { found: 99, .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "database schema version 99 is newer than this hld supports ({})",
+            schema::latest_version()
+        )
+    );
+}
+
+#[tokio::test]
+async fn open_creates_a_private_directory_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/hld.db");
+    let store = Store::open(&path).unwrap();
+    let dir_mode = std::fs::metadata(path.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode();
+    let file_mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(dir_mode & 0o777, 0o700);
+    assert_eq!(file_mode & 0o777, 0o600);
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_session_round_trips_with_its_mcp_config() {
+    let (_dir, store) = Store::open_temp();
+    let mut servers = BTreeMap::new();
+    servers.insert(
+        "approvals".to_owned(),
+        McpServer {
+            command: Some("hlyr".into()),
+            args: Some(vec!["mcp".into(), "claude_approvals".into()]),
+            env: Some(BTreeMap::from([("HUMANLAYER_RUN_ID".into(), "r1".into())])),
+            extra: Default::default(),
+        },
+    );
+    let mut extra = serde_json::Map::new();
+    extra.insert("type".into(), json!("http"));
+    extra.insert("url".into(), json!("https://example.invalid/mcp"));
+    servers.insert(
+        "web".to_owned(),
+        McpServer {
+            extra,
+            ..McpServer::default()
+        },
+    );
+    let new = NewSession {
+        model: Some("sonnet".into()),
+        working_dir: Some("/tmp/w".into()),
+        max_turns: Some(7),
+        system_prompt: Some("sys".into()),
+        append_system_prompt: Some("more".into()),
+        custom_instructions: Some("be brief".into()),
+        permission_prompt_tool: Some("mcp__approvals__request_permission".into()),
+        allowed_tools: Some(vec!["Read".into(), "Bash(ls:*)".into()]),
+        disallowed_tools: Some(vec![]),
+        mcp_config: Some(McpConfig {
+            mcp_servers: servers,
+        }),
+        no_approvals: true,
+        ..session("s1", "2026-01-01T00:00:00.000Z")
+    };
+    store.create_session(new.clone()).await.unwrap();
+    let row = store.get_session("s1").await.unwrap().unwrap();
+    assert_eq!(row.new, new);
+    assert_eq!(row.status, SessionStatus::Starting);
+    assert_eq!(row.last_activity_at, new.created_at);
+    assert_eq!(row.completed_at, None);
+    assert!(!row.interrupted);
+    assert_eq!(
+        store.get_session_by_run_id("run-s1").await.unwrap(),
+        Some(row)
+    );
+    assert_eq!(store.get_session("nope").await.unwrap(), None);
+    assert_eq!(store.get_session_by_run_id("nope").await.unwrap(), None);
+
+    // An empty config is kept apart from no config.
+    let empty = NewSession {
+        mcp_config: Some(McpConfig::default()),
+        ..session("s2", "2026-01-01T00:00:01.000Z")
+    };
+    store.create_session(empty.clone()).await.unwrap();
+    let row = store.get_session("s2").await.unwrap().unwrap();
+    assert_eq!(row.new.mcp_config, Some(McpConfig::default()));
+
+    // Duplicates and unknown parents are refused.
+    assert!(store
+        .create_session(session("s1", "2026-01-01T00:00:02.000Z"))
+        .await
+        .is_err());
+    let err = store
+        .create_session(child("s3", "ghost", "2026-01-01T00:00:03.000Z"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::SessionNotFound(ref id) if id == "ghost"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn update_changes_given_fields_and_reports_the_old_status() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let change = store
+        .update_session(
+            "s1",
+            SessionUpdate {
+                status: Some(SessionStatus::Running),
+                claude_session_id: Some("c1".into()),
+                ..SessionUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(change.old_status, SessionStatus::Starting);
+    assert_eq!(change.session.status, SessionStatus::Running);
+    assert_eq!(change.session.claude_session_id.as_deref(), Some("c1"));
+    assert!(change.session.last_activity_at > change.session.new.created_at);
+
+    let change = store
+        .update_session(
+            "s1",
+            SessionUpdate {
+                status: Some(SessionStatus::Completed),
+                cost_usd: Some(0.25),
+                input_tokens: Some(10),
+                output_tokens: Some(5),
+                duration_ms: Some(1200),
+                num_turns: Some(2),
+                result_content: Some("done".into()),
+                result_is_error: Some(false),
+                interrupted: Some(true),
+                exit_code: Some(0),
+                completed_at: Some("2026-01-01T00:01:00.000Z".into()),
+                ..SessionUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    let row = change.session;
+    assert_eq!(change.old_status, SessionStatus::Running);
+    assert_eq!(
+        row.claude_session_id.as_deref(),
+        Some("c1"),
+        "untouched fields stay"
+    );
+    assert_eq!(row.cost_usd, Some(0.25));
+    assert_eq!(row.to_state().total_tokens, Some(15));
+    assert_eq!(row.result_is_error, Some(false));
+    assert!(row.interrupted);
+    assert_eq!(row.exit_code, Some(0));
+    assert_eq!(
+        row.completed_at.as_deref(),
+        Some("2026-01-01T00:01:00.000Z")
+    );
+    assert_eq!(store.get_session("s1").await.unwrap(), Some(row));
+
+    let err = store
+        .update_session("ghost", SessionUpdate::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::SessionNotFound(ref id) if id == "ghost"),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "session not found: ghost");
+}
+
+#[tokio::test]
+async fn sessions_are_listed_by_activity_and_found_by_prefix() {
+    let (_dir, store) = Store::open_temp();
+    for (id, at) in [
+        ("aaa1", "2026-01-01T00:00:01.000Z"),
+        ("aab2", "2026-01-01T00:00:02.000Z"),
+        ("bbb3", "2026-01-01T00:00:03.000Z"),
+    ] {
+        store.create_session(session(id, at)).await.unwrap();
+    }
+    let ids = |rows: Vec<SessionRow>| rows.into_iter().map(|r| r.new.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list_sessions().await.unwrap()),
+        ["bbb3", "aab2", "aaa1"]
+    );
+    // Activity (now, later than every created_at) brings the oldest to the top.
+    store
+        .update_session("aaa1", SessionUpdate::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        ids(store.list_sessions().await.unwrap()),
+        ["aaa1", "bbb3", "aab2"]
+    );
+
+    assert_eq!(
+        ids(store.find_sessions_by_prefix("aa").await.unwrap()),
+        ["aab2", "aaa1"]
+    );
+    assert_eq!(
+        ids(store.find_sessions_by_prefix("aaa").await.unwrap()),
+        ["aaa1"]
+    );
+    assert!(store.find_sessions_by_prefix("c").await.unwrap().is_empty());
+    // `%` and `_` are not wildcards.
+    assert!(store
+        .find_sessions_by_prefix("a_")
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let first = store
+        .ingest("s1", messages("c1", &["hello", "there"]))
+        .await
+        .unwrap();
+    assert_eq!(sequences(&first), [1, 2]);
+    assert!(first[0].id < first[1].id);
+    assert_eq!(first[1].content.as_deref(), Some("there"));
+    assert_eq!(first[0].session_id, "s1");
+
+    let call = store
+        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .await
+        .unwrap();
+    assert_eq!(sequences(&call), [3]);
+    assert!(!call[0].is_completed);
+
+    let result = store
+        .ingest(
+            "s1",
+            Ingest {
+                raw_lines: vec!["{\"type\":\"user\"}".into()],
+                events: vec![tool_result("c1", "toolu_1")],
+                update: Some(SessionUpdate {
+                    status: Some(SessionStatus::Running),
+                    ..SessionUpdate::default()
+                }),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(sequences(&result), [4]);
+
+    let all = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sequences(&all), [1, 2, 3, 4]);
+    assert_eq!(all[..2], first[..]);
+    assert!(all[2].is_completed, "the result completes its call");
+    assert_eq!(
+        all[2].tool_input_json.as_deref(),
+        Some(r#"{"command":"ls"}"#)
+    );
+    assert_eq!(all[3].tool_result_for_id.as_deref(), Some("toolu_1"));
+
+    assert_eq!(
+        store.raw_events("s1").await.unwrap(),
+        [
+            "{\"raw\":\"hello\"}",
+            "{\"raw\":\"there\"}",
+            "{\"type\":\"user\"}"
+        ]
+    );
+    let row = store.get_session("s1").await.unwrap().unwrap();
+    assert_eq!(row.status, SessionStatus::Running);
+    assert!(row.last_activity_at > row.new.created_at);
+
+    let err = store
+        .ingest("ghost", messages("c1", &["lost"]))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
+    assert!(store.raw_events("ghost").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_continuation_chain_reads_oldest_first_with_increasing_sequences() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("root", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("root", messages("c1", &["r1", "r2", "r3"]))
+        .await
+        .unwrap();
+    // A child without events of its own, then a grandchild: the grandchild carries on after
+    // the root.
+    store
+        .create_session(child("mid", "root", "2026-01-01T00:00:01.000Z"))
+        .await
+        .unwrap();
+    store
+        .create_session(child("leaf", "mid", "2026-01-01T00:00:02.000Z"))
+        .await
+        .unwrap();
+    let leaf = store
+        .ingest("leaf", messages("c3", &["l1", "l2"]))
+        .await
+        .unwrap();
+    assert_eq!(sequences(&leaf), [4, 5]);
+
+    let chain = store
+        .conversation_for_session("leaf", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let contents: Vec<_> = chain.iter().map(|e| e.content.clone().unwrap()).collect();
+    assert_eq!(contents, ["r1", "r2", "r3", "l1", "l2"]);
+    assert_eq!(sequences(&chain), [1, 2, 3, 4, 5]);
+
+    // The root sees only itself; the middle sees the root's.
+    let root = store
+        .conversation_for_session("root", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sequences(&root), [1, 2, 3]);
+    let mid = store
+        .conversation_for_session("mid", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sequences(&mid), [1, 2, 3]);
+    assert_eq!(
+        store
+            .conversation_for_session("ghost", None, None)
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn conversations_page_on_sequence() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("p", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("p", messages("c1", &["1", "2", "3"]))
+        .await
+        .unwrap();
+    store
+        .create_session(child("k", "p", "2026-01-01T00:00:01.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("k", messages("c2", &["4", "5", "6"]))
+        .await
+        .unwrap();
+    let page = |after, limit| {
+        let store = store.clone();
+        async move {
+            sequences(
+                &store
+                    .conversation_for_session("k", after, limit)
+                    .await
+                    .unwrap()
+                    .unwrap(),
+            )
+        }
+    };
+    assert_eq!(page(None, Some(2)).await, [1, 2]);
+    assert_eq!(page(Some(2), Some(2)).await, [3, 4]);
+    assert_eq!(page(Some(4), Some(10)).await, [5, 6]);
+    assert_eq!(page(Some(6), None).await, Vec::<i64>::new());
+    assert_eq!(page(Some(0), Some(0)).await, Vec::<i64>::new());
+    let claude = store
+        .conversation_for_claude_session("c2", Some(4), Some(1))
+        .await
+        .unwrap();
+    assert_eq!(sequences(&claude), [5]);
+}
+
+#[tokio::test]
+async fn claude_session_queries_return_its_events_and_newest_session() {
+    let (_dir, store) = Store::open_temp();
+    for (id, at) in [
+        ("old", "2026-01-01T00:00:00.000Z"),
+        ("new", "2026-01-01T00:00:05.000Z"),
+    ] {
+        store.create_session(session(id, at)).await.unwrap();
+        store
+            .update_session(
+                id,
+                SessionUpdate {
+                    claude_session_id: Some("shared".into()),
+                    ..SessionUpdate::default()
+                },
+            )
+            .await
+            .unwrap();
+    }
+    let found = store
+        .get_session_by_claude_session_id("shared")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.new.id, "new");
+    assert_eq!(
+        store
+            .get_session_by_claude_session_id("none")
+            .await
+            .unwrap(),
+        None
+    );
+
+    store
+        .ingest("old", messages("c-a", &["a1", "a2"]))
+        .await
+        .unwrap();
+    store.ingest("old", messages("c-b", &["b1"])).await.unwrap();
+    let a = store
+        .conversation_for_claude_session("c-a", None, None)
+        .await
+        .unwrap();
+    assert_eq!(sequences(&a), [1, 2]);
+    assert!(a.iter().all(|e| e.claude_session_id == "c-a"));
+    assert!(store
+        .conversation_for_claude_session("unknown", None, None)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
+async fn orphans_are_failed_and_reported() {
+    let (_dir, store) = Store::open_temp();
+    let statuses = [
+        ("s-start", SessionStatus::Starting),
+        ("s-run", SessionStatus::Running),
+        ("s-wait", SessionStatus::WaitingInput),
+        ("s-closing", SessionStatus::Completing),
+        ("s-done", SessionStatus::Completed),
+        ("s-failed", SessionStatus::Failed),
+    ];
+    for (i, (id, status)) in statuses.iter().enumerate() {
+        let at = format!("2026-01-01T00:00:0{i}.000Z");
+        store
+            .create_session(NewSession {
+                status: *status,
+                ..session(id, &at)
+            })
+            .await
+            .unwrap();
+    }
+    let orphans = store.mark_orphans("daemon restarted").await.unwrap();
+    let reported: Vec<_> = orphans
+        .iter()
+        .map(|o| (o.id.as_str(), o.old_status))
+        .collect();
+    assert_eq!(reported, statuses[..4]);
+    assert_eq!(orphans[1].run_id, "run-s-run");
+    for (id, before) in statuses {
+        let row = store.get_session(id).await.unwrap().unwrap();
+        if before.is_active() {
+            assert_eq!(row.status, SessionStatus::Failed, "{id}");
+            assert_eq!(row.error_message.as_deref(), Some("daemon restarted"));
+            assert!(row.completed_at.is_some());
+        } else {
+            assert_eq!(row.status, before, "{id}");
+            assert_eq!(row.error_message, None);
+        }
+    }
+    assert!(store.mark_orphans("again").await.unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
+    let (_dir, store) = Store::open_temp();
+    const SESSIONS: usize = 4;
+    const PER_TASK: usize = 50;
+    const TASKS_PER_SESSION: usize = 2;
+    for s in 0..SESSIONS {
+        store
+            .create_session(session(&format!("s{s}"), "2026-01-01T00:00:00.000Z"))
+            .await
+            .unwrap();
+    }
+    let before = store.write_stats();
+    let mut tasks = Vec::new();
+    for t in 0..SESSIONS * TASKS_PER_SESSION {
+        let store = store.clone();
+        tasks.push(tokio::spawn(async move {
+            let sid = format!("s{}", t % SESSIONS);
+            for i in 0..PER_TASK {
+                let text = format!("t{t}-{i}");
+                store
+                    .ingest(&sid, messages("c", &[text.as_str()]))
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .for_each(|r| r.unwrap());
+
+    let total = SESSIONS * TASKS_PER_SESSION * PER_TASK;
+    for s in 0..SESSIONS {
+        let events = store
+            .conversation_for_session(&format!("s{s}"), None, None)
+            .await
+            .unwrap()
+            .unwrap();
+        let expected: Vec<i64> = (1..=(TASKS_PER_SESSION * PER_TASK) as i64).collect();
+        assert_eq!(sequences(&events), expected, "s{s}");
+    }
+    let stats = store.write_stats();
+    assert_eq!(stats.commands - before.commands, total as u64);
+    assert!(stats.transactions - before.transactions <= total as u64);
+
+    // Commands queued while the writer is busy share one commit.
+    let before = store.write_stats();
+    let burst: Vec<_> = (0..200)
+        .map(|i| {
+            let store = store.clone();
+            async move {
+                let text = format!("burst-{i}");
+                store.ingest("s0", messages("c", &[text.as_str()])).await
+            }
+        })
+        .collect();
+    let (gate, results) = tokio::join!(hold_writer(&store), futures::future::join_all(burst));
+    gate.unwrap();
+    assert!(results.iter().all(Result::is_ok));
+    let stats = store.write_stats();
+    assert_eq!(stats.commands - before.commands, 201);
+    assert!(
+        stats.transactions - before.transactions <= 2,
+        "the gate, then the whole burst: {before:?} -> {stats:?}"
+    );
+    let count: i64 = raw(store.path())
+        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, (total + 200) as i64);
+}
+
+#[tokio::test]
+async fn a_failing_command_rolls_back_alone_within_its_batch() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    // Queued behind a busy writer, so that it applies them in one transaction.
+    let before = store.write_stats();
+    let gate = hold_writer(&store);
+    let ok1 = store.ingest("s1", messages("c", &["first"]));
+    let failing = store.write(|w| {
+        w.ingest("s1", messages("c", &["doomed"]))?;
+        Err::<(), _>(StoreError::Invalid("deliberate".into()))
+    });
+    let missing = store.ingest("ghost", messages("c", &["nowhere"]));
+    let ok2 = store.ingest("s1", messages("c", &["second"]));
+    let (gate, ok1, failing, missing, ok2) = tokio::join!(gate, ok1, failing, missing, ok2);
+    gate.unwrap();
+    let stats = store.write_stats();
+    // The gate may or may not have been alone; the four commands after it were not.
+    assert!(
+        stats.transactions - before.transactions <= 2,
+        "{before:?} -> {stats:?}"
+    );
+    assert_eq!(sequences(&ok1.unwrap()), [1]);
+    assert!(
+        matches!(failing, Err(StoreError::Invalid(_))),
+        "{failing:?}"
+    );
+    assert!(
+        matches!(missing, Err(StoreError::SessionNotFound(_))),
+        "{missing:?}"
+    );
+    // The rolled-back command's sequence is reused: no gap.
+    assert_eq!(sequences(&ok2.unwrap()), [2]);
+
+    let events = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    let contents: Vec<_> = events.iter().map(|e| e.content.clone().unwrap()).collect();
+    assert_eq!(contents, ["first", "second"]);
+    assert_eq!(
+        store.raw_events("s1").await.unwrap(),
+        ["{\"raw\":\"first\"}", "{\"raw\":\"second\"}"]
+    );
+}
+
+#[tokio::test]
+async fn a_panicking_command_is_reported_and_the_writer_survives() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let outcome = store
+        .write(|w| {
+            w.ingest("s1", messages("c", &["doomed"]))?;
+            panic!("deliberate");
+        })
+        .await;
+    assert!(
+        matches!(outcome, Err::<(), _>(StoreError::Panicked)),
+        "{outcome:?}"
+    );
+    let events = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
+    assert_eq!(sequences(&events), [1]);
+    assert_eq!(store.raw_events("s1").await.unwrap().len(), 1);
+}
+
+/// A session with one tool call `toolu_1` (sequence 1).
+async fn session_with_tool_call(store: &Store) {
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn approvals_are_created_linked_listed_and_decided() {
+    let (_dir, store) = Store::open_temp();
+    session_with_tool_call(&store).await;
+    let created = store
+        .create_approval(NewApproval::function_call(
+            "local-1",
+            "s1",
+            "Bash",
+            json!({"command": "ls"}),
+            Some("toolu_1"),
+        ))
+        .await
+        .unwrap();
+    let a = &created.approval;
+    assert_eq!((a.id.as_str(), a.call_id.as_str()), ("local-1", "local-1"));
+    assert_eq!(a.run_id, "run-s1");
+    assert_eq!(a.kind, ApprovalType::FunctionCall);
+    assert_eq!(a.status, ApprovalStatus::Pending);
+    assert_eq!(a.function_name.as_deref(), Some("Bash"));
+    assert_eq!(a.function_args, Some(json!({"command": "ls"})));
+    let fc = a.function_call.as_ref().unwrap();
+    assert_eq!(fc.spec.function, "Bash");
+    assert_eq!(fc.spec.kwargs, json!({"command": "ls"}));
+    assert_eq!(fc.status.as_ref().unwrap().approved, None);
+    assert_eq!(a.human_contact, None);
+    assert_eq!(created.events.len(), 1);
+    assert_eq!(
+        created.events[0].approval_status.as_deref(),
+        Some("pending")
+    );
+    assert_eq!(created.events[0].approval_id.as_deref(), Some("local-1"));
+    assert_eq!(
+        store.get_approval("local-1").await.unwrap().as_ref(),
+        Some(a)
+    );
+
+    let contact = store
+        .create_approval(NewApproval::human_contact("local-2", "s1", "Which branch?"))
+        .await
+        .unwrap();
+    assert!(contact.events.is_empty());
+    assert_eq!(
+        contact.approval.human_contact.as_ref().unwrap().spec.msg,
+        "Which branch?"
+    );
+
+    let pending = store.pending_approvals(Some("s1")).await.unwrap();
+    let ids: Vec<_> = pending.iter().map(|a| a.id.as_str()).collect();
+    assert_eq!(ids, ["local-1", "local-2"]);
+    assert_eq!(store.pending_approvals(None).await.unwrap().len(), 2);
+    assert!(store
+        .pending_approvals(Some("other"))
+        .await
+        .unwrap()
+        .is_empty());
+
+    let decided = store
+        .decide_approval("local-1", ApprovalStatus::Approved, Some("fine".into()))
+        .await
+        .unwrap();
+    assert_eq!(decided.approval.status, ApprovalStatus::Approved);
+    assert_eq!(decided.approval.comment.as_deref(), Some("fine"));
+    assert!(decided.approval.responded_at.is_some());
+    let status = decided.approval.function_call.unwrap().status.unwrap();
+    assert_eq!(status.approved, Some(true));
+    assert_eq!(status.comment.as_deref(), Some("fine"));
+    assert_eq!(
+        decided.events[0].approval_status.as_deref(),
+        Some("approved")
+    );
+    let stored = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored[0].approval_status.as_deref(), Some("approved"));
+    assert_eq!(stored[0].approval_id.as_deref(), Some("local-1"));
+
+    // A response of the wrong kind, a response, and the pending list afterwards.
+    let wrong = store
+        .decide_approval("local-2", ApprovalStatus::Approved, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(wrong, StoreError::Invalid(_)), "{wrong:?}");
+    let responded = store
+        .decide_approval("local-2", ApprovalStatus::Responded, Some("main".into()))
+        .await
+        .unwrap();
+    let hc = responded.approval.human_contact.unwrap();
+    assert_eq!(hc.status.unwrap().response.as_deref(), Some("main"));
+    assert!(store.pending_approvals(None).await.unwrap().is_empty());
+
+    let again = store
+        .decide_approval("local-1", ApprovalStatus::Denied, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            again,
+            StoreError::AlreadyDecided {
+                status: ApprovalStatus::Approved,
+                ..
+            }
+        ),
+        "{again:?}"
+    );
+    let unknown = store
+        .decide_approval("nope", ApprovalStatus::Denied, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, StoreError::ApprovalNotFound(_)),
+        "{unknown:?}"
+    );
+    assert_eq!(store.get_approval("nope").await.unwrap(), None);
+
+    let orphan = store
+        .create_approval(NewApproval::human_contact("local-3", "ghost", "?"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(orphan, StoreError::SessionNotFound(_)),
+        "{orphan:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_two_racing_decisions_exactly_one_wins() {
+    let (_dir, store) = Store::open_temp();
+    session_with_tool_call(&store).await;
+    for round in 0..20 {
+        let id = format!("local-{round}");
+        store
+            .create_approval(NewApproval::function_call(
+                &id,
+                "s1",
+                "Bash",
+                json!({}),
+                Some("toolu_1"),
+            ))
+            .await
+            .unwrap();
+        let approve = {
+            let (store, id) = (store.clone(), id.clone());
+            tokio::spawn(async move {
+                store
+                    .decide_approval(&id, ApprovalStatus::Approved, None)
+                    .await
+            })
+        };
+        let deny = {
+            let (store, id) = (store.clone(), id.clone());
+            tokio::spawn(async move {
+                store
+                    .decide_approval(&id, ApprovalStatus::Denied, Some("no".into()))
+                    .await
+            })
+        };
+        let (approve, deny) = (approve.await.unwrap(), deny.await.unwrap());
+        let winner = match (&approve, &deny) {
+            (Ok(_), Err(StoreError::AlreadyDecided { status, .. })) => {
+                assert_eq!(*status, ApprovalStatus::Approved);
+                ApprovalStatus::Approved
+            }
+            (Err(StoreError::AlreadyDecided { status, .. }), Ok(_)) => {
+                assert_eq!(*status, ApprovalStatus::Denied);
+                ApprovalStatus::Denied
+            }
+            other => panic!("not exactly one winner: {other:?}"),
+        };
+        let stored = store.get_approval(&id).await.unwrap().unwrap();
+        assert_eq!(stored.status, winner);
+    }
+}
+
+#[tokio::test]
+async fn a_tool_call_arriving_after_its_approval_is_linked() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let created = store
+        .create_approval(NewApproval::function_call(
+            "local-1",
+            "s1",
+            "Write",
+            json!({"file_path": "/tmp/x"}),
+            Some("toolu_9"),
+        ))
+        .await
+        .unwrap();
+    assert!(created.events.is_empty());
+    let events = store
+        .ingest("s1", one(tool_call("c1", "toolu_9", "Write")))
+        .await
+        .unwrap();
+    assert_eq!(events[0].approval_status.as_deref(), Some("pending"));
+    assert_eq!(events[0].approval_id.as_deref(), Some("local-1"));
+}
+
+#[tokio::test]
+async fn data_survives_reopening_and_sequences_continue() {
+    let (_dir, store) = Store::open_temp();
+    let path = store.path().to_owned();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("s1", messages("c1", &["one", "two"]))
+        .await
+        .unwrap();
+    store
+        .create_approval(NewApproval::human_contact("local-1", "s1", "?"))
+        .await
+        .unwrap();
+    let before = store.get_session("s1").await.unwrap().unwrap();
+    store.close().await.unwrap();
+    let wal = path.with_extension("db-wal");
+    assert_eq!(
+        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0),
+        0,
+        "close checkpoints the WAL"
+    );
+    let closed = store.get_session("s1").await.unwrap_err();
+    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
+    let closed = store.mark_orphans("x").await.unwrap_err();
+    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
+    store.close().await.unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.get_session("s1").await.unwrap(), Some(before));
+    assert_eq!(store.raw_events("s1").await.unwrap().len(), 2);
+    assert_eq!(store.pending_approvals(Some("s1")).await.unwrap().len(), 1);
+    let more = store
+        .ingest("s1", messages("c1", &["three"]))
+        .await
+        .unwrap();
+    assert_eq!(sequences(&more), [3]);
+    let by_session: HashMap<_, _> = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.sequence, e.content.unwrap()))
+        .collect();
+    assert_eq!(by_session.len(), 3);
+    assert_eq!(by_session[&1], "one");
+    store.close().await.unwrap();
+}

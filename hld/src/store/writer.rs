@@ -1,0 +1,237 @@
+//! The writer thread: it owns the only write connection and applies queued commands with
+//! group commit.
+//!
+//! Each loop takes the first queued message, drains whatever else is already queued (up to
+//! [`MAX_BATCH`]), runs every command inside one `BEGIN IMMEDIATE` transaction, each in its own
+//! `SAVEPOINT` so that a failing command rolls back only itself, commits once and only then
+//! answers the callers. A session streaming many lines thus costs one commit per burst, and no
+//! caller hears "ok" for something that is not committed.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Receiver;
+
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use super::error::{Result, StoreError};
+use super::types::WriteStats;
+
+/// The most commands applied in one transaction, to bound the latency of the first.
+const MAX_BATCH: usize = 512;
+
+/// What the writer thread receives.
+pub(super) enum Msg {
+    /// A write command.
+    Job(Box<dyn Job>),
+    /// Apply what was queued before, checkpoint the WAL, answer and stop.
+    Close(oneshot::Sender<Result<()>>),
+}
+
+/// A write command with its reply channel.
+pub(super) trait Job: Send {
+    /// Runs the command (inside its savepoint) and keeps the outcome.
+    fn run(&mut self, writer: &mut Writer);
+    /// Whether the kept outcome is a success (its changes are part of the transaction).
+    fn succeeded(&self) -> bool;
+    /// Sends the kept outcome.
+    fn reply(self: Box<Self>);
+    /// Sends `err` instead: the transaction holding the command was not committed.
+    fn fail(self: Box<Self>, err: StoreError);
+}
+
+/// A closure to run on the writer and the channel its result goes back on.
+pub(super) struct Pending<T, F> {
+    f: Option<F>,
+    outcome: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Pending<T, F> {
+    /// Wraps `f`, whose result is sent on `reply` once committed.
+    pub(super) fn new(f: F, reply: oneshot::Sender<Result<T>>) -> Self {
+        Pending {
+            f: Some(f),
+            outcome: None,
+            reply,
+        }
+    }
+}
+
+impl<T, F> Job for Pending<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut Writer) -> Result<T> + Send,
+{
+    fn run(&mut self, writer: &mut Writer) {
+        if let Some(f) = self.f.take() {
+            self.outcome = Some(writer.in_savepoint(f));
+        }
+    }
+
+    fn succeeded(&self) -> bool {
+        matches!(self.outcome, Some(Ok(_)))
+    }
+
+    fn reply(self: Box<Self>) {
+        let outcome = self.outcome.unwrap_or(Err(StoreError::Panicked));
+        // The caller may have stopped waiting; the write stands regardless.
+        let _ = self.reply.send(outcome);
+    }
+
+    fn fail(self: Box<Self>, err: StoreError) {
+        let _ = self.reply.send(Err(err));
+    }
+}
+
+/// Counters shared with the [`Store`](super::Store) handle.
+#[derive(Debug, Default)]
+pub(super) struct Stats {
+    commands: AtomicU64,
+    transactions: AtomicU64,
+}
+
+impl Stats {
+    /// A snapshot.
+    pub(super) fn snapshot(&self) -> WriteStats {
+        WriteStats {
+            commands: self.commands.load(Ordering::Relaxed),
+            transactions: self.transactions.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The writer's state: the connection and the next sequence number of each session seen.
+pub(super) struct Writer {
+    pub(super) conn: Connection,
+    /// Next `sequence` per session. Only valid for committed state plus the current
+    /// transaction; cleared whenever anything is rolled back.
+    pub(super) next_seq: HashMap<String, i64>,
+}
+
+impl Writer {
+    fn new(conn: Connection) -> Self {
+        Writer {
+            conn,
+            next_seq: HashMap::new(),
+        }
+    }
+
+    /// Runs `f` in a savepoint: kept on success, rolled back (alone) on error or panic.
+    fn in_savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        self.conn.execute_batch("SAVEPOINT cmd")?;
+        let outcome = match catch_unwind(AssertUnwindSafe(|| f(self))) {
+            Ok(r) => r,
+            Err(_) => Err(StoreError::Panicked),
+        };
+        let outcome = outcome.and_then(|v| {
+            self.conn.execute_batch("RELEASE cmd")?;
+            Ok(v)
+        });
+        if outcome.is_err() {
+            self.next_seq.clear();
+            if !self.conn.is_autocommit() {
+                if let Err(e) = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd") {
+                    tracing::error!(error = %e, "rolling back a failed store command");
+                }
+            }
+        }
+        outcome
+    }
+
+    /// Applies one batch: one transaction, one commit, then the replies.
+    fn apply(&mut self, jobs: Vec<Box<dyn Job>>, stats: &Stats) {
+        let mut open: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
+        for mut job in jobs {
+            if self.conn.is_autocommit() {
+                if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+                    job.fail(e.into());
+                    stats.commands.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+            }
+            job.run(self);
+            if self.conn.is_autocommit() {
+                // SQLite aborted the whole transaction (disk full, I/O error): every command
+                // of it is lost, this one included if it had succeeded.
+                self.next_seq.clear();
+                stats
+                    .commands
+                    .fetch_add(open.len() as u64 + 1, Ordering::Relaxed);
+                let lost = "the transaction was rolled back by SQLite";
+                for done in open.drain(..) {
+                    done.fail(StoreError::Commit(lost.into()));
+                }
+                if job.succeeded() {
+                    job.fail(StoreError::Commit(lost.into()));
+                } else {
+                    job.reply();
+                }
+                continue;
+            }
+            open.push(job);
+        }
+        if open.is_empty() {
+            return;
+        }
+        stats
+            .commands
+            .fetch_add(open.len() as u64, Ordering::Relaxed);
+        match self.conn.execute_batch("COMMIT") {
+            Ok(()) => {
+                stats.transactions.fetch_add(1, Ordering::Relaxed);
+                for job in open {
+                    job.reply();
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "store commit failed");
+                self.next_seq.clear();
+                if !self.conn.is_autocommit() {
+                    let _ = self.conn.execute_batch("ROLLBACK");
+                }
+                let msg = e.to_string();
+                for job in open {
+                    job.fail(StoreError::Commit(msg.clone()));
+                }
+            }
+        }
+    }
+
+    /// Copies the WAL into the database and truncates it.
+    fn checkpoint(&self) -> Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        Ok(())
+    }
+}
+
+/// The writer thread's body. Returns when asked to close or when every `Store` is dropped.
+pub(super) fn run(conn: Connection, rx: Receiver<Msg>, stats: &Stats) {
+    let mut writer = Writer::new(conn);
+    while let Ok(first) = rx.recv() {
+        let mut jobs = Vec::new();
+        let mut close = None;
+        let mut next = Some(first);
+        while let Some(msg) = next {
+            match msg {
+                Msg::Job(job) => jobs.push(job),
+                Msg::Close(reply) => {
+                    close = Some(reply);
+                    break;
+                }
+            }
+            next = if jobs.len() < MAX_BATCH {
+                rx.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        writer.apply(jobs, stats);
+        if let Some(reply) = close {
+            let _ = reply.send(writer.checkpoint());
+            return;
+        }
+    }
+}
