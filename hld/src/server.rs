@@ -71,7 +71,9 @@ pub async fn run(
     };
     tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE));
     // 4. Flush the store, then remove the socket.
-    daemon.store.close().await;
+    if let Err(e) = daemon.store.close().await {
+        tracing::error!(error = %e, "cannot close the database cleanly");
+    }
     drop(file);
     tracing::info!("daemon shutdown complete");
     Ok(())

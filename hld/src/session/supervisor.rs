@@ -47,7 +47,15 @@ pub async fn run(ctx: Context, mut child: Child) {
     }
     if let Some(query) = query {
         // Claude never reported a session id: the query is still stored.
-        store(&ctx, Ingest { events: vec![query], ..Default::default() }, 0).await;
+        store(
+            &ctx,
+            Ingest {
+                events: vec![query],
+                ..Default::default()
+            },
+            0,
+        )
+        .await;
     }
     let exit = child.wait().await.ok();
     let stderr = match stderr {
@@ -93,7 +101,11 @@ fn outcome(
         Some(result) if !result.is_error => (SessionStatus::Completed, None),
         Some(result) => (
             SessionStatus::Failed,
-            Some(result.error_message().unwrap_or_else(|| "claude reported an error".into())),
+            Some(
+                result
+                    .error_message()
+                    .unwrap_or_else(|| "claude reported an error".into()),
+            ),
         ),
         None => {
             let code = exit_code.map_or_else(|| "a signal".to_owned(), |c| format!("code {c}"));
