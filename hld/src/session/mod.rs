@@ -378,7 +378,8 @@ impl Sessions {
         Some(change.old_status)
     }
 
-    fn publish_conversation(
+    /// Publishes a stored conversation event.
+    pub fn publish_conversation(
         &self,
         session_id: &str,
         run_id: &str,
