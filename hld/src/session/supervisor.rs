@@ -30,6 +30,8 @@ pub struct Context {
     pub run_id: String,
     /// The prompt, stored as the first user message.
     pub query: String,
+    /// Whether the launch named a model: then the one Claude resolves does not replace it.
+    pub model_requested: bool,
     /// The private MCP config file to delete at the end.
     pub mcp_file: Option<PathBuf>,
     /// Set to true once the final status is stored.
@@ -162,7 +164,12 @@ async fn pump(
 }
 
 /// Stores a batch, then publishes its events: nothing is published before it is durable.
-async fn store(ctx: &Context, batch: Ingest, lines: usize) {
+async fn store(ctx: &Context, mut batch: Ingest, lines: usize) {
+    if ctx.model_requested {
+        if let Some(update) = batch.update.as_mut() {
+            update.model = None;
+        }
+    }
     match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
         Ok(events) => {
             for event in events {
