@@ -1,0 +1,292 @@
+//! The fan-out load generator (`hld-bench client fanout …`): S subscriber connections and one
+//! publisher, all on one tokio current_thread runtime.
+//!
+//! Each subscriber sends `Subscribe` (only `new_approval` events) and waits for the
+//! confirmation. The publisher then sends `createApproval` requests whose `tool_input` is
+//! `{"seq": i}`: the daemon stores each approval and publishes one `new_approval` event
+//! carrying it. (The raw fan-out server broadcasts the request's params instead.) A subscriber
+//! finds the first `"seq":` of each line with a substring search, not a JSON parse, so that
+//! the client's own CPU cost does not hide the server's; the event is complete when all S have
+//! read it. Latency is from the publisher's write to the moment the last subscriber has the
+//! line.
+//!
+//! With `rate` unset, one event is in flight at a time; with a rate, events are sent on a fixed
+//! schedule (at most `window` incomplete). Every event must reach every subscriber: an event
+//! missing after the grace period, or a `lagged` notice, counts as lost.
+
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::Notify;
+
+use crate::stats::Latency;
+
+/// Events left out of the statistics at the start of a run (connections warming up).
+const WARMUP: usize = 10;
+/// How long after the last send every event must have arrived.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct FanoutSpec {
+    /// The server's socket.
+    pub sock: PathBuf,
+    /// Subscriber connections.
+    pub subs: usize,
+    /// Events to publish.
+    pub events: usize,
+    /// Events per second; `None` for one in flight.
+    pub rate: Option<f64>,
+    /// The session the approvals belong to.
+    pub session: String,
+}
+
+/// The outcome of one fan-out run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct FanoutResult {
+    /// Publish-to-last-delivery latency (warm-up excluded).
+    pub latency: Latency,
+    /// Events per second achieved.
+    pub events_per_sec: f64,
+    /// Events that did not reach every subscriber.
+    pub lost: u64,
+    /// `lagged` notices received.
+    pub lagged: u64,
+}
+
+struct Shared {
+    /// Deliveries per event.
+    counts: RefCell<Vec<u32>>,
+    /// When each event was sent and when its last delivery arrived.
+    sent: RefCell<Vec<Option<Instant>>>,
+    done: RefCell<Vec<Option<Instant>>>,
+    completed: Cell<usize>,
+    lagged: Cell<u64>,
+    progress: Notify,
+    subs: u32,
+}
+
+impl Shared {
+    fn deliver(&self, seq: usize) {
+        let mut counts = self.counts.borrow_mut();
+        let Some(count) = counts.get_mut(seq) else {
+            return;
+        };
+        *count += 1;
+        if *count == self.subs {
+            self.done.borrow_mut()[seq] = Some(Instant::now());
+            self.completed.set(self.completed.get() + 1);
+            self.progress.notify_waiters();
+        }
+    }
+}
+
+/// The number after the first `"seq":` in `line`.
+fn seq_of(line: &[u8]) -> Option<usize> {
+    const KEY: &[u8] = b"\"seq\":";
+    let at = line.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    let digits = line[at..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .fold(0usize, |n, &b| n * 10 + usize::from(b - b'0'));
+    Some(digits)
+}
+
+fn request(method: &str, params: serde_json::Value, id: u64) -> Vec<u8> {
+    let mut line = serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0", "method": method, "params": params, "id": id
+    }))
+    .expect("a request serialises");
+    line.push(b'\n');
+    line
+}
+
+async fn subscribe(sock: &Path, shared: Rc<Shared>) -> anyhow::Result<()> {
+    let stream = UnixStream::connect(sock).await.context("connect")?;
+    let (rd, mut wr) = stream.into_split();
+    let mut rd = BufReader::with_capacity(64 * 1024, rd);
+    wr.write_all(&request(
+        "Subscribe",
+        serde_json::json!({"event_types": ["new_approval"]}),
+        1,
+    ))
+    .await?;
+    let mut line = Vec::new();
+    rd.read_until(b'\n', &mut line).await?;
+    if !line.windows(15).any(|w| w == b"subscription_id") {
+        bail!(
+            "no subscription confirmation: {}",
+            String::from_utf8_lossy(&line)
+        );
+    }
+    tokio::task::spawn_local(async move {
+        // Kept open until the runtime ends.
+        let _wr = wr;
+        loop {
+            line.clear();
+            match rd.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            if let Some(seq) = seq_of(&line) {
+                shared.deliver(seq);
+            } else if line.windows(8).any(|w| w == b"\"lagged\"") {
+                shared.lagged.set(shared.lagged.get() + 1);
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Runs one fan-out measurement.
+pub fn run(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, run_local(spec))
+}
+
+async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
+    let shared = Rc::new(Shared {
+        counts: RefCell::new(vec![0; spec.events]),
+        sent: RefCell::new(vec![None; spec.events]),
+        done: RefCell::new(vec![None; spec.events]),
+        completed: Cell::new(0),
+        lagged: Cell::new(0),
+        progress: Notify::new(),
+        subs: spec.subs as u32,
+    });
+    // Subscribe in groups, so that a thousand handshakes do not all wait at once.
+    for chunk in (0..spec.subs).collect::<Vec<_>>().chunks(50) {
+        let joins = chunk
+            .iter()
+            .map(|_| subscribe(&spec.sock, shared.clone()))
+            .collect::<Vec<_>>();
+        for r in futures::future::join_all(joins).await {
+            r?;
+        }
+    }
+
+    let stream = UnixStream::connect(&spec.sock).await?;
+    let (rd, mut wr) = stream.into_split();
+    let replies = tokio::task::spawn_local(async move {
+        let mut rd = BufReader::with_capacity(64 * 1024, rd);
+        let mut line = Vec::new();
+        let mut errors = 0u64;
+        loop {
+            line.clear();
+            match rd.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return errors,
+                Ok(_) if line.windows(8).any(|w| w == b"\"error\"") => {
+                    if errors == 0 {
+                        eprintln!("publish failed: {}", String::from_utf8_lossy(&line));
+                    }
+                    errors += 1;
+                }
+                Ok(_) => {}
+            }
+        }
+    });
+
+    let window = 1024;
+    let started = Instant::now();
+    for i in 0..spec.events {
+        match spec.rate {
+            None => {}
+            Some(rate) => {
+                let at = started + Duration::from_secs_f64(i as f64 / rate);
+                tokio::time::sleep_until(at.into()).await;
+            }
+        }
+        let limit = if spec.rate.is_some() { window } else { 1 };
+        wait_until(&shared, Duration::from_secs(10), |s| {
+            i - s.completed.get() < limit
+        })
+        .await
+        .with_context(|| {
+            format!(
+                "event {} never reached every subscriber",
+                i.saturating_sub(1)
+            )
+        })?;
+        let line = request(
+            "createApproval",
+            serde_json::json!({
+                "session_id": spec.session,
+                "tool_name": "Bench",
+                "tool_input": {"seq": i},
+            }),
+            i as u64 + 2,
+        );
+        shared.sent.borrow_mut()[i] = Some(Instant::now());
+        wr.write_all(&line).await?;
+    }
+    let all = spec.events;
+    let finished = wait_until(&shared, GRACE, |s| s.completed.get() == all).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    drop(wr);
+    let errors = tokio::time::timeout(Duration::from_secs(5), replies)
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(0);
+    if errors > 0 {
+        bail!("{errors} publish requests failed");
+    }
+
+    let sent = shared.sent.borrow();
+    let done = shared.done.borrow();
+    let mut nanos: Vec<u64> = sent
+        .iter()
+        .zip(done.iter())
+        .skip(WARMUP.min(spec.events / 2))
+        .filter_map(|(s, d)| Some(d.as_ref()?.duration_since(*s.as_ref()?).as_nanos() as u64))
+        .collect();
+    let lost = if finished.is_ok() {
+        0
+    } else {
+        (all - shared.completed.get()) as u64
+    };
+    Ok(FanoutResult {
+        latency: Latency::of_nanos(&mut nanos),
+        events_per_sec: shared.completed.get() as f64 / elapsed,
+        lost,
+        lagged: shared.lagged.get(),
+    })
+}
+
+/// Waits until `cond` holds, re-checking at every delivery, for at most `timeout`.
+async fn wait_until(
+    shared: &Shared,
+    timeout: Duration,
+    cond: impl Fn(&Shared) -> bool,
+) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let notified = shared.progress.notified();
+        if cond(shared) {
+            return Ok(());
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            bail!("timed out");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seq_of;
+
+    #[test]
+    fn finds_the_first_seq() {
+        assert_eq!(seq_of(br#"{"a":{"seq":42},"b":{"seq":7}}"#), Some(42));
+        assert_eq!(seq_of(br#"{"a":1}"#), None);
+    }
+}

@@ -1,0 +1,242 @@
+//! The request/response load generators, run as their own process (`hld-bench client …`) so
+//! that they can be pinned apart from the server:
+//!
+//! - `pingpong`: std, one connection, sequential round trips;
+//! - `conc`: tokio current_thread, C connections each doing sequential round trips;
+//! - `connect`: std, a fresh connection per request (connect, send, read, close).
+//!
+//! In `rpc` mode the client serialises a `health` request with serde and parses the reply,
+//! checking its id; in `echo` mode it sends a 100-byte line and reads it back, as in
+//! `perf-limits.md`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, ensure, Context};
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+use crate::stats::Latency;
+
+/// What the client sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Mode {
+    /// A 100-byte raw line, echoed back.
+    Echo,
+    /// JSON-RPC `health`.
+    Rpc,
+}
+
+/// The outcome of one load run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct LoadResult {
+    /// Requests answered (warm-up excluded).
+    pub ops: u64,
+    /// Wall-clock seconds for them.
+    pub secs: f64,
+    /// Per-request latency.
+    pub latency: Latency,
+}
+
+impl LoadResult {
+    /// Requests per second.
+    pub fn per_sec(&self) -> f64 {
+        self.ops as f64 / self.secs
+    }
+
+    /// Mean microseconds per request.
+    pub fn mean_us(&self) -> f64 {
+        self.secs * 1e6 / self.ops as f64
+    }
+}
+
+#[derive(Serialize)]
+struct Request {
+    jsonrpc: &'static str,
+    method: &'static str,
+    id: u64,
+}
+
+#[derive(Deserialize)]
+struct Reply {
+    id: u64,
+    result: Option<serde::de::IgnoredAny>,
+}
+
+/// Writes request `i` (with its `\n`) into `out`.
+fn make_request(mode: Mode, i: u64, out: &mut Vec<u8>) {
+    out.clear();
+    match mode {
+        Mode::Echo => {
+            let head = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"echo\",\"id\":{i},\"pad\":\"");
+            out.extend_from_slice(head.as_bytes());
+            out.resize(97, b'x');
+            out.extend_from_slice(b"\"}\n");
+        }
+        Mode::Rpc => {
+            serde_json::to_writer(
+                &mut *out,
+                &Request {
+                    jsonrpc: "2.0",
+                    method: "health",
+                    id: i,
+                },
+            )
+            .expect("a request serialises");
+            out.push(b'\n');
+        }
+    }
+}
+
+/// Checks the reply to request `i`.
+fn check_reply(mode: Mode, i: u64, line: &[u8]) -> anyhow::Result<()> {
+    match mode {
+        Mode::Echo => ensure!(
+            line.len() == 100 && line.ends_with(b"\n"),
+            "bad echo of request {i}"
+        ),
+        Mode::Rpc => {
+            let reply: Reply = serde_json::from_slice(line)
+                .with_context(|| format!("reply {:?}", String::from_utf8_lossy(line)))?;
+            ensure!(reply.id == i, "reply id {} for request {i}", reply.id);
+            ensure!(
+                reply.result.is_some(),
+                "error reply: {}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
+    Ok(())
+}
+
+fn connect(sock: &Path) -> anyhow::Result<UnixStream> {
+    UnixStream::connect(sock).with_context(|| format!("connect to {}", sock.display()))
+}
+
+/// `n` sequential round trips on one connection, after `warmup` untimed ones.
+pub fn pingpong(sock: &Path, mode: Mode, n: u64, warmup: u64) -> anyhow::Result<LoadResult> {
+    let stream = connect(sock)?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::with_capacity(64 * 1024, stream);
+    let mut req = Vec::new();
+    let mut line = Vec::new();
+    let mut nanos = Vec::with_capacity(n as usize);
+    let mut started = Instant::now();
+    for i in 0..warmup + n {
+        if i == warmup {
+            started = Instant::now();
+        }
+        let t = Instant::now();
+        make_request(mode, i, &mut req);
+        writer.write_all(&req)?;
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            bail!("the server closed the connection");
+        }
+        check_reply(mode, i, &line)?;
+        if i >= warmup {
+            nanos.push(t.elapsed().as_nanos() as u64);
+        }
+    }
+    Ok(LoadResult {
+        ops: n,
+        secs: started.elapsed().as_secs_f64(),
+        latency: Latency::of_nanos(&mut nanos),
+    })
+}
+
+/// `conns` connections, each doing `n / conns` sequential round trips, all started together.
+pub fn concurrent(sock: &Path, mode: Mode, conns: u64, n: u64) -> anyhow::Result<LoadResult> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let per = (n / conns).max(1);
+        let barrier = Arc::new(tokio::sync::Barrier::new(conns as usize + 1));
+        let mut tasks = Vec::new();
+        for c in 0..conns {
+            let stream = tokio::net::UnixStream::connect(sock).await?;
+            let barrier = barrier.clone();
+            tasks.push(tokio::spawn(async move {
+                let (rd, mut wr) = stream.into_split();
+                let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
+                let mut req = Vec::new();
+                let mut line = Vec::new();
+                let mut nanos = Vec::with_capacity(per as usize);
+                // Warm the connection up before the clock starts.
+                for i in 0..10 {
+                    make_request(mode, i, &mut req);
+                    wr.write_all(&req).await?;
+                    line.clear();
+                    rd.read_until(b'\n', &mut line).await?;
+                    check_reply(mode, i, &line)?;
+                }
+                barrier.wait().await;
+                for k in 0..per {
+                    let i = c * per + k;
+                    let t = Instant::now();
+                    make_request(mode, i, &mut req);
+                    wr.write_all(&req).await?;
+                    line.clear();
+                    if rd.read_until(b'\n', &mut line).await? == 0 {
+                        bail!("the server closed the connection");
+                    }
+                    check_reply(mode, i, &line)?;
+                    nanos.push(t.elapsed().as_nanos() as u64);
+                }
+                anyhow::Ok(nanos)
+            }));
+        }
+        barrier.wait().await;
+        let started = Instant::now();
+        let mut nanos = Vec::with_capacity(n as usize);
+        for task in tasks {
+            nanos.extend(task.await??);
+        }
+        let secs = started.elapsed().as_secs_f64();
+        Ok(LoadResult {
+            ops: nanos.len() as u64,
+            secs,
+            latency: Latency::of_nanos(&mut nanos),
+        })
+    })
+}
+
+/// `n` requests, each on a fresh connection (connect, send, read the reply, close).
+pub fn connect_per_request(
+    sock: &Path,
+    mode: Mode,
+    n: u64,
+    warmup: u64,
+) -> anyhow::Result<LoadResult> {
+    let mut req = Vec::new();
+    let mut line = Vec::new();
+    let mut nanos = Vec::with_capacity(n as usize);
+    let mut started = Instant::now();
+    for i in 0..warmup + n {
+        if i == warmup {
+            started = Instant::now();
+        }
+        let t = Instant::now();
+        let mut stream = connect(sock)?;
+        make_request(mode, i, &mut req);
+        stream.write_all(&req)?;
+        line.clear();
+        if BufReader::new(&stream).read_until(b'\n', &mut line)? == 0 {
+            bail!("the server closed the connection without a reply");
+        }
+        drop(stream);
+        check_reply(mode, i, &line)?;
+        if i >= warmup {
+            nanos.push(t.elapsed().as_nanos() as u64);
+        }
+    }
+    Ok(LoadResult {
+        ops: n,
+        secs: started.elapsed().as_secs_f64(),
+        latency: Latency::of_nanos(&mut nanos),
+    })
+}

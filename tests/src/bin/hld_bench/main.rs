@@ -1,0 +1,291 @@
+//! `hld-bench`: measures the daemon next to raw baselines in the same run and writes
+//! `BENCHMARKS.md`.
+//!
+//! ```sh
+//! cargo run --release -p hld-e2e --bin hld-bench -- --out BENCHMARKS.md   # a few minutes
+//! cargo run -p hld-e2e --bin hld-bench -- --smoke                          # CI: every row, tiny
+//! ```
+//!
+//! It first builds the binaries it runs (`hld`, `fake-claude`, the start-up references and
+//! `hlyr`) with the profile it was built with, then runs every group of figures round-robin:
+//! each round runs every configuration once, each with a fresh server process, and ratios are
+//! taken round by round before their median is reported. Servers and load generators are
+//! separate processes (this binary re-executes itself as both), pinned together to CPU 0 with
+//! `taskset -c 0` for the pinned rows. `--smoke` runs every row with tiny counts and one
+//! round: it fails on functional errors and asserts no timing.
+
+mod fanout;
+mod groups;
+mod load;
+mod procs;
+mod report;
+mod servers;
+mod sqlite;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use clap::{Parser, Subcommand};
+
+use crate::procs::Bins;
+
+/// Benchmarks of the hld daemon against raw baselines measured in the same run.
+#[derive(Debug, Parser)]
+#[command(name = "hld-bench")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Internal>,
+    /// Write the report here (a section headed `<!-- notes -->` and below is kept).
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+    /// Tiny counts and one round: checks that every row still runs; asserts no timing.
+    #[arg(long)]
+    smoke: bool,
+    /// Only these groups (comma-separated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<groups::Group>,
+    /// Rounds (default 5; 3 for fan-out, ingest and start-up; 1 with --smoke).
+    #[arg(long)]
+    rounds: Option<usize>,
+    /// Do not build the binaries first (they must be next to this one).
+    #[arg(long)]
+    no_build: bool,
+}
+
+/// The roles this binary plays for itself.
+#[derive(Debug, Subcommand)]
+enum Internal {
+    /// Serve a raw reference server.
+    #[command(hide = true)]
+    Serve {
+        #[arg(long, value_enum)]
+        kind: servers::Kind,
+        #[arg(long)]
+        sock: PathBuf,
+    },
+    /// Run a load generator and print its result as one JSON line.
+    #[command(hide = true)]
+    Client {
+        #[command(subcommand)]
+        load: Load,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum Load {
+    Pingpong {
+        #[arg(long)]
+        sock: PathBuf,
+        #[arg(long, value_enum)]
+        mode: load::Mode,
+        #[arg(long)]
+        n: u64,
+        #[arg(long)]
+        warmup: u64,
+    },
+    Conc {
+        #[arg(long)]
+        sock: PathBuf,
+        #[arg(long, value_enum)]
+        mode: load::Mode,
+        #[arg(long)]
+        conns: u64,
+        #[arg(long)]
+        n: u64,
+    },
+    Connect {
+        #[arg(long)]
+        sock: PathBuf,
+        #[arg(long, value_enum)]
+        mode: load::Mode,
+        #[arg(long)]
+        n: u64,
+        #[arg(long)]
+        warmup: u64,
+    },
+    Fanout {
+        #[arg(long)]
+        sock: PathBuf,
+        #[arg(long)]
+        subs: usize,
+        #[arg(long)]
+        events: usize,
+        #[arg(long)]
+        rate: Option<f64>,
+        #[arg(long)]
+        session: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Internal::Serve { kind, sock }) => servers::serve(kind, &sock),
+        Some(Internal::Client { load }) => run_load(load),
+        None => run_all(&cli),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hld-bench: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_load(load: Load) -> anyhow::Result<()> {
+    let json = match load {
+        Load::Pingpong {
+            sock,
+            mode,
+            n,
+            warmup,
+        } => serde_json::to_string(&load::pingpong(&sock, mode, n, warmup)?)?,
+        Load::Conc {
+            sock,
+            mode,
+            conns,
+            n,
+        } => serde_json::to_string(&load::concurrent(&sock, mode, conns, n)?)?,
+        Load::Connect {
+            sock,
+            mode,
+            n,
+            warmup,
+        } => serde_json::to_string(&load::connect_per_request(&sock, mode, n, warmup)?)?,
+        Load::Fanout {
+            sock,
+            subs,
+            events,
+            rate,
+            session,
+        } => serde_json::to_string(&fanout::run(&fanout::FanoutSpec {
+            sock,
+            subs,
+            events,
+            rate,
+            session,
+        })?)?,
+    };
+    println!("{json}");
+    Ok(())
+}
+
+fn run_all(cli: &Cli) -> anyhow::Result<()> {
+    raise_fd_limit()?;
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().context("no binary directory")?.to_path_buf();
+    let release = dir.file_name().is_some_and(|n| n == "release");
+    if !cli.no_build {
+        build(release)?;
+    }
+    let bins = Bins {
+        hld: dir.join("hld"),
+        fake_claude: dir.join("fake-claude"),
+        bench: exe.clone(),
+        hello: dir.join("bench-hello"),
+        oneshot: dir.join("bench-oneshot"),
+        hlyr: dir.join("hlyr"),
+    };
+    for bin in [&bins.hld, &bins.fake_claude, &bins.hello, &bins.oneshot] {
+        if !bin.exists() {
+            bail!("{} is not built", bin.display());
+        }
+    }
+    let plan = groups::Plan::new(cli.smoke, cli.rounds);
+    let selected: Vec<groups::Group> = if cli.only.is_empty() {
+        groups::Group::ALL.to_vec()
+    } else {
+        cli.only.clone()
+    };
+    let started = Instant::now();
+    let mut sections = Vec::new();
+    for group in selected {
+        eprintln!("hld-bench: {}…", group.title());
+        let t = Instant::now();
+        let section = groups::run(group, &bins, &plan)
+            .with_context(|| format!("{} failed", group.title()))?;
+        eprintln!(
+            "hld-bench: {} done in {:.1} s",
+            group.title(),
+            t.elapsed().as_secs_f64()
+        );
+        sections.push(section);
+    }
+    let command = invocation(cli, release);
+    let text = report::render(
+        &report::Header {
+            command,
+            smoke: cli.smoke,
+            release,
+            elapsed: started.elapsed(),
+            plan: plan.describe(),
+        },
+        &sections,
+        cli.out.as_deref(),
+    )?;
+    match &cli.out {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("write {}", path.display()))?;
+            eprintln!("hld-bench: wrote {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// The command that reproduces this run.
+fn invocation(cli: &Cli, release: bool) -> String {
+    let mut cmd = String::from("cargo run ");
+    if release {
+        cmd.push_str("--release ");
+    }
+    cmd.push_str("-p hld-e2e --bin hld-bench --");
+    if cli.smoke {
+        cmd.push_str(" --smoke");
+    }
+    if let Some(rounds) = cli.rounds {
+        cmd.push_str(&format!(" --rounds {rounds}"));
+    }
+    if !cli.only.is_empty() {
+        let names: Vec<&str> = cli.only.iter().map(|g| g.name()).collect();
+        cmd.push_str(&format!(" --only {}", names.join(",")));
+    }
+    if let Some(out) = &cli.out {
+        cmd.push_str(&format!(" --out {}", out.display()));
+    }
+    cmd
+}
+
+/// Builds every binary the benchmark runs, with the same profile and target directory.
+fn build(release: bool) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
+    let mut cmd = Command::new(cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins"]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().context("run cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed: {status}");
+    }
+    Ok(())
+}
+
+/// A thousand subscribers need more than the usual 1024 descriptors, in this process and in
+/// the servers and clients it starts.
+fn raise_fd_limit() -> anyhow::Result<()> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
+    }
+    Ok(())
+}

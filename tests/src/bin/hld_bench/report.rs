@@ -1,0 +1,231 @@
+//! The report: `BENCHMARKS.md` with the machine, the command, one table per group (figure,
+//! baseline, ratio, spread, target, verdict) and how each figure was taken. Everything below a
+//! `<!-- notes -->` line of an existing report is kept, so hand-written notes survive re-runs.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+/// The marker above the kept, hand-written part of the report.
+pub const NOTES_MARKER: &str = "<!-- notes -->";
+
+/// Whether a row met its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Met.
+    Pass,
+    /// Missed.
+    Fail,
+    /// Reported only: no target.
+    Info,
+    /// Measured on a stand-in; to be re-run when the real thing exists.
+    Pending,
+}
+
+impl Verdict {
+    /// `pass` if `ok`, else `FAIL`.
+    pub fn of(ok: bool) -> Verdict {
+        if ok {
+            Verdict::Pass
+        } else {
+            Verdict::Fail
+        }
+    }
+
+    fn show(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "**FAIL**",
+            Verdict::Info => "reported",
+            Verdict::Pending => "pending",
+        }
+    }
+}
+
+/// One figure.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// What was measured.
+    pub name: String,
+    /// The daemon's figure: median [min–max] over the rounds.
+    pub figure: String,
+    /// The baseline's figure, same rounds.
+    pub baseline: String,
+    /// The ratio, taken round by round.
+    pub ratio: String,
+    /// The goal.
+    pub target: String,
+    /// Whether the median met it.
+    pub verdict: Verdict,
+}
+
+/// One group of figures.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// `1. health round trip`, …
+    pub title: String,
+    /// How the figures were taken.
+    pub method: String,
+    /// The processes run for one round, as commands.
+    pub commands: Vec<String>,
+    /// The figures.
+    pub rows: Vec<Row>,
+    /// Observations of this run (counts checked, set-up times).
+    pub notes: Vec<String>,
+}
+
+/// What the report says about the run itself.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// The command that reproduces it.
+    pub command: String,
+    /// A smoke run.
+    pub smoke: bool,
+    /// Built with the release profile.
+    pub release: bool,
+    /// How long it took.
+    pub elapsed: Duration,
+    /// Rounds and counts.
+    pub plan: String,
+}
+
+fn first_line(path: &str, prefix: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(prefix))?;
+    Some(line.split_once(':')?.1.trim().to_owned())
+}
+
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let model = first_line("/proc/cpuinfo", "model name").unwrap_or_else(|| "unknown".into());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_else(|_| "unknown".into());
+    let memory = first_line("/proc/meminfo", "MemTotal")
+        .and_then(|m| m.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or_else(
+            || "?".into(),
+            |kib| format!("{:.0} GiB", kib / 1024.0 / 1024.0),
+        );
+    let rustc = Command::new("rustc")
+        .arg("--version")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_else(|| "unknown".into());
+    format!("{cpus} vCPU {model}, {memory} RAM, Linux {kernel}; {rustc}")
+}
+
+/// Renders the report; keeps the notes of the report at `previous`, if any.
+pub fn render(
+    header: &Header,
+    sections: &[Section],
+    previous: Option<&Path>,
+) -> anyhow::Result<String> {
+    let mut out = String::new();
+    writeln!(out, "# Benchmarks")?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Written by `hld-bench` (`tests/src/bin/hld_bench/`); do not edit above the notes \
+         marker, re-run instead:"
+    )?;
+    writeln!(out)?;
+    writeln!(out, "```sh\n{}\n```", header.command)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "- Date: {}",
+        chrono::Utc::now().format("%Y-%m-%d %H:%M UTC")
+    )?;
+    writeln!(out, "- Machine: {}", machine())?;
+    writeln!(
+        out,
+        "- Build: {} profile{}",
+        if header.release { "release" } else { "dev" },
+        if header.smoke {
+            "; **smoke run: tiny counts, the figures mean nothing**"
+        } else {
+            ""
+        }
+    )?;
+    writeln!(
+        out,
+        "- Run: {}; took {:.0} s",
+        header.plan,
+        header.elapsed.as_secs_f64()
+    )?;
+    writeln!(
+        out,
+        "- Method (see `../shared/reference/perf-limits.md`): every round runs every \
+         configuration once, each with a fresh server process; a ratio is taken within each \
+         round, and the table shows the median [min–max] over the rounds. *Pinned* means the \
+         server and the load generator both run under `taskset -c 0`; unpinned rows let the \
+         scheduler place them (on this 2-vCPU VM a cross-CPU wake-up costs about 18 µs, so \
+         unpinned latency is bimodal). Load generators share the machine with the server."
+    )?;
+    writeln!(out)?;
+    writeln!(out, "## Summary")?;
+    writeln!(out)?;
+    writeln!(out, "| figure | hld | baseline | ratio | target | result |")?;
+    writeln!(out, "|---|---|---|---|---|---|")?;
+    for section in sections {
+        for row in &section.rows {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                row.name,
+                row.figure,
+                row.baseline,
+                row.ratio,
+                row.target,
+                row.verdict.show()
+            )?;
+        }
+    }
+    for section in sections {
+        writeln!(out)?;
+        writeln!(out, "## {}", section.title)?;
+        writeln!(out)?;
+        writeln!(out, "{}", section.method)?;
+        writeln!(out)?;
+        writeln!(out, "| figure | hld | baseline | ratio | target | result |")?;
+        writeln!(out, "|---|---|---|---|---|---|")?;
+        for row in &section.rows {
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                row.name,
+                row.figure,
+                row.baseline,
+                row.ratio,
+                row.target,
+                row.verdict.show()
+            )?;
+        }
+        if !section.notes.is_empty() {
+            writeln!(out)?;
+            for note in &section.notes {
+                writeln!(out, "- {note}")?;
+            }
+        }
+        writeln!(out)?;
+        writeln!(out, "Processes of one round:")?;
+        writeln!(out)?;
+        writeln!(out, "```sh")?;
+        for command in &section.commands {
+            writeln!(out, "{command}")?;
+        }
+        writeln!(out, "```")?;
+    }
+    writeln!(out)?;
+    let kept = previous
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|text| text.find(NOTES_MARKER).map(|at| text[at..].to_owned()));
+    match kept {
+        Some(notes) => out.push_str(&notes),
+        None => writeln!(out, "{NOTES_MARKER}\n\n## Notes\n")?,
+    }
+    Ok(out)
+}

@@ -1,0 +1,217 @@
+//! The raw reference servers the daemon is measured against, each run as its own process
+//! (`hld-bench serve --kind …`), as in `perf-limits.md`:
+//!
+//! - `echo`: tokio current_thread, one task per connection, NDJSON lines echoed back; replies
+//!   to requests already buffered share one write.
+//! - `inline`: std, single thread; each accepted connection is served inline (read one line,
+//!   answer `health` with serde, close) — the limit of connect-per-request.
+//! - `fanout`: tokio current_thread; `Subscribe` turns a connection into a subscriber fed by a
+//!   broadcast channel with per-subscriber coalescing; any other request is parsed, its
+//!   `params` serialised once into an event line, broadcast, and answered.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::broadcast;
+
+/// Which reference server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// Raw tokio NDJSON echo.
+    Echo,
+    /// std, connection served inline, JSON `health`.
+    Inline,
+    /// Raw broadcast fan-out.
+    Fanout,
+}
+
+/// A JSON-RPC request as the reference servers read it.
+#[derive(Debug, Deserialize)]
+struct Request {
+    method: String,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(default)]
+    id: Option<Value>,
+}
+
+#[derive(Serialize)]
+struct Response<'a, T> {
+    jsonrpc: &'static str,
+    result: T,
+    id: &'a Value,
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    version: &'static str,
+}
+
+/// Serves `kind` on `sock` until killed.
+pub fn serve(kind: Kind, sock: &Path) -> anyhow::Result<()> {
+    let _ = std::fs::remove_file(sock);
+    match kind {
+        Kind::Inline => inline(sock),
+        Kind::Echo | Kind::Fanout => {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let listener = UnixListener::bind(sock)?;
+                let events = broadcast::channel(4096).0;
+                loop {
+                    let (stream, _) = listener.accept().await?;
+                    match kind {
+                        Kind::Echo => tokio::spawn(echo(stream)),
+                        _ => tokio::spawn(fanout(stream, events.clone())),
+                    };
+                }
+            })
+        }
+    }
+}
+
+async fn echo(stream: UnixStream) {
+    let (rd, mut wr) = stream.into_split();
+    let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
+    let mut line = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        line.clear();
+        match rd.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => out.extend_from_slice(&line),
+        }
+        if !rd.buffer().contains(&b'\n') {
+            if wr.write_all(&out).await.is_err() {
+                return;
+            }
+            out.clear();
+        }
+    }
+}
+
+fn inline(sock: &Path) -> anyhow::Result<()> {
+    let listener = std::os::unix::net::UnixListener::bind(sock)?;
+    let mut line = String::new();
+    let mut out = Vec::new();
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { continue };
+        line.clear();
+        out.clear();
+        let mut reader = BufReader::new(&stream);
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            continue;
+        }
+        let Ok(req) = serde_json::from_str::<Request>(&line) else {
+            continue;
+        };
+        let id = req.id.unwrap_or(Value::Null);
+        let result = Health {
+            status: "ok",
+            version: "0.1.0",
+        };
+        serde_json::to_writer(
+            &mut out,
+            &Response {
+                jsonrpc: "2.0",
+                result,
+                id: &id,
+            },
+        )?;
+        out.push(b'\n');
+        let _ = stream.write_all(&out);
+    }
+    Ok(())
+}
+
+async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>) {
+    let (rd, mut wr) = stream.into_split();
+    let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
+    let mut line = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        line.clear();
+        match rd.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let Ok(req) = serde_json::from_slice::<Request>(&line) else {
+            return;
+        };
+        let id = req.id.unwrap_or(Value::Null);
+        if req.method == "Subscribe" {
+            let rx = tx.subscribe();
+            let confirm = serde_json::json!({"jsonrpc": "2.0", "result": {"subscription_id": "sub_raw", "message": "ok"}, "id": id});
+            let mut confirm = confirm.to_string().into_bytes();
+            confirm.push(b'\n');
+            if wr.write_all(&confirm).await.is_ok() {
+                subscriber(rd, wr, rx).await;
+            }
+            return;
+        }
+        let mut event = br#"{"jsonrpc":"2.0","result":{"event":{"type":"raw","data":"#.to_vec();
+        let params = req.params.unwrap_or(Value::Null);
+        if serde_json::to_writer(&mut event, &params).is_err() {
+            return;
+        }
+        event.extend_from_slice(b"}},\"id\":null}\n");
+        let _ = tx.send(Bytes::from(event));
+        out.clear();
+        if serde_json::to_writer(
+            &mut out,
+            &Response {
+                jsonrpc: "2.0",
+                result: Value::Bool(true),
+                id: &id,
+            },
+        )
+        .is_err()
+        {
+            return;
+        }
+        out.push(b'\n');
+        if wr.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Feeds one subscriber: everything already queued goes out in one write (up to 64 KiB).
+async fn subscriber<R: tokio::io::AsyncRead + Unpin>(
+    mut rd: R,
+    mut wr: tokio::net::unix::OwnedWriteHalf,
+    mut rx: broadcast::Receiver<Bytes>,
+) {
+    let mut out = Vec::new();
+    let mut scratch = [0u8; 512];
+    loop {
+        out.clear();
+        tokio::select! {
+            n = rd.read(&mut scratch) => match n {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue,
+            },
+            got = rx.recv() => match got {
+                Ok(b) => out.extend_from_slice(&b),
+                Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+        while out.len() < 64 * 1024 {
+            match rx.try_recv() {
+                Ok(b) => out.extend_from_slice(&b),
+                Err(_) => break,
+            }
+        }
+        if wr.write_all(&out).await.is_err() {
+            return;
+        }
+    }
+}
