@@ -208,3 +208,25 @@ async fn a_reconnecting_subscription_reports_the_gap_and_resumes() {
         "{event:?}"
     );
 }
+
+#[test]
+fn requests_pipelined_before_subscribe_are_answered_first() {
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    c.send_raw(
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"version","id":1}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"version","id":2}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"Subscribe","id":3}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(c.recv()["id"], 1);
+    assert_eq!(c.recv()["id"], 2);
+    let confirmation = c.recv();
+    assert_eq!(confirmation["id"], 3);
+    assert!(confirmation["result"]["subscription_id"].is_string());
+}

@@ -15,8 +15,10 @@ use super::{process, Sessions};
 use crate::claude::StreamState;
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
-/// At most this many lines are stored in one transaction.
-const MAX_BATCH_LINES: usize = 4096;
+/// At most this many lines are stored (and their events published) at once. It stays below
+/// the default subscriber buffer (100), so a subscriber that keeps up never loses events to a
+/// burst; the store's group commit still merges the batches of concurrent sessions.
+const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 
