@@ -108,15 +108,21 @@ impl Bus {
         }
     }
 
-    /// Publishes an event to every matching subscriber. Never blocks.
+    /// Publishes an event to every matching subscriber. Never blocks. The line is serialised
+    /// once, and only if some subscriber wants the event.
     pub fn publish(&self, event: Event) {
-        let published = Arc::new(Self::encode(event));
         self.inner.published.fetch_add(1, Ordering::Relaxed);
         let slots = self.inner.slots.read().unwrap();
-        for slot in slots.values() {
-            if slot.filter.matches(&published.event.event) {
-                slot.push(published.clone());
-            }
+        let wanted: Vec<&Arc<Slot>> = slots
+            .values()
+            .filter(|slot| slot.filter.matches(&event))
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let published = Arc::new(Self::encode(event));
+        for slot in wanted {
+            slot.push(published.clone());
         }
     }
 

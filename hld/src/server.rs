@@ -45,10 +45,12 @@ pub async fn run(
     );
 
     let connections = TaskTracker::new();
+    let cancelled = shutdown.cancelled();
+    tokio::pin!(cancelled);
     loop {
         tokio::select! {
             biased;
-            _ = shutdown.cancelled() => break,
+            _ = &mut cancelled => break,
             accepted = socket.listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     connections.spawn(unix::serve_connection(stream, Arc::clone(&daemon)));

@@ -49,18 +49,16 @@ impl Approvals {
             session_id: approval.session_id.clone(),
             run_id: approval.run_id.clone(),
         });
-        if let Ok(Some(session)) = self.store.get_session(&approval.session_id).await {
-            if session.status == SessionStatus::Running {
-                self.sessions
-                    .transition(
-                        &approval.session_id,
-                        &approval.run_id,
-                        SessionStatus::WaitingInput,
-                        SessionUpdate::default(),
-                        None,
-                    )
-                    .await;
-            }
+        if change.session_status == SessionStatus::Running {
+            self.sessions
+                .transition(
+                    &approval.session_id,
+                    &approval.run_id,
+                    SessionStatus::WaitingInput,
+                    SessionUpdate::default(),
+                    None,
+                )
+                .await;
         }
         tracing::info!(approval = %approval.id, session = %approval.session_id, kind = approval.kind.as_str(), "approval requested");
         Ok(approval)

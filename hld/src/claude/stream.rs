@@ -481,7 +481,21 @@ impl StreamLine {
 }
 
 /// Parses one stdout line (without its `\n`). Never fails and has no size limit.
+///
+/// A well-formed line is read in one pass into the fields the mapper uses ([`fast::Line`]);
+/// anything that pass does not expect is read again through a JSON value, which tolerates
+/// everything, with the same result for what both read.
 pub fn parse_line(line: &str) -> StreamLine {
+    if line.trim_start().starts_with('{') {
+        if let Ok(fast) = serde_json::from_str::<fast::Line>(line) {
+            return fast.into_line();
+        }
+    }
+    parse_value(line)
+}
+
+/// [`parse_line`] through a [`Value`].
+fn parse_value(line: &str) -> StreamLine {
     let value = match serde_json::from_str::<Value>(line) {
         Ok(v @ Value::Object(_)) => v,
         Ok(other) => {
@@ -517,6 +531,227 @@ pub fn parse_line(line: &str) -> StreamLine {
         _ => return StreamLine::Other(other_line(envelope)),
     };
     parsed.unwrap_or_else(|_| StreamLine::Other(other_line(envelope)))
+}
+
+/// The one-pass reading of a well-formed line: the fields of every line type the mapper reads,
+/// each as lenient as in the per-type structs. Nested objects must be objects and keys must
+/// not repeat; otherwise deserialising fails and [`parse_line`] falls back to the value path.
+mod fast {
+    use std::fmt;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::Deserialize;
+
+    use super::{
+        lenient, other_line, BlockRaw, ContentBlock, Envelope, InitInfo, McpServerStatus,
+        MessageInfo, ResultInfo, ResultRaw, StreamLine, UsageRaw,
+    };
+
+    #[derive(Deserialize)]
+    pub(super) struct Line {
+        #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+        kind: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        subtype: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        session_id: Option<String>,
+        // system/init
+        #[serde(default, deserialize_with = "lenient::string")]
+        model: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        cwd: Option<String>,
+        #[serde(
+            rename = "permissionMode",
+            default,
+            deserialize_with = "lenient::string"
+        )]
+        permission_mode: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        claude_code_version: Option<String>,
+        #[serde(default, deserialize_with = "lenient::list")]
+        mcp_servers: Vec<McpServerStatus>,
+        // assistant, user
+        #[serde(default, deserialize_with = "lenient::string")]
+        parent_tool_use_id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        error: Option<String>,
+        #[serde(default)]
+        message: Option<Message>,
+        // result
+        #[serde(default, deserialize_with = "lenient::boolean")]
+        is_error: Option<bool>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        terminal_reason: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        stop_reason: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        result: Option<String>,
+        #[serde(default, deserialize_with = "lenient::strings")]
+        errors: Vec<String>,
+        #[serde(default, deserialize_with = "lenient::float")]
+        total_cost_usd: Option<f64>,
+        #[serde(default, deserialize_with = "lenient::float")]
+        cost_usd: Option<f64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        duration_ms: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        duration_api_ms: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        num_turns: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        api_error_status: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::object")]
+        usage: UsageRaw,
+    }
+
+    /// The `message` of an `assistant` or `user` line.
+    #[derive(Deserialize)]
+    struct Message {
+        #[serde(default, deserialize_with = "lenient::string")]
+        id: Option<String>,
+        #[serde(default, deserialize_with = "lenient::string")]
+        model: Option<String>,
+        #[serde(default)]
+        content: Content,
+    }
+
+    /// A message's `content`: a string is one text block, an array of objects is read block
+    /// by block, anything else is no blocks.
+    #[derive(Default)]
+    struct Content(Vec<ContentBlock>);
+
+    impl<'de> Deserialize<'de> for Content {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(ContentVisitor)
+        }
+    }
+
+    struct ContentVisitor;
+
+    impl<'de> Visitor<'de> for ContentVisitor {
+        type Value = Content;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("message content")
+        }
+
+        fn visit_str<E>(self, v: &str) -> Result<Content, E> {
+            Ok(Content(vec![ContentBlock::Text(v.to_owned())]))
+        }
+
+        fn visit_string<E>(self, v: String) -> Result<Content, E> {
+            Ok(Content(vec![ContentBlock::Text(v)]))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+            let mut blocks = Vec::new();
+            while let Some(Block(raw)) = seq.next_element()? {
+                blocks.push(ContentBlock::from_raw(raw));
+            }
+            Ok(Content(blocks))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Content, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok(Content::default())
+        }
+
+        fn visit_bool<E>(self, _: bool) -> Result<Content, E> {
+            Ok(Content::default())
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Content, E> {
+            Ok(Content::default())
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Content, E> {
+            Ok(Content::default())
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Content, E> {
+            Ok(Content::default())
+        }
+
+        fn visit_unit<E>(self) -> Result<Content, E> {
+            Ok(Content::default())
+        }
+    }
+
+    /// A content block, which must be an object.
+    struct Block(BlockRaw);
+
+    impl<'de> Deserialize<'de> for Block {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct BlockVisitor;
+            impl<'de> Visitor<'de> for BlockVisitor {
+                type Value = Block;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a content block object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Block, A::Error> {
+                    BlockRaw::deserialize(MapAccessDeserializer::new(map)).map(Block)
+                }
+            }
+            d.deserialize_map(BlockVisitor)
+        }
+    }
+
+    impl Line {
+        pub(super) fn into_line(self) -> StreamLine {
+            match (self.kind.as_deref(), self.subtype.as_deref()) {
+                (Some("system"), Some("init")) => StreamLine::Init(InitInfo {
+                    session_id: self.session_id,
+                    model: self.model,
+                    cwd: self.cwd,
+                    permission_mode: self.permission_mode,
+                    claude_code_version: self.claude_code_version,
+                    mcp_servers: self.mcp_servers,
+                }),
+                (Some(kind @ ("assistant" | "user")), _) => {
+                    let assistant = kind == "assistant";
+                    let (message_id, model, blocks) = match self.message {
+                        Some(m) => (m.id, m.model, m.content.0),
+                        None => (None, None, Vec::new()),
+                    };
+                    let info = MessageInfo {
+                        session_id: self.session_id,
+                        parent_tool_use_id: self.parent_tool_use_id,
+                        message_id,
+                        model,
+                        error: self.error,
+                        blocks,
+                    };
+                    if assistant {
+                        StreamLine::Assistant(info)
+                    } else {
+                        StreamLine::User(info)
+                    }
+                }
+                (Some("result"), _) => StreamLine::Result(ResultInfo::from_raw(ResultRaw {
+                    subtype: self.subtype,
+                    is_error: self.is_error,
+                    terminal_reason: self.terminal_reason,
+                    stop_reason: self.stop_reason,
+                    result: self.result,
+                    errors: self.errors,
+                    session_id: self.session_id,
+                    total_cost_usd: self.total_cost_usd,
+                    cost_usd: self.cost_usd,
+                    duration_ms: self.duration_ms,
+                    duration_api_ms: self.duration_api_ms,
+                    num_turns: self.num_turns,
+                    api_error_status: self.api_error_status,
+                    usage: self.usage,
+                })),
+                _ => StreamLine::Other(other_line(Envelope {
+                    kind: self.kind,
+                    subtype: self.subtype,
+                    session_id: self.session_id,
+                })),
+            }
+        }
+    }
 }
 
 fn other_line(envelope: Envelope) -> OtherLine {
@@ -1194,5 +1429,45 @@ mod tests {
                 status: Some("connected".into()),
             }]
         );
+    }
+
+    #[test]
+    fn the_one_pass_reading_matches_the_value_path() {
+        let mut lines = Vec::new();
+        for name in [
+            "01-simple-text.jsonl",
+            "02-tool-use-approved.jsonl",
+            "03-failed-not-logged-in.jsonl",
+            "04-tool-use-denied.jsonl",
+            "05-interrupted-sigint.jsonl",
+        ] {
+            lines.extend(run(name).1);
+        }
+        // Real lines take the one pass.
+        for line in &lines {
+            assert!(
+                serde_json::from_str::<fast::Line>(line).is_ok(),
+                "line {line}"
+            );
+        }
+        let odd = [
+            r#"{"type":"assistant","message":{"content":"plain text"},"session_id":"s"}"#,
+            r#"{"type":"assistant","message":{"content":null}}"#,
+            r#"{"type":"assistant","message":{"content":{"type":"text"}}}"#,
+            r#"{"type":"assistant","message":{"content":[{"type":"text","text":"a"},"b",[1]]}}"#,
+            r#"{"type":"assistant","message":"not an object","session_id":7}"#,
+            r#"{"type":"assistant","message":null,"error":"authentication_failed"}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"x"},{"type":"image"}]}]}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"text","text":"a","text":"b"}]}}"#,
+            r#"{"type":"result","subtype":"success","usage":[1],"num_turns":"2","is_error":"no"}"#,
+            r#"{"type":"result","type":"assistant"}"#,
+            r#"{"type":"system","subtype":"init","mcp_servers":[{"name":"a"},3],"model":5}"#,
+            r#"{"type":"stream_event","message":[1,2],"result":{}}"#,
+            r#"  {"type":"system","subtype":"api_retry"}"#,
+        ];
+        lines.extend(odd.iter().map(|l| (*l).to_owned()));
+        for line in &lines {
+            assert_eq!(parse_line(line), parse_value(line), "line {line}");
+        }
     }
 }

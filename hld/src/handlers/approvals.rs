@@ -6,7 +6,7 @@ use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
 use crate::rpc::error::RpcError;
-use crate::store::{NewApproval, SessionRow};
+use crate::store::{NewApproval, StoreError};
 
 const DECISION_TYPES: [&str; 2] = ["function_call", "human_contact"];
 
@@ -14,40 +14,30 @@ fn present(value: Option<String>) -> Option<String> {
     value.filter(|s| !s.trim().is_empty())
 }
 
-/// The session asking: by id, else by run id.
-async fn asking_session(
-    daemon: &Daemon,
-    session_id: Option<String>,
-    run_id: Option<String>,
-) -> Result<SessionRow, RpcError> {
-    let fault = |e| RpcError::internal("failed to look up the session", e);
-    match (present(session_id), present(run_id)) {
-        (Some(id), _) => daemon
-            .store
-            .get_session(&id)
-            .await
-            .map_err(fault)?
-            .ok_or_else(|| RpcError::not_found("session_id", "session", &id)),
-        (None, Some(run)) => daemon
-            .store
-            .get_session_by_run_id(&run)
-            .await
-            .map_err(fault)?
-            .ok_or_else(|| {
-                RpcError::invalid_param(
-                    "run_id",
-                    "existing run id",
-                    "unknown id",
-                    format!("session not found for run_id: {run}"),
-                )
-            }),
-        (None, None) => Err(RpcError::invalid_param(
+/// The id of the session asking, by run id (when no session id was given).
+async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<String, RpcError> {
+    let Some(run) = present(run_id) else {
+        return Err(RpcError::invalid_param(
             "session_id",
             "string (or run_id)",
             "missing",
             "session_id or run_id is required",
-        )),
-    }
+        ));
+    };
+    daemon
+        .store
+        .get_session_by_run_id(&run)
+        .await
+        .map_err(|e| RpcError::internal("failed to look up the session", e))?
+        .map(|session| session.new.id)
+        .ok_or_else(|| {
+            RpcError::invalid_param(
+                "run_id",
+                "existing run id",
+                "unknown id",
+                format!("session not found for run_id: {run}"),
+            )
+        })
 }
 
 pub async fn create_approval(
@@ -59,7 +49,12 @@ pub async fn create_approval(
         "human_contact" => ApprovalType::HumanContact,
         other => return Err(RpcError::not_accepted("type", other, &DECISION_TYPES)),
     };
-    let session = asking_session(&daemon, p.session_id, p.run_id).await?;
+    // With a session id, the store checks that the session exists while it inserts: one trip
+    // to the writer instead of a read and then a write.
+    let session_id = match present(p.session_id) {
+        Some(id) => id,
+        None => session_of_run(&daemon, p.run_id).await?,
+    };
     let id = format!("local-{}", uuid::Uuid::new_v4());
     let new = match kind {
         ApprovalType::FunctionCall => {
@@ -70,7 +65,7 @@ pub async fn create_approval(
                 .ok_or_else(|| RpcError::required("tool_input", "any JSON value", "missing"))?;
             NewApproval::function_call(
                 &id,
-                &session.new.id,
+                &session_id,
                 &tool_name,
                 input,
                 present(p.tool_use_id).as_deref(),
@@ -79,15 +74,16 @@ pub async fn create_approval(
         ApprovalType::HumanContact => {
             let message = present(p.message)
                 .ok_or_else(|| RpcError::required("message", "string", "missing"))?;
-            NewApproval::human_contact(&id, &session.new.id, &message)
+            NewApproval::human_contact(&id, &session_id, &message)
         }
     };
-    daemon
-        .approvals
-        .create(new)
-        .await
-        .map_err(|e| RpcError::internal("failed to create approval", e))?;
-    Ok(CreateApprovalResult { approval_id: id })
+    match daemon.approvals.create(new).await {
+        Ok(_) => Ok(CreateApprovalResult { approval_id: id }),
+        Err(StoreError::SessionNotFound(_)) => {
+            Err(RpcError::not_found("session_id", "session", &session_id))
+        }
+        Err(e) => Err(RpcError::internal("failed to create approval", e)),
+    }
 }
 
 pub async fn get_approval(

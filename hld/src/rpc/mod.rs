@@ -4,6 +4,7 @@
 pub mod error;
 pub mod table;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use hld_client::protocol::{ErrorObject, InvalidRequestReason, SubscribeParams, JSONRPC_VERSION};
@@ -49,15 +50,23 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
 
 const NULL_ID: &str = "null";
 
+/// The start of every success line, before the result.
+pub const SUCCESS_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":";
+
 /// Serialises a success line.
 pub fn success_line(result: &[u8], id: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(result.len() + id.len() + 40);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+    let mut out = Vec::with_capacity(SUCCESS_HEAD.len() + result.len() + id.len() + 8);
+    out.extend_from_slice(SUCCESS_HEAD);
     out.extend_from_slice(result);
-    out.extend_from_slice(b",\"id\":");
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(b"}\n");
-    out
+    finish_success(out, id)
+}
+
+/// Completes a success line that holds [`SUCCESS_HEAD`] and the result: adds the id.
+pub fn finish_success(mut line: Vec<u8>, id: &str) -> Vec<u8> {
+    line.extend_from_slice(b",\"id\":");
+    line.extend_from_slice(id.as_bytes());
+    line.extend_from_slice(b"}\n");
+    line
 }
 
 /// Serialises an error line.
@@ -140,10 +149,13 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
             ),
         );
     }
-    let Some(method) = incoming
-        .method
-        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
-    else {
+    // Borrowed unless the name has escapes.
+    let Some(method) = incoming.method.and_then(|raw| {
+        serde_json::from_str::<&str>(raw.get())
+            .map(Cow::Borrowed)
+            .or_else(|_| serde_json::from_str::<String>(raw.get()).map(Cow::Owned))
+            .ok()
+    }) else {
         return reply_unless_notification(
             id,
             invalid_request(
@@ -194,8 +206,8 @@ fn finish(
     result: Result<Vec<u8>, RpcError>,
 ) -> Outcome {
     match result {
-        Ok(bytes) => match id {
-            Some(id) => Outcome::Reply(success_line(&bytes, id)),
+        Ok(line) => match id {
+            Some(id) => Outcome::Reply(finish_success(line, id)),
             None => Outcome::Silent,
         },
         Err(err) => {

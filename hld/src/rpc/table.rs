@@ -1,7 +1,6 @@
 //! The one method table: every served method, its description and its handler.
 //! `listMethods` and `describeMethods` are generated from it.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -13,7 +12,8 @@ use serde_json::value::RawValue;
 use super::error::{from_decode_error, RpcError};
 use crate::daemon::Daemon;
 
-/// A handler's output: the serialised `result` value.
+/// A handler's output: the start of its success line, `{"jsonrpc":"2.0","result":<result>`
+/// (see [`super::finish_success`]).
 pub type HandlerFuture = BoxFuture<'static, Result<Vec<u8>, RpcError>>;
 
 type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&RawValue>) -> HandlerFuture + Send + Sync>;
@@ -44,7 +44,6 @@ pub struct Entry {
 #[derive(Default)]
 pub struct MethodTable {
     entries: Vec<Entry>,
-    index: HashMap<&'static str, usize>,
 }
 
 impl MethodTable {
@@ -60,8 +59,11 @@ impl MethodTable {
                 let fut = handler(daemon, params);
                 async move {
                     let result = fut.await?;
-                    serde_json::to_vec(&result)
-                        .map_err(|e| RpcError::internal("failed to encode the result", e))
+                    let mut line = Vec::with_capacity(256);
+                    line.extend_from_slice(super::SUCCESS_HEAD);
+                    serde_json::to_writer(&mut line, &result)
+                        .map_err(|e| RpcError::internal("failed to encode the result", e))?;
+                    Ok(line)
                 }
                 .boxed()
             }
@@ -77,11 +79,10 @@ impl MethodTable {
 
     fn push<M: Method>(&mut self, kind: Kind) -> &mut Self {
         assert!(
-            !self.index.contains_key(M::NAME),
+            self.get(M::NAME).is_none(),
             "method {} registered twice",
             M::NAME
         );
-        self.index.insert(M::NAME, self.entries.len());
         self.entries.push(Entry {
             name: M::NAME,
             description: M::DESCRIPTION,
@@ -92,9 +93,9 @@ impl MethodTable {
         self
     }
 
-    /// The entry for a method name.
+    /// The entry for a method name. A scan: with a score of short names it beats hashing.
     pub fn get(&self, name: &str) -> Option<&Entry> {
-        self.index.get(name).map(|&i| &self.entries[i])
+        self.entries.iter().find(|e| e.name == name)
     }
 
     /// `listMethods`.
@@ -135,8 +136,12 @@ pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params, Rpc
             "params must be an object",
         ));
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+    // Valid params decode without tracking the path; only a failure is decoded again to name
+    // the offending field.
+    serde_json::from_str(text).or_else(|_| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+    })
 }
 
 /// The JSON type of a raw value, for error data.

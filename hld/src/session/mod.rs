@@ -7,7 +7,7 @@ mod supervisor;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hld_client::protocol::{
     ClaudeAvailability, Event, McpConfig, McpConfigParam, McpServer, SessionStatus,
@@ -93,7 +93,13 @@ pub struct Sessions {
     active: Mutex<HashMap<String, Active>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// The last answer of [`Sessions::claude`] and when it was found.
+    claude_seen: Mutex<Option<(Instant, ClaudeAvailability)>>,
 }
+
+/// How long [`Sessions::claude`] reuses its last answer: `health` stays a memory read, and a
+/// `claude` installed or removed shows within this time.
+const CLAUDE_RECHECK: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -128,6 +134,7 @@ impl Sessions {
             active: Mutex::new(HashMap::new()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
+            claude_seen: Mutex::new(None),
         })
     }
 
@@ -141,8 +148,22 @@ impl Sessions {
         self.active.lock().unwrap().len()
     }
 
-    /// Where `claude` is, and its version (probed once per path).
+    /// Where `claude` is, and its version (probed once per path). Looked up again at most once
+    /// per [`CLAUDE_RECHECK`].
     pub async fn claude(&self) -> ClaudeAvailability {
+        if let Some((at, known)) = &*self.claude_seen.lock().unwrap() {
+            if at.elapsed() < CLAUDE_RECHECK {
+                return known.clone();
+            }
+        }
+        // Boxed: the probe's future is large and rarely needed, so callers stay small.
+        let found = Box::pin(self.find_claude()).await;
+        *self.claude_seen.lock().unwrap() = Some((Instant::now(), found.clone()));
+        found
+    }
+
+    /// Locates `claude` on disk and probes its version once per path.
+    async fn find_claude(&self) -> ClaudeAvailability {
         let Some(path) = claude::locate_claude(self.config.claude_path.as_deref()) else {
             return ClaudeAvailability {
                 available: false,

@@ -1,10 +1,15 @@
 //! One task per live `claude` process: reads its stream, stores every line (batched: the
-//! lines already buffered are written in one transaction), publishes what was stored, and
-//! decides the final status when the process ends.
+//! lines already buffered are stored together, and a burst's batches are queued while earlier
+//! ones commit), publishes what was stored, and decides the final status when the process
+//! ends.
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use futures::stream::FuturesOrdered;
+use futures::{FutureExt, StreamExt};
+use hld_client::protocol::ConversationEvent;
 use hld_client::protocol::SessionStatus;
 use nix::sys::signal::Signal;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
@@ -15,9 +20,11 @@ use super::{process, Sessions};
 use crate::claude::StreamState;
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
+/// Batches queued to the store and not yet published, at most.
+const MAX_IN_FLIGHT: usize = 16;
 /// At most this many lines are stored (and their events published) at once. It stays below
 /// the default subscriber buffer (100), so a subscriber that keeps up never loses events to a
-/// burst; the store's group commit still merges the batches of concurrent sessions.
+/// burst; the store's group commit still merges queued batches into one transaction.
 const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
@@ -126,6 +133,10 @@ fn outcome(
 
 /// Reads stdout to its end, storing and publishing as it goes. The query becomes the first
 /// event as soon as Claude's session id is known (in the same transaction as that line).
+///
+/// In a burst, up to [`MAX_IN_FLIGHT`] batches are queued to the store while the next lines are
+/// parsed, so that the store commits them together; each batch is published, in order, once it
+/// is committed. Before waiting for more output, everything stored is published.
 async fn pump(
     ctx: &Context,
     state: &mut StreamState,
@@ -134,7 +145,24 @@ async fn pump(
 ) {
     let mut reader = BufReader::with_capacity(256 * 1024, stdout);
     let mut line = Vec::new();
+    let mut stored = FuturesOrdered::new();
     loop {
+        // Publish the batches already committed.
+        while let Some(Some(done)) = stored.next().now_or_never() {
+            publish(ctx, done).await;
+        }
+        if stored.len() >= MAX_IN_FLIGHT {
+            if let Some(done) = stored.next().await {
+                publish(ctx, done).await;
+            }
+            continue;
+        }
+        let more = matches!(reader.fill_buf().now_or_never(), Some(Ok(buf)) if !buf.is_empty());
+        if !more {
+            while let Some(done) = stored.next().await {
+                publish(ctx, done).await;
+            }
+        }
         line.clear();
         match reader.read_until(b'\n', &mut line).await {
             Ok(0) => break,
@@ -146,7 +174,7 @@ async fn pump(
         }
         let mut batch = state.apply(text(&line));
         let mut lines = 1;
-        // Lines already buffered join this batch: one transaction for a burst.
+        // Lines already buffered join this batch.
         while lines < MAX_BATCH_LINES && reader.buffer().contains(&b'\n') {
             line.clear();
             if reader.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
@@ -161,28 +189,49 @@ async fn pump(
                 batch.events.insert(0, q);
             }
         }
-        store(ctx, batch, lines).await;
+        stored.push_back(queue(ctx, batch, lines));
+    }
+    while let Some(done) = stored.next().await {
+        publish(ctx, done).await;
     }
 }
 
-/// Stores a batch, then publishes its events: nothing is published before it is durable.
-async fn store(ctx: &Context, mut batch: Ingest, lines: usize) {
+/// A batch queued to the store: its outcome once committed, and how many lines it holds.
+type Stored = (crate::store::Result<Vec<ConversationEvent>>, usize);
+
+/// Queues a batch to the store (at once) and returns the future of its outcome.
+fn queue(ctx: &Context, mut batch: Ingest, lines: usize) -> impl Future<Output = Stored> {
     if ctx.model_requested {
         if let Some(update) = batch.update.as_mut() {
             update.model = None;
         }
     }
-    match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
+    let committed = ctx.sessions.store.ingest(&ctx.session_id, batch);
+    async move { (committed.await, lines) }
+}
+
+/// Publishes a committed batch's events: nothing is published before it is durable. Then
+/// lets the subscribers run, so that a subscriber that keeps up drains its queue before the
+/// next batch is published.
+async fn publish(ctx: &Context, (outcome, lines): Stored) {
+    match outcome {
         Ok(events) => {
             for event in events {
                 ctx.sessions
                     .publish_conversation(&ctx.session_id, &ctx.run_id, event);
             }
+            tokio::task::yield_now().await;
         }
         Err(e) => {
             tracing::error!(session = %ctx.session_id, error = %e, lines, "cannot store claude output")
         }
     }
+}
+
+/// Stores a batch and publishes its events (the last one, after the stream ended).
+async fn store(ctx: &Context, batch: Ingest, lines: usize) {
+    let done = queue(ctx, batch, lines).await;
+    publish(ctx, done).await;
 }
 
 /// A line without its terminator, as text (invalid UTF-8 is replaced, never fatal).

@@ -23,6 +23,7 @@ mod tests;
 mod types;
 mod writer;
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
@@ -120,19 +121,24 @@ impl Store {
         self.inner.stats.snapshot()
     }
 
-    /// Queues `f` for the writer thread and waits for its committed result. A write whose
-    /// future is dropped after queueing is still applied.
-    async fn write<T, F>(&self, f: F) -> Result<T>
+    /// Queues `f` for the writer thread at once, and returns a future of its committed result.
+    /// Writes queued back to back share a transaction; a write whose future is dropped is
+    /// still applied.
+    fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        self.inner
+        let queued = self
+            .inner
             .commands
             .send(Msg::Job(Box::new(Pending::new(f, reply))))
-            .map_err(|_| StoreError::Closed)?;
-        rx.await.map_err(|_| StoreError::Closed)?
+            .map_err(|_| StoreError::Closed);
+        async move {
+            queued?;
+            rx.await.map_err(|_| StoreError::Closed)?
+        }
     }
 
     /// Runs `f` on a read connection, inside one read transaction, off the async workers.
@@ -166,9 +172,16 @@ impl Store {
     /// Stores raw lines, then events, then the optional update, atomically, and sets the
     /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
     /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
-    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
+    ///
+    /// The batch is queued when this is called, so a caller can queue the next ones while it
+    /// commits: batches queued together are committed in one transaction, in call order.
+    pub fn ingest(
+        &self,
+        session_id: &str,
+        ingest: Ingest,
+    ) -> impl Future<Output = Result<Vec<ConversationEvent>>> + Send + 'static {
         let id = session_id.to_owned();
-        self.write(move |w| w.ingest(&id, ingest)).await
+        self.write(move |w| w.ingest(&id, ingest))
     }
 
     /// One session.

@@ -38,6 +38,12 @@ fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
         .map_err(StoreError::from)
 }
 
+/// A stored session status.
+fn parse_status(id: &str, status: &str) -> Result<SessionStatus> {
+    SessionStatus::parse(status)
+        .ok_or_else(|| StoreError::Invalid(format!("session {id} has unknown status {status:?}")))
+}
+
 impl Writer {
     /// Inserts a session and its MCP servers.
     pub(super) fn create_session(&mut self, new: &NewSession) -> Result<()> {
@@ -129,9 +135,7 @@ impl Writer {
             .query_row([id], |r| r.get(0))
             .optional()?;
         let old = old.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
-        let old_status = SessionStatus::parse(&old).ok_or_else(|| {
-            StoreError::Invalid(format!("session {id} has unknown status {old:?}"))
-        })?;
+        let old_status = parse_status(id, &old)?;
         self.conn
             .prepare_cached(
                 "UPDATE sessions SET
@@ -375,10 +379,10 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let run_id: String = self
+        let (run_id, session_status): (String, String) = self
             .conn
-            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| r.get(0))
+            .prepare_cached("SELECT run_id, status FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
         self.conn
@@ -408,7 +412,11 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, &a.id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        Ok(ApprovalChange { approval, events })
+        Ok(ApprovalChange {
+            approval,
+            events,
+            session_status: parse_status(&a.session_id, &session_status)?,
+        })
     }
 
     /// Decides a pending approval and updates the `tool_call` event it gates.
@@ -458,7 +466,15 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
-        Ok(ApprovalChange { approval, events })
+        let session_status: String = self
+            .conn
+            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
+            .query_row([&current.session_id], |r| r.get(0))?;
+        Ok(ApprovalChange {
+            approval,
+            events,
+            session_status: parse_status(&current.session_id, &session_status)?,
+        })
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for

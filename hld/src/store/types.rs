@@ -277,6 +277,8 @@ pub struct ApprovalChange {
     pub approval: Approval,
     /// The linked `tool_call` events, as updated.
     pub events: Vec<ConversationEvent>,
+    /// The status of the approval's session in the same transaction.
+    pub session_status: SessionStatus,
 }
 
 /// A session after an update, with the status it had before (for `session_status_changed`).

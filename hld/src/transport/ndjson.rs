@@ -35,7 +35,7 @@ impl Decoder for NdjsonCodec {
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Frame>, std::io::Error> {
         loop {
-            let newline = buf[self.scanned..].iter().position(|&b| b == b'\n');
+            let newline = memchr::memchr(b'\n', &buf[self.scanned..]);
             match (self.discarding, newline) {
                 (true, Some(pos)) => {
                     buf.advance(self.scanned + pos + 1);

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::StreamExt;
-use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::codec::FramedRead;
 
@@ -83,40 +83,54 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// Serves one connection: requests in order, exactly one reply line each, until the client
 /// closes, the daemon shuts down, or the connection becomes a subscription.
 pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
-    let (read, write) = stream.into_split();
+    let (read, mut write) = stream.into_split();
     let mut frames = FramedRead::new(read, NdjsonCodec::new(daemon.config.max_message_size));
-    let mut writer = BufWriter::new(write);
+    // Replies not yet written: those of requests pipelined in one read share one write.
+    let mut out = Vec::new();
+    let shutdown = daemon.shutdown.clone();
+    let cancelled = shutdown.cancelled();
+    tokio::pin!(cancelled);
     loop {
         let frame = tokio::select! {
             biased;
-            _ = daemon.shutdown.cancelled() => break,
+            _ = &mut cancelled => break,
             frame = frames.next() => frame,
         };
-        let reply = match frame {
+        match frame {
             None | Some(Err(_)) => break,
-            Some(Ok(Frame::Oversize)) => rpc::oversize_line(),
+            Some(Ok(Frame::Oversize)) => out.extend_from_slice(&rpc::oversize_line()),
             Some(Ok(Frame::Message(bytes))) => match rpc::handle_message(&daemon, &bytes).await {
-                Outcome::Reply(line) => line,
-                Outcome::Silent => continue,
+                Outcome::Reply(line) if out.is_empty() => out = line,
+                Outcome::Reply(line) => out.extend_from_slice(&line),
+                Outcome::Silent => {}
                 Outcome::Subscribe { id, params } => {
                     // Replies to requests pipelined before `Subscribe` go out first.
-                    if writer.flush().await.is_err() {
+                    if write.write_all(&out).await.is_err() {
                         break;
                     }
-                    let writer = writer.into_inner();
-                    crate::subscription::serve(daemon, frames.into_inner(), writer, id, params)
-                        .await;
+                    // Boxed: a subscription's state is large, and most connections never
+                    // subscribe.
+                    Box::pin(crate::subscription::serve(
+                        daemon,
+                        frames.into_inner(),
+                        write,
+                        id,
+                        params,
+                    ))
+                    .await;
                     return;
                 }
             },
-        };
-        if writer.write_all(&reply).await.is_err() {
-            break;
         }
-        // Pipelined requests already read get their replies in one write.
-        if !frames.read_buffer().contains(&b'\n') && writer.flush().await.is_err() {
-            break;
+        if !out.is_empty() && !frames.read_buffer().contains(&b'\n') {
+            if write.write_all(&out).await.is_err() {
+                break;
+            }
+            out.clear();
         }
     }
-    let _ = writer.shutdown().await;
+    if !out.is_empty() {
+        let _ = write.write_all(&out).await;
+    }
+    let _ = write.shutdown().await;
 }
