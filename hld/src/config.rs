@@ -60,6 +60,11 @@ pub struct Args {
     /// The command serving the approvals MCP server (`<command> mcp claude_approvals`).
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
+    /// Worker threads of the async runtime: 0 (the default) serves everything on one thread,
+    /// which measured fastest on small machines (see BENCHMARKS.md); N uses a multi-thread
+    /// runtime with N workers.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub worker_threads: usize,
 }
 
 /// The resolved configuration.
@@ -87,6 +92,8 @@ pub struct Config {
     pub interrupt_grace: Duration,
     /// The command serving the approvals MCP server.
     pub approvals_command: Option<PathBuf>,
+    /// Worker threads of a multi-thread runtime; 0 for the single-thread runtime.
+    pub worker_threads: usize,
 }
 
 impl Config {
@@ -130,6 +137,7 @@ impl Config {
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
             approvals_command: args.approvals_command,
+            worker_threads: args.worker_threads,
         })
     }
 

@@ -1,4 +1,5 @@
-//! The `hld` binary: parse flags, set up logging, run the server on a single-threaded runtime.
+//! The `hld` binary: parse flags, set up logging, run the server on a single-threaded runtime
+//! (or a multi-thread one when asked).
 
 use std::process::ExitCode;
 
@@ -33,13 +34,18 @@ fn main() -> ExitCode {
         sink,
         "hld starting"
     );
-    // One thread serves every connection: on this class of machine it beats a multi-thread
-    // runtime on latency and throughput (see BENCHMARKS.md). Blocking work (SQLite) runs on
-    // the blocking pool.
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    // By default one thread serves every connection: on this class of machine it beats a
+    // multi-thread runtime on latency and throughput (see BENCHMARKS.md). Blocking work
+    // (SQLite) runs off that thread.
+    let mut builder = match config.worker_threads {
+        0 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the runtime");

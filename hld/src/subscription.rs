@@ -1,6 +1,8 @@
 //! The `Subscribe` loop: after the confirmation, the connection only carries events and
-//! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
+//! heartbeats. Queued events are coalesced into one (vectored) write; a closed client is noticed
+//! at once.
 
+use std::io::IoSlice;
 use std::sync::Arc;
 
 use hld_client::protocol::{
@@ -8,6 +10,7 @@ use hld_client::protocol::{
     SUBSCRIPTION_ESTABLISHED,
 };
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::time::Instant;
 
 use crate::bus::{Filter, Subscriber};
 use crate::daemon::Daemon;
@@ -76,39 +79,70 @@ where
 {
     let interval = daemon.config.heartbeat_interval;
     let mut scratch = [0u8; 512];
-    let mut out = Vec::new();
     let heartbeat_line = heartbeat_line();
+    // The heartbeat is due `interval` after the last line written; the timer is moved only
+    // when it fires, not at every batch.
+    let mut last_write = Instant::now();
     let heartbeat = tokio::time::sleep(interval);
     tokio::pin!(heartbeat);
+    let cancelled = daemon.shutdown.cancelled();
+    tokio::pin!(cancelled);
     loop {
         tokio::select! {
             biased;
-            _ = daemon.shutdown.cancelled() => break,
+            _ = &mut cancelled => break,
+            // Events before the socket: a wake-up for events does not poll the read side too.
+            // A client that leaves while events flow is noticed when the write fails.
+            batch = subscriber.next_batch() => {
+                let lagged = (batch.lost > 0).then(|| Subscriber::lagged_line(batch.lost));
+                // The shared lines go out as they are, in one vectored write: nothing is
+                // copied, and no per-subscriber buffer grows with the largest batch.
+                let mut lines: Vec<IoSlice<'_>> = lagged
+                    .iter()
+                    .chain(batch.events.iter().map(|e| &e.line))
+                    .map(|line| IoSlice::new(line))
+                    .collect();
+                if write_all_vectored(write, &mut lines).await.is_err() {
+                    break;
+                }
+                last_write = Instant::now();
+            }
             // Anything the client sends is read and dropped; EOF or an error ends it.
             n = read.read(&mut scratch) => match n {
                 Ok(0) | Err(_) => break,
                 Ok(_) => continue,
             },
-            batch = subscriber.next_batch() => {
-                out.clear();
-                if batch.lost > 0 {
-                    out.extend_from_slice(&Subscriber::lagged_line(batch.lost));
-                }
-                for event in &batch.events {
-                    out.extend_from_slice(&event.line);
-                }
-                if write.write_all(&out).await.is_err() {
-                    break;
-                }
-                heartbeat.as_mut().reset(tokio::time::Instant::now() + interval);
-            }
             _ = &mut heartbeat => {
-                if write.write_all(&heartbeat_line).await.is_err() {
-                    break;
+                let due = last_write + interval;
+                if due <= Instant::now() {
+                    if write.write_all(&heartbeat_line).await.is_err() {
+                        break;
+                    }
+                    last_write = Instant::now();
                 }
-                heartbeat.as_mut().reset(tokio::time::Instant::now() + interval);
+                heartbeat.as_mut().reset(last_write + interval);
             }
         }
     }
     let _ = write.shutdown().await;
+}
+
+/// The most buffers handed to one `writev` (the system limit is 1024).
+const MAX_IOVECS: usize = 256;
+
+/// Writes every buffer of `bufs`, in order, with as few `writev` calls as the socket allows.
+async fn write_all_vectored<W: AsyncWrite + Unpin>(
+    write: &mut W,
+    mut bufs: &mut [IoSlice<'_>],
+) -> std::io::Result<()> {
+    while !bufs.is_empty() {
+        let n = write
+            .write_vectored(&bufs[..bufs.len().min(MAX_IOVECS)])
+            .await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut bufs, n);
+    }
+    Ok(())
 }

@@ -192,9 +192,8 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
             }
         }
         Kind::Call(handler) => {
-            let id_owned = id.map(str::to_owned);
             let result = handler(daemon.clone(), incoming.params).await;
-            finish(&method, reply_id, id_owned.as_deref(), result)
+            finish(&method, reply_id, id, result)
         }
     }
 }

@@ -58,6 +58,8 @@ pub struct FanoutResult {
     pub lost: u64,
     /// `lagged` notices received.
     pub lagged: u64,
+    /// The mean length of an event line, in bytes.
+    pub line_bytes: f64,
 }
 
 struct Shared {
@@ -68,6 +70,9 @@ struct Shared {
     done: RefCell<Vec<Option<Instant>>>,
     completed: Cell<usize>,
     lagged: Cell<u64>,
+    /// Event lines read, and their bytes.
+    lines: Cell<u64>,
+    bytes: Cell<u64>,
     progress: Notify,
     subs: u32,
 }
@@ -135,6 +140,8 @@ async fn subscribe(sock: &Path, shared: Rc<Shared>) -> anyhow::Result<()> {
                 Ok(_) => {}
             }
             if let Some(seq) = seq_of(&line) {
+                shared.lines.set(shared.lines.get() + 1);
+                shared.bytes.set(shared.bytes.get() + line.len() as u64);
                 shared.deliver(seq);
             } else if line.windows(8).any(|w| w == b"\"lagged\"") {
                 shared.lagged.set(shared.lagged.get() + 1);
@@ -160,6 +167,8 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         done: RefCell::new(vec![None; spec.events]),
         completed: Cell::new(0),
         lagged: Cell::new(0),
+        lines: Cell::new(0),
+        bytes: Cell::new(0),
         progress: Notify::new(),
         subs: spec.subs as u32,
     });
@@ -259,6 +268,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         events_per_sec: shared.completed.get() as f64 / elapsed,
         lost,
         lagged: shared.lagged.get(),
+        line_bytes: shared.bytes.get() as f64 / shared.lines.get().max(1) as f64,
     })
 }
 

@@ -185,6 +185,8 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Target {
     Daemon,
+    /// The daemon on a multi-thread runtime with this many workers.
+    DaemonThreads(usize),
     Raw(&'static str),
 }
 
@@ -197,7 +199,15 @@ fn start(bins: &Bins, target: Target, pinned: bool) -> anyhow::Result<Server> {
                 ..Default::default()
             },
         ),
-        Target::Raw(kind) => Server::raw(bins, kind, pinned),
+        Target::DaemonThreads(n) => Server::daemon(
+            bins,
+            &DaemonOptions {
+                pinned,
+                args: vec!["--worker-threads".into(), n.to_string()],
+                ..Default::default()
+            },
+        ),
+        Target::Raw(kind) => Server::raw(bins, kind, pinned, &[]),
     }
 }
 
@@ -243,10 +253,14 @@ fn shown(target: Target, pinned: bool, client: &[String]) -> Vec<String> {
             "{pin}hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
              --claude-path fake-claude &"
         ),
+        Target::DaemonThreads(n) => format!(
+            "{pin}hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
+             --claude-path fake-claude --worker-threads {n} &"
+        ),
         Target::Raw(kind) => format!("{pin}hld-bench serve --kind {kind} --sock $DIR/raw.sock &"),
     };
     let sock = match target {
-        Target::Daemon => "$DIR/hld.sock",
+        Target::Daemon | Target::DaemonThreads(_) => "$DIR/hld.sock",
         Target::Raw(_) => "$DIR/raw.sock",
     };
     let client: Vec<&str> = client
@@ -350,12 +364,25 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let mut rows = Vec::new();
     let mut commands = Vec::new();
     let conns = [8u64, 64];
-    let mut results: [[Vec<LoadResult>; 2]; 2] = Default::default();
-    let args = |c: u64, mode: &str| load_args("conc", mode, &[("conns", c), ("n", plan.conc)]);
+    let targets = [
+        Target::Raw("echo"),
+        Target::Daemon,
+        Target::DaemonThreads(MT_WORKERS),
+    ];
+    let mut results: [[Vec<LoadResult>; 3]; 2] = Default::default();
+    let args = |c: u64, target: Target| {
+        let mode = if target == Target::Raw("echo") {
+            "echo"
+        } else {
+            "rpc"
+        };
+        load_args("conc", mode, &[("conns", c), ("n", plan.conc)])
+    };
     for _ in 0..plan.rounds {
         for (i, &c) in conns.iter().enumerate() {
-            results[i][0].push(measure(bins, Target::Raw("echo"), false, &args(c, "echo"))?);
-            results[i][1].push(measure(bins, Target::Daemon, false, &args(c, "rpc"))?);
+            for (k, &target) in targets.iter().enumerate() {
+                results[i][k].push(measure(bins, target, false, &args(c, target))?);
+            }
         }
     }
     for (i, &c) in conns.iter().enumerate() {
@@ -366,15 +393,31 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             false,
             0.85,
         ));
-        commands.extend(shown(Target::Raw("echo"), false, &args(c, "echo")));
-        commands.extend(shown(Target::Daemon, false, &args(c, "rpc")));
+        let mut mt = rate_row(
+            &format!(
+                "health throughput, {c} connections, multi-thread runtime ({MT_WORKERS} workers)"
+            ),
+            &results[i][2],
+            &results[i][0],
+            false,
+            0.85,
+        );
+        mt.target = "reported (runtime choice)".into();
+        mt.verdict = Verdict::Info;
+        rows.push(mt);
+        for &target in &targets {
+            commands.extend(shown(target, false, &args(c, target)));
+        }
     }
     Ok(Section {
         title: Group::Throughput.title().into(),
         method: format!(
             "A tokio current_thread client drives C connections, each doing sequential \
              request/response, {} requests in all, unpinned. Baseline: the raw tokio \
-             current_thread echo server. The p99 is of the per-request latency.",
+             current_thread echo server. The p99 is of the per-request latency. hld runs on its \
+             default single-thread runtime; the same daemon on a multi-thread runtime \
+             (`--worker-threads {MT_WORKERS}`) is measured alongside, which is how the default \
+             was chosen.",
             plan.conc
         ),
         commands,
@@ -382,6 +425,9 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         notes: Vec::new(),
     })
 }
+
+/// Workers of the multi-thread runtime the default is compared with: one per vCPU here.
+const MT_WORKERS: usize = 2;
 
 fn connect(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let args = load_args(
@@ -474,21 +520,21 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     };
     for _ in 0..plan.slow_rounds {
         for (i, &(subs, events, rate, _)) in loads.iter().enumerate() {
-            for (k, target) in [Target::Raw("fanout"), Target::Daemon]
-                .into_iter()
-                .enumerate()
-            {
-                let server = start(bins, target, false)?;
-                let session = match target {
-                    Target::Daemon => finished_session(&server, "hello")?,
-                    Target::Raw(_) => "raw".to_owned(),
-                };
-                let sock = server.sock.display().to_string();
-                let r: FanoutResult =
-                    procs::client(bins, false, &args(subs, events, rate, &sock, &session))?;
-                server.stop()?;
-                results[i][k].push(r);
-            }
+            // hld first: the raw server then pads its event lines to the length of hld's.
+            let server = start(bins, Target::Daemon, false)?;
+            let session = finished_session(&server, "hello")?;
+            let sock = server.sock.display().to_string();
+            let hld: FanoutResult =
+                procs::client(bins, false, &args(subs, events, rate, &sock, &session))?;
+            server.stop()?;
+            let pad = (hld.line_bytes.round() as usize).to_string();
+            let server = Server::raw(bins, "fanout", false, &["--event-bytes".into(), pad])?;
+            let sock = server.sock.display().to_string();
+            let raw: FanoutResult =
+                procs::client(bins, false, &args(subs, events, rate, &sock, "raw"))?;
+            server.stop()?;
+            results[i][0].push(raw);
+            results[i][1].push(hld);
         }
     }
     let mut rows = Vec::new();
@@ -529,7 +575,10 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             verdict: Verdict::of(ok),
         });
         if i == loads.len() - 1 {
-            commands.push("hld-bench serve --kind fanout --sock $DIR/raw.sock &".to_owned());
+            commands.push(
+                "hld-bench serve --kind fanout --sock $DIR/raw.sock --event-bytes $BYTES &"
+                    .to_owned(),
+            );
             commands.push(format!(
                 "hld-bench client {}",
                 args(subs, events, rate, "$DIR/raw.sock", "raw").join(" ")
@@ -545,7 +594,9 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             ));
         }
         notes.push(format!(
-            "{subs} subscribers, {load}: {events} events per run"
+            "{subs} subscribers, {load}: {events} events per run; event lines of {:.0} bytes \
+             (hld's `new_approval`; the baseline's are padded to match)",
+            Spread::of(&hld.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median
         ));
     }
     Ok(Section {
@@ -553,7 +604,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         method: "All subscriber connections and the publisher live in one tokio current_thread \
                  client process (unpinned). Each subscriber sends `Subscribe` for \
                  `new_approval` events; the publisher sends `createApproval` with \
-                 `tool_input: {\"seq\": i}`, which hld stores (get the session, insert, commit) \
+                 `tool_input: {\"seq\": i}`, which hld stores (insert, commit) \
                  and then publishes as one `new_approval` event. Latency runs from the \
                  publisher's write to the moment the *last* subscriber has read the line \
                  (subscribers find `\"seq\":` by substring search). \"1 in flight\" sends the \
@@ -562,7 +613,8 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                  10 s plus `lagged` notices. The baseline is a raw tokio current_thread server \
                  that parses each request, serialises its params once into an event line, \
                  broadcasts it (tokio broadcast, capacity 4096) and writes what each \
-                 subscriber has queued in one write (coalescing); it stores nothing. The first \
+                 subscriber has queued in one write (coalescing); it stores nothing, and its \
+                 event lines are padded to the length of hld's. The first \
                  10 events of a run are not counted."
             .into(),
         commands,

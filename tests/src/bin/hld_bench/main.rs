@@ -65,6 +65,9 @@ enum Internal {
         kind: servers::Kind,
         #[arg(long)]
         sock: PathBuf,
+        /// Pad fan-out event lines to this many bytes.
+        #[arg(long, default_value_t = 0)]
+        event_bytes: usize,
     },
     /// Run a load generator and print its result as one JSON line.
     #[command(hide = true)]
@@ -123,7 +126,11 @@ enum Load {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Internal::Serve { kind, sock }) => servers::serve(kind, &sock),
+        Some(Internal::Serve {
+            kind,
+            sock,
+            event_bytes,
+        }) => servers::serve(kind, &sock, event_bytes),
         Some(Internal::Client { load }) => run_load(load),
         None => run_all(&cli),
     };
@@ -202,6 +209,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         cli.only.clone()
     };
     let started = Instant::now();
+    let load_before = report::load_average();
     let mut sections = Vec::new();
     for group in selected {
         eprintln!("hld-bench: {}…", group.title());
@@ -223,6 +231,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
             release,
             elapsed: started.elapsed(),
             plan: plan.describe(),
+            load: (load_before, report::load_average()),
         },
         &sections,
         cli.out.as_deref(),

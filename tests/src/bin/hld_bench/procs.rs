@@ -133,8 +133,8 @@ impl Server {
         Ok(server)
     }
 
-    /// Starts a raw reference server (this binary, `serve --kind <kind>`).
-    pub fn raw(bins: &Bins, kind: &str, pinned: bool) -> anyhow::Result<Server> {
+    /// Starts a raw reference server (this binary, `serve --kind <kind> <extra>…`).
+    pub fn raw(bins: &Bins, kind: &str, pinned: bool, extra: &[String]) -> anyhow::Result<Server> {
         let dir = private_dir()?;
         let sock = dir.path().join("raw.sock");
         let child = command(&bins.bench, pinned)
@@ -143,6 +143,7 @@ impl Server {
             .arg(kind)
             .arg("--sock")
             .arg(&sock)
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

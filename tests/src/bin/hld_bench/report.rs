@@ -88,6 +88,16 @@ pub struct Header {
     pub elapsed: Duration,
     /// Rounds and counts.
     pub plan: String,
+    /// The 1-minute load average before and after.
+    pub load: (String, String),
+}
+
+/// The 1-minute load average, as `/proc/loadavg` gives it.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
 }
 
 fn first_line(path: &str, prefix: &str) -> Option<String> {
@@ -152,9 +162,12 @@ pub fn render(
     )?;
     writeln!(
         out,
-        "- Run: {}; took {:.0} s",
+        "- Run: {}; took {:.0} s; 1-minute load average {} before, {} after (other processes' \
+         work slows every figure, the baselines' too)",
         header.plan,
-        header.elapsed.as_secs_f64()
+        header.elapsed.as_secs_f64(),
+        header.load.0,
+        header.load.1
     )?;
     writeln!(
         out,

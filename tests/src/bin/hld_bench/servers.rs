@@ -7,7 +7,8 @@
 //!   answer `health` with serde, close) — the limit of connect-per-request.
 //! - `fanout`: tokio current_thread; `Subscribe` turns a connection into a subscriber fed by a
 //!   broadcast channel with per-subscriber coalescing; any other request is parsed, its
-//!   `params` serialised once into an event line, broadcast, and answered.
+//!   `params` serialised once into an event line (padded to a given length), broadcast, and
+//!   answered.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -53,8 +54,9 @@ struct Health {
     version: &'static str,
 }
 
-/// Serves `kind` on `sock` until killed.
-pub fn serve(kind: Kind, sock: &Path) -> anyhow::Result<()> {
+/// Serves `kind` on `sock` until killed. The fan-out server pads its event lines to
+/// `event_bytes`, to carry as many bytes per event as the daemon's.
+pub fn serve(kind: Kind, sock: &Path, event_bytes: usize) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(sock);
     match kind {
         Kind::Inline => inline(sock),
@@ -69,7 +71,7 @@ pub fn serve(kind: Kind, sock: &Path) -> anyhow::Result<()> {
                     let (stream, _) = listener.accept().await?;
                     match kind {
                         Kind::Echo => tokio::spawn(echo(stream)),
-                        _ => tokio::spawn(fanout(stream, events.clone())),
+                        _ => tokio::spawn(fanout(stream, events.clone(), event_bytes)),
                     };
                 }
             })
@@ -131,7 +133,7 @@ fn inline(sock: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>) {
+async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>, event_bytes: usize) {
     let (rd, mut wr) = stream.into_split();
     let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
     let mut line = Vec::new();
@@ -161,7 +163,15 @@ async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>) {
         if serde_json::to_writer(&mut event, &params).is_err() {
             return;
         }
-        event.extend_from_slice(b"}},\"id\":null}\n");
+        const TAIL: &[u8] = b"}},\"id\":null}\n";
+        const PAD: &[u8] = b",\"pad\":\"\"";
+        let short = event_bytes.saturating_sub(event.len() + TAIL.len() + PAD.len());
+        if short > 0 {
+            event.extend_from_slice(&PAD[..PAD.len() - 1]);
+            event.resize(event.len() + short, b'x');
+            event.push(b'"');
+        }
+        event.extend_from_slice(TAIL);
         let _ = tx.send(Bytes::from(event));
         out.clear();
         if serde_json::to_writer(
