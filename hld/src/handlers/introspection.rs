@@ -10,14 +10,32 @@ use crate::rpc::error::RpcError;
 /// The daemon's version (SemVer, no build metadata).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult, RpcError> {
-    Ok(HealthResult {
-        status: "ok".into(),
-        version: VERSION.into(),
-        claude: Some(daemon.sessions.claude().await),
-        subscribers: daemon.bus.subscriber_count() as u64,
-        active_sessions: daemon.sessions.active_count() as u64,
-    })
+/// `health`, the most frequent call (every CLI start checks it): its JSON is assembled from
+/// the cached JSON of claude's availability rather than serialised field by field.
+pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<Vec<u8>, RpcError> {
+    let claude = daemon.sessions.claude_json().await;
+    Ok(health_json(
+        &claude,
+        daemon.bus.subscriber_count() as u64,
+        daemon.sessions.active_count() as u64,
+    ))
+}
+
+/// The JSON of a [`HealthResult`] with status `ok`, this version and `claude` given as JSON.
+fn health_json(claude: &str, subscribers: u64, active_sessions: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(claude.len() + 112);
+    // VERSION is SemVer: nothing in it needs escaping.
+    out.extend_from_slice(b"{\"status\":\"ok\",\"version\":\"");
+    out.extend_from_slice(VERSION.as_bytes());
+    out.extend_from_slice(b"\",\"claude\":");
+    out.extend_from_slice(claude.as_bytes());
+    out.extend_from_slice(b",\"subscribers\":");
+    // Numbers through serde_json: `format!` costs more than the rest of the reply.
+    serde_json::to_writer(&mut out, &subscribers).expect("a number serialises");
+    out.extend_from_slice(b",\"active_sessions\":");
+    serde_json::to_writer(&mut out, &active_sessions).expect("a number serialises");
+    out.push(b'}');
+    out
 }
 
 pub async fn initialize(_: Arc<Daemon>, _: NoParams) -> Result<InitializeResult, RpcError> {
@@ -73,4 +91,38 @@ pub async fn shutdown(daemon: Arc<Daemon>, _: NoParams) -> Result<ShutdownResult
     Ok(ShutdownResult {
         message: "Shutting down gracefully".into(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_assembled_health_is_the_serialised_result() {
+        for claude in [
+            ClaudeAvailability {
+                available: true,
+                path: Some("/opt/bin/claude \"x\"".into()),
+                version: Some("2.1.197 (Claude Code)".into()),
+            },
+            ClaudeAvailability {
+                available: false,
+                path: None,
+                version: None,
+            },
+        ] {
+            let json = serde_json::to_string(&claude).unwrap();
+            let typed = HealthResult {
+                status: "ok".into(),
+                version: VERSION.into(),
+                claude: Some(claude),
+                subscribers: 3,
+                active_sessions: 1,
+            };
+            let assembled = health_json(&json, 3, 1);
+            assert_eq!(assembled, serde_json::to_vec(&typed).unwrap());
+            let back: HealthResult = serde_json::from_slice(&assembled).unwrap();
+            assert_eq!(back, typed);
+        }
+    }
 }

@@ -13,7 +13,7 @@ use crate::rpc::table::MethodTable;
 /// Every method the daemon serves.
 pub fn table() -> MethodTable {
     let mut t = MethodTable::default();
-    t.route::<p::Health, _, _>(introspection::health)
+    t.route_json::<p::Health, _, _>(introspection::health)
         .route::<p::Initialize, _, _>(introspection::initialize)
         .route::<p::Version, _, _>(introspection::version)
         .route::<p::ListMethods, _, _>(introspection::list_methods)

@@ -93,8 +93,15 @@ pub struct Sessions {
     active: Mutex<HashMap<String, Active>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
-    /// The last answer of [`Sessions::claude`] and when it was found.
-    claude_seen: Mutex<Option<(Instant, ClaudeAvailability)>>,
+    /// The last answer of [`Sessions::claude`].
+    claude_seen: Mutex<Option<ClaudeSeen>>,
+}
+
+/// Where `claude` was found, when, and the same as JSON.
+struct ClaudeSeen {
+    at: Instant,
+    found: ClaudeAvailability,
+    json: Arc<str>,
 }
 
 /// How long [`Sessions::claude`] reuses its last answer: `health` stays a memory read, and a
@@ -151,15 +158,32 @@ impl Sessions {
     /// Where `claude` is, and its version (probed once per path). Looked up again at most once
     /// per [`CLAUDE_RECHECK`].
     pub async fn claude(&self) -> ClaudeAvailability {
-        if let Some((at, known)) = &*self.claude_seen.lock().unwrap() {
-            if at.elapsed() < CLAUDE_RECHECK {
-                return known.clone();
+        self.claude_seen(|seen| seen.found.clone()).await
+    }
+
+    /// [`Sessions::claude`] as JSON, serialised once per lookup (for `health`).
+    pub async fn claude_json(&self) -> Arc<str> {
+        self.claude_seen(|seen| seen.json.clone()).await
+    }
+
+    async fn claude_seen<T>(&self, pick: impl Fn(&ClaudeSeen) -> T) -> T {
+        if let Some(seen) = &*self.claude_seen.lock().unwrap() {
+            if seen.at.elapsed() < CLAUDE_RECHECK {
+                return pick(seen);
             }
         }
         // Boxed: the probe's future is large and rarely needed, so callers stay small.
         let found = Box::pin(self.find_claude()).await;
-        *self.claude_seen.lock().unwrap() = Some((Instant::now(), found.clone()));
-        found
+        let seen = ClaudeSeen {
+            at: Instant::now(),
+            json: serde_json::to_string(&found)
+                .expect("an availability serialises")
+                .into(),
+            found,
+        };
+        let picked = pick(&seen);
+        *self.claude_seen.lock().unwrap() = Some(seen);
+        picked
     }
 
     /// Locates `claude` on disk and probes its version once per path.
