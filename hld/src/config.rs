@@ -57,7 +57,8 @@ pub struct Args {
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub interrupt_grace_ms: u64,
-    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`).
+    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`);
+    /// by default the `hlyr` next to `hld`, if there is one.
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
 }
@@ -129,7 +130,7 @@ impl Config {
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
-            approvals_command: args.approvals_command,
+            approvals_command: args.approvals_command.or_else(sibling_hlyr),
         })
     }
 
@@ -141,4 +142,10 @@ impl Config {
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
             .join("run")
     }
+}
+
+/// `hlyr` in the directory of the running `hld`, if it is there.
+fn sibling_hlyr() -> Option<PathBuf> {
+    let path = std::env::current_exe().ok()?.parent()?.join("hlyr");
+    path.is_file().then_some(path)
 }

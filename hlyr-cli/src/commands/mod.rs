@@ -1,0 +1,3 @@
+//! One module per `hlyr` subcommand.
+
+pub mod mcp;
