@@ -241,9 +241,7 @@ impl Waiter<'_> {
 }
 
 /// The next subscription item; never resolves without a subscription.
-async fn next_event(
-    events: &mut Option<Subscription>,
-) -> Option<Result<SubscriptionItem, Error>> {
+async fn next_event(events: &mut Option<Subscription>) -> Option<Result<SubscriptionItem, Error>> {
     match events {
         Some(events) => events.next().await,
         None => std::future::pending().await,

@@ -40,7 +40,10 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         daemon: Arc::new(Daemon::from_env()),
         closed: closed.clone(),
     };
-    let transport = (stdin::WatchedStdin::new(closed.clone()), tokio::io::stdout());
+    let transport = (
+        stdin::WatchedStdin::new(closed.clone()),
+        tokio::io::stdout(),
+    );
     let running = match server.serve(transport).await {
         Ok(running) => running,
         // The client went away before the handshake: nothing to serve.
@@ -262,10 +265,15 @@ mod tests {
         assert_eq!(required_string(&args, "s").unwrap(), "ok");
         let empty = required_string(&args, "tool_name").unwrap_err();
         assert_eq!(empty.code, rmcp::model::ErrorCode::INVALID_PARAMS);
-        assert!(empty.message.contains("tool_name must be a non-empty string"));
+        assert!(empty
+            .message
+            .contains("tool_name must be a non-empty string"));
         assert!(required_string(&args, "n").is_err());
         let missing = required_string(&args, "message").unwrap_err();
-        assert_eq!(missing.data, Some(json!({"field": "message", "expected": "required"})));
+        assert_eq!(
+            missing.data,
+            Some(json!({"field": "message", "expected": "required"}))
+        );
     }
 
     #[test]
