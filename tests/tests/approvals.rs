@@ -335,9 +335,10 @@ fn an_approval_created_before_a_daemon_restart_is_decided_after_it() {
         .tempdir_in("/tmp")
         .unwrap();
     let dir = base.path().to_path_buf();
+    // The MCP server inherits the daemon's environment through Claude.
     let restartable = || DaemonOptions {
         dir: Some(dir.clone()),
-        ..options()
+        ..options().env("HUMANLAYER_APPROVAL_POLL_MS", "100")
     };
     let mut d = TestDaemon::start_with(restartable());
     let id = launch(&d, "scenario:tool make a file");
@@ -345,6 +346,13 @@ fn an_approval_created_before_a_daemon_restart_is_decided_after_it() {
         .as_str()
         .unwrap()
         .to_owned();
+    // Its first poll shows that it has its approval id: a kill before the createApproval
+    // reply would leave it nothing to wait for (it denies).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !d.log_text().contains("getApproval") {
+        assert!(Instant::now() < deadline, "the MCP server never polled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let hello = workdir(&d).join("hello.txt");
     // SIGKILL: Claude and its MCP server live on, waiting for the decision.
     d.kill9();
@@ -896,11 +904,17 @@ impl McpServer {
         reply
     }
 
+    /// Sends `tools/call` with the `_meta` Claude Code adds; returns the request id.
     fn start_call(&mut self, tool: &str, arguments: Value) -> u64 {
+        let token = self.next_id + 1;
+        let tool_use_id = arguments["tool_use_id"]
+            .as_str()
+            .unwrap_or("toolu_x")
+            .to_owned();
         self.send_request(
             "tools/call",
             json!({"name": tool, "arguments": arguments,
-                   "_meta": {"claudecode/toolUseId": "toolu_x", "progressToken": 1}}),
+                   "_meta": {"claudecode/toolUseId": tool_use_id, "progressToken": token}}),
         )
     }
 

@@ -16,7 +16,8 @@ use hld_client::{Client, Error, SubscribeOptions, Subscription, SubscriptionItem
 /// Per-call timeout towards the daemon: a daemon that accepts but never answers is
 /// reported as unreachable instead of hanging Claude.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the decision is polled while waiting.
+/// How often the decision is polled while waiting, unless `HUMANLAYER_APPROVAL_POLL_MS` says
+/// otherwise.
 const POLL_INTERVAL: Duration = Duration::from_secs(2);
 
 /// How this server reaches the daemon and which session it speaks for (from the
@@ -27,6 +28,7 @@ pub struct Daemon {
     socket: Result<PathBuf, String>,
     session_id: Option<String>,
     run_id: Option<String>,
+    poll_interval: Duration,
 }
 
 /// A human's decision.
@@ -75,14 +77,18 @@ pub enum Failure {
 }
 
 impl Daemon {
-    /// Reads `HUMANLAYER_DAEMON_SOCKET` (else the default socket), `HUMANLAYER_SESSION_ID`
-    /// and `HUMANLAYER_RUN_ID`.
+    /// Reads `HUMANLAYER_DAEMON_SOCKET` (else the default socket), `HUMANLAYER_SESSION_ID`,
+    /// `HUMANLAYER_RUN_ID` and `HUMANLAYER_APPROVAL_POLL_MS`.
     pub fn from_env() -> Daemon {
         let var = |key| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
+        let poll_interval = var("HUMANLAYER_APPROVAL_POLL_MS")
+            .and_then(|ms| ms.trim().parse().ok())
+            .map_or(POLL_INTERVAL, |ms: u64| Duration::from_millis(ms.max(10)));
         Daemon {
             socket: hld_client::config::resolve_socket_path(None),
             session_id: var("HUMANLAYER_SESSION_ID"),
             run_id: var("HUMANLAYER_RUN_ID"),
+            poll_interval,
         }
     }
 
@@ -166,7 +172,7 @@ struct Waiter<'a> {
 
 impl Waiter<'_> {
     async fn wait(mut self) -> Result<Decision, Failure> {
-        let mut poll = tokio::time::interval(POLL_INTERVAL);
+        let mut poll = tokio::time::interval(self.daemon.poll_interval);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         poll.tick().await;
         loop {

@@ -6,7 +6,6 @@ mod approval;
 mod stdin;
 
 use std::future::Future;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use hld_client::protocol::{ApprovalStatus, CreateApprovalParams};
@@ -22,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use approval::{Daemon, Decision};
 
 /// The name announced in `initialize`.
-pub const SERVER_NAME: &str = "hlyr-claude-approvals";
+const SERVER_NAME: &str = "hlyr-claude-approvals";
 /// The permission-prompt tool.
 const REQUEST_PERMISSION: &str = "request_permission";
 /// The question tool.
@@ -37,7 +36,7 @@ const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
 pub async fn serve_stdio() -> anyhow::Result<()> {
     let closed = CancellationToken::new();
     let server = ApprovalsServer {
-        daemon: Arc::new(Daemon::from_env()),
+        daemon: Daemon::from_env(),
         closed: closed.clone(),
     };
     let transport = (
@@ -57,9 +56,8 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
 /// The MCP handler. Every tool call runs in its own task; `closed` ends the waits of calls
 /// still in flight when stdin closes, so that the process exits at once instead of after
 /// rmcp's drain timeout.
-#[derive(Clone)]
 struct ApprovalsServer {
-    daemon: Arc<Daemon>,
+    daemon: Daemon,
     closed: CancellationToken,
 }
 
