@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::Approvals;
 use crate::bus::Bus;
 use crate::config::Config;
 use crate::logging::LogControl;
@@ -24,6 +25,8 @@ pub struct Daemon {
     pub store: Store,
     /// Live sessions.
     pub sessions: Arc<Sessions>,
+    /// Approvals.
+    pub approvals: Approvals,
     /// Changes the log level.
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
@@ -58,8 +61,10 @@ impl Daemon {
             store.clone(),
             bus.clone(),
         );
+        let approvals = Approvals::new(store.clone(), bus.clone(), Arc::clone(&sessions));
         Arc::new(Daemon {
             methods: crate::handlers::table(),
+            approvals,
             bus,
             store,
             sessions,

@@ -1,6 +1,7 @@
 //! The hld daemon library: configuration, transports, JSON-RPC dispatch, the method handlers,
 //! the event bus and subscriptions. The `hld` binary is a thin wrapper around [`server::run`].
 
+pub mod approval;
 pub mod bus;
 pub mod claude;
 pub mod config;

@@ -31,6 +31,12 @@ pub async fn run(
     let store = Store::open(&config.database)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone());
     daemon.sessions.mark_orphans().await?;
+    // Probe `claude --version` now, so that the first `health` does not wait for it.
+    let probe = Arc::clone(&daemon);
+    tokio::spawn(async move {
+        let claude = probe.sessions.claude().await;
+        tracing::info!(available = claude.available, version = ?claude.version, "claude CLI");
+    });
     tracing::info!(
         socket = %daemon.config.socket.display(),
         version = crate::handlers::VERSION,
@@ -71,7 +77,9 @@ pub async fn run(
     };
     tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE));
     // 4. Flush the store, then remove the socket.
-    daemon.store.close().await;
+    if let Err(e) = daemon.store.close().await {
+        tracing::error!(error = %e, "cannot close the database cleanly");
+    }
     drop(file);
     tracing::info!("daemon shutdown complete");
     Ok(())

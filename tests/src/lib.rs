@@ -246,7 +246,10 @@ impl TestDaemon {
     pub fn wait_session(&self, session_id: &str, done: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let state = self.result("getSessionState", serde_json::json!({"session_id": session_id}));
+            let state = self.result(
+                "getSessionState",
+                serde_json::json!({"session_id": session_id}),
+            );
             let session = state["session"].clone();
             if done(&session) {
                 return session;
@@ -275,13 +278,19 @@ impl TestDaemon {
 
     /// The conversation of a session.
     pub fn conversation(&self, session_id: &str) -> Vec<Value> {
-        let r = self.result("getConversation", serde_json::json!({"session_id": session_id}));
+        let r = self.result(
+            "getConversation",
+            serde_json::json!({"session_id": session_id}),
+        );
         r["events"].as_array().expect("events array").clone()
     }
 
     /// What `fake-claude` recorded about the run with this Claude session id.
     pub fn fake_invocation(&self, claude_session_id: &str) -> Value {
-        let path = self.dir.join("fake-log").join(format!("{claude_session_id}.json"));
+        let path = self
+            .dir
+            .join("fake-log")
+            .join(format!("{claude_session_id}.json"));
         let text = std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("no fake-claude log {}: {e}", path.display()));
         serde_json::from_str(&text).expect("fake-claude log is JSON")

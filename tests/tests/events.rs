@@ -46,7 +46,10 @@ fn ended(session: &str) -> impl Fn(&Value) -> bool + '_ {
     move |e| {
         e["type"] == "session_status_changed"
             && e["data"]["session_id"] == session
-            && matches!(e["data"]["new_status"].as_str(), Some("completed" | "failed"))
+            && matches!(
+                e["data"]["new_status"].as_str(),
+                Some("completed" | "failed")
+            )
     }
 }
 
@@ -85,7 +88,11 @@ fn a_session_produces_status_and_conversation_events_in_order() {
     for e in &events {
         assert_eq!(e["data"]["session_id"], id);
         assert_eq!(e["data"]["run_id"], state["run_id"]);
-        assert!(chrono_like(e["timestamp"].as_str().unwrap()), "{}", e["timestamp"]);
+        assert!(
+            chrono_like(e["timestamp"].as_str().unwrap()),
+            "{}",
+            e["timestamp"]
+        );
     }
     let stored = d.conversation(&id);
     let published: Vec<&Value> = events
@@ -117,7 +124,10 @@ fn failures_are_published_too() {
     let events = read_until(&mut sub, ended(&id));
     let last = events.last().unwrap();
     assert_eq!(last["data"]["new_status"], "failed");
-    assert!(last["data"]["error"].as_str().unwrap().contains("Not logged in"));
+    assert!(last["data"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("Not logged in"));
 }
 
 #[test]
@@ -177,7 +187,10 @@ fn per_session_events_arrive_in_stored_order() {
             .env("FAKE_CLAUDE_DELAY_MS", "2")
             .env("FAKE_CLAUDE_COUNT", "300"),
     );
-    let mut sub = subscribe(&d, json!({"event_types": ["conversation_updated", "session_status_changed"]}));
+    let mut sub = subscribe(
+        &d,
+        json!({"event_types": ["conversation_updated", "session_status_changed"]}),
+    );
     let id = d.launch(json!({"query": "scenario:slow", "working_dir": "/tmp"}));
     let events = read_until(&mut sub, ended(&id));
     let seqs: Vec<i64> = events
@@ -198,13 +211,14 @@ fn per_session_events_arrive_in_stored_order() {
 fn a_subscriber_that_never_reads_delays_nobody_and_is_told_what_it_lost() {
     let d = TestDaemon::start_with(
         DaemonOptions::fake_claude()
-            .arg("--subscriber-buffer")
-            .arg("10")
             .env("FAKE_CLAUDE_DELAY_MS", "1")
             .env("FAKE_CLAUDE_COUNT", "3000"),
     );
     let mut stuck = subscribe(&d, json!({"event_types": ["conversation_updated"]}));
-    let mut fast = subscribe(&d, json!({"event_types": ["conversation_updated", "session_status_changed"]}));
+    let mut fast = subscribe(
+        &d,
+        json!({"event_types": ["conversation_updated", "session_status_changed"]}),
+    );
     let id = d.launch(json!({"query": "scenario:slow", "working_dir": "/tmp"}));
     let events = read_until(&mut fast, ended(&id));
     let conversation = events
@@ -221,7 +235,10 @@ fn a_subscriber_that_never_reads_delays_nobody_and_is_told_what_it_lost() {
         .filter(|e| e["type"] == "lagged")
         .map(|e| e["data"]["missed"].as_u64().unwrap())
         .sum();
-    let delivered = got.iter().filter(|e| e["type"] == "conversation_updated").count() as u64;
+    let delivered = got
+        .iter()
+        .filter(|e| e["type"] == "conversation_updated")
+        .count() as u64;
     assert!(missed > 0, "the stuck subscriber lost events and was told");
     assert_eq!(delivered + missed, 3001);
 }

@@ -28,8 +28,14 @@ fn types(events: &[Value]) -> Vec<String> {
 }
 
 fn assert_increasing(events: &[Value]) {
-    let seqs: Vec<i64> = events.iter().map(|e| e["sequence"].as_i64().unwrap()).collect();
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "sequences increase: {seqs:?}");
+    let seqs: Vec<i64> = events
+        .iter()
+        .map(|e| e["sequence"].as_i64().unwrap())
+        .collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "sequences increase: {seqs:?}"
+    );
 }
 
 /// Reads `session_status_changed` events from a subscription until `session_id` ends.
@@ -96,7 +102,10 @@ fn a_plain_session_runs_to_completion_and_its_conversation_is_stored() {
     assert_eq!(types(&events), ["message/user", "message/assistant"]);
     assert_eq!(events[0]["content"], "What is 2+2?");
     assert_eq!(events[0]["sequence"], 1);
-    assert!(events[1]["content"].as_str().unwrap().contains("What is 2+2?"));
+    assert!(events[1]["content"]
+        .as_str()
+        .unwrap()
+        .contains("What is 2+2?"));
     assert_increasing(&events);
     for e in &events {
         assert_eq!(e["session_id"], id);
@@ -111,7 +120,15 @@ fn a_plain_session_runs_to_completion_and_its_conversation_is_stored() {
     assert_eq!(sessions.len(), 2);
     assert_eq!(sessions[0]["id"], second);
     assert_eq!(sessions[1]["id"], id);
-    for key in ["id", "run_id", "status", "start_time", "last_activity_at", "query", "summary"] {
+    for key in [
+        "id",
+        "run_id",
+        "status",
+        "start_time",
+        "last_activity_at",
+        "query",
+        "summary",
+    ] {
         assert!(!sessions[1][key].is_null(), "{key} present");
     }
     assert_eq!(sessions[1]["result"]["is_error"], false);
@@ -120,14 +137,19 @@ fn a_plain_session_runs_to_completion_and_its_conversation_is_stored() {
 #[test]
 fn list_sessions_is_an_empty_array_on_a_fresh_daemon() {
     let d = fake();
-    assert_eq!(d.result("listSessions", Value::Null), json!({"sessions": []}));
+    assert_eq!(
+        d.result("listSessions", Value::Null),
+        json!({"sessions": []})
+    );
 }
 
 #[test]
 fn a_tool_use_without_a_permission_tool_is_denied_and_stored() {
     let d = fake();
     let wd = tmp_workdir(&d);
-    let id = d.launch(json!({"query": "scenario:tool make a file", "working_dir": wd, "no_approvals": true}));
+    let id = d.launch(
+        json!({"query": "scenario:tool make a file", "working_dir": wd, "no_approvals": true}),
+    );
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "completed");
     let events = d.conversation(&id);
@@ -158,10 +180,16 @@ fn an_error_result_fails_the_session_with_its_message() {
     let mut sub = subscribe(&d, &["session_status_changed"]);
     let id = d.launch(json!({"query": "scenario:error hi", "working_dir": tmp_workdir(&d)}));
     let changes = status_changes(&mut sub, &id);
-    assert_eq!(changes.last().unwrap(), &("running".to_owned(), "failed".to_owned()));
+    assert_eq!(
+        changes.last().unwrap(),
+        &("running".to_owned(), "failed".to_owned())
+    );
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "failed");
-    assert!(s["error_message"].as_str().unwrap().contains("Not logged in"));
+    assert!(s["error_message"]
+        .as_str()
+        .unwrap()
+        .contains("Not logged in"));
     assert_eq!(s["exit_code"], 1);
 }
 
@@ -200,7 +228,10 @@ fn a_tool_output_of_several_megabytes_is_stored_whole() {
         .iter()
         .find(|e| e["event_type"] == "tool_result")
         .expect("tool result");
-    assert_eq!(result["tool_result_content"].as_str().unwrap().len(), 5_000_000);
+    assert_eq!(
+        result["tool_result_content"].as_str().unwrap().len(),
+        5_000_000
+    );
 }
 
 #[test]
@@ -224,14 +255,20 @@ fn custom_instructions_and_every_flag_reach_claude() {
     let inv = d.fake_invocation(s["claude_session_id"].as_str().unwrap());
     let argv: Vec<String> = serde_json::from_value(inv["argv"].clone()).unwrap();
     let after = |flag: &str| -> String {
-        let i = argv.iter().position(|a| a == flag).unwrap_or_else(|| panic!("{flag} in {argv:?}"));
+        let i = argv
+            .iter()
+            .position(|a| a == flag)
+            .unwrap_or_else(|| panic!("{flag} in {argv:?}"));
         argv[i + 1].clone()
     };
     assert_eq!(after("--model"), "opus");
     assert_eq!(after("--max-turns"), "3");
     assert_eq!(after("--system-prompt"), "SYSTEM");
     let append = after("--append-system-prompt");
-    assert!(append.contains("APPEND") && append.contains("CUSTOM"), "{append}");
+    assert!(
+        append.contains("APPEND") && append.contains("CUSTOM"),
+        "{append}"
+    );
     assert_eq!(after("--allowedTools"), "Read,Bash(ls:*)");
     assert_eq!(after("--disallowedTools"), "WebFetch");
     assert_eq!(after("--output-format"), "stream-json");
@@ -247,7 +284,10 @@ fn custom_instructions_and_every_flag_reach_claude() {
     assert_eq!(server["env"]["KEEP"], "1");
     assert_eq!(server["env"]["HUMANLAYER_SESSION_ID"], id);
     assert_eq!(server["env"]["HUMANLAYER_RUN_ID"], s["run_id"]);
-    assert_eq!(server["env"]["HUMANLAYER_DAEMON_SOCKET"], d.socket.display().to_string());
+    assert_eq!(
+        server["env"]["HUMANLAYER_DAEMON_SOCKET"],
+        d.socket.display().to_string()
+    );
     assert!(
         !std::path::Path::new(&config_path).exists(),
         "the MCP config file is removed when the session ends"
@@ -271,9 +311,17 @@ fn launch_errors() {
     );
     assert_eq!(e["error"]["code"], -32602);
     assert_eq!(e["error"]["data"]["param"], "working_dir");
-    let e = c.request("launchSession", json!({"query": "x", "max_turns": "many"}), json!(4));
+    let e = c.request(
+        "launchSession",
+        json!({"query": "x", "max_turns": "many"}),
+        json!(4),
+    );
     assert_eq!(e["error"]["data"]["param"], "max_turns");
-    let e = c.request("launchSession", json!({"query": "x", "mcp_config": "{not json"}), json!(5));
+    let e = c.request(
+        "launchSession",
+        json!({"query": "x", "mcp_config": "{not json"}),
+        json!(5),
+    );
     assert_eq!(e["error"]["data"]["param"], "mcp_config");
     assert_eq!(d.result("listSessions", json!({}))["sessions"], json!([]));
 }
@@ -284,20 +332,34 @@ fn state_and_conversation_errors() {
     let mut c = d.conn();
     let e = c.request("getSessionState", json!({"session_id": "nope"}), json!(1));
     assert_eq!(e["error"]["code"], -32602);
-    assert!(e["error"]["message"].as_str().unwrap().contains("session not found: nope"));
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("session not found: nope"));
     let e = c.request("getSessionState", json!({}), json!(2));
     assert_eq!(e["error"]["message"], "session_id is required");
     let e = c.request("getConversation", json!({"session_id": "nope"}), json!(3));
     assert_eq!(e["error"]["code"], -32602);
-    assert!(e["error"]["message"].as_str().unwrap().contains("not found"));
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("not found"));
     let e = c.request("getConversation", json!({}), json!(4));
     assert_eq!(e["error"]["code"], -32602);
     // An unknown Claude session id is simply empty.
-    let r = c.request("getConversation", json!({"claude_session_id": "nope"}), json!(5));
+    let r = c.request(
+        "getConversation",
+        json!({"claude_session_id": "nope"}),
+        json!(5),
+    );
     assert_eq!(r["result"]["events"], json!([]));
     let e = c.request("interruptSession", json!({"session_id": "nope"}), json!(6));
     assert_eq!(e["error"]["code"], -32602);
-    let e = c.request("continueSession", json!({"session_id": "nope", "query": "x"}), json!(7));
+    let e = c.request(
+        "continueSession",
+        json!({"session_id": "nope", "query": "x"}),
+        json!(7),
+    );
     assert_eq!(e["error"]["code"], -32602);
     let e = c.request("continueSession", json!({"session_id": "nope"}), json!(8));
     assert_eq!(e["error"]["message"], "query is required");
@@ -356,7 +418,9 @@ fn interrupt_then_continue() {
     assert_eq!(s["interrupted"], true);
     let events = d.conversation(&id);
     assert!(
-        events.iter().any(|e| e["content"] == "[Request interrupted by user]"),
+        events
+            .iter()
+            .any(|e| e["content"] == "[Request interrupted by user]"),
         "the interrupt marker is stored"
     );
     // An ended session cannot be interrupted again.
@@ -387,9 +451,9 @@ fn interrupt_then_continue() {
     let chain = d.conversation(&child);
     assert_eq!(chain[0]["content"], "scenario:slow count");
     assert!(chain.iter().any(|e| e["content"] == "go on"));
-    assert!(chain
-        .iter()
-        .any(|e| e["content"].as_str().is_some_and(|c| c.contains("Continuing"))));
+    assert!(chain.iter().any(|e| e["content"]
+        .as_str()
+        .is_some_and(|c| c.contains("Continuing"))));
     assert_increasing(&chain);
     assert_eq!(chain.last().unwrap()["session_id"], child);
 }
@@ -425,17 +489,27 @@ fn continue_inherits_everything_but_max_turns_and_request_fields_override() {
     let child_claude = cs["claude_session_id"].as_str().unwrap();
     let inv = d.fake_invocation(child_claude);
     let argv: Vec<String> = serde_json::from_value(inv["argv"].clone()).unwrap();
-    let after = |flag: &str| argv.iter().position(|a| a == flag).map(|i| argv[i + 1].clone());
+    let after = |flag: &str| {
+        argv.iter()
+            .position(|a| a == flag)
+            .map(|i| argv[i + 1].clone())
+    };
     assert_eq!(after("--model").as_deref(), Some("opus"));
     assert_eq!(after("--system-prompt").as_deref(), Some("NEW-SYS"));
     let append = after("--append-system-prompt").unwrap();
     assert!(append.contains("APP") && append.contains("CUSTOM"));
     assert_eq!(after("--allowedTools").as_deref(), Some("Read"));
     assert_eq!(after("--disallowedTools").as_deref(), Some("Bash"));
-    assert_eq!(after("--permission-prompt-tool").as_deref(), Some("mcp__perm__ask"));
+    assert_eq!(
+        after("--permission-prompt-tool").as_deref(),
+        Some("mcp__perm__ask")
+    );
     assert_eq!(after("--max-turns"), None, "max_turns is not inherited");
     assert_eq!(after("--resume").as_deref(), Some(parent_claude));
-    assert!(inv["mcp_config"]["mcpServers"]["other"].is_object(), "override wins");
+    assert!(
+        inv["mcp_config"]["mcpServers"]["other"].is_object(),
+        "override wins"
+    );
     assert!(inv["mcp_config"]["mcpServers"]["perm"].is_null());
     assert_eq!(inv["cwd"], wd);
 }
@@ -445,8 +519,10 @@ fn continuing_a_running_session_interrupts_it_first() {
     let d = fake();
     let id = d.launch(json!({"query": "scenario:slow", "working_dir": tmp_workdir(&d)}));
     d.wait_session(&id, |s| s["claude_session_id"].is_string());
-    let child = d.result("continueSession", json!({"session_id": id, "query": "next"}))
-        ["session_id"]
+    let child = d.result(
+        "continueSession",
+        json!({"session_id": id, "query": "next"}),
+    )["session_id"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -467,9 +543,15 @@ fn a_missing_claude_is_reported_and_launch_fails_cleanly() {
     let health = d.result("health", json!({}));
     assert_eq!(health["status"], "ok");
     assert_eq!(health["claude"]["available"], false);
-    let e = d.call("launchSession", json!({"query": "hi", "working_dir": "/tmp"}));
+    let e = d.call(
+        "launchSession",
+        json!({"query": "hi", "working_dir": "/tmp"}),
+    );
     assert_eq!(e["error"]["code"], -32603);
-    assert!(e["error"]["message"].as_str().unwrap().contains("claude CLI not found"));
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("claude CLI not found"));
     assert_eq!(d.result("listSessions", json!({}))["sessions"], json!([]));
 }
 
@@ -503,7 +585,10 @@ fn no_claude_process_outlives_the_daemon() {
     for id in &ids {
         d.wait_session(id, |s| s["claude_session_id"].is_string());
     }
-    assert!(!pids_of(&marker).is_empty(), "fake-claude processes are running");
+    assert!(
+        !pids_of(&marker).is_empty(),
+        "fake-claude processes are running"
+    );
     d.signal(nix::sys::signal::Signal::SIGTERM);
     let (status, _) = d.wait_exit(Duration::from_secs(6)).expect("daemon exits");
     assert!(status.success());
@@ -516,11 +601,16 @@ fn no_claude_process_outlives_the_daemon() {
 
 #[test]
 fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
-    let base = tempfile::Builder::new().prefix("hld-").tempdir_in("/tmp").unwrap();
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
     let dir = base.path().to_path_buf();
     let options = || DaemonOptions {
         dir: Some(dir.clone()),
-        ..DaemonOptions::fake_claude().env("FAKE_CLAUDE_DELAY_MS", "20").env("FAKE_CLAUDE_COUNT", "100000")
+        ..DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "20")
+            .env("FAKE_CLAUDE_COUNT", "100000")
     };
     let mut d = TestDaemon::start_with(options());
     let mut sub = subscribe(&d, &["conversation_updated"]);
@@ -529,7 +619,11 @@ fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
     let mut seen = Vec::new();
     while seen.len() < 30 {
         let line = sub.recv();
-        seen.push(line["result"]["event"]["data"]["event"]["id"].as_i64().unwrap());
+        seen.push(
+            line["result"]["event"]["data"]["event"]["id"]
+                .as_i64()
+                .unwrap(),
+        );
     }
     d.kill9();
     drop(d);
@@ -537,8 +631,54 @@ fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "failed");
     assert_eq!(s["error_message"], "daemon restarted");
-    let stored: Vec<i64> = d.conversation(&id).iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    let stored: Vec<i64> = d
+        .conversation(&id)
+        .iter()
+        .map(|e| e["id"].as_i64().unwrap())
+        .collect();
     for id in &seen {
-        assert!(stored.contains(id), "acknowledged event {id} survived the kill");
+        assert!(
+            stored.contains(id),
+            "acknowledged event {id} survived the kill"
+        );
     }
+}
+
+#[test]
+fn a_claude_that_cannot_start_fails_the_session_with_a_sanitised_error() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    // An executable whose interpreter does not exist: exec fails.
+    let broken = base.path().join("claude");
+    std::fs::write(&broken, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--claude-path")
+            .arg(&broken.display().to_string()),
+    );
+    let mut sub = subscribe(&d, &["session_status_changed"]);
+    let e = d.call(
+        "launchSession",
+        json!({"query": "hi", "working_dir": "/tmp"}),
+    );
+    assert_eq!(e["error"]["code"], -32603);
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("failed to launch Claude session"),
+        "{message}"
+    );
+    assert!(
+        !message.contains('/'),
+        "no paths in a fault message: {message}"
+    );
+    let sessions = d.result("listSessions", json!({}))["sessions"].clone();
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(sessions[0]["status"], "failed");
+    assert_eq!(
+        status_changes(&mut sub, &id),
+        [("starting".to_owned(), "failed".to_owned())]
+    );
 }

@@ -1,5 +1,6 @@
 //! The method table: which handler serves which method.
 
+mod approvals;
 mod introspection;
 mod sessions;
 
@@ -25,6 +26,10 @@ pub fn table() -> MethodTable {
         .route::<p::GetConversation, _, _>(sessions::get_conversation)
         .route::<p::ContinueSession, _, _>(sessions::continue_session)
         .route::<p::InterruptSession, _, _>(sessions::interrupt_session)
+        .route::<p::FetchApprovals, _, _>(approvals::fetch_approvals)
+        .route::<p::SendDecision, _, _>(approvals::send_decision)
+        .route::<p::CreateApproval, _, _>(approvals::create_approval)
+        .route::<p::GetApproval, _, _>(approvals::get_approval)
         .subscribe::<p::Subscribe>();
     t
 }

@@ -13,7 +13,11 @@ use crate::store::SessionRow;
 /// A required, non-empty string param.
 fn required(value: &str, param: &str) -> Result<(), RpcError> {
     if value.trim().is_empty() {
-        return Err(RpcError::required(param, "non-empty string", "empty string"));
+        return Err(RpcError::required(
+            param,
+            "non-empty string",
+            "empty string",
+        ));
     }
     Ok(())
 }
@@ -176,8 +180,7 @@ pub async fn continue_session(
         working_dir,
         max_turns: p.max_turns.filter(|n| *n > 0),
         system_prompt: non_empty(p.system_prompt).or(inherited.system_prompt),
-        append_system_prompt: non_empty(p.append_system_prompt)
-            .or(inherited.append_system_prompt),
+        append_system_prompt: non_empty(p.append_system_prompt).or(inherited.append_system_prompt),
         custom_instructions: non_empty(p.custom_instructions).or(inherited.custom_instructions),
         allowed_tools: non_empty_list(p.allowed_tools).or(inherited.allowed_tools),
         disallowed_tools: non_empty_list(p.disallowed_tools).or(inherited.disallowed_tools),

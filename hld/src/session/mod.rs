@@ -91,8 +91,6 @@ pub struct Sessions {
     bus: Bus,
     // A std Mutex: held only to read or change the map, never across an await.
     active: Mutex<HashMap<String, Active>>,
-    // Serialises status transitions so that `old_status` in events is exact.
-    transitions: tokio::sync::Mutex<()>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
 }
@@ -128,7 +126,6 @@ impl Sessions {
             store,
             bus,
             active: Mutex::new(HashMap::new()),
-            transitions: tokio::sync::Mutex::new(()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
         })
@@ -182,13 +179,20 @@ impl Sessions {
     }
 
     /// Starts a session: stores it, spawns `claude`, and returns once the process runs.
-    pub async fn launch(self: &Arc<Self>, req: LaunchRequest) -> Result<(String, String), RpcError> {
-        let claude_path = claude::locate_claude(self.config.claude_path.as_deref()).ok_or_else(|| {
-            RpcError::internal(
-                "claude CLI not found: install it or set HUMANLAYER_CLAUDE_PATH",
-                anyhow::anyhow!("claude not found (configured: {:?})", self.config.claude_path),
-            )
-        })?;
+    pub async fn launch(
+        self: &Arc<Self>,
+        req: LaunchRequest,
+    ) -> Result<(String, String), RpcError> {
+        let claude_path =
+            claude::locate_claude(self.config.claude_path.as_deref()).ok_or_else(|| {
+                RpcError::internal(
+                    "claude CLI not found: install it or set HUMANLAYER_CLAUDE_PATH",
+                    anyhow::anyhow!(
+                        "claude not found (configured: {:?})",
+                        self.config.claude_path
+                    ),
+                )
+            })?;
         let session_id = uuid::Uuid::new_v4().to_string();
         let run_id = uuid::Uuid::new_v4().to_string();
 
@@ -244,7 +248,8 @@ impl Sessions {
             Ok(child) => child,
             Err(e) => {
                 let message = format!("failed to start claude: {}", e.kind());
-                self.finish_failed_launch(&session_id, &run_id, &message).await;
+                self.finish_failed_launch(&session_id, &run_id, &message)
+                    .await;
                 if let Some(f) = &mcp_file {
                     let _ = std::fs::remove_file(f);
                 }
@@ -278,6 +283,7 @@ impl Sessions {
             session_id: session_id.clone(),
             run_id: run_id.clone(),
             query: req.query.clone(),
+            model_requested: req.model.is_some(),
             mcp_file,
             done: done_tx,
         };
@@ -331,8 +337,14 @@ impl Sessions {
             completed_at: Some(crate::time::now()),
             ..Default::default()
         };
-        self.transition(session_id, run_id, SessionStatus::Failed, update, Some(message.to_owned()))
-            .await;
+        self.transition(
+            session_id,
+            run_id,
+            SessionStatus::Failed,
+            update,
+            Some(message.to_owned()),
+        )
+        .await;
     }
 
     /// Persists a status change (with `update`) and publishes it. Returns the old status.
@@ -344,34 +356,31 @@ impl Sessions {
         mut update: SessionUpdate,
         error: Option<String>,
     ) -> Option<SessionStatus> {
-        let _serial = self.transitions.lock().await;
-        let current = match self.store.get_session(session_id).await {
-            Ok(Some(row)) => row,
-            Ok(None) => return None,
+        update.status = Some(new_status);
+        // The store reads the old status and writes the new one in one transaction, so the
+        // published `old_status` is exact even when transitions race.
+        let change = match self.store.update_session(session_id, update).await {
+            Ok(change) => change,
             Err(e) => {
-                tracing::error!(session = %session_id, error = %e, "cannot read session");
+                tracing::error!(session = %session_id, error = %e, "cannot persist status");
                 return None;
             }
         };
-        update.status = Some(new_status);
-        if let Err(e) = self.store.update_session(session_id, update).await {
-            tracing::error!(session = %session_id, error = %e, "cannot persist status");
-            return None;
-        }
-        if current.status != new_status {
+        if change.old_status != new_status {
             self.bus.publish(Event::SessionStatusChanged {
                 session_id: session_id.to_owned(),
                 run_id: run_id.to_owned(),
-                old_status: current.status,
+                old_status: change.old_status,
                 new_status,
-                parent_session_id: current.new.parent_session_id.clone(),
+                parent_session_id: change.session.new.parent_session_id.clone(),
                 error,
             });
         }
-        Some(current.status)
+        Some(change.old_status)
     }
 
-    fn publish_conversation(
+    /// Publishes a stored conversation event.
+    pub fn publish_conversation(
         &self,
         session_id: &str,
         run_id: &str,
@@ -425,7 +434,10 @@ impl Sessions {
         let done = self.done_receiver(session_id);
         tokio::spawn(async move {
             if let Some(mut done) = done {
-                if tokio::time::timeout(grace, done.wait_for(|d| *d)).await.is_err() {
+                if tokio::time::timeout(grace, done.wait_for(|d| *d))
+                    .await
+                    .is_err()
+                {
                     tracing::warn!(pgid, "claude ignored SIGINT; killing its process group");
                     process::signal_group(pgid, Signal::SIGKILL);
                 }
@@ -486,7 +498,10 @@ impl Sessions {
             process::signal_group(*pgid, Signal::SIGINT);
         }
         self.supervisors.close();
-        if tokio::time::timeout(grace, self.supervisors.wait()).await.is_err() {
+        if tokio::time::timeout(grace, self.supervisors.wait())
+            .await
+            .is_err()
+        {
             for (id, pgid) in &live {
                 tracing::warn!(session = %id, "killing session that outlived the grace period");
                 process::signal_group(*pgid, Signal::SIGKILL);

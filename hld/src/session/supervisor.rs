@@ -15,8 +15,10 @@ use super::{process, Sessions};
 use crate::claude::StreamState;
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
-/// At most this many lines are stored in one transaction.
-const MAX_BATCH_LINES: usize = 4096;
+/// At most this many lines are stored (and their events published) at once. It stays below
+/// the default subscriber buffer (100), so a subscriber that keeps up never loses events to a
+/// burst; the store's group commit still merges the batches of concurrent sessions.
+const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 
@@ -30,6 +32,8 @@ pub struct Context {
     pub run_id: String,
     /// The prompt, stored as the first user message.
     pub query: String,
+    /// Whether the launch named a model: then the one Claude resolves does not replace it.
+    pub model_requested: bool,
     /// The private MCP config file to delete at the end.
     pub mcp_file: Option<PathBuf>,
     /// Set to true once the final status is stored.
@@ -47,7 +51,15 @@ pub async fn run(ctx: Context, mut child: Child) {
     }
     if let Some(query) = query {
         // Claude never reported a session id: the query is still stored.
-        store(&ctx, Ingest { events: vec![query], ..Default::default() }, 0).await;
+        store(
+            &ctx,
+            Ingest {
+                events: vec![query],
+                ..Default::default()
+            },
+            0,
+        )
+        .await;
     }
     let exit = child.wait().await.ok();
     let stderr = match stderr {
@@ -93,7 +105,11 @@ fn outcome(
         Some(result) if !result.is_error => (SessionStatus::Completed, None),
         Some(result) => (
             SessionStatus::Failed,
-            Some(result.error_message().unwrap_or_else(|| "claude reported an error".into())),
+            Some(
+                result
+                    .error_message()
+                    .unwrap_or_else(|| "claude reported an error".into()),
+            ),
         ),
         None => {
             let code = exit_code.map_or_else(|| "a signal".to_owned(), |c| format!("code {c}"));
@@ -150,7 +166,12 @@ async fn pump(
 }
 
 /// Stores a batch, then publishes its events: nothing is published before it is durable.
-async fn store(ctx: &Context, batch: Ingest, lines: usize) {
+async fn store(ctx: &Context, mut batch: Ingest, lines: usize) {
+    if ctx.model_requested {
+        if let Some(update) = batch.update.as_mut() {
+            update.model = None;
+        }
+    }
     match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
         Ok(events) => {
             for event in events {

@@ -1,0 +1,205 @@
+//! Approval methods: createApproval, getApproval, fetchApprovals, sendDecision.
+
+use std::sync::Arc;
+
+use hld_client::protocol::*;
+
+use crate::daemon::Daemon;
+use crate::rpc::error::RpcError;
+use crate::store::{NewApproval, SessionRow};
+
+const DECISION_TYPES: [&str; 2] = ["function_call", "human_contact"];
+
+fn present(value: Option<String>) -> Option<String> {
+    value.filter(|s| !s.trim().is_empty())
+}
+
+/// The session asking: by id, else by run id.
+async fn asking_session(
+    daemon: &Daemon,
+    session_id: Option<String>,
+    run_id: Option<String>,
+) -> Result<SessionRow, RpcError> {
+    let fault = |e| RpcError::internal("failed to look up the session", e);
+    match (present(session_id), present(run_id)) {
+        (Some(id), _) => daemon
+            .store
+            .get_session(&id)
+            .await
+            .map_err(fault)?
+            .ok_or_else(|| RpcError::not_found("session_id", "session", &id)),
+        (None, Some(run)) => daemon
+            .store
+            .get_session_by_run_id(&run)
+            .await
+            .map_err(fault)?
+            .ok_or_else(|| {
+                RpcError::invalid_param(
+                    "run_id",
+                    "existing run id",
+                    "unknown id",
+                    format!("session not found for run_id: {run}"),
+                )
+            }),
+        (None, None) => Err(RpcError::invalid_param(
+            "session_id",
+            "string (or run_id)",
+            "missing",
+            "session_id or run_id is required",
+        )),
+    }
+}
+
+pub async fn create_approval(
+    daemon: Arc<Daemon>,
+    p: CreateApprovalParams,
+) -> Result<CreateApprovalResult, RpcError> {
+    let kind = match p.kind.as_deref().unwrap_or("function_call") {
+        "function_call" => ApprovalType::FunctionCall,
+        "human_contact" => ApprovalType::HumanContact,
+        other => return Err(RpcError::not_accepted("type", other, &DECISION_TYPES)),
+    };
+    let session = asking_session(&daemon, p.session_id, p.run_id).await?;
+    let id = format!("local-{}", uuid::Uuid::new_v4());
+    let new = match kind {
+        ApprovalType::FunctionCall => {
+            let tool_name = present(p.tool_name)
+                .ok_or_else(|| RpcError::required("tool_name", "string", "missing"))?;
+            let input = p
+                .tool_input
+                .ok_or_else(|| RpcError::required("tool_input", "any JSON value", "missing"))?;
+            NewApproval::function_call(
+                &id,
+                &session.new.id,
+                &tool_name,
+                input,
+                present(p.tool_use_id).as_deref(),
+            )
+        }
+        ApprovalType::HumanContact => {
+            let message = present(p.message)
+                .ok_or_else(|| RpcError::required("message", "string", "missing"))?;
+            NewApproval::human_contact(&id, &session.new.id, &message)
+        }
+    };
+    daemon
+        .approvals
+        .create(new)
+        .await
+        .map_err(|e| RpcError::internal("failed to create approval", e))?;
+    Ok(CreateApprovalResult { approval_id: id })
+}
+
+pub async fn get_approval(
+    daemon: Arc<Daemon>,
+    p: GetApprovalParams,
+) -> Result<GetApprovalResult, RpcError> {
+    if p.approval_id.trim().is_empty() {
+        return Err(RpcError::required(
+            "approval_id",
+            "non-empty string",
+            "empty string",
+        ));
+    }
+    let approval = daemon
+        .store
+        .get_approval(&p.approval_id)
+        .await
+        .map_err(|e| RpcError::internal("failed to get approval", e))?
+        .ok_or_else(|| RpcError::not_found("approval_id", "approval", &p.approval_id))?;
+    Ok(GetApprovalResult { approval })
+}
+
+pub async fn fetch_approvals(
+    daemon: Arc<Daemon>,
+    p: FetchApprovalsParams,
+) -> Result<FetchApprovalsResult, RpcError> {
+    let session = present(p.session_id);
+    if let Some(id) = &session {
+        let known = daemon
+            .store
+            .get_session(id)
+            .await
+            .map_err(|e| RpcError::internal("failed to look up the session", e))?;
+        if known.is_none() {
+            return Err(RpcError::not_found("session_id", "session", id));
+        }
+    }
+    let approvals = daemon
+        .store
+        .pending_approvals(session.as_deref())
+        .await
+        .map_err(|e| RpcError::internal("failed to fetch approvals", e))?;
+    Ok(FetchApprovalsResult { approvals })
+}
+
+/// The decision a validated `sendDecision` asks for.
+fn validate_decision(
+    p: &SendDecisionParams,
+) -> Result<(String, ApprovalType, ApprovalStatus, Option<String>), RpcError> {
+    let call_id = present(p.call_id.clone())
+        .ok_or_else(|| RpcError::required("call_id", "string", "missing"))?;
+    let kind =
+        present(p.kind.clone()).ok_or_else(|| RpcError::required("type", "string", "missing"))?;
+    let decision = present(p.decision.clone())
+        .ok_or_else(|| RpcError::required("decision", "string", "missing"))?;
+    let comment = present(p.comment.clone());
+    let needs_comment = |message: &str| {
+        RpcError::invalid_param("comment", "non-empty string", "missing", message.to_owned())
+    };
+    match kind.as_str() {
+        "function_call" => {
+            let status = match decision.as_str() {
+                "approve" => ApprovalStatus::Approved,
+                "deny" => ApprovalStatus::Denied,
+                other => {
+                    return Err(RpcError::not_accepted(
+                        "decision",
+                        other,
+                        &["approve", "deny"],
+                    ))
+                }
+            };
+            if status == ApprovalStatus::Denied && comment.is_none() {
+                return Err(needs_comment("comment is required for denial"));
+            }
+            Ok((call_id, ApprovalType::FunctionCall, status, comment))
+        }
+        "human_contact" => {
+            if decision != "respond" {
+                return Err(RpcError::not_accepted("decision", &decision, &["respond"]));
+            }
+            if comment.is_none() {
+                return Err(needs_comment(
+                    "comment is required for human contact response",
+                ));
+            }
+            Ok((
+                call_id,
+                ApprovalType::HumanContact,
+                ApprovalStatus::Responded,
+                comment,
+            ))
+        }
+        other => Err(RpcError::not_accepted("type", other, &DECISION_TYPES)),
+    }
+}
+
+pub async fn send_decision(
+    daemon: Arc<Daemon>,
+    p: SendDecisionParams,
+) -> Result<SendDecisionResult, RpcError> {
+    let (id, kind, status, comment) = validate_decision(&p)?;
+    Ok(
+        match daemon.approvals.decide(&id, kind, status, comment).await {
+            Ok(_) => SendDecisionResult {
+                success: true,
+                error: None,
+            },
+            Err(refused) => SendDecisionResult {
+                success: false,
+                error: Some(refused.0),
+            },
+        },
+    )
+}

@@ -1,2 +1,0 @@
-//! A stand-in for the `claude` CLI.
-fn main() {}

@@ -1,0 +1,255 @@
+//! The scripted "model": what each scenario makes the fake print and do.
+//!
+//! Chosen by `FAKE_CLAUDE_SCENARIO`, else by the first `scenario:<name>` in the prompt, else
+//! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::run::{Ending, Run, Stop};
+use crate::tools;
+
+/// A scripted conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    /// One text answer.
+    Plain,
+    /// Thinking, text, a `Write` of `hello.txt` through the permission step, final text.
+    Tool,
+    /// A `Bash` `ls` (allowed by `--allowedTools Bash`, else through the permission step).
+    Bash,
+    /// The offline "Not logged in" failure of transcript 03; exit 1.
+    Error,
+    /// `count` text lines `chunk <i>`, `delay` apart.
+    Slow { count: u64, delay: Duration },
+    /// A `Read` whose tool_result holds `bytes` bytes in one line.
+    Big { bytes: usize },
+    /// A non-JSON line and an unknown event type among normal lines.
+    Malformed,
+    /// One text line, then exit 2 without a result.
+    Crash,
+    /// `count` text lines as fast as possible (buffered stdout).
+    Many { count: u64 },
+    /// The model calls `mcp__approvals__contact_human`; the fake asks that MCP server.
+    Ask,
+    /// `Glob` calls until `--max-turns` (default 1 here) stops the run; exit 1.
+    MaxTurns,
+}
+
+/// The scenario names, as accepted in `FAKE_CLAUDE_SCENARIO` and `scenario:<name>`.
+const NAMES: &[&str] = &[
+    "plain",
+    "tool",
+    "bash",
+    "error",
+    "slow",
+    "big",
+    "malformed",
+    "crash",
+    "many",
+    "ask",
+    "maxturns",
+];
+
+impl Scenario {
+    /// Picks the scenario for `prompt` (see the module docs); errors name unknown scenarios
+    /// and bad knob values.
+    pub fn select(prompt: &str) -> Result<Self, String> {
+        let from_env = std::env::var("FAKE_CLAUDE_SCENARIO")
+            .ok()
+            .filter(|name| !name.is_empty());
+        let from_prompt = || {
+            let (_, rest) = prompt.split_once("scenario:")?;
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .unwrap_or(rest.len());
+            Some(rest[..end].to_string())
+        };
+        match from_env.or_else(from_prompt) {
+            Some(name) => Self::named(&name),
+            None => Ok(Self::Plain),
+        }
+    }
+
+    fn named(name: &str) -> Result<Self, String> {
+        Ok(match name {
+            "plain" => Self::Plain,
+            "tool" => Self::Tool,
+            "bash" => Self::Bash,
+            "error" => Self::Error,
+            "slow" => Self::Slow {
+                count: knob("FAKE_CLAUDE_COUNT", 20)?,
+                delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 200)?),
+            },
+            "big" => Self::Big {
+                bytes: knob("FAKE_CLAUDE_BIG_BYTES", 5_000_000)?,
+            },
+            "malformed" => Self::Malformed,
+            "crash" => Self::Crash,
+            "many" => Self::Many {
+                count: knob("FAKE_CLAUDE_COUNT", 10_000)?,
+            },
+            "ask" => Self::Ask,
+            "maxturns" => Self::MaxTurns,
+            _ => {
+                return Err(format!(
+                    "fake-claude: unknown scenario '{name}' (known: {})",
+                    NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
+    /// The name, for the invocation log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Tool => "tool",
+            Self::Bash => "bash",
+            Self::Error => "error",
+            Self::Slow { .. } => "slow",
+            Self::Big { .. } => "big",
+            Self::Malformed => "malformed",
+            Self::Crash => "crash",
+            Self::Many { .. } => "many",
+            Self::Ask => "ask",
+            Self::MaxTurns => "maxturns",
+        }
+    }
+
+    /// The turn limit when `--max-turns` is not given.
+    pub fn default_max_turns(self) -> Option<u32> {
+        (self == Self::MaxTurns).then_some(1)
+    }
+
+    /// Plays the scenario after `init`.
+    pub fn play(self, run: &mut Run) -> Result<Ending, Stop> {
+        match self {
+            Self::Plain => {
+                run.start_turn()?;
+                let answer = run.greeting();
+                run.say(&answer)?;
+            }
+            Self::Tool => write_hello(run)?,
+            Self::Bash => list_files(run)?,
+            Self::Error => {
+                return run.api_error("Not logged in · Please run /login", "authentication_failed")
+            }
+            Self::Slow { count, delay } => {
+                run.start_turn()?;
+                for i in 1..=count {
+                    if i > 1 {
+                        run.sleep(delay)?;
+                    }
+                    run.say(&format!("chunk {i}"))?;
+                }
+            }
+            Self::Big { bytes } => {
+                run.start_turn()?;
+                run.say("Let me read that file.")?;
+                let path = run.cwd().join("big.txt");
+                let call = run.tool_use("Read", json!({"file_path": path}))?;
+                run.tool_result(&call, tools::synthetic_read(&path, bytes))?;
+                run.start_turn()?;
+                run.say(&format!("The file big.txt has {bytes} bytes."))?;
+            }
+            Self::Malformed => {
+                run.start_turn()?;
+                run.emit_raw("{this is not json")?;
+                run.mystery_event()?;
+                let answer = run.greeting();
+                run.say(&answer)?;
+            }
+            Self::Crash => {
+                run.start_turn()?;
+                run.say("Starting on it...")?;
+                eprintln!("fake-claude: simulated crash");
+                return Ok(Ending::Crash);
+            }
+            Self::Many { count } => {
+                run.set_line_flush(false);
+                run.start_turn()?;
+                for i in 1..=count {
+                    run.say(&format!("line {i}"))?;
+                }
+            }
+            Self::Ask => ask_human(run)?,
+            Self::MaxTurns => loop {
+                run.start_turn()?;
+                run.say("Let me look at the files first.")?;
+                let call = run.tool_use("Glob", json!({"pattern": "*"}))?;
+                run.use_tool(&call)?;
+            },
+        }
+        Ok(Ending::Success)
+    }
+}
+
+/// `tool`: transcript 02/04, with the file really written when allowed.
+fn write_hello(run: &mut Run) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.thinking_tokens(31)?;
+    run.think(
+        "The user wants a new file hello.txt in the working directory with the text Hello, \
+         world!. The Write tool does this directly.",
+    )?;
+    run.say("I'll create that file for you.")?;
+    let path = run.cwd().join("hello.txt");
+    let call = run.tool_use(
+        "Write",
+        json!({"file_path": path, "content": "Hello, world!\n"}),
+    )?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say("Done - the file hello.txt now contains \"Hello, world!\".")
+    } else {
+        run.say(&format!("I couldn't create hello.txt: {}", report.text))
+    }
+}
+
+/// `bash`: `ls` in the working directory.
+fn list_files(run: &mut Run) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.say("Let me list the files in the working directory.")?;
+    let call = run.tool_use(
+        "Bash",
+        json!({"command": "ls", "description": "List files in the working directory"}),
+    )?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say(&format!("The directory contains:\n{}", report.text))
+    } else {
+        run.say(&format!("I couldn't list the files: {}", report.text))
+    }
+}
+
+/// `ask`: an MCP tool call answered by the `approvals` server.
+fn ask_human(run: &mut Run) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.say("I need to ask a human about this.")?;
+    let call = run.tool_use(
+        "mcp__approvals__contact_human",
+        json!({"message": "What colour should the button be?"}),
+    )?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say(&format!("The human answered: {}", report.text))
+    } else {
+        run.say(&format!("I couldn't reach a human: {}", report.text))
+    }
+}
+
+/// A numeric knob from the environment, `default` when unset.
+fn knob<T: std::str::FromStr>(name: &str, default: T) -> Result<T, String> {
+    match std::env::var(name) {
+        Ok(value) => value
+            .trim()
+            .parse()
+            .map_err(|_| format!("fake-claude: {name}={value:?} is not a number")),
+        Err(_) => Ok(default),
+    }
+}
