@@ -47,6 +47,9 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     loop {
+        if let Some(prompter) = follower.prompter.as_mut() {
+            prompter.resume();
+        }
         let asking = follower.prompter.as_ref().is_some_and(Prompter::asking);
         tokio::select! {
             item = events.next() => match item {
@@ -68,11 +71,14 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
                 }
             }
             _ = &mut ctrl_c => {
+                if let Some(prompter) = follower.prompter.as_mut() {
+                    prompter.interrupt();
+                }
                 let note = format!(
                     "stopped following; the session keeps running (stop it with `hlyr interrupt {}`)",
                     short_id(session_id)
                 );
-                anstream::eprintln!("\n{}", paint(DIM, note));
+                anstream::eprintln!("{}", paint(DIM, note));
                 return Ok(Exit::Detached);
             }
         }
@@ -90,12 +96,24 @@ struct Follower<'a> {
 }
 
 impl Follower<'_> {
+    /// Prints below any prompt on screen (the loop asks again afterwards).
+    fn print(&mut self, update: &Update) -> Result<(), CliError> {
+        let text = self.out.render(update)?;
+        if text.is_empty() {
+            return Ok(());
+        }
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.interrupt();
+        }
+        self.out.line(&text)
+    }
+
     /// Handles one event; returns whether the session ended.
     async fn event(&mut self, event: Event) -> Result<bool, CliError> {
         match event {
             Event::ConversationUpdated { event, .. } => {
                 if self.seen.insert(event.id) {
-                    self.out.print(&Update::Event(*event))?;
+                    self.print(&Update::Event(*event))?;
                 }
             }
             Event::SessionStatusChanged {
@@ -105,7 +123,7 @@ impl Follower<'_> {
                 error,
                 ..
             } => {
-                self.out.print(&Update::Status {
+                self.print(&Update::Status {
                     session_id,
                     old_status,
                     new_status,
@@ -123,7 +141,7 @@ impl Follower<'_> {
                 if let Some(prompter) = self.prompter.as_mut() {
                     prompter.forget(&approval_id);
                 }
-                self.out.print(&Update::Decision {
+                self.print(&Update::Decision {
                     approval_id,
                     decision,
                     comment,
@@ -143,7 +161,7 @@ impl Follower<'_> {
         &mut self,
         approval: hld_client::protocol::Approval,
     ) -> Result<(), CliError> {
-        self.out.print(&Update::Approval(approval.clone()))?;
+        self.print(&Update::Approval(approval.clone()))?;
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.ask(approval);
         }
@@ -173,7 +191,7 @@ impl Follower<'_> {
             .await?;
         for event in events {
             if self.seen.insert(event.id) {
-                self.out.print(&Update::Event(event))?;
+                self.print(&Update::Event(event))?;
             }
         }
         Ok(())
@@ -187,7 +205,7 @@ impl Follower<'_> {
             SessionStatus::Failed => Exit::Failure,
             _ => Exit::Ok,
         };
-        self.out.print(&Update::Finished(state))?;
+        self.print(&Update::Finished(state))?;
         Ok(exit)
     }
 }

@@ -1,11 +1,11 @@
 //! Ids given as unique prefixes, as in git: sessions are looked up in `listSessions`, approvals
-//! in `fetchApprovals`.
+//! in `fetchApprovals`. A prefix may leave out an id's leading word (`local-`).
 
 use hld_client::protocol::{Approval, SessionInfo};
 use hld_client::Client;
 
 use crate::error::CliError;
-use crate::output::short_id;
+use crate::output::{bare_id, short_id};
 
 /// The one candidate whose id starts with `prefix`; none or several is an error.
 fn unique<'a, T>(
@@ -23,7 +23,7 @@ fn unique<'a, T>(
     }
     let matches: Vec<&T> = candidates
         .iter()
-        .filter(|c| id(c).starts_with(prefix))
+        .filter(|c| id(c).starts_with(prefix) || bare_id(id(c)).starts_with(prefix))
         .collect();
     match matches.as_slice() {
         [] => Ok(None),
@@ -76,7 +76,9 @@ mod tests {
 
     #[test]
     fn prefixes_resolve_like_git() {
-        let ids = ["abc123", "abd456", "abc"];
+        let ids = ["abc123", "abd456", "abc", "local-fe12"];
+        assert_eq!(pick("fe", &ids).unwrap(), Some(&"local-fe12"));
+        assert_eq!(pick("local-f", &ids).unwrap(), Some(&"local-fe12"));
         assert_eq!(pick("abd", &ids).unwrap(), Some(&"abd456"));
         // An exact id wins over the longer ids it prefixes.
         assert_eq!(pick("abc", &ids).unwrap(), Some(&"abc"));

@@ -51,12 +51,22 @@ impl Printer {
 
     /// Prints one item and flushes, so that followers see it at once.
     pub fn print<T: Render + ?Sized>(&self, item: &T) -> Result<(), CliError> {
-        let text = if self.json {
+        let text = self.render(item)?;
+        self.line(&text)
+    }
+
+    /// An item's output: its JSON, or its text.
+    pub fn render<T: Render + ?Sized>(&self, item: &T) -> Result<String, CliError> {
+        if self.json {
             serde_json::to_string(item)
-                .map_err(|e| CliError::failure(format!("cannot encode output: {e}")))?
+                .map_err(|e| CliError::failure(format!("cannot encode output: {e}")))
         } else {
-            item.human()
-        };
+            Ok(item.human())
+        }
+    }
+
+    /// Writes rendered output as a line and flushes; empty output writes nothing.
+    pub fn line(&self, text: &str) -> Result<(), CliError> {
         if text.is_empty() {
             return Ok(());
         }
@@ -72,9 +82,22 @@ pub fn paint(style: Style, text: impl Display) -> String {
     format!("{style}{text}{style:#}")
 }
 
-/// The first 8 characters of an id, as shown in tables (any unique prefix is accepted back).
+/// An id without a leading word such as `local-` (UUIDs are unchanged).
+pub fn bare_id(id: &str) -> &str {
+    match id.split_once('-') {
+        Some((word, rest)) if !word.chars().all(|c| c.is_ascii_hexdigit()) => rest,
+        _ => id,
+    }
+}
+
+/// An id as shown in tables: any leading word and 8 more characters (`local-1a2b3c4d`).
+/// Any unique prefix, with or without the word, is accepted back.
 pub fn short_id(id: &str) -> &str {
-    id.char_indices().nth(8).map_or(id, |(i, _)| &id[..i])
+    let word = id.len() - bare_id(id).len();
+    id[word..]
+        .char_indices()
+        .nth(8)
+        .map_or(id, |(i, _)| &id[..word + i])
 }
 
 /// `text` cut to a few lines and characters, saying how much was left out.
@@ -221,10 +244,14 @@ impl Render for Update {
             }
             Update::Event(event) => event_text(event),
             Update::Status {
-                new_status, error, ..
+                old_status,
+                new_status,
+                error,
+                ..
             } => {
-                // The end is told by `Finished`.
-                if !new_status.is_active() {
+                // The end is told by `Finished`; waiting on approvals by the approval lines.
+                let waiting = SessionStatus::WaitingInput;
+                if !new_status.is_active() || *new_status == waiting || *old_status == waiting {
                     return String::new();
                 }
                 let mut text = format!("{} {}", paint(DIM, "· status:"), status(*new_status));
@@ -370,6 +397,12 @@ mod tests {
     fn short_ids_and_ages() {
         assert_eq!(short_id("0123456789abcdef"), "01234567");
         assert_eq!(short_id("abc"), "abc");
+        let uuid = "1e2409fa-b27b-4e30-9bb4-242ec0adf33d";
+        assert_eq!(short_id(uuid), "1e2409fa");
+        assert_eq!(bare_id(uuid), uuid);
+        let local = "local-5e51132b-7b51-47b6-926e-69deebd9bcb0";
+        assert_eq!(short_id(local), "local-5e51132b");
+        assert_eq!(bare_id(local), "5e51132b-7b51-47b6-926e-69deebd9bcb0");
         let ten_minutes_ago = (chrono::Utc::now() - chrono::Duration::minutes(10)).to_rfc3339();
         assert_eq!(age(&ten_minutes_ago), "10m");
         assert_eq!(age("not a time"), "?");

@@ -3,7 +3,9 @@
 //! front end. Prompts go to stderr so that stdout keeps only the session's output.
 //!
 //! Stdin is read line by line on its own thread (a blocked read must never hold up the
-//! runtime); the follow loop polls [`Prompter::line`] alongside the daemon's events.
+//! runtime); the follow loop polls [`Prompter::line`] alongside the daemon's events. Output
+//! printed while a question is on screen goes through [`Prompter::interrupt`] (ends the
+//! prompt's line) and [`Prompter::resume`] (asks again below it).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, IsTerminal};
@@ -25,12 +27,14 @@ enum Stage {
     Answer,
 }
 
-/// The approvals being asked, first one on screen.
+/// The approvals to ask, the one being asked first.
 #[derive(Debug)]
 pub struct Prompter {
     lines: mpsc::UnboundedReceiver<String>,
     queue: VecDeque<Approval>,
     stage: Stage,
+    /// A prompt is on screen, its line not ended yet.
+    on_screen: bool,
     /// Stdin reached its end: nothing more can be asked.
     closed: bool,
 }
@@ -61,23 +65,24 @@ impl Prompter {
             lines: rx,
             queue: VecDeque::new(),
             stage: Stage::Choose,
+            on_screen: false,
             closed: false,
         })
     }
 
-    /// Whether a question is on screen, waiting for a line.
+    /// Whether a question is waiting for a line.
     pub fn asking(&self) -> bool {
         !self.closed && !self.queue.is_empty()
     }
 
-    /// Queues an approval; asks at once when nothing else is being asked.
+    /// Queues an approval (asked by the next [`Prompter::resume`] when it is first in line).
     pub fn ask(&mut self, approval: Approval) {
         if self.closed || self.queue.iter().any(|a| a.id == approval.id) {
             return;
         }
         self.queue.push_back(approval);
         if self.queue.len() == 1 {
-            self.start();
+            self.stage = first_stage(&self.queue[0]);
         }
     }
 
@@ -87,16 +92,32 @@ impl Prompter {
             return;
         };
         self.queue.remove(pos);
-        if pos == 0 && !self.closed {
-            // End the prompt's line before whatever is printed next.
+        if pos == 0 {
+            self.interrupt();
+            self.next_question();
+        }
+    }
+
+    /// Ends the line of a prompt on screen, before something else is printed.
+    pub fn interrupt(&mut self) {
+        if self.on_screen {
             anstream::eprintln!();
-            self.start();
+            self.on_screen = false;
+        }
+    }
+
+    /// Shows the current question unless it is on screen already.
+    pub fn resume(&mut self) {
+        if !self.on_screen && self.asking() {
+            self.show();
         }
     }
 
     /// The next line typed (`None` at the end of stdin, which stops all asking).
     pub async fn line(&mut self) -> Option<String> {
         let line = self.lines.recv().await;
+        // The typed newline ended the prompt's line.
+        self.on_screen = false;
         if line.is_none() {
             self.closed = true;
             self.queue.clear();
@@ -112,7 +133,6 @@ impl Prompter {
             (Stage::Choose, "a" | "approve" | "y" | "yes") => (Decision::Approve, None),
             (Stage::Choose, "d" | "deny" | "n" | "no") => {
                 self.stage = Stage::DenyReason;
-                self.show();
                 return None;
             }
             (Stage::Choose, "s" | "skip") | (Stage::Answer, "") => {
@@ -125,43 +145,32 @@ impl Prompter {
                         format!("`hlyr respond {} --comment …`", short_id(&head.id))
                     }
                 };
-                let note = format!("left pending: decide it with {how} or in another front end");
+                let note = format!("left pending: decide it with {how}, or in another front end");
                 anstream::eprintln!("  {}", paint(DIM, note));
-                self.next();
+                self.queue.pop_front();
+                self.next_question();
                 return None;
             }
             (Stage::DenyReason, _) if !line.is_empty() => (Decision::Deny, Some(line.to_owned())),
             (Stage::Answer, _) => (Decision::Respond, Some(line.to_owned())),
-            _ => {
-                self.show();
-                return None;
-            }
+            // Anything else asks again.
+            _ => return None,
         };
-        self.next();
+        self.queue.pop_front();
+        self.next_question();
         Some((head, decision, comment))
     }
 
-    /// Drops the head and asks the next one.
-    fn next(&mut self) {
-        self.queue.pop_front();
-        self.start();
-    }
-
-    /// Starts asking the head of the queue, ignoring anything typed before the question.
-    fn start(&mut self) {
-        let Some(head) = self.queue.front() else {
-            return;
-        };
+    /// Prepares the next question, ignoring anything typed before it is asked.
+    fn next_question(&mut self) {
+        if let Some(head) = self.queue.front() {
+            self.stage = first_stage(head);
+        }
         while self.lines.try_recv().is_ok() {}
-        self.stage = match head.kind {
-            ApprovalType::FunctionCall => Stage::Choose,
-            ApprovalType::HumanContact => Stage::Answer,
-        };
-        self.show();
     }
 
     /// Prints the question for the current stage.
-    fn show(&self) {
+    fn show(&mut self) {
         let Some(head) = self.queue.front() else {
             return;
         };
@@ -178,5 +187,13 @@ impl Prompter {
             Stage::Answer => format!("{} ", paint(MAGENTA, "your answer (empty to skip):")),
         };
         anstream::eprint!("  {question}");
+        self.on_screen = true;
+    }
+}
+
+fn first_stage(approval: &Approval) -> Stage {
+    match approval.kind {
+        ApprovalType::FunctionCall => Stage::Choose,
+        ApprovalType::HumanContact => Stage::Answer,
     }
 }
