@@ -30,7 +30,7 @@ pub struct StartArgs {
 }
 
 /// A daemon this invocation started.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug)]
 pub struct Started {
     pub pid: u32,
     pub log: PathBuf,

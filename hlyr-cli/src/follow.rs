@@ -2,13 +2,17 @@
 //!
 //! The subscription is opened before anything is read, so nothing falls in a gap: then the
 //! session's state and stored conversation are read and printed, and the stream takes over.
-//! Conversation events are deduplicated by id (the history and the stream may overlap).
+//! Conversation events and approvals are deduplicated by id (the history and the stream may
+//! overlap).
 
 use std::collections::HashSet;
 
 use futures::StreamExt;
-use hld_client::protocol::{Event, GetConversationParams, SessionStatus, SubscribeParams};
+use hld_client::protocol::{
+    Approval, Event, GetConversationParams, SessionStatus, SubscribeParams,
+};
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+use tokio::signal::unix::{signal, SignalKind};
 
 use crate::decision;
 use crate::error::{CliError, Exit};
@@ -19,6 +23,18 @@ use crate::prompt::Prompter;
 /// [`Exit::Ok`] when it completed (or was interrupted), [`Exit::Failure`] when it failed, and
 /// [`Exit::Detached`] on Ctrl-C.
 pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<Exit, CliError> {
+    following(client, out, session_id)
+        .await
+        .map_err(|e| match e.exit {
+            Exit::Unreachable => lost_daemon(session_id),
+            _ => e,
+        })
+}
+
+async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Exit, CliError> {
+    // Listening from the start: Ctrl-C must detach, never kill, once following has begun.
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
     let mut events = client
         .subscribe(
             SubscribeParams {
@@ -33,6 +49,7 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
         out,
         session_id,
         seen: HashSet::new(),
+        approvals: HashSet::new(),
         prompter: Prompter::on_terminal(),
     };
     let state = client.get_session_state(session_id).await?;
@@ -40,12 +57,8 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
     if !state.status.is_active() {
         return follower.finish().await;
     }
-    for approval in client.fetch_approvals(Some(session_id)).await? {
-        follower.approval_requested(approval)?;
-    }
+    follower.pending_approvals().await?;
 
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     loop {
         if let Some(prompter) = follower.prompter.as_mut() {
             prompter.resume();
@@ -60,17 +73,14 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
                 }
                 Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
                 Some(Err(e)) => return Err(e.into()),
-                None => {
-                    return Err(CliError::unreachable("lost the connection to the daemon")
-                        .hint(format!("follow again with `hlyr conversation {} --follow`", short_id(session_id))));
-                }
+                None => return Err(lost_daemon(session_id)),
             },
             line = async { follower.prompter.as_mut()?.line().await }, if asking => {
                 if let Some(line) = line {
                     follower.answer(&line).await;
                 }
             }
-            _ = &mut ctrl_c => {
+            _ = sigint.recv() => {
                 if let Some(prompter) = follower.prompter.as_mut() {
                     prompter.interrupt();
                 }
@@ -85,12 +95,21 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
     }
 }
 
+fn lost_daemon(session_id: &str) -> CliError {
+    CliError::unreachable("lost the connection to the daemon").hint(format!(
+        "once it is back, follow again with `hlyr conversation {} --follow`",
+        short_id(session_id)
+    ))
+}
+
 struct Follower<'a> {
     client: &'a Client,
     out: Printer,
     session_id: &'a str,
     /// Conversation event ids already printed.
     seen: HashSet<i64>,
+    /// Approval ids already printed.
+    approvals: HashSet<String>,
     /// Asks approvals on the terminal; `None` when stdin is not one.
     prompter: Option<Prompter>,
 }
@@ -150,6 +169,7 @@ impl Follower<'_> {
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
                 self.catch_up().await?;
+                self.pending_approvals().await?;
                 let state = self.client.get_session_state(self.session_id).await?;
                 return Ok(!state.status.is_active());
             }
@@ -157,10 +177,10 @@ impl Follower<'_> {
         Ok(false)
     }
 
-    fn approval_requested(
-        &mut self,
-        approval: hld_client::protocol::Approval,
-    ) -> Result<(), CliError> {
+    fn approval_requested(&mut self, approval: Approval) -> Result<(), CliError> {
+        if !self.approvals.insert(approval.id.clone()) {
+            return Ok(());
+        }
         self.print(&Update::Approval(approval.clone()))?;
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.ask(approval);
@@ -178,6 +198,14 @@ impl Follower<'_> {
                 e.print();
             }
         }
+    }
+
+    /// Prints (and asks) the session's pending approvals not printed yet.
+    async fn pending_approvals(&mut self) -> Result<(), CliError> {
+        for approval in self.client.fetch_approvals(Some(self.session_id)).await? {
+            self.approval_requested(approval)?;
+        }
+        Ok(())
     }
 
     /// Prints the stored conversation events not printed yet.

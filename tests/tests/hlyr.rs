@@ -1147,3 +1147,62 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     let piped = hlyr(&d, &["sessions"]);
     assert!(!piped.stdout.contains("\u{1b}["));
 }
+
+#[test]
+fn ctrl_c_stops_following_and_leaves_the_session_running() {
+    let d = slow_daemon(30);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("chunk 2\n", 1);
+    let pid = nix::unistd::Pid::from_raw(follower.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let run = follower.finish();
+    run.assert_code(130);
+    let id = printed_session(&run);
+    assert!(
+        run.stderr
+            .contains("stopped following; the session keeps running"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&format!("hlyr interrupt {}", &id[..8])));
+    let state = d.result("getSessionState", json!({"session_id": id}));
+    assert_eq!(state["session"]["status"], "running");
+    hlyr(&d, &["interrupt", &id]).assert_code(0);
+}
+
+#[test]
+fn followers_exit_3_when_the_daemon_goes_away() {
+    let mut d = slow_daemon(30);
+    let id = d.launch(json!({"query": "scenario:slow", "working_dir": workdir(&d)}));
+    let mut follow = hlyr_command(&d.socket, &d.dir);
+    follow.args(["conversation", "-f", &id]);
+    let follower = Running::spawn(follow);
+    let mut events = hlyr_command(&d.socket, &d.dir);
+    events.arg("events");
+    let events = Running::spawn(events);
+    follower.wait_for("chunk 1\n", 1);
+    events.wait_for("conversation_updated", 1);
+    d.kill9();
+
+    let run = follower.finish();
+    run.assert_code(3);
+    assert!(
+        run.stderr
+            .starts_with("error: lost the connection to the daemon"),
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stderr
+        .contains(&format!("hlyr conversation {} --follow", &id[..8])));
+    let run = events.finish();
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("the daemon closed the event stream"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.json_lines().iter().all(|e| e["type"].is_string()));
+}

@@ -1,4 +1,4 @@
-//! `hlyr daemon stop`: the `shutdown` method, then wait until the socket stops answering.
+//! `hlyr daemon stop`: the `shutdown` method, then wait until the daemon has removed its socket.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -27,15 +27,16 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     client.shutdown().await?;
     drop(client);
+    // Removing its socket is the daemon's last act before exiting.
     let deadline = Instant::now() + STOP_TIMEOUT;
-    while crate::connect::health(&socket).await.is_ok() {
-        if Instant::now() > deadline {
-            return Err(
-                CliError::failure("the daemon is still answering after `shutdown`")
-                    .hint("look at its log, or stop its process"),
-            );
-        }
+    while socket.exists() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    if crate::connect::health(&socket).await.is_ok() {
+        return Err(
+            CliError::failure("the daemon is still answering after `shutdown`")
+                .hint("look at its log, or stop its process"),
+        );
     }
     ctx.out.print(&Stopped {
         socket,
