@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hld_client::protocol::HealthResult;
 use hld_client::Client;
 
 use crate::error::{CliError, START_HINT};
@@ -69,14 +68,15 @@ impl Context {
         start: &StartArgs,
     ) -> Result<(Client, Option<Started>), CliError> {
         let socket = self.socket()?;
-        if let Ok(client) = healthy(&socket).await {
-            return Ok((client, None));
-        }
-        let started = start_daemon(&socket, start).await?;
+        let started = if healthy(&socket).await {
+            None
+        } else {
+            Some(start_daemon(&socket, start).await?)
+        };
         let client = Client::connect(&socket)
             .await
             .map_err(|e| not_running(&socket, e))?;
-        Ok((client, Some(started)))
+        Ok((client, started))
     }
 }
 
@@ -98,19 +98,12 @@ fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
     CliError::unreachable(message).hint(START_HINT)
 }
 
-/// A client whose daemon answered `health`.
-async fn healthy(socket: &Path) -> Result<Client, hld_client::Error> {
-    let client = Client::connect_with_timeout(socket, Duration::from_secs(2)).await?;
-    client.health().await?;
-    Ok(client)
-}
-
-/// Connects and asks for `health`, mapping a missing daemon to exit code 3.
-pub async fn health(socket: &Path) -> Result<HealthResult, CliError> {
-    let client = Client::connect_with_timeout(socket, Duration::from_secs(5))
-        .await
-        .map_err(|e| not_running(socket, e))?;
-    Ok(client.health().await?)
+/// Whether a daemon answers `health` at `socket` within a short probe timeout.
+pub async fn healthy(socket: &Path) -> bool {
+    match Client::connect_with_timeout(socket, Duration::from_secs(2)).await {
+        Ok(client) => client.health().await.is_ok(),
+        Err(_) => false,
+    }
 }
 
 /// The `hld` to start: `--hld-path`/`HLD_PATH`, else the one next to this executable, else PATH.
@@ -126,13 +119,13 @@ fn hld_binary(start: &StartArgs) -> PathBuf {
 }
 
 /// The log file of a daemon started by hlyr: next to its socket (`daemon.sock` → `daemon.log`).
-pub fn log_path(socket: &Path) -> PathBuf {
+fn log_path(socket: &Path) -> PathBuf {
     socket.with_extension("log")
 }
 
 /// Starts `hld` detached (own process group, no terminal, logging to a file) and waits for it
 /// to answer `health`, showing a spinner on a terminal.
-pub async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliError> {
+async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliError> {
     let hld = hld_binary(start);
     let log = log_path(socket);
     if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -176,7 +169,7 @@ pub async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, C
     spinner.enable_steady_tick(Duration::from_millis(80));
     let deadline = Instant::now() + START_TIMEOUT;
     let result = loop {
-        if healthy(socket).await.is_ok() {
+        if healthy(socket).await {
             break Ok(Started {
                 pid: child.id(),
                 log: log.clone(),

@@ -10,7 +10,8 @@ use crate::output::{paint, short_id, Render, GREEN, RED};
 use crate::{ids, Context};
 
 /// What a human decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Decision {
     Approve,
     Deny,
@@ -64,7 +65,7 @@ pub async fn send(
 #[derive(Debug, Serialize)]
 struct Decided {
     call_id: String,
-    decision: &'static str,
+    decision: Decision,
     #[serde(skip_serializing_if = "Option::is_none")]
     comment: Option<String>,
 }
@@ -72,9 +73,9 @@ struct Decided {
 impl Render for Decided {
     fn human(&self) -> String {
         let (style, word) = match self.decision {
-            "approve" => (GREEN, "✓ approved"),
-            "deny" => (RED, "✗ denied"),
-            _ => (GREEN, "✓ answered"),
+            Decision::Approve => (GREEN, "✓ approved"),
+            Decision::Deny => (RED, "✗ denied"),
+            Decision::Respond => (GREEN, "✓ answered"),
         };
         format!("{} {}", paint(style, word), self.call_id)
     }
@@ -110,7 +111,7 @@ pub async fn decide(
     send(&client, &call_id, decision, comment.clone()).await?;
     ctx.out.print(&Decided {
         call_id,
-        decision: decision.as_str(),
+        decision,
         comment,
     })?;
     Ok(Exit::Ok)

@@ -45,10 +45,6 @@ impl Printer {
         Printer { json }
     }
 
-    pub fn is_json(&self) -> bool {
-        self.json
-    }
-
     /// Prints one item and flushes, so that followers see it at once.
     pub fn print<T: Render + ?Sized>(&self, item: &T) -> Result<(), CliError> {
         let text = self.render(item)?;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::connect::{start_daemon, StartArgs};
+use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, Render, GREEN};
 use crate::Context;
@@ -45,22 +45,14 @@ impl Render for Outcome {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let socket = ctx.socket()?;
-    let running = crate::connect::health(&socket).await.ok();
-    let (started, pid, log) = match running {
-        Some(_) => (false, None, None),
-        None => {
-            let started = start_daemon(&socket, &args.start).await?;
-            (true, Some(started.pid), Some(started.log))
-        }
-    };
-    let version = crate::connect::health(&socket).await?.version;
+    let (client, started) = ctx.connect_or_start(&args.start).await?;
+    let version = client.health().await?.version;
     ctx.out.print(&Outcome {
-        socket,
+        socket: ctx.socket()?,
         version,
-        started,
-        pid,
-        log,
+        started: started.is_some(),
+        pid: started.as_ref().map(|s| s.pid),
+        log: started.map(|s| s.log),
     })?;
     Ok(Exit::Ok)
 }

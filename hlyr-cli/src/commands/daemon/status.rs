@@ -52,7 +52,7 @@ impl Render for Status {
 
 pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
     let socket = ctx.socket()?;
-    let health = crate::connect::health(&socket).await?;
+    let health = ctx.connect().await?.health().await?;
     ctx.out.print(&Status { socket, health })?;
     Ok(Exit::Ok)
 }

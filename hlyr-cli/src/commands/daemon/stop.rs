@@ -32,7 +32,7 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
     while socket.exists() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    if crate::connect::health(&socket).await.is_ok() {
+    if crate::connect::healthy(&socket).await {
         return Err(
             CliError::failure("the daemon is still answering after `shutdown`")
                 .hint("look at its log, or stop its process"),
