@@ -49,6 +49,8 @@ fn hlyr_command(socket: &Path, home: &Path) -> Command {
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join("config"))
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
         .env_remove("HLD_PATH")
         .env_remove("HUMANLAYER_APPROVALS_COMMAND")
         .current_dir(home)
@@ -1057,6 +1059,7 @@ fn on_a_terminal(d: &TestDaemon, args: &str, env: &[(&str, &str)]) -> Running {
         .env("XDG_CONFIG_HOME", d.dir.join("config"))
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")
         .current_dir(&d.dir)
         .stdin(Stdio::piped())
@@ -1205,4 +1208,25 @@ fn followers_exit_3_when_the_daemon_goes_away() {
         run.stderr
     );
     assert!(run.json_lines().iter().all(|e| e["type"].is_string()));
+}
+
+#[test]
+fn a_json_rpc_error_is_the_daemons_message_with_a_hint() {
+    // `false` as claude: sessions fail before Claude names its session, so none can resume.
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--claude-path")
+            .arg("/bin/false"),
+    );
+    let run = hlyr(&d, &["launch", "-w", &workdir(&d), "never starts"]);
+    run.assert_code(1);
+    assert!(run.stdout.contains("✗ failed: "), "{}", run.stdout);
+    let id = printed_session(&run);
+    let run = hlyr(&d, &["continue", &id, "more"]);
+    run.assert_code(1);
+    assert_eq!(
+        run.stderr,
+        "error: parent session missing claude_session_id (cannot resume)\n\
+         hint: `session_id` expects a session with a claude_session_id\n"
+    );
 }
