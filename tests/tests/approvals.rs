@@ -790,8 +790,14 @@ struct McpServer {
 impl McpServer {
     /// Starts the server with exactly these `HUMANLAYER_*` variables.
     fn start(env: &[(&str, &str)]) -> McpServer {
+        Self::start_with(&[], env)
+    }
+
+    /// Starts the server with `hlyr` flags before `mcp claude_approvals`.
+    fn start_with(flags: &[&str], env: &[(&str, &str)]) -> McpServer {
         let mut command = Command::new(hlyr());
         command
+            .args(flags)
             .args(["mcp", "claude_approvals"])
             .env("HOME", "/nonexistent")
             .env("XDG_CONFIG_HOME", "/nonexistent")
@@ -1031,6 +1037,28 @@ fn an_unreachable_daemon_is_a_clear_denial_not_a_hang() {
         let stderr = mcp.stderr.lock().unwrap().clone();
         assert!(stderr.contains("could not be reached"), "{stderr}");
     }
+}
+
+#[test]
+fn the_daemon_socket_flag_wins_over_the_environment() {
+    let mut mcp = McpServer::start_with(
+        &["--daemon-socket", "/nonexistent/flag.sock"],
+        &[
+            ("HUMANLAYER_DAEMON_SOCKET", "/nonexistent/env.sock"),
+            ("HUMANLAYER_SESSION_ID", "s-1"),
+        ],
+    );
+    mcp.initialize();
+    let answer = permission(&mcp.call(
+        "request_permission",
+        json!({"tool_name": "Bash", "input": {"command": "ls"}}),
+    ));
+    let message = answer["message"].as_str().unwrap();
+    assert!(
+        message
+            .starts_with("Denied: the hld daemon could not be reached at /nonexistent/flag.sock"),
+        "{message}"
+    );
 }
 
 #[test]

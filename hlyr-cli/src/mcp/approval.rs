@@ -6,7 +6,7 @@
 //! is stored, so after reconnecting it can still be decided.
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -77,15 +77,16 @@ pub enum Failure {
 }
 
 impl Daemon {
-    /// Reads `HUMANLAYER_DAEMON_SOCKET` (else the default socket), `HUMANLAYER_SESSION_ID`,
-    /// `HUMANLAYER_RUN_ID` and `HUMANLAYER_APPROVAL_POLL_MS`.
-    pub fn from_env() -> Daemon {
+    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; the
+    /// session comes from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID`, the poll interval
+    /// from `HUMANLAYER_APPROVAL_POLL_MS`.
+    pub fn from_env(explicit: Option<&Path>) -> Daemon {
         let var = |key| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
         let poll_interval = var("HUMANLAYER_APPROVAL_POLL_MS")
             .and_then(|ms| ms.trim().parse().ok())
             .map_or(POLL_INTERVAL, |ms: u64| Duration::from_millis(ms.max(10)));
         Daemon {
-            socket: hld_client::config::resolve_socket_path(None),
+            socket: hld_client::config::resolve_socket_path(explicit),
             session_id: var("HUMANLAYER_SESSION_ID"),
             run_id: var("HUMANLAYER_RUN_ID"),
             poll_interval,

@@ -6,8 +6,8 @@ mod approval;
 mod stdin;
 
 use std::future::Future;
+use std::path::Path;
 
-use anyhow::Context as _;
 use hld_client::protocol::{ApprovalStatus, CreateApprovalParams};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -32,11 +32,13 @@ const OWN_CONTACT_TOOL: &str = "mcp__approvals__contact_human";
 /// The deny message when the reviewer gave no reason.
 const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
 
-/// Serves the server on stdin/stdout until the client closes stdin.
-pub async fn serve_stdio() -> anyhow::Result<()> {
+/// Serves the server on stdin/stdout until the client closes stdin. `socket` is an explicit
+/// daemon socket (`--daemon-socket`); otherwise the usual resolution applies, starting with
+/// `HUMANLAYER_DAEMON_SOCKET`.
+pub async fn serve_stdio(socket: Option<&Path>) -> Result<(), String> {
     let closed = CancellationToken::new();
     let server = ApprovalsServer {
-        daemon: Daemon::from_env(),
+        daemon: Daemon::from_env(socket),
         closed: closed.clone(),
     };
     let transport = (
@@ -47,9 +49,12 @@ pub async fn serve_stdio() -> anyhow::Result<()> {
         Ok(running) => running,
         // The client went away before the handshake: nothing to serve.
         Err(_) if closed.is_cancelled() => return Ok(()),
-        Err(e) => return Err(e).context("MCP handshake failed"),
+        Err(e) => return Err(format!("MCP handshake failed: {e}")),
     };
-    running.waiting().await.context("MCP server task failed")?;
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP server task failed: {e}"))?;
     Ok(())
 }
 
