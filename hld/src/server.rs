@@ -42,6 +42,12 @@ pub async fn run(
             shutdown.clone(),
         )
     });
+    // Probe `claude --version` now, so that the first `health` does not wait for it.
+    let probe = Arc::clone(&daemon);
+    tokio::spawn(async move {
+        let claude = probe.sessions.claude().await;
+        tracing::info!(available = claude.available, version = ?claude.version, "claude CLI");
+    });
     tracing::info!(
         socket = %daemon.config.socket.display(),
         version = crate::handlers::VERSION,

@@ -643,3 +643,42 @@ fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
         );
     }
 }
+
+#[test]
+fn a_claude_that_cannot_start_fails_the_session_with_a_sanitised_error() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    // An executable whose interpreter does not exist: exec fails.
+    let broken = base.path().join("claude");
+    std::fs::write(&broken, "#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--claude-path")
+            .arg(&broken.display().to_string()),
+    );
+    let mut sub = subscribe(&d, &["session_status_changed"]);
+    let e = d.call(
+        "launchSession",
+        json!({"query": "hi", "working_dir": "/tmp"}),
+    );
+    assert_eq!(e["error"]["code"], -32603);
+    let message = e["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("failed to launch Claude session"),
+        "{message}"
+    );
+    assert!(
+        !message.contains('/'),
+        "no paths in a fault message: {message}"
+    );
+    let sessions = d.result("listSessions", json!({}))["sessions"].clone();
+    let id = sessions[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(sessions[0]["status"], "failed");
+    assert_eq!(
+        status_changes(&mut sub, &id),
+        [("starting".to_owned(), "failed".to_owned())]
+    );
+}

@@ -166,3 +166,67 @@ async fn a_bad_filter_fails_the_client_subscribe() {
         .unwrap_err();
     assert_eq!(err.rpc().unwrap().code, -32602);
 }
+
+#[tokio::test]
+async fn a_reconnecting_subscription_reports_the_gap_and_resumes() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let options = || DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    let mut first = TestDaemon::start_with(options());
+    let client = first.client().await;
+    let mut sub = client
+        .subscribe(
+            Default::default(),
+            hld_client::SubscribeOptions { reconnect: true },
+        )
+        .await
+        .unwrap();
+    first.stop();
+    let second = TestDaemon::start_with(options());
+    let next = tokio::time::timeout(Duration::from_secs(10), futures::StreamExt::next(&mut sub))
+        .await
+        .expect("an item after the restart")
+        .expect("the stream goes on")
+        .expect("no error");
+    match next {
+        hld_client::SubscriptionItem::Reconnected { gap } => assert!(gap > Duration::ZERO),
+        other => panic!("expected Reconnected, got {other:?}"),
+    }
+    second.launch(json!({"query": "after the gap", "working_dir": "/tmp"}));
+    let event = tokio::time::timeout(Duration::from_secs(10), futures::StreamExt::next(&mut sub))
+        .await
+        .expect("an event")
+        .expect("the stream goes on")
+        .expect("no error");
+    assert!(
+        matches!(event, hld_client::SubscriptionItem::Event(ref e) if e.event.type_name() == "session_status_changed"),
+        "{event:?}"
+    );
+}
+
+#[test]
+fn requests_pipelined_before_subscribe_are_answered_first() {
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    c.send_raw(
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"version","id":1}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"version","id":2}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"Subscribe","id":3}"#,
+            "\n"
+        )
+        .as_bytes(),
+    );
+    assert_eq!(c.recv()["id"], 1);
+    assert_eq!(c.recv()["id"], 2);
+    let confirmation = c.recv();
+    assert_eq!(confirmation["id"], 3);
+    assert!(confirmation["result"]["subscription_id"].is_string());
+}

@@ -588,7 +588,15 @@ impl StreamState {
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }
-            StreamLine::Other(_) | StreamLine::Malformed(_) => {}
+            StreamLine::Other(other) if other.kind.as_deref() == Some("system") => {
+                tracing::debug!(subtype = ?other.subtype, "system line kept raw");
+            }
+            StreamLine::Other(other) => {
+                tracing::info!(kind = ?other.kind, "unknown line type kept raw");
+            }
+            StreamLine::Malformed(error) => {
+                tracing::warn!(%error, "malformed line from claude kept raw");
+            }
         }
         Ingest {
             raw_lines: vec![line.to_owned()],

@@ -283,6 +283,7 @@ impl Sessions {
             session_id: session_id.clone(),
             run_id: run_id.clone(),
             query: req.query.clone(),
+            model_requested: req.model.is_some(),
             mcp_file,
             done: done_tx,
         };

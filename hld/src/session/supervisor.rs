@@ -15,8 +15,10 @@ use super::{process, Sessions};
 use crate::claude::StreamState;
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
-/// At most this many lines are stored in one transaction.
-const MAX_BATCH_LINES: usize = 4096;
+/// At most this many lines are stored (and their events published) at once. It stays below
+/// the default subscriber buffer (100), so a subscriber that keeps up never loses events to a
+/// burst; the store's group commit still merges the batches of concurrent sessions.
+const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 
@@ -30,6 +32,8 @@ pub struct Context {
     pub run_id: String,
     /// The prompt, stored as the first user message.
     pub query: String,
+    /// Whether the launch named a model: then the one Claude resolves does not replace it.
+    pub model_requested: bool,
     /// The private MCP config file to delete at the end.
     pub mcp_file: Option<PathBuf>,
     /// Set to true once the final status is stored.
@@ -162,7 +166,12 @@ async fn pump(
 }
 
 /// Stores a batch, then publishes its events: nothing is published before it is durable.
-async fn store(ctx: &Context, batch: Ingest, lines: usize) {
+async fn store(ctx: &Context, mut batch: Ingest, lines: usize) {
+    if ctx.model_requested {
+        if let Some(update) = batch.update.as_mut() {
+            update.model = None;
+        }
+    }
     match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
         Ok(events) => {
             for event in events {

@@ -99,6 +99,10 @@ pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
                 Outcome::Reply(line) => line,
                 Outcome::Silent => continue,
                 Outcome::Subscribe { id, params } => {
+                    // Replies to requests pipelined before `Subscribe` go out first.
+                    if writer.flush().await.is_err() {
+                        break;
+                    }
                     let writer = writer.into_inner();
                     crate::subscription::serve(daemon, frames.into_inner(), writer, id, params)
                         .await;

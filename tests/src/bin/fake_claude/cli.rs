@@ -11,7 +11,7 @@ pub enum Command {
     /// `-v` / `--version`.
     Version,
     /// Anything else: a run.
-    Run(Args),
+    Run(Box<Args>),
 }
 
 /// `--output-format`.
@@ -209,7 +209,7 @@ pub fn parse(argv: &[String]) -> Result<Command, UsageError> {
             )))
         }
     }
-    Ok(Command::Run(args))
+    Ok(Command::Run(Box::new(args)))
 }
 
 /// Collects the value(s) of one option occurrence, advancing `i` past them.

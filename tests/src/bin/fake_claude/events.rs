@@ -24,7 +24,8 @@ pub enum Event {
     #[serde(rename = "result")]
     FailedResult(Failed),
     /// A type no parser knows, for the `malformed` scenario.
-    MysteryEvent {
+    #[serde(rename = "mystery_event")]
+    Mystery {
         session_id: String,
         uuid: String,
     },
@@ -456,6 +457,15 @@ impl Tokens {
     }
 }
 
+/// Costs as JavaScript prints them: a zero cost is `0`, not `0.0`.
+fn serialize_cost<S: serde::Serializer>(cost: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if *cost == 0.0 {
+        serializer.serialize_u64(0)
+    } else {
+        serializer.serialize_f64(*cost)
+    }
+}
+
 /// `result.usage`.
 #[derive(Debug, Serialize)]
 pub struct ResultUsage {
@@ -492,7 +502,7 @@ pub struct ModelUsage {
     cache_read_input_tokens: u64,
     cache_creation_input_tokens: u64,
     web_search_requests: u64,
-    #[serde(rename = "costUSD")]
+    #[serde(rename = "costUSD", serialize_with = "serialize_cost")]
     cost_usd: f64,
     context_window: u64,
     max_output_tokens: u64,
@@ -566,6 +576,7 @@ pub struct Completed {
     result: String,
     stop_reason: &'static str,
     session_id: String,
+    #[serde(serialize_with = "serialize_cost")]
     total_cost_usd: f64,
     usage: ResultUsage,
     #[serde(rename = "modelUsage")]
@@ -636,6 +647,7 @@ pub struct Failed {
     num_turns: u32,
     stop_reason: Option<&'static str>,
     session_id: String,
+    #[serde(serialize_with = "serialize_cost")]
     total_cost_usd: f64,
     usage: ResultUsage,
     #[serde(rename = "modelUsage")]

@@ -2,8 +2,16 @@
 //! mode. It takes the same command line, writes the same stream-json, starts the
 //! `--mcp-config` stdio servers and asks the `--permission-prompt-tool` like the real CLI,
 //! persists conversations for `--resume`, and reacts to SIGINT/SIGTERM the same way; what
-//! the "model" does is scripted by a scenario (see `scenarios.rs`). Reference:
-//! `shared/reference/claude-code.md` and `tests/fixtures/transcripts/`.
+//! the "model" does is scripted by a scenario. Reference: `shared/reference/claude-code.md`
+//! and `tests/fixtures/transcripts/`.
+//!
+//! Environment:
+//! - `FAKE_CLAUDE_SCENARIO`: the scenario (else `scenario:<name>` in the prompt, else
+//!   `plain`); see `scenarios.rs` for the list and `FAKE_CLAUDE_COUNT`,
+//!   `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`.
+//! - `FAKE_CLAUDE_HOME`: where conversations are stored (default `$HOME/.fake-claude`).
+//! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded (see `record.rs`).
+//! - `FAKE_CLAUDE_STDERR`: a text to print on stderr at start-up.
 
 mod cli;
 mod events;
@@ -94,25 +102,14 @@ fn launch(signals: &Signals) -> Result<i32, String> {
     let session_id = match &opened {
         Opened::Ready { id, .. } | Opened::Refused { id, .. } => id.clone(),
     };
-    let invocation = Invocation {
-        argv: args.argv.clone(),
-        cwd: cwd.display().to_string(),
-        env: Invocation::recorded_env(),
-        mcp_config: mcp_config.as_ref().map(|config| config.raw.clone()),
-        prompt: prompt.clone(),
-        system_prompt: args.system_prompt.clone(),
-        append_system_prompt: args.append_system_prompt.clone(),
-        model: args.model.clone(),
-        session_id: session_id.clone(),
-        resume: args.resume.clone().flatten(),
-        fork_session: args.fork_session,
-        permission_prompt_tool: args.permission_prompt_tool.clone(),
-        allowed_tools: args.allowed_tools.clone(),
-        disallowed_tools: args.disallowed_tools.clone(),
-        max_turns: args.max_turns,
-        scenario: scenario.name(),
-        pid: std::process::id(),
-    };
+    let invocation = Invocation::new(
+        &args,
+        &cwd,
+        mcp_config.as_ref().map(|config| &config.raw),
+        &prompt,
+        &session_id,
+        scenario.name(),
+    );
     if let Err(error) = invocation.write() {
         eprintln!("fake-claude: cannot write the invocation log: {error}");
     }

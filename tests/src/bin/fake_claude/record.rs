@@ -9,6 +9,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::cli::Args;
+
 /// What one invocation was asked to do.
 #[derive(Debug, Serialize)]
 pub struct Invocation {
@@ -36,8 +38,38 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// The record of a run of `session_id` in `cwd`.
+    pub fn new(
+        args: &Args,
+        cwd: &Path,
+        mcp_config: Option<&Value>,
+        prompt: &str,
+        session_id: &str,
+        scenario: &'static str,
+    ) -> Self {
+        Self {
+            argv: args.argv.clone(),
+            cwd: cwd.display().to_string(),
+            env: Self::recorded_env(),
+            mcp_config: mcp_config.cloned(),
+            prompt: prompt.into(),
+            system_prompt: args.system_prompt.clone(),
+            append_system_prompt: args.append_system_prompt.clone(),
+            model: args.model.clone(),
+            session_id: session_id.into(),
+            resume: args.resume.clone().flatten(),
+            fork_session: args.fork_session,
+            permission_prompt_tool: args.permission_prompt_tool.clone(),
+            allowed_tools: args.allowed_tools.clone(),
+            disallowed_tools: args.disallowed_tools.clone(),
+            max_turns: args.max_turns,
+            scenario,
+            pid: std::process::id(),
+        }
+    }
+
     /// The environment variables worth recording.
-    pub fn recorded_env() -> BTreeMap<String, String> {
+    fn recorded_env() -> BTreeMap<String, String> {
         std::env::vars()
             .filter(|(key, _)| key.starts_with("HUMANLAYER_") || key.starts_with("FAKE_CLAUDE_"))
             .collect()

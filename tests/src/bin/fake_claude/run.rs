@@ -340,7 +340,7 @@ impl Run {
     /// An event of a type no parser knows.
     pub fn mystery_event(&mut self) -> Result<(), Stop> {
         self.checkpoint(None)?;
-        self.emit(&Event::MysteryEvent {
+        self.emit(&Event::Mystery {
             session_id: self.session.id.clone(),
             uuid: ids::uuid(),
         })

@@ -2,8 +2,12 @@
 //! tool_result payloads they produce.
 
 use std::io::Read as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+use nix::sys::signal::killpg;
+use nix::unistd::Pid;
 
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -135,9 +139,11 @@ pub fn bash(cwd: &Path, input: &Value, signals: &Signals) -> Result<ToolOutput, 
              The required parameter `command` is missing</tool_use_error>",
         ));
     };
+    // Its own process group, so that an interrupt can kill everything the command started.
     let spawned = Command::new("sh")
         .arg("-c")
         .arg(command)
+        .process_group(0)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -162,7 +168,8 @@ pub fn bash(cwd: &Path, input: &Value, signals: &Signals) -> Result<ToolOutput, 
     let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let status = loop {
         if let Some(signal) = signals.pending() {
-            let _ = child.kill();
+            let group = Pid::from_raw(i32::try_from(child.id()).expect("pids fit in i32"));
+            let _ = killpg(group, nix::sys::signal::Signal::SIGKILL);
             let _ = child.wait();
             return Err(signal);
         }
