@@ -8,7 +8,7 @@ use hld_client::config::{config_file_value, expand_tilde, humanlayer_dir, resolv
 use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 
 use crate::approval::api::{ApiKey, DEFAULT_BASE_URL};
-use crate::approval::cloud::PollSettings;
+use crate::approval::cloud::{PollSettings, DEFAULT_POLL_INTERVAL, MAX_BACKOFF};
 
 /// Command-line flags of `hld`.
 #[derive(Debug, Clone, Parser)]
@@ -78,10 +78,10 @@ pub struct Args {
     #[arg(long, env = "HUMANLAYER_API_BASE_URL", value_name = "URL")]
     pub api_base_url: Option<String>,
     /// Milliseconds between cloud approval polls.
-    #[arg(long, default_value_t = 5_000, value_name = "MS", hide = true)]
+    #[arg(long, default_value_t = millis(DEFAULT_POLL_INTERVAL), value_name = "MS", hide = true)]
     pub approval_poll_interval_ms: u64,
     /// The longest wait between cloud approval polls after failures, in milliseconds.
-    #[arg(long, default_value_t = 300_000, value_name = "MS", hide = true)]
+    #[arg(long, default_value_t = millis(MAX_BACKOFF), value_name = "MS", hide = true)]
     pub approval_max_backoff_ms: u64,
 }
 
@@ -196,6 +196,11 @@ impl Config {
     }
 }
 
+/// A duration as whole milliseconds (for flag defaults).
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The API base URL: the flag or `$HUMANLAYER_API_BASE_URL`, `$HUMANLAYER_API_BASE`,
 /// `api_base_url` in humanlayer.json, then the HumanLayer default.
 fn resolve_api_base_url(flag: Option<String>) -> Result<String, String> {
@@ -264,5 +269,22 @@ mod tests {
         let help = Args::command().render_long_help().to_string();
         assert!(help.contains("--api-key"));
         assert!(!help.contains("--approval-poll-interval-ms"));
+    }
+
+    #[test]
+    fn the_poll_schedule_defaults_to_the_spec_constants() {
+        let args = Args::try_parse_from([
+            "hld",
+            "--socket",
+            "/tmp/hld-config-test.sock",
+            "--database",
+            "/tmp/hld-config-test.db",
+            "--api-key",
+            "k",
+        ])
+        .unwrap();
+        let cloud = Config::from_args(args).unwrap().cloud.unwrap();
+        assert_eq!(cloud.poll.interval, Duration::from_millis(5_000));
+        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(300_000));
     }
 }

@@ -33,15 +33,6 @@ pub struct PollSettings {
     pub max_backoff: Duration,
 }
 
-impl Default for PollSettings {
-    fn default() -> Self {
-        PollSettings {
-            interval: DEFAULT_POLL_INTERVAL,
-            max_backoff: MAX_BACKOFF,
-        }
-    }
-}
-
 impl PollSettings {
     /// The wait before the next poll after `failures` consecutive failed polls:
     /// `interval × 2^failures`, at most `max_backoff` (but never below `interval`).
@@ -182,7 +173,6 @@ impl Poller {
         self.approvals
             .sync_cloud(item.to_approval(&session.new.id))
             .await
-            .map(drop)
     }
 }
 
@@ -237,7 +227,10 @@ mod tests {
 
     #[test]
     fn the_default_backoff_doubles_from_5_s_up_to_5_min() {
-        let settings = PollSettings::default();
+        let settings = PollSettings {
+            interval: DEFAULT_POLL_INTERVAL,
+            max_backoff: MAX_BACKOFF,
+        };
         let secs: Vec<u64> = (0..=8).map(|n| settings.delay(n).as_secs()).collect();
         assert_eq!(secs, [5, 10, 20, 40, 80, 160, 300, 300, 300]);
         assert_eq!(settings.delay(u32::MAX), MAX_BACKOFF);

@@ -94,22 +94,20 @@ impl Approvals {
     }
 
     /// Stores an approval fetched from the cloud (announced as [`create`](Self::create)
-    /// does), or links a stored one whose tool call has appeared since. Returns whether
-    /// anything changed.
-    pub async fn sync_cloud(&self, new: NewApproval) -> Result<bool, StoreError> {
+    /// does), or links a stored one whose tool call has appeared since.
+    pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         match self.store.sync_cloud_approval(new).await? {
             CloudSync::Created(change) => {
                 self.announce(change).await;
-                Ok(true)
             }
             CloudSync::Linked(change) => {
                 self.publish_linked(&change);
                 self.wait_for(&change.approval).await;
                 tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
-                Ok(true)
             }
-            CloudSync::Unchanged => Ok(false),
+            CloudSync::Unchanged => {}
         }
+        Ok(())
     }
 
     /// Marks a pending cloud approval that left the cloud's pending list as `resolved` (it
