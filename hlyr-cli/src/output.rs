@@ -267,6 +267,7 @@ impl Render for Update {
                     ApprovalStatus::Denied => (RED, "✗", "denied"),
                     ApprovalStatus::Responded => (GREEN, "✓", "answered"),
                     ApprovalStatus::Pending => (DIM, "?", "pending"),
+                    ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
                 };
                 let mut text = format!(
                     "{} {}",
@@ -369,6 +370,18 @@ fn finished_text(state: &SessionState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {
+        let text = Update::Decision {
+            approval_id: "fc-123".into(),
+            decision: ApprovalStatus::Resolved,
+            comment: None,
+        }
+        .human();
+        assert!(text.contains("resolved elsewhere"), "{text}");
+        assert!(text.contains("fc-123"), "{text}");
+    }
 
     #[test]
     fn shorten_keeps_short_text_and_cuts_long_text() {
