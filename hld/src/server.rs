@@ -42,6 +42,11 @@ pub async fn run(
             shutdown.clone(),
         )
     });
+    tokio::spawn(approval::expiry::run(
+        daemon.approvals.clone(),
+        daemon.bus.clone(),
+        shutdown.clone(),
+    ));
     // Probe `claude --version` now, so that the first `health` does not wait for it.
     let probe = Arc::clone(&daemon);
     tokio::spawn(async move {

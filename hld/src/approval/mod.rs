@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod cloud;
+pub mod expiry;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};

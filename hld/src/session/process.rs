@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::process::Stdio;
 
+use nix::sys::prctl::set_pdeathsig;
 use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::unistd::{getppid, Pid};
 use tokio::process::{Child, Command};
 
 use crate::claude::LaunchSpec;
@@ -18,7 +19,8 @@ const CHILD_ENV: [(&str, &str); 3] = [
 ];
 
 /// Spawns `claude` with the spec's command line in `working_dir`, stdin closed, stdout and
-/// stderr piped, as the leader of a new process group.
+/// stderr piped, as the leader of a new process group. If the daemon dies, even by SIGKILL,
+/// the child gets SIGTERM: no Claude runs on unsupervised.
 pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::Result<Child> {
     let mut cmd = Command::new(claude);
     cmd.args(spec.args())
@@ -29,6 +31,20 @@ pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::R
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let daemon = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe calls prctl(2) and getppid(2); it allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            set_pdeathsig(Signal::SIGTERM)?;
+            // The daemon may have died before prctl took effect.
+            if u32::try_from(getppid().as_raw()).ok() != Some(daemon) {
+                return Err(std::io::Error::other("the daemon exited"));
+            }
+            Ok(())
+        });
+    }
     cmd.spawn()
 }
 
