@@ -1,6 +1,7 @@
 //! The daemon's shared state: configuration, the method table, the bus and the shutdown
 //! token. One `Arc<Daemon>` is handed to every connection and handler.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -32,6 +33,8 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
+    /// Live `Subscribe` connections (the bus also has in-process subscribers).
+    pub subscriptions: AtomicUsize,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -78,6 +81,7 @@ impl Daemon {
             config,
             log,
             shutdown,
+            subscriptions: AtomicUsize::new(0),
         }))
     }
 }

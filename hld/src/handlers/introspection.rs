@@ -15,7 +15,9 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult, Rp
         status: "ok".into(),
         version: VERSION.into(),
         claude: Some(daemon.sessions.claude().await),
-        subscribers: daemon.bus.subscriber_count() as u64,
+        subscribers: daemon
+            .subscriptions
+            .load(std::sync::atomic::Ordering::Relaxed) as u64,
         active_sessions: daemon.sessions.active_count() as u64,
     })
 }
