@@ -56,7 +56,8 @@ fn install_cli() -> PathBuf {
     assert_eq!(
         cli_version(&bin).as_deref(),
         Some(expected.as_str()),
-        "{} --version after npm install {package}",
+        "{} --version after npm install {package} (its postinstall script puts the native \
+         binary in place)",
         bin.display()
     );
     bin
@@ -262,6 +263,23 @@ fn a_text_answer_completes_the_session() {
     let turns = api.model_turns();
     assert_eq!(turns.len(), 1, "one model call");
     assert_eq!(turns[0]["model"], "claude-opus-4-8");
+    // The injected approvals server connected: the model is offered its question tool, while
+    // the permission-prompt tool stays hidden from it.
+    let tools: Vec<&str> = turns[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"Write"), "{tools:?}");
+    assert!(
+        tools.contains(&"mcp__approvals__contact_human"),
+        "{tools:?}"
+    );
+    assert!(
+        !tools.contains(&"mcp__approvals__request_permission"),
+        "{tools:?}"
+    );
     assert!(
         asks(&turns[0], "What is the capital of France?"),
         "{:?}",
@@ -374,6 +392,46 @@ fn a_denied_write_tells_the_model_the_reviewers_comment() {
         events.last().unwrap()["content"],
         "Finished with hello.txt."
     );
+}
+
+#[test]
+fn an_interrupt_while_an_approval_is_pending_rejects_the_tool_and_expires_the_approval() {
+    let wd = scratch();
+    let api = AnthropicStandIn::start(write_hello(wd.path().to_path_buf()));
+    let d = daemon(Some(&api));
+    let id = d.launch(json!({"query": "Create hello.txt", "working_dir": wd.path()}));
+    let approval_id = wait_pending_approval(&d, &id)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    d.wait_session(&id, |s| s["status"] == "waiting_input");
+    let r = d.result("interruptSession", json!({"session_id": id}));
+    assert_eq!(r["success"], true, "{r}");
+    let s = d.wait_ended(&id);
+    assert_eq!(s["status"], "completed", "{s}\nlog:\n{}", d.log_text());
+    assert_eq!(s["interrupted"], true);
+    assert!(!wd.path().join("hello.txt").exists());
+    assert_eq!(api.model_turns().len(), 1, "the model is not asked again");
+
+    // The CLI rejected the waiting tool call itself and marked the turn interrupted.
+    let events = d.conversation(&id);
+    let result = event(&events, "tool_result");
+    assert_eq!(result["is_error"], true);
+    assert!(result["tool_result_content"]
+        .as_str()
+        .unwrap()
+        .starts_with("The user doesn't want to proceed with this tool use."));
+    assert_eq!(
+        events.last().unwrap()["content"],
+        "[Request interrupted by user for tool use]"
+    );
+    // Nobody can decide the approval any more: it expired with its session.
+    let approval = d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
+    assert_eq!(approval["status"], "resolved", "{approval}");
+    assert_eq!(approval["comment"], "the session ended before a decision");
+    assert_eq!(event(&events, "tool_call")["approval_status"], "resolved");
+    let pending = d.result("fetchApprovals", json!({"session_id": id}));
+    assert_eq!(pending["approvals"], json!([]));
 }
 
 #[test]
