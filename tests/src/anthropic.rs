@@ -116,18 +116,11 @@ impl Reply {
 type Responder = dyn Fn(&Value) -> Reply + Send + Sync;
 
 /// The running stand-in. Stops accepting when dropped.
+#[derive(Debug)]
 pub struct AnthropicStandIn {
     port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
     stop: Arc<AtomicBool>,
-}
-
-impl std::fmt::Debug for AnthropicStandIn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicStandIn")
-            .field("port", &self.port)
-            .finish_non_exhaustive()
-    }
 }
 
 impl AnthropicStandIn {
@@ -212,8 +205,8 @@ impl Drop for AnthropicStandIn {
     }
 }
 
-/// The tool results in the last message of a request (the answers to the previous turn's
-/// `tool_use` blocks).
+/// The tool results in the last user message of a request (the answers to the previous
+/// turn's `tool_use` blocks).
 pub fn tool_results(request: &Value) -> Vec<Value> {
     let last = request["messages"]
         .as_array()

@@ -114,6 +114,7 @@ fn kinds(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
+/// The first event of a type.
 fn event<'a>(events: &'a [Value], event_type: &str) -> &'a Value {
     events
         .iter()
@@ -165,8 +166,8 @@ fn asks(request: &Value, prompt: &str) -> bool {
     message_texts(request).contains(&format!("user: {prompt}"))
 }
 
-/// Replies with a `Write` of `hello.txt` into the request's working directory, then (once the
-/// tool result is in) with a final text.
+/// Replies with a `Write` of `<dir>/hello.txt`, then (once the tool result is in) with a final
+/// text.
 fn write_hello(dir: PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
     move |request| {
         if anthropic::tool_results(request).is_empty() {
