@@ -1,7 +1,7 @@
 //! The real `claude` CLI (npm `@anthropic-ai/claude-code` 2.1.197, installed on first use) under
 //! the real daemon, with its Messages API calls answered by the loopback stand-in
-//! `hld_e2e::anthropic`: failures, plain answers, approvals through the real `hlyr` MCP server,
-//! interrupts, resumes and system prompts as the real CLI produces them.
+//! `hld_e2e::anthropic`: failures, plain answers, approvals and questions through the real
+//! `hlyr` MCP server, interrupts, resumes and system prompts as the real CLI produces them.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
