@@ -61,10 +61,16 @@ fn hlyr_command(socket: &Path, home: &Path) -> Command {
 }
 
 /// Reads a pipe to its end on a thread, into a shared buffer.
-fn collect(mut pipe: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
+/// A pipe read to its end on a thread of its own.
+struct Collected {
+    buf: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+fn collect(mut pipe: impl Read + Send + 'static) -> Collected {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let sink = buf.clone();
-    std::thread::spawn(move || {
+    let reader = std::thread::spawn(move || {
         let mut chunk = [0u8; 8192];
         while let Ok(n) = pipe.read(&mut chunk) {
             if n == 0 {
@@ -73,7 +79,7 @@ fn collect(mut pipe: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
             sink.lock().unwrap().extend_from_slice(&chunk[..n]);
         }
     });
-    buf
+    Collected { buf, reader }
 }
 
 fn text(buf: &Arc<Mutex<Vec<u8>>>) -> String {
@@ -86,6 +92,7 @@ struct Running {
     stdin: Option<ChildStdin>,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Running {
@@ -96,8 +103,9 @@ impl Running {
         Running {
             stdin: child.stdin.take(),
             child,
-            stdout,
-            stderr,
+            stdout: stdout.buf,
+            stderr: stderr.buf,
+            readers: vec![stdout.reader, stderr.reader],
         }
     }
 
@@ -144,8 +152,12 @@ impl Running {
             std::thread::sleep(Duration::from_millis(10));
         };
         drop(self.stdin.take());
-        // The reader threads end with the pipes; give them a moment to drain.
-        std::thread::sleep(Duration::from_millis(50));
+        // The readers end when the pipes close: wait for them to drain everything (a
+        // detached daemon never holds hlyr's pipes, so this does not wait for it).
+        let drained = Instant::now() + Duration::from_secs(10);
+        while !self.readers.iter().all(|r| r.is_finished()) && Instant::now() < drained {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         Run {
             code: status.code().unwrap_or(-1),
             stdout: self.stdout(),

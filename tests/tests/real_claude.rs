@@ -464,27 +464,31 @@ fn an_interrupt_while_an_approval_is_pending_rejects_the_tool_and_expires_the_ap
     assert!(!wd.path().join("hello.txt").exists());
     assert_eq!(api.model_turns().len(), 1, "the model is not asked again");
 
-    // The waiting tool call failed. How depends on a race: the daemon sends SIGINT to the
-    // whole process group, so the approvals server (the CLI's child) gets it too. When the CLI
-    // handles its own SIGINT first it rejects the call and adds the interrupt marker; when the
-    // server's exit wins, the call fails with the closed MCP connection and no marker follows.
+    // SIGINT goes to the CLI alone: it rejects the waiting call and records the interrupt
+    // (its MCP servers are left for it to shut down, so their exit cannot win a race).
     let events = d.conversation(&id);
     let result = event(&events, "tool_result");
     assert_eq!(result["is_error"], true);
     let content = result["tool_result_content"].as_str().unwrap();
-    let rejected = "The user doesn't want to proceed with this tool use.";
-    let closed = "<tool_use_error>Error calling tool (Write): MCP error -32000: Connection closed\
-                  </tool_use_error>";
-    if content.starts_with(rejected) {
-        assert_eq!(
-            events.last().unwrap()["content"],
-            "[Request interrupted by user for tool use]"
-        );
-    } else {
-        assert_eq!(content, closed, "{events:#?}");
-    }
+    assert!(
+        content.starts_with("The user doesn't want to proceed with this tool use."),
+        "{events:#?}"
+    );
+    assert_eq!(
+        events.last().unwrap()["content"],
+        "[Request interrupted by user for tool use]"
+    );
     // Nobody can decide the approval any more: it expired with its session.
-    let approval = d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
+    // It expires as the daemon hears of the session's end, a moment after it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let approval = loop {
+        let approval =
+            d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
+        if approval["status"] != "pending" || std::time::Instant::now() > deadline {
+            break approval;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(approval["status"], "resolved", "{approval}");
     assert_eq!(approval["comment"], "the session ended before a decision");
     assert_eq!(event(&events, "tool_call")["approval_status"], "resolved");

@@ -416,6 +416,10 @@ fn interrupt_then_continue() {
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "completed");
     assert_eq!(s["interrupted"], true);
+    assert!(
+        s["error_message"].is_null(),
+        "an interrupt is not an error: {s}"
+    );
     let events = d.conversation(&id);
     assert!(
         events

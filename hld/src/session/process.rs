@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use nix::sys::prctl::set_pdeathsig;
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{getppid, Pid};
 use tokio::process::{Child, Command};
 
@@ -48,11 +48,22 @@ pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::R
     cmd.spawn()
 }
 
-/// Sends `signal` to the process group led by `pgid`. A group that is already gone is fine.
-pub fn signal_group(pgid: u32, signal: Signal) {
-    let Ok(raw) = i32::try_from(pgid) else { return };
-    match killpg(Pid::from_raw(raw), signal) {
+/// Sends SIGINT to `claude` alone: it stops its turn, records the interruption and shuts
+/// its own tools and MCP servers down. (Signalling the whole group would race its MCP
+/// servers' deaths against Claude's orderly rejection of a pending tool call.)
+pub fn interrupt(pid: u32) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    match kill(Pid::from_raw(raw), Signal::SIGINT) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
-        Err(e) => tracing::warn!(pgid, %signal, error = %e, "cannot signal process group"),
+        Err(e) => tracing::warn!(pid, error = %e, "cannot interrupt claude"),
+    }
+}
+
+/// Sends SIGKILL to the whole process group led by `pgid`. A group already gone is fine.
+pub fn kill_group(pgid: u32) {
+    let Ok(raw) = i32::try_from(pgid) else { return };
+    match killpg(Pid::from_raw(raw), Signal::SIGKILL) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(e) => tracing::warn!(pgid, error = %e, "cannot kill process group"),
     }
 }

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use hld_client::protocol::SessionStatus;
-use nix::sys::signal::Signal;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::watch;
@@ -67,7 +66,7 @@ pub async fn run(ctx: Context, mut child: Child) {
         None => String::new(),
     };
     // Whatever the child left in its group (e.g. MCP servers) goes with it.
-    process::signal_group(pgid, Signal::SIGKILL);
+    process::kill_group(pgid);
 
     let exit_code = exit.and_then(|s| s.code());
     let interrupted = ctx.sessions.was_interrupted(&ctx.session_id);
@@ -167,9 +166,13 @@ async fn pump(
 
 /// Stores a batch, then publishes its events: nothing is published before it is durable.
 async fn store(ctx: &Context, mut batch: Ingest, lines: usize) {
-    if ctx.model_requested {
-        if let Some(update) = batch.update.as_mut() {
+    if let Some(update) = batch.update.as_mut() {
+        if ctx.model_requested {
             update.model = None;
+        }
+        // An interrupt is not an error: Claude's diagnostics about it are not stored as one.
+        if ctx.sessions.was_interrupted(&ctx.session_id) {
+            update.error_message = None;
         }
     }
     match ctx.sessions.store.ingest(&ctx.session_id, batch).await {
