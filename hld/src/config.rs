@@ -7,6 +7,9 @@ use clap::Parser;
 use hld_client::config::{config_file_value, expand_tilde, humanlayer_dir, resolve_socket_path};
 use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 
+use crate::approval::api::{ApiKey, DEFAULT_BASE_URL};
+use crate::approval::cloud::{PollSettings, DEFAULT_POLL_INTERVAL, MAX_BACKOFF};
+
 /// Command-line flags of `hld`.
 #[derive(Debug, Clone, Parser)]
 #[command(
@@ -17,7 +20,9 @@ use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
     after_help = "Resolution order:\n  \
       socket:   --socket, $HUMANLAYER_DAEMON_SOCKET, daemon_socket in humanlayer.json, ~/.humanlayer/daemon.sock\n  \
       database: --database, $HUMANLAYER_DATABASE_PATH, database_path in humanlayer.json, ~/.humanlayer/daemon.db\n  \
-      claude:   --claude-path, claude_path in humanlayer.json, $HUMANLAYER_CLAUDE_PATH, then PATH\n\
+      claude:   --claude-path, claude_path in humanlayer.json, $HUMANLAYER_CLAUDE_PATH, then PATH\n  \
+      API key:  --api-key, $HUMANLAYER_API_KEY, api_key in humanlayer.json (enables cloud approvals)\n  \
+      API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n\
       humanlayer.json is read from ./ or $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/).\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."
 )]
@@ -57,7 +62,8 @@ pub struct Args {
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub interrupt_grace_ms: u64,
-    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`).
+    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`);
+    /// by default the `hlyr` next to `hld`, if there is one.
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
     /// Worker threads of the async runtime: 0 (the default) serves everything on one thread,
@@ -65,6 +71,36 @@ pub struct Args {
     /// runtime with N workers.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub worker_threads: usize,
+    /// HumanLayer API key: enables cloud approvals. Prefer the environment variable, which
+    /// other users cannot read in the process list.
+    #[arg(
+        long,
+        env = "HUMANLAYER_API_KEY",
+        hide_env_values = true,
+        value_name = "KEY"
+    )]
+    pub api_key: Option<ApiKey>,
+    /// HumanLayer API base URL [default: https://api.humanlayer.dev/humanlayer/v1].
+    #[arg(long, env = "HUMANLAYER_API_BASE_URL", value_name = "URL")]
+    pub api_base_url: Option<String>,
+    /// Milliseconds between cloud approval polls.
+    #[arg(long, default_value_t = millis(DEFAULT_POLL_INTERVAL), value_name = "MS", hide = true)]
+    pub approval_poll_interval_ms: u64,
+    /// The longest wait between cloud approval polls after failures, in milliseconds.
+    #[arg(long, default_value_t = millis(MAX_BACKOFF), value_name = "MS", hide = true)]
+    pub approval_max_backoff_ms: u64,
+}
+
+/// Cloud approvals: the HumanLayer API and how often to poll it. Its `Debug` shows the key
+/// as `<redacted>`.
+#[derive(Debug, Clone)]
+pub struct CloudConfig {
+    /// The API key.
+    pub api_key: ApiKey,
+    /// The API base URL.
+    pub base_url: String,
+    /// The poll schedule.
+    pub poll: PollSettings,
 }
 
 /// The resolved configuration.
@@ -94,6 +130,8 @@ pub struct Config {
     pub approvals_command: Option<PathBuf>,
     /// Worker threads of a multi-thread runtime; 0 for the single-thread runtime.
     pub worker_threads: usize,
+    /// Cloud approvals, when an API key is configured.
+    pub cloud: Option<CloudConfig>,
 }
 
 impl Config {
@@ -122,6 +160,21 @@ impl Config {
                     .map(PathBuf::from),
             },
         };
+        let api_key = match args.api_key.filter(|k| !k.is_empty()) {
+            Some(key) => Some(key),
+            None => config_file_value("api_key")?.map(ApiKey::new),
+        };
+        let cloud = match api_key {
+            Some(api_key) => Some(CloudConfig {
+                api_key,
+                base_url: resolve_api_base_url(args.api_base_url)?,
+                poll: PollSettings {
+                    interval: Duration::from_millis(args.approval_poll_interval_ms.max(1)),
+                    max_backoff: Duration::from_millis(args.approval_max_backoff_ms.max(1)),
+                },
+            }),
+            None => None,
+        };
         if args.max_message_size == 0 {
             return Err("--max-message-size must be positive".into());
         }
@@ -136,7 +189,8 @@ impl Config {
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
-            approvals_command: args.approvals_command,
+            approvals_command: args.approvals_command.or_else(sibling_hlyr),
+            cloud,
             worker_threads: args.worker_threads,
         })
     }
@@ -148,5 +202,104 @@ impl Config {
             .parent()
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
             .join("run")
+    }
+}
+
+/// `hlyr` in the directory of the running `hld`, if it is there.
+fn sibling_hlyr() -> Option<PathBuf> {
+    let path = std::env::current_exe().ok()?.parent()?.join("hlyr");
+    path.is_file().then_some(path)
+}
+
+/// A duration as whole milliseconds (for flag defaults).
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The API base URL: the flag or `$HUMANLAYER_API_BASE_URL`, `$HUMANLAYER_API_BASE`,
+/// `api_base_url` in humanlayer.json, then the HumanLayer default.
+fn resolve_api_base_url(flag: Option<String>) -> Result<String, String> {
+    let env = || {
+        std::env::var("HUMANLAYER_API_BASE")
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+    };
+    Ok(match flag.filter(|v| !v.trim().is_empty()).or_else(env) {
+        Some(url) => url,
+        None => config_file_value("api_base_url")?.unwrap_or_else(|| DEFAULT_BASE_URL.into()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_key_enables_cloud_approvals_and_never_shows_in_debug_output() {
+        let args = Args::try_parse_from([
+            "hld",
+            "--socket",
+            "/tmp/hld-config-test.sock",
+            "--database",
+            "/tmp/hld-config-test.db",
+            "--api-key",
+            "hl-secret-key-123",
+            "--api-base-url",
+            "http://127.0.0.1:1/v1",
+            "--approval-poll-interval-ms",
+            "50",
+            "--approval-max-backoff-ms",
+            "400",
+        ])
+        .unwrap();
+        assert!(!format!("{args:?}").contains("hl-secret-key-123"));
+        let config = Config::from_args(args).unwrap();
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("hl-secret-key-123"), "{debug}");
+        let cloud = config.cloud.expect("cloud approvals enabled");
+        assert_eq!(cloud.api_key, ApiKey::new("hl-secret-key-123"));
+        assert_eq!(cloud.base_url, "http://127.0.0.1:1/v1");
+        assert_eq!(cloud.poll.interval, Duration::from_millis(50));
+        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(400));
+    }
+
+    #[test]
+    fn an_empty_api_key_leaves_cloud_approvals_off() {
+        let args = Args::try_parse_from([
+            "hld",
+            "--socket",
+            "/tmp/hld-config-test.sock",
+            "--database",
+            "/tmp/hld-config-test.db",
+            "--api-key",
+            " ",
+        ])
+        .unwrap();
+        assert!(Config::from_args(args).unwrap().cloud.is_none());
+    }
+
+    #[test]
+    fn the_help_hides_the_poll_knobs() {
+        use clap::CommandFactory;
+        let help = Args::command().render_long_help().to_string();
+        assert!(help.contains("--api-key"));
+        assert!(!help.contains("--approval-poll-interval-ms"));
+    }
+
+    #[test]
+    fn the_poll_schedule_defaults_to_the_spec_constants() {
+        let args = Args::try_parse_from([
+            "hld",
+            "--socket",
+            "/tmp/hld-config-test.sock",
+            "--database",
+            "/tmp/hld-config-test.db",
+            "--api-key",
+            "k",
+        ])
+        .unwrap();
+        let cloud = Config::from_args(args).unwrap().cloud.unwrap();
+        assert_eq!(cloud.poll.interval, Duration::from_millis(5_000));
+        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(300_000));
     }
 }

@@ -1,10 +1,12 @@
 //! The daemon's shared state: configuration, the method table, the bus and the shutdown
 //! token. One `Arc<Daemon>` is handed to every connection and handler.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::api::{ApiError, CloudClient};
 use crate::approval::Approvals;
 use crate::bus::Bus;
 use crate::config::Config;
@@ -31,6 +33,8 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
+    /// Live `Subscribe` connections (the bus also has in-process subscribers).
+    pub subscriptions: AtomicUsize,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -42,13 +46,14 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
-    /// Builds the daemon's state over an open store.
+    /// Builds the daemon's state over an open store. Fails only if the HumanLayer API
+    /// client cannot be built (a bad base URL or key).
     pub fn new(
         config: Config,
         store: Store,
         log: LogControl,
         shutdown: CancellationToken,
-    ) -> Arc<Daemon> {
+    ) -> Result<Arc<Daemon>, ApiError> {
         let bus = Bus::new(config.subscriber_buffer);
         let sessions = Sessions::new(
             SessionConfig {
@@ -61,8 +66,13 @@ impl Daemon {
             store.clone(),
             bus.clone(),
         );
-        let approvals = Approvals::new(store.clone(), bus.clone(), Arc::clone(&sessions));
-        Arc::new(Daemon {
+        let cloud = config
+            .cloud
+            .as_ref()
+            .map(|c| CloudClient::new(&c.base_url, &c.api_key))
+            .transpose()?;
+        let approvals = Approvals::new(store.clone(), bus.clone(), Arc::clone(&sessions), cloud);
+        Ok(Arc::new(Daemon {
             methods: crate::handlers::table(),
             approvals,
             bus,
@@ -71,6 +81,7 @@ impl Daemon {
             config,
             log,
             shutdown,
-        })
+            subscriptions: AtomicUsize::new(0),
+        }))
     }
 }

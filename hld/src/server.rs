@@ -2,7 +2,8 @@
 //! and tests call the same function.
 //!
 //! Shutdown order: stop accepting → let in-flight requests finish and subscriptions close
-//! (at most 2 s), running sessions interrupted then killed → flush the store → remove the socket.
+//! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
+//! flush the store → remove the socket.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::approval;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
@@ -29,8 +31,22 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let socket = unix::bind(&config.socket)?;
     let store = Store::open(&config.database)?;
-    let daemon = Daemon::new(config, store, log, shutdown.clone());
+    let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;
+    let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
+        tracing::info!(api = %cloud.base_url, "cloud approvals enabled");
+        approval::cloud::spawn(
+            &daemon.approvals,
+            &daemon.store,
+            cloud.poll,
+            shutdown.clone(),
+        )
+    });
+    tokio::spawn(approval::expiry::run(
+        daemon.approvals.clone(),
+        daemon.bus.clone(),
+        shutdown.clone(),
+    ));
     // Probe `claude --version` now, so that the first `health` does not wait for it.
     let probe = Arc::clone(&daemon);
     tokio::spawn(async move {
@@ -77,7 +93,13 @@ pub async fn run(
             tracing::warn!("some connections did not finish within the drain timeout");
         }
     };
-    tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE));
+    let poller_stops = async {
+        if let Some(poller) = poller {
+            // It watches the same token; a poll in flight is abandoned.
+            let _ = poller.await;
+        }
+    };
+    tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE), poller_stops);
     // 4. Flush the store, then remove the socket.
     if let Err(e) = daemon.store.close().await {
         tracing::error!(error = %e, "cannot close the database cleanly");

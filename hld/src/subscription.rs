@@ -3,6 +3,7 @@
 //! at once.
 
 use std::io::IoSlice;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use hld_client::protocol::{
@@ -16,6 +17,22 @@ use crate::bus::{Filter, Subscriber};
 use crate::daemon::Daemon;
 use crate::rpc::error::RpcError;
 use crate::rpc::{error_line, success_line};
+
+/// Counts a live subscription connection for as long as it exists.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn new(counter: &'a AtomicUsize) -> Self {
+        counter.fetch_add(1, Ordering::Relaxed);
+        Counted(counter)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// Checks a filter's event types.
 pub fn validate(params: &SubscribeParams) -> Result<(), RpcError> {
@@ -49,6 +66,7 @@ pub async fn serve<R, W>(
     }
     // Subscribe before confirming, so that nothing published after the confirmation is missed.
     let subscriber = daemon.bus.subscribe(Filter::from(params));
+    let _counted = Counted::new(&daemon.subscriptions);
     let confirmation = SubscribeResult {
         subscription_id: format!("sub_{}", uuid::Uuid::new_v4()),
         message: SUBSCRIPTION_ESTABLISHED.to_owned(),

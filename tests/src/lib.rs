@@ -9,6 +9,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod anthropic;
+pub mod cloud;
+
 /// The path of a binary built in this workspace (next to the test executable's `deps/`).
 pub fn workspace_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -129,6 +132,11 @@ impl TestDaemon {
             .env_remove("HUMANLAYER_DAEMON_SOCKET")
             .env_remove("HUMANLAYER_DATABASE_PATH")
             .env_remove("HUMANLAYER_API_KEY")
+            // A real `claude` under test must not find the developer's Anthropic account.
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("ANTHROPIC_AUTH_TOKEN")
+            .env_remove("ANTHROPIC_BASE_URL")
+            .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
             .env("HOME", &dir)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("FAKE_CLAUDE_HOME", dir.join("fake-claude"))

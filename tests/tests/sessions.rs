@@ -416,6 +416,10 @@ fn interrupt_then_continue() {
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "completed");
     assert_eq!(s["interrupted"], true);
+    assert!(
+        s["error_message"].is_null(),
+        "an interrupt is not an error: {s}"
+    );
     let events = d.conversation(&id);
     assert!(
         events
@@ -680,5 +684,34 @@ fn a_claude_that_cannot_start_fails_the_session_with_a_sanitised_error() {
     assert_eq!(
         status_changes(&mut sub, &id),
         [("starting".to_owned(), "failed".to_owned())]
+    );
+}
+
+#[test]
+fn a_killed_daemon_takes_its_claude_processes_with_it() {
+    let mut d = fake();
+    let marker = format!("FAKE_CLAUDE_HOME={}", d.dir.join("fake-claude").display());
+    for _ in 0..2 {
+        let id = d.launch(json!({"query": "scenario:slow", "working_dir": tmp_workdir(&d)}));
+        d.wait_session(&id, |s| s["claude_session_id"].is_string());
+    }
+    let daemon = d.pid() as i32;
+    let children: Vec<i32> = pids_of(&marker)
+        .into_iter()
+        .filter(|p| *p != daemon)
+        .collect();
+    assert!(
+        children.len() >= 2,
+        "claude (and MCP servers) running: {children:?}"
+    );
+    d.kill9();
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !pids_of(&marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        pids_of(&marker),
+        Vec::<i32>::new(),
+        "no Claude runs unsupervised"
     );
 }

@@ -371,6 +371,9 @@ pub enum ApprovalStatus {
     Denied,
     /// A human contact was answered.
     Responded,
+    /// Answered outside this daemon (a HumanLayer cloud approval that left the pending list,
+    /// or whose respond call got 409): the outcome is not known here.
+    Resolved,
 }
 
 impl ApprovalStatus {
@@ -381,6 +384,29 @@ impl ApprovalStatus {
             ApprovalStatus::Approved => "approved",
             ApprovalStatus::Denied => "denied",
             ApprovalStatus::Responded => "responded",
+            ApprovalStatus::Resolved => "resolved",
+        }
+    }
+}
+
+/// Where an approval lives: in this daemon only, or in the HumanLayer cloud (decisions are
+/// sent to the HumanLayer API first).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalSource {
+    /// Created with `createApproval`.
+    #[default]
+    Local,
+    /// Fetched from the HumanLayer API; its id is the cloud `call_id`.
+    Cloud,
+}
+
+impl ApprovalSource {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApprovalSource::Local => "local",
+            ApprovalSource::Cloud => "cloud",
         }
     }
 }
@@ -481,6 +507,9 @@ pub struct Approval {
     pub kind: ApprovalType,
     /// State.
     pub status: ApprovalStatus,
+    /// Where it lives.
+    #[serde(default)]
+    pub source: ApprovalSource,
     /// The tool name (function calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_name: Option<String>,
@@ -572,7 +601,7 @@ pub enum Event {
         session_id: String,
         /// Its run.
         run_id: String,
-        /// `approved`, `denied` or `responded`.
+        /// `approved`, `denied`, `responded`, or `resolved` (answered elsewhere).
         decision: ApprovalStatus,
         /// The reviewer's comment or answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,18 +1,33 @@
 //! Approvals: a human approves or denies each tool call Claude wants to make, or answers its
 //! question. Every approval is stored before anyone hears of it; deciding one is atomic, so
 //! of two racing decisions exactly one wins.
+//!
+//! Approvals are local (`createApproval`) or fetched from the HumanLayer cloud by the poller
+//! in [`cloud`] when an API key is configured. A decision on a cloud approval is sent to the
+//! HumanLayer API first and stored only once the API accepted it.
 
-use std::sync::Arc;
+pub mod api;
+pub mod cloud;
+pub mod expiry;
 
-use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType, Event, SessionStatus};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hld_client::protocol::{
+    Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event, SessionStatus,
+};
 
 use crate::bus::Bus;
 use crate::session::Sessions;
-use crate::store::{ApprovalChange, NewApproval, SessionUpdate, Store, StoreError};
+use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionUpdate, Store, StoreError};
+use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
+
+/// The refusal of a cloud approval that was answered elsewhere (the API said 409).
+pub const ALREADY_RESPONDED: &str = "this approval has already been responded to";
 
 /// The approval manager.
 #[derive(Clone)]
@@ -20,28 +35,98 @@ pub struct Approvals {
     store: Store,
     bus: Bus,
     sessions: Arc<Sessions>,
+    cloud: Option<CloudClient>,
+    /// Cloud approvals whose decision is being sent: the poller must not take their
+    /// disappearance from the pending list for an outside answer.
+    sending: Arc<Mutex<HashSet<String>>>,
 }
 
 impl std::fmt::Debug for Approvals {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Approvals").finish_non_exhaustive()
+        f.debug_struct("Approvals")
+            .field("cloud", &self.cloud)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Marks a cloud approval as being sent until dropped.
+struct Sending {
+    set: Arc<Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for Sending {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
     }
 }
 
 impl Approvals {
-    /// A manager over the daemon's store, bus and sessions.
-    pub fn new(store: Store, bus: Bus, sessions: Arc<Sessions>) -> Self {
+    /// A manager over the daemon's store, bus and sessions; `cloud` is the HumanLayer API
+    /// client when an API key is configured.
+    pub fn new(
+        store: Store,
+        bus: Bus,
+        sessions: Arc<Sessions>,
+        cloud: Option<CloudClient>,
+    ) -> Self {
         Approvals {
             store,
             bus,
             sessions,
+            cloud,
+            sending: Arc::default(),
         }
+    }
+
+    /// The HumanLayer API client, if cloud approvals are enabled.
+    pub fn cloud(&self) -> Option<&CloudClient> {
+        self.cloud.as_ref()
     }
 
     /// Stores a new pending approval, links it to its tool call, publishes `new_approval`,
     /// and puts its session in `waiting_input`.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let change = self.store.create_approval(new).await?;
+        Ok(self.announce(change).await)
+    }
+
+    /// Stores an approval fetched from the cloud (announced as [`create`](Self::create)
+    /// does), or links a stored one whose tool call has appeared since.
+    pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
+        match self.store.sync_cloud_approval(new).await? {
+            CloudSync::Created(change) => {
+                self.announce(change).await;
+            }
+            CloudSync::Linked(change) => {
+                self.publish_linked(&change);
+                self.wait_for(&change.approval).await;
+                tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
+            }
+            CloudSync::Unchanged => {}
+        }
+        Ok(())
+    }
+
+    /// Marks a pending cloud approval that left the cloud's pending list as `resolved` (it
+    /// was answered elsewhere, outcome unknown), unless a decision on it is being sent.
+    pub async fn resolve_externally(&self, id: &str) {
+        if self.lock_sending().contains(id) {
+            return;
+        }
+        match self.record(id, ApprovalStatus::Resolved, None).await {
+            Ok(_) => tracing::info!(approval = %id, "cloud approval resolved elsewhere"),
+            Err(Refused(reason)) => {
+                tracing::debug!(approval = %id, reason, "cloud approval not marked resolved")
+            }
+        }
+    }
+
+    /// Publishes a stored approval: its linked events, `new_approval`, and `waiting_input`.
+    async fn announce(&self, change: ApprovalChange) -> Approval {
         self.publish_linked(&change);
         let approval = change.approval;
         self.bus.publish(Event::NewApproval {
@@ -49,22 +134,37 @@ impl Approvals {
             session_id: approval.session_id.clone(),
             run_id: approval.run_id.clone(),
         });
-        if change.session_status == SessionStatus::Running {
-            self.sessions
-                .transition(
-                    &approval.session_id,
-                    &approval.run_id,
-                    SessionStatus::WaitingInput,
-                    SessionUpdate::default(),
-                    None,
-                )
-                .await;
-        }
-        tracing::info!(approval = %approval.id, session = %approval.session_id, kind = approval.kind.as_str(), "approval requested");
-        Ok(approval)
+        self.wait_for(&approval).await;
+        tracing::info!(
+            approval = %approval.id,
+            session = %approval.session_id,
+            kind = approval.kind.as_str(),
+            source = approval.source.as_str(),
+            "approval requested"
+        );
+        approval
     }
 
-    /// Records a decision. `kind` is what the decider believes the approval is.
+    /// Puts the approval's session in `waiting_input` if it is running.
+    async fn wait_for(&self, approval: &Approval) {
+        if let Ok(Some(session)) = self.store.get_session(&approval.session_id).await {
+            if session.status == SessionStatus::Running {
+                self.sessions
+                    .transition(
+                        &approval.session_id,
+                        &approval.run_id,
+                        SessionStatus::WaitingInput,
+                        SessionUpdate::default(),
+                        None,
+                    )
+                    .await;
+            }
+        }
+    }
+
+    /// Records a decision. `kind` is what the decider believes the approval is. A pending
+    /// cloud approval's decision goes to the HumanLayer API first; if the API answers 409
+    /// the approval is marked `resolved` and the decision refused.
     pub async fn decide(
         &self,
         id: &str,
@@ -72,6 +172,19 @@ impl Approvals {
         status: ApprovalStatus,
         comment: Option<String>,
     ) -> Result<Approval, Refused> {
+        let existing = self.lookup(id, kind).await?;
+        if existing.source == ApprovalSource::Cloud && existing.status == ApprovalStatus::Pending {
+            // Held until the decision is stored, so the poller leaves the approval alone.
+            let _sending = self.start_sending(id)?;
+            self.send_to_cloud(&existing, status, comment.as_deref())
+                .await?;
+            return self.record(id, status, comment).await;
+        }
+        self.record(id, status, comment).await
+    }
+
+    /// The approval `id`, which must be of `kind`.
+    async fn lookup(&self, id: &str, kind: ApprovalType) -> Result<Approval, Refused> {
         let existing = match self.store.get_approval(id).await {
             Ok(Some(a)) => a,
             Ok(None) => return Err(Refused(format!("approval not found: {id}"))),
@@ -87,6 +200,80 @@ impl Approvals {
                 kind.as_str()
             )));
         }
+        Ok(existing)
+    }
+
+    fn lock_sending(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.sending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Claims the right to send a decision on cloud approval `id`.
+    fn start_sending(&self, id: &str) -> Result<Sending, Refused> {
+        if !self.lock_sending().insert(id.to_owned()) {
+            return Err(Refused(format!(
+                "a decision on approval {id} is already being sent"
+            )));
+        }
+        Ok(Sending {
+            set: Arc::clone(&self.sending),
+            id: id.to_owned(),
+        })
+    }
+
+    /// Sends a decision on a cloud approval to the HumanLayer API.
+    async fn send_to_cloud(
+        &self,
+        approval: &Approval,
+        status: ApprovalStatus,
+        comment: Option<&str>,
+    ) -> Result<(), Refused> {
+        let Some(client) = &self.cloud else {
+            return Err(Refused(
+                "approval features not available: no API key configured".into(),
+            ));
+        };
+        let id = approval.id.as_str();
+        let (action, sent) = match status {
+            ApprovalStatus::Approved => (
+                "failed to approve function call",
+                client.respond_function_call(id, true, comment).await,
+            ),
+            ApprovalStatus::Denied => (
+                "failed to deny function call",
+                client.respond_function_call(id, false, comment).await,
+            ),
+            ApprovalStatus::Responded => (
+                "failed to respond to human contact",
+                client
+                    .respond_human_contact(id, comment.unwrap_or_default())
+                    .await,
+            ),
+            ApprovalStatus::Pending | ApprovalStatus::Resolved => return Ok(()),
+        };
+        match sent {
+            Ok(()) => Ok(()),
+            Err(ApiError::Conflict) => {
+                tracing::info!(approval = %id, "cloud approval was already responded to");
+                if let Err(Refused(reason)) = self.record(id, ApprovalStatus::Resolved, None).await
+                {
+                    tracing::debug!(approval = %id, reason, "cloud approval not marked resolved");
+                }
+                Err(Refused(ALREADY_RESPONDED.into()))
+            }
+            Err(e) => {
+                tracing::warn!(approval = %id, error = %e, "{action}");
+                Err(Refused(format!("{action}: {e}")))
+            }
+        }
+    }
+
+    /// Stores a decision and publishes it; resumes the session once nothing is pending.
+    async fn record(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<String>,
+    ) -> Result<Approval, Refused> {
         let change = match self
             .store
             .decide_approval(id, status, comment.clone())

@@ -1,5 +1,6 @@
 //! `health` and the introspection methods of spec/004.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use hld_client::protocol::*;
@@ -16,7 +17,7 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<Vec<u8>, RpcErro
     let claude = daemon.sessions.claude_json().await;
     Ok(health_json(
         &claude,
-        daemon.bus.subscriber_count() as u64,
+        daemon.subscriptions.load(Ordering::Relaxed) as u64,
         daemon.sessions.active_count() as u64,
     ))
 }

@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use hld_client::protocol::{
     ClaudeAvailability, Event, McpConfig, McpConfigParam, McpServer, SessionStatus,
 };
-use nix::sys::signal::Signal;
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
@@ -439,8 +438,8 @@ impl Sessions {
         });
     }
 
-    /// Interrupts a live session: SIGINT to its process group, status `completing`, and
-    /// SIGKILL after the grace period.
+    /// Interrupts a live session: SIGINT to `claude`, status `completing`, and SIGKILL to its
+    /// process group after the grace period.
     pub async fn interrupt(self: &Arc<Self>, session_id: &str) -> Result<(), RpcError> {
         let row = self
             .store
@@ -468,7 +467,7 @@ impl Sessions {
                 }
             }
         };
-        process::signal_group(pgid, Signal::SIGINT);
+        process::interrupt(pgid);
         let update = SessionUpdate {
             interrupted: Some(true),
             ..Default::default()
@@ -484,7 +483,7 @@ impl Sessions {
                     .is_err()
                 {
                     tracing::warn!(pgid, "claude ignored SIGINT; killing its process group");
-                    process::signal_group(pgid, Signal::SIGKILL);
+                    process::kill_group(pgid);
                 }
             }
         });
@@ -540,7 +539,7 @@ impl Sessions {
         }
         tracing::info!(count = live.len(), "interrupting running sessions");
         for (_, pgid) in &live {
-            process::signal_group(*pgid, Signal::SIGINT);
+            process::interrupt(*pgid);
         }
         self.supervisors.close();
         if tokio::time::timeout(grace, self.supervisors.wait())
@@ -549,7 +548,7 @@ impl Sessions {
         {
             for (id, pgid) in &live {
                 tracing::warn!(session = %id, "killing session that outlived the grace period");
-                process::signal_group(*pgid, Signal::SIGKILL);
+                process::kill_group(*pgid);
             }
             let _ = tokio::time::timeout(Duration::from_secs(2), self.supervisors.wait()).await;
         }

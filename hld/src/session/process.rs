@@ -3,8 +3,9 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use nix::sys::prctl::set_pdeathsig;
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::{getppid, Pid};
 use tokio::process::{Child, Command};
 
 use crate::claude::LaunchSpec;
@@ -18,7 +19,8 @@ const CHILD_ENV: [(&str, &str); 3] = [
 ];
 
 /// Spawns `claude` with the spec's command line in `working_dir`, stdin closed, stdout and
-/// stderr piped, as the leader of a new process group.
+/// stderr piped, as the leader of a new process group. If the daemon dies, even by SIGKILL,
+/// the child gets SIGTERM: no Claude runs on unsupervised.
 pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::Result<Child> {
     let mut cmd = Command::new(claude);
     cmd.args(spec.args())
@@ -29,14 +31,39 @@ pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::R
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    let daemon = std::process::id();
+    // SAFETY: the closure runs in the forked child before exec and only makes the
+    // async-signal-safe calls prctl(2) and getppid(2); it allocates nothing.
+    #[allow(unsafe_code)]
+    unsafe {
+        cmd.pre_exec(move || {
+            set_pdeathsig(Signal::SIGTERM)?;
+            // The daemon may have died before prctl took effect.
+            if u32::try_from(getppid().as_raw()).ok() != Some(daemon) {
+                return Err(std::io::Error::other("the daemon exited"));
+            }
+            Ok(())
+        });
+    }
     cmd.spawn()
 }
 
-/// Sends `signal` to the process group led by `pgid`. A group that is already gone is fine.
-pub fn signal_group(pgid: u32, signal: Signal) {
-    let Ok(raw) = i32::try_from(pgid) else { return };
-    match killpg(Pid::from_raw(raw), signal) {
+/// Sends SIGINT to `claude` alone: it stops its turn, records the interruption and shuts
+/// its own tools and MCP servers down. (Signalling the whole group would race its MCP
+/// servers' deaths against Claude's orderly rejection of a pending tool call.)
+pub fn interrupt(pid: u32) {
+    let Ok(raw) = i32::try_from(pid) else { return };
+    match kill(Pid::from_raw(raw), Signal::SIGINT) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
-        Err(e) => tracing::warn!(pgid, %signal, error = %e, "cannot signal process group"),
+        Err(e) => tracing::warn!(pid, error = %e, "cannot interrupt claude"),
+    }
+}
+
+/// Sends SIGKILL to the whole process group led by `pgid`. A group already gone is fine.
+pub fn kill_group(pgid: u32) {
+    let Ok(raw) = i32::try_from(pgid) else { return };
+    match killpg(Pid::from_raw(raw), Signal::SIGKILL) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(e) => tracing::warn!(pgid, error = %e, "cannot kill process group"),
     }
 }

@@ -11,7 +11,6 @@ use futures::stream::FuturesOrdered;
 use futures::{FutureExt, StreamExt};
 use hld_client::protocol::ConversationEvent;
 use hld_client::protocol::SessionStatus;
-use nix::sys::signal::Signal;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::watch;
@@ -74,7 +73,7 @@ pub async fn run(ctx: Context, mut child: Child) {
         None => String::new(),
     };
     // Whatever the child left in its group (e.g. MCP servers) goes with it.
-    process::signal_group(pgid, Signal::SIGKILL);
+    process::kill_group(pgid);
 
     let exit_code = exit.and_then(|s| s.code());
     let interrupted = ctx.sessions.was_interrupted(&ctx.session_id);
@@ -201,9 +200,13 @@ type Stored = (crate::store::Result<Vec<ConversationEvent>>, usize);
 
 /// Queues a batch to the store (at once) and returns the future of its outcome.
 fn queue(ctx: &Context, mut batch: Ingest, lines: usize) -> impl Future<Output = Stored> {
-    if ctx.model_requested {
-        if let Some(update) = batch.update.as_mut() {
+    if let Some(update) = batch.update.as_mut() {
+        if ctx.model_requested {
             update.model = None;
+        }
+        // An interrupt is not an error: Claude's diagnostics about it are not stored as one.
+        if ctx.sessions.was_interrupted(&ctx.session_id) {
+            update.error_message = None;
         }
     }
     let committed = ctx.sessions.store.ingest(&ctx.session_id, batch);

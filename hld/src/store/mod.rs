@@ -35,6 +35,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 pub use error::{Result, StoreError};
+pub use ops::CORRELATION_WINDOW;
 pub use types::*;
 
 use writer::{Msg, Pending, Stats, Writer};
@@ -260,11 +261,23 @@ impl Store {
         self.read(move |c| read::raw_events(c, &id)).await
     }
 
-    /// Stores a pending approval (its `run_id` is the session's). If it has a `tool_use_id`,
-    /// the session's `tool_call` event with that id gets `approval_status = "pending"` and
-    /// `approval_id` in the same transaction (returned in [`ApprovalChange::events`]).
+    /// Stores a pending approval (its `run_id` is the session's) and links the `tool_call`
+    /// event it gates, which gets `approval_status = "pending"` and `approval_id` in the same
+    /// transaction (returned in [`ApprovalChange::events`]): the event with its `tool_use_id`;
+    /// without one, for a function call, the session's newest `tool_call` of the same tool
+    /// that is not completed, not gated by another approval, and at most
+    /// [`CORRELATION_WINDOW`] old (whose tool use id the approval then records).
     pub async fn create_approval(&self, approval: NewApproval) -> Result<ApprovalChange> {
         self.write(move |w| w.create_approval(&approval)).await
+    }
+
+    /// Stores an approval fetched from the HumanLayer cloud as [`create_approval`]
+    /// does, unless its id is already stored; a stored one that is pending and unlinked is
+    /// linked if a tool call now matches.
+    ///
+    /// [`create_approval`]: Self::create_approval
+    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
+        self.write(move |w| w.sync_cloud_approval(&approval)).await
     }
 
     /// One approval.
@@ -281,7 +294,7 @@ impl Store {
     }
 
     /// Decides a *pending* approval: `approved`/`denied` for a function call, `responded` for
-    /// a human contact. Of racing decisions exactly one wins; the others get
+    /// a human contact, `resolved` (answered elsewhere) for either. Of racing decisions exactly one wins; the others get
     /// [`StoreError::AlreadyDecided`] ([`StoreError::ApprovalNotFound`] for an unknown id,
     /// [`StoreError::Invalid`] for a decision of the wrong kind). The linked `tool_call`
     /// event gets the new `approval_status` (`resolved` for a response) in the same

@@ -9,8 +9,8 @@ use rusqlite::{params, OptionalExtension};
 use super::error::{Result, StoreError};
 use super::read;
 use super::types::{
-    ApprovalChange, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession, SessionChange,
-    SessionUpdate,
+    ApprovalChange, CloudSync, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession,
+    SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
 
@@ -26,9 +26,13 @@ fn event_approval_status(status: ApprovalStatus) -> &'static str {
         ApprovalStatus::Pending => "pending",
         ApprovalStatus::Approved => "approved",
         ApprovalStatus::Denied => "denied",
-        ApprovalStatus::Responded => "resolved",
+        ApprovalStatus::Responded | ApprovalStatus::Resolved => "resolved",
     }
 }
+
+/// How recent a `tool_call` must be for an approval without a tool use id to be linked to
+/// it by tool name (spec/000 `CORRELATION_TIME_WINDOW`, 300 s).
+pub const CORRELATION_WINDOW: chrono::Duration = chrono::Duration::seconds(300);
 
 /// Encodes an optional value as JSON text.
 fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
@@ -367,7 +371,9 @@ impl Writer {
         Ok(orphans)
     }
 
-    /// Inserts a pending approval and links the session's `tool_call` event it gates.
+    /// Inserts a pending approval and links the session's `tool_call` event it gates: the
+    /// one with its tool use id, or else (function calls) the newest recent one of the same
+    /// tool that is neither completed nor gated yet.
     pub(super) fn create_approval(&mut self, a: &NewApproval) -> Result<ApprovalChange> {
         if a.kind == ApprovalType::FunctionCall && a.tool_name.is_none() {
             return Err(StoreError::Invalid(
@@ -379,32 +385,38 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let (run_id, session_status): (String, String) = self
+        let run_id: String = self
             .conn
-            .prepare_cached("SELECT run_id, status FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| r.get(0))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
+        let tool_use_id = match (&a.tool_use_id, &a.tool_name) {
+            (Some(id), _) => Some(id.clone()),
+            (None, Some(tool_name)) => self.ungated_tool_call(&a.session_id, tool_name)?,
+            (None, None) => None,
+        };
         self.conn
             .prepare_cached(
-                "INSERT INTO approvals (id, session_id, run_id, type, status, tool_name,
+                "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
                     tool_input, tool_use_id, message, subject, requested_at, timeout_at)
-                 VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             )?
             .execute(params![
                 a.id,
                 a.session_id,
                 run_id,
                 a.kind.as_str(),
+                a.source.as_str(),
                 a.tool_name,
                 to_json(a.tool_input.as_ref())?,
-                a.tool_use_id,
+                tool_use_id,
                 a.message,
                 a.subject,
                 a.requested_at,
                 a.timeout_at,
             ])?;
-        let events = match &a.tool_use_id {
+        let events = match &tool_use_id {
             Some(tool_use_id) => {
                 self.link_events(&a.session_id, tool_use_id, &a.id, ApprovalStatus::Pending)?
             }
@@ -412,11 +424,57 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, &a.id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        Ok(ApprovalChange {
-            approval,
-            events,
-            session_status: parse_status(&a.session_id, &session_status)?,
-        })
+        Ok(ApprovalChange { approval, events })
+    }
+
+    /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
+    /// yet, tries again to link it (its tool call may have been stored since).
+    pub(super) fn sync_cloud_approval(&mut self, a: &NewApproval) -> Result<CloudSync> {
+        let Some(existing) = read::approval(&self.conn, &a.id)? else {
+            return self.create_approval(a).map(CloudSync::Created);
+        };
+        let unlinked = existing.status == ApprovalStatus::Pending
+            && existing.kind == ApprovalType::FunctionCall
+            && existing.tool_use_id.is_none()
+            && existing.session_id == a.session_id;
+        let found = match (&existing.function_name, unlinked) {
+            (Some(tool_name), true) => self.ungated_tool_call(&existing.session_id, tool_name)?,
+            _ => None,
+        };
+        let Some(tool_use_id) = found else {
+            return Ok(CloudSync::Unchanged);
+        };
+        self.conn
+            .prepare_cached("UPDATE approvals SET tool_use_id = ?2 WHERE id = ?1")?
+            .execute([&a.id, &tool_use_id])?;
+        let events = self.link_events(
+            &existing.session_id,
+            &tool_use_id,
+            &a.id,
+            ApprovalStatus::Pending,
+        )?;
+        let approval = read::approval(&self.conn, &a.id)?
+            .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
+        Ok(CloudSync::Linked(ApprovalChange { approval, events }))
+    }
+
+    /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
+    /// completed, has no approval, and was stored within [`CORRELATION_WINDOW`].
+    fn ungated_tool_call(&self, session_id: &str, tool_name: &str) -> Result<Option<String>> {
+        let since = (chrono::Utc::now() - CORRELATION_WINDOW)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT tool_id FROM conversation_events
+                 WHERE session_id = ?1 AND event_type = 'tool_call' AND tool_name = ?2
+                    AND tool_id IS NOT NULL AND is_completed = 0
+                    AND (approval_status IS NULL OR approval_status = '')
+                    AND approval_id IS NULL AND created_at >= ?3
+                 ORDER BY sequence DESC LIMIT 1",
+            )?
+            .query_row(params![session_id, tool_name, since], |r| r.get(0))
+            .optional()?)
     }
 
     /// Decides a pending approval and updates the `tool_call` event it gates.
@@ -434,12 +492,13 @@ impl Writer {
                 status: current.status,
             });
         }
-        let fits = match current.kind {
-            ApprovalType::FunctionCall => {
-                matches!(status, ApprovalStatus::Approved | ApprovalStatus::Denied)
-            }
-            ApprovalType::HumanContact => status == ApprovalStatus::Responded,
-        };
+        let fits = status == ApprovalStatus::Resolved
+            || match current.kind {
+                ApprovalType::FunctionCall => {
+                    matches!(status, ApprovalStatus::Approved | ApprovalStatus::Denied)
+                }
+                ApprovalType::HumanContact => status == ApprovalStatus::Responded,
+            };
         if !fits {
             return Err(StoreError::Invalid(format!(
                 "a {} approval cannot be decided as {}",
@@ -466,15 +525,7 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
-        let session_status: String = self
-            .conn
-            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
-            .query_row([&current.session_id], |r| r.get(0))?;
-        Ok(ApprovalChange {
-            approval,
-            events,
-            session_status: parse_status(&current.session_id, &session_status)?,
-        })
+        Ok(ApprovalChange { approval, events })
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
-    FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
-    McpConfig, McpServer, SessionStatus,
+    Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
+    ConversationEventType, FunctionCall, FunctionCallSpec, FunctionCallStatus, HumanContact,
+    HumanContactSpec, HumanContactStatus, McpConfig, McpServer, SessionStatus,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -31,7 +31,7 @@ const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_
     parent_tool_use_id";
 
 const APPROVAL_COLUMNS: &str = "id, session_id, run_id, type, status, tool_name, tool_input, \
-    tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at";
+    tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at, source";
 
 /// A conversion error for column `idx` holding something this build does not understand.
 fn bad_value(idx: usize, what: &str, value: &str) -> rusqlite::Error {
@@ -73,9 +73,16 @@ pub(super) fn parse_approval_status(s: &str) -> Option<ApprovalStatus> {
         ApprovalStatus::Approved,
         ApprovalStatus::Denied,
         ApprovalStatus::Responded,
+        ApprovalStatus::Resolved,
     ]
     .into_iter()
     .find(|v| v.as_str() == s)
+}
+
+fn parse_approval_source(s: &str) -> Option<ApprovalSource> {
+    [ApprovalSource::Local, ApprovalSource::Cloud]
+        .into_iter()
+        .find(|v| v.as_str() == s)
 }
 
 fn parse_approval_type(s: &str) -> Option<ApprovalType> {
@@ -337,6 +344,7 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
     let comment: Option<String> = row.get(10)?;
     let requested_at: String = row.get(11)?;
     let responded_at: Option<String> = row.get(13)?;
+    let source = enum_col(row, 14, "approval source", parse_approval_source)?;
     let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
         run_id: run_id.clone(),
         call_id: id.clone(),
@@ -352,7 +360,9 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
             approved: match status {
                 ApprovalStatus::Approved => Some(true),
                 ApprovalStatus::Denied => Some(false),
-                ApprovalStatus::Pending | ApprovalStatus::Responded => None,
+                ApprovalStatus::Pending | ApprovalStatus::Responded | ApprovalStatus::Resolved => {
+                    None
+                }
             },
             comment: comment.clone(),
         }),
@@ -377,6 +387,7 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
         session_id: row.get(1)?,
         kind,
         status,
+        source,
         function_name: tool_name,
         function_args: tool_input,
         message,

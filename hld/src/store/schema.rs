@@ -21,10 +21,11 @@ struct Migration {
     sql: &'static str,
 }
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    description: "sessions, conversation events, MCP servers, raw events and approvals",
-    sql: r#"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "sessions, conversation events, MCP servers, raw events and approvals",
+        sql: r#"
 CREATE TABLE sessions (
     id TEXT PRIMARY KEY,
     run_id TEXT NOT NULL UNIQUE,
@@ -130,7 +131,44 @@ CREATE INDEX idx_approvals_pending ON approvals(requested_at) WHERE status = 'pe
 CREATE INDEX idx_approvals_session ON approvals(session_id, status);
 CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
 "#,
-}];
+    },
+    Migration {
+        version: 2,
+        description: "approvals: source (local or cloud) and the status resolved",
+        // SQLite cannot alter a CHECK constraint, so the table is rebuilt. Nothing references
+        // `approvals` by foreign key.
+        sql: r#"
+CREATE TABLE approvals_v2 (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('function_call', 'human_contact')),
+    source TEXT NOT NULL DEFAULT 'local' CHECK (source IN ('local', 'cloud')),
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN
+        ('pending', 'approved', 'denied', 'responded', 'resolved')),
+    tool_name TEXT,
+    tool_input TEXT,
+    tool_use_id TEXT,
+    message TEXT,
+    subject TEXT,
+    comment TEXT,
+    requested_at TEXT NOT NULL,
+    timeout_at TEXT,
+    responded_at TEXT
+);
+INSERT INTO approvals_v2 (id, session_id, run_id, type, source, status, tool_name,
+    tool_input, tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at)
+SELECT id, session_id, run_id, type, 'local', status, tool_name, tool_input, tool_use_id,
+    message, subject, comment, requested_at, timeout_at, responded_at
+FROM approvals;
+DROP TABLE approvals;
+ALTER TABLE approvals_v2 RENAME TO approvals;
+CREATE INDEX idx_approvals_pending ON approvals(requested_at) WHERE status = 'pending';
+CREATE INDEX idx_approvals_session ON approvals(session_id, status);
+CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
+"#,
+    },
+];
 
 /// The newest schema version this build knows.
 pub(super) fn latest_version() -> i64 {
@@ -179,6 +217,11 @@ fn configure(conn: &Connection) -> Result<()> {
 /// migration runs in its own `IMMEDIATE` transaction that re-reads the version, so two
 /// processes opening the same new file cannot apply one twice.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
+    migrate_up_to(conn, latest_version())
+}
+
+/// Applies the migrations up to and including `target` (tests build old databases with it).
+pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
     conn.execute_batch(
         "CREATE TABLE IF NOT EXISTS schema_version (
             version INTEGER PRIMARY KEY,
@@ -187,7 +230,7 @@ pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
         )",
     )?;
     let supported = latest_version();
-    for m in MIGRATIONS {
+    for m in MIGRATIONS.iter().take_while(|m| m.version <= target) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current = current_version(&tx)?;
         if current > supported {

@@ -4,7 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
 
 use hld_client::protocol::{
-    ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer, SessionStatus,
+    ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
+    SessionStatus,
 };
 use serde_json::json;
 
@@ -1076,4 +1077,190 @@ async fn data_survives_reopening_and_sequences_continue() {
     assert_eq!(by_session.len(), 3);
     assert_eq!(by_session[&1], "one");
     store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hld.db");
+    let mut conn = raw(&path);
+    schema::migrate_up_to(&mut conn, 1).unwrap();
+    conn.execute_batch(
+        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
+            last_activity_at)
+         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
+            '2026-01-01T00:00:00.000Z');
+         INSERT INTO approvals (id, session_id, run_id, type, status, tool_name, tool_input,
+            requested_at)
+         VALUES ('local-1', 's1', 'run-s1', 'function_call', 'pending', 'Bash', '{}',
+            '2026-01-01T00:00:01.000Z');",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let a = store.get_approval("local-1").await.unwrap().unwrap();
+    assert_eq!(a.source, ApprovalSource::Local);
+    assert_eq!(a.status, ApprovalStatus::Pending);
+    assert_eq!(a.function_name.as_deref(), Some("Bash"));
+    // The rebuilt table accepts the new status.
+    let resolved = store
+        .decide_approval("local-1", ApprovalStatus::Resolved, None)
+        .await
+        .unwrap();
+    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
+    store.close().await.unwrap();
+}
+
+/// A cloud function call `id` for session `s1`'s tool `tool`, without a tool use id.
+fn cloud_call(id: &str, tool: &str) -> NewApproval {
+    NewApproval {
+        source: ApprovalSource::Cloud,
+        ..NewApproval::function_call(id, "s1", tool, json!({"command": "ls"}), None)
+    }
+}
+
+#[tokio::test]
+async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    // toolu_1 (Bash) completed, toolu_2 (Bash) open, toolu_3 (Write), toolu_4 (Bash) open.
+    let ingest = Ingest {
+        events: vec![
+            tool_call("c1", "toolu_1", "Bash"),
+            tool_result("c1", "toolu_1"),
+            tool_call("c1", "toolu_2", "Bash"),
+            tool_call("c1", "toolu_3", "Write"),
+            tool_call("c1", "toolu_4", "Bash"),
+        ],
+        ..Ingest::default()
+    };
+    store.ingest("s1", ingest).await.unwrap();
+
+    let first = store
+        .create_approval(cloud_call("fc-1", "Bash"))
+        .await
+        .unwrap();
+    assert_eq!(first.approval.tool_use_id.as_deref(), Some("toolu_4"));
+    assert_eq!(first.approval.source, ApprovalSource::Cloud);
+    assert_eq!(first.events.len(), 1);
+    assert_eq!(first.events[0].tool_id.as_deref(), Some("toolu_4"));
+    assert_eq!(first.events[0].approval_id.as_deref(), Some("fc-1"));
+    assert_eq!(first.events[0].approval_status.as_deref(), Some("pending"));
+
+    // The next one takes the newest call that is still ungated; then none is left.
+    let second = store
+        .create_approval(cloud_call("fc-2", "Bash"))
+        .await
+        .unwrap();
+    assert_eq!(second.approval.tool_use_id.as_deref(), Some("toolu_2"));
+    let third = store
+        .create_approval(cloud_call("fc-3", "Bash"))
+        .await
+        .unwrap();
+    assert_eq!(third.approval.tool_use_id, None);
+    assert!(third.events.is_empty());
+    let other = store
+        .create_approval(cloud_call("fc-4", "Edit"))
+        .await
+        .unwrap();
+    assert_eq!(other.approval.tool_use_id, None);
+
+    // Deciding goes through the link found by name.
+    let denied = store
+        .decide_approval("fc-1", ApprovalStatus::Denied, Some("no".into()))
+        .await
+        .unwrap();
+    assert_eq!(denied.events[0].tool_id.as_deref(), Some("toolu_4"));
+    assert_eq!(denied.events[0].approval_status.as_deref(), Some("denied"));
+}
+
+#[tokio::test]
+async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
+    let (_dir, store) = Store::open_temp();
+    session_with_tool_call(&store).await;
+    let old = (chrono::Utc::now() - CORRELATION_WINDOW - chrono::Duration::seconds(1))
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    store
+        .write(move |w| {
+            w.conn.execute(
+                "UPDATE conversation_events SET created_at = ?1 WHERE tool_id = 'toolu_1'",
+                [&old],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let change = store
+        .create_approval(cloud_call("fc-1", "Bash"))
+        .await
+        .unwrap();
+    assert_eq!(change.approval.tool_use_id, None);
+    assert!(change.events.is_empty());
+}
+
+#[tokio::test]
+async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_appears() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let created = store
+        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
+        .await
+        .unwrap();
+    let CloudSync::Created(change) = created else {
+        panic!("not created: {created:?}")
+    };
+    assert_eq!(change.approval.tool_use_id, None);
+    assert_eq!(
+        store
+            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
+            .await
+            .unwrap(),
+        CloudSync::Unchanged
+    );
+    store
+        .ingest("s1", one(tool_call("c1", "toolu_7", "Bash")))
+        .await
+        .unwrap();
+    let linked = store
+        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
+        .await
+        .unwrap();
+    let CloudSync::Linked(change) = linked else {
+        panic!("not linked: {linked:?}")
+    };
+    assert_eq!(change.approval.tool_use_id.as_deref(), Some("toolu_7"));
+    assert_eq!(change.events[0].approval_id.as_deref(), Some("fc-1"));
+    assert_eq!(
+        store
+            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
+            .await
+            .unwrap(),
+        CloudSync::Unchanged
+    );
+
+    // Resolved elsewhere: the tool call shows it, and a later sync changes nothing.
+    let resolved = store
+        .decide_approval("fc-1", ApprovalStatus::Resolved, None)
+        .await
+        .unwrap();
+    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
+    assert!(resolved.approval.responded_at.is_some());
+    assert_eq!(
+        resolved.events[0].approval_status.as_deref(),
+        Some("resolved")
+    );
+    assert!(store.pending_approvals(None).await.unwrap().is_empty());
+    assert_eq!(
+        store
+            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
+            .await
+            .unwrap(),
+        CloudSync::Unchanged
+    );
 }

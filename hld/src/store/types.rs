@@ -1,8 +1,8 @@
 //! The store's records: what is written (new sessions, updates, events) and what is read back.
 
 use hld_client::protocol::{
-    Approval, ApprovalType, ConversationEvent, ConversationEventType, McpConfig, SessionInfo,
-    SessionResult, SessionState, SessionStatus,
+    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, McpConfig,
+    SessionInfo, SessionResult, SessionState, SessionStatus,
 };
 use serde_json::Value;
 
@@ -207,17 +207,21 @@ pub struct Ingest {
 /// An approval to store. The store fills `run_id` from the session and starts it `pending`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewApproval {
-    /// Its id (e.g. `local-<uuid>`).
+    /// Its id (`local-<uuid>`, or the cloud `call_id`).
     pub id: String,
     /// The session asking.
     pub session_id: String,
     /// Kind.
     pub kind: ApprovalType,
+    /// Local, or fetched from the HumanLayer cloud.
+    pub source: ApprovalSource,
     /// The tool name (function calls; required for them).
     pub tool_name: Option<String>,
     /// The tool input (function calls).
     pub tool_input: Option<Value>,
     /// The Claude tool use id it gates: links the session's `tool_call` event with that id.
+    /// Without one, a function call is linked to the session's newest recent `tool_call` of
+    /// the same tool that is neither completed nor gated yet (see `Store::create_approval`).
     pub tool_use_id: Option<String>,
     /// The question (human contacts).
     pub message: Option<String>,
@@ -242,6 +246,7 @@ impl NewApproval {
             id: id.to_owned(),
             session_id: session_id.to_owned(),
             kind: ApprovalType::FunctionCall,
+            source: ApprovalSource::Local,
             tool_name: Some(tool_name.to_owned()),
             tool_input: Some(tool_input),
             tool_use_id: tool_use_id.map(str::to_owned),
@@ -258,6 +263,7 @@ impl NewApproval {
             id: id.to_owned(),
             session_id: session_id.to_owned(),
             kind: ApprovalType::HumanContact,
+            source: ApprovalSource::Local,
             tool_name: None,
             tool_input: None,
             tool_use_id: None,
@@ -269,6 +275,17 @@ impl NewApproval {
     }
 }
 
+/// What syncing one fetched cloud approval changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CloudSync {
+    /// It was new and is now stored (and linked, if a tool call matched).
+    Created(ApprovalChange),
+    /// It was stored unlinked and is now linked to a tool call that matched.
+    Linked(ApprovalChange),
+    /// Nothing to do: already stored and linked, decided, or still without a match.
+    Unchanged,
+}
+
 /// An approval as stored after a create or a decision, with the conversation events whose
 /// `approval_status`/`approval_id` changed in the same transaction (for publishing).
 #[derive(Debug, Clone, PartialEq)]
@@ -277,8 +294,6 @@ pub struct ApprovalChange {
     pub approval: Approval,
     /// The linked `tool_call` events, as updated.
     pub events: Vec<ConversationEvent>,
-    /// The status of the approval's session in the same transaction.
-    pub session_status: SessionStatus,
 }
 
 /// A session after an update, with the status it had before (for `session_status_changed`).

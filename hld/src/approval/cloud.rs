@@ -1,0 +1,291 @@
+//! The cloud poller (hld-anchor.md §4.2–4.3): while an API key is configured, fetch the
+//! pending function calls and human contacts from the HumanLayer API, store each one that
+//! belongs to one of our sessions (matched by `run_id`) as an approval, link function calls
+//! to their tool call, and mark as resolved the stored ones the API no longer lists.
+//!
+//! Schedule: poll at once, then every `interval`; after a poll in which either fetch failed
+//! the next wait is `interval × 2^failures`, capped at `max_backoff`; a good poll resets it.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::api::{ApiError, CloudClient, CloudFunctionCall, CloudHumanContact, CloudItem};
+use super::Approvals;
+use crate::store::{NewApproval, Store};
+
+/// Time between polls (spec/000 `DEFAULT_POLL_INTERVAL`).
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(5_000);
+/// The longest wait after failures (spec/000 `MAX_BACKOFF`).
+pub const MAX_BACKOFF: Duration = Duration::from_millis(300_000);
+/// How much the wait grows per consecutive failure (spec/000 `BACKOFF_FACTOR`).
+pub const BACKOFF_FACTOR: f64 = 2.0;
+
+/// How often to poll.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PollSettings {
+    /// Time between good polls.
+    pub interval: Duration,
+    /// The longest wait after failures.
+    pub max_backoff: Duration,
+}
+
+impl PollSettings {
+    /// The wait before the next poll after `failures` consecutive failed polls:
+    /// `interval × 2^failures`, at most `max_backoff` (but never below `interval`).
+    pub fn delay(&self, failures: u32) -> Duration {
+        if failures == 0 {
+            return self.interval;
+        }
+        let exponent = i32::try_from(failures).unwrap_or(i32::MAX);
+        let grown = self.interval.as_secs_f64() * BACKOFF_FACTOR.powi(exponent);
+        Duration::try_from_secs_f64(grown)
+            .unwrap_or(Duration::MAX)
+            .min(self.max_backoff)
+            .max(self.interval)
+    }
+}
+
+/// Starts the poller if cloud approvals are enabled; it stops when `shutdown` is cancelled.
+pub fn spawn(
+    approvals: &Approvals,
+    store: &Store,
+    settings: PollSettings,
+    shutdown: CancellationToken,
+) -> Option<JoinHandle<()>> {
+    let poller = Poller {
+        client: approvals.cloud()?.clone(),
+        approvals: approvals.clone(),
+        store: store.clone(),
+    };
+    Some(tokio::spawn(poller.run(settings, shutdown)))
+}
+
+struct Poller {
+    client: CloudClient,
+    approvals: Approvals,
+    store: Store,
+}
+
+impl Poller {
+    async fn run(self, settings: PollSettings, shutdown: CancellationToken) {
+        tracing::info!(
+            interval_ms = settings.interval.as_millis() as u64,
+            "cloud approval poller started"
+        );
+        let mut failures: u32 = 0;
+        loop {
+            let ok = tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                ok = self.poll() => ok,
+            };
+            failures = if ok { 0 } else { failures.saturating_add(1) };
+            let delay = settings.delay(failures);
+            if failures > 0 {
+                tracing::warn!(
+                    failures,
+                    retry_in_ms = delay.as_millis() as u64,
+                    "cloud approval poll failed; backing off"
+                );
+            }
+            tokio::select! {
+                biased;
+                _ = shutdown.cancelled() => break,
+                _ = tokio::time::sleep(delay) => {}
+            }
+        }
+        tracing::info!("cloud approval poller stopped");
+    }
+
+    /// One poll of both lists; false if either fetch failed.
+    async fn poll(&self) -> bool {
+        let (calls, contacts) = tokio::join!(
+            self.client.pending_function_calls(),
+            self.client.pending_human_contacts()
+        );
+        let calls_ok = self
+            .reconcile(ApprovalType::FunctionCall, calls, "function calls")
+            .await;
+        let contacts_ok = self
+            .reconcile(ApprovalType::HumanContact, contacts, "human contacts")
+            .await;
+        calls_ok && contacts_ok
+    }
+
+    /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
+    /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
+    async fn reconcile<T: Fetched>(
+        &self,
+        kind: ApprovalType,
+        fetched: Result<Vec<T>, ApiError>,
+        what: &str,
+    ) -> bool {
+        let items = match fetched {
+            Ok(items) => items,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot fetch pending {what}");
+                return false;
+            }
+        };
+        let listed: HashSet<&str> = items.iter().map(CloudItem::call_id).collect();
+        match self.store.pending_approvals(None).await {
+            Ok(stored) => {
+                for approval in stored {
+                    let ours = approval.source == ApprovalSource::Cloud && approval.kind == kind;
+                    if ours && !listed.contains(approval.id.as_str()) {
+                        self.approvals.resolve_externally(&approval.id).await;
+                    }
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot read pending approvals"),
+        }
+        for item in &items {
+            if let Err(e) = self.sync(item).await {
+                tracing::error!(approval = %item.call_id(), error = %e, "cannot store cloud approval");
+            }
+        }
+        true
+    }
+
+    /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
+    /// linked) yet.
+    async fn sync<T: Fetched>(&self, item: &T) -> Result<(), crate::store::StoreError> {
+        if let Some(stored) = self.store.get_approval(item.call_id()).await? {
+            let may_link = stored.status == ApprovalStatus::Pending
+                && stored.kind == ApprovalType::FunctionCall
+                && stored.tool_use_id.is_none();
+            if !may_link {
+                return Ok(());
+            }
+        }
+        let run_id = item.run_id();
+        if run_id.is_empty() {
+            return Ok(());
+        }
+        let Some(session) = self.store.get_session_by_run_id(run_id).await? else {
+            tracing::debug!(approval = %item.call_id(), run = %run_id, "cloud approval of another run ignored");
+            return Ok(());
+        };
+        self.approvals
+            .sync_cloud(item.to_approval(&session.new.id))
+            .await
+    }
+}
+
+/// A fetched cloud item that can be stored as an approval.
+trait Fetched: CloudItem {
+    /// The run it belongs to ("" if none).
+    fn run_id(&self) -> &str;
+    /// The approval to store for session `session_id`.
+    fn to_approval(&self, session_id: &str) -> NewApproval;
+}
+
+impl Fetched for CloudFunctionCall {
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn to_approval(&self, session_id: &str) -> NewApproval {
+        let mut new = NewApproval::function_call(
+            &self.call_id,
+            session_id,
+            &self.spec.function,
+            self.spec.kwargs.clone(),
+            None,
+        );
+        new.source = ApprovalSource::Cloud;
+        if let Some(at) = self.requested_at() {
+            new.requested_at = at;
+        }
+        new
+    }
+}
+
+impl Fetched for CloudHumanContact {
+    fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    fn to_approval(&self, session_id: &str) -> NewApproval {
+        let mut new = NewApproval::human_contact(&self.call_id, session_id, &self.spec.msg);
+        new.source = ApprovalSource::Cloud;
+        new.subject = self.spec.subject.clone();
+        if let Some(at) = self.requested_at() {
+            new.requested_at = at;
+        }
+        new
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_backoff_doubles_from_5_s_up_to_5_min() {
+        let settings = PollSettings {
+            interval: DEFAULT_POLL_INTERVAL,
+            max_backoff: MAX_BACKOFF,
+        };
+        let secs: Vec<u64> = (0..=8).map(|n| settings.delay(n).as_secs()).collect();
+        assert_eq!(secs, [5, 10, 20, 40, 80, 160, 300, 300, 300]);
+        assert_eq!(settings.delay(u32::MAX), MAX_BACKOFF);
+    }
+
+    #[test]
+    fn short_settings_back_off_the_same_way() {
+        let settings = PollSettings {
+            interval: Duration::from_millis(50),
+            max_backoff: Duration::from_millis(400),
+        };
+        let ms: Vec<u128> = (0..6).map(|n| settings.delay(n).as_millis()).collect();
+        assert_eq!(ms, [50, 100, 200, 400, 400, 400]);
+        let odd = PollSettings {
+            interval: Duration::from_millis(500),
+            max_backoff: Duration::from_millis(100),
+        };
+        assert_eq!(
+            odd.delay(3),
+            Duration::from_millis(500),
+            "never below the interval"
+        );
+    }
+
+    #[test]
+    fn fetched_items_become_cloud_approvals() {
+        let call: CloudFunctionCall = serde_json::from_value(serde_json::json!({
+            "run_id": "r1", "call_id": "fc-1",
+            "spec": {"fn": "Write", "kwargs": {"file_path": "/tmp/x"}},
+            "status": {"requested_at": "2026-03-01T10:20:30.5"}
+        }))
+        .unwrap();
+        let new = call.to_approval("s1");
+        assert_eq!(new.id, "fc-1");
+        assert_eq!(new.session_id, "s1");
+        assert_eq!(new.source, ApprovalSource::Cloud);
+        assert_eq!(new.kind, ApprovalType::FunctionCall);
+        assert_eq!(new.tool_name.as_deref(), Some("Write"));
+        assert_eq!(
+            new.tool_input,
+            Some(serde_json::json!({"file_path": "/tmp/x"}))
+        );
+        assert_eq!(new.tool_use_id, None);
+        assert_eq!(new.requested_at, "2026-03-01T10:20:30.500Z");
+
+        let contact: CloudHumanContact = serde_json::from_value(serde_json::json!({
+            "run_id": "r1", "call_id": "hc-1",
+            "spec": {"msg": "Which branch?", "subject": "Deploy"}
+        }))
+        .unwrap();
+        let new = contact.to_approval("s1");
+        assert_eq!(new.kind, ApprovalType::HumanContact);
+        assert_eq!(new.source, ApprovalSource::Cloud);
+        assert_eq!(new.message.as_deref(), Some("Which branch?"));
+        assert_eq!(new.subject.as_deref(), Some("Deploy"));
+        assert!(new.requested_at.ends_with('Z'), "defaults to now");
+    }
+}

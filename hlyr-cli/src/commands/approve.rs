@@ -1,0 +1,19 @@
+//! `hlyr approve CALL_ID [--comment TEXT]`: approve a pending tool call.
+
+use crate::decision::{decide, Decision};
+use crate::error::{CliError, Exit};
+use crate::Context;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The approval (a unique prefix of a pending one is enough).
+    #[arg(value_name = "CALL_ID")]
+    call_id: String,
+    /// A note for Claude.
+    #[arg(short, long, value_name = "TEXT")]
+    comment: Option<String>,
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    decide(ctx, &args.call_id, Decision::Approve, args.comment).await
+}

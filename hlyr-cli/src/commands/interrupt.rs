@@ -1,0 +1,44 @@
+//! `hlyr interrupt ID`: ask the daemon to interrupt a running session.
+
+use hld_client::protocol::InterruptSessionResult;
+
+use crate::error::{CliError, Exit};
+use crate::output::{paint, short_id, Render, YELLOW};
+use crate::{ids, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session (a unique prefix is enough).
+    #[arg(value_name = "ID")]
+    id: String,
+}
+
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Interrupted(InterruptSessionResult);
+
+impl Render for Interrupted {
+    fn human(&self) -> String {
+        format!(
+            "{} {}: {}",
+            paint(YELLOW, "interrupting"),
+            short_id(&self.0.session_id),
+            self.0.message
+        )
+    }
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&client, &args.id).await?;
+    if !session.status.is_active() {
+        return Err(CliError::failure(format!(
+            "session {} is not running (it is {})",
+            short_id(&session.id),
+            session.status
+        )));
+    }
+    let result = client.interrupt_session(&session.id).await?;
+    ctx.out.print(&Interrupted(result))?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,138 @@
+//! `hlyr launch QUERY`: start a session (and the daemon, if none answers), then follow it.
+
+use std::path::PathBuf;
+
+use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam};
+
+use crate::connect::StartArgs;
+use crate::error::{CliError, Exit};
+use crate::follow::follow;
+use crate::output::Update;
+use crate::Context;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to ask Claude (several words are joined with spaces).
+    #[arg(required = true, value_name = "QUERY")]
+    query: Vec<String>,
+    /// The session's working directory [default: the current directory].
+    #[arg(short = 'w', long, value_name = "DIR")]
+    working_dir: Option<PathBuf>,
+    /// Let Claude use tools without asking a human.
+    #[arg(long)]
+    no_approvals: bool,
+    #[command(flatten)]
+    agent: AgentArgs,
+    /// Print the session and run ids and return, without following.
+    #[arg(long)]
+    detach: bool,
+    #[command(flatten)]
+    start: StartArgs,
+}
+
+/// Flags that shape how Claude runs, shared by `launch` and `continue`.
+#[derive(Debug, clap::Args)]
+pub struct AgentArgs {
+    /// The model: an alias (opus, sonnet, haiku) or a full model id.
+    #[arg(short, long)]
+    pub model: Option<String>,
+    /// Stop after this many agent turns.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Replace the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub system_prompt: Option<String>,
+    /// Add to the system prompt.
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Tools Claude may use without asking (comma-separated, or repeat the flag).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub allowed_tools: Vec<String>,
+    /// Tools Claude may not use (comma-separated, or repeat the flag).
+    #[arg(long, value_name = "TOOLS", value_delimiter = ',')]
+    pub disallowed_tools: Vec<String>,
+    /// MCP servers for the session: a JSON file with an `mcpServers` object.
+    #[arg(long, value_name = "FILE")]
+    pub mcp_config: Option<PathBuf>,
+}
+
+impl AgentArgs {
+    /// The `--mcp-config` file, read and checked here so that a bad file is a usage error.
+    pub fn mcp_config(&self) -> Result<Option<McpConfigParam>, CliError> {
+        let Some(path) = &self.mcp_config else {
+            return Ok(None);
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            CliError::usage(format!("cannot read --mcp-config {}: {e}", path.display()))
+        })?;
+        let config: McpConfig = serde_json::from_str(&text).map_err(|e| {
+            CliError::usage(format!("--mcp-config {} is not valid: {e}", path.display()))
+                .hint(r#"expected {"mcpServers": {"name": {"command": "…", "args": […]}}}"#)
+        })?;
+        Ok(Some(McpConfigParam::Object(config)))
+    }
+}
+
+/// A tool list flag as sent: trimmed, `None` when empty.
+pub fn tools(list: &[String]) -> Option<Vec<String>> {
+    let tools: Vec<String> = list
+        .iter()
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect();
+    (!tools.is_empty()).then_some(tools)
+}
+
+/// The query words joined; an empty query is a usage error.
+pub fn query(words: &[String]) -> Result<String, CliError> {
+    let query = words.join(" ");
+    if query.trim().is_empty() {
+        return Err(CliError::usage("the query is empty"));
+    }
+    Ok(query)
+}
+
+/// `-w` made absolute (the daemon runs elsewhere), or the current directory.
+fn working_dir(dir: Option<PathBuf>) -> Result<String, CliError> {
+    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
+    let absolute = std::fs::canonicalize(&dir)
+        .ok()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| {
+            CliError::usage(format!(
+                "working directory {} does not exist or is not a directory",
+                dir.display()
+            ))
+        })?;
+    Ok(absolute.display().to_string())
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let params = LaunchSessionParams {
+        query: query(&args.query)?,
+        working_dir: Some(working_dir(args.working_dir)?),
+        mcp_config: args.agent.mcp_config()?,
+        model: args.agent.model,
+        max_turns: args.agent.max_turns.map(i64::from),
+        system_prompt: args.agent.system_prompt,
+        append_system_prompt: args.agent.append_system_prompt,
+        allowed_tools: tools(&args.agent.allowed_tools),
+        disallowed_tools: tools(&args.agent.disallowed_tools),
+        no_approvals: args.no_approvals.then_some(true),
+        ..Default::default()
+    };
+    let (client, started) = ctx.connect_or_start(&args.start).await?;
+    if let Some(started) = started {
+        started.announce();
+    }
+    let launched = client.launch_session(params).await?;
+    ctx.out.print(&Update::Started {
+        session_id: launched.session_id.clone(),
+        run_id: launched.run_id,
+        parent_session_id: None,
+    })?;
+    if args.detach {
+        return Ok(Exit::Ok);
+    }
+    follow(&client, ctx.out, &launched.session_id).await
+}

@@ -1,0 +1,81 @@
+//! The command tree: one file per subcommand, the `daemon` group in `daemon/`.
+
+mod approvals;
+mod approve;
+mod r#continue;
+mod conversation;
+mod daemon;
+mod deny;
+mod events;
+mod interrupt;
+mod launch;
+mod mcp;
+mod respond;
+mod sessions;
+mod show;
+
+use clap::Subcommand;
+
+use crate::error::{CliError, Exit};
+use crate::Context;
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Launch a Claude Code session and follow it until it ends.
+    Launch(launch::Args),
+    /// List sessions: id, status, age, model, cost and summary.
+    Sessions(sessions::Args),
+    /// Show one session's state.
+    Show(show::Args),
+    /// Print a session's conversation, optionally following it live.
+    Conversation(conversation::Args),
+    /// Continue a session with a new query, and follow the new session.
+    Continue(r#continue::Args),
+    /// Interrupt a running session.
+    Interrupt(interrupt::Args),
+    /// List pending approvals.
+    Approvals(approvals::Args),
+    /// Approve a pending tool call.
+    Approve(approve::Args),
+    /// Deny a pending tool call, saying why.
+    Deny(deny::Args),
+    /// Answer a pending question.
+    Respond(respond::Args),
+    /// Print the daemon's events as JSON lines, for scripts.
+    Events(events::Args),
+    /// Start, stop or check the daemon.
+    #[command(subcommand)]
+    Daemon(daemon::Command),
+    /// Serve an MCP server on stdio (Claude Code starts it, not a person).
+    #[command(subcommand)]
+    Mcp(mcp::Command),
+}
+
+impl Command {
+    pub async fn run(self, ctx: &Context) -> Result<Exit, CliError> {
+        match self {
+            Command::Launch(args) => launch::run(ctx, args).await,
+            Command::Sessions(args) => sessions::run(ctx, args).await,
+            Command::Show(args) => show::run(ctx, args).await,
+            Command::Conversation(args) => conversation::run(ctx, args).await,
+            Command::Continue(args) => r#continue::run(ctx, args).await,
+            Command::Interrupt(args) => interrupt::run(ctx, args).await,
+            Command::Approvals(args) => approvals::run(ctx, args).await,
+            Command::Approve(args) => approve::run(ctx, args).await,
+            Command::Deny(args) => deny::run(ctx, args).await,
+            Command::Respond(args) => respond::run(ctx, args).await,
+            Command::Events(args) => events::run(ctx, args).await,
+            Command::Daemon(command) => command.run(ctx).await,
+            Command::Mcp(command) => command.run(ctx).await,
+        }
+    }
+}
+
+/// A flag value that must not be blank (a denial's reason, an answer).
+fn non_empty(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() {
+        Err("must not be empty".to_owned())
+    } else {
+        Ok(value.to_owned())
+    }
+}

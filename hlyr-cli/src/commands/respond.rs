@@ -1,0 +1,19 @@
+//! `hlyr respond CALL_ID --comment TEXT`: answer a pending question from Claude.
+
+use crate::decision::{decide, Decision};
+use crate::error::{CliError, Exit};
+use crate::Context;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The question (a unique prefix of a pending one is enough).
+    #[arg(value_name = "CALL_ID")]
+    call_id: String,
+    /// The answer.
+    #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
+    comment: String,
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    decide(ctx, &args.call_id, Decision::Respond, Some(args.comment)).await
+}

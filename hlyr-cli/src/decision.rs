@@ -1,0 +1,118 @@
+//! Deciding an approval: the one place that sends `sendDecision`, used by `approve`, `deny`,
+//! `respond` and by inline approvals while following a session.
+
+use hld_client::protocol::{ApprovalType, SendDecisionParams};
+use hld_client::Client;
+use serde::Serialize;
+
+use crate::error::{CliError, Exit};
+use crate::output::{paint, short_id, Render, GREEN, RED};
+use crate::{ids, Context};
+
+/// What a human decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Approve,
+    Deny,
+    Respond,
+}
+
+impl Decision {
+    /// The wire spelling of `decision`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Approve => "approve",
+            Decision::Deny => "deny",
+            Decision::Respond => "respond",
+        }
+    }
+
+    /// The kind of approval this decision answers.
+    pub fn kind(self) -> ApprovalType {
+        match self {
+            Decision::Approve | Decision::Deny => ApprovalType::FunctionCall,
+            Decision::Respond => ApprovalType::HumanContact,
+        }
+    }
+}
+
+/// Sends the decision; a refusal (`success: false`) is an error carrying the daemon's reason.
+pub async fn send(
+    client: &Client,
+    call_id: &str,
+    decision: Decision,
+    comment: Option<String>,
+) -> Result<(), CliError> {
+    let result = client
+        .send_decision(SendDecisionParams {
+            call_id: Some(call_id.to_owned()),
+            kind: Some(decision.kind().as_str().to_owned()),
+            decision: Some(decision.as_str().to_owned()),
+            comment,
+        })
+        .await?;
+    if result.success {
+        Ok(())
+    } else {
+        Err(CliError::failure(result.error.unwrap_or_else(|| {
+            format!("the daemon refused to {} {call_id}", decision.as_str())
+        })))
+    }
+}
+
+/// What `approve`, `deny` and `respond` print.
+#[derive(Debug, Serialize)]
+struct Decided {
+    call_id: String,
+    decision: Decision,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    comment: Option<String>,
+}
+
+impl Render for Decided {
+    fn human(&self) -> String {
+        let (style, word) = match self.decision {
+            Decision::Approve => (GREEN, "✓ approved"),
+            Decision::Deny => (RED, "✗ denied"),
+            Decision::Respond => (GREEN, "✓ answered"),
+        };
+        format!("{} {}", paint(style, word), self.call_id)
+    }
+}
+
+/// `approve`, `deny` and `respond`: resolves the id among pending approvals, checks that the
+/// decision fits the approval's kind, sends it and prints the outcome.
+pub async fn decide(
+    ctx: &Context,
+    prefix: &str,
+    decision: Decision,
+    comment: Option<String>,
+) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let call_id = match ids::approval(&client, prefix).await? {
+        Some(approval) if approval.kind != decision.kind() => {
+            let (what, how) = match approval.kind {
+                ApprovalType::HumanContact => {
+                    ("a question", "answer it with `hlyr respond ID --comment …`")
+                }
+                ApprovalType::FunctionCall => (
+                    "a tool call",
+                    "use `hlyr approve ID` or `hlyr deny ID --comment …`",
+                ),
+            };
+            return Err(
+                CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),
+            );
+        }
+        Some(approval) => approval.id,
+        None => prefix.to_owned(),
+    };
+    send(&client, &call_id, decision, comment.clone()).await?;
+    ctx.out.print(&Decided {
+        call_id,
+        decision,
+        comment,
+    })?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,91 @@
+//! Ids given as unique prefixes, as in git: sessions are looked up in `listSessions`, approvals
+//! in `fetchApprovals`. A prefix may leave out an id's leading word (`local-`).
+
+use hld_client::protocol::{Approval, SessionInfo};
+use hld_client::Client;
+
+use crate::error::CliError;
+use crate::output::{bare_id, short_id};
+
+/// The one candidate whose id starts with `prefix`; none or several is an error.
+fn unique<'a, T>(
+    what: &str,
+    prefix: &str,
+    candidates: &'a [T],
+    id: impl Fn(&T) -> &str,
+    describe: impl Fn(&T) -> String,
+) -> Result<Option<&'a T>, CliError> {
+    if prefix.is_empty() {
+        return Err(CliError::usage(format!("an empty {what} id")));
+    }
+    if let Some(exact) = candidates.iter().find(|c| id(c) == prefix) {
+        return Ok(Some(exact));
+    }
+    let matches: Vec<&T> = candidates
+        .iter()
+        .filter(|c| id(c).starts_with(prefix) || bare_id(id(c)).starts_with(prefix))
+        .collect();
+    match matches.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        many => {
+            let list: Vec<String> = many.iter().map(|c| describe(c)).collect();
+            Err(CliError::usage(format!(
+                "{what} id `{prefix}` is ambiguous; it matches {}",
+                list.join(", ")
+            ))
+            .hint("give more characters of the id"))
+        }
+    }
+}
+
+/// The session whose id is `prefix` or starts with it.
+pub async fn session(client: &Client, prefix: &str) -> Result<SessionInfo, CliError> {
+    let sessions = client.list_sessions().await?;
+    let describe = |s: &SessionInfo| format!("{} ({}, {:?})", short_id(&s.id), s.status, s.summary);
+    unique("session", prefix, &sessions, |s| &s.id, describe)?
+        .cloned()
+        .ok_or_else(|| {
+            CliError::failure(format!("session not found: {prefix}"))
+                .hint("`hlyr sessions --all` lists every session")
+        })
+}
+
+/// The pending approval whose id is `prefix` or starts with it. `None` when no pending approval
+/// matches: the caller passes the id on as given, for the daemon to judge (it may be decided).
+pub async fn approval(client: &Client, prefix: &str) -> Result<Option<Approval>, CliError> {
+    let pending = client.fetch_approvals(None).await?;
+    let describe = |a: &Approval| {
+        let what = a
+            .function_name
+            .as_deref()
+            .or(a.message.as_deref())
+            .unwrap_or_default();
+        format!("{} ({what})", short_id(&a.id))
+    };
+    Ok(unique("approval", prefix, &pending, |a| &a.id, describe)?.cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick<'a>(prefix: &str, ids: &'a [&'a str]) -> Result<Option<&'a &'a str>, CliError> {
+        unique("session", prefix, ids, |s| s, |s| s.to_string())
+    }
+
+    #[test]
+    fn prefixes_resolve_like_git() {
+        let ids = ["abc123", "abd456", "abc", "local-fe12"];
+        assert_eq!(pick("fe", &ids).unwrap(), Some(&"local-fe12"));
+        assert_eq!(pick("local-f", &ids).unwrap(), Some(&"local-fe12"));
+        assert_eq!(pick("abd", &ids).unwrap(), Some(&"abd456"));
+        // An exact id wins over the longer ids it prefixes.
+        assert_eq!(pick("abc", &ids).unwrap(), Some(&"abc"));
+        assert_eq!(pick("zz", &ids).unwrap(), None);
+        let err = pick("ab", &ids).unwrap_err();
+        assert_eq!(err.exit, crate::error::Exit::Usage);
+        assert!(err.message.contains("abc123") && err.message.contains("abd456"));
+        assert_eq!(pick("", &ids).unwrap_err().exit, crate::error::Exit::Usage);
+    }
+}

@@ -1,0 +1,256 @@
+//! Asking the daemon: create an approval for this server's session, then wait for its
+//! decision, event-driven through `Subscribe` with a `getApproval` poll as the fallback.
+//!
+//! The subscription is opened before `createApproval`, so a decision that comes at once is
+//! not missed. The poll also covers a lost subscription and a daemon restart: the approval
+//! is stored, so after reconnecting it can still be decided.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures::StreamExt;
+use hld_client::protocol::{ApprovalStatus, CreateApprovalParams, Event, SubscribeParams};
+use hld_client::{Client, Error, SubscribeOptions, Subscription, SubscriptionItem};
+
+/// Per-call timeout towards the daemon: a daemon that accepts but never answers is
+/// reported as unreachable instead of hanging Claude.
+const CALL_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the decision is polled while waiting, unless `HUMANLAYER_APPROVAL_POLL_MS` says
+/// otherwise.
+const POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// How this server reaches the daemon and which session it speaks for (from the
+/// environment the daemon gives it).
+#[derive(Debug)]
+pub struct Daemon {
+    /// The socket, or why it could not be resolved.
+    socket: Result<PathBuf, String>,
+    session_id: Option<String>,
+    run_id: Option<String>,
+    poll_interval: Duration,
+}
+
+/// A human's decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// `approved`, `denied` or `responded`.
+    pub status: ApprovalStatus,
+    /// The reviewer's comment or answer.
+    pub comment: Option<String>,
+}
+
+/// Why no decision could be had.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// No session identity in the environment.
+    #[error(
+        "HUMANLAYER_SESSION_ID and HUMANLAYER_RUN_ID are not set; this MCP server must be \
+         started by the hld daemon for one of its sessions"
+    )]
+    NoSession,
+    /// The socket path could not be resolved.
+    #[error("the hld daemon socket could not be resolved ({0})")]
+    NoSocket(String),
+    /// Connecting or calling failed.
+    #[error("the hld daemon could not be reached at {socket} ({error})")]
+    Unreachable {
+        /// The socket tried.
+        socket: String,
+        /// What went wrong.
+        error: Error,
+    },
+    /// The daemon refused to create the approval.
+    #[error("the hld daemon refused the approval request ({0})")]
+    Refused(String),
+    /// The approval could no longer be read while waiting.
+    #[error("approval {id} could not be read ({error})")]
+    Lost {
+        /// The approval.
+        id: String,
+        /// The daemon's error.
+        error: String,
+    },
+    /// The client cancelled the call or went away.
+    #[error("the request was cancelled before a human decided")]
+    Cancelled,
+}
+
+impl Daemon {
+    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; the
+    /// session comes from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID`, the poll interval
+    /// from `HUMANLAYER_APPROVAL_POLL_MS`.
+    pub fn from_env(explicit: Option<&Path>) -> Daemon {
+        let var = |key| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
+        let poll_interval = var("HUMANLAYER_APPROVAL_POLL_MS")
+            .and_then(|ms| ms.trim().parse().ok())
+            .map_or(POLL_INTERVAL, |ms: u64| Duration::from_millis(ms.max(10)));
+        Daemon {
+            socket: hld_client::config::resolve_socket_path(explicit),
+            session_id: var("HUMANLAYER_SESSION_ID"),
+            run_id: var("HUMANLAYER_RUN_ID"),
+            poll_interval,
+        }
+    }
+
+    /// Creates the approval described by `params` (this session's identity is added) and
+    /// waits for its decision, until `stop` resolves.
+    pub async fn ask(
+        &self,
+        params: CreateApprovalParams,
+        stop: impl Future<Output = ()>,
+    ) -> Result<Decision, Failure> {
+        tokio::select! {
+            decision = self.create_and_wait(params) => decision,
+            () = stop => Err(Failure::Cancelled),
+        }
+    }
+
+    async fn create_and_wait(&self, params: CreateApprovalParams) -> Result<Decision, Failure> {
+        if self.session_id.is_none() && self.run_id.is_none() {
+            return Err(Failure::NoSession);
+        }
+        let socket = self.socket.clone().map_err(Failure::NoSocket)?;
+        let unreachable = |error| Failure::Unreachable {
+            socket: socket.display().to_string(),
+            error,
+        };
+        let client = Client::connect_with_timeout(&socket, CALL_TIMEOUT)
+            .await
+            .map_err(unreachable)?;
+        let events = self.subscribe(&client).await;
+        let params = CreateApprovalParams {
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+            ..params
+        };
+        let id = match client.create_approval(params).await {
+            Ok(created) => created.approval_id,
+            Err(Error::Rpc(e)) => return Err(Failure::Refused(e.message)),
+            Err(e) => return Err(unreachable(e)),
+        };
+        eprintln!("hlyr mcp: approval {id} requested; waiting for a human");
+        let decision = Waiter {
+            daemon: self,
+            socket,
+            client: Some(client),
+            events,
+            id,
+        }
+        .wait()
+        .await?;
+        eprintln!("hlyr mcp: decision received: {}", decision.status.as_str());
+        Ok(decision)
+    }
+
+    /// A subscription to this session's `approval_resolved` events; `None` when it cannot
+    /// be had (the poll then does all the work).
+    async fn subscribe(&self, client: &Client) -> Option<Subscription> {
+        let params = SubscribeParams {
+            event_types: Some(vec!["approval_resolved".into()]),
+            session_id: self.session_id.clone(),
+            run_id: self.run_id.clone(),
+        };
+        match client.subscribe(params, SubscribeOptions::default()).await {
+            Ok(subscription) => Some(subscription),
+            Err(e) => {
+                eprintln!("hlyr mcp: no event subscription ({e}); polling instead");
+                None
+            }
+        }
+    }
+}
+
+/// The wait for one approval's decision.
+struct Waiter<'a> {
+    daemon: &'a Daemon,
+    socket: PathBuf,
+    /// `None` after the connection was lost, until it is re-established.
+    client: Option<Client>,
+    events: Option<Subscription>,
+    id: String,
+}
+
+impl Waiter<'_> {
+    async fn wait(mut self) -> Result<Decision, Failure> {
+        let mut poll = tokio::time::interval(self.daemon.poll_interval);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        poll.tick().await;
+        loop {
+            tokio::select! {
+                item = next_event(&mut self.events) => match item {
+                    Some(Ok(SubscriptionItem::Event(timed))) => {
+                        if let Event::ApprovalResolved { approval_id, decision, comment, .. } =
+                            timed.event
+                        {
+                            if approval_id == self.id {
+                                return Ok(Decision { status: decision, comment });
+                            }
+                        }
+                    }
+                    Some(Ok(SubscriptionItem::Reconnected { .. })) => {
+                        if let Some(decision) = self.check().await? {
+                            return Ok(decision);
+                        }
+                    }
+                    Some(Err(_)) | None => {
+                        // The subscription is gone: poll at once, and resubscribe later.
+                        self.events = None;
+                        if let Some(decision) = self.check().await? {
+                            return Ok(decision);
+                        }
+                    }
+                },
+                _ = poll.tick() => {
+                    if let Some(decision) = self.check().await? {
+                        return Ok(decision);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Polls the approval, reconnecting (and resubscribing) first if needed. `Ok(None)`
+    /// while it is pending or the daemon is out of reach.
+    async fn check(&mut self) -> Result<Option<Decision>, Failure> {
+        if self.client.is_none() {
+            match Client::connect_with_timeout(&self.socket, CALL_TIMEOUT).await {
+                Ok(client) => {
+                    eprintln!("hlyr mcp: reconnected to the daemon");
+                    self.client = Some(client);
+                }
+                Err(_) => return Ok(None),
+            }
+        }
+        let client = self.client.as_ref().expect("connected above");
+        if self.events.is_none() {
+            // Subscribed before the poll below, so no decision falls in between.
+            self.events = self.daemon.subscribe(client).await;
+        }
+        match client.get_approval(&self.id).await {
+            Ok(approval) if approval.status == ApprovalStatus::Pending => Ok(None),
+            Ok(approval) => Ok(Some(Decision {
+                status: approval.status,
+                comment: approval.comment,
+            })),
+            Err(Error::Rpc(e)) => Err(Failure::Lost {
+                id: self.id.clone(),
+                error: e.message,
+            }),
+            Err(e) => {
+                eprintln!("hlyr mcp: lost the daemon ({e}); still waiting");
+                self.client = None;
+                self.events = None;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The next subscription item; never resolves without a subscription.
+async fn next_event(events: &mut Option<Subscription>) -> Option<Result<SubscriptionItem, Error>> {
+    match events {
+        Some(events) => events.next().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,292 @@
+//! The `claude_approvals` MCP server: Claude Code's `--permission-prompt-tool`
+//! (`request_permission`) and `contact_human`, each turned into an approval in the hld daemon
+//! and answered by a human (contract: claude-code.md §3.2, hld-anchor.md §4.6).
+
+mod approval;
+mod stdin;
+
+use std::future::Future;
+use std::path::Path;
+
+use hld_client::protocol::{ApprovalStatus, CreateApprovalParams};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use approval::{Daemon, Decision};
+
+/// The name announced in `initialize`.
+const SERVER_NAME: &str = "hlyr-claude-approvals";
+/// The permission-prompt tool.
+const REQUEST_PERMISSION: &str = "request_permission";
+/// The question tool.
+const CONTACT_HUMAN: &str = "contact_human";
+/// `contact_human` as Claude names it when the daemon injects this server as `approvals`.
+/// Asking the human whether Claude may ask the human is noise, so it is allowed at once.
+const OWN_CONTACT_TOOL: &str = "mcp__approvals__contact_human";
+/// The deny message when the reviewer gave no reason.
+const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
+
+/// Serves the server on stdin/stdout until the client closes stdin. `socket` is an explicit
+/// daemon socket (`--daemon-socket`); otherwise the usual resolution applies, starting with
+/// `HUMANLAYER_DAEMON_SOCKET`.
+pub async fn serve_stdio(socket: Option<&Path>) -> Result<(), String> {
+    let closed = CancellationToken::new();
+    let server = ApprovalsServer {
+        daemon: Daemon::from_env(socket),
+        closed: closed.clone(),
+    };
+    let transport = (
+        stdin::WatchedStdin::new(closed.clone()),
+        tokio::io::stdout(),
+    );
+    let running = match server.serve(transport).await {
+        Ok(running) => running,
+        // The client went away before the handshake: nothing to serve.
+        Err(_) if closed.is_cancelled() => return Ok(()),
+        Err(e) => return Err(format!("MCP handshake failed: {e}")),
+    };
+    running
+        .waiting()
+        .await
+        .map_err(|e| format!("the MCP server task failed: {e}"))?;
+    Ok(())
+}
+
+/// The MCP handler. Every tool call runs in its own task; `closed` ends the waits of calls
+/// still in flight when stdin closes, so that the process exits at once instead of after
+/// rmcp's drain timeout.
+struct ApprovalsServer {
+    daemon: Daemon,
+    closed: CancellationToken,
+}
+
+impl ServerHandler for ApprovalsServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.unwrap_or_default();
+        let stop = stopped(context.ct, self.closed.clone());
+        let result = match request.name.as_ref() {
+            REQUEST_PERMISSION => self.request_permission(&arguments, stop).await,
+            CONTACT_HUMAN => self.contact_human(&arguments, stop).await,
+            other => Err(ErrorData::invalid_params(
+                format!("unknown tool: {other}"),
+                Some(json!({"tools": [REQUEST_PERMISSION, CONTACT_HUMAN]})),
+            )),
+        };
+        result.map(Into::into)
+    }
+}
+
+impl ApprovalsServer {
+    async fn request_permission(
+        &self,
+        arguments: &JsonObject,
+        stop: impl Future<Output = ()>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tool_name = required_string(arguments, "tool_name")?;
+        let input = match arguments.get("input") {
+            Some(Value::Object(input)) => Value::Object(input.clone()),
+            Some(_) => return Err(invalid_argument("input", "an object")),
+            None => return Err(invalid_argument("input", "required")),
+        };
+        let tool_use_id = match arguments.get("tool_use_id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id.clone()),
+            Some(_) => return Err(invalid_argument("tool_use_id", "a string")),
+        };
+        if tool_name == OWN_CONTACT_TOOL {
+            return Ok(text_result(allow(input)));
+        }
+        let params = CreateApprovalParams {
+            kind: Some("function_call".into()),
+            tool_name: Some(tool_name),
+            tool_input: Some(input.clone()),
+            tool_use_id,
+            ..Default::default()
+        };
+        let reply = match self.daemon.ask(params, stop).await {
+            Ok(Decision {
+                status: ApprovalStatus::Approved,
+                ..
+            }) => allow(input),
+            Ok(Decision { comment, .. }) => {
+                deny(comment.filter(|c| !c.trim().is_empty()).as_deref())
+            }
+            Err(failure) => {
+                eprintln!("hlyr mcp: {failure}");
+                deny(Some(&format!("Denied: {failure}")))
+            }
+        };
+        Ok(text_result(reply))
+    }
+
+    async fn contact_human(
+        &self,
+        arguments: &JsonObject,
+        stop: impl Future<Output = ()>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let message = required_string(arguments, "message")?;
+        let params = CreateApprovalParams {
+            kind: Some("human_contact".into()),
+            message: Some(message),
+            ..Default::default()
+        };
+        Ok(match self.daemon.ask(params, stop).await {
+            Ok(decision) => text_result(decision.comment.unwrap_or_default()),
+            Err(failure) => {
+                eprintln!("hlyr mcp: {failure}");
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "No answer from a human: {failure}"
+                ))])
+            }
+        })
+    }
+}
+
+/// Resolves when a call should stop waiting: the client cancelled it, or closed stdin.
+async fn stopped(call: CancellationToken, closed: CancellationToken) {
+    tokio::select! {
+        _ = call.cancelled() => {}
+        _ = closed.cancelled() => {}
+    }
+}
+
+/// The tools, with the input schemas Claude Code expects.
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            REQUEST_PERMISSION,
+            "Request permission to perform an action. A human approves or denies it through \
+             the hld daemon.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "tool_name": {"type": "string", "description": "The tool Claude wants to use"},
+                    "input": {"type": "object", "description": "Its input"},
+                    "tool_use_id": {"type": "string", "description": "The tool_use id"},
+                },
+                "required": ["tool_name", "input"],
+            })),
+        ),
+        Tool::new(
+            CONTACT_HUMAN,
+            "Ask the human a question and wait for the answer.",
+            schema(json!({
+                "type": "object",
+                "properties": {
+                    "message": {"type": "string", "description": "The question"},
+                },
+                "required": ["message"],
+            })),
+        ),
+    ]
+}
+
+fn schema(value: Value) -> JsonObject {
+    match value {
+        Value::Object(object) => object,
+        _ => unreachable!("schemas are written as objects"),
+    }
+}
+
+fn required_string(arguments: &JsonObject, key: &str) -> Result<String, ErrorData> {
+    match arguments.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.clone()),
+        Some(_) => Err(invalid_argument(key, "a non-empty string")),
+        None => Err(invalid_argument(key, "required")),
+    }
+}
+
+fn invalid_argument(key: &str, expected: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!("invalid arguments: {key} must be {expected}"),
+        Some(json!({"field": key, "expected": expected})),
+    )
+}
+
+/// `{"behavior":"allow","updatedInput":<input>}`: the input unchanged.
+fn allow(input: Value) -> String {
+    json!({"behavior": "allow", "updatedInput": input}).to_string()
+}
+
+/// `{"behavior":"deny","message":<reason>}`.
+fn deny(reason: Option<&str>) -> String {
+    json!({"behavior": "deny", "message": reason.unwrap_or(DEFAULT_DENIAL)}).to_string()
+}
+
+/// Exactly one text content item.
+fn text_result(text: String) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_have_the_permission_prompt_shape() {
+        let input = json!({"file_path": "/tmp/x", "content": "hi"});
+        assert_eq!(
+            allow(input.clone()),
+            r#"{"behavior":"allow","updatedInput":{"content":"hi","file_path":"/tmp/x"}}"#
+        );
+        assert_eq!(
+            deny(Some("not there")),
+            r#"{"behavior":"deny","message":"not there"}"#
+        );
+        assert_eq!(
+            deny(None),
+            r#"{"behavior":"deny","message":"Request denied by human reviewer"}"#
+        );
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let args = schema(json!({"tool_name": "", "n": 3, "s": "ok"}));
+        assert_eq!(required_string(&args, "s").unwrap(), "ok");
+        let empty = required_string(&args, "tool_name").unwrap_err();
+        assert_eq!(empty.code, rmcp::model::ErrorCode::INVALID_PARAMS);
+        assert!(empty
+            .message
+            .contains("tool_name must be a non-empty string"));
+        assert!(required_string(&args, "n").is_err());
+        let missing = required_string(&args, "message").unwrap_err();
+        assert_eq!(
+            missing.data,
+            Some(json!({"field": "message", "expected": "required"}))
+        );
+    }
+
+    #[test]
+    fn the_tools_declare_claude_codes_schema() {
+        let tools = tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names, [REQUEST_PERMISSION, CONTACT_HUMAN]);
+        let permission = Value::Object((*tools[0].input_schema).clone());
+        assert_eq!(permission["required"], json!(["tool_name", "input"]));
+        assert_eq!(permission["properties"]["input"]["type"], "object");
+        assert_eq!(permission["properties"]["tool_use_id"]["type"], "string");
+    }
+}

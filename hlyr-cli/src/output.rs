@@ -1,0 +1,429 @@
+//! Shared printing. Every command hands its result to one [`Printer`], which writes either the
+//! item's JSON (one line) or its text: `--json` is a second printer, not a second code path.
+//! Styles are always written; `anstream` strips them when stdout is not a terminal or
+//! `NO_COLOR` is set.
+
+use std::fmt::Display;
+use std::io::Write;
+
+use anstyle::{AnsiColor, Style};
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    SessionStatus,
+};
+use serde::Serialize;
+
+use crate::error::CliError;
+
+pub const BOLD: Style = Style::new().bold();
+pub const DIM: Style = Style::new().dimmed();
+pub const RED: Style = AnsiColor::Red.on_default();
+pub const GREEN: Style = AnsiColor::Green.on_default();
+pub const YELLOW: Style = AnsiColor::Yellow.on_default();
+pub const CYAN: Style = AnsiColor::Cyan.on_default();
+pub const MAGENTA: Style = AnsiColor::Magenta.on_default();
+
+/// Long tool results and inputs are cut to this many lines …
+const SHORT_LINES: usize = 5;
+/// … and this many characters.
+const SHORT_CHARS: usize = 400;
+
+/// Something a command prints: serialisable for `--json`, rendered as text otherwise.
+pub trait Render: Serialize {
+    /// The text form (styled; no trailing newline). Empty prints nothing.
+    fn human(&self) -> String;
+}
+
+/// Writes command output to stdout as JSON lines or text.
+#[derive(Debug, Clone, Copy)]
+pub struct Printer {
+    json: bool,
+}
+
+impl Printer {
+    pub fn new(json: bool) -> Printer {
+        Printer { json }
+    }
+
+    /// Prints one item and flushes, so that followers see it at once.
+    pub fn print<T: Render + ?Sized>(&self, item: &T) -> Result<(), CliError> {
+        let text = self.render(item)?;
+        self.line(&text)
+    }
+
+    /// An item's output: its JSON, or its text.
+    pub fn render<T: Render + ?Sized>(&self, item: &T) -> Result<String, CliError> {
+        if self.json {
+            serde_json::to_string(item)
+                .map_err(|e| CliError::failure(format!("cannot encode output: {e}")))
+        } else {
+            Ok(item.human())
+        }
+    }
+
+    /// Writes rendered output as a line and flushes; empty output writes nothing.
+    pub fn line(&self, text: &str) -> Result<(), CliError> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let mut out = anstream::stdout().lock();
+        writeln!(out, "{text}")?;
+        out.flush()?;
+        Ok(())
+    }
+}
+
+/// `text` in `style`.
+pub fn paint(style: Style, text: impl Display) -> String {
+    format!("{style}{text}{style:#}")
+}
+
+/// An id without a leading word such as `local-` (UUIDs are unchanged).
+pub fn bare_id(id: &str) -> &str {
+    match id.split_once('-') {
+        Some((word, rest)) if !word.chars().all(|c| c.is_ascii_hexdigit()) => rest,
+        _ => id,
+    }
+}
+
+/// An id as shown in tables: any leading word and 8 more characters (`local-1a2b3c4d`).
+/// Any unique prefix, with or without the word, is accepted back.
+pub fn short_id(id: &str) -> &str {
+    let word = id.len() - bare_id(id).len();
+    id[word..]
+        .char_indices()
+        .nth(8)
+        .map_or(id, |(i, _)| &id[..word + i])
+}
+
+/// `text` cut to a few lines and characters, saying how much was left out.
+pub fn shorten(text: &str) -> String {
+    let mut end = text.len();
+    if let Some((i, _)) = text.match_indices('\n').nth(SHORT_LINES - 1) {
+        end = i;
+    }
+    if let Some((i, _)) = text.char_indices().nth(SHORT_CHARS) {
+        end = end.min(i);
+    }
+    let kept = text[..end].trim_end();
+    if end == text.len() {
+        kept.to_owned()
+    } else {
+        format!("{kept}… ({} more bytes)", text.len() - kept.len())
+    }
+}
+
+/// Indents every line after the first by `indent` spaces.
+fn hang(text: &str, indent: usize) -> String {
+    text.replace('\n', &format!("\n{:indent$}", ""))
+}
+
+/// How long ago an RFC 3339 time was: `42s`, `5m`, `3h`, `2d`.
+pub fn age(rfc3339: &str) -> String {
+    let Ok(then) = chrono::DateTime::parse_from_rfc3339(rfc3339) else {
+        return "?".to_owned();
+    };
+    let secs = (chrono::Utc::now() - then.to_utc()).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+pub fn cost(usd: Option<f64>) -> String {
+    usd.map_or_else(|| "-".to_owned(), |c| format!("${c:.4}"))
+}
+
+pub fn status(status: SessionStatus) -> String {
+    let style = match status {
+        SessionStatus::Completed => GREEN,
+        SessionStatus::Failed => RED,
+        SessionStatus::WaitingInput => MAGENTA,
+        SessionStatus::Running | SessionStatus::Starting => CYAN,
+        SessionStatus::Completing => YELLOW,
+    };
+    paint(style, status)
+}
+
+/// Aligns rows under a bold header. Cells may hold styles; widths count visible characters.
+pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let width = |cell: &str| {
+        anstream::adapter::strip_str(cell)
+            .to_string()
+            .chars()
+            .count()
+    };
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(width(cell));
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let last = cells.len().saturating_sub(1);
+        let mut out = String::new();
+        for (i, cell) in cells.into_iter().enumerate() {
+            out.push_str(&cell);
+            if i < last {
+                let pad = widths[i] - width(&cell) + 2;
+                out.push_str(&" ".repeat(pad));
+            }
+        }
+        out
+    };
+    let head = header.iter().map(|h| paint(BOLD, h)).collect();
+    std::iter::once(line(head))
+        .chain(rows.iter().map(|r| line(r.clone())))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The compact JSON of a tool input given as a JSON string (kept as is when it is not JSON).
+fn compact_json(text: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(text)
+        .map_or_else(|_| text.to_owned(), |v| v.to_string())
+}
+
+/// What following a session prints, one item at a time.
+#[derive(Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Update {
+    /// A session was launched or continued.
+    Started {
+        session_id: String,
+        run_id: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        parent_session_id: Option<String>,
+    },
+    /// A conversation event.
+    Event(ConversationEvent),
+    /// A status change.
+    Status {
+        session_id: String,
+        old_status: SessionStatus,
+        new_status: SessionStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// An approval was requested.
+    Approval(Approval),
+    /// An approval was decided (here or elsewhere).
+    Decision {
+        approval_id: String,
+        decision: ApprovalStatus,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+    },
+    /// The session ended.
+    Finished(SessionState),
+}
+
+impl Render for Update {
+    fn human(&self) -> String {
+        match self {
+            Update::Started {
+                session_id,
+                run_id,
+                parent_session_id,
+            } => {
+                let mut text = format!(
+                    "{} {session_id}\n{} {run_id}",
+                    paint(BOLD, "Session"),
+                    paint(BOLD, "Run    ")
+                );
+                if let Some(parent) = parent_session_id {
+                    text.push_str(&format!("\n{} {parent}", paint(DIM, "Continues")));
+                }
+                text
+            }
+            Update::Event(event) => event_text(event),
+            Update::Status {
+                old_status,
+                new_status,
+                error,
+                ..
+            } => {
+                // The end is told by `Finished`; waiting on approvals by the approval lines.
+                let waiting = SessionStatus::WaitingInput;
+                if !new_status.is_active() || *new_status == waiting || *old_status == waiting {
+                    return String::new();
+                }
+                let mut text = format!("{} {}", paint(DIM, "· status:"), status(*new_status));
+                if let Some(error) = error {
+                    text.push_str(&format!(" {}", paint(RED, error)));
+                }
+                text
+            }
+            Update::Approval(approval) => approval_text(approval),
+            Update::Decision {
+                approval_id,
+                decision,
+                comment,
+            } => {
+                let (style, mark, word) = match decision {
+                    ApprovalStatus::Approved => (GREEN, "✓", "approved"),
+                    ApprovalStatus::Denied => (RED, "✗", "denied"),
+                    ApprovalStatus::Responded => (GREEN, "✓", "answered"),
+                    ApprovalStatus::Pending => (DIM, "?", "pending"),
+                    ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
+                };
+                let mut text = format!(
+                    "{} {}",
+                    paint(style, format!("{mark} {word}")),
+                    short_id(approval_id)
+                );
+                if let Some(comment) = comment.as_deref().filter(|c| !c.is_empty()) {
+                    text.push_str(&format!(": {comment}"));
+                }
+                text
+            }
+            Update::Finished(state) => finished_text(state),
+        }
+    }
+}
+
+fn event_text(event: &ConversationEvent) -> String {
+    let content = event.content.as_deref().unwrap_or_default();
+    match event.event_type {
+        ConversationEventType::Message => match event.role.as_deref() {
+            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(content, 2))),
+            Some("assistant") => content.to_owned(),
+            _ => paint(DIM, format!("system: {content}")),
+        },
+        ConversationEventType::ToolCall => {
+            let input = event
+                .tool_input_json
+                .as_deref()
+                .map(compact_json)
+                .unwrap_or_default();
+            format!(
+                "{} {}",
+                paint(
+                    YELLOW,
+                    format!("→ {}", event.tool_name.as_deref().unwrap_or("tool"))
+                ),
+                hang(&shorten(&input), 2)
+            )
+        }
+        ConversationEventType::ToolResult => {
+            let result = shorten(event.tool_result_content.as_deref().unwrap_or_default());
+            if event.is_error {
+                format!("  {} {}", paint(RED, "← error:"), hang(&result, 4))
+            } else {
+                format!("  {} {}", paint(DIM, "←"), hang(&result, 4))
+            }
+        }
+        ConversationEventType::Thinking => {
+            paint(DIM, format!("thinking: {}", hang(&shorten(content), 2)))
+        }
+        ConversationEventType::System => paint(DIM, format!("system: {content}")),
+    }
+}
+
+fn approval_text(approval: &Approval) -> String {
+    let id = short_id(&approval.id);
+    match approval.kind {
+        ApprovalType::FunctionCall => {
+            let args = approval
+                .function_args
+                .as_ref()
+                .map(|a| a.to_string())
+                .unwrap_or_default();
+            format!(
+                "{} {} {}",
+                paint(MAGENTA, format!("? approval {id}:")),
+                paint(BOLD, approval.function_name.as_deref().unwrap_or("tool")),
+                hang(&shorten(&args), 2)
+            )
+        }
+        ApprovalType::HumanContact => format!(
+            "{} {}",
+            paint(MAGENTA, format!("? question {id}:")),
+            hang(approval.message.as_deref().unwrap_or_default(), 2)
+        ),
+    }
+}
+
+fn finished_text(state: &SessionState) -> String {
+    if state.status == SessionStatus::Failed {
+        let error = state.error_message.as_deref().unwrap_or("no error message");
+        return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
+    }
+    if state.interrupted {
+        return paint(YELLOW.bold(), "■ interrupted");
+    }
+    let mut parts = vec![paint(GREEN.bold(), "✓ completed")];
+    if let Some(turns) = state.num_turns {
+        parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
+    }
+    if state.cost_usd.is_some() {
+        parts.push(cost(state.cost_usd));
+    }
+    if let Some(ms) = state.duration_ms {
+        parts.push(format!("{:.1}s", ms as f64 / 1000.0));
+    }
+    parts.join(&paint(DIM, " · "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {
+        let text = Update::Decision {
+            approval_id: "fc-123".into(),
+            decision: ApprovalStatus::Resolved,
+            comment: None,
+        }
+        .human();
+        assert!(text.contains("resolved elsewhere"), "{text}");
+        assert!(text.contains("fc-123"), "{text}");
+    }
+
+    #[test]
+    fn shorten_keeps_short_text_and_cuts_long_text() {
+        assert_eq!(shorten("one\ntwo"), "one\ntwo");
+        let long = (1..=20)
+            .map(|i| format!("line {i}"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let short = shorten(&long);
+        assert!(short.starts_with("line 1\n"));
+        assert!(short.contains("line 5"));
+        assert!(!short.contains("line 6"));
+        let kept = "line 1\nline 2\nline 3\nline 4\nline 5".len();
+        assert!(short.ends_with(&format!("… ({} more bytes)", long.len() - kept)));
+        let wide = "é".repeat(1000);
+        let short = shorten(&wide);
+        assert!(short.starts_with(&"é".repeat(400)));
+        assert!(short.ends_with(&format!("({} more bytes)", 2000 - 800)));
+    }
+
+    #[test]
+    fn short_ids_and_ages() {
+        assert_eq!(short_id("0123456789abcdef"), "01234567");
+        assert_eq!(short_id("abc"), "abc");
+        let uuid = "1e2409fa-b27b-4e30-9bb4-242ec0adf33d";
+        assert_eq!(short_id(uuid), "1e2409fa");
+        assert_eq!(bare_id(uuid), uuid);
+        let local = "local-5e51132b-7b51-47b6-926e-69deebd9bcb0";
+        assert_eq!(short_id(local), "local-5e51132b");
+        assert_eq!(bare_id(local), "5e51132b-7b51-47b6-926e-69deebd9bcb0");
+        let ten_minutes_ago = (chrono::Utc::now() - chrono::Duration::minutes(10)).to_rfc3339();
+        assert_eq!(age(&ten_minutes_ago), "10m");
+        assert_eq!(age("not a time"), "?");
+    }
+
+    #[test]
+    fn tables_align_on_visible_width() {
+        let rows = vec![
+            vec![paint(GREEN, "ok"), "x".to_owned()],
+            vec!["longer".to_owned(), "y".to_owned()],
+        ];
+        let text = anstream::adapter::strip_str(&table(&["A", "B"], &rows)).to_string();
+        assert_eq!(text, "A       B\nok      x\nlonger  y");
+    }
+}

@@ -1,0 +1,422 @@
+//! A loopback stand-in for Anthropic's Messages API, for the tests that run the real `claude`
+//! CLI (pointed here with `ANTHROPIC_BASE_URL`): `POST /v1/messages` answers with the reply a
+//! test scripts for each request, streamed as Server-Sent Events like the real API
+//! (`message_start`, `content_block_*`, `message_delta`, `message_stop`) or as one JSON message
+//! when `stream` is false; every request is recorded so that tests can assert what the model
+//! was sent.
+//!
+//! A tiny HTTP/1.1 server on `127.0.0.1:0`: one thread per connection, one request per
+//! connection (`Connection: close`), bodies by `Content-Length`. Besides the Messages API the
+//! CLI 2.1.197 sends a `HEAD /` reachability probe at start-up (answered 200); anything else is
+//! logged to stderr and answered 404 with an API-style error.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// The `input_tokens` every reply reports.
+pub const INPUT_TOKENS: u64 = 1000;
+/// The `output_tokens` every reply reports.
+pub const OUTPUT_TOKENS: u64 = 100;
+
+/// One request as received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    /// `HEAD`, `GET`, `POST`, ...
+    pub method: String,
+    /// The request target, query included (the CLI calls `/v1/messages?beta=true`).
+    pub target: String,
+    /// The body as JSON (`Null` when empty or not JSON).
+    pub body: Value,
+}
+
+impl Recorded {
+    /// Whether this is a streaming Messages API call, i.e. a model turn of the agent loop.
+    pub fn is_model_turn(&self) -> bool {
+        self.method == "POST"
+            && path_of(&self.target) == "/v1/messages"
+            && self.body["stream"] == true
+    }
+}
+
+/// One content block of a scripted reply.
+#[derive(Debug, Clone)]
+pub enum Block {
+    /// A `text` block.
+    Text(String),
+    /// A `tool_use` block.
+    ToolUse {
+        /// The `toolu_...` id.
+        id: String,
+        /// The tool's name, e.g. `Write`.
+        name: String,
+        /// The tool's input object.
+        input: Value,
+    },
+}
+
+/// A scripted model reply: its blocks, and how slowly to stream them.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The content blocks, in order.
+    pub blocks: Vec<Block>,
+    /// The pause before each streamed delta.
+    pub delta_delay: Duration,
+}
+
+impl Reply {
+    /// A reply of one text block.
+    pub fn text(text: &str) -> Reply {
+        Reply {
+            blocks: vec![Block::Text(text.to_owned())],
+            delta_delay: Duration::ZERO,
+        }
+    }
+
+    /// A reply of a text block followed by a `tool_use` block.
+    pub fn tool_use(text: &str, id: &str, name: &str, input: Value) -> Reply {
+        Reply {
+            blocks: vec![
+                Block::Text(text.to_owned()),
+                Block::ToolUse {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    input,
+                },
+            ],
+            delta_delay: Duration::ZERO,
+        }
+    }
+
+    /// The same reply, streamed with `delay` before each delta (text goes one word a delta).
+    pub fn slow(mut self, delay: Duration) -> Reply {
+        self.delta_delay = delay;
+        self
+    }
+
+    fn stop_reason(&self) -> &'static str {
+        if self
+            .blocks
+            .iter()
+            .any(|b| matches!(b, Block::ToolUse { .. }))
+        {
+            "tool_use"
+        } else {
+            "end_turn"
+        }
+    }
+}
+
+/// Chooses the reply to a Messages API request from its body.
+type Responder = dyn Fn(&Value) -> Reply + Send + Sync;
+
+/// The running stand-in. Stops accepting when dropped.
+#[derive(Debug)]
+pub struct AnthropicStandIn {
+    port: u16,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl AnthropicStandIn {
+    /// Starts the stand-in; `responder` picks the reply to each `/v1/messages` request.
+    pub fn start(responder: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> AnthropicStandIn {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the stand-in");
+        let port = listener.local_addr().expect("local address").port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let responder: Arc<Responder> = Arc::new(responder);
+        let counter = Arc::new(AtomicU64::new(0));
+        let (thread_requests, thread_stop) = (Arc::clone(&requests), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                if thread_stop.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(stream) = stream else { continue };
+                let requests = Arc::clone(&thread_requests);
+                let responder = Arc::clone(&responder);
+                let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+                std::thread::spawn(move || serve(stream, &requests, responder.as_ref(), n));
+            }
+        });
+        AnthropicStandIn {
+            port,
+            requests,
+            stop,
+        }
+    }
+
+    /// The value for `ANTHROPIC_BASE_URL`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Recorded>> {
+        self.requests.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every request so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.lock().clone()
+    }
+
+    /// The bodies of the model turns (streaming `/v1/messages` calls) so far.
+    pub fn model_turns(&self) -> Vec<Value> {
+        self.lock()
+            .iter()
+            .filter(|r| r.is_model_turn())
+            .map(|r| r.body.clone())
+            .collect()
+    }
+
+    /// Waits until at least `n` model turns arrived (20 s at most); returns them.
+    pub fn wait_model_turns(&self, n: usize) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let turns = self.model_turns();
+            if turns.len() >= n {
+                return turns;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the stand-in saw {} model turns, not {n}; requests: {:?}",
+                turns.len(),
+                self.requests()
+                    .iter()
+                    .map(|r| format!("{} {}", r.method, r.target))
+                    .collect::<Vec<_>>()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for AnthropicStandIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wakes the accept loop so that it sees the flag.
+        let _ = TcpStream::connect(("127.0.0.1", self.port));
+    }
+}
+
+/// The tool results in the last user message of a request (the answers to the previous
+/// turn's `tool_use` blocks).
+pub fn tool_results(request: &Value) -> Vec<Value> {
+    let last = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"));
+    last.and_then(|m| m["content"].as_array())
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b["type"] == "tool_result")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The system prompt of a request as one string (its text blocks joined by newlines).
+pub fn system_text(request: &Value) -> String {
+    match &request["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+/// The target without its query string.
+fn path_of(target: &str) -> &str {
+    target.split('?').next().unwrap_or_default()
+}
+
+/// Reads one request, answers it and closes the connection.
+fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Responder, n: u64) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(read_half);
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = request_line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_owned();
+    let target = parts.next().unwrap_or_default().to_owned();
+    let mut headers = HashMap::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
+        }
+    }
+    let length = headers
+        .get("content-length")
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let recorded = Recorded {
+        method,
+        target,
+        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+    };
+    requests
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(recorded.clone());
+    let mut out = stream;
+    let request_id = format!("req_standin{n:06}");
+    match (recorded.method.as_str(), path_of(&recorded.target)) {
+        ("HEAD", "/") => respond(&mut out, 200, &request_id, None),
+        ("POST", "/v1/messages") => {
+            let reply = responder(&recorded.body);
+            let model = recorded.body["model"].as_str().unwrap_or("claude-standin");
+            let message_id = format!("msg_standin{n:06}");
+            if recorded.is_model_turn() {
+                stream_reply(&mut out, &request_id, &message_id, model, &reply);
+            } else {
+                let message = json!({
+                    "id": message_id, "type": "message", "role": "assistant", "model": model,
+                    "content": reply.blocks.iter().map(block_json).collect::<Vec<_>>(),
+                    "stop_reason": reply.stop_reason(), "stop_sequence": null,
+                    "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS},
+                });
+                respond(&mut out, 200, &request_id, Some(&message));
+            }
+        }
+        _ => {
+            eprintln!(
+                "anthropic stand-in: unexpected {} {}: {}",
+                recorded.method, recorded.target, recorded.body
+            );
+            let error = json!({"type": "error", "error": {"type": "not_found_error",
+                "message": format!("the stand-in does not serve {}", recorded.target)}});
+            respond(&mut out, 404, &request_id, Some(&error));
+        }
+    }
+}
+
+/// Writes a complete JSON response (or an empty one).
+fn respond(out: &mut TcpStream, status: u16, request_id: &str, body: Option<&Value>) {
+    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let text = body.map(Value::to_string).unwrap_or_default();
+    let response = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nrequest-id: {request_id}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        text.len()
+    );
+    let _ = out.write_all(response.as_bytes());
+    let _ = out.flush();
+}
+
+/// A block as it appears in a complete message.
+fn block_json(block: &Block) -> Value {
+    match block {
+        Block::Text(text) => json!({"type": "text", "text": text}),
+        Block::ToolUse { id, name, input } => {
+            json!({"type": "tool_use", "id": id, "name": name, "input": input})
+        }
+    }
+}
+
+/// Streams `reply` as Server-Sent Events; gives up quietly when the client goes away (an
+/// interrupted CLI closes the connection mid-stream).
+fn stream_reply(
+    out: &mut TcpStream,
+    request_id: &str,
+    message_id: &str,
+    model: &str,
+    reply: &Reply,
+) {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+         request-id: {request_id}\r\nConnection: close\r\n\r\n"
+    );
+    if out.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let mut events = vec![(
+        "message_start",
+        json!({"type": "message_start", "message": {
+            "id": message_id, "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": null, "stop_sequence": null,
+            "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": 1,
+                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}}),
+    )];
+    for (index, block) in reply.blocks.iter().enumerate() {
+        let (start, deltas) = match block {
+            Block::Text(text) => (
+                json!({"type": "text", "text": ""}),
+                text.split_inclusive(' ')
+                    .map(|piece| json!({"type": "text_delta", "text": piece}))
+                    .collect::<Vec<_>>(),
+            ),
+            Block::ToolUse { id, name, input } => {
+                let partial = input.to_string();
+                let (a, b) = partial.split_at(partial.len() / 2);
+                (
+                    json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+                    vec![
+                        json!({"type": "input_json_delta", "partial_json": a}),
+                        json!({"type": "input_json_delta", "partial_json": b}),
+                    ],
+                )
+            }
+        };
+        events.push((
+            "content_block_start",
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        events.extend(deltas.into_iter().map(|delta| {
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            )
+        }));
+        events.push((
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push((
+        "message_delta",
+        json!({"type": "message_delta",
+               "delta": {"stop_reason": reply.stop_reason(), "stop_sequence": null},
+               "usage": {"output_tokens": OUTPUT_TOKENS}}),
+    ));
+    events.push(("message_stop", json!({"type": "message_stop"})));
+    for (name, data) in events {
+        if name == "content_block_delta" && !reply.delta_delay.is_zero() {
+            std::thread::sleep(reply.delta_delay);
+        }
+        let frame = format!("event: {name}\ndata: {data}\n\n");
+        if out
+            .write_all(frame.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+}
