@@ -93,10 +93,13 @@ fn raw(path: &Path) -> Connection {
 
 /// A write that keeps the writer busy for a while, so that what is queued meanwhile is
 /// applied as one batch.
-async fn hold_writer(store: &Store) -> Result<()> {
+/// Keeps the writer busy until `release` fires, so that the commands sent meanwhile queue up
+/// and are applied together. Put the future that fires `release` last in a `join!`: it runs
+/// after every other future of the join has sent its command.
+async fn hold_writer(store: &Store, release: std::sync::mpsc::Receiver<()>) -> Result<()> {
     store
-        .write(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(150));
+        .write(move |_| {
+            let _ = release.recv_timeout(std::time::Duration::from_secs(10));
             Ok(())
         })
         .await
@@ -725,7 +728,12 @@ async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
             }
         })
         .collect();
-    let (gate, results) = tokio::join!(hold_writer(&store), futures::future::join_all(burst));
+    let (release, gate) = std::sync::mpsc::channel();
+    let (gate, results, ()) = tokio::join!(
+        hold_writer(&store, gate),
+        futures::future::join_all(burst),
+        async move { release.send(()).unwrap() }
+    );
     gate.unwrap();
     assert!(results.iter().all(Result::is_ok));
     let stats = store.write_stats();
@@ -749,7 +757,8 @@ async fn a_failing_command_rolls_back_alone_within_its_batch() {
         .unwrap();
     // Queued behind a busy writer, so that it applies them in one transaction.
     let before = store.write_stats();
-    let gate = hold_writer(&store);
+    let (release, gate) = std::sync::mpsc::channel();
+    let gate = hold_writer(&store, gate);
     let ok1 = store.ingest("s1", messages("c", &["first"]));
     let failing = store.write(|w| {
         w.ingest("s1", messages("c", &["doomed"]))?;
@@ -757,10 +766,13 @@ async fn a_failing_command_rolls_back_alone_within_its_batch() {
     });
     let missing = store.ingest("ghost", messages("c", &["nowhere"]));
     let ok2 = store.ingest("s1", messages("c", &["second"]));
-    let (gate, ok1, failing, missing, ok2) = tokio::join!(gate, ok1, failing, missing, ok2);
+    let (gate, ok1, failing, missing, ok2, ()) =
+        tokio::join!(gate, ok1, failing, missing, ok2, async move {
+            release.send(()).unwrap()
+        });
     gate.unwrap();
     let stats = store.write_stats();
-    // The gate may or may not have been alone; the four commands after it were not.
+    // The gate may or may not have been alone; the four commands queued behind it were not.
     assert!(
         stats.transactions - before.transactions <= 2,
         "{before:?} -> {stats:?}"
