@@ -556,7 +556,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                 let eps = Spread::of(&rs.iter().map(|r| r.events_per_sec).collect::<Vec<_>>());
                 s.push_str(&format!("; {} events/s", si(eps.median)));
             }
-            s.push_str(&format!("; lost {lost}"));
+            s.push_str(&format!("; lost {lost} in all rounds"));
             s
         };
         let hld_p99: Vec<f64> = hld.iter().map(|r| r.latency.p99_us).collect();
