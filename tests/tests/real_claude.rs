@@ -491,6 +491,7 @@ fn an_interrupt_while_an_approval_is_pending_rejects_the_tool_and_expires_the_ap
     };
     assert_eq!(approval["status"], "resolved", "{approval}");
     assert_eq!(approval["comment"], "the session ended before a decision");
+    let events = d.conversation(&id);
     assert_eq!(event(&events, "tool_call")["approval_status"], "resolved");
     let pending = d.result("fetchApprovals", json!({"session_id": id}));
     assert_eq!(pending["approvals"], json!([]));
