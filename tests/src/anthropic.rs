@@ -10,8 +10,7 @@
 //! CLI 2.1.197 sends a `HEAD /` reachability probe at start-up (answered 200); anything else is
 //! logged to stderr and answered 404 with an API-style error.
 
-use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -242,40 +241,10 @@ fn path_of(target: &str) -> &str {
 
 /// Reads one request, answers it and closes the connection.
 fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Responder, n: u64) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let Ok(read_half) = stream.try_clone() else {
+    let Some(request) = crate::http::read_request(&stream) else {
         return;
     };
-    let mut reader = BufReader::new(read_half);
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return;
-    }
-    let mut parts = request_line.split_whitespace();
-    let method = parts.next().unwrap_or_default().to_owned();
-    let target = parts.next().unwrap_or_default().to_owned();
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
-    }
-    let length = headers
-        .get("content-length")
-        .and_then(|v| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
-        return;
-    }
+    let (method, target, body) = (request.method, request.target, request.body);
     let recorded = Recorded {
         method,
         target,

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 pub mod anthropic;
 pub mod cloud;
+pub mod http;
 
 /// The path of a binary built in this workspace (next to the test executable's `deps/`).
 pub fn workspace_bin(name: &str) -> PathBuf {
