@@ -4,13 +4,19 @@
 //! Each subscriber has a bounded queue; when it is full the oldest event is dropped and
 //! counted, and the subscriber is told how many it lost with a `lagged` event before the
 //! next events it receives. A slow subscriber never delays the publisher or anyone else.
+//!
+//! A connection's subscriber also gives the bus its socket: while its queue is empty and its
+//! task idle, the publisher writes the line straight to the socket (non-blocking), so that the
+//! common case costs one `send` and no task wake-up; only what the socket does not take is
+//! queued for the task.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use bytes::Bytes;
-use hld_client::protocol::{Event, SubscribeParams, TimedEvent};
+use hld_client::protocol::{Event, SubscribeParams, TimedEvent, EVENT_TYPES};
 use tokio::sync::Notify;
 
 /// A published event: the typed value and its serialised subscription line.
@@ -23,22 +29,62 @@ pub struct Published {
 }
 
 /// Which events a subscriber wants; conditions are ANDed.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Filter {
-    /// Only these types (empty: all).
-    pub event_types: Vec<String>,
+    /// One bit per entry of [`EVENT_TYPES`] wanted.
+    types: u8,
     /// Only this session.
-    pub session_id: Option<String>,
+    session_id: Option<String>,
     /// Only this run.
-    pub run_id: Option<String>,
+    run_id: Option<String>,
+}
+
+/// Every event type's bit.
+const ALL_TYPES: u8 = (1 << EVENT_TYPES.len()) - 1;
+
+/// The bit of the event type named `name`, or 0 if there is no such type.
+fn type_bit(name: &str) -> u8 {
+    EVENT_TYPES
+        .iter()
+        .position(|t| *t == name)
+        .map_or(0, |i| 1 << i)
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter {
+            types: ALL_TYPES,
+            session_id: None,
+            run_id: None,
+        }
+    }
 }
 
 impl Filter {
-    fn matches(&self, event: &Event) -> bool {
+    /// Events of these types only (none: every type); unknown names match nothing.
+    pub fn of_types<S: AsRef<str>>(names: &[S]) -> Self {
+        Filter {
+            types: if names.is_empty() {
+                ALL_TYPES
+            } else {
+                names.iter().fold(0, |bits, n| bits | type_bit(n.as_ref()))
+            },
+            ..Filter::default()
+        }
+    }
+
+    /// Of those, only the events of `session_id` and `run_id` (when given and not empty).
+    pub fn of(mut self, session_id: Option<String>, run_id: Option<String>) -> Self {
+        self.session_id = session_id.filter(|s| !s.is_empty());
+        self.run_id = run_id.filter(|s| !s.is_empty());
+        self
+    }
+
+    fn matches(&self, event: &Event, bit: u8) -> bool {
         if matches!(event, Event::Lagged { .. }) {
             return true;
         }
-        (self.event_types.is_empty() || self.event_types.iter().any(|t| t == event.type_name()))
+        self.types & bit != 0
             && self
                 .session_id
                 .as_deref()
@@ -52,25 +98,37 @@ impl Filter {
 
 impl From<SubscribeParams> for Filter {
     fn from(p: SubscribeParams) -> Self {
-        Filter {
-            event_types: p.event_types.unwrap_or_default(),
-            session_id: p.session_id.filter(|s| !s.is_empty()),
-            run_id: p.run_id.filter(|s| !s.is_empty()),
-        }
+        Filter::of_types(p.event_types.as_deref().unwrap_or_default()).of(p.session_id, p.run_id)
     }
 }
 
 struct Queue {
     events: VecDeque<Arc<Published>>,
     lost: u64,
+    /// Bytes of the first queued event already written by a direct write.
+    written: usize,
+    /// When the publisher last wrote a line directly.
+    last_direct: Option<Instant>,
+    /// The subscriber's task owns the sink (it is writing, or about to): lines queue behind
+    /// it instead of being written directly.
+    busy: bool,
+}
+
+/// A subscriber's connection, written to without waiting (a non-blocking socket).
+pub trait Sink: Send + Sync {
+    /// Writes what the connection takes now: `Ok(n)` bytes, or an error such as `WouldBlock`.
+    fn try_write(&self, buf: &[u8]) -> std::io::Result<usize>;
 }
 
 struct Slot {
     filter: Filter,
-    // A std Mutex: held only to push or drain, never across an await.
+    // A std Mutex: held only to push or drain (or for one non-blocking write), never across
+    // an await.
     queue: Mutex<Queue>,
     notify: Notify,
     capacity: usize,
+    /// Where an event goes directly when nothing is queued before it.
+    sink: Option<Arc<dyn Sink>>,
 }
 
 /// The bus. Cheap to clone.
@@ -85,6 +143,8 @@ struct BusInner {
     next_id: AtomicU64,
     capacity: usize,
     published: AtomicU64,
+    /// Set once by [`Bus::close`]: every subscription ends.
+    closed: AtomicBool,
 }
 
 impl std::fmt::Debug for Bus {
@@ -104,6 +164,7 @@ impl Bus {
                 next_id: AtomicU64::new(1),
                 capacity: capacity.max(1),
                 published: AtomicU64::new(0),
+                closed: AtomicBool::new(false),
             }),
         }
     }
@@ -112,10 +173,11 @@ impl Bus {
     /// once, and only if some subscriber wants the event.
     pub fn publish(&self, event: Event) {
         self.inner.published.fetch_add(1, Ordering::Relaxed);
+        let bit = type_bit(event.type_name());
         let slots = self.inner.slots.read().unwrap();
         let wanted: Vec<&Arc<Slot>> = slots
             .values()
-            .filter(|slot| slot.filter.matches(&event))
+            .filter(|slot| slot.filter.matches(&event, bit))
             .collect();
         if wanted.is_empty() {
             return;
@@ -140,23 +202,48 @@ impl Bus {
         }
     }
 
-    /// Adds a subscriber.
+    /// Adds a subscriber that takes its events from its queue.
     pub fn subscribe(&self, filter: Filter) -> Subscriber {
+        self.add(filter, None)
+    }
+
+    /// Adds a subscriber whose events are written straight to `sink` by the publisher while
+    /// its queue is empty and its task idle, without waking the task; the rest are queued
+    /// for the task as [`subscribe`](Self::subscribe)'s. The task owns the sink until its
+    /// first [`Subscriber::next_batch`], so it can write its own first line.
+    pub fn subscribe_direct(&self, filter: Filter, sink: Arc<dyn Sink>) -> Subscriber {
+        self.add(filter, Some(sink))
+    }
+
+    fn add(&self, filter: Filter, sink: Option<Arc<dyn Sink>>) -> Subscriber {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(Slot {
             filter,
             queue: Mutex::new(Queue {
                 events: VecDeque::new(),
                 lost: 0,
+                written: 0,
+                last_direct: None,
+                busy: true,
             }),
             notify: Notify::new(),
             capacity: self.inner.capacity,
+            sink,
         });
         self.inner.slots.write().unwrap().insert(id, slot.clone());
         Subscriber {
             id,
             slot,
             bus: self.clone(),
+        }
+    }
+
+    /// Ends every subscription, present and future: their [`Subscriber::next_batch`] returns
+    /// `None` from now on (shutdown).
+    pub fn close(&self) {
+        self.inner.closed.store(true, Ordering::Release);
+        for slot in self.inner.slots.read().unwrap().values() {
+            slot.notify.notify_one();
         }
     }
 
@@ -175,8 +262,21 @@ impl Slot {
     fn push(&self, event: Arc<Published>) {
         {
             let mut q = self.queue.lock().unwrap();
-            if q.events.len() >= self.capacity {
-                q.events.pop_front();
+            if let (Some(sink), false) = (&self.sink, q.busy || !q.events.is_empty()) {
+                // Nothing is ahead of this line: write it now, and wake the task only for
+                // what the socket did not take (the task writes it once it can).
+                let written = sink.try_write(&event.line).unwrap_or(0);
+                if written > 0 {
+                    q.last_direct = Some(Instant::now());
+                }
+                if written == event.line.len() {
+                    return;
+                }
+                q.written = written;
+            } else if q.events.len() >= self.capacity {
+                // Drop the oldest, unless it is partly on the wire already.
+                let partial = usize::from(q.written > 0);
+                q.events.remove(partial);
                 q.lost += 1;
             }
             q.events.push_back(event);
@@ -198,37 +298,67 @@ impl std::fmt::Debug for Subscriber {
     }
 }
 
-/// What a subscriber takes from its queue at once.
-#[derive(Debug, Default)]
-pub struct Batch {
-    /// Events dropped since the last batch because the queue was full.
+/// What a subscriber takes from its queue at once, besides the events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Taken {
+    /// Events dropped because the queue was full (the oldest, after the first event when that
+    /// one is partly written).
     pub lost: u64,
-    /// The queued events, oldest first.
-    pub events: Vec<Arc<Published>>,
+    /// Bytes of the first event's line already written to the sink.
+    pub written: usize,
 }
 
 impl Subscriber {
-    /// Waits until at least one event (or a loss) is queued, then takes everything queued.
-    pub async fn next_batch(&self) -> Batch {
+    /// Waits until at least one event (or a loss) is queued, then moves everything queued
+    /// into `events` (which must be empty; its allocation is reused). From then until the next
+    /// call the task owns the sink: nothing is written to it directly. `None`: the bus is
+    /// closed.
+    pub async fn next_batch(&self, events: &mut VecDeque<Arc<Published>>) -> Option<Taken> {
         loop {
             let notified = self.slot.notify.notified();
-            if let Some(batch) = self.try_batch() {
-                return batch;
+            if let Some(taken) = self.try_batch(events) {
+                return taken;
             }
             notified.await;
         }
     }
 
-    /// Takes everything queued, if anything is.
-    pub fn try_batch(&self) -> Option<Batch> {
+    /// Like [`next_batch`](Self::next_batch) without waiting: `None` if nothing is queued (and
+    /// the sink is handed back to direct writes).
+    pub fn try_batch(&self, events: &mut VecDeque<Arc<Published>>) -> Option<Option<Taken>> {
+        debug_assert!(events.is_empty());
+        if self.bus.inner.closed.load(Ordering::Acquire) {
+            return Some(None);
+        }
         let mut q = self.slot.queue.lock().unwrap();
         if q.events.is_empty() && q.lost == 0 {
+            q.busy = false;
             return None;
         }
-        Some(Batch {
+        q.busy = true;
+        std::mem::swap(&mut q.events, events);
+        Some(Some(Taken {
             lost: std::mem::take(&mut q.lost),
-            events: q.events.drain(..).collect(),
-        })
+            written: std::mem::take(&mut q.written),
+        }))
+    }
+
+    /// Takes the sink for a line of the task's own (a heartbeat) if nothing is queued: the
+    /// next [`next_batch`](Self::next_batch) hands it back. `false`: events are queued, and
+    /// they come first.
+    pub fn claim(&self) -> bool {
+        let mut q = self.slot.queue.lock().unwrap();
+        if q.events.is_empty() && q.lost == 0 {
+            q.busy = true;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// When the publisher last wrote a line to the sink directly.
+    pub fn last_direct_write(&self) -> Option<Instant> {
+        self.slot.queue.lock().unwrap().last_direct
     }
 
     /// The `lagged` line telling this subscriber it lost `missed` events.
@@ -259,29 +389,35 @@ mod tests {
         }
     }
 
+    /// What `sub` has queued: (lost, events), or `None` if nothing.
+    fn take(sub: &Subscriber) -> Option<(u64, Vec<Arc<Published>>)> {
+        let mut events = VecDeque::new();
+        let taken = sub.try_batch(&mut events)?.expect("the bus is open");
+        Some((taken.lost, events.into()))
+    }
+
     #[test]
     fn filters_are_anded() {
         let bus = Bus::new(10);
         let all = bus.subscribe(Filter::default());
-        let by_session = bus.subscribe(Filter {
-            session_id: Some("s1".into()),
-            ..Filter::default()
-        });
-        let both = bus.subscribe(Filter {
-            session_id: Some("s1".into()),
-            run_id: Some("r2".into()),
-            ..Filter::default()
-        });
-        let by_type = bus.subscribe(Filter {
-            event_types: vec!["new_approval".into()],
-            ..Filter::default()
-        });
+        let by_session = bus.subscribe(Filter::default().of(Some("s1".into()), None));
+        let both = bus.subscribe(Filter::default().of(Some("s1".into()), Some("r2".into())));
+        let by_type = bus.subscribe(Filter::of_types(&["new_approval"]));
+        let type_and_session = bus.subscribe(
+            Filter::of_types(&["approval_resolved", "session_status_changed"])
+                .of(Some("s2".into()), Some(String::new())),
+        );
+        let unknown = bus.subscribe(Filter::of_types(&["no_such_type"]));
         bus.publish(status("s1", "r1"));
         bus.publish(status("s2", "r2"));
-        assert_eq!(all.try_batch().unwrap().events.len(), 2);
-        assert_eq!(by_session.try_batch().unwrap().events.len(), 1);
-        assert!(both.try_batch().is_none());
-        assert!(by_type.try_batch().is_none());
+        assert_eq!(take(&all).unwrap().1.len(), 2);
+        assert_eq!(take(&by_session).unwrap().1.len(), 1);
+        assert!(take(&both).is_none());
+        assert!(take(&by_type).is_none());
+        let (_, events) = take(&type_and_session).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].event.event.session_id(), Some("s2"));
+        assert!(take(&unknown).is_none());
     }
 
     #[test]
@@ -291,15 +427,14 @@ mod tests {
         for i in 0..5 {
             bus.publish(status(&format!("s{i}"), "r"));
         }
-        let batch = sub.try_batch().unwrap();
-        assert_eq!(batch.lost, 2);
-        let ids: Vec<_> = batch
-            .events
+        let (lost, events) = take(&sub).unwrap();
+        assert_eq!(lost, 2);
+        let ids: Vec<_> = events
             .iter()
             .map(|p| p.event.event.session_id().unwrap().to_owned())
             .collect();
         assert_eq!(ids, ["s2", "s3", "s4"]);
-        assert!(sub.try_batch().is_none());
+        assert!(take(&sub).is_none());
     }
 
     #[test]
@@ -316,11 +451,106 @@ mod tests {
         let bus = Bus::new(3);
         let sub = bus.subscribe(Filter::default());
         bus.publish(status("s1", "r1"));
-        let batch = sub.try_batch().unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&batch.events[0].line).unwrap();
+        let (_, events) = take(&sub).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&events[0].line).unwrap();
         assert_eq!(v["id"], serde_json::Value::Null);
         assert_eq!(v["result"]["event"]["type"], "session_status_changed");
         assert_eq!(v["result"]["event"]["data"]["session_id"], "s1");
         assert!(v["result"]["event"]["timestamp"].is_string());
+    }
+
+    #[tokio::test]
+    async fn closing_ends_every_subscription_present_and_future() {
+        let bus = Bus::new(3);
+        let before = bus.subscribe(Filter::default());
+        let waiting = {
+            let bus = bus.clone();
+            tokio::spawn(async move {
+                let sub = bus.subscribe(Filter::default());
+                sub.next_batch(&mut VecDeque::new()).await
+            })
+        };
+        tokio::task::yield_now().await;
+        bus.close();
+        assert_eq!(waiting.await.unwrap(), None);
+        assert_eq!(before.next_batch(&mut VecDeque::new()).await, None);
+        let after = bus.subscribe(Filter::default());
+        bus.publish(status("s1", "r1"));
+        assert_eq!(after.try_batch(&mut VecDeque::new()), Some(None));
+    }
+
+    /// A socket that takes `room` more bytes, then would block.
+    struct Pipe {
+        room: Mutex<usize>,
+        got: Mutex<Vec<u8>>,
+    }
+
+    impl Sink for Pipe {
+        fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+            let mut room = self.room.lock().unwrap();
+            if *room == 0 {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
+            let n = buf.len().min(*room);
+            *room -= n;
+            self.got.lock().unwrap().extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn an_idle_subscriber_is_written_directly_and_the_rest_queues_behind() {
+        let bus = Bus::new(2);
+        let pipe = Arc::new(Pipe {
+            room: Mutex::new(usize::MAX),
+            got: Mutex::default(),
+        });
+        let sub = bus.subscribe_direct(Filter::default(), pipe.clone());
+        // The task owns the sink until its first batch: the event queues.
+        bus.publish(status("s0", "r"));
+        let (lost, queued) = take(&sub).unwrap();
+        assert_eq!((lost, queued.len()), (0, 1));
+        assert!(pipe.got.lock().unwrap().is_empty());
+        // Idle again: events go straight to the socket, nothing queues.
+        assert!(take(&sub).is_none());
+        bus.publish(status("s1", "r"));
+        let direct: serde_json::Value =
+            serde_json::from_slice(&std::mem::take(&mut *pipe.got.lock().unwrap())).unwrap();
+        assert_eq!(direct["result"]["event"]["data"]["session_id"], "s1");
+        assert!(take(&sub).is_none());
+
+        // The socket takes 10 bytes of the next line: the rest queues, the line first.
+        *pipe.room.lock().unwrap() = 10;
+        bus.publish(status("s2", "r"));
+        bus.publish(status("s3", "r"));
+        bus.publish(status("s4", "r"));
+        // Full (2): the oldest whole one (s3) goes, the partly written s2 stays.
+        assert_eq!(pipe.got.lock().unwrap().len(), 10);
+        let mut queued = VecDeque::new();
+        let taken = sub.try_batch(&mut queued).unwrap().unwrap();
+        assert_eq!(
+            taken,
+            Taken {
+                lost: 1,
+                written: 10
+            }
+        );
+        let ids: Vec<_> = queued
+            .iter()
+            .map(|p| p.event.event.session_id().unwrap().to_owned())
+            .collect();
+        assert_eq!(ids, ["s2", "s4"]);
+        // While the task writes, nothing is written directly.
+        *pipe.room.lock().unwrap() = usize::MAX;
+        let before = pipe.got.lock().unwrap().len();
+        bus.publish(status("s5", "r"));
+        assert_eq!(pipe.got.lock().unwrap().len(), before);
+        let (_, queued) = take(&sub).unwrap();
+        assert_eq!(queued.len(), 1);
+        // A heartbeat may take the socket only when nothing is queued.
+        assert!(take(&sub).is_none());
+        assert!(sub.claim());
+        bus.publish(status("s6", "r"));
+        assert!(!sub.claim());
     }
 }

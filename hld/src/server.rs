@@ -82,6 +82,7 @@ pub async fn run(
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
     drop(listener);
+    daemon.bus.close();
     // 2–3. In-flight requests finish and subscriptions close, while running sessions are
     //      interrupted, given a grace period, then killed; their outcome is stored.
     connections.close();

@@ -1,8 +1,7 @@
 //! The `Subscribe` loop: after the confirmation, the connection only carries events and
-//! heartbeats. Queued events are coalesced into one (vectored) write; a closed client is noticed
-//! at once.
+//! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
 
-use std::io::IoSlice;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -10,10 +9,13 @@ use hld_client::protocol::{
     SubscribeParams, SubscribeResult, SubscriptionMessage, EVENT_TYPES, HEARTBEAT_MESSAGE,
     SUBSCRIPTION_ESTABLISHED,
 };
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use std::io::ErrorKind;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::unix::OwnedWriteHalf;
 use tokio::time::Instant;
 
-use crate::bus::{Filter, Subscriber};
+use crate::bus::{Filter, Sink, Subscriber, Taken};
 use crate::daemon::Daemon;
 use crate::rpc::error::RpcError;
 use crate::rpc::{error_line, success_line};
@@ -49,35 +51,58 @@ pub fn validate(params: &SubscribeParams) -> Result<(), RpcError> {
 }
 
 /// Serves a subscription on a connection until the client leaves or the daemon shuts down.
-pub async fn serve<R, W>(
+pub async fn serve<R>(
     daemon: Arc<Daemon>,
     mut read: R,
-    mut write: W,
+    mut write: OwnedWriteHalf,
     id: String,
     params: SubscribeParams,
 ) where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
 {
     if let Err(e) = validate(&params) {
         tracing::warn!(error = ?e.to_object().message, "rejected Subscribe");
         let _ = write.write_all(&error_line(&e.to_object(), &id)).await;
         return;
     }
-    // Subscribe before confirming, so that nothing published after the confirmation is missed.
-    let subscriber = daemon.bus.subscribe(Filter::from(params));
+    // Subscribe before confirming, so that nothing published after the confirmation is missed
+    // (the confirmation still goes first: the task owns the socket until its first batch).
+    let sink = Arc::new(write);
+    let subscriber = daemon
+        .bus
+        .subscribe_direct(Filter::from(params), Arc::clone(&sink) as Arc<dyn Sink>);
     let _counted = Counted::new(&daemon.subscriptions);
     let confirmation = SubscribeResult {
         subscription_id: format!("sub_{}", uuid::Uuid::new_v4()),
         message: SUBSCRIPTION_ESTABLISHED.to_owned(),
     };
     let result = serde_json::to_vec(&confirmation).expect("confirmation serialises");
-    if write.write_all(&success_line(&result, &id)).await.is_err() {
+    if write_all(&sink, &success_line(&result, &id)).await.is_err() {
         return;
     }
     tracing::debug!(subscription = %confirmation.subscription_id, "subscription established");
-    pump(&daemon, &subscriber, &mut read, &mut write).await;
+    pump(&daemon, &subscriber, &mut read, &sink).await;
+    // Dropping the last handle on the write half shuts it down.
     tracing::debug!(subscription = %confirmation.subscription_id, "subscription closed");
+}
+
+impl Sink for OwnedWriteHalf {
+    fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+        OwnedWriteHalf::try_write(self, buf)
+    }
+}
+
+/// Writes all of `buf`, waiting whenever the socket is full.
+async fn write_all(sink: &OwnedWriteHalf, mut buf: &[u8]) -> std::io::Result<()> {
+    while !buf.is_empty() {
+        match sink.try_write(buf) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
+            Ok(n) => buf = &buf[n..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock => sink.writable().await?,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// `{"jsonrpc":"2.0","result":{"type":"heartbeat","message":"Connection alive"},"id":null}`.
@@ -90,37 +115,59 @@ fn heartbeat_line() -> Vec<u8> {
     success_line(&result, "null")
 }
 
-async fn pump<R, W>(daemon: &Daemon, subscriber: &Subscriber, read: &mut R, write: &mut W)
+/// A subscriber's write buffer is let go after a batch larger than this, so that a burst does
+/// not leave every subscriber holding the capacity of its largest batch.
+const KEPT_BUFFER: usize = 64 * 1024;
+
+/// Writes what the publisher could not write directly: queued events (coalesced into one
+/// write), `lagged` notices and heartbeats, until the client leaves or the bus closes.
+async fn pump<R>(daemon: &Daemon, subscriber: &Subscriber, read: &mut R, sink: &OwnedWriteHalf)
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
 {
     let interval = daemon.config.heartbeat_interval;
     let mut scratch = [0u8; 512];
     let heartbeat_line = heartbeat_line();
-    // The heartbeat is due `interval` after the last line written; the timer is moved only
-    // when it fires, not at every batch.
+    let mut events = VecDeque::new();
+    let mut out = Vec::new();
+    // The heartbeat is due `interval` after the last line written, by this task or directly by
+    // the publisher; the timer is moved only when it fires, not at every batch.
     let mut last_write = Instant::now();
     let heartbeat = tokio::time::sleep(interval);
     tokio::pin!(heartbeat);
-    let cancelled = daemon.shutdown.cancelled();
-    tokio::pin!(cancelled);
     loop {
         tokio::select! {
             biased;
-            _ = &mut cancelled => break,
             // Events before the socket: a wake-up for events does not poll the read side too.
-            // A client that leaves while events flow is noticed when the write fails.
-            batch = subscriber.next_batch() => {
-                let lagged = (batch.lost > 0).then(|| Subscriber::lagged_line(batch.lost));
-                // The shared lines go out as they are, in one vectored write: nothing is
-                // copied, and no per-subscriber buffer grows with the largest batch.
-                let mut lines: Vec<IoSlice<'_>> = lagged
-                    .iter()
-                    .chain(batch.events.iter().map(|e| &e.line))
-                    .map(|line| IoSlice::new(line))
-                    .collect();
-                if write_all_vectored(write, &mut lines).await.is_err() {
+            // A client that leaves while events flow is noticed when the write fails. The bus
+            // is closed at shutdown, which ends the subscription.
+            taken = subscriber.next_batch(&mut events) => {
+                let Some(Taken { lost, written }) = taken else { break };
+                let result = if lost == 0 && written == 0 && events.len() == 1 {
+                    // One shared line, written as it is.
+                    write_all(sink, &events[0].line).await
+                } else {
+                    // The rest of a line the publisher began, the lagged notice, then every
+                    // queued line: one write.
+                    let mut rest = events.iter();
+                    if written > 0 {
+                        out.extend_from_slice(&rest.next().expect("a partial line").line[written..]);
+                    }
+                    if lost > 0 {
+                        out.extend_from_slice(&Subscriber::lagged_line(lost));
+                    }
+                    for event in rest {
+                        out.extend_from_slice(&event.line);
+                    }
+                    let result = write_all(sink, &out).await;
+                    if out.capacity() > KEPT_BUFFER {
+                        out = Vec::new();
+                    }
+                    out.clear();
+                    result
+                };
+                events.clear();
+                if result.is_err() {
                     break;
                 }
                 last_write = Instant::now();
@@ -131,9 +178,13 @@ where
                 Ok(_) => continue,
             },
             _ = &mut heartbeat => {
+                if let Some(direct) = subscriber.last_direct_write() {
+                    last_write = last_write.max(direct.into());
+                }
                 let due = last_write + interval;
-                if due <= Instant::now() {
-                    if write.write_all(&heartbeat_line).await.is_err() {
+                // Queued events go first (and count as a write); otherwise take the socket.
+                if due <= Instant::now() && subscriber.claim() {
+                    if write_all(sink, &heartbeat_line).await.is_err() {
                         break;
                     }
                     last_write = Instant::now();
@@ -142,25 +193,4 @@ where
             }
         }
     }
-    let _ = write.shutdown().await;
-}
-
-/// The most buffers handed to one `writev` (the system limit is 1024).
-const MAX_IOVECS: usize = 256;
-
-/// Writes every buffer of `bufs`, in order, with as few `writev` calls as the socket allows.
-async fn write_all_vectored<W: AsyncWrite + Unpin>(
-    write: &mut W,
-    mut bufs: &mut [IoSlice<'_>],
-) -> std::io::Result<()> {
-    while !bufs.is_empty() {
-        let n = write
-            .write_vectored(&bufs[..bufs.len().min(MAX_IOVECS)])
-            .await?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        IoSlice::advance_slices(&mut bufs, n);
-    }
-    Ok(())
 }

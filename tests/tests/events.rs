@@ -241,6 +241,14 @@ fn a_subscriber_that_never_reads_delays_nobody_and_is_told_what_it_lost() {
         .count() as u64;
     assert!(missed > 0, "the stuck subscriber lost events and was told");
     assert_eq!(delivered + missed, 3001);
+    // What it got is whole lines (each parsed), in stored order, none twice: lines the
+    // daemon began writing directly and finished from the queue included.
+    let seqs: Vec<i64> = got
+        .iter()
+        .filter(|e| e["type"] == "conversation_updated")
+        .map(|e| e["data"]["event"]["sequence"].as_i64().unwrap())
+        .collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
 }
 
 #[test]

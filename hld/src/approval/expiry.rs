@@ -4,6 +4,8 @@
 //! daemon started is swept. Sessions a previous daemon left behind keep their approvals, so
 //! that those can still be decided after a restart.
 
+use std::collections::VecDeque;
+
 use hld_client::protocol::{ApprovalSource, ApprovalStatus, Event, SessionStatus};
 use tokio_util::sync::CancellationToken;
 
@@ -52,21 +54,23 @@ impl Approvals {
 
 /// Expires approvals as sessions end, until `shutdown`.
 pub async fn run(approvals: Approvals, bus: Bus, shutdown: CancellationToken) {
-    let subscriber = bus.subscribe(Filter {
-        event_types: vec!["session_status_changed".into()],
-        ..Filter::default()
-    });
+    let subscriber = bus.subscribe(Filter::of_types(&["session_status_changed"]));
     let started = crate::time::now();
+    let mut events = VecDeque::new();
     loop {
-        let batch = tokio::select! {
+        let taken = tokio::select! {
             _ = shutdown.cancelled() => return,
-            batch = subscriber.next_batch() => batch,
+            taken = subscriber.next_batch(&mut events) => match taken {
+                Some(taken) => taken,
+                None => return,
+            },
         };
-        if batch.lost > 0 {
+        if taken.lost > 0 {
+            events.clear();
             approvals.expire_ended(None, &started).await;
             continue;
         }
-        for published in batch.events {
+        for published in events.drain(..) {
             if let Event::SessionStatusChanged {
                 session_id,
                 new_status: SessionStatus::Completed | SessionStatus::Failed,

@@ -103,7 +103,7 @@ impl Approvals {
             }
             CloudSync::Linked(change) => {
                 self.publish_linked(&change);
-                self.wait_for(&change.approval).await;
+                self.wait_for(&change.approval, change.session_status).await;
                 tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
             }
             CloudSync::Unchanged => {}
@@ -134,7 +134,7 @@ impl Approvals {
             session_id: approval.session_id.clone(),
             run_id: approval.run_id.clone(),
         });
-        self.wait_for(&approval).await;
+        self.wait_for(&approval, change.session_status).await;
         tracing::info!(
             approval = %approval.id,
             session = %approval.session_id,
@@ -145,20 +145,19 @@ impl Approvals {
         approval
     }
 
-    /// Puts the approval's session in `waiting_input` if it is running.
-    async fn wait_for(&self, approval: &Approval) {
-        if let Ok(Some(session)) = self.store.get_session(&approval.session_id).await {
-            if session.status == SessionStatus::Running {
-                self.sessions
-                    .transition(
-                        &approval.session_id,
-                        &approval.run_id,
-                        SessionStatus::WaitingInput,
-                        SessionUpdate::default(),
-                        None,
-                    )
-                    .await;
-            }
+    /// Puts the approval's session in `waiting_input` if it is running (`status`: its status
+    /// when the approval was stored).
+    async fn wait_for(&self, approval: &Approval, status: Option<SessionStatus>) {
+        if status == Some(SessionStatus::Running) {
+            self.sessions
+                .transition(
+                    &approval.session_id,
+                    &approval.run_id,
+                    SessionStatus::WaitingInput,
+                    SessionUpdate::default(),
+                    None,
+                )
+                .await;
         }
     }
 

@@ -385,10 +385,10 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let run_id: String = self
+        let (run_id, session_status): (String, String) = self
             .conn
-            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| r.get(0))
+            .prepare_cached("SELECT run_id, status FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
         let tool_use_id = match (&a.tool_use_id, &a.tool_name) {
@@ -424,7 +424,11 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, &a.id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        Ok(ApprovalChange { approval, events })
+        Ok(ApprovalChange {
+            approval,
+            events,
+            session_status: SessionStatus::parse(&session_status),
+        })
     }
 
     /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
@@ -455,7 +459,12 @@ impl Writer {
         )?;
         let approval = read::approval(&self.conn, &a.id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        Ok(CloudSync::Linked(ApprovalChange { approval, events }))
+        let session_status = self.session_status(&existing.session_id)?;
+        Ok(CloudSync::Linked(ApprovalChange {
+            approval,
+            events,
+            session_status,
+        }))
     }
 
     /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
@@ -525,7 +534,22 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
-        Ok(ApprovalChange { approval, events })
+        let session_status = self.session_status(&current.session_id)?;
+        Ok(ApprovalChange {
+            approval,
+            events,
+            session_status,
+        })
+    }
+
+    /// The status of session `id`, if it exists.
+    fn session_status(&self, id: &str) -> Result<Option<SessionStatus>> {
+        let status: Option<String> = self
+            .conn
+            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        Ok(status.as_deref().and_then(SessionStatus::parse))
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for

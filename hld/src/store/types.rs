@@ -294,6 +294,8 @@ pub struct ApprovalChange {
     pub approval: Approval,
     /// The linked `tool_call` events, as updated.
     pub events: Vec<ConversationEvent>,
+    /// The status of the approval's session as of the change (`None`: no such session).
+    pub session_status: Option<SessionStatus>,
 }
 
 /// A session after an update, with the status it had before (for `session_status_changed`).

@@ -20,8 +20,9 @@ use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use memchr::memmem;
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::Notify;
 
@@ -94,8 +95,9 @@ impl Shared {
 
 /// The number after the first `"seq":` in `line`.
 fn seq_of(line: &[u8]) -> Option<usize> {
-    const KEY: &[u8] = b"\"seq\":";
-    let at = line.windows(KEY.len()).position(|w| w == KEY)? + KEY.len();
+    static KEY: std::sync::LazyLock<memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memmem::Finder::new(b"\"seq\":"));
+    let at = KEY.find(line)? + KEY.needle().len();
     let digits = line[at..]
         .iter()
         .take_while(|b| b.is_ascii_digit())
@@ -130,21 +132,32 @@ async fn subscribe(sock: &Path, shared: Rc<Shared>) -> anyhow::Result<()> {
             String::from_utf8_lossy(&line)
         );
     }
+    // What the confirmation's read brought beyond its line.
+    let mut buf = rd.buffer().to_vec();
+    let mut rd = rd.into_inner();
     tokio::task::spawn_local(async move {
         // Kept open until the runtime ends.
         let _wr = wr;
         loop {
-            line.clear();
-            match rd.read_until(b'\n', &mut line).await {
+            // Every complete line in the buffer, then read more: no copy per line.
+            let mut start = 0;
+            while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
+                let line = &buf[start..start + end];
+                start += end + 1;
+                if let Some(seq) = seq_of(line) {
+                    shared.lines.set(shared.lines.get() + 1);
+                    shared.bytes.set(shared.bytes.get() + line.len() as u64 + 1);
+                    shared.deliver(seq);
+                } else if memmem::find(line, b"\"lagged\"").is_some() {
+                    shared.lagged.set(shared.lagged.get() + 1);
+                }
+            }
+            buf.drain(..start);
+            // read_buf reads into spare capacity only: keep some.
+            buf.reserve(64 * 1024);
+            match rd.read_buf(&mut buf).await {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
-            }
-            if let Some(seq) = seq_of(&line) {
-                shared.lines.set(shared.lines.get() + 1);
-                shared.bytes.set(shared.bytes.get() + line.len() as u64);
-                shared.deliver(seq);
-            } else if line.windows(8).any(|w| w == b"\"lagged\"") {
-                shared.lagged.set(shared.lagged.get() + 1);
             }
         }
     });
