@@ -5,12 +5,14 @@
 //! counted, and the subscriber is told how many it lost with a `lagged` event before the
 //! next events it receives. A slow subscriber never delays the publisher or anyone else.
 //!
-//! A connection's subscriber also gives the bus its socket: while its queue is empty and its
-//! task idle, the publisher writes the line straight to the socket (non-blocking), so that the
-//! common case costs one `send` and no task wake-up; only what the socket does not take is
-//! queued for the task.
+//! A connection's subscriber also gives the bus its socket. Publishing only queues; one
+//! flusher task then writes every idle subscriber's queued lines in one non-blocking write
+//! each, so that an event costs one task wake-up in all, not one per subscriber, and events
+//! published in between share a write. Only what a socket does not take is left to that
+//! subscriber's own task, which waits until the socket has room.
 
 use std::collections::{HashMap, VecDeque};
+use std::io::IoSlice;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -105,19 +107,21 @@ impl From<SubscribeParams> for Filter {
 struct Queue {
     events: VecDeque<Arc<Published>>,
     lost: u64,
-    /// Bytes of the first queued event already written by a direct write.
+    /// Bytes of the first queued event already written by the flusher.
     written: usize,
-    /// When the publisher last wrote a line directly.
+    /// When the flusher last wrote to the sink.
     last_direct: Option<Instant>,
     /// The subscriber's task owns the sink (it is writing, or about to): lines queue behind
-    /// it instead of being written directly.
+    /// it and the flusher leaves them alone.
     busy: bool,
+    /// The slot is on the flusher's list.
+    dirty: bool,
 }
 
 /// A subscriber's connection, written to without waiting (a non-blocking socket).
 pub trait Sink: Send + Sync {
     /// Writes what the connection takes now: `Ok(n)` bytes, or an error such as `WouldBlock`.
-    fn try_write(&self, buf: &[u8]) -> std::io::Result<usize>;
+    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize>;
 }
 
 struct Slot {
@@ -127,7 +131,7 @@ struct Slot {
     queue: Mutex<Queue>,
     notify: Notify,
     capacity: usize,
-    /// Where an event goes directly when nothing is queued before it.
+    /// Where the flusher writes queued events while the task is idle.
     sink: Option<Arc<dyn Sink>>,
 }
 
@@ -145,6 +149,9 @@ struct BusInner {
     published: AtomicU64,
     /// Set once by [`Bus::close`]: every subscription ends.
     closed: AtomicBool,
+    /// Slots with lines for the flusher, and its wake-up.
+    dirty: Mutex<Vec<Arc<Slot>>>,
+    flush: Notify,
 }
 
 impl std::fmt::Debug for Bus {
@@ -165,6 +172,8 @@ impl Bus {
                 capacity: capacity.max(1),
                 published: AtomicU64::new(0),
                 closed: AtomicBool::new(false),
+                dirty: Mutex::default(),
+                flush: Notify::new(),
             }),
         }
     }
@@ -183,8 +192,45 @@ impl Bus {
             return;
         }
         let published = Arc::new(Self::encode(event));
+        let mut flush = false;
         for slot in wanted {
-            slot.push(published.clone());
+            if slot.push(published.clone()) {
+                self.inner.dirty.lock().unwrap().push(Arc::clone(slot));
+                flush = true;
+            }
+        }
+        if flush {
+            self.inner.flush.notify_one();
+        }
+    }
+
+    /// Writes the events queued for idle direct subscribers, each subscriber's in one write,
+    /// until the bus is closed. Spawned once per daemon.
+    ///
+    /// Publishing only queues; this task runs after the publisher yields, so an event costs
+    /// one task wake-up for all its subscribers, and events published in between share a
+    /// write (coalescing) — the busier the daemon, the more.
+    pub async fn flusher(self) {
+        loop {
+            self.inner.flush.notified().await;
+            if self.inner.closed.load(Ordering::Acquire) {
+                return;
+            }
+            let slots = std::mem::take(&mut *self.inner.dirty.lock().unwrap());
+            for chunk in slots.chunks(FLUSH_CHUNK) {
+                Self::flush(chunk);
+                // Let requests (and the publishers behind them) run between chunks: what
+                // they publish meanwhile joins the lines of the slots not flushed yet.
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    /// Flushes `slots` (one chunk of a [`flusher`](Self::flusher) pass).
+    fn flush(slots: &[Arc<Slot>]) {
+        let now = Instant::now();
+        for slot in slots {
+            slot.flush(now);
         }
     }
 
@@ -207,10 +253,10 @@ impl Bus {
         self.add(filter, None)
     }
 
-    /// Adds a subscriber whose events are written straight to `sink` by the publisher while
-    /// its queue is empty and its task idle, without waking the task; the rest are queued
-    /// for the task as [`subscribe`](Self::subscribe)'s. The task owns the sink until its
-    /// first [`Subscriber::next_batch`], so it can write its own first line.
+    /// Adds a subscriber whose events the [`flusher`](Self::flusher) writes to `sink` while
+    /// its task is idle, without waking the task; what the socket does not take is left
+    /// for the task as [`subscribe`](Self::subscribe)'s events are. The task owns the sink
+    /// until its first [`Subscriber::next_batch`], so it can write its own first line.
     pub fn subscribe_direct(&self, filter: Filter, sink: Arc<dyn Sink>) -> Subscriber {
         self.add(filter, Some(sink))
     }
@@ -225,6 +271,7 @@ impl Bus {
                 written: 0,
                 last_direct: None,
                 busy: true,
+                dirty: false,
             }),
             notify: Notify::new(),
             capacity: self.inner.capacity,
@@ -242,6 +289,7 @@ impl Bus {
     /// `None` from now on (shutdown).
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::Release);
+        self.inner.flush.notify_one();
         for slot in self.inner.slots.read().unwrap().values() {
             slot.notify.notify_one();
         }
@@ -259,31 +307,79 @@ impl Bus {
 }
 
 impl Slot {
-    fn push(&self, event: Arc<Published>) {
-        {
+    /// Queues `event`; `true` if the slot must now go on the flusher's list.
+    fn push(&self, event: Arc<Published>) -> bool {
+        let wake = {
             let mut q = self.queue.lock().unwrap();
-            if let (Some(sink), false) = (&self.sink, q.busy || !q.events.is_empty()) {
-                // Nothing is ahead of this line: write it now, and wake the task only for
-                // what the socket did not take (the task writes it once it can).
-                let written = sink.try_write(&event.line).unwrap_or(0);
-                if written > 0 {
-                    q.last_direct = Some(Instant::now());
-                }
-                if written == event.line.len() {
-                    return;
-                }
-                q.written = written;
-            } else if q.events.len() >= self.capacity {
+            if q.events.len() >= self.capacity {
                 // Drop the oldest, unless it is partly on the wire already.
                 let partial = usize::from(q.written > 0);
                 q.events.remove(partial);
                 q.lost += 1;
             }
             q.events.push_back(event);
+            if self.sink.is_none() || q.busy {
+                true
+            } else if q.dirty {
+                return false;
+            } else {
+                q.dirty = true;
+                return true;
+            }
+        };
+        if wake {
+            self.notify.notify_one();
         }
+        false
+    }
+
+    /// The flusher's turn: writes what is queued in one non-blocking write if the task is
+    /// idle; whatever the socket does not take (or a `lagged` notice to send) is left to the
+    /// task, woken for it.
+    fn flush(&self, now: Instant) {
+        let Some(sink) = &self.sink else { return };
+        let mut q = self.queue.lock().unwrap();
+        q.dirty = false;
+        if q.busy || q.events.is_empty() {
+            return;
+        }
+        if q.lost == 0 {
+            let mut slices = [IoSlice::new(&[]); MAX_IOVECS];
+            let mut n = 0;
+            for (i, event) in q.events.iter().take(MAX_IOVECS).enumerate() {
+                let skip = if i == 0 { q.written } else { 0 };
+                slices[i] = IoSlice::new(&event.line[skip..]);
+                n = i + 1;
+            }
+            let written = sink.try_write_vectored(&slices[..n]).unwrap_or(0);
+            if written > 0 {
+                q.last_direct = Some(now);
+            }
+            // Whole lines written leave the queue; a partial one stays, with its offset.
+            let mut consumed = q.written + written;
+            while let Some(front) = q.events.front() {
+                if consumed < front.line.len() {
+                    break;
+                }
+                consumed -= front.line.len();
+                q.events.pop_front();
+            }
+            q.written = consumed;
+            if q.events.is_empty() {
+                return;
+            }
+        }
+        q.busy = true;
+        drop(q);
         self.notify.notify_one();
     }
 }
+
+/// Subscribers the flusher writes to between two yields.
+const FLUSH_CHUNK: usize = 256;
+
+/// The most lines the flusher hands to one `writev`.
+const MAX_IOVECS: usize = 64;
 
 /// One subscription. Dropping it unsubscribes.
 pub struct Subscriber {
@@ -483,74 +579,115 @@ mod tests {
     struct Pipe {
         room: Mutex<usize>,
         got: Mutex<Vec<u8>>,
+        writes: AtomicU64,
     }
 
     impl Sink for Pipe {
-        fn try_write(&self, buf: &[u8]) -> std::io::Result<usize> {
+        fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
             let mut room = self.room.lock().unwrap();
             if *room == 0 {
                 return Err(std::io::ErrorKind::WouldBlock.into());
             }
-            let n = buf.len().min(*room);
-            *room -= n;
-            self.got.lock().unwrap().extend_from_slice(&buf[..n]);
-            Ok(n)
+            self.writes.fetch_add(1, Ordering::Relaxed);
+            let mut got = self.got.lock().unwrap();
+            let before = got.len();
+            for buf in bufs {
+                let n = buf.len().min(*room);
+                got.extend_from_slice(&buf[..n]);
+                *room -= n;
+            }
+            Ok(got.len() - before)
         }
     }
 
-    #[test]
-    fn an_idle_subscriber_is_written_directly_and_the_rest_queues_behind() {
+    /// Lets the flusher run.
+    async fn settle() {
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    fn session_ids(events: &VecDeque<Arc<Published>>) -> Vec<String> {
+        events
+            .iter()
+            .map(|p| p.event.event.session_id().unwrap().to_owned())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn the_flusher_writes_idle_subscribers_and_leaves_the_rest_to_their_task() {
         let bus = Bus::new(2);
+        tokio::spawn(bus.clone().flusher());
         let pipe = Arc::new(Pipe {
             room: Mutex::new(usize::MAX),
             got: Mutex::default(),
+            writes: AtomicU64::new(0),
         });
         let sub = bus.subscribe_direct(Filter::default(), pipe.clone());
-        // The task owns the sink until its first batch: the event queues.
+        // The task owns the sink until its first batch: the event waits for it.
         bus.publish(status("s0", "r"));
+        settle().await;
         let (lost, queued) = take(&sub).unwrap();
         assert_eq!((lost, queued.len()), (0, 1));
         assert!(pipe.got.lock().unwrap().is_empty());
-        // Idle again: events go straight to the socket, nothing queues.
-        assert!(take(&sub).is_none());
-        bus.publish(status("s1", "r"));
-        let direct: serde_json::Value =
-            serde_json::from_slice(&std::mem::take(&mut *pipe.got.lock().unwrap())).unwrap();
-        assert_eq!(direct["result"]["event"]["data"]["session_id"], "s1");
         assert!(take(&sub).is_none());
 
-        // The socket takes 10 bytes of the next line: the rest queues, the line first.
-        *pipe.room.lock().unwrap() = 10;
+        // Idle: two events published before the flusher runs go out in one write.
+        bus.publish(status("s1", "r"));
         bus.publish(status("s2", "r"));
+        settle().await;
+        assert_eq!(pipe.writes.load(Ordering::Relaxed), 1);
+        let got = std::mem::take(&mut *pipe.got.lock().unwrap());
+        let lines: Vec<serde_json::Value> = serde_json::Deserializer::from_slice(&got)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let ids: Vec<_> = lines
+            .iter()
+            .map(|l| l["result"]["event"]["data"]["session_id"].clone())
+            .collect();
+        assert_eq!(ids, ["s1", "s2"]);
+        assert!(take(&sub).is_none());
+
+        // The socket takes 10 bytes: the rest of the line is left to the task.
+        *pipe.room.lock().unwrap() = 10;
         bus.publish(status("s3", "r"));
-        bus.publish(status("s4", "r"));
-        // Full (2): the oldest whole one (s3) goes, the partly written s2 stays.
+        settle().await;
         assert_eq!(pipe.got.lock().unwrap().len(), 10);
         let mut queued = VecDeque::new();
         let taken = sub.try_batch(&mut queued).unwrap().unwrap();
         assert_eq!(
             taken,
             Taken {
-                lost: 1,
+                lost: 0,
                 written: 10
             }
         );
-        let ids: Vec<_> = queued
-            .iter()
-            .map(|p| p.event.event.session_id().unwrap().to_owned())
-            .collect();
-        assert_eq!(ids, ["s2", "s4"]);
-        // While the task writes, nothing is written directly.
+        assert_eq!(session_ids(&queued), ["s3"]);
+
+        // While the task writes, events queue for it; when full the oldest goes.
         *pipe.room.lock().unwrap() = usize::MAX;
-        let before = pipe.got.lock().unwrap().len();
-        bus.publish(status("s5", "r"));
-        assert_eq!(pipe.got.lock().unwrap().len(), before);
-        let (_, queued) = take(&sub).unwrap();
-        assert_eq!(queued.len(), 1);
+        for s in ["s4", "s5", "s6"] {
+            bus.publish(status(s, "r"));
+        }
+        settle().await;
+        assert_eq!(pipe.got.lock().unwrap().len(), 10);
+        queued.clear();
+        let taken = sub.try_batch(&mut queued).unwrap().unwrap();
+        assert_eq!(
+            taken,
+            Taken {
+                lost: 1,
+                written: 0
+            }
+        );
+        assert_eq!(session_ids(&queued), ["s5", "s6"]);
+
         // A heartbeat may take the socket only when nothing is queued.
-        assert!(take(&sub).is_none());
+        queued.clear();
+        assert!(sub.try_batch(&mut queued).is_none());
         assert!(sub.claim());
-        bus.publish(status("s6", "r"));
+        bus.publish(status("s7", "r"));
         assert!(!sub.claim());
     }
 }

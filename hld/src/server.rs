@@ -33,6 +33,7 @@ pub async fn run(
     let store = Store::open(&config.database)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;
+    tokio::spawn(daemon.bus.clone().flusher());
     let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
         tracing::info!(api = %cloud.base_url, "cloud approvals enabled");
         approval::cloud::spawn(

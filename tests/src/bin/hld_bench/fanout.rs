@@ -46,6 +46,8 @@ pub struct FanoutSpec {
     pub rate: Option<f64>,
     /// The session the approvals belong to.
     pub session: String,
+    /// Publisher connections, used in turn (as from that many sessions).
+    pub publishers: usize,
 }
 
 /// The outcome of one fan-out run.
@@ -196,26 +198,31 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         }
     }
 
-    let stream = UnixStream::connect(&spec.sock).await?;
-    let (rd, mut wr) = stream.into_split();
-    let replies = tokio::task::spawn_local(async move {
-        let mut rd = BufReader::with_capacity(64 * 1024, rd);
-        let mut line = Vec::new();
-        let mut errors = 0u64;
-        loop {
-            line.clear();
-            match rd.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => return errors,
-                Ok(_) if line.windows(8).any(|w| w == b"\"error\"") => {
-                    if errors == 0 {
-                        eprintln!("publish failed: {}", String::from_utf8_lossy(&line));
+    let mut writers = Vec::new();
+    let mut replies = Vec::new();
+    for _ in 0..spec.publishers.max(1) {
+        let stream = UnixStream::connect(&spec.sock).await?;
+        let (rd, wr) = stream.into_split();
+        writers.push(wr);
+        replies.push(tokio::task::spawn_local(async move {
+            let mut rd = BufReader::with_capacity(64 * 1024, rd);
+            let mut line = Vec::new();
+            let mut errors = 0u64;
+            loop {
+                line.clear();
+                match rd.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => return errors,
+                    Ok(_) if memmem::find(&line, b"\"error\"").is_some() => {
+                        if errors == 0 {
+                            eprintln!("publish failed: {}", String::from_utf8_lossy(&line));
+                        }
+                        errors += 1;
                     }
-                    errors += 1;
+                    Ok(_) => {}
                 }
-                Ok(_) => {}
             }
-        }
-    });
+        }));
+    }
 
     let window = 1024;
     let started = Instant::now();
@@ -248,17 +255,21 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
             i as u64 + 2,
         );
         shared.sent.borrow_mut()[i] = Some(Instant::now());
-        wr.write_all(&line).await?;
+        let n = writers.len();
+        writers[i % n].write_all(&line).await?;
     }
     let all = spec.events;
     let finished = wait_until(&shared, GRACE, |s| s.completed.get() == all).await;
     let elapsed = started.elapsed().as_secs_f64();
-    drop(wr);
-    let errors = tokio::time::timeout(Duration::from_secs(5), replies)
-        .await
-        .ok()
-        .and_then(Result::ok)
-        .unwrap_or(0);
+    drop(writers);
+    let mut errors = 0;
+    for reader in replies {
+        errors += tokio::time::timeout(Duration::from_secs(5), reader)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(0);
+    }
     if errors > 0 {
         bail!("{errors} publish requests failed");
     }

@@ -120,6 +120,8 @@ enum Load {
         rate: Option<f64>,
         #[arg(long)]
         session: String,
+        #[arg(long, default_value_t = 1)]
+        publishers: usize,
     },
 }
 
@@ -169,12 +171,14 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             events,
             rate,
             session,
+            publishers,
         } => serde_json::to_string(&fanout::run(&fanout::FanoutSpec {
             sock,
             subs,
             events,
             rate,
             session,
+            publishers,
         })?)?,
     };
     println!("{json}");
