@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::api::{ApiError, CloudClient};
 use crate::approval::Approvals;
 use crate::bus::Bus;
+use crate::closing::Closing;
 use crate::config::Config;
 use crate::logging::LogControl;
 use crate::rpc::table::MethodTable;
@@ -33,6 +34,8 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
+    /// Closed by the server once it stops accepting: connection loops watch it.
+    pub closing: Arc<Closing>,
     /// Live `Subscribe` connections (the bus also has in-process subscribers).
     pub subscriptions: AtomicUsize,
 }
@@ -81,6 +84,7 @@ impl Daemon {
             config,
             log,
             shutdown,
+            closing: Arc::default(),
             subscriptions: AtomicUsize::new(0),
         }))
     }

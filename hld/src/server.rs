@@ -6,6 +6,7 @@
 //! flush the store → remove the socket.
 
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -61,22 +62,31 @@ pub async fn run(
         "daemon started"
     );
 
+    // The token (signals, the `shutdown` method) closes the daemon; hot loops watch that.
+    let closing = Arc::clone(&daemon.closing);
+    tokio::spawn(async move {
+        shutdown.cancelled().await;
+        closing.close();
+    });
     let connections = TaskTracker::new();
-    let cancelled = shutdown.cancelled();
-    tokio::pin!(cancelled);
+    let watch = daemon.closing.watch();
     loop {
-        tokio::select! {
-            biased;
-            _ = &mut cancelled => break,
-            accepted = socket.listener.accept() => match accepted {
-                Ok((stream, _)) => {
-                    connections.spawn(unix::serve_connection(stream, Arc::clone(&daemon)));
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            },
+        let accepted = std::future::poll_fn(|cx| {
+            if watch.is_closed(cx) {
+                return Poll::Ready(None);
+            }
+            socket.listener.poll_accept(cx).map(Some)
+        })
+        .await;
+        match accepted {
+            None => break,
+            Some(Ok((stream, _))) => {
+                connections.spawn(unix::serve_connection(stream, Arc::clone(&daemon)));
+            }
+            Some(Err(e)) => {
+                tracing::warn!(error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
         }
     }
 

@@ -138,7 +138,8 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
 
     let version_ok = incoming
         .jsonrpc
-        .and_then(|raw| serde_json::from_str::<&str>(raw.get()).ok())
+        .and_then(|raw| json_str(raw.get()))
+        .as_deref()
         == Some(JSONRPC_VERSION);
     if !version_ok {
         return reply_unless_notification(
@@ -149,13 +150,7 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
             ),
         );
     }
-    // Borrowed unless the name has escapes.
-    let Some(method) = incoming.method.and_then(|raw| {
-        serde_json::from_str::<&str>(raw.get())
-            .map(Cow::Borrowed)
-            .or_else(|_| serde_json::from_str::<String>(raw.get()).map(Cow::Owned))
-            .ok()
-    }) else {
+    let Some(method) = incoming.method.and_then(|raw| json_str(raw.get())) else {
         return reply_unless_notification(
             id,
             invalid_request(
@@ -198,6 +193,15 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
     }
 }
 
+/// The string a raw JSON value holds, if it is a string: borrowed unless it has escapes.
+fn json_str(raw: &str) -> Option<Cow<'_, str>> {
+    // A raw value is valid JSON: a string without a backslash is its bytes between the quotes.
+    match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+    }
+}
+
 fn finish(
     method: &str,
     reply_id: &str,
@@ -231,4 +235,23 @@ fn reject(error: ErrorObject, id: &str) -> Outcome {
         tracing::warn!(code = error.code, id, error = %error.message, "rejected request");
     }
     Outcome::Reply(error_line(&error, id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_str;
+
+    #[test]
+    fn json_str_borrows_plain_strings_and_decodes_escaped_ones() {
+        assert!(matches!(
+            json_str(r#""health""#),
+            Some(std::borrow::Cow::Borrowed("health"))
+        ));
+        assert_eq!(json_str(r#""he\u0061lth""#).as_deref(), Some("health"));
+        assert_eq!(json_str(r#""a\"b""#).as_deref(), Some("a\"b"));
+        assert_eq!(json_str(r#""""#).as_deref(), Some(""));
+        assert_eq!(json_str("2.0"), None);
+        assert_eq!(json_str("null"), None);
+        assert_eq!(json_str(r#"["2.0"]"#), None);
+    }
 }

@@ -5,6 +5,7 @@ use std::io::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::task::Poll;
 
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -87,15 +88,17 @@ pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
     let mut frames = FramedRead::new(read, NdjsonCodec::new(daemon.config.max_message_size));
     // Replies not yet written: those of requests pipelined in one read share one write.
     let mut out = Vec::new();
-    let shutdown = daemon.shutdown.clone();
-    let cancelled = shutdown.cancelled();
-    tokio::pin!(cancelled);
+    // Once the daemon is closing, the next read ends the loop (a request being handled
+    // finishes first).
+    let closing = daemon.closing.watch();
     loop {
-        let frame = tokio::select! {
-            biased;
-            _ = &mut cancelled => break,
-            frame = frames.next() => frame,
-        };
+        let frame = std::future::poll_fn(|cx| {
+            if closing.is_closed(cx) {
+                return Poll::Ready(None);
+            }
+            frames.poll_next_unpin(cx)
+        })
+        .await;
         match frame {
             None | Some(Err(_)) => break,
             Some(Ok(Frame::Oversize)) => out.extend_from_slice(&rpc::oversize_line()),
