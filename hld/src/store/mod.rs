@@ -11,9 +11,11 @@
 //!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
 //!
 //! The file uses WAL, `synchronous=NORMAL` (durable against a killed process; see the
-//! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
+//! `schema` module), foreign keys and a 5 s busy timeout. A third thread checkpoints the WAL
+//! in the background (see the `checkpoint` module). The schema is versioned in
 //! `schema_version` and migrated at [`Store::open`].
 
+mod checkpoint;
 mod error;
 mod ops;
 mod read;
@@ -78,6 +80,7 @@ impl Store {
         create_private_file(path)?;
         let mut conn = schema::open_writer(path)?;
         schema::migrate(&mut conn)?;
+        let checkpointer = checkpoint::Checkpointer::start(path, &mut conn)?;
         let readers = (0..READERS)
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
@@ -86,7 +89,7 @@ impl Store {
         let thread_stats = Arc::clone(&stats);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
-            .spawn(move || writer::run(conn, rx, &thread_stats))
+            .spawn(move || writer::run(conn, checkpointer, rx, &thread_stats))
             .map_err(|source| StoreError::Io {
                 context: "starting the store writer thread".into(),
                 source,

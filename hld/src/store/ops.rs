@@ -1,6 +1,8 @@
 //! The write commands, run by the writer thread inside the batch transaction (each in its own
 //! savepoint, see [`writer`](super::writer)).
 
+use std::sync::LazyLock;
+
 use hld_client::protocol::{
     ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
 };
@@ -16,6 +18,19 @@ use super::writer::Writer;
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
+
+/// Raw lines inserted by one multi-row statement.
+const RAW_LINES_PER_INSERT: usize = 16;
+
+/// The multi-row insert of [`RAW_LINES_PER_INSERT`] raw lines: `?1` the session, `?2` the
+/// time, `?3`… the lines in order (rows get increasing ids in the order listed).
+static RAW_INSERT_MANY: LazyLock<String> = LazyLock::new(|| {
+    let rows = (0..RAW_LINES_PER_INSERT)
+        .map(|i| format!("(?1, ?{}, ?2)", i + 3))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!("INSERT INTO raw_events (session_id, event_json, created_at) VALUES {rows}")
+});
 
 /// The statuses `mark_orphans` fails: a process may have been attached to them.
 const ORPHAN_STATUSES: &str = "('starting', 'running', 'waiting_input', 'completing')";
@@ -195,14 +210,7 @@ impl Writer {
         if touched == 0 {
             return Err(StoreError::SessionNotFound(session_id.into()));
         }
-        if !ingest.raw_lines.is_empty() {
-            let mut stmt = self.conn.prepare_cached(
-                "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?2, ?3)",
-            )?;
-            for line in &ingest.raw_lines {
-                stmt.execute(params![session_id, line, now])?;
-            }
-        }
+        self.insert_raw_lines(session_id, &ingest.raw_lines, &now)?;
         let mut stored = Vec::with_capacity(ingest.events.len());
         for event in ingest.events {
             stored.push(self.append_event(session_id, event, &now)?);
@@ -211,6 +219,33 @@ impl Writer {
             self.apply_update(session_id, update, &now)?;
         }
         Ok(stored)
+    }
+
+    /// Inserts raw lines in order, [`RAW_LINES_PER_INSERT`] per statement while they last: one
+    /// statement's overhead and one `AUTOINCREMENT` bookkeeping write for that many rows.
+    fn insert_raw_lines(&self, session_id: &str, lines: &[String], now: &str) -> Result<()> {
+        let mut chunks = lines.chunks_exact(RAW_LINES_PER_INSERT);
+        if chunks.len() > 0 {
+            let mut stmt = self.conn.prepare_cached(&RAW_INSERT_MANY)?;
+            stmt.raw_bind_parameter(1, session_id)?;
+            stmt.raw_bind_parameter(2, now)?;
+            for chunk in &mut chunks {
+                for (i, line) in chunk.iter().enumerate() {
+                    stmt.raw_bind_parameter(i + 3, line)?;
+                }
+                stmt.raw_execute()?;
+            }
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut stmt = self.conn.prepare_cached(
+                "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?3, ?2)",
+            )?;
+            for line in rest {
+                stmt.execute(params![session_id, now, line])?;
+            }
+        }
+        Ok(())
     }
 
     /// Inserts one event with the session's next sequence; a tool result completes its call,

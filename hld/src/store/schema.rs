@@ -10,6 +10,9 @@ use super::error::{Result, StoreError};
 /// The writer's `cache_size` (negative: in KiB): 8 MiB, against SQLite's 2 MiB default.
 const WRITER_CACHE_SIZE: i64 = -8192;
 
+/// Prepared statements the writer keeps (it uses about 30 distinct ones).
+const WRITER_STATEMENTS: usize = 64;
+
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -168,6 +171,52 @@ CREATE INDEX idx_approvals_session ON approvals(session_id, status);
 CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
 "#,
     },
+    Migration {
+        version: 3,
+        description: "conversation events: a CHECK without an IN list, tool ids indexed only \
+            where present",
+        // `event_type IN (five values)` made SQLite build a temporary index of the list for
+        // every inserted row (a quarter of the writer's work on a fast stream); the same
+        // CHECK written as comparisons costs nothing. SQLite cannot alter a CHECK, so the
+        // table is rebuilt (same columns, ids and AUTOINCREMENT counter; nothing references it
+        // by foreign key). Only tool calls and results carry a `tool_id`, and every query
+        // through `idx_events_tool` compares `tool_id` with a value (which implies NOT NULL),
+        // so text messages, most of a stream, no longer get an entry there.
+        sql: r#"
+CREATE TABLE conversation_events_v3 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    claude_session_id TEXT NOT NULL DEFAULT '',
+    sequence INTEGER NOT NULL,
+    event_type TEXT NOT NULL CHECK (event_type = 'message' OR event_type = 'tool_call'
+        OR event_type = 'tool_result' OR event_type = 'system' OR event_type = 'thinking'),
+    created_at TEXT NOT NULL,
+    role TEXT,
+    content TEXT,
+    tool_id TEXT,
+    tool_name TEXT,
+    tool_input_json TEXT,
+    tool_result_for_id TEXT,
+    tool_result_content TEXT,
+    is_completed INTEGER NOT NULL DEFAULT 0,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    approval_status TEXT,
+    approval_id TEXT,
+    parent_tool_use_id TEXT,
+    UNIQUE (session_id, sequence)
+);
+INSERT INTO conversation_events_v3 SELECT * FROM conversation_events;
+DELETE FROM sqlite_sequence WHERE name = 'conversation_events_v3';
+INSERT INTO sqlite_sequence (name, seq)
+    SELECT 'conversation_events_v3', seq FROM sqlite_sequence
+    WHERE name = 'conversation_events';
+DROP TABLE conversation_events;
+ALTER TABLE conversation_events_v3 RENAME TO conversation_events;
+CREATE INDEX idx_events_claude ON conversation_events(claude_session_id, sequence);
+CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
+    WHERE tool_id IS NOT NULL;
+"#,
+    },
 ];
 
 /// The newest schema version this build knows.
@@ -191,6 +240,15 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection> {
     // streaming session (it grows only as pages are used).
     conn.pragma_update(None, "temp_store", "MEMORY")?;
     conn.pragma_update(None, "cache_size", WRITER_CACHE_SIZE)?;
+    // Every write statement is a cached one; the default 16 would evict some in turn.
+    conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
+    Ok(conn)
+}
+
+/// Opens the background checkpointer's connection (see the `checkpoint` module).
+pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)?;
+    configure(&conn)?;
     Ok(conn)
 }
 

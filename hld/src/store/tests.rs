@@ -1123,6 +1123,64 @@ async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
     store.close().await.unwrap();
 }
 
+#[tokio::test]
+async fn a_version_2_database_keeps_its_events_ids_and_id_counter() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hld.db");
+    let mut conn = raw(&path);
+    schema::migrate_up_to(&mut conn, 2).unwrap();
+    conn.execute_batch(
+        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
+            last_activity_at)
+         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
+            '2026-01-01T00:00:00.000Z');
+         INSERT INTO conversation_events (session_id, sequence, event_type, created_at, role,
+            content, tool_id)
+         VALUES ('s1', 1, 'message', '2026-01-01T00:00:01.000Z', 'user', 'hi', NULL),
+            ('s1', 2, 'tool_call', '2026-01-01T00:00:02.000Z', 'assistant', NULL, 'toolu_1'),
+            ('s1', 3, 'message', '2026-01-01T00:00:03.000Z', 'assistant', 'gone', NULL);
+         DELETE FROM conversation_events WHERE sequence = 3;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let events = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        events
+            .iter()
+            .map(|e| (e.id, e.sequence))
+            .collect::<Vec<_>>(),
+        [(1, 1), (2, 2)]
+    );
+    assert_eq!(events[1].tool_id.as_deref(), Some("toolu_1"));
+    let done = store
+        .ingest("s1", one(tool_result("c1", "toolu_1")))
+        .await
+        .unwrap();
+    // AUTOINCREMENT never reuses the deleted row's id.
+    assert_eq!((done[0].id, done[0].sequence), (4, 3));
+    let events = store
+        .conversation_for_session("s1", None, None)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        events[1].is_completed,
+        "the tool index still finds the call"
+    );
+    let invalid = raw(&path).execute(
+        "INSERT INTO conversation_events (session_id, sequence, event_type, created_at)
+         VALUES ('s1', 9, 'bogus', 'now')",
+        [],
+    );
+    assert!(invalid.is_err(), "the CHECK still holds");
+    store.close().await.unwrap();
+}
+
 /// A cloud function call `id` for session `s1`'s tool `tool`, without a tool use id.
 fn cloud_call(id: &str, tool: &str) -> NewApproval {
     NewApproval {
@@ -1275,4 +1333,62 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
             .unwrap(),
         CloudSync::Unchanged
     );
+}
+
+#[tokio::test]
+async fn raw_lines_keep_their_order_across_multi_row_inserts() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let first = messages("c1", &texts[..37]);
+    let second = messages("c1", &texts[37..]);
+    let expected: Vec<String> = first
+        .raw_lines
+        .iter()
+        .chain(&second.raw_lines)
+        .cloned()
+        .collect();
+    store.ingest("s1", first).await.unwrap();
+    store.ingest("s1", second).await.unwrap();
+    assert_eq!(store.raw_events("s1").await.unwrap(), expected);
+}
+
+#[tokio::test]
+async fn tool_id_lookups_use_the_partial_index() {
+    let (_dir, store) = Store::open_temp();
+    let conn = raw(store.path());
+    let plan: String = conn
+        .query_row(
+            "EXPLAIN QUERY PLAN UPDATE conversation_events SET is_completed = 1
+             WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'",
+            ["s1", "toolu_1"],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(plan.contains("idx_events_tool"), "{plan}");
+}
+
+#[tokio::test]
+async fn the_wal_is_checkpointed_in_the_background_and_stays_bounded() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let wal = store.path().with_extension("db-wal");
+    let text = "x".repeat(4000);
+    let texts = vec![text.as_str(); 50];
+    // Some 150 pages per batch, about 90 MiB in all: well past the writer's own limit.
+    for _ in 0..150 {
+        store.ingest("s1", messages("c1", &texts)).await.unwrap();
+    }
+    let size = std::fs::metadata(&wal).unwrap().len();
+    assert!(size < 48 << 20, "the WAL grew to {size} bytes");
+    // In WAL mode only a checkpoint writes to the database file itself.
+    let copied = std::fs::metadata(store.path()).unwrap().len();
+    assert!(copied > 16 << 20, "only {copied} bytes were checkpointed");
 }

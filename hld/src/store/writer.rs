@@ -5,7 +5,8 @@
 //! [`MAX_BATCH`]), runs every command inside one `BEGIN IMMEDIATE` transaction, each in its own
 //! `SAVEPOINT` so that a failing command rolls back only itself, commits once and only then
 //! answers the callers. A session streaming many lines thus costs one commit per burst, and no
-//! caller hears "ok" for something that is not committed.
+//! caller hears "ok" for something that is not committed. The WAL is checkpointed by another
+//! thread (see the `checkpoint` module), not between these commits.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,6 +16,7 @@ use std::sync::mpsc::Receiver;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::checkpoint::Checkpointer;
 use super::error::{Result, StoreError};
 use super::types::WriteStats;
 
@@ -118,15 +120,22 @@ impl Writer {
         }
     }
 
+    /// Runs a statement without parameters or rows through the statement cache (these run
+    /// for every command and transaction, so they are not parsed again each time).
+    fn exec(&self, sql: &str) -> rusqlite::Result<()> {
+        self.conn.prepare_cached(sql)?.execute([])?;
+        Ok(())
+    }
+
     /// Runs `f` in a savepoint: kept on success, rolled back (alone) on error or panic.
     fn in_savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        self.conn.execute_batch("SAVEPOINT cmd")?;
+        self.exec("SAVEPOINT cmd")?;
         let outcome = match catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(r) => r,
             Err(_) => Err(StoreError::Panicked),
         };
         let outcome = outcome.and_then(|v| {
-            self.conn.execute_batch("RELEASE cmd")?;
+            self.exec("RELEASE cmd")?;
             Ok(v)
         });
         if outcome.is_err() {
@@ -145,7 +154,7 @@ impl Writer {
         let mut open: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
         for mut job in jobs {
             if self.conn.is_autocommit() {
-                if let Err(e) = self.conn.execute_batch("BEGIN IMMEDIATE") {
+                if let Err(e) = self.exec("BEGIN IMMEDIATE") {
                     job.fail(e.into());
                     stats.commands.fetch_add(1, Ordering::Relaxed);
                     continue;
@@ -178,7 +187,7 @@ impl Writer {
         stats
             .commands
             .fetch_add(open.len() as u64, Ordering::Relaxed);
-        match self.conn.execute_batch("COMMIT") {
+        match self.exec("COMMIT") {
             Ok(()) => {
                 stats.transactions.fetch_add(1, Ordering::Relaxed);
                 for job in open {
@@ -208,7 +217,8 @@ impl Writer {
 }
 
 /// The writer thread's body. Returns when asked to close or when every `Store` is dropped.
-pub(super) fn run(conn: Connection, rx: Receiver<Msg>, stats: &Stats) {
+/// `checkpointer` is hooked to `conn`; it is stopped before the final checkpoint.
+pub(super) fn run(conn: Connection, checkpointer: Checkpointer, rx: Receiver<Msg>, stats: &Stats) {
     let mut writer = Writer::new(conn);
     while let Ok(first) = rx.recv() {
         let mut jobs = Vec::new();
@@ -230,6 +240,8 @@ pub(super) fn run(conn: Connection, rx: Receiver<Msg>, stats: &Stats) {
         }
         writer.apply(jobs, stats);
         if let Some(reply) = close {
+            // A checkpoint in progress elsewhere would make this one fail as busy.
+            drop(checkpointer);
             let _ = reply.send(writer.checkpoint());
             return;
         }
