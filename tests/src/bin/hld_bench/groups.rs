@@ -497,6 +497,10 @@ fn finished_session(server: &Server, query: &str) -> anyhow::Result<String> {
     }
 }
 
+/// Connections a paced fan-out publishes from, in turn: as from that many sessions' approval
+/// servers (one connection's requests are answered in order, one at a time).
+const PACED_PUBLISHERS: usize = 8;
+
 fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let loads = &plan.fanout;
     let mut results: Vec<[Vec<FanoutResult>; 2]> = vec![Default::default(); loads.len()];
@@ -515,6 +519,8 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         if let Some(rate) = rate {
             a.push("--rate".into());
             a.push(rate.to_string());
+            a.push("--publishers".into());
+            a.push(PACED_PUBLISHERS.to_string());
         }
         a
     };
@@ -609,7 +615,8 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                  publisher's write to the moment the *last* subscriber has read the line \
                  (subscribers find `\"seq\":` by substring search). \"1 in flight\" sends the \
                  next event once every subscriber has the previous one; \"paced\" sends on a \
-                 fixed schedule. Lost counts events that never reached every subscriber within \
+                 fixed schedule, from 8 publisher connections in turn (as from 8 sessions; \
+                 a connection's requests are answered in order). Lost counts events that never reached every subscriber within \
                  10 s plus `lagged` notices. The baseline is a raw tokio current_thread server \
                  that parses each request, serialises its params once into an event line, \
                  broadcasts it (tokio broadcast, capacity 4096) and writes what each \
