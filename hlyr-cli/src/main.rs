@@ -75,3 +75,14 @@ impl From<Exit> for ExitCode {
         ExitCode::from(exit as u8)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Builds the whole command tree, deferred subcommands included, and checks it.
+    #[test]
+    fn command_tree_is_valid() {
+        super::Cli::command().debug_assert();
+    }
+}

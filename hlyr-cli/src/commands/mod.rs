@@ -19,7 +19,10 @@ use clap::Subcommand;
 use crate::error::{CliError, Exit};
 use crate::Context;
 
+// `defer`: a subcommand's arguments are built only when that subcommand is parsed (or its
+// help shown), not on every run.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Launch a Claude Code session and follow it until it ends.
     Launch(launch::Args),
@@ -52,21 +55,24 @@ pub enum Command {
 }
 
 impl Command {
+    /// Runs the command. Each command's future is boxed, so that this one, which `main` keeps
+    /// on its stack, is a few words long rather than as large as the largest command (the MCP
+    /// server): every stack page a short command touches is one more page fault at start-up.
     pub async fn run(self, ctx: &Context) -> Result<Exit, CliError> {
         match self {
-            Command::Launch(args) => launch::run(ctx, args).await,
-            Command::Sessions(args) => sessions::run(ctx, args).await,
-            Command::Show(args) => show::run(ctx, args).await,
-            Command::Conversation(args) => conversation::run(ctx, args).await,
-            Command::Continue(args) => r#continue::run(ctx, args).await,
-            Command::Interrupt(args) => interrupt::run(ctx, args).await,
-            Command::Approvals(args) => approvals::run(ctx, args).await,
-            Command::Approve(args) => approve::run(ctx, args).await,
-            Command::Deny(args) => deny::run(ctx, args).await,
-            Command::Respond(args) => respond::run(ctx, args).await,
-            Command::Events(args) => events::run(ctx, args).await,
-            Command::Daemon(command) => command.run(ctx).await,
-            Command::Mcp(command) => command.run(ctx).await,
+            Command::Launch(args) => Box::pin(launch::run(ctx, args)).await,
+            Command::Sessions(args) => Box::pin(sessions::run(ctx, args)).await,
+            Command::Show(args) => Box::pin(show::run(ctx, args)).await,
+            Command::Conversation(args) => Box::pin(conversation::run(ctx, args)).await,
+            Command::Continue(args) => Box::pin(r#continue::run(ctx, args)).await,
+            Command::Interrupt(args) => Box::pin(interrupt::run(ctx, args)).await,
+            Command::Approvals(args) => Box::pin(approvals::run(ctx, args)).await,
+            Command::Approve(args) => Box::pin(approve::run(ctx, args)).await,
+            Command::Deny(args) => Box::pin(deny::run(ctx, args)).await,
+            Command::Respond(args) => Box::pin(respond::run(ctx, args)).await,
+            Command::Events(args) => Box::pin(events::run(ctx, args)).await,
+            Command::Daemon(command) => Box::pin(command.run(ctx)).await,
+            Command::Mcp(command) => Box::pin(command.run(ctx)).await,
         }
     }
 }
