@@ -787,11 +787,20 @@ impl StreamState {
         self.result.as_ref()
     }
 
-    /// Maps one stdout line (without its `\n`) to the store's writes: the verbatim line always;
-    /// conversation events for message blocks; a session update for the first session id, the
-    /// `init` model and the `result` figures. Never sets the status: the supervisor decides it
-    /// from [`StreamState::result`], whether an interrupt was asked for and the process exit.
+    /// One line on its own: [`StreamState::apply_to`] an empty batch.
+    #[cfg(test)]
     pub fn apply(&mut self, line: &str) -> Ingest {
+        let mut ingest = Ingest::default();
+        self.apply_to(line, &mut ingest);
+        ingest
+    }
+
+    /// Maps one stdout line (without its `\n`) to the store's writes, appended to `batch`: the
+    /// verbatim line always; conversation events for message blocks; a session update for the
+    /// first session id, the `init` model and the `result` figures, merged into the batch's
+    /// (fields this line sets win). Never sets the status: the supervisor decides it from
+    /// [`StreamState::result`], whether an interrupt was asked for and the process exit.
+    pub fn apply_to(&mut self, line: &str, batch: &mut Ingest) {
         let parsed = parse_line(line);
         let mut update = SessionUpdate::default();
         if self.claude_session_id.is_none() {
@@ -800,17 +809,17 @@ impl StreamState {
                 update.claude_session_id = Some(id.to_owned());
             }
         }
-        let sid = self.claude_session_id.clone().unwrap_or_default();
-        let mut events = Vec::new();
+        let sid = self.claude_session_id.as_deref().unwrap_or_default();
+        let events = &mut batch.events;
         match parsed {
             StreamLine::Init(init) => {
                 update.model = init.model.filter(|m| !m.is_empty());
             }
             StreamLine::Assistant(msg) => {
-                events = message_events(&sid, "assistant", msg);
+                message_events(sid, "assistant", msg, events);
             }
             StreamLine::User(msg) => {
-                events = message_events(&sid, "user", msg);
+                message_events(sid, "user", msg, events);
             }
             StreamLine::Result(result) => {
                 update.cost_usd = result.total_cost_usd;
@@ -833,57 +842,56 @@ impl StreamState {
                 tracing::warn!(%error, "malformed line from claude kept raw");
             }
         }
-        Ingest {
-            raw_lines: vec![line.to_owned()],
-            events,
-            update: (update != SessionUpdate::default()).then_some(update),
+        batch.raw_lines.push(line.to_owned());
+        if update != SessionUpdate::default() {
+            batch.update = Some(match batch.update.take() {
+                Some(earlier) => earlier.merged_with(update),
+                None => update,
+            });
         }
     }
 }
 
 /// The conversation events of one message: text → message from `role`, thinking → thinking
 /// from `role`, tool_use → tool call (no role, as the Go daemon stored it), tool_result → tool
-/// result (role `user`); other blocks → nothing.
-fn message_events(sid: &str, role: &str, msg: MessageInfo) -> Vec<NewEvent> {
+/// result (role `user`); other blocks → nothing. They are appended to `events`.
+fn message_events(sid: &str, role: &str, msg: MessageInfo, events: &mut Vec<NewEvent>) {
     let parent = msg.parent_tool_use_id;
-    msg.blocks
-        .into_iter()
-        .filter_map(|block| {
-            let event = match block {
-                ContentBlock::Text(text) => NewEvent::message(sid, role, &text),
-                ContentBlock::Thinking(thinking) => NewEvent {
-                    role: Some(role.to_owned()),
-                    content: Some(thinking),
-                    ..NewEvent::new(sid, ConversationEventType::Thinking)
-                },
-                ContentBlock::ToolUse { id, name, input } => NewEvent {
-                    tool_id: Some(id),
-                    tool_name: Some(name),
-                    tool_input_json: Some(match input {
-                        Value::Null => "{}".to_owned(),
-                        input => input.to_string(),
-                    }),
-                    ..NewEvent::new(sid, ConversationEventType::ToolCall)
-                },
-                ContentBlock::ToolResult {
-                    tool_use_id,
-                    content,
-                    is_error,
-                } => NewEvent {
-                    role: Some("user".to_owned()),
-                    tool_result_for_id: Some(tool_use_id),
-                    tool_result_content: content,
-                    is_error,
-                    ..NewEvent::new(sid, ConversationEventType::ToolResult)
-                },
-                ContentBlock::Other(_) => return None,
-            };
-            Some(NewEvent {
-                parent_tool_use_id: parent.clone(),
-                ..event
-            })
+    events.extend(msg.blocks.into_iter().filter_map(|block| {
+        let event = match block {
+            ContentBlock::Text(text) => NewEvent::message(sid, role, text),
+            ContentBlock::Thinking(thinking) => NewEvent {
+                role: Some(role.to_owned()),
+                content: Some(thinking),
+                ..NewEvent::new(sid, ConversationEventType::Thinking)
+            },
+            ContentBlock::ToolUse { id, name, input } => NewEvent {
+                tool_id: Some(id),
+                tool_name: Some(name),
+                tool_input_json: Some(match input {
+                    Value::Null => "{}".to_owned(),
+                    input => input.to_string(),
+                }),
+                ..NewEvent::new(sid, ConversationEventType::ToolCall)
+            },
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => NewEvent {
+                role: Some("user".to_owned()),
+                tool_result_for_id: Some(tool_use_id),
+                tool_result_content: content,
+                is_error,
+                ..NewEvent::new(sid, ConversationEventType::ToolResult)
+            },
+            ContentBlock::Other(_) => return None,
+        };
+        Some(NewEvent {
+            parent_tool_use_id: parent.clone(),
+            ..event
         })
-        .collect()
+    }));
 }
 
 #[cfg(test)]

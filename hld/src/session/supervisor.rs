@@ -171,7 +171,12 @@ async fn pump(
                 break;
             }
         }
-        let mut batch = state.apply(text(&line));
+        let mut batch = Ingest {
+            raw_lines: Vec::with_capacity(MAX_BATCH_LINES),
+            events: Vec::with_capacity(MAX_BATCH_LINES),
+            update: None,
+        };
+        state.apply_to(text(&line), &mut batch);
         let mut lines = 1;
         // Lines already buffered join this batch.
         while lines < MAX_BATCH_LINES && reader.buffer().contains(&b'\n') {
@@ -179,7 +184,7 @@ async fn pump(
             if reader.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
                 break;
             }
-            merge(&mut batch, state.apply(text(&line)));
+            state.apply_to(text(&line), &mut batch);
             lines += 1;
         }
         if let Some(claude_id) = state.claude_session_id() {
@@ -245,16 +250,6 @@ fn text(line: &[u8]) -> &str {
         Ok(s) => s,
         Err(e) => std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or_default(),
     }
-}
-
-/// Appends `next` to `batch`; later update fields win.
-fn merge(batch: &mut Ingest, next: Ingest) {
-    batch.raw_lines.extend(next.raw_lines);
-    batch.events.extend(next.events);
-    batch.update = match (batch.update.take(), next.update) {
-        (Some(a), Some(b)) => Some(a.merged_with(b)),
-        (a, b) => a.or(b),
-    };
 }
 
 /// Keeps the last few KiB of stderr, logging each line at debug.

@@ -32,6 +32,14 @@ static RAW_INSERT_MANY: LazyLock<String> = LazyLock::new(|| {
     format!("INSERT INTO raw_events (session_id, event_json, created_at) VALUES {rows}")
 });
 
+/// The insert of one conversation event: `?1` the session, `?5` the time (bound once per
+/// batch), the rest per event.
+const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_session_id, \
+    sequence, event_type, created_at, role, content, tool_id, tool_name, tool_input_json, \
+    tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
+    approval_id, parent_tool_use_id) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16)";
+
 /// The statuses `mark_orphans` fails: a process may have been attached to them.
 const ORPHAN_STATUSES: &str = "('starting', 'running', 'waiting_input', 'completing')";
 
@@ -211,10 +219,7 @@ impl Writer {
             return Err(StoreError::SessionNotFound(session_id.into()));
         }
         self.insert_raw_lines(session_id, &ingest.raw_lines, &now)?;
-        let mut stored = Vec::with_capacity(ingest.events.len());
-        for event in ingest.events {
-            stored.push(self.append_event(session_id, event, &now)?);
-        }
+        let stored = self.append_events(session_id, ingest.events, &now)?;
         if let Some(update) = &ingest.update {
             self.apply_update(session_id, update, &now)?;
         }
@@ -248,103 +253,116 @@ impl Writer {
         Ok(())
     }
 
-    /// Inserts one event with the session's next sequence; a tool result completes its call,
-    /// and a tool call picks up an approval that was requested for it before it arrived.
-    fn append_event(
+    /// Inserts events in order with the session's next sequences, through one prepared insert
+    /// (bound once for the session and the time); a tool result completes its call, and a tool
+    /// call picks up an approval that was requested for it before it arrived.
+    fn append_events(
         &mut self,
         session_id: &str,
-        e: NewEvent,
+        events: Vec<NewEvent>,
         now: &str,
-    ) -> Result<ConversationEvent> {
-        let sequence = self.next_sequence(session_id)?;
-        let (approval_status, approval_id) = match (&e.event_type, &e.tool_id) {
-            (ConversationEventType::ToolCall, Some(tool_id)) => self
-                .conn
-                .prepare_cached(
-                    "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
-                     ORDER BY requested_at DESC, rowid DESC LIMIT 1",
-                )?
-                .query_row([session_id, tool_id], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })
-                .optional()?
-                .map(|(status, id)| {
-                    let status = read::parse_approval_status(&status).map(event_approval_status);
-                    (status.map(str::to_owned), Some(id))
-                })
-                .unwrap_or_default(),
-            _ => (None, None),
-        };
-        self.conn
-            .prepare_cached(
-                "INSERT INTO conversation_events (session_id, claude_session_id, sequence,
-                    event_type, created_at, role, content, tool_id, tool_name, tool_input_json,
-                    tool_result_for_id, tool_result_content, is_completed, is_error,
-                    approval_status, approval_id, parent_tool_use_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15,
-                    ?16)",
-            )?
-            .execute(params![
-                session_id,
-                e.claude_session_id,
+    ) -> Result<Vec<ConversationEvent>> {
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let first = self.reserve_sequences(session_id, events.len())?;
+        let mut insert = self.conn.prepare_cached(EVENT_INSERT)?;
+        insert.raw_bind_parameter(1, session_id)?;
+        insert.raw_bind_parameter(5, now)?;
+        let mut stored = Vec::with_capacity(events.len());
+        for (sequence, e) in (first..).zip(events) {
+            let (approval_status, approval_id) = match (&e.event_type, &e.tool_id) {
+                (ConversationEventType::ToolCall, Some(tool_id)) => {
+                    self.requested_approval(session_id, tool_id)?
+                }
+                _ => (None, None),
+            };
+            insert.raw_bind_parameter(2, &e.claude_session_id)?;
+            insert.raw_bind_parameter(3, sequence)?;
+            insert.raw_bind_parameter(4, e.event_type.as_str())?;
+            insert.raw_bind_parameter(6, &e.role)?;
+            insert.raw_bind_parameter(7, &e.content)?;
+            insert.raw_bind_parameter(8, &e.tool_id)?;
+            insert.raw_bind_parameter(9, &e.tool_name)?;
+            insert.raw_bind_parameter(10, &e.tool_input_json)?;
+            insert.raw_bind_parameter(11, &e.tool_result_for_id)?;
+            insert.raw_bind_parameter(12, &e.tool_result_content)?;
+            insert.raw_bind_parameter(13, e.is_error)?;
+            insert.raw_bind_parameter(14, &approval_status)?;
+            insert.raw_bind_parameter(15, &approval_id)?;
+            insert.raw_bind_parameter(16, &e.parent_tool_use_id)?;
+            insert.raw_execute()?;
+            let id = self.conn.last_insert_rowid();
+            if let (ConversationEventType::ToolResult, Some(for_id)) =
+                (&e.event_type, &e.tool_result_for_id)
+            {
+                self.conn
+                    .prepare_cached(
+                        "UPDATE conversation_events SET is_completed = 1
+                         WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'",
+                    )?
+                    .execute([session_id, for_id])?;
+            }
+            stored.push(ConversationEvent {
+                id,
+                session_id: session_id.to_owned(),
+                claude_session_id: e.claude_session_id,
                 sequence,
-                e.event_type.as_str(),
-                now,
-                e.role,
-                e.content,
-                e.tool_id,
-                e.tool_name,
-                e.tool_input_json,
-                e.tool_result_for_id,
-                e.tool_result_content,
-                e.is_error,
+                event_type: e.event_type,
+                created_at: now.to_owned(),
+                role: e.role,
+                content: e.content,
+                tool_id: e.tool_id,
+                tool_name: e.tool_name,
+                tool_input_json: e.tool_input_json,
+                tool_result_for_id: e.tool_result_for_id,
+                tool_result_content: e.tool_result_content,
+                is_completed: false,
+                is_error: e.is_error,
                 approval_status,
                 approval_id,
-                e.parent_tool_use_id,
-            ])?;
-        let id = self.conn.last_insert_rowid();
-        if let (ConversationEventType::ToolResult, Some(for_id)) =
-            (&e.event_type, &e.tool_result_for_id)
-        {
-            self.conn
-                .prepare_cached(
-                    "UPDATE conversation_events SET is_completed = 1
-                     WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'",
-                )?
-                .execute([session_id, for_id])?;
+                parent_tool_use_id: e.parent_tool_use_id,
+            });
         }
-        Ok(ConversationEvent {
-            id,
-            session_id: session_id.to_owned(),
-            claude_session_id: e.claude_session_id,
-            sequence,
-            event_type: e.event_type,
-            created_at: now.to_owned(),
-            role: e.role,
-            content: e.content,
-            tool_id: e.tool_id,
-            tool_name: e.tool_name,
-            tool_input_json: e.tool_input_json,
-            tool_result_for_id: e.tool_result_for_id,
-            tool_result_content: e.tool_result_content,
-            is_completed: false,
-            is_error: e.is_error,
-            approval_status,
-            approval_id,
-            parent_tool_use_id: e.parent_tool_use_id,
-        })
+        Ok(stored)
     }
 
-    /// The session's next sequence number (cached; computed on first use).
-    fn next_sequence(&mut self, session_id: &str) -> Result<i64> {
+    /// The `approval_status` and id of the newest approval requested for tool use `tool_id`.
+    fn requested_approval(
+        &self,
+        session_id: &str,
+        tool_id: &str,
+    ) -> Result<(Option<String>, Option<String>)> {
+        Ok(self
+            .conn
+            .prepare_cached(
+                "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
+                 ORDER BY requested_at DESC, rowid DESC LIMIT 1",
+            )?
+            .query_row([session_id, tool_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()?
+            .map(|(status, id)| {
+                let status = read::parse_approval_status(&status).map(event_approval_status);
+                (status.map(str::to_owned), Some(id))
+            })
+            .unwrap_or_default())
+    }
+
+    /// Reserves the session's next `count` sequence numbers and returns the first (cached;
+    /// computed on first use).
+    fn reserve_sequences(&mut self, session_id: &str, count: usize) -> Result<i64> {
+        let count =
+            i64::try_from(count).map_err(|_| StoreError::Invalid("too many events".into()))?;
         if let Some(next) = self.next_seq.get_mut(session_id) {
-            let sequence = *next;
-            *next += 1;
-            return Ok(sequence);
+            let first = *next;
+            *next += count;
+            return Ok(first);
         }
-        let sequence = self.last_sequence(session_id)? + 1;
-        self.next_seq.insert(session_id.to_owned(), sequence + 1);
-        Ok(sequence)
+        let first = self.last_sequence(session_id)? + 1;
+        self.next_seq.insert(session_id.to_owned(), first + count);
+        Ok(first)
     }
 
     /// The highest sequence of the session, or, if it has no events yet, of its nearest

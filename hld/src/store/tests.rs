@@ -50,7 +50,7 @@ fn messages(claude: &str, texts: &[&str]) -> Ingest {
             .collect(),
         events: texts
             .iter()
-            .map(|t| NewEvent::message(claude, "assistant", t))
+            .map(|t| NewEvent::message(claude, "assistant", *t))
             .collect(),
         update: None,
     }

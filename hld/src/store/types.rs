@@ -184,10 +184,10 @@ impl NewEvent {
     }
 
     /// A text message from `role`.
-    pub fn message(claude_session_id: &str, role: &str, content: &str) -> Self {
+    pub fn message(claude_session_id: &str, role: &str, content: impl Into<String>) -> Self {
         NewEvent {
             role: Some(role.to_owned()),
-            content: Some(content.to_owned()),
+            content: Some(content.into()),
             ..Self::new(claude_session_id, ConversationEventType::Message)
         }
     }
