@@ -15,7 +15,7 @@ use std::collections::{HashMap, VecDeque};
 use std::io::IoSlice;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use hld_client::protocol::{Event, SubscribeParams, TimedEvent, EVENT_TYPES};
@@ -217,11 +217,20 @@ impl Bus {
                 return;
             }
             let slots = std::mem::take(&mut *self.inner.dirty.lock().unwrap());
+            let started = Instant::now();
             for chunk in slots.chunks(FLUSH_CHUNK) {
                 Self::flush(chunk);
                 // Let requests (and the publishers behind them) run between chunks: what
                 // they publish meanwhile joins the lines of the slots not flushed yet.
                 tokio::task::yield_now().await;
+            }
+            // A long pass (many subscribers) during which more events came: a stream. Rest as
+            // long before the next pass, so that the flusher takes at most half the thread and
+            // the events that arrive meanwhile share each subscriber's next write. A lone
+            // event (nothing new at the end of its pass) costs no rest.
+            let took = started.elapsed();
+            if took >= LONG_PASS && !self.inner.dirty.lock().unwrap().is_empty() {
+                tokio::time::sleep(took.min(MAX_REST)).await;
             }
         }
     }
@@ -374,6 +383,11 @@ impl Slot {
         self.notify.notify_one();
     }
 }
+
+/// A flusher pass at least this long is followed by a rest as long (at most [`MAX_REST`]).
+const LONG_PASS: Duration = Duration::from_micros(500);
+/// The longest rest after a pass.
+const MAX_REST: Duration = Duration::from_millis(5);
 
 /// Subscribers the flusher writes to between two yields.
 const FLUSH_CHUNK: usize = 256;
