@@ -110,7 +110,7 @@ struct Queue {
     /// Bytes of the first queued event already written by the flusher.
     written: usize,
     /// When the flusher last wrote to the sink.
-    last_direct: Option<Instant>,
+    last_flushed: Option<Instant>,
     /// The subscriber's task owns the sink (it is writing, or about to): lines queue behind
     /// it and the flusher leaves them alone.
     busy: bool,
@@ -278,7 +278,7 @@ impl Bus {
                 events: VecDeque::new(),
                 lost: 0,
                 written: 0,
-                last_direct: None,
+                last_flushed: None,
                 busy: true,
                 dirty: false,
             }),
@@ -362,7 +362,7 @@ impl Slot {
             }
             let written = sink.try_write_vectored(&slices[..n]).unwrap_or(0);
             if written > 0 {
-                q.last_direct = Some(now);
+                q.last_flushed = Some(now);
             }
             // Whole lines written leave the queue; a partial one stays, with its offset.
             let mut consumed = q.written + written;
@@ -421,7 +421,7 @@ pub struct Taken {
 impl Subscriber {
     /// Waits until at least one event (or a loss) is queued, then moves everything queued
     /// into `events` (which must be empty; its allocation is reused). From then until the next
-    /// call the task owns the sink: nothing is written to it directly. `None`: the bus is
+    /// call the task owns the sink: the flusher leaves it alone. `None`: the bus is
     /// closed.
     pub async fn next_batch(&self, events: &mut VecDeque<Arc<Published>>) -> Option<Taken> {
         loop {
@@ -466,9 +466,9 @@ impl Subscriber {
         }
     }
 
-    /// When the publisher last wrote a line to the sink directly.
-    pub fn last_direct_write(&self) -> Option<Instant> {
-        self.slot.queue.lock().unwrap().last_direct
+    /// When the flusher last wrote to the sink.
+    pub fn last_flush(&self) -> Option<Instant> {
+        self.slot.queue.lock().unwrap().last_flushed
     }
 
     /// The `lagged` line telling this subscriber it lost `missed` events.

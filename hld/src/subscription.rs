@@ -132,7 +132,7 @@ fn heartbeat_line() -> Vec<u8> {
 /// not leave every subscriber holding the capacity of its largest batch.
 const KEPT_BUFFER: usize = 64 * 1024;
 
-/// Writes what the publisher could not write directly: queued events (coalesced into one
+/// Writes what the flusher could not: queued events (coalesced into one
 /// write), `lagged` notices and heartbeats, until the client leaves or the bus closes.
 async fn pump<R>(daemon: &Daemon, subscriber: &Subscriber, read: &mut R, sink: &OwnedWriteHalf)
 where
@@ -143,8 +143,8 @@ where
     let heartbeat_line = heartbeat_line();
     let mut events = VecDeque::new();
     let mut out = Vec::new();
-    // The heartbeat is due `interval` after the last line written, by this task or directly by
-    // the publisher; the timer is moved only when it fires, not at every batch.
+    // The heartbeat is due `interval` after the last line written, by this task or by the
+    // flusher; the timer is moved only when it fires, not at every batch.
     let mut last_write = Instant::now();
     let heartbeat = tokio::time::sleep(interval);
     tokio::pin!(heartbeat);
@@ -191,8 +191,8 @@ where
                 Ok(_) => continue,
             },
             _ = &mut heartbeat => {
-                if let Some(direct) = subscriber.last_direct_write() {
-                    last_write = last_write.max(direct.into());
+                if let Some(flushed) = subscriber.last_flush() {
+                    last_write = last_write.max(flushed.into());
                 }
                 let due = last_write + interval;
                 // Queued events go first (and count as a write); otherwise take the socket.

@@ -787,14 +787,6 @@ impl StreamState {
         self.result.as_ref()
     }
 
-    /// One line on its own: [`StreamState::apply_to`] an empty batch.
-    #[cfg(test)]
-    pub fn apply(&mut self, line: &str) -> Ingest {
-        let mut ingest = Ingest::default();
-        self.apply_to(line, &mut ingest);
-        ingest
-    }
-
     /// Maps one stdout line (without its `\n`) to the store's writes, appended to `batch`: the
     /// verbatim line always; conversation events for message blocks; a session update for the
     /// first session id, the `init` model and the `result` figures, merged into the batch's
@@ -899,6 +891,19 @@ mod tests {
     use super::*;
     use hld_client::protocol::ConversationEventType as Kind;
     use serde_json::json;
+
+    /// One line on its own: [`StreamState::apply_to`] an empty batch.
+    trait ApplyOne {
+        fn apply(&mut self, line: &str) -> Ingest;
+    }
+
+    impl ApplyOne for StreamState {
+        fn apply(&mut self, line: &str) -> Ingest {
+            let mut ingest = Ingest::default();
+            self.apply_to(line, &mut ingest);
+            ingest
+        }
+    }
 
     /// Feeds a fixture transcript through a fresh mapper.
     fn run(name: &str) -> (StreamState, Vec<String>, Vec<Ingest>) {
