@@ -57,6 +57,15 @@ fn event_approval_status(status: ApprovalStatus) -> &'static str {
 /// it by tool name (spec/000 `CORRELATION_TIME_WINDOW`, 300 s).
 pub const CORRELATION_WINDOW: chrono::Duration = chrono::Duration::seconds(300);
 
+/// The newest open, ungated call of a tool in a session since a time (`?1` session, `?2`
+/// tool name, `?3` earliest `created_at`).
+pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_events
+    WHERE session_id = ?1 AND event_type = 'tool_call' AND tool_name = ?2
+        AND tool_id IS NOT NULL AND is_completed = 0
+        AND (approval_status IS NULL OR approval_status = '')
+        AND approval_id IS NULL AND created_at >= ?3
+    ORDER BY sequence DESC LIMIT 1";
+
 /// Encodes an optional value as JSON text.
 fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
     value
@@ -527,14 +536,7 @@ impl Writer {
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT tool_id FROM conversation_events
-                 WHERE session_id = ?1 AND event_type = 'tool_call' AND tool_name = ?2
-                    AND tool_id IS NOT NULL AND is_completed = 0
-                    AND (approval_status IS NULL OR approval_status = '')
-                    AND approval_id IS NULL AND created_at >= ?3
-                 ORDER BY sequence DESC LIMIT 1",
-            )?
+            .prepare_cached(UNGATED_TOOL_CALL)?
             .query_row(params![session_id, tool_name, since], |r| r.get(0))
             .optional()?)
     }

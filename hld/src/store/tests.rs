@@ -7,6 +7,7 @@ use hld_client::protocol::{
     ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
     SessionStatus,
 };
+use rusqlite::StatementStatus;
 use serde_json::json;
 
 use super::*;
@@ -1187,6 +1188,35 @@ fn cloud_call(id: &str, tool: &str) -> NewApproval {
         source: ApprovalSource::Cloud,
         ..NewApproval::function_call(id, "s1", tool, json!({"command": "ls"}), None)
     }
+}
+
+/// The store's connections plan a query once, whatever values are bound to it: the tool-call
+/// lookup of `createApproval` (a query of the table with the partial `idx_events_tool`) is not
+/// parsed and planned again at each call, as it was before the QPSG setting.
+#[tokio::test]
+async fn cached_statements_are_not_prepared_again_for_new_values() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    store
+        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .await
+        .unwrap();
+    for (i, tool) in ["Edit", "Bash", "Write"].into_iter().enumerate() {
+        let new = NewApproval::function_call(&format!("a{i}"), "s1", tool, json!({}), None);
+        let change = store.create_approval(new).await.unwrap();
+        assert_eq!(change.approval.tool_use_id.is_some(), tool == "Bash");
+    }
+    let reprepared = store
+        .write(|w| {
+            let stmt = w.conn.prepare_cached(ops::UNGATED_TOOL_CALL)?;
+            Ok(stmt.get_status(StatementStatus::RePrepare))
+        })
+        .await
+        .unwrap();
+    assert_eq!(reprepared, 0);
 }
 
 #[tokio::test]
