@@ -5,15 +5,17 @@
 //! counted, and the subscriber is told how many it lost with a `lagged` event before the
 //! next events it receives. A slow subscriber never delays the publisher or anyone else.
 //!
-//! A connection's subscriber also gives the bus its socket. Publishing only queues; one
-//! flusher task then writes every idle subscriber's queued lines in one non-blocking write
-//! each, so that an event costs one task wake-up in all, not one per subscriber, and events
-//! published in between share a write. Only what a socket does not take is left to that
-//! subscriber's own task, which waits until the socket has room.
+//! Publishing appends the event to one shared log and wakes the flusher: its cost does not
+//! grow with the subscribers. The flusher task then hands the events logged since its last
+//! pass to every subscriber in turn. A connection's subscriber also gives the bus its socket:
+//! while its task is idle, the flusher writes the events it wants straight from the log in
+//! one non-blocking write, so that an event costs one task wake-up in all, not one per
+//! subscriber, and events published in between share a write. Only what a socket does not
+//! take is queued, for that subscriber's own task, which waits until the socket has room.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::IoSlice;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -28,6 +30,10 @@ pub struct Published {
     pub event: TimedEvent,
     /// `{"jsonrpc":"2.0","result":{"event":…},"id":null}\n`.
     pub line: Bytes,
+    /// The bit of the event's type (see [`Filter`]).
+    bit: u8,
+    /// Its place in the log: subscribers get only events published after they subscribed.
+    seq: u64,
 }
 
 /// Which events a subscriber wants; conditions are ANDed.
@@ -82,11 +88,9 @@ impl Filter {
         self
     }
 
-    fn matches(&self, event: &Event, bit: u8) -> bool {
-        if matches!(event, Event::Lagged { .. }) {
-            return true;
-        }
-        self.types & bit != 0
+    fn matches(&self, published: &Published) -> bool {
+        let event = &published.event.event;
+        self.types & published.bit != 0
             && self
                 .session_id
                 .as_deref()
@@ -105,6 +109,7 @@ impl From<SubscribeParams> for Filter {
 }
 
 struct Queue {
+    /// Events for the subscriber's task (its sink, if any, is busy or absent).
     events: VecDeque<Arc<Published>>,
     lost: u64,
     /// Bytes of the first queued event already written by the flusher.
@@ -112,10 +117,21 @@ struct Queue {
     /// When the flusher last wrote to the sink.
     last_flushed: Option<Instant>,
     /// The subscriber's task owns the sink (it is writing, or about to): lines queue behind
-    /// it and the flusher leaves them alone.
+    /// it and the flusher does not write.
     busy: bool,
-    /// The slot is on the flusher's list.
-    dirty: bool,
+}
+
+impl Queue {
+    /// Queues `event`; when full, the oldest event goes (unless it is partly on the wire
+    /// already: then the next one) and is counted as lost.
+    fn push(&mut self, event: Arc<Published>, capacity: usize) {
+        if self.events.len() >= capacity {
+            let partial = usize::from(self.written > 0);
+            self.events.remove(partial);
+            self.lost += 1;
+        }
+        self.events.push_back(event);
+    }
 }
 
 /// A subscriber's connection, written to without waiting (a non-blocking socket).
@@ -126,13 +142,23 @@ pub trait Sink: Send + Sync {
 
 struct Slot {
     filter: Filter,
+    /// The first log sequence number published after this subscription began.
+    from_seq: u64,
     // A std Mutex: held only to push or drain (or for one non-blocking write), never across
     // an await.
     queue: Mutex<Queue>,
     notify: Notify,
     capacity: usize,
-    /// Where the flusher writes queued events while the task is idle.
+    /// Where the flusher writes events while the task is idle.
     sink: Option<Arc<dyn Sink>>,
+}
+
+/// The events published since the flusher's last pass.
+#[derive(Default)]
+struct Log {
+    events: Vec<Arc<Published>>,
+    /// The sequence number of the next event published.
+    next_seq: u64,
 }
 
 /// The bus. Cheap to clone.
@@ -142,15 +168,18 @@ pub struct Bus {
 }
 
 struct BusInner {
-    // A std RwLock: publishers read it briefly; (un)subscribing writes it briefly.
+    // A std RwLock: the flusher reads it once per pass; (un)subscribing writes it briefly.
     slots: RwLock<HashMap<u64, Arc<Slot>>>,
     next_id: AtomicU64,
     capacity: usize,
     published: AtomicU64,
     /// Set once by [`Bus::close`]: every subscription ends.
     closed: AtomicBool,
-    /// Slots with lines for the flusher, and its wake-up.
-    dirty: Mutex<Vec<Arc<Slot>>>,
+    /// The types some subscriber wants: events of other types are not even serialised.
+    wanted: AtomicU8,
+    /// Locked before `slots` when both are.
+    log: Mutex<Log>,
+    /// Wakes the flusher.
     flush: Notify,
 }
 
@@ -172,56 +201,53 @@ impl Bus {
                 capacity: capacity.max(1),
                 published: AtomicU64::new(0),
                 closed: AtomicBool::new(false),
-                dirty: Mutex::default(),
+                wanted: AtomicU8::new(0),
+                log: Mutex::default(),
                 flush: Notify::new(),
             }),
         }
     }
 
-    /// Publishes an event to every matching subscriber. Never blocks. The line is serialised
-    /// once, and only if some subscriber wants the event.
+    /// Publishes an event to every matching subscriber. Never blocks, and costs the same
+    /// whatever the number of subscribers: the event is serialised once (and only if some
+    /// subscriber wants its type) and logged for the [`flusher`](Self::flusher).
     pub fn publish(&self, event: Event) {
         self.inner.published.fetch_add(1, Ordering::Relaxed);
         let bit = type_bit(event.type_name());
-        let slots = self.inner.slots.read().unwrap();
-        let wanted: Vec<&Arc<Slot>> = slots
-            .values()
-            .filter(|slot| slot.filter.matches(&event, bit))
-            .collect();
-        if wanted.is_empty() {
+        if self.inner.wanted.load(Ordering::Acquire) & bit == 0 {
             return;
         }
-        let published = Arc::new(Self::encode(event));
-        let mut flush = false;
-        for slot in wanted {
-            if slot.push(published.clone()) {
-                self.inner.dirty.lock().unwrap().push(Arc::clone(slot));
-                flush = true;
-            }
+        let mut published = Self::encode(event);
+        published.bit = bit;
+        {
+            let mut log = self.inner.log.lock().unwrap();
+            published.seq = log.next_seq;
+            log.next_seq += 1;
+            log.events.push(Arc::new(published));
         }
-        if flush {
-            self.inner.flush.notify_one();
-        }
+        self.inner.flush.notify_one();
     }
 
-    /// Writes the events queued for idle direct subscribers, each subscriber's in one write,
-    /// until the bus is closed. Spawned once per daemon.
+    /// Hands the logged events to the subscribers, until the bus is closed. Spawned once per
+    /// daemon.
     ///
-    /// Publishing only queues; this task runs after the publisher yields, so an event costs
-    /// one task wake-up for all its subscribers, and events published in between share a
-    /// write (coalescing) — the busier the daemon, the more.
+    /// Each pass takes every event logged since the previous one and gives each subscriber
+    /// those it wants: written straight to its socket in one write while its task is idle,
+    /// queued for the task otherwise. Events published during a pass (the flusher yields
+    /// every [`FLUSH_CHUNK`] subscribers, so that requests keep flowing) wait for the next,
+    /// so the busier the daemon the more events share a write (coalescing).
     pub async fn flusher(self) {
         loop {
             self.inner.flush.notified().await;
             if self.inner.closed.load(Ordering::Acquire) {
                 return;
             }
-            let slots = std::mem::take(&mut *self.inner.dirty.lock().unwrap());
+            let Some((events, slots)) = self.take_pass() else {
+                continue;
+            };
             let started = Instant::now();
             for chunk in slots.chunks(FLUSH_CHUNK) {
-                Self::flush(chunk);
-                // Let requests (and the publishers behind them) run between chunks: what
-                // they publish meanwhile joins the lines of the slots not flushed yet.
+                Self::deliver(&events, chunk);
                 tokio::task::yield_now().await;
             }
             // A long pass (many subscribers) during which more events came: a stream. Rest as
@@ -229,17 +255,28 @@ impl Bus {
             // the events that arrive meanwhile share each subscriber's next write. A lone
             // event (nothing new at the end of its pass) costs no rest.
             let took = started.elapsed();
-            if took >= LONG_PASS && !self.inner.dirty.lock().unwrap().is_empty() {
+            if took >= LONG_PASS && !self.inner.log.lock().unwrap().events.is_empty() {
                 tokio::time::sleep(took.min(MAX_REST)).await;
             }
         }
     }
 
-    /// Flushes `slots` (one chunk of a [`flusher`](Self::flusher) pass).
-    fn flush(slots: &[Arc<Slot>]) {
+    /// The events logged since the last pass and the subscribers to give them to, or `None`
+    /// if nothing was logged.
+    fn take_pass(&self) -> Option<(Vec<Arc<Published>>, Vec<Arc<Slot>>)> {
+        let events = std::mem::take(&mut self.inner.log.lock().unwrap().events);
+        if events.is_empty() {
+            return None;
+        }
+        let slots = self.inner.slots.read().unwrap().values().cloned().collect();
+        Some((events, slots))
+    }
+
+    /// Gives `events` to `slots` (one chunk of a [`flusher`](Self::flusher) pass).
+    fn deliver(events: &[Arc<Published>], slots: &[Arc<Slot>]) {
         let now = Instant::now();
         for slot in slots {
-            slot.flush(now);
+            slot.deliver(events, now);
         }
     }
 
@@ -254,6 +291,8 @@ impl Bus {
         Published {
             event,
             line: Bytes::from(line),
+            bit: 0,
+            seq: 0,
         }
     }
 
@@ -272,21 +311,27 @@ impl Bus {
 
     fn add(&self, filter: Filter, sink: Option<Arc<dyn Sink>>) -> Subscriber {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let types = filter.types;
+        // Under the log's lock, so that every event from `from_seq` on finds the slot in
+        // place when the flusher takes it.
+        let log = self.inner.log.lock().unwrap();
         let slot = Arc::new(Slot {
             filter,
+            from_seq: log.next_seq,
             queue: Mutex::new(Queue {
                 events: VecDeque::new(),
                 lost: 0,
                 written: 0,
                 last_flushed: None,
                 busy: true,
-                dirty: false,
             }),
             notify: Notify::new(),
             capacity: self.inner.capacity,
             sink,
         });
         self.inner.slots.write().unwrap().insert(id, slot.clone());
+        self.inner.wanted.fetch_or(types, Ordering::Release);
+        drop(log);
         Subscriber {
             id,
             slot,
@@ -316,69 +361,61 @@ impl Bus {
 }
 
 impl Slot {
-    /// Queues `event`; `true` if the slot must now go on the flusher's list.
-    fn push(&self, event: Arc<Published>) -> bool {
-        let wake = {
-            let mut q = self.queue.lock().unwrap();
-            if q.events.len() >= self.capacity {
-                // Drop the oldest, unless it is partly on the wire already.
-                let partial = usize::from(q.written > 0);
-                q.events.remove(partial);
-                q.lost += 1;
-            }
-            q.events.push_back(event);
-            if self.sink.is_none() || q.busy {
-                true
-            } else if q.dirty {
-                return false;
-            } else {
-                q.dirty = true;
-                return true;
-            }
-        };
-        if wake {
-            self.notify.notify_one();
-        }
-        false
-    }
-
-    /// The flusher's turn: writes what is queued in one non-blocking write if the task is
-    /// idle; whatever the socket does not take (or a `lagged` notice to send) is left to the
-    /// task, woken for it.
-    fn flush(&self, now: Instant) {
-        let Some(sink) = &self.sink else { return };
-        let mut q = self.queue.lock().unwrap();
-        q.dirty = false;
-        if q.busy || q.events.is_empty() {
+    /// The flusher's turn: the events of `events` this subscriber wants are written to its
+    /// sink in one non-blocking write if its task is idle; whatever the socket does not take,
+    /// and every event while the task is busy (or for a subscriber without a sink), is queued
+    /// for the task, which is woken for it.
+    fn deliver(&self, events: &[Arc<Published>], now: Instant) {
+        let mut wanted = events
+            .iter()
+            .filter(|p| p.seq >= self.from_seq && self.filter.matches(p))
+            .peekable();
+        if wanted.peek().is_none() {
             return;
         }
-        if q.lost == 0 {
+        let mut q = self.queue.lock().unwrap();
+        if let (Some(sink), false) = (&self.sink, q.busy) {
+            // An idle task leaves nothing queued.
+            let mut batch: [Option<&Arc<Published>>; MAX_IOVECS] = [None; MAX_IOVECS];
             let mut slices = [IoSlice::new(&[]); MAX_IOVECS];
-            let mut n = 0;
-            for (i, event) in q.events.iter().take(MAX_IOVECS).enumerate() {
-                let skip = if i == 0 { q.written } else { 0 };
-                slices[i] = IoSlice::new(&event.line[skip..]);
-                n = i + 1;
-            }
-            let written = sink.try_write_vectored(&slices[..n]).unwrap_or(0);
-            if written > 0 {
-                q.last_flushed = Some(now);
-            }
-            // Whole lines written leave the queue; a partial one stays, with its offset.
-            let mut consumed = q.written + written;
-            while let Some(front) = q.events.front() {
-                if consumed < front.line.len() {
+            loop {
+                let mut n = 0;
+                for p in wanted.by_ref().take(MAX_IOVECS) {
+                    batch[n] = Some(p);
+                    slices[n] = IoSlice::new(&p.line);
+                    n += 1;
+                }
+                if n == 0 {
                     break;
                 }
-                consumed -= front.line.len();
-                q.events.pop_front();
+                let mut written = sink.try_write_vectored(&slices[..n]).unwrap_or(0);
+                if written > 0 {
+                    q.last_flushed = Some(now);
+                }
+                // Whole lines written are done; a partial one is queued with its offset, and
+                // so is everything after it.
+                let mut whole = 0;
+                while whole < n && written >= slices[whole].len() {
+                    written -= slices[whole].len();
+                    whole += 1;
+                }
+                if whole < n {
+                    q.written = written;
+                    for p in batch[whole..n].iter().flatten().copied().chain(wanted) {
+                        q.push(Arc::clone(p), self.capacity);
+                    }
+                    break;
+                }
             }
-            q.written = consumed;
             if q.events.is_empty() {
                 return;
             }
+            q.busy = true;
+        } else {
+            for p in wanted {
+                q.push(Arc::clone(p), self.capacity);
+            }
         }
-        q.busy = true;
         drop(q);
         self.notify.notify_one();
     }
@@ -389,7 +426,7 @@ const LONG_PASS: Duration = Duration::from_micros(500);
 /// The longest rest after a pass.
 const MAX_REST: Duration = Duration::from_millis(5);
 
-/// Subscribers the flusher writes to between two yields.
+/// Subscribers the flusher serves between two yields.
 const FLUSH_CHUNK: usize = 256;
 
 /// The most lines the flusher hands to one `writev`.
@@ -479,7 +516,10 @@ impl Subscriber {
 
 impl Drop for Subscriber {
     fn drop(&mut self) {
-        self.bus.inner.slots.write().unwrap().remove(&self.id);
+        let mut slots = self.bus.inner.slots.write().unwrap();
+        slots.remove(&self.id);
+        let wanted = slots.values().fold(0, |bits, s| bits | s.filter.types);
+        self.bus.inner.wanted.store(wanted, Ordering::Release);
     }
 }
 
@@ -496,6 +536,13 @@ mod tests {
             new_status: SessionStatus::Running,
             parent_session_id: None,
             error: None,
+        }
+    }
+
+    /// One flusher pass, without the flusher task.
+    fn pass(bus: &Bus) {
+        if let Some((events, slots)) = bus.take_pass() {
+            Bus::deliver(&events, &slots);
         }
     }
 
@@ -520,6 +567,7 @@ mod tests {
         let unknown = bus.subscribe(Filter::of_types(&["no_such_type"]));
         bus.publish(status("s1", "r1"));
         bus.publish(status("s2", "r2"));
+        pass(&bus);
         assert_eq!(take(&all).unwrap().1.len(), 2);
         assert_eq!(take(&by_session).unwrap().1.len(), 1);
         assert!(take(&both).is_none());
@@ -537,6 +585,7 @@ mod tests {
         for i in 0..5 {
             bus.publish(status(&format!("s{i}"), "r"));
         }
+        pass(&bus);
         let (lost, events) = take(&sub).unwrap();
         assert_eq!(lost, 2);
         let ids: Vec<_> = events
@@ -545,6 +594,38 @@ mod tests {
             .collect();
         assert_eq!(ids, ["s2", "s3", "s4"]);
         assert!(take(&sub).is_none());
+    }
+
+    #[test]
+    fn a_subscriber_gets_only_what_is_published_after_it_subscribed() {
+        let bus = Bus::new(10);
+        let early = bus.subscribe(Filter::default());
+        bus.publish(status("s1", "r"));
+        let late = bus.subscribe(Filter::default());
+        bus.publish(status("s2", "r"));
+        pass(&bus);
+        let ids = |sub| -> Vec<String> {
+            let (_, events) = take(sub).unwrap();
+            session_ids(&events.into())
+        };
+        assert_eq!(ids(&early), ["s1", "s2"]);
+        assert_eq!(ids(&late), ["s2"]);
+    }
+
+    #[test]
+    fn events_of_types_nobody_wants_are_not_logged() {
+        let bus = Bus::new(10);
+        let approvals = bus.subscribe(Filter::of_types(&["new_approval"]));
+        bus.publish(status("s1", "r"));
+        assert!(bus.take_pass().is_none());
+        let all = bus.subscribe(Filter::default());
+        bus.publish(status("s2", "r"));
+        assert_eq!(bus.take_pass().unwrap().0.len(), 1);
+        drop(all);
+        bus.publish(status("s3", "r"));
+        assert!(bus.take_pass().is_none());
+        assert!(take(&approvals).is_none());
+        assert_eq!(bus.published_count(), 3);
     }
 
     #[test]
@@ -561,6 +642,7 @@ mod tests {
         let bus = Bus::new(3);
         let sub = bus.subscribe(Filter::default());
         bus.publish(status("s1", "r1"));
+        pass(&bus);
         let (_, events) = take(&sub).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&events[0].line).unwrap();
         assert_eq!(v["id"], serde_json::Value::Null);
@@ -626,6 +708,31 @@ mod tests {
             .iter()
             .map(|p| p.event.event.session_id().unwrap().to_owned())
             .collect()
+    }
+
+    #[tokio::test]
+    async fn the_flusher_writes_a_long_backlog_in_order_a_writev_at_a_time() {
+        let bus = Bus::new(200);
+        let pipe = Arc::new(Pipe {
+            room: Mutex::new(usize::MAX),
+            got: Mutex::default(),
+            writes: AtomicU64::new(0),
+        });
+        let sub = bus.subscribe_direct(Filter::default(), pipe.clone());
+        assert!(take(&sub).is_none()); // the task hands the sink to the flusher
+        for i in 0..100 {
+            bus.publish(status(&format!("s{i}"), "r"));
+        }
+        pass(&bus);
+        assert_eq!(pipe.writes.load(Ordering::Relaxed), 2);
+        let got = std::mem::take(&mut *pipe.got.lock().unwrap());
+        let ids: Vec<String> = serde_json::Deserializer::from_slice(&got)
+            .into_iter::<serde_json::Value>()
+            .map(|l| l.unwrap()["result"]["event"]["data"]["session_id"].to_string())
+            .collect();
+        let expected: Vec<String> = (0..100).map(|i| format!("\"s{i}\"")).collect();
+        assert_eq!(ids, expected);
+        assert!(take(&sub).is_none());
     }
 
     #[tokio::test]
@@ -702,6 +809,7 @@ mod tests {
         assert!(sub.try_batch(&mut queued).is_none());
         assert!(sub.claim());
         bus.publish(status("s7", "r"));
+        settle().await;
         assert!(!sub.claim());
     }
 }
