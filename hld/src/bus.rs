@@ -161,6 +161,12 @@ struct Log {
     next_seq: u64,
 }
 
+/// One flusher pass: the events logged since the previous one, and the subscribers then.
+struct Pass {
+    events: Vec<Arc<Published>>,
+    slots: Vec<Arc<Slot>>,
+}
+
 /// The bus. Cheap to clone.
 #[derive(Clone)]
 pub struct Bus {
@@ -242,12 +248,12 @@ impl Bus {
             if self.inner.closed.load(Ordering::Acquire) {
                 return;
             }
-            let Some((events, slots)) = self.take_pass() else {
+            let Some(pass) = self.take_pass() else {
                 continue;
             };
             let started = Instant::now();
-            for chunk in slots.chunks(FLUSH_CHUNK) {
-                Self::deliver(&events, chunk);
+            for chunk in pass.slots.chunks(FLUSH_CHUNK) {
+                Self::deliver(&pass.events, chunk);
                 tokio::task::yield_now().await;
             }
             // A long pass (many subscribers) during which more events came: a stream. Rest as
@@ -263,13 +269,13 @@ impl Bus {
 
     /// The events logged since the last pass and the subscribers to give them to, or `None`
     /// if nothing was logged.
-    fn take_pass(&self) -> Option<(Vec<Arc<Published>>, Vec<Arc<Slot>>)> {
+    fn take_pass(&self) -> Option<Pass> {
         let events = std::mem::take(&mut self.inner.log.lock().unwrap().events);
         if events.is_empty() {
             return None;
         }
         let slots = self.inner.slots.read().unwrap().values().cloned().collect();
-        Some((events, slots))
+        Some(Pass { events, slots })
     }
 
     /// Gives `events` to `slots` (one chunk of a [`flusher`](Self::flusher) pass).
@@ -541,8 +547,8 @@ mod tests {
 
     /// One flusher pass, without the flusher task.
     fn pass(bus: &Bus) {
-        if let Some((events, slots)) = bus.take_pass() {
-            Bus::deliver(&events, &slots);
+        if let Some(pass) = bus.take_pass() {
+            Bus::deliver(&pass.events, &pass.slots);
         }
     }
 
@@ -620,7 +626,7 @@ mod tests {
         assert!(bus.take_pass().is_none());
         let all = bus.subscribe(Filter::default());
         bus.publish(status("s2", "r"));
-        assert_eq!(bus.take_pass().unwrap().0.len(), 1);
+        assert_eq!(bus.take_pass().unwrap().events.len(), 1);
         drop(all);
         bus.publish(status("s3", "r"));
         assert!(bus.take_pass().is_none());
