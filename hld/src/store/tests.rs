@@ -1196,14 +1196,7 @@ fn cloud_call(id: &str, tool: &str) -> NewApproval {
 #[tokio::test]
 async fn cached_statements_are_not_prepared_again_for_new_values() {
     let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
-        .await
-        .unwrap();
+    session_with_tool_call(&store).await;
     for (i, tool) in ["Edit", "Bash", "Write"].into_iter().enumerate() {
         let new = NewApproval::function_call(&format!("a{i}"), "s1", tool, json!({}), None);
         let change = store.create_approval(new).await.unwrap();
