@@ -1,5 +1,6 @@
 //! `hlyr`: the terminal workflow for the hld daemon. Parses the command line, then runs one
-//! command on a single-threaded runtime and turns its outcome into an exit code.
+//! command (one-shot commands without a runtime, see [`commands`]) and turns its outcome into
+//! an exit code.
 
 mod commands;
 mod connect;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::error::{CliError, Exit};
+use crate::error::Exit;
 use crate::output::Printer;
 
 const EXIT_CODES: &str = "\
@@ -57,14 +58,7 @@ fn main() -> ExitCode {
         daemon_socket: cli.daemon_socket,
         out: Printer::new(cli.json),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => return CliError::failure(format!("cannot start the runtime: {e}")).report(),
-    };
-    match runtime.block_on(cli.command.run(&ctx)) {
+    match cli.command.run(&ctx) {
         Ok(exit) => exit.into(),
         Err(e) => e.report(),
     }

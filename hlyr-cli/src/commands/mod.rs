@@ -1,4 +1,12 @@
 //! The command tree: one file per subcommand, the `daemon` group in `daemon/`.
+//!
+//! One-shot commands (a call or two, then print) run without a runtime, on the blocking
+//! client: starting tokio would be most of their start-up. Commands that stream or wait on
+//! several things at once (following a session, `events`, `mcp`, starting the daemon) run on
+//! a single-threaded runtime built for them by [`on_runtime`].
+
+use std::future::Future;
+use std::pin::Pin;
 
 mod approvals;
 mod approve;
@@ -55,26 +63,38 @@ pub enum Command {
 }
 
 impl Command {
-    /// Runs the command. Each command's future is boxed, so that this one, which `main` keeps
-    /// on its stack, is a few words long rather than as large as the largest command (the MCP
-    /// server): every stack page a short command touches is one more page fault at start-up.
-    pub async fn run(self, ctx: &Context) -> Result<Exit, CliError> {
+    /// Runs the command.
+    pub fn run(self, ctx: &Context) -> Result<Exit, CliError> {
         match self {
-            Command::Launch(args) => Box::pin(launch::run(ctx, args)).await,
-            Command::Sessions(args) => Box::pin(sessions::run(ctx, args)).await,
-            Command::Show(args) => Box::pin(show::run(ctx, args)).await,
-            Command::Conversation(args) => Box::pin(conversation::run(ctx, args)).await,
-            Command::Continue(args) => Box::pin(r#continue::run(ctx, args)).await,
-            Command::Interrupt(args) => Box::pin(interrupt::run(ctx, args)).await,
-            Command::Approvals(args) => Box::pin(approvals::run(ctx, args)).await,
-            Command::Approve(args) => Box::pin(approve::run(ctx, args)).await,
-            Command::Deny(args) => Box::pin(deny::run(ctx, args)).await,
-            Command::Respond(args) => Box::pin(respond::run(ctx, args)).await,
-            Command::Events(args) => Box::pin(events::run(ctx, args)).await,
-            Command::Daemon(command) => Box::pin(command.run(ctx)).await,
-            Command::Mcp(command) => Box::pin(command.run(ctx)).await,
+            Command::Launch(args) => on_runtime(Box::pin(launch::run(ctx, args))),
+            Command::Sessions(args) => sessions::run(ctx, args),
+            Command::Show(args) => show::run(ctx, args),
+            Command::Conversation(args) => conversation::run(ctx, args),
+            Command::Continue(args) => on_runtime(Box::pin(r#continue::run(ctx, args))),
+            Command::Interrupt(args) => interrupt::run(ctx, args),
+            Command::Approvals(args) => approvals::run(ctx, args),
+            Command::Approve(args) => approve::run(ctx, args),
+            Command::Deny(args) => deny::run(ctx, args),
+            Command::Respond(args) => respond::run(ctx, args),
+            Command::Events(args) => on_runtime(Box::pin(events::run(ctx, args))),
+            Command::Daemon(command) => command.run(ctx),
+            Command::Mcp(command) => on_runtime(Box::pin(command.run(ctx))),
         }
     }
+}
+
+/// A command's future, boxed: `on_runtime` is then one function rather than one per command,
+/// and its stack frame a few words rather than as large as the largest command (the MCP
+/// server).
+type Running<'a> = Pin<Box<dyn Future<Output = Result<Exit, CliError>> + 'a>>;
+
+/// Runs a command that needs tokio on a single-threaded runtime built for it.
+fn on_runtime(command: Running<'_>) -> Result<Exit, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the runtime: {e}")))?
+        .block_on(command)
 }
 
 /// A flag value that must not be blank (a denial's reason, an answer).

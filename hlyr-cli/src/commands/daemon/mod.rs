@@ -9,7 +9,10 @@ use clap::Subcommand;
 use crate::error::{CliError, Exit};
 use crate::Context;
 
+// `defer`, as for the top-level commands: the `daemon` group itself is built on every run
+// (clap builds nested groups eagerly), its subcommands' arguments only when used.
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Start hld in the background unless one already answers.
     Start(start::Args),
@@ -20,11 +23,11 @@ pub enum Command {
 }
 
 impl Command {
-    pub async fn run(self, ctx: &Context) -> Result<Exit, CliError> {
+    pub fn run(self, ctx: &Context) -> Result<Exit, CliError> {
         match self {
-            Command::Start(args) => start::run(ctx, args).await,
-            Command::Stop => stop::run(ctx).await,
-            Command::Status => status::run(ctx).await,
+            Command::Start(args) => super::on_runtime(Box::pin(start::run(ctx, args))),
+            Command::Stop => super::on_runtime(Box::pin(stop::run(ctx))),
+            Command::Status => status::run(ctx),
         }
     }
 }
