@@ -16,6 +16,7 @@ use tokio::net::unix::OwnedWriteHalf;
 use tokio::net::UnixStream;
 use tokio::sync::oneshot;
 
+use crate::codec;
 use crate::error::Error;
 use crate::protocol::*;
 
@@ -63,9 +64,7 @@ impl Client {
 
     /// Connects to the daemon at the default path (see [`crate::config::resolve_socket_path`]).
     pub async fn connect_default() -> Result<Client, Error> {
-        let path = crate::config::resolve_socket_path(None)
-            .map_err(|e| Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))?;
-        Self::connect(path).await
+        Self::connect(crate::config::default_socket_path()?).await
     }
 
     /// Connects with a per-call timeout.
@@ -95,19 +94,10 @@ impl Client {
         &self.inner.path
     }
 
-    /// Calls method `M` and decodes its result.
-    pub async fn call<M: Method>(&self, params: M::Params) -> Result<M::Result, Error> {
-        let value = self
-            .call_raw(M::NAME, serde_json::to_value(params)?)
-            .await?;
-        Ok(serde_json::from_value(value)?)
-    }
-
     /// Calls a method by name with arbitrary params, returning the raw result.
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, Error> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let mut line = serde_json::to_vec(&Request::new(method, params, RequestId::from(id)))?;
-        line.push(b'\n');
+        let line = codec::request_line(method, params, id)?;
         let (tx, rx) = oneshot::channel();
         match self.inner.pending.lock().unwrap().as_mut() {
             Some(map) => map.insert(id, tx),
@@ -137,118 +127,7 @@ impl Client {
         }
     }
 
-    /// `health`.
-    pub async fn health(&self) -> Result<HealthResult, Error> {
-        self.call::<Health>(NoParams {}).await
-    }
-
-    /// `launchSession`.
-    pub async fn launch_session(
-        &self,
-        params: LaunchSessionParams,
-    ) -> Result<LaunchSessionResult, Error> {
-        self.call::<LaunchSession>(params).await
-    }
-
-    /// `listSessions`.
-    pub async fn list_sessions(&self) -> Result<Vec<SessionInfo>, Error> {
-        Ok(self.call::<ListSessions>(NoParams {}).await?.sessions)
-    }
-
-    /// `getSessionState`.
-    pub async fn get_session_state(&self, session_id: &str) -> Result<SessionState, Error> {
-        let params = SessionIdParams {
-            session_id: session_id.to_owned(),
-        };
-        Ok(self.call::<GetSessionState>(params).await?.session)
-    }
-
-    /// `getConversation`.
-    pub async fn get_conversation(
-        &self,
-        params: GetConversationParams,
-    ) -> Result<Vec<ConversationEvent>, Error> {
-        Ok(self.call::<GetConversation>(params).await?.events)
-    }
-
-    /// `continueSession`.
-    pub async fn continue_session(
-        &self,
-        params: ContinueSessionParams,
-    ) -> Result<ContinueSessionResult, Error> {
-        self.call::<ContinueSession>(params).await
-    }
-
-    /// `interruptSession`.
-    pub async fn interrupt_session(
-        &self,
-        session_id: &str,
-    ) -> Result<InterruptSessionResult, Error> {
-        let params = SessionIdParams {
-            session_id: session_id.to_owned(),
-        };
-        self.call::<InterruptSession>(params).await
-    }
-
-    /// `fetchApprovals`.
-    pub async fn fetch_approvals(&self, session_id: Option<&str>) -> Result<Vec<Approval>, Error> {
-        let params = FetchApprovalsParams {
-            session_id: session_id.map(str::to_owned),
-        };
-        Ok(self.call::<FetchApprovals>(params).await?.approvals)
-    }
-
-    /// `sendDecision`.
-    pub async fn send_decision(
-        &self,
-        params: SendDecisionParams,
-    ) -> Result<SendDecisionResult, Error> {
-        self.call::<SendDecision>(params).await
-    }
-
-    /// `createApproval`.
-    pub async fn create_approval(
-        &self,
-        params: CreateApprovalParams,
-    ) -> Result<CreateApprovalResult, Error> {
-        self.call::<CreateApproval>(params).await
-    }
-
-    /// `getApproval`.
-    pub async fn get_approval(&self, approval_id: &str) -> Result<Approval, Error> {
-        let params = GetApprovalParams {
-            approval_id: approval_id.to_owned(),
-        };
-        Ok(self.call::<GetApproval>(params).await?.approval)
-    }
-
-    /// `initialize`.
-    pub async fn initialize(&self) -> Result<InitializeResult, Error> {
-        self.call::<Initialize>(NoParams {}).await
-    }
-
-    /// `version`.
-    pub async fn version(&self) -> Result<VersionResult, Error> {
-        self.call::<Version>(NoParams {}).await
-    }
-
-    /// `listMethods`.
-    pub async fn list_methods(&self) -> Result<Vec<MethodSummary>, Error> {
-        self.call::<ListMethods>(NoParams {}).await
-    }
-
-    /// `describeMethods`.
-    pub async fn describe_methods(&self) -> Result<Vec<MethodDescription>, Error> {
-        self.call::<DescribeMethods>(NoParams {}).await
-    }
-
-    /// `setLogLevel`.
-    pub async fn set_log_level(&self, level: &str) -> Result<SetLogLevelResult, Error> {
-        let params = SetLogLevelParams {
-            level: level.to_owned(),
-        };
-        self.call::<SetLogLevel>(params).await
-    }
+    typed_calls!([async] [.await]);
 
     /// Opens a subscription on its own connection (see [`crate::subscribe`]).
     pub async fn subscribe(
@@ -257,11 +136,6 @@ impl Client {
         options: crate::SubscribeOptions,
     ) -> Result<crate::Subscription, Error> {
         crate::subscribe(self.path(), params, options).await
-    }
-
-    /// `shutdown`.
-    pub async fn shutdown(&self) -> Result<ShutdownResult, Error> {
-        self.call::<Shutdown>(NoParams {}).await
     }
 }
 
@@ -273,19 +147,11 @@ async fn read_replies(mut reader: BufReader<tokio::net::unix::OwnedReadHalf>, pe
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let Ok(response) = serde_json::from_slice::<Response>(&line) else {
+        let Some((id, reply)) = codec::reply(&line) else {
             continue;
         };
-        let Some(RequestId::Number(n)) = &response.id else {
-            continue;
-        };
-        let Some(id) = n.as_u64() else { continue };
         let waiter = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id));
         if let Some(tx) = waiter {
-            let reply = match (response.error, response.result) {
-                (Some(err), _) => Err(Error::Rpc(err)),
-                (None, result) => Ok(result.unwrap_or(Value::Null)),
-            };
             let _ = tx.send(reply);
         }
     }

@@ -71,6 +71,13 @@ pub fn resolve_socket_path(explicit: Option<&Path>) -> Result<PathBuf, String> {
     Ok(humanlayer_dir().join("daemon.sock"))
 }
 
+/// [`resolve_socket_path`] without a flag, for the clients' `connect_default`: a malformed
+/// `humanlayer.json` is an [`std::io::ErrorKind::InvalidInput`] error.
+pub(crate) fn default_socket_path() -> Result<PathBuf, crate::Error> {
+    resolve_socket_path(None)
+        .map_err(|e| crate::Error::Io(std::io::Error::new(std::io::ErrorKind::InvalidInput, e)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

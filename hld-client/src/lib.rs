@@ -15,8 +15,13 @@
 //! ```
 //!
 //! `cargo run -p hld-client --example health` runs the same against a live daemon.
+//! [`blocking::Client`] makes the same calls without a runtime, for one-shot programs.
 
+#[macro_use]
+mod calls;
+pub mod blocking;
 mod client;
+mod codec;
 pub mod config;
 mod error;
 pub mod protocol;

@@ -10,11 +10,11 @@ use futures::Stream;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+use crate::codec;
 use crate::error::Error;
 use crate::protocol::Method;
 use crate::protocol::{
-    Request, RequestId, Response, Subscribe, SubscribeParams, SubscribeResult, SubscriptionMessage,
-    TimedEvent,
+    Response, Subscribe, SubscribeParams, SubscribeResult, SubscriptionMessage, TimedEvent,
 };
 
 /// How long the daemon has to confirm a subscription.
@@ -92,8 +92,7 @@ pub async fn subscribe(
 
 async fn open(path: &Path, params: &SubscribeParams) -> Result<(String, Lines), Error> {
     let mut stream = UnixStream::connect(path).await?;
-    let mut line = serde_json::to_vec(&Request::new(Subscribe::NAME, params, RequestId::from(1)))?;
-    line.push(b'\n');
+    let line = codec::request_line(Subscribe::NAME, params, 1)?;
     stream.write_all(&line).await?;
     let mut lines = BufReader::new(stream).lines();
     let first = tokio::time::timeout(CONFIRM_TIMEOUT, lines.next_line())
@@ -101,10 +100,7 @@ async fn open(path: &Path, params: &SubscribeParams) -> Result<(String, Lines), 
         .map_err(|_| Error::Timeout)??
         .ok_or(Error::Disconnected)?;
     let response: Response = serde_json::from_str(&first)?;
-    if let Some(err) = response.error {
-        return Err(Error::Rpc(err));
-    }
-    let confirmed: SubscribeResult = serde_json::from_value(response.result.unwrap_or_default())?;
+    let confirmed: SubscribeResult = serde_json::from_value(codec::outcome(response)?)?;
     if confirmed.subscription_id.is_empty() {
         return Err(Error::Disconnected);
     }

@@ -1,8 +1,8 @@
-//! Deciding an approval: the one place that sends `sendDecision`, used by `approve`, `deny`,
-//! `respond` and by inline approvals while following a session.
+//! Deciding an approval: the one place that builds `sendDecision` and judges its result, used
+//! by `approve`, `deny`, `respond` (blocking client) and by inline approvals while following a
+//! session (async client).
 
-use hld_client::protocol::{ApprovalType, SendDecisionParams};
-use hld_client::Client;
+use hld_client::protocol::{ApprovalType, SendDecisionParams, SendDecisionResult};
 use serde::Serialize;
 
 use crate::error::{CliError, Exit};
@@ -35,29 +35,27 @@ impl Decision {
             Decision::Respond => ApprovalType::HumanContact,
         }
     }
-}
 
-/// Sends the decision; a refusal (`success: false`) is an error carrying the daemon's reason.
-pub async fn send(
-    client: &Client,
-    call_id: &str,
-    decision: Decision,
-    comment: Option<String>,
-) -> Result<(), CliError> {
-    let result = client
-        .send_decision(SendDecisionParams {
+    /// The `sendDecision` params deciding `call_id` this way.
+    pub fn params(self, call_id: &str, comment: Option<String>) -> SendDecisionParams {
+        SendDecisionParams {
             call_id: Some(call_id.to_owned()),
-            kind: Some(decision.kind().as_str().to_owned()),
-            decision: Some(decision.as_str().to_owned()),
+            kind: Some(self.kind().as_str().to_owned()),
+            decision: Some(self.as_str().to_owned()),
             comment,
-        })
-        .await?;
-    if result.success {
-        Ok(())
-    } else {
-        Err(CliError::failure(result.error.unwrap_or_else(|| {
-            format!("the daemon refused to {} {call_id}", decision.as_str())
-        })))
+        }
+    }
+
+    /// The outcome of `sendDecision` for `call_id`: a refusal (`success: false`) is an error
+    /// carrying the daemon's reason.
+    pub fn outcome(self, call_id: &str, result: SendDecisionResult) -> Result<(), CliError> {
+        if result.success {
+            Ok(())
+        } else {
+            Err(CliError::failure(result.error.unwrap_or_else(|| {
+                format!("the daemon refused to {} {call_id}", self.as_str())
+            })))
+        }
     }
 }
 
@@ -83,14 +81,14 @@ impl Render for Decided {
 
 /// `approve`, `deny` and `respond`: resolves the id among pending approvals, checks that the
 /// decision fits the approval's kind, sends it and prints the outcome.
-pub async fn decide(
+pub fn decide(
     ctx: &Context,
     prefix: &str,
     decision: Decision,
     comment: Option<String>,
 ) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
-    let call_id = match ids::approval(&client, prefix).await? {
+    let client = ctx.connect()?;
+    let call_id = match ids::approval(prefix, client.fetch_approvals(None)?)? {
         Some(approval) if approval.kind != decision.kind() => {
             let (what, how) = match approval.kind {
                 ApprovalType::HumanContact => {
@@ -108,7 +106,8 @@ pub async fn decide(
         Some(approval) => approval.id,
         None => prefix.to_owned(),
     };
-    send(&client, &call_id, decision, comment.clone()).await?;
+    let result = client.send_decision(decision.params(&call_id, comment.clone()))?;
+    decision.outcome(&call_id, result)?;
     ctx.out.print(&Decided {
         call_id,
         decision,

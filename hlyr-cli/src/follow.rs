@@ -14,7 +14,6 @@ use hld_client::protocol::{
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::decision;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, short_id, Printer, Update, DIM};
 use crate::prompt::Prompter;
@@ -194,7 +193,12 @@ impl Follower<'_> {
             return;
         };
         if let Some((approval, decision, comment)) = prompter.answer(line) {
-            if let Err(e) = decision::send(self.client, &approval.id, decision, comment).await {
+            let params = decision.params(&approval.id, comment);
+            let sent = self.client.send_decision(params).await;
+            if let Err(e) = sent
+                .map_err(CliError::from)
+                .and_then(|result| decision.outcome(&approval.id, result))
+            {
                 e.print();
             }
         }

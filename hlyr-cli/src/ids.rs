@@ -1,8 +1,8 @@
 //! Ids given as unique prefixes, as in git: sessions are looked up in `listSessions`, approvals
-//! in `fetchApprovals`. A prefix may leave out an id's leading word (`local-`).
+//! in `fetchApprovals` (callers pass the list, fetched with whichever client they hold). A
+//! prefix may leave out an id's leading word (`local-`).
 
 use hld_client::protocol::{Approval, SessionInfo};
-use hld_client::Client;
 
 use crate::error::CliError;
 use crate::output::{bare_id, short_id};
@@ -39,9 +39,8 @@ fn unique<'a, T>(
     }
 }
 
-/// The session whose id is `prefix` or starts with it.
-pub async fn session(client: &Client, prefix: &str) -> Result<SessionInfo, CliError> {
-    let sessions = client.list_sessions().await?;
+/// The session, among `sessions` (`listSessions`), whose id is `prefix` or starts with it.
+pub fn session(prefix: &str, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliError> {
     let describe = |s: &SessionInfo| format!("{} ({}, {:?})", short_id(&s.id), s.status, s.summary);
     unique("session", prefix, &sessions, |s| &s.id, describe)?
         .cloned()
@@ -51,10 +50,10 @@ pub async fn session(client: &Client, prefix: &str) -> Result<SessionInfo, CliEr
         })
 }
 
-/// The pending approval whose id is `prefix` or starts with it. `None` when no pending approval
-/// matches: the caller passes the id on as given, for the daemon to judge (it may be decided).
-pub async fn approval(client: &Client, prefix: &str) -> Result<Option<Approval>, CliError> {
-    let pending = client.fetch_approvals(None).await?;
+/// The approval, among `pending` (`fetchApprovals`), whose id is `prefix` or starts with it.
+/// `None` when no pending approval matches: the caller passes the id on as given, for the
+/// daemon to judge (it may be decided).
+pub fn approval(prefix: &str, pending: Vec<Approval>) -> Result<Option<Approval>, CliError> {
     let describe = |a: &Approval| {
         let what = a
             .function_name

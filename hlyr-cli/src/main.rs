@@ -1,5 +1,6 @@
 //! `hlyr`: the terminal workflow for the hld daemon. Parses the command line, then runs one
-//! command on a single-threaded runtime and turns its outcome into an exit code.
+//! command (one-shot commands without a runtime, see [`commands`]) and turns its outcome into
+//! an exit code.
 
 mod commands;
 mod connect;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::error::{CliError, Exit};
+use crate::error::Exit;
 use crate::output::Printer;
 
 const EXIT_CODES: &str = "\
@@ -33,15 +34,51 @@ Colour is used only on a terminal, and never with NO_COLOR set.";
 #[derive(Debug, Parser)]
 #[command(name = "hlyr", version, after_help = EXIT_CODES)]
 struct Cli {
-    /// The daemon's socket [default: $HUMANLAYER_DAEMON_SOCKET, `daemon_socket` in
-    /// humanlayer.json, then ~/.humanlayer/daemon.sock].
-    #[arg(long, global = true, value_name = "PATH")]
-    daemon_socket: Option<PathBuf>,
-    /// Print machine-readable JSON instead of text.
-    #[arg(long, global = true)]
-    json: bool,
+    #[command(flatten)]
+    globals: Globals,
     #[command(subcommand)]
     command: commands::Command,
+}
+
+// The options every command takes, before its name or after it (`hlyr --json sessions`,
+// `hlyr sessions --json`).
+//
+// They are not clap `global` arguments: clap copies those into every subcommand on every
+// run, which was most of hlyr's heap and a sixth of its page faults at start-up. Each
+// command flattens them into its own arguments instead (see `commands::With`), built only
+// for the command given. Their display order is the one clap gave them as globals (first
+// in the top level's list), so every help text reads as before.
+//
+// (`//`, not `///`: clap would take a flattened struct's doc comment for the command's
+// description.)
+#[derive(Debug, Default, clap::Args)]
+pub struct Globals {
+    /// The daemon's socket [default: $HUMANLAYER_DAEMON_SOCKET, `daemon_socket` in
+    /// humanlayer.json, then ~/.humanlayer/daemon.sock].
+    #[arg(long, value_name = "PATH", display_order = 0)]
+    daemon_socket: Option<PathBuf>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, display_order = 1)]
+    json: bool,
+}
+
+impl Globals {
+    /// These options (given after a command's name) over `before` (given before it): the
+    /// last socket given wins, and `--json` anywhere counts.
+    fn over(self, before: Globals) -> Globals {
+        Globals {
+            daemon_socket: self.daemon_socket.or(before.daemon_socket),
+            json: self.json || before.json,
+        }
+    }
+
+    /// The context a command runs in.
+    fn context(self) -> Context {
+        Context {
+            daemon_socket: self.daemon_socket,
+            out: Printer::new(self.json),
+        }
+    }
 }
 
 /// What every command gets: where the daemon is, and how to print.
@@ -53,18 +90,7 @@ pub struct Context {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let ctx = Context {
-        daemon_socket: cli.daemon_socket,
-        out: Printer::new(cli.json),
-    };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(runtime) => runtime,
-        Err(e) => return CliError::failure(format!("cannot start the runtime: {e}")).report(),
-    };
-    match runtime.block_on(cli.command.run(&ctx)) {
+    match cli.command.run(cli.globals) {
         Ok(exit) => exit.into(),
         Err(e) => e.report(),
     }
@@ -80,9 +106,11 @@ impl From<Exit> for ExitCode {
 mod tests {
     use clap::CommandFactory;
 
+    use super::*;
+
     /// Builds the whole command tree, deferred subcommands included, and checks it.
     #[test]
     fn command_tree_is_valid() {
-        super::Cli::command().debug_assert();
+        Cli::command().debug_assert();
     }
 }

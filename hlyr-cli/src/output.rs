@@ -61,16 +61,26 @@ impl Printer {
         }
     }
 
-    /// Writes rendered output as a line and flushes; empty output writes nothing.
+    /// Writes rendered output as a line and flushes; empty output writes nothing. JSON goes
+    /// to stdout as it is: it holds no styles to strip (serde_json escapes control
+    /// characters), so `anstream`'s terminal and environment checks are work a one-shot
+    /// `--json` command can skip at start-up.
     pub fn line(&self, text: &str) -> Result<(), CliError> {
         if text.is_empty() {
             return Ok(());
         }
-        let mut out = anstream::stdout().lock();
-        writeln!(out, "{text}")?;
-        out.flush()?;
-        Ok(())
+        if self.json {
+            write_line(std::io::stdout().lock(), text)
+        } else {
+            write_line(anstream::stdout().lock(), text)
+        }
     }
+}
+
+fn write_line(mut out: impl Write, text: &str) -> Result<(), CliError> {
+    writeln!(out, "{text}")?;
+    out.flush()?;
+    Ok(())
 }
 
 /// `text` in `style`.
@@ -370,6 +380,22 @@ fn finished_text(state: &SessionState) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--json` output bypasses anstream's stripping: it must never hold a raw escape.
+    #[test]
+    fn json_output_escapes_control_characters() {
+        #[derive(Serialize)]
+        struct Item(String);
+        impl Render for Item {
+            fn human(&self) -> String {
+                self.0.clone()
+            }
+        }
+        let styled = paint(RED, "summary \x1b[2J with a clear-screen");
+        let text = Printer::new(true).render(&Item(styled)).unwrap();
+        assert!(!text.contains('\x1b'), "{text:?}");
+        assert!(text.contains("\\u001b"), "{text:?}");
+    }
 
     #[test]
     fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {

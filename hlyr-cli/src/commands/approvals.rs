@@ -54,13 +54,13 @@ impl Render for Approvals {
     }
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect()?;
     let session = match &args.session {
-        Some(prefix) => Some(ids::session(&client, prefix).await?.id),
+        Some(prefix) => Some(ids::session(prefix, client.list_sessions()?)?.id),
         None => None,
     };
-    let approvals = client.fetch_approvals(session.as_deref()).await?;
+    let approvals = client.fetch_approvals(session.as_deref())?;
     ctx.out.print(&Approvals(approvals))?;
     Ok(Exit::Ok)
 }

@@ -14,6 +14,6 @@ pub struct Args {
     comment: Option<String>,
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    decide(ctx, &args.call_id, Decision::Approve, args.comment).await
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    decide(ctx, &args.call_id, Decision::Approve, args.comment)
 }

@@ -34,7 +34,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if let Some(started) = started {
         started.announce();
     }
-    let parent = ids::session(&client, &args.id).await?;
+    let parent = ids::session(&args.id, client.list_sessions().await?)?;
     let continued = client
         .continue_session(ContinueSessionParams {
             session_id: parent.id,

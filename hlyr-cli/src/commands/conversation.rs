@@ -19,20 +19,24 @@ pub struct Args {
     follow: bool,
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
-    let session = ids::session(&client, &args.id).await?;
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.follow {
-        return follow(&client, ctx.out, &session.id).await;
+        return super::on_runtime(Box::pin(follow_session(ctx, args.id)));
     }
-    let events = client
-        .get_conversation(GetConversationParams {
-            session_id: Some(session.id),
-            ..Default::default()
-        })
-        .await?;
+    let client = ctx.connect()?;
+    let session = ids::session(&args.id, client.list_sessions()?)?;
+    let events = client.get_conversation(GetConversationParams {
+        session_id: Some(session.id),
+        ..Default::default()
+    })?;
     for event in events {
         ctx.out.print(&Update::Event(event))?;
     }
     Ok(Exit::Ok)
+}
+
+async fn follow_session(ctx: &Context, prefix: String) -> Result<Exit, CliError> {
+    let client = ctx.connect_async().await?;
+    let session = ids::session(&prefix, client.list_sessions().await?)?;
+    follow(&client, ctx.out, &session.id).await
 }

@@ -43,9 +43,9 @@ impl Render for EventLine {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
+    let client = ctx.connect_async().await?;
     let session_id = match &args.session {
-        Some(prefix) => Some(ids::session(&client, prefix).await?.id),
+        Some(prefix) => Some(ids::session(prefix, client.list_sessions().await?)?.id),
         None => None,
     };
     let params = SubscribeParams {

@@ -28,9 +28,9 @@ impl Render for Interrupted {
     }
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
-    let session = ids::session(&client, &args.id).await?;
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect()?;
+    let session = ids::session(&args.id, client.list_sessions()?)?;
     if !session.status.is_active() {
         return Err(CliError::failure(format!(
             "session {} is not running (it is {})",
@@ -38,7 +38,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             session.status
         )));
     }
-    let result = client.interrupt_session(&session.id).await?;
+    let result = client.interrupt_session(&session.id)?;
     ctx.out.print(&Interrupted(result))?;
     Ok(Exit::Ok)
 }

@@ -1,4 +1,12 @@
 //! The command tree: one file per subcommand, the `daemon` group in `daemon/`.
+//!
+//! One-shot commands (a call or two, then print) run without a runtime, on the blocking
+//! client: starting tokio would be most of their start-up. Commands that stream or wait on
+//! several things at once (following a session, `events`, `mcp`, starting the daemon) run on
+//! a single-threaded runtime built for them by [`on_runtime`].
+
+use std::future::Future;
+use std::pin::Pin;
 
 mod approvals;
 mod approve;
@@ -17,7 +25,7 @@ mod show;
 use clap::Subcommand;
 
 use crate::error::{CliError, Exit};
-use crate::Context;
+use crate::{Context, Globals};
 
 // `defer`: a subcommand's arguments are built only when that subcommand is parsed (or its
 // help shown), not on every run.
@@ -25,56 +33,109 @@ use crate::Context;
 #[command(defer = true)]
 pub enum Command {
     /// Launch a Claude Code session and follow it until it ends.
-    Launch(launch::Args),
+    Launch(With<launch::Args>),
     /// List sessions: id, status, age, model, cost and summary.
-    Sessions(sessions::Args),
+    Sessions(With<sessions::Args>),
     /// Show one session's state.
-    Show(show::Args),
+    Show(With<show::Args>),
     /// Print a session's conversation, optionally following it live.
-    Conversation(conversation::Args),
+    Conversation(With<conversation::Args>),
     /// Continue a session with a new query, and follow the new session.
-    Continue(r#continue::Args),
+    Continue(With<r#continue::Args>),
     /// Interrupt a running session.
-    Interrupt(interrupt::Args),
+    Interrupt(With<interrupt::Args>),
     /// List pending approvals.
-    Approvals(approvals::Args),
+    Approvals(With<approvals::Args>),
     /// Approve a pending tool call.
-    Approve(approve::Args),
+    Approve(With<approve::Args>),
     /// Deny a pending tool call, saying why.
-    Deny(deny::Args),
+    Deny(With<deny::Args>),
     /// Answer a pending question.
-    Respond(respond::Args),
+    Respond(With<respond::Args>),
     /// Print the daemon's events as JSON lines, for scripts.
-    Events(events::Args),
+    Events(With<events::Args>),
     /// Start, stop or check the daemon.
-    #[command(subcommand)]
-    Daemon(daemon::Command),
+    Daemon(With<daemon::Args>),
     /// Serve an MCP server on stdio (Claude Code starts it, not a person).
-    #[command(subcommand)]
-    Mcp(mcp::Command),
+    Mcp(With<mcp::Args>),
 }
 
 impl Command {
-    /// Runs the command. Each command's future is boxed, so that this one, which `main` keeps
-    /// on its stack, is a few words long rather than as large as the largest command (the MCP
-    /// server): every stack page a short command touches is one more page fault at start-up.
-    pub async fn run(self, ctx: &Context) -> Result<Exit, CliError> {
+    /// Runs the command; `before` are the options given before its name.
+    pub fn run(self, before: Globals) -> Result<Exit, CliError> {
         match self {
-            Command::Launch(args) => Box::pin(launch::run(ctx, args)).await,
-            Command::Sessions(args) => Box::pin(sessions::run(ctx, args)).await,
-            Command::Show(args) => Box::pin(show::run(ctx, args)).await,
-            Command::Conversation(args) => Box::pin(conversation::run(ctx, args)).await,
-            Command::Continue(args) => Box::pin(r#continue::run(ctx, args)).await,
-            Command::Interrupt(args) => Box::pin(interrupt::run(ctx, args)).await,
-            Command::Approvals(args) => Box::pin(approvals::run(ctx, args)).await,
-            Command::Approve(args) => Box::pin(approve::run(ctx, args)).await,
-            Command::Deny(args) => Box::pin(deny::run(ctx, args)).await,
-            Command::Respond(args) => Box::pin(respond::run(ctx, args)).await,
-            Command::Events(args) => Box::pin(events::run(ctx, args)).await,
-            Command::Daemon(command) => Box::pin(command.run(ctx)).await,
-            Command::Mcp(command) => Box::pin(command.run(ctx)).await,
+            Command::Launch(c) => c.run(before, |ctx, args| {
+                on_runtime(Box::pin(launch::run(ctx, args)))
+            }),
+            Command::Sessions(c) => c.run(before, sessions::run),
+            Command::Show(c) => c.run(before, show::run),
+            Command::Conversation(c) => c.run(before, conversation::run),
+            Command::Continue(c) => c.run(before, |ctx, args| {
+                on_runtime(Box::pin(r#continue::run(ctx, args)))
+            }),
+            Command::Interrupt(c) => c.run(before, interrupt::run),
+            Command::Approvals(c) => c.run(before, approvals::run),
+            Command::Approve(c) => c.run(before, approve::run),
+            Command::Deny(c) => c.run(before, deny::run),
+            Command::Respond(c) => c.run(before, respond::run),
+            Command::Events(c) => c.run(before, |ctx, args| {
+                on_runtime(Box::pin(events::run(ctx, args)))
+            }),
+            Command::Daemon(c) => {
+                let (globals, group) = c.within(before);
+                group.command.run(globals)
+            }
+            Command::Mcp(c) => {
+                let (globals, group) = c.within(before);
+                group.command.run(globals)
+            }
         }
     }
+}
+
+// A command's own arguments, then the `Globals` given after its name. (`//`: clap would take
+// a doc comment here for every command's description.)
+#[derive(Debug, clap::Args)]
+pub struct With<A: clap::Args> {
+    #[command(flatten)]
+    args: A,
+    #[command(flatten)]
+    globals: Globals,
+}
+
+impl<A: clap::Args> With<A> {
+    /// The options in force for this command and below (see [`Globals`]), and its arguments.
+    fn within(self, before: Globals) -> (Globals, A) {
+        (self.globals.over(before), self.args)
+    }
+
+    /// Runs `command` with its context and arguments.
+    fn run(
+        self,
+        before: Globals,
+        command: impl FnOnce(&Context, A) -> Result<Exit, CliError>,
+    ) -> Result<Exit, CliError> {
+        let (globals, args) = self.within(before);
+        command(&globals.context(), args)
+    }
+}
+
+// The arguments of a command that has none of its own.
+#[derive(Debug, clap::Args)]
+pub struct NoArgs {}
+
+/// A command's future, boxed: `on_runtime` is then one function rather than one per command,
+/// and its stack frame a few words rather than as large as the largest command (the MCP
+/// server).
+type Running<'a> = Pin<Box<dyn Future<Output = Result<Exit, CliError>> + 'a>>;
+
+/// Runs a command that needs tokio on a single-threaded runtime built for it.
+fn on_runtime(command: Running<'_>) -> Result<Exit, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::failure(format!("cannot start the runtime: {e}")))?
+        .block_on(command)
 }
 
 /// A flag value that must not be blank (a denial's reason, an answer).
@@ -83,5 +144,62 @@ fn non_empty(value: &str) -> Result<String, String> {
         Err("must not be empty".to_owned())
     } else {
         Ok(value.to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::Cli;
+
+    /// The options in force for a command line, as the command gets them.
+    fn globals(args: &[&str]) -> Globals {
+        let cli = Cli::try_parse_from(args).unwrap();
+        match cli.command {
+            Command::Sessions(c) => c.within(cli.globals).0,
+            Command::Daemon(c) => {
+                let (globals, group) = c.within(cli.globals);
+                match group.command {
+                    daemon::Command::Status(status) => status.within(globals).0,
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    /// `--json` and `--daemon-socket` are taken before and after a command's name, at any
+    /// depth; the last socket given wins, as when they were clap global arguments.
+    #[test]
+    fn options_count_before_and_after_the_command() {
+        let g = globals(&["hlyr", "--json", "sessions"]);
+        assert!(g.json && g.daemon_socket.is_none());
+        let g = globals(&["hlyr", "sessions", "--json", "--daemon-socket", "/s"]);
+        assert!(g.json);
+        assert_eq!(g.daemon_socket.as_deref(), Some(std::path::Path::new("/s")));
+        let g = globals(&[
+            "hlyr",
+            "--daemon-socket",
+            "/a",
+            "sessions",
+            "--daemon-socket",
+            "/b",
+        ]);
+        assert_eq!(g.daemon_socket.as_deref(), Some(std::path::Path::new("/b")));
+        assert!(!g.json);
+        let g = globals(&[
+            "hlyr",
+            "--daemon-socket",
+            "/a",
+            "daemon",
+            "status",
+            "--json",
+        ]);
+        assert_eq!(g.daemon_socket.as_deref(), Some(std::path::Path::new("/a")));
+        assert!(g.json);
+        let g = globals(&["hlyr", "daemon", "--daemon-socket", "/a", "status"]);
+        assert_eq!(g.daemon_socket.as_deref(), Some(std::path::Path::new("/a")));
     }
 }

@@ -55,8 +55,8 @@ impl Render for Sessions {
     }
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let mut sessions = ctx.connect().await?.list_sessions().await?;
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let mut sessions = ctx.connect()?.list_sessions()?;
     let keep = if args.all { sessions.len() } else { RECENT };
     let hidden = sessions.len().saturating_sub(keep);
     sessions.truncate(keep);

@@ -69,10 +69,10 @@ impl Render for Show {
     }
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
-    let session = ids::session(&client, &args.id).await?;
-    let state = client.get_session_state(&session.id).await?;
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect()?;
+    let session = ids::session(&args.id, client.list_sessions()?)?;
+    let state = client.get_session_state(&session.id)?;
     ctx.out.print(&Show(state))?;
     Ok(Exit::Ok)
 }

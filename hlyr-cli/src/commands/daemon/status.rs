@@ -50,9 +50,9 @@ impl Render for Status {
     }
 }
 
-pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
+pub fn run(ctx: &Context) -> Result<Exit, CliError> {
     let socket = ctx.socket()?;
-    let health = ctx.connect().await?.health().await?;
+    let health = ctx.connect()?.health()?;
     ctx.out.print(&Status { socket, health })?;
     Ok(Exit::Ok)
 }

@@ -24,7 +24,7 @@ impl Render for Stopped {
 
 pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
     let socket = ctx.socket()?;
-    let client = ctx.connect().await?;
+    let client = ctx.connect_async().await?;
     client.shutdown().await?;
     drop(client);
     // Removing its socket is the daemon's last act before exiting.
