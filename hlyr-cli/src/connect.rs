@@ -21,7 +21,8 @@ const APPROVALS_COMMAND_ENV: &str = "HUMANLAYER_APPROVALS_COMMAND";
 /// How long a freshly started daemon has to answer `health`.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How to find `hld` when it has to be started.
+// How to find `hld` when it has to be started. (A plain comment: clap would take a doc
+// comment as the description of every command that flattens these arguments.)
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {
     /// The `hld` binary to start when no daemon answers [default: next to hlyr, then PATH].

@@ -113,4 +113,27 @@ mod tests {
     fn command_tree_is_valid() {
         Cli::command().debug_assert();
     }
+
+    /// A command's own help opens with the description the command list gives it (arguments
+    /// it flattens in must not replace it).
+    #[test]
+    fn each_command_help_opens_with_its_description() {
+        let cli = Cli::command();
+        for sub in cli.get_subcommands() {
+            let name = sub.get_name();
+            let listed = sub
+                .get_about()
+                .expect("every command is described")
+                .to_string();
+            let help = Cli::command()
+                .try_get_matches_from(["hlyr", name, "--help"])
+                .expect_err("--help stops parsing")
+                .to_string();
+            assert_eq!(
+                help.lines().next(),
+                Some(listed.as_str()),
+                "hlyr {name} --help"
+            );
+        }
+    }
 }

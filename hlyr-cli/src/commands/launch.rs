@@ -30,7 +30,8 @@ pub struct Args {
     start: StartArgs,
 }
 
-/// Flags that shape how Claude runs, shared by `launch` and `continue`.
+// Flags that shape how Claude runs, shared by `launch` and `continue`. (A plain comment:
+// clap would take a doc comment as the description of the commands that flatten them.)
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
     /// The model: an alias (opus, sonnet, haiku) or a full model id.
