@@ -1,39 +1,47 @@
-//! A shutdown signal for hot loops: checking it costs an atomic load and a waker update, not
-//! a lock, so the connection loop can check it before every read.
+//! A shutdown signal for hot loops: checking it costs an atomic load and, under an
+//! uncontended lock, a waker comparison, so the connection loop can check it before every
+//! read; starting and stopping a watch allocates nothing once the slot table has grown.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Context;
-
-use futures::task::AtomicWaker;
+use std::task::{Context, Waker};
 
 /// Closed once, at shutdown; every [`Watch`] sees it and its task is woken.
 #[derive(Debug, Default)]
 pub struct Closing {
     closed: AtomicBool,
-    next_id: AtomicU64,
-    watching: Mutex<HashMap<u64, Arc<AtomicWaker>>>,
+    watching: Mutex<Slots>,
+}
+
+/// The wakers of live watches, by slot; freed slots are reused.
+#[derive(Debug, Default)]
+struct Slots {
+    wakers: Vec<Option<Waker>>,
+    free: Vec<usize>,
 }
 
 impl Closing {
     /// A watch for one task (a connection, the accept loop).
     pub fn watch(self: &Arc<Self>) -> Watch {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let waker = Arc::new(AtomicWaker::new());
-        self.watching.lock().unwrap().insert(id, Arc::clone(&waker));
+        let mut slots = self.watching.lock().unwrap();
+        let slot = match slots.free.pop() {
+            Some(slot) => slot,
+            None => {
+                slots.wakers.push(None);
+                slots.wakers.len() - 1
+            }
+        };
         Watch {
             closing: Arc::clone(self),
-            id,
-            waker,
+            slot,
         }
     }
 
     /// Closes: every watch reports it from now on, and the tasks polling them are woken.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        for waker in self.watching.lock().unwrap().values() {
-            waker.wake();
+        for waker in self.watching.lock().unwrap().wakers.iter().flatten() {
+            waker.wake_by_ref();
         }
     }
 }
@@ -42,21 +50,33 @@ impl Closing {
 #[derive(Debug)]
 pub struct Watch {
     closing: Arc<Closing>,
-    id: u64,
-    waker: Arc<AtomicWaker>,
+    slot: usize,
 }
 
 impl Watch {
     /// Whether the daemon is closing; if not, the task of `cx` is woken when it does.
     pub fn is_closed(&self, cx: &mut Context<'_>) -> bool {
-        self.waker.register(cx.waker());
+        if self.closing.closed.load(Ordering::SeqCst) {
+            return true;
+        }
+        {
+            let mut slots = self.closing.watching.lock().unwrap();
+            let waker = &mut slots.wakers[self.slot];
+            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *waker = Some(cx.waker().clone());
+            }
+        }
+        // `close` sets the flag before it takes the lock to wake: a close that came after the
+        // check above and missed the waker set here is seen now.
         self.closing.closed.load(Ordering::SeqCst)
     }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.closing.watching.lock().unwrap().remove(&self.id);
+        let mut slots = self.closing.watching.lock().unwrap();
+        slots.wakers[self.slot] = None;
+        slots.free.push(self.slot);
     }
 }
 
@@ -92,6 +112,12 @@ mod tests {
         let later = closing.watch();
         assert!(poll_fn(|cx| Poll::Ready(later.is_closed(cx))).await);
         drop(later);
-        assert!(closing.watching.lock().unwrap().is_empty());
+        let slots = closing.watching.lock().unwrap();
+        assert!(slots.wakers.iter().all(Option::is_none));
+        assert_eq!(
+            slots.free.len(),
+            slots.wakers.len(),
+            "every slot is free again"
+        );
     }
 }
