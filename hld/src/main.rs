@@ -8,12 +8,6 @@ use hld::config::{Args, Config};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
-/// mimalloc instead of glibc's malloc: tokio allocates each connection's task and I/O
-/// registration cache-aligned, and glibc serves an aligned allocation by splitting and
-/// freeing chunks (about a tenth of the instructions of a connect + request + close).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let config = match Config::from_args(Args::parse()) {
         Ok(c) => c,
