@@ -1,10 +1,13 @@
-//! A shutdown signal for hot loops: checking it costs an atomic load and, under an
-//! uncontended lock, a waker comparison, so the connection loop can check it before every
-//! read; starting and stopping a watch allocates nothing once the slot table has grown.
+//! A shutdown signal for hot loops: checking it costs an atomic load and a waker update, not
+//! a lock, so the connection loop can check it before every read. A watch takes a slot of a
+//! table under a lock when it starts and frees it when dropped; slots are reused, so a
+//! connection allocates nothing here once the table has grown.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Waker};
+use std::task::Context;
+
+use futures::task::AtomicWaker;
 
 /// Closed once, at shutdown; every [`Watch`] sees it and its task is woken.
 #[derive(Debug, Default)]
@@ -13,10 +16,10 @@ pub struct Closing {
     watching: Mutex<Slots>,
 }
 
-/// The wakers of live watches, by slot; freed slots are reused.
+/// One waker per slot, live or free; a free slot's waker is empty.
 #[derive(Debug, Default)]
 struct Slots {
-    wakers: Vec<Option<Waker>>,
+    wakers: Vec<Arc<AtomicWaker>>,
     free: Vec<usize>,
 }
 
@@ -27,12 +30,13 @@ impl Closing {
         let slot = match slots.free.pop() {
             Some(slot) => slot,
             None => {
-                slots.wakers.push(None);
+                slots.wakers.push(Arc::default());
                 slots.wakers.len() - 1
             }
         };
         Watch {
             closing: Arc::clone(self),
+            waker: Arc::clone(&slots.wakers[slot]),
             slot,
         }
     }
@@ -40,8 +44,8 @@ impl Closing {
     /// Closes: every watch reports it from now on, and the tasks polling them are woken.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        for waker in self.watching.lock().unwrap().wakers.iter().flatten() {
-            waker.wake_by_ref();
+        for waker in &self.watching.lock().unwrap().wakers {
+            waker.wake();
         }
     }
 }
@@ -50,33 +54,23 @@ impl Closing {
 #[derive(Debug)]
 pub struct Watch {
     closing: Arc<Closing>,
+    waker: Arc<AtomicWaker>,
     slot: usize,
 }
 
 impl Watch {
     /// Whether the daemon is closing; if not, the task of `cx` is woken when it does.
     pub fn is_closed(&self, cx: &mut Context<'_>) -> bool {
-        if self.closing.closed.load(Ordering::SeqCst) {
-            return true;
-        }
-        {
-            let mut slots = self.closing.watching.lock().unwrap();
-            let waker = &mut slots.wakers[self.slot];
-            if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                *waker = Some(cx.waker().clone());
-            }
-        }
-        // `close` sets the flag before it takes the lock to wake: a close that came after the
-        // check above and missed the waker set here is seen now.
+        self.waker.register(cx.waker());
         self.closing.closed.load(Ordering::SeqCst)
     }
 }
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        let mut slots = self.closing.watching.lock().unwrap();
-        slots.wakers[self.slot] = None;
-        slots.free.push(self.slot);
+        // The slot's next watch must not wake this task.
+        drop(self.waker.take());
+        self.closing.watching.lock().unwrap().free.push(self.slot);
     }
 }
 
@@ -113,7 +107,7 @@ mod tests {
         assert!(poll_fn(|cx| Poll::Ready(later.is_closed(cx))).await);
         drop(later);
         let slots = closing.watching.lock().unwrap();
-        assert!(slots.wakers.iter().all(Option::is_none));
+        assert!(slots.wakers.iter().all(|w| w.take().is_none()));
         assert_eq!(
             slots.free.len(),
             slots.wakers.len(),
