@@ -1,8 +1,9 @@
 //! A shutdown signal for hot loops: checking it costs an atomic load and a waker update, not
-//! a lock, so the connection loop can check it before every read.
+//! a lock, so the connection loop can check it before every read. A watch takes a slot of a
+//! table under a lock when it starts and frees it when dropped; slots are reused, so a
+//! connection allocates nothing here once the table has grown.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::Context;
 
@@ -12,27 +13,38 @@ use futures::task::AtomicWaker;
 #[derive(Debug, Default)]
 pub struct Closing {
     closed: AtomicBool,
-    next_id: AtomicU64,
-    watching: Mutex<HashMap<u64, Arc<AtomicWaker>>>,
+    watching: Mutex<Slots>,
+}
+
+/// One waker per slot, live or free; a free slot's waker is empty.
+#[derive(Debug, Default)]
+struct Slots {
+    wakers: Vec<Arc<AtomicWaker>>,
+    free: Vec<usize>,
 }
 
 impl Closing {
     /// A watch for one task (a connection, the accept loop).
     pub fn watch(self: &Arc<Self>) -> Watch {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let waker = Arc::new(AtomicWaker::new());
-        self.watching.lock().unwrap().insert(id, Arc::clone(&waker));
+        let mut slots = self.watching.lock().unwrap();
+        let slot = match slots.free.pop() {
+            Some(slot) => slot,
+            None => {
+                slots.wakers.push(Arc::default());
+                slots.wakers.len() - 1
+            }
+        };
         Watch {
             closing: Arc::clone(self),
-            id,
-            waker,
+            waker: Arc::clone(&slots.wakers[slot]),
+            slot,
         }
     }
 
     /// Closes: every watch reports it from now on, and the tasks polling them are woken.
     pub fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        for waker in self.watching.lock().unwrap().values() {
+        for waker in &self.watching.lock().unwrap().wakers {
             waker.wake();
         }
     }
@@ -42,8 +54,8 @@ impl Closing {
 #[derive(Debug)]
 pub struct Watch {
     closing: Arc<Closing>,
-    id: u64,
     waker: Arc<AtomicWaker>,
+    slot: usize,
 }
 
 impl Watch {
@@ -56,7 +68,9 @@ impl Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.closing.watching.lock().unwrap().remove(&self.id);
+        // The slot's next watch must not wake this task.
+        drop(self.waker.take());
+        self.closing.watching.lock().unwrap().free.push(self.slot);
     }
 }
 
@@ -92,6 +106,12 @@ mod tests {
         let later = closing.watch();
         assert!(poll_fn(|cx| Poll::Ready(later.is_closed(cx))).await);
         drop(later);
-        assert!(closing.watching.lock().unwrap().is_empty());
+        let slots = closing.watching.lock().unwrap();
+        assert!(slots.wakers.iter().all(|w| w.take().is_none()));
+        assert_eq!(
+            slots.free.len(),
+            slots.wakers.len(),
+            "every slot is free again"
+        );
     }
 }

@@ -81,7 +81,12 @@ pub async fn run(
         match accepted {
             None => break,
             Some(Ok((stream, _))) => {
-                connections.spawn(unix::serve_connection(stream, Arc::clone(&daemon)));
+                // Boxed once here: the connection's future is large (it has room for any
+                // handler's), and the tracker and the spawn would each copy it whole.
+                connections.spawn(Box::pin(unix::serve_connection(
+                    stream,
+                    Arc::clone(&daemon),
+                )));
             }
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "accept failed");

@@ -81,11 +81,22 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     })
 }
 
+/// The read buffer a connection starts with: a request line is usually far shorter, and a
+/// buffer this small comes from the allocator's per-thread cache (the codec grows it for a
+/// longer line).
+const FIRST_READ_CAPACITY: usize = 1024;
+
 /// Serves one connection: requests in order, exactly one reply line each, until the client
 /// closes, the daemon shuts down, or the connection becomes a subscription.
+///
+/// The stream is not split (splitting shares it through an `Arc`, and the write half shuts
+/// the socket down when dropped): a connection is closed by dropping it, one `close`.
 pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
-    let (read, mut write) = stream.into_split();
-    let mut frames = FramedRead::new(read, NdjsonCodec::new(daemon.config.max_message_size));
+    let mut frames = FramedRead::with_capacity(
+        stream,
+        NdjsonCodec::new(daemon.config.max_message_size),
+        FIRST_READ_CAPACITY,
+    );
     // Replies not yet written: those of requests pipelined in one read share one write.
     let mut out = Vec::new();
     // Once the daemon is closing, the next read ends the loop (a request being handled
@@ -108,32 +119,25 @@ pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
                 Outcome::Silent => {}
                 Outcome::Subscribe { id, params } => {
                     // Replies to requests pipelined before `Subscribe` go out first.
-                    if write.write_all(&out).await.is_err() {
+                    if frames.get_mut().write_all(&out).await.is_err() {
                         break;
                     }
+                    let (read, write) = frames.into_inner().into_split();
                     // Boxed: a subscription's state is large, and most connections never
                     // subscribe.
-                    Box::pin(crate::subscription::serve(
-                        daemon,
-                        frames.into_inner(),
-                        write,
-                        id,
-                        params,
-                    ))
-                    .await;
+                    Box::pin(crate::subscription::serve(daemon, read, write, id, params)).await;
                     return;
                 }
             },
         }
         if !out.is_empty() && !frames.read_buffer().contains(&b'\n') {
-            if write.write_all(&out).await.is_err() {
+            if frames.get_mut().write_all(&out).await.is_err() {
                 break;
             }
             out.clear();
         }
     }
     if !out.is_empty() {
-        let _ = write.write_all(&out).await;
+        let _ = frames.get_mut().write_all(&out).await;
     }
-    let _ = write.shutdown().await;
 }
