@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::Context;
+use std::task::{Context, Poll};
 
 use futures::task::AtomicWaker;
 
@@ -60,9 +60,24 @@ pub struct Watch {
 
 impl Watch {
     /// Whether the daemon is closing; if not, the task of `cx` is woken when it does.
-    pub fn is_closed(&self, cx: &mut Context<'_>) -> bool {
+    fn is_closed(&self, cx: &mut Context<'_>) -> bool {
         self.waker.register(cx.waker());
         self.closing.closed.load(Ordering::SeqCst)
+    }
+
+    /// Waits for `poll` to be ready, unless the daemon closes first (`None`); checked before
+    /// each poll, so a closing daemon wins over a ready `poll`.
+    pub async fn unless_closed<T>(
+        &self,
+        mut poll: impl FnMut(&mut Context<'_>) -> Poll<T>,
+    ) -> Option<T> {
+        std::future::poll_fn(|cx| {
+            if self.is_closed(cx) {
+                return Poll::Ready(None);
+            }
+            poll(cx).map(Some)
+        })
+        .await
     }
 }
 
@@ -85,16 +100,7 @@ mod tests {
         let closing = Arc::new(Closing::default());
         let waiting = {
             let watch = closing.watch();
-            tokio::spawn(async move {
-                poll_fn(|cx| {
-                    if watch.is_closed(cx) {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    }
-                })
-                .await
-            })
+            tokio::spawn(async move { watch.unless_closed(|_| Poll::<()>::Pending).await })
         };
         tokio::task::yield_now().await;
         assert!(!waiting.is_finished());
@@ -105,6 +111,13 @@ mod tests {
             .unwrap();
         let later = closing.watch();
         assert!(poll_fn(|cx| Poll::Ready(later.is_closed(cx))).await);
+        // Closed wins over a ready poll; while open, the poll's value comes through.
+        assert_eq!(later.unless_closed(|_| Poll::Ready(1)).await, None);
+        let open = Arc::new(Closing::default());
+        assert_eq!(
+            open.watch().unless_closed(|_| Poll::Ready(1)).await,
+            Some(1)
+        );
         drop(later);
         let slots = closing.watching.lock().unwrap();
         assert!(slots.wakers.iter().all(|w| w.take().is_none()));

@@ -6,7 +6,6 @@
 //! flush the store → remove the socket.
 
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -71,13 +70,9 @@ pub async fn run(
     let connections = TaskTracker::new();
     let watch = daemon.closing.watch();
     loop {
-        let accepted = std::future::poll_fn(|cx| {
-            if watch.is_closed(cx) {
-                return Poll::Ready(None);
-            }
-            socket.listener.poll_accept(cx).map(Some)
-        })
-        .await;
+        let accepted = watch
+            .unless_closed(|cx| socket.listener.poll_accept(cx))
+            .await;
         match accepted {
             None => break,
             Some(Ok((stream, _))) => {

@@ -114,26 +114,35 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    /// A command's own help opens with the description the command list gives it (arguments
-    /// it flattens in must not replace it).
+    /// A command's own help opens with the description its parent's command list gives it
+    /// (arguments it flattens in must not replace it), at every depth.
     #[test]
     fn each_command_help_opens_with_its_description() {
-        let cli = Cli::command();
-        for sub in cli.get_subcommands() {
-            let name = sub.get_name();
-            let listed = sub
-                .get_about()
-                .expect("every command is described")
-                .to_string();
-            let help = Cli::command()
-                .try_get_matches_from(["hlyr", name, "--help"])
-                .expect_err("--help stops parsing")
-                .to_string();
-            assert_eq!(
-                help.lines().next(),
-                Some(listed.as_str()),
-                "hlyr {name} --help"
-            );
+        fn check(command: &clap::Command, path: &[&str]) {
+            for sub in command.get_subcommands() {
+                let name = sub.get_name();
+                if name == "help" {
+                    continue;
+                }
+                let path = [path, &[name]].concat();
+                let listed = sub
+                    .get_about()
+                    .expect("every command is described")
+                    .to_string();
+                let help = Cli::command()
+                    .try_get_matches_from(path.iter().copied().chain(["--help"]))
+                    .expect_err("--help stops parsing")
+                    .to_string();
+                assert_eq!(
+                    help.lines().next(),
+                    Some(listed.as_str()),
+                    "{path:?} --help"
+                );
+                let mut sub = sub.clone();
+                sub.build();
+                check(&sub, &path);
+            }
         }
+        check(&Cli::command(), &["hlyr"]);
     }
 }

@@ -5,7 +5,6 @@ use std::io::ErrorKind;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::task::Poll;
 
 use futures::StreamExt;
 use tokio::io::AsyncWriteExt;
@@ -103,13 +102,10 @@ pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
     // finishes first).
     let closing = daemon.closing.watch();
     loop {
-        let frame = std::future::poll_fn(|cx| {
-            if closing.is_closed(cx) {
-                return Poll::Ready(None);
-            }
-            frames.poll_next_unpin(cx)
-        })
-        .await;
+        let frame = closing
+            .unless_closed(|cx| frames.poll_next_unpin(cx))
+            .await
+            .flatten();
         match frame {
             None | Some(Err(_)) => break,
             Some(Ok(Frame::Oversize)) => out.extend_from_slice(&rpc::oversize_line()),
