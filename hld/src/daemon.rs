@@ -34,7 +34,8 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
-    /// Closed by the server once it stops accepting: connection loops watch it.
+    /// Closed when `shutdown` is cancelled (the server bridges the two): the accept and
+    /// connection loops watch this instead of the token, at the cost of an atomic load.
     pub closing: Arc<Closing>,
     /// Live `Subscribe` connections (the bus also has in-process subscribers).
     pub subscriptions: AtomicUsize,

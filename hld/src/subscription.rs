@@ -2,6 +2,7 @@
 //! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
 
 use std::collections::VecDeque;
+use std::io::{ErrorKind, IoSlice};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -9,8 +10,6 @@ use hld_client::protocol::{
     SubscribeParams, SubscribeResult, SubscriptionMessage, EVENT_TYPES, HEARTBEAT_MESSAGE,
     SUBSCRIPTION_ESTABLISHED,
 };
-use std::io::{ErrorKind, IoSlice};
-
 use nix::sys::socket::{setsockopt, sockopt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::unix::OwnedWriteHalf;
