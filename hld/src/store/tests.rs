@@ -1396,6 +1396,28 @@ async fn tool_id_lookups_use_the_partial_index() {
 }
 
 #[tokio::test]
+async fn a_steady_stream_of_small_commits_keeps_rewinding_the_wal() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    let wal = store.path().with_extension("db-wal");
+    // One message per commit, back to back: a few pages each, some 3000 commits in all.
+    for i in 0..3000 {
+        let text = format!("message {i}");
+        store
+            .ingest("s1", messages("c1", &[text.as_str()]))
+            .await
+            .unwrap();
+    }
+    // Without a checkpoint that ends with everything copied between two commits, SQLite
+    // never rewinds the WAL, and it would grow to the writer's limit (32 MiB).
+    let size = std::fs::metadata(&wal).unwrap().len();
+    assert!(size < 12 << 20, "the WAL grew to {size} bytes");
+}
+
+#[tokio::test]
 async fn the_wal_is_checkpointed_in_the_background_and_stays_bounded() {
     let (_dir, store) = Store::open_temp();
     store
