@@ -1,6 +1,7 @@
 //! JSON-RPC dispatch: validates one incoming message, routes it through the method table and
 //! serialises the reply. Transport-independent.
 
+pub mod envelope;
 pub mod error;
 pub mod table;
 
@@ -8,7 +9,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use hld_client::protocol::{ErrorObject, InvalidRequestReason, SubscribeParams, JSONRPC_VERSION};
-use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use self::error::{invalid_request, parse_error, RpcError};
@@ -29,23 +29,6 @@ pub enum Outcome {
         /// The validated filter.
         params: SubscribeParams,
     },
-}
-
-#[derive(Deserialize)]
-struct Incoming<'a> {
-    #[serde(default, borrow)]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    method: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    params: Option<&'a RawValue>,
-    /// `None` when the key is absent (a notification); `Some("null")` for an explicit null.
-    #[serde(default, borrow, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-}
-
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
 }
 
 const NULL_ID: &str = "null";
@@ -107,7 +90,7 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
             Err(_) => reject(parse_error("invalid JSON"), NULL_ID),
         };
     }
-    let incoming: Incoming = match serde_json::from_str(text) {
+    let incoming = match envelope::parse(text) {
         Ok(i) => i,
         Err(e) if e.is_data() => {
             return reject(
@@ -121,7 +104,7 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
         Err(_) => return reject(parse_error("invalid JSON"), NULL_ID),
     };
 
-    let id = match incoming.id.map(RawValue::get) {
+    let id = match incoming.id {
         None => None,
         Some(raw) if matches!(json_kind(raw), "string" | "number" | "null") => Some(raw),
         Some(_) => {
@@ -136,11 +119,7 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
     };
     let reply_id = id.unwrap_or(NULL_ID);
 
-    let version_ok = incoming
-        .jsonrpc
-        .and_then(|raw| json_str(raw.get()))
-        .as_deref()
-        == Some(JSONRPC_VERSION);
+    let version_ok = incoming.jsonrpc.and_then(json_str).as_deref() == Some(JSONRPC_VERSION);
     if !version_ok {
         return reply_unless_notification(
             id,
@@ -150,7 +129,7 @@ pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8]) -> Outcome {
             ),
         );
     }
-    let Some(method) = incoming.method.and_then(|raw| json_str(raw.get())) else {
+    let Some(method) = incoming.method.and_then(json_str) else {
         return reply_unless_notification(
             id,
             invalid_request(

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use hld_client::protocol::{Method, MethodDescription, MethodSummary, SubscribeParams};
-use serde_json::value::RawValue;
 
 use super::error::{from_decode_error, RpcError};
 use crate::daemon::Daemon;
@@ -16,7 +15,8 @@ use crate::daemon::Daemon;
 /// (see [`super::finish_success`]).
 pub type HandlerFuture = BoxFuture<'static, Result<Vec<u8>, RpcError>>;
 
-type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&RawValue>) -> HandlerFuture + Send + Sync>;
+/// A handler: the daemon and the raw JSON of `params` (`None` if absent or null).
+type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&str>) -> HandlerFuture + Send + Sync>;
 
 /// How a method is served.
 pub enum Kind {
@@ -150,8 +150,8 @@ impl MethodTable {
 }
 
 /// Decodes params: absent and `null` mean `{}`; anything but an object is -32602.
-pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params, RpcError> {
-    let text = match raw.map(RawValue::get) {
+pub fn decode_params<M: Method>(raw: Option<&str>) -> Result<M::Params, RpcError> {
+    let text = match raw {
         None | Some("null") => "{}",
         Some(text) => text,
     };
