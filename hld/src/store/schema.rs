@@ -218,6 +218,15 @@ CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
     WHERE tool_id IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 4,
+        description: "approvals: no index on (session_id, status)",
+        // Every lookup of approvals by session also names a tool use id (served by
+        // `idx_approvals_tool_use`, whose first column is the session) or lists the pending
+        // ones (`idx_approvals_pending`), so this index was only written: one more page in the
+        // WAL for each approval created or decided.
+        sql: "DROP INDEX idx_approvals_session;",
+    },
 ];
 
 /// The newest schema version this build knows.

@@ -1381,6 +1381,53 @@ async fn raw_lines_keep_their_order_across_multi_row_inserts() {
 }
 
 #[tokio::test]
+async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hld.db");
+    let mut conn = raw(&path);
+    schema::migrate_up_to(&mut conn, 3).unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let conn = raw(&path);
+    let indexes: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'approvals'
+             AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(indexes, ["idx_approvals_pending", "idx_approvals_tool_use"]);
+    // The lookups by session: the approval of a tool use, and the pending ones.
+    let plan = |sql: &str, params: &[&str]| -> String {
+        conn.query_row(
+            &format!("EXPLAIN QUERY PLAN {sql}"),
+            rusqlite::params_from_iter(params),
+            |r| r.get(3),
+        )
+        .unwrap()
+    };
+    let by_tool_use = plan(
+        "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
+         ORDER BY requested_at DESC, rowid DESC LIMIT 1",
+        &["s1", "toolu_1"],
+    );
+    assert!(
+        by_tool_use.contains("idx_approvals_tool_use"),
+        "{by_tool_use}"
+    );
+    let pending = plan(
+        "SELECT id FROM approvals WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
+         ORDER BY requested_at, rowid",
+        &["s1"],
+    );
+    assert!(pending.contains("idx_approvals_pending"), "{pending}");
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn tool_id_lookups_use_the_partial_index() {
     let (_dir, store) = Store::open_temp();
     let conn = raw(store.path());
