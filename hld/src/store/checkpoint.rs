@@ -3,19 +3,18 @@
 //!
 //! The writer's connection gets a WAL hook instead of SQLite's auto-checkpoint (which would run
 //! the checkpoint, and its `fsync`s, on the writer thread every 1000 pages). The hook sees the
-//! WAL's size after each commit. SQLite rewinds the WAL (writes it again from its start) only
-//! when a write transaction begins with every frame already copied; a background checkpoint
-//! that takes longer than the gap between two commits never leaves it so, and a hook that
-//! asked for one after every commit once the WAL was large kept the thread checkpointing a few
-//! frames, and syncing twice, per commit while the WAL grew to its limit. So:
-//! - once the WAL holds [`CHECKPOINT_PAGES`], the hook asks the thread for a passive
-//!   checkpoint (which never blocks the writer), one at a time, while more than
-//!   [`CATCH_UP_PAGES`] frames are left to copy;
-//! - when no more than that are left, the writer copies them itself between two
-//!   transactions (a short stall: two `fsync`s and a few pages), and its next transaction
-//!   rewinds the WAL;
+//! WAL's size after each commit:
+//! - once the WAL holds [`CHECKPOINT_PAGES`], it asks the thread for a passive checkpoint
+//!   (which never blocks the writer), one at a time, and again whenever more than
+//!   [`BATCH_PAGES`] frames are left to copy. (It used to ask after every commit: under a
+//!   steady stream of small commits the thread then copied a few frames, and synced twice,
+//!   per commit.)
+//! - SQLite rewinds the WAL (writes it again from its start) only when a write transaction
+//!   begins with every frame copied, which a stream of commits seldom allows; so once the
+//!   writer has been idle for [`IDLE`] with a large WAL not wholly copied, the thread copies
+//!   the rest, and the next commit rewinds the WAL;
 //! - at [`WAL_LIMIT_PAGES`] the writer checkpoints whatever is left, so the WAL cannot grow
-//!   without bound even if the thread falls behind.
+//!   without bound even if the stream never pauses.
 //!
 //! Durability is unchanged: a commit is in the WAL before it returns either way; a checkpoint
 //! only moves committed pages into the database file (and syncs both).
@@ -23,6 +22,7 @@
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use rusqlite::hooks::Wal;
 use rusqlite::wal::CheckpointMode;
@@ -30,24 +30,30 @@ use rusqlite::{Connection, MAIN_DB};
 
 use super::error::{Result, StoreError};
 use super::schema;
+use super::writer::Stats;
 
 /// WAL pages that start checkpointing (SQLite's auto-checkpoint default).
 const CHECKPOINT_PAGES: i32 = 1000;
-/// Frames left to copy that the writer copies itself, so that its next transaction rewinds
-/// the WAL (half a megabyte of 4 KiB pages).
-const CATCH_UP_PAGES: i32 = 128;
+/// Frames left to copy that start another background checkpoint (a megabyte of 4 KiB pages).
+const BATCH_PAGES: i32 = 256;
+/// How long the writer waits with nothing to do before the thread copies what is left.
+pub(super) const IDLE: Duration = Duration::from_secs(1);
 /// WAL pages at which the writer checkpoints by itself (about 32 MiB of 4 KiB pages).
 const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
 
 /// What the writer's hook and the thread share.
 #[derive(Default)]
 struct State {
-    /// The hook asks for a checkpoint; the thread takes the request when it starts one.
+    /// A checkpoint is asked for; the thread takes the request when it starts one.
     wanted: bool,
     /// The thread is checkpointing.
     running: bool,
     /// Stop the thread.
     stop: bool,
+    /// The writer's idle pass was asked for since its latest commit.
+    idle_asked: bool,
+    /// The WAL's size after the writer's latest commit (a smaller one means it was rewound).
+    pages: i32,
     /// How often the WAL has been rewound: a checkpoint's count of copied frames is only
     /// kept if the WAL was not rewound while it ran.
     rewinds: u64,
@@ -55,42 +61,57 @@ struct State {
     copied: i32,
 }
 
-#[derive(Default)]
+impl State {
+    fn busy(&self) -> bool {
+        self.running || self.wanted
+    }
+
+    /// Frames of a large WAL left to copy (0 for a small WAL).
+    fn left(&self) -> i32 {
+        if self.pages < CHECKPOINT_PAGES {
+            0
+        } else {
+            self.pages - self.copied.min(self.pages)
+        }
+    }
+}
+
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
+    stats: Arc<Stats>,
 }
 
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+
+    /// Asks the thread for a checkpoint.
+    fn want(&self, state: &mut State) {
+        state.wanted = true;
+        self.wake.notify_one();
+    }
 }
 
-/// What the writer does after a commit that left `pages` frames in the WAL.
+/// What follows a commit.
 #[derive(Debug, PartialEq, Eq)]
 enum Step {
     Nothing,
     /// Ask the thread for a checkpoint.
     Background,
-    /// Checkpoint on the writer, now.
-    Writer,
+    /// The writer checkpoints now: the WAL is at its limit.
+    Limit,
 }
 
-/// The writer's side of the policy in the module docs. `retry_at`: after a writer checkpoint
-/// that could not copy everything (a reader still used older frames), the WAL size below
-/// which the writer does not try again.
-fn next_step(state: &State, pages: i32, retry_at: i32) -> Step {
-    if pages >= WAL_LIMIT_PAGES {
-        return Step::Writer;
-    }
-    if pages < CHECKPOINT_PAGES || state.running || state.wanted {
-        return Step::Nothing;
-    }
-    if pages - state.copied.min(pages) > CATCH_UP_PAGES {
+/// The hook's side of the policy in the module docs.
+fn after_commit(state: &State) -> Step {
+    if state.pages >= WAL_LIMIT_PAGES {
+        Step::Limit
+    } else if state.busy() {
+        Step::Nothing
+    } else if state.left() > BATCH_PAGES {
         Step::Background
-    } else if pages >= retry_at {
-        Step::Writer
     } else {
         Step::Nothing
     }
@@ -105,9 +126,18 @@ pub(super) struct Checkpointer {
 impl Checkpointer {
     /// Starts the thread on its own connection to `path`, and hooks the writer's connection
     /// `writer` to it (which replaces SQLite's auto-checkpoint on that connection).
-    pub(super) fn start(path: &Path, writer: &mut Connection) -> Result<Checkpointer> {
+    /// Checkpoints are counted in `stats`.
+    pub(super) fn start(
+        path: &Path,
+        writer: &mut Connection,
+        stats: &Arc<Stats>,
+    ) -> Result<Checkpointer> {
         let conn = schema::open_checkpointer(path)?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            wake: Condvar::new(),
+            stats: Arc::clone(stats),
+        });
         let thread_shared = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("hld-store-ckpt".into())
@@ -117,34 +147,28 @@ impl Checkpointer {
                 source,
             })?;
         let hook_shared = Arc::clone(&shared);
-        // The WAL's size after the previous commit (a smaller one means it was rewound).
-        let mut last_pages = 0;
-        let mut retry_at = 0;
         writer.wal_hook(Some(move |wal: &mut Wal, pages| {
             let step = {
                 let mut state = hook_shared.lock();
-                if pages < last_pages {
+                if pages < state.pages {
                     state.rewinds += 1;
                     state.copied = 0;
-                    retry_at = 0;
                 }
-                last_pages = pages;
-                let step = next_step(&state, pages, retry_at);
+                state.pages = pages;
+                state.idle_asked = false;
+                let step = after_commit(&state);
                 if step == Step::Background {
-                    state.wanted = true;
-                    hook_shared.wake.notify_one();
+                    hook_shared.want(&mut state);
                 }
                 step
             };
-            if step == Step::Writer {
+            if step == Step::Limit {
                 match wal.checkpoint_v2(CheckpointMode::PASSIVE) {
                     Ok((_, copied)) => {
+                        hook_shared.stats.checkpointed();
                         hook_shared.lock().copied = copied;
-                        if copied < pages {
-                            retry_at = pages + CATCH_UP_PAGES;
-                        }
                     }
-                    // Busy (the thread is checkpointing) is fine: a later commit retries.
+                    // Busy (the thread is checkpointing) is fine: the next commit retries.
                     Err(e) => tracing::debug!(error = %e, pages, "writer-side WAL checkpoint"),
                 }
             }
@@ -154,6 +178,22 @@ impl Checkpointer {
             shared,
             thread: Some(thread),
         })
+    }
+
+    /// Whether the writer, once idle for [`IDLE`], should call [`Checkpointer::idle`].
+    pub(super) fn idle_pass_due(&self) -> bool {
+        let state = self.shared.lock();
+        !state.idle_asked && state.left() > 0
+    }
+
+    /// The writer has been idle for [`IDLE`]: the thread copies what is left of the WAL
+    /// (after the checkpoint it is running, if any), so that the next commit rewinds it.
+    pub(super) fn idle(&self) {
+        let mut state = self.shared.lock();
+        state.idle_asked = true;
+        if state.left() > 0 && !state.wanted {
+            self.shared.want(&mut state);
+        }
     }
 }
 
@@ -189,8 +229,12 @@ fn run(conn: &Connection, shared: &Shared) {
         let mut state = shared.lock();
         state.running = false;
         match result {
-            Ok((_, copied)) if state.rewinds == rewinds => state.copied = copied,
-            Ok(_) => {}
+            Ok((_, copied)) => {
+                shared.stats.checkpointed();
+                if state.rewinds == rewinds {
+                    state.copied = copied;
+                }
+            }
             Err(e) => tracing::warn!(error = %e, "background WAL checkpoint"),
         }
     }
@@ -200,56 +244,70 @@ fn run(conn: &Connection, shared: &Shared) {
 mod tests {
     use super::*;
 
-    fn state(copied: i32) -> State {
+    fn state(pages: i32, copied: i32) -> State {
         State {
+            pages,
             copied,
             ..State::default()
         }
     }
 
     #[test]
-    fn a_large_wal_is_copied_in_the_background_and_its_last_frames_by_the_writer() {
-        assert_eq!(next_step(&state(0), CHECKPOINT_PAGES - 1, 0), Step::Nothing);
-        assert_eq!(next_step(&state(0), CHECKPOINT_PAGES, 0), Step::Background);
-        // The thread copied most of it while the writer went on: the writer copies the rest.
-        let pages = CHECKPOINT_PAGES + 60;
-        assert_eq!(next_step(&state(CHECKPOINT_PAGES), pages, 0), Step::Writer);
-        // Too much left for the writer: the thread again.
-        let pages = CHECKPOINT_PAGES + CATCH_UP_PAGES + 1;
-        assert_eq!(
-            next_step(&state(CHECKPOINT_PAGES), pages, 0),
-            Step::Background
-        );
-    }
-
-    #[test]
-    fn one_checkpoint_at_a_time_except_at_the_limit() {
-        let running = State {
-            running: true,
-            ..State::default()
-        };
-        let wanted = State {
-            wanted: true,
-            ..State::default()
-        };
-        for busy in [&running, &wanted] {
-            assert_eq!(next_step(busy, CHECKPOINT_PAGES * 2, 0), Step::Nothing);
-            assert_eq!(next_step(busy, WAL_LIMIT_PAGES, 0), Step::Writer);
+    fn a_large_wal_is_copied_in_batches_one_checkpoint_at_a_time() {
+        assert_eq!(after_commit(&state(CHECKPOINT_PAGES - 1, 0)), Step::Nothing);
+        assert_eq!(after_commit(&state(CHECKPOINT_PAGES, 0)), Step::Background);
+        // Copied up to 1000 while the writer went on: not for a few more frames...
+        let some_more = CHECKPOINT_PAGES + BATCH_PAGES;
+        let copied = state(some_more, CHECKPOINT_PAGES);
+        assert_eq!(after_commit(&copied), Step::Nothing);
+        // ... but again for a batch.
+        let batch = state(some_more + 1, CHECKPOINT_PAGES);
+        assert_eq!(after_commit(&batch), Step::Background);
+        for busy in [
+            State {
+                running: true,
+                ..state(some_more + 1, CHECKPOINT_PAGES)
+            },
+            State {
+                wanted: true,
+                ..state(some_more + 1, CHECKPOINT_PAGES)
+            },
+        ] {
+            assert_eq!(after_commit(&busy), Step::Nothing);
+            // Except at the limit, where the writer checkpoints by itself.
+            let full = State {
+                pages: WAL_LIMIT_PAGES,
+                ..busy
+            };
+            assert_eq!(after_commit(&full), Step::Limit);
         }
     }
 
     #[test]
-    fn the_writer_does_not_retry_at_once_when_readers_held_frames_back() {
-        let pages = CHECKPOINT_PAGES + 10;
-        let retry_at = pages + CATCH_UP_PAGES;
-        assert_eq!(
-            next_step(&state(CHECKPOINT_PAGES), pages, retry_at),
-            Step::Nothing
-        );
-        // Once the WAL has grown that much, the writer tries again (if little is left).
-        assert_eq!(
-            next_step(&state(retry_at - 10), retry_at, retry_at),
-            Step::Writer
-        );
+    fn an_idle_writer_has_the_rest_of_a_large_wal_copied_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = schema::open_writer(&dir.path().join("db")).unwrap();
+        let checkpointer = Checkpointer::start(
+            &dir.path().join("db"),
+            &mut writer,
+            &Arc::new(Stats::default()),
+        )
+        .unwrap();
+        let set = |pages, copied| {
+            let mut s = checkpointer.shared.lock();
+            s.pages = pages;
+            s.copied = copied;
+        };
+        // A small WAL is left alone, and so is one wholly copied.
+        set(CHECKPOINT_PAGES - 1, 0);
+        assert!(!checkpointer.idle_pass_due());
+        set(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES + 10);
+        assert!(!checkpointer.idle_pass_due());
+        set(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES);
+        assert!(checkpointer.idle_pass_due());
+        checkpointer.idle();
+        // Asked once until the next commit, whatever the thread managed.
+        assert!(!checkpointer.idle_pass_due());
+        assert!(checkpointer.shared.lock().idle_asked);
     }
 }

@@ -80,12 +80,12 @@ impl Store {
         create_private_file(path)?;
         let mut conn = schema::open_writer(path)?;
         schema::migrate(&mut conn)?;
-        let checkpointer = checkpoint::Checkpointer::start(path, &mut conn)?;
+        let stats = Arc::new(Stats::default());
+        let checkpointer = checkpoint::Checkpointer::start(path, &mut conn, &stats)?;
         let readers = (0..READERS)
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
         let (commands, rx) = mpsc::channel();
-        let stats = Arc::new(Stats::default());
         let thread_stats = Arc::clone(&stats);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())

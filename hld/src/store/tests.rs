@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
 
 use hld_client::protocol::{
     ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
@@ -92,18 +93,18 @@ fn raw(path: &Path) -> Connection {
     Connection::open(path).unwrap()
 }
 
-/// A write that keeps the writer busy for a while, so that what is queued meanwhile is
-/// applied as one batch.
-/// Keeps the writer busy until `release` fires, so that the commands sent meanwhile queue up
-/// and are applied together. Put the future that fires `release` last in a `join!`: it runs
-/// after every other future of the join has sent its command.
-async fn hold_writer(store: &Store, release: std::sync::mpsc::Receiver<()>) -> Result<()> {
-    store
-        .write(move |_| {
-            let _ = release.recv_timeout(std::time::Duration::from_secs(10));
-            Ok(())
-        })
-        .await
+/// Queues, when called (not when awaited), a command that keeps the writer busy until
+/// `release` fires, so that the commands sent meanwhile queue up behind it and are applied
+/// together. Put the future that fires `release` last in a `join!`: it runs after every other
+/// future of the join has sent its command.
+fn hold_writer(
+    store: &Store,
+    release: std::sync::mpsc::Receiver<()>,
+) -> impl Future<Output = Result<()>> {
+    store.write(move |_| {
+        let _ = release.recv_timeout(std::time::Duration::from_secs(10));
+        Ok(())
+    })
 }
 
 #[tokio::test]
@@ -1443,25 +1444,66 @@ async fn tool_id_lookups_use_the_partial_index() {
 }
 
 #[tokio::test]
-async fn a_steady_stream_of_small_commits_keeps_rewinding_the_wal() {
+async fn a_steady_stream_of_small_commits_is_checkpointed_in_batches() {
     let (_dir, store) = Store::open_temp();
     store
         .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
         .await
         .unwrap();
-    let wal = store.path().with_extension("db-wal");
-    // One message per commit, back to back: a few pages each, some 3000 commits in all.
-    for i in 0..3000 {
+    let before = store.write_stats();
+    // One message per commit, back to back: a few pages each, some 3000 commits in all, about
+    // ten times SQLite's checkpoint threshold of 1000 pages.
+    const COMMITS: u64 = 3000;
+    for i in 0..COMMITS {
         let text = format!("message {i}");
         store
             .ingest("s1", messages("c1", &[text.as_str()]))
             .await
             .unwrap();
     }
-    // Without a checkpoint that ends with everything copied between two commits, SQLite
-    // never rewinds the WAL, and it would grow to the writer's limit (32 MiB).
-    let size = std::fs::metadata(&wal).unwrap().len();
-    assert!(size < 12 << 20, "the WAL grew to {size} bytes");
+    // Asked for a checkpoint after every commit once the WAL was large, the thread copied a
+    // few frames per commit, and synced twice each time (about 2000 checkpoints here).
+    let checkpoints = store.write_stats().checkpoints - before.checkpoints;
+    assert!(
+        (1..COMMITS / 10).contains(&checkpoints),
+        "{checkpoints} checkpoints for {COMMITS} commits"
+    );
+}
+
+/// The WAL header's checkpoint sequence number and salts, which change when SQLite rewinds
+/// the WAL (starts writing it from its beginning again).
+fn wal_generation(path: &Path) -> Vec<u8> {
+    std::fs::read(path.with_extension("db-wal")).unwrap()[12..24].to_vec()
+}
+
+#[tokio::test]
+async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it() {
+    let (_dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    // Some 1300 pages, back to back: the background checkpoints they start end, more often
+    // than not, with the last commits' frames left to copy, and no commit follows to ask for
+    // another, so SQLite could not rewind the WAL at the next commit.
+    let text = "x".repeat(4000);
+    let texts = vec![text.as_str(); 50];
+    for _ in 0..25 {
+        store.ingest("s1", messages("c1", &texts)).await.unwrap();
+    }
+    let burst = wal_generation(store.path());
+    // Quiet for longer than `checkpoint::IDLE`: the rest is copied, and the next commit
+    // writes the WAL from its start again.
+    tokio::time::sleep(checkpoint::IDLE + Duration::from_secs(1)).await;
+    store
+        .ingest("s1", messages("c1", &["after the pause"]))
+        .await
+        .unwrap();
+    assert_ne!(
+        wal_generation(store.path()),
+        burst,
+        "the WAL was not rewound"
+    );
 }
 
 #[tokio::test]

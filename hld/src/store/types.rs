@@ -328,6 +328,8 @@ pub struct WriteStats {
     pub commands: u64,
     /// Transactions committed.
     pub transactions: u64,
+    /// WAL checkpoints run (by the background thread or the writer).
+    pub checkpoints: u64,
 }
 
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.

@@ -11,12 +11,12 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::checkpoint::Checkpointer;
+use super::checkpoint::{self, Checkpointer};
 use super::error::{Result, StoreError};
 use super::types::WriteStats;
 
@@ -92,6 +92,7 @@ where
 pub(super) struct Stats {
     commands: AtomicU64,
     transactions: AtomicU64,
+    checkpoints: AtomicU64,
 }
 
 impl Stats {
@@ -100,7 +101,13 @@ impl Stats {
         WriteStats {
             commands: self.commands.load(Ordering::Relaxed),
             transactions: self.transactions.load(Ordering::Relaxed),
+            checkpoints: self.checkpoints.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts a WAL checkpoint that ran.
+    pub(super) fn checkpointed(&self) {
+        self.checkpoints.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -220,7 +227,20 @@ impl Writer {
 /// `checkpointer` is hooked to `conn`; it is stopped before the final checkpoint.
 pub(super) fn run(conn: Connection, checkpointer: Checkpointer, rx: Receiver<Msg>, stats: &Stats) {
     let mut writer = Writer::new(conn);
-    while let Ok(first) = rx.recv() {
+    loop {
+        let received = if checkpointer.idle_pass_due() {
+            rx.recv_timeout(checkpoint::IDLE)
+        } else {
+            rx.recv().map_err(RecvTimeoutError::from)
+        };
+        let first = match received {
+            Ok(msg) => msg,
+            Err(RecvTimeoutError::Timeout) => {
+                checkpointer.idle();
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
         let mut jobs = Vec::new();
         let mut close = None;
         let mut next = Some(first);
