@@ -214,6 +214,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
     };
     let started = Instant::now();
     let load_before = report::load_average();
+    let ticks_before = report::cpu_ticks();
     let mut sections = Vec::new();
     for group in selected {
         eprintln!("hld-bench: {}…", group.title());
@@ -236,6 +237,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
             elapsed: started.elapsed(),
             plan: plan.describe(),
             load: (load_before, report::load_average()),
+            stolen: report::stolen_share(ticks_before, report::cpu_ticks()),
         },
         &sections,
         cli.out.as_deref(),

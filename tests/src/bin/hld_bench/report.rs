@@ -90,6 +90,30 @@ pub struct Header {
     pub plan: String,
     /// The 1-minute load average before and after.
     pub load: (String, String),
+    /// The share of the machine's CPU time the hypervisor gave to others during the run.
+    pub stolen: Option<f64>,
+}
+
+/// The CPU time counters of `/proc/stat`'s first line, in clock ticks: (all, stolen).
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    let fields: Vec<u64> = text
+        .lines()
+        .next()?
+        .strip_prefix("cpu ")?
+        .split_whitespace()
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal (guest time is counted in user).
+    let steal = *fields.get(7)?;
+    Some((fields.iter().take(8).sum(), steal))
+}
+
+/// The share of CPU time stolen between two [`cpu_ticks`] readings.
+pub fn stolen_share(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((all0, steal0), (all1, steal1)) = (before?, after?);
+    let all = all1.checked_sub(all0).filter(|&t| t > 0)?;
+    Some(steal1.saturating_sub(steal0) as f64 / all as f64)
 }
 
 /// The 1-minute load average, as `/proc/loadavg` gives it.
@@ -162,12 +186,16 @@ pub fn render(
     )?;
     writeln!(
         out,
-        "- Run: {}; took {:.0} s; 1-minute load average {} before, {} after (other processes' \
-         work slows every figure, the baselines' too)",
+        "- Run: {}; took {:.0} s; 1-minute load average {} before, {} after; CPU time stolen \
+         by the hypervisor {} (other processes' and other machines' work slows every figure, \
+         the baselines' too)",
         header.plan,
         header.elapsed.as_secs_f64(),
         header.load.0,
-        header.load.1
+        header.load.1,
+        header
+            .stolen
+            .map_or_else(|| "unknown".into(), |s| format!("{:.1}%", s * 100.0))
     )?;
     writeln!(
         out,
@@ -241,4 +269,20 @@ pub fn render(
         None => writeln!(out, "{NOTES_MARKER}\n\n## Notes\n")?,
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stolen_share_is_of_the_ticks_between_two_readings() {
+        let share = stolen_share(Some((1000, 50)), Some((3000, 250))).unwrap();
+        assert!((share - 0.1).abs() < 1e-9, "{share}");
+        assert_eq!(stolen_share(Some((1000, 50)), Some((1000, 50))), None);
+        assert_eq!(stolen_share(None, Some((1000, 50))), None);
+        // This machine has the counters.
+        let (all, steal) = cpu_ticks().unwrap();
+        assert!(all > 0 && steal <= all);
+    }
 }
