@@ -93,6 +93,26 @@ fn raw(path: &Path) -> Connection {
     Connection::open(path).unwrap()
 }
 
+/// A fresh store holding one session, `s1`.
+async fn open_with_session() -> (tempfile::TempDir, Store) {
+    let (dir, store) = Store::open_temp();
+    store
+        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .await
+        .unwrap();
+    (dir, store)
+}
+
+/// A database file migrated only up to `version`, as an older hld left it, and a raw
+/// connection to it.
+fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hld.db");
+    let mut conn = raw(&path);
+    schema::migrate_up_to(&mut conn, version).unwrap();
+    (dir, path, conn)
+}
+
 /// Queues, when called (not when awaited), a command that keeps the writer busy until
 /// `release` fires, so that the commands sent meanwhile queue up behind it and are applied
 /// together. Put the future that fires `release` last in a `join!`: it runs after every other
@@ -294,11 +314,7 @@ async fn a_session_round_trips_with_its_mcp_config() {
 
 #[tokio::test]
 async fn update_changes_given_fields_and_reports_the_old_status() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let change = store
         .update_session(
             "s1",
@@ -408,11 +424,7 @@ async fn sessions_are_listed_by_activity_and_found_by_prefix() {
 
 #[tokio::test]
 async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let first = store
         .ingest("s1", messages("c1", &["hello", "there"]))
         .await
@@ -752,11 +764,7 @@ async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
 
 #[tokio::test]
 async fn a_failing_command_rolls_back_alone_within_its_batch() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     // Queued behind a busy writer, so that it applies them in one transaction.
     let before = store.write_stats();
     let (release, gate) = std::sync::mpsc::channel();
@@ -806,11 +814,7 @@ async fn a_failing_command_rolls_back_alone_within_its_batch() {
 
 #[tokio::test]
 async fn a_panicking_command_is_reported_and_the_writer_survives() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let outcome = store
         .write(|w| {
             w.ingest("s1", messages("c", &["doomed"]))?;
@@ -1016,11 +1020,7 @@ async fn of_two_racing_decisions_exactly_one_wins() {
 
 #[tokio::test]
 async fn a_tool_call_arriving_after_its_approval_is_linked() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let created = store
         .create_approval(NewApproval::function_call(
             "local-1",
@@ -1095,10 +1095,7 @@ async fn data_survives_reopening_and_sequences_continue() {
 
 #[tokio::test]
 async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hld.db");
-    let mut conn = raw(&path);
-    schema::migrate_up_to(&mut conn, 1).unwrap();
+    let (_dir, path, conn) = old_database(1);
     conn.execute_batch(
         "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
             last_activity_at)
@@ -1127,10 +1124,7 @@ async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
 
 #[tokio::test]
 async fn a_version_2_database_keeps_its_events_ids_and_id_counter() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hld.db");
-    let mut conn = raw(&path);
-    schema::migrate_up_to(&mut conn, 2).unwrap();
+    let (_dir, path, conn) = old_database(2);
     conn.execute_batch(
         "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
             last_activity_at)
@@ -1215,11 +1209,7 @@ async fn cached_statements_are_not_prepared_again_for_new_values() {
 
 #[tokio::test]
 async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     // toolu_1 (Bash) completed, toolu_2 (Bash) open, toolu_3 (Write), toolu_4 (Bash) open.
     let ingest = Ingest {
         events: vec![
@@ -1297,11 +1287,7 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
 
 #[tokio::test]
 async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_appears() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let created = store
         .sync_cloud_approval(cloud_call("fc-1", "Bash"))
         .await
@@ -1361,11 +1347,7 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
 
 #[tokio::test]
 async fn raw_lines_keep_their_order_across_multi_row_inserts() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
     let first = messages("c1", &texts[..37]);
@@ -1383,10 +1365,7 @@ async fn raw_lines_keep_their_order_across_multi_row_inserts() {
 
 #[tokio::test]
 async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("hld.db");
-    let mut conn = raw(&path);
-    schema::migrate_up_to(&mut conn, 3).unwrap();
+    let (_dir, path, conn) = old_database(3);
     drop(conn);
     let store = Store::open(&path).unwrap();
     let conn = raw(&path);
@@ -1445,11 +1424,7 @@ async fn tool_id_lookups_use_the_partial_index() {
 
 #[tokio::test]
 async fn a_steady_stream_of_small_commits_is_checkpointed_in_batches() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let before = store.write_stats();
     // One message per commit, back to back: a few pages each, some 3000 commits in all, about
     // ten times SQLite's checkpoint threshold of 1000 pages.
@@ -1478,11 +1453,7 @@ fn wal_generation(path: &Path) -> Vec<u8> {
 
 #[tokio::test]
 async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     // Some 1300 pages, back to back: the background checkpoints they start end, more often
     // than not, with the last commits' frames left to copy, and no commit follows to ask for
     // another, so SQLite could not rewind the WAL at the next commit.
@@ -1508,11 +1479,7 @@ async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it()
 
 #[tokio::test]
 async fn the_wal_is_checkpointed_in_the_background_and_stays_bounded() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
+    let (_dir, store) = open_with_session().await;
     let wal = store.path().with_extension("db-wal");
     let text = "x".repeat(4000);
     let texts = vec![text.as_str(); 50];
