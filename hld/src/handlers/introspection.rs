@@ -12,19 +12,21 @@ use crate::rpc::error::RpcError;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `health`, the most frequent call (every CLI start checks it): its JSON is assembled from
-/// the cached JSON of claude's availability rather than serialised field by field.
-pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<Vec<u8>, RpcError> {
+/// the cached JSON of claude's availability rather than serialised field by field, straight
+/// into the reply line.
+pub async fn health(daemon: Arc<Daemon>, _: NoParams, line: Vec<u8>) -> Result<Vec<u8>, RpcError> {
     let claude = daemon.sessions.claude_json().await;
     Ok(health_json(
+        line,
         &claude,
         daemon.subscriptions.load(Ordering::Relaxed) as u64,
         daemon.sessions.active_count() as u64,
     ))
 }
 
-/// The JSON of a [`HealthResult`] with status `ok`, this version and `claude` given as JSON.
-fn health_json(claude: &str, subscribers: u64, active_sessions: u64) -> Vec<u8> {
-    let mut out = Vec::with_capacity(claude.len() + 112);
+/// Appends to `out` the JSON of a [`HealthResult`] with status `ok`, this version and
+/// `claude` given as JSON.
+fn health_json(mut out: Vec<u8>, claude: &str, subscribers: u64, active_sessions: u64) -> Vec<u8> {
     // VERSION is SemVer: nothing in it needs escaping.
     out.extend_from_slice(b"{\"status\":\"ok\",\"version\":\"");
     out.extend_from_slice(VERSION.as_bytes());
@@ -120,10 +122,17 @@ mod tests {
                 subscribers: 3,
                 active_sessions: 1,
             };
-            let assembled = health_json(&json, 3, 1);
+            let assembled = health_json(Vec::new(), &json, 3, 1);
             assert_eq!(assembled, serde_json::to_vec(&typed).unwrap());
             let back: HealthResult = serde_json::from_slice(&assembled).unwrap();
             assert_eq!(back, typed);
+            // Appended after what the line already holds.
+            let line = health_json(crate::rpc::SUCCESS_HEAD.to_vec(), &json, 3, 1);
+            assert_eq!(
+                line[..crate::rpc::SUCCESS_HEAD.len()],
+                *crate::rpc::SUCCESS_HEAD
+            );
+            assert_eq!(line[crate::rpc::SUCCESS_HEAD.len()..], assembled);
         }
     }
 }
