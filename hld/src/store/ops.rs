@@ -66,6 +66,11 @@ pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_eve
         AND approval_id IS NULL AND created_at >= ?3
     ORDER BY sequence DESC LIMIT 1";
 
+/// The status and id of the newest approval of a tool use (`?1` session, `?2` tool use id).
+pub(super) const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
+    WHERE session_id = ?1 AND tool_use_id = ?2
+    ORDER BY requested_at DESC, rowid DESC LIMIT 1";
+
 /// Encodes an optional value as JSON text.
 fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
     value
@@ -344,10 +349,7 @@ impl Writer {
     ) -> Result<(Option<String>, Option<String>)> {
         Ok(self
             .conn
-            .prepare_cached(
-                "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
-                 ORDER BY requested_at DESC, rowid DESC LIMIT 1",
-            )?
+            .prepare_cached(TOOL_USE_APPROVAL)?
             .query_row([session_id, tool_id], |r| {
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
             })

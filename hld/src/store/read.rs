@@ -410,16 +410,16 @@ pub(super) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> 
         .optional()?)
 }
 
+/// The condition and order of [`pending_approvals`] (`?1`: a session id, or null for all).
+pub(super) const PENDING_APPROVALS: &str =
+    "WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1) ORDER BY requested_at, rowid";
+
 /// Pending approvals, of one session or of all, oldest first.
 pub(super) fn pending_approvals(
     conn: &Connection,
     session_id: Option<&str>,
 ) -> Result<Vec<Approval>> {
-    let sql = format!(
-        "SELECT {APPROVAL_COLUMNS} FROM approvals
-         WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
-         ORDER BY requested_at, rowid"
-    );
+    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals {PENDING_APPROVALS}");
     let mut stmt = conn.prepare_cached(&sql)?;
     let approvals = stmt
         .query_map([session_id], approval_from_row)?

@@ -1389,18 +1389,13 @@ async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
         )
         .unwrap()
     };
-    let by_tool_use = plan(
-        "SELECT status, id FROM approvals WHERE session_id = ?1 AND tool_use_id = ?2
-         ORDER BY requested_at DESC, rowid DESC LIMIT 1",
-        &["s1", "toolu_1"],
-    );
+    let by_tool_use = plan(ops::TOOL_USE_APPROVAL, &["s1", "toolu_1"]);
     assert!(
         by_tool_use.contains("idx_approvals_tool_use"),
         "{by_tool_use}"
     );
     let pending = plan(
-        "SELECT id FROM approvals WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
-         ORDER BY requested_at, rowid",
+        &format!("SELECT id FROM approvals {}", read::PENDING_APPROVALS),
         &["s1"],
     );
     assert!(pending.contains("idx_approvals_pending"), "{pending}");
