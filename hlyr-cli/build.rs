@@ -7,6 +7,10 @@
 //! Linked at a fixed address, those pointers are resolved by the linker instead. The cost is
 //! that the executable's own image is not randomised (the shared libraries and the stack
 //! still are); the daemon, which is long-lived and serves a socket, stays position-independent.
+//!
+//! As shipped (`cargo build-hlyr`, `.cargo/config.toml`), `hlyr` is also linked statically,
+//! which needs the code itself compiled position-dependent (`-C relocation-model=static`): with
+//! position-independent code, rustc would link a static PIE, which `-no-pie` breaks.
 fn main() {
     println!("cargo:rustc-link-arg-bins=-no-pie");
 }

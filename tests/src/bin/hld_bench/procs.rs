@@ -21,10 +21,10 @@ pub struct Bins {
     pub bench: PathBuf,
     /// `bench-hello`.
     pub hello: PathBuf,
-    /// `bench-oneshot`.
-    pub oneshot: PathBuf,
-    /// `hlyr`.
+    /// `hlyr` as shipped: statically linked, built by `cargo build-hlyr`.
     pub hlyr: PathBuf,
+    /// `hlyr` as a plain `cargo build` links it (dynamically).
+    pub hlyr_dynamic: PathBuf,
 }
 
 /// A command, prefixed with `taskset -c 0` when pinned.

@@ -19,8 +19,6 @@ pub enum Verdict {
     Fail,
     /// Reported only: no target.
     Info,
-    /// Measured on a stand-in; to be re-run when the real thing exists.
-    Pending,
 }
 
 impl Verdict {
@@ -38,7 +36,6 @@ impl Verdict {
             Verdict::Pass => "pass",
             Verdict::Fail => "**FAIL**",
             Verdict::Info => "reported",
-            Verdict::Pending => "pending",
         }
     }
 }
