@@ -908,7 +908,10 @@ fn startup(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         if program != bins.hello {
             let sessions: Vec<Value> = serde_json::from_slice(&out.stdout)
                 .with_context(|| format!("{} printed no JSON list", program.display()))?;
-            ensure!(sessions.len() == 1, "expected the one session: {sessions:?}");
+            ensure!(
+                sessions.len() == 1,
+                "expected the one session: {sessions:?}"
+            );
         }
         Ok(elapsed)
     };

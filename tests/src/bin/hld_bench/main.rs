@@ -203,7 +203,13 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         hlyr: target_dir.join(host_tuple()?).join(profile).join("hlyr"),
         hlyr_dynamic: dir.join("hlyr"),
     };
-    for bin in [&bins.hld, &bins.fake_claude, &bins.hello, &bins.hlyr, &bins.hlyr_dynamic] {
+    for bin in [
+        &bins.hld,
+        &bins.fake_claude,
+        &bins.hello,
+        &bins.hlyr,
+        &bins.hlyr_dynamic,
+    ] {
         if !bin.exists() {
             bail!("{} is not built", bin.display());
         }
@@ -286,7 +292,9 @@ fn build(release: bool) -> anyhow::Result<()> {
         .parent()
         .context("no workspace directory")?;
     let builds: [&[&str]; 2] = [
-        &["build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins"],
+        &[
+            "build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins",
+        ],
         &["build-hlyr"],
     ];
     for args in builds {
