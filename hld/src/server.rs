@@ -5,7 +5,9 @@
 //! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
 //! flush the store → remove the socket.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -71,17 +73,22 @@ pub async fn run(
     let watch = daemon.closing.watch();
     loop {
         let accepted = watch
-            .unless_closed(|cx| socket.listener.poll_accept(cx))
+            .unless_closed(|cx| unix::poll_accept(&socket.listener, cx))
             .await;
         match accepted {
             None => break,
-            Some(Ok((stream, _))) => {
+            Some(Ok(stream)) => {
                 // Boxed once here: the connection's future is large (it has room for any
                 // handler's), and the tracker and the spawn would each copy it whole.
-                connections.spawn(Box::pin(unix::serve_connection(
-                    stream,
-                    Arc::clone(&daemon),
-                )));
+                let mut connection = Box::pin(unix::serve_connection(stream, Arc::clone(&daemon)));
+                // A short connection (the CLI's: one request, then close) is often over at
+                // its first poll. Polled here, before the next accept, it costs no task; and
+                // that accept then tends to find the client's next connection at once rather
+                // than nothing. Only a connection that has to wait is spawned.
+                let first = std::future::poll_fn(|cx| Poll::Ready(connection.as_mut().poll(cx)));
+                if first.await.is_pending() {
+                    connections.spawn(connection);
+                }
             }
             Some(Err(e)) => {
                 tracing::warn!(error = %e, "accept failed");

@@ -250,6 +250,22 @@ fn pipelined_requests_get_one_reply_each_in_order() {
 }
 
 #[test]
+fn a_request_split_across_writes_is_answered() {
+    // The daemon's first read finds half a line; the rest comes later on the same connection,
+    // and so does another request after a pause.
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    let line = r#"{"jsonrpc":"2.0","method":"health","id":1}"#;
+    let (head, tail) = line.split_at(20);
+    c.send_raw(head.as_bytes());
+    std::thread::sleep(Duration::from_millis(100));
+    c.send_raw(format!("{tail}\n").as_bytes());
+    assert_eq!(c.recv()["id"], 1);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(c.request("health", json!({}), json!(2))["id"], 2);
+}
+
+#[test]
 fn a_hundred_concurrent_connections_are_served() {
     let d = TestDaemon::start();
     let socket = d.socket.clone();

@@ -1,15 +1,22 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
 //! live daemon, and the NDJSON connection loop.
 
-use std::io::ErrorKind;
+use std::io::{self, ErrorKind};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::{UnixListener as StdUnixListener, UnixStream as StdUnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::task::{ready, Context, Poll};
 
+use bytes::BytesMut;
 use futures::StreamExt;
+use hld_client::protocol::SubscribeParams;
+use nix::sys::socket::{self, MsgFlags};
+use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncWriteExt;
-use tokio::net::{UnixListener, UnixStream};
-use tokio_util::codec::FramedRead;
+use tokio::net::UnixStream;
+use tokio_util::codec::{Decoder, FramedRead};
 
 use super::ndjson::NdjsonCodec;
 use super::Frame;
@@ -19,8 +26,8 @@ use crate::rpc::{self, Outcome};
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
 pub struct BoundSocket {
-    /// The listener.
-    pub listener: UnixListener,
+    /// The listener (non-blocking, registered with the runtime).
+    pub listener: AsyncFd<StdUnixListener>,
     /// The socket file.
     pub file: SocketFile,
 }
@@ -68,7 +75,9 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
             }
         }
     }
-    let listener = UnixListener::bind(path)?;
+    let listener = StdUnixListener::bind(path)?;
+    listener.set_nonblocking(true)?;
+    let listener = register_listener(listener)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     let meta = std::fs::symlink_metadata(path)?;
     Ok(BoundSocket {
@@ -85,46 +94,107 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// longer line).
 const FIRST_READ_CAPACITY: usize = 1024;
 
+/// Registers the listener with the runtime. (tokio's own `UnixListener` registers every
+/// socket it accepts, which [`serve_connection`] avoids for a short connection.)
+#[allow(unsafe_code)]
+fn register_listener(listener: StdUnixListener) -> io::Result<AsyncFd<StdUnixListener>> {
+    // SAFETY: a std `UnixListener` owns its descriptor: it stays open, and `as_raw_fd`
+    // returns the same one, until the listener is dropped, which the `AsyncFd` does.
+    unsafe { AsyncFd::register(listener) }.map_err(io::Error::from)
+}
+
+/// Waits for the next connection. The socket comes back as accepted (blocking mode, not yet
+/// registered with the runtime): [`serve_connection`] decides when it needs registering.
+pub fn poll_accept(
+    listener: &AsyncFd<StdUnixListener>,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<StdUnixStream>> {
+    loop {
+        let mut ready = ready!(listener.poll_read_ready(cx))?;
+        if let Ok(accepted) = ready.try_io(|l| l.get_ref().accept()) {
+            return Poll::Ready(accepted.map(|(stream, _)| stream));
+        }
+    }
+}
+
 /// Serves one connection: requests in order, exactly one reply line each, until the client
 /// closes, the daemon shuts down, or the connection becomes a subscription.
 ///
+/// A client that connects for one request (the CLI) has usually sent it by the time its
+/// connection is accepted, and closes as soon as it has the reply. So a connection is first
+/// served without registering it with the runtime's poller, by non-blocking `recv`s and
+/// `send`s: as long as each read finds whole requests and each reply goes out whole, and
+/// when the client closes meanwhile, the connection costs neither a registration nor a
+/// deregistration (two `epoll_ctl`s) nor a poller wake-up. The first time there is nothing
+/// (or only part of a line) to read, or a reply does not fit in the socket, the connection is
+/// registered and served as usual, with what was read and not yet written carried over.
+///
 /// The stream is not split (splitting shares it through an `Arc`, and the write half shuts
 /// the socket down when dropped): a connection is closed by dropping it, one `close`.
-pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
-    let mut frames = FramedRead::with_capacity(
-        stream,
-        NdjsonCodec::new(daemon.config.max_message_size),
-        FIRST_READ_CAPACITY,
-    );
+pub async fn serve_connection(stream: StdUnixStream, daemon: Arc<Daemon>) {
+    let mut codec = NdjsonCodec::new(daemon.config.max_message_size);
+    let mut read = BytesMut::new();
     // Replies not yet written: those of requests pipelined in one read share one write.
     let mut out = Vec::new();
     // Once the daemon is closing, the next read ends the loop (a request being handled
     // finishes first).
     let closing = daemon.closing.watch();
     loop {
+        let received = closing
+            .unless_closed(|_| Poll::Ready(try_recv(&stream, &mut read)))
+            .await;
+        match received {
+            None | Some(Ok(0)) => return,
+            Some(Ok(_)) => {}
+            Some(Err(e)) if e.kind() == ErrorKind::WouldBlock => break,
+            Some(Err(_)) => return,
+        }
+        let mut answered = false;
+        while let Ok(Some(frame)) = codec.decode(&mut read) {
+            answered = true;
+            if let Some((id, params)) = answer(&daemon, frame, &mut out).await {
+                if let Ok(stream) = register(stream) {
+                    subscribe(stream, &out, daemon, id, params).await;
+                }
+                return;
+            }
+        }
+        if !out.is_empty() {
+            match try_send(&stream, &out) {
+                Ok(sent) => drop(out.drain(..sent)),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+        if !answered || !out.is_empty() {
+            break;
+        }
+        // A client that keeps sending is served here as long as it does: take a unit of the
+        // task's budget, as a registered socket's read would, so that other tasks get a turn.
+        tokio::task::coop::consume_budget().await;
+    }
+    let Ok(stream) = register(stream) else {
+        return;
+    };
+    let mut frames = FramedRead::with_capacity(stream, codec, FIRST_READ_CAPACITY);
+    *frames.read_buffer_mut() = read;
+    if !out.is_empty() {
+        if frames.get_mut().write_all(&out).await.is_err() {
+            return;
+        }
+        out.clear();
+    }
+    loop {
         let frame = closing
             .unless_closed(|cx| frames.poll_next_unpin(cx))
             .await
             .flatten();
-        match frame {
-            None | Some(Err(_)) => break,
-            Some(Ok(Frame::Oversize)) => out.extend_from_slice(&rpc::oversize_line()),
-            Some(Ok(Frame::Message(bytes))) => match rpc::handle_message(&daemon, &bytes).await {
-                Outcome::Reply(line) if out.is_empty() => out = line,
-                Outcome::Reply(line) => out.extend_from_slice(&line),
-                Outcome::Silent => {}
-                Outcome::Subscribe { id, params } => {
-                    // Replies to requests pipelined before `Subscribe` go out first.
-                    if frames.get_mut().write_all(&out).await.is_err() {
-                        break;
-                    }
-                    let (read, write) = frames.into_inner().into_split();
-                    // Boxed: a subscription's state is large, and most connections never
-                    // subscribe.
-                    Box::pin(crate::subscription::serve(daemon, read, write, id, params)).await;
-                    return;
-                }
-            },
+        let Some(Ok(frame)) = frame else {
+            break;
+        };
+        if let Some((id, params)) = answer(&daemon, frame, &mut out).await {
+            subscribe(frames.into_inner(), &out, daemon, id, params).await;
+            return;
         }
         if !out.is_empty() && !frames.read_buffer().contains(&b'\n') {
             if frames.get_mut().write_all(&out).await.is_err() {
@@ -136,4 +206,69 @@ pub async fn serve_connection(stream: UnixStream, daemon: Arc<Daemon>) {
     if !out.is_empty() {
         let _ = frames.get_mut().write_all(&out).await;
     }
+}
+
+/// Handles one frame, appending its reply (if any) to `out`; a `Subscribe` request is
+/// returned instead, for the caller to hand the connection over.
+async fn answer(
+    daemon: &Arc<Daemon>,
+    frame: Frame,
+    out: &mut Vec<u8>,
+) -> Option<(String, SubscribeParams)> {
+    match frame {
+        Frame::Oversize => out.extend_from_slice(&rpc::oversize_line()),
+        Frame::Message(bytes) => match rpc::handle_message(daemon, &bytes).await {
+            Outcome::Reply(line) if out.is_empty() => *out = line,
+            Outcome::Reply(line) => out.extend_from_slice(&line),
+            Outcome::Silent => {}
+            Outcome::Subscribe { id, params } => return Some((id, params)),
+        },
+    }
+    None
+}
+
+/// Hands the connection to the subscription loop, after the replies to requests pipelined
+/// before `Subscribe`.
+async fn subscribe(
+    mut stream: UnixStream,
+    out: &[u8],
+    daemon: Arc<Daemon>,
+    id: String,
+    params: SubscribeParams,
+) {
+    if stream.write_all(out).await.is_err() {
+        return;
+    }
+    let (read, write) = stream.into_split();
+    // Boxed: a subscription's state is large, and most connections never subscribe.
+    Box::pin(crate::subscription::serve(daemon, read, write, id, params)).await;
+}
+
+/// Registers an accepted socket with the runtime.
+fn register(stream: StdUnixStream) -> io::Result<UnixStream> {
+    stream.set_nonblocking(true)?;
+    UnixStream::from_std(stream)
+}
+
+/// One non-blocking `recv` appended to `buf`, whatever the socket's mode.
+fn try_recv(stream: &StdUnixStream, buf: &mut BytesMut) -> io::Result<usize> {
+    let start = buf.len();
+    buf.resize(start + FIRST_READ_CAPACITY, 0);
+    let received = socket::recv(
+        stream.as_raw_fd(),
+        &mut buf[start..],
+        MsgFlags::MSG_DONTWAIT,
+    );
+    buf.truncate(start + *received.as_ref().unwrap_or(&0));
+    received.map_err(io::Error::from)
+}
+
+/// One non-blocking `send`, whatever the socket's mode.
+fn try_send(stream: &StdUnixStream, bytes: &[u8]) -> io::Result<usize> {
+    socket::send(
+        stream.as_raw_fd(),
+        bytes,
+        MsgFlags::MSG_DONTWAIT | MsgFlags::MSG_NOSIGNAL,
+    )
+    .map_err(io::Error::from)
 }
