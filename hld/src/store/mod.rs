@@ -40,7 +40,7 @@ pub use error::{Result, StoreError};
 pub use ops::CORRELATION_WINDOW;
 pub use types::*;
 
-use writer::{Msg, Pending, Stats, Writer};
+use writer::{Msg, Pending, Slot, Stats, Writer};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
@@ -54,6 +54,7 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     commands: Sender<Msg>,
+    slot: Arc<Slot>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     stats: Arc<Stats>,
@@ -87,9 +88,11 @@ impl Store {
             .collect::<Result<Vec<_>>>()?;
         let (commands, rx) = mpsc::channel();
         let thread_stats = Arc::clone(&stats);
+        let slot = Arc::new(Slot::new(conn));
+        let thread_slot = Arc::clone(&slot);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
-            .spawn(move || writer::run(conn, checkpointer, rx, &thread_stats))
+            .spawn(move || writer::run(&thread_slot, checkpointer, rx, &thread_stats))
             .map_err(|source| StoreError::Io {
                 context: "starting the store writer thread".into(),
                 source,
@@ -98,6 +101,7 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 commands,
+                slot,
                 readers,
                 next_reader: AtomicUsize::new(0),
                 stats,
@@ -134,11 +138,21 @@ impl Store {
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
-        let queued = self
-            .inner
-            .commands
-            .send(Msg::Job(Box::new(Pending::new(f, reply))))
-            .map_err(|_| StoreError::Closed);
+        let job: Box<dyn writer::Job> = Box::new(Pending::new(f, reply));
+        let queued = if self.inner.closed.load(Ordering::Acquire) {
+            Err(StoreError::Closed)
+        } else {
+            match self.inner.slot.try_apply(job, &self.inner.stats) {
+                None => Ok(()),
+                Some(job) => {
+                    self.inner.slot.queueing();
+                    self.inner
+                        .commands
+                        .send(Msg::Job(job))
+                        .map_err(|_| StoreError::Closed)
+                }
+            }
+        };
         async move {
             queued?;
             rx.await.map_err(|_| StoreError::Closed)?

@@ -10,8 +10,9 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
@@ -108,6 +109,46 @@ impl Stats {
     /// Counts a WAL checkpoint that ran.
     pub(super) fn checkpointed(&self) {
         self.checkpoints.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The write connection, shared by the writer thread and by callers that find it idle.
+pub(super) struct Slot {
+    writer: Mutex<Writer>,
+    /// Jobs queued for the thread and not yet applied.
+    queued: AtomicUsize,
+}
+
+impl Slot {
+    pub(super) fn new(conn: Connection) -> Slot {
+        Slot {
+            writer: Mutex::new(Writer::new(conn)),
+            queued: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a job about to be queued for the thread.
+    pub(super) fn queueing(&self) {
+        self.queued.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Applies `job` on the calling thread when nothing is queued and the thread is not
+    /// writing; otherwise gives it back.
+    pub(super) fn try_apply(&self, job: Box<dyn Job>, stats: &Stats) -> Option<Box<dyn Job>> {
+        if self.queued.load(Ordering::SeqCst) != 0 {
+            return Some(job);
+        }
+        let mut writer = match self.writer.try_lock() {
+            Ok(w) => w,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return Some(job),
+        };
+        writer.apply(vec![job], stats);
+        None
     }
 }
 
@@ -225,8 +266,7 @@ impl Writer {
 
 /// The writer thread's body. Returns when asked to close or when every `Store` is dropped.
 /// `checkpointer` is hooked to `conn`; it is stopped before the final checkpoint.
-pub(super) fn run(conn: Connection, checkpointer: Checkpointer, rx: Receiver<Msg>, stats: &Stats) {
-    let mut writer = Writer::new(conn);
+pub(super) fn run(slot: &Slot, checkpointer: Checkpointer, rx: Receiver<Msg>, stats: &Stats) {
     loop {
         let received = if checkpointer.idle_pass_due() {
             rx.recv_timeout(checkpoint::IDLE)
@@ -258,7 +298,10 @@ pub(super) fn run(conn: Connection, checkpointer: Checkpointer, rx: Receiver<Msg
                 None
             };
         }
+        let mut writer = slot.lock();
+        let n = jobs.len();
         writer.apply(jobs, stats);
+        slot.queued.fetch_sub(n, Ordering::SeqCst);
         if let Some(reply) = close {
             // A checkpoint in progress elsewhere would make this one fail as busy.
             drop(checkpointer);
