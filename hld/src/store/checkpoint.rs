@@ -10,11 +10,14 @@
 //!   steady stream of small commits the thread then copied a few frames, and synced twice,
 //!   per commit.)
 //! - SQLite rewinds the WAL (writes it again from its start) only when a write transaction
-//!   begins with every frame copied, which a stream of commits seldom allows; so once the
-//!   writer has been idle for [`IDLE`] with a large WAL not wholly copied, the thread copies
-//!   the rest, and the next commit rewinds the WAL;
-//! - at [`WAL_LIMIT_PAGES`] the writer checkpoints whatever is left, so the WAL cannot grow
-//!   without bound even if the stream never pauses.
+//!   begins with every frame copied, which a stream of commits seldom allows; so once no
+//!   commit has come for [`IDLE`] with a large WAL not wholly copied, the thread copies the
+//!   rest, and the next commit rewinds the WAL (the thread keeps this time itself, whichever
+//!   thread commits);
+//! - at [`WAL_LIMIT_PAGES`] the committing thread checkpoints whatever is left, so the WAL
+//!   cannot grow without bound even if the stream never pauses. Only the writer thread gets
+//!   there: a command is applied on its caller's thread only while the WAL is well short of
+//!   the limit ([`WalGauge`]).
 //!
 //! Durability is unchanged: a commit is in the WAL before it returns either way; a checkpoint
 //! only moves committed pages into the database file (and syncs both).
@@ -50,8 +53,12 @@ struct State {
     running: bool,
     /// Stop the thread.
     stop: bool,
-    /// The writer's idle pass was asked for since its latest commit.
+    /// The idle pass was asked for since the latest commit.
     idle_asked: bool,
+    /// Commits seen by the hook.
+    commits: u64,
+    /// The thread is waiting for [`IDLE`] to pass without a commit.
+    timing: bool,
     /// The WAL's size after the writer's latest commit (a smaller one means it was rewound).
     pages: i32,
     /// How often the WAL has been rewound: a checkpoint's count of copied frames is only
@@ -64,6 +71,11 @@ struct State {
 impl State {
     fn busy(&self) -> bool {
         self.running || self.wanted
+    }
+
+    /// Whether, with no commit for [`IDLE`], the rest of the WAL should be copied.
+    fn idle_pass_due(&self) -> bool {
+        !self.idle_asked && self.left() > 0
     }
 
     /// Frames of a large WAL left to copy (0 for a small WAL).
@@ -155,10 +167,14 @@ impl Checkpointer {
                     state.copied = 0;
                 }
                 state.pages = pages;
+                state.commits += 1;
                 state.idle_asked = false;
                 let step = after_commit(&state);
                 if step == Step::Background {
                     hook_shared.want(&mut state);
+                } else if state.idle_pass_due() && !state.timing && !state.busy() {
+                    // The thread waits without a timeout: have it start timing.
+                    hook_shared.wake.notify_one();
                 }
                 step
             };
@@ -180,20 +196,25 @@ impl Checkpointer {
         })
     }
 
-    /// Whether the writer, once idle for [`IDLE`], should call [`Checkpointer::idle`].
-    pub(super) fn idle_pass_due(&self) -> bool {
-        let state = self.shared.lock();
-        !state.idle_asked && state.left() > 0
+    /// A gauge of the WAL's size, for the store to read.
+    pub(super) fn gauge(&self) -> WalGauge {
+        WalGauge(Arc::clone(&self.shared))
     }
+}
 
-    /// The writer has been idle for [`IDLE`]: the thread copies what is left of the WAL
-    /// (after the checkpoint it is running, if any), so that the next commit rewinds it.
-    pub(super) fn idle(&self) {
-        let mut state = self.shared.lock();
-        state.idle_asked = true;
-        if state.left() > 0 && !state.wanted {
-            self.shared.want(&mut state);
-        }
+/// Pages a command applied on its caller's thread may add to the WAL at most, for it to stay
+/// short of [`WAL_LIMIT_PAGES`] (so that the checkpoint there runs on the writer thread).
+const INLINE_HEADROOM_PAGES: i32 = 1000;
+
+/// Reads the WAL's size after the latest commit.
+#[derive(Clone)]
+pub(super) struct WalGauge(Arc<Shared>);
+
+impl WalGauge {
+    /// Whether the WAL is within [`INLINE_HEADROOM_PAGES`] of the limit at which the
+    /// committing thread checkpoints it.
+    pub(super) fn near_limit(&self) -> bool {
+        self.0.lock().pages >= WAL_LIMIT_PAGES - INLINE_HEADROOM_PAGES
     }
 }
 
@@ -207,16 +228,32 @@ impl Drop for Checkpointer {
     }
 }
 
-/// The thread's body: a passive checkpoint whenever the writer asks, until stopped.
+/// The thread's body: a passive checkpoint whenever a commit asks, or when no commit has come
+/// for [`IDLE`] with a large WAL not wholly copied, until stopped.
 fn run(conn: &Connection, shared: &Shared) {
     loop {
         let rewinds = {
             let mut state = shared.lock();
             while !state.wanted && !state.stop {
-                state = shared
+                if !state.idle_pass_due() {
+                    state = shared
+                        .wake
+                        .wait(state)
+                        .unwrap_or_else(PoisonError::into_inner);
+                    continue;
+                }
+                let commits = state.commits;
+                state.timing = true;
+                let (waited, timeout) = shared
                     .wake
-                    .wait(state)
+                    .wait_timeout(state, IDLE)
                     .unwrap_or_else(PoisonError::into_inner);
+                state = waited;
+                state.timing = false;
+                if timeout.timed_out() && state.commits == commits && state.idle_pass_due() {
+                    state.idle_asked = true;
+                    state.wanted = true;
+                }
             }
             if state.stop {
                 return;
@@ -284,30 +321,17 @@ mod tests {
     }
 
     #[test]
-    fn an_idle_writer_has_the_rest_of_a_large_wal_copied_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut writer = schema::open_writer(&dir.path().join("db")).unwrap();
-        let checkpointer = Checkpointer::start(
-            &dir.path().join("db"),
-            &mut writer,
-            &Arc::new(Stats::default()),
-        )
-        .unwrap();
-        let set = |pages, copied| {
-            let mut s = checkpointer.shared.lock();
-            s.pages = pages;
-            s.copied = copied;
-        };
+    fn an_idle_pass_is_due_for_a_large_wal_not_wholly_copied_once_per_commit() {
         // A small WAL is left alone, and so is one wholly copied.
-        set(CHECKPOINT_PAGES - 1, 0);
-        assert!(!checkpointer.idle_pass_due());
-        set(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES + 10);
-        assert!(!checkpointer.idle_pass_due());
-        set(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES);
-        assert!(checkpointer.idle_pass_due());
-        checkpointer.idle();
+        assert!(!state(CHECKPOINT_PAGES - 1, 0).idle_pass_due());
+        assert!(!state(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES + 10).idle_pass_due());
+        let large = state(CHECKPOINT_PAGES + 10, CHECKPOINT_PAGES);
+        assert!(large.idle_pass_due());
         // Asked once until the next commit, whatever the thread managed.
-        assert!(!checkpointer.idle_pass_due());
-        assert!(checkpointer.shared.lock().idle_asked);
+        let asked = State {
+            idle_asked: true,
+            ..large
+        };
+        assert!(!asked.idle_pass_due());
     }
 }

@@ -1,12 +1,14 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
-//! [`Store`] is a cheap `Clone` handle with async methods. Blocking SQLite work never runs on
-//! the async worker threads:
+//! [`Store`] is a cheap `Clone` handle with async methods. Blocking SQLite work stays off the
+//! async worker threads, except for one small write when the write connection is idle:
 //!
-//! - **Writes** go to one dedicated thread that owns the only write connection. It applies
-//!   every command already queued in one transaction (group commit), each command in its own
-//!   savepoint so that a failing command rolls back alone, and answers the callers only after
-//!   the commit (see the `writer` module).
+//! - **Writes** use the only write connection. A dedicated thread applies every command
+//!   already queued in one transaction (group commit), each command in its own savepoint so
+//!   that a failing command rolls back alone, and answers the callers only after the commit.
+//!   A single write that finds the connection idle is applied at once on the caller's thread
+//!   instead, which spares it the hand-over (a small transaction: a fraction of a millisecond);
+//!   the bursts of a streaming session always go to the thread (see the `writer` module).
 //! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
 //!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
 //!
@@ -88,7 +90,7 @@ impl Store {
             .collect::<Result<Vec<_>>>()?;
         let (commands, rx) = mpsc::channel();
         let thread_stats = Arc::clone(&stats);
-        let slot = Arc::new(Slot::new(conn));
+        let slot = Arc::new(Slot::new(conn, checkpointer.gauge()));
         let thread_slot = Arc::clone(&slot);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
@@ -129,24 +131,50 @@ impl Store {
         self.inner.stats.snapshot()
     }
 
+    /// Applies `f` at once on this thread if the write connection is idle, else queues it for
+    /// the writer thread (see [`queue`](Self::queue)); returns a future of its committed
+    /// result. Either way the command is applied (or queued) when this is called, not when the
+    /// future is awaited, and a write whose future is dropped still stands.
+    fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+    {
+        self.submit(f, true)
+    }
+
     /// Queues `f` for the writer thread at once, and returns a future of its committed result.
     /// Writes queued back to back share a transaction; a write whose future is dropped is
     /// still applied.
-    fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    fn queue<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+    {
+        self.submit(f, false)
+    }
+
+    fn submit<T, F>(&self, f: F, inline: bool) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
     {
         let (reply, rx) = oneshot::channel();
         let job: Box<dyn writer::Job> = Box::new(Pending::new(f, reply));
-        let queued = if self.inner.closed.load(Ordering::Acquire) {
+        let inner = &self.inner;
+        let queued = if inner.closed.load(Ordering::Acquire) {
             Err(StoreError::Closed)
         } else {
-            match self.inner.slot.try_apply(job, &self.inner.stats) {
+            let left = if inline {
+                inner.slot.try_apply(job, &inner.stats)
+            } else {
+                Some(job)
+            };
+            match left {
                 None => Ok(()),
                 Some(job) => {
-                    self.inner.slot.queueing();
-                    self.inner
+                    inner.slot.queueing();
+                    inner
                         .commands
                         .send(Msg::Job(job))
                         .map_err(|_| StoreError::Closed)
@@ -199,7 +227,7 @@ impl Store {
         ingest: Ingest,
     ) -> impl Future<Output = Result<Vec<ConversationEvent>>> + Send + 'static {
         let id = session_id.to_owned();
-        self.write(move |w| w.ingest(&id, ingest))
+        self.queue(move |w| w.ingest(&id, ingest))
     }
 
     /// One session.

@@ -121,7 +121,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.write(move |_| {
+    store.queue(move |_| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -683,6 +683,66 @@ async fn orphans_are_failed_and_reported() {
         }
     }
     assert!(store.mark_orphans("again").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_write_that_finds_the_connection_idle_is_applied_on_the_callers_thread() {
+    let (_dir, store) = open_with_session().await;
+    let before = store.write_stats();
+    let caller = std::thread::current().id();
+    // Applied and committed when called, before the future is polled.
+    let applied = store.write(|_| Ok(std::thread::current().id()));
+    let stats = store.write_stats();
+    assert_eq!(stats.transactions - before.transactions, 1);
+    assert_eq!(applied.await.unwrap(), caller);
+    // A streaming session's burst always goes to the writer thread.
+    let thread = store.queue(|_| Ok(std::thread::current().id()));
+    assert_ne!(thread.await.unwrap(), caller);
+}
+
+#[tokio::test]
+async fn a_write_waits_behind_the_commands_queued_before_it() {
+    let (_dir, store) = open_with_session().await;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let (release, gate) = std::sync::mpsc::channel();
+    let held = hold_writer(&store, gate);
+    let queued = {
+        let order = Arc::clone(&order);
+        store.queue(move |_| {
+            order.lock().unwrap().push("queued");
+            Ok(())
+        })
+    };
+    let caller = std::thread::current().id();
+    let later = {
+        let order = Arc::clone(&order);
+        store.write(move |_| {
+            order.lock().unwrap().push("later");
+            Ok(std::thread::current().id())
+        })
+    };
+    // Not applied here while the queue is not empty...
+    assert!(order.lock().unwrap().is_empty());
+    let (held, queued, later, ()) =
+        tokio::join!(
+            held,
+            queued,
+            later,
+            async move { release.send(()).unwrap() }
+        );
+    held.unwrap();
+    queued.unwrap();
+    // ... but on the thread, after what was queued before it.
+    assert_ne!(later.unwrap(), caller);
+    assert_eq!(*order.lock().unwrap(), ["queued", "later"]);
+    // The queue drained, the next write is applied here again.
+    assert_eq!(
+        store
+            .write(|_| Ok(std::thread::current().id()))
+            .await
+            .unwrap(),
+        caller
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1440,6 +1500,10 @@ async fn a_steady_stream_of_small_commits_is_checkpointed_in_batches() {
     );
 }
 
+/// How much longer than `checkpoint::IDLE` the WAL tests stay quiet: room for the background
+/// checkpoint still running, the idle pass and its two `fsync`s on a busy machine.
+const QUIET_MARGIN: Duration = Duration::from_secs(3);
+
 /// The WAL header's checkpoint sequence number and salts, which change when SQLite rewinds
 /// the WAL (starts writing it from its beginning again).
 fn wal_generation(path: &Path) -> Vec<u8> {
@@ -1460,9 +1524,40 @@ async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it()
     let burst = wal_generation(store.path());
     // Quiet for longer than `checkpoint::IDLE`: the rest is copied, and the next commit
     // writes the WAL from its start again.
-    tokio::time::sleep(checkpoint::IDLE + Duration::from_secs(1)).await;
+    tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
     store
         .ingest("s1", messages("c1", &["after the pause"]))
+        .await
+        .unwrap();
+    assert_ne!(
+        wal_generation(store.path()),
+        burst,
+        "the WAL was not rewound"
+    );
+}
+
+#[tokio::test]
+async fn after_a_quiet_second_the_wal_is_rewound_whichever_thread_committed() {
+    let (_dir, store) = open_with_session().await;
+    // As above, but each batch applied on this thread (the connection is idle).
+    let text = "x".repeat(4000);
+    let caller = std::thread::current().id();
+    for _ in 0..25 {
+        let texts = vec![text.clone(); 50];
+        let applied_on = store
+            .write(move |w| {
+                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+                w.ingest("s1", messages("c1", &texts))?;
+                Ok(std::thread::current().id())
+            })
+            .await
+            .unwrap();
+        assert_eq!(applied_on, caller);
+    }
+    let burst = wal_generation(store.path());
+    tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
+    store
+        .write(|w| w.ingest("s1", messages("c1", &["after the pause"])))
         .await
         .unwrap();
     assert_ne!(
