@@ -701,6 +701,43 @@ async fn a_write_that_finds_the_connection_idle_is_applied_on_the_callers_thread
 }
 
 #[tokio::test]
+async fn a_failing_write_alone_in_its_transaction_leaves_nothing_behind() {
+    let (_dir, store) = open_with_session().await;
+    // Applied on the caller's thread without a savepoint: its error rolls back the whole
+    // transaction, and the connection is usable at once.
+    let failing = store
+        .write(|w| {
+            w.ingest("s1", messages("c", &["doomed"]))?;
+            Err::<(), _>(StoreError::Invalid("deliberate".into()))
+        })
+        .await;
+    assert!(
+        matches!(failing, Err(StoreError::Invalid(_))),
+        "{failing:?}"
+    );
+    let panicked = store
+        .write(|w| -> Result<()> {
+            w.ingest("s1", messages("c", &["doomed too"]))?;
+            panic!("deliberate")
+        })
+        .await;
+    assert!(
+        matches!(panicked, Err(StoreError::Panicked)),
+        "{panicked:?}"
+    );
+    let kept = store
+        .write(|w| w.ingest("s1", messages("c", &["kept"])))
+        .await
+        .unwrap();
+    // The rolled-back commands' sequences are reused: no gap.
+    assert_eq!(sequences(&kept), [1]);
+    let count: i64 = raw(store.path())
+        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 1);
+}
+
+#[tokio::test]
 async fn a_write_waits_behind_the_commands_queued_before_it() {
     let (_dir, store) = open_with_session().await;
     let order = Arc::new(Mutex::new(Vec::new()));

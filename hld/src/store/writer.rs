@@ -41,8 +41,9 @@ pub(super) enum Msg {
 
 /// A write command with its reply channel.
 pub(super) trait Job: Send {
-    /// Runs the command (inside its savepoint) and keeps the outcome.
-    fn run(&mut self, writer: &mut Writer);
+    /// Runs the command and keeps the outcome: inside a savepoint of its own, unless it is
+    /// `alone` in its transaction.
+    fn run(&mut self, writer: &mut Writer, alone: bool);
     /// Whether the kept outcome is a success (its changes are part of the transaction).
     fn succeeded(&self) -> bool;
     /// Sends the kept outcome.
@@ -74,9 +75,9 @@ where
     T: Send,
     F: FnOnce(&mut Writer) -> Result<T> + Send,
 {
-    fn run(&mut self, writer: &mut Writer) {
+    fn run(&mut self, writer: &mut Writer, alone: bool) {
         if let Some(f) = self.f.take() {
-            self.outcome = Some(writer.in_savepoint(f));
+            self.outcome = Some(writer.command(f, alone));
         }
     }
 
@@ -186,21 +187,32 @@ impl Writer {
         Ok(())
     }
 
-    /// Runs `f` in a savepoint: kept on success, rolled back (alone) on error or panic.
-    fn in_savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        self.exec("SAVEPOINT cmd")?;
+    /// Runs `f` in a savepoint: kept on success, rolled back (alone) on error or panic. A
+    /// command `alone` in its transaction needs no savepoint (which would also copy each page
+    /// it changes to a sub-journal): on error the whole transaction is rolled back.
+    fn command<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>, alone: bool) -> Result<T> {
+        if !alone {
+            self.exec("SAVEPOINT cmd")?;
+        }
         let outcome = match catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(r) => r,
             Err(_) => Err(StoreError::Panicked),
         };
         let outcome = outcome.and_then(|v| {
-            self.exec("RELEASE cmd")?;
+            if !alone {
+                self.exec("RELEASE cmd")?;
+            }
             Ok(v)
         });
         if outcome.is_err() {
             self.next_seq.clear();
             if !self.conn.is_autocommit() {
-                if let Err(e) = self.conn.execute_batch("ROLLBACK TO cmd; RELEASE cmd") {
+                let undo = if alone {
+                    "ROLLBACK"
+                } else {
+                    "ROLLBACK TO cmd; RELEASE cmd"
+                };
+                if let Err(e) = self.conn.execute_batch(undo) {
                     tracing::error!(error = %e, "rolling back a failed store command");
                 }
             }
@@ -210,6 +222,7 @@ impl Writer {
 
     /// Applies one batch: one transaction, one commit, then the replies.
     fn apply(&mut self, jobs: Vec<Box<dyn Job>>, stats: &Stats) {
+        let alone = jobs.len() == 1;
         let mut open: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
         for mut job in jobs {
             if self.conn.is_autocommit() {
@@ -219,10 +232,11 @@ impl Writer {
                     continue;
                 }
             }
-            job.run(self);
+            job.run(self, alone);
             if self.conn.is_autocommit() {
-                // SQLite aborted the whole transaction (disk full, I/O error): every command
-                // of it is lost, this one included if it had succeeded.
+                // The transaction is gone: a command alone in it failed and rolled it back,
+                // or SQLite aborted it (disk full, I/O error), in which case every command of
+                // it is lost, this one included if it had succeeded.
                 self.next_seq.clear();
                 stats
                     .commands
