@@ -159,7 +159,9 @@ impl Slot {
             Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
             Err(TryLockError::WouldBlock) => return Some(job),
         };
-        writer.apply(vec![job], stats);
+        let committed = writer.apply(vec![job], stats);
+        drop(writer);
+        committed.into_iter().for_each(|job| job.reply());
         None
     }
 }
@@ -220,8 +222,11 @@ impl Writer {
         outcome
     }
 
-    /// Applies one batch: one transaction, one commit, then the replies.
-    fn apply(&mut self, jobs: Vec<Box<dyn Job>>, stats: &Stats) {
+    /// Applies one batch: one transaction, one commit. Returns the committed commands, to be
+    /// answered once the connection is released (so that a caller woken by its answer finds
+    /// the connection free); failed ones are answered here.
+    #[must_use]
+    fn apply(&mut self, jobs: Vec<Box<dyn Job>>, stats: &Stats) -> Vec<Box<dyn Job>> {
         let alone = jobs.len() == 1;
         let mut open: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
         for mut job in jobs {
@@ -255,7 +260,7 @@ impl Writer {
             open.push(job);
         }
         if open.is_empty() {
-            return;
+            return open;
         }
         stats
             .commands
@@ -263,9 +268,7 @@ impl Writer {
         match self.exec("COMMIT") {
             Ok(()) => {
                 stats.transactions.fetch_add(1, Ordering::Relaxed);
-                for job in open {
-                    job.reply();
-                }
+                open
             }
             Err(e) => {
                 tracing::error!(error = %e, "store commit failed");
@@ -277,6 +280,7 @@ impl Writer {
                 for job in open {
                     job.fail(StoreError::Commit(msg.clone()));
                 }
+                Vec::new()
             }
         }
     }
@@ -312,14 +316,17 @@ pub(super) fn run(slot: &Slot, checkpointer: Checkpointer, rx: Receiver<Msg>, st
         }
         let mut writer = slot.lock();
         let applied = jobs.len();
-        writer.apply(jobs, stats);
-        // Only now may a caller apply its command itself: the queued ones are committed.
-        slot.queued.fetch_sub(applied, Ordering::SeqCst);
+        let committed = writer.apply(jobs, stats);
         if let Some(reply) = close {
+            committed.into_iter().for_each(|job| job.reply());
             // A checkpoint in progress elsewhere would make this one fail as busy.
             drop(checkpointer);
             let _ = reply.send(writer.checkpoint());
             return;
         }
+        drop(writer);
+        // Only now may a caller apply its command itself: the queued ones are committed.
+        slot.queued.fetch_sub(applied, Ordering::SeqCst);
+        committed.into_iter().for_each(|job| job.reply());
     }
 }
