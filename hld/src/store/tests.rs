@@ -701,43 +701,6 @@ async fn a_write_that_finds_the_connection_idle_is_applied_on_the_callers_thread
 }
 
 #[tokio::test]
-async fn a_failing_write_alone_in_its_transaction_leaves_nothing_behind() {
-    let (_dir, store) = open_with_session().await;
-    // Applied on the caller's thread without a savepoint: its error rolls back the whole
-    // transaction, and the connection is usable at once.
-    let failing = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
-            Err::<(), _>(StoreError::Invalid("deliberate".into()))
-        })
-        .await;
-    assert!(
-        matches!(failing, Err(StoreError::Invalid(_))),
-        "{failing:?}"
-    );
-    let panicked = store
-        .write(|w| -> Result<()> {
-            w.ingest("s1", messages("c", &["doomed too"]))?;
-            panic!("deliberate")
-        })
-        .await;
-    assert!(
-        matches!(panicked, Err(StoreError::Panicked)),
-        "{panicked:?}"
-    );
-    let kept = store
-        .write(|w| w.ingest("s1", messages("c", &["kept"])))
-        .await
-        .unwrap();
-    // The rolled-back commands' sequences are reused: no gap.
-    assert_eq!(sequences(&kept), [1]);
-    let count: i64 = raw(store.path())
-        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(count, 1);
-}
-
-#[tokio::test]
 async fn a_write_waits_behind_the_commands_queued_before_it() {
     let (_dir, store) = open_with_session().await;
     let order = Arc::new(Mutex::new(Vec::new()));
@@ -910,8 +873,20 @@ async fn a_failing_command_rolls_back_alone_within_its_batch() {
 }
 
 #[tokio::test]
-async fn a_panicking_command_is_reported_and_the_writer_survives() {
+async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives() {
     let (_dir, store) = open_with_session().await;
+    // Each is alone in its transaction (applied on this thread, without a savepoint): its
+    // failure rolls the whole transaction back.
+    let failing = store
+        .write(|w| {
+            w.ingest("s1", messages("c", &["doomed"]))?;
+            Err::<(), _>(StoreError::Invalid("deliberate".into()))
+        })
+        .await;
+    assert!(
+        matches!(failing, Err(StoreError::Invalid(_))),
+        "{failing:?}"
+    );
     let outcome = store
         .write(|w| {
             w.ingest("s1", messages("c", &["doomed"]))?;
@@ -922,6 +897,7 @@ async fn a_panicking_command_is_reported_and_the_writer_survives() {
         matches!(outcome, Err::<(), _>(StoreError::Panicked)),
         "{outcome:?}"
     );
+    // Nothing of either was kept, and their sequences are reused: no gap.
     let events = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
     assert_eq!(sequences(&events), [1]);
     assert_eq!(store.raw_events("s1").await.unwrap().len(), 1);
@@ -1547,25 +1523,31 @@ fn wal_generation(path: &Path) -> Vec<u8> {
     std::fs::read(path.with_extension("db-wal")).unwrap()[12..24].to_vec()
 }
 
-#[tokio::test]
-async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it() {
+/// Commits some 1300 pages back to back, in batches applied on the writer thread or
+/// (`inline`) on this one, stays quiet for longer than `checkpoint::IDLE`, commits once more,
+/// and checks that this commit wrote the WAL from its start again. The background checkpoints
+/// the burst starts end, more often than not, with the last commits' frames left to copy, and
+/// no commit follows to ask for another: without the idle pass, SQLite could not rewind the
+/// WAL at the next commit.
+async fn the_wal_is_rewound_after_a_quiet_second(inline: bool) {
     let (_dir, store) = open_with_session().await;
-    // Some 1300 pages, back to back: the background checkpoints they start end, more often
-    // than not, with the last commits' frames left to copy, and no commit follows to ask for
-    // another, so SQLite could not rewind the WAL at the next commit.
-    let text = "x".repeat(4000);
-    let texts = vec![text.as_str(); 50];
+    let caller = std::thread::current().id();
+    let batch = |texts: Vec<String>| {
+        move |w: &mut Writer| {
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            w.ingest("s1", messages("c1", &texts))?;
+            Ok(std::thread::current().id())
+        }
+    };
     for _ in 0..25 {
-        store.ingest("s1", messages("c1", &texts)).await.unwrap();
+        let texts = vec!["x".repeat(4000); 50];
+        let applied_on = store.submit(batch(texts), inline).await.unwrap();
+        assert_eq!(applied_on == caller, inline);
     }
     let burst = wal_generation(store.path());
-    // Quiet for longer than `checkpoint::IDLE`: the rest is copied, and the next commit
-    // writes the WAL from its start again.
     tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
-    store
-        .ingest("s1", messages("c1", &["after the pause"]))
-        .await
-        .unwrap();
+    let after = vec!["after the pause".to_owned()];
+    store.submit(batch(after), inline).await.unwrap();
     assert_ne!(
         wal_generation(store.path()),
         burst,
@@ -1574,34 +1556,13 @@ async fn after_a_quiet_second_the_wal_is_copied_and_the_next_commit_rewinds_it()
 }
 
 #[tokio::test]
-async fn after_a_quiet_second_the_wal_is_rewound_whichever_thread_committed() {
-    let (_dir, store) = open_with_session().await;
-    // As above, but each batch applied on this thread (the connection is idle).
-    let text = "x".repeat(4000);
-    let caller = std::thread::current().id();
-    for _ in 0..25 {
-        let texts = vec![text.clone(); 50];
-        let applied_on = store
-            .write(move |w| {
-                let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-                w.ingest("s1", messages("c1", &texts))?;
-                Ok(std::thread::current().id())
-            })
-            .await
-            .unwrap();
-        assert_eq!(applied_on, caller);
-    }
-    let burst = wal_generation(store.path());
-    tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
-    store
-        .write(|w| w.ingest("s1", messages("c1", &["after the pause"])))
-        .await
-        .unwrap();
-    assert_ne!(
-        wal_generation(store.path()),
-        burst,
-        "the WAL was not rewound"
-    );
+async fn after_a_quiet_second_the_wal_is_rewound_after_a_burst_on_the_writer_thread() {
+    the_wal_is_rewound_after_a_quiet_second(false).await;
+}
+
+#[tokio::test]
+async fn after_a_quiet_second_the_wal_is_rewound_after_a_burst_on_the_callers_thread() {
+    the_wal_is_rewound_after_a_quiet_second(true).await;
 }
 
 #[tokio::test]
