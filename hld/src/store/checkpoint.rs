@@ -39,7 +39,7 @@ use super::writer::Stats;
 const CHECKPOINT_PAGES: i32 = 1000;
 /// Frames left to copy that start another background checkpoint (a megabyte of 4 KiB pages).
 const BATCH_PAGES: i32 = 256;
-/// How long the writer waits with nothing to do before the thread copies what is left.
+/// How long without a commit before the thread copies what is left of a large WAL.
 pub(super) const IDLE: Duration = Duration::from_secs(1);
 /// WAL pages at which the writer checkpoints by itself (about 32 MiB of 4 KiB pages).
 const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
@@ -59,7 +59,7 @@ struct State {
     commits: u64,
     /// The thread is waiting for [`IDLE`] to pass without a commit.
     timing: bool,
-    /// The WAL's size after the writer's latest commit (a smaller one means it was rewound).
+    /// The WAL's size after the latest commit (a smaller one means it was rewound).
     pages: i32,
     /// How often the WAL has been rewound: a checkpoint's count of copied frames is only
     /// kept if the WAL was not rewound while it ran.

@@ -161,7 +161,7 @@ impl Slot {
         };
         let committed = writer.apply(vec![job], stats);
         drop(writer);
-        committed.into_iter().for_each(|job| job.reply());
+        reply_all(committed);
         None
     }
 }
@@ -294,7 +294,8 @@ impl Writer {
 }
 
 /// The writer thread's body. Returns when asked to close or when every `Store` is dropped.
-/// `checkpointer` is hooked to `conn`; it is stopped before the final checkpoint.
+/// `checkpointer` is hooked to the slot's connection; it is stopped before the final
+/// checkpoint.
 pub(super) fn run(slot: &Slot, checkpointer: Checkpointer, rx: Receiver<Msg>, stats: &Stats) {
     while let Ok(first) = rx.recv() {
         let mut jobs = Vec::new();
@@ -318,7 +319,7 @@ pub(super) fn run(slot: &Slot, checkpointer: Checkpointer, rx: Receiver<Msg>, st
         let applied = jobs.len();
         let committed = writer.apply(jobs, stats);
         if let Some(reply) = close {
-            committed.into_iter().for_each(|job| job.reply());
+            reply_all(committed);
             // A checkpoint in progress elsewhere would make this one fail as busy.
             drop(checkpointer);
             let _ = reply.send(writer.checkpoint());
@@ -327,6 +328,11 @@ pub(super) fn run(slot: &Slot, checkpointer: Checkpointer, rx: Receiver<Msg>, st
         drop(writer);
         // Only now may a caller apply its command itself: the queued ones are committed.
         slot.queued.fetch_sub(applied, Ordering::SeqCst);
-        committed.into_iter().for_each(|job| job.reply());
+        reply_all(committed);
     }
+}
+
+/// Answers the commands [`Writer::apply`] committed.
+fn reply_all(committed: Vec<Box<dyn Job>>) {
+    committed.into_iter().for_each(|job| job.reply());
 }

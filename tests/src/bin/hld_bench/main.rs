@@ -7,9 +7,10 @@
 //! ```
 //!
 //! It first builds the binaries it runs (`hld`, `fake-claude`, the start-up reference and
-//! `hlyr`, also as shipped by `cargo build-hlyr`) with the profile it was built with, then runs every group of figures round-robin:
-//! each round runs every configuration once, each with a fresh server process, and ratios are
-//! taken round by round before their median is reported. Servers and load generators are
+//! `hlyr`, also as shipped by `cargo build-hlyr`) with the profile it was built with, then
+//! runs every group of figures round-robin: each round runs every configuration once, each
+//! with a fresh server process, and ratios are taken round by round before their median is
+//! reported. Servers and load generators are
 //! separate processes (this binary re-executes itself as both), pinned together to CPU 0 with
 //! `taskset -c 0` for the pinned rows. `--smoke` runs every row with tiny counts and one
 //! round: it fails on functional errors and asserts no timing.

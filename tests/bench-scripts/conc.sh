@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# usage: conc.sh ROUNDS CONNS HLD... — thousands of `health` requests/s on CONNS connections
+# (200,000 in all, unpinned), for the raw tokio echo server and each daemon binary in turn,
+# ROUNDS times: the harness's throughput load, with builds alternating.
+set -euo pipefail
+B=$PWD/target/release
+one() {
+  local D P MODE=rpc
+  D=$(mktemp -d)
+  if [ "$1" = raw ]; then
+    MODE=echo
+    $B/hld-bench serve --kind echo --sock $D/s >/dev/null 2>&1 &
+  else
+    "$1" --database $D/db --log-file $D/log --claude-path $B/fake-claude --socket $D/s >/dev/null 2>&1 &
+  fi
+  P=$!
+  while [ ! -S $D/s ]; do sleep 0.05; done
+  sleep 0.3
+  printf "%s=%sk " "$(basename $1)" "$($B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["ops"]/d["secs"]/1000))')"
+  kill $P; wait $P 2>/dev/null || true
+  rm -rf $D
+}
+ROUNDS=$1 CONNS=$2
+shift 2
+for _ in $(seq $ROUNDS); do one raw; for H in "$@"; do one "$H"; done; echo; done
