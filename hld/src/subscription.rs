@@ -2,7 +2,9 @@
 //! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
 
 use std::collections::VecDeque;
-use std::io::{ErrorKind, IoSlice};
+use std::io::{self, ErrorKind, IoSlice, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -11,14 +13,15 @@ use hld_client::protocol::{
     SUBSCRIPTION_ESTABLISHED,
 };
 use nix::sys::socket::{setsockopt, sockopt};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::net::unix::OwnedWriteHalf;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 use tokio::time::Instant;
 
 use crate::bus::{Filter, Sink, Subscriber, Taken};
 use crate::daemon::Daemon;
 use crate::rpc::error::RpcError;
 use crate::rpc::{error_line, success_line};
+use crate::transport::unix::{register_owned, try_send};
 
 /// Counts a live subscription connection for as long as it exists.
 struct Counted<'a>(&'a AtomicUsize);
@@ -50,29 +53,89 @@ pub fn validate(params: &SubscribeParams) -> Result<(), RpcError> {
     Ok(())
 }
 
+/// A subscriber's connection: a non-blocking socket registered with the runtime's poller for
+/// reading only. Registered for writing as well, a socket is reported writable again after
+/// every read its client makes: one poller event per line delivered, a thousand per event
+/// published to a thousand subscribers. Here the socket is written without waiting ([`Sink`])
+/// and, with its large buffer, is rarely full; when it is, a second descriptor of it is
+/// registered for writing until it has room. Dropping the connection closes the socket.
+pub struct Connection {
+    socket: AsyncFd<UnixStream>,
+}
+
+impl Connection {
+    /// Registers an accepted socket (in either mode) for reading.
+    pub fn new(stream: UnixStream) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        Ok(Connection {
+            socket: register_owned(stream, Interest::READABLE)?,
+        })
+    }
+
+    /// Reads what the client sent; `Ok(0)` once it has closed.
+    async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.socket
+            .async_io(Interest::READABLE, |mut s| s.read(buf))
+            .await
+    }
+
+    /// Writes all of `buf`, waiting whenever the socket is full.
+    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match try_send(self.socket.get_ref(), buf) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == ErrorKind::WouldBlock => self.writable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the socket has room, through a duplicate of its descriptor registered
+    /// for writing (and deregistered and closed when the wait ends). Registering reports a
+    /// socket that already has room at once, so room made since the failed write is seen.
+    async fn writable(&self) -> io::Result<()> {
+        let duplicate = self.socket.get_ref().as_fd().try_clone_to_owned()?;
+        let watch = register_owned(duplicate, Interest::WRITABLE)?;
+        watch.writable().await.map(drop)
+    }
+}
+
+impl Sink for Connection {
+    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match bufs {
+            // One line: `send` is cheaper than `writev`.
+            [one] => try_send(self.socket.get_ref(), one),
+            _ => self.socket.get_ref().write_vectored(bufs),
+        }
+    }
+}
+
 /// Serves a subscription on a connection until the client leaves or the daemon shuts down.
-pub async fn serve<R>(
+pub async fn serve(
     daemon: Arc<Daemon>,
-    mut read: R,
-    mut write: OwnedWriteHalf,
+    connection: Connection,
     id: String,
     params: SubscribeParams,
-) where
-    R: AsyncRead + Unpin,
-{
+) {
     if let Err(e) = validate(&params) {
         tracing::warn!(error = ?e.to_object().message, "rejected Subscribe");
-        let _ = write.write_all(&error_line(&e.to_object(), &id)).await;
+        let _ = connection.write_all(&error_line(&e.to_object(), &id)).await;
         return;
     }
     // Room in the kernel for a burst (spec 001: "Socket buffer size: 1MB"; Linux doubles the
     // value asked for), so that a subscriber that reads in spurts does not fill its queue.
-    if let Err(e) = setsockopt(write.as_ref(), sockopt::SndBuf, &(SOCKET_BUFFER / 2)) {
+    if let Err(e) = setsockopt(
+        connection.socket.get_ref(),
+        sockopt::SndBuf,
+        &(SOCKET_BUFFER / 2),
+    ) {
         tracing::debug!(error = %e, "cannot enlarge a subscriber's socket buffer");
     }
     // Subscribe before confirming, so that nothing published after the confirmation is missed
     // (the confirmation still goes first: the task owns the socket until its first batch).
-    let sink = Arc::new(write);
+    let sink = Arc::new(connection);
     let subscriber = daemon
         .bus
         .subscribe_direct(Filter::from(params), Arc::clone(&sink) as Arc<dyn Sink>);
@@ -82,40 +145,18 @@ pub async fn serve<R>(
         message: SUBSCRIPTION_ESTABLISHED.to_owned(),
     };
     let result = serde_json::to_vec(&confirmation).expect("confirmation serialises");
-    if write_all(&sink, &success_line(&result, &id)).await.is_err() {
+    if sink.write_all(&success_line(&result, &id)).await.is_err() {
         return;
     }
     tracing::debug!(subscription = %confirmation.subscription_id, "subscription established");
-    pump(&daemon, &subscriber, &mut read, &sink).await;
-    // Dropping the last handle on the write half shuts it down.
+    pump(&daemon, &subscriber, &sink).await;
+    // Dropping the last handle on the connection (the bus may still hold one for a moment)
+    // closes it.
     tracing::debug!(subscription = %confirmation.subscription_id, "subscription closed");
-}
-
-impl Sink for OwnedWriteHalf {
-    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
-        match bufs {
-            // One line: `send` is cheaper than `writev`.
-            [one] => self.try_write(one),
-            _ => OwnedWriteHalf::try_write_vectored(self, bufs),
-        }
-    }
 }
 
 /// A subscriber's socket send buffer.
 const SOCKET_BUFFER: usize = 1 << 20;
-
-/// Writes all of `buf`, waiting whenever the socket is full.
-async fn write_all(sink: &OwnedWriteHalf, mut buf: &[u8]) -> std::io::Result<()> {
-    while !buf.is_empty() {
-        match sink.try_write(buf) {
-            Ok(0) => return Err(ErrorKind::WriteZero.into()),
-            Ok(n) => buf = &buf[n..],
-            Err(e) if e.kind() == ErrorKind::WouldBlock => sink.writable().await?,
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
 
 /// `{"jsonrpc":"2.0","result":{"type":"heartbeat","message":"Connection alive"},"id":null}`.
 fn heartbeat_line() -> Vec<u8> {
@@ -133,10 +174,7 @@ const KEPT_BUFFER: usize = 64 * 1024;
 
 /// Writes what the flusher could not: queued events (coalesced into one
 /// write), `lagged` notices and heartbeats, until the client leaves or the bus closes.
-async fn pump<R>(daemon: &Daemon, subscriber: &Subscriber, read: &mut R, sink: &OwnedWriteHalf)
-where
-    R: AsyncRead + Unpin,
-{
+async fn pump(daemon: &Daemon, subscriber: &Subscriber, sink: &Connection) {
     let interval = daemon.config.heartbeat_interval;
     let mut scratch = [0u8; 512];
     let heartbeat_line = heartbeat_line();
@@ -157,7 +195,7 @@ where
                 let Some(Taken { lost, written }) = taken else { break };
                 let result = if lost == 0 && written == 0 && events.len() == 1 {
                     // One shared line, written as it is.
-                    write_all(sink, &events[0].line).await
+                    sink.write_all(&events[0].line).await
                 } else {
                     // The rest of a line the publisher began, the lagged notice, then every
                     // queued line: one write.
@@ -171,7 +209,7 @@ where
                     for event in rest {
                         out.extend_from_slice(&event.line);
                     }
-                    let result = write_all(sink, &out).await;
+                    let result = sink.write_all(&out).await;
                     if out.capacity() > KEPT_BUFFER {
                         out = Vec::new();
                     }
@@ -185,7 +223,7 @@ where
                 last_write = Instant::now();
             }
             // Anything the client sends is read and dropped; EOF or an error ends it.
-            n = read.read(&mut scratch) => match n {
+            n = sink.read(&mut scratch) => match n {
                 Ok(0) | Err(_) => break,
                 Ok(_) => continue,
             },
@@ -196,7 +234,7 @@ where
                 let due = last_write + interval;
                 // Queued events go first (and count as a write); otherwise take the socket.
                 if due <= Instant::now() && subscriber.claim() {
-                    if write_all(sink, &heartbeat_line).await.is_err() {
+                    if sink.write_all(&heartbeat_line).await.is_err() {
                         break;
                     }
                     last_write = Instant::now();

@@ -2,7 +2,7 @@
 //! live daemon, and the NDJSON connection loop.
 
 use std::io::{self, ErrorKind};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener as StdUnixListener, UnixStream as StdUnixStream};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,7 @@ use hld_client::protocol::SubscribeParams;
 use nix::sys::socket::{self, MsgFlags};
 use tokio::io::unix::AsyncFd;
 use tokio::io::AsyncWriteExt;
+use tokio::io::Interest;
 use tokio::net::UnixStream;
 use tokio_util::codec::{Decoder, FramedRead};
 
@@ -22,6 +23,7 @@ use super::ndjson::NdjsonCodec;
 use super::Frame;
 use crate::daemon::Daemon;
 use crate::rpc::{self, Outcome};
+use crate::subscription::Connection;
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
@@ -77,7 +79,7 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     }
     let listener = StdUnixListener::bind(path)?;
     listener.set_nonblocking(true)?;
-    let listener = register_listener(listener)?;
+    let listener = register_owned(listener, Interest::READABLE)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     let meta = std::fs::symlink_metadata(path)?;
     Ok(BoundSocket {
@@ -94,13 +96,19 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// longer line).
 const FIRST_READ_CAPACITY: usize = 1024;
 
-/// Registers the listener with the runtime. (tokio's own `UnixListener` registers every
-/// socket it accepts, which [`serve_connection`] avoids for a short connection.)
+/// Registers a descriptor with the runtime's poller for `interest`. Used for the listener
+/// (tokio's own `UnixListener` registers every socket it accepts, which [`serve_connection`]
+/// avoids for a short connection) and for subscribers' sockets (see
+/// [`crate::subscription::Connection`]).
 #[allow(unsafe_code)]
-fn register_listener(listener: StdUnixListener) -> io::Result<AsyncFd<StdUnixListener>> {
-    // SAFETY: a std `UnixListener` owns its descriptor: it stays open, and `as_raw_fd`
-    // returns the same one, until the listener is dropped, which the `AsyncFd` does.
-    unsafe { AsyncFd::register(listener) }.map_err(io::Error::from)
+pub(crate) fn register_owned<T>(inner: T, interest: Interest) -> io::Result<AsyncFd<T>>
+where
+    T: AsRawFd + Into<OwnedFd>,
+{
+    // SAFETY: `T` owns its descriptor (it converts into an `OwnedFd`): it stays open, and
+    // `as_raw_fd` returns the same one, until `inner` is dropped, which the `AsyncFd` does
+    // after deregistering it.
+    unsafe { AsyncFd::register_with_interest(inner, interest) }.map_err(io::Error::from)
 }
 
 /// Waits for the next connection. The socket comes back as accepted (blocking mode, not yet
@@ -153,9 +161,7 @@ pub async fn serve_connection(stream: StdUnixStream, daemon: Arc<Daemon>) {
         while let Ok(Some(frame)) = codec.decode(&mut read) {
             answered = true;
             if let Some((id, params)) = answer(&daemon, frame, &mut out).await {
-                if let Ok(stream) = register(stream) {
-                    subscribe(stream, &out, daemon, id, params).await;
-                }
+                subscribe(stream, &out, daemon, id, params).await;
                 return;
             }
         }
@@ -193,7 +199,9 @@ pub async fn serve_connection(stream: StdUnixStream, daemon: Arc<Daemon>) {
             break;
         };
         if let Some((id, params)) = answer(&daemon, frame, &mut out).await {
-            subscribe(frames.into_inner(), &out, daemon, id, params).await;
+            if let Ok(stream) = frames.into_inner().into_std() {
+                subscribe(stream, &out, daemon, id, params).await;
+            }
             return;
         }
         if !out.is_empty() && !frames.read_buffer().contains(&b'\n') {
@@ -227,21 +235,23 @@ async fn answer(
     None
 }
 
-/// Hands the connection to the subscription loop, after the replies to requests pipelined
-/// before `Subscribe`.
+/// Hands the connection (not registered with the runtime) to the subscription loop, after
+/// the replies to requests pipelined before `Subscribe`.
 async fn subscribe(
-    mut stream: UnixStream,
+    stream: StdUnixStream,
     out: &[u8],
     daemon: Arc<Daemon>,
     id: String,
     params: SubscribeParams,
 ) {
-    if stream.write_all(out).await.is_err() {
+    let Ok(connection) = Connection::new(stream) else {
+        return;
+    };
+    if connection.write_all(out).await.is_err() {
         return;
     }
-    let (read, write) = stream.into_split();
     // Boxed: a subscription's state is large, and most connections never subscribe.
-    Box::pin(crate::subscription::serve(daemon, read, write, id, params)).await;
+    Box::pin(crate::subscription::serve(daemon, connection, id, params)).await;
 }
 
 /// Registers an accepted socket with the runtime.
@@ -264,7 +274,7 @@ fn try_recv(stream: &StdUnixStream, buf: &mut BytesMut) -> io::Result<usize> {
 }
 
 /// One non-blocking `send`, whatever the socket's mode.
-fn try_send(stream: &StdUnixStream, bytes: &[u8]) -> io::Result<usize> {
+pub(crate) fn try_send(stream: &StdUnixStream, bytes: &[u8]) -> io::Result<usize> {
     socket::send(
         stream.as_raw_fd(),
         bytes,
