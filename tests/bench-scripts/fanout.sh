@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# usage: fanout.sh ROUNDS SUBS EVENTS HLD... — the harness's fan-out load (one event in flight,
-# `createApproval` as its source) against each daemon binary in turn, ROUNDS times; prints each
-# run's p50, p99 and max latency in µs (publisher's write to the last subscriber's read).
+# usage: fanout.sh ROUNDS SUBS EVENTS HLD... — the harness's fan-out load (`createApproval` as
+# its source; one event in flight, or RATE events/s from 8 publisher connections when RATE is
+# set) against each daemon binary in turn, ROUNDS times; prints each run's p50, p99 and max
+# latency in µs (publisher's write to the last subscriber's read) and the daemon's CPU time
+# during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
+# events its `epoll_wait`s returned during the run are counted too.
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
 shift 3
+PACED=()
+[ -n "${RATE:-}" ] && PACED=(--rate "$RATE" --publishers 8)
+# CPU ticks (user+system) of process $1 and its threads.
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 for _ in $(seq "$ROUNDS"); do
   for H in "$@"; do
     D=$(mktemp -d)
@@ -16,9 +23,23 @@ for _ in $(seq "$ROUNDS"); do
     while [ ! -S "$D/s" ]; do sleep 0.05; done
     S=$(python3 "$(dirname "$0")/launch.py" "$D/s")
     sleep 2
+    if [ -n "${EPOLL:-}" ]; then
+      strace -f -e trace=epoll_wait -o "$D/strace" -p $P 2>/dev/null &
+      T=$!
+      sleep 0.5
+    fi
+    BEFORE=$(ticks $P)
     printf "%s: " "$(basename "$H")"
-    "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" |
-      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; print("p50 %.0f p99 %.0f max %.0f lost %d" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"]))'
+    "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
+      "${PACED[@]}" |
+      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; print("p50 %.0f p99 %.0f max %.0f lost %d" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"]), end="")'
+    echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"
+    if [ -n "${EPOLL:-}" ]; then
+      kill -INT $T
+      wait $T 2>/dev/null || true
+      echo -n " epoll events $(grep -o '= [0-9]*$' "$D/strace" | awk '{s += $2} END {print s}')"
+    fi
+    echo
     kill $P
     wait $P 2>/dev/null || true
     rm -rf "$D"
