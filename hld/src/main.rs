@@ -34,6 +34,7 @@ fn main() -> ExitCode {
         sink,
         "hld starting"
     );
+    raise_open_files_limit();
     // By default one thread serves every connection: on this class of machine it beats a
     // multi-thread runtime on latency and throughput (see BENCHMARKS.md). Blocking work
     // (SQLite) runs off that thread.
@@ -64,6 +65,21 @@ fn main() -> ExitCode {
             eprintln!("hld: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Raises the soft limit on open files to the hard limit, as Go's runtime does for the Go
+/// daemon: every connection, subscriber and session pipe holds a descriptor, and the usual
+/// soft limit (1024) would turn clients away at about a thousand subscribers.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => match setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            Ok(()) => tracing::debug!(from = soft, to = hard, "raised the open files limit"),
+            Err(e) => tracing::warn!(error = %e, soft, "cannot raise the open files limit"),
+        },
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "cannot read the open files limit"),
     }
 }
 
