@@ -2,9 +2,6 @@
 //! heartbeats. Queued events are coalesced into one write; a closed client is noticed at once.
 
 use std::collections::VecDeque;
-use std::io::{self, ErrorKind, IoSlice, Read, Write};
-use std::os::fd::AsFd;
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -13,15 +10,13 @@ use hld_client::protocol::{
     SUBSCRIPTION_ESTABLISHED,
 };
 use nix::sys::socket::{setsockopt, sockopt};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
 use tokio::time::Instant;
 
 use crate::bus::{Filter, Sink, Subscriber, Taken};
 use crate::daemon::Daemon;
 use crate::rpc::error::RpcError;
 use crate::rpc::{error_line, success_line};
-use crate::transport::unix::{register_owned, try_send};
+use crate::transport::unix::SubscriberSocket;
 
 /// Counts a live subscription connection for as long as it exists.
 struct Counted<'a>(&'a AtomicUsize);
@@ -53,69 +48,10 @@ pub fn validate(params: &SubscribeParams) -> Result<(), RpcError> {
     Ok(())
 }
 
-/// A subscriber's connection: a non-blocking socket registered with the runtime's poller for
-/// reading only. Registered for writing as well, a socket is reported writable again after
-/// every read its client makes: one poller event per line delivered, a thousand per event
-/// published to a thousand subscribers. Here the socket is written without waiting ([`Sink`])
-/// and, with its large buffer, is rarely full; when it is, a second descriptor of it is
-/// registered for writing until it has room. Dropping the connection closes the socket.
-pub struct Connection {
-    socket: AsyncFd<UnixStream>,
-}
-
-impl Connection {
-    /// Registers an accepted socket (in either mode) for reading.
-    pub fn new(stream: UnixStream) -> io::Result<Self> {
-        stream.set_nonblocking(true)?;
-        Ok(Connection {
-            socket: register_owned(stream, Interest::READABLE)?,
-        })
-    }
-
-    /// Reads what the client sent; `Ok(0)` once it has closed.
-    async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.socket
-            .async_io(Interest::READABLE, |mut s| s.read(buf))
-            .await
-    }
-
-    /// Writes all of `buf`, waiting whenever the socket is full.
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            match try_send(self.socket.get_ref(), buf) {
-                Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == ErrorKind::WouldBlock => self.writable().await?,
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    /// Waits until the socket has room, through a duplicate of its descriptor registered
-    /// for writing (and deregistered and closed when the wait ends). Registering reports a
-    /// socket that already has room at once, so room made since the failed write is seen.
-    async fn writable(&self) -> io::Result<()> {
-        let duplicate = self.socket.get_ref().as_fd().try_clone_to_owned()?;
-        let watch = register_owned(duplicate, Interest::WRITABLE)?;
-        watch.writable().await.map(drop)
-    }
-}
-
-impl Sink for Connection {
-    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        match bufs {
-            // One line: `send` is cheaper than `writev`.
-            [one] => try_send(self.socket.get_ref(), one),
-            _ => self.socket.get_ref().write_vectored(bufs),
-        }
-    }
-}
-
 /// Serves a subscription on a connection until the client leaves or the daemon shuts down.
 pub async fn serve(
     daemon: Arc<Daemon>,
-    connection: Connection,
+    connection: SubscriberSocket,
     id: String,
     params: SubscribeParams,
 ) {
@@ -126,11 +62,7 @@ pub async fn serve(
     }
     // Room in the kernel for a burst (spec 001: "Socket buffer size: 1MB"; Linux doubles the
     // value asked for), so that a subscriber that reads in spurts does not fill its queue.
-    if let Err(e) = setsockopt(
-        connection.socket.get_ref(),
-        sockopt::SndBuf,
-        &(SOCKET_BUFFER / 2),
-    ) {
+    if let Err(e) = setsockopt(&connection, sockopt::SndBuf, &(SOCKET_BUFFER / 2)) {
         tracing::debug!(error = %e, "cannot enlarge a subscriber's socket buffer");
     }
     // Subscribe before confirming, so that nothing published after the confirmation is missed
@@ -174,7 +106,7 @@ const KEPT_BUFFER: usize = 64 * 1024;
 
 /// Writes what the flusher could not: queued events (coalesced into one
 /// write), `lagged` notices and heartbeats, until the client leaves or the bus closes.
-async fn pump(daemon: &Daemon, subscriber: &Subscriber, sink: &Connection) {
+async fn pump(daemon: &Daemon, subscriber: &Subscriber, sink: &SubscriberSocket) {
     let interval = daemon.config.heartbeat_interval;
     let mut scratch = [0u8; 512];
     let heartbeat_line = heartbeat_line();

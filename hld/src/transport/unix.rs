@@ -1,8 +1,8 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
 //! live daemon, and the NDJSON connection loop.
 
-use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::io::{self, ErrorKind, IoSlice, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener as StdUnixListener, UnixStream as StdUnixStream};
 use std::path::{Path, PathBuf};
@@ -21,9 +21,9 @@ use tokio_util::codec::{Decoder, FramedRead};
 
 use super::ndjson::NdjsonCodec;
 use super::Frame;
+use crate::bus::Sink;
 use crate::daemon::Daemon;
 use crate::rpc::{self, Outcome};
-use crate::subscription::Connection;
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
@@ -99,9 +99,9 @@ const FIRST_READ_CAPACITY: usize = 1024;
 /// Registers a descriptor with the runtime's poller for `interest`. Used for the listener
 /// (tokio's own `UnixListener` registers every socket it accepts, which [`serve_connection`]
 /// avoids for a short connection) and for subscribers' sockets (see
-/// [`crate::subscription::Connection`]).
+/// [`SubscriberSocket`]).
 #[allow(unsafe_code)]
-pub(crate) fn register_owned<T>(inner: T, interest: Interest) -> io::Result<AsyncFd<T>>
+fn register_owned<T>(inner: T, interest: Interest) -> io::Result<AsyncFd<T>>
 where
     T: AsRawFd + Into<OwnedFd>,
 {
@@ -244,7 +244,7 @@ async fn subscribe(
     id: String,
     params: SubscribeParams,
 ) {
-    let Ok(connection) = Connection::new(stream) else {
+    let Ok(connection) = SubscriberSocket::new(stream) else {
         return;
     };
     if connection.write_all(out).await.is_err() {
@@ -252,6 +252,71 @@ async fn subscribe(
     }
     // Boxed: a subscription's state is large, and most connections never subscribe.
     Box::pin(crate::subscription::serve(daemon, connection, id, params)).await;
+}
+
+/// A subscriber's socket: non-blocking, registered with the runtime's poller for
+/// reading only. Registered for writing as well, a socket is reported writable again after
+/// every read its client makes: one poller event per line delivered, a thousand per event
+/// published to a thousand subscribers. Here the socket is written without waiting ([`Sink`])
+/// and, with its large buffer, is rarely full; when it is, a second descriptor of it is
+/// registered for writing until it has room. Dropping it closes the socket.
+pub struct SubscriberSocket {
+    socket: AsyncFd<StdUnixStream>,
+}
+
+impl AsFd for SubscriberSocket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.socket.get_ref().as_fd()
+    }
+}
+
+impl SubscriberSocket {
+    /// Registers an accepted socket (in either mode) for reading.
+    pub fn new(stream: StdUnixStream) -> io::Result<Self> {
+        stream.set_nonblocking(true)?;
+        Ok(SubscriberSocket {
+            socket: register_owned(stream, Interest::READABLE)?,
+        })
+    }
+
+    /// Reads what the client sent; `Ok(0)` once it has closed.
+    pub(crate) async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.socket
+            .async_io(Interest::READABLE, |mut s| s.read(buf))
+            .await
+    }
+
+    /// Writes all of `buf`, waiting whenever the socket is full.
+    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            match try_send(self.socket.get_ref(), buf) {
+                Ok(0) => return Err(ErrorKind::WriteZero.into()),
+                Ok(n) => buf = &buf[n..],
+                Err(e) if e.kind() == ErrorKind::WouldBlock => self.writable().await?,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the socket has room, through a duplicate of its descriptor registered
+    /// for writing (and deregistered and closed when the wait ends). Registering reports a
+    /// socket that already has room at once, so room made since the failed write is seen.
+    async fn writable(&self) -> io::Result<()> {
+        let duplicate = self.socket.get_ref().as_fd().try_clone_to_owned()?;
+        let watch = register_owned(duplicate, Interest::WRITABLE)?;
+        watch.writable().await.map(drop)
+    }
+}
+
+impl Sink for SubscriberSocket {
+    fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match bufs {
+            // One line: `send` is cheaper than `writev`.
+            [one] => try_send(self.socket.get_ref(), one),
+            _ => self.socket.get_ref().write_vectored(bufs),
+        }
+    }
 }
 
 /// Registers an accepted socket with the runtime.
@@ -274,7 +339,7 @@ fn try_recv(stream: &StdUnixStream, buf: &mut BytesMut) -> io::Result<usize> {
 }
 
 /// One non-blocking `send`, whatever the socket's mode.
-pub(crate) fn try_send(stream: &StdUnixStream, bytes: &[u8]) -> io::Result<usize> {
+fn try_send(stream: &StdUnixStream, bytes: &[u8]) -> io::Result<usize> {
     socket::send(
         stream.as_raw_fd(),
         bytes,
