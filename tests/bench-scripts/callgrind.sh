@@ -2,17 +2,24 @@
 # usage: callgrind.sh health|connect|approval HLD — instructions the daemon executes per
 # `health` request on 8 connections, per connect+health+close pinned to CPU 0, or per
 # `createApproval` call (see load.sh): the difference between a short and a long run under
-# callgrind, so that start-up cancels out.
+# callgrind, so that start-up cancels out. HLD `raw` (health mode only) measures the raw tokio
+# echo server under the same load instead; CONNS (8) sets the health load's connections.
 set -euo pipefail
 B=$PWD/target/release
 MODE=$1
-HLD=$(realpath "$2")
+HLD=$2
+[ "$HLD" = raw ] || HLD=$(realpath "$HLD")
 . "$(dirname "$0")/load.sh"
 total() {
   local D
   D=$(mktemp -d)
-  (cd $D && $PIN valgrind --tool=callgrind --callgrind-out-file=$D/cg.out "$HLD" --socket $D/h.sock \
-    --database $D/db --log-file $D/log --claude-path $B/fake-claude 2>/dev/null) &
+  if [ "$HLD" = raw ]; then
+    (cd $D && valgrind --tool=callgrind --callgrind-out-file=$D/cg.out $B/hld-bench serve \
+      --kind echo --sock $D/h.sock >/dev/null 2>&1) &
+  else
+    (cd $D && $PIN valgrind --tool=callgrind --callgrind-out-file=$D/cg.out "$HLD" --socket $D/h.sock \
+      --database $D/db --log-file $D/log --claude-path $B/fake-claude 2>/dev/null) &
+  fi
   while [ ! -S $D/h.sock ]; do sleep 0.2; done
   prepare $D/h.sock
   load $D/h.sock $1

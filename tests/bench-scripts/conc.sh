@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # usage: conc.sh ROUNDS CONNS HLD... — thousands of `health` requests/s on CONNS connections
 # (200,000 in all, unpinned), for the raw tokio echo server and each daemon binary in turn,
-# ROUNDS times: the harness's throughput load, with builds alternating.
+# ROUNDS times: the harness's throughput load, with builds alternating. After each figure, the
+# server's CPU time during the run, user/system in ms.
 set -euo pipefail
 B=$PWD/target/release
 one() {
@@ -16,8 +17,12 @@ one() {
   P=$!
   while [ ! -S $D/s ]; do sleep 0.05; done
   sleep 0.3
-  printf "%s=%sk " "$(basename $1)" "$($B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["ops"]/d["secs"]/1000))')"
+  local BEFORE RATE
+  BEFORE=$(awk '{print $14, $15}' /proc/$P/stat)
+  RATE=$($B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["ops"]/d["secs"]/1000))')
+  printf "%s=%sk (%s) " "$(basename $1)" "$RATE" "$(echo "$BEFORE $(awk '{print $14, $15}' /proc/$P/stat)" |
+    awk -v hz="$(getconf CLK_TCK)" '{printf "%d/%d ms", ($3 - $1) * 1000 / hz, ($4 - $2) * 1000 / hz}')"
   kill $P; wait $P 2>/dev/null || true
   rm -rf $D
 }

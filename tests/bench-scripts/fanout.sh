@@ -2,7 +2,8 @@
 # usage: fanout.sh ROUNDS SUBS EVENTS HLD... — the harness's fan-out load (`createApproval` as
 # its source; one event in flight, or RATE events/s from 8 publisher connections when RATE is
 # set) against each daemon binary in turn, ROUNDS times; prints each run's p50, p99 and max
-# latency in µs (publisher's write to the last subscriber's read) and the daemon's CPU time
+# latency in µs (publisher's write to the last subscriber's read), the median split into
+# publisher's write → first delivery and first → last delivery, and the daemon's CPU time
 # during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
 # events its `epoll_wait`s returned during the run are counted too.
 set -euo pipefail
@@ -32,7 +33,7 @@ for _ in $(seq "$ROUNDS"); do
     printf "%s: " "$(basename "$H")"
     "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
       "${PACED[@]}" |
-      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; print("p50 %.0f p99 %.0f max %.0f lost %d" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"]), end="")'
+      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f then p50 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], r["first"]["p50_us"], r["spread"]["p50_us"]), end="")'
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"
     if [ -n "${EPOLL:-}" ]; then
       kill -INT $T

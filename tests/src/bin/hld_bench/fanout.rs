@@ -55,6 +55,11 @@ pub struct FanoutSpec {
 pub struct FanoutResult {
     /// Publish-to-last-delivery latency (warm-up excluded).
     pub latency: Latency,
+    /// Of that, publish to the first delivery (the server's handling before it writes).
+    pub first: Latency,
+    /// And the first delivery to the last (the server's pass over its subscribers, and the
+    /// readers' lag).
+    pub spread: Latency,
     /// Events per second achieved.
     pub events_per_sec: f64,
     /// Events that did not reach every subscriber.
@@ -71,6 +76,8 @@ struct Shared {
     /// When each event was sent and when its last delivery arrived.
     sent: RefCell<Vec<Option<Instant>>>,
     done: RefCell<Vec<Option<Instant>>>,
+    /// When each event's first delivery arrived.
+    first: RefCell<Vec<Option<Instant>>>,
     completed: Cell<usize>,
     lagged: Cell<u64>,
     /// Event lines read, and their bytes.
@@ -87,6 +94,9 @@ impl Shared {
             return;
         };
         *count += 1;
+        if *count == 1 {
+            self.first.borrow_mut()[seq] = Some(Instant::now());
+        }
         if *count == self.subs {
             self.done.borrow_mut()[seq] = Some(Instant::now());
             self.completed.set(self.completed.get() + 1);
@@ -180,6 +190,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         counts: RefCell::new(vec![0; spec.events]),
         sent: RefCell::new(vec![None; spec.events]),
         done: RefCell::new(vec![None; spec.events]),
+        first: RefCell::new(vec![None; spec.events]),
         completed: Cell::new(0),
         lagged: Cell::new(0),
         lines: Cell::new(0),
@@ -275,25 +286,35 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
     }
 
     let sent = shared.sent.borrow();
+    let first = shared.first.borrow();
     let done = shared.done.borrow();
-    let mut nanos: Vec<u64> = sent
-        .iter()
-        .zip(done.iter())
-        .skip(WARMUP.min(spec.events / 2))
-        .filter_map(|(s, d)| Some(d.as_ref()?.duration_since(*s.as_ref()?).as_nanos() as u64))
-        .collect();
+    let skip = WARMUP.min(spec.events / 2);
     let lost = if finished.is_ok() {
         0
     } else {
         (all - shared.completed.get()) as u64
     };
     Ok(FanoutResult {
-        latency: Latency::of_nanos(&mut nanos),
+        latency: between(&sent, &done, skip),
+        first: between(&sent, &first, skip),
+        spread: between(&first, &done, skip),
         events_per_sec: shared.completed.get() as f64 / elapsed,
         lost,
         lagged: shared.lagged.get(),
         line_bytes: shared.bytes.get() as f64 / shared.lines.get().max(1) as f64,
     })
+}
+
+/// Percentiles of the time from `from[i]` to `to[i]` over the events after the first `skip`
+/// that have both.
+fn between(from: &[Option<Instant>], to: &[Option<Instant>], skip: usize) -> Latency {
+    let mut nanos: Vec<u64> = from
+        .iter()
+        .zip(to)
+        .skip(skip)
+        .filter_map(|(f, t)| Some(t.as_ref()?.duration_since(*f.as_ref()?).as_nanos() as u64))
+        .collect();
+    Latency::of_nanos(&mut nanos)
 }
 
 /// Waits until `cond` holds, re-checking at every delivery, for at most `timeout`.
