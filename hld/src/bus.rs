@@ -252,17 +252,25 @@ impl Bus {
                 continue;
             };
             let started = Instant::now();
-            for chunk in pass.slots.chunks(FLUSH_CHUNK) {
+            let mut chunks = pass.slots.chunks(FLUSH_CHUNK).peekable();
+            while let Some(chunk) = chunks.next() {
                 Self::deliver(&pass.events, chunk);
-                tokio::task::yield_now().await;
+                if chunks.peek().is_some() {
+                    tokio::task::yield_now().await;
+                }
             }
             // A long pass (many subscribers) during which more events came: a stream. Rest as
             // long before the next pass, so that the flusher takes at most half the thread and
-            // the events that arrive meanwhile share each subscriber's next write. A lone
-            // event (nothing new at the end of its pass) costs no rest.
+            // the events that arrive meanwhile share each subscriber's next write. Decided
+            // before the pass's last yield: an event that comes in answer to the pass's last
+            // delivery (a client that sends the next once every subscriber has this one) is
+            // not a stream, and a lone event costs no rest.
+            let streaming = !self.inner.log.lock().unwrap().events.is_empty();
             let took = started.elapsed();
-            if took >= LONG_PASS && !self.inner.log.lock().unwrap().events.is_empty() {
+            if streaming && took >= LONG_PASS {
                 tokio::time::sleep(took.min(MAX_REST)).await;
+            } else {
+                tokio::task::yield_now().await;
             }
         }
     }
@@ -817,5 +825,71 @@ mod tests {
         bus.publish(status("s7", "r"));
         settle().await;
         assert!(!sub.claim());
+    }
+
+    /// A socket that takes a flusher pass's time: each write blocks for [`LONG_PASS`] and
+    /// records the runtime's (paused) clock; with `echo`, the write publishes the next event
+    /// itself, while the pass is still going.
+    struct Slow {
+        bus: Bus,
+        echo: bool,
+        writes: Mutex<Vec<tokio::time::Instant>>,
+        wrote: Notify,
+    }
+
+    impl Sink for Slow {
+        fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+            std::thread::sleep(LONG_PASS);
+            let mut writes = self.writes.lock().unwrap();
+            writes.push(tokio::time::Instant::now());
+            if self.echo && writes.len() < 3 {
+                self.bus.publish(status("next", "r"));
+            }
+            self.wrote.notify_one();
+            Ok(bufs.iter().map(|b| b.len()).sum())
+        }
+    }
+
+    /// How far the paused clock moved between the writes of three events to a subscriber
+    /// whose socket makes every pass long: events published during the pass (`echo`), or
+    /// each in answer to the previous write, as a client with one event in flight sends them.
+    /// The test waits without timers, so only the flusher's rests move the clock.
+    async fn rests_between_writes(echo: bool) -> Vec<Duration> {
+        let bus = Bus::new(8);
+        tokio::spawn(bus.clone().flusher());
+        let slow = Arc::new(Slow {
+            bus: bus.clone(),
+            echo,
+            writes: Mutex::default(),
+            wrote: Notify::new(),
+        });
+        let sub = bus.subscribe_direct(Filter::default(), slow.clone());
+        // The task hands the sink to the flusher.
+        assert!(take(&sub).is_none());
+        bus.publish(status("first", "r"));
+        for _ in 0..2 {
+            slow.wrote.notified().await;
+            if !echo {
+                bus.publish(status("next", "r"));
+            }
+        }
+        slow.wrote.notified().await;
+        let writes = slow.writes.lock().unwrap();
+        writes.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_pass_during_which_events_came_is_followed_by_a_rest() {
+        let rests = rests_between_writes(true).await;
+        assert_eq!(rests.len(), 2);
+        for rest in rests {
+            assert!(rest >= LONG_PASS, "{rest:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_event_sent_in_answer_to_a_long_pass_gets_no_rest() {
+        let rests = rests_between_writes(false).await;
+        assert_eq!(rests, [Duration::ZERO; 2]);
     }
 }

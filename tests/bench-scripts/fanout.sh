@@ -33,7 +33,7 @@ for _ in $(seq "$ROUNDS"); do
     printf "%s: " "$(basename "$H")"
     "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
       "${PACED[@]}" |
-      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f then p50 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], r["first"]["p50_us"], r["spread"]["p50_us"]), end="")'
+      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")'
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"
     if [ -n "${EPOLL:-}" ]; then
       kill -INT $T
