@@ -330,75 +330,122 @@ pub(super) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<Stri
     Ok(lines)
 }
 
-/// Maps an `approvals` row selected with `APPROVAL_COLUMNS` to the wire shape, filling both
-/// the flat fields and the nested HumanLayer object.
-fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
-    let id: String = row.get(0)?;
-    let run_id: String = row.get(2)?;
-    let kind = enum_col(row, 3, "approval type", parse_approval_type)?;
-    let status = enum_col(row, 4, "approval status", parse_approval_status)?;
-    let tool_name: Option<String> = row.get(5)?;
-    let tool_input: Option<Value> = json_col(row, 6)?;
-    let message: Option<String> = row.get(8)?;
-    let subject: Option<String> = row.get(9)?;
-    let comment: Option<String> = row.get(10)?;
-    let requested_at: String = row.get(11)?;
-    let responded_at: Option<String> = row.get(13)?;
-    let source = enum_col(row, 14, "approval source", parse_approval_source)?;
-    let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
-        run_id: run_id.clone(),
-        call_id: id.clone(),
-        spec: FunctionCallSpec {
-            function: tool_name.clone().unwrap_or_default(),
-            kwargs: tool_input
-                .clone()
-                .unwrap_or_else(|| Value::Object(Map::new())),
-        },
-        status: Some(FunctionCallStatus {
-            requested_at: Some(requested_at.clone()),
-            responded_at: responded_at.clone(),
-            approved: match status {
-                ApprovalStatus::Approved => Some(true),
-                ApprovalStatus::Denied => Some(false),
-                ApprovalStatus::Pending | ApprovalStatus::Responded | ApprovalStatus::Resolved => {
-                    None
-                }
-            },
-            comment: comment.clone(),
-        }),
-    });
-    let human_contact = (kind == ApprovalType::HumanContact).then(|| HumanContact {
-        run_id: run_id.clone(),
-        call_id: id.clone(),
-        spec: HumanContactSpec {
-            msg: message.clone().unwrap_or_default(),
+/// An `approvals` row: what the store keeps of an approval.
+pub(super) struct StoredApproval {
+    pub id: String,
+    pub session_id: String,
+    pub run_id: String,
+    pub kind: ApprovalType,
+    pub status: ApprovalStatus,
+    pub source: ApprovalSource,
+    pub tool_name: Option<String>,
+    pub tool_input: Option<Value>,
+    pub tool_use_id: Option<String>,
+    pub message: Option<String>,
+    pub subject: Option<String>,
+    pub comment: Option<String>,
+    pub requested_at: String,
+    pub timeout_at: Option<String>,
+    pub responded_at: Option<String>,
+}
+
+impl StoredApproval {
+    /// The wire shape, with both the flat fields and the nested HumanLayer object.
+    pub(super) fn into_wire(self) -> Approval {
+        let StoredApproval {
+            id,
+            session_id,
+            run_id,
+            kind,
+            status,
+            source,
+            tool_name,
+            tool_input,
+            tool_use_id,
+            message,
             subject,
-        },
-        status: Some(HumanContactStatus {
-            requested_at: Some(requested_at.clone()),
-            responded_at: responded_at.clone(),
-            response: comment.clone(),
-        }),
-    });
-    Ok(Approval {
-        call_id: id.clone(),
-        id,
-        run_id,
+            comment,
+            requested_at,
+            timeout_at,
+            responded_at,
+        } = self;
+        let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
+            run_id: run_id.clone(),
+            call_id: id.clone(),
+            spec: FunctionCallSpec {
+                function: tool_name.clone().unwrap_or_default(),
+                kwargs: tool_input
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+            },
+            status: Some(FunctionCallStatus {
+                requested_at: Some(requested_at.clone()),
+                responded_at: responded_at.clone(),
+                approved: match status {
+                    ApprovalStatus::Approved => Some(true),
+                    ApprovalStatus::Denied => Some(false),
+                    ApprovalStatus::Pending
+                    | ApprovalStatus::Responded
+                    | ApprovalStatus::Resolved => None,
+                },
+                comment: comment.clone(),
+            }),
+        });
+        let human_contact = (kind == ApprovalType::HumanContact).then(|| HumanContact {
+            run_id: run_id.clone(),
+            call_id: id.clone(),
+            spec: HumanContactSpec {
+                msg: message.clone().unwrap_or_default(),
+                subject,
+            },
+            status: Some(HumanContactStatus {
+                requested_at: Some(requested_at.clone()),
+                responded_at: responded_at.clone(),
+                response: comment.clone(),
+            }),
+        });
+        Approval {
+            call_id: id.clone(),
+            id,
+            run_id,
+            session_id,
+            kind,
+            status,
+            source,
+            function_name: tool_name,
+            function_args: tool_input,
+            message,
+            tool_use_id,
+            requested_at,
+            timeout_at,
+            responded_at,
+            comment,
+            function_call,
+            human_contact,
+        }
+    }
+}
+
+/// Maps an `approvals` row selected with `APPROVAL_COLUMNS` to the wire shape.
+fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
+    Ok(StoredApproval {
+        id: row.get(0)?,
         session_id: row.get(1)?,
-        kind,
-        status,
-        source,
-        function_name: tool_name,
-        function_args: tool_input,
-        message,
+        run_id: row.get(2)?,
+        kind: enum_col(row, 3, "approval type", parse_approval_type)?,
+        status: enum_col(row, 4, "approval status", parse_approval_status)?,
+        tool_name: row.get(5)?,
+        tool_input: json_col(row, 6)?,
         tool_use_id: row.get(7)?,
-        requested_at,
+        message: row.get(8)?,
+        subject: row.get(9)?,
+        comment: row.get(10)?,
+        requested_at: row.get(11)?,
         timeout_at: row.get(12)?,
-        responded_at,
-        comment,
-        function_call,
-        human_contact,
-    })
+        responded_at: row.get(13)?,
+        source: enum_col(row, 14, "approval source", parse_approval_source)?,
+    }
+    .into_wire())
 }
 
 /// One approval by id.

@@ -953,9 +953,18 @@ async fn approvals_are_created_linked_listed_and_decided() {
     );
 
     let contact = store
-        .create_approval(NewApproval::human_contact("local-2", "s1", "Which branch?"))
+        .create_approval(NewApproval {
+            subject: Some("Release".into()),
+            timeout_at: Some("2030-01-01T00:00:00.000Z".into()),
+            ..NewApproval::human_contact("local-2", "s1", "Which branch?")
+        })
         .await
         .unwrap();
+    // What create returns (built from what it inserted) is what is read back.
+    assert_eq!(
+        store.get_approval("local-2").await.unwrap().as_ref(),
+        Some(&contact.approval)
+    );
     assert!(contact.events.is_empty());
     assert_eq!(
         contact.approval.human_contact.as_ref().unwrap().spec.msg,
@@ -1302,6 +1311,10 @@ async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
         .unwrap();
     assert_eq!(first.approval.tool_use_id.as_deref(), Some("toolu_4"));
     assert_eq!(first.approval.source, ApprovalSource::Cloud);
+    assert_eq!(
+        store.get_approval("fc-1").await.unwrap().as_ref(),
+        Some(&first.approval)
+    );
     assert_eq!(first.events.len(), 1);
     assert_eq!(first.events[0].tool_id.as_deref(), Some("toolu_4"));
     assert_eq!(first.events[0].approval_id.as_deref(), Some("fc-1"));
