@@ -2,10 +2,11 @@
 # usage: fanout.sh ROUNDS SUBS EVENTS HLD... — the harness's fan-out load (`createApproval` as
 # its source; one event in flight, or RATE events/s from 8 publisher connections when RATE is
 # set) against each daemon binary in turn, ROUNDS times; prints each run's p50, p99 and max
-# latency in µs (publisher's write to the last subscriber's read), the median split into
-# publisher's write → first delivery and first → last delivery, and the daemon's CPU time
+# latency in µs (publisher's write to the last subscriber's read), its two halves (publisher's
+# write → first delivery, first → last delivery; p50 and p99 of each), the daemon's CPU time
 # during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
-# events its `epoll_wait`s returned during the run are counted too.
+# events its `epoll_wait`s returned during the run are counted too, and the waits with a
+# timeout that expired (the flusher's rests, and any other timer).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
@@ -39,6 +40,7 @@ for _ in $(seq "$ROUNDS"); do
       kill -INT $T
       wait $T 2>/dev/null || true
       echo -n " epoll events $(grep -o '= [0-9]*$' "$D/strace" | awk '{s += $2} END {print s}')"
+      echo -n " timed out $(grep -cE 'epoll_wait\(.*, [1-9][0-9]*\) += 0$' "$D/strace")"
     fi
     echo
     kill $P
