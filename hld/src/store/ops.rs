@@ -488,20 +488,13 @@ impl Writer {
         };
         // What was inserted, without reading it back.
         let approval = read::StoredApproval {
-            id: a.id.clone(),
-            session_id: a.session_id.clone(),
+            new: NewApproval {
+                tool_use_id,
+                ..a.clone()
+            },
             run_id,
-            kind: a.kind,
             status: ApprovalStatus::Pending,
-            source: a.source,
-            tool_name: a.tool_name.clone(),
-            tool_input: a.tool_input.clone(),
-            tool_use_id,
-            message: a.message.clone(),
-            subject: a.subject.clone(),
             comment: None,
-            requested_at: a.requested_at.clone(),
-            timeout_at: a.timeout_at.clone(),
             responded_at: None,
         }
         .into_wire();

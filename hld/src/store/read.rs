@@ -13,7 +13,7 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde_json::{Map, Value};
 
 use super::error::Result;
-use super::types::{NewSession, SessionRow};
+use super::types::{NewApproval, NewSession, SessionRow};
 
 /// How many parents `conversation_for_session` follows at most (a guard against cycles).
 const MAX_CHAIN_DEPTH: i64 = 10_000;
@@ -330,22 +330,13 @@ pub(super) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<Stri
     Ok(lines)
 }
 
-/// An `approvals` row: what the store keeps of an approval.
+/// An `approvals` row: what the store keeps of an approval (with `new.tool_use_id` the
+/// tool use it is linked to).
 pub(super) struct StoredApproval {
-    pub id: String,
-    pub session_id: String,
+    pub new: NewApproval,
     pub run_id: String,
-    pub kind: ApprovalType,
     pub status: ApprovalStatus,
-    pub source: ApprovalSource,
-    pub tool_name: Option<String>,
-    pub tool_input: Option<Value>,
-    pub tool_use_id: Option<String>,
-    pub message: Option<String>,
-    pub subject: Option<String>,
     pub comment: Option<String>,
-    pub requested_at: String,
-    pub timeout_at: Option<String>,
     pub responded_at: Option<String>,
 }
 
@@ -353,20 +344,23 @@ impl StoredApproval {
     /// The wire shape, with both the flat fields and the nested HumanLayer object.
     pub(super) fn into_wire(self) -> Approval {
         let StoredApproval {
-            id,
-            session_id,
+            new:
+                NewApproval {
+                    id,
+                    session_id,
+                    kind,
+                    source,
+                    tool_name,
+                    tool_input,
+                    tool_use_id,
+                    message,
+                    subject,
+                    requested_at,
+                    timeout_at,
+                },
             run_id,
-            kind,
             status,
-            source,
-            tool_name,
-            tool_input,
-            tool_use_id,
-            message,
-            subject,
             comment,
-            requested_at,
-            timeout_at,
             responded_at,
         } = self;
         let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
@@ -429,21 +423,23 @@ impl StoredApproval {
 /// Maps an `approvals` row selected with `APPROVAL_COLUMNS` to the wire shape.
 fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
     Ok(StoredApproval {
-        id: row.get(0)?,
-        session_id: row.get(1)?,
+        new: NewApproval {
+            id: row.get(0)?,
+            session_id: row.get(1)?,
+            kind: enum_col(row, 3, "approval type", parse_approval_type)?,
+            source: enum_col(row, 14, "approval source", parse_approval_source)?,
+            tool_name: row.get(5)?,
+            tool_input: json_col(row, 6)?,
+            tool_use_id: row.get(7)?,
+            message: row.get(8)?,
+            subject: row.get(9)?,
+            requested_at: row.get(11)?,
+            timeout_at: row.get(12)?,
+        },
         run_id: row.get(2)?,
-        kind: enum_col(row, 3, "approval type", parse_approval_type)?,
         status: enum_col(row, 4, "approval status", parse_approval_status)?,
-        tool_name: row.get(5)?,
-        tool_input: json_col(row, 6)?,
-        tool_use_id: row.get(7)?,
-        message: row.get(8)?,
-        subject: row.get(9)?,
         comment: row.get(10)?,
-        requested_at: row.get(11)?,
-        timeout_at: row.get(12)?,
         responded_at: row.get(13)?,
-        source: enum_col(row, 14, "approval source", parse_approval_source)?,
     }
     .into_wire())
 }
