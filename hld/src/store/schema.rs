@@ -227,6 +227,44 @@ CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
         // WAL for each approval created or decided.
         sql: "DROP INDEX idx_approvals_session;",
     },
+    Migration {
+        version: 5,
+        description: "approvals: a CHECK on status without an IN list",
+        // As for conversation events (version 3): `status IN (five values)` made SQLite build
+        // a temporary index of the list for every approval inserted or decided (a tenth of
+        // `createApproval`'s instructions); the same CHECK written as comparisons costs
+        // nothing. (`IN` lists of two values are compiled as comparisons already.) Rebuilt
+        // with the same columns; nothing references `approvals` by foreign key.
+        sql: r#"
+CREATE TABLE approvals_v5 (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    run_id TEXT NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('function_call', 'human_contact')),
+    source TEXT NOT NULL DEFAULT 'local' CHECK (source IN ('local', 'cloud')),
+    status TEXT NOT NULL DEFAULT 'pending' CHECK (status = 'pending' OR status = 'approved'
+        OR status = 'denied' OR status = 'responded' OR status = 'resolved'),
+    tool_name TEXT,
+    tool_input TEXT,
+    tool_use_id TEXT,
+    message TEXT,
+    subject TEXT,
+    comment TEXT,
+    requested_at TEXT NOT NULL,
+    timeout_at TEXT,
+    responded_at TEXT
+);
+INSERT INTO approvals_v5 (id, session_id, run_id, type, source, status, tool_name,
+    tool_input, tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at)
+SELECT id, session_id, run_id, type, source, status, tool_name, tool_input, tool_use_id,
+    message, subject, comment, requested_at, timeout_at, responded_at
+FROM approvals;
+DROP TABLE approvals;
+ALTER TABLE approvals_v5 RENAME TO approvals;
+CREATE INDEX idx_approvals_pending ON approvals(requested_at) WHERE status = 'pending';
+CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
+"#,
+    },
 ];
 
 /// The newest schema version this build knows.

@@ -1488,6 +1488,82 @@ async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
     store.close().await.unwrap();
 }
 
+/// The opcodes of `sql` as SQLite compiles it on `conn`.
+fn opcodes(conn: &Connection, sql: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
+    let unbound = std::iter::repeat_n(rusqlite::types::Null, stmt.parameter_count());
+    stmt.query_map(rusqlite::params_from_iter(unbound), |r| r.get(1))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_version_4_database_keeps_its_approvals_and_checks_status_without_a_temporary_index() {
+    let (_dir, path, conn) = old_database(4);
+    conn.execute_batch(
+        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
+            last_activity_at)
+         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
+            '2026-01-01T00:00:00.000Z');
+         INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
+            tool_input, tool_use_id, requested_at)
+         VALUES ('a1', 's1', 'run-s1', 'function_call', 'local', 'pending', 'Bash',
+            '{\"command\":\"ls\"}', 'toolu_1', '2026-01-01T00:00:01.000Z');
+         INSERT INTO approvals (id, session_id, run_id, type, source, status, message, subject,
+            comment, requested_at, timeout_at, responded_at)
+         VALUES ('a2', 's1', 'run-s1', 'human_contact', 'cloud', 'responded', 'Which?', 'Q',
+            'main', '2026-01-01T00:00:02.000Z', '2026-01-02T00:00:00.000Z',
+            '2026-01-01T00:00:03.000Z');",
+    )
+    .unwrap();
+    let rows = |conn: &Connection| -> Vec<Vec<rusqlite::types::Value>> {
+        let mut stmt = conn.prepare("SELECT * FROM approvals ORDER BY id").unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let before = rows(&conn);
+    // What a status check costs on the old table: a temporary index of the IN list.
+    let decide = "UPDATE approvals SET status = ?1 WHERE id = ?2";
+    let insert = "INSERT INTO approvals (id, session_id, run_id, type, status, requested_at)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    assert!(opcodes(&conn, decide).contains(&"OpenEphemeral".to_owned()));
+    drop(conn);
+
+    let store = Store::open(&path).unwrap();
+    let conn = raw(&path);
+    assert_eq!(rows(&conn), before);
+    for sql in [decide, insert] {
+        assert!(
+            !opcodes(&conn, sql).contains(&"OpenEphemeral".to_owned()),
+            "{sql}"
+        );
+    }
+    let pending = store.pending_approvals(Some("s1")).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].function_args, Some(json!({"command": "ls"})));
+    let answered = store.get_approval("a2").await.unwrap().unwrap();
+    assert_eq!(
+        (
+            answered.status,
+            answered.source,
+            answered.comment.as_deref()
+        ),
+        (
+            ApprovalStatus::Responded,
+            ApprovalSource::Cloud,
+            Some("main")
+        )
+    );
+    let bogus = conn.execute(decide, ["bogus", "a1"]);
+    assert!(bogus.is_err(), "the CHECK still holds");
+    assert!(conn.execute(decide, ["denied", "a1"]).is_ok());
+    store.close().await.unwrap();
+}
+
 #[tokio::test]
 async fn tool_id_lookups_use_the_partial_index() {
     let (_dir, store) = Store::open_temp();
