@@ -113,6 +113,12 @@ fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
     (dir, path, conn)
 }
 
+/// Session `s1`, running, as raw SQL that every schema version accepts.
+const OLD_SESSION: &str = "INSERT INTO sessions (id, run_id, query, initial_status, status,
+        created_at, last_activity_at)
+    VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
+        '2026-01-01T00:00:00.000Z');";
+
 /// Queues, when called (not when awaited), a command that keeps the writer busy until
 /// `release` fires, so that the commands sent meanwhile queue up behind it and are applied
 /// together. Put the future that fires `release` last in a `join!`: it runs after every other
@@ -1178,12 +1184,9 @@ async fn data_survives_reopening_and_sequences_continue() {
 #[tokio::test]
 async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
     let (_dir, path, conn) = old_database(1);
+    conn.execute_batch(OLD_SESSION).unwrap();
     conn.execute_batch(
-        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
-            last_activity_at)
-         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
-            '2026-01-01T00:00:00.000Z');
-         INSERT INTO approvals (id, session_id, run_id, type, status, tool_name, tool_input,
+        "INSERT INTO approvals (id, session_id, run_id, type, status, tool_name, tool_input,
             requested_at)
          VALUES ('local-1', 's1', 'run-s1', 'function_call', 'pending', 'Bash', '{}',
             '2026-01-01T00:00:01.000Z');",
@@ -1207,12 +1210,9 @@ async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
 #[tokio::test]
 async fn a_version_2_database_keeps_its_events_ids_and_id_counter() {
     let (_dir, path, conn) = old_database(2);
+    conn.execute_batch(OLD_SESSION).unwrap();
     conn.execute_batch(
-        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
-            last_activity_at)
-         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
-            '2026-01-01T00:00:00.000Z');
-         INSERT INTO conversation_events (session_id, sequence, event_type, created_at, role,
+        "INSERT INTO conversation_events (session_id, sequence, event_type, created_at, role,
             content, tool_id)
          VALUES ('s1', 1, 'message', '2026-01-01T00:00:01.000Z', 'user', 'hi', NULL),
             ('s1', 2, 'tool_call', '2026-01-01T00:00:02.000Z', 'assistant', NULL, 'toolu_1'),
@@ -1501,12 +1501,9 @@ fn opcodes(conn: &Connection, sql: &str) -> Vec<String> {
 #[tokio::test]
 async fn a_version_4_database_keeps_its_approvals_and_checks_status_without_a_temporary_index() {
     let (_dir, path, conn) = old_database(4);
+    conn.execute_batch(OLD_SESSION).unwrap();
     conn.execute_batch(
-        "INSERT INTO sessions (id, run_id, query, initial_status, status, created_at,
-            last_activity_at)
-         VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
-            '2026-01-01T00:00:00.000Z');
-         INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
+        "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
             tool_input, tool_use_id, requested_at)
          VALUES ('a1', 's1', 'run-s1', 'function_call', 'local', 'pending', 'Bash',
             '{\"command\":\"ls\"}', 'toolu_1', '2026-01-01T00:00:01.000Z');
