@@ -6,7 +6,8 @@
 # write → first delivery, first → last delivery; p50 and p99 of each), the daemon's CPU time
 # during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
 # events its `epoll_wait`s returned during the run are counted too, and the waits with a
-# timeout that expired (the flusher's rests, and any other timer).
+# timeout that expired (the flusher's rests, and any other timer). HLD `raw` runs the harness's
+# raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
@@ -19,12 +20,20 @@ for _ in $(seq "$ROUNDS"); do
   for H in "$@"; do
     D=$(mktemp -d)
     mkdir "$D/config"
-    HOME=$D XDG_CONFIG_HOME=$D/config FAKE_CLAUDE_HOME=$D/fc FAKE_CLAUDE_LOG_DIR=$D/fl \
-      "$H" --socket "$D/s" --database "$D/db" --log-file "$D/log" --claude-path "$B/fake-claude" &
-    P=$!
-    while [ ! -S "$D/s" ]; do sleep 0.05; done
-    S=$(python3 "$(dirname "$0")/launch.py" "$D/s")
-    sleep 2
+    if [ "$H" = raw ]; then
+      # The harness's baseline, its lines padded to the length of hld's `new_approval`.
+      "$B/hld-bench" serve --kind fanout --sock "$D/s" --event-bytes "${RAW_BYTES:-806}" &
+      P=$!
+      while [ ! -S "$D/s" ]; do sleep 0.05; done
+      S=raw
+    else
+      HOME=$D XDG_CONFIG_HOME=$D/config FAKE_CLAUDE_HOME=$D/fc FAKE_CLAUDE_LOG_DIR=$D/fl \
+        "$H" --socket "$D/s" --database "$D/db" --log-file "$D/log" --claude-path "$B/fake-claude" &
+      P=$!
+      while [ ! -S "$D/s" ]; do sleep 0.05; done
+      S=$(python3 "$(dirname "$0")/launch.py" "$D/s")
+      sleep 2
+    fi
     if [ -n "${EPOLL:-}" ]; then
       strace -f -e trace=epoll_wait -o "$D/strace" -p $P 2>/dev/null &
       T=$!
