@@ -234,19 +234,35 @@ fn the_message_limit_is_configurable() {
 
 #[test]
 fn pipelined_requests_get_one_reply_each_in_order() {
+    // Successes of both kinds of handler, errors and notifications, in one write: replies
+    // share a buffer until they are written, and none may be lost or reordered.
     let d = TestDaemon::start();
     let mut c = d.conn();
     let mut batch = String::new();
     for i in 0..200 {
-        batch.push_str(&format!(
-            r#"{{"jsonrpc":"2.0","method":"version","id":{i}}}"#
-        ));
+        batch.push_str(&match i % 4 {
+            0 => format!(r#"{{"jsonrpc":"2.0","method":"health","id":{i}}}"#),
+            1 => format!(r#"{{"jsonrpc":"2.0","method":"version","id":{i}}}"#),
+            2 => format!(r#"{{"jsonrpc":"2.0","method":"noSuchMethod","id":{i}}}"#),
+            _ => r#"{"jsonrpc":"2.0","method":"health"}"#.to_owned(),
+        });
         batch.push('\n');
     }
     c.send_raw(batch.as_bytes());
-    for i in 0..200 {
-        assert_eq!(c.recv()["id"], i);
+    for i in (0..200).filter(|i| i % 4 != 3) {
+        let reply = c.recv();
+        assert_eq!(reply["id"], i, "{reply}");
+        match i % 4 {
+            0 => assert_eq!(reply["result"]["status"], "ok", "{reply}"),
+            1 => assert!(reply["result"]["version"].is_string(), "{reply}"),
+            _ => assert_eq!(error(&reply)["code"], -32601, "{reply}"),
+        }
     }
+    // Nothing was written for the notifications: the next reply is the next request's.
+    assert_eq!(
+        c.request("version", json!({}), json!("after"))["id"],
+        "after"
+    );
 }
 
 #[test]

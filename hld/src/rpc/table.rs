@@ -15,8 +15,20 @@ use crate::daemon::Daemon;
 /// (see [`super::finish_success`]).
 pub type HandlerFuture = BoxFuture<'static, Result<Vec<u8>, RpcError>>;
 
-/// A handler: the daemon and the raw JSON of `params` (`None` if absent or null).
-type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&str>) -> HandlerFuture + Send + Sync>;
+/// A handler: the daemon, the raw JSON of `params` (`None` if absent or null), and an empty
+/// buffer to write the success line into (the connection's, so that its capacity is reused).
+type CallHandler = Box<dyn Fn(Arc<Daemon>, Option<&str>, Vec<u8>) -> HandlerFuture + Send + Sync>;
+
+/// Room for a usual reply line, reserved in the buffer a handler is given: one allocation on
+/// a connection's first request, none after.
+const LINE_CAPACITY: usize = 256;
+
+/// The buffer a handler writes into, holding the start of a success line.
+fn success_head(mut line: Vec<u8>) -> Vec<u8> {
+    line.reserve(LINE_CAPACITY);
+    line.extend_from_slice(super::SUCCESS_HEAD);
+    line
+}
 
 /// How a method is served.
 pub enum Kind {
@@ -54,13 +66,12 @@ impl MethodTable {
         F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result, RpcError>> + Send + 'static,
     {
-        let call: CallHandler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
+        let call: CallHandler = Box::new(move |daemon, raw, line| match decode_params::<M>(raw) {
             Ok(params) => {
                 let fut = handler(daemon, params);
                 async move {
                     let result = fut.await?;
-                    let mut line = Vec::with_capacity(256);
-                    line.extend_from_slice(super::SUCCESS_HEAD);
+                    let mut line = success_head(line);
                     serde_json::to_writer(&mut line, &result)
                         .map_err(|e| RpcError::internal("failed to encode the result", e))?;
                     Ok(line)
@@ -82,12 +93,8 @@ impl MethodTable {
         F: Fn(Arc<Daemon>, M::Params, Vec<u8>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<u8>, RpcError>> + Send + 'static,
     {
-        let call: CallHandler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
-            Ok(params) => {
-                let mut line = Vec::with_capacity(256);
-                line.extend_from_slice(super::SUCCESS_HEAD);
-                handler(daemon, params, line).boxed()
-            }
+        let call: CallHandler = Box::new(move |daemon, raw, line| match decode_params::<M>(raw) {
+            Ok(params) => handler(daemon, params, success_head(line)).boxed(),
             Err(e) => futures::future::ready(Err(e)).boxed(),
         });
         self.push::<M>(Kind::Call(call))

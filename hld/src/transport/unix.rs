@@ -225,12 +225,20 @@ async fn answer(
 ) -> Option<(String, SubscribeParams)> {
     match frame {
         Frame::Oversize => out.extend_from_slice(&rpc::oversize_line()),
-        Frame::Message(bytes) => match rpc::handle_message(daemon, &bytes).await {
-            Outcome::Reply(line) if out.is_empty() => *out = line,
-            Outcome::Reply(line) => out.extend_from_slice(&line),
-            Outcome::Silent => {}
-            Outcome::Subscribe { id, params } => return Some((id, params)),
-        },
+        Frame::Message(bytes) => {
+            // The reply goes into the buffer of those before it once they are written.
+            let buf = if out.is_empty() {
+                std::mem::take(out)
+            } else {
+                Vec::new()
+            };
+            match rpc::handle_message(daemon, &bytes, buf).await {
+                Outcome::Reply(line) if out.is_empty() => *out = line,
+                Outcome::Reply(line) => out.extend_from_slice(&line),
+                Outcome::Silent => {}
+                Outcome::Subscribe { id, params } => return Some((id, params)),
+            }
+        }
     }
     None
 }
