@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # usage: syscalls.sh health|connect|approval HLD [N] — the system calls the daemon makes per
 # operation of the load (see load.sh), by `strace -c -f` attached for N (2000) operations:
-# each call's count divided by N, errors (EAGAIN) included. HLD `raw` (health mode only)
-# counts the raw tokio echo server's under the same load instead.
+# each call's count divided by N, errors (EAGAIN) included. HLD `raw` counts the raw tokio
+# echo server's under the health load, or the raw inline server's under the connect load.
+# With PERF=1 the calls are counted by `perf stat` on the kernel's syscall tracepoints
+# instead, which does not slow the daemon down as `strace` does (and so leaves the order in
+# which client and daemon run, and with it the calls made, as it is without a tracer).
 set -euo pipefail
 B=$PWD/target/release
 MODE=$1
@@ -12,7 +15,9 @@ N=${3:-2000}
 . "$(dirname "$0")/load.sh"
 D=$(mktemp -d)
 if [ "$HLD" = raw ]; then
-  $B/hld-bench serve --kind echo --sock $D/h.sock >/dev/null 2>&1 &
+  KIND=echo
+  [ "$MODE" = connect ] && KIND=inline
+  $PIN $B/hld-bench serve --kind $KIND --sock $D/h.sock >/dev/null 2>&1 &
 else
   $PIN "$HLD" --socket $D/h.sock --database $D/db --log-file $D/log --claude-path $B/fake-claude \
     >/dev/null 2>&1 &
@@ -20,7 +25,15 @@ fi
 P=$!
 while [ ! -S $D/h.sock ]; do sleep 0.05; done
 prepare $D/h.sock
-strace -c -f -p $P -o $D/strace 2>/dev/null &
+CALLS="accept accept4 read recvfrom write writev sendto sendmsg close shutdown epoll_wait
+  epoll_ctl futex pwrite64 fdatasync"
+if [ -n "${PERF:-}" ]; then
+  # shellcheck disable=SC2046
+  perf stat $(for c in $CALLS; do printf -- "-e syscalls:sys_enter_%s " $c; done) -p $P \
+    -o $D/perf 2>/dev/null &
+else
+  strace -c -f -p $P -o $D/strace 2>/dev/null &
+fi
 T=$!
 sleep 0.5
 load $D/h.sock $N
@@ -29,6 +42,11 @@ kill -INT $T
 wait $T 2>/dev/null || true
 kill $P
 wait $P 2>/dev/null || true
-# Columns: % time, seconds, usecs/call, calls, [errors,] syscall.
-awk -v n=$N '$1 ~ /^[0-9.]+$/ { printf "%s %.2f\n", $NF, $4 / n }' $D/strace
+if [ -n "${PERF:-}" ]; then
+  awk -v n=$N '/syscalls:sys_enter_/ { gsub(",", "", $1); sub("syscalls:sys_enter_", "", $2);
+    if ($1 > 0) printf "%s %.2f\n", $2, $1 / n }' $D/perf
+else
+  # Columns: % time, seconds, usecs/call, calls, [errors,] syscall.
+  awk -v n=$N '$1 ~ /^[0-9.]+$/ { printf "%s %.2f\n", $NF, $4 / n }' $D/strace
+fi
 rm -rf $D
