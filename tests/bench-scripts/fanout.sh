@@ -7,13 +7,16 @@
 # during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
 # events its `epoll_wait`s returned during the run are counted too, and the waits with a
 # timeout that expired (the flusher's rests, and any other timer). HLD `raw` runs the harness's
-# raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default).
+# raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
+# the server and the client both run on CPU 0 (`taskset -c 0`).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
 shift 3
 PACED=()
 [ -n "${RATE:-}" ] && PACED=(--rate "$RATE" --publishers 8)
+ON=()
+[ -n "${PIN:-}" ] && ON=(taskset -c 0)
 # CPU ticks (user+system) of process $1 and its threads.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 for _ in $(seq "$ROUNDS"); do
@@ -22,13 +25,13 @@ for _ in $(seq "$ROUNDS"); do
     mkdir "$D/config"
     if [ "$H" = raw ]; then
       # The harness's baseline, its lines padded to the length of hld's `new_approval`.
-      "$B/hld-bench" serve --kind fanout --sock "$D/s" --event-bytes "${RAW_BYTES:-806}" &
+      "${ON[@]}" "$B/hld-bench" serve --kind fanout --sock "$D/s" --event-bytes "${RAW_BYTES:-806}" &
       P=$!
       while [ ! -S "$D/s" ]; do sleep 0.05; done
       S=raw
     else
       HOME=$D XDG_CONFIG_HOME=$D/config FAKE_CLAUDE_HOME=$D/fc FAKE_CLAUDE_LOG_DIR=$D/fl \
-        "$H" --socket "$D/s" --database "$D/db" --log-file "$D/log" --claude-path "$B/fake-claude" &
+        "${ON[@]}" "$H" --socket "$D/s" --database "$D/db" --log-file "$D/log" --claude-path "$B/fake-claude" &
       P=$!
       while [ ! -S "$D/s" ]; do sleep 0.05; done
       S=$(python3 "$(dirname "$0")/launch.py" "$D/s")
@@ -41,7 +44,7 @@ for _ in $(seq "$ROUNDS"); do
     fi
     BEFORE=$(ticks $P)
     printf "%s: " "$(basename "$H")"
-    "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
+    "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
       "${PACED[@]}" |
       python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")'
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"

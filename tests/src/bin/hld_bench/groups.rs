@@ -78,6 +78,43 @@ impl Group {
     }
 }
 
+/// One fan-out row's load.
+#[derive(Debug, Clone, Copy)]
+struct FanoutLoad {
+    subs: usize,
+    events: usize,
+    /// Events per second; `None` for one in flight.
+    rate: Option<f64>,
+    /// Server and client both on CPU 0.
+    pinned: bool,
+    /// The p99 target in µs.
+    target_us: f64,
+}
+
+impl FanoutLoad {
+    /// One event in flight, pinned or not.
+    fn one_in_flight(subs: usize, events: usize, pinned: bool, target_us: f64) -> Self {
+        FanoutLoad {
+            subs,
+            events,
+            rate: None,
+            pinned,
+            target_us,
+        }
+    }
+
+    /// Events at a fixed rate, unpinned (a sustained load, placed as the daemon will run).
+    fn paced(subs: usize, events: usize, rate: f64, target_us: f64) -> Self {
+        FanoutLoad {
+            subs,
+            events,
+            rate: Some(rate),
+            pinned: false,
+            target_us,
+        }
+    }
+}
+
 /// Rounds and counts.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -90,8 +127,7 @@ pub struct Plan {
     warmup: u64,
     conc: u64,
     connect: u64,
-    /// (subscribers, events, events per second or one in flight, p99 target in µs).
-    fanout: Vec<(usize, usize, Option<f64>, f64)>,
+    fanout: Vec<FanoutLoad>,
     ingest_lines: u64,
     history_sessions: usize,
     history_events: usize,
@@ -114,9 +150,10 @@ impl Plan {
                 conc: 640,
                 connect: 100,
                 fanout: vec![
-                    (5, 30, None, 1000.0),
-                    (20, 30, None, 5000.0),
-                    (20, 50, Some(1000.0), 25_000.0),
+                    FanoutLoad::one_in_flight(5, 30, true, 1000.0),
+                    FanoutLoad::one_in_flight(5, 30, false, 1000.0),
+                    FanoutLoad::one_in_flight(20, 30, false, 5000.0),
+                    FanoutLoad::paced(20, 50, 1000.0, 25_000.0),
                 ],
                 ingest_lines: 500,
                 history_sessions: 4,
@@ -136,9 +173,11 @@ impl Plan {
                 conc: 200_000,
                 connect: 20_000,
                 fanout: vec![
-                    (100, 300, None, 1000.0),
-                    (1000, 300, None, 5000.0),
-                    (1000, 3000, Some(1000.0), 25_000.0),
+                    FanoutLoad::one_in_flight(100, 300, true, 1000.0),
+                    FanoutLoad::one_in_flight(100, 300, false, 1000.0),
+                    FanoutLoad::one_in_flight(1000, 300, true, 5000.0),
+                    FanoutLoad::one_in_flight(1000, 300, false, 5000.0),
+                    FanoutLoad::paced(1000, 3000, 1000.0, 25_000.0),
                 ],
                 ingest_lines: 100_000,
                 history_sessions: 100,
@@ -525,19 +564,26 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         a
     };
     for _ in 0..plan.slow_rounds {
-        for (i, &(subs, events, rate, _)) in loads.iter().enumerate() {
+        for (i, load) in loads.iter().enumerate() {
+            let FanoutLoad {
+                subs,
+                events,
+                rate,
+                pinned,
+                ..
+            } = *load;
             // hld first: the raw server then pads its event lines to the length of hld's.
-            let server = start(bins, Target::Daemon, false)?;
+            let server = start(bins, Target::Daemon, pinned)?;
             let session = finished_session(&server, "hello")?;
             let sock = server.sock.display().to_string();
             let hld: FanoutResult =
-                procs::client(bins, false, &args(subs, events, rate, &sock, &session))?;
+                procs::client(bins, pinned, &args(subs, events, rate, &sock, &session))?;
             server.stop()?;
             let pad = (hld.line_bytes.round() as usize).to_string();
-            let server = Server::raw(bins, "fanout", false, &["--event-bytes".into(), pad])?;
+            let server = Server::raw(bins, "fanout", pinned, &["--event-bytes".into(), pad])?;
             let sock = server.sock.display().to_string();
             let raw: FanoutResult =
-                procs::client(bins, false, &args(subs, events, rate, &sock, "raw"))?;
+                procs::client(bins, pinned, &args(subs, events, rate, &sock, "raw"))?;
             server.stop()?;
             results[i][0].push(raw);
             results[i][1].push(hld);
@@ -546,7 +592,14 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let mut rows = Vec::new();
     let mut notes = Vec::new();
     let mut commands = Vec::new();
-    for (i, &(subs, events, rate, target_us)) in loads.iter().enumerate() {
+    for (i, load) in loads.iter().enumerate() {
+        let FanoutLoad {
+            subs,
+            events,
+            rate,
+            pinned,
+            target_us,
+        } = *load;
         let [raw, hld] = &results[i];
         let p99 = |rs: &[FanoutResult]| {
             Spread::of(&rs.iter().map(|r| r.latency.p99_us).collect::<Vec<_>>())
@@ -567,9 +620,10 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         };
         let hld_p99: Vec<f64> = hld.iter().map(|r| r.latency.p99_us).collect();
         let raw_p99: Vec<f64> = raw.iter().map(|r| r.latency.p99_us).collect();
-        let load = match rate {
-            None => "1 in flight".to_owned(),
-            Some(r) => format!("paced {} events/s", si(r)),
+        let load = match (rate, pinned) {
+            (None, true) => "1 in flight, pinned".to_owned(),
+            (None, false) => "1 in flight, unpinned".to_owned(),
+            (Some(r), _) => format!("paced {} events/s", si(r)),
         };
         let ok = p99(hld).median <= target_us && lost == 0;
         rows.push(Row {
@@ -608,7 +662,9 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     Ok(Section {
         title: Group::Fanout.title().into(),
         method: "All subscriber connections and the publisher live in one tokio current_thread \
-                 client process (unpinned). Each subscriber sends `Subscribe` for \
+                 client process; in *pinned* rows it and the server both run under `taskset \
+                 -c 0`, in the others (the paced row among them, a sustained load) the \
+                 scheduler places them. Each subscriber sends `Subscribe` for \
                  `new_approval` events; the publisher sends `createApproval` with \
                  `tool_input: {\"seq\": i}`, which hld stores (insert, commit) \
                  and then publishes as one `new_approval` event. Latency runs from the \
