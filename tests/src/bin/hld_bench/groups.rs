@@ -543,19 +543,19 @@ const PACED_PUBLISHERS: usize = 8;
 fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let loads = &plan.fanout;
     let mut results: Vec<[Vec<FanoutResult>; 2]> = vec![Default::default(); loads.len()];
-    let args = |subs: usize, events: usize, rate: Option<f64>, sock: &str, session: &str| {
+    let args = |load: &FanoutLoad, sock: &str, session: &str| {
         let mut a = vec![
             "fanout".to_owned(),
             "--sock".into(),
             sock.into(),
             "--subs".into(),
-            subs.to_string(),
+            load.subs.to_string(),
             "--events".into(),
-            events.to_string(),
+            load.events.to_string(),
             "--session".into(),
             session.into(),
         ];
-        if let Some(rate) = rate {
+        if let Some(rate) = load.rate {
             a.push("--rate".into());
             a.push(rate.to_string());
             a.push("--publishers".into());
@@ -565,25 +565,17 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     };
     for _ in 0..plan.slow_rounds {
         for (i, load) in loads.iter().enumerate() {
-            let FanoutLoad {
-                subs,
-                events,
-                rate,
-                pinned,
-                ..
-            } = *load;
+            let pinned = load.pinned;
             // hld first: the raw server then pads its event lines to the length of hld's.
             let server = start(bins, Target::Daemon, pinned)?;
             let session = finished_session(&server, "hello")?;
             let sock = server.sock.display().to_string();
-            let hld: FanoutResult =
-                procs::client(bins, pinned, &args(subs, events, rate, &sock, &session))?;
+            let hld: FanoutResult = procs::client(bins, pinned, &args(load, &sock, &session))?;
             server.stop()?;
             let pad = (hld.line_bytes.round() as usize).to_string();
             let server = Server::raw(bins, "fanout", pinned, &["--event-bytes".into(), pad])?;
             let sock = server.sock.display().to_string();
-            let raw: FanoutResult =
-                procs::client(bins, pinned, &args(subs, events, rate, &sock, "raw"))?;
+            let raw: FanoutResult = procs::client(bins, pinned, &args(load, &sock, "raw"))?;
             server.stop()?;
             results[i][0].push(raw);
             results[i][1].push(hld);
@@ -620,14 +612,14 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         };
         let hld_p99: Vec<f64> = hld.iter().map(|r| r.latency.p99_us).collect();
         let raw_p99: Vec<f64> = raw.iter().map(|r| r.latency.p99_us).collect();
-        let load = match (rate, pinned) {
+        let how = match (rate, pinned) {
             (None, true) => "1 in flight, pinned".to_owned(),
             (None, false) => "1 in flight, unpinned".to_owned(),
             (Some(r), _) => format!("paced {} events/s", si(r)),
         };
         let ok = p99(hld).median <= target_us && lost == 0;
         rows.push(Row {
-            name: format!("fan-out to {subs} subscribers, {load}"),
+            name: format!("fan-out to {subs} subscribers, {how}"),
             figure: show(hld, lost),
             baseline: show(raw, raw_lost),
             ratio: format!("p99 ×{}", ratios(&hld_p99, &raw_p99).show(ratio)),
@@ -641,7 +633,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             );
             commands.push(format!(
                 "hld-bench client {}",
-                args(subs, events, rate, "$DIR/raw.sock", "raw").join(" ")
+                args(load, "$DIR/raw.sock", "raw").join(" ")
             ));
             commands.push(
                 "hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
@@ -650,11 +642,11 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             );
             commands.push(format!(
                 "hld-bench client {}",
-                args(subs, events, rate, "$DIR/hld.sock", "$SESSION").join(" ")
+                args(load, "$DIR/hld.sock", "$SESSION").join(" ")
             ));
         }
         notes.push(format!(
-            "{subs} subscribers, {load}: {events} events per run; event lines of {:.0} bytes \
+            "{subs} subscribers, {how}: {events} events per run; event lines of {:.0} bytes \
              (hld's `new_approval`; the baseline's are padded to match)",
             Spread::of(&hld.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median
         ));
