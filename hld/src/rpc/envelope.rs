@@ -60,6 +60,8 @@ fn scan(text: &str) -> Option<Envelope<'_>> {
         rest: text.as_bytes(),
     };
     let mut envelope = Envelope::default();
+    // The members read so far, a bit each (`params: null` leaves its slot empty).
+    let mut seen = 0u8;
     s.skip_ws();
     s.expect(b'{')?;
     s.skip_ws();
@@ -77,12 +79,18 @@ fn scan(text: &str) -> Option<Envelope<'_>> {
             } else {
                 return None;
             };
+            // A repeated member: serde_json decides (it refuses it).
+            let bit = 1 << member as u8;
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
             s.skip_ws();
             s.expect(b':')?;
             s.skip_ws();
             let value = s.rest;
             // `params: null` counts as absent.
-            let present = match (&member, value.first()?) {
+            let present = match (member, value.first()?) {
                 (Member::Params, b'n') => s.null().map(|()| false),
                 (Member::Params, _) => s.empty_object().map(|()| true),
                 (_, b'"') => s.string().map(|()| true),
@@ -96,10 +104,6 @@ fn scan(text: &str) -> Option<Envelope<'_>> {
                 Member::Id => &mut envelope.id,
                 Member::Params => &mut envelope.params,
             };
-            // A repeated member: serde_json decides (it refuses it).
-            if slot.is_some() {
-                return None;
-            }
             *slot = present.then(|| &text[text.len() - value.len()..text.len() - s.rest.len()]);
             s.skip_ws();
             if s.eat(b'}') {
@@ -128,6 +132,7 @@ static ENDS_STRING: [bool; 256] = {
 };
 
 /// The members the scanner reads.
+#[derive(Clone, Copy)]
 enum Member {
     Jsonrpc,
     Method,
@@ -288,6 +293,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"health","params":nul,"id":1}"#,
             "{\"jsonrpc\":\"2.0\",\"method\":\"a\u{1}b\",\"id\":1}",
             r#"{"jsonrpc":"2.0","method":"é","id":1}"#,
+            r#"{"jsonrpc":"2.0","method":"health","params":null,"params":null,"id":1}"#,
             r#"["jsonrpc"]"#,
         ] {
             assert_eq!(scan(text), None, "{text}");
