@@ -5,7 +5,9 @@
 # echo server's under the health load, or the raw inline server's under the connect load.
 # With PERF=1 the calls are counted by `perf stat` on the kernel's syscall tracepoints
 # instead, which does not slow the daemon down as `strace` does (and so leaves the order in
-# which client and daemon run, and with it the calls made, as it is without a tracer).
+# which client and daemon run, and with it the calls made, as it is without a tracer); with
+# PERF=1, EXTRA names more tracepoints to count the same way (for example
+# EXTRA=ext4:ext4_mark_inode_dirty, the inode updates ext4 journals).
 set -euo pipefail
 B=$PWD/target/release
 MODE=$1
@@ -29,7 +31,8 @@ CALLS="accept accept4 read recvfrom write writev sendto sendmsg close shutdown e
   epoll_ctl futex pwrite64 fdatasync"
 if [ -n "${PERF:-}" ]; then
   # shellcheck disable=SC2046
-  perf stat $(for c in $CALLS; do printf -- "-e syscalls:sys_enter_%s " $c; done) -p $P \
+  perf stat $(for c in $CALLS; do printf -- "-e syscalls:sys_enter_%s " $c; done) \
+    $(for t in ${EXTRA:-}; do printf -- "-e %s " $t; done) -p $P \
     -o $D/perf 2>/dev/null &
 else
   strace -c -f -p $P -o $D/strace 2>/dev/null &
@@ -43,7 +46,7 @@ wait $T 2>/dev/null || true
 kill $P
 wait $P 2>/dev/null || true
 if [ -n "${PERF:-}" ]; then
-  awk -v n=$N '/syscalls:sys_enter_/ { gsub(",", "", $1); sub("syscalls:sys_enter_", "", $2);
+  awk -v n=$N '$2 ~ /:/ { gsub(",", "", $1); sub("syscalls:sys_enter_", "", $2);
     if ($1 > 0) printf "%s %.2f\n", $2, $1 / n }' $D/perf
 else
   # Columns: % time, seconds, usecs/call, calls, [errors,] syscall.
