@@ -8,7 +8,8 @@
 # events its `epoll_wait`s returned during the run are counted too, and the waits with a
 # timeout that expired (the flusher's rests, and any other timer). HLD `raw` runs the harness's
 # raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
-# the server and the client both run on CPU 0 (`taskset -c 0`).
+# the server and the client both run on CPU 0 (`taskset -c 0`). With EVENTS_OUT=DIR each
+# run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
@@ -19,7 +20,7 @@ ON=()
 [ -n "${PIN:-}" ] && ON=(taskset -c 0)
 # CPU ticks (user+system) of process $1 and its threads.
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-for _ in $(seq "$ROUNDS"); do
+for ROUND in $(seq "$ROUNDS"); do
   for H in "$@"; do
     D=$(mktemp -d)
     mkdir "$D/config"
@@ -44,8 +45,10 @@ for _ in $(seq "$ROUNDS"); do
     fi
     BEFORE=$(ticks $P)
     printf "%s: " "$(basename "$H")"
+    OUT=()
+    [ -n "${EVENTS_OUT:-}" ] && OUT=(--events-out "$EVENTS_OUT/$(basename "$H").$ROUND")
     "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
-      "${PACED[@]}" |
+      "${PACED[@]}" "${OUT[@]}" |
       python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")'
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"
     if [ -n "${EPOLL:-}" ]; then

@@ -48,6 +48,8 @@ pub struct FanoutSpec {
     pub session: String,
     /// Publisher connections, used in turn (as from that many sessions).
     pub publishers: usize,
+    /// Where to write each event's times (see [`write_events`]), if anywhere.
+    pub events_out: Option<PathBuf>,
 }
 
 /// The outcome of one fan-out run.
@@ -294,6 +296,9 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
     } else {
         (all - shared.completed.get()) as u64
     };
+    if let Some(path) = &spec.events_out {
+        write_events(path, &sent, &first, &done)?;
+    }
     Ok(FanoutResult {
         latency: between(&sent, &done, skip),
         first: between(&sent, &first, skip),
@@ -303,6 +308,31 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         lagged: shared.lagged.get(),
         line_bytes: shared.bytes.get() as f64 / shared.lines.get().max(1) as f64,
     })
+}
+
+/// Writes a line per event that reached every subscriber: its index, when it was sent (µs
+/// after the first event), and its first and last delivery (µs after it was sent). Which
+/// events were slow, and when, shows what the percentiles hide: whether slow events come
+/// together, and at which point of a run.
+fn write_events(
+    path: &Path,
+    sent: &[Option<Instant>],
+    first: &[Option<Instant>],
+    done: &[Option<Instant>],
+) -> anyhow::Result<()> {
+    let start = sent.iter().flatten().next().copied();
+    let mut out = String::new();
+    for (i, ((s, f), d)) in sent.iter().zip(first).zip(done).enumerate() {
+        if let (Some(start), Some(s), Some(f), Some(d)) = (start, s, f, d) {
+            out.push_str(&format!(
+                "{i} {} {} {}\n",
+                s.duration_since(start).as_micros(),
+                f.duration_since(*s).as_micros(),
+                d.duration_since(*s).as_micros()
+            ));
+        }
+    }
+    std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Percentiles of the time from `from[i]` to `to[i]` over the events after the first `skip`

@@ -123,6 +123,10 @@ enum Load {
         session: String,
         #[arg(long, default_value_t = 1)]
         publishers: usize,
+        /// Also write each event's times to this file, a line each: its index, when it was
+        /// sent (µs after the first), its first and its last delivery (µs after sending).
+        #[arg(long)]
+        events_out: Option<PathBuf>,
     },
 }
 
@@ -173,6 +177,7 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             rate,
             session,
             publishers,
+            events_out,
         } => serde_json::to_string(&fanout::run(&fanout::FanoutSpec {
             sock,
             subs,
@@ -180,6 +185,7 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             rate,
             session,
             publishers,
+            events_out,
         })?)?,
     };
     println!("{json}");
