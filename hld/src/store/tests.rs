@@ -1667,3 +1667,37 @@ async fn the_wal_is_checkpointed_in_the_background_and_stays_bounded() {
     let copied = std::fs::metadata(store.path()).unwrap().len();
     assert!(copied > 16 << 20, "only {copied} bytes were checkpointed");
 }
+
+/// The scheduling policy of each of this process's threads called `name` (field 41 of
+/// `/proc/self/task/TID/stat`).
+fn thread_policies(name: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| {
+            let dir = task.ok()?.path();
+            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
+            if comm.trim_end() != name {
+                return None;
+            }
+            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
+            // Fields after the command name, which is in parentheses, start at field 3.
+            let after_name = &stat[stat.rfind(')')? + 1..];
+            after_name.split_whitespace().nth(41 - 3)?.parse().ok()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn the_checkpointer_runs_only_when_nothing_else_wants_the_cpu() {
+    let (_dir, _store) = open_with_session().await;
+    let policies = thread_policies("hld-store-ckpt");
+    assert!(!policies.is_empty(), "no checkpointer thread found");
+    assert!(
+        policies.iter().all(|p| *p == libc::SCHED_IDLE),
+        "checkpointer policies {policies:?}"
+    );
+    // The threads that serve requests keep the normal class.
+    assert!(thread_policies("hld-store-write")
+        .iter()
+        .all(|p| *p == libc::SCHED_OTHER));
+}
