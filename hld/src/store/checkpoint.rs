@@ -1,6 +1,7 @@
 //! The WAL checkpointer: a thread with its own connection that copies the WAL into the
 //! database in the background, so that the writer thread does not stall its commits on it,
-//! and at idle priority, so that it does not take a CPU from request handling either.
+//! and in the batch scheduling class, so that waking it does not take a CPU from request
+//! handling either.
 //!
 //! The writer's connection gets a WAL hook instead of SQLite's auto-checkpoint (which would run
 //! the checkpoint, and its `fsync`s, on the writer thread every 1000 pages). The hook sees the
@@ -234,22 +235,20 @@ impl Drop for Checkpointer {
 
 /// The thread's body: a passive checkpoint whenever a commit asks, or when no commit has come
 /// for [`IDLE`] with a large WAL not wholly copied, until stopped.
-/// Puts the calling thread in Linux's `SCHED_IDLE` class: it runs when nothing else wants its
-/// CPU, never preempts another thread on waking, and any other thread that wakes preempts it.
-/// Copying the WAL is background work. At normal priority the thread, woken by a commit's hook
-/// on the committing thread's CPU, took that CPU from it for the 1–3 ms a copy of 1000 pages
+/// Puts the calling thread in Linux's `SCHED_BATCH` class: a thread woken there does not
+/// preempt the one running on its CPU, but it keeps its fair share of CPU time. Copying the
+/// WAL is background work. In the normal class the thread, woken by a commit's hook on the
+/// committing thread's CPU, took that CPU from it at once for the 1–3 ms a copy of 1000 pages
 /// takes (scheduler traces of a pinned fan-out run: the main thread preempted in the middle of
-/// `createApproval` and the event delivered ~2 ms late); at nice 19 it still did, as the
-/// scheduler lets a long-sleeping thread of any weight in ahead of one that has run a lot. A
-/// copy that falls behind on a busy machine cannot let the WAL grow without bound: at
-/// [`WAL_LIMIT_PAGES`] the writer checkpoints by itself.
+/// `createApproval` and the event delivered ~2 ms late); at nice 19 it still did. `SCHED_IDLE`
+/// would starve the copy on a busy machine and leave the WAL to the writer's hard limit.
 fn yield_to_others() {
     let param = libc::sched_param { sched_priority: 0 };
     // SAFETY: sched_setscheduler(2) reads the `sched_param` it is given, which lives until it
     // returns, and touches no other memory of ours. On Linux a policy belongs to a thread, and
     // pid 0 names the calling thread.
     #[allow(unsafe_code)]
-    let failed = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0;
+    let failed = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &param) } != 0;
     if failed {
         tracing::debug!(
             error = %std::io::Error::last_os_error(),
