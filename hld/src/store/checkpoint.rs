@@ -19,7 +19,11 @@
 //! - at [`WAL_LIMIT_PAGES`] the committing thread checkpoints whatever is left, so the WAL
 //!   cannot grow without bound even if the stream never pauses. Only the writer thread gets
 //!   there: a command is applied on its caller's thread only while the WAL is well short of
-//!   the limit ([`WalGauge`]).
+//!   the limit ([`WalGauge`]);
+//! - the first commit after a rewind syncs the WAL's header (SQLite does, in WAL mode with
+//!   `synchronous = NORMAL`, so that frames written later cannot reach the disk before it),
+//!   and waits for the disk. That commit goes to the writer thread too: while every frame is
+//!   copied, a command is not applied on its caller's thread either ([`WalGauge`]).
 //!
 //! Durability is unchanged: a commit is in the WAL before it returns either way; a checkpoint
 //! only moves committed pages into the database file (and syncs both).
@@ -211,15 +215,20 @@ impl Checkpointer {
 /// short of [`WAL_LIMIT_PAGES`] (so that the checkpoint there runs on the writer thread).
 const INLINE_HEADROOM_PAGES: i32 = 1000;
 
-/// Reads the WAL's size after the latest commit.
+/// Reads the WAL's state after the latest commit and checkpoint.
 #[derive(Clone)]
 pub(super) struct WalGauge(Arc<Shared>);
 
 impl WalGauge {
-    /// Whether the WAL is within [`INLINE_HEADROOM_PAGES`] of the limit at which the
-    /// committing thread checkpoints it.
-    pub(super) fn near_limit(&self) -> bool {
-        self.0.lock().pages >= WAL_LIMIT_PAGES - INLINE_HEADROOM_PAGES
+    /// Whether the next commit may wait on the WAL: it is within [`INLINE_HEADROOM_PAGES`] of
+    /// the limit at which the committing thread checkpoints it, or every frame of it has been
+    /// copied, so that the next commit rewinds it and syncs its header. A commit that may wait
+    /// is left to the writer thread, not made on a thread that serves requests.
+    pub(super) fn commit_may_wait(&self) -> bool {
+        let state = self.0.lock();
+        let near_limit = state.pages >= WAL_LIMIT_PAGES - INLINE_HEADROOM_PAGES;
+        let rewind_due = state.copied > 0 && state.copied >= state.pages;
+        near_limit || rewind_due
     }
 }
 

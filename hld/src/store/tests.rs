@@ -1633,12 +1633,18 @@ async fn the_wal_is_rewound_after_a_quiet_second(inline: bool) {
     let burst = wal_generation(store.path());
     tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
     let after = vec!["after the pause".to_owned()];
-    store.submit(batch(after), inline).await.unwrap();
+    let rewound_on = store.submit(batch(after), inline).await.unwrap();
     assert_ne!(
         wal_generation(store.path()),
         burst,
         "the WAL was not rewound"
     );
+    // The commit that rewinds the WAL syncs its header: never on the caller's thread. The
+    // next one appends, and may be.
+    assert_ne!(rewound_on, caller, "the rewinding commit was made inline");
+    let next = vec!["and after the rewind".to_owned()];
+    let next_on = store.submit(batch(next), inline).await.unwrap();
+    assert_eq!(next_on == caller, inline);
 }
 
 #[tokio::test]

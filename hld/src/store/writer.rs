@@ -148,10 +148,10 @@ impl Slot {
 
     /// Applies `job` on the calling thread, in a transaction of its own, if nothing is queued
     /// for the thread (whose jobs must go first), the thread is not applying a batch, and the
-    /// WAL is well short of the size at which a commit checkpoints it by itself; otherwise
-    /// gives the job back.
+    /// commit will not wait on the WAL (a checkpoint at its size limit, or the sync of its
+    /// header after a rewind); otherwise gives the job back.
     pub(super) fn try_apply(&self, job: Box<dyn Job>, stats: &Stats) -> Option<Box<dyn Job>> {
-        if self.queued.load(Ordering::SeqCst) != 0 || self.wal.near_limit() {
+        if self.queued.load(Ordering::SeqCst) != 0 || self.wal.commit_may_wait() {
             return Some(job);
         }
         let mut writer = match self.writer.try_lock() {
