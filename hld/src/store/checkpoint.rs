@@ -242,8 +242,6 @@ impl Drop for Checkpointer {
     }
 }
 
-/// The thread's body: a passive checkpoint whenever a commit asks, or when no commit has come
-/// for [`IDLE`] with a large WAL not wholly copied, until stopped.
 /// Puts the calling thread in Linux's `SCHED_BATCH` class: a thread woken there does not
 /// preempt the one running on its CPU, but it keeps its fair share of CPU time. Copying the
 /// WAL is background work. In the normal class the thread, woken by a commit's hook on the
@@ -266,6 +264,8 @@ fn yield_to_others() {
     }
 }
 
+/// The thread's body: a passive checkpoint whenever a commit asks, or when no commit has come
+/// for [`IDLE`] with a large WAL not wholly copied, until stopped.
 fn run(conn: &Connection, shared: &Shared) {
     loop {
         let rewinds = {
