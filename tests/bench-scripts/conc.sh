@@ -2,7 +2,8 @@
 # usage: conc.sh ROUNDS CONNS HLD... — thousands of `health` requests/s on CONNS connections
 # (200,000 in all, unpinned), for the raw tokio echo server and each daemon binary in turn,
 # ROUNDS times: the harness's throughput load, with builds alternating. After each figure, the
-# server's CPU time during the run, user/system in ms.
+# server's CPU time during the run, user/system in ms, and the client's (the load generator's),
+# user/system in s.
 set -euo pipefail
 B=$PWD/target/release
 one() {
@@ -19,10 +20,12 @@ one() {
   sleep 0.3
   local BEFORE RATE
   BEFORE=$(awk '{print $14, $15}' /proc/$P/stat)
-  RATE=$($B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 |
-    python3 -c 'import json,sys; d=json.load(sys.stdin); print(round(d["ops"]/d["secs"]/1000))')
-  printf "%s=%sk (%s) " "$(basename $1)" "$RATE" "$(echo "$BEFORE $(awk '{print $14, $15}' /proc/$P/stat)" |
-    awk -v hz="$(getconf CLK_TCK)" '{printf "%d/%d ms", ($3 - $1) * 1000 / hz, ($4 - $2) * 1000 / hz}')"
+  local TIMEFORMAT='%3U/%3S s'
+  { time $B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 >$D/out; } \
+    2>$D/client
+  RATE=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["ops"]/d["secs"]/1000))' $D/out)
+  printf "%s=%sk (%s; client %s) " "$(basename $1)" "$RATE" "$(echo "$BEFORE $(awk '{print $14, $15}' /proc/$P/stat)" |
+    awk -v hz="$(getconf CLK_TCK)" '{printf "%d/%d ms", ($3 - $1) * 1000 / hz, ($4 - $2) * 1000 / hz}')" "$(cat $D/client)"
   kill $P; wait $P 2>/dev/null || true
   rm -rf $D
 }
