@@ -6,8 +6,10 @@
 //! next events it receives. A slow subscriber never delays the publisher or anyone else.
 //!
 //! Publishing appends the event to one shared log and wakes the flusher: its cost does not
-//! grow with the subscribers. The flusher task then hands the events logged since its last
-//! pass to every subscriber in turn. A connection's subscriber also gives the bus its socket:
+//! grow with the subscribers. The flusher task then goes round the subscribers, giving each
+//! the logged events it has not had yet; it takes what was logged meanwhile whenever it
+//! pauses, so an event published during a round reaches the rest of that round's
+//! subscribers at once and the others early in the next. A connection's subscriber also gives the bus its socket:
 //! while its task is idle, the flusher writes the events it wants straight from the log in
 //! one non-blocking write, so that an event costs one task wake-up in all, not one per
 //! subscriber, and events published in between share a write. Only what a socket does not
@@ -142,8 +144,9 @@ pub trait Sink: Send + Sync {
 
 struct Slot {
     filter: Filter,
-    /// The first log sequence number published after this subscription began.
-    from_seq: u64,
+    /// The log sequence number of the next event this subscriber is to be given: at first the
+    /// first one published after it subscribed. Only the flusher moves it.
+    next_seq: AtomicU64,
     // A std Mutex: held only to push or drain (or for one non-blocking write), never across
     // an await.
     queue: Mutex<Queue>,
@@ -153,7 +156,7 @@ struct Slot {
     sink: Option<Arc<dyn Sink>>,
 }
 
-/// The events published since the flusher's last pass.
+/// The events published and not yet taken by the flusher.
 #[derive(Default)]
 struct Log {
     events: Vec<Arc<Published>>,
@@ -161,10 +164,18 @@ struct Log {
     next_seq: u64,
 }
 
-/// One flusher pass: the events logged since the previous one, and the subscribers then.
-struct Pass {
-    events: Vec<Arc<Published>>,
+/// The flusher's way round the subscribers.
+#[derive(Default)]
+struct Round {
+    /// The subscribers of this round: those present when it began.
     slots: Vec<Arc<Slot>>,
+    /// How many of them have been served.
+    served: usize,
+    /// The events some subscriber may not have had yet, in log order.
+    events: Vec<Arc<Published>>,
+    /// `events[..settled]` were there when this round began: by its end every subscriber has
+    /// them. The rest came during the round, after some subscribers had been served.
+    settled: usize,
 }
 
 /// The bus. Cheap to clone.
@@ -174,7 +185,7 @@ pub struct Bus {
 }
 
 struct BusInner {
-    // A std RwLock: the flusher reads it once per pass; (un)subscribing writes it briefly.
+    // A std RwLock: the flusher reads it once per round; (un)subscribing writes it briefly.
     slots: RwLock<HashMap<u64, Arc<Slot>>>,
     next_id: AtomicU64,
     capacity: usize,
@@ -237,61 +248,87 @@ impl Bus {
     /// Hands the logged events to the subscribers, until the bus is closed. Spawned once per
     /// daemon.
     ///
-    /// Each pass takes every event logged since the previous one and gives each subscriber
-    /// those it wants: written straight to its socket in one write while its task is idle,
-    /// queued for the task otherwise. Events published during a pass (the flusher yields
-    /// every [`FLUSH_CHUNK`] subscribers, so that requests keep flowing) wait for the next,
-    /// so the busier the daemon the more events share a write (coalescing).
+    /// The flusher goes round the subscribers, giving each the events it wants that it has
+    /// not had yet: written straight to its socket in one write while its task is idle,
+    /// queued for the task otherwise. It yields every [`FLUSH_CHUNK`] subscribers, so that
+    /// requests keep flowing, and takes what was logged meanwhile: an event published during
+    /// a round goes to that round's remaining subscribers and, early in the next round, to
+    /// those served before it came. So an event waits at most about one round, and the busier
+    /// the daemon the more events share a write (coalescing). Rounds follow each other while
+    /// any subscriber lacks an event.
     pub async fn flusher(self) {
+        let mut round = Round::default();
         loop {
             self.inner.flush.notified().await;
-            if self.inner.closed.load(Ordering::Acquire) {
-                return;
-            }
-            let Some(pass) = self.take_pass() else {
-                continue;
-            };
-            let started = Instant::now();
-            let mut chunks = pass.slots.chunks(FLUSH_CHUNK).peekable();
-            while let Some(chunk) = chunks.next() {
-                Self::deliver(&pass.events, chunk);
-                if chunks.peek().is_some() {
+            while !self.inner.closed.load(Ordering::Acquire) && self.begin_round(&mut round) {
+                let started = Instant::now();
+                while self.serve_chunk(&mut round) {
+                    tokio::task::yield_now().await;
+                }
+                // A long round (many subscribers) during which more events came: a stream.
+                // Rest as long before the next round, so that the flusher takes at most half
+                // the thread and the events that arrive meanwhile share each subscriber's
+                // next write. Decided before the round's last yield: an event that comes in
+                // answer to the round's last delivery (a client that sends the next once
+                // every subscriber has this one) is not a stream, and a lone event costs no
+                // rest.
+                let streaming = round.events.len() > round.settled
+                    || !self.inner.log.lock().unwrap().events.is_empty();
+                let took = started.elapsed();
+                if streaming && took >= LONG_ROUND {
+                    tokio::time::sleep(took.min(MAX_REST)).await;
+                } else {
                     tokio::task::yield_now().await;
                 }
             }
-            // A long pass (many subscribers) during which more events came: a stream. Rest as
-            // long before the next pass, so that the flusher takes at most half the thread and
-            // the events that arrive meanwhile share each subscriber's next write. Decided
-            // before the pass's last yield: an event that comes in answer to the pass's last
-            // delivery (a client that sends the next once every subscriber has this one) is
-            // not a stream, and a lone event costs no rest.
-            let streaming = !self.inner.log.lock().unwrap().events.is_empty();
-            let took = started.elapsed();
-            if streaming && took >= LONG_PASS {
-                tokio::time::sleep(took.min(MAX_REST)).await;
-            } else {
-                tokio::task::yield_now().await;
+            if self.inner.closed.load(Ordering::Acquire) {
+                return;
             }
         }
     }
 
-    /// The events logged since the last pass and the subscribers to give them to, or `None`
-    /// if nothing was logged.
-    fn take_pass(&self) -> Option<Pass> {
-        let events = std::mem::take(&mut self.inner.log.lock().unwrap().events);
-        if events.is_empty() {
-            return None;
-        }
-        let slots = self.inner.slots.read().unwrap().values().cloned().collect();
-        Some(Pass { events, slots })
+    /// Appends the events logged since the last take to the round's.
+    fn take_logged(&self, round: &mut Round) {
+        round
+            .events
+            .append(&mut self.inner.log.lock().unwrap().events);
     }
 
-    /// Gives `events` to `slots` (one chunk of a [`flusher`](Self::flusher) pass).
-    fn deliver(events: &[Arc<Published>], slots: &[Arc<Slot>]) {
-        let now = Instant::now();
-        for slot in slots {
-            slot.deliver(events, now);
+    /// Starts a round: drops the events every subscriber has had, takes those logged since,
+    /// and the subscribers now. `false` (and the round left empty) when no subscriber lacks
+    /// an event.
+    fn begin_round(&self, round: &mut Round) -> bool {
+        round.events.drain(..round.settled);
+        self.take_logged(round);
+        round.settled = round.events.len();
+        round.served = 0;
+        round.slots.clear();
+        if !round.events.is_empty() {
+            round
+                .slots
+                .extend(self.inner.slots.read().unwrap().values().cloned());
         }
+        if round.slots.is_empty() {
+            round.events.clear();
+            round.settled = 0;
+            return false;
+        }
+        true
+    }
+
+    /// Serves the round's next [`FLUSH_CHUNK`] subscribers, with the events logged since the
+    /// previous chunk. `false`: the round is over.
+    fn serve_chunk(&self, round: &mut Round) -> bool {
+        if round.served > 0 {
+            self.take_logged(round);
+        }
+        let end = (round.served + FLUSH_CHUNK).min(round.slots.len());
+        let now = Instant::now();
+        for slot in &round.slots[round.served..end] {
+            slot.deliver(&round.events, now);
+        }
+        round.served = end;
+        end < round.slots.len()
     }
 
     fn encode(event: Event) -> Published {
@@ -331,7 +368,7 @@ impl Bus {
         let log = self.inner.log.lock().unwrap();
         let slot = Arc::new(Slot {
             filter,
-            from_seq: log.next_seq,
+            next_seq: AtomicU64::new(log.next_seq),
             queue: Mutex::new(Queue {
                 events: VecDeque::new(),
                 lost: 0,
@@ -375,14 +412,19 @@ impl Bus {
 }
 
 impl Slot {
-    /// The flusher's turn: the events of `events` this subscriber wants are written to its
-    /// sink in one non-blocking write if its task is idle; whatever the socket does not take,
-    /// and every event while the task is busy (or for a subscriber without a sink), is queued
-    /// for the task, which is woken for it.
+    /// The flusher's turn: the events of `events` (in log order) this subscriber wants and
+    /// has not been given are written to its sink in one non-blocking write if its task is
+    /// idle; whatever the socket does not take, and every event while the task is busy (or
+    /// for a subscriber without a sink), is queued for the task, which is woken for it.
     fn deliver(&self, events: &[Arc<Published>], now: Instant) {
+        let from = self.next_seq.load(Ordering::Relaxed);
+        match events.last() {
+            Some(last) if last.seq >= from => self.next_seq.store(last.seq + 1, Ordering::Relaxed),
+            _ => return,
+        }
         let mut wanted = events
             .iter()
-            .filter(|p| p.seq >= self.from_seq && self.filter.matches(p))
+            .filter(|p| p.seq >= from && self.filter.matches(p))
             .peekable();
         if wanted.peek().is_none() {
             return;
@@ -435,9 +477,10 @@ impl Slot {
     }
 }
 
-/// A flusher pass at least this long is followed by a rest as long (at most [`MAX_REST`]).
-const LONG_PASS: Duration = Duration::from_micros(500);
-/// The longest rest after a pass.
+/// A flusher round at least this long, during which events came, is followed by a rest as
+/// long (at most [`MAX_REST`]).
+const LONG_ROUND: Duration = Duration::from_micros(500);
+/// The longest rest after a round.
 const MAX_REST: Duration = Duration::from_millis(5);
 
 /// Subscribers the flusher serves between two yields.
@@ -553,11 +596,25 @@ mod tests {
         }
     }
 
-    /// One flusher pass, without the flusher task.
-    fn pass(bus: &Bus) {
-        if let Some(pass) = bus.take_pass() {
-            Bus::deliver(&pass.events, &pass.slots);
+    /// The flusher's rounds until no subscriber lacks an event, without the flusher task.
+    fn flush(bus: &Bus) {
+        let mut round = Round::default();
+        while bus.begin_round(&mut round) {
+            while bus.serve_chunk(&mut round) {}
         }
+    }
+
+    /// The session ids of the lines in `bytes`.
+    fn line_sessions(bytes: &[u8]) -> Vec<String> {
+        serde_json::Deserializer::from_slice(bytes)
+            .into_iter::<serde_json::Value>()
+            .map(|l| l.unwrap()["result"]["event"]["data"]["session_id"].to_string())
+            .collect()
+    }
+
+    /// Takes the log: how many events were logged since the last take.
+    fn logged(bus: &Bus) -> usize {
+        std::mem::take(&mut bus.inner.log.lock().unwrap().events).len()
     }
 
     /// What `sub` has queued: (lost, events), or `None` if nothing.
@@ -581,7 +638,7 @@ mod tests {
         let unknown = bus.subscribe(Filter::of_types(&["no_such_type"]));
         bus.publish(status("s1", "r1"));
         bus.publish(status("s2", "r2"));
-        pass(&bus);
+        flush(&bus);
         assert_eq!(take(&all).unwrap().1.len(), 2);
         assert_eq!(take(&by_session).unwrap().1.len(), 1);
         assert!(take(&both).is_none());
@@ -599,7 +656,7 @@ mod tests {
         for i in 0..5 {
             bus.publish(status(&format!("s{i}"), "r"));
         }
-        pass(&bus);
+        flush(&bus);
         let (lost, events) = take(&sub).unwrap();
         assert_eq!(lost, 2);
         let ids: Vec<_> = events
@@ -617,7 +674,7 @@ mod tests {
         bus.publish(status("s1", "r"));
         let late = bus.subscribe(Filter::default());
         bus.publish(status("s2", "r"));
-        pass(&bus);
+        flush(&bus);
         let ids = |sub| -> Vec<String> {
             let (_, events) = take(sub).unwrap();
             session_ids(&events.into())
@@ -631,13 +688,13 @@ mod tests {
         let bus = Bus::new(10);
         let approvals = bus.subscribe(Filter::of_types(&["new_approval"]));
         bus.publish(status("s1", "r"));
-        assert!(bus.take_pass().is_none());
+        assert_eq!(logged(&bus), 0);
         let all = bus.subscribe(Filter::default());
         bus.publish(status("s2", "r"));
-        assert_eq!(bus.take_pass().unwrap().events.len(), 1);
+        assert_eq!(logged(&bus), 1);
         drop(all);
         bus.publish(status("s3", "r"));
-        assert!(bus.take_pass().is_none());
+        assert_eq!(logged(&bus), 0);
         assert!(take(&approvals).is_none());
         assert_eq!(bus.published_count(), 3);
     }
@@ -656,7 +713,7 @@ mod tests {
         let bus = Bus::new(3);
         let sub = bus.subscribe(Filter::default());
         bus.publish(status("s1", "r1"));
-        pass(&bus);
+        flush(&bus);
         let (_, events) = take(&sub).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&events[0].line).unwrap();
         assert_eq!(v["id"], serde_json::Value::Null);
@@ -737,13 +794,9 @@ mod tests {
         for i in 0..100 {
             bus.publish(status(&format!("s{i}"), "r"));
         }
-        pass(&bus);
+        flush(&bus);
         assert_eq!(pipe.writes.load(Ordering::Relaxed), 2);
-        let got = std::mem::take(&mut *pipe.got.lock().unwrap());
-        let ids: Vec<String> = serde_json::Deserializer::from_slice(&got)
-            .into_iter::<serde_json::Value>()
-            .map(|l| l.unwrap()["result"]["event"]["data"]["session_id"].to_string())
-            .collect();
+        let ids = line_sessions(&pipe.got.lock().unwrap());
         let expected: Vec<String> = (0..100).map(|i| format!("\"s{i}\"")).collect();
         assert_eq!(ids, expected);
         assert!(take(&sub).is_none());
@@ -827,9 +880,64 @@ mod tests {
         assert!(!sub.claim());
     }
 
-    /// A socket that takes a flusher pass's time: each write blocks for [`LONG_PASS`] and
+    /// A socket that records the lines of each write; the first write to any socket sharing
+    /// its `fired` flag publishes another event, as if it came while the flusher was on its way
+    /// round.
+    struct Midway {
+        bus: Bus,
+        fired: Arc<AtomicBool>,
+        writes: Mutex<Vec<Vec<String>>>,
+    }
+
+    impl Sink for Midway {
+        fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
+            let bytes: Vec<u8> = bufs.iter().flat_map(|b| b.iter().copied()).collect();
+            self.writes.lock().unwrap().push(line_sessions(&bytes));
+            if !self.fired.swap(true, Ordering::Relaxed) {
+                self.bus.publish(status("late", "r"));
+            }
+            Ok(bytes.len())
+        }
+    }
+
+    #[test]
+    fn an_event_published_during_a_round_reaches_its_remaining_subscribers_in_it() {
+        let bus = Bus::new(8);
+        let fired = Arc::new(AtomicBool::new(false));
+        let subs: Vec<_> = (0..FLUSH_CHUNK * 2 + 88)
+            .map(|_| {
+                let sink = Arc::new(Midway {
+                    bus: bus.clone(),
+                    fired: fired.clone(),
+                    writes: Mutex::default(),
+                });
+                let sub = bus.subscribe_direct(Filter::default(), sink.clone());
+                assert!(take(&sub).is_none()); // the task hands the sink to the flusher
+                (sub, sink)
+            })
+            .collect();
+        bus.publish(status("early", "r"));
+        flush(&bus);
+        // "late" came while the first chunk was served: the chunks after it carry both
+        // events in one write; the first chunk's subscribers get it in the next round.
+        let (mut one, mut two) = (0, 0);
+        for (sub, sink) in &subs {
+            let writes = sink.writes.lock().unwrap();
+            let all: Vec<&String> = writes.iter().flatten().collect();
+            assert_eq!(all, ["\"early\"", "\"late\""]);
+            match writes.len() {
+                1 => one += 1,
+                2 => two += 1,
+                n => panic!("{n} writes"),
+            }
+            assert!(take(sub).is_none());
+        }
+        assert_eq!((two, one), (FLUSH_CHUNK, FLUSH_CHUNK + 88));
+    }
+
+    /// A socket that makes a flusher round long: each write blocks for [`LONG_ROUND`] and
     /// records the runtime's (paused) clock; with `echo`, the write publishes the next event
-    /// itself, while the pass is still going.
+    /// itself, while the round is still going.
     struct Slow {
         bus: Bus,
         echo: bool,
@@ -839,7 +947,7 @@ mod tests {
 
     impl Sink for Slow {
         fn try_write_vectored(&self, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
-            std::thread::sleep(LONG_PASS);
+            std::thread::sleep(LONG_ROUND);
             let mut writes = self.writes.lock().unwrap();
             writes.push(tokio::time::Instant::now());
             if self.echo && writes.len() < 3 {
@@ -851,7 +959,7 @@ mod tests {
     }
 
     /// How far the paused clock moved between the writes of three events to a subscriber
-    /// whose socket makes every pass long: events published during the pass (`echo`), or
+    /// whose socket makes every round long: events published during the round (`echo`), or
     /// each in answer to the previous write, as a client with one event in flight sends them.
     /// The test waits without timers, so only the flusher's rests move the clock.
     async fn rests_between_writes(echo: bool) -> Vec<Duration> {
@@ -879,16 +987,16 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_long_pass_during_which_events_came_is_followed_by_a_rest() {
+    async fn a_long_round_during_which_events_came_is_followed_by_a_rest() {
         let rests = rests_between_writes(true).await;
         assert_eq!(rests.len(), 2);
         for rest in rests {
-            assert!(rest >= LONG_PASS, "{rest:?}");
+            assert!(rest >= LONG_ROUND, "{rest:?}");
         }
     }
 
     #[tokio::test(start_paused = true)]
-    async fn an_event_sent_in_answer_to_a_long_pass_gets_no_rest() {
+    async fn an_event_sent_in_answer_to_a_long_round_gets_no_rest() {
         let rests = rests_between_writes(false).await;
         assert_eq!(rests, [Duration::ZERO; 2]);
     }

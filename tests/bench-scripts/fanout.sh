@@ -9,7 +9,8 @@
 # timeout that expired (the flusher's rests, and any other timer). HLD `raw` runs the harness's
 # raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
 # the server and the client both run on CPU 0 (`taskset -c 0`). With EVENTS_OUT=DIR each
-# run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs).
+# run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs;
+# the subscriber that read it last).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3

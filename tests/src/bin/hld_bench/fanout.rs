@@ -80,6 +80,8 @@ struct Shared {
     done: RefCell<Vec<Option<Instant>>>,
     /// When each event's first delivery arrived.
     first: RefCell<Vec<Option<Instant>>>,
+    /// Which subscriber (by the order they subscribed in) read each event last.
+    last: RefCell<Vec<u32>>,
     completed: Cell<usize>,
     lagged: Cell<u64>,
     /// Event lines read, and their bytes.
@@ -90,7 +92,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn deliver(&self, seq: usize) {
+    fn deliver(&self, seq: usize, sub: u32) {
         let mut counts = self.counts.borrow_mut();
         let Some(count) = counts.get_mut(seq) else {
             return;
@@ -101,6 +103,7 @@ impl Shared {
         }
         if *count == self.subs {
             self.done.borrow_mut()[seq] = Some(Instant::now());
+            self.last.borrow_mut()[seq] = sub;
             self.completed.set(self.completed.get() + 1);
             self.progress.notify_waiters();
         }
@@ -128,7 +131,8 @@ fn request(method: &str, params: serde_json::Value, id: u64) -> Vec<u8> {
     line
 }
 
-async fn subscribe(sock: &Path, shared: Rc<Shared>) -> anyhow::Result<()> {
+/// Subscribes connection number `sub` and spawns its reader.
+async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<()> {
     let stream = UnixStream::connect(sock).await.context("connect")?;
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
@@ -161,7 +165,7 @@ async fn subscribe(sock: &Path, shared: Rc<Shared>) -> anyhow::Result<()> {
                 if let Some(seq) = seq_of(line) {
                     shared.lines.set(shared.lines.get() + 1);
                     shared.bytes.set(shared.bytes.get() + line.len() as u64 + 1);
-                    shared.deliver(seq);
+                    shared.deliver(seq, sub);
                 } else if memmem::find(line, b"\"lagged\"").is_some() {
                     shared.lagged.set(shared.lagged.get() + 1);
                 }
@@ -193,6 +197,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         sent: RefCell::new(vec![None; spec.events]),
         done: RefCell::new(vec![None; spec.events]),
         first: RefCell::new(vec![None; spec.events]),
+        last: RefCell::new(vec![0; spec.events]),
         completed: Cell::new(0),
         lagged: Cell::new(0),
         lines: Cell::new(0),
@@ -201,10 +206,10 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         subs: spec.subs as u32,
     });
     // Subscribe in groups, so that a thousand handshakes do not all wait at once.
-    for chunk in (0..spec.subs).collect::<Vec<_>>().chunks(50) {
+    for chunk in (0..spec.subs as u32).collect::<Vec<_>>().chunks(50) {
         let joins = chunk
             .iter()
-            .map(|_| subscribe(&spec.sock, shared.clone()))
+            .map(|&sub| subscribe(&spec.sock, sub, shared.clone()))
             .collect::<Vec<_>>();
         for r in futures::future::join_all(joins).await {
             r?;
@@ -297,7 +302,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         (all - shared.completed.get()) as u64
     };
     if let Some(path) = &spec.events_out {
-        write_events(path, &sent, &first, &done)?;
+        write_events(path, &sent, &first, &done, &shared.last.borrow())?;
     }
     Ok(FanoutResult {
         latency: between(&sent, &done, skip),
@@ -311,21 +316,23 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
 }
 
 /// Writes a line per event that reached every subscriber: its index, when it was sent (µs
-/// after the first event), and its first and last delivery (µs after it was sent). Which
-/// events were slow, and when, shows what the percentiles hide: whether slow events come
-/// together, and at which point of a run.
+/// after the first event), its first and last delivery (µs after it was sent), and which
+/// subscriber (numbered in the order they subscribed) read it last. Which events were slow,
+/// and when, shows what the percentiles hide: whether slow events come together, at which
+/// point of a run, and whether one subscriber held them up.
 fn write_events(
     path: &Path,
     sent: &[Option<Instant>],
     first: &[Option<Instant>],
     done: &[Option<Instant>],
+    last: &[u32],
 ) -> anyhow::Result<()> {
     let start = sent.iter().flatten().next().copied();
     let mut out = String::new();
-    for (i, ((s, f), d)) in sent.iter().zip(first).zip(done).enumerate() {
+    for (i, (((s, f), d), sub)) in sent.iter().zip(first).zip(done).zip(last).enumerate() {
         if let (Some(start), Some(s), Some(f), Some(d)) = (start, s, f, d) {
             out.push_str(&format!(
-                "{i} {} {} {}\n",
+                "{i} {} {} {} {sub}\n",
                 s.duration_since(start).as_micros(),
                 f.duration_since(*s).as_micros(),
                 d.duration_since(*s).as_micros()
