@@ -119,9 +119,9 @@ impl FanoutLoad {
 #[derive(Debug, Clone)]
 pub struct Plan {
     smoke: bool,
-    /// Rounds of the request/response groups.
+    /// Rounds of the request/response and fan-out groups.
     rounds: usize,
-    /// Rounds of the slower groups (fan-out, ingest, start-up, memory).
+    /// Rounds of the slower groups (ingest, start-up, memory).
     slow_rounds: usize,
     pingpong: u64,
     warmup: u64,
@@ -198,7 +198,7 @@ impl Plan {
     /// One line for the report.
     pub fn describe(&self) -> String {
         format!(
-            "{} rounds ({} for fan-out, ingest, start-up and memory){}",
+            "{} rounds ({} for ingest, start-up and memory){}",
             self.rounds,
             self.slow_rounds,
             if self.smoke { ", smoke counts" } else { "" }
@@ -563,7 +563,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         }
         a
     };
-    for _ in 0..plan.slow_rounds {
+    for _ in 0..plan.rounds {
         for (i, load) in loads.iter().enumerate() {
             let pinned = load.pinned;
             // hld first: the raw server then pads its event lines to the length of hld's.
