@@ -4,7 +4,8 @@
 # set) against each daemon binary in turn, ROUNDS times; prints each run's p50, p99 and max
 # latency in µs (publisher's write to the last subscriber's read), its two halves (publisher's
 # write → first delivery, first → last delivery; p50 and p99 of each), the daemon's CPU time
-# during the run (user+system, ms). With EPOLL=1 the daemon runs under `strace -f` and the
+# during the run (user+system, ms) and the client's (the load generator's: user/system, s,
+# subscribing included). With EPOLL=1 the daemon runs under `strace -f` and the
 # events its `epoll_wait`s returned during the run are counted too, and the waits with a
 # timeout that expired (the flusher's rests, and any other timer). HLD `raw` runs the harness's
 # raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
@@ -48,10 +49,11 @@ for ROUND in $(seq "$ROUNDS"); do
     printf "%s: " "$(basename "$H")"
     OUT=()
     [ -n "${EVENTS_OUT:-}" ] && OUT=(--events-out "$EVENTS_OUT/$(basename "$H").$ROUND")
-    "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" --session "$S" \
-      "${PACED[@]}" "${OUT[@]}" |
-      python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")'
-    echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms"
+    TIMEFORMAT='%3U/%3S s'
+    { time "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" \
+      --session "$S" "${PACED[@]}" "${OUT[@]}" >"$D/out"; } 2>"$D/client"
+    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")' <"$D/out"
+    echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms; client $(cat "$D/client")"
     if [ -n "${EPOLL:-}" ]; then
       kill -INT $T
       wait $T 2>/dev/null || true
