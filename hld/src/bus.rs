@@ -9,11 +9,12 @@
 //! grow with the subscribers. The flusher task then goes round the subscribers, giving each
 //! the logged events it has not had yet; it takes what was logged meanwhile whenever it
 //! pauses, so an event published during a round reaches the rest of that round's
-//! subscribers at once and the others early in the next. A connection's subscriber also gives the bus its socket:
-//! while its task is idle, the flusher writes the events it wants straight from the log in
-//! one non-blocking write, so that an event costs one task wake-up in all, not one per
-//! subscriber, and events published in between share a write. Only what a socket does not
-//! take is queued, for that subscriber's own task, which waits until the socket has room.
+//! subscribers at once and the others early in the next. A connection's subscriber also
+//! gives the bus its socket: while its task is idle, the flusher writes the events it wants
+//! straight from the log in one non-blocking write, so that an event costs one task wake-up
+//! in all, not one per subscriber, and events published in between share a write. Only what
+//! a socket does not take is queued, for that subscriber's own task, which waits until the
+//! socket has room.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::IoSlice;
