@@ -11,13 +11,15 @@
 # raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
 # the server and the client both run on CPU 0 (`taskset -c 0`). With EVENTS_OUT=DIR each
 # run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs;
-# the subscriber that read it last).
+# the subscriber that read it last). WINDOW=N lets N events be in flight (from 8 publisher
+# connections; with no RATE, as fast as that allows: the saturation throughput).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
 shift 3
 PACED=()
 [ -n "${RATE:-}" ] && PACED=(--rate "$RATE" --publishers 8)
+[ -n "${WINDOW:-}" ] && PACED+=(--window "$WINDOW" --publishers 8)
 ON=()
 [ -n "${PIN:-}" ] && ON=(taskset -c 0)
 # CPU ticks (user+system) of process $1 and its threads.
@@ -52,7 +54,7 @@ for ROUND in $(seq "$ROUNDS"); do
     TIMEFORMAT='%3U/%3S s'
     { time "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" \
       --session "$S" "${PACED[@]}" "${OUT[@]}" >"$D/out"; } 2>"$D/client"
-    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"]), end="")' <"$D/out"
+    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f; %.0f events/s" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"], r["events_per_sec"]), end="")' <"$D/out"
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms; client $(cat "$D/client")"
     if [ -n "${EPOLL:-}" ]; then
       kill -INT $T

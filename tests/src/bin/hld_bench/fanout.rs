@@ -30,6 +30,8 @@ use crate::stats::Latency;
 
 /// Events left out of the statistics at the start of a run (connections warming up).
 const WARMUP: usize = 10;
+/// Events that may be in flight under a paced load unless told otherwise.
+pub const PACED_WINDOW: usize = 1024;
 /// How long after the last send every event must have arrived.
 const GRACE: Duration = Duration::from_secs(10);
 
@@ -48,6 +50,9 @@ pub struct FanoutSpec {
     pub session: String,
     /// Publisher connections, used in turn (as from that many sessions).
     pub publishers: usize,
+    /// Events that may be in flight at once (1: each is sent once the previous one is
+    /// complete).
+    pub window: usize,
     /// Where to write each event's times (see [`write_events`]), if anywhere.
     pub events_out: Option<PathBuf>,
 }
@@ -242,7 +247,6 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         }));
     }
 
-    let window = 1024;
     let started = Instant::now();
     for i in 0..spec.events {
         match spec.rate {
@@ -252,9 +256,8 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
                 tokio::time::sleep_until(at.into()).await;
             }
         }
-        let limit = if spec.rate.is_some() { window } else { 1 };
         wait_until(&shared, Duration::from_secs(10), |s| {
-            i - s.completed.get() < limit
+            i - s.completed.get() < spec.window.max(1)
         })
         .await
         .with_context(|| {

@@ -123,6 +123,10 @@ enum Load {
         session: String,
         #[arg(long, default_value_t = 1)]
         publishers: usize,
+        /// Events that may be in flight (sent, not yet read by every subscriber): 1 by
+        /// default, 1024 with a rate.
+        #[arg(long)]
+        window: Option<usize>,
         /// Also write each event's times to this file, a line each: its index, when it was
         /// sent (µs after the first), its first and its last delivery (µs after sending).
         #[arg(long)]
@@ -177,6 +181,7 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             rate,
             session,
             publishers,
+            window,
             events_out,
         } => serde_json::to_string(&fanout::run(&fanout::FanoutSpec {
             sock,
@@ -185,6 +190,11 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             rate,
             session,
             publishers,
+            window: window.unwrap_or(if rate.is_some() {
+                fanout::PACED_WINDOW
+            } else {
+                1
+            }),
             events_out,
         })?)?,
     };
