@@ -11,7 +11,7 @@
 # raw broadcast server instead (event lines padded to RAW_BYTES, 806 by default). With PIN=1
 # the server and the client both run on CPU 0 (`taskset -c 0`). With EVENTS_OUT=DIR each
 # run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs;
-# the subscriber that read it last). WINDOW=N lets N events be in flight (from 8 publisher
+# the subscriber that read it last; the send time on CLOCK_MONOTONIC, µs). WINDOW=N lets N events be in flight (from 8 publisher
 # connections; with no RATE, as fast as that allows: the saturation throughput).
 set -euo pipefail
 B=$PWD/target/release

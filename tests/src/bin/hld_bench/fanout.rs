@@ -319,10 +319,12 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
 }
 
 /// Writes a line per event that reached every subscriber: its index, when it was sent (µs
-/// after the first event), its first and last delivery (µs after it was sent), and which
-/// subscriber (numbered in the order they subscribed) read it last. Which events were slow,
-/// and when, shows what the percentiles hide: whether slow events come together, at which
-/// point of a run, and whether one subscriber held them up.
+/// after the first event), its first and last delivery (µs after it was sent), which
+/// subscriber (numbered in the order they subscribed) read it last, and when it was sent on
+/// the system's monotonic clock (µs; the clock `perf record -k CLOCK_MONOTONIC` stamps its
+/// samples with, to set an event beside a trace). Which events were slow, and when, shows
+/// what the percentiles hide: whether slow events come together, at which point of a run,
+/// and whether one subscriber held them up.
 fn write_events(
     path: &Path,
     sent: &[Option<Instant>],
@@ -331,14 +333,22 @@ fn write_events(
     last: &[u32],
 ) -> anyhow::Result<()> {
     let start = sent.iter().flatten().next().copied();
+    // `Instant` reads CLOCK_MONOTONIC on Linux but does not show its value: take both now.
+    let (now, mono) = (
+        Instant::now(),
+        Duration::from(nix::time::clock_gettime(
+            nix::time::ClockId::CLOCK_MONOTONIC,
+        )?),
+    );
     let mut out = String::new();
     for (i, (((s, f), d), sub)) in sent.iter().zip(first).zip(done).zip(last).enumerate() {
         if let (Some(start), Some(s), Some(f), Some(d)) = (start, s, f, d) {
             out.push_str(&format!(
-                "{i} {} {} {} {sub}\n",
+                "{i} {} {} {} {sub} {}\n",
                 s.duration_since(start).as_micros(),
                 f.duration_since(*s).as_micros(),
-                d.duration_since(*s).as_micros()
+                d.duration_since(*s).as_micros(),
+                (mono - now.duration_since(*s)).as_micros()
             ));
         }
     }

@@ -128,7 +128,8 @@ enum Load {
         #[arg(long)]
         window: Option<usize>,
         /// Also write each event's times to this file, a line each: its index, when it was
-        /// sent (µs after the first), its first and its last delivery (µs after sending).
+        /// sent (µs after the first), its first and its last delivery (µs after sending), the
+        /// subscriber that read it last, and when it was sent on CLOCK_MONOTONIC (µs).
         #[arg(long)]
         events_out: Option<PathBuf>,
     },
