@@ -43,16 +43,17 @@ OFF=()
 W=$!
 sleep 0.5
 "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" \
-  --session "$S" "${PACED[@]}" --events-out "$D/events" |
-  python3 -c 'import json,sys; l=json.load(sys.stdin)["latency"]; print("p50 %.0f p99 %.0f max %.0f µs" % (l["p50_us"], l["p99_us"], l["max_us"]))'
+  --session "$S" "${PACED[@]}" --events-out "$D/events" >"$D/out"
 kill -INT $T
+# Read after the run: a pipe would start python3 (and pyenv's shims) beside the client.
+python3 -c 'import json,sys; l=json.load(sys.stdin)["latency"]; print("p50 %.0f p99 %.0f max %.0f µs" % (l["p50_us"], l["p99_us"], l["max_us"]))' <"$D/out"
 wait $T 2>/dev/null || true
 perf script -i "$D/perf.data" -F tid,time,event,trace 2>/dev/null >"$D/trace"
 echo "main thread switched out while runnable, for:"
 grep "prev_pid=$P .*prev_state=R" "$D/trace" | grep -o 'next_comm=[^ ]*' | sort | uniq -c |
   sed 's/next_comm=//'
 echo "fsyncs by thread:"
-grep -E 'sys_enter_f(data)?sync' "$D/trace" | awk '{print $1}' | sort | uniq -c | while read -r n tid; do
+{ grep -E 'sys_enter_f(data)?sync' "$D/trace" || true; } | awk '{print $1}' | sort | uniq -c | while read -r n tid; do
   [ -e "/proc/$P/task/$tid" ] && echo "  $n $(cat "/proc/$P/task/$tid/comm")"
 done
 python3 - "$D/trace" "$D/events" "$P" "${PIN:-}" <<'PY'
