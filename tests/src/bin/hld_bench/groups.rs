@@ -685,8 +685,9 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         let raw_median = p99(raw).median;
         if pace == Pace::Saturated {
             note.push_str(
-                "; its latency is mostly queueing; the figure shows what coalescing each \
-                 subscriber's queued events into one write buys",
+                "; its latency is mostly queueing; both servers write each subscriber's \
+                 queued events in one write, without which `perf-limits.md` found 5–6× \
+                 fewer deliveries/s",
             );
         } else if target_us.is_some_and(|t| raw_median > t) {
             note.push_str(&format!(
