@@ -74,12 +74,16 @@ for r in rows:
             runs.append((on[0], at(r), on[1], on[2]))
         on = (at(r), m[2], m[3])
 def cpu0(a, b, tid=None):
-    """CPU 0's time (ms) between a and b, by thread name, or of one thread."""
+    """CPU 0's time (ms) between a and b, by thread name (another process's with its
+    thread id), or of one thread."""
     by = {}
     for s, e, name, t in runs:
         d = min(b, e) - max(a, s)
         if d > 0 and (tid is None or t == tid):
-            name = "idle" if name.startswith("swapper") else name
+            if name.startswith("swapper"):
+                name = "idle"
+            elif t not in ours and name != "hld-bench":
+                name = "%s/%s" % (name, t)
             by[name] = by.get(name, 0) + d
     return by
 print("fsyncs (thread, descriptor, began ms, took ms%s), and the slowest events:" %
