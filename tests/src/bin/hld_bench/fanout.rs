@@ -30,8 +30,8 @@ use crate::stats::Latency;
 
 /// Events left out of the statistics at the start of a run (connections warming up).
 const WARMUP: usize = 10;
-/// Events that may be in flight under a paced load unless told otherwise.
-pub const PACED_WINDOW: usize = 1024;
+/// Events that may be in flight under a paced or saturating load (`perf-limits.md`'s window).
+pub const WINDOW: usize = 1024;
 /// How long after the last send every event must have arrived.
 const GRACE: Duration = Duration::from_secs(10);
 

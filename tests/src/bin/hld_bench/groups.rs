@@ -85,13 +85,10 @@ enum Pace {
     OneInFlight,
     /// On a fixed schedule, this many a second.
     Rate(f64),
-    /// As fast as the server takes them, up to [`SATURATION_WINDOW`] in flight: the most
+    /// As fast as the server takes them, up to [`crate::fanout::WINDOW`] in flight: the most
     /// deliveries a second it manages (perf-limits' "max throughput").
     Saturated,
 }
-
-/// Events in flight under the saturating load (perf-limits' window).
-const SATURATION_WINDOW: usize = 1024;
 
 /// One fan-out row's load.
 #[derive(Debug, Clone, Copy)]
@@ -585,7 +582,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         match load.pace {
             Pace::OneInFlight => {}
             Pace::Rate(rate) => a.extend(["--rate".into(), rate.to_string()]),
-            Pace::Saturated => a.extend(["--window".into(), SATURATION_WINDOW.to_string()]),
+            Pace::Saturated => a.extend(["--window".into(), crate::fanout::WINDOW.to_string()]),
         }
         if load.pace != Pace::OneInFlight {
             a.extend(["--publishers".into(), PACED_PUBLISHERS.to_string()]);
@@ -652,7 +649,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             (Pace::OneInFlight, true) => "1 in flight, pinned".to_owned(),
             (Pace::OneInFlight, false) => "1 in flight, unpinned".to_owned(),
             (Pace::Rate(r), _) => format!("paced {} events/s", si(r)),
-            (Pace::Saturated, _) => format!("saturated ({SATURATION_WINDOW} in flight)"),
+            (Pace::Saturated, _) => format!("saturated ({} in flight)", crate::fanout::WINDOW),
         };
         let (ratio_shown, target, verdict) = match target_us {
             Some(target_us) => (

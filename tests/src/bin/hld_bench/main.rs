@@ -191,11 +191,7 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             rate,
             session,
             publishers,
-            window: window.unwrap_or(if rate.is_some() {
-                fanout::PACED_WINDOW
-            } else {
-                1
-            }),
+            window: window.unwrap_or(if rate.is_some() { fanout::WINDOW } else { 1 }),
             events_out,
         })?)?,
     };
