@@ -19,7 +19,7 @@ use hld_client::protocol::{
 
 use crate::bus::Bus;
 use crate::session::Sessions;
-use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionUpdate, Store, StoreError};
+use crate::store::{ApprovalChange, CloudSync, NewApproval, Store, StoreError};
 use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …}`).
@@ -146,16 +146,15 @@ impl Approvals {
     }
 
     /// Puts the approval's session in `waiting_input` if it is running (`status`: its status
-    /// when the approval was stored).
+    /// when the approval was stored; checked again as the status is written).
     async fn wait_for(&self, approval: &Approval, status: Option<SessionStatus>) {
         if status == Some(SessionStatus::Running) {
             self.sessions
-                .transition(
+                .transition_from(
                     &approval.session_id,
                     &approval.run_id,
+                    SessionStatus::Running,
                     SessionStatus::WaitingInput,
-                    SessionUpdate::default(),
-                    None,
                 )
                 .await;
         }
@@ -319,19 +318,16 @@ impl Approvals {
         if pending > 0 {
             return;
         }
-        if let Ok(Some(session)) = self.store.get_session(&approval.session_id).await {
-            if session.status == SessionStatus::WaitingInput {
-                self.sessions
-                    .transition(
-                        &approval.session_id,
-                        &approval.run_id,
-                        SessionStatus::Running,
-                        SessionUpdate::default(),
-                        None,
-                    )
-                    .await;
-            }
-        }
+        // Only from `waiting_input`, checked as the status is written: the session may have
+        // ended since the decision was stored, and must keep its final status.
+        self.sessions
+            .transition_from(
+                &approval.session_id,
+                &approval.run_id,
+                SessionStatus::WaitingInput,
+                SessionStatus::Running,
+            )
+            .await;
     }
 
     fn publish_linked(&self, change: &ApprovalChange) {

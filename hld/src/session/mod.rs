@@ -423,6 +423,37 @@ impl Sessions {
         Some(change.old_status)
     }
 
+    /// Moves a session from `from` to `to` only if it is still in `from` when the store
+    /// applies it, and publishes the change if there was one. For the moves that depend on
+    /// the status they leave (`running` ⇄ `waiting_input` around an approval): a session that
+    /// ended meanwhile keeps its final status. Returns whether the session moved.
+    pub async fn transition_from(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        from: SessionStatus,
+        to: SessionStatus,
+    ) -> bool {
+        match self.store.set_status_if(session_id, from, to).await {
+            Ok(Some(session)) => {
+                self.bus.publish(Event::SessionStatusChanged {
+                    session_id: session_id.to_owned(),
+                    run_id: run_id.to_owned(),
+                    old_status: from,
+                    new_status: to,
+                    parent_session_id: session.new.parent_session_id,
+                    error: None,
+                });
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                tracing::error!(session = %session_id, error = %e, "cannot persist status");
+                false
+            }
+        }
+    }
+
     /// Publishes a stored conversation event.
     pub fn publish_conversation(
         &self,

@@ -12,7 +12,7 @@ use super::error::{Result, StoreError};
 use super::read;
 use super::types::{
     ApprovalChange, CloudSync, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession,
-    SessionChange, SessionUpdate,
+    SessionChange, SessionRow, SessionUpdate,
 };
 use super::writer::Writer;
 
@@ -166,6 +166,30 @@ impl Writer {
             old_status,
             session,
         })
+    }
+
+    /// Moves a session from status `from` to `to`, and sets `last_activity_at`, only if it is
+    /// in `from` when the write is applied: the check and the write are one statement, so a
+    /// status set meanwhile (a session that ended while an approval was being decided) is
+    /// never overwritten. Returns the session after the change, or `None` if it was not in
+    /// `from` (or is absent).
+    pub(super) fn set_status_if(
+        &mut self,
+        id: &str,
+        from: SessionStatus,
+        to: SessionStatus,
+    ) -> Result<Option<SessionRow>> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET status = ?3, last_activity_at = ?4
+                 WHERE id = ?1 AND status = ?2",
+            )?
+            .execute(params![id, from.as_str(), to.as_str(), crate::time::now()])?;
+        if changed == 0 {
+            return Ok(None);
+        }
+        read::session(&self.conn, id)
     }
 
     /// The update itself; returns the status before.

@@ -1716,3 +1716,52 @@ async fn the_checkpointer_does_not_preempt_the_threads_that_serve_requests() {
         .iter()
         .all(|p| *p == libc::SCHED_OTHER));
 }
+
+#[tokio::test]
+async fn a_status_moves_only_from_the_status_named() {
+    let (_dir, store) = open_with_session().await;
+    let status = |store: &Store| {
+        let store = store.clone();
+        async move { store.get_session("s1").await.unwrap().unwrap().status }
+    };
+    // `s1` is starting, not waiting: nothing is written.
+    let moved = store
+        .set_status_if("s1", SessionStatus::WaitingInput, SessionStatus::Running)
+        .await
+        .unwrap();
+    assert!(moved.is_none());
+    assert_eq!(status(&store).await, SessionStatus::Starting);
+
+    let moved = store
+        .set_status_if("s1", SessionStatus::Starting, SessionStatus::WaitingInput)
+        .await
+        .unwrap()
+        .expect("moved from starting");
+    assert_eq!(moved.status, SessionStatus::WaitingInput);
+    assert!(moved.last_activity_at > moved.new.created_at);
+
+    // The session ends while an approval is decided: the decision's move back to `running`
+    // must leave the final status alone.
+    store
+        .update_session(
+            "s1",
+            SessionUpdate {
+                status: Some(SessionStatus::Completed),
+                ..SessionUpdate::default()
+            },
+        )
+        .await
+        .unwrap();
+    let moved = store
+        .set_status_if("s1", SessionStatus::WaitingInput, SessionStatus::Running)
+        .await
+        .unwrap();
+    assert!(moved.is_none());
+    assert_eq!(status(&store).await, SessionStatus::Completed);
+
+    let absent = store
+        .set_status_if("ghost", SessionStatus::WaitingInput, SessionStatus::Running)
+        .await
+        .unwrap();
+    assert!(absent.is_none());
+}
