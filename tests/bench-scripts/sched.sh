@@ -25,6 +25,8 @@ HOME=$D XDG_CONFIG_HOME=$D/config FAKE_CLAUDE_HOME=$D/fc FAKE_CLAUDE_LOG_DIR=$D/
   "${ON[@]}" "$HLD" --socket "$D/s" --database "$D/db" --log-file "$D/log" \
   --claude-path "$B/fake-claude" >/dev/null 2>&1 &
 P=$!
+# The daemon goes, and its directory, however the script ends.
+trap 'kill $P 2>/dev/null || true; rm -rf "$D"' EXIT
 WHAT=(-p "$P")
 [ -n "${PIN:-}" ] && WHAT=(-C 0)
 while [ ! -S "$D/s" ]; do sleep 0.05; done
@@ -107,6 +109,4 @@ for e in sorted(events[10:], key=lambda e: -e[3])[:5]:
     print(line)
 PY
 echo "largest WAL: $(sort -n "$D/wal" | tail -1) bytes"
-kill $W $P
-wait $P 2>/dev/null || true
-rm -rf "$D"
+kill $W
