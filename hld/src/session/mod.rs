@@ -411,16 +411,34 @@ impl Sessions {
             }
         };
         if change.old_status != new_status {
-            self.bus.publish(Event::SessionStatusChanged {
-                session_id: session_id.to_owned(),
-                run_id: run_id.to_owned(),
-                old_status: change.old_status,
-                new_status,
-                parent_session_id: change.session.new.parent_session_id.clone(),
+            self.publish_status(
+                session_id,
+                run_id,
+                (change.old_status, new_status),
+                change.session.new.parent_session_id,
                 error,
-            });
+            );
         }
         Some(change.old_status)
+    }
+
+    /// Publishes a stored status change: the status before and after, as a pair.
+    fn publish_status(
+        &self,
+        session_id: &str,
+        run_id: &str,
+        (old_status, new_status): (SessionStatus, SessionStatus),
+        parent_session_id: Option<String>,
+        error: Option<String>,
+    ) {
+        self.bus.publish(Event::SessionStatusChanged {
+            session_id: session_id.to_owned(),
+            run_id: run_id.to_owned(),
+            old_status,
+            new_status,
+            parent_session_id,
+            error,
+        });
     }
 
     /// Moves a session from `from` to `to` only if it is still in `from` when the store
@@ -436,14 +454,13 @@ impl Sessions {
     ) -> bool {
         match self.store.set_status_if(session_id, from, to).await {
             Ok(Some(session)) => {
-                self.bus.publish(Event::SessionStatusChanged {
-                    session_id: session_id.to_owned(),
-                    run_id: run_id.to_owned(),
-                    old_status: from,
-                    new_status: to,
-                    parent_session_id: session.new.parent_session_id,
-                    error: None,
-                });
+                self.publish_status(
+                    session_id,
+                    run_id,
+                    (from, to),
+                    session.new.parent_session_id,
+                    None,
+                );
                 true
             }
             Ok(None) => false,
