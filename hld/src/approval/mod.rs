@@ -13,13 +13,11 @@ pub mod expiry;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event, SessionStatus,
-};
+use hld_client::protocol::{Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event};
 
 use crate::bus::Bus;
 use crate::session::Sessions;
-use crate::store::{ApprovalChange, CloudSync, NewApproval, Store, StoreError};
+use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionChange, Store, StoreError};
 use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …}`).
@@ -91,7 +89,7 @@ impl Approvals {
     /// and puts its session in `waiting_input`.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let change = self.store.create_approval(new).await?;
-        Ok(self.announce(change).await)
+        Ok(self.announce(change))
     }
 
     /// Stores an approval fetched from the cloud (announced as [`create`](Self::create)
@@ -99,11 +97,11 @@ impl Approvals {
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         match self.store.sync_cloud_approval(new).await? {
             CloudSync::Created(change) => {
-                self.announce(change).await;
+                self.announce(change);
             }
             CloudSync::Linked(change) => {
                 self.publish_linked(&change);
-                self.wait_for(&change.approval, change.session_status).await;
+                self.publish_session_move(&change.approval, change.session);
                 tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
             }
             CloudSync::Unchanged => {}
@@ -126,7 +124,7 @@ impl Approvals {
     }
 
     /// Publishes a stored approval: its linked events, `new_approval`, and `waiting_input`.
-    async fn announce(&self, change: ApprovalChange) -> Approval {
+    fn announce(&self, change: ApprovalChange) -> Approval {
         self.publish_linked(&change);
         let approval = change.approval;
         self.bus.publish(Event::NewApproval {
@@ -134,7 +132,7 @@ impl Approvals {
             session_id: approval.session_id.clone(),
             run_id: approval.run_id.clone(),
         });
-        self.wait_for(&approval, change.session_status).await;
+        self.publish_session_move(&approval, change.session);
         tracing::info!(
             approval = %approval.id,
             session = %approval.session_id,
@@ -143,21 +141,6 @@ impl Approvals {
             "approval requested"
         );
         approval
-    }
-
-    /// Puts the approval's session in `waiting_input` if it is running (`status`: its status
-    /// when the approval was stored; checked again as the status is written).
-    async fn wait_for(&self, approval: &Approval, status: Option<SessionStatus>) {
-        if status == Some(SessionStatus::Running) {
-            self.sessions
-                .transition_from(
-                    &approval.session_id,
-                    &approval.run_id,
-                    SessionStatus::Running,
-                    SessionStatus::WaitingInput,
-                )
-                .await;
-        }
     }
 
     /// Records a decision. `kind` is what the decider believes the approval is. A pending
@@ -302,32 +285,26 @@ impl Approvals {
             decision: status,
             comment,
         });
-        self.resume_if_unblocked(&approval).await;
+        self.publish_session_move(&approval, change.session);
         tracing::info!(approval = %approval.id, decision = status.as_str(), "approval decided");
         Ok(approval)
     }
 
-    /// Back to `running` once a waiting session has nothing pending.
-    async fn resume_if_unblocked(&self, approval: &Approval) {
-        let pending = self
-            .store
-            .pending_approvals(Some(&approval.session_id))
-            .await
-            .map(|p| p.len())
-            .unwrap_or(1);
-        if pending > 0 {
-            return;
-        }
-        // Only from `waiting_input`, checked as the status is written: the session may have
-        // ended since the decision was stored, and must keep its final status.
-        self.sessions
-            .transition_from(
+    /// Publishes the move of the approval's session that its change stored, if it made one.
+    fn publish_session_move(&self, approval: &Approval, moved: Option<SessionChange>) {
+        if let Some(SessionChange {
+            old_status,
+            session,
+        }) = moved
+        {
+            self.sessions.publish_status(
                 &approval.session_id,
                 &approval.run_id,
-                SessionStatus::WaitingInput,
-                SessionStatus::Running,
-            )
-            .await;
+                (old_status, session.status),
+                session.new.parent_session_id,
+                None,
+            );
+        }
     }
 
     fn publish_linked(&self, change: &ApprovalChange) {

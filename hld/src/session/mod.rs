@@ -423,7 +423,7 @@ impl Sessions {
     }
 
     /// Publishes a stored status change: the status before and after, as a pair.
-    fn publish_status(
+    pub fn publish_status(
         &self,
         session_id: &str,
         run_id: &str,
@@ -439,36 +439,6 @@ impl Sessions {
             parent_session_id,
             error,
         });
-    }
-
-    /// Moves a session from `from` to `to` only if it is still in `from` when the store
-    /// applies it, and publishes the change if there was one. For the moves that depend on
-    /// the status they leave (`running` ⇄ `waiting_input` around an approval): a session that
-    /// ended meanwhile keeps its final status. Returns whether the session moved.
-    pub async fn transition_from(
-        &self,
-        session_id: &str,
-        run_id: &str,
-        from: SessionStatus,
-        to: SessionStatus,
-    ) -> bool {
-        match self.store.set_status_if(session_id, from, to).await {
-            Ok(Some(session)) => {
-                self.publish_status(
-                    session_id,
-                    run_id,
-                    (from, to),
-                    session.new.parent_session_id,
-                    None,
-                );
-                true
-            }
-            Ok(None) => false,
-            Err(e) => {
-                tracing::error!(session = %session_id, error = %e, "cannot persist status");
-                false
-            }
-        }
     }
 
     /// Publishes a stored conversation event.

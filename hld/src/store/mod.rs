@@ -34,7 +34,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
-use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent, SessionStatus};
+use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -213,18 +213,6 @@ impl Store {
     pub async fn update_session(&self, id: &str, update: SessionUpdate) -> Result<SessionChange> {
         let id = id.to_owned();
         self.write(move |w| w.update_session(&id, &update)).await
-    }
-
-    /// Moves a session from status `from` to `to` only if it is in `from` (checked and written
-    /// at once). Returns the session after the change, or `None` if it was not in `from`.
-    pub async fn set_status_if(
-        &self,
-        id: &str,
-        from: SessionStatus,
-        to: SessionStatus,
-    ) -> Result<Option<SessionRow>> {
-        let id = id.to_owned();
-        self.write(move |w| w.set_status_if(&id, from, to)).await
     }
 
     /// Stores raw lines, then events, then the optional update, atomically, and sets the

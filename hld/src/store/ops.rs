@@ -12,7 +12,7 @@ use super::error::{Result, StoreError};
 use super::read;
 use super::types::{
     ApprovalChange, CloudSync, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession,
-    SessionChange, SessionRow, SessionUpdate,
+    SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
 
@@ -170,15 +170,15 @@ impl Writer {
 
     /// Moves a session from status `from` to `to`, and sets `last_activity_at`, only if it is
     /// in `from` when the write is applied: the check and the write are one statement, so a
-    /// status set meanwhile (a session that ended while an approval was being decided) is
-    /// never overwritten. Returns the session after the change, or `None` if it was not in
-    /// `from` (or is absent).
-    pub(super) fn set_status_if(
+    /// final status (a session that ended while an approval was being decided) is never
+    /// overwritten. Returns the change, or `None` if the session was not in `from` (or is
+    /// absent).
+    fn set_status_if(
         &mut self,
         id: &str,
         from: SessionStatus,
         to: SessionStatus,
-    ) -> Result<Option<SessionRow>> {
+    ) -> Result<Option<SessionChange>> {
         let changed = self
             .conn
             .prepare_cached(
@@ -189,7 +189,40 @@ impl Writer {
         if changed == 0 {
             return Ok(None);
         }
-        read::session(&self.conn, id)
+        Ok(read::session(&self.conn, id)?.map(|session| SessionChange {
+            old_status: from,
+            session,
+        }))
+    }
+
+    /// An approval for the session is pending: a running session now waits for it.
+    fn wait_for_approval(&mut self, session_id: &str) -> Result<Option<SessionChange>> {
+        self.set_status_if(
+            session_id,
+            SessionStatus::Running,
+            SessionStatus::WaitingInput,
+        )
+    }
+
+    /// An approval for the session was decided: a waiting session with none left pending
+    /// runs again. Counted and moved in the decision's transaction, so an approval created
+    /// meanwhile cannot be left pending beside a running session.
+    fn resume_if_unblocked(&mut self, session_id: &str) -> Result<Option<SessionChange>> {
+        let pending: bool = self
+            .conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM approvals
+                 WHERE session_id = ?1 AND status = 'pending')",
+            )?
+            .query_row([session_id], |r| r.get(0))?;
+        if pending {
+            return Ok(None);
+        }
+        self.set_status_if(
+            session_id,
+            SessionStatus::WaitingInput,
+            SessionStatus::Running,
+        )
     }
 
     /// The update itself; returns the status before.
@@ -522,10 +555,15 @@ impl Writer {
             responded_at: None,
         }
         .into_wire();
+        let session = if SessionStatus::parse(&session_status) == Some(SessionStatus::Running) {
+            self.wait_for_approval(&a.session_id)?
+        } else {
+            None
+        };
         Ok(ApprovalChange {
             approval,
             events,
-            session_status: SessionStatus::parse(&session_status),
+            session,
         })
     }
 
@@ -557,11 +595,11 @@ impl Writer {
         )?;
         let approval = read::approval(&self.conn, &a.id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        let session_status = self.session_status(&existing.session_id)?;
+        let session = self.wait_for_approval(&existing.session_id)?;
         Ok(CloudSync::Linked(ApprovalChange {
             approval,
             events,
-            session_status,
+            session,
         }))
     }
 
@@ -625,22 +663,12 @@ impl Writer {
         };
         let approval = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
-        let session_status = self.session_status(&current.session_id)?;
+        let session = self.resume_if_unblocked(&current.session_id)?;
         Ok(ApprovalChange {
             approval,
             events,
-            session_status,
+            session,
         })
-    }
-
-    /// The status of session `id`, if it exists.
-    fn session_status(&self, id: &str) -> Result<Option<SessionStatus>> {
-        let status: Option<String> = self
-            .conn
-            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
-            .optional()?;
-        Ok(status.as_deref().and_then(SessionStatus::parse))
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for

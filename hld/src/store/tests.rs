@@ -1717,51 +1717,101 @@ async fn the_checkpointer_does_not_preempt_the_threads_that_serve_requests() {
         .all(|p| *p == libc::SCHED_OTHER));
 }
 
-#[tokio::test]
-async fn a_status_moves_only_from_the_status_named() {
-    let (_dir, store) = open_with_session().await;
-    let status = |store: &Store| {
-        let store = store.clone();
-        async move { store.get_session("s1").await.unwrap().unwrap().status }
-    };
-    // `s1` is starting, not waiting: nothing is written.
-    let moved = store
-        .set_status_if("s1", SessionStatus::WaitingInput, SessionStatus::Running)
-        .await
-        .unwrap();
-    assert!(moved.is_none());
-    assert_eq!(status(&store).await, SessionStatus::Starting);
-
-    let moved = store
-        .set_status_if("s1", SessionStatus::Starting, SessionStatus::WaitingInput)
-        .await
-        .unwrap()
-        .expect("moved from starting");
-    assert_eq!(moved.status, SessionStatus::WaitingInput);
-    assert!(moved.last_activity_at > moved.new.created_at);
-
-    // The session ends while an approval is decided: the decision's move back to `running`
-    // must leave the final status alone.
+/// Sets `s1`'s status.
+async fn set_status(store: &Store, status: SessionStatus) {
     store
         .update_session(
             "s1",
             SessionUpdate {
-                status: Some(SessionStatus::Completed),
+                status: Some(status),
                 ..SessionUpdate::default()
             },
         )
         .await
         .unwrap();
-    let moved = store
-        .set_status_if("s1", SessionStatus::WaitingInput, SessionStatus::Running)
-        .await
-        .unwrap();
-    assert!(moved.is_none());
-    assert_eq!(status(&store).await, SessionStatus::Completed);
+}
 
-    let absent = store
-        .set_status_if("ghost", SessionStatus::WaitingInput, SessionStatus::Running)
+/// `s1`'s stored status.
+async fn status_of_s1(store: &Store) -> SessionStatus {
+    store.get_session("s1").await.unwrap().unwrap().status
+}
+
+/// The status move an approval change stored, as (before, after).
+fn moved(change: &ApprovalChange) -> Option<(SessionStatus, SessionStatus)> {
+    change
+        .session
+        .as_ref()
+        .map(|c| (c.old_status, c.session.status))
+}
+
+#[tokio::test]
+async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
+    let (_dir, store) = open_with_session().await;
+    set_status(&store, SessionStatus::Running).await;
+    let ask = |id: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .create_approval(NewApproval::human_contact(id, "s1", "Go on?"))
+                .await
+                .unwrap()
+        }
+    };
+    let decide = |id: &'static str| {
+        let store = store.clone();
+        async move {
+            store
+                .decide_approval(id, ApprovalStatus::Responded, Some("yes".into()))
+                .await
+                .unwrap()
+        }
+    };
+    let waiting = (SessionStatus::Running, SessionStatus::WaitingInput);
+    let resumed = (SessionStatus::WaitingInput, SessionStatus::Running);
+
+    // The first approval moves the session in its own transaction; the second finds it
+    // waiting already.
+    assert_eq!(moved(&ask("local-1").await), Some(waiting));
+    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
+    assert_eq!(moved(&ask("local-2").await), None);
+
+    // Deciding one of two leaves the session waiting for the other; deciding the last
+    // resumes it.
+    assert_eq!(moved(&decide("local-1").await), None);
+    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
+    let last = decide("local-2").await;
+    assert_eq!(moved(&last), Some(resumed));
+    let session = &last.session.unwrap().session;
+    assert!(session.last_activity_at > session.new.created_at);
+    assert_eq!(status_of_s1(&store).await, SessionStatus::Running);
+
+    // And the next approval makes it wait again.
+    assert_eq!(moved(&ask("local-3").await), Some(waiting));
+    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
+}
+
+#[tokio::test]
+async fn approvals_leave_a_session_that_ended_with_its_final_status() {
+    let (_dir, store) = open_with_session().await;
+    set_status(&store, SessionStatus::Running).await;
+    store
+        .create_approval(NewApproval::human_contact("local-1", "s1", "Go on?"))
         .await
         .unwrap();
-    assert!(absent.is_none());
+    // The session ends while its approval is pending: deciding it must not resume it.
+    set_status(&store, SessionStatus::Completed).await;
+    let decided = store
+        .decide_approval("local-1", ApprovalStatus::Responded, Some("yes".into()))
+        .await
+        .unwrap();
+    assert_eq!(moved(&decided), None);
+    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
+
+    // Nor does an approval stored for it afterwards make it wait.
+    let late = store
+        .create_approval(NewApproval::human_contact("local-2", "s1", "Still there?"))
+        .await
+        .unwrap();
+    assert_eq!(moved(&late), None);
+    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
 }

@@ -294,8 +294,10 @@ pub struct ApprovalChange {
     pub approval: Approval,
     /// The linked `tool_call` events, as updated.
     pub events: Vec<ConversationEvent>,
-    /// The status of the approval's session as of the change (`None`: no such session).
-    pub session_status: Option<SessionStatus>,
+    /// The approval's session, if the change moved its status in the same transaction:
+    /// `running` → `waiting_input` when an approval is stored (or linked) for it, and back
+    /// when a decision leaves none pending.
+    pub session: Option<SessionChange>,
 }
 
 /// A session after an update, with the status it had before (for `session_status_changed`).
