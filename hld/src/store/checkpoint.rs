@@ -16,10 +16,13 @@
 //!   commit has come for [`IDLE`] with a large WAL not wholly copied, the thread copies the
 //!   rest, and the next commit rewinds the WAL (the thread keeps this time itself, whichever
 //!   thread commits);
-//! - at [`WAL_LIMIT_PAGES`] the committing thread checkpoints whatever is left, so the WAL
-//!   cannot grow without bound even if the stream never pauses. Only the writer thread gets
-//!   there: a command is applied on its caller's thread only while the WAL is well short of
-//!   the limit ([`WalGauge`]);
+//! - at [`WAL_LIMIT_PAGES`] the committing thread asks the thread for a checkpoint and waits
+//!   until one that started after its commit has ended, so the WAL cannot grow without bound
+//!   even if the stream never pauses: the next commit finds every frame copied and rewinds it.
+//!   (The committing thread used to checkpoint by itself, which fails at once while the thread
+//!   is checkpointing; under a stream of large commits on a fast CPU the WAL grew past 14,000
+//!   pages.) Only the writer thread gets there: a command is applied on its caller's thread
+//!   only while the WAL is well short of the limit ([`WalGauge`]);
 //! - the first commit after a rewind syncs the WAL's header (SQLite does, in WAL mode with
 //!   `synchronous = NORMAL`, so that frames written later cannot reach the disk before it),
 //!   and waits for the disk. That commit goes to the writer thread too: while every frame is
@@ -47,8 +50,8 @@ const CHECKPOINT_PAGES: i32 = 1000;
 const BATCH_PAGES: i32 = 256;
 /// How long without a commit before the thread copies what is left of a large WAL.
 pub(super) const IDLE: Duration = Duration::from_secs(1);
-/// WAL pages at which the writer checkpoints by itself (about 32 MiB of 4 KiB pages).
-const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
+/// WAL pages at which a commit waits for a checkpoint (about 32 MiB of 4 KiB pages).
+pub(super) const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
 
 /// What the writer's hook and the thread share.
 #[derive(Default)]
@@ -72,6 +75,9 @@ struct State {
     rewinds: u64,
     /// Frames of the current WAL known to be copied into the database.
     copied: i32,
+    /// Checkpoints the thread has started, and the number of the latest one to end.
+    started: u64,
+    finished: u64,
 }
 
 impl State {
@@ -96,7 +102,10 @@ impl State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Wakes the thread.
     wake: Condvar,
+    /// Wakes a commit waiting at the limit: a checkpoint ended, or the thread stopped.
+    ended: Condvar,
     stats: Arc<Stats>,
 }
 
@@ -110,6 +119,21 @@ impl Shared {
         state.wanted = true;
         self.wake.notify_one();
     }
+
+    /// Asks the thread for a checkpoint and waits until one that started after this call has
+    /// ended (one running now copies only the frames it found when it began), or until the
+    /// thread stops.
+    fn checkpoint_and_wait(&self) {
+        let mut state = self.lock();
+        let needed = state.started + 1;
+        self.want(&mut state);
+        while state.finished < needed && !state.stop {
+            state = self
+                .ended
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 /// What follows a commit.
@@ -118,7 +142,7 @@ enum Step {
     Nothing,
     /// Ask the thread for a checkpoint.
     Background,
-    /// The writer checkpoints now: the WAL is at its limit.
+    /// The committing thread waits for a checkpoint: the WAL is at its limit.
     Limit,
 }
 
@@ -154,6 +178,7 @@ impl Checkpointer {
         let shared = Arc::new(Shared {
             state: Mutex::default(),
             wake: Condvar::new(),
+            ended: Condvar::new(),
             stats: Arc::clone(stats),
         });
         let thread_shared = Arc::clone(&shared);
@@ -168,7 +193,7 @@ impl Checkpointer {
                 source,
             })?;
         let hook_shared = Arc::clone(&shared);
-        writer.wal_hook(Some(move |wal: &mut Wal, pages| {
+        writer.wal_hook(Some(move |_: &mut Wal, pages| {
             let step = {
                 let mut state = hook_shared.lock();
                 if pages < state.pages {
@@ -188,14 +213,7 @@ impl Checkpointer {
                 step
             };
             if step == Step::Limit {
-                match wal.checkpoint_v2(CheckpointMode::PASSIVE) {
-                    Ok((_, copied)) => {
-                        hook_shared.stats.checkpointed();
-                        hook_shared.lock().copied = copied;
-                    }
-                    // Busy (the thread is checkpointing) is fine: the next commit retries.
-                    Err(e) => tracing::debug!(error = %e, pages, "writer-side WAL checkpoint"),
-                }
+                hook_shared.checkpoint_and_wait();
             }
             Ok(())
         }))?;
@@ -212,7 +230,7 @@ impl Checkpointer {
 }
 
 /// Pages a command applied on its caller's thread may add to the WAL at most, for it to stay
-/// short of [`WAL_LIMIT_PAGES`] (so that the checkpoint there runs on the writer thread).
+/// short of [`WAL_LIMIT_PAGES`] (so that the wait there is the writer thread's).
 const INLINE_HEADROOM_PAGES: i32 = 1000;
 
 /// Reads the WAL's state after the latest commit and checkpoint.
@@ -236,6 +254,7 @@ impl Drop for Checkpointer {
     fn drop(&mut self) {
         self.shared.lock().stop = true;
         self.shared.wake.notify_one();
+        self.shared.ended.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -268,7 +287,7 @@ fn yield_to_others() {
 /// for [`IDLE`] with a large WAL not wholly copied, until stopped.
 fn run(conn: &Connection, shared: &Shared) {
     loop {
-        let rewinds = {
+        let (rewinds, number) = {
             let mut state = shared.lock();
             while !state.wanted && !state.stop {
                 if !state.idle_pass_due() {
@@ -296,11 +315,14 @@ fn run(conn: &Connection, shared: &Shared) {
             }
             state.wanted = false;
             state.running = true;
-            state.rewinds
+            state.started += 1;
+            (state.rewinds, state.started)
         };
         let result = conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE);
         let mut state = shared.lock();
         state.running = false;
+        state.finished = number;
+        shared.ended.notify_all();
         match result {
             Ok((_, copied)) => {
                 shared.stats.checkpointed();
