@@ -16,11 +16,11 @@
 //!   commit has come for [`IDLE`] with a large WAL not wholly copied, the thread copies the
 //!   rest, and the next commit rewinds the WAL (the thread keeps this time itself, whichever
 //!   thread commits);
-//! - at [`WAL_LIMIT_PAGES`] the committing thread asks the thread for a checkpoint and waits
-//!   until one that started after its commit has ended, so the WAL cannot grow without bound
+//! - at [`WAL_LIMIT_PAGES`] the committing thread waits for a checkpoint the thread is running
+//!   to end, then checkpoints whatever is left itself, so the WAL cannot grow without bound
 //!   even if the stream never pauses: the next commit finds every frame copied and rewinds it.
-//!   (The committing thread used to checkpoint by itself, which fails at once while the thread
-//!   is checkpointing; under a stream of large commits on a fast CPU the WAL grew past 14,000
+//!   (It used not to wait: its checkpoint failed at once while the thread was checkpointing,
+//!   and under a stream of large commits, with the disk slow to sync, the WAL grew past 14,000
 //!   pages.) Only the writer thread gets there: a command is applied on its caller's thread
 //!   only while the WAL is well short of the limit ([`WalGauge`]);
 //! - the first commit after a rewind syncs the WAL's header (SQLite does, in WAL mode with
@@ -50,7 +50,7 @@ const CHECKPOINT_PAGES: i32 = 1000;
 const BATCH_PAGES: i32 = 256;
 /// How long without a commit before the thread copies what is left of a large WAL.
 pub(super) const IDLE: Duration = Duration::from_secs(1);
-/// WAL pages at which a commit waits for a checkpoint (about 32 MiB of 4 KiB pages).
+/// WAL pages at which the committing thread checkpoints (about 32 MiB of 4 KiB pages).
 pub(super) const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
 
 /// What the writer's hook and the thread share.
@@ -58,7 +58,7 @@ pub(super) const WAL_LIMIT_PAGES: i32 = 8 * CHECKPOINT_PAGES;
 struct State {
     /// A checkpoint is asked for; the thread takes the request when it starts one.
     wanted: bool,
-    /// The thread is checkpointing.
+    /// A checkpoint is running: the thread's, or the committing thread's at the limit.
     running: bool,
     /// Stop the thread.
     stop: bool,
@@ -75,9 +75,6 @@ struct State {
     rewinds: u64,
     /// Frames of the current WAL known to be copied into the database.
     copied: i32,
-    /// Checkpoints the thread has started, and the number of the latest one to end.
-    started: u64,
-    finished: u64,
 }
 
 impl State {
@@ -104,7 +101,7 @@ struct Shared {
     state: Mutex<State>,
     /// Wakes the thread.
     wake: Condvar,
-    /// Wakes a commit waiting at the limit: a checkpoint ended, or the thread stopped.
+    /// Wakes a commit waiting at the limit: the thread's checkpoint ended, or it stopped.
     ended: Condvar,
     stats: Arc<Stats>,
 }
@@ -120,19 +117,31 @@ impl Shared {
         self.wake.notify_one();
     }
 
-    /// Asks the thread for a checkpoint and waits until one that started after this call has
-    /// ended (one running now copies only the frames it found when it began), or until the
-    /// thread stops.
-    fn checkpoint_and_wait(&self) {
+    /// The limit's checkpoint, on the committing thread: waits for one the thread is running
+    /// (which copies only the frames it found when it began, and holds SQLite's checkpoint
+    /// lock) to end, keeps the thread from starting another, and copies what is left.
+    fn checkpoint_at_limit(&self, wal: &mut Wal) {
         let mut state = self.lock();
-        let needed = state.started + 1;
-        self.want(&mut state);
-        while state.finished < needed && !state.stop {
+        while state.running && !state.stop {
             state = self
                 .ended
                 .wait(state)
                 .unwrap_or_else(PoisonError::into_inner);
         }
+        state.running = true;
+        drop(state);
+        let result = wal.checkpoint_v2(CheckpointMode::PASSIVE);
+        let mut state = self.lock();
+        state.running = false;
+        match result {
+            Ok((_, copied)) => {
+                self.stats.checkpointed();
+                state.copied = copied;
+            }
+            Err(e) => tracing::warn!(error = %e, "WAL checkpoint at the limit"),
+        }
+        // The thread may have been asked for one meanwhile.
+        self.wake.notify_one();
     }
 }
 
@@ -142,7 +151,8 @@ enum Step {
     Nothing,
     /// Ask the thread for a checkpoint.
     Background,
-    /// The committing thread waits for a checkpoint: the WAL is at its limit.
+    /// The committing thread checkpoints, after one the thread is running: the WAL is at its
+    /// limit.
     Limit,
 }
 
@@ -193,7 +203,7 @@ impl Checkpointer {
                 source,
             })?;
         let hook_shared = Arc::clone(&shared);
-        writer.wal_hook(Some(move |_: &mut Wal, pages| {
+        writer.wal_hook(Some(move |wal: &mut Wal, pages| {
             let step = {
                 let mut state = hook_shared.lock();
                 if pages < state.pages {
@@ -213,7 +223,7 @@ impl Checkpointer {
                 step
             };
             if step == Step::Limit {
-                hook_shared.checkpoint_and_wait();
+                hook_shared.checkpoint_at_limit(wal);
             }
             Ok(())
         }))?;
@@ -230,7 +240,7 @@ impl Checkpointer {
 }
 
 /// Pages a command applied on its caller's thread may add to the WAL at most, for it to stay
-/// short of [`WAL_LIMIT_PAGES`] (so that the wait there is the writer thread's).
+/// short of [`WAL_LIMIT_PAGES`] (so that the checkpoint there runs on the writer thread).
 const INLINE_HEADROOM_PAGES: i32 = 1000;
 
 /// Reads the WAL's state after the latest commit and checkpoint.
@@ -287,7 +297,7 @@ fn yield_to_others() {
 /// for [`IDLE`] with a large WAL not wholly copied, until stopped.
 fn run(conn: &Connection, shared: &Shared) {
     loop {
-        let (rewinds, number) = {
+        let rewinds = {
             let mut state = shared.lock();
             while !state.wanted && !state.stop {
                 if !state.idle_pass_due() {
@@ -310,18 +320,23 @@ fn run(conn: &Connection, shared: &Shared) {
                     state.wanted = true;
                 }
             }
+            // The committing thread is checkpointing at the limit.
+            while state.running && !state.stop {
+                state = shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
             if state.stop {
                 return;
             }
             state.wanted = false;
             state.running = true;
-            state.started += 1;
-            (state.rewinds, state.started)
+            state.rewinds
         };
         let result = conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE);
         let mut state = shared.lock();
         state.running = false;
-        state.finished = number;
         shared.ended.notify_all();
         match result {
             Ok((_, copied)) => {
