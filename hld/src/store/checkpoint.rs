@@ -129,19 +129,29 @@ impl Shared {
                 .unwrap_or_else(PoisonError::into_inner);
         }
         state.running = true;
+        let rewinds = state.rewinds;
         drop(state);
         let result = wal.checkpoint_v2(CheckpointMode::PASSIVE);
+        self.ended_checkpoint(result, rewinds, "WAL checkpoint at the limit");
+        // The thread may have been asked for one meanwhile.
+        self.wake.notify_one();
+    }
+
+    /// Records the end of a checkpoint begun when the WAL had been rewound `rewinds` times:
+    /// its count of copied frames is kept only if the WAL was not rewound meanwhile.
+    fn ended_checkpoint(&self, result: rusqlite::Result<(i32, i32)>, rewinds: u64, what: &str) {
         let mut state = self.lock();
         state.running = false;
+        self.ended.notify_all();
         match result {
             Ok((_, copied)) => {
                 self.stats.checkpointed();
-                state.copied = copied;
+                if state.rewinds == rewinds {
+                    state.copied = copied;
+                }
             }
-            Err(e) => tracing::warn!(error = %e, "WAL checkpoint at the limit"),
+            Err(e) => tracing::warn!(error = %e, "{what}"),
         }
-        // The thread may have been asked for one meanwhile.
-        self.wake.notify_one();
     }
 }
 
@@ -335,18 +345,7 @@ fn run(conn: &Connection, shared: &Shared) {
             state.rewinds
         };
         let result = conn.wal_checkpoint_v2(Some(MAIN_DB), CheckpointMode::PASSIVE);
-        let mut state = shared.lock();
-        state.running = false;
-        shared.ended.notify_all();
-        match result {
-            Ok((_, copied)) => {
-                shared.stats.checkpointed();
-                if state.rewinds == rewinds {
-                    state.copied = copied;
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "background WAL checkpoint"),
-        }
+        shared.ended_checkpoint(result, rewinds, "background WAL checkpoint");
     }
 }
 
