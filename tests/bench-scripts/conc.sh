@@ -3,9 +3,10 @@
 # (200,000 in all, unpinned), for the raw tokio echo server and each daemon binary in turn,
 # ROUNDS times: the harness's throughput load, with builds alternating. After each figure, the
 # server's CPU time during the run, user/system in ms, and the client's (the load generator's),
-# user/system in s.
+# user/system in s. CLIENT= names another load generator (default: this build's hld-bench).
 set -euo pipefail
 B=$PWD/target/release
+CLIENT=${CLIENT:-$B/hld-bench}
 one() {
   local D P MODE=rpc
   D=$(mktemp -d)
@@ -21,7 +22,7 @@ one() {
   local BEFORE RATE
   BEFORE=$(awk '{print $14, $15}' /proc/$P/stat)
   local TIMEFORMAT='%3U/%3S s'
-  { time $B/hld-bench client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 >$D/out; } \
+  { time $CLIENT client conc --sock $D/s --mode $MODE --conns $CONNS --n 200000 >$D/out; } \
     2>$D/client
   RATE=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(round(d["ops"]/d["secs"]/1000))' $D/out)
   printf "%s=%sk (%s; client %s) " "$(basename $1)" "$RATE" "$(echo "$BEFORE $(awk '{print $14, $15}' /proc/$P/stat)" |
