@@ -396,8 +396,9 @@ fn latency(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         title: Group::Latency.title().into(),
         method: format!(
             "{} sequential round trips on one connection (after {} untimed), std blocking \
-             client. hld answers `health` (the client serialises the request and parses the \
-             reply, checking its id); the baseline is a raw tokio current_thread NDJSON echo \
+             client. hld answers `health` (the client serialises the request and checks that the \
+             reply is a result with the request's id, by its two ends, as the echo's reply is \
+             checked by its length); the baseline is a raw tokio current_thread NDJSON echo \
              server answering a 100-byte line. The figure is the mean time per round trip; the \
              ratio is hld's round trips/s ÷ the echo's, in the same round.",
             plan.pingpong, plan.warmup
@@ -476,11 +477,11 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         title: Group::Throughput.title().into(),
         method: format!(
             "A tokio current_thread client drives C connections, each doing sequential \
-             request/response, {} requests in all, unpinned. Baseline: the raw tokio \
-             current_thread echo server. The p99 is of the per-request latency. hld runs on its \
-             default single-thread runtime; the same daemon on a multi-thread runtime \
-             (`--worker-threads {MT_WORKERS}`) is measured alongside, which is how the default \
-             was chosen.",
+             request/response (replies checked as in section 1), {} requests in all, unpinned. \
+             Baseline: the raw tokio current_thread echo server. The p99 is of the per-request \
+             latency. hld runs on its default single-thread runtime; the same daemon on a \
+             multi-thread runtime (`--worker-threads {MT_WORKERS}`) is measured alongside, which \
+             is how the default was chosen.",
             plan.conc
         ),
         commands,
