@@ -54,7 +54,7 @@ for ROUND in $(seq "$ROUNDS"); do
     TIMEFORMAT='%3U/%3S s'
     { time "${ON[@]}" "$B/hld-bench" client fanout --sock "$D/s" --subs "$SUBS" --events "$EVENTS" \
       --session "$S" "${PACED[@]}" "${OUT[@]}" >"$D/out"; } 2>"$D/client"
-    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f; %.0f events/s" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"], r["events_per_sec"]), end="")' <"$D/out"
+    python3 -c 'import json,sys; r=json.load(sys.stdin); l=r["latency"]; f, s = r["first"], r["spread"]; print("p50 %.0f p99 %.0f max %.0f lost %d repeated %d first p50 %.0f p99 %.0f then p50 %.0f p99 %.0f; %.0f events/s" % (l["p50_us"], l["p99_us"], l["max_us"], r["lost"], r["repeated"], f["p50_us"], f["p99_us"], s["p50_us"], s["p99_us"], r["events_per_sec"]), end="")' <"$D/out"
     echo -n " cpu $((($(ticks $P) - BEFORE) * 1000 / $(getconf CLK_TCK))) ms; client $(cat "$D/client")"
     if [ -n "${EPOLL:-}" ]; then
       kill -INT $T

@@ -73,6 +73,9 @@ pub struct FanoutResult {
     pub lost: u64,
     /// `lagged` notices received.
     pub lagged: u64,
+    /// Event lines a subscriber had read before: each must get every event once.
+    #[serde(default)]
+    pub repeated: u64,
     /// The mean length of an event line, in bytes.
     pub line_bytes: f64,
 }
@@ -89,6 +92,8 @@ struct Shared {
     last: RefCell<Vec<u32>>,
     completed: Cell<usize>,
     lagged: Cell<u64>,
+    /// Event lines a subscriber had read before.
+    repeated: Cell<u64>,
     /// Event lines read, and their bytes.
     lines: Cell<u64>,
     bytes: Cell<u64>,
@@ -112,6 +117,23 @@ impl Shared {
             self.completed.set(self.completed.get() + 1);
             self.progress.notify_waiters();
         }
+    }
+}
+
+/// The events one subscriber has read, a bit each.
+#[derive(Default)]
+struct Seen(Vec<u64>);
+
+impl Seen {
+    /// Marks `seq` read: `false` if it already was.
+    fn first_time(&mut self, seq: usize) -> bool {
+        let (word, bit) = (seq / 64, 1u64 << (seq % 64));
+        if word >= self.0.len() {
+            self.0.resize(word + 1, 0);
+        }
+        let first = self.0[word] & bit == 0;
+        self.0[word] |= bit;
+        first
     }
 }
 
@@ -161,6 +183,7 @@ async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<
     tokio::task::spawn_local(async move {
         // Kept open until the runtime ends.
         let _wr = wr;
+        let mut seen = Seen::default();
         loop {
             // Every complete line in the buffer, then read more: no copy per line.
             let mut start = 0;
@@ -168,6 +191,9 @@ async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<
                 let line = &buf[start..start + end];
                 start += end + 1;
                 if let Some(seq) = seq_of(line) {
+                    if !seen.first_time(seq) {
+                        shared.repeated.set(shared.repeated.get() + 1);
+                    }
                     shared.lines.set(shared.lines.get() + 1);
                     shared.bytes.set(shared.bytes.get() + line.len() as u64 + 1);
                     shared.deliver(seq, sub);
@@ -207,6 +233,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         lagged: Cell::new(0),
         lines: Cell::new(0),
         bytes: Cell::new(0),
+        repeated: Cell::new(0),
         progress: Notify::new(),
         subs: spec.subs as u32,
     });
@@ -314,6 +341,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
         events_per_sec: shared.completed.get() as f64 / elapsed,
         lost,
         lagged: shared.lagged.get(),
+        repeated: shared.repeated.get(),
         line_bytes: shared.bytes.get() as f64 / shared.lines.get().max(1) as f64,
     })
 }
@@ -387,7 +415,19 @@ async fn wait_until(
 
 #[cfg(test)]
 mod tests {
-    use super::seq_of;
+    use super::{seq_of, Seen};
+
+    #[test]
+    fn a_repeated_event_is_noticed_in_any_order() {
+        let mut seen = Seen::default();
+        for seq in [3, 0, 200, 64, 63] {
+            assert!(seen.first_time(seq), "{seq}");
+        }
+        for seq in [0, 63, 64, 200] {
+            assert!(!seen.first_time(seq), "{seq}");
+        }
+        assert!(seen.first_time(1));
+    }
 
     #[test]
     fn finds_the_first_seq() {
