@@ -12,7 +12,8 @@
 # the server and the client both run on CPU 0 (`taskset -c 0`). With EVENTS_OUT=DIR each
 # run's per-event times go to DIR/NAME.ROUND (index, sent at, first and last delivery, µs;
 # the subscriber that read it last; the send time on CLOCK_MONOTONIC, µs). WINDOW=N lets N events be in flight (from 8 publisher
-# connections; with no RATE, as fast as that allows: the saturation throughput).
+# connections; with no RATE, as fast as that allows: the saturation throughput). PAUSE=S stops
+# the server (SIGSTOP) for S seconds, 1.5 s into each run, and lets it go on (SIGCONT).
 set -euo pipefail
 B=$PWD/target/release
 ROUNDS=$1 SUBS=$2 EVENTS=$3
@@ -48,6 +49,7 @@ for ROUND in $(seq "$ROUNDS"); do
       sleep 0.5
     fi
     BEFORE=$(ticks $P)
+    [ -n "${PAUSE:-}" ] && (sleep 1.5; kill -STOP $P; sleep "$PAUSE"; kill -CONT $P) &
     printf "%s: " "$(basename "$H")"
     OUT=()
     [ -n "${EVENTS_OUT:-}" ] && OUT=(--events-out "$EVENTS_OUT/$(basename "$H").$ROUND")
