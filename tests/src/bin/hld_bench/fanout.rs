@@ -74,7 +74,6 @@ pub struct FanoutResult {
     /// `lagged` notices received.
     pub lagged: u64,
     /// Event lines a subscriber had read before: each must get every event once.
-    #[serde(default)]
     pub repeated: u64,
     /// The mean length of an event line, in bytes.
     pub line_bytes: f64,
