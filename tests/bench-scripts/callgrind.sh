@@ -4,6 +4,8 @@
 # `createApproval` call (see load.sh): the difference between a short and a long run under
 # callgrind, so that start-up cancels out. HLD `raw` (health mode only) measures the raw tokio
 # echo server under the same load instead; CONNS (8) sets the health load's connections.
+# With ANNOTATE=N the long run's N costliest functions (instructions of their own, in all the
+# run: divide by its operations) are printed too, on stderr.
 set -euo pipefail
 B=$PWD/target/release
 MODE=$1
@@ -26,6 +28,10 @@ total() {
   pkill -INT -f "callgrind-out-file=$D/cg.out"
   while [ ! -s $D/cg.out ] || pgrep -f "callgrind-out-file=$D/cg.out" >/dev/null; do sleep 0.2; done
   callgrind_annotate $D/cg.out 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'
+  if [ -n "${ANNOTATE:-}" ] && [ "$1" = "$LONG" ]; then
+    callgrind_annotate $D/cg.out 2>/dev/null | awk '/file:function/ {on = 1; getline; next} on && NF' |
+      head -n "$ANNOTATE" | cut -c1-150 >&2
+  fi
   rm -rf $D
 }
 case $MODE in
