@@ -9,6 +9,7 @@ use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 
 use crate::approval::api::{ApiKey, DEFAULT_BASE_URL};
 use crate::approval::cloud::{PollSettings, DEFAULT_POLL_INTERVAL, MAX_BACKOFF};
+use crate::approval::server::ApprovalsCommand;
 
 /// Command-line flags of `hld`.
 #[derive(Debug, Clone, Parser)]
@@ -62,8 +63,9 @@ pub struct Args {
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub interrupt_grace_ms: u64,
-    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`);
-    /// by default the `hlyr` next to `hld`, if there is one.
+    /// The command serving the approvals MCP server (`<command> mcp claude_approvals`)
+    /// [default: this hld itself]. Checked at start-up: when it is missing, `health` says so
+    /// and launches that need it fail.
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
     /// Worker threads of the async runtime: 0 (the default) serves everything on one thread,
@@ -89,6 +91,29 @@ pub struct Args {
     /// The longest wait between cloud approval polls after failures, in milliseconds.
     #[arg(long, default_value_t = millis(MAX_BACKOFF), value_name = "MS", hide = true)]
     pub approval_max_backoff_ms: u64,
+    /// Something else to run than the daemon.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What `hld` runs instead of the daemon.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Command {
+    /// Serve an MCP server on stdio, for a session's `claude` (the daemon starts it).
+    Mcp {
+        /// The server.
+        #[command(subcommand)]
+        server: McpServer,
+    },
+}
+
+/// The MCP servers `hld mcp` serves.
+#[derive(Debug, Clone, Copy, clap::Subcommand)]
+pub enum McpServer {
+    /// Claude Code's permission-prompt tool (`request_permission`) and `contact_human`,
+    /// answered by a human through the daemon at `--socket` (or `HUMANLAYER_DAEMON_SOCKET`).
+    #[command(name = "claude_approvals")]
+    ClaudeApprovals,
 }
 
 /// Cloud approvals: the HumanLayer API and how often to poll it. Its `Debug` shows the key
@@ -127,7 +152,7 @@ pub struct Config {
     /// Grace period between SIGINT and SIGKILL.
     pub interrupt_grace: Duration,
     /// The command serving the approvals MCP server.
-    pub approvals_command: Option<PathBuf>,
+    pub approvals_command: ApprovalsCommand,
     /// Worker threads of a multi-thread runtime; 0 for the single-thread runtime.
     pub worker_threads: usize,
     /// Cloud approvals, when an API key is configured.
@@ -189,7 +214,7 @@ impl Config {
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
-            approvals_command: args.approvals_command.or_else(sibling_hlyr),
+            approvals_command: ApprovalsCommand::resolve(args.approvals_command)?,
             cloud,
             worker_threads: args.worker_threads,
         })
@@ -203,12 +228,6 @@ impl Config {
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
             .join("run")
     }
-}
-
-/// `hlyr` in the directory of the running `hld`, if it is there.
-fn sibling_hlyr() -> Option<PathBuf> {
-    let path = std::env::current_exe().ok()?.parent()?.join("hlyr");
-    path.is_file().then_some(path)
 }
 
 /// A duration as whole milliseconds (for flag defaults).

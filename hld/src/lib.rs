@@ -9,6 +9,7 @@ pub mod config;
 pub mod daemon;
 pub mod handlers;
 pub mod logging;
+pub mod mcp;
 pub mod rpc;
 pub mod server;
 pub mod session;

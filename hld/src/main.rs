@@ -4,12 +4,16 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use hld::config::{Args, Config};
+use hld::config::{Args, Command, Config, McpServer};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
-    let config = match Config::from_args(Args::parse()) {
+    let args = Args::parse();
+    if let Some(Command::Mcp { server }) = args.command {
+        return serve_mcp(server, args.socket);
+    }
+    let config = match Config::from_args(args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("hld: {e}");
@@ -63,6 +67,24 @@ fn main() -> ExitCode {
         Err(e) => {
             tracing::error!(error = %e, "daemon failed");
             eprintln!("hld: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `hld mcp SERVER`: serves an MCP server on stdio until the client closes stdin. Its
+/// diagnostics go to stderr, which `claude` keeps apart from the MCP channel.
+fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode {
+    let McpServer::ClaudeApprovals = server;
+    let served = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+        .and_then(|runtime| runtime.block_on(hld::mcp::serve_stdio(socket.as_deref())));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hld mcp: {e}");
             ExitCode::FAILURE
         }
     }

@@ -25,6 +25,40 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long running sessions get to stop after SIGINT at shutdown, before SIGKILL.
 pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 
+/// Says, once at start-up, what the daemon can do and what to do next: whether `claude` was
+/// found (probing its version now, so that the first `health` does not wait for it), whether
+/// the approvals server can run, and how to launch a session.
+async fn announce(daemon: Arc<Daemon>) {
+    let claude = daemon.sessions.claude().await;
+    match (&claude.path, claude.available) {
+        (Some(path), true) => {
+            let version = claude.version.as_deref().unwrap_or("unknown version");
+            tracing::info!(path = %path, version, "claude CLI found");
+        }
+        _ => tracing::warn!(
+            "claude CLI not found: sessions cannot start until it is installed \
+             (npm install -g @anthropic-ai/claude-code) or named with --claude-path or \
+             HUMANLAYER_CLAUDE_PATH"
+        ),
+    }
+    let approvals = &daemon.config.approvals_command;
+    match approvals.problem() {
+        Some(problem) => tracing::error!(
+            "{problem}: launches that need approvals will fail; fix --approvals-command \
+             (HUMANLAYER_APPROVALS_COMMAND), or leave it unset to use hld's own server"
+        ),
+        None => tracing::info!(
+            command = %approvals.path.display(),
+            "approvals are asked through `{} mcp claude_approvals`",
+            if approvals.configured { "the configured command" } else { "hld" }
+        ),
+    }
+    tracing::info!(
+        "ready: launch a session with `hlyr launch \"write a haiku\"` (hlyr finds this daemon \
+         at its socket)"
+    );
+}
+
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(
     config: Config,
@@ -45,23 +79,15 @@ pub async fn run(
             shutdown.clone(),
         )
     });
-    tokio::spawn(approval::expiry::run(
-        daemon.approvals.clone(),
-        daemon.bus.clone(),
-        shutdown.clone(),
-    ));
-    // Probe `claude --version` now, so that the first `health` does not wait for it.
-    let probe = Arc::clone(&daemon);
-    tokio::spawn(async move {
-        let claude = probe.sessions.claude().await;
-        tracing::info!(available = claude.available, version = ?claude.version, "claude CLI");
-    });
     tracing::info!(
         socket = %daemon.config.socket.display(),
+        database = %daemon.config.database.display(),
+        log = %daemon.config.log_file.as_deref().map_or("stderr".into(), |f| f.display().to_string()),
         version = crate::handlers::VERSION,
         pid = std::process::id(),
         "daemon started"
     );
+    tokio::spawn(announce(Arc::clone(&daemon)));
 
     // The token (signals, the `shutdown` method) closes the daemon; hot loops watch that.
     let closing = Arc::clone(&daemon.closing);

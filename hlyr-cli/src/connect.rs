@@ -15,9 +15,6 @@ use crate::error::{CliError, START_HINT};
 use crate::output::{paint, DIM};
 use crate::Context;
 
-/// The daemon's setting for the approvals MCP server command.
-const APPROVALS_COMMAND_ENV: &str = "HUMANLAYER_APPROVALS_COMMAND";
-
 /// How long a freshly started daemon has to answer `health`.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -116,7 +113,7 @@ pub async fn healthy(socket: &Path) -> bool {
 }
 
 /// The `hld` to start: `--hld-path`/`HLD_PATH`, else the one next to this executable, else PATH.
-fn hld_binary(start: &StartArgs) -> PathBuf {
+pub fn hld_binary(start: &StartArgs) -> PathBuf {
     if let Some(path) = &start.hld_path {
         return path.clone();
     }
@@ -156,12 +153,6 @@ async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliEr
         .arg(socket)
         .arg("--log-file")
         .arg(&log);
-    // Approvals reach the human through `hlyr mcp claude_approvals`, unless configured otherwise.
-    if std::env::var_os(APPROVALS_COMMAND_ENV).is_none() {
-        if let Ok(hlyr) = std::env::current_exe() {
-            command.arg("--approvals-command").arg(hlyr);
-        }
-    }
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())

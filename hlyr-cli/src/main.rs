@@ -8,7 +8,6 @@ mod decision;
 mod error;
 mod follow;
 mod ids;
-mod mcp;
 mod output;
 mod prompt;
 

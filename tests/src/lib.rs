@@ -45,6 +45,8 @@ pub struct DaemonOptions {
     pub socket: Option<PathBuf>,
     /// Use this directory instead of a fresh one (for restarts on the same database).
     pub dir: Option<PathBuf>,
+    /// Run this `hld` instead of the workspace's.
+    pub binary: Option<PathBuf>,
 }
 
 impl DaemonOptions {
@@ -120,7 +122,8 @@ impl TestDaemon {
         let socket = options.socket.unwrap_or_else(|| dir.join("hld.sock"));
         let database = dir.join("hld.db");
         let log = dir.join("hld.log");
-        let mut cmd = Command::new(workspace_bin("hld"));
+        let binary = options.binary.unwrap_or_else(|| workspace_bin("hld"));
+        let mut cmd = Command::new(binary);
         cmd.arg("--socket")
             .arg(&socket)
             .arg("--database")

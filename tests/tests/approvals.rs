@@ -1,5 +1,5 @@
 //! Approvals end to end: the real daemon launching `fake-claude`, which starts the real
-//! `hlyr mcp claude_approvals` and calls its tools like Claude Code does; plus the MCP server
+//! `hld mcp claude_approvals` and calls its tools like Claude Code does; plus the MCP server
 //! driven by hand over stdio, and every approval method's results and errors.
 
 use std::io::{BufRead, BufReader, Write};
@@ -17,14 +17,12 @@ use serde_json::{json, Value};
 
 const PERMISSION_TOOL: &str = "mcp__approvals__request_permission";
 
-fn hlyr() -> PathBuf {
-    workspace_bin("hlyr")
+fn hld() -> PathBuf {
+    workspace_bin("hld")
 }
 
 fn options() -> DaemonOptions {
     DaemonOptions::fake_claude()
-        .arg("--approvals-command")
-        .arg(&hlyr().display().to_string())
 }
 
 fn daemon() -> TestDaemon {
@@ -174,6 +172,10 @@ fn approving_runs_the_tool_and_the_session_completes() {
     assert_eq!(approval["type"], "function_call");
     assert_eq!(approval["status"], "pending");
     assert_eq!(approval["function_name"], "Write");
+    // What the Go daemon's `new_approval` carried, which the anchor's `hlyr alert` prints.
+    assert_eq!(new["type"], "function_call");
+    assert_eq!(new["count"], 1);
+    assert_eq!(new["total"], 1);
 
     // While waiting: the session waits, the tool call is linked, nothing was written.
     let s = d.wait_session(&id, |s| s["status"] == "waiting_input");
@@ -195,6 +197,8 @@ fn approving_runs_the_tool_and_the_session_completes() {
     assert_eq!(resolved["run_id"], run_id);
     assert_eq!(resolved["call_id"], approval_id.as_str());
     assert_eq!(resolved["decision"], "approved");
+    assert_eq!(resolved["type"], "function_call");
+    assert_eq!(resolved["total"], 0);
     events.until_ended(&id);
 
     assert_eq!(
@@ -239,7 +243,7 @@ fn approving_runs_the_tool_and_the_session_completes() {
     let invocation = d.fake_invocation(claude_id);
     assert_eq!(invocation["permission_prompt_tool"], PERMISSION_TOOL);
     let server = &invocation["mcp_config"]["mcpServers"]["approvals"];
-    assert_eq!(server["command"], hlyr().display().to_string());
+    assert_eq!(server["command"], hld().display().to_string());
     assert_eq!(server["args"], json!(["mcp", "claude_approvals"]));
     assert_eq!(server["env"]["HUMANLAYER_SESSION_ID"], id.as_str());
     assert_eq!(server["env"]["HUMANLAYER_RUN_ID"], run_id);
@@ -293,6 +297,7 @@ fn a_human_contact_is_answered_with_respond() {
     // Asking the human needs no permission from the human first.
     let approval = &new["approval"];
     assert_eq!(approval["type"], "human_contact");
+    assert_eq!(new["type"], "human_contact");
     assert_eq!(approval["message"], "What colour should the button be?");
     d.wait_session(&id, |s| s["status"] == "waiting_input");
     let listed = wait_pending(&d, &id, 1);
@@ -328,44 +333,55 @@ fn a_human_contact_is_answered_with_respond() {
     assert_eq!(events.of("new_approval", &id).count(), 1);
 }
 
+/// After a restart, the approval of a session that died with the old daemon is resolved: no
+/// `claude` waits for it, so it leaves the pending list, and a decision on it is refused with
+/// `reason: resolved`. Both ways a daemon goes: SIGKILL (nothing cleaned up) and SIGTERM.
 #[test]
-fn an_approval_created_before_a_daemon_restart_is_decided_after_it() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let dir = base.path().to_path_buf();
-    let restartable = || DaemonOptions {
-        dir: Some(dir.clone()),
-        ..options()
-    };
-    let mut d = TestDaemon::start_with(restartable());
-    let id = launch(&d, "scenario:tool make a file");
-    let approval_id = wait_pending(&d, &id, 1)[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let hello = workdir(&d).join("hello.txt");
-    // SIGKILL: no clean-up at all. Claude dies with its daemon (it is never left running
-    // unsupervised), but the approval is stored.
-    d.kill9();
-    drop(d);
-    let d = TestDaemon::start_with(restartable());
-    let listed = pending(&d, &id);
-    assert_eq!(listed.len(), 1, "{listed:?}");
-    assert_eq!(listed[0]["id"], approval_id.as_str());
-    assert_eq!(listed[0]["status"], "pending");
-    assert_eq!(approve(&d, &approval_id), json!({"success": true}));
-    let approval = d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
-    assert_eq!(approval["status"], "approved");
-    assert!(pending(&d, &id).is_empty());
-    let session = d.wait_ended(&id);
-    assert_eq!(session["status"], "failed");
-    assert_eq!(session["error_message"], "daemon restarted");
-    // The tool call row carries the decision.
-    assert_eq!(tool_call(&d, &id)["approval_status"], "approved");
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(!hello.exists(), "no Claude acted after its daemon died");
+fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() {
+    for kill in [true, false] {
+        let base = tempfile::Builder::new()
+            .prefix("hld-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let dir = base.path().to_path_buf();
+        let restartable = || DaemonOptions {
+            dir: Some(dir.clone()),
+            ..options()
+        };
+        let mut d = TestDaemon::start_with(restartable());
+        let id = launch(&d, "scenario:tool make a file");
+        let approval_id = wait_pending(&d, &id, 1)[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let hello = workdir(&d).join("hello.txt");
+        if kill {
+            // No clean-up at all. Claude dies with its daemon (it is never left running
+            // unsupervised), and the approval stays pending in the database.
+            d.kill9();
+        } else {
+            d.stop();
+        }
+        drop(d);
+        let d = TestDaemon::start_with(restartable());
+        assert!(pending(&d, &id).is_empty(), "kill: {kill}");
+        assert!(d.result("fetchApprovals", json!({}))["approvals"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        let approval =
+            d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
+        assert_eq!(approval["status"], "resolved", "kill: {kill}");
+        assert_eq!(approval["comment"], "the session ended before a decision");
+        let refused = approve(&d, &approval_id);
+        assert_eq!(refused["success"], false, "{refused}");
+        assert_eq!(refused["reason"], "resolved", "{refused}");
+        let session = d.wait_ended(&id);
+        assert_eq!(session["status"], if kill { "failed" } else { "completed" });
+        // The tool call row carries the resolution.
+        assert_eq!(tool_call(&d, &id)["approval_status"], "resolved");
+        assert!(!hello.exists(), "no Claude acted after its daemon died");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -477,7 +493,7 @@ fn racing_decisions_have_exactly_one_winner() {
     let s = d.wait_ended(&id);
     assert_eq!(s["status"], "completed");
     let call = tool_call(&d, &id);
-    if winner % 2 == 0 {
+    if winner.is_multiple_of(2) {
         assert_eq!(resolved["decision"], "approved");
         assert_eq!(call["approval_status"], "approved");
         assert!(workdir(&d).join("hello.txt").exists());
@@ -690,6 +706,7 @@ fn every_send_decision_violation_is_reported() {
         wrong_kind["error"],
         format!("approval {call} is a function_call, not a human_contact")
     );
+    assert_eq!(wrong_kind["reason"], "wrong_type");
 
     let unknown = decide(
         &d,
@@ -697,12 +714,15 @@ fn every_send_decision_violation_is_reported() {
     );
     assert_eq!(
         unknown,
-        json!({"success": false, "error": "approval not found: local-nope"})
+        json!({"success": false, "error": "approval not found: local-nope",
+               "reason": "not_found"})
     );
     assert_eq!(decide(&d, fc("approve")), json!({"success": true}));
     assert_eq!(
         decide(&d, fc("approve")),
-        json!({"success": false, "error": format!("approval {call} was already decided: approved")})
+        json!({"success": false,
+               "error": format!("approval {call} was already decided: approved"),
+               "reason": "already_decided"})
     );
     // None of the violations touched the approvals.
     let got = d.result("getApproval", json!({"approval_id": contact}));
@@ -768,7 +788,7 @@ fn create_and_get_approval_errors() {
 
 // ---- the MCP server driven by hand over stdio ----
 
-/// `hlyr mcp claude_approvals` with piped stdio, spoken to line by line.
+/// `hld mcp claude_approvals` with piped stdio, spoken to line by line.
 struct McpServer {
     child: Child,
     stdin: Option<ChildStdin>,
@@ -785,9 +805,9 @@ impl McpServer {
         Self::start_with(&[], env)
     }
 
-    /// Starts the server with `hlyr` flags before `mcp claude_approvals`.
+    /// Starts the server with `hld` flags before `mcp claude_approvals`.
     fn start_with(flags: &[&str], env: &[(&str, &str)]) -> McpServer {
-        let mut command = Command::new(hlyr());
+        let mut command = Command::new(hld());
         command
             .args(flags)
             .args(["mcp", "claude_approvals"])
@@ -802,7 +822,7 @@ impl McpServer {
             }
         }
         command.envs(env.iter().copied());
-        let mut child = command.spawn().expect("spawn hlyr");
+        let mut child = command.spawn().expect("spawn hld");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().unwrap();
         let (sender, lines) = mpsc::channel();
@@ -966,7 +986,7 @@ fn the_server_introduces_itself_and_lists_its_tools() {
     let init = mcp.initialize();
     let result = &init["result"];
     assert_eq!(result["protocolVersion"], "2025-11-25");
-    assert_eq!(result["serverInfo"]["name"], "hlyr-claude-approvals");
+    assert_eq!(result["serverInfo"]["name"], "hld-claude-approvals");
     assert_eq!(result["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
     assert!(result["capabilities"]["tools"].is_object(), "{init}");
     let list = mcp.request("tools/list", json!({}));
@@ -1032,9 +1052,9 @@ fn an_unreachable_daemon_is_a_clear_denial_not_a_hang() {
 }
 
 #[test]
-fn the_daemon_socket_flag_wins_over_the_environment() {
+fn the_socket_flag_wins_over_the_environment() {
     let mut mcp = McpServer::start_with(
-        &["--daemon-socket", "/nonexistent/flag.sock"],
+        &["--socket", "/nonexistent/flag.sock"],
         &[
             ("HUMANLAYER_DAEMON_SOCKET", "/nonexistent/env.sock"),
             ("HUMANLAYER_SESSION_ID", "s-1"),
@@ -1204,9 +1224,9 @@ fn the_server_exits_at_once_when_stdin_closes_during_a_wait() {
 }
 
 #[test]
-fn the_poll_finds_a_decision_without_the_event() {
-    // Decided by a daemon on another socket while the server's own daemon is down: no event
-    // can reach the server, only its poll after reconnecting to the restarted daemon.
+fn after_a_restart_the_poll_learns_that_the_approval_was_resolved() {
+    // The new daemon resolves the approval as it starts, before the server can subscribe
+    // again: only its poll can learn of it.
     let base = tempfile::Builder::new()
         .prefix("hld-")
         .tempdir_in("/tmp")
@@ -1224,27 +1244,14 @@ fn the_poll_finds_a_decision_without_the_event() {
         "request_permission",
         json!({"tool_name": "Bash", "input": input, "tool_use_id": "toolu_m"}),
     );
-    let approval = wait_pending(&d, &session, 1)[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    wait_pending(&d, &session, 1);
     d.stop();
     drop(d);
-    let elsewhere = base.path().join("other.sock");
-    let other = TestDaemon::start_with(DaemonOptions {
-        dir: Some(base.path().to_path_buf()),
-        socket: Some(elsewhere),
-        ..options()
-    });
-    assert_eq!(approve(&other, &approval)["success"], true);
-    drop(other);
     let d = TestDaemon::start_with(restartable());
-    let started = Instant::now();
     assert_eq!(
         permission(&mcp.response(call)),
-        json!({"behavior": "allow", "updatedInput": input})
+        json!({"behavior": "deny", "message": "the session ended before a decision"})
     );
-    assert!(started.elapsed() < Duration::from_secs(10));
     drop(d);
 }
 
@@ -1269,10 +1276,123 @@ fn a_pending_approval_expires_when_its_session_ends() {
     assert_eq!(data["decision"], "resolved");
     assert_eq!(data["comment"], "the session ended before a decision");
     assert_eq!(data["session_id"], id.as_str());
+    assert_eq!(data["type"], "function_call");
+    assert_eq!(data["total"], 0);
     assert!(pending(&d, &id).is_empty());
     let approval = d.result("getApproval", json!({"approval_id": approval_id}))["approval"].clone();
     assert_eq!(approval["status"], "resolved");
-    // Too late to decide it now.
+    // Too late to decide it now, and a program can tell why.
     let r = approve(&d, &approval_id);
     assert_eq!(r["success"], false);
+    assert_eq!(r["reason"], "resolved");
+}
+
+/// `hld` serves the approvals server from its own binary: a daemon with nothing next to it
+/// (no `hlyr`, as after `cargo run -p hld` on a fresh clone) still asks a human.
+#[test]
+fn a_daemon_alone_in_its_directory_asks_for_approval_through_its_own_binary() {
+    let bin = tempfile::tempdir().unwrap();
+    let alone = bin.path().join("hld");
+    std::fs::copy(hld(), &alone).unwrap();
+    let d = TestDaemon::start_with(DaemonOptions {
+        binary: Some(alone.clone()),
+        ..options()
+    });
+    let health = d.result("health", json!({}));
+    assert_eq!(health["approvals"]["available"], true, "{health}");
+    assert_eq!(health["approvals"]["configured"], false, "{health}");
+    assert_eq!(health["approvals"]["command"], alone.display().to_string());
+    let id = launch(&d, "scenario:tool make a file");
+    let approval = wait_pending(&d, &id, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(approve(&d, &approval)["success"], true);
+    let s = d.wait_ended(&id);
+    assert_eq!(s["status"], "completed", "{s}");
+    assert!(workdir(&d).join("hello.txt").exists());
+}
+
+/// `--approvals-command` still works, and `hlyr mcp claude_approvals` is an alias of hld's
+/// server.
+#[test]
+fn a_configured_approvals_command_serves_the_sessions() {
+    let hlyr = workspace_bin("hlyr");
+    let d = TestDaemon::start_with(
+        options()
+            .arg("--approvals-command")
+            .arg(&hlyr.display().to_string()),
+    );
+    let health = d.result("health", json!({}));
+    assert_eq!(health["approvals"]["configured"], true, "{health}");
+    assert_eq!(health["approvals"]["available"], true, "{health}");
+    let id = launch(&d, "scenario:tool make a file");
+    let approval = wait_pending(&d, &id, 1)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(approve(&d, &approval)["success"], true);
+    assert_eq!(d.wait_ended(&id)["status"], "completed");
+    let claude_id = d.wait_ended(&id)["claude_session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let server = &d.fake_invocation(&claude_id)["mcp_config"]["mcpServers"]["approvals"];
+    assert_eq!(server["command"], hlyr.display().to_string());
+}
+
+/// A configured approvals command that is not there is said at start-up and in `health`, and
+/// a launch that needs it fails with a clear error: no session runs with its tool calls
+/// silently refused. A launch without approvals still runs.
+#[test]
+fn a_missing_approvals_command_is_reported_and_refuses_the_launches_that_need_it() {
+    let d = TestDaemon::start_with(
+        options()
+            .arg("--approvals-command")
+            .arg("/nonexistent/hlyr"),
+    );
+    let health = d.result("health", json!({}));
+    assert_eq!(health["approvals"]["available"], false, "{health}");
+    assert_eq!(health["approvals"]["command"], "/nonexistent/hlyr");
+    assert!(health["approvals"]["error"]
+        .as_str()
+        .unwrap()
+        .contains("/nonexistent/hlyr is missing"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !d.log_text().contains("ERROR") {
+        assert!(
+            Instant::now() < deadline,
+            "no error logged:\n{}",
+            d.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let error_line = d
+        .log_text()
+        .lines()
+        .find(|l| l.contains("ERROR"))
+        .unwrap()
+        .to_owned();
+    assert!(error_line.contains("/nonexistent/hlyr"), "{error_line}");
+
+    let refused = d.call(
+        "launchSession",
+        json!({"query": "scenario:tool make a file", "working_dir": workdir(&d)}),
+    );
+    assert_eq!(refused["error"]["code"], -32603, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("approvals MCP server cannot run"),
+        "{message}"
+    );
+    assert!(d.result("listSessions", json!({}))["sessions"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let id = d.launch(json!({
+        "query": "scenario:plain hi",
+        "working_dir": workdir(&d),
+        "no_approvals": true,
+    }));
+    assert_eq!(d.wait_ended(&id)["status"], "completed");
 }

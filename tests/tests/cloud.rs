@@ -387,7 +387,8 @@ fn a_409_means_answered_elsewhere_and_other_api_errors_keep_the_approval_pending
     );
     assert_eq!(
         reply,
-        json!({"success": false, "error": "failed to deny function call: API error (status 500)"})
+        json!({"success": false, "error": "failed to deny function call: API error (status 500)",
+               "reason": "failed"})
     );
     let posts = api.requests_to("/agent/function_calls/fc-500/respond");
     assert_eq!(
@@ -403,7 +404,8 @@ fn a_409_means_answered_elsewhere_and_other_api_errors_keep_the_approval_pending
     );
     assert_eq!(
         reply,
-        json!({"success": false, "error": "this approval has already been responded to"})
+        json!({"success": false, "error": "this approval has already been responded to",
+               "reason": "resolved"})
     );
     let posts = api.requests_to("/agent/function_calls/fc-409/respond");
     assert_eq!(posts[0].body, json!({"approved": true}));

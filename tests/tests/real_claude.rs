@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use hld_e2e::anthropic::{self, AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
-use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon};
+use hld_e2e::{DaemonOptions, TestDaemon};
 use serde_json::{json, Value};
 
 /// The pinned CLI version (the one `claude-code.md` documents).
@@ -77,8 +77,6 @@ fn daemon(api: Option<&AnthropicStandIn>) -> TestDaemon {
     let mut options = DaemonOptions::default()
         .arg("--claude-path")
         .arg(&claude_cli().display().to_string())
-        .arg("--approvals-command")
-        .arg(&workspace_bin("hlyr").display().to_string())
         .arg("--interrupt-grace-ms")
         .arg("5000")
         .env("CLAUDE_CODE_MAX_RETRIES", "0")

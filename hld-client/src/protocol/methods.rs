@@ -56,6 +56,9 @@ pub struct HealthResult {
     /// Whether the `claude` CLI was found, and its version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claude: Option<ClaudeAvailability>,
+    /// Whether the approvals MCP server that sessions get can run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approvals: Option<ApprovalsAvailability>,
     /// Live `Subscribe` connections.
     #[serde(default)]
     pub subscribers: u64,
@@ -77,10 +80,26 @@ pub struct ClaudeAvailability {
     pub version: Option<String>,
 }
 
+/// The approvals MCP server each launched session gets (`hld mcp claude_approvals`, unless
+/// `--approvals-command` names another).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalsAvailability {
+    /// Whether the command is there and executable. When false, launches that need it fail.
+    pub available: bool,
+    /// The command.
+    pub command: String,
+    /// Whether it was configured, rather than the daemon's own binary.
+    #[serde(default)]
+    pub configured: bool,
+    /// Why it is unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 method!(
     /// Liveness and versions.
     Health, "health", "Report that the daemon is alive, its version, and whether claude was found",
-    [], "{status: string, version: string, claude?: object, subscribers: number, active_sessions: number}",
+    [], "{status: string, version: string, claude?: object, approvals?: object, subscribers: number, active_sessions: number}",
     NoParams, HealthResult
 );
 
@@ -459,16 +478,39 @@ pub struct SendDecisionParams {
 pub struct SendDecisionResult {
     /// Whether the decision was recorded.
     pub success: bool,
-    /// Why not.
+    /// Why not, for a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Why not, for a program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<RefusalReason>,
+}
+
+/// Why `sendDecision` did not record a decision (`success: false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefusalReason {
+    /// No approval has this id.
+    NotFound,
+    /// A human already approved, denied or answered it.
+    AlreadyDecided,
+    /// It was resolved without a decision: its session ended, or it was answered elsewhere
+    /// (a cloud approval). Nothing waits for it any more.
+    Resolved,
+    /// The decision does not fit the approval (a `respond` to a tool call, say).
+    WrongType,
+    /// The decision could not be delivered or stored; it may be sent again.
+    Failed,
+    /// A reason this client does not know (from a newer daemon).
+    #[serde(other)]
+    Unknown,
 }
 
 method!(
     /// Decide an approval.
     SendDecision, "sendDecision", "Approve, deny or respond to an approval",
     ["call_id: string", "type: string", "decision: string", "comment?: string"],
-    "{success: boolean, error?: string}",
+    "{success: boolean, error?: string, reason?: \"not_found\"|\"already_decided\"|\"resolved\"|\"wrong_type\"|\"failed\"}",
     SendDecisionParams, SendDecisionResult
 );
 

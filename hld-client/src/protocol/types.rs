@@ -590,6 +590,13 @@ pub enum Event {
         session_id: String,
         /// Its run.
         run_id: String,
+        /// Its kind (the Go daemon's `new_approval` carried `type`, `count`, `total`).
+        #[serde(rename = "type")]
+        kind: ApprovalType,
+        /// How many approvals this event announces (always 1).
+        count: u64,
+        /// Pending approvals, of every session, now that this one is.
+        total: u64,
     },
     /// An approval was decided.
     ApprovalResolved {
@@ -606,6 +613,11 @@ pub enum Event {
         /// The reviewer's comment or answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         comment: Option<String>,
+        /// The approval's kind.
+        #[serde(rename = "type")]
+        kind: ApprovalType,
+        /// Pending approvals, of every session, now that this one is not.
+        total: u64,
     },
     /// This subscriber fell behind and `missed` events were dropped for it.
     Lagged {

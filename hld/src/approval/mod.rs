@@ -8,21 +8,45 @@
 
 pub mod api;
 pub mod cloud;
-pub mod expiry;
+pub mod server;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hld_client::protocol::{Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event};
+use hld_client::protocol::{
+    Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event, RefusalReason,
+};
 
 use crate::bus::Bus;
 use crate::session::Sessions;
 use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionChange, Store, StoreError};
 use api::{ApiError, CloudClient};
 
-/// Why a decision was not recorded (sent as `{"success": false, "error": …}`).
+/// Why a decision was not recorded (sent as `{"success": false, "error": …, "reason": …}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Refused(pub String);
+pub struct Refused {
+    /// For a program.
+    pub reason: RefusalReason,
+    /// For a person.
+    pub message: String,
+}
+
+impl Refused {
+    fn new(reason: RefusalReason, message: impl Into<String>) -> Refused {
+        Refused {
+            reason,
+            message: message.into(),
+        }
+    }
+
+    fn not_found(id: &str) -> Refused {
+        Refused::new(RefusalReason::NotFound, format!("approval not found: {id}"))
+    }
+
+    fn failed(message: impl Into<String>) -> Refused {
+        Refused::new(RefusalReason::Failed, message)
+    }
+}
 
 /// The refusal of a cloud approval that was answered elsewhere (the API said 409).
 pub const ALREADY_RESPONDED: &str = "this approval has already been responded to";
@@ -117,8 +141,8 @@ impl Approvals {
         }
         match self.record(id, ApprovalStatus::Resolved, None).await {
             Ok(_) => tracing::info!(approval = %id, "cloud approval resolved elsewhere"),
-            Err(Refused(reason)) => {
-                tracing::debug!(approval = %id, reason, "cloud approval not marked resolved")
+            Err(refused) => {
+                tracing::debug!(approval = %id, reason = refused.message, "cloud approval not marked resolved")
             }
         }
     }
@@ -131,6 +155,9 @@ impl Approvals {
             approval: Box::new(approval.clone()),
             session_id: approval.session_id.clone(),
             run_id: approval.run_id.clone(),
+            kind: approval.kind,
+            count: 1,
+            total: change.pending,
         });
         self.publish_session_move(&approval, change.session);
         tracing::info!(
@@ -168,18 +195,21 @@ impl Approvals {
     async fn lookup(&self, id: &str, kind: ApprovalType) -> Result<Approval, Refused> {
         let existing = match self.store.get_approval(id).await {
             Ok(Some(a)) => a,
-            Ok(None) => return Err(Refused(format!("approval not found: {id}"))),
+            Ok(None) => return Err(Refused::not_found(id)),
             Err(e) => {
                 tracing::error!(approval = %id, error = %e, "cannot read approval");
-                return Err(Refused("failed to read the approval".into()));
+                return Err(Refused::failed("failed to read the approval"));
             }
         };
         if existing.kind != kind {
-            return Err(Refused(format!(
-                "approval {id} is a {}, not a {}",
-                existing.kind.as_str(),
-                kind.as_str()
-            )));
+            return Err(Refused::new(
+                RefusalReason::WrongType,
+                format!(
+                    "approval {id} is a {}, not a {}",
+                    existing.kind.as_str(),
+                    kind.as_str()
+                ),
+            ));
         }
         Ok(existing)
     }
@@ -191,7 +221,7 @@ impl Approvals {
     /// Claims the right to send a decision on cloud approval `id`.
     fn start_sending(&self, id: &str) -> Result<Sending, Refused> {
         if !self.lock_sending().insert(id.to_owned()) {
-            return Err(Refused(format!(
+            return Err(Refused::failed(format!(
                 "a decision on approval {id} is already being sent"
             )));
         }
@@ -209,8 +239,8 @@ impl Approvals {
         comment: Option<&str>,
     ) -> Result<(), Refused> {
         let Some(client) = &self.cloud else {
-            return Err(Refused(
-                "approval features not available: no API key configured".into(),
+            return Err(Refused::failed(
+                "approval features not available: no API key configured",
             ));
         };
         let id = approval.id.as_str();
@@ -235,15 +265,14 @@ impl Approvals {
             Ok(()) => Ok(()),
             Err(ApiError::Conflict) => {
                 tracing::info!(approval = %id, "cloud approval was already responded to");
-                if let Err(Refused(reason)) = self.record(id, ApprovalStatus::Resolved, None).await
-                {
-                    tracing::debug!(approval = %id, reason, "cloud approval not marked resolved");
+                if let Err(refused) = self.record(id, ApprovalStatus::Resolved, None).await {
+                    tracing::debug!(approval = %id, reason = refused.message, "cloud approval not marked resolved");
                 }
-                Err(Refused(ALREADY_RESPONDED.into()))
+                Err(Refused::new(RefusalReason::Resolved, ALREADY_RESPONDED))
             }
             Err(e) => {
                 tracing::warn!(approval = %id, error = %e, "{action}");
-                Err(Refused(format!("{action}: {e}")))
+                Err(Refused::failed(format!("{action}: {e}")))
             }
         }
     }
@@ -262,29 +291,23 @@ impl Approvals {
         {
             Ok(change) => change,
             Err(StoreError::AlreadyDecided { status, .. }) => {
-                return Err(Refused(format!(
-                    "approval {id} was already decided: {}",
-                    status.as_str()
-                )))
+                let reason = match status {
+                    ApprovalStatus::Resolved => RefusalReason::Resolved,
+                    _ => RefusalReason::AlreadyDecided,
+                };
+                return Err(Refused::new(
+                    reason,
+                    format!("approval {id} was already decided: {}", status.as_str()),
+                ));
             }
-            Err(StoreError::ApprovalNotFound(_)) => {
-                return Err(Refused(format!("approval not found: {id}")))
-            }
+            Err(StoreError::ApprovalNotFound(_)) => return Err(Refused::not_found(id)),
             Err(e) => {
                 tracing::error!(approval = %id, error = %e, "cannot store decision");
-                return Err(Refused("failed to store the decision".into()));
+                return Err(Refused::failed("failed to store the decision"));
             }
         };
-        self.publish_linked(&change);
+        publish_decided(&self.bus, &change);
         let approval = change.approval;
-        self.bus.publish(Event::ApprovalResolved {
-            approval_id: approval.id.clone(),
-            call_id: approval.call_id.clone(),
-            session_id: approval.session_id.clone(),
-            run_id: approval.run_id.clone(),
-            decision: status,
-            comment,
-        });
         self.publish_session_move(&approval, change.session);
         tracing::info!(approval = %approval.id, decision = status.as_str(), "approval decided");
         Ok(approval)
@@ -295,6 +318,7 @@ impl Approvals {
         if let Some(SessionChange {
             old_status,
             session,
+            ..
         }) = moved
         {
             self.sessions.publish_status(
@@ -308,12 +332,35 @@ impl Approvals {
     }
 
     fn publish_linked(&self, change: &ApprovalChange) {
-        for event in &change.events {
-            self.sessions.publish_conversation(
-                &change.approval.session_id,
-                &change.approval.run_id,
-                event.clone(),
-            );
-        }
+        publish_linked(&self.bus, change);
+    }
+}
+
+/// Publishes a stored decision: the linked `tool_call` events as updated, then
+/// `approval_resolved`.
+pub fn publish_decided(bus: &Bus, change: &ApprovalChange) {
+    publish_linked(bus, change);
+    let approval = &change.approval;
+    bus.publish(Event::ApprovalResolved {
+        approval_id: approval.id.clone(),
+        call_id: approval.call_id.clone(),
+        session_id: approval.session_id.clone(),
+        run_id: approval.run_id.clone(),
+        decision: approval.status,
+        comment: approval.comment.clone(),
+        kind: approval.kind,
+        total: change.pending,
+    });
+}
+
+/// Publishes the `tool_call` events an approval change updated.
+fn publish_linked(bus: &Bus, change: &ApprovalChange) {
+    for event in &change.events {
+        crate::session::publish_conversation(
+            bus,
+            &change.approval.session_id,
+            &change.approval.run_id,
+            event.clone(),
+        );
     }
 }

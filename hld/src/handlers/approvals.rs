@@ -191,10 +191,12 @@ pub async fn send_decision(
             Ok(_) => SendDecisionResult {
                 success: true,
                 error: None,
+                reason: None,
             },
             Err(refused) => SendDecisionResult {
                 success: false,
-                error: Some(refused.0),
+                error: Some(refused.message),
+                reason: Some(refused.reason),
             },
         },
     )

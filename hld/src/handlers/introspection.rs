@@ -12,26 +12,26 @@ use crate::rpc::error::RpcError;
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `health`, the most frequent call (every CLI start checks it): its JSON is assembled from
-/// the cached JSON of claude's availability rather than serialised field by field, straight
-/// into the reply line.
+/// the cached JSON of claude's and the approvals server's availability rather than serialised
+/// field by field, straight into the reply line.
 pub async fn health(daemon: Arc<Daemon>, _: NoParams, line: Vec<u8>) -> Result<Vec<u8>, RpcError> {
-    let claude = daemon.sessions.claude_json().await;
+    let tools = daemon.sessions.tools_json().await;
     Ok(health_json(
         line,
-        &claude,
+        &tools,
         daemon.subscriptions.load(Ordering::Relaxed) as u64,
         daemon.sessions.active_count() as u64,
     ))
 }
 
 /// Appends to `out` the JSON of a [`HealthResult`] with status `ok`, this version and
-/// `claude` given as JSON.
-fn health_json(mut out: Vec<u8>, claude: &str, subscribers: u64, active_sessions: u64) -> Vec<u8> {
+/// `tools`, the `claude` and `approvals` members as JSON.
+fn health_json(mut out: Vec<u8>, tools: &str, subscribers: u64, active_sessions: u64) -> Vec<u8> {
     // VERSION is SemVer: nothing in it needs escaping.
     out.extend_from_slice(b"{\"status\":\"ok\",\"version\":\"");
     out.extend_from_slice(VERSION.as_bytes());
-    out.extend_from_slice(b"\",\"claude\":");
-    out.extend_from_slice(claude.as_bytes());
+    out.extend_from_slice(b"\",");
+    out.extend_from_slice(tools.as_bytes());
     out.extend_from_slice(b",\"subscribers\":");
     // Numbers through serde_json: `format!` costs more than the rest of the reply.
     serde_json::to_writer(&mut out, &subscribers).expect("a number serialises");
@@ -114,11 +114,18 @@ mod tests {
                 version: None,
             },
         ] {
-            let json = serde_json::to_string(&claude).unwrap();
+            let approvals = ApprovalsAvailability {
+                available: false,
+                command: "/opt/bin/hlyr".into(),
+                configured: true,
+                error: Some("approvals command /opt/bin/hlyr is missing".into()),
+            };
+            let json = crate::session::tools_members(&claude, &approvals);
             let typed = HealthResult {
                 status: "ok".into(),
                 version: VERSION.into(),
                 claude: Some(claude),
+                approvals: Some(approvals),
                 subscribers: 3,
                 active_sessions: 1,
             };

@@ -10,11 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hld_client::protocol::{
-    ClaudeAvailability, Event, McpConfig, McpConfigParam, McpServer, SessionStatus,
+    ApprovalsAvailability, ClaudeAvailability, Event, McpConfig, McpConfigParam, McpServer,
+    SessionStatus,
 };
 use tokio::sync::watch;
 use tokio_util::task::TaskTracker;
 
+use crate::approval::server::{self, ApprovalsCommand};
 use crate::bus::Bus;
 use crate::claude::{self, LaunchSpec};
 use crate::rpc::error::RpcError;
@@ -36,8 +38,8 @@ pub struct SessionConfig {
     pub run_dir: PathBuf,
     /// How long an interrupted `claude` gets before SIGKILL.
     pub interrupt_grace: Duration,
-    /// The command serving the approvals MCP server (`hlyr`), if any.
-    pub approvals_command: Option<PathBuf>,
+    /// The command serving the approvals MCP server.
+    pub approvals_command: ApprovalsCommand,
 }
 
 /// What a launch or continuation asks for, after inheritance and validation.
@@ -96,7 +98,8 @@ pub struct Sessions {
     claude_seen: Mutex<Option<ClaudeSeen>>,
 }
 
-/// Where `claude` was found, when, and the same as JSON.
+/// Where `claude` was found and whether the approvals server can run, when, and the two as
+/// `health`'s JSON members.
 struct ClaudeSeen {
     at: Instant,
     found: ClaudeAvailability,
@@ -104,7 +107,7 @@ struct ClaudeSeen {
 }
 
 /// How long [`Sessions::claude`] reuses its last answer: `health` stays a memory read, and a
-/// `claude` installed or removed shows within this time.
+/// `claude` (or approvals command) installed or removed shows within this time.
 const CLAUDE_RECHECK: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Sessions {
@@ -160,8 +163,9 @@ impl Sessions {
         self.claude_seen(|seen| seen.found.clone()).await
     }
 
-    /// [`Sessions::claude`] as JSON, serialised once per lookup (for `health`).
-    pub async fn claude_json(&self) -> Arc<str> {
+    /// `"claude":…,"approvals":…`: [`Sessions::claude`] and the approvals server's
+    /// availability as JSON members, serialised once per lookup (for `health`).
+    pub async fn tools_json(&self) -> Arc<str> {
         self.claude_seen(|seen| seen.json.clone()).await
     }
 
@@ -173,11 +177,10 @@ impl Sessions {
         }
         // Boxed: the probe's future is large and rarely needed, so callers stay small.
         let found = Box::pin(self.find_claude()).await;
+        let approvals = self.config.approvals_command.availability();
         let seen = ClaudeSeen {
             at: Instant::now(),
-            json: serde_json::to_string(&found)
-                .expect("an availability serialises")
-                .into(),
+            json: tools_members(&found, &approvals).into(),
             found,
         };
         let picked = pick(&seen);
@@ -213,13 +216,24 @@ impl Sessions {
         }
     }
 
-    /// Marks sessions a previous daemon left active as failed.
-    pub async fn mark_orphans(&self) -> anyhow::Result<usize> {
+    /// Marks sessions a previous daemon left active as failed, and resolves every approval
+    /// it left pending (their `claude` died with that daemon). Run before serving, so there is
+    /// no one to tell.
+    pub async fn mark_orphans(&self) -> anyhow::Result<()> {
         let orphans = self.store.mark_orphans("daemon restarted").await?;
-        if !orphans.is_empty() {
-            tracing::warn!(count = orphans.len(), "marked orphaned sessions as failed");
+        if !orphans.sessions.is_empty() {
+            tracing::warn!(
+                count = orphans.sessions.len(),
+                "marked orphaned sessions as failed"
+            );
         }
-        Ok(orphans.len())
+        if !orphans.expired.is_empty() {
+            tracing::info!(
+                count = orphans.expired.len(),
+                "resolved the approvals of sessions that ended"
+            );
+        }
+        Ok(())
     }
 
     /// Starts a session: stores it, spawns `claude`, and returns once the process runs.
@@ -237,6 +251,15 @@ impl Sessions {
                     ),
                 )
             })?;
+        if needs_approvals_server(&req) {
+            if let Some(problem) = self.config.approvals_command.problem() {
+                return Err(RpcError::internal(
+                    "the approvals MCP server cannot run (see `health`): fix \
+                     --approvals-command, or launch with no_approvals",
+                    anyhow::anyhow!(problem),
+                ));
+            }
+        }
         let session_id = uuid::Uuid::new_v4().to_string();
         let run_id = uuid::Uuid::new_v4().to_string();
 
@@ -347,18 +370,16 @@ impl Sessions {
     ) -> (Option<McpConfig>, Option<String>) {
         let mut config = req.mcp_config.clone().unwrap_or_default();
         let mut tool = req.permission_prompt_tool.clone();
-        if tool.is_none() && !req.no_approvals {
-            if let Some(command) = &self.config.approvals_command {
-                config.mcp_servers.insert(
-                    APPROVALS_SERVER.to_owned(),
-                    McpServer {
-                        command: Some(command.display().to_string()),
-                        args: Some(vec!["mcp".into(), "claude_approvals".into()]),
-                        ..Default::default()
-                    },
-                );
-                tool = Some(APPROVALS_TOOL.to_owned());
-            }
+        if needs_approvals_server(req) {
+            config.mcp_servers.insert(
+                APPROVALS_SERVER.to_owned(),
+                McpServer {
+                    command: Some(self.config.approvals_command.path.display().to_string()),
+                    args: Some(server::ARGS.map(str::to_owned).to_vec()),
+                    ..Default::default()
+                },
+            );
+            tool = Some(APPROVALS_TOOL.to_owned());
         }
         if config.mcp_servers.is_empty() {
             return (None, tool);
@@ -419,6 +440,10 @@ impl Sessions {
                 error,
             );
         }
+        for expired in &change.expired {
+            crate::approval::publish_decided(&self.bus, expired);
+            tracing::info!(approval = %expired.approval.id, "approval resolved: its session ended");
+        }
         Some(change.old_status)
     }
 
@@ -438,21 +463,6 @@ impl Sessions {
             new_status,
             parent_session_id,
             error,
-        });
-    }
-
-    /// Publishes a stored conversation event.
-    pub fn publish_conversation(
-        &self,
-        session_id: &str,
-        run_id: &str,
-        event: hld_client::protocol::ConversationEvent,
-    ) {
-        self.bus.publish(Event::ConversationUpdated {
-            session_id: session_id.to_owned(),
-            run_id: run_id.to_owned(),
-            claude_session_id: event.claude_session_id.clone(),
-            event: Box::new(event),
         });
     }
 
@@ -571,6 +581,36 @@ impl Sessions {
             let _ = tokio::time::timeout(Duration::from_secs(2), self.supervisors.wait()).await;
         }
     }
+}
+
+/// Publishes a stored conversation event.
+pub fn publish_conversation(
+    bus: &Bus,
+    session_id: &str,
+    run_id: &str,
+    event: hld_client::protocol::ConversationEvent,
+) {
+    bus.publish(Event::ConversationUpdated {
+        session_id: session_id.to_owned(),
+        run_id: run_id.to_owned(),
+        claude_session_id: event.claude_session_id.clone(),
+        event: Box::new(event),
+    });
+}
+
+/// `"claude":…,"approvals":…`, the members of `health` that say what the daemon found.
+pub fn tools_members(claude: &ClaudeAvailability, approvals: &ApprovalsAvailability) -> String {
+    format!(
+        "\"claude\":{},\"approvals\":{}",
+        serde_json::to_string(claude).expect("an availability serialises"),
+        serde_json::to_string(approvals).expect("an availability serialises"),
+    )
+}
+
+/// Whether a launch gets the daemon's approvals server: unless it opts out or brings its own
+/// permission-prompt tool.
+fn needs_approvals_server(req: &LaunchRequest) -> bool {
+    req.permission_prompt_tool.is_none() && !req.no_approvals
 }
 
 /// Resolves and checks a working directory: absolute, existing.

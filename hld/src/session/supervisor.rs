@@ -225,8 +225,7 @@ async fn publish(ctx: &Context, (outcome, lines): Stored) {
     match outcome {
         Ok(events) => {
             for event in events {
-                ctx.sessions
-                    .publish_conversation(&ctx.session_id, &ctx.run_id, event);
+                super::publish_conversation(&ctx.sessions.bus, &ctx.session_id, &ctx.run_id, event);
             }
             tokio::task::yield_now().await;
         }

@@ -39,7 +39,7 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 pub use error::{Result, StoreError};
-pub use ops::CORRELATION_WINDOW;
+pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
 pub use types::*;
 
 use writer::{Msg, Pending, Slot, Stats, Writer};
@@ -209,7 +209,9 @@ impl Store {
     }
 
     /// Changes the given fields of a session and sets `last_activity_at` to now. Returns the
-    /// status before and the session after; [`StoreError::SessionNotFound`] if absent.
+    /// status before and the session after; [`StoreError::SessionNotFound`] if absent. An
+    /// update to `completed` or `failed` also resolves the session's pending local approvals
+    /// ([`SessionChange::expired`]).
     pub async fn update_session(&self, id: &str, update: SessionUpdate) -> Result<SessionChange> {
         let id = id.to_owned();
         self.write(move |w| w.update_session(&id, &update)).await
@@ -293,9 +295,9 @@ impl Store {
     }
 
     /// Fails every session in `starting`, `running`, `waiting_input` or `completing` with
-    /// `error_message = reason` and `completed_at = now` (run at start-up, when no process
-    /// can be attached). Returns what changed so the caller can publish it.
-    pub async fn mark_orphans(&self, reason: &str) -> Result<Vec<OrphanedSession>> {
+    /// `error_message = reason` and `completed_at = now`, and resolves every pending local
+    /// approval (run at start-up, when no process can be attached). Returns what changed.
+    pub async fn mark_orphans(&self, reason: &str) -> Result<Orphans> {
         let reason = reason.to_owned();
         self.write(move |w| w.mark_orphans(&reason)).await
     }

@@ -11,7 +11,7 @@ use rusqlite::{params, OptionalExtension};
 use super::error::{Result, StoreError};
 use super::read;
 use super::types::{
-    ApprovalChange, CloudSync, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession,
+    ApprovalChange, CloudSync, Ingest, NewApproval, NewEvent, NewSession, OrphanedSession, Orphans,
     SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
@@ -39,6 +39,9 @@ const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
     approval_id, parent_tool_use_id) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16)";
+
+/// The comment recorded on an approval resolved because its session ended.
+pub const SESSION_ENDED: &str = "the session ended before a decision";
 
 /// The statuses `mark_orphans` fails: a process may have been attached to them.
 const ORPHAN_STATUSES: &str = "('starting', 'running', 'waiting_input', 'completing')";
@@ -153,19 +156,46 @@ impl Writer {
             .is_some())
     }
 
-    /// Applies `update` and sets `last_activity_at`; fails if the session does not exist.
+    /// Applies `update` and sets `last_activity_at`; fails if the session does not exist. An
+    /// update that ends the session resolves its pending local approvals with it.
     pub(super) fn update_session(
         &mut self,
         id: &str,
         update: &SessionUpdate,
     ) -> Result<SessionChange> {
         let old_status = self.apply_update(id, update, &crate::time::now())?;
+        let ended = update.status.is_some_and(|s| !s.is_active());
+        let expired = if ended {
+            self.expire_approvals(Some(id))?
+        } else {
+            Vec::new()
+        };
         let session =
             read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
         Ok(SessionChange {
             old_status,
             session,
+            expired,
         })
+    }
+
+    /// Resolves the pending local approvals of one session, or of every session: their
+    /// sessions ended, so no `claude` waits for them. (A cloud approval stays: the cloud still
+    /// asks, and the poller follows it.)
+    fn expire_approvals(&mut self, session_id: Option<&str>) -> Result<Vec<ApprovalChange>> {
+        let ids = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM approvals
+                 WHERE status = 'pending' AND source = 'local'
+                    AND (?1 IS NULL OR session_id = ?1)
+                 ORDER BY requested_at, rowid",
+            )?
+            .query_map([session_id], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        ids.iter()
+            .map(|id| self.decide_approval(id, ApprovalStatus::Resolved, Some(SESSION_ENDED)))
+            .collect()
     }
 
     /// Moves a session from status `from` to `to`, and sets `last_activity_at`, only if it is
@@ -192,6 +222,7 @@ impl Writer {
         Ok(read::session(&self.conn, id)?.map(|session| SessionChange {
             old_status: from,
             session,
+            expired: Vec::new(),
         }))
     }
 
@@ -456,8 +487,9 @@ impl Writer {
         Ok(0)
     }
 
-    /// Fails every session that a process may have been attached to.
-    pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Vec<OrphanedSession>> {
+    /// Fails every session that a process may have been attached to, and resolves every
+    /// pending local approval.
+    pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Orphans> {
         let orphans = {
             let sql = format!(
                 "SELECT id, run_id, parent_session_id, status FROM sessions
@@ -489,7 +521,10 @@ impl Writer {
         );
         self.conn
             .execute(&sql, params![reason, crate::time::now()])?;
-        Ok(orphans)
+        Ok(Orphans {
+            sessions: orphans,
+            expired: self.expire_approvals(None)?,
+        })
     }
 
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
@@ -567,6 +602,7 @@ impl Writer {
             approval,
             events,
             session,
+            pending: self.pending_approvals()?,
         })
     }
 
@@ -603,6 +639,7 @@ impl Writer {
             approval,
             events,
             session,
+            pending: self.pending_approvals()?,
         }))
     }
 
@@ -671,7 +708,17 @@ impl Writer {
             approval,
             events,
             session,
+            pending: self.pending_approvals()?,
         })
+    }
+
+    /// How many approvals are pending, of every session.
+    fn pending_approvals(&self) -> Result<u64> {
+        let count: i64 = self
+            .conn
+            .prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")?
+            .query_row([], |r| r.get(0))?;
+        Ok(u64::try_from(count).unwrap_or_default())
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for

@@ -650,7 +650,7 @@ async fn claude_session_queries_return_its_events_and_newest_session() {
 }
 
 #[tokio::test]
-async fn orphans_are_failed_and_reported() {
+async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
     let (_dir, store) = Store::open_temp();
     let statuses = [
         ("s-start", SessionStatus::Starting),
@@ -670,13 +670,35 @@ async fn orphans_are_failed_and_reported() {
             .await
             .unwrap();
     }
+    // Pending approvals of a waiting session and of one that ended before the restart (a
+    // daemon killed before it could resolve it), and a cloud approval, which the cloud still
+    // asks for.
+    for (id, session) in [("a-wait", "s-wait"), ("a-done", "s-done")] {
+        store
+            .create_approval(NewApproval::function_call(
+                id,
+                session,
+                "Bash",
+                json!({}),
+                None,
+            ))
+            .await
+            .unwrap();
+    }
+    let cloud = NewApproval {
+        source: ApprovalSource::Cloud,
+        ..NewApproval::function_call("fc-1", "s-wait", "Bash", json!({}), None)
+    };
+    store.create_approval(cloud).await.unwrap();
+
     let orphans = store.mark_orphans("daemon restarted").await.unwrap();
     let reported: Vec<_> = orphans
+        .sessions
         .iter()
         .map(|o| (o.id.as_str(), o.old_status))
         .collect();
     assert_eq!(reported, statuses[..4]);
-    assert_eq!(orphans[1].run_id, "run-s-run");
+    assert_eq!(orphans.sessions[1].run_id, "run-s-run");
     for (id, before) in statuses {
         let row = store.get_session(id).await.unwrap().unwrap();
         if before.is_active() {
@@ -688,7 +710,93 @@ async fn orphans_are_failed_and_reported() {
             assert_eq!(row.error_message, None);
         }
     }
-    assert!(store.mark_orphans("again").await.unwrap().is_empty());
+    let expired: Vec<_> = orphans
+        .expired
+        .iter()
+        .map(|c| (c.approval.id.as_str(), c.approval.status))
+        .collect();
+    assert_eq!(
+        expired,
+        [
+            ("a-wait", ApprovalStatus::Resolved),
+            ("a-done", ApprovalStatus::Resolved)
+        ]
+    );
+    assert_eq!(orphans.expired[1].pending, 1, "the cloud approval is left");
+    let wait = store.get_approval("a-wait").await.unwrap().unwrap();
+    assert_eq!(wait.comment.as_deref(), Some(SESSION_ENDED));
+    let pending: Vec<_> = store.pending_approvals(None).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].id, "fc-1");
+    let again = store.mark_orphans("again").await.unwrap();
+    assert!(again.sessions.is_empty() && again.expired.is_empty());
+}
+
+#[tokio::test]
+async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write() {
+    let (_dir, store) = open_with_session().await;
+    store
+        .create_session(NewSession {
+            status: SessionStatus::Running,
+            ..session("s2", "2026-01-01T00:00:09.000Z")
+        })
+        .await
+        .unwrap();
+    for (id, session) in [("a1", "s1"), ("a2", "s1"), ("b1", "s2")] {
+        store
+            .create_approval(NewApproval::function_call(
+                id,
+                session,
+                "Bash",
+                json!({}),
+                None,
+            ))
+            .await
+            .unwrap();
+    }
+    // A move that keeps the session alive leaves them pending.
+    let running = SessionUpdate {
+        status: Some(SessionStatus::Completing),
+        ..Default::default()
+    };
+    assert!(store
+        .update_session("s1", running)
+        .await
+        .unwrap()
+        .expired
+        .is_empty());
+    let ended = SessionUpdate {
+        status: Some(SessionStatus::Completed),
+        ..Default::default()
+    };
+    let change = store.update_session("s1", ended).await.unwrap();
+    let expired: Vec<_> = change
+        .expired
+        .iter()
+        .map(|c| (c.approval.id.as_str(), c.approval.status, c.pending))
+        .collect();
+    assert_eq!(
+        expired,
+        [
+            ("a1", ApprovalStatus::Resolved, 2),
+            ("a2", ApprovalStatus::Resolved, 1)
+        ]
+    );
+    let left = store.pending_approvals(None).await.unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, "b1");
+    // A decision now is refused as already made.
+    let refused = store
+        .decide_approval("a1", ApprovalStatus::Approved, None)
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        refused,
+        StoreError::AlreadyDecided {
+            status: ApprovalStatus::Resolved,
+            ..
+        }
+    ));
 }
 
 #[tokio::test]
@@ -1797,14 +1905,16 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
 async fn approvals_leave_a_session_that_ended_with_its_final_status() {
     let (_dir, store) = open_with_session().await;
     set_status(&store, SessionStatus::Running).await;
-    store
-        .create_approval(NewApproval::human_contact("local-1", "s1", "Go on?"))
-        .await
-        .unwrap();
+    // A cloud approval: ending the session leaves it pending (a local one it resolves).
+    let cloud = NewApproval {
+        source: ApprovalSource::Cloud,
+        ..NewApproval::human_contact("hc-1", "s1", "Go on?")
+    };
+    store.create_approval(cloud).await.unwrap();
     // The session ends while its approval is pending: deciding it must not resume it.
     set_status(&store, SessionStatus::Completed).await;
     let decided = store
-        .decide_approval("local-1", ApprovalStatus::Responded, Some("yes".into()))
+        .decide_approval("hc-1", ApprovalStatus::Responded, Some("yes".into()))
         .await
         .unwrap();
     assert_eq!(moved(&decided), None);

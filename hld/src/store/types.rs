@@ -298,6 +298,8 @@ pub struct ApprovalChange {
     /// `running` → `waiting_input` when an approval is stored (or linked) for it, and back
     /// when a decision leaves none pending.
     pub session: Option<SessionChange>,
+    /// Pending approvals of every session after the change.
+    pub pending: u64,
 }
 
 /// A session after an update, with the status it had before (for `session_status_changed`).
@@ -307,6 +309,19 @@ pub struct SessionChange {
     pub old_status: SessionStatus,
     /// The session after the update.
     pub session: SessionRow,
+    /// The session's pending local approvals that the update resolved because it ended the
+    /// session: nothing waits for them any more.
+    pub expired: Vec<ApprovalChange>,
+}
+
+/// What the start-up sweep changed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Orphans {
+    /// The sessions it failed.
+    pub sessions: Vec<OrphanedSession>,
+    /// The pending local approvals it resolved: every one, since no session has a live
+    /// process at start-up.
+    pub expired: Vec<ApprovalChange>,
 }
 
 /// A session that `mark_orphans` failed.

@@ -1,10 +1,15 @@
-//! `hlyr mcp`: MCP servers that Claude Code starts over stdio.
+//! `hlyr mcp claude_approvals`: an alias of `hld mcp claude_approvals`, which serves the
+//! approvals MCP server from the daemon's own binary. `hlyr` replaces itself with that `hld`.
+
+use std::os::unix::process::CommandExt;
+use std::process::Command as Process;
 
 use clap::Subcommand;
 
-use super::{on_runtime, NoArgs, With};
+use super::With;
+use crate::connect::{hld_binary, StartArgs};
 use crate::error::{CliError, Exit};
-use crate::{Context, Globals};
+use crate::Globals;
 
 // The `mcp` group: one of its servers. (`//`: clap would take a doc comment here for the
 // group's description.)
@@ -17,27 +22,26 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Claude Code's permission-prompt tool (`request_permission`) and `contact_human`,
-    /// answered by a human through the hld daemon. The daemon starts it for every session
-    /// it launches; stdout is the MCP channel, logs go to stderr.
+    /// answered by a human through the hld daemon: runs `hld mcp claude_approvals`, which
+    /// the daemon itself starts for every session it launches.
     #[command(name = "claude_approvals")]
-    ClaudeApprovals(With<NoArgs>),
+    ClaudeApprovals(With<StartArgs>),
 }
 
 impl Command {
-    /// Serves the chosen MCP server on stdin/stdout until the client closes stdin; `before`
-    /// are the options given before its name.
+    /// Replaces this process with `hld mcp claude_approvals`; returns only if that fails.
     pub fn run(self, before: Globals) -> Result<Exit, CliError> {
-        match self {
-            Command::ClaudeApprovals(c) => c.run(before, |ctx, NoArgs {}| {
-                on_runtime(Box::pin(claude_approvals(ctx)))
-            }),
+        let Command::ClaudeApprovals(c) = self;
+        let (globals, start) = c.within(before);
+        let hld = hld_binary(&start);
+        let mut command = Process::new(&hld);
+        if let Some(socket) = &globals.daemon_socket {
+            command.arg("--socket").arg(socket);
         }
+        let error = command.args(["mcp", "claude_approvals"]).exec();
+        Err(
+            CliError::failure(format!("cannot run {}: {error}", hld.display()))
+                .hint("install hld next to hlyr, put it on PATH, or give --hld-path / HLD_PATH"),
+        )
     }
-}
-
-async fn claude_approvals(ctx: &Context) -> Result<Exit, CliError> {
-    crate::mcp::serve_stdio(ctx.daemon_socket.as_deref())
-        .await
-        .map(|()| Exit::Ok)
-        .map_err(CliError::failure)
 }

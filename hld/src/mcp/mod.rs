@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use approval::{Daemon, Decision};
 
 /// The name announced in `initialize`.
-const SERVER_NAME: &str = "hlyr-claude-approvals";
+const SERVER_NAME: &str = "hld-claude-approvals";
 /// The permission-prompt tool.
 const REQUEST_PERMISSION: &str = "request_permission";
 /// The question tool.
@@ -135,7 +135,7 @@ impl ApprovalsServer {
                 deny(comment.filter(|c| !c.trim().is_empty()).as_deref())
             }
             Err(failure) => {
-                eprintln!("hlyr mcp: {failure}");
+                eprintln!("hld mcp: {failure}");
                 deny(Some(&format!("Denied: {failure}")))
             }
         };
@@ -156,7 +156,7 @@ impl ApprovalsServer {
         Ok(match self.daemon.ask(params, stop).await {
             Ok(decision) => text_result(decision.comment.unwrap_or_default()),
             Err(failure) => {
-                eprintln!("hlyr mcp: {failure}");
+                eprintln!("hld mcp: {failure}");
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "No answer from a human: {failure}"
                 ))])

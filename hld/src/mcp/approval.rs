@@ -129,7 +129,7 @@ impl Daemon {
             Err(Error::Rpc(e)) => return Err(Failure::Refused(e.message)),
             Err(e) => return Err(unreachable(e)),
         };
-        eprintln!("hlyr mcp: approval {id} requested; waiting for a human");
+        eprintln!("hld mcp: approval {id} requested; waiting for a human");
         let decision = Waiter {
             daemon: self,
             socket,
@@ -139,7 +139,7 @@ impl Daemon {
         }
         .wait()
         .await?;
-        eprintln!("hlyr mcp: decision received: {}", decision.status.as_str());
+        eprintln!("hld mcp: decision received: {}", decision.status.as_str());
         Ok(decision)
     }
 
@@ -154,7 +154,7 @@ impl Daemon {
         match client.subscribe(params, SubscribeOptions::default()).await {
             Ok(subscription) => Some(subscription),
             Err(e) => {
-                eprintln!("hlyr mcp: no event subscription ({e}); polling instead");
+                eprintln!("hld mcp: no event subscription ({e}); polling instead");
                 None
             }
         }
@@ -216,7 +216,7 @@ impl Waiter<'_> {
         if self.client.is_none() {
             match Client::connect_with_timeout(&self.socket, CALL_TIMEOUT).await {
                 Ok(client) => {
-                    eprintln!("hlyr mcp: reconnected to the daemon");
+                    eprintln!("hld mcp: reconnected to the daemon");
                     self.client = Some(client);
                 }
                 Err(_) => return Ok(None),
@@ -238,7 +238,7 @@ impl Waiter<'_> {
                 error: e.message,
             }),
             Err(e) => {
-                eprintln!("hlyr mcp: lost the daemon ({e}); still waiting");
+                eprintln!("hld mcp: lost the daemon ({e}); still waiting");
                 self.client = None;
                 self.events = None;
                 Ok(None)

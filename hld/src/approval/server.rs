@@ -1,0 +1,91 @@
+//! The approvals MCP server every launched session gets as its permission-prompt tool: which
+//! command serves it, and whether that command is there.
+//!
+//! By default the daemon serves it from its own binary (`hld mcp claude_approvals`), so a
+//! daemon can always ask a human. A configured command (`--approvals-command`) is checked at
+//! start-up and before each launch that needs it: a session whose tool calls could not reach
+//! a human is never started.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use hld_client::protocol::ApprovalsAvailability;
+
+/// The arguments that make the command serve the server.
+pub const ARGS: [&str; 2] = ["mcp", "claude_approvals"];
+
+/// The command serving the approvals MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApprovalsCommand {
+    /// The executable.
+    pub path: PathBuf,
+    /// Whether it was configured, rather than the daemon's own binary.
+    pub configured: bool,
+}
+
+impl ApprovalsCommand {
+    /// `configured` if given, else this very executable.
+    pub fn resolve(configured: Option<PathBuf>) -> Result<ApprovalsCommand, String> {
+        match configured {
+            Some(path) => Ok(ApprovalsCommand {
+                path,
+                configured: true,
+            }),
+            None => std::env::current_exe()
+                .map(|path| ApprovalsCommand {
+                    path,
+                    configured: false,
+                })
+                .map_err(|e| format!("cannot find the hld executable itself: {e}")),
+        }
+    }
+
+    /// Why the command cannot run, if it cannot: missing, not a file, or not executable.
+    pub fn problem(&self) -> Option<String> {
+        let path = self.path.display();
+        match std::fs::metadata(&self.path) {
+            Err(e) => Some(format!("approvals command {path} is missing: {e}")),
+            Ok(m) if !m.is_file() => Some(format!("approvals command {path} is not a file")),
+            Ok(m) if m.permissions().mode() & 0o111 == 0 => {
+                Some(format!("approvals command {path} is not executable"))
+            }
+            Ok(_) => None,
+        }
+    }
+
+    /// What `health` reports.
+    pub fn availability(&self) -> ApprovalsAvailability {
+        let problem = self.problem();
+        ApprovalsAvailability {
+            available: problem.is_none(),
+            command: self.path.display().to_string(),
+            configured: self.configured,
+            error: problem,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_is_this_executable_and_a_missing_command_is_named() {
+        let own = ApprovalsCommand::resolve(None).unwrap();
+        assert!(!own.configured);
+        assert_eq!(own.problem(), None);
+        let missing = ApprovalsCommand::resolve(Some("/nonexistent/hlyr".into())).unwrap();
+        let problem = missing.problem().expect("missing");
+        assert!(
+            problem.contains("/nonexistent/hlyr is missing"),
+            "{problem}"
+        );
+        let availability = missing.availability();
+        assert!(!availability.available && availability.configured);
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let problem = ApprovalsCommand::resolve(Some(plain)).unwrap().problem();
+        assert!(problem.unwrap().contains("not executable"));
+    }
+}
