@@ -2,7 +2,7 @@
 //! by `approve`, `deny`, `respond` (blocking client) and by inline approvals while following a
 //! session (async client).
 
-use hld_client::protocol::{ApprovalType, SendDecisionParams, SendDecisionResult};
+use hld_client::protocol::{ApprovalStatus, ApprovalType, SendDecisionParams, SendDecisionResult};
 use serde::Serialize;
 
 use crate::error::{CliError, Exit};
@@ -25,6 +25,15 @@ impl Decision {
             Decision::Approve => "approve",
             Decision::Deny => "deny",
             Decision::Respond => "respond",
+        }
+    }
+
+    /// The status an approval has once decided this way.
+    pub fn status(self) -> ApprovalStatus {
+        match self {
+            Decision::Approve => ApprovalStatus::Approved,
+            Decision::Deny => ApprovalStatus::Denied,
+            Decision::Respond => ApprovalStatus::Responded,
         }
     }
 

@@ -4,12 +4,18 @@
 //! session's state and stored conversation are read and printed, and the stream takes over.
 //! Conversation events and approvals are deduplicated by id (the history and the stream may
 //! overlap).
+//!
+//! What is printed follows the session's order, whatever order the daemon's events come in:
+//! an approval is printed right after the tool call it is about (matched by `tool_use_id`),
+//! even when the approval's event arrives first; and while a question is on screen, later
+//! lines wait below it until it is answered, so that each question is asked once.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::StreamExt;
 use hld_client::protocol::{
-    Approval, Event, GetConversationParams, SessionStatus, SubscribeParams,
+    Approval, ConversationEvent, ConversationEventType, Event, GetConversationParams,
+    SessionStatus, SubscribeParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
@@ -49,6 +55,11 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
         session_id,
         seen: HashSet::new(),
         approvals: HashSet::new(),
+        calls: HashSet::new(),
+        early: HashMap::new(),
+        queue: VecDeque::new(),
+        printed: HashSet::new(),
+        decided: HashSet::new(),
         prompter: Prompter::on_terminal(),
     };
     let state = client.get_session_state(session_id).await?;
@@ -76,8 +87,9 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
             },
             line = async { follower.prompter.as_mut()?.line().await }, if asking => {
                 if let Some(line) = line {
-                    follower.answer(&line).await;
+                    follower.answer(&line).await?;
                 }
+                follower.flush()?;
             }
             _ = sigint.recv() => {
                 if let Some(prompter) = follower.prompter.as_mut() {
@@ -105,16 +117,50 @@ struct Follower<'a> {
     client: &'a Client,
     out: Printer,
     session_id: &'a str,
-    /// Conversation event ids already printed.
+    /// Conversation event ids already taken in.
     seen: HashSet<i64>,
-    /// Approval ids already printed.
+    /// Approval ids already taken in.
     approvals: HashSet<String>,
+    /// Tool use ids whose call was taken in.
+    calls: HashSet<String>,
+    /// Approvals whose tool call has not come yet, by tool use id.
+    early: HashMap<String, Approval>,
+    /// What is to be printed, in the session's order.
+    queue: VecDeque<Update>,
+    /// Approval ids printed.
+    printed: HashSet<String>,
+    /// Approval ids whose decision was taken in.
+    decided: HashSet<String>,
     /// Asks approvals on the terminal; `None` when stdin is not one.
     prompter: Option<Prompter>,
 }
 
 impl Follower<'_> {
-    /// Prints below any prompt on screen (the loop asks again afterwards).
+    /// Whether a question is on screen (what comes next waits for its answer).
+    fn asking(&self) -> bool {
+        self.prompter.as_ref().is_some_and(Prompter::asking)
+    }
+
+    /// Prints what is queued, until a question is asked.
+    fn flush(&mut self) -> Result<(), CliError> {
+        while !self.asking() {
+            let Some(update) = self.queue.pop_front() else {
+                break;
+            };
+            self.print(&update)?;
+            if let Update::Approval(approval) = update {
+                self.printed.insert(approval.id.clone());
+                if !self.decided.contains(&approval.id) {
+                    if let Some(prompter) = self.prompter.as_mut() {
+                        prompter.ask(approval);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints one item now, below any prompt on screen.
     fn print(&mut self, update: &Update) -> Result<(), CliError> {
         let text = self.out.render(update)?;
         if text.is_empty() {
@@ -126,14 +172,28 @@ impl Follower<'_> {
         self.out.line(&text)
     }
 
+    /// Queues a conversation event (and an approval that was waiting for it).
+    fn conversation(&mut self, event: ConversationEvent) {
+        if !self.seen.insert(event.id) {
+            return;
+        }
+        let call = match (&event.event_type, &event.tool_id) {
+            (ConversationEventType::ToolCall, Some(id)) => Some(id.clone()),
+            _ => None,
+        };
+        self.queue.push_back(Update::Event(event));
+        if let Some(id) = call {
+            self.calls.insert(id.clone());
+            if let Some(approval) = self.early.remove(&id) {
+                self.queue.push_back(Update::Approval(approval));
+            }
+        }
+    }
+
     /// Handles one event; returns whether the session ended.
     async fn event(&mut self, event: Event) -> Result<bool, CliError> {
         match event {
-            Event::ConversationUpdated { event, .. } => {
-                if self.seen.insert(event.id) {
-                    self.print(&Update::Event(*event))?;
-                }
-            }
+            Event::ConversationUpdated { event, .. } => self.conversation(*event),
             Event::SessionStatusChanged {
                 session_id,
                 old_status,
@@ -141,78 +201,130 @@ impl Follower<'_> {
                 error,
                 ..
             } => {
-                self.print(&Update::Status {
+                self.queue.push_back(Update::Status {
                     session_id,
                     old_status,
                     new_status,
                     error,
-                })?;
-                return Ok(!new_status.is_active());
+                });
+                if !new_status.is_active() {
+                    return Ok(true);
+                }
             }
-            Event::NewApproval { approval, .. } => self.approval_requested(*approval)?,
+            Event::NewApproval { approval, .. } => self.approval_requested(*approval),
             Event::ApprovalResolved {
                 approval_id,
                 decision,
                 comment,
                 ..
-            } => {
-                if let Some(prompter) = self.prompter.as_mut() {
-                    prompter.forget(&approval_id);
-                }
-                self.print(&Update::Decision {
-                    approval_id,
-                    decision,
-                    comment,
-                })?;
-            }
+            } => self.decided(Update::Decision {
+                approval_id,
+                decision,
+                comment,
+            }),
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
                 self.catch_up().await?;
                 self.pending_approvals().await?;
                 let state = self.client.get_session_state(self.session_id).await?;
-                return Ok(!state.status.is_active());
+                if !state.status.is_active() {
+                    return Ok(true);
+                }
             }
         }
+        self.flush()?;
         Ok(false)
     }
 
-    fn approval_requested(&mut self, approval: Approval) -> Result<(), CliError> {
+    /// Queues an approval after its tool call, or keeps it until that call comes.
+    fn approval_requested(&mut self, approval: Approval) {
         if !self.approvals.insert(approval.id.clone()) {
-            return Ok(());
+            return;
         }
-        self.print(&Update::Approval(approval.clone()))?;
-        if let Some(prompter) = self.prompter.as_mut() {
-            prompter.ask(approval);
+        match approval.tool_use_id.clone() {
+            Some(call) if !self.calls.contains(&call) => {
+                self.early.insert(call, approval);
+            }
+            _ => self.queue.push_back(Update::Approval(approval)),
         }
-        Ok(())
     }
 
-    /// Sends the decision a typed line completed; a refused decision is reported, not fatal.
-    async fn answer(&mut self, line: &str) {
-        let Some(prompter) = self.prompter.as_mut() else {
+    /// Takes in a decision (made here or elsewhere): the question stops, and the decision is
+    /// printed right after its approval, once that is printed.
+    fn decided(&mut self, decision: Update) {
+        let Update::Decision { approval_id, .. } = &decision else {
             return;
         };
-        if let Some((approval, decision, comment)) = prompter.answer(line) {
-            let params = decision.params(&approval.id, comment);
-            let sent = self.client.send_decision(params).await;
-            if let Err(e) = sent
-                .map_err(CliError::from)
-                .and_then(|result| decision.outcome(&approval.id, result))
-            {
-                e.print();
+        if !self.decided.insert(approval_id.clone()) {
+            return;
+        }
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.forget(approval_id);
+        }
+        let queued = self
+            .queue
+            .iter()
+            .position(|u| matches!(u, Update::Approval(a) if &a.id == approval_id));
+        match queued {
+            Some(at) => self.queue.insert(at + 1, decision),
+            None if self.printed.contains(approval_id) => self.queue.push_front(decision),
+            None => {
+                let call = self
+                    .early
+                    .iter()
+                    .find(|(_, a)| &a.id == approval_id)
+                    .map(|(call, _)| call.clone());
+                match call.and_then(|call| self.early.remove(&call)) {
+                    // Its call never came: the approval is told now, with its decision.
+                    Some(approval) => {
+                        self.queue.push_back(Update::Approval(approval));
+                        self.queue.push_back(decision);
+                    }
+                    None => self.queue.push_back(decision),
+                }
             }
         }
     }
 
-    /// Prints (and asks) the session's pending approvals not printed yet.
-    async fn pending_approvals(&mut self) -> Result<(), CliError> {
-        for approval in self.client.fetch_approvals(Some(self.session_id)).await? {
-            self.approval_requested(approval)?;
+    /// Sends the decision a typed line completed; a refused decision is reported, not fatal.
+    /// An accepted one is printed at once, below its question.
+    async fn answer(&mut self, line: &str) -> Result<(), CliError> {
+        let Some(prompter) = self.prompter.as_mut() else {
+            return Ok(());
+        };
+        let Some((approval, decision, comment)) = prompter.answer(line) else {
+            return Ok(());
+        };
+        let params = decision.params(&approval.id, comment.clone());
+        let sent = self.client.send_decision(params).await;
+        match sent
+            .map_err(CliError::from)
+            .and_then(|result| decision.outcome(&approval.id, result))
+        {
+            Ok(()) => {
+                self.decided.insert(approval.id.clone());
+                self.print(&Update::Decision {
+                    approval_id: approval.id,
+                    decision: decision.status(),
+                    comment,
+                })
+            }
+            Err(e) => {
+                e.print();
+                Ok(())
+            }
         }
-        Ok(())
     }
 
-    /// Prints the stored conversation events not printed yet.
+    /// Takes in (and asks) the session's pending approvals not taken in yet.
+    async fn pending_approvals(&mut self) -> Result<(), CliError> {
+        for approval in self.client.fetch_approvals(Some(self.session_id)).await? {
+            self.approval_requested(approval);
+        }
+        self.flush()
+    }
+
+    /// Takes in the stored conversation events not taken in yet.
     async fn catch_up(&mut self) -> Result<(), CliError> {
         let events = self
             .client
@@ -222,16 +334,21 @@ impl Follower<'_> {
             })
             .await?;
         for event in events {
-            if self.seen.insert(event.id) {
-                self.print(&Update::Event(event))?;
-            }
+            self.conversation(event);
         }
-        Ok(())
+        self.flush()
     }
 
-    /// Prints what is left of the conversation and the outcome.
+    /// Prints what is left of the conversation and the outcome; nothing more is asked.
     async fn finish(mut self) -> Result<Exit, CliError> {
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.interrupt();
+        }
+        self.prompter = None;
         self.catch_up().await?;
+        let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
+        self.queue.extend(early.into_iter().map(Update::Approval));
+        self.flush()?;
         let state = self.client.get_session_state(self.session_id).await?;
         let exit = match state.status {
             SessionStatus::Failed => Exit::Failure,

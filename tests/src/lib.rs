@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod anchor;
 pub mod anthropic;
 pub mod cloud;
 pub mod http;

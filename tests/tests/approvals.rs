@@ -253,6 +253,32 @@ fn approving_runs_the_tool_and_the_session_completes() {
     );
 }
 
+/// The agent asks before its tool call line reaches the daemon: the approval is stored and
+/// announced first, and the tool call, stored later, is linked to it as it is stored.
+#[test]
+fn a_tool_call_stored_after_its_approval_is_linked_to_it() {
+    let d = daemon();
+    let mut events = Events::subscribe(&d, json!({}));
+    let id = launch(&d, "scenario:asked_first make a file");
+    let new = events.until("new_approval", |e| e["session_id"] == id);
+    let approval_id = new["approval"]["id"].as_str().unwrap().to_owned();
+    assert!(
+        events
+            .of("conversation_updated", &id)
+            .all(|e| e["event"]["event_type"] != "tool_call"),
+        "the approval came first"
+    );
+    let call = events.until("conversation_updated", |e| {
+        e["session_id"] == id && e["event"]["event_type"] == "tool_call"
+    });
+    assert_eq!(call["event"]["tool_id"], new["approval"]["tool_use_id"]);
+    assert_eq!(call["event"]["approval_id"], approval_id.as_str());
+    assert_eq!(call["event"]["approval_status"], "pending");
+    assert_eq!(approve(&d, &approval_id)["success"], true);
+    assert_eq!(d.wait_ended(&id)["status"], "completed");
+    assert_eq!(tool_call(&d, &id)["approval_status"], "approved");
+}
+
 #[test]
 fn a_denial_with_a_comment_reaches_claude() {
     let d = daemon();
@@ -773,6 +799,29 @@ fn create_and_get_approval_errors() {
         ),
         "tool_input is required"
     );
+    // Claude's tool input is always an object; anything else would make every strict client's
+    // `fetchApprovals` fail to decode once it is pending.
+    for (input, kind) in [
+        (json!("ls"), "string"),
+        (json!([1]), "array"),
+        (json!(3), "number"),
+        (json!(true), "boolean"),
+    ] {
+        let reply = d.call(
+            "createApproval",
+            json!({"session_id": session, "tool_name": "Bash", "tool_input": input}),
+        );
+        assert_eq!(reply["error"]["code"], -32602, "{reply}");
+        assert_eq!(
+            reply["error"]["message"],
+            "tool_input must be a JSON object"
+        );
+        assert_eq!(
+            reply["error"]["data"],
+            json!({"param": "tool_input", "expected": "object", "received": kind})
+        );
+    }
+    assert!(pending(&d, &session).is_empty());
     assert_eq!(
         error(
             "createApproval",

@@ -1147,6 +1147,51 @@ fn approvals_are_asked_inline_on_a_terminal() {
     assert!(run.stdout.contains("\u{1b}["), "colour on a terminal");
 }
 
+/// The approval's event reaches `hlyr` before its tool call does (the `asked_first` agent
+/// prints the tool_use line only once the daemon lists the approval): the live view still
+/// shows the tool call first, then the approval, and asks once.
+#[test]
+fn an_approval_that_comes_before_its_tool_call_is_shown_after_it_and_asked_once() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut term = on_a_terminal(
+        &d,
+        &format!("launch -w {wd} scenario:asked_first make a file"),
+        &[("NO_COLOR", "1")],
+    );
+    term.wait_for("[a]pprove, [d]eny, [s]kip:", 1);
+    let asked = term.stdout();
+    let call = asked.find("→ Write").expect("the tool call is shown");
+    let approval = asked.find("? approval").expect("the approval is shown");
+    let prompt = asked.find("allow Write?").unwrap();
+    assert!(call < approval && approval < prompt, "{asked}");
+    term.type_line("a");
+    let run = term.finish();
+    run.assert_code(0);
+    assert!(Path::new(&wd).join("hello.txt").exists());
+    let out = &run.stdout;
+    assert_eq!(out.matches("allow Write?").count(), 1, "{out}");
+    assert_eq!(out.matches("? approval").count(), 1, "{out}");
+    let order = [
+        "thinking:",
+        "I'll create that file for you.",
+        "→ Write",
+        "? approval",
+        "allow Write?",
+        "✓ approved",
+        "Done - the file hello.txt",
+        "✓ completed",
+    ];
+    let positions: Vec<usize> = order
+        .iter()
+        .map(|needle| {
+            out.find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} in {out}"))
+        })
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{out}");
+}
+
 #[test]
 fn colour_only_on_a_terminal_and_never_with_no_color() {
     let d = fake();

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use hld_e2e::anchor::{WuiGetSessionState, WuiListSessions, WuiSessionStatus};
 use hld_e2e::{DaemonOptions, LineConn, TestDaemon};
 use serde_json::{json, Value};
 
@@ -391,6 +392,42 @@ fn conversation_by_claude_session_id_and_paging() {
         .map(|e| e["sequence"].as_i64().unwrap())
         .collect();
     assert_eq!(seqs, [6, 7, 8, 9]);
+}
+
+/// While an interrupt winds down, lists report the session as `running` with
+/// `interrupting: true`, so that the anchor's desktop client (a closed status enum) can decode
+/// them; `getSessionState` and the events say `completing`.
+#[test]
+fn lists_stay_decodable_by_strict_clients_during_an_interrupt() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_INTERRUPT_DELAY_MS", "1500"),
+    );
+    let wd = tmp_workdir(&d);
+    let id = d.launch(json!({"query": "scenario:slow count", "working_dir": wd}));
+    d.wait_session(&id, |s| s["claude_session_id"].is_string());
+    d.result("interruptSession", json!({"session_id": id}));
+    let state: WuiGetSessionState =
+        serde_json::from_value(d.result("getSessionState", json!({"session_id": id}))).unwrap();
+    assert_eq!(state.session.status, "completing");
+
+    let listed = d.result("listSessions", json!({}));
+    let strict: WuiListSessions = serde_json::from_value(listed.clone())
+        .unwrap_or_else(|e| panic!("a strict client cannot decode {listed}: {e}"));
+    assert_eq!(strict.sessions[0].id, id);
+    assert_eq!(strict.sessions[0].status, WuiSessionStatus::Running);
+    assert_eq!(listed["sessions"][0]["interrupting"], true);
+    // Still winding down: the list was read during the interrupt, not after it.
+    let state = d.result("getSessionState", json!({"session_id": id}));
+    assert_eq!(state["session"]["status"], "completing", "{state}");
+
+    let ended = d.wait_ended(&id);
+    assert_eq!(ended["status"], "completed");
+    let listed = d.result("listSessions", json!({}));
+    let strict: WuiListSessions = serde_json::from_value(listed.clone()).unwrap();
+    assert_eq!(strict.sessions[0].status, WuiSessionStatus::Completed);
+    assert_eq!(listed["sessions"][0]["interrupting"], false);
 }
 
 #[test]

@@ -550,7 +550,7 @@ pub struct CreateApprovalResult {
 method!(
     /// Record a new approval request.
     CreateApproval, "createApproval", "Create an approval request for a session's tool call or question",
-    ["session_id?: string", "run_id?: string", "type?: string", "tool_name?: string", "tool_input?: any",
+    ["session_id?: string", "run_id?: string", "type?: string", "tool_name?: string", "tool_input?: object",
      "tool_use_id?: string", "message?: string"],
     "{approval_id: string}",
     CreateApprovalParams, CreateApprovalResult

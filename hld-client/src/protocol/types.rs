@@ -130,6 +130,14 @@ pub struct SessionResult {
 }
 
 /// A session as listed by `listSessions` (the Go `session.Info` shape plus extras).
+///
+/// **The status rule of lists.** The anchor's desktop client (the WUI, later CodeLayer)
+/// decodes a listed session's status into a closed enum of `starting`, `running`,
+/// `completed`, `failed` and `waiting_input`: one `completing` in a list would make the whole
+/// call fail for as long as an interrupt lasts. So every method that returns session lists
+/// reports a session being interrupted as `running`, with `interrupting: true`.
+/// `getSessionState` and the events keep `completing`, which those clients read as a plain
+/// string.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfo {
     /// The daemon's session id.
@@ -142,8 +150,12 @@ pub struct SessionInfo {
     /// The session this one continues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
-    /// Status.
+    /// Status. In lists a session being interrupted reports `running` (see the type's docs).
     pub status: SessionStatus,
+    /// Whether an interrupt was requested and the process is winding down (the status
+    /// `completing` of `getSessionState` and the events).
+    #[serde(default)]
+    pub interrupting: bool,
     /// Creation time, RFC 3339.
     pub start_time: String,
     /// End time, RFC 3339.

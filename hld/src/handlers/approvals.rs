@@ -14,6 +14,18 @@ fn present(value: Option<String>) -> Option<String> {
     value.filter(|s| !s.trim().is_empty())
 }
 
+/// The name of a JSON value's type, as `data.received` says it.
+fn json_type(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
 /// The id of the session asking, by run id (when no session id was given).
 async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<String, RpcError> {
     let Some(run) = present(run_id) else {
@@ -62,7 +74,15 @@ pub async fn create_approval(
                 .ok_or_else(|| RpcError::required("tool_name", "string", "missing"))?;
             let input = p
                 .tool_input
-                .ok_or_else(|| RpcError::required("tool_input", "any JSON value", "missing"))?;
+                .ok_or_else(|| RpcError::required("tool_input", "object", "missing"))?;
+            if !input.is_object() {
+                return Err(RpcError::invalid_param(
+                    "tool_input",
+                    "object",
+                    json_type(&input),
+                    "tool_input must be a JSON object",
+                ));
+            }
             NewApproval::function_call(
                 &id,
                 &session_id,

@@ -381,14 +381,20 @@ impl SessionRow {
         })
     }
 
-    /// The `listSessions` shape.
+    /// The `listSessions` shape, under the status rule of lists (see [`SessionInfo`]).
     pub fn to_info(&self) -> SessionInfo {
+        let interrupting = self.status == SessionStatus::Completing;
         SessionInfo {
             id: self.new.id.clone(),
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),
             parent_session_id: self.new.parent_session_id.clone(),
-            status: self.status,
+            status: if interrupting {
+                SessionStatus::Running
+            } else {
+                self.status
+            },
+            interrupting,
             start_time: self.new.created_at.clone(),
             end_time: self.completed_at.clone(),
             last_activity_at: self.last_activity_at.clone(),

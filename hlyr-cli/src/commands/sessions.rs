@@ -3,7 +3,7 @@
 use hld_client::protocol::SessionInfo;
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, paint, short_id, status, table, Render, DIM};
+use crate::output::{age, cost, paint, short_id, status, table, Render, DIM, YELLOW};
 use crate::Context;
 
 /// How many sessions are listed without `--all`.
@@ -35,7 +35,11 @@ impl Render for Sessions {
             .map(|s| {
                 vec![
                     short_id(&s.id).to_owned(),
-                    status(s.status),
+                    if s.interrupting {
+                        paint(YELLOW, "interrupting")
+                    } else {
+                        status(s.status)
+                    },
                     age(&s.start_time),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),

@@ -12,8 +12,10 @@
 //! - `FAKE_CLAUDE_HOME`: where conversations are stored (default `$HOME/.fake-claude`).
 //! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded (see `record.rs`).
 //! - `FAKE_CLAUDE_STDERR`: a text to print on stderr at start-up.
+//! - `FAKE_CLAUDE_INTERRUPT_DELAY_MS`: how long an interrupted run takes to stop.
 
 mod cli;
+mod daemon;
 mod events;
 mod ids;
 mod mcp;

@@ -54,6 +54,8 @@ impl CallError {
 #[derive(Debug)]
 pub struct Server {
     pub name: String,
+    /// The environment its config gives it.
+    pub env: BTreeMap<String, String>,
     connection: Option<Connection>,
     /// The tool names from `tools/list` (empty when not connected).
     tools: Vec<String>,
@@ -90,10 +92,12 @@ impl McpServers {
         for (name, spec) in &config.servers {
             let mut server = Server {
                 name: name.clone(),
+                env: BTreeMap::new(),
                 connection: None,
                 tools: Vec::new(),
             };
             if let ServerSpec::Stdio { command, args, env } = spec {
+                server.env = env.clone();
                 if let Ok(mut connection) = Connection::spawn(command, args, env, cwd) {
                     match connection.handshake(signals) {
                         Ok(tools) => {
@@ -141,6 +145,14 @@ impl McpServers {
             .any(|s| s.name == server && s.tools.iter().any(|t| t == tool))
     }
 
+    /// The environment of a configured server.
+    pub fn env(&self, server: &str) -> Option<&BTreeMap<String, String>> {
+        self.servers
+            .iter()
+            .find(|s| s.name == server)
+            .map(|s| &s.env)
+    }
+
     /// `tools/call` without a timeout (a human may be answering); returns the
     /// `CallToolResult`. Callers check [`Self::has_tool`] first.
     pub fn call_tool(
@@ -150,6 +162,19 @@ impl McpServers {
         arguments: Value,
         tool_use_id: &str,
         signals: &Signals,
+    ) -> Result<Value, CallError> {
+        self.call_tool_while(server, tool, arguments, tool_use_id, signals, &mut || {})
+    }
+
+    /// [`Self::call_tool`], calling `waiting` at every poll while the answer is awaited.
+    pub fn call_tool_while(
+        &mut self,
+        server: &str,
+        tool: &str,
+        arguments: Value,
+        tool_use_id: &str,
+        signals: &Signals,
+        waiting: &mut dyn FnMut(),
     ) -> Result<Value, CallError> {
         let connection = self
             .servers
@@ -162,7 +187,7 @@ impl McpServers {
             "arguments": arguments,
             "_meta": {"claudecode/toolUseId": tool_use_id, "progressToken": connection.next_id},
         });
-        connection.request("tools/call", params, None, signals)
+        connection.request("tools/call", params, None, signals, waiting)
     }
 }
 
@@ -247,7 +272,7 @@ impl Connection {
             "capabilities": {"roots": {}, "elicitation": {}},
             "clientInfo": {"name": "claude-code", "title": "Claude Code", "version": CLI_VERSION},
         });
-        self.request("initialize", initialize, timeout, signals)?;
+        self.request("initialize", initialize, timeout, signals, &mut || {})?;
         self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
         let mut tools = Vec::new();
         let mut cursor = None;
@@ -256,7 +281,7 @@ impl Connection {
                 Some(cursor) => json!({"cursor": cursor}),
                 None => json!({}),
             };
-            let page = self.request("tools/list", params, timeout, signals)?;
+            let page = self.request("tools/list", params, timeout, signals, &mut || {})?;
             let names = page["tools"].as_array().into_iter().flatten();
             tools.extend(names.filter_map(|tool| tool["name"].as_str().map(str::to_string)));
             match page.get("nextCursor").and_then(Value::as_str) {
@@ -267,13 +292,15 @@ impl Connection {
     }
 
     /// Sends a request and waits for its response, answering server-to-client requests
-    /// meanwhile; `timeout` `None` waits until the server answers, exits, or a signal.
+    /// meanwhile and calling `waiting` at every poll; `timeout` `None` waits until the server
+    /// answers, exits, or a signal.
     fn request(
         &mut self,
         method: &str,
         params: Value,
         timeout: Option<Duration>,
         signals: &Signals,
+        waiting: &mut dyn FnMut(),
     ) -> Result<Value, CallError> {
         let id = self.next_id;
         self.next_id += 1;
@@ -286,6 +313,7 @@ impl Connection {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(CallError::Timeout);
             }
+            waiting();
             let message = match self.incoming.recv_timeout(POLL) {
                 Ok(message) => message,
                 Err(RecvTimeoutError::Timeout) => continue,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::daemon;
 use crate::events::{
     Assistant, Block, Completed, Denial, Event, Failed, Failure, Init, InitFacts, McpServerStatus,
     Message, MessageUsage, RunStats, SyntheticAssistant, System, Tokens, User,
@@ -284,23 +285,68 @@ impl Run {
     /// Runs a tool call the way the CLI does: availability, permission rules, the
     /// permission-prompt tool, execution, and the tool_result line.
     pub fn use_tool(&mut self, call: &ToolUse) -> Result<ToolReport, Stop> {
+        self.run_tool(call, None)
+    }
+
+    /// A tool call whose permission is asked before its tool_use line is printed: the line
+    /// goes out only once the daemon lists the approval, as when Claude's stdout reaches the
+    /// daemon after its permission request did.
+    pub fn tool_use_asked_first(&mut self, name: &str, input: Value) -> Result<ToolReport, Stop> {
+        self.checkpoint(None)?;
+        let call = ToolUse {
+            id: ids::tool_use_id(),
+            name: name.into(),
+            input,
+        };
+        let line = self.assistant(Block::ToolUse {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input: call.input.clone(),
+        });
+        self.run_tool(&call, Some(line))
+    }
+
+    /// [`Self::use_tool`]; `late` is the call's tool_use line when it is not printed yet: it
+    /// is printed once the approval shows, or before anything else the call prints.
+    fn run_tool(&mut self, call: &ToolUse, mut late: Option<Event>) -> Result<ToolReport, Stop> {
         self.checkpoint(Some(&call.id))?;
         if let Some((server, tool)) = mcp_tool_name(&call.name) {
             if !self.mcp.has_tool(server, tool) {
+                self.print_late(&mut late)?;
                 return self.tool_result(call, ToolOutput::unavailable(&call.name));
             }
         }
         let input = match self.policy.check(&call.name, &call.input) {
-            Verdict::Allow => call.input.clone(),
-            Verdict::Deny(message) => return self.deny(call, message),
-            Verdict::Ask(prompt_tool) => match self.ask_permission(call, &prompt_tool)? {
-                Permission::Allow(input) => input,
-                Permission::Deny(message) => return self.deny(call, message),
-                Permission::Failed(text) => return self.tool_result(call, ToolOutput::error(text)),
-            },
+            Verdict::Allow => {
+                self.print_late(&mut late)?;
+                call.input.clone()
+            }
+            Verdict::Deny(message) => {
+                self.print_late(&mut late)?;
+                return self.deny(call, message);
+            }
+            Verdict::Ask(prompt_tool) => {
+                let asked = self.ask_permission(call, &prompt_tool, &mut late);
+                self.print_late(&mut late)?;
+                match asked? {
+                    Permission::Allow(input) => input,
+                    Permission::Deny(message) => return self.deny(call, message),
+                    Permission::Failed(text) => {
+                        return self.tool_result(call, ToolOutput::error(text))
+                    }
+                }
+            }
         };
         let output = self.execute(call, input)?;
         self.tool_result(call, output)
+    }
+
+    /// Prints a tool_use line held back, if there is one.
+    fn print_late(&mut self, late: &mut Option<Event>) -> Result<(), Stop> {
+        match late.take() {
+            Some(line) => self.emit(&line),
+            None => Ok(()),
+        }
     }
 
     /// Prints the tool_result line of `call`.
@@ -383,6 +429,10 @@ impl Run {
                 tool_use_id,
                 exit_code,
             }) => {
+                // The real CLI can take seconds to wind down after SIGINT.
+                if let Some(delay) = interrupt_delay() {
+                    std::thread::sleep(delay);
+                }
                 let (marker, failure, turns) = match &tool_use_id {
                     Some(id) => {
                         let rejected = User::tool_result(
@@ -458,7 +508,13 @@ impl Run {
         if let Block::Text { text } | Block::Thinking { thinking: text, .. } = &block {
             self.tokens.output += text.len() as u64 / 4 + 1;
         }
-        let event = Event::Assistant(Assistant {
+        let event = self.assistant(block);
+        self.emit(&event)
+    }
+
+    /// The assistant line of `block` in the current message.
+    fn assistant(&self, block: Block) -> Event {
+        Event::Assistant(Assistant {
             message: Message {
                 id: self.message_id.clone(),
                 kind: "message",
@@ -480,8 +536,7 @@ impl Run {
             session_id: self.session.id.clone(),
             uuid: ids::uuid(),
             request_id: self.request_id.clone(),
-        });
-        self.emit(&event)
+        })
     }
 
     /// A refused call: listed in `permission_denials`, error tool_result with `message`.
@@ -491,8 +546,14 @@ impl Run {
     }
 
     /// Asks the `--permission-prompt-tool` about `call` (claude-code.md §3.2), waiting for
-    /// as long as it takes unless a signal arrives.
-    fn ask_permission(&mut self, call: &ToolUse, prompt_tool: &str) -> Result<Permission, Stop> {
+    /// as long as it takes unless a signal arrives. `late` (the call's tool_use line, not
+    /// printed yet) is printed as soon as the daemon lists the approval.
+    fn ask_permission(
+        &mut self,
+        call: &ToolUse,
+        prompt_tool: &str,
+        late: &mut Option<Event>,
+    ) -> Result<Permission, Stop> {
         let call_error = |text: &str| {
             format!(
                 "<tool_use_error>Error calling tool ({}): {text}</tool_use_error>",
@@ -517,9 +578,24 @@ impl Run {
         };
         let arguments =
             json!({"tool_name": call.name, "input": call.input, "tool_use_id": call.id});
-        let reply = self
-            .mcp
-            .call_tool(server, tool, arguments, &call.id, &self.signals);
+        let daemon = self.mcp.env(server).and_then(daemon::Peer::from_env);
+        let out = &mut self.out;
+        let mut waiting = || {
+            if let (Some(line), Some(daemon)) = (late.as_ref(), daemon.as_ref()) {
+                if daemon.lists_approval(&call.id) {
+                    let _ = out.emit(line);
+                    *late = None;
+                }
+            }
+        };
+        let reply = self.mcp.call_tool_while(
+            server,
+            tool,
+            arguments,
+            &call.id,
+            &self.signals,
+            &mut waiting,
+        );
         let result = match reply {
             Ok(result) => result,
             Err(CallError::Signal(Signal::Interrupt)) => {
@@ -589,6 +665,12 @@ impl Run {
             },
         })
     }
+}
+
+/// `FAKE_CLAUDE_INTERRUPT_DELAY_MS`: how long an interrupted run takes to stop.
+fn interrupt_delay() -> Option<Duration> {
+    let ms = std::env::var("FAKE_CLAUDE_INTERRUPT_DELAY_MS").ok()?;
+    ms.trim().parse().ok().map(Duration::from_millis)
 }
 
 /// Splits `mcp__<server>__<tool>`.

@@ -35,6 +35,9 @@ pub enum Scenario {
     Ask,
     /// `Glob` calls until `--max-turns` (default 1 here) stops the run; exit 1.
     MaxTurns,
+    /// `tool`, but the `Write`'s permission is asked before its tool_use line is printed,
+    /// which follows only once the daemon lists the approval.
+    AskedFirst,
 }
 
 /// The scenario names, as accepted in `FAKE_CLAUDE_SCENARIO` and `scenario:<name>`.
@@ -50,6 +53,7 @@ const NAMES: &[&str] = &[
     "many",
     "ask",
     "maxturns",
+    "asked_first",
 ];
 
 impl Scenario {
@@ -92,6 +96,7 @@ impl Scenario {
             },
             "ask" => Self::Ask,
             "maxturns" => Self::MaxTurns,
+            "asked_first" => Self::AskedFirst,
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -115,6 +120,7 @@ impl Scenario {
             Self::Many { .. } => "many",
             Self::Ask => "ask",
             Self::MaxTurns => "maxturns",
+            Self::AskedFirst => "asked_first",
         }
     }
 
@@ -131,7 +137,8 @@ impl Scenario {
                 let answer = run.greeting();
                 run.say(&answer)?;
             }
-            Self::Tool => write_hello(run)?,
+            Self::Tool => write_hello(run, false)?,
+            Self::AskedFirst => write_hello(run, true)?,
             Self::Bash => list_files(run)?,
             Self::Error => {
                 return run.api_error("Not logged in · Please run /login", "authentication_failed")
@@ -186,8 +193,9 @@ impl Scenario {
     }
 }
 
-/// `tool`: transcript 02/04, with the file really written when allowed.
-fn write_hello(run: &mut Run) -> Result<(), Stop> {
+/// `tool`: transcript 02/04, with the file really written when allowed; `asked_first` asks
+/// for permission before the tool_use line is printed.
+fn write_hello(run: &mut Run, asked_first: bool) -> Result<(), Stop> {
     run.start_turn()?;
     run.thinking_tokens(31)?;
     run.think(
@@ -196,11 +204,13 @@ fn write_hello(run: &mut Run) -> Result<(), Stop> {
     )?;
     run.say("I'll create that file for you.")?;
     let path = run.cwd().join("hello.txt");
-    let call = run.tool_use(
-        "Write",
-        json!({"file_path": path, "content": "Hello, world!\n"}),
-    )?;
-    let report = run.use_tool(&call)?;
+    let input = json!({"file_path": path, "content": "Hello, world!\n"});
+    let report = if asked_first {
+        run.tool_use_asked_first("Write", input)?
+    } else {
+        let call = run.tool_use("Write", input)?;
+        run.use_tool(&call)?
+    };
     run.start_turn()?;
     if report.ok {
         run.say("Done - the file hello.txt now contains \"Hello, world!\".")
