@@ -21,7 +21,7 @@ use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::error::{CliError, Exit};
-use crate::output::{paint, short_id, Printer, Update, DIM};
+use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::Prompter;
 
 /// Prints `session_id`'s conversation so far, then follows it until it ends. Returns
@@ -60,6 +60,7 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
         queue: VecDeque::new(),
         printed: HashSet::new(),
         decided: HashSet::new(),
+        retrying: false,
         prompter: Prompter::on_terminal(),
     };
     let state = client.get_session_state(session_id).await?;
@@ -131,6 +132,8 @@ struct Follower<'a> {
     printed: HashSet<String>,
     /// Approval ids whose decision was taken in.
     decided: HashSet<String>,
+    /// An API retry is shown on a terminal line left open, rewritten by the next one.
+    retrying: bool,
     /// Asks approvals on the terminal; `None` when stdin is not one.
     prompter: Option<Prompter>,
 }
@@ -160,7 +163,8 @@ impl Follower<'_> {
         Ok(())
     }
 
-    /// Prints one item now, below any prompt on screen.
+    /// Prints one item now, below any prompt on screen. On a terminal, API retries share
+    /// one line, each rewriting the one before.
     fn print(&mut self, update: &Update) -> Result<(), CliError> {
         let text = self.out.render(update)?;
         if text.is_empty() {
@@ -168,6 +172,14 @@ impl Follower<'_> {
         }
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.interrupt();
+        }
+        let retry = matches!(update, Update::Event(e) if e.subtype.as_deref() == Some(API_RETRY));
+        if retry && self.out.rewrites() {
+            self.retrying = true;
+            return self.out.rewrite_line(&text);
+        }
+        if std::mem::take(&mut self.retrying) {
+            self.out.end_line()?;
         }
         self.out.line(&text)
     }

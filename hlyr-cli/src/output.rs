@@ -4,7 +4,7 @@
 //! `NO_COLOR` is set.
 
 use std::fmt::Display;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
@@ -22,6 +22,9 @@ pub const GREEN: Style = AnsiColor::Green.on_default();
 pub const YELLOW: Style = AnsiColor::Yellow.on_default();
 pub const CYAN: Style = AnsiColor::Cyan.on_default();
 pub const MAGENTA: Style = AnsiColor::Magenta.on_default();
+
+/// The subtype of a system event that reports an API call being retried.
+pub const API_RETRY: &str = "api_retry";
 
 /// Long tool results and inputs are cut to this many lines …
 const SHORT_LINES: usize = 5;
@@ -74,6 +77,32 @@ impl Printer {
         } else {
             write_line(anstream::stdout().lock(), text)
         }
+    }
+}
+
+impl Printer {
+    /// Whether lines can be rewritten in place: text output to a terminal.
+    pub fn rewrites(&self) -> bool {
+        !self.json && std::io::stdout().is_terminal()
+    }
+
+    /// Rewrites the terminal line the cursor is on with `text`, and leaves the line open (the
+    /// next [`Printer::end_line`] ends it).
+    pub fn rewrite_line(&self, text: &str) -> Result<(), CliError> {
+        // The erase sequence bypasses anstream, which would strip it under NO_COLOR.
+        let mut raw = std::io::stdout().lock();
+        raw.write_all(b"\r\x1b[2K")?;
+        raw.flush()?;
+        drop(raw);
+        let mut out = anstream::stdout().lock();
+        write!(out, "{text}")?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Ends a line left open by [`Printer::rewrite_line`].
+    pub fn end_line(&self) -> Result<(), CliError> {
+        write_line(std::io::stdout().lock(), "")
     }
 }
 
@@ -327,6 +356,9 @@ fn event_text(event: &ConversationEvent) -> String {
         }
         ConversationEventType::Thinking => {
             paint(DIM, format!("thinking: {}", hang(&shorten(content), 2)))
+        }
+        ConversationEventType::System if event.subtype.as_deref() == Some(API_RETRY) => {
+            paint(YELLOW, format!("↻ {content}"))
         }
         ConversationEventType::System => paint(DIM, format!("system: {content}")),
     }

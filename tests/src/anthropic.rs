@@ -59,13 +59,15 @@ pub enum Block {
     },
 }
 
-/// A scripted model reply: its blocks, and how slowly to stream them.
+/// A scripted model reply: its blocks, and how slowly to stream them; or an HTTP error.
 #[derive(Debug, Clone)]
 pub struct Reply {
     /// The content blocks, in order.
     pub blocks: Vec<Block>,
     /// The pause before each streamed delta.
     pub delta_delay: Duration,
+    /// Instead of a message: this HTTP status and API error body.
+    pub error: Option<(u16, Value)>,
 }
 
 impl Reply {
@@ -74,6 +76,19 @@ impl Reply {
         Reply {
             blocks: vec![Block::Text(text.to_owned())],
             delta_delay: Duration::ZERO,
+            error: None,
+        }
+    }
+
+    /// An API error: `status` with the body `{"type":"error","error":{type, message}}`.
+    pub fn http_error(status: u16, kind: &str, message: &str) -> Reply {
+        Reply {
+            blocks: Vec::new(),
+            delta_delay: Duration::ZERO,
+            error: Some((
+                status,
+                json!({"type": "error", "error": {"type": kind, "message": message}}),
+            )),
         }
     }
 
@@ -89,6 +104,7 @@ impl Reply {
                 },
             ],
             delta_delay: Duration::ZERO,
+            error: None,
         }
     }
 
@@ -262,7 +278,9 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Respond
             let reply = responder(&recorded.body);
             let model = recorded.body["model"].as_str().unwrap_or("claude-standin");
             let message_id = format!("msg_standin{n:06}");
-            if recorded.is_model_turn() {
+            if let Some((status, body)) = &reply.error {
+                respond(&mut out, *status, &request_id, Some(body));
+            } else if recorded.is_model_turn() {
                 stream_reply(&mut out, &request_id, &message_id, model, &reply);
             } else {
                 let message = json!({
@@ -288,7 +306,14 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Respond
 
 /// Writes a complete JSON response (or an empty one).
 fn respond(out: &mut TcpStream, status: u16, request_id: &str, body: Option<&Value>) {
-    let reason = if status == 200 { "OK" } else { "Not Found" };
+    let reason = match status {
+        200 => "OK",
+        401 => "Unauthorized",
+        404 => "Not Found",
+        429 => "Too Many Requests",
+        529 => "Overloaded",
+        _ => "Error",
+    };
     let text = body.map(Value::to_string).unwrap_or_default();
     let response = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nrequest-id: {request_id}\r\n\

@@ -1192,6 +1192,59 @@ fn an_approval_that_comes_before_its_tool_call_is_shown_after_it_and_asked_once(
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{out}");
 }
 
+/// Claude's API retries show live: on a terminal as one line that each retry rewrites, in a
+/// pipe as a line each.
+#[test]
+fn api_retries_are_one_updating_line_on_a_terminal() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_DELAY_MS", "100"));
+    let wd = workdir(&d);
+    let term = on_a_terminal(
+        &d,
+        &format!("launch -w {wd} scenario:retry hello"),
+        &[("NO_COLOR", "1")],
+    );
+    let run = term.finish();
+    run.assert_code(1);
+    let retries: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("retrying"))
+        .collect();
+    assert_eq!(retries.len(), 1, "one line: {:?}", run.stdout);
+    let line = retries[0];
+    for attempt in ["(1/3)", "(2/3)", "(3/3)"] {
+        assert!(line.contains(attempt), "{line:?}");
+    }
+    assert_eq!(
+        line.matches("\u{1b}[2K").count(),
+        3,
+        "each retry rewrites it: {line:?}"
+    );
+    assert!(line.contains("↻ API error 401 (authentication_failed), retrying (3/3) in 0.1 s"));
+    assert!(
+        run.stdout.contains("✗ failed: Invalid API key"),
+        "{}",
+        run.stdout
+    );
+
+    let piped = hlyr(&d, &["launch", "-w", &wd, "scenario:retry hello"]);
+    piped.assert_code(1);
+    let lines: Vec<&str> = piped
+        .stdout
+        .lines()
+        .filter(|l| l.contains("retrying"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "↻ API error 401 (authentication_failed), retrying (1/3) in 0.1 s",
+            "↻ API error 401 (authentication_failed), retrying (2/3) in 0.1 s",
+            "↻ API error 401 (authentication_failed), retrying (3/3) in 0.1 s",
+        ]
+    );
+    assert!(!piped.stdout.contains('\u{1b}'));
+}
+
 #[test]
 fn colour_only_on_a_terminal_and_never_with_no_color() {
     let d = fake();

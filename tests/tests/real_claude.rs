@@ -74,6 +74,11 @@ fn cli_version(bin: &Path) -> Option<String> {
 /// A daemon running the real CLI with the real approvals server; `api` answers its model calls
 /// (without one the CLI has no credentials and no endpoint).
 fn daemon(api: Option<&AnthropicStandIn>) -> TestDaemon {
+    TestDaemon::start_with(options(api))
+}
+
+/// The options of [`daemon`].
+fn options(api: Option<&AnthropicStandIn>) -> DaemonOptions {
     let mut options = DaemonOptions::default()
         .arg("--claude-path")
         .arg(&claude_cli().display().to_string())
@@ -88,7 +93,7 @@ fn daemon(api: Option<&AnthropicStandIn>) -> TestDaemon {
             .env("ANTHROPIC_API_KEY", "test-key")
             .env("ANTHROPIC_BASE_URL", &api.base_url());
     }
-    TestDaemon::start_with(options)
+    options
 }
 
 /// A working directory of its own for the session.
@@ -216,6 +221,48 @@ fn without_credentials_the_session_fails_not_logged_in() {
     assert_eq!(kinds(&events), ["message/user", "message/assistant"]);
     assert_eq!(events[0]["content"], "hello");
     assert_eq!(events[1]["content"], "Not logged in · Please run /login");
+}
+
+/// The CLI retries an API call that fails; each retry shows in the conversation as it happens
+/// (a session that retries for minutes is not silently `running`).
+#[test]
+fn api_retries_show_in_the_conversation() {
+    let api = AnthropicStandIn::start(|_| {
+        Reply::http_error(401, "authentication_error", "invalid x-api-key")
+    });
+    let mut options = options(Some(&api));
+    options.env.retain(|(k, _)| k != "CLAUDE_CODE_MAX_RETRIES");
+    let d = TestDaemon::start_with(options.env("CLAUDE_CODE_MAX_RETRIES", "2"));
+    let id = d.launch(json!({"query": "hello", "working_dir": workdir(&d)}));
+    let s = d.wait_ended(&id);
+    assert_eq!(s["status"], "failed", "{s}");
+    let events = d.conversation(&id);
+    let retries: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["event_type"] == "system" && e["subtype"] == "api_retry")
+        .collect();
+    let texts: Vec<&str> = retries
+        .iter()
+        .filter_map(|e| e["content"].as_str())
+        .collect();
+    assert_eq!(texts.len(), 2, "{events:#?}");
+    for (i, text) in texts.iter().enumerate() {
+        let attempt = format!("retrying ({}/2) in ", i + 1);
+        assert!(
+            text.starts_with("API error 401 (authentication_failed), "),
+            "{text}"
+        );
+        assert!(text.contains(&attempt), "{text}");
+        assert!(text.ends_with(" s"), "{text}");
+    }
+    assert!(retries.iter().all(|e| e["is_error"] == true));
+    // The retries come before the failure the CLI reports.
+    let last_retry = retries.last().unwrap()["sequence"].as_i64().unwrap();
+    let failure = events
+        .iter()
+        .find(|e| e["role"] == "assistant")
+        .expect("the CLI's failure message");
+    assert!(failure["sequence"].as_i64().unwrap() > last_retry);
 }
 
 #[test]

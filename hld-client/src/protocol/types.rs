@@ -349,6 +349,10 @@ pub struct ConversationEvent {
     /// The Task tool use this event was produced under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_tool_use_id: Option<String>,
+    /// For `system` events, what Claude reported: `api_retry` (an API call failed and is
+    /// retried; `content` says the attempt, the error and the delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtype: Option<String>,
 }
 
 /// The kind of an approval.

@@ -93,6 +93,74 @@ struct Envelope {
     session_id: Option<String>,
 }
 
+/// `system`/`api_retry`.
+#[derive(Debug, Default, Deserialize)]
+struct RetryRaw {
+    #[serde(default, deserialize_with = "lenient::string")]
+    session_id: Option<String>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    attempt: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    max_retries: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    retry_delay_ms: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    error_status: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    error: Option<String>,
+}
+
+/// A `system`/`api_retry` line: an API call failed, and the CLI tries it again after a delay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ApiRetry {
+    /// Claude's session id.
+    pub session_id: Option<String>,
+    /// Which retry this is (from 1).
+    pub attempt: Option<i64>,
+    /// How many retries the CLI makes in all.
+    pub max_retries: Option<i64>,
+    /// How long it waits before this retry.
+    pub retry_delay_ms: Option<i64>,
+    /// The HTTP status of the failure (absent when no answer came).
+    pub error_status: Option<i64>,
+    /// What failed: `authentication_failed`, `overloaded`, `unknown`, …
+    pub error: Option<String>,
+}
+
+impl ApiRetry {
+    fn from_raw(raw: RetryRaw) -> ApiRetry {
+        ApiRetry {
+            session_id: raw.session_id,
+            attempt: raw.attempt,
+            max_retries: raw.max_retries,
+            retry_delay_ms: raw.retry_delay_ms,
+            error_status: raw.error_status,
+            error: raw.error,
+        }
+    }
+
+    /// The retry in words: `API error 401 (authentication_failed), retrying (3/10) in 4.1 s`.
+    pub fn describe(&self) -> String {
+        let mut text = "API error".to_owned();
+        if let Some(status) = self.error_status {
+            text.push_str(&format!(" {status}"));
+        }
+        if let Some(error) = self.error.as_deref().filter(|e| !e.is_empty()) {
+            text.push_str(&format!(" ({error})"));
+        }
+        text.push_str(", retrying");
+        match (self.attempt, self.max_retries) {
+            (Some(attempt), Some(max)) => text.push_str(&format!(" ({attempt}/{max})")),
+            (Some(attempt), None) => text.push_str(&format!(" (attempt {attempt})")),
+            _ => {}
+        }
+        if let Some(ms) = self.retry_delay_ms {
+            text.push_str(&format!(" in {:.1} s", ms as f64 / 1000.0));
+        }
+        text
+    }
+}
+
 /// `system`/`init`.
 #[derive(Debug, Default, Deserialize)]
 struct InitRaw {
@@ -461,6 +529,8 @@ pub enum StreamLine {
     User(MessageInfo),
     /// `result`.
     Result(ResultInfo),
+    /// `system`/`api_retry`.
+    ApiRetry(ApiRetry),
     /// A JSON object of another type, or a `system` line of another subtype.
     Other(OtherLine),
     /// Not a JSON object: the parse error.
@@ -474,6 +544,7 @@ impl StreamLine {
             StreamLine::Init(i) => i.session_id.as_deref(),
             StreamLine::Assistant(m) | StreamLine::User(m) => m.session_id.as_deref(),
             StreamLine::Result(r) => r.session_id.as_deref(),
+            StreamLine::ApiRetry(r) => r.session_id.as_deref(),
             StreamLine::Other(o) => o.session_id.as_deref(),
             StreamLine::Malformed(_) => None,
         }
@@ -528,6 +599,8 @@ fn parse_value(line: &str) -> StreamLine {
             .map(|raw| StreamLine::User(MessageInfo::from_raw(raw))),
         (Some("result"), _) => serde_json::from_value::<ResultRaw>(value)
             .map(|raw| StreamLine::Result(ResultInfo::from_raw(raw))),
+        (Some("system"), Some("api_retry")) => serde_json::from_value::<RetryRaw>(value)
+            .map(|raw| StreamLine::ApiRetry(ApiRetry::from_raw(raw))),
         _ => return StreamLine::Other(other_line(envelope)),
     };
     parsed.unwrap_or_else(|_| StreamLine::Other(other_line(envelope)))
@@ -544,7 +617,7 @@ mod fast {
     use serde::Deserialize;
 
     use super::{
-        lenient, other_line, BlockRaw, ContentBlock, Envelope, InitInfo, McpServerStatus,
+        lenient, other_line, ApiRetry, BlockRaw, ContentBlock, Envelope, InitInfo, McpServerStatus,
         MessageInfo, ResultInfo, ResultRaw, StreamLine, UsageRaw,
     };
 
@@ -603,6 +676,15 @@ mod fast {
         api_error_status: Option<i64>,
         #[serde(default, deserialize_with = "lenient::object")]
         usage: UsageRaw,
+        // system/api_retry
+        #[serde(default, deserialize_with = "lenient::int")]
+        attempt: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        max_retries: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        retry_delay_ms: Option<i64>,
+        #[serde(default, deserialize_with = "lenient::int")]
+        error_status: Option<i64>,
     }
 
     /// The `message` of an `assistant` or `user` line.
@@ -744,6 +826,14 @@ mod fast {
                     api_error_status: self.api_error_status,
                     usage: self.usage,
                 })),
+                (Some("system"), Some("api_retry")) => StreamLine::ApiRetry(ApiRetry {
+                    session_id: self.session_id,
+                    attempt: self.attempt,
+                    max_retries: self.max_retries,
+                    retry_delay_ms: self.retry_delay_ms,
+                    error_status: self.error_status,
+                    error: self.error,
+                }),
                 _ => StreamLine::Other(other_line(Envelope {
                     kind: self.kind,
                     subtype: self.subtype,
@@ -823,6 +913,15 @@ impl StreamState {
                 update.output_tokens = result.output_tokens;
                 update.error_message = result.error_message();
                 self.result = Some(result);
+            }
+            StreamLine::ApiRetry(retry) => {
+                events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(retry.describe()),
+                    is_error: true,
+                    subtype: Some("api_retry".to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                });
             }
             StreamLine::Other(other) if other.kind.as_deref() == Some("system") => {
                 tracing::debug!(subtype = ?other.subtype, "system line kept raw");
@@ -1207,7 +1306,6 @@ mod tests {
             "{}",
             "{\"type\":5}",
             "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\"}}",
-            "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,\"error\":\"unknown\"}",
             "{\"type\":\"assistant\",\"message\":\"oops\"}",
             "{\"type\":\"assistant\",\"message\":{\"content\":[1,null,{\"type\":\"text\"},{\"type\":\"tool_use\",\"id\":3},{\"type\":\"redacted_thinking\",\"data\":\"x\"},{\"type\":\"server_tool_use\"}]}}",
             "{\"type\":\"user\",\"message\":{\"content\":{\"weird\":true}}}",
@@ -1224,12 +1322,50 @@ mod tests {
         assert!(matches!(parse_line("not json"), StreamLine::Malformed(_)));
         assert!(matches!(parse_line("[1,2]"), StreamLine::Malformed(_)));
         assert_eq!(
-            parse_line("{\"type\":\"system\",\"subtype\":\"api_retry\",\"session_id\":\"s\"}"),
+            parse_line(
+                "{\"type\":\"system\",\"subtype\":\"compact_boundary\",\"session_id\":\"s\"}"
+            ),
             StreamLine::Other(OtherLine {
                 kind: Some("system".into()),
-                subtype: Some("api_retry".into()),
+                subtype: Some("compact_boundary".into()),
                 session_id: Some("s".into()),
             })
+        );
+    }
+
+    /// Each `api_retry` line becomes a system event saying the attempt, the error and the
+    /// delay, through either reading of the line.
+    #[test]
+    fn claude_api_retries_become_system_events() {
+        let line = json!({"type": "system", "subtype": "api_retry", "attempt": 3,
+            "max_retries": 10, "retry_delay_ms": 4100, "error_status": 401,
+            "error": "authentication_failed", "session_id": "S1", "uuid": "u"})
+        .to_string();
+        let mut state = StreamState::new();
+        let ingest = state.apply(&line);
+        assert_eq!(ingest.raw_lines, std::slice::from_ref(&line));
+        let [event] = &ingest.events[..] else {
+            panic!("one event: {:?}", ingest.events)
+        };
+        assert_eq!(event.event_type, Kind::System);
+        assert_eq!(event.subtype.as_deref(), Some("api_retry"));
+        assert_eq!(event.role.as_deref(), Some("system"));
+        assert!(event.is_error);
+        assert_eq!(
+            event.content.as_deref(),
+            Some("API error 401 (authentication_failed), retrying (3/10) in 4.1 s")
+        );
+        // The value path (a duplicate key sends the line there) reads it the same.
+        let duplicated = line.replacen("\"uuid\":\"u\"", "\"uuid\":\"u\",\"uuid\":\"v\"", 1);
+        assert_eq!(parse_line(&duplicated), parse_line(&line));
+        // Offline: no status.
+        let offline = r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":512,"error_status":null,"error":"unknown"}"#;
+        let StreamLine::ApiRetry(retry) = parse_line(offline) else {
+            panic!("an api_retry line")
+        };
+        assert_eq!(
+            retry.describe(),
+            "API error (unknown), retrying (1/1) in 0.5 s"
         );
     }
 

@@ -37,8 +37,8 @@ static RAW_INSERT_MANY: LazyLock<String> = LazyLock::new(|| {
 const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_session_id, \
     sequence, event_type, created_at, role, content, tool_id, tool_name, tool_input_json, \
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
-    approval_id, parent_tool_use_id) \
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16)";
+    approval_id, parent_tool_use_id, subtype) \
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16, ?17)";
 
 /// The comment recorded on an approval resolved because its session ended.
 pub const SESSION_ENDED: &str = "the session ended before a decision";
@@ -393,6 +393,7 @@ impl Writer {
             insert.raw_bind_parameter(14, &approval_status)?;
             insert.raw_bind_parameter(15, &approval_id)?;
             insert.raw_bind_parameter(16, &e.parent_tool_use_id)?;
+            insert.raw_bind_parameter(17, &e.subtype)?;
             insert.raw_execute()?;
             let id = self.conn.last_insert_rowid();
             if let (ConversationEventType::ToolResult, Some(for_id)) =
@@ -424,6 +425,7 @@ impl Writer {
                 approval_status,
                 approval_id,
                 parent_tool_use_id: e.parent_tool_use_id,
+                subtype: e.subtype,
             });
         }
         Ok(stored)

@@ -28,7 +28,7 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
     tool_result_content, is_completed, is_error, approval_status, approval_id, \
-    parent_tool_use_id";
+    parent_tool_use_id, subtype";
 
 const APPROVAL_COLUMNS: &str = "id, session_id, run_id, type, status, tool_name, tool_input, \
     tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at, source";
@@ -240,6 +240,7 @@ fn event_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationEvent> {
         approval_status: row.get(15)?,
         approval_id: row.get(16)?,
         parent_tool_use_id: row.get(17)?,
+        subtype: row.get(18)?,
     })
 }
 

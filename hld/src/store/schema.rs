@@ -265,6 +265,11 @@ CREATE INDEX idx_approvals_pending ON approvals(requested_at) WHERE status = 'pe
 CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
 "#,
     },
+    Migration {
+        version: 6,
+        description: "conversation events: the subtype of system events (api_retry)",
+        sql: "ALTER TABLE conversation_events ADD COLUMN subtype TEXT;",
+    },
 ];
 
 /// The newest schema version this build knows.

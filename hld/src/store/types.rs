@@ -163,6 +163,8 @@ pub struct NewEvent {
     pub is_error: bool,
     /// The Task tool use it ran under.
     pub parent_tool_use_id: Option<String>,
+    /// What a `system` event reports (`api_retry`).
+    pub subtype: Option<String>,
 }
 
 impl NewEvent {
@@ -180,6 +182,7 @@ impl NewEvent {
             tool_result_content: None,
             is_error: false,
             parent_tool_use_id: None,
+            subtype: None,
         }
     }
 

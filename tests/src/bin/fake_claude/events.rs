@@ -42,6 +42,16 @@ pub enum System {
         uuid: String,
         session_id: String,
     },
+    /// A failed API call about to be retried (claude-code.md §2.2).
+    ApiRetry {
+        attempt: u32,
+        max_retries: u32,
+        retry_delay_ms: u64,
+        error_status: Option<u16>,
+        error: &'static str,
+        uuid: String,
+        session_id: String,
+    },
 }
 
 /// The built-in tools of 2.1.197 as listed in `init` (transcript 02).

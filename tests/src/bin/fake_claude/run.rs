@@ -252,6 +252,28 @@ impl Run {
         }))
     }
 
+    /// A `system/api_retry` line: the API answered `status` and the call is tried again after
+    /// `delay` (which is waited, unless a signal comes).
+    pub fn api_retry(
+        &mut self,
+        attempt: u32,
+        max_retries: u32,
+        delay: Duration,
+        status: u16,
+    ) -> Result<(), Stop> {
+        self.checkpoint(None)?;
+        self.emit(&Event::System(System::ApiRetry {
+            attempt,
+            max_retries,
+            retry_delay_ms: duration_ms(delay),
+            error_status: Some(status),
+            error: "authentication_failed",
+            uuid: ids::uuid(),
+            session_id: self.session.id.clone(),
+        }))?;
+        self.sleep(delay)
+    }
+
     /// An assistant thinking block.
     pub fn think(&mut self, thinking: &str) -> Result<(), Stop> {
         self.block(Block::Thinking {

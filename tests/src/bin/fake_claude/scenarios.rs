@@ -38,6 +38,9 @@ pub enum Scenario {
     /// `tool`, but the `Write`'s permission is asked before its tool_use line is printed,
     /// which follows only once the daemon lists the approval.
     AskedFirst,
+    /// `count` (default 3) `api_retry` lines for an API answering 401, `delay` apart, then
+    /// the CLI's "Invalid API key" failure; exit 1.
+    Retry { count: u32, delay: Duration },
 }
 
 /// The scenario names, as accepted in `FAKE_CLAUDE_SCENARIO` and `scenario:<name>`.
@@ -54,6 +57,7 @@ const NAMES: &[&str] = &[
     "ask",
     "maxturns",
     "asked_first",
+    "retry",
 ];
 
 impl Scenario {
@@ -97,6 +101,10 @@ impl Scenario {
             "ask" => Self::Ask,
             "maxturns" => Self::MaxTurns,
             "asked_first" => Self::AskedFirst,
+            "retry" => Self::Retry {
+                count: knob("FAKE_CLAUDE_COUNT", 3)?,
+                delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 200)?),
+            },
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -121,6 +129,7 @@ impl Scenario {
             Self::Ask => "ask",
             Self::MaxTurns => "maxturns",
             Self::AskedFirst => "asked_first",
+            Self::Retry { .. } => "retry",
         }
     }
 
@@ -142,6 +151,15 @@ impl Scenario {
             Self::Bash => list_files(run)?,
             Self::Error => {
                 return run.api_error("Not logged in · Please run /login", "authentication_failed")
+            }
+            Self::Retry { count, delay } => {
+                for attempt in 1..=count {
+                    run.api_retry(attempt, count, delay, 401)?;
+                }
+                return run.api_error(
+                    "Invalid API key · Fix external API key",
+                    "authentication_failed",
+                );
             }
             Self::Slow { count, delay } => {
                 run.start_turn()?;

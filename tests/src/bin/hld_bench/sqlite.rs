@@ -177,7 +177,7 @@ pub fn raw_history(conn: &Connection, session: &str) -> anyhow::Result<(Duration
         "SELECT id, session_id, claude_session_id, sequence, event_type, created_at, role,
             content, tool_id, tool_name, tool_input_json, tool_result_for_id,
             tool_result_content, is_completed, is_error, approval_status, approval_id,
-            parent_tool_use_id
+            parent_tool_use_id, subtype
          FROM conversation_events WHERE session_id = ?1 ORDER BY sequence",
     )?;
     let events = stmt
@@ -203,6 +203,7 @@ pub fn raw_history(conn: &Connection, session: &str) -> anyhow::Result<(Duration
                 approval_status: row.get(15)?,
                 approval_id: row.get(16)?,
                 parent_tool_use_id: row.get(17)?,
+                subtype: row.get(18)?,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;
