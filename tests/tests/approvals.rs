@@ -402,6 +402,13 @@ fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() 
         let refused = approve(&d, &approval_id);
         assert_eq!(refused["success"], false, "{refused}");
         assert_eq!(refused["reason"], "resolved", "{refused}");
+        assert!(
+            refused["error"]
+                .as_str()
+                .unwrap()
+                .contains("resolved without a decision: its session ended"),
+            "{refused}"
+        );
         let session = d.wait_ended(&id);
         assert_eq!(session["status"], if kill { "failed" } else { "completed" });
         // The tool call row carries the resolution.

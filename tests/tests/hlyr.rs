@@ -791,6 +791,9 @@ fn daemon_start_status_and_stop() {
             &socket.display().to_string(),
             "claude",
             "available",
+            "approvals",
+            "asked through",
+            "hld",
             "subscribers",
             "active sessions",
         ],
@@ -798,6 +801,7 @@ fn daemon_start_status_and_stop() {
     let json = hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json();
     assert_eq!(json["status"], "ok");
     assert_eq!(json["claude"]["available"], true);
+    assert_eq!(json["approvals"]["available"], true);
     assert_eq!(json["active_sessions"], 0);
     assert_eq!(json["version"], started["version"]);
 

@@ -290,13 +290,21 @@ impl Approvals {
             .await
         {
             Ok(change) => change,
-            Err(StoreError::AlreadyDecided { status, .. }) => {
-                let reason = match status {
-                    ApprovalStatus::Resolved => RefusalReason::Resolved,
-                    _ => RefusalReason::AlreadyDecided,
-                };
+            Err(StoreError::AlreadyDecided {
+                status: ApprovalStatus::Resolved,
+                ..
+            }) => {
                 return Err(Refused::new(
-                    reason,
+                    RefusalReason::Resolved,
+                    format!(
+                        "approval {id} was resolved without a decision: its session ended, or \
+                         it was answered elsewhere"
+                    ),
+                ))
+            }
+            Err(StoreError::AlreadyDecided { status, .. }) => {
+                return Err(Refused::new(
+                    RefusalReason::AlreadyDecided,
                     format!("approval {id} was already decided: {}", status.as_str()),
                 ));
             }

@@ -33,6 +33,16 @@ impl Render for Status {
             ),
             _ => paint(RED, "not found"),
         };
+        let approvals = match &h.approvals {
+            Some(a) if a.available => paint(GREEN, format!("asked through {}", a.command)),
+            Some(a) => paint(
+                RED,
+                a.error
+                    .clone()
+                    .unwrap_or_else(|| format!("{} cannot run", a.command)),
+            ),
+            None => "unknown (an older daemon)".to_owned(),
+        };
         [
             (
                 "hld",
@@ -40,6 +50,7 @@ impl Render for Status {
             ),
             ("socket", self.socket.display().to_string()),
             ("claude", claude),
+            ("approvals", approvals),
             ("subscribers", h.subscribers.to_string()),
             ("active sessions", h.active_sessions.to_string()),
         ]
