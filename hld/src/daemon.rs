@@ -1,7 +1,6 @@
 //! The daemon's shared state: configuration, the method table, the bus and the shutdown
 //! token. One `Arc<Daemon>` is handed to every connection and handler.
 
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -9,10 +8,9 @@ use tokio_util::sync::CancellationToken;
 use crate::approval::api::{ApiError, CloudClient};
 use crate::approval::Approvals;
 use crate::bus::Bus;
-use crate::closing::Closing;
 use crate::config::Config;
 use crate::logging::LogControl;
-use crate::rpc::table::MethodTable;
+use crate::rpc::Router;
 use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
 
@@ -21,7 +19,7 @@ pub struct Daemon {
     /// The resolved configuration.
     pub config: Config,
     /// The served methods.
-    pub methods: MethodTable,
+    pub router: Router,
     /// The event bus.
     pub bus: Bus,
     /// The database.
@@ -34,11 +32,6 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
-    /// Closed when `shutdown` is cancelled (the server bridges the two): the accept and
-    /// connection loops watch this instead of the token, at the cost of an atomic load.
-    pub closing: Arc<Closing>,
-    /// Live `Subscribe` connections (the bus also has in-process subscribers).
-    pub subscriptions: AtomicUsize,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -75,9 +68,9 @@ impl Daemon {
             .as_ref()
             .map(|c| CloudClient::new(&c.base_url, &c.api_key))
             .transpose()?;
-        let approvals = Approvals::new(store.clone(), bus.clone(), Arc::clone(&sessions), cloud);
+        let approvals = Approvals::new(store.clone(), bus.clone(), cloud);
         Ok(Arc::new(Daemon {
-            methods: crate::handlers::table(),
+            router: crate::handlers::router(),
             approvals,
             bus,
             store,
@@ -85,8 +78,6 @@ impl Daemon {
             config,
             log,
             shutdown,
-            closing: Arc::default(),
-            subscriptions: AtomicUsize::new(0),
         }))
     }
 }

@@ -4,9 +4,9 @@
 pub mod approval;
 pub mod bus;
 pub mod claude;
-pub mod closing;
 pub mod config;
 pub mod daemon;
+pub mod error;
 pub mod handlers;
 pub mod logging;
 pub mod mcp;
@@ -14,6 +14,5 @@ pub mod rpc;
 pub mod server;
 pub mod session;
 pub mod store;
-pub mod subscription;
 pub mod time;
 pub mod transport;

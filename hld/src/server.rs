@@ -5,9 +5,7 @@
 //! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
 //! flush the store → remove the socket.
 
-use std::future::Future;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -29,7 +27,7 @@ pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 /// found (probing its version now, so that the first `health` does not wait for it), whether
 /// the approvals server can run, and how to launch a session.
 async fn announce(daemon: Arc<Daemon>) {
-    let claude = daemon.sessions.claude().await;
+    let claude = daemon.sessions.tools().await.claude;
     match (&claude.path, claude.available) {
         (Some(path), true) => {
             let version = claude.version.as_deref().unwrap_or("unknown version");
@@ -69,7 +67,6 @@ pub async fn run(
     let store = Store::open(&config.database)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;
-    tokio::spawn(daemon.bus.clone().flusher());
     let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
         tracing::info!(api = %cloud.base_url, "cloud approvals enabled");
         approval::cloud::spawn(
@@ -89,34 +86,17 @@ pub async fn run(
     );
     tokio::spawn(announce(Arc::clone(&daemon)));
 
-    // The token (signals, the `shutdown` method) closes the daemon; hot loops watch that.
-    let closing = Arc::clone(&daemon.closing);
-    tokio::spawn(async move {
-        shutdown.cancelled().await;
-        closing.close();
-    });
     let connections = TaskTracker::new();
-    let watch = daemon.closing.watch();
     loop {
-        let accepted = watch
-            .unless_closed(|cx| unix::poll_accept(&socket.listener, cx))
-            .await;
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = socket.listener.accept() => accepted,
+        };
         match accepted {
-            None => break,
-            Some(Ok(stream)) => {
-                // Boxed once here: the connection's future is large (it has room for any
-                // handler's), and the tracker and the spawn would each copy it whole.
-                let mut connection = Box::pin(unix::serve_connection(stream, Arc::clone(&daemon)));
-                // A short connection (the CLI's: one request, then close) is often over at
-                // its first poll. Polled here, before the next accept, it costs no task; and
-                // that accept then tends to find the client's next connection at once rather
-                // than nothing. Only a connection that has to wait is spawned.
-                let first = std::future::poll_fn(|cx| Poll::Ready(connection.as_mut().poll(cx)));
-                if first.await.is_pending() {
-                    connections.spawn(connection);
-                }
+            Ok((stream, _)) => {
+                connections.spawn(unix::serve(stream, Arc::clone(&daemon), shutdown.clone()));
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
@@ -126,7 +106,6 @@ pub async fn run(
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
     drop(listener);
-    daemon.bus.close();
     // 2–3. In-flight requests finish and subscriptions close, while running sessions are
     //      interrupted, given a grace period, then killed; their outcome is stored.
     connections.close();

@@ -18,7 +18,6 @@ use hld_client::protocol::{
 };
 
 use crate::bus::Bus;
-use crate::session::Sessions;
 use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionChange, Store, StoreError};
 use api::{ApiError, CloudClient};
 
@@ -56,7 +55,6 @@ pub const ALREADY_RESPONDED: &str = "this approval has already been responded to
 pub struct Approvals {
     store: Store,
     bus: Bus,
-    sessions: Arc<Sessions>,
     cloud: Option<CloudClient>,
     /// Cloud approvals whose decision is being sent: the poller must not take their
     /// disappearance from the pending list for an outside answer.
@@ -87,18 +85,12 @@ impl Drop for Sending {
 }
 
 impl Approvals {
-    /// A manager over the daemon's store, bus and sessions; `cloud` is the HumanLayer API
-    /// client when an API key is configured.
-    pub fn new(
-        store: Store,
-        bus: Bus,
-        sessions: Arc<Sessions>,
-        cloud: Option<CloudClient>,
-    ) -> Self {
+    /// A manager over the daemon's store and bus; `cloud` is the HumanLayer API client when
+    /// an API key is configured.
+    pub fn new(store: Store, bus: Bus, cloud: Option<CloudClient>) -> Self {
         Approvals {
             store,
             bus,
-            sessions,
             cloud,
             sending: Arc::default(),
         }
@@ -125,7 +117,7 @@ impl Approvals {
             }
             CloudSync::Linked(change) => {
                 self.publish_linked(&change);
-                self.publish_session_move(&change.approval, change.session);
+                self.publish_session_move(change.session);
                 tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
             }
             CloudSync::Unchanged => {}
@@ -159,7 +151,7 @@ impl Approvals {
             count: 1,
             total: change.pending,
         });
-        self.publish_session_move(&approval, change.session);
+        self.publish_session_move(change.session);
         tracing::info!(
             approval = %approval.id,
             session = %approval.session_id,
@@ -316,26 +308,15 @@ impl Approvals {
         };
         publish_decided(&self.bus, &change);
         let approval = change.approval;
-        self.publish_session_move(&approval, change.session);
+        self.publish_session_move(change.session);
         tracing::info!(approval = %approval.id, decision = status.as_str(), "approval decided");
         Ok(approval)
     }
 
     /// Publishes the move of the approval's session that its change stored, if it made one.
-    fn publish_session_move(&self, approval: &Approval, moved: Option<SessionChange>) {
-        if let Some(SessionChange {
-            old_status,
-            session,
-            ..
-        }) = moved
-        {
-            self.sessions.publish_status(
-                &approval.session_id,
-                &approval.run_id,
-                (old_status, session.status),
-                session.new.parent_session_id,
-                None,
-            );
+    fn publish_session_move(&self, moved: Option<SessionChange>) {
+        if let Some(change) = moved {
+            crate::session::publish_change(&self.bus, &change, None);
         }
     }
 

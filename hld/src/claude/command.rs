@@ -11,34 +11,27 @@ use std::time::Duration;
 
 use hld_client::protocol::McpConfig;
 
+use crate::session::SessionOptions;
+
 /// How long `claude --version` may take before it is given up on.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything that goes on one `claude` command line.
+/// Everything that goes on one `claude` command line: the session's options, and what the
+/// daemon adds (the MCP config file it wrote, the permission-prompt tool in force, the
+/// conversation to resume).
 ///
 /// Empty strings and empty lists count as "not given": no flag is emitted for them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
     /// The prompt; always passed last, after `--`.
     pub query: String,
-    /// `--model`: an alias (`opus`, `sonnet`, ...) or a full model id.
-    pub model: Option<String>,
+    /// The session's options (its working directory is the process's, not a flag).
+    pub options: SessionOptions,
     /// `--mcp-config`: a file written by [`write_mcp_config`].
     pub mcp_config_file: Option<PathBuf>,
-    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`.
+    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`, the session's own or the one the
+    /// daemon injected.
     pub permission_prompt_tool: Option<String>,
-    /// `--max-turns`, emitted only when greater than zero.
-    pub max_turns: Option<i64>,
-    /// `--system-prompt`: replaces Claude's system prompt.
-    pub system_prompt: Option<String>,
-    /// `--append-system-prompt`: appended to Claude's system prompt.
-    pub append_system_prompt: Option<String>,
-    /// Custom instructions; sent after the append prompt, separated by a blank line.
-    pub custom_instructions: Option<String>,
-    /// `--allowedTools`, as one comma-joined argument.
-    pub allowed_tools: Vec<String>,
-    /// `--disallowedTools`, as one comma-joined argument.
-    pub disallowed_tools: Vec<String>,
     /// `--resume <claude session id>`.
     pub resume: Option<String>,
     /// `--fork-session` (only together with `resume`): since CLI 2.0 a plain resume keeps the
@@ -56,8 +49,8 @@ impl LaunchSpec {
     /// separated by a blank line, or whichever of the two is given.
     pub fn append_prompt_text(&self) -> Option<String> {
         match (
-            given(&self.append_system_prompt),
-            given(&self.custom_instructions),
+            given(&self.options.append_system_prompt),
+            given(&self.options.custom_instructions),
         ) {
             (Some(a), Some(c)) => Some(format!("{a}\n\n{c}")),
             (Some(only), None) | (None, Some(only)) => Some(only.to_owned()),
@@ -70,7 +63,8 @@ impl LaunchSpec {
     /// swallow the prompt and a prompt starting with `-` is not taken for a flag.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
-        if let Some(model) = given(&self.model) {
+        let options = &self.options;
+        if let Some(model) = given(&options.model) {
             push_flag(&mut args, "--model", model.as_ref());
         }
         if let Some(file) = &self.mcp_config_file {
@@ -79,28 +73,22 @@ impl LaunchSpec {
         if let Some(tool) = given(&self.permission_prompt_tool) {
             push_flag(&mut args, "--permission-prompt-tool", tool.as_ref());
         }
-        if let Some(turns) = self.max_turns.filter(|n| *n > 0) {
+        if let Some(turns) = options.max_turns.filter(|n| *n > 0) {
             push_flag(&mut args, "--max-turns", turns.to_string().as_ref());
         }
-        if let Some(prompt) = given(&self.system_prompt) {
+        if let Some(prompt) = given(&options.system_prompt) {
             push_flag(&mut args, "--system-prompt", prompt.as_ref());
         }
         if let Some(text) = self.append_prompt_text() {
             push_flag(&mut args, "--append-system-prompt", text.as_ref());
         }
-        if !self.allowed_tools.is_empty() {
-            push_flag(
-                &mut args,
-                "--allowedTools",
-                self.allowed_tools.join(",").as_ref(),
-            );
-        }
-        if !self.disallowed_tools.is_empty() {
-            push_flag(
-                &mut args,
-                "--disallowedTools",
-                self.disallowed_tools.join(",").as_ref(),
-            );
+        for (flag, tools) in [
+            ("--allowedTools", &options.allowed_tools),
+            ("--disallowedTools", &options.disallowed_tools),
+        ] {
+            if let Some(tools) = tools.as_ref().filter(|t| !t.is_empty()) {
+                push_flag(&mut args, flag, tools.join(",").as_ref());
+            }
         }
         if let Some(id) = given(&self.resume) {
             push_flag(&mut args, "--resume", id.as_ref());
@@ -212,15 +200,18 @@ mod tests {
     fn full_spec() -> LaunchSpec {
         LaunchSpec {
             query: "Create hello.txt".into(),
-            model: Some("sonnet".into()),
+            options: SessionOptions {
+                model: Some("sonnet".into()),
+                max_turns: Some(7),
+                system_prompt: Some("You are terse.".into()),
+                append_system_prompt: Some("Prefer Rust.".into()),
+                custom_instructions: Some("Never push.".into()),
+                allowed_tools: Some(vec!["Read".into(), "Bash(git *)".into()]),
+                disallowed_tools: Some(vec!["WebFetch".into(), "WebSearch".into()]),
+                ..SessionOptions::default()
+            },
             mcp_config_file: Some("/run/hld/mcp/cfg.json".into()),
             permission_prompt_tool: Some("mcp__codelayer__request_permission".into()),
-            max_turns: Some(7),
-            system_prompt: Some("You are terse.".into()),
-            append_system_prompt: Some("Prefer Rust.".into()),
-            custom_instructions: Some("Never push.".into()),
-            allowed_tools: vec!["Read".into(), "Bash(git *)".into()],
-            disallowed_tools: vec!["WebFetch".into(), "WebSearch".into()],
             resume: Some("f2e03c37-faaf-4854-b5c8-7d78f25b0edb".into()),
             fork_session: false,
         }
@@ -263,8 +254,12 @@ mod tests {
     fn claude_args_minimal_spec_is_only_the_fixed_tail() {
         let spec = LaunchSpec {
             query: "hi".into(),
-            model: Some(String::new()),
-            max_turns: Some(0),
+            options: SessionOptions {
+                model: Some(String::new()),
+                max_turns: Some(0),
+                allowed_tools: Some(vec![]),
+                ..SessionOptions::default()
+            },
             ..LaunchSpec::default()
         };
         assert_eq!(
@@ -284,7 +279,10 @@ mod tests {
     fn claude_args_query_starting_with_dash_follows_double_dash() {
         let spec = LaunchSpec {
             query: "--help me with -p".into(),
-            allowed_tools: vec!["Read".into()],
+            options: SessionOptions {
+                allowed_tools: Some(vec!["Read".into()]),
+                ..SessionOptions::default()
+            },
             ..LaunchSpec::default()
         };
         let args = strings(spec.args());
@@ -298,7 +296,10 @@ mod tests {
     fn claude_args_negative_max_turns_omitted() {
         let spec = LaunchSpec {
             query: "q".into(),
-            max_turns: Some(-3),
+            options: SessionOptions {
+                max_turns: Some(-3),
+                ..SessionOptions::default()
+            },
             ..LaunchSpec::default()
         };
         assert!(!strings(spec.args()).contains(&"--max-turns".to_owned()));
@@ -308,7 +309,10 @@ mod tests {
     fn claude_custom_instructions_alone_become_the_append_prompt() {
         let spec = LaunchSpec {
             query: "q".into(),
-            custom_instructions: Some("Use tabs.".into()),
+            options: SessionOptions {
+                custom_instructions: Some("Use tabs.".into()),
+                ..SessionOptions::default()
+            },
             ..LaunchSpec::default()
         };
         let args = strings(spec.args());
@@ -319,8 +323,11 @@ mod tests {
         assert_eq!(args[at + 1], "Use tabs.");
 
         let only_append = LaunchSpec {
-            append_system_prompt: Some("Be brief.".into()),
-            custom_instructions: Some(String::new()),
+            options: SessionOptions {
+                append_system_prompt: Some("Be brief.".into()),
+                custom_instructions: Some(String::new()),
+                ..SessionOptions::default()
+            },
             ..LaunchSpec::default()
         };
         assert_eq!(

@@ -5,4 +5,4 @@ pub mod command;
 pub mod stream;
 
 pub use command::{claude_version, locate_claude, write_mcp_config, LaunchSpec};
-pub use stream::{parse_line, ResultInfo, StreamLine, StreamState};
+pub use stream::{parse_line, AgentEvent, Line, RunResult};

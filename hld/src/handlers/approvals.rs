@@ -5,7 +5,7 @@ use std::sync::Arc;
 use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
-use crate::rpc::error::RpcError;
+use crate::error::{Error, Result};
 use crate::store::{NewApproval, StoreError};
 
 const DECISION_TYPES: [&str; 2] = ["function_call", "human_contact"];
@@ -27,9 +27,9 @@ fn json_type(value: &serde_json::Value) -> &'static str {
 }
 
 /// The id of the session asking, by run id (when no session id was given).
-async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<String, RpcError> {
+async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<String> {
     let Some(run) = present(run_id) else {
-        return Err(RpcError::invalid_param(
+        return Err(Error::invalid_param(
             "session_id",
             "string (or run_id)",
             "missing",
@@ -40,10 +40,10 @@ async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<Strin
         .store
         .get_session_by_run_id(&run)
         .await
-        .map_err(|e| RpcError::internal("failed to look up the session", e))?
+        .map_err(|e| Error::internal("failed to look up the session", e))?
         .map(|session| session.new.id)
         .ok_or_else(|| {
-            RpcError::invalid_param(
+            Error::invalid_param(
                 "run_id",
                 "existing run id",
                 "unknown id",
@@ -55,11 +55,11 @@ async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<Strin
 pub async fn create_approval(
     daemon: Arc<Daemon>,
     p: CreateApprovalParams,
-) -> Result<CreateApprovalResult, RpcError> {
+) -> Result<CreateApprovalResult> {
     let kind = match p.kind.as_deref().unwrap_or("function_call") {
         "function_call" => ApprovalType::FunctionCall,
         "human_contact" => ApprovalType::HumanContact,
-        other => return Err(RpcError::not_accepted("type", other, &DECISION_TYPES)),
+        other => return Err(Error::not_accepted("type", other, &DECISION_TYPES)),
     };
     // With a session id, the store checks that the session exists while it inserts: one trip
     // to the writer instead of a read and then a write.
@@ -71,12 +71,12 @@ pub async fn create_approval(
     let new = match kind {
         ApprovalType::FunctionCall => {
             let tool_name = present(p.tool_name)
-                .ok_or_else(|| RpcError::required("tool_name", "string", "missing"))?;
+                .ok_or_else(|| Error::required("tool_name", "string", "missing"))?;
             let input = p
                 .tool_input
-                .ok_or_else(|| RpcError::required("tool_input", "object", "missing"))?;
+                .ok_or_else(|| Error::required("tool_input", "object", "missing"))?;
             if !input.is_object() {
-                return Err(RpcError::invalid_param(
+                return Err(Error::invalid_param(
                     "tool_input",
                     "object",
                     json_type(&input),
@@ -93,25 +93,22 @@ pub async fn create_approval(
         }
         ApprovalType::HumanContact => {
             let message = present(p.message)
-                .ok_or_else(|| RpcError::required("message", "string", "missing"))?;
+                .ok_or_else(|| Error::required("message", "string", "missing"))?;
             NewApproval::human_contact(&id, &session_id, &message)
         }
     };
     match daemon.approvals.create(new).await {
         Ok(_) => Ok(CreateApprovalResult { approval_id: id }),
         Err(StoreError::SessionNotFound(_)) => {
-            Err(RpcError::not_found("session_id", "session", &session_id))
+            Err(Error::not_found("session_id", "session", &session_id))
         }
-        Err(e) => Err(RpcError::internal("failed to create approval", e)),
+        Err(e) => Err(Error::internal("failed to create approval", e)),
     }
 }
 
-pub async fn get_approval(
-    daemon: Arc<Daemon>,
-    p: GetApprovalParams,
-) -> Result<GetApprovalResult, RpcError> {
+pub async fn get_approval(daemon: Arc<Daemon>, p: GetApprovalParams) -> Result<GetApprovalResult> {
     if p.approval_id.trim().is_empty() {
-        return Err(RpcError::required(
+        return Err(Error::required(
             "approval_id",
             "non-empty string",
             "empty string",
@@ -121,60 +118,54 @@ pub async fn get_approval(
         .store
         .get_approval(&p.approval_id)
         .await
-        .map_err(|e| RpcError::internal("failed to get approval", e))?
-        .ok_or_else(|| RpcError::not_found("approval_id", "approval", &p.approval_id))?;
+        .map_err(|e| Error::internal("failed to get approval", e))?
+        .ok_or_else(|| Error::not_found("approval_id", "approval", &p.approval_id))?;
     Ok(GetApprovalResult { approval })
 }
 
 pub async fn fetch_approvals(
     daemon: Arc<Daemon>,
     p: FetchApprovalsParams,
-) -> Result<FetchApprovalsResult, RpcError> {
+) -> Result<FetchApprovalsResult> {
     let session = present(p.session_id);
     if let Some(id) = &session {
         let known = daemon
             .store
             .get_session(id)
             .await
-            .map_err(|e| RpcError::internal("failed to look up the session", e))?;
+            .map_err(|e| Error::internal("failed to look up the session", e))?;
         if known.is_none() {
-            return Err(RpcError::not_found("session_id", "session", id));
+            return Err(Error::not_found("session_id", "session", id));
         }
     }
     let approvals = daemon
         .store
         .pending_approvals(session.as_deref())
         .await
-        .map_err(|e| RpcError::internal("failed to fetch approvals", e))?;
+        .map_err(|e| Error::internal("failed to fetch approvals", e))?;
     Ok(FetchApprovalsResult { approvals })
 }
 
 /// The decision a validated `sendDecision` asks for.
 fn validate_decision(
     p: &SendDecisionParams,
-) -> Result<(String, ApprovalType, ApprovalStatus, Option<String>), RpcError> {
+) -> Result<(String, ApprovalType, ApprovalStatus, Option<String>)> {
     let call_id = present(p.call_id.clone())
-        .ok_or_else(|| RpcError::required("call_id", "string", "missing"))?;
+        .ok_or_else(|| Error::required("call_id", "string", "missing"))?;
     let kind =
-        present(p.kind.clone()).ok_or_else(|| RpcError::required("type", "string", "missing"))?;
+        present(p.kind.clone()).ok_or_else(|| Error::required("type", "string", "missing"))?;
     let decision = present(p.decision.clone())
-        .ok_or_else(|| RpcError::required("decision", "string", "missing"))?;
+        .ok_or_else(|| Error::required("decision", "string", "missing"))?;
     let comment = present(p.comment.clone());
     let needs_comment = |message: &str| {
-        RpcError::invalid_param("comment", "non-empty string", "missing", message.to_owned())
+        Error::invalid_param("comment", "non-empty string", "missing", message.to_owned())
     };
     match kind.as_str() {
         "function_call" => {
             let status = match decision.as_str() {
                 "approve" => ApprovalStatus::Approved,
                 "deny" => ApprovalStatus::Denied,
-                other => {
-                    return Err(RpcError::not_accepted(
-                        "decision",
-                        other,
-                        &["approve", "deny"],
-                    ))
-                }
+                other => return Err(Error::not_accepted("decision", other, &["approve", "deny"])),
             };
             if status == ApprovalStatus::Denied && comment.is_none() {
                 return Err(needs_comment("comment is required for denial"));
@@ -183,7 +174,7 @@ fn validate_decision(
         }
         "human_contact" => {
             if decision != "respond" {
-                return Err(RpcError::not_accepted("decision", &decision, &["respond"]));
+                return Err(Error::not_accepted("decision", &decision, &["respond"]));
             }
             if comment.is_none() {
                 return Err(needs_comment(
@@ -197,14 +188,14 @@ fn validate_decision(
                 comment,
             ))
         }
-        other => Err(RpcError::not_accepted("type", other, &DECISION_TYPES)),
+        other => Err(Error::not_accepted("type", other, &DECISION_TYPES)),
     }
 }
 
 pub async fn send_decision(
     daemon: Arc<Daemon>,
     p: SendDecisionParams,
-) -> Result<SendDecisionResult, RpcError> {
+) -> Result<SendDecisionResult> {
     let (id, kind, status, comment) = validate_decision(&p)?;
     Ok(
         match daemon.approvals.decide(&id, kind, status, comment).await {

@@ -8,12 +8,12 @@ pub use introspection::VERSION;
 
 use hld_client::protocol as p;
 
-use crate::rpc::table::MethodTable;
+use crate::rpc::Router;
 
 /// Every method the daemon serves.
-pub fn table() -> MethodTable {
-    let mut t = MethodTable::default();
-    t.route_json::<p::Health, _, _>(introspection::health)
+pub fn router() -> Router {
+    let mut t = Router::default();
+    t.route::<p::Health, _, _>(introspection::health)
         .route::<p::Initialize, _, _>(introspection::initialize)
         .route::<p::Version, _, _>(introspection::version)
         .route::<p::ListMethods, _, _>(introspection::list_methods)
@@ -30,6 +30,6 @@ pub fn table() -> MethodTable {
         .route::<p::SendDecision, _, _>(approvals::send_decision)
         .route::<p::CreateApproval, _, _>(approvals::create_approval)
         .route::<p::GetApproval, _, _>(approvals::get_approval)
-        .subscribe::<p::Subscribe>();
+        .connection::<p::Subscribe>();
     t
 }

@@ -6,18 +6,14 @@ use std::time::Duration;
 use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
-use crate::rpc::error::RpcError;
-use crate::session::{parse_mcp_config, resolve_working_dir, LaunchRequest};
+use crate::error::{Error, Result};
+use crate::session::{Parent, SessionOptions};
 use crate::store::SessionRow;
 
 /// A required, non-empty string param.
-fn required(value: &str, param: &str) -> Result<(), RpcError> {
+fn required(value: &str, param: &str) -> Result<()> {
     if value.trim().is_empty() {
-        return Err(RpcError::required(
-            param,
-            "non-empty string",
-            "empty string",
-        ));
+        return Err(Error::required(param, "non-empty string", "empty string"));
     }
     Ok(())
 }
@@ -26,19 +22,15 @@ fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|s| !s.is_empty())
 }
 
-fn non_empty_list(value: Option<Vec<String>>) -> Option<Vec<String>> {
-    value.filter(|v| !v.is_empty())
-}
-
-async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow, RpcError> {
+async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
     required(session_id, "session_id")?;
     daemon
         .store
         .get_session(session_id)
         .await
-        .map_err(|e| RpcError::internal("failed to get session", e))?
+        .map_err(|e| Error::internal("failed to get session", e))?
         .ok_or_else(|| {
-            RpcError::invalid_param(
+            Error::invalid_param(
                 "session_id",
                 "existing session id",
                 "unknown id",
@@ -49,46 +41,21 @@ async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow, RpcErr
 
 pub async fn launch_session(
     daemon: Arc<Daemon>,
-    p: LaunchSessionParams,
-) -> Result<LaunchSessionResult, RpcError> {
+    mut p: LaunchSessionParams,
+) -> Result<LaunchSessionResult> {
     required(&p.query, "query")?;
-    if p.max_turns.is_some_and(|n| n < 0) {
-        return Err(RpcError::invalid_param(
-            "max_turns",
-            "non-negative integer",
-            "negative integer",
-            "max_turns must not be negative",
-        ));
-    }
-    let request = LaunchRequest {
-        query: p.query,
-        model: non_empty(p.model),
-        mcp_config: parse_mcp_config(p.mcp_config)?,
-        permission_prompt_tool: non_empty(p.permission_prompt_tool),
-        working_dir: resolve_working_dir(p.working_dir.as_deref())?,
-        max_turns: p.max_turns.filter(|n| *n > 0),
-        system_prompt: non_empty(p.system_prompt),
-        append_system_prompt: non_empty(p.append_system_prompt),
-        custom_instructions: non_empty(p.custom_instructions),
-        allowed_tools: non_empty_list(p.allowed_tools),
-        disallowed_tools: non_empty_list(p.disallowed_tools),
-        no_approvals: p.no_approvals.unwrap_or(false),
-        parent_session_id: None,
-        resume: None,
-    };
-    let (session_id, run_id) = daemon.sessions.launch(request).await?;
+    let query = std::mem::take(&mut p.query);
+    let options = SessionOptions::launch(p)?;
+    let (session_id, run_id) = daemon.sessions.launch(query, options, None).await?;
     Ok(LaunchSessionResult { session_id, run_id })
 }
 
-pub async fn list_sessions(
-    daemon: Arc<Daemon>,
-    _: NoParams,
-) -> Result<ListSessionsResult, RpcError> {
+pub async fn list_sessions(daemon: Arc<Daemon>, _: NoParams) -> Result<ListSessionsResult> {
     let rows = daemon
         .store
         .list_sessions()
         .await
-        .map_err(|e| RpcError::internal("failed to list sessions", e))?;
+        .map_err(|e| Error::internal("failed to list sessions", e))?;
     Ok(ListSessionsResult {
         sessions: rows.iter().map(SessionRow::to_info).collect(),
     })
@@ -97,7 +64,7 @@ pub async fn list_sessions(
 pub async fn get_session_state(
     daemon: Arc<Daemon>,
     p: SessionIdParams,
-) -> Result<GetSessionStateResult, RpcError> {
+) -> Result<GetSessionStateResult> {
     let row = session(&daemon, &p.session_id).await?;
     Ok(GetSessionStateResult {
         session: row.to_state(),
@@ -107,16 +74,16 @@ pub async fn get_session_state(
 pub async fn get_conversation(
     daemon: Arc<Daemon>,
     p: GetConversationParams,
-) -> Result<GetConversationResult, RpcError> {
+) -> Result<GetConversationResult> {
     if p.limit.is_some_and(|l| l <= 0) {
-        return Err(RpcError::invalid_param(
+        return Err(Error::invalid_param(
             "limit",
             "positive integer",
             "non-positive integer",
             "limit must be positive",
         ));
     }
-    let fault = |e| RpcError::internal("failed to get conversation", e);
+    let fault = |e| Error::internal("failed to get conversation", e);
     let events = match (non_empty(p.claude_session_id), non_empty(p.session_id)) {
         (Some(claude_id), _) => daemon
             .store
@@ -129,7 +96,7 @@ pub async fn get_conversation(
             .await
             .map_err(fault)?
             .ok_or_else(|| {
-                RpcError::invalid_param(
+                Error::invalid_param(
                     "session_id",
                     "existing session id",
                     "unknown id",
@@ -137,7 +104,7 @@ pub async fn get_conversation(
                 )
             })?,
         (None, None) => {
-            return Err(RpcError::invalid_param(
+            return Err(Error::invalid_param(
                 "session_id",
                 "string (or claude_session_id)",
                 "missing",
@@ -150,12 +117,12 @@ pub async fn get_conversation(
 
 pub async fn continue_session(
     daemon: Arc<Daemon>,
-    p: ContinueSessionParams,
-) -> Result<ContinueSessionResult, RpcError> {
+    mut p: ContinueSessionParams,
+) -> Result<ContinueSessionResult> {
     required(&p.query, "query")?;
     let parent = session(&daemon, &p.session_id).await?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
-        return Err(RpcError::invalid_param(
+        return Err(Error::invalid_param(
             "session_id",
             "a session with a claude_session_id",
             "no claude_session_id",
@@ -169,38 +136,26 @@ pub async fn continue_session(
             daemon.sessions.wait_finished(&parent.new.id, wait).await;
         }
     }
-    let inherited = parent.new;
-    let working_dir = resolve_working_dir(inherited.working_dir.as_deref())?;
-    let request = LaunchRequest {
-        query: p.query,
-        model: non_empty(p.model).or(inherited.model),
-        mcp_config: parse_mcp_config(p.mcp_config)?.or(inherited.mcp_config),
-        permission_prompt_tool: non_empty(p.permission_prompt_tool)
-            .or(inherited.permission_prompt_tool),
-        working_dir,
-        max_turns: p.max_turns.filter(|n| *n > 0),
-        system_prompt: non_empty(p.system_prompt).or(inherited.system_prompt),
-        append_system_prompt: non_empty(p.append_system_prompt).or(inherited.append_system_prompt),
-        custom_instructions: non_empty(p.custom_instructions).or(inherited.custom_instructions),
-        allowed_tools: non_empty_list(p.allowed_tools).or(inherited.allowed_tools),
-        disallowed_tools: non_empty_list(p.disallowed_tools).or(inherited.disallowed_tools),
-        no_approvals: inherited.no_approvals,
-        parent_session_id: Some(inherited.id.clone()),
-        resume: Some(claude_session_id),
+    let query = std::mem::take(&mut p.query);
+    let options = parent.new.options.continued(p)?;
+    let parent = Parent {
+        session_id: parent.new.id,
+        claude_session_id,
     };
-    let (session_id, run_id) = daemon.sessions.launch(request).await?;
+    let parent_session_id = parent.session_id.clone();
+    let (session_id, run_id) = daemon.sessions.launch(query, options, Some(parent)).await?;
     Ok(ContinueSessionResult {
         session_id,
         run_id,
         claude_session_id: String::new(),
-        parent_session_id: inherited.id,
+        parent_session_id,
     })
 }
 
 pub async fn interrupt_session(
     daemon: Arc<Daemon>,
     p: SessionIdParams,
-) -> Result<InterruptSessionResult, RpcError> {
+) -> Result<InterruptSessionResult> {
     required(&p.session_id, "session_id")?;
     daemon.sessions.interrupt(&p.session_id).await?;
     Ok(InterruptSessionResult {

@@ -1,242 +1,166 @@
-//! The envelope of one incoming message: its `jsonrpc`, `method`, `params` and `id` members as
-//! raw JSON text. A one-pass scanner reads the common shape; everything else, and every error,
-//! is left to serde_json, so that both give the same envelope for whatever the scanner accepts
-//! (a test mutates requests at random and compares the two).
+//! Reading one incoming message: JSON-RPC 2.0's envelope checked, its members kept as raw JSON
+//! for the router, and every violation turned into the error the client gets.
 
+use std::borrow::Cow;
+
+use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason, JSONRPC_VERSION};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-/// The members of a request object that dispatch reads, as raw JSON.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Envelope<'a> {
-    /// `jsonrpc`; `None` if absent or `null`.
-    pub jsonrpc: Option<&'a str>,
-    /// `method`; `None` if absent or `null`.
-    pub method: Option<&'a str>,
-    /// `params`; `None` if absent or `null`.
-    pub params: Option<&'a str>,
-    /// `id`; `None` when the key is absent (a notification), `Some("null")` for an explicit
-    /// null.
-    pub id: Option<&'a str>,
+use super::error::{invalid_request, parse_error};
+
+/// A valid message.
+#[derive(Debug)]
+pub enum Message<'a> {
+    /// A request, or a notification when `id` is `None`.
+    Request {
+        /// The id, echoed exactly (a string, a number or `null`).
+        id: Option<&'a RawValue>,
+        /// The method's name.
+        method: Cow<'a, str>,
+        /// The params; `None` when absent or `null`.
+        params: Option<&'a RawValue>,
+    },
+    /// The client's reply to a request the server sent (an event, on transports that send
+    /// events as requests).
+    Reply {
+        /// The id of the request it answers.
+        id: &'a RawValue,
+    },
+}
+
+/// A message that cannot be served: the error to answer with, and the id to answer to
+/// (`None` for a notification, which gets no answer).
+#[derive(Debug)]
+pub struct Rejected {
+    /// The error object.
+    pub error: ErrorObject,
+    /// The id to echo: the message's own when it could be read, else `null`.
+    pub id: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
-struct Incoming<'a> {
-    #[serde(default, borrow)]
+struct Members<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
     jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
 }
 
+/// A member that is present, `null` included (serde would read `null` as absent).
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
 }
 
-/// Reads the envelope of `text`, a whole message. Errors are serde_json's: a syntax error, or
-/// a data error for valid JSON that is not an object (or repeats a member).
-pub fn parse(text: &str) -> serde_json::Result<Envelope<'_>> {
-    if let Some(envelope) = scan(text) {
-        return Ok(envelope);
-    }
-    let incoming: Incoming = serde_json::from_str(text)?;
-    Ok(Envelope {
-        jsonrpc: incoming.jsonrpc.map(RawValue::get),
-        method: incoming.method.map(RawValue::get),
-        params: incoming.params.map(RawValue::get),
-        id: incoming.id.map(RawValue::get),
-    })
+/// The raw JSON `null`.
+pub fn null_id() -> Box<RawValue> {
+    RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
-/// The scanner's shape: an object of the four members at most, each once, in any order, with
-/// JSON whitespace anywhere between tokens; `jsonrpc` and `method` strings, `id` a string, a
-/// number or `null`, `params` `null` or an empty object; strings of ASCII without escapes or
-/// control characters. `None` for anything else.
-fn scan(text: &str) -> Option<Envelope<'_>> {
-    let mut s = Scanner {
-        rest: text.as_bytes(),
+/// Reads one message. Errors, in the order they are checked: not UTF-8 or not JSON (-32700,
+/// id `null`); a batch (-32600 `batch-not-supported`); not an object (-32600
+/// `invalid-envelope`); an id that is not a string, a number or `null` (-32600
+/// `invalid-id-type`, id `null`); then, echoing the id, a `jsonrpc` other than "2.0" and a
+/// `method` that is not a string (-32600 `invalid-envelope`).
+pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
+    let reject = |error, id: Option<&RawValue>| Rejected {
+        error,
+        id: id.map(ToOwned::to_owned),
     };
-    let mut envelope = Envelope::default();
-    // The members read so far, a bit each (`params: null` leaves its slot empty).
-    let mut seen = 0u8;
-    s.skip_ws();
-    s.expect(b'{')?;
-    s.skip_ws();
-    if !s.eat(b'}') {
-        loop {
-            // A member's name, with its quotes (a name with escapes is none of these).
-            let member = if s.eat_all(b"\"jsonrpc\"") {
-                Member::Jsonrpc
-            } else if s.eat_all(b"\"method\"") {
-                Member::Method
-            } else if s.eat_all(b"\"id\"") {
-                Member::Id
-            } else if s.eat_all(b"\"params\"") {
-                Member::Params
-            } else {
-                return None;
-            };
-            // A repeated member: serde_json decides (it refuses it).
-            let bit = 1 << member as u8;
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
-            s.skip_ws();
-            s.expect(b':')?;
-            s.skip_ws();
-            let value = s.rest;
-            // `params: null` counts as absent.
-            let present = match (member, value.first()?) {
-                (Member::Params, b'n') => s.null().map(|()| false),
-                (Member::Params, _) => s.empty_object().map(|()| true),
-                (_, b'"') => s.string().map(|()| true),
-                (Member::Id, b'n') => s.null().map(|()| true),
-                (Member::Id, _) => s.number().map(|()| true),
-                _ => None,
-            }?;
-            let slot = match member {
-                Member::Jsonrpc => &mut envelope.jsonrpc,
-                Member::Method => &mut envelope.method,
-                Member::Id => &mut envelope.id,
-                Member::Params => &mut envelope.params,
-            };
-            *slot = present.then(|| &text[text.len() - value.len()..text.len() - s.rest.len()]);
-            s.skip_ws();
-            if s.eat(b'}') {
-                break;
-            }
-            s.expect(b',')?;
-            s.skip_ws();
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(reject(parse_error("invalid UTF-8"), Some(&null_id())));
+    };
+    if text.trim_start().starts_with('[') {
+        let error = match serde_json::from_str::<Vec<&RawValue>>(text) {
+            Ok(_) => invalid_request(
+                "Batch requests not supported",
+                InvalidRequestReason::BatchNotSupported,
+            ),
+            Err(_) => parse_error("invalid JSON"),
+        };
+        return Err(reject(error, Some(&null_id())));
+    }
+    let members: Members = match serde_json::from_str(text) {
+        Ok(m) => m,
+        Err(e) if e.is_data() => {
+            let error = invalid_request(
+                "Invalid request: not a JSON object",
+                InvalidRequestReason::InvalidEnvelope,
+            );
+            return Err(reject(error, Some(&null_id())));
+        }
+        Err(_) => return Err(reject(parse_error("invalid JSON"), Some(&null_id()))),
+    };
+    if let Some(id) = members.id {
+        if !matches!(json_kind(id), "string" | "number" | "null") {
+            let error = invalid_request(
+                "Invalid request: id must be a string, number or null",
+                InvalidRequestReason::InvalidIdType,
+            );
+            return Err(reject(error, Some(&null_id())));
         }
     }
-    s.skip_ws();
-    s.rest.is_empty().then_some(envelope)
+    let id = members.id;
+    let version = members.jsonrpc.and_then(json_str);
+    if version.as_deref() != Some(JSONRPC_VERSION) {
+        let error = invalid_request(
+            "Invalid request: must be JSON-RPC 2.0",
+            InvalidRequestReason::InvalidEnvelope,
+        );
+        return Err(reject(error, id));
+    }
+    if members.method.is_none() && (members.result.is_some() || members.error.is_some()) {
+        if let Some(id) = id {
+            return Ok(Message::Reply { id });
+        }
+    }
+    let Some(method) = members.method.and_then(json_str) else {
+        let error = invalid_request(
+            "Invalid request: method must be a string",
+            InvalidRequestReason::InvalidEnvelope,
+        );
+        return Err(reject(error, id));
+    };
+    let params = members.params.filter(|p| p.get() != "null");
+    Ok(Message::Request { id, method, params })
 }
 
-/// The bytes that end the scanner's run through a string: its closing quote, and a
-/// backslash, a control character or a byte of a non-ASCII character, which leave the
-/// message to serde_json.
-static ENDS_STRING: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        table[byte] =
-            byte < 0x20 || byte >= 0x80 || byte == b'"' as usize || byte == b'\\' as usize;
-        byte += 1;
+/// The error for a method the table does not have.
+pub fn method_not_found(method: &str) -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::MethodNotFound.code(),
+        message: format!("Method not found: {method}"),
+        data: None,
     }
-    table
-};
-
-/// The members the scanner reads.
-#[derive(Clone, Copy)]
-enum Member {
-    Jsonrpc,
-    Method,
-    Id,
-    Params,
 }
 
-/// The text not yet scanned: each step takes its token off the front.
-struct Scanner<'a> {
-    rest: &'a [u8],
+/// The string a raw JSON value holds, if it is a string.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    match text.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
+        Some(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
+        None => None,
+    }
 }
 
-impl Scanner<'_> {
-    fn eat(&mut self, byte: u8) -> bool {
-        match self.rest {
-            [first, tail @ ..] if *first == byte => {
-                self.rest = tail;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        self.eat(byte).then_some(())
-    }
-
-    /// Consumes `literal` if the text continues with it.
-    fn eat_all(&mut self, literal: &[u8]) -> bool {
-        match self.rest.strip_prefix(literal) {
-            Some(tail) => {
-                self.rest = tail;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn skip_ws(&mut self) {
-        while let [first, tail @ ..] = self.rest {
-            // JSON's whitespace is all below '!', and most tokens have none before them.
-            if *first > b' ' || !matches!(first, b' ' | b'\t' | b'\n' | b'\r') {
-                return;
-            }
-            self.rest = tail;
-        }
-    }
-
-    /// A string of ASCII without escapes or control characters.
-    fn string(&mut self) -> Option<()> {
-        let [b'"', body @ ..] = self.rest else {
-            return None;
-        };
-        let len = body.iter().position(|&b| ENDS_STRING[usize::from(b)])?;
-        let [b'"', tail @ ..] = &body[len..] else {
-            return None;
-        };
-        self.rest = tail;
-        Some(())
-    }
-
-    fn null(&mut self) -> Option<()> {
-        self.eat_all(b"null").then_some(())
-    }
-
-    fn empty_object(&mut self) -> Option<()> {
-        self.expect(b'{')?;
-        self.skip_ws();
-        self.expect(b'}')
-    }
-
-    /// A JSON number: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
-    fn number(&mut self) -> Option<()> {
-        self.eat(b'-');
-        if !self.eat(b'0') {
-            if !matches!(self.rest.first()?, b'1'..=b'9') {
-                return None;
-            }
-            self.digits();
-        }
-        if self.eat(b'.') {
-            self.digit()?;
-            self.digits();
-        }
-        if self.eat(b'e') || self.eat(b'E') {
-            if !self.eat(b'+') {
-                self.eat(b'-');
-            }
-            self.digit()?;
-            self.digits();
-        }
-        Some(())
-    }
-
-    fn digit(&mut self) -> Option<()> {
-        let [b'0'..=b'9', tail @ ..] = self.rest else {
-            return None;
-        };
-        self.rest = tail;
-        Some(())
-    }
-
-    fn digits(&mut self) {
-        while self.digit().is_some() {}
+/// The JSON type of a raw value, as error data names it.
+pub fn json_kind(raw: &RawValue) -> &'static str {
+    match raw.get().as_bytes().first() {
+        Some(b'{') => "object",
+        Some(b'[') => "array",
+        Some(b'"') => "string",
+        Some(b't' | b'f') => "boolean",
+        Some(b'n') => "null",
+        _ => "number",
     }
 }
 
@@ -244,101 +168,70 @@ impl Scanner<'_> {
 mod tests {
     use super::*;
 
-    fn by_serde(text: &str) -> Option<Envelope<'_>> {
-        let incoming: Incoming = serde_json::from_str(text).ok()?;
-        Some(Envelope {
-            jsonrpc: incoming.jsonrpc.map(RawValue::get),
-            method: incoming.method.map(RawValue::get),
-            params: incoming.params.map(RawValue::get),
-            id: incoming.id.map(RawValue::get),
-        })
-    }
-
-    const SEEDS: &[&str] = &[
-        r#"{"jsonrpc":"2.0","method":"health","id":1}"#,
-        r#"{"jsonrpc":"2.0","method":"listSessions","params":{},"id":"a-1"}"#,
-        r#" { "id" : -12.5e+3 , "params" : null , "method" : "x" , "jsonrpc" : "2.0" } "#,
-        r#"{"jsonrpc":"2.0","method":"health","id":null}"#,
-        r#"{"jsonrpc":"2.0","method":"health"}"#,
-        r#"{"jsonrpc":"2.0","method":"getConversation","params":{"session_id":"s"},"id":7}"#,
-        "{\"jsonrpc\":\"2.0\",\r\n\t\"method\":\"health\",\"id\":0}",
-        r#"{}"#,
-        r#"{"id":1e400,"method":"é","jsonrpc":"2.0"}"#,
-    ];
-
-    #[test]
-    fn the_scanner_reads_the_common_shapes_as_serde_does() {
-        for seed in SEEDS {
-            let by_serde = by_serde(seed).expect("a seed is valid");
-            // Non-empty params and non-ASCII text are serde_json's to read.
-            if !seed.contains("session_id") && seed.is_ascii() {
-                assert_eq!(scan(seed).as_ref(), Some(&by_serde), "{seed}");
-            }
-            assert_eq!(parse(seed).ok(), Some(by_serde), "{seed}");
+    fn request(text: &str) -> (Option<String>, String, Option<String>) {
+        match parse(text.as_bytes()).expect("valid") {
+            Message::Request { id, method, params } => (
+                id.map(|i| i.get().to_owned()),
+                method.into_owned(),
+                params.map(|p| p.get().to_owned()),
+            ),
+            Message::Reply { .. } => panic!("a request"),
         }
     }
 
-    #[test]
-    fn the_scanner_leaves_other_shapes_and_every_error_to_serde() {
-        for text in [
-            r#"{"jsonrpc":"2.0","method":"he\u0061lth","id":1}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":1,"extra":true}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":1,"id":2}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":01}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":1,}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":1} x"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":[1]}"#,
-            r#"{"jsonrpc":"2.0","method":"health","id":1.}"#,
-            r#"{"jsonrpc":2,"method":"health","id":1}"#,
-            r#"{"jsonrpc":"2.0","method":"health","params":nul,"id":1}"#,
-            "{\"jsonrpc\":\"2.0\",\"method\":\"a\u{1}b\",\"id\":1}",
-            r#"{"jsonrpc":"2.0","method":"é","id":1}"#,
-            r#"{"jsonrpc":"2.0","method":"health","params":null,"params":null,"id":1}"#,
-            r#"["jsonrpc"]"#,
-        ] {
-            assert_eq!(scan(text), None, "{text}");
-        }
-        assert!(parse(r#"{"jsonrpc":"2.0","method":"health","id":1,}"#).is_err());
-        let repeated = parse(r#"{"id":1,"id":2}"#).unwrap_err();
-        assert!(repeated.is_data(), "{repeated}");
+    fn rejected(text: &[u8]) -> (i64, Option<String>) {
+        let r = parse(text).expect_err("invalid");
+        (r.error.code, r.id.map(|i| i.get().to_owned()))
     }
 
-    /// Random edits of the seeds: whatever the scanner accepts, serde reads the same way.
     #[test]
-    fn the_scanner_never_disagrees_with_serde() {
-        const ALPHABET: &[u8] = b" \t\n{}[]:,\"\\-+.0129eEnul";
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let mut accepted = 0;
-        for _ in 0..200_000 {
-            let seed = SEEDS[next() as usize % SEEDS.len()];
-            let mut bytes = seed.as_bytes().to_vec();
-            for _ in 0..1 + next() % 3 {
-                let at = next() as usize % (bytes.len() + 1);
-                let byte = ALPHABET[next() as usize % ALPHABET.len()];
-                match next() % 3 {
-                    0 => bytes.insert(at, byte),
-                    1 if at < bytes.len() => bytes[at] = byte,
-                    _ if at < bytes.len() => {
-                        bytes.remove(at);
-                    }
-                    _ => {}
-                }
-            }
-            let Ok(text) = std::str::from_utf8(&bytes) else {
-                continue;
-            };
-            if let Some(scanned) = scan(text) {
-                accepted += 1;
-                assert_eq!(Some(scanned), by_serde(text), "{text}");
-            }
-        }
-        // The edits leave many messages in the scanner's shape.
-        assert!(accepted > 10_000, "only {accepted} accepted");
+    fn requests_keep_their_id_exactly_and_null_params_are_absent() {
+        assert_eq!(
+            request(r#"{"jsonrpc":"2.0","method":"health","id":7}"#),
+            (Some("7".into()), "health".into(), None)
+        );
+        assert_eq!(
+            request(r#" {"id":"a\"b","params":null,"method":"he\u0061lth","jsonrpc":"2.0"} "#),
+            (Some(r#""a\"b""#.into()), "health".into(), None)
+        );
+        assert_eq!(
+            request(r#"{"jsonrpc":"2.0","method":"x","params":{"a":1},"id":null}"#),
+            (Some("null".into()), "x".into(), Some(r#"{"a":1}"#.into()))
+        );
+        assert_eq!(
+            request(r#"{"jsonrpc":"2.0","method":"x"}"#),
+            (None, "x".into(), None)
+        );
+    }
+
+    #[test]
+    fn violations_get_the_right_code_and_id() {
+        assert_eq!(rejected(b"\xff"), (-32700, Some("null".into())));
+        assert_eq!(rejected(b"{nope"), (-32700, Some("null".into())));
+        assert_eq!(rejected(b"[1]"), (-32600, Some("null".into())));
+        assert_eq!(rejected(b"[1"), (-32700, Some("null".into())));
+        assert_eq!(rejected(b"42"), (-32600, Some("null".into())));
+        assert_eq!(
+            rejected(br#"{"jsonrpc":"2.0","method":"x","id":{}}"#),
+            (-32600, Some("null".into()))
+        );
+        assert_eq!(
+            rejected(br#"{"jsonrpc":"1.0","method":"x","id":3}"#),
+            (-32600, Some("3".into()))
+        );
+        assert_eq!(
+            rejected(br#"{"jsonrpc":"2.0","method":5,"id":"k"}"#),
+            (-32600, Some(r#""k""#.into()))
+        );
+        // A notification's violation is not answered.
+        assert_eq!(rejected(br#"{"jsonrpc":"2.0","method":5}"#), (-32600, None));
+    }
+
+    #[test]
+    fn a_reply_from_the_client_is_told_apart() {
+        let reply = parse(br#"{"jsonrpc":"2.0","result":{},"id":"s1"}"#).unwrap();
+        assert!(matches!(reply, Message::Reply { id } if id.get() == r#""s1""#));
+        let error = parse(br#"{"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":"s2"}"#);
+        assert!(matches!(error, Ok(Message::Reply { .. })));
     }
 }

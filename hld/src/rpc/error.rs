@@ -1,102 +1,24 @@
-//! Handler errors and their one mapping to JSON-RPC error objects.
+//! The one mapping from failures to JSON-RPC error objects: domain errors, envelope errors,
+//! and params that do not decode.
 
-use hld_client::protocol::{
-    ErrorCode, ErrorObject, InvalidParamsData, InvalidRequestData, InvalidRequestReason,
-};
+use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestData, InvalidRequestReason};
 
-/// What a handler (or the dispatcher) can fail with.
-#[derive(Debug)]
-pub enum RpcError {
-    /// The client sent bad params: -32602 with `data`.
-    InvalidParams {
-        /// The message, e.g. `query is required`.
-        message: String,
-        /// `{param, expected, received, accepted?}`.
-        data: InvalidParamsData,
-    },
-    /// A fault inside the daemon: -32603. Only `public` is sent; `source` is logged.
-    Internal {
-        /// A sanitised message without paths or secrets.
-        public: String,
-        /// The full error, for the log.
-        source: anyhow::Error,
-    },
-}
+use crate::error::Error;
 
-impl RpcError {
-    /// -32602 for one parameter.
-    pub fn invalid_param(
-        param: &str,
-        expected: &str,
-        received: &str,
-        message: impl Into<String>,
-    ) -> Self {
-        RpcError::InvalidParams {
-            message: message.into(),
-            data: InvalidParamsData {
-                param: param.to_owned(),
-                expected: expected.to_owned(),
-                received: received.to_owned(),
-                accepted: None,
-            },
-        }
-    }
-
-    /// -32602 for a required parameter that is missing or empty.
-    pub fn required(param: &str, expected: &str, received: &str) -> Self {
-        Self::invalid_param(param, expected, received, format!("{param} is required"))
-    }
-
-    /// -32602 for an unknown id.
-    pub fn not_found(param: &str, what: &str, id: &str) -> Self {
-        Self::invalid_param(
-            param,
-            &format!("existing {what} id"),
-            "unknown id",
-            format!("{what} not found: {id}"),
-        )
-    }
-
-    /// -32602 for a value outside an enumeration.
-    pub fn not_accepted(param: &str, received: &str, accepted: &[&str]) -> Self {
-        RpcError::InvalidParams {
-            message: format!("invalid {param}: {received}"),
-            data: InvalidParamsData {
-                param: param.to_owned(),
-                expected: format!("one of {}", accepted.join("|")),
-                received: received.to_owned(),
-                accepted: Some(accepted.iter().map(|s| (*s).to_owned()).collect()),
-            },
-        }
-    }
-
-    /// -32603 with a sanitised public message.
-    pub fn internal(public: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
-        RpcError::Internal {
-            public: public.into(),
-            source: source.into(),
-        }
-    }
-
-    /// Whether the client caused it (logged at warn) rather than a fault (logged at error).
-    pub fn is_client_error(&self) -> bool {
-        matches!(self, RpcError::InvalidParams { .. })
-    }
-
-    /// The error object sent on the wire.
-    pub fn to_object(&self) -> ErrorObject {
-        match self {
-            RpcError::InvalidParams { message, data } => ErrorObject {
-                code: ErrorCode::InvalidParams.code(),
-                message: message.clone(),
-                data: serde_json::to_value(data).ok(),
-            },
-            RpcError::Internal { public, .. } => ErrorObject {
-                code: ErrorCode::InternalError.code(),
-                message: public.clone(),
-                data: None,
-            },
-        }
+/// The JSON-RPC error object of a domain error: -32602 with `data` for invalid params,
+/// -32603 with the public message for a fault.
+pub fn error_object(error: &Error) -> ErrorObject {
+    match error {
+        Error::InvalidParams { message, data } => ErrorObject {
+            code: ErrorCode::InvalidParams.code(),
+            message: message.clone(),
+            data: serde_json::to_value(data).ok(),
+        },
+        Error::Internal { public, .. } => ErrorObject {
+            code: ErrorCode::InternalError.code(),
+            message: public.clone(),
+            data: None,
+        },
     }
 }
 
@@ -124,7 +46,7 @@ pub fn parse_error(detail: &str) -> ErrorObject {
 pub fn from_decode_error(
     err: serde_path_to_error::Error<serde_json::Error>,
     signatures: &[&str],
-) -> RpcError {
+) -> Error {
     let path = err.path().to_string();
     let inner = err.into_inner().to_string();
     let inner = inner.split(" at line ").next().unwrap_or(&inner).to_owned();
@@ -138,13 +60,13 @@ pub fn from_decode_error(
         let field = rest.split('`').next().unwrap_or_default();
         let param = format!("{prefix}{field}");
         let expected = signature_type(signatures, field).unwrap_or("value");
-        return RpcError::required(&param, expected, "missing");
+        return Error::required(&param, expected, "missing");
     }
     if let Some(rest) = inner.strip_prefix("invalid type: ") {
         let (received, expected) = rest.split_once(", expected ").unwrap_or((rest, "value"));
         let received = received.split(" `").next().unwrap_or(received);
         let expected = strip_article(expected);
-        return RpcError::invalid_param(
+        return Error::invalid_param(
             &path,
             expected,
             received,
@@ -159,10 +81,10 @@ pub fn from_decode_error(
             .map(|s| s.trim_matches('`'))
             .filter(|s| !s.is_empty())
             .collect();
-        return RpcError::not_accepted(&path, value, &accepted);
+        return Error::not_accepted(&path, value, &accepted);
     }
     let expected = signature_type(signatures, &path).unwrap_or("valid value");
-    RpcError::invalid_param(&path, expected, &inner, format!("invalid {path}: {inner}"))
+    Error::invalid_param(&path, expected, &inner, format!("invalid {path}: {inner}"))
 }
 
 fn strip_article(s: &str) -> &str {
@@ -191,15 +113,15 @@ mod tests {
         tools: Option<Vec<String>>,
     }
 
-    fn decode(json: &str) -> RpcError {
+    fn decode(json: &str) -> Error {
         let mut de = serde_json::Deserializer::from_str(json);
         let err = serde_path_to_error::deserialize::<_, P>(&mut de).unwrap_err();
         from_decode_error(err, &["query: string", "tools?: [string]"])
     }
 
-    fn data(e: RpcError) -> (String, InvalidParamsData) {
+    fn data(e: Error) -> (String, hld_client::protocol::InvalidParamsData) {
         match e {
-            RpcError::InvalidParams { message, data } => (message, data),
+            Error::InvalidParams { message, data } => (message, data),
             other => panic!("expected invalid params, got {other:?}"),
         }
     }

@@ -1,239 +1,450 @@
-//! JSON-RPC dispatch: validates one incoming message, routes it through the method table and
-//! serialises the reply. Transport-independent.
+//! JSON-RPC over any transport: the one connection loop.
+//!
+//! A transport supplies a framed, bidirectional stream: a [`Stream`] of [`Frame`]s (one per
+//! message) and a [`Sink`] of [`Outgoing`] items, whose encoder decides how each is framed
+//! (NDJSON lines today). [`serve`] reads a message, dispatches it through the [`Router`] and
+//! writes the reply, one message at a time, so replies come in request order. Replies to
+//! requests that were read together are written together; while the client does not read, the
+//! transport's write buffer fills, the loop stops reading, and the kernel's flow control
+//! reaches the client, so a connection's unsent replies stay bounded.
+//!
+//! `Subscribe` is served here, not by a handler, because it changes the connection: on a
+//! transport with [`Delivery::TakeOver`] (NDJSON, as the anchor's clients expect) the
+//! connection carries only events and heartbeats from then on; on the others requests keep
+//! working beside the events, which go out as notifications or as server-initiated requests
+//! whose replies the loop matches.
 
 pub mod envelope;
 pub mod error;
-pub mod table;
+pub mod router;
 
-use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io;
 use std::sync::Arc;
+use std::time::Duration;
 
-use hld_client::protocol::{ErrorObject, InvalidRequestReason, SubscribeParams, JSONRPC_VERSION};
+use futures::{FutureExt, Sink, SinkExt, Stream, StreamExt};
+use hld_client::protocol::{
+    ErrorObject, Event, InvalidRequestReason, SubscribeParams, SubscribeResult, EVENT_TYPES,
+    SUBSCRIPTION_ESTABLISHED,
+};
+use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
-use self::error::{invalid_request, parse_error, RpcError};
-use self::table::{decode_params, json_kind, Kind};
+use self::envelope::{method_not_found, null_id, Message};
+use self::error::{error_object, invalid_request};
+use self::router::{decode_params, Route};
+use crate::bus::{Filter, Published, Received, Subscriber};
 use crate::daemon::Daemon;
+use crate::error::Error;
+pub use crate::transport::Frame;
+pub use router::Router;
 
-/// What the connection loop should do with one message.
+/// A reply to one request.
 #[derive(Debug)]
-pub enum Outcome {
-    /// Write this line (it ends in `\n`).
-    Reply(Vec<u8>),
-    /// A notification: nothing to write.
-    Silent,
-    /// `Subscribe`: hand the connection to the subscription loop.
-    Subscribe {
-        /// The raw JSON of the request id.
-        id: String,
-        /// The validated filter.
-        params: SubscribeParams,
-    },
+pub struct Response {
+    /// The request's id, as it came.
+    pub id: Box<RawValue>,
+    /// The result, or the error.
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
 }
 
-const NULL_ID: &str = "null";
+impl Response {
+    /// An error reply.
+    pub fn error(id: Box<RawValue>, error: ErrorObject) -> Response {
+        Response {
+            id,
+            outcome: Err(error),
+        }
+    }
 
-/// The start of every success line, before the result.
-pub const SUCCESS_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":";
-
-/// Serialises a success line.
-pub fn success_line(result: &[u8], id: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(SUCCESS_HEAD.len() + result.len() + id.len() + 8);
-    out.extend_from_slice(SUCCESS_HEAD);
-    out.extend_from_slice(result);
-    finish_success(out, id)
-}
-
-/// Completes a success line that holds [`SUCCESS_HEAD`] and the result: adds the id.
-pub fn finish_success(mut line: Vec<u8>, id: &str) -> Vec<u8> {
-    line.extend_from_slice(b",\"id\":");
-    line.extend_from_slice(id.as_bytes());
-    line.extend_from_slice(b"}\n");
-    line
-}
-
-/// Serialises an error line.
-pub fn error_line(error: &ErrorObject, id: &str) -> Vec<u8> {
-    let mut out = b"{\"jsonrpc\":\"2.0\",\"error\":".to_vec();
-    // An ErrorObject always serialises.
-    serde_json::to_writer(&mut out, error).expect("error object serialises");
-    out.extend_from_slice(b",\"id\":");
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(b"}\n");
-    out
-}
-
-/// The reply to a message that was over the size limit.
-pub fn oversize_line() -> Vec<u8> {
-    tracing::warn!("rejected an oversize message");
-    error_line(
-        &invalid_request("Message too large", InvalidRequestReason::Oversize),
-        NULL_ID,
-    )
-}
-
-/// Handles one message (the bytes of one frame). A success reply is written into `buf`, an
-/// empty buffer whose capacity the caller wants reused.
-pub async fn handle_message(daemon: &Arc<Daemon>, bytes: &[u8], buf: Vec<u8>) -> Outcome {
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(_) => return reject(parse_error("invalid UTF-8"), NULL_ID),
-    };
-    // Whitespace around the message is JSON's: the envelope's parsers skip it.
-    if text.trim_start().starts_with('[') {
-        return match serde_json::from_str::<Vec<&RawValue>>(text) {
-            Ok(_) => reject(
-                invalid_request(
-                    "Batch requests not supported",
-                    InvalidRequestReason::BatchNotSupported,
-                ),
-                NULL_ID,
-            ),
-            Err(_) => reject(parse_error("invalid JSON"), NULL_ID),
+    /// The reply as one JSON object: `{"jsonrpc":"2.0","result"|"error":…,"id":…}`.
+    pub fn to_json(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            jsonrpc: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            result: Option<&'a RawValue>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            error: Option<&'a ErrorObject>,
+            id: &'a RawValue,
+        }
+        let wire = Wire {
+            jsonrpc: "2.0",
+            result: self.outcome.as_ref().ok().map(AsRef::as_ref),
+            error: self.outcome.as_ref().err(),
+            id: &self.id,
         };
+        serde_json::to_vec(&wire).expect("a response serialises")
     }
-    let incoming = match envelope::parse(text) {
-        Ok(i) => i,
-        Err(e) if e.is_data() => {
-            return reject(
-                invalid_request(
-                    "Invalid request: not a JSON object",
-                    InvalidRequestReason::InvalidEnvelope,
-                ),
-                NULL_ID,
-            )
-        }
-        Err(_) => return reject(parse_error("invalid JSON"), NULL_ID),
-    };
+}
 
-    let id = match incoming.id {
-        None => None,
-        Some(raw) if matches!(json_kind(raw), "string" | "number" | "null") => Some(raw),
-        Some(_) => {
-            return reject(
-                invalid_request(
-                    "Invalid request: id must be a string, number or null",
-                    InvalidRequestReason::InvalidIdType,
-                ),
-                NULL_ID,
-            )
-        }
-    };
-    let reply_id = id.unwrap_or(NULL_ID);
+/// What a connection writes; the transport's encoder frames it.
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A reply.
+    Response(Response),
+    /// An event for the connection's subscription. `request` is the id number of the
+    /// server-initiated request that carries it, on transports that send events as requests
+    /// (`s1`, `s2`, …).
+    Event {
+        /// The event.
+        event: Arc<Published>,
+        /// The request's number, for [`Delivery::Requests`].
+        request: Option<u64>,
+    },
+    /// Proof of life on an idle subscription ([`Delivery::TakeOver`]).
+    Heartbeat,
+}
 
-    let version_ok = incoming.jsonrpc.and_then(json_str).as_deref() == Some(JSONRPC_VERSION);
-    if !version_ok {
-        return reply_unless_notification(
-            id,
-            invalid_request(
-                "Invalid request: must be JSON-RPC 2.0",
-                InvalidRequestReason::InvalidEnvelope,
-            ),
-        );
+/// How a transport carries a subscriber's events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// `Subscribe` takes the connection over: it carries only events and heartbeats from then
+    /// on, and what the client sends is read and dropped (NDJSON).
+    TakeOver,
+    /// Requests keep working beside the events, which go out as notifications (stdio).
+    Notifications,
+    /// Requests keep working beside the events, which go out as server-initiated requests;
+    /// the client's replies are matched to them (WebSocket).
+    Requests,
+}
+
+/// How a connection is served.
+#[derive(Debug, Clone, Copy)]
+pub struct Settings {
+    /// How events travel.
+    pub delivery: Delivery,
+    /// A heartbeat follows this long without anything written to a subscription
+    /// ([`Delivery::TakeOver`]).
+    pub heartbeat: Duration,
+    /// At most this many server-initiated requests wait for a reply; events beyond are
+    /// dropped and counted ([`Delivery::Requests`]).
+    pub max_pending: usize,
+    /// A server-initiated request unanswered this long is forgotten.
+    pub stale_after: Duration,
+}
+
+/// What the loop does with one incoming frame.
+enum Handled {
+    Reply(Response),
+    Silent,
+    Subscribe(Box<RawValue>, SubscribeParams),
+    ClientReply(String),
+}
+
+/// Serves one connection until the client leaves or `shutdown` is cancelled: requests in
+/// order, one reply each (none for a notification).
+pub async fn serve<C>(
+    mut conn: C,
+    daemon: Arc<Daemon>,
+    settings: Settings,
+    shutdown: CancellationToken,
+) where
+    C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
+{
+    let mut events = Events::new(settings);
+    loop {
+        if shutdown.is_cancelled() {
+            break;
+        }
+        // Requests already read are answered before their replies are flushed together.
+        let frame = match conn.next().now_or_never() {
+            Some(frame) => frame,
+            None => {
+                if conn.flush().await.is_err() {
+                    return;
+                }
+                tokio::select! {
+                    biased;
+                    () = shutdown.cancelled() => break,
+                    frame = conn.next() => frame,
+                    received = events.next() => {
+                        if events.send(&mut conn, received).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                }
+            }
+        };
+        let Some(Ok(frame)) = frame else { break };
+        let reply = match handle(&daemon, frame, settings.delivery).await {
+            Handled::Reply(response) => response,
+            Handled::Silent => continue,
+            Handled::ClientReply(id) => {
+                events.replied(&id);
+                continue;
+            }
+            Handled::Subscribe(id, params) => match subscribe(&daemon, params) {
+                Ok((subscriber, confirmation)) => {
+                    let confirmed = Response {
+                        id,
+                        outcome: Ok(confirmation),
+                    };
+                    if conn.send(Outgoing::Response(confirmed)).await.is_err() {
+                        return;
+                    }
+                    if settings.delivery == Delivery::TakeOver {
+                        forward(conn, subscriber, settings.heartbeat, shutdown).await;
+                        return;
+                    }
+                    events.subscriber = Some(subscriber);
+                    continue;
+                }
+                Err(error) => Response::error(id, error),
+            },
+        };
+        if conn.feed(Outgoing::Response(reply)).await.is_err() {
+            return;
+        }
     }
-    let Some(method) = incoming.method.and_then(json_str) else {
-        return reply_unless_notification(
-            id,
-            invalid_request(
+    let _ = conn.flush().await;
+}
+
+/// Handles one frame: dispatches a request, or says what else the frame is. A reply from
+/// the client is taken only where the server sends requests.
+async fn handle(daemon: &Arc<Daemon>, frame: Frame, delivery: Delivery) -> Handled {
+    let bytes = match frame {
+        Frame::Message(bytes) => bytes,
+        Frame::Rejected(error) => {
+            tracing::warn!(code = error.code, error = %error.message, "rejected a message");
+            return Handled::Reply(Response::error(null_id(), error));
+        }
+    };
+    let (id, method, params) = match envelope::parse(&bytes) {
+        Ok(Message::Request { id, method, params }) => (id, method, params),
+        Ok(Message::Reply { id }) if delivery == Delivery::Requests => {
+            return Handled::ClientReply(id.get().to_owned())
+        }
+        Ok(Message::Reply { id }) => {
+            let error = invalid_request(
                 "Invalid request: method must be a string",
                 InvalidRequestReason::InvalidEnvelope,
-            ),
-        );
-    };
-
-    let Some(entry) = daemon.methods.get(&method) else {
-        return reply_unless_notification(
-            id,
-            ErrorObject {
-                code: hld_client::protocol::ErrorCode::MethodNotFound.code(),
-                message: format!("Method not found: {method}"),
-                data: None,
-            },
-        );
-    };
-    tracing::debug!(method = %method, id = reply_id, "request");
-
-    match &entry.kind {
-        Kind::Subscribe => {
-            let Some(id) = id else {
-                tracing::warn!("Subscribe sent as a notification; ignored");
-                return Outcome::Silent;
+            );
+            return Handled::Reply(Response::error(id.to_owned(), error));
+        }
+        Err(rejected) => {
+            tracing::warn!(code = rejected.error.code, error = %rejected.error.message, "rejected a request");
+            return match rejected.id {
+                Some(id) => Handled::Reply(Response::error(id, rejected.error)),
+                None => Handled::Silent,
             };
-            match decode_params::<hld_client::protocol::Subscribe>(incoming.params) {
-                Ok(params) => Outcome::Subscribe {
-                    id: id.to_owned(),
-                    params,
-                },
-                Err(e) => finish(&method, id, Some(id), Err(e)),
+        }
+    };
+    let reply_to = |outcome| match id {
+        Some(id) => Handled::Reply(Response {
+            id: id.to_owned(),
+            outcome,
+        }),
+        None => Handled::Silent,
+    };
+    let Some(route) = daemon.router.get(&method) else {
+        tracing::warn!(method = %method.escape_debug(), "unknown method");
+        return reply_to(Err(method_not_found(&method)));
+    };
+    tracing::debug!(method = %method, "request");
+    let handler = match route {
+        Route::Handler(handler) => handler,
+        Route::Connection => {
+            let Some(id) = id else {
+                tracing::warn!(method = %method, "sent as a notification; ignored");
+                return Handled::Silent;
+            };
+            return match decode_params::<hld_client::protocol::Subscribe>(params) {
+                Ok(params) => Handled::Subscribe(id.to_owned(), params),
+                Err(e) => reply_to(Err(error_object(&e))),
+            };
+        }
+    };
+    let outcome = handler(Arc::clone(daemon), params).await.map_err(|e| {
+        match &e {
+            Error::Internal { public, source } => {
+                tracing::error!(method = %method, error = %public, detail = %source, "request failed")
+            }
+            Error::InvalidParams { message, .. } => {
+                tracing::warn!(method = %method, error = %message, "invalid params")
             }
         }
-        Kind::Call(handler) => {
-            let result = handler(daemon.clone(), incoming.params, buf).await;
-            finish(&method, reply_id, id, result)
+        error_object(&e)
+    });
+    reply_to(outcome)
+}
+
+/// A new subscription, and its confirmation; unknown event types are -32602.
+fn subscribe(
+    daemon: &Daemon,
+    params: SubscribeParams,
+) -> Result<(Subscriber, Box<RawValue>), ErrorObject> {
+    for (i, t) in params.event_types.iter().flatten().enumerate() {
+        if !EVENT_TYPES.contains(&t.as_str()) {
+            let e = Error::not_accepted(&format!("event_types[{i}]"), t, &EVENT_TYPES);
+            return Err(error_object(&e));
         }
     }
+    let subscriber = daemon.bus.subscribe(Filter::from(params));
+    let confirmation = SubscribeResult {
+        subscription_id: format!("sub_{}", uuid::Uuid::new_v4()),
+        message: SUBSCRIPTION_ESTABLISHED.to_owned(),
+    };
+    let confirmation =
+        serde_json::value::to_raw_value(&confirmation).expect("a confirmation serialises");
+    Ok((subscriber, confirmation))
 }
 
-/// The string a raw JSON value holds, if it is a string: borrowed unless it has escapes.
-fn json_str(raw: &str) -> Option<Cow<'_, str>> {
-    // A raw value is valid JSON: a string without a backslash is its bytes between the quotes.
-    match raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        // A byte loop: these strings are a few bytes long, too short for `memchr` to pay.
-        Some(inner) if !inner.bytes().any(|b| b == b'\\') => Some(Cow::Borrowed(inner)),
-        _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
-    }
+/// The outgoing item of something received from the bus.
+fn event_item(received: Received, request: Option<u64>) -> Outgoing {
+    let event = match received {
+        Received::Event(event) => event,
+        Received::Lagged(missed) => Arc::new(Published::new(Event::Lagged { missed })),
+    };
+    Outgoing::Event { event, request }
 }
 
-fn finish(
-    method: &str,
-    reply_id: &str,
-    id: Option<&str>,
-    result: Result<Vec<u8>, RpcError>,
-) -> Outcome {
-    match result {
-        Ok(line) => match id {
-            Some(id) => Outcome::Reply(finish_success(line, id)),
-            None => Outcome::Silent,
-        },
-        Err(err) => {
-            // Client errors are logged at warn by `reject`; faults are logged here in full.
-            if let RpcError::Internal { public, source } = &err {
-                tracing::error!(method, id = reply_id, error = %public, detail = %source, "request failed");
+/// At most this many bytes of events are coalesced into one write.
+const COALESCE: usize = 64 * 1024;
+
+/// A taken-over connection ([`Delivery::TakeOver`]): events as they come (those already
+/// queued share a write), a heartbeat after each quiet `heartbeat`; what the client sends is
+/// read and dropped, and its leaving ends the subscription.
+async fn forward<C>(
+    mut conn: C,
+    mut subscriber: Subscriber,
+    heartbeat: Duration,
+    shutdown: CancellationToken,
+) where
+    C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
+{
+    let quiet = tokio::time::sleep(heartbeat);
+    tokio::pin!(quiet);
+    loop {
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => break,
+            received = subscriber.next() => {
+                let Some(mut received) = received else { break };
+                let mut batch = 0;
+                loop {
+                    if let Received::Event(event) = &received {
+                        batch += event.json.len();
+                    }
+                    if conn.feed(event_item(received, None)).await.is_err() {
+                        return;
+                    }
+                    match subscriber.try_next() {
+                        Some(next) if batch < COALESCE => received = next,
+                        _ => break,
+                    }
+                }
+                if conn.flush().await.is_err() {
+                    return;
+                }
+                quiet.as_mut().reset(Instant::now() + heartbeat);
             }
-            reply_unless_notification(id, err.to_object())
+            frame = conn.next() => if !matches!(frame, Some(Ok(_))) { break },
+            () = &mut quiet => {
+                if conn.send(Outgoing::Heartbeat).await.is_err() {
+                    return;
+                }
+                quiet.as_mut().reset(Instant::now() + heartbeat);
+            }
+        }
+    }
+    let _ = conn.flush().await;
+}
+
+/// The events of a connection that keeps serving requests while subscribed
+/// ([`Delivery::Notifications`], [`Delivery::Requests`]).
+struct Events {
+    settings: Settings,
+    subscriber: Option<Subscriber>,
+    /// Server-initiated requests waiting for a reply, by id, with when they were sent.
+    pending: HashMap<String, Instant>,
+    /// The number of the last server-initiated request.
+    last_request: u64,
+    /// Events dropped because too many requests were waiting; told before the next one.
+    dropped: u64,
+}
+
+impl Events {
+    fn new(settings: Settings) -> Events {
+        Events {
+            settings,
+            subscriber: None,
+            pending: HashMap::new(),
+            last_request: 0,
+            dropped: 0,
+        }
+    }
+
+    /// The next event for the connection; never resolves without a subscription.
+    async fn next(&mut self) -> Option<Received> {
+        match self.subscriber.as_mut() {
+            Some(subscriber) => subscriber.next().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Writes what the bus gave (the subscription ends when the bus is gone).
+    async fn send<C>(&mut self, conn: &mut C, received: Option<Received>) -> io::Result<()>
+    where
+        C: Sink<Outgoing, Error = io::Error> + Unpin,
+    {
+        let Some(received) = received else {
+            self.subscriber = None;
+            return Ok(());
+        };
+        if self.settings.delivery != Delivery::Requests {
+            return conn.send(event_item(received, None)).await;
+        }
+        self.forget_stale();
+        if self.pending.len() >= self.settings.max_pending {
+            self.dropped += match received {
+                Received::Event(_) => 1,
+                Received::Lagged(missed) => missed,
+            };
+            return Ok(());
+        }
+        if self.dropped > 0 {
+            let lagged = Received::Lagged(std::mem::take(&mut self.dropped));
+            let request = self.request();
+            conn.feed(event_item(lagged, Some(request))).await?;
+        }
+        let request = self.request();
+        conn.send(event_item(received, Some(request))).await
+    }
+
+    /// Numbers a new server-initiated request and waits for its reply.
+    fn request(&mut self) -> u64 {
+        self.last_request += 1;
+        let id = format!("\"s{}\"", self.last_request);
+        self.pending.insert(id, Instant::now());
+        self.last_request
+    }
+
+    /// The client replied to the request `id` (raw JSON).
+    fn replied(&mut self, id: &str) {
+        if self.pending.remove(id).is_none() {
+            tracing::warn!(id = %id.escape_debug(), "a reply to no pending request; ignored");
+        }
+    }
+
+    fn forget_stale(&mut self) {
+        let stale_after = self.settings.stale_after;
+        let before = self.pending.len();
+        self.pending.retain(|_, sent| sent.elapsed() < stale_after);
+        if self.pending.len() < before {
+            tracing::debug!(
+                dropped = before - self.pending.len(),
+                "stale requests forgotten"
+            );
         }
     }
 }
 
-fn reply_unless_notification(id: Option<&str>, error: ErrorObject) -> Outcome {
-    match id {
-        Some(id) => reject(error, id),
-        None => Outcome::Silent,
-    }
-}
-
-fn reject(error: ErrorObject, id: &str) -> Outcome {
-    if error.code != hld_client::protocol::ErrorCode::InternalError.code() {
-        tracing::warn!(code = error.code, id, error = %error.message, "rejected request");
-    }
-    Outcome::Reply(error_line(&error, id))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::json_str;
-
-    #[test]
-    fn json_str_borrows_plain_strings_and_decodes_escaped_ones() {
-        assert!(matches!(
-            json_str(r#""health""#),
-            Some(std::borrow::Cow::Borrowed("health"))
-        ));
-        assert_eq!(json_str(r#""he\u0061lth""#).as_deref(), Some("health"));
-        assert_eq!(json_str(r#""a\"b""#).as_deref(), Some("a\"b"));
-        assert_eq!(json_str(r#""""#).as_deref(), Some(""));
-        assert_eq!(json_str("2.0"), None);
-        assert_eq!(json_str("null"), None);
-        assert_eq!(json_str(r#"["2.0"]"#), None);
-    }
+/// The error for a message over a transport's size limit.
+pub fn oversize() -> ErrorObject {
+    invalid_request("Message too large", InvalidRequestReason::Oversize)
 }

@@ -1,122 +1,271 @@
-//! One task per live `claude` process: reads its stream, stores every line (batched: the
-//! lines already buffered are stored together, and a burst's batches are queued while earlier
-//! ones commit), publishes what was stored, and decides the final status when the process
-//! ends.
+//! One actor per live session: a task that owns the `claude` process and the session's
+//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction and
+//! publishing only what is stored), takes commands over a channel, and reports how the
+//! process ended. What the status becomes is `lifecycle`'s rule; the actor says what
+//! happened.
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use futures::stream::FuturesOrdered;
+use bytes::{Buf, BytesMut};
 use futures::{FutureExt, StreamExt};
-use hld_client::protocol::ConversationEvent;
 use hld_client::protocol::SessionStatus;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
-use tokio::sync::watch;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+use tokio_util::codec::{Decoder, FramedRead};
 
-use super::{process, Sessions};
-use crate::claude::StreamState;
+use super::lifecycle::Happening;
+use super::transcript::Transcript;
+use super::{process, publish_conversation, Sessions};
+use crate::error::{Error, Result};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
-/// Batches queued to the store and not yet published, at most.
-const MAX_IN_FLIGHT: usize = 16;
-/// At most this many lines are stored (and their events published) at once. It stays below
-/// the default subscriber buffer (100), so a subscriber that keeps up never loses events to a
-/// burst; the store's group commit still merges queued batches into one transaction.
+/// At most this many lines are stored (and their events published) together.
 const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 
-/// What a supervisor needs.
-pub struct Context {
-    /// The manager.
-    pub sessions: Arc<Sessions>,
-    /// The session.
-    pub session_id: String,
-    /// Its run.
-    pub run_id: String,
-    /// The prompt, stored as the first user message.
-    pub query: String,
-    /// Whether the launch named a model: then the one Claude resolves does not replace it.
-    pub model_requested: bool,
-    /// The private MCP config file to delete at the end.
-    pub mcp_file: Option<PathBuf>,
-    /// Set to true once the final status is stored.
-    pub done: watch::Sender<bool>,
+/// Where the process is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// It runs.
+    Running,
+    /// It was sent SIGINT; its process group is killed at `deadline` unless it has ended.
+    Interrupting {
+        /// When the grace period ends; `None` once the group was killed.
+        deadline: Option<Instant>,
+    },
 }
 
-/// Supervises `child` until it exits and its outcome is stored.
-pub async fn run(ctx: Context, mut child: Child) {
-    let pgid = child.id().unwrap_or_default();
-    let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
-    let mut state = StreamState::new();
-    let mut query = Some(NewEvent::message("", "user", &ctx.query));
-    if let Some(stdout) = child.stdout.take() {
-        pump(&ctx, &mut state, &mut query, stdout).await;
-    }
-    if let Some(query) = query {
-        // Claude never reported a session id: the query is still stored.
-        store(
-            &ctx,
-            Ingest {
+/// What the manager can ask of a session's actor.
+#[derive(Debug)]
+pub(super) enum Command {
+    /// Stop the current turn: SIGINT now, the whole group killed after the grace period.
+    Interrupt(oneshot::Sender<Result<()>>),
+    /// Kill the process group at once (daemon shutdown, after the grace period).
+    Kill,
+}
+
+/// The manager's handle on a live session's actor.
+#[derive(Debug)]
+pub(super) struct Handle {
+    /// Commands for the actor.
+    pub(super) commands: mpsc::UnboundedSender<Command>,
+    /// Becomes true once the outcome is stored.
+    pub(super) done: watch::Receiver<bool>,
+}
+
+/// A live session's actor, before it runs.
+pub(super) struct Supervisor {
+    /// The manager.
+    pub(super) sessions: Arc<Sessions>,
+    /// The session.
+    pub(super) session_id: String,
+    /// Its run.
+    pub(super) run_id: String,
+    /// The prompt, stored as the first user message.
+    pub(super) query: String,
+    /// Whether the launch named a model: then the one Claude resolves does not replace it.
+    pub(super) model_requested: bool,
+    /// The private MCP config file, deleted when the process has ended.
+    pub(super) mcp_file: Option<PathBuf>,
+    /// Commands from the manager.
+    pub(super) commands: mpsc::UnboundedReceiver<Command>,
+    /// Set to true once the outcome is stored.
+    pub(super) done: watch::Sender<bool>,
+}
+
+impl Supervisor {
+    /// Supervises `child` until it has ended and its outcome is stored.
+    pub(super) async fn run(mut self, mut child: Child) {
+        let pid = child.id().unwrap_or_default();
+        let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
+        let mut phase = Phase::Running;
+        let mut transcript = Transcript::new();
+        let mut query = Some(NewEvent::message("", "user", &self.query));
+        if let Some(stdout) = child.stdout.take() {
+            let mut lines = FramedRead::new(stdout, LineCodec);
+            loop {
+                tokio::select! {
+                    line = lines.next() => {
+                        let Some(Ok(first)) = line else { break };
+                        let mut batch = Ingest::default();
+                        transcript.apply_to(text(&first), &mut batch);
+                        let mut count = 1;
+                        while count < MAX_BATCH_LINES {
+                            match lines.next().now_or_never() {
+                                Some(Some(Ok(line))) => transcript.apply_to(text(&line), &mut batch),
+                                _ => break,
+                            }
+                            count += 1;
+                        }
+                        if let Some(claude_id) = transcript.claude_session_id() {
+                            if let Some(mut q) = query.take() {
+                                q.claude_session_id = claude_id.to_owned();
+                                batch.events.insert(0, q);
+                            }
+                        }
+                        self.store(batch, phase, count).await;
+                    }
+                    Some(command) = self.commands.recv() => {
+                        phase = self.command(command, phase, pid).await;
+                    }
+                    () = deadline(phase) => phase = kill_after_grace(pid),
+                }
+            }
+        }
+        if let Some(query) = query {
+            // Claude never named its session: the query is still stored.
+            let batch = Ingest {
                 events: vec![query],
                 ..Default::default()
-            },
-            0,
-        )
-        .await;
-    }
-    let exit = child.wait().await.ok();
-    let stderr = match stderr {
-        Some(task) => task.await.unwrap_or_default(),
-        None => String::new(),
-    };
-    // Whatever the child left in its group (e.g. MCP servers) goes with it.
-    process::kill_group(pgid);
+            };
+            self.store(batch, phase, 0).await;
+        }
+        let exit = loop {
+            tokio::select! {
+                exit = child.wait() => break exit.ok(),
+                Some(command) = self.commands.recv() => {
+                    phase = self.command(command, phase, pid).await;
+                }
+                () = deadline(phase) => phase = kill_after_grace(pid),
+            }
+        };
+        let stderr = match stderr {
+            Some(task) => task.await.unwrap_or_default(),
+            None => String::new(),
+        };
+        // Whatever the child left in its group (MCP servers, tools) goes with it.
+        process::kill_group(pid);
 
-    let exit_code = exit.and_then(|s| s.code());
-    let interrupted = ctx.sessions.was_interrupted(&ctx.session_id);
-    let (status, error) = outcome(&state, interrupted, exit_code, &stderr);
-    let update = SessionUpdate {
-        completed_at: Some(crate::time::now()),
-        error_message: error.clone(),
-        exit_code,
-        interrupted: Some(interrupted),
-        ..Default::default()
-    };
-    ctx.sessions
-        .transition(&ctx.session_id, &ctx.run_id, status, update, error)
-        .await;
-    if let Some(file) = &ctx.mcp_file {
-        let _ = std::fs::remove_file(file);
+        let interrupted = matches!(phase, Phase::Interrupting { .. });
+        let exit_code = exit.and_then(|s| s.code());
+        let error = outcome(transcript.result(), interrupted, exit_code, &stderr);
+        let update = SessionUpdate {
+            completed_at: Some(crate::time::now()),
+            error_message: error.clone(),
+            exit_code,
+            interrupted: Some(interrupted),
+            ..Default::default()
+        };
+        let failed = error.is_some();
+        let status = self
+            .sessions
+            .advance(
+                &self.session_id,
+                Happening::Exited { failed },
+                update,
+                error,
+            )
+            .await;
+        if let Some(file) = &self.mcp_file {
+            let _ = std::fs::remove_file(file);
+        }
+        self.sessions.forget(&self.session_id);
+        let _ = self.done.send(true);
+        tracing::info!(session = %self.session_id, status = ?status, ?exit_code, interrupted, "session ended");
     }
-    ctx.sessions.forget(&ctx.session_id);
-    let _ = ctx.done.send(true);
-    tracing::info!(session = %ctx.session_id, %status, ?exit_code, interrupted, "session ended");
+
+    /// Carries out a command; returns the phase after it.
+    async fn command(&self, command: Command, phase: Phase, pid: u32) -> Phase {
+        match (command, phase) {
+            (Command::Interrupt(reply), Phase::Running) => {
+                process::interrupt(pid);
+                let update = SessionUpdate {
+                    interrupted: Some(true),
+                    ..Default::default()
+                };
+                self.sessions
+                    .advance(
+                        &self.session_id,
+                        Happening::InterruptRequested,
+                        update,
+                        None,
+                    )
+                    .await;
+                let _ = reply.send(Ok(()));
+                let grace = self.sessions.config.interrupt_grace;
+                Phase::Interrupting {
+                    deadline: Some(Instant::now() + grace),
+                }
+            }
+            (Command::Interrupt(reply), Phase::Interrupting { .. }) => {
+                let _ = reply.send(Err(cannot_interrupt(SessionStatus::Completing)));
+                phase
+            }
+            (Command::Kill, _) => {
+                tracing::warn!(session = %self.session_id, "killing session that outlived the grace period");
+                process::kill_group(pid);
+                phase
+            }
+        }
+    }
+
+    /// Stores a batch and publishes its events: nothing is published before it is durable.
+    async fn store(&self, mut batch: Ingest, phase: Phase, lines: usize) {
+        if let Some(update) = batch.update.as_mut() {
+            if self.model_requested {
+                update.model = None;
+            }
+            // An interrupt is not an error: Claude's diagnostics about it are not stored as one.
+            if matches!(phase, Phase::Interrupting { .. }) {
+                update.error_message = None;
+            }
+        }
+        let sessions = &self.sessions;
+        match sessions.store.ingest(&self.session_id, batch).await {
+            Ok(events) => {
+                for event in events {
+                    publish_conversation(&sessions.bus, &self.session_id, &self.run_id, event);
+                }
+            }
+            Err(e) => {
+                tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output")
+            }
+        }
+    }
 }
 
-/// The final status: an interrupt ends `completed` (marked interrupted); otherwise the
+/// The error for an interrupt a session in `status` cannot take.
+pub(super) fn cannot_interrupt(status: SessionStatus) -> Error {
+    Error::invalid_param(
+        "session_id",
+        "a running session",
+        status.as_str(),
+        format!("cannot interrupt session with status {status} (must be running)"),
+    )
+}
+
+/// Resolves when the grace period of an interrupt runs out; never otherwise.
+async fn deadline(phase: Phase) {
+    match phase {
+        Phase::Interrupting { deadline: Some(at) } => tokio::time::sleep_until(at).await,
+        _ => std::future::pending().await,
+    }
+}
+
+/// The grace period of an interrupt ran out: the whole process group is killed.
+fn kill_after_grace(pid: u32) -> Phase {
+    tracing::warn!(pid, "claude ignored SIGINT; killing its process group");
+    process::kill_group(pid);
+    Phase::Interrupting { deadline: None }
+}
+
+/// The error the session ends with, if it failed: an interrupt is no failure; otherwise the
 /// `result` line decides, not the exit code; no `result` at all is a failure.
 fn outcome(
-    state: &StreamState,
+    result: Option<&crate::claude::RunResult>,
     interrupted: bool,
     exit_code: Option<i32>,
     stderr: &str,
-) -> (SessionStatus, Option<String>) {
+) -> Option<String> {
     if interrupted {
-        return (SessionStatus::Completed, None);
+        return None;
     }
-    match state.result() {
-        Some(result) if !result.is_error => (SessionStatus::Completed, None),
-        Some(result) => (
-            SessionStatus::Failed,
-            Some(
-                result
-                    .error_message()
-                    .unwrap_or_else(|| "claude reported an error".into()),
-            ),
-        ),
+    match result {
+        Some(result) => result.error_message(),
         None => {
             let code = exit_code.map_or_else(|| "a signal".to_owned(), |c| format!("code {c}"));
             let mut message = format!("claude exited with {code} before reporting a result");
@@ -125,125 +274,37 @@ fn outcome(
                 message.push_str(": ");
                 message.push_str(detail);
             }
-            (SessionStatus::Failed, Some(message))
+            Some(message)
         }
     }
 }
 
-/// Reads stdout to its end, storing and publishing as it goes. The query becomes the first
-/// event as soon as Claude's session id is known (in the same transaction as that line).
-///
-/// In a burst, up to [`MAX_IN_FLIGHT`] batches are queued to the store while the next lines are
-/// parsed, so that the store commits them together; each batch is published, in order, once it
-/// is committed. Before waiting for more output, everything stored is published.
-async fn pump(
-    ctx: &Context,
-    state: &mut StreamState,
-    query: &mut Option<NewEvent>,
-    stdout: impl AsyncRead + Unpin,
-) {
-    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
-    let mut line = Vec::new();
-    let mut stored = FuturesOrdered::new();
-    loop {
-        // Publish the batches already committed.
-        while let Some(Some(done)) = stored.next().now_or_never() {
-            publish(ctx, done).await;
-        }
-        if stored.len() >= MAX_IN_FLIGHT {
-            if let Some(done) = stored.next().await {
-                publish(ctx, done).await;
-            }
-            continue;
-        }
-        let more = matches!(reader.fill_buf().now_or_never(), Some(Ok(buf)) if !buf.is_empty());
-        if !more {
-            while let Some(done) = stored.next().await {
-                publish(ctx, done).await;
-            }
-        }
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) => break,
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(session = %ctx.session_id, error = %e, "cannot read claude's output");
-                break;
-            }
-        }
-        let mut batch = Ingest {
-            raw_lines: Vec::with_capacity(MAX_BATCH_LINES),
-            events: Vec::with_capacity(MAX_BATCH_LINES),
-            update: None,
-        };
-        state.apply_to(text(&line), &mut batch);
-        let mut lines = 1;
-        // Lines already buffered join this batch.
-        while lines < MAX_BATCH_LINES && reader.buffer().contains(&b'\n') {
-            line.clear();
-            if reader.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
-                break;
-            }
-            state.apply_to(text(&line), &mut batch);
-            lines += 1;
-        }
-        if let Some(claude_id) = state.claude_session_id() {
-            if let Some(mut q) = query.take() {
-                q.claude_session_id = claude_id.to_owned();
-                batch.events.insert(0, q);
-            }
-        }
-        stored.push_back(queue(ctx, batch, lines));
-    }
-    while let Some(done) = stored.next().await {
-        publish(ctx, done).await;
-    }
-}
+/// Splits a byte stream into lines (without their `\n`), of any length.
+struct LineCodec;
 
-/// A batch queued to the store: its outcome once committed, and how many lines it holds.
-type Stored = (crate::store::Result<Vec<ConversationEvent>>, usize);
+impl Decoder for LineCodec {
+    type Item = BytesMut;
+    type Error = std::io::Error;
 
-/// Queues a batch to the store (at once) and returns the future of its outcome.
-fn queue(ctx: &Context, mut batch: Ingest, lines: usize) -> impl Future<Output = Stored> {
-    if let Some(update) = batch.update.as_mut() {
-        if ctx.model_requested {
-            update.model = None;
-        }
-        // An interrupt is not an error: Claude's diagnostics about it are not stored as one.
-        if ctx.sessions.was_interrupted(&ctx.session_id) {
-            update.error_message = None;
-        }
+    fn decode(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<BytesMut>> {
+        Ok(memchr::memchr(b'\n', buf).map(|at| {
+            let line = buf.split_to(at);
+            buf.advance(1);
+            line
+        }))
     }
-    let committed = ctx.sessions.store.ingest(&ctx.session_id, batch);
-    async move { (committed.await, lines) }
-}
 
-/// Publishes a committed batch's events: nothing is published before it is durable. Then
-/// lets the subscribers run, so that a subscriber that keeps up drains its queue before the
-/// next batch is published.
-async fn publish(ctx: &Context, (outcome, lines): Stored) {
-    match outcome {
-        Ok(events) => {
-            for event in events {
-                super::publish_conversation(&ctx.sessions.bus, &ctx.session_id, &ctx.run_id, event);
-            }
-            tokio::task::yield_now().await;
-        }
-        Err(e) => {
-            tracing::error!(session = %ctx.session_id, error = %e, lines, "cannot store claude output")
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<BytesMut>> {
+        match self.decode(buf)? {
+            Some(line) => Ok(Some(line)),
+            None if buf.is_empty() => Ok(None),
+            None => Ok(Some(buf.split())),
         }
     }
 }
 
-/// Stores a batch and publishes its events (the last one, after the stream ended).
-async fn store(ctx: &Context, batch: Ingest, lines: usize) {
-    let done = queue(ctx, batch, lines).await;
-    publish(ctx, done).await;
-}
-
-/// A line without its terminator, as text (invalid UTF-8 is replaced, never fatal).
+/// A line without a trailing `\r`, as text (invalid UTF-8 ends it: the valid part is kept).
 fn text(line: &[u8]) -> &str {
-    let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     match std::str::from_utf8(line) {
         Ok(s) => s,
@@ -251,7 +312,7 @@ fn text(line: &[u8]) -> &str {
     }
 }
 
-/// Keeps the last few KiB of stderr, logging each line at debug.
+/// Keeps the last few KiB of stderr, logging each chunk at debug.
 async fn stderr_tail(stderr: impl AsyncRead + Unpin) -> String {
     let mut reader = BufReader::new(stderr);
     let mut tail = Vec::new();

@@ -1,23 +1,18 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
-//! [`Store`] is a cheap `Clone` handle with async methods. Blocking SQLite work stays off the
-//! async worker threads, except for one small write when the write connection is idle:
+//! [`Store`] is a cheap `Clone` handle with async methods; no SQLite work runs on the async
+//! workers.
 //!
-//! - **Writes** use the only write connection. A dedicated thread applies every command
-//!   already queued in one transaction (group commit), each command in its own savepoint so
-//!   that a failing command rolls back alone, and answers the callers only after the commit.
-//!   A single write that finds the connection idle is applied at once on the caller's thread
-//!   instead, which spares it the hand-over (a small transaction: a fraction of a millisecond);
-//!   the bursts of a streaming session always go to the thread (see the `writer` module).
+//! - **Writes** go to the one write connection, owned by a thread of its own: each command is
+//!   a transaction, and its caller hears back once it is committed (see the `writer`
+//!   module).
 //! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
 //!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
 //!
 //! The file uses WAL, `synchronous=NORMAL` (durable against a killed process; see the
-//! `schema` module), foreign keys and a 5 s busy timeout. A third thread checkpoints the WAL
-//! in the background (see the `checkpoint` module). The schema is versioned in
+//! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
 //! `schema_version` and migrated at [`Store::open`].
 
-mod checkpoint;
 mod error;
 mod ops;
 mod read;
@@ -42,7 +37,8 @@ pub use error::{Result, StoreError};
 pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
 pub use types::*;
 
-use writer::{Msg, Pending, Slot, Stats, Writer};
+use crate::session::lifecycle::Happening;
+use writer::{Msg, Writer};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
@@ -56,10 +52,8 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     commands: Sender<Msg>,
-    slot: Arc<Slot>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
-    stats: Arc<Stats>,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
 }
@@ -83,18 +77,13 @@ impl Store {
         create_private_file(path)?;
         let mut conn = schema::open_writer(path)?;
         schema::migrate(&mut conn)?;
-        let stats = Arc::new(Stats::default());
-        let checkpointer = checkpoint::Checkpointer::start(path, &mut conn, &stats)?;
         let readers = (0..READERS)
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
-        let (commands, rx) = mpsc::channel();
-        let thread_stats = Arc::clone(&stats);
-        let slot = Arc::new(Slot::new(conn, checkpointer.gauge()));
-        let thread_slot = Arc::clone(&slot);
+        let (commands, received) = mpsc::channel();
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
-            .spawn(move || writer::run(&thread_slot, checkpointer, rx, &thread_stats))
+            .spawn(move || writer::run(Writer::new(conn), received))
             .map_err(|source| StoreError::Io {
                 context: "starting the store writer thread".into(),
                 source,
@@ -103,10 +92,8 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 commands,
-                slot,
                 readers,
                 next_reader: AtomicUsize::new(0),
-                stats,
                 writer: Mutex::new(Some(writer)),
                 closed: AtomicBool::new(false),
             }),
@@ -126,64 +113,30 @@ impl Store {
         &self.inner.path
     }
 
-    /// Counters of the writer (commands answered, transactions committed).
-    pub fn write_stats(&self) -> WriteStats {
-        self.inner.stats.snapshot()
-    }
-
-    /// Applies `f` at once on this thread if the write connection is idle, else queues it for
-    /// the writer thread (see [`queue`](Self::queue)); returns a future of its committed
-    /// result. Either way the command is applied (or queued) when this is called, not when the
-    /// future is awaited, and a write whose future is dropped still stands.
+    /// Runs `f` on the writer thread in a transaction of its own. The command is queued when
+    /// this is called, not when the future is awaited, and stands even if the future is
+    /// dropped; the future resolves once it is committed (or failed).
     fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
     {
-        self.submit(f, true)
-    }
-
-    /// Queues `f` for the writer thread at once, and returns a future of its committed result.
-    /// Writes queued back to back share a transaction; a write whose future is dropped is
-    /// still applied.
-    fn queue<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
-    {
-        self.submit(f, false)
-    }
-
-    fn submit<T, F>(&self, f: F, inline: bool) -> impl Future<Output = Result<T>> + Send + 'static
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
-    {
-        let (reply, rx) = oneshot::channel();
-        let job: Box<dyn writer::Job> = Box::new(Pending::new(f, reply));
-        let inner = &self.inner;
-        let queued = if inner.closed.load(Ordering::Acquire) {
+        let (reply, answer) = oneshot::channel();
+        let job: writer::Job = Box::new(move |w| {
+            // The caller may have stopped waiting; the write stands regardless.
+            let _ = reply.send(w.transaction(f));
+        });
+        let queued = if self.inner.closed.load(Ordering::Acquire) {
             Err(StoreError::Closed)
         } else {
-            let left = if inline {
-                inner.slot.try_apply(job, &inner.stats)
-            } else {
-                Some(job)
-            };
-            match left {
-                None => Ok(()),
-                Some(job) => {
-                    inner.slot.queueing();
-                    inner
-                        .commands
-                        .send(Msg::Job(job))
-                        .map_err(|_| StoreError::Closed)
-                }
-            }
+            self.inner
+                .commands
+                .send(Msg::Job(job))
+                .map_err(|_| StoreError::Closed)
         };
         async move {
             queued?;
-            rx.await.map_err(|_| StoreError::Closed)?
+            answer.await.map_err(|_| StoreError::Closed)?
         }
     }
 
@@ -208,28 +161,28 @@ impl Store {
         self.write(move |w| w.create_session(&new)).await
     }
 
-    /// Changes the given fields of a session and sets `last_activity_at` to now. Returns the
-    /// status before and the session after; [`StoreError::SessionNotFound`] if absent. An
-    /// update to `completed` or `failed` also resolves the session's pending local approvals
-    /// ([`SessionChange::expired`]).
-    pub async fn update_session(&self, id: &str, update: SessionUpdate) -> Result<SessionChange> {
+    /// Moves a session by the rule for `happening` (`session::lifecycle`), from the status it
+    /// has when the write is applied, with `update`. Returns the status before and the
+    /// session after, or `None` when the rule keeps the status (and nothing is written);
+    /// [`StoreError::SessionNotFound`] if absent. A move to `completed` or `failed` also
+    /// resolves the session's pending local approvals ([`SessionChange::expired`]).
+    pub async fn advance(
+        &self,
+        id: &str,
+        happening: Happening,
+        update: SessionUpdate,
+    ) -> Result<Option<SessionChange>> {
         let id = id.to_owned();
-        self.write(move |w| w.update_session(&id, &update)).await
+        self.write(move |w| w.advance(&id, happening, &update))
+            .await
     }
 
     /// Stores raw lines, then events, then the optional update, atomically, and sets the
     /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
     /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
-    ///
-    /// The batch is queued when this is called, so a caller can queue the next ones while it
-    /// commits: batches queued together are committed in one transaction, in call order.
-    pub fn ingest(
-        &self,
-        session_id: &str,
-        ingest: Ingest,
-    ) -> impl Future<Output = Result<Vec<ConversationEvent>>> + Send + 'static {
+    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
         let id = session_id.to_owned();
-        self.queue(move |w| w.ingest(&id, ingest))
+        self.write(move |w| w.ingest(&id, ingest)).await
     }
 
     /// One session.

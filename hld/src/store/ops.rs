@@ -1,7 +1,5 @@
-//! The write commands, run by the writer thread inside the batch transaction (each in its own
-//! savepoint, see [`writer`](super::writer)).
-
-use std::sync::LazyLock;
+//! The write commands, each run by the writer thread inside a transaction of its own (see
+//! [`writer`](super::writer)).
 
 use hld_client::protocol::{
     ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
@@ -15,22 +13,10 @@ use super::types::{
     SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
+use crate::session::lifecycle::{transition, Happening};
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
-
-/// Raw lines inserted by one multi-row statement.
-const RAW_LINES_PER_INSERT: usize = 16;
-
-/// The multi-row insert of [`RAW_LINES_PER_INSERT`] raw lines: `?1` the session, `?2` the
-/// time, `?3`… the lines in order (rows get increasing ids in the order listed).
-static RAW_INSERT_MANY: LazyLock<String> = LazyLock::new(|| {
-    let rows = (0..RAW_LINES_PER_INSERT)
-        .map(|i| format!("(?1, ?{}, ?2)", i + 3))
-        .collect::<Vec<_>>()
-        .join(", ");
-    format!("INSERT INTO raw_events (session_id, event_json, created_at) VALUES {rows}")
-});
 
 /// The insert of one conversation event: `?1` the session, `?5` the time (bound once per
 /// batch), the rest per event.
@@ -42,9 +28,6 @@ const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_
 
 /// The comment recorded on an approval resolved because its session ended.
 pub const SESSION_ENDED: &str = "the session ended before a decision";
-
-/// The statuses `mark_orphans` fails: a process may have been attached to them.
-const ORPHAN_STATUSES: &str = "('starting', 'running', 'waiting_input', 'completing')";
 
 /// The `approval_status` written on a `tool_call` event for an approval in `status`.
 fn event_approval_status(status: ApprovalStatus) -> &'static str {
@@ -96,6 +79,7 @@ impl Writer {
                 return Err(StoreError::SessionNotFound(parent.clone()));
             }
         }
+        let o = &new.options;
         self.conn
             .prepare_cached(
                 "INSERT INTO sessions (id, run_id, parent_session_id, query, summary, model,
@@ -104,7 +88,7 @@ impl Writer {
                     has_mcp_config, no_approvals, initial_status, status, created_at,
                     last_activity_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    ?17, ?17, ?18, ?18)",
+                    'starting', 'starting', ?17, ?17)",
             )?
             .execute(params![
                 new.id,
@@ -112,21 +96,20 @@ impl Writer {
                 new.parent_session_id,
                 new.query,
                 new.summary,
-                new.model,
-                new.working_dir,
-                new.max_turns,
-                new.system_prompt,
-                new.append_system_prompt,
-                new.custom_instructions,
-                new.permission_prompt_tool,
-                to_json(new.allowed_tools.as_ref())?,
-                to_json(new.disallowed_tools.as_ref())?,
-                new.mcp_config.is_some(),
-                new.no_approvals,
-                new.status.as_str(),
+                o.model,
+                o.working_dir.to_str(),
+                o.max_turns,
+                o.system_prompt,
+                o.append_system_prompt,
+                o.custom_instructions,
+                o.permission_prompt_tool,
+                to_json(o.allowed_tools.as_ref())?,
+                to_json(o.disallowed_tools.as_ref())?,
+                o.mcp_config.is_some(),
+                o.no_approvals,
                 new.created_at,
             ])?;
-        if let Some(config) = &new.mcp_config {
+        if let Some(config) = &o.mcp_config {
             let mut stmt = self.conn.prepare_cached(
                 "INSERT INTO mcp_servers (session_id, name, command, args_json, env_json,
                     extra_json)
@@ -156,27 +139,39 @@ impl Writer {
             .is_some())
     }
 
-    /// Applies `update` and sets `last_activity_at`; fails if the session does not exist. An
-    /// update that ends the session resolves its pending local approvals with it.
-    pub(super) fn update_session(
+    /// Moves the session by the rule for `happening` (see `session::lifecycle`), from the
+    /// status it has now, applying `update` and setting `last_activity_at` with the move; a
+    /// move that ends the session resolves its pending local approvals with it. `None` (and
+    /// nothing written) when the rule keeps the status; fails if the session does not exist.
+    pub(super) fn advance(
         &mut self,
         id: &str,
+        happening: Happening,
         update: &SessionUpdate,
-    ) -> Result<SessionChange> {
-        let old_status = self.apply_update(id, update, &crate::time::now())?;
-        let ended = update.status.is_some_and(|s| !s.is_active());
-        let expired = if ended {
-            self.expire_approvals(Some(id))?
-        } else {
+    ) -> Result<Option<SessionChange>> {
+        let old: Option<String> = self
+            .conn
+            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
+            .query_row([id], |r| r.get(0))
+            .optional()?;
+        let old = old.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
+        let old_status = parse_status(id, &old)?;
+        let Some(new_status) = transition(old_status, happening) else {
+            return Ok(None);
+        };
+        self.apply_update(id, Some(new_status), update, &crate::time::now())?;
+        let expired = if new_status.is_active() {
             Vec::new()
+        } else {
+            self.expire_approvals(Some(id))?
         };
         let session =
             read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
-        Ok(SessionChange {
+        Ok(Some(SessionChange {
             old_status,
             session,
             expired,
-        })
+        }))
     }
 
     /// Resolves the pending local approvals of one session, or of every session: their
@@ -198,46 +193,18 @@ impl Writer {
             .collect()
     }
 
-    /// Moves a session from status `from` to `to`, and sets `last_activity_at`, only if it is
-    /// in `from` when the write is applied: the check and the write are one statement, so a
-    /// final status (a session that ended while an approval was being decided) is never
-    /// overwritten. Returns the change, or `None` if the session was not in `from` (or is
-    /// absent).
-    fn set_status_if(
-        &mut self,
-        id: &str,
-        from: SessionStatus,
-        to: SessionStatus,
-    ) -> Result<Option<SessionChange>> {
-        let changed = self
-            .conn
-            .prepare_cached(
-                "UPDATE sessions SET status = ?3, last_activity_at = ?4
-                 WHERE id = ?1 AND status = ?2",
-            )?
-            .execute(params![id, from.as_str(), to.as_str(), crate::time::now()])?;
-        if changed == 0 {
-            return Ok(None);
-        }
-        Ok(read::session(&self.conn, id)?.map(|session| SessionChange {
-            old_status: from,
-            session,
-            expired: Vec::new(),
-        }))
-    }
-
-    /// An approval for the session is pending: a running session now waits for it.
+    /// A pending approval: the session waits for it (if the rules say so).
     fn wait_for_approval(&mut self, session_id: &str) -> Result<Option<SessionChange>> {
-        self.set_status_if(
+        self.advance(
             session_id,
-            SessionStatus::Running,
-            SessionStatus::WaitingInput,
+            Happening::ApprovalRequested,
+            &SessionUpdate::default(),
         )
     }
 
-    /// An approval for the session was decided: a waiting session with none left pending
-    /// runs again. Counted and moved in the decision's transaction, so an approval created
-    /// meanwhile cannot be left pending beside a running session.
+    /// A decided approval: the session runs again if none of its approvals is pending.
+    /// Counted and moved in the decision's transaction, so an approval created meanwhile
+    /// cannot be left pending beside a running session.
     fn resume_if_unblocked(&mut self, session_id: &str) -> Result<Option<SessionChange>> {
         let pending: bool = self
             .conn
@@ -249,22 +216,21 @@ impl Writer {
         if pending {
             return Ok(None);
         }
-        self.set_status_if(
+        self.advance(
             session_id,
-            SessionStatus::WaitingInput,
-            SessionStatus::Running,
+            Happening::ApprovalsSettled,
+            &SessionUpdate::default(),
         )
     }
 
-    /// The update itself; returns the status before.
-    fn apply_update(&mut self, id: &str, u: &SessionUpdate, now: &str) -> Result<SessionStatus> {
-        let old: Option<String> = self
-            .conn
-            .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
-            .optional()?;
-        let old = old.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
-        let old_status = parse_status(id, &old)?;
+    /// The update itself, with a new status if one is given.
+    fn apply_update(
+        &mut self,
+        id: &str,
+        status: Option<SessionStatus>,
+        u: &SessionUpdate,
+        now: &str,
+    ) -> Result<()> {
         self.conn
             .prepare_cached(
                 "UPDATE sessions SET
@@ -287,7 +253,7 @@ impl Writer {
             )?
             .execute(params![
                 id,
-                u.status.map(SessionStatus::as_str),
+                status.map(SessionStatus::as_str),
                 u.claude_session_id,
                 u.model,
                 u.error_message,
@@ -303,7 +269,7 @@ impl Writer {
                 u.exit_code,
                 now,
             ])?;
-        Ok(old_status)
+        Ok(())
     }
 
     /// Raw lines, then events, then the update, all in this command's savepoint.
@@ -323,34 +289,18 @@ impl Writer {
         self.insert_raw_lines(session_id, &ingest.raw_lines, &now)?;
         let stored = self.append_events(session_id, ingest.events, &now)?;
         if let Some(update) = &ingest.update {
-            self.apply_update(session_id, update, &now)?;
+            self.apply_update(session_id, None, update, &now)?;
         }
         Ok(stored)
     }
 
-    /// Inserts raw lines in order, [`RAW_LINES_PER_INSERT`] per statement while they last: one
-    /// statement's overhead and one `AUTOINCREMENT` bookkeeping write for that many rows.
+    /// Inserts raw lines in order.
     fn insert_raw_lines(&self, session_id: &str, lines: &[String], now: &str) -> Result<()> {
-        let mut chunks = lines.chunks_exact(RAW_LINES_PER_INSERT);
-        if chunks.len() > 0 {
-            let mut stmt = self.conn.prepare_cached(&RAW_INSERT_MANY)?;
-            stmt.raw_bind_parameter(1, session_id)?;
-            stmt.raw_bind_parameter(2, now)?;
-            for chunk in &mut chunks {
-                for (i, line) in chunk.iter().enumerate() {
-                    stmt.raw_bind_parameter(i + 3, line)?;
-                }
-                stmt.raw_execute()?;
-            }
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut stmt = self.conn.prepare_cached(
-                "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?3, ?2)",
-            )?;
-            for line in rest {
-                stmt.execute(params![session_id, now, line])?;
-            }
+        let mut stmt = self.conn.prepare_cached(
+            "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?2, ?3)",
+        )?;
+        for line in lines {
+            stmt.execute(params![session_id, line, now])?;
         }
         Ok(())
     }
@@ -492,41 +442,34 @@ impl Writer {
     /// Fails every session that a process may have been attached to, and resolves every
     /// pending local approval.
     pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Orphans> {
-        let orphans = {
-            let sql = format!(
-                "SELECT id, run_id, parent_session_id, status FROM sessions
-                 WHERE status IN {ORPHAN_STATUSES} ORDER BY created_at, rowid"
-            );
-            let mut stmt = self.conn.prepare(&sql)?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?))
-            })?;
-            let mut orphans = Vec::new();
-            for row in rows {
-                let (id, run_id, parent_session_id, status) = row?;
-                let old_status = SessionStatus::parse(&status).ok_or_else(|| {
-                    StoreError::Invalid(format!("session {id} has unknown status {status:?}"))
-                })?;
-                orphans.push(OrphanedSession {
+        let active: Vec<String> = self
+            .conn
+            .prepare(
+                "SELECT id FROM sessions WHERE status IN
+                    ('starting', 'running', 'waiting_input', 'completing')
+                 ORDER BY created_at, rowid",
+            )?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let update = SessionUpdate {
+            error_message: Some(reason.to_owned()),
+            completed_at: Some(crate::time::now()),
+            ..SessionUpdate::default()
+        };
+        let mut orphans = Orphans::default();
+        for id in active {
+            if let Some(change) = self.advance(&id, Happening::Orphaned, &update)? {
+                orphans.expired.extend(change.expired);
+                orphans.sessions.push(OrphanedSession {
                     id,
-                    run_id,
-                    parent_session_id,
-                    old_status,
+                    run_id: change.session.new.run_id,
+                    parent_session_id: change.session.new.parent_session_id,
+                    old_status: change.old_status,
                 });
             }
-            orphans
-        };
-        let sql = format!(
-            "UPDATE sessions SET status = 'failed', error_message = ?1, completed_at = ?2,
-                last_activity_at = ?2
-             WHERE status IN {ORPHAN_STATUSES}"
-        );
-        self.conn
-            .execute(&sql, params![reason, crate::time::now()])?;
-        Ok(Orphans {
-            sessions: orphans,
-            expired: self.expire_approvals(None)?,
-        })
+        }
+        orphans.expired.extend(self.expire_approvals(None)?);
+        Ok(orphans)
     }
 
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
@@ -543,10 +486,10 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let (run_id, session_status): (String, String) = self
+        let run_id: String = self
             .conn
-            .prepare_cached("SELECT run_id, status FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
+            .query_row([&a.session_id], |r| r.get(0))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
         let tool_use_id = match (&a.tool_use_id, &a.tool_name) {
@@ -592,14 +535,7 @@ impl Writer {
             responded_at: None,
         }
         .into_wire();
-        // The status read above, in this transaction, spares the compare-and-set's UPDATE when
-        // the session is not running (it waits already for an earlier approval): 6,500 of
-        // 105,600 instructions per approval (`bash tests/bench-scripts/callgrind.sh approval`).
-        let session = if SessionStatus::parse(&session_status) == Some(SessionStatus::Running) {
-            self.wait_for_approval(&a.session_id)?
-        } else {
-            None
-        };
+        let session = self.wait_for_approval(&a.session_id)?;
         Ok(ApprovalChange {
             approval,
             events,

@@ -2,6 +2,7 @@
 //! changed inside its transaction).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
@@ -14,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::error::Result;
 use super::types::{NewApproval, NewSession, SessionRow};
+use crate::session::SessionOptions;
 
 /// How many parents `conversation_for_session` follows at most (a guard against cycles).
 const MAX_CHAIN_DEPTH: i64 = 10_000;
@@ -93,14 +95,12 @@ fn parse_approval_type(s: &str) -> Option<ApprovalType> {
 
 /// A session row without its MCP servers, and whether it has a config to load.
 fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
-    let new = NewSession {
-        id: row.get(0)?,
-        run_id: row.get(1)?,
-        parent_session_id: row.get(2)?,
-        query: row.get(3)?,
-        summary: row.get(4)?,
+    let options = SessionOptions {
         model: row.get(5)?,
-        working_dir: row.get(6)?,
+        working_dir: row
+            .get::<_, Option<String>>(6)?
+            .map(PathBuf::from)
+            .unwrap_or_default(),
         max_turns: row.get(7)?,
         system_prompt: row.get(8)?,
         append_system_prompt: row.get(9)?,
@@ -110,7 +110,14 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         disallowed_tools: json_col(row, 13)?,
         mcp_config: None,
         no_approvals: row.get(15)?,
-        status: enum_col(row, 16, "session status", SessionStatus::parse)?,
+    };
+    let new = NewSession {
+        id: row.get(0)?,
+        run_id: row.get(1)?,
+        parent_session_id: row.get(2)?,
+        query: row.get(3)?,
+        summary: row.get(4)?,
+        options,
         created_at: row.get(17)?,
     };
     let has_mcp_config: bool = row.get(14)?;
@@ -171,7 +178,7 @@ fn sessions_where(
     rows.into_iter()
         .map(|(mut session, has_mcp)| {
             if has_mcp {
-                session.new.mcp_config = Some(mcp_config(conn, &session.new.id)?);
+                session.new.options.mcp_config = Some(mcp_config(conn, &session.new.id)?);
             }
             Ok(session)
         })

@@ -3,16 +3,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::error::{Result, StoreError};
-
-/// The writer's `cache_size` (negative: in KiB): 8 MiB, against SQLite's 2 MiB default.
-const WRITER_CACHE_SIZE: i64 = -8192;
-
-/// Prepared statements the writer keeps (it uses about 30 distinct ones).
-const WRITER_STATEMENTS: usize = 64;
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -288,20 +281,6 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection> {
         )));
     }
     configure(&conn)?;
-    // Every write command runs in a savepoint: its undo copies stay in memory, not in a
-    // temporary file. A larger page cache keeps the indexes' hot pages across the commits of a
-    // streaming session (it grows only as pages are used).
-    conn.pragma_update(None, "temp_store", "MEMORY")?;
-    conn.pragma_update(None, "cache_size", WRITER_CACHE_SIZE)?;
-    // Every write statement is a cached one; the default 16 would evict some in turn.
-    conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
-    Ok(conn)
-}
-
-/// Opens the background checkpointer's connection (see the `checkpoint` module).
-pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
-    let conn = Connection::open(path)?;
-    configure(&conn)?;
     Ok(conn)
 }
 
@@ -321,11 +300,6 @@ fn configure(conn: &Connection) -> Result<()> {
     // last commits, and it never corrupts the database.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // Plans must not depend on the values bound: otherwise SQLite re-prepares a cached
-    // statement whenever new values are bound to a parameter it compared with a partial
-    // index's condition (`idx_events_tool`), and the tool-call lookup of every
-    // `createApproval` was parsed and planned again (a third of the writer's time there).
-    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 

@@ -2,16 +2,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
 use hld_client::protocol::{
     ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
     SessionStatus,
 };
-use rusqlite::StatementStatus;
 use serde_json::json;
 
 use super::*;
+use crate::session::SessionOptions;
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {
@@ -21,18 +20,7 @@ fn session(id: &str, created_at: &str) -> NewSession {
         parent_session_id: None,
         query: format!("query of {id}"),
         summary: summarize(&format!("query of {id}")),
-        model: None,
-        working_dir: None,
-        max_turns: None,
-        system_prompt: None,
-        append_system_prompt: None,
-        custom_instructions: None,
-        permission_prompt_tool: None,
-        allowed_tools: None,
-        disallowed_tools: None,
-        mcp_config: None,
-        no_approvals: false,
-        status: SessionStatus::Starting,
+        options: SessionOptions::default(),
         created_at: created_at.into(),
     }
 }
@@ -103,6 +91,21 @@ async fn open_with_session() -> (tempfile::TempDir, Store) {
     (dir, store)
 }
 
+/// Puts a session in `status` whatever the rules say, to set up a test.
+async fn force_status(store: &Store, id: &str, status: SessionStatus) {
+    let id = id.to_owned();
+    store
+        .write(move |w| {
+            w.conn.execute(
+                "UPDATE sessions SET status = ?2 WHERE id = ?1",
+                [id.as_str(), status.as_str()],
+            )?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
 /// A database file migrated only up to `version`, as an older hld left it, and a raw
 /// connection to it.
 fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
@@ -127,7 +130,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.queue(move |_| {
+    store.write(move |_| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -265,19 +268,21 @@ async fn a_session_round_trips_with_its_mcp_config() {
         },
     );
     let new = NewSession {
-        model: Some("sonnet".into()),
-        working_dir: Some("/tmp/w".into()),
-        max_turns: Some(7),
-        system_prompt: Some("sys".into()),
-        append_system_prompt: Some("more".into()),
-        custom_instructions: Some("be brief".into()),
-        permission_prompt_tool: Some("mcp__approvals__request_permission".into()),
-        allowed_tools: Some(vec!["Read".into(), "Bash(ls:*)".into()]),
-        disallowed_tools: Some(vec![]),
-        mcp_config: Some(McpConfig {
-            mcp_servers: servers,
-        }),
-        no_approvals: true,
+        options: SessionOptions {
+            model: Some("sonnet".into()),
+            working_dir: "/tmp/w".into(),
+            max_turns: Some(7),
+            system_prompt: Some("sys".into()),
+            append_system_prompt: Some("more".into()),
+            custom_instructions: Some("be brief".into()),
+            permission_prompt_tool: Some("mcp__approvals__request_permission".into()),
+            allowed_tools: Some(vec!["Read".into(), "Bash(ls:*)".into()]),
+            disallowed_tools: Some(vec![]),
+            mcp_config: Some(McpConfig {
+                mcp_servers: servers,
+            }),
+            no_approvals: true,
+        },
         ..session("s1", "2026-01-01T00:00:00.000Z")
     };
     store.create_session(new.clone()).await.unwrap();
@@ -296,12 +301,15 @@ async fn a_session_round_trips_with_its_mcp_config() {
 
     // An empty config is kept apart from no config.
     let empty = NewSession {
-        mcp_config: Some(McpConfig::default()),
+        options: SessionOptions {
+            mcp_config: Some(McpConfig::default()),
+            ..SessionOptions::default()
+        },
         ..session("s2", "2026-01-01T00:00:01.000Z")
     };
     store.create_session(empty.clone()).await.unwrap();
     let row = store.get_session("s2").await.unwrap().unwrap();
-    assert_eq!(row.new.mcp_config, Some(McpConfig::default()));
+    assert_eq!(row.new.options.mcp_config, Some(McpConfig::default()));
 
     // Duplicates and unknown parents are refused.
     assert!(store
@@ -319,46 +327,58 @@ async fn a_session_round_trips_with_its_mcp_config() {
 }
 
 #[tokio::test]
-async fn update_changes_given_fields_and_reports_the_old_status() {
+async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
     let (_dir, store) = open_with_session().await;
+    let started = SessionUpdate {
+        claude_session_id: Some("c1".into()),
+        ..SessionUpdate::default()
+    };
     let change = store
-        .update_session(
-            "s1",
-            SessionUpdate {
-                status: Some(SessionStatus::Running),
-                claude_session_id: Some("c1".into()),
-                ..SessionUpdate::default()
-            },
-        )
+        .advance("s1", Happening::Started, started)
         .await
-        .unwrap();
+        .unwrap()
+        .expect("starting → running");
     assert_eq!(change.old_status, SessionStatus::Starting);
     assert_eq!(change.session.status, SessionStatus::Running);
     assert_eq!(change.session.claude_session_id.as_deref(), Some("c1"));
     assert!(change.session.last_activity_at > change.session.new.created_at);
 
-    let change = store
-        .update_session(
-            "s1",
-            SessionUpdate {
-                status: Some(SessionStatus::Completed),
-                cost_usd: Some(0.25),
-                input_tokens: Some(10),
-                output_tokens: Some(5),
-                duration_ms: Some(1200),
-                num_turns: Some(2),
-                result_content: Some("done".into()),
-                result_is_error: Some(false),
-                interrupted: Some(true),
-                exit_code: Some(0),
-                completed_at: Some("2026-01-01T00:01:00.000Z".into()),
-                ..SessionUpdate::default()
-            },
-        )
+    // A happening the rules ignore in this status writes nothing, its update neither.
+    let ignored = SessionUpdate {
+        cost_usd: Some(9.0),
+        ..SessionUpdate::default()
+    };
+    assert!(store
+        .advance("s1", Happening::ApprovalsSettled, ignored)
         .await
-        .unwrap();
+        .unwrap()
+        .is_none());
+    assert_eq!(
+        store.get_session("s1").await.unwrap().unwrap().cost_usd,
+        None
+    );
+
+    let ended = SessionUpdate {
+        cost_usd: Some(0.25),
+        input_tokens: Some(10),
+        output_tokens: Some(5),
+        duration_ms: Some(1200),
+        num_turns: Some(2),
+        result_content: Some("done".into()),
+        result_is_error: Some(false),
+        interrupted: Some(true),
+        exit_code: Some(0),
+        completed_at: Some("2026-01-01T00:01:00.000Z".into()),
+        ..SessionUpdate::default()
+    };
+    let change = store
+        .advance("s1", Happening::Exited { failed: false }, ended)
+        .await
+        .unwrap()
+        .expect("running → completed");
     let row = change.session;
     assert_eq!(change.old_status, SessionStatus::Running);
+    assert_eq!(row.status, SessionStatus::Completed);
     assert_eq!(
         row.claude_session_id.as_deref(),
         Some("c1"),
@@ -374,9 +394,15 @@ async fn update_changes_given_fields_and_reports_the_old_status() {
         Some("2026-01-01T00:01:00.000Z")
     );
     assert_eq!(store.get_session("s1").await.unwrap(), Some(row));
+    // A final status never moves again.
+    assert!(store
+        .advance("s1", Happening::Orphaned, SessionUpdate::default())
+        .await
+        .unwrap()
+        .is_none());
 
     let err = store
-        .update_session("ghost", SessionUpdate::default())
+        .advance("ghost", Happening::Started, SessionUpdate::default())
         .await
         .unwrap_err();
     assert!(
@@ -402,10 +428,7 @@ async fn sessions_are_listed_by_activity_and_found_by_prefix() {
         ["bbb3", "aab2", "aaa1"]
     );
     // Activity (now, later than every created_at) brings the oldest to the top.
-    store
-        .update_session("aaa1", SessionUpdate::default())
-        .await
-        .unwrap();
+    store.ingest("aaa1", Ingest::default()).await.unwrap();
     assert_eq!(
         ids(store.list_sessions().await.unwrap()),
         ["aaa1", "bbb3", "aab2"]
@@ -454,7 +477,7 @@ async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
                 raw_lines: vec!["{\"type\":\"user\"}".into()],
                 events: vec![tool_result("c1", "toolu_1")],
                 update: Some(SessionUpdate {
-                    status: Some(SessionStatus::Running),
+                    cost_usd: Some(0.5),
                     ..SessionUpdate::default()
                 }),
             },
@@ -486,7 +509,11 @@ async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
         ]
     );
     let row = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(row.status, SessionStatus::Running);
+    assert_eq!(
+        row.cost_usd,
+        Some(0.5),
+        "the update is applied with the events"
+    );
     assert!(row.last_activity_at > row.new.created_at);
 
     let err = store
@@ -606,16 +633,14 @@ async fn claude_session_queries_return_its_events_and_newest_session() {
         ("new", "2026-01-01T00:00:05.000Z"),
     ] {
         store.create_session(session(id, at)).await.unwrap();
-        store
-            .update_session(
-                id,
-                SessionUpdate {
-                    claude_session_id: Some("shared".into()),
-                    ..SessionUpdate::default()
-                },
-            )
-            .await
-            .unwrap();
+        let named = Ingest {
+            update: Some(SessionUpdate {
+                claude_session_id: Some("shared".into()),
+                ..SessionUpdate::default()
+            }),
+            ..Ingest::default()
+        };
+        store.ingest(id, named).await.unwrap();
     }
     let found = store
         .get_session_by_claude_session_id("shared")
@@ -662,13 +687,8 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
     ];
     for (i, (id, status)) in statuses.iter().enumerate() {
         let at = format!("2026-01-01T00:00:0{i}.000Z");
-        store
-            .create_session(NewSession {
-                status: *status,
-                ..session(id, &at)
-            })
-            .await
-            .unwrap();
+        store.create_session(session(id, &at)).await.unwrap();
+        force_status(&store, id, *status).await;
     }
     // Pending approvals of a waiting session and of one that ended before the restart (a
     // daemon killed before it could resolve it), and a cloud approval, which the cloud still
@@ -736,12 +756,11 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
 async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write() {
     let (_dir, store) = open_with_session().await;
     store
-        .create_session(NewSession {
-            status: SessionStatus::Running,
-            ..session("s2", "2026-01-01T00:00:09.000Z")
-        })
+        .create_session(session("s2", "2026-01-01T00:00:09.000Z"))
         .await
         .unwrap();
+    force_status(&store, "s1", SessionStatus::Running).await;
+    force_status(&store, "s2", SessionStatus::Running).await;
     for (id, session) in [("a1", "s1"), ("a2", "s1"), ("b1", "s2")] {
         store
             .create_approval(NewApproval::function_call(
@@ -755,21 +774,25 @@ async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write
             .unwrap();
     }
     // A move that keeps the session alive leaves them pending.
-    let running = SessionUpdate {
-        status: Some(SessionStatus::Completing),
-        ..Default::default()
-    };
-    assert!(store
-        .update_session("s1", running)
+    let interrupting = store
+        .advance(
+            "s1",
+            Happening::InterruptRequested,
+            SessionUpdate::default(),
+        )
         .await
         .unwrap()
-        .expired
-        .is_empty());
-    let ended = SessionUpdate {
-        status: Some(SessionStatus::Completed),
-        ..Default::default()
-    };
-    let change = store.update_session("s1", ended).await.unwrap();
+        .unwrap();
+    assert!(interrupting.expired.is_empty());
+    let change = store
+        .advance(
+            "s1",
+            Happening::Exited { failed: false },
+            SessionUpdate::default(),
+        )
+        .await
+        .unwrap()
+        .unwrap();
     let expired: Vec<_> = change
         .expired
         .iter()
@@ -800,67 +823,34 @@ async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write
 }
 
 #[tokio::test]
-async fn a_write_that_finds_the_connection_idle_is_applied_on_the_callers_thread() {
-    let (_dir, store) = open_with_session().await;
-    let before = store.write_stats();
-    let caller = std::thread::current().id();
-    // Applied and committed when called, before the future is polled.
-    let applied = store.write(|_| Ok(std::thread::current().id()));
-    let stats = store.write_stats();
-    assert_eq!(stats.transactions - before.transactions, 1);
-    assert_eq!(applied.await.unwrap(), caller);
-    // A streaming session's burst always goes to the writer thread.
-    let thread = store.queue(|_| Ok(std::thread::current().id()));
-    assert_ne!(thread.await.unwrap(), caller);
-}
-
-#[tokio::test]
-async fn a_write_waits_behind_the_commands_queued_before_it() {
+async fn writes_are_applied_in_the_order_they_are_made() {
     let (_dir, store) = open_with_session().await;
     let order = Arc::new(Mutex::new(Vec::new()));
     let (release, gate) = std::sync::mpsc::channel();
     let held = hold_writer(&store, gate);
-    let queued = {
+    let note = |name: &'static str| {
         let order = Arc::clone(&order);
-        store.queue(move |_| {
-            order.lock().unwrap().push("queued");
+        store.write(move |_| {
+            order.lock().unwrap().push(name);
             Ok(())
         })
     };
-    let caller = std::thread::current().id();
-    let later = {
-        let order = Arc::clone(&order);
-        store.write(move |_| {
-            order.lock().unwrap().push("later");
-            Ok(std::thread::current().id())
-        })
-    };
-    // Not applied here while the queue is not empty...
-    assert!(order.lock().unwrap().is_empty());
-    let (held, queued, later, ()) =
+    let (first, second) = (note("first"), note("second"));
+    let (held, first, second, ()) =
         tokio::join!(
             held,
-            queued,
-            later,
+            first,
+            second,
             async move { release.send(()).unwrap() }
         );
     held.unwrap();
-    queued.unwrap();
-    // ... but on the thread, after what was queued before it.
-    assert_ne!(later.unwrap(), caller);
-    assert_eq!(*order.lock().unwrap(), ["queued", "later"]);
-    // The queue drained, the next write is applied here again.
-    assert_eq!(
-        store
-            .write(|_| Ok(std::thread::current().id()))
-            .await
-            .unwrap(),
-        caller
-    );
+    first.unwrap();
+    second.unwrap();
+    assert_eq!(*order.lock().unwrap(), ["first", "second"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
+async fn concurrent_ingests_are_all_committed() {
     let (_dir, store) = Store::open_temp();
     const SESSIONS: usize = 4;
     const PER_TASK: usize = 50;
@@ -871,7 +861,6 @@ async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
             .await
             .unwrap();
     }
-    let before = store.write_stats();
     let mut tasks = Vec::new();
     for t in 0..SESSIONS * TASKS_PER_SESSION {
         let store = store.clone();
@@ -890,8 +879,6 @@ async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
         .await
         .into_iter()
         .for_each(|r| r.unwrap());
-
-    let total = SESSIONS * TASKS_PER_SESSION * PER_TASK;
     for s in 0..SESSIONS {
         let events = store
             .conversation_for_session(&format!("s{s}"), None, None)
@@ -901,66 +888,20 @@ async fn concurrent_ingests_are_all_committed_in_shared_transactions() {
         let expected: Vec<i64> = (1..=(TASKS_PER_SESSION * PER_TASK) as i64).collect();
         assert_eq!(sequences(&events), expected, "s{s}");
     }
-    let stats = store.write_stats();
-    assert_eq!(stats.commands - before.commands, total as u64);
-    assert!(stats.transactions - before.transactions <= total as u64);
-
-    // Commands queued while the writer is busy share one commit.
-    let before = store.write_stats();
-    let burst: Vec<_> = (0..200)
-        .map(|i| {
-            let store = store.clone();
-            async move {
-                let text = format!("burst-{i}");
-                store.ingest("s0", messages("c", &[text.as_str()])).await
-            }
-        })
-        .collect();
-    let (release, gate) = std::sync::mpsc::channel();
-    let (gate, results, ()) = tokio::join!(
-        hold_writer(&store, gate),
-        futures::future::join_all(burst),
-        async move { release.send(()).unwrap() }
-    );
-    gate.unwrap();
-    assert!(results.iter().all(Result::is_ok));
-    let stats = store.write_stats();
-    assert_eq!(stats.commands - before.commands, 201);
-    assert!(
-        stats.transactions - before.transactions <= 2,
-        "the gate, then the whole burst: {before:?} -> {stats:?}"
-    );
-    let count: i64 = raw(store.path())
-        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(count, (total + 200) as i64);
 }
 
 #[tokio::test]
-async fn a_failing_command_rolls_back_alone_within_its_batch() {
+async fn a_failing_command_rolls_back_alone() {
     let (_dir, store) = open_with_session().await;
-    // Queued behind a busy writer, so that it applies them in one transaction.
-    let before = store.write_stats();
-    let (release, gate) = std::sync::mpsc::channel();
-    let gate = hold_writer(&store, gate);
-    let ok1 = store.ingest("s1", messages("c", &["first"]));
-    let failing = store.write(|w| {
-        w.ingest("s1", messages("c", &["doomed"]))?;
-        Err::<(), _>(StoreError::Invalid("deliberate".into()))
-    });
-    let missing = store.ingest("ghost", messages("c", &["nowhere"]));
-    let ok2 = store.ingest("s1", messages("c", &["second"]));
-    let (gate, ok1, failing, missing, ok2, ()) =
-        tokio::join!(gate, ok1, failing, missing, ok2, async move {
-            release.send(()).unwrap()
-        });
-    gate.unwrap();
-    let stats = store.write_stats();
-    // The gate may or may not have been alone; the four commands queued behind it were not.
-    assert!(
-        stats.transactions - before.transactions <= 2,
-        "{before:?} -> {stats:?}"
-    );
+    let ok1 = store.ingest("s1", messages("c", &["first"])).await;
+    let failing = store
+        .write(|w| {
+            w.ingest("s1", messages("c", &["doomed"]))?;
+            Err::<(), _>(StoreError::Invalid("deliberate".into()))
+        })
+        .await;
+    let missing = store.ingest("ghost", messages("c", &["nowhere"])).await;
+    let ok2 = store.ingest("s1", messages("c", &["second"])).await;
     assert_eq!(sequences(&ok1.unwrap()), [1]);
     assert!(
         matches!(failing, Err(StoreError::Invalid(_))),
@@ -989,8 +930,6 @@ async fn a_failing_command_rolls_back_alone_within_its_batch() {
 #[tokio::test]
 async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives() {
     let (_dir, store) = open_with_session().await;
-    // Each is alone in its transaction (applied on this thread, without a savepoint): its
-    // failure rolls the whole transaction back.
     let failing = store
         .write(|w| {
             w.ingest("s1", messages("c", &["doomed"]))?;
@@ -1375,28 +1314,6 @@ fn cloud_call(id: &str, tool: &str) -> NewApproval {
     }
 }
 
-/// The store's connections plan a query once, whatever values are bound to it: the tool-call
-/// lookup of `createApproval` (a query of the table with the partial `idx_events_tool`) is not
-/// parsed and planned again at each call, as it was before the QPSG setting.
-#[tokio::test]
-async fn cached_statements_are_not_prepared_again_for_new_values() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    for (i, tool) in ["Edit", "Bash", "Write"].into_iter().enumerate() {
-        let new = NewApproval::function_call(&format!("a{i}"), "s1", tool, json!({}), None);
-        let change = store.create_approval(new).await.unwrap();
-        assert_eq!(change.approval.tool_use_id.is_some(), tool == "Bash");
-    }
-    let reprepared = store
-        .write(|w| {
-            let stmt = w.conn.prepare_cached(ops::UNGATED_TOOL_CALL)?;
-            Ok(stmt.get_status(StatementStatus::RePrepare))
-        })
-        .await
-        .unwrap();
-    assert_eq!(reprepared, 0);
-}
-
 #[tokio::test]
 async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
     let (_dir, store) = open_with_session().await;
@@ -1540,7 +1457,7 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
 }
 
 #[tokio::test]
-async fn raw_lines_keep_their_order_across_multi_row_inserts() {
+async fn raw_lines_keep_their_order() {
     let (_dir, store) = open_with_session().await;
     let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
     let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -1684,162 +1601,9 @@ async fn tool_id_lookups_use_the_partial_index() {
     assert!(plan.contains("idx_events_tool"), "{plan}");
 }
 
-#[tokio::test]
-async fn a_steady_stream_of_small_commits_is_checkpointed_in_batches() {
-    let (_dir, store) = open_with_session().await;
-    let before = store.write_stats();
-    // One message per commit, back to back: a few pages each, some 3000 commits in all, about
-    // ten times SQLite's checkpoint threshold of 1000 pages.
-    const COMMITS: u64 = 3000;
-    for i in 0..COMMITS {
-        let text = format!("message {i}");
-        store
-            .ingest("s1", messages("c1", &[text.as_str()]))
-            .await
-            .unwrap();
-    }
-    // Asked for a checkpoint after every commit once the WAL was large, the thread copied a
-    // few frames per commit, and synced twice each time (about 2000 checkpoints here).
-    let checkpoints = store.write_stats().checkpoints - before.checkpoints;
-    assert!(
-        (1..COMMITS / 10).contains(&checkpoints),
-        "{checkpoints} checkpoints for {COMMITS} commits"
-    );
-}
-
-/// How much longer than `checkpoint::IDLE` the WAL tests stay quiet: room for the background
-/// checkpoint still running, the idle pass and its two `fsync`s on a busy machine.
-const QUIET_MARGIN: Duration = Duration::from_secs(3);
-
-/// The WAL header's checkpoint sequence number and salts, which change when SQLite rewinds
-/// the WAL (starts writing it from its beginning again).
-fn wal_generation(path: &Path) -> Vec<u8> {
-    std::fs::read(path.with_extension("db-wal")).unwrap()[12..24].to_vec()
-}
-
-/// Commits some 1300 pages back to back, in batches applied on the writer thread or
-/// (`inline`) on this one, stays quiet for longer than `checkpoint::IDLE`, commits once more,
-/// and checks that this commit wrote the WAL from its start again. The background checkpoints
-/// the burst starts end, more often than not, with the last commits' frames left to copy, and
-/// no commit follows to ask for another: without the idle pass, SQLite could not rewind the
-/// WAL at the next commit.
-async fn the_wal_is_rewound_after_a_quiet_second(inline: bool) {
-    let (_dir, store) = open_with_session().await;
-    let caller = std::thread::current().id();
-    let batch = |texts: Vec<String>| {
-        move |w: &mut Writer| {
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            w.ingest("s1", messages("c1", &texts))?;
-            Ok(std::thread::current().id())
-        }
-    };
-    for _ in 0..25 {
-        let texts = vec!["x".repeat(4000); 50];
-        let applied_on = store.submit(batch(texts), inline).await.unwrap();
-        assert_eq!(applied_on == caller, inline);
-    }
-    let burst = wal_generation(store.path());
-    tokio::time::sleep(checkpoint::IDLE + QUIET_MARGIN).await;
-    let after = vec!["after the pause".to_owned()];
-    let rewound_on = store.submit(batch(after), inline).await.unwrap();
-    assert_ne!(
-        wal_generation(store.path()),
-        burst,
-        "the WAL was not rewound"
-    );
-    // The commit that rewinds the WAL syncs its header: never on the caller's thread. The
-    // next one appends, and may be.
-    assert_ne!(rewound_on, caller, "the rewinding commit was made inline");
-    let next = vec!["and after the rewind".to_owned()];
-    let next_on = store.submit(batch(next), inline).await.unwrap();
-    assert_eq!(next_on == caller, inline);
-}
-
-#[tokio::test]
-async fn after_a_quiet_second_the_wal_is_rewound_after_a_burst_on_the_writer_thread() {
-    the_wal_is_rewound_after_a_quiet_second(false).await;
-}
-
-#[tokio::test]
-async fn after_a_quiet_second_the_wal_is_rewound_after_a_burst_on_the_callers_thread() {
-    the_wal_is_rewound_after_a_quiet_second(true).await;
-}
-
-#[tokio::test]
-async fn the_wal_is_checkpointed_in_the_background_and_stays_bounded() {
-    let (_dir, store) = open_with_session().await;
-    let wal = store.path().with_extension("db-wal");
-    let text = "x".repeat(4000);
-    let texts = vec![text.as_str(); 50];
-    // Some 150 pages per batch, about 90 MiB in all: well past the writer's own limit.
-    for _ in 0..150 {
-        store.ingest("s1", messages("c1", &texts)).await.unwrap();
-    }
-    // The limit, the batch that crosses it and some slack: the commit after the crossing one
-    // rewinds the WAL (a frame is a page and a 24-byte header).
-    let bound = (checkpoint::WAL_LIMIT_PAGES as u64 + 1000) * (4096 + 24);
-    let size = std::fs::metadata(&wal).unwrap().len();
-    assert!(size < bound, "the WAL grew to {size} bytes");
-    // In WAL mode only a checkpoint writes to the database file itself.
-    let copied = std::fs::metadata(store.path()).unwrap().len();
-    assert!(copied > 16 << 20, "only {copied} bytes were checkpointed");
-}
-
-/// The scheduling policy of each of this process's threads called `name` (field 41 of
-/// `/proc/self/task/TID/stat`).
-fn thread_policies(name: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| {
-            let dir = task.ok()?.path();
-            let comm = std::fs::read_to_string(dir.join("comm")).ok()?;
-            if comm.trim_end() != name {
-                return None;
-            }
-            let stat = std::fs::read_to_string(dir.join("stat")).ok()?;
-            // Fields after the command name, which is in parentheses, start at field 3.
-            let after_name = &stat[stat.rfind(')')? + 1..];
-            after_name.split_whitespace().nth(41 - 3)?.parse().ok()
-        })
-        .collect()
-}
-
-#[tokio::test]
-async fn the_checkpointer_does_not_preempt_the_threads_that_serve_requests() {
-    let (_dir, _store) = open_with_session().await;
-    // A checkpointer thread sets its class as it starts, which may be just after its store
-    // opened (this one's, or another test's): wait a little for every one found to have.
-    let mut policies = Vec::new();
-    for _ in 0..100 {
-        policies = thread_policies("hld-store-ckpt");
-        if !policies.is_empty() && policies.iter().all(|p| *p == libc::SCHED_BATCH) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(!policies.is_empty(), "no checkpointer thread found");
-    assert!(
-        policies.iter().all(|p| *p == libc::SCHED_BATCH),
-        "checkpointer policies {policies:?}"
-    );
-    // The threads that serve requests keep the normal class.
-    assert!(thread_policies("hld-store-write")
-        .iter()
-        .all(|p| *p == libc::SCHED_OTHER));
-}
-
 /// Sets `s1`'s status.
 async fn set_status(store: &Store, status: SessionStatus) {
-    store
-        .update_session(
-            "s1",
-            SessionUpdate {
-                status: Some(status),
-                ..SessionUpdate::default()
-            },
-        )
-        .await
-        .unwrap();
+    force_status(store, "s1", status).await;
 }
 
 /// `s1`'s stored status.

@@ -1,12 +1,14 @@
 //! The store's records: what is written (new sessions, updates, events) and what is read back.
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, McpConfig,
-    SessionInfo, SessionResult, SessionState, SessionStatus,
+    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, SessionInfo,
+    SessionResult, SessionState, SessionStatus,
 };
 use serde_json::Value;
 
-/// A session row to insert.
+use crate::session::SessionOptions;
+
+/// A session row to insert (its status starts as `starting`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSession {
     /// The daemon's session id.
@@ -19,30 +21,8 @@ pub struct NewSession {
     pub query: String,
     /// The prompt shortened (see `summarize`).
     pub summary: String,
-    /// Model alias or id.
-    pub model: Option<String>,
-    /// Working directory (absolute).
-    pub working_dir: Option<String>,
-    /// `--max-turns`.
-    pub max_turns: Option<i64>,
-    /// `--system-prompt`.
-    pub system_prompt: Option<String>,
-    /// `--append-system-prompt` as requested (custom instructions are kept apart).
-    pub append_system_prompt: Option<String>,
-    /// Custom instructions.
-    pub custom_instructions: Option<String>,
-    /// `--permission-prompt-tool`.
-    pub permission_prompt_tool: Option<String>,
-    /// `--allowedTools`.
-    pub allowed_tools: Option<Vec<String>>,
-    /// `--disallowedTools`.
-    pub disallowed_tools: Option<Vec<String>>,
-    /// MCP servers as requested (before the daemon injects anything).
-    pub mcp_config: Option<McpConfig>,
-    /// Whether the daemon's approvals server was opted out of.
-    pub no_approvals: bool,
-    /// Initial status (normally `starting`).
-    pub status: SessionStatus,
+    /// How its `claude` runs.
+    pub options: SessionOptions,
     /// Creation time, RFC 3339.
     pub created_at: String,
 }
@@ -83,11 +63,10 @@ pub struct SessionRow {
 }
 
 /// Fields to change on a session; `None` leaves a field alone. Every update also sets
-/// `last_activity_at` to now, in the same transaction.
+/// `last_activity_at` to now, in the same transaction. The status is not one of them: it
+/// moves only by `Store::advance`, under the rules of `session::lifecycle`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionUpdate {
-    /// New status.
-    pub status: Option<SessionStatus>,
     /// Claude's session id.
     pub claude_session_id: Option<String>,
     /// The resolved model.
@@ -120,7 +99,6 @@ impl SessionUpdate {
     /// This update followed by `later`: fields set in `later` win.
     pub fn merged_with(self, later: SessionUpdate) -> SessionUpdate {
         SessionUpdate {
-            status: later.status.or(self.status),
             claude_session_id: later.claude_session_id.or(self.claude_session_id),
             model: later.model.or(self.model),
             error_message: later.error_message.or(self.error_message),
@@ -340,18 +318,6 @@ pub struct OrphanedSession {
     pub old_status: SessionStatus,
 }
 
-/// Counters of the writer thread, for diagnostics: `commands / transactions` is the average
-/// group-commit batch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WriteStats {
-    /// Write commands answered (successfully or not).
-    pub commands: u64,
-    /// Transactions committed.
-    pub transactions: u64,
-    /// WAL checkpoints run (by the background thread or the writer).
-    pub checkpoints: u64,
-}
-
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.
 pub fn summarize(query: &str) -> String {
     let collapsed = query.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -365,6 +331,12 @@ pub fn summarize(query: &str) -> String {
 }
 
 impl SessionRow {
+    /// The working directory as text (`None` for rows stored without one).
+    fn working_dir(&self) -> Option<String> {
+        let dir = &self.new.options.working_dir;
+        (!dir.as_os_str().is_empty()).then(|| dir.display().to_string())
+    }
+
     fn result(&self) -> Option<SessionResult> {
         let has_result = self.result_content.is_some()
             || self.num_turns.is_some()
@@ -404,8 +376,8 @@ impl SessionRow {
             error: self.error_message.clone(),
             query: self.new.query.clone(),
             summary: self.new.summary.clone(),
-            model: self.new.model.clone(),
-            working_dir: self.new.working_dir.clone(),
+            model: self.new.options.model.clone(),
+            working_dir: self.working_dir(),
             result: self.result(),
             interrupted: self.interrupted,
             cost_usd: self.cost_usd,
@@ -426,8 +398,8 @@ impl SessionRow {
             status: self.status,
             query: self.new.query.clone(),
             summary: self.new.summary.clone(),
-            model: self.new.model.clone(),
-            working_dir: self.new.working_dir.clone(),
+            model: self.new.options.model.clone(),
+            working_dir: self.working_dir(),
             created_at: self.new.created_at.clone(),
             last_activity_at: self.last_activity_at.clone(),
             completed_at: self.completed_at.clone(),
@@ -441,8 +413,8 @@ impl SessionRow {
             output_tokens: self.output_tokens,
             interrupted: self.interrupted,
             exit_code: self.exit_code,
-            max_turns: self.new.max_turns,
-            permission_prompt_tool: self.new.permission_prompt_tool.clone(),
+            max_turns: self.new.options.max_turns,
+            permission_prompt_tool: self.new.options.permission_prompt_tool.clone(),
         }
     }
 }

@@ -1,15 +1,18 @@
-//! Transports turn bytes into messages and messages into bytes; everything else is shared.
+//! Transports turn bytes into messages and messages into bytes; the connection loop
+//! (`rpc::serve`) and everything above it are shared.
 
 pub mod ndjson;
 pub mod unix;
 
 use bytes::Bytes;
+use hld_client::protocol::ErrorObject;
 
 /// One unit read from a transport.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
     /// A complete message (not yet parsed).
     Message(Bytes),
-    /// A message over the size limit; its bytes were discarded.
-    Oversize,
+    /// A message the framing refused (over the size limit, say), already discarded: answered
+    /// with this error and `id: null`.
+    Rejected(ErrorObject),
 }

@@ -1,13 +1,16 @@
 //! NDJSON framing for the Unix socket: one message per `\n`-terminated line, with a size
-//! limit that discards an oversize line without buffering it.
+//! limit that discards an oversize line without buffering it. Events go out as the Go daemon
+//! sent them: results with `"id": null`.
 
-use bytes::{Buf, BytesMut};
-use tokio_util::codec::Decoder;
+use bytes::{Buf, BufMut, BytesMut};
+use hld_client::protocol::{SubscriptionMessage, HEARTBEAT_MESSAGE};
+use tokio_util::codec::{Decoder, Encoder};
 
 use super::Frame;
+use crate::rpc::{oversize, Outgoing};
 
 /// Splits a byte stream into lines of at most `max` bytes (not counting the `\n` or a
-/// trailing `\r`). A longer line yields one [`Frame::Oversize`] and the rest of it, up to its
+/// trailing `\r`). A longer line yields one [`Frame::Rejected`] and the rest of it, up to its
 /// newline, is thrown away as it arrives: memory stays bounded by `max`.
 #[derive(Debug)]
 pub struct NdjsonCodec {
@@ -56,7 +59,7 @@ impl Decoder for NdjsonCodec {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.max {
-                        return Ok(Some(Frame::Oversize));
+                        return Ok(Some(Frame::Rejected(oversize())));
                     }
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
@@ -69,7 +72,7 @@ impl Decoder for NdjsonCodec {
                         buf.clear();
                         self.scanned = 0;
                         self.discarding = true;
-                        return Ok(Some(Frame::Oversize));
+                        return Ok(Some(Frame::Rejected(oversize())));
                     }
                     self.scanned = buf.len();
                     return Ok(None);
@@ -90,6 +93,32 @@ impl Decoder for NdjsonCodec {
         let line = buf.split().freeze();
         self.scanned = 0;
         Ok(Some(Frame::Message(line)))
+    }
+}
+
+impl Encoder<Outgoing> for NdjsonCodec {
+    type Error = std::io::Error;
+
+    fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> Result<(), std::io::Error> {
+        match item {
+            Outgoing::Response(response) => dst.put_slice(&response.to_json()),
+            Outgoing::Event { event, .. } => {
+                dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":{\"event\":");
+                dst.put_slice(&event.json);
+                dst.put_slice(b"},\"id\":null}");
+            }
+            Outgoing::Heartbeat => {
+                let heartbeat = SubscriptionMessage::Heartbeat {
+                    kind: "heartbeat".to_owned(),
+                    message: HEARTBEAT_MESSAGE.to_owned(),
+                };
+                dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+                serde_json::to_writer(dst.writer(), &heartbeat)?;
+                dst.put_slice(b",\"id\":null}");
+            }
+        }
+        dst.put_u8(b'\n');
+        Ok(())
     }
 }
 
@@ -128,7 +157,10 @@ mod tests {
         let mut c = NdjsonCodec::new(8);
         let mut buf = BytesMut::new();
         buf.extend_from_slice(b"0123456789");
-        assert_eq!(c.decode(&mut buf).unwrap(), Some(Frame::Oversize));
+        assert_eq!(
+            c.decode(&mut buf).unwrap(),
+            Some(Frame::Rejected(oversize()))
+        );
         assert!(buf.is_empty(), "nothing of the oversize line is kept");
         buf.extend_from_slice(b"more bytes of the same line");
         assert_eq!(c.decode(&mut buf).unwrap(), None);
@@ -141,7 +173,10 @@ mod tests {
     fn line_at_the_limit_is_accepted_and_one_over_is_not() {
         let mut c = NdjsonCodec::new(4);
         let got = frames(&mut c, &[b"abcd\nabcde\nab\n"]);
-        assert_eq!(got, vec![msg("abcd"), Frame::Oversize, msg("ab")]);
+        assert_eq!(
+            got,
+            vec![msg("abcd"), Frame::Rejected(oversize()), msg("ab")]
+        );
     }
 
     #[test]

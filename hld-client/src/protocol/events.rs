@@ -1,0 +1,268 @@
+//! Bus events and `Subscribe`: the events the daemon publishes, the lines a subscription
+//! carries (events and heartbeats), and the method that opens one.
+
+use serde::{Deserialize, Serialize};
+
+use super::approvals::{Approval, ApprovalStatus, ApprovalType};
+use super::sessions::{ConversationEvent, SessionStatus};
+
+/// The names of the bus event types, as used in `Subscribe.event_types`.
+pub const EVENT_TYPES: [&str; 5] = [
+    "new_approval",
+    "approval_resolved",
+    "session_status_changed",
+    "conversation_updated",
+    "lagged",
+];
+
+/// A bus event: one closed enum, serialised as `{"type": …, "data": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum Event {
+    /// A session changed status.
+    SessionStatusChanged {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The status before.
+        old_status: SessionStatus,
+        /// The status after.
+        new_status: SessionStatus,
+        /// The parent session, for continuations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_session_id: Option<String>,
+        /// The error text, for failures.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+    },
+    /// A conversation event was stored.
+    ConversationUpdated {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The Claude session.
+        claude_session_id: String,
+        /// The stored event.
+        event: Box<ConversationEvent>,
+    },
+    /// An approval was requested.
+    NewApproval {
+        /// The approval.
+        approval: Box<Approval>,
+        /// Its session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// Its kind (the Go daemon's `new_approval` carried `type`, `count`, `total`).
+        #[serde(rename = "type")]
+        kind: ApprovalType,
+        /// How many approvals this event announces (always 1).
+        count: u64,
+        /// Pending approvals, of every session, now that this one is.
+        total: u64,
+    },
+    /// An approval was decided.
+    ApprovalResolved {
+        /// The approval.
+        approval_id: String,
+        /// Same as `approval_id`.
+        call_id: String,
+        /// Its session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// `approved`, `denied`, `responded`, or `resolved` (answered elsewhere).
+        decision: ApprovalStatus,
+        /// The reviewer's comment or answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+        /// The approval's kind.
+        #[serde(rename = "type")]
+        kind: ApprovalType,
+        /// Pending approvals, of every session, now that this one is not.
+        total: u64,
+    },
+    /// This subscriber fell behind and `missed` events were dropped for it.
+    Lagged {
+        /// How many events were dropped.
+        missed: u64,
+    },
+}
+
+impl Event {
+    /// The event's type name (one of [`EVENT_TYPES`]).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Event::SessionStatusChanged { .. } => "session_status_changed",
+            Event::ConversationUpdated { .. } => "conversation_updated",
+            Event::NewApproval { .. } => "new_approval",
+            Event::ApprovalResolved { .. } => "approval_resolved",
+            Event::Lagged { .. } => "lagged",
+        }
+    }
+
+    /// The session the event is about, if any.
+    pub fn session_id(&self) -> Option<&str> {
+        match self {
+            Event::SessionStatusChanged { session_id, .. }
+            | Event::ConversationUpdated { session_id, .. }
+            | Event::NewApproval { session_id, .. }
+            | Event::ApprovalResolved { session_id, .. } => Some(session_id),
+            Event::Lagged { .. } => None,
+        }
+    }
+
+    /// The run the event is about, if any.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Event::SessionStatusChanged { run_id, .. }
+            | Event::ConversationUpdated { run_id, .. }
+            | Event::NewApproval { run_id, .. }
+            | Event::ApprovalResolved { run_id, .. } => Some(run_id),
+            Event::Lagged { .. } => None,
+        }
+    }
+}
+
+/// An event with its publication time, as sent to subscribers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimedEvent {
+    /// The event (`type` and `data`).
+    #[serde(flatten)]
+    pub event: Event,
+    /// When it was published, RFC 3339.
+    pub timestamp: String,
+}
+
+/// One `result` of a subscription line after the confirmation: an event or a heartbeat.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SubscriptionMessage {
+    /// `{"event": {...}}`.
+    Event {
+        /// The event.
+        event: Box<TimedEvent>,
+    },
+    /// `{"type": "heartbeat", "message": "Connection alive"}`.
+    Heartbeat {
+        /// Always `"heartbeat"`.
+        #[serde(rename = "type")]
+        kind: String,
+        /// Always `"Connection alive"`.
+        message: String,
+    },
+}
+
+// ---- Subscribe ----
+
+/// The `message` of a `Subscribe` confirmation.
+pub const SUBSCRIPTION_ESTABLISHED: &str = "Subscription established. Waiting for events...";
+
+/// The `message` of a heartbeat line.
+pub const HEARTBEAT_MESSAGE: &str = "Connection alive";
+
+/// Params of `Subscribe`; filters are ANDed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeParams {
+    /// Only these event types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_types: Option<Vec<String>>,
+    /// Only this session's events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// Only this run's events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
+}
+
+/// The first reply of `Subscribe`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubscribeResult {
+    /// `sub_<uuid>`.
+    pub subscription_id: String,
+    /// `Subscription established. Waiting for events...`
+    pub message: String,
+}
+
+method!(
+    /// Stream events on this connection.
+    ///
+    /// The connection becomes the subscription's: after the confirmation (which echoes the
+    /// request id) it carries only events and heartbeats (`id: null`), until either side closes
+    /// it. Filters are ANDed; `event_types` takes names from [`EVENT_TYPES`]. A heartbeat comes
+    /// when no event was sent for a while (30 s by default), and a `lagged` event says how many
+    /// events were dropped for a subscriber that fell behind.
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"Subscribe","params":{"event_types":["session_status_changed","approval_resolved"],"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// The confirmation, then one line per event or heartbeat:
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"subscription_id":"sub_3c0f9e12-8a4b-4d6c-b5e7-0f1a2d3c4b58","message":"Subscription established. Waiting for events..."},"id":1}
+    /// {"jsonrpc":"2.0","result":{"event":{"type":"session_status_changed","data":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845","old_status":"running","new_status":"waiting_input"},"timestamp":"2025-06-12T09:14:09.803Z"}},"id":null}
+    /// {"jsonrpc":"2.0","result":{"event":{"type":"approval_resolved","data":{"approval_id":"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35","call_id":"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35","session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845","decision":"approved","type":"function_call","total":0},"timestamp":"2025-06-12T09:14:31.460Z"}},"id":null}
+    /// {"jsonrpc":"2.0","result":{"type":"heartbeat","message":"Connection alive"},"id":null}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// -32602 for an event type that is not one of [`EVENT_TYPES`], after which the daemon closes
+    /// the connection:
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","error":{"code":-32602,"message":"invalid event_types[0]: session_created","data":{"param":"event_types[0]","expected":"one of new_approval|approval_resolved|session_status_changed|conversation_updated|lagged","received":"session_created","accepted":["new_approval","approval_resolved","session_status_changed","conversation_updated","lagged"]}},"id":1}
+    /// ```
+    ///
+    /// # Example
+    ///
+    /// Do not send it with `client.call`, which would hand the shared connection over: use
+    /// [`crate::Client::subscribe`], which opens a connection of its own, waits for the
+    /// confirmation, consumes heartbeats and can reconnect.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hld_client::protocol::{Event, SubscribeParams};
+    /// use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = Client::connect_default().await?;
+    /// let params = SubscribeParams {
+    ///     event_types: Some(vec!["new_approval".into(), "session_status_changed".into()]),
+    ///     ..Default::default()
+    /// };
+    /// let mut events = client
+    ///     .subscribe(params, SubscribeOptions { reconnect: true })
+    ///     .await?;
+    /// println!("subscribed as {}", events.subscription_id);
+    /// while let Some(item) = events.next().await {
+    ///     match item? {
+    ///         SubscriptionItem::Event(timed) => match timed.event {
+    ///             Event::NewApproval { approval, .. } => {
+    ///                 println!("{}: approval {} is waiting", timed.timestamp, approval.id)
+    ///             }
+    ///             Event::SessionStatusChanged {
+    ///                 session_id,
+    ///                 new_status,
+    ///                 ..
+    ///             } => println!("{}: {session_id} is {new_status}", timed.timestamp),
+    ///             other => println!("{}", other.type_name()),
+    ///         },
+    ///         SubscriptionItem::Reconnected { gap } => eprintln!("events of {gap:?} were missed"),
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    Subscribe, "Subscribe", "Take over this connection and stream matching events to it",
+    ["event_types?: [string]", "session_id?: string", "run_id?: string"],
+    "{subscription_id: string, message: string}, then {event} lines",
+    SubscribeParams, SubscribeResult
+);

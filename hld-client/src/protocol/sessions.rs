@@ -1,0 +1,790 @@
+//! Sessions: their records (status, info, state, result), MCP configuration, the stored
+//! conversation events, and the methods that launch, list, inspect, continue and
+//! interrupt them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::NoParams;
+
+/// A session's status. Only these six values ever appear on the wire: strict clients reject
+/// anything else, so detail (interrupted, exit code, error) lives in other fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// The row exists; the process is being started.
+    Starting,
+    /// Claude is working.
+    Running,
+    /// An approval of this session is pending.
+    WaitingInput,
+    /// An interrupt was requested; the process is winding down.
+    Completing,
+    /// Finished (successfully, or interrupted: see `interrupted`).
+    Completed,
+    /// Finished with an error.
+    Failed,
+}
+
+impl SessionStatus {
+    /// Every status, in lifecycle order.
+    pub const ALL: [SessionStatus; 6] = [
+        SessionStatus::Starting,
+        SessionStatus::Running,
+        SessionStatus::WaitingInput,
+        SessionStatus::Completing,
+        SessionStatus::Completed,
+        SessionStatus::Failed,
+    ];
+
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionStatus::Starting => "starting",
+            SessionStatus::Running => "running",
+            SessionStatus::WaitingInput => "waiting_input",
+            SessionStatus::Completing => "completing",
+            SessionStatus::Completed => "completed",
+            SessionStatus::Failed => "failed",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+
+    /// Whether a process may still be attached to a session in this status.
+    pub fn is_active(self) -> bool {
+        !matches!(self, SessionStatus::Completed | SessionStatus::Failed)
+    }
+}
+
+impl std::fmt::Display for SessionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One MCP server entry of an `--mcp-config` file. Stdio servers use `command`/`args`/`env`;
+/// other kinds (`type: "http"`, `url`, `headers`) are kept verbatim in `extra`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpServer {
+    /// The executable of a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// Extra environment for the server process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Any other keys, kept as given.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The `--mcp-config` JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct McpConfig {
+    /// Servers by name; Claude exposes their tools as `mcp__<name>__<tool>`.
+    #[serde(rename = "mcpServers", default)]
+    pub mcp_servers: BTreeMap<String, McpServer>,
+}
+
+/// `mcp_config` as clients send it: an object in `launchSession`, a JSON string in
+/// `continueSession` (spec/003). Both shapes are accepted by both methods.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum McpConfigParam {
+    /// The config as an object.
+    Object(McpConfig),
+    /// The config as a string holding JSON.
+    Json(String),
+}
+
+/// The session result object in `listSessions` (built by the daemon, Go-compatible shape).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionResult {
+    /// Always `"result"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Always `"session_completed"`.
+    pub subtype: String,
+    /// Total cost reported by Claude.
+    pub total_cost_usd: f64,
+    /// Whether the session ended in error.
+    pub is_error: bool,
+    /// Duration reported by Claude.
+    pub duration_ms: i64,
+    /// Always 0 (not tracked).
+    pub duration_api_ms: i64,
+    /// Turns reported by Claude.
+    pub num_turns: i64,
+    /// Final text.
+    pub result: String,
+    /// The Claude session id.
+    pub session_id: String,
+    /// The error text, when `is_error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A session as listed by `listSessions` (the Go `session.Info` shape plus extras).
+///
+/// **The status rule of lists.** The anchor's desktop client (the WUI, later CodeLayer)
+/// decodes a listed session's status into a closed enum of `starting`, `running`,
+/// `completed`, `failed` and `waiting_input`: one `completing` in a list would make the whole
+/// call fail for as long as an interrupt lasts. So every method that returns session lists
+/// reports a session being interrupted as `running`, with `interrupting: true`.
+/// `getSessionState` and the events keep `completing`, which those clients read as a plain
+/// string.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The daemon's session id.
+    pub id: String,
+    /// The run id handed to MCP servers.
+    pub run_id: String,
+    /// Claude's own session id, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_session_id: Option<String>,
+    /// The session this one continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// Status. In lists a session being interrupted reports `running` (see the type's docs).
+    pub status: SessionStatus,
+    /// Whether an interrupt was requested and the process is winding down (the status
+    /// `completing` of `getSessionState` and the events).
+    #[serde(default)]
+    pub interrupting: bool,
+    /// Creation time, RFC 3339.
+    pub start_time: String,
+    /// End time, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<String>,
+    /// Last activity, RFC 3339.
+    pub last_activity_at: String,
+    /// Error text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The first query.
+    pub query: String,
+    /// The query shortened to 50 characters.
+    pub summary: String,
+    /// The model alias or id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    /// The result, once Claude reported one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<SessionResult>,
+    /// Whether the session was ended by an interrupt.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Total cost reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionState {
+    /// The daemon's session id.
+    pub id: String,
+    /// The run id handed to MCP servers.
+    pub run_id: String,
+    /// Claude's own session id, once known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_session_id: Option<String>,
+    /// The session this one continues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// Status.
+    pub status: SessionStatus,
+    /// The first query.
+    pub query: String,
+    /// The query shortened to 50 characters.
+    pub summary: String,
+    /// The model alias or id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    /// Creation time, RFC 3339.
+    pub created_at: String,
+    /// Last activity, RFC 3339.
+    pub last_activity_at: String,
+    /// End time, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Error text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
+    /// Total cost reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Input plus output tokens reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<i64>,
+    /// Duration reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    /// Turns reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<i64>,
+    /// Final text reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_content: Option<String>,
+    /// Input tokens reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<i64>,
+    /// Output tokens reported by Claude.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<i64>,
+    /// Whether the session was ended by an interrupt.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// The `claude` process exit code, once it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// `--max-turns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<i64>,
+    /// `--permission-prompt-tool`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_prompt_tool: Option<String>,
+}
+
+/// The kind of a stored conversation event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConversationEventType {
+    /// Text from the user, the assistant or the system.
+    Message,
+    /// A tool invocation by the assistant.
+    ToolCall,
+    /// The result of a tool invocation.
+    ToolResult,
+    /// A system notice.
+    System,
+    /// Assistant thinking.
+    Thinking,
+}
+
+impl ConversationEventType {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConversationEventType::Message => "message",
+            ConversationEventType::ToolCall => "tool_call",
+            ConversationEventType::ToolResult => "tool_result",
+            ConversationEventType::System => "system",
+            ConversationEventType::Thinking => "thinking",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            ConversationEventType::Message,
+            ConversationEventType::ToolCall,
+            ConversationEventType::ToolResult,
+            ConversationEventType::System,
+            ConversationEventType::Thinking,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
+}
+
+/// One stored conversation event (`getConversation`, `conversation_updated`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationEvent {
+    /// Row id.
+    pub id: i64,
+    /// The daemon session it belongs to.
+    pub session_id: String,
+    /// The Claude session it belongs to (empty before Claude reported one).
+    pub claude_session_id: String,
+    /// Per-session position, strictly increasing.
+    pub sequence: i64,
+    /// Kind.
+    pub event_type: ConversationEventType,
+    /// Time stored, RFC 3339.
+    pub created_at: String,
+    /// `user`, `assistant` or `system`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Text content.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Tool use id of a tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_id: Option<String>,
+    /// Tool name of a tool call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    /// Tool input of a tool call, as a JSON string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_input_json: Option<String>,
+    /// For a tool result: the tool use id it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result_for_id: Option<String>,
+    /// For a tool result: its content as text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_result_content: Option<String>,
+    /// For a tool call: whether its result arrived. Always present.
+    pub is_completed: bool,
+    /// For a tool result: whether the tool reported an error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// `pending`, `approved`, `denied` or `resolved`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_status: Option<String>,
+    /// The linked approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+    /// The Task tool use this event was produced under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_tool_use_id: Option<String>,
+    /// For `system` events, what Claude reported: `api_retry` (an API call failed and is
+    /// retried; `content` says the attempt, the error and the delay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtype: Option<String>,
+}
+
+// ---- methods (spec/000, 001, 003) ----
+
+/// Params of `launchSession`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSessionParams {
+    /// The prompt. Required and non-empty.
+    pub query: String,
+    /// Model alias or id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// MCP servers for Claude (object, or a string holding JSON).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_config: Option<McpConfigParam>,
+    /// `--permission-prompt-tool`; supplying one disables approval injection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_prompt_tool: Option<String>,
+    /// Working directory; must exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    /// `--max-turns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<i64>,
+    /// `--system-prompt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
+    /// `--allowedTools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--disallowedTools`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disallowed_tools: Option<Vec<String>>,
+    /// Appended to the system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    /// Accepted for compatibility; stream-json always runs verbose.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbose: Option<bool>,
+    /// Opt out of the daemon's approvals MCP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_approvals: Option<bool>,
+}
+
+/// Result of `launchSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LaunchSessionResult {
+    /// The new session.
+    pub session_id: String,
+    /// Its run.
+    pub run_id: String,
+}
+
+method!(
+    /// Start a Claude Code session.
+    ///
+    /// Stores a new session, starts `claude` in `working_dir` (`~` is expanded; the daemon's own
+    /// directory when absent) and replies once the process runs. The session then moves on by
+    /// itself: follow it with [`Subscribe`](super::Subscribe) (`session_status_changed`,
+    /// `conversation_updated`) or poll [`GetSessionState`]. Unless the launch names its own
+    /// `permission_prompt_tool` or sets `no_approvals`, Claude's tool calls ask for approval
+    /// through the daemon (see [`FetchApprovals`](super::FetchApprovals)).
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"launchSession","params":{"query":"Fix the failing test in src/lib.rs","model":"sonnet","working_dir":"~/src/app","max_turns":20},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845"},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// - -32602 when `query` is missing or empty (`query is required`), `max_turns` is negative,
+    ///   `working_dir` does not exist (`working_dir does not exist: …`) or `mcp_config` is a
+    ///   string that is not JSON (`invalid mcp_config JSON: …`); `data.param` names the
+    ///   parameter:
+    ///
+    ///   ```json
+    ///   {"jsonrpc":"2.0","error":{"code":-32602,"message":"query is required","data":{"param":"query","expected":"non-empty string","received":"empty string"}},"id":1}
+    ///   ```
+    /// - -32603 when `claude` is not found (`claude CLI not found: install it or set
+    ///   HUMANLAYER_CLAUDE_PATH`), when the approvals MCP server cannot run (see
+    ///   [`Health`](super::Health); fix `--approvals-command`, or launch with `no_approvals`), or
+    ///   when the session cannot be stored or its process started.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use hld_client::protocol::LaunchSessionParams;
+    /// use hld_client::Client;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = Client::connect_default().await?;
+    /// // Or `client.call::<LaunchSession>(params)`, the same call.
+    /// let launched = client
+    ///     .launch_session(LaunchSessionParams {
+    ///         query: "Fix the failing test in src/lib.rs".into(),
+    ///         model: Some("sonnet".into()),
+    ///         working_dir: Some("~/src/app".into()),
+    ///         max_turns: Some(20),
+    ///         ..Default::default()
+    ///     })
+    ///     .await?;
+    /// println!("session {} (run {})", launched.session_id, launched.run_id);
+    /// # Ok(())
+    /// # }
+    /// ```
+    LaunchSession, "launchSession", "Launch a new Claude Code session",
+    ["query: string", "model?: string", "mcp_config?: object|string", "permission_prompt_tool?: string",
+     "working_dir?: string", "max_turns?: number", "system_prompt?: string", "append_system_prompt?: string",
+     "allowed_tools?: [string]", "disallowed_tools?: [string]", "custom_instructions?: string",
+     "verbose?: boolean", "no_approvals?: boolean"],
+    "{session_id: string, run_id: string}",
+    LaunchSessionParams, LaunchSessionResult
+);
+
+/// Result of `listSessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListSessionsResult {
+    /// Newest activity first; always an array.
+    pub sessions: Vec<SessionInfo>,
+}
+
+method!(
+    /// Every session.
+    ///
+    /// Every session, newest activity first. A session being interrupted is listed as `running`
+    /// with `interrupting: true` (see [`SessionInfo`]).
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"listSessions","params":{},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"sessions":[{"id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845","claude_session_id":"0b8e5f3a-2c41-4d7e-9f60-7a1d3c5e8b24","status":"running","interrupting":false,"start_time":"2025-06-12T09:14:03.512Z","last_activity_at":"2025-06-12T09:15:41.207Z","query":"Fix the failing test in src/lib.rs","summary":"Fix the failing test in src/lib.rs","model":"sonnet","working_dir":"/home/ada/src/app","interrupted":false}]},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// None but -32603 (`failed to list sessions`) when the store fails. From Rust:
+    /// `client.list_sessions()` returns the `sessions` array.
+    ListSessions, "listSessions", "List all sessions, newest activity first",
+    [], "{sessions: [SessionInfo]}",
+    NoParams, ListSessionsResult
+);
+
+/// Params naming one session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionIdParams {
+    /// The session.
+    pub session_id: String,
+}
+
+/// Result of `getSessionState`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetSessionStateResult {
+    /// The session.
+    pub session: SessionState,
+}
+
+method!(
+    /// One session's details.
+    ///
+    /// Unlike the lists, the status here is exact: an interrupted session reads `completing`.
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"getSessionState","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"session":{"id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845","claude_session_id":"0b8e5f3a-2c41-4d7e-9f60-7a1d3c5e8b24","status":"completed","query":"Fix the failing test in src/lib.rs","summary":"Fix the failing test in src/lib.rs","model":"sonnet","working_dir":"/home/ada/src/app","created_at":"2025-06-12T09:14:03.512Z","last_activity_at":"2025-06-12T09:14:52.044Z","completed_at":"2025-06-12T09:14:52.044Z","cost_usd":0.0421,"total_tokens":18342,"duration_ms":48210,"num_turns":6,"result_content":"The test passes again: `parse` now trims the input.","input_tokens":15120,"output_tokens":3222,"interrupted":false,"exit_code":0,"max_turns":20}},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `session_id` is missing or empty (`session_id is required`) or names no
+    /// session:
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","error":{"code":-32602,"message":"failed to get session: session not found: 0f0e0d0c-0b0a-4908-8706-050403020100","data":{"param":"session_id","expected":"existing session id","received":"unknown id"}},"id":1}
+    /// ```
+    ///
+    /// From Rust: `client.get_session_state(id)` returns the `session`.
+    GetSessionState, "getSessionState", "Get one session's current state",
+    ["session_id: string"], "{session: SessionState}",
+    SessionIdParams, GetSessionStateResult
+);
+
+/// Params of `getConversation`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetConversationParams {
+    /// The session: its whole parent chain, oldest first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    /// One Claude session (wins over `session_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claude_session_id: Option<String>,
+    /// Page start: only events with a larger `id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_sequence: Option<i64>,
+    /// Page size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+}
+
+/// Result of `getConversation`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetConversationResult {
+    /// Oldest first; always an array.
+    pub events: Vec<ConversationEvent>,
+}
+
+method!(
+    /// Stored conversation history.
+    ///
+    /// With `session_id`, the conversation of the session and of every session it continues,
+    /// oldest first; with `claude_session_id`, that one Claude session's. Page with `limit` and
+    /// `after_sequence` (the `id` of the last event received).
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"getConversation","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","limit":100},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"events":[{"id":101,"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","claude_session_id":"0b8e5f3a-2c41-4d7e-9f60-7a1d3c5e8b24","sequence":1,"event_type":"message","created_at":"2025-06-12T09:14:05.118Z","role":"user","content":"Fix the failing test in src/lib.rs","is_completed":false},{"id":102,"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","claude_session_id":"0b8e5f3a-2c41-4d7e-9f60-7a1d3c5e8b24","sequence":2,"event_type":"tool_call","created_at":"2025-06-12T09:14:09.730Z","role":"assistant","tool_id":"toolu_01XkR7d3Qm8bW2pZ5vN9sLcT","tool_name":"Bash","tool_input_json":"{\"command\":\"cargo test\"}","is_completed":false,"approval_status":"pending","approval_id":"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35"}]},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// -32602 when neither id is given (`either session_id or claude_session_id is required`),
+    /// when `session_id` names no session (`failed to get conversation: session not found: …`),
+    /// or when `limit` is not positive (`limit must be positive`). An unknown
+    /// `claude_session_id` gives an empty list.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use hld_client::protocol::{ConversationEventType, GetConversationParams};
+    /// use hld_client::Client;
+    ///
+    /// # async fn demo(session_id: String) -> Result<(), hld_client::Error> {
+    /// let client = Client::connect_default().await?;
+    /// let mut after = None;
+    /// loop {
+    ///     // Or `client.call::<GetConversation>(params)`, which returns `{events}`.
+    ///     let page = client
+    ///         .get_conversation(GetConversationParams {
+    ///             session_id: Some(session_id.clone()),
+    ///             after_sequence: after,
+    ///             limit: Some(100),
+    ///             ..Default::default()
+    ///         })
+    ///         .await?;
+    ///     for event in &page {
+    ///         match event.event_type {
+    ///             ConversationEventType::Message => println!(
+    ///                 "{}: {}",
+    ///                 event.role.as_deref().unwrap_or("?"),
+    ///                 event.content.as_deref().unwrap_or_default()
+    ///             ),
+    ///             ConversationEventType::ToolCall => {
+    ///                 println!("tool call {}", event.tool_name.as_deref().unwrap_or("?"))
+    ///             }
+    ///             _ => {}
+    ///         }
+    ///     }
+    ///     match page.last() {
+    ///         Some(last) if page.len() == 100 => after = Some(last.id),
+    ///         _ => break,
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    GetConversation, "getConversation",
+    "Get the conversation of a session (its whole parent chain) or of one Claude session",
+    ["session_id?: string", "claude_session_id?: string", "after_sequence?: number", "limit?: number"],
+    "{events: [ConversationEvent]}",
+    GetConversationParams, GetConversationResult
+);
+
+/// Params of `continueSession`. Unset fields are inherited from the parent (except `max_turns`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContinueSessionParams {
+    /// The parent session.
+    pub session_id: String,
+    /// The new prompt.
+    pub query: String,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
+    /// Overrides the parent's (a string holding JSON, or an object).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_config: Option<McpConfigParam>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_prompt_tool: Option<String>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_tools: Option<Vec<String>>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disallowed_tools: Option<Vec<String>>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_instructions: Option<String>,
+    /// Not inherited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<i64>,
+    /// Overrides the parent's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Result of `continueSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContinueSessionResult {
+    /// The new session.
+    pub session_id: String,
+    /// Its run.
+    pub run_id: String,
+    /// Always empty: Claude reports the new id in the stream.
+    pub claude_session_id: String,
+    /// The parent.
+    pub parent_session_id: String,
+}
+
+method!(
+    /// Resume a session with a new query.
+    ///
+    /// Starts a new session that resumes the parent's Claude conversation with `query`; unset
+    /// params are inherited from the parent (except `max_turns`). A parent that is still running
+    /// is interrupted first, and the call waits for it to end.
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"continueSession","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","query":"Now add a regression test for it"},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"session_id":"9d3b6e21-7f4a-4c08-a1e5-3b2c9f8d6a70","run_id":"e5c2a7f9-1d84-4b3e-96a0-8f7d2c4b1e63","claude_session_id":"","parent_session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// - -32602 when `query` or `session_id` is missing or empty (`query is required`), when
+    ///   `session_id` names no session (`failed to get session: session not found: …`), when the
+    ///   parent has no Claude session to resume (`parent session missing claude_session_id
+    ///   (cannot resume)`), or for the bad params [`LaunchSession`] refuses (a working directory
+    ///   that is gone, `mcp_config` that is not JSON).
+    /// - -32603 for the faults of [`LaunchSession`] (`claude` not found, approvals server
+    ///   unavailable, process not started).
+    ///
+    /// From Rust: `client.continue_session(params)`.
+    ContinueSession, "continueSession", "Continue a session with a new query (new session, resumed Claude conversation)",
+    ["session_id: string", "query: string", "system_prompt?: string", "append_system_prompt?: string",
+     "mcp_config?: string|object", "permission_prompt_tool?: string", "allowed_tools?: [string]",
+     "disallowed_tools?: [string]", "custom_instructions?: string", "max_turns?: number", "model?: string"],
+    "{session_id: string, run_id: string, claude_session_id: string, parent_session_id: string}",
+    ContinueSessionParams, ContinueSessionResult
+);
+
+/// Result of `interruptSession`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterruptSessionResult {
+    /// Always true on success.
+    pub success: bool,
+    /// The session.
+    pub session_id: String,
+    /// Always `"completing"`.
+    pub status: String,
+    /// What happens next.
+    pub message: String,
+}
+
+method!(
+    /// Stop a running session.
+    ///
+    /// The session goes to `completing` and then to `completed` with `interrupted: true`.
+    ///
+    /// # Request
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"interruptSession","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
+    /// ```
+    ///
+    /// # Reply
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","result":{"success":true,"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","status":"completing","message":"Session interrupt requested, shutting down gracefully"},"id":1}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// -32602 when `session_id` is missing or empty (`session_id is required`), names no session
+    /// (`session not found: …`), or names one without a live process:
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","error":{"code":-32602,"message":"cannot interrupt session with status completed (must be running)","data":{"param":"session_id","expected":"a running session","received":"completed"}},"id":1}
+    /// ```
+    ///
+    /// From Rust: `client.interrupt_session(id)`.
+    InterruptSession, "interruptSession", "Interrupt a running session (SIGINT, then SIGKILL after a grace period)",
+    ["session_id: string"], "{success: boolean, session_id: string, status: string, message: string}",
+    SessionIdParams, InterruptSessionResult
+);

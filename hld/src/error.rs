@@ -1,0 +1,83 @@
+//! The daemon's domain error: what a request can fail with, whatever transport carried it.
+//! `rpc::error` turns it into a JSON-RPC error object, in one place.
+
+use hld_client::protocol::InvalidParamsData;
+
+/// Why a request failed.
+#[derive(Debug)]
+pub enum Error {
+    /// The client asked for something invalid: a bad parameter, an unknown id, a session in
+    /// the wrong state.
+    InvalidParams {
+        /// The message, e.g. `query is required`.
+        message: String,
+        /// Which parameter, what was expected and what came.
+        data: InvalidParamsData,
+    },
+    /// A fault inside the daemon. Only `public` leaves it; `source` is logged.
+    Internal {
+        /// A message free of paths and secrets.
+        public: String,
+        /// The full error, for the log.
+        source: anyhow::Error,
+    },
+}
+
+/// The result of a domain operation.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// A bad parameter.
+    pub fn invalid_param(
+        param: &str,
+        expected: &str,
+        received: &str,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::InvalidParams {
+            message: message.into(),
+            data: InvalidParamsData {
+                param: param.to_owned(),
+                expected: expected.to_owned(),
+                received: received.to_owned(),
+                accepted: None,
+            },
+        }
+    }
+
+    /// A required parameter that is missing or empty.
+    pub fn required(param: &str, expected: &str, received: &str) -> Self {
+        Self::invalid_param(param, expected, received, format!("{param} is required"))
+    }
+
+    /// An id that names nothing.
+    pub fn not_found(param: &str, what: &str, id: &str) -> Self {
+        Self::invalid_param(
+            param,
+            &format!("existing {what} id"),
+            "unknown id",
+            format!("{what} not found: {id}"),
+        )
+    }
+
+    /// A value outside an enumeration.
+    pub fn not_accepted(param: &str, received: &str, accepted: &[&str]) -> Self {
+        Error::InvalidParams {
+            message: format!("invalid {param}: {received}"),
+            data: InvalidParamsData {
+                param: param.to_owned(),
+                expected: format!("one of {}", accepted.join("|")),
+                received: received.to_owned(),
+                accepted: Some(accepted.iter().map(|s| (*s).to_owned()).collect()),
+            },
+        }
+    }
+
+    /// A fault, with a public message.
+    pub fn internal(public: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
+        Error::Internal {
+            public: public.into(),
+            source: source.into(),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! The one method table: every served method, its description and its typed handler.
+//! `listMethods` and `describeMethods` are generated from it.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use hld_client::protocol::{Method, MethodDescription, MethodSummary};
+use serde_json::value::RawValue;
+
+use super::envelope::json_kind;
+use super::error::from_decode_error;
+use crate::daemon::Daemon;
+use crate::error::{Error, Result};
+
+/// A handler with its types erased: params as raw JSON in, the result as raw JSON out.
+pub type Handler = Box<
+    dyn Fn(Arc<Daemon>, Option<&RawValue>) -> BoxFuture<'static, Result<Box<RawValue>>>
+        + Send
+        + Sync,
+>;
+
+/// One served method.
+struct Entry {
+    name: &'static str,
+    description: &'static str,
+    params: &'static [&'static str],
+    returns: &'static str,
+    /// `None` for a method the connection serves itself (`Subscribe`).
+    handler: Option<Handler>,
+}
+
+/// How a method is served.
+pub enum Route<'a> {
+    /// By its handler.
+    Handler(&'a Handler),
+    /// By the connection loop (`Subscribe`).
+    Connection,
+}
+
+/// Every method the daemon serves, in registration order.
+#[derive(Default)]
+pub struct Router {
+    entries: Vec<Entry>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.entries.iter().map(|e| e.name))
+            .finish()
+    }
+}
+
+impl Router {
+    /// Registers method `M`, served by `handler`: typed params in, typed result (or a domain
+    /// error) out.
+    pub fn route<M, F, Fut>(&mut self, handler: F) -> &mut Self
+    where
+        M: Method,
+        F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<M::Result>> + Send + 'static,
+    {
+        let handler: Handler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
+            Ok(params) => handler(daemon, params)
+                .map(|result| result.and_then(|r| encode(&r)))
+                .boxed(),
+            Err(e) => futures::future::ready(Err(e)).boxed(),
+        });
+        self.push::<M>(Some(handler))
+    }
+
+    /// Registers a method the connection loop serves itself.
+    pub fn connection<M: Method>(&mut self) -> &mut Self {
+        self.push::<M>(None)
+    }
+
+    fn push<M: Method>(&mut self, handler: Option<Handler>) -> &mut Self {
+        assert!(
+            self.get(M::NAME).is_none(),
+            "method {} registered twice",
+            M::NAME
+        );
+        self.entries.push(Entry {
+            name: M::NAME,
+            description: M::DESCRIPTION,
+            params: M::PARAMS,
+            returns: M::RETURNS,
+            handler,
+        });
+        self
+    }
+
+    /// How `name` is served, if it is.
+    pub fn get(&self, name: &str) -> Option<Route<'_>> {
+        let entry = self.entries.iter().find(|e| e.name == name)?;
+        Some(match &entry.handler {
+            Some(handler) => Route::Handler(handler),
+            None => Route::Connection,
+        })
+    }
+
+    /// `listMethods`.
+    pub fn summaries(&self) -> Vec<MethodSummary> {
+        self.entries
+            .iter()
+            .map(|e| MethodSummary {
+                name: e.name.to_owned(),
+                description: e.description.to_owned(),
+            })
+            .collect()
+    }
+
+    /// `describeMethods`.
+    pub fn descriptions(&self) -> Vec<MethodDescription> {
+        self.entries
+            .iter()
+            .map(|e| MethodDescription {
+                name: e.name.to_owned(),
+                params: e.params.iter().map(|s| (*s).to_owned()).collect(),
+                returns: e.returns.to_owned(),
+            })
+            .collect()
+    }
+}
+
+/// A result as raw JSON.
+fn encode<T: serde::Serialize>(result: &T) -> Result<Box<RawValue>> {
+    serde_json::value::to_raw_value(result)
+        .map_err(|e| Error::internal("failed to encode the result", e))
+}
+
+/// Decodes `M`'s params: absent and `null` mean `{}`; anything but an object is -32602, and so
+/// is an object that does not decode, naming the offending field.
+pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
+    let text = raw.map_or("{}", RawValue::get);
+    if let Some(raw) = raw.filter(|r| !r.get().starts_with('{')) {
+        return Err(Error::invalid_param(
+            "params",
+            "object",
+            json_kind(raw),
+            "params must be an object",
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+}

@@ -1,0 +1,108 @@
+//! Every rule of a session's status, in one function: status × happening → status.
+//!
+//! The store applies it inside the transaction that writes the status (a compare-and-set),
+//! so a status is only ever moved by a rule here, from the status it really has: a session
+//! that ended while an approval was being decided keeps its final status, and a decision
+//! cannot put an interrupted session back to `running`. The supervisor, the approvals and
+//! the start-up sweep say what happened; none of them decides the status.
+
+use hld_client::protocol::SessionStatus;
+
+/// Something that happened to a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Happening {
+    /// Its `claude` process started.
+    Started,
+    /// Its `claude` process could not be started.
+    StartFailed,
+    /// One of its approvals is pending.
+    ApprovalRequested,
+    /// None of its approvals is pending any more.
+    ApprovalsSettled,
+    /// An interrupt was asked for.
+    InterruptRequested,
+    /// Its process ended; `failed` when the run failed (an interrupted run did not).
+    Exited {
+        /// Whether the run failed.
+        failed: bool,
+    },
+    /// A previous daemon left it active: its process died with that daemon.
+    Orphaned,
+}
+
+/// The status a session in `from` moves to when `happening` happens; `None` when it stays.
+pub fn transition(from: SessionStatus, happening: Happening) -> Option<SessionStatus> {
+    use Happening::*;
+    use SessionStatus::*;
+    let to = match (from, happening) {
+        (Starting, Started) => Running,
+        (Starting, StartFailed) => Failed,
+        (Running, ApprovalRequested) => WaitingInput,
+        (WaitingInput, ApprovalsSettled) => Running,
+        (Starting | Running | WaitingInput, InterruptRequested) => Completing,
+        (Starting | Running | WaitingInput | Completing, Exited { failed }) => {
+            if failed {
+                Failed
+            } else {
+                Completed
+            }
+        }
+        (Starting | Running | WaitingInput | Completing, Orphaned) => Failed,
+        _ => return None,
+    };
+    Some(to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Happening::*;
+    use SessionStatus::*;
+
+    #[test]
+    fn the_table() {
+        let cases = [
+            (Starting, Started, Some(Running)),
+            (Running, Started, None),
+            (Starting, StartFailed, Some(Failed)),
+            (Running, ApprovalRequested, Some(WaitingInput)),
+            (WaitingInput, ApprovalRequested, None),
+            (Completing, ApprovalRequested, None),
+            (WaitingInput, ApprovalsSettled, Some(Running)),
+            (Completing, ApprovalsSettled, None),
+            (Completed, ApprovalsSettled, None),
+            (Running, InterruptRequested, Some(Completing)),
+            (WaitingInput, InterruptRequested, Some(Completing)),
+            (Completing, InterruptRequested, None),
+            (Completed, InterruptRequested, None),
+            (Completing, Exited { failed: false }, Some(Completed)),
+            (WaitingInput, Exited { failed: true }, Some(Failed)),
+            (Completed, Exited { failed: true }, None),
+            (Running, Orphaned, Some(Failed)),
+            (Completing, Orphaned, Some(Failed)),
+            (Failed, Orphaned, None),
+        ];
+        for (from, happening, to) in cases {
+            assert_eq!(transition(from, happening), to, "{from} × {happening:?}");
+        }
+    }
+
+    #[test]
+    fn a_final_status_never_moves() {
+        let all = [
+            Started,
+            StartFailed,
+            ApprovalRequested,
+            ApprovalsSettled,
+            InterruptRequested,
+            Exited { failed: false },
+            Exited { failed: true },
+            Orphaned,
+        ];
+        for from in [Completed, Failed] {
+            for happening in all {
+                assert_eq!(transition(from, happening), None);
+            }
+        }
+    }
+}

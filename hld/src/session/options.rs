@@ -1,0 +1,208 @@
+//! A session's launch settings: one type shared by `launchSession`, `continueSession`, the
+//! store and the `claude` command line.
+
+use std::path::PathBuf;
+
+use hld_client::protocol::{ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam};
+
+use crate::error::{Error, Result};
+
+/// How a session's `claude` runs. Empty strings and lists count as not given.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionOptions {
+    /// `--model`: an alias or a full model id.
+    pub model: Option<String>,
+    /// The working directory, absolute.
+    pub working_dir: PathBuf,
+    /// `--max-turns`; never inherited by a continuation.
+    pub max_turns: Option<i64>,
+    /// `--system-prompt`.
+    pub system_prompt: Option<String>,
+    /// `--append-system-prompt`, as requested (custom instructions are kept apart).
+    pub append_system_prompt: Option<String>,
+    /// Appended to the system prompt after `append_system_prompt`.
+    pub custom_instructions: Option<String>,
+    /// `--permission-prompt-tool`; one given means the daemon injects no approvals server.
+    pub permission_prompt_tool: Option<String>,
+    /// `--allowedTools`.
+    pub allowed_tools: Option<Vec<String>>,
+    /// `--disallowedTools`.
+    pub disallowed_tools: Option<Vec<String>>,
+    /// MCP servers as requested, before the daemon adds its own.
+    pub mcp_config: Option<McpConfig>,
+    /// Opts out of the daemon's approvals server.
+    pub no_approvals: bool,
+}
+
+impl SessionOptions {
+    /// The options of a new session, checked.
+    pub fn launch(p: LaunchSessionParams) -> Result<SessionOptions> {
+        if p.max_turns.is_some_and(|n| n < 0) {
+            return Err(Error::invalid_param(
+                "max_turns",
+                "non-negative integer",
+                "negative integer",
+                "max_turns must not be negative",
+            ));
+        }
+        Ok(SessionOptions {
+            model: given(p.model),
+            working_dir: working_dir(p.working_dir.as_deref())?,
+            max_turns: p.max_turns.filter(|n| *n > 0),
+            system_prompt: given(p.system_prompt),
+            append_system_prompt: given(p.append_system_prompt),
+            custom_instructions: given(p.custom_instructions),
+            permission_prompt_tool: given(p.permission_prompt_tool),
+            allowed_tools: given_list(p.allowed_tools),
+            disallowed_tools: given_list(p.disallowed_tools),
+            mcp_config: mcp_config(p.mcp_config)?,
+            no_approvals: p.no_approvals.unwrap_or(false),
+        })
+    }
+
+    /// A continuation's options: the parent's, with what the request sets instead; its
+    /// `max_turns` only from the request. The working directory must still exist.
+    pub fn continued(&self, p: ContinueSessionParams) -> Result<SessionOptions> {
+        Ok(SessionOptions {
+            model: given(p.model).or_else(|| self.model.clone()),
+            working_dir: working_dir(Some(&self.working_dir.display().to_string()))?,
+            max_turns: p.max_turns.filter(|n| *n > 0),
+            system_prompt: given(p.system_prompt).or_else(|| self.system_prompt.clone()),
+            append_system_prompt: given(p.append_system_prompt)
+                .or_else(|| self.append_system_prompt.clone()),
+            custom_instructions: given(p.custom_instructions)
+                .or_else(|| self.custom_instructions.clone()),
+            permission_prompt_tool: given(p.permission_prompt_tool)
+                .or_else(|| self.permission_prompt_tool.clone()),
+            allowed_tools: given_list(p.allowed_tools).or_else(|| self.allowed_tools.clone()),
+            disallowed_tools: given_list(p.disallowed_tools)
+                .or_else(|| self.disallowed_tools.clone()),
+            mcp_config: mcp_config(p.mcp_config)?.or_else(|| self.mcp_config.clone()),
+            no_approvals: self.no_approvals,
+        })
+    }
+
+    /// Whether the session gets the daemon's approvals server: unless it opts out or brings
+    /// its own permission-prompt tool.
+    pub fn needs_approvals_server(&self) -> bool {
+        self.permission_prompt_tool.is_none() && !self.no_approvals
+    }
+}
+
+fn given(value: Option<String>) -> Option<String> {
+    value.filter(|s| !s.is_empty())
+}
+
+fn given_list(value: Option<Vec<String>>) -> Option<Vec<String>> {
+    value.filter(|v| !v.is_empty())
+}
+
+/// `mcp_config` in either shape: an object, or a string holding one.
+fn mcp_config(param: Option<McpConfigParam>) -> Result<Option<McpConfig>> {
+    match param {
+        None => Ok(None),
+        Some(McpConfigParam::Object(c)) => Ok(Some(c)),
+        Some(McpConfigParam::Json(s)) if s.trim().is_empty() => Ok(None),
+        Some(McpConfigParam::Json(s)) => serde_json::from_str(&s).map(Some).map_err(|e| {
+            Error::invalid_param(
+                "mcp_config",
+                "MCP config object or JSON string",
+                "invalid JSON",
+                format!("invalid mcp_config JSON: {e}"),
+            )
+        }),
+    }
+}
+
+/// A working directory made absolute (`~` expanded; relative to the daemon's own) and
+/// checked to exist.
+fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
+    let cwd = || {
+        std::env::current_dir()
+            .map_err(|e| Error::internal("cannot read the daemon's working directory", e))
+    };
+    let path = match requested.filter(|s| !s.is_empty()) {
+        Some(dir) => hld_client::config::expand_tilde(dir),
+        None => cwd()?,
+    };
+    let absolute = if path.is_absolute() {
+        path
+    } else {
+        cwd()?.join(path)
+    };
+    if !absolute.is_dir() {
+        return Err(Error::invalid_param(
+            "working_dir",
+            "an existing directory",
+            &absolute.display().to_string(),
+            format!("working_dir does not exist: {}", absolute.display()),
+        ));
+    }
+    Ok(absolute)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_continuation_inherits_all_but_max_turns_and_overrides_what_it_sets() {
+        let dir = tempfile::tempdir().unwrap();
+        let parent = SessionOptions::launch(LaunchSessionParams {
+            query: "q".into(),
+            model: Some("opus".into()),
+            working_dir: Some(dir.path().display().to_string()),
+            max_turns: Some(3),
+            system_prompt: Some("sys".into()),
+            allowed_tools: Some(vec!["Read".into()]),
+            mcp_config: Some(McpConfigParam::Json(r#"{"mcpServers":{}}"#.into())),
+            no_approvals: Some(true),
+            ..Default::default()
+        })
+        .unwrap();
+        let child = parent
+            .continued(ContinueSessionParams {
+                session_id: "p".into(),
+                query: "more".into(),
+                model: Some("haiku".into()),
+                allowed_tools: Some(vec![]),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!(child.model.as_deref(), Some("haiku"));
+        assert_eq!(child.max_turns, None);
+        assert_eq!(child.system_prompt.as_deref(), Some("sys"));
+        assert_eq!(child.allowed_tools, Some(vec!["Read".to_owned()]));
+        assert_eq!(child.mcp_config, parent.mcp_config);
+        assert!(child.no_approvals && !child.needs_approvals_server());
+    }
+
+    #[test]
+    fn bad_launch_params_are_invalid_params() {
+        let bad = |p: LaunchSessionParams| match SessionOptions::launch(p) {
+            Err(Error::InvalidParams { data, .. }) => data.param,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            bad(LaunchSessionParams {
+                max_turns: Some(-1),
+                ..Default::default()
+            }),
+            "max_turns"
+        );
+        assert_eq!(
+            bad(LaunchSessionParams {
+                working_dir: Some("/nonexistent/dir".into()),
+                ..Default::default()
+            }),
+            "working_dir"
+        );
+        assert_eq!(
+            bad(LaunchSessionParams {
+                mcp_config: Some(McpConfigParam::Json("{".into())),
+                ..Default::default()
+            }),
+            "mcp_config"
+        );
+    }
+}
