@@ -38,7 +38,8 @@ impl Published {
 /// The bus. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Bus {
-    sender: broadcast::Sender<Arc<Published>>,
+    /// Events, and `None` once the bus is closed.
+    sender: broadcast::Sender<Option<Arc<Published>>>,
 }
 
 impl Bus {
@@ -53,8 +54,14 @@ impl Bus {
     /// serialised.
     pub fn publish(&self, event: Event) {
         if self.sender.receiver_count() > 0 {
-            let _ = self.sender.send(Arc::new(Published::new(event)));
+            let _ = self.sender.send(Some(Arc::new(Published::new(event))));
         }
+    }
+
+    /// Ends every subscription: each subscriber receives what was published before, then its
+    /// end.
+    pub fn close(&self) {
+        let _ = self.sender.send(None);
     }
 
     /// A new subscriber: it receives what is published from now on that `filter` lets through.
@@ -62,6 +69,7 @@ impl Bus {
         Subscriber {
             receiver: self.sender.subscribe(),
             filter,
+            ended: false,
         }
     }
 
@@ -119,36 +127,57 @@ pub enum Received {
 /// One subscriber. Dropping it unsubscribes.
 #[derive(Debug)]
 pub struct Subscriber {
-    receiver: broadcast::Receiver<Arc<Published>>,
+    receiver: broadcast::Receiver<Option<Arc<Published>>>,
     filter: Filter,
+    /// The bus has closed (or is gone).
+    ended: bool,
 }
 
 impl Subscriber {
-    /// The next event the filter lets through; `None` once the bus is gone.
+    /// The next event the filter lets through; `None` once the bus is closed or gone.
     pub async fn next(&mut self) -> Option<Received> {
-        loop {
-            match self.receiver.recv().await {
-                Ok(published) if self.filter.matches(&published.event.event) => {
-                    return Some(Received::Event(published))
-                }
-                Ok(_) => {}
-                Err(RecvError::Lagged(missed)) => return Some(Received::Lagged(missed)),
-                Err(RecvError::Closed) => return None,
+        while !self.ended {
+            let received = match self.receiver.recv().await {
+                Ok(item) => Ok(item),
+                Err(RecvError::Lagged(missed)) => Err(missed),
+                Err(RecvError::Closed) => Ok(None),
+            };
+            if let Some(wanted) = self.take(received) {
+                return Some(wanted);
             }
         }
+        None
     }
 
-    /// The next event already queued, without waiting.
+    /// The next event already queued, without waiting; `None` if there is none (or the bus
+    /// has closed).
     pub fn try_next(&mut self) -> Option<Received> {
-        loop {
-            match self.receiver.try_recv() {
-                Ok(published) if self.filter.matches(&published.event.event) => {
-                    return Some(Received::Event(published))
-                }
-                Ok(_) => {}
-                Err(TryRecvError::Lagged(missed)) => return Some(Received::Lagged(missed)),
-                Err(TryRecvError::Empty | TryRecvError::Closed) => return None,
+        while !self.ended {
+            let received = match self.receiver.try_recv() {
+                Ok(item) => Ok(item),
+                Err(TryRecvError::Lagged(missed)) => Err(missed),
+                Err(TryRecvError::Closed) => Ok(None),
+                Err(TryRecvError::Empty) => return None,
+            };
+            if let Some(wanted) = self.take(received) {
+                return Some(wanted);
             }
+        }
+        None
+    }
+
+    /// What the subscriber makes of one item of the channel (or of the count it missed).
+    fn take(&mut self, received: Result<Option<Arc<Published>>, u64>) -> Option<Received> {
+        match received {
+            Ok(Some(published)) => self
+                .filter
+                .matches(&published.event.event)
+                .then_some(Received::Event(published)),
+            Ok(None) => {
+                self.ended = true;
+                None
+            }
+            Err(missed) => Some(Received::Lagged(missed)),
         }
     }
 }
@@ -205,6 +234,25 @@ mod tests {
         assert_eq!(json["type"], "session_status_changed");
         assert_eq!(json["data"]["session_id"], "c");
         assert!(json["timestamp"].is_string());
+    }
+
+    #[tokio::test]
+    async fn closing_ends_each_subscription_after_what_was_published_before() {
+        let bus = Bus::new(16);
+        let mut waiting = bus.subscribe(Filter::default());
+        let mut polling = bus.subscribe(Filter::default());
+        bus.publish(status("a"));
+        bus.close();
+        bus.publish(status("after"));
+        assert_eq!(session_of(waiting.next().await), "a");
+        assert!(waiting.next().await.is_none());
+        assert!(waiting.next().await.is_none(), "it stays ended");
+        assert_eq!(session_of(polling.try_next()), "a");
+        assert!(polling.try_next().is_none());
+        assert!(
+            polling.next().await.is_none(),
+            "the end was seen by try_next"
+        );
     }
 
     #[tokio::test]

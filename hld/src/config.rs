@@ -57,8 +57,10 @@ pub struct Args {
     /// Milliseconds between subscription heartbeats when no event is sent.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub heartbeat_interval_ms: u64,
-    /// Events buffered per subscriber before the oldest are dropped.
-    #[arg(long, default_value_t = 100, value_name = "N")]
+    /// Events a subscriber may fall behind before the oldest are dropped for it (and it is
+    /// told how many, with a `lagged` event). The buffer is shared by all subscribers: it
+    /// holds the last N events published.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
     pub subscriber_buffer: usize,
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]

@@ -9,6 +9,7 @@ use crate::approval::api::{ApiError, CloudClient};
 use crate::approval::Approvals;
 use crate::bus::Bus;
 use crate::config::Config;
+use crate::handlers::HealthCache;
 use crate::logging::LogControl;
 use crate::rpc::Router;
 use crate::session::{SessionConfig, Sessions};
@@ -20,6 +21,8 @@ pub struct Daemon {
     pub config: Config,
     /// The served methods.
     pub router: Router,
+    /// `health`'s last result.
+    pub health: HealthCache,
     /// The event bus.
     pub bus: Bus,
     /// The database.
@@ -71,6 +74,7 @@ impl Daemon {
         let approvals = Approvals::new(store.clone(), bus.clone(), cloud);
         Ok(Arc::new(Daemon {
             router: crate::handlers::router(),
+            health: HealthCache::default(),
             approvals,
             bus,
             store,

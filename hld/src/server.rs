@@ -27,7 +27,7 @@ pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 /// found (probing its version now, so that the first `health` does not wait for it), whether
 /// the approvals server can run, and how to launch a session.
 async fn announce(daemon: Arc<Daemon>) {
-    let claude = daemon.sessions.tools().await.claude;
+    let claude = daemon.sessions.tools().await.claude.clone();
     match (&claude.path, claude.available) {
         (Some(path), true) => {
             let version = claude.version.as_deref().unwrap_or("unknown version");
@@ -94,7 +94,10 @@ pub async fn run(
         };
         match accepted {
             Ok((stream, _)) => {
-                connections.spawn(unix::serve(stream, Arc::clone(&daemon), shutdown.clone()));
+                // Boxed: a connection's future has room for any handler's, and spawning
+                // would otherwise copy all of it, twice.
+                let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
+                connections.spawn(Box::pin(connection));
             }
             Err(e) => {
                 tracing::warn!(error = %e, "accept failed");
@@ -106,8 +109,9 @@ pub async fn run(
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
     drop(listener);
-    // 2–3. In-flight requests finish and subscriptions close, while running sessions are
-    //      interrupted, given a grace period, then killed; their outcome is stored.
+    // 2–3. In-flight requests finish, while running sessions are interrupted, given a grace
+    //      period, then killed; their outcome is stored and published, and then the bus
+    //      closes, which ends the subscriptions.
     connections.close();
     let drain = async {
         if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())
@@ -123,7 +127,12 @@ pub async fn run(
             let _ = poller.await;
         }
     };
-    tokio::join!(drain, daemon.sessions.shutdown(SESSION_GRACE), poller_stops);
+    let sessions_stop = async {
+        daemon.sessions.shutdown(SESSION_GRACE).await;
+        // Subscribers have the sessions' last events; their subscriptions end.
+        daemon.bus.close();
+    };
+    tokio::join!(drain, sessions_stop, poller_stops);
     // 4. Flush the store, then remove the socket.
     if let Err(e) = daemon.store.close().await {
         tracing::error!(error = %e, "cannot close the database cleanly");

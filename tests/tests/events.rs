@@ -209,8 +209,10 @@ fn per_session_events_arrive_in_stored_order() {
 
 #[test]
 fn a_subscriber_that_never_reads_delays_nobody_and_is_told_what_it_lost() {
+    // A buffer small enough that the stuck subscriber falls out of it.
     let d = TestDaemon::start_with(
         DaemonOptions::fake_claude()
+            .arg("--subscriber-buffer=100")
             .env("FAKE_CLAUDE_DELAY_MS", "1")
             .env("FAKE_CLAUDE_COUNT", "3000"),
     );

@@ -4,7 +4,7 @@ mod approvals;
 mod introspection;
 mod sessions;
 
-pub use introspection::VERSION;
+pub use introspection::{HealthCache, VERSION};
 
 use hld_client::protocol as p;
 
@@ -13,7 +13,7 @@ use crate::rpc::Router;
 /// Every method the daemon serves.
 pub fn router() -> Router {
     let mut t = Router::default();
-    t.route::<p::Health, _, _>(introspection::health)
+    t.route_encoded::<p::Health, _, _>(introspection::health)
         .route::<p::Initialize, _, _>(introspection::initialize)
         .route::<p::Version, _, _>(introspection::version)
         .route::<p::ListMethods, _, _>(introspection::list_methods)

@@ -41,10 +41,10 @@ pub struct Rejected {
 
 #[derive(Deserialize)]
 struct Members<'a> {
-    #[serde(default, borrow, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    jsonrpc: Option<Text<'a>>,
+    #[serde(default, borrow)]
+    method: Option<Text<'a>>,
     #[serde(default, borrow, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
@@ -58,6 +58,84 @@ struct Members<'a> {
 /// A member that is present, `null` included (serde would read `null` as absent).
 fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A member that must be a string: its text (borrowed unless it has escapes), or
+/// [`Text::Other`] for any other JSON value, so that a wrong type is reported, not a parse
+/// failure.
+enum Text<'a> {
+    Str(Cow<'a, str>),
+    Other,
+}
+
+impl<'a> Text<'a> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Text::Str(s) => Some(s),
+            Text::Other => None,
+        }
+    }
+
+    fn into_str(self) -> Option<Cow<'a, str>> {
+        match self {
+            Text::Str(s) => Some(s),
+            Text::Other => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
+                Ok(Text::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
+                Ok(Text::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Text<'de>, E> {
+                Ok(Text::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Text::Other)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Text<'de>, A::Error> {
+                while a
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Text::Other)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
 }
 
 /// The raw JSON `null`.
@@ -109,8 +187,8 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
         }
     }
     let id = members.id;
-    let version = members.jsonrpc.and_then(json_str);
-    if version.as_deref() != Some(JSONRPC_VERSION) {
+    let version = members.jsonrpc.as_ref().and_then(Text::as_str);
+    if version != Some(JSONRPC_VERSION) {
         let error = invalid_request(
             "Invalid request: must be JSON-RPC 2.0",
             InvalidRequestReason::InvalidEnvelope,
@@ -122,7 +200,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
             return Ok(Message::Reply { id });
         }
     }
-    let Some(method) = members.method.and_then(json_str) else {
+    let Some(method) = members.method.and_then(Text::into_str) else {
         let error = invalid_request(
             "Invalid request: method must be a string",
             InvalidRequestReason::InvalidEnvelope,
@@ -139,16 +217,6 @@ pub fn method_not_found(method: &str) -> ErrorObject {
         code: ErrorCode::MethodNotFound.code(),
         message: format!("Method not found: {method}"),
         data: None,
-    }
-}
-
-/// The string a raw JSON value holds, if it is a string.
-fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    match text.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-        Some(inner) if !inner.contains('\\') => Some(Cow::Borrowed(inner)),
-        Some(_) => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-        None => None,
     }
 }
 

@@ -23,12 +23,12 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures::{FutureExt, Sink, SinkExt, Stream, StreamExt};
 use hld_client::protocol::{
     ErrorObject, Event, InvalidRequestReason, SubscribeParams, SubscribeResult, EVENT_TYPES,
     SUBSCRIPTION_ESTABLISHED,
 };
-use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -47,8 +47,8 @@ pub use router::Router;
 pub struct Response {
     /// The request's id, as it came.
     pub id: Box<RawValue>,
-    /// The result, or the error.
-    pub outcome: Result<Box<RawValue>, ErrorObject>,
+    /// The result as JSON, or the error.
+    pub outcome: Result<Bytes, ErrorObject>,
 }
 
 impl Response {
@@ -62,22 +62,28 @@ impl Response {
 
     /// The reply as one JSON object: `{"jsonrpc":"2.0","result"|"error":…,"id":…}`.
     pub fn to_json(&self) -> Vec<u8> {
-        #[derive(Serialize)]
-        struct Wire<'a> {
-            jsonrpc: &'static str,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            result: Option<&'a RawValue>,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            error: Option<&'a ErrorObject>,
-            id: &'a RawValue,
+        let mut out = Vec::new();
+        self.write_json(&mut out)
+            .expect("writing to memory does not fail");
+        out
+    }
+
+    /// [`Response::to_json`] written to `out`. Every reply is written here.
+    pub fn write_json(&self, mut out: impl std::io::Write) -> io::Result<()> {
+        out.write_all(b"{\"jsonrpc\":\"2.0\",")?;
+        match &self.outcome {
+            Ok(result) => {
+                out.write_all(b"\"result\":")?;
+                out.write_all(result)?;
+            }
+            Err(error) => {
+                out.write_all(b"\"error\":")?;
+                serde_json::to_writer(&mut out, error)?;
+            }
         }
-        let wire = Wire {
-            jsonrpc: "2.0",
-            result: self.outcome.as_ref().ok().map(AsRef::as_ref),
-            error: self.outcome.as_ref().err(),
-            id: &self.id,
-        };
-        serde_json::to_vec(&wire).expect("a response serialises")
+        out.write_all(b",\"id\":")?;
+        out.write_all(self.id.get().as_bytes())?;
+        out.write_all(b"}")
     }
 }
 
@@ -146,11 +152,13 @@ pub async fn serve<C>(
     C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
 {
     let mut events = Events::new(settings);
+    // One wait for the token, for the whole connection (a new one per request would take its
+    // lock twice per request).
+    let cancelled = shutdown.clone().cancelled_owned();
+    tokio::pin!(cancelled);
     loop {
-        if shutdown.is_cancelled() {
-            break;
-        }
-        // Requests already read are answered before their replies are flushed together.
+        // Requests already read are answered before their replies are flushed together (a
+        // shutdown is noticed once they are).
         let frame = match conn.next().now_or_never() {
             Some(frame) => frame,
             None => {
@@ -159,7 +167,7 @@ pub async fn serve<C>(
                 }
                 tokio::select! {
                     biased;
-                    () = shutdown.cancelled() => break,
+                    () = &mut cancelled => break,
                     frame = conn.next() => frame,
                     received = events.next() => {
                         if events.send(&mut conn, received).await.is_err() {
@@ -188,7 +196,7 @@ pub async fn serve<C>(
                         return;
                     }
                     if settings.delivery == Delivery::TakeOver {
-                        forward(conn, subscriber, settings.heartbeat, shutdown).await;
+                        forward(conn, subscriber, settings.heartbeat).await;
                         return;
                     }
                     events.subscriber = Some(subscriber);
@@ -274,10 +282,7 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, delivery: Delivery) -> Handl
 }
 
 /// A new subscription, and its confirmation; unknown event types are -32602.
-fn subscribe(
-    daemon: &Daemon,
-    params: SubscribeParams,
-) -> Result<(Subscriber, Box<RawValue>), ErrorObject> {
+fn subscribe(daemon: &Daemon, params: SubscribeParams) -> Result<(Subscriber, Bytes), ErrorObject> {
     for (i, t) in params.event_types.iter().flatten().enumerate() {
         if !EVENT_TYPES.contains(&t.as_str()) {
             let e = Error::not_accepted(&format!("event_types[{i}]"), t, &EVENT_TYPES);
@@ -289,8 +294,8 @@ fn subscribe(
         subscription_id: format!("sub_{}", uuid::Uuid::new_v4()),
         message: SUBSCRIPTION_ESTABLISHED.to_owned(),
     };
-    let confirmation =
-        serde_json::value::to_raw_value(&confirmation).expect("a confirmation serialises");
+    let confirmation = serde_json::to_vec(&confirmation).expect("a confirmation serialises");
+    let confirmation = Bytes::from(confirmation);
     Ok((subscriber, confirmation))
 }
 
@@ -308,21 +313,21 @@ const COALESCE: usize = 64 * 1024;
 
 /// A taken-over connection ([`Delivery::TakeOver`]): events as they come (those already
 /// queued share a write), a heartbeat after each quiet `heartbeat`; what the client sends is
-/// read and dropped, and its leaving ends the subscription.
-async fn forward<C>(
-    mut conn: C,
-    mut subscriber: Subscriber,
-    heartbeat: Duration,
-    shutdown: CancellationToken,
-) where
+/// read and dropped. The subscription ends when the client leaves or the bus closes (at
+/// shutdown, after the sessions' last events).
+async fn forward<C>(mut conn: C, mut subscriber: Subscriber, heartbeat: Duration)
+where
     C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
 {
+    // The heartbeat is due `heartbeat` after the last write; the timer is moved when it
+    // fires, not at every write (a timer moved per event per subscriber is a cost that grows
+    // with both).
+    let mut last_write = Instant::now();
     let quiet = tokio::time::sleep(heartbeat);
     tokio::pin!(quiet);
     loop {
         tokio::select! {
             biased;
-            () = shutdown.cancelled() => break,
             received = subscriber.next() => {
                 let Some(mut received) = received else { break };
                 let mut batch = 0;
@@ -341,14 +346,17 @@ async fn forward<C>(
                 if conn.flush().await.is_err() {
                     return;
                 }
-                quiet.as_mut().reset(Instant::now() + heartbeat);
+                last_write = Instant::now();
             }
             frame = conn.next() => if !matches!(frame, Some(Ok(_))) { break },
             () = &mut quiet => {
-                if conn.send(Outgoing::Heartbeat).await.is_err() {
-                    return;
+                if last_write.elapsed() >= heartbeat {
+                    if conn.send(Outgoing::Heartbeat).await.is_err() {
+                        return;
+                    }
+                    last_write = Instant::now();
                 }
-                quiet.as_mut().reset(Instant::now() + heartbeat);
+                quiet.as_mut().reset(last_write + heartbeat);
             }
         }
     }
@@ -448,3 +456,21 @@ impl Events {
 pub fn oversize() -> ErrorObject {
     invalid_request("Message too large", InvalidRequestReason::Oversize)
 }
+
+/// An event as a message of its own: the notification `{"jsonrpc":"2.0","method":"event",
+/// "params":{"event":…}}`, or with `request`, the server-initiated request `"id":"s<N>"`. For
+/// transports that keep serving requests beside the events.
+pub fn event_message(event: &Published, request: Option<u64>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(event.json.len() + 64);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
+    if let Some(n) = request {
+        out.extend_from_slice(format!("\"id\":\"s{n}\",").as_bytes());
+    }
+    out.extend_from_slice(b"\"method\":\"event\",\"params\":{\"event\":");
+    out.extend_from_slice(&event.json);
+    out.extend_from_slice(b"}}");
+    out
+}
+
+#[cfg(test)]
+mod tests;

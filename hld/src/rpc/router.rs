@@ -2,8 +2,10 @@
 //! `listMethods` and `describeMethods` are generated from it.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use hld_client::protocol::{Method, MethodDescription, MethodSummary};
@@ -14,12 +16,9 @@ use super::error::from_decode_error;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 
-/// A handler with its types erased: params as raw JSON in, the result as raw JSON out.
-pub type Handler = Box<
-    dyn Fn(Arc<Daemon>, Option<&RawValue>) -> BoxFuture<'static, Result<Box<RawValue>>>
-        + Send
-        + Sync,
->;
+/// A handler with its types erased: params as raw JSON in, the result as JSON out.
+pub type Handler =
+    Box<dyn Fn(Arc<Daemon>, Option<&RawValue>) -> BoxFuture<'static, Result<Bytes>> + Send + Sync>;
 
 /// One served method.
 struct Entry {
@@ -64,7 +63,25 @@ impl Router {
     {
         let handler: Handler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
             Ok(params) => handler(daemon, params)
-                .map(|result| result.and_then(|r| encode(&r)))
+                .map(|result| result.and_then(|r| Ok(Encoded::new(&r)?.json)))
+                .boxed(),
+            Err(e) => futures::future::ready(Err(e)).boxed(),
+        });
+        self.push::<M>(Some(handler))
+    }
+
+    /// Registers method `M`, served by `handler`, which returns its result already
+    /// serialised ([`Encoded`]): for a method called so often, with a result that changes so
+    /// seldom, that it keeps the JSON (`health`).
+    pub fn route_encoded<M, F, Fut>(&mut self, handler: F) -> &mut Self
+    where
+        M: Method,
+        F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Encoded<M::Result>>> + Send + 'static,
+    {
+        let handler: Handler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
+            Ok(params) => handler(daemon, params)
+                .map(|result| result.map(|r| r.json))
                 .boxed(),
             Err(e) => futures::future::ready(Err(e)).boxed(),
         });
@@ -125,10 +142,33 @@ impl Router {
     }
 }
 
-/// A result as raw JSON.
-fn encode<T: serde::Serialize>(result: &T) -> Result<Box<RawValue>> {
-    serde_json::value::to_raw_value(result)
-        .map_err(|e| Error::internal("failed to encode the result", e))
+/// The JSON of a `T`: a method's result, serialised.
+#[derive(Debug)]
+pub struct Encoded<T> {
+    json: Bytes,
+    of: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Encoded<T> {
+    fn clone(&self) -> Self {
+        Encoded {
+            json: self.json.clone(),
+            of: PhantomData,
+        }
+    }
+}
+
+impl<T: serde::Serialize> Encoded<T> {
+    /// Serialises `value`.
+    pub fn new(value: &T) -> Result<Encoded<T>> {
+        let mut json = Vec::with_capacity(256);
+        serde_json::to_writer(&mut json, value)
+            .map_err(|e| Error::internal("failed to encode the result", e))?;
+        Ok(Encoded {
+            json: Bytes::from(json),
+            of: PhantomData,
+        })
+    }
 }
 
 /// Decodes `M`'s params: absent and `null` mean `{}`; anything but an object is -32602, and so
@@ -143,6 +183,10 @@ pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
             "params must be an object",
         ));
     }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+    // Valid params decode without tracking the path; a failure is decoded again, to name the
+    // field that failed.
+    serde_json::from_str(text).or_else(|_| {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
+    })
 }

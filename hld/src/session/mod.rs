@@ -68,7 +68,7 @@ pub struct Sessions {
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
     /// The last answer of [`Sessions::tools`].
-    tools_seen: Mutex<Option<(Instant, Tools)>>,
+    tools_seen: Mutex<Option<(Instant, Arc<Tools>)>>,
 }
 
 /// The programs sessions need: `claude`, and the approvals server's command.
@@ -111,17 +111,17 @@ impl Sessions {
 
     /// Where `claude` is (its version probed once per path), and whether the approvals server
     /// can run. Looked up again at most once per [`TOOLS_RECHECK`].
-    pub async fn tools(&self) -> Tools {
+    pub async fn tools(&self) -> Arc<Tools> {
         if let Some((at, tools)) = &*self.tools_seen.lock().unwrap() {
             if at.elapsed() < TOOLS_RECHECK {
-                return tools.clone();
+                return Arc::clone(tools);
             }
         }
-        let tools = Tools {
+        let tools = Arc::new(Tools {
             claude: self.find_claude().await,
             approvals: self.config.approvals_command.availability(),
-        };
-        *self.tools_seen.lock().unwrap() = Some((Instant::now(), tools.clone()));
+        });
+        *self.tools_seen.lock().unwrap() = Some((Instant::now(), Arc::clone(&tools)));
         tools
     }
 

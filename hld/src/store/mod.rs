@@ -1,11 +1,12 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
-//! [`Store`] is a cheap `Clone` handle with async methods; no SQLite work runs on the async
-//! workers.
+//! [`Store`] is a cheap `Clone` handle with async methods. Only a write that finds the write
+//! connection idle runs on the async worker that asks for it; nothing that syncs to disk does.
 //!
-//! - **Writes** go to the one write connection, owned by a thread of its own: each command is
-//!   a transaction, and its caller hears back once it is committed (see the `writer`
-//!   module).
+//! - **Writes** go to the one write connection: each command is a transaction, and its caller
+//!   hears back once it is committed. A write that finds the connection idle runs at once on
+//!   the caller's thread; the others, every burst of a streaming session and every
+//!   checkpoint run on the writer thread (see the `writer` module).
 //! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
 //!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
 //!
@@ -38,7 +39,7 @@ pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
 pub use types::*;
 
 use crate::session::lifecycle::Happening;
-use writer::{Msg, Writer};
+use writer::{Msg, Slot, Writer};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
@@ -52,6 +53,7 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     commands: Sender<Msg>,
+    slot: Arc<Slot>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
@@ -81,9 +83,11 @@ impl Store {
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
         let (commands, received) = mpsc::channel();
+        let slot = Arc::new(Slot::new(Writer::new(conn))?);
+        let thread_slot = Arc::clone(&slot);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
-            .spawn(move || writer::run(Writer::new(conn), received))
+            .spawn(move || writer::run(&thread_slot, received))
             .map_err(|source| StoreError::Io {
                 context: "starting the store writer thread".into(),
                 source,
@@ -92,6 +96,7 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 commands,
+                slot,
                 readers,
                 next_reader: AtomicUsize::new(0),
                 writer: Mutex::new(Some(writer)),
@@ -113,10 +118,30 @@ impl Store {
         &self.inner.path
     }
 
-    /// Runs `f` on the writer thread in a transaction of its own. The command is queued when
-    /// this is called, not when the future is awaited, and stands even if the future is
-    /// dropped; the future resolves once it is committed (or failed).
+    /// Runs `f` in a transaction of its own: at once on this thread if the write connection
+    /// is idle, else on the writer thread after what is queued (see the `writer` module).
+    /// Either way it is applied or queued when this is called, not when the future is
+    /// awaited, and stands even if the future is dropped; the future resolves once it is
+    /// committed (or failed).
     fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+    {
+        self.submit(f, true)
+    }
+
+    /// [`write`](Self::write), always on the writer thread: for a streaming session's bursts,
+    /// which would hold up every connection if they ran on the async workers.
+    fn queue<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+    {
+        self.submit(f, false)
+    }
+
+    fn submit<T, F>(&self, f: F, inline: bool) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
@@ -126,13 +151,26 @@ impl Store {
             // The caller may have stopped waiting; the write stands regardless.
             let _ = reply.send(w.transaction(f));
         });
-        let queued = if self.inner.closed.load(Ordering::Acquire) {
+        let inner = &self.inner;
+        let queued = if inner.closed.load(Ordering::Acquire) {
             Err(StoreError::Closed)
         } else {
-            self.inner
-                .commands
-                .send(Msg::Job(job))
-                .map_err(|_| StoreError::Closed)
+            let left = if inline {
+                inner.slot.try_apply(job)
+            } else {
+                Some(job)
+            };
+            let msg = match left {
+                Some(job) => {
+                    inner.slot.queueing();
+                    Some(Msg::Job(job))
+                }
+                None if inner.slot.take_checkpoint_due() => Some(Msg::Checkpoint),
+                None => None,
+            };
+            msg.map_or(Ok(()), |msg| {
+                inner.commands.send(msg).map_err(|_| StoreError::Closed)
+            })
         };
         async move {
             queued?;
@@ -182,7 +220,7 @@ impl Store {
     /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
     pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
         let id = session_id.to_owned();
-        self.write(move |w| w.ingest(&id, ingest)).await
+        self.queue(move |w| w.ingest(&id, ingest)).await
     }
 
     /// One session.

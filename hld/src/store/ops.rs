@@ -540,7 +540,7 @@ impl Writer {
             approval,
             events,
             session,
-            pending: self.pending_approvals()?,
+            pending: self.pending_approvals(1)?,
         })
     }
 
@@ -577,7 +577,7 @@ impl Writer {
             approval,
             events,
             session,
-            pending: self.pending_approvals()?,
+            pending: self.pending_approvals(0)?,
         }))
     }
 
@@ -646,16 +646,23 @@ impl Writer {
             approval,
             events,
             session,
-            pending: self.pending_approvals()?,
+            pending: self.pending_approvals(-1)?,
         })
     }
 
-    /// How many approvals are pending, of every session.
-    fn pending_approvals(&self) -> Result<u64> {
-        let count: i64 = self
-            .conn
-            .prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")?
-            .query_row([], |r| r.get(0))?;
+    /// How many approvals are pending, of every session, now that `change` more are (fewer,
+    /// when negative). Counted once, then kept up to date: a count of every pending row at
+    /// each approval would grow with them.
+    fn pending_approvals(&mut self, change: i64) -> Result<u64> {
+        let count = match self.pending {
+            Some(before) => before + change,
+            // Counted after the write: the change is in it.
+            None => self
+                .conn
+                .prepare_cached("SELECT COUNT(*) FROM approvals WHERE status = 'pending'")?
+                .query_row([], |r| r.get(0))?,
+        };
+        self.pending = Some(count);
         Ok(u64::try_from(count).unwrap_or_default())
     }
 

@@ -3,12 +3,17 @@
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 
 use super::error::{Result, StoreError};
 
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Prepared statements the writer keeps: it uses about 30, more than rusqlite's default cache
+/// of 16, which would prepare some of them again on every command.
+const WRITER_STATEMENTS: usize = 64;
 
 /// One schema step. Applied in order, each in its own transaction, and recorded in
 /// `schema_version`. Never edit a released migration: append a new one.
@@ -281,6 +286,7 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection> {
         )));
     }
     configure(&conn)?;
+    conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
     Ok(conn)
 }
 
@@ -300,6 +306,10 @@ fn configure(conn: &Connection) -> Result<()> {
     // last commits, and it never corrupts the database.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // A query's plan must not depend on the values bound to it: otherwise SQLite prepares a
+    // cached statement again whenever a new value is bound to a parameter it compares with a
+    // partial index's condition (the tool-call lookup of `createApproval`).
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }
 

@@ -130,7 +130,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.write(move |_| {
+    store.queue(move |_| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -1691,4 +1691,84 @@ async fn approvals_leave_a_session_that_ended_with_its_final_status() {
         .unwrap();
     assert_eq!(moved(&late), None);
     assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
+}
+
+#[tokio::test]
+async fn the_wal_is_checkpointed_as_it_grows() {
+    let (_dir, store) = Store::open_temp();
+    let wal = store.path().with_extension("db-wal");
+    let page_size: i64 = raw(store.path())
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .unwrap();
+    let threshold = 1000 * page_size;
+    // Forty pages of query text per session: five times the checkpoint threshold for each way
+    // a write is applied (inline while the writer is idle, and queued for the writer thread).
+    let text = "q".repeat(40 * usize::try_from(page_size).unwrap());
+    for queued in [false, true] {
+        let mut largest = 0;
+        for i in 0..125 {
+            let new = NewSession {
+                query: text.clone(),
+                ..session(&format!("s{queued}{i}"), "2026-01-01T00:00:00.000Z")
+            };
+            if queued {
+                store.queue(move |w| w.create_session(&new)).await.unwrap();
+            } else {
+                store.create_session(new).await.unwrap();
+            }
+            let size = std::fs::metadata(&wal).unwrap().len();
+            largest = largest.max(i64::try_from(size).unwrap());
+        }
+        assert!(
+            largest < 2 * threshold,
+            "queued: {queued}: the WAL grew to {largest} bytes, past twice the threshold \
+             ({threshold})"
+        );
+    }
+    let sessions = store.list_sessions().await.unwrap();
+    assert_eq!(sessions.len(), 250);
+    assert!(sessions.iter().all(|s| s.new.query == text));
+}
+
+#[tokio::test]
+async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
+    let (_dir, store) = open_with_session().await;
+    let create = |id: &'static str| {
+        store.create_approval(NewApproval::function_call(
+            id,
+            "s1",
+            "Bash",
+            json!({}),
+            None,
+        ))
+    };
+    assert_eq!(create("a1").await.unwrap().pending, 1);
+    assert_eq!(create("a2").await.unwrap().pending, 2);
+    let decided = store
+        .decide_approval("a1", ApprovalStatus::Approved, None)
+        .await
+        .unwrap();
+    assert_eq!(decided.pending, 1);
+    // A transaction that adds an approval and then fails leaves the total as it was.
+    let failed = store
+        .write(|w| {
+            w.create_approval(&NewApproval::function_call(
+                "a3",
+                "s1",
+                "Bash",
+                json!({}),
+                None,
+            ))?;
+            Err::<(), _>(StoreError::Invalid("changed my mind".into()))
+        })
+        .await;
+    assert!(failed.is_err());
+    assert_eq!(create("a4").await.unwrap().pending, 2);
+    // Resolving one, as the end of its session does, lowers it too.
+    let ended = store
+        .decide_approval("a2", ApprovalStatus::Resolved, None)
+        .await
+        .unwrap();
+    assert_eq!(ended.pending, 1);
+    assert_eq!(store.pending_approvals(None).await.unwrap().len(), 1);
 }

@@ -101,7 +101,7 @@ impl Encoder<Outgoing> for NdjsonCodec {
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> Result<(), std::io::Error> {
         match item {
-            Outgoing::Response(response) => dst.put_slice(&response.to_json()),
+            Outgoing::Response(response) => response.write_json(dst.writer())?,
             Outgoing::Event { event, .. } => {
                 dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":{\"event\":");
                 dst.put_slice(&event.json);

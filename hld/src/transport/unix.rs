@@ -6,8 +6,14 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
-use tokio_util::codec::Framed;
+use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
 
 use super::ndjson::NdjsonCodec;
@@ -78,6 +84,9 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     })
 }
 
+/// The room a connection's read and write buffers start with.
+const BUFFER: usize = 1024;
+
 /// Serves one accepted connection with NDJSON framing; `Subscribe` takes it over.
 pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: CancellationToken) {
     let codec = NdjsonCodec::new(daemon.config.max_message_size);
@@ -87,5 +96,43 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
         max_pending: 0,
         stale_after: std::time::Duration::ZERO,
     };
-    rpc::serve(Framed::new(stream, codec), daemon, settings, shutdown).await;
+    // Buffers sized for a usual request and reply; they grow for larger ones.
+    let mut parts = FramedParts::new::<rpc::Outgoing>(Socket(stream), codec);
+    parts.read_buf = BytesMut::with_capacity(BUFFER);
+    parts.write_buf = BytesMut::with_capacity(BUFFER);
+    rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
+}
+
+/// An accepted socket, written with `send` rather than `writev`. The framed writer hands over
+/// its one contiguous buffer, and the kernel's `writev` path (the iovec copied in and checked,
+/// the file position locked) costs more per call than `send` does: on a busy subscriber
+/// socket that is paid once per event.
+struct Socket(UnixStream);
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
 }

@@ -98,30 +98,31 @@ struct FanoutLoad {
     pace: Pace,
     /// Server and client both on CPU 0.
     pinned: bool,
-    /// The p99 target in µs (none for the saturating load, which is reported).
-    target_us: Option<f64>,
+    /// The target: hld's p99 at most this many times the raw server's in the same round
+    /// (none for the saturating load, which is reported).
+    max_ratio: Option<f64>,
 }
 
 impl FanoutLoad {
     /// One event in flight, pinned or not.
-    fn one_in_flight(subs: usize, events: usize, pinned: bool, target_us: f64) -> Self {
+    fn one_in_flight(subs: usize, events: usize, pinned: bool, max_ratio: f64) -> Self {
         FanoutLoad {
             subs,
             events,
             pace: Pace::OneInFlight,
             pinned,
-            target_us: Some(target_us),
+            max_ratio: Some(max_ratio),
         }
     }
 
     /// Events at a fixed rate, unpinned (a sustained load, placed as the daemon will run).
-    fn paced(subs: usize, events: usize, rate: f64, target_us: f64) -> Self {
+    fn paced(subs: usize, events: usize, rate: f64, max_ratio: f64) -> Self {
         FanoutLoad {
             subs,
             events,
             pace: Pace::Rate(rate),
             pinned: false,
-            target_us: Some(target_us),
+            max_ratio: Some(max_ratio),
         }
     }
 
@@ -132,7 +133,7 @@ impl FanoutLoad {
             events,
             pace: Pace::Saturated,
             pinned: false,
-            target_us: None,
+            max_ratio: None,
         }
     }
 }
@@ -172,10 +173,10 @@ impl Plan {
                 conc: 640,
                 connect: 100,
                 fanout: vec![
-                    FanoutLoad::one_in_flight(5, 30, true, 1000.0),
-                    FanoutLoad::one_in_flight(5, 30, false, 1000.0),
-                    FanoutLoad::one_in_flight(20, 30, false, 5000.0),
-                    FanoutLoad::paced(20, 50, 1000.0, 25_000.0),
+                    FanoutLoad::one_in_flight(5, 30, true, 2.0),
+                    FanoutLoad::one_in_flight(5, 30, false, 2.0),
+                    FanoutLoad::one_in_flight(20, 30, false, 1.25),
+                    FanoutLoad::paced(20, 50, 1000.0, 2.0),
                     FanoutLoad::saturated(20, 50),
                 ],
                 ingest_lines: 500,
@@ -196,11 +197,11 @@ impl Plan {
                 conc: 200_000,
                 connect: 20_000,
                 fanout: vec![
-                    FanoutLoad::one_in_flight(100, 300, true, 1000.0),
-                    FanoutLoad::one_in_flight(100, 300, false, 1000.0),
-                    FanoutLoad::one_in_flight(1000, 300, true, 5000.0),
-                    FanoutLoad::one_in_flight(1000, 300, false, 5000.0),
-                    FanoutLoad::paced(1000, 3000, 1000.0, 25_000.0),
+                    FanoutLoad::one_in_flight(100, 300, true, 2.0),
+                    FanoutLoad::one_in_flight(100, 300, false, 2.0),
+                    FanoutLoad::one_in_flight(1000, 300, true, 1.25),
+                    FanoutLoad::one_in_flight(1000, 300, false, 1.25),
+                    FanoutLoad::paced(1000, 3000, 1000.0, 2.0),
                     FanoutLoad::saturated(1000, 3000),
                 ],
                 ingest_lines: 100_000,
@@ -455,7 +456,7 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             &results[i][1],
             &results[i][0],
             false,
-            0.85,
+            0.75,
         ));
         let mut mt = rate_row(
             &format!(
@@ -464,7 +465,7 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             &results[i][2],
             &results[i][0],
             false,
-            0.85,
+            0.75,
         );
         mt.target = "reported (runtime choice)".into();
         mt.verdict = Verdict::Info;
@@ -617,7 +618,7 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             events,
             pace,
             pinned,
-            target_us,
+            max_ratio,
         } = *load;
         let [raw, hld] = &results[i];
         let p99 = |rs: &[FanoutResult]| {
@@ -656,12 +657,15 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             (Pace::Rate(r), _) => format!("paced {} events/s", si(r)),
             (Pace::Saturated, _) => format!("saturated ({} in flight)", crate::fanout::WINDOW),
         };
-        let (ratio_shown, target, verdict) = match target_us {
-            Some(target_us) => (
-                format!("p99 ×{}", ratios(&hld_p99, &raw_p99).show(ratio)),
-                format!("p99 ≤ {}, no loss or repeat", us(target_us)),
-                Verdict::of(p99(hld).median <= target_us && lost(hld) == 0 && repeated(hld) == 0),
-            ),
+        let (ratio_shown, target, verdict) = match max_ratio {
+            Some(max_ratio) => {
+                let r = ratios(&hld_p99, &raw_p99);
+                (
+                    format!("p99 ×{}", r.show(ratio)),
+                    format!("p99 ≤ {max_ratio}× the raw server's, no loss or repeat"),
+                    Verdict::of(r.median <= max_ratio && lost(hld) == 0 && repeated(hld) == 0),
+                )
+            }
             None => (
                 format!(
                     "deliveries/s {}",
@@ -684,19 +688,12 @@ fn fanout(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
              (hld's `new_approval`; the baseline's are padded to match)",
             Spread::of(&hld.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median
         );
-        let raw_median = p99(raw).median;
         if pace == Pace::Saturated {
             note.push_str(
                 "; its latency is mostly queueing; both servers write each subscriber's \
                  queued events in one write, without which `perf-limits.md` found 5–6× \
                  fewer deliveries/s",
             );
-        } else if target_us.is_some_and(|t| raw_median > t) {
-            note.push_str(&format!(
-                "; the baseline misses the target too (p99 {}): on this machine the raw \
-                 server does not reach it either",
-                us(raw_median)
-            ));
         }
         notes.push(note);
     }

@@ -1,0 +1,328 @@
+//! The connection loop over an in-memory duplex pair: the NDJSON transport, and a test
+//! transport that sends events beside the replies, as stdio and WebSocket do.
+
+use std::time::Duration;
+
+use bytes::{BufMut, BytesMut};
+use clap::Parser;
+use hld_client::protocol::{Event, SessionStatus};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio_util::codec::{Decoder, Encoder, Framed};
+
+use super::*;
+use crate::config::{Args, Config};
+use crate::logging::LogControl;
+use crate::store::Store;
+use crate::transport::ndjson::NdjsonCodec;
+
+/// A daemon over a fresh database, and the directory that holds it.
+fn daemon() -> (tempfile::TempDir, Arc<Daemon>) {
+    let dir = tempfile::tempdir().unwrap();
+    let args = Args::try_parse_from([
+        "hld",
+        "--socket",
+        &dir.path().join("hld.sock").display().to_string(),
+        "--database",
+        &dir.path().join("hld.db").display().to_string(),
+        "--heartbeat-interval-ms",
+        "100",
+    ])
+    .unwrap();
+    let config = Config::from_args(args).unwrap();
+    let store = Store::open(&config.database).unwrap();
+    let daemon = Daemon::new(
+        config,
+        store,
+        LogControl::detached(),
+        CancellationToken::new(),
+    )
+    .unwrap();
+    (dir, daemon)
+}
+
+/// Serves one end of a duplex pair (whose buffers hold `capacity` bytes) with `codec`;
+/// returns the client's end, read line by line.
+fn connect<C>(
+    daemon: &Arc<Daemon>,
+    codec: C,
+    delivery: Delivery,
+    capacity: usize,
+) -> (BufReader<DuplexStream>, CancellationToken)
+where
+    C: Decoder<Item = Frame, Error = io::Error>
+        + Encoder<Outgoing, Error = io::Error>
+        + Send
+        + 'static,
+{
+    let (client, server) = tokio::io::duplex(capacity);
+    let shutdown = CancellationToken::new();
+    let settings = Settings {
+        delivery,
+        heartbeat: daemon.config.heartbeat_interval,
+        max_pending: 2,
+        stale_after: Duration::from_secs(30),
+    };
+    tokio::spawn(serve(
+        Framed::new(server, codec),
+        Arc::clone(daemon),
+        settings,
+        shutdown.clone(),
+    ));
+    (BufReader::new(client), shutdown)
+}
+
+async fn line(client: &mut BufReader<DuplexStream>) -> Value {
+    let mut text = String::new();
+    tokio::time::timeout(Duration::from_secs(5), client.read_line(&mut text))
+        .await
+        .expect("a line within 5 s")
+        .unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text:?}: {e}"))
+}
+
+async fn send(client: &mut BufReader<DuplexStream>, text: &str) {
+    client.get_mut().write_all(text.as_bytes()).await.unwrap();
+}
+
+fn status_event(session: &str) -> Event {
+    Event::SessionStatusChanged {
+        session_id: session.into(),
+        run_id: "r".into(),
+        old_status: SessionStatus::Running,
+        new_status: SessionStatus::Completed,
+        parent_session_id: None,
+        error: None,
+    }
+}
+
+/// Publishes `event` once the connection has subscribed (the loop subscribes before it
+/// confirms, so the confirmation is the signal).
+async fn publish_when_subscribed(daemon: &Daemon, event: Event) {
+    while daemon.bus.subscriber_count() == 0 {
+        tokio::task::yield_now().await;
+    }
+    daemon.bus.publish(event);
+}
+
+#[tokio::test]
+async fn replies_come_in_request_order_with_ids_echoed_and_notifications_unanswered() {
+    let (_dir, daemon) = daemon();
+    let codec = NdjsonCodec::new(1024);
+    let (mut client, _stop) = connect(&daemon, codec, Delivery::TakeOver, 64 * 1024);
+    send(
+        &mut client,
+        concat!(
+            r#"{"jsonrpc":"2.0","method":"version","id":"a"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"version"}"#,
+            "\n",
+            "not json\n",
+            r#"{"jsonrpc":"2.0","method":"nope","id":2.5}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"getSessionState","params":{},"id":[1]}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"health","params":null,"id":7}"#,
+            "\n",
+        ),
+    )
+    .await;
+    assert_eq!(line(&mut client).await["id"], "a");
+    let parse = line(&mut client).await;
+    assert_eq!(
+        (parse["error"]["code"].clone(), parse["id"].clone()),
+        (json!(-32700), Value::Null)
+    );
+    let unknown = line(&mut client).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    assert_eq!(unknown["id"], 2.5);
+    assert_eq!(line(&mut client).await["error"]["code"], -32600);
+    let health = line(&mut client).await;
+    assert_eq!(health["id"], 7);
+    assert_eq!(health["result"]["status"], "ok");
+}
+
+#[tokio::test]
+async fn subscribe_takes_an_ndjson_connection_over() {
+    let (_dir, daemon) = daemon();
+    let (mut client, _stop) = connect(
+        &daemon,
+        NdjsonCodec::new(1024),
+        Delivery::TakeOver,
+        64 * 1024,
+    );
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"Subscribe\",\"params\":{\"session_id\":\"s1\"},\"id\":1}\n",
+    )
+    .await;
+    let confirmed = line(&mut client).await;
+    assert!(confirmed["result"]["subscription_id"].is_string());
+    assert_eq!(confirmed["id"], 1);
+    // Requests are read and dropped from now on; the filter holds.
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"version\",\"id\":2}\n",
+    )
+    .await;
+    daemon.bus.publish(status_event("other"));
+    daemon.bus.publish(status_event("s1"));
+    let event = line(&mut client).await;
+    assert_eq!(event["id"], Value::Null);
+    assert_eq!(event["result"]["event"]["data"]["session_id"], "s1");
+    // Quiet for the heartbeat interval: a heartbeat.
+    let heartbeat = line(&mut client).await;
+    assert_eq!(heartbeat["result"]["type"], "heartbeat");
+    assert_eq!(heartbeat["id"], Value::Null);
+    // The bus closes (at shutdown): the events published before it go out, then the
+    // connection ends.
+    daemon.bus.publish(status_event("s1"));
+    daemon.bus.close();
+    let last = line(&mut client).await;
+    assert_eq!(last["result"]["event"]["data"]["session_id"], "s1");
+    let mut rest = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), client.read_line(&mut rest))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read, 0, "closed");
+}
+
+/// A transport that keeps serving requests beside the events: NDJSON lines, events as
+/// messages of their own (as stdio and WebSocket frame them).
+struct Alongside(NdjsonCodec);
+
+impl Decoder for Alongside {
+    type Item = Frame;
+    type Error = io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame>> {
+        self.0.decode(buf)
+    }
+}
+
+impl Encoder<Outgoing> for Alongside {
+    type Error = io::Error;
+
+    fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
+        match item {
+            Outgoing::Event { event, request } => {
+                dst.put_slice(&event_message(&event, request));
+                dst.put_u8(b'\n');
+                Ok(())
+            }
+            other => self.0.encode(other, dst),
+        }
+    }
+}
+
+#[tokio::test]
+async fn beside_requests_events_go_out_as_notifications() {
+    let (_dir, daemon) = daemon();
+    let codec = Alongside(NdjsonCodec::new(1024));
+    let (mut client, _stop) = connect(&daemon, codec, Delivery::Notifications, 64 * 1024);
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"Subscribe\",\"id\":1}\n",
+    )
+    .await;
+    assert!(line(&mut client).await["result"]["subscription_id"].is_string());
+    publish_when_subscribed(&daemon, status_event("s1")).await;
+    let event = line(&mut client).await;
+    assert_eq!(event["method"], "event");
+    assert!(event.get("id").is_none(), "a notification: {event}");
+    assert_eq!(event["params"]["event"]["type"], "session_status_changed");
+    // Requests keep working on the same connection.
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"version\",\"id\":2}\n",
+    )
+    .await;
+    assert_eq!(line(&mut client).await["id"], 2);
+}
+
+#[tokio::test]
+async fn events_as_server_requests_are_numbered_bounded_and_their_replies_matched() {
+    let (_dir, daemon) = daemon();
+    let codec = Alongside(NdjsonCodec::new(1024));
+    let (mut client, _stop) = connect(&daemon, codec, Delivery::Requests, 64 * 1024);
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"Subscribe\",\"id\":\"1\"}\n",
+    )
+    .await;
+    assert!(line(&mut client).await["result"]["subscription_id"].is_string());
+    // At most two wait for a reply (`max_pending`): the third and fourth are dropped.
+    for s in ["a", "b", "c", "d"] {
+        publish_when_subscribed(&daemon, status_event(s)).await;
+    }
+    let first = line(&mut client).await;
+    assert_eq!(first["id"], "s1");
+    assert_eq!(first["params"]["event"]["data"]["session_id"], "a");
+    assert_eq!(line(&mut client).await["id"], "s2");
+    // A reply frees a place; an unknown reply is ignored; the next event says what was lost.
+    send(
+        &mut client,
+        concat!(
+            r#"{"jsonrpc":"2.0","result":{},"id":"s1"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","result":{},"id":"s99"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","method":"version","id":"v"}"#,
+            "\n",
+        ),
+    )
+    .await;
+    assert_eq!(line(&mut client).await["id"], "v");
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"x\"},\"id\":\"s2\"}\n",
+    )
+    .await;
+    daemon.bus.publish(status_event("e"));
+    let lagged = line(&mut client).await;
+    assert_eq!(lagged["id"], "s3");
+    assert_eq!(lagged["params"]["event"]["type"], "lagged");
+    assert_eq!(lagged["params"]["event"]["data"]["missed"], 2);
+    let next = line(&mut client).await;
+    assert_eq!(next["id"], "s4");
+    assert_eq!(next["params"]["event"]["data"]["session_id"], "e");
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_read_stops_being_read() {
+    let (_dir, daemon) = daemon();
+    let (mut client, _stop) = connect(
+        &daemon,
+        NdjsonCodec::new(1024),
+        Delivery::TakeOver,
+        16 * 1024,
+    );
+    // Far more replies than the pair's buffers and the transport's write buffer hold: the
+    // loop stops reading, so the client's writes stall too.
+    let request = "{\"jsonrpc\":\"2.0\",\"method\":\"describeMethods\",\"id\":1}\n";
+    let flood = request.repeat(10_000);
+    let stalled = tokio::time::timeout(
+        Duration::from_millis(500),
+        client.get_mut().write_all(flood.as_bytes()),
+    )
+    .await;
+    assert!(stalled.is_err(), "the daemon kept reading");
+    // Reading the replies lets it go on.
+    for _ in 0..10 {
+        assert_eq!(line(&mut client).await["id"], 1);
+    }
+}
+
+#[tokio::test]
+async fn shutdown_ends_a_waiting_connection() {
+    let (_dir, daemon) = daemon();
+    let (mut client, stop) = connect(&daemon, NdjsonCodec::new(1024), Delivery::TakeOver, 1024);
+    stop.cancel();
+    let mut rest = String::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), client.read_line(&mut rest))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read, 0, "closed");
+}
