@@ -60,7 +60,7 @@ pub struct Args {
     /// Events a subscriber may fall behind before the oldest are dropped for it (and it is
     /// told how many, with a `lagged` event). The buffer is shared by all subscribers: it
     /// holds the last N events published.
-    #[arg(long, default_value_t = 1024, value_name = "N")]
+    #[arg(long, default_value_t = 4096, value_name = "N")]
     pub subscriber_buffer: usize,
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
@@ -71,8 +71,8 @@ pub struct Args {
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
     /// Worker threads of the async runtime: 0 (the default) serves everything on one thread,
-    /// which measured fastest on small machines (see BENCHMARKS.md); N uses a multi-thread
-    /// runtime with N workers.
+    /// where no task ever waits for a cross-thread wake-up; N uses a multi-thread runtime with
+    /// N workers.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub worker_threads: usize,
     /// HumanLayer API key: enables cloud approvals. Prefer the environment variable, which

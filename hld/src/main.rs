@@ -39,9 +39,8 @@ fn main() -> ExitCode {
         "hld starting"
     );
     raise_open_files_limit();
-    // By default one thread serves every connection: on this class of machine it beats a
-    // multi-thread runtime on latency and throughput (see BENCHMARKS.md). Blocking work
-    // (SQLite) runs off that thread.
+    // By default one thread serves every connection, so a reply or an event never waits for
+    // another thread to wake. Blocking work (SQLite) runs off that thread.
     let mut builder = match config.worker_threads {
         0 => tokio::runtime::Builder::new_current_thread(),
         n => {

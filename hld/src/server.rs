@@ -94,8 +94,8 @@ pub async fn run(
         };
         match accepted {
             Ok((stream, _)) => {
-                // Boxed: a connection's future has room for any handler's, and spawning
-                // would otherwise copy all of it, twice.
+                // Boxed: a connection's future has room for any handler's, which is large
+                // to move by value into the task.
                 let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
                 connections.spawn(Box::pin(connection));
             }

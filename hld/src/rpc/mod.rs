@@ -338,9 +338,13 @@ where
                     if conn.feed(event_item(received, None)).await.is_err() {
                         return;
                     }
+                    // Past the batch's size, what is left waits for the next round.
+                    if batch >= COALESCE {
+                        break;
+                    }
                     match subscriber.try_next() {
-                        Some(next) if batch < COALESCE => received = next,
-                        _ => break,
+                        Some(next) => received = next,
+                        None => break,
                     }
                 }
                 if conn.flush().await.is_err() {

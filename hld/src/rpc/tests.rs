@@ -188,6 +188,36 @@ async fn subscribe_takes_an_ndjson_connection_over() {
     assert_eq!(read, 0, "closed");
 }
 
+#[tokio::test]
+async fn a_backlog_larger_than_one_write_reaches_the_subscriber_whole_and_in_order() {
+    let (_dir, daemon) = daemon();
+    let (mut client, _stop) = connect(
+        &daemon,
+        NdjsonCodec::new(1024),
+        Delivery::TakeOver,
+        64 * 1024,
+    );
+    send(
+        &mut client,
+        "{\"jsonrpc\":\"2.0\",\"method\":\"Subscribe\",\"params\":{},\"id\":1}\n",
+    )
+    .await;
+    assert_eq!(line(&mut client).await["id"], 1);
+    // Published at once, these queue up as several writes' worth (COALESCE) of events.
+    let count = 2 * COALESCE / 150;
+    for i in 0..count {
+        daemon.bus.publish(status_event(&i.to_string()));
+    }
+    for i in 0..count {
+        let event = line(&mut client).await;
+        assert_eq!(
+            event["result"]["event"]["data"]["session_id"],
+            i.to_string(),
+            "event {i} of {count}"
+        );
+    }
+}
+
 /// A transport that keeps serving requests beside the events: NDJSON lines, events as
 /// messages of their own (as stdio and WebSocket frame them).
 struct Alongside(NdjsonCodec);
