@@ -1037,71 +1037,52 @@ fn startup(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         }
         Ok(elapsed)
     };
-    let clis = [&bins.hlyr, &bins.hlyr_dynamic];
     let per_round = (plan.startup_runs / plan.slow_rounds).max(2);
     let mut hello = Vec::new();
-    let mut times = [Vec::new(), Vec::new()];
-    let mut ratios = [Vec::new(), Vec::new()];
+    let mut times = Vec::new();
+    let mut ratios = Vec::new();
     for _ in 0..plan.slow_rounds {
         let mut h = Vec::new();
-        let mut c = [Vec::new(), Vec::new()];
+        let mut c = Vec::new();
         for i in 0..per_round {
-            // Rotate which goes first, so that none always follows another.
-            for k in 0..3 {
-                match (i + k) % 3 {
-                    0 => h.push(run(&bins.hello, &[])?),
-                    j => c[j - 1].push(run(clis[j - 1], &["sessions", "--json"])?),
+            // Alternate which goes first, so that neither always follows the other.
+            for k in 0..2 {
+                if (i + k) % 2 == 0 {
+                    h.push(run(&bins.hello, &[])?);
+                } else {
+                    c.push(run(&bins.hlyr, &["sessions", "--json"])?);
                 }
             }
         }
-        let mh = median_duration(h);
+        let (mh, mc) = (median_duration(h), median_duration(c));
         hello.push(mh);
-        for (j, c) in c.into_iter().enumerate() {
-            let mc = median_duration(c);
-            times[j].push(mc);
-            ratios[j].push(mc / mh);
-        }
+        times.push(mc);
+        ratios.push(mc / mh);
     }
     server.stop()?;
-    let shipped = Spread::of(&ratios[0]);
-    let rows = vec![
-        Row {
-            name: "CLI start-up: hlyr sessions --json (as shipped: `cargo build-hlyr`, static)"
-                .into(),
-            figure: Spread::of(&times[0]).show(us),
-            baseline: Spread::of(&hello).show(us),
-            ratio: shipped.show(ratio),
-            target: "ratio ≤ 1.5".into(),
-            verdict: Verdict::of(shipped.median <= 1.5),
-        },
-        Row {
-            name: "CLI start-up: hlyr sessions --json (plain `cargo build`, dynamic)".into(),
-            figure: Spread::of(&times[1]).show(us),
-            baseline: Spread::of(&hello).show(us),
-            ratio: Spread::of(&ratios[1]).show(ratio),
-            target: "reported (link mode)".into(),
-            verdict: Verdict::Info,
-        },
-    ];
+    let spread = Spread::of(&ratios);
+    let rows = vec![Row {
+        name: "CLI start-up: hlyr sessions --json".into(),
+        figure: Spread::of(&times).show(us),
+        baseline: Spread::of(&hello).show(us),
+        ratio: spread.show(ratio),
+        target: "ratio ≤ 1.5".into(),
+        verdict: Verdict::of(spread.median <= 1.5),
+    }];
     Ok(Section {
         title: Group::Startup.title().into(),
         method: format!(
             "Whole-process runs (spawn to exit, wall clock, stdout captured and checked to be \
-             the JSON list of the one session), {per_round} of each per round, in rotating \
-             order, against a running daemon holding one session. Baseline: `bench-hello`, a \
-             Rust hello world built with the same profile (dynamically linked, as `cargo \
-             build` links it). The ratio is of the medians, round by round. `hlyr` is shipped \
-             statically linked (`cargo build-hlyr --release`, an alias in \
-             `.cargo/config.toml`); the default dynamic build is measured alongside."
+             the JSON list of the one session), {per_round} of each per round, alternating, \
+             against a running daemon holding one session. Baseline: `bench-hello`, a Rust \
+             hello world built with the same profile; both are linked as a plain `cargo \
+             build` links them. The ratio is of the medians, round by round."
         ),
         commands: vec![
             "hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
              --claude-path fake-claude &"
                 .into(),
             "bench-hello".into(),
-            "HUMANLAYER_DAEMON_SOCKET=$DIR/hld.sock target/$(rustc --print host-tuple)/release/hlyr \
-             sessions --json"
-                .into(),
             "HUMANLAYER_DAEMON_SOCKET=$DIR/hld.sock target/release/hlyr sessions --json".into(),
         ],
         rows,

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! It first builds the binaries it runs (`hld`, `fake-claude`, the start-up reference and
-//! `hlyr`, also as shipped by `cargo build-hlyr`) with the profile it was built with, then
+//! `hlyr`) with the profile it was built with, then
 //! runs every group of figures round-robin: each round runs every configuration once, each
 //! with a fresh server process, and ratios are taken round by round before their median is
 //! reported. Servers and load generators are
@@ -207,23 +207,14 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
     if !cli.no_build {
         build(release)?;
     }
-    let profile = dir.file_name().context("no profile directory")?;
-    let target_dir = dir.parent().context("no target directory")?;
     let bins = Bins {
         hld: dir.join("hld"),
         fake_claude: dir.join("fake-claude"),
         bench: exe.clone(),
         hello: dir.join("bench-hello"),
-        hlyr: target_dir.join(host_tuple()?).join(profile).join("hlyr"),
-        hlyr_dynamic: dir.join("hlyr"),
+        hlyr: dir.join("hlyr"),
     };
-    for bin in [
-        &bins.hld,
-        &bins.fake_claude,
-        &bins.hello,
-        &bins.hlyr,
-        &bins.hlyr_dynamic,
-    ] {
+    for bin in [&bins.hld, &bins.fake_claude, &bins.hello, &bins.hlyr] {
         if !bin.exists() {
             bail!("{} is not built", bin.display());
         }
@@ -297,47 +288,24 @@ fn invocation(cli: &Cli, release: bool) -> String {
     cmd
 }
 
-/// Builds every binary the benchmark runs, with the same profile and target directory: the
-/// workspace's binaries, and `hlyr` as shipped (`cargo build-hlyr`, the alias in
-/// `.cargo/config.toml`, which only applies in the workspace's directory).
+/// Builds every binary the benchmark runs, with the same profile and target directory.
 fn build(release: bool) -> anyhow::Result<()> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .context("no workspace directory")?;
-    let builds: [&[&str]; 2] = [
-        &[
-            "build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins",
-        ],
-        &["build-hlyr"],
-    ];
-    for args in builds {
-        let mut cmd = Command::new(&cargo);
-        cmd.current_dir(root).args(args);
-        if release {
-            cmd.arg("--release");
-        }
-        let status = cmd
-            .status()
-            .with_context(|| format!("run cargo {args:?}"))?;
-        if !status.success() {
-            bail!("cargo {args:?} failed: {status}");
-        }
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(root).args([
+        "build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins",
+    ]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().context("run cargo build")?;
+    if !status.success() {
+        bail!("cargo build failed: {status}");
     }
     Ok(())
-}
-
-/// The host's target tuple, the directory `cargo build-hlyr` builds into.
-fn host_tuple() -> anyhow::Result<String> {
-    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out = Command::new(rustc)
-        .args(["--print", "host-tuple"])
-        .output()
-        .context("run rustc --print host-tuple")?;
-    if !out.status.success() {
-        bail!("rustc --print host-tuple failed: {}", out.status);
-    }
-    Ok(String::from_utf8(out.stdout)?.trim().to_owned())
 }
 
 /// A thousand subscribers need more than the usual 1024 descriptors, in this process and in

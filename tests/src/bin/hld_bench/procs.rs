@@ -21,10 +21,8 @@ pub struct Bins {
     pub bench: PathBuf,
     /// `bench-hello`.
     pub hello: PathBuf,
-    /// `hlyr` as shipped: statically linked, built by `cargo build-hlyr`.
+    /// `hlyr`.
     pub hlyr: PathBuf,
-    /// `hlyr` as a plain `cargo build` links it (dynamically).
-    pub hlyr_dynamic: PathBuf,
 }
 
 /// A command, prefixed with `taskset -c 0` when pinned.
