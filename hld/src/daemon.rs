@@ -62,6 +62,7 @@ impl Daemon {
                 run_dir: config.run_dir(),
                 interrupt_grace: config.interrupt_grace,
                 approvals_command: config.approvals_command.clone(),
+                api_key: config.cloud.as_ref().map(|c| c.api_key.clone()),
             },
             store.clone(),
             bus.clone(),

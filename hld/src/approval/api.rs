@@ -35,6 +35,12 @@ impl ApiKey {
         self.0.trim().is_empty()
     }
 
+    /// The key itself, for the one child that may hold it: the anchor's own approvals server,
+    /// through its entry of the private MCP config.
+    pub fn expose(&self) -> &str {
+        self.0.trim()
+    }
+
     /// The `Authorization` header value, marked sensitive.
     fn bearer(&self) -> Result<HeaderValue, ApiError> {
         let mut value = HeaderValue::from_str(&format!("Bearer {}", self.0.trim()))

@@ -146,9 +146,23 @@ pub fn locate_claude(explicit: Option<&Path>) -> Option<PathBuf> {
     locate_in(explicit, std::env::var_os("PATH").as_deref())
 }
 
+/// The environment variables that carry the daemon's own secrets. No child inherits them: an
+/// agent can read its environment and send it anywhere. A server that needs one gets it in
+/// its own entry of the private MCP config instead.
+pub const SECRET_ENV: [&str; 1] = ["HUMANLAYER_API_KEY"];
+
+/// A command for `claude` (or anything it starts), without the daemon's secrets.
+pub fn command(program: &Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    for name in SECRET_ENV {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
 /// [`claude_version`] with a chosen timeout.
 async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
-    let child = tokio::process::Command::new(path)
+    let child = command(path)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -9,7 +9,7 @@ mod supervisor;
 pub mod transcript;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -21,8 +21,10 @@ use tokio_util::task::TaskTracker;
 
 use self::lifecycle::Happening;
 use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor};
+use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
 use crate::bus::Bus;
+use crate::claude::command::SECRET_ENV;
 use crate::claude::{self, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::store::{NewSession, SessionChange, SessionUpdate, Store};
@@ -46,6 +48,8 @@ pub struct SessionConfig {
     pub interrupt_grace: Duration,
     /// The command serving the approvals MCP server.
     pub approvals_command: ApprovalsCommand,
+    /// The HumanLayer API key, handed only to the anchor's own approvals server.
+    pub api_key: Option<ApiKey>,
 }
 
 /// The conversation a continuation resumes.
@@ -302,6 +306,16 @@ impl Sessions {
     ) -> (Option<McpConfig>, Option<String>) {
         let mut config = options.mcp_config.clone().unwrap_or_default();
         let mut tool = options.permission_prompt_tool.clone();
+        // The anchor's own approvals server (`npx humanlayer mcp claude_approvals`) reads the
+        // API key from its environment for the cloud flow: it alone gets it.
+        if let Some(key) = &self.config.api_key {
+            for server in config.mcp_servers.values_mut() {
+                if is_humanlayer_approvals_server(server) {
+                    let env = server.env.get_or_insert_with(Default::default);
+                    env.insert(SECRET_ENV[0].to_owned(), key.expose().to_owned());
+                }
+            }
+        }
         if options.needs_approvals_server() {
             config.mcp_servers.insert(
                 APPROVALS_SERVER.to_owned(),
@@ -456,4 +470,65 @@ pub fn publish_conversation(
         claude_session_id: event.claude_session_id.clone(),
         event: Box::new(event),
     });
+}
+
+/// Whether `server` is HumanLayer's approvals MCP server as the anchor's clients configure it:
+/// `humanlayer mcp claude_approvals`, directly or through `npx`.
+fn is_humanlayer_approvals_server(server: &McpServer) -> bool {
+    let program = server
+        .command
+        .as_deref()
+        .and_then(|c| Path::new(c).file_name())
+        .and_then(|n| n.to_str());
+    let args = server.args.as_deref().unwrap_or_default();
+    let rest = match program {
+        Some("humanlayer") => args,
+        // npx's first argument that is not an option is the package: `humanlayer[@version]`.
+        Some("npx") => match args.iter().position(|a| !a.starts_with('-')) {
+            Some(i) if args[i] == "humanlayer" || args[i].starts_with("humanlayer@") => {
+                &args[i + 1..]
+            }
+            _ => return false,
+        },
+        _ => return false,
+    };
+    rest.windows(2).any(|w| w == ["mcp", "claude_approvals"])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(command: &str, args: &[&str]) -> McpServer {
+        McpServer {
+            command: Some(command.into()),
+            args: Some(args.iter().map(|a| (*a).to_owned()).collect()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_humanlayers_own_approvals_server_is_recognised() {
+        for yes in [
+            server("npx", &["humanlayer", "mcp", "claude_approvals"]),
+            server(
+                "npx",
+                &["-y", "humanlayer@latest", "mcp", "claude_approvals"],
+            ),
+            server("/usr/local/bin/humanlayer", &["mcp", "claude_approvals"]),
+        ] {
+            assert!(is_humanlayer_approvals_server(&yes), "{yes:?}");
+        }
+        for no in [
+            server("npx", &["evil", "mcp", "claude_approvals"]),
+            server("npx", &["evil", "humanlayer", "mcp", "claude_approvals"]),
+            server("npx", &["humanlayer-fork", "mcp", "claude_approvals"]),
+            server("npx", &["humanlayer", "mcp", "other"]),
+            server("hld", &["mcp", "claude_approvals"]),
+            server("sh", &["-c", "humanlayer mcp claude_approvals"]),
+            McpServer::default(),
+        ] {
+            assert!(!is_humanlayer_approvals_server(&no), "{no:?}");
+        }
+    }
 }

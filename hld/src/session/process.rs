@@ -6,9 +6,9 @@ use std::process::Stdio;
 use nix::sys::prctl::set_pdeathsig;
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{getppid, Pid};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
-use crate::claude::LaunchSpec;
+use crate::claude::{command, LaunchSpec};
 
 /// Environment added to every `claude` child: no auto-update or telemetry from a supervised
 /// process.
@@ -19,10 +19,11 @@ const CHILD_ENV: [(&str, &str); 3] = [
 ];
 
 /// Spawns `claude` with the spec's command line in `working_dir`, stdin closed, stdout and
-/// stderr piped, as the leader of a new process group. If the daemon dies, even by SIGKILL,
-/// the child gets SIGTERM: no Claude runs on unsupervised.
+/// stderr piped, as the leader of a new process group, without the daemon's secrets in its
+/// environment. If the daemon dies, even by SIGKILL, the child gets SIGTERM: no Claude runs
+/// on unsupervised.
 pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::Result<Child> {
-    let mut cmd = Command::new(claude);
+    let mut cmd = command::command(claude);
     cmd.args(spec.args())
         .current_dir(working_dir)
         .envs(CHILD_ENV)
