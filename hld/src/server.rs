@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approval;
+use crate::claude;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
@@ -64,6 +65,12 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let socket = unix::bind(&config.socket)?;
+    // Bound, so no other daemon serves this socket: what is in the run directory is left over.
+    let run_dir = config.run_dir();
+    match claude::command::clean_mcp_configs(&run_dir)? {
+        0 => {}
+        n => tracing::info!(removed = n, dir = %run_dir.display(), "removed leftover MCP configs"),
+    }
     let store = Store::open(&config.database)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;

@@ -2,15 +2,16 @@
 //! `--mcp-config` file.
 
 use std::ffi::{OsStr, OsString};
-use std::fs::{DirBuilder, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use hld_client::protocol::McpConfig;
 
+use crate::private_dir;
 use crate::session::SessionOptions;
 
 /// How long `claude --version` may take before it is given up on.
@@ -186,19 +187,43 @@ pub async fn claude_version(path: &Path) -> Option<String> {
 }
 
 /// Writes `config` as JSON to a new file `mcp-config-<uuid>.json` with mode 0600 in `dir`,
-/// creating `dir` (and missing parents) with mode 0700 first if it does not exist. Every call
-/// writes a new file; the caller removes it when the session's process has exited.
+/// which is checked first ([`private_dir::ensure`]: created 0700 if missing). The file is
+/// created anew (`O_EXCL | O_NOFOLLOW`): nothing already there is written through. The caller
+/// removes it when the session's process has exited.
 pub fn write_mcp_config(dir: &Path, config: &McpConfig) -> io::Result<PathBuf> {
-    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let path = dir.join(format!("mcp-config-{}.json", uuid::Uuid::new_v4()));
+    private_dir::ensure(dir, "the directory of per-session files")?;
+    let path = dir.join(format!("{MCP_CONFIG_PREFIX}{}.json", uuid::Uuid::new_v4()));
     let json = serde_json::to_vec(config)?;
     let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .mode(0o600)
         .open(&path)?;
     file.write_all(&json)?;
     Ok(path)
+}
+
+/// The start of every MCP config file's name.
+const MCP_CONFIG_PREFIX: &str = "mcp-config-";
+
+/// Checks `dir` and removes the MCP configs a daemon that did not exit cleanly left in it
+/// (call it before any session starts); returns how many.
+pub fn clean_mcp_configs(dir: &Path) -> io::Result<usize> {
+    private_dir::ensure(dir, "the directory of per-session files")?;
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let ours = name
+            .to_str()
+            .is_some_and(|n| n.starts_with(MCP_CONFIG_PREFIX) && n.ends_with(".json"));
+        if ours && entry.file_type()?.is_file() {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
 }
 
 #[cfg(test)]

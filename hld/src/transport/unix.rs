@@ -2,7 +2,7 @@
 //! live daemon, and serving each accepted connection with NDJSON framing.
 
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ndjson::NdjsonCodec;
 use crate::daemon::Daemon;
+use crate::private_dir;
 use crate::rpc::{self, Delivery, Settings};
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
@@ -47,18 +48,28 @@ impl Drop for SocketFile {
     }
 }
 
-/// Binds `path`: creates missing parent directories 0700, replaces a stale socket file,
-/// refuses if a live daemon answers, and makes the socket 0600.
+/// Binds `path`: checks its directory ([`private_dir::ensure`]: created 0700 if missing),
+/// replaces a stale socket file of our own, refuses if a live daemon answers or the file is
+/// another user's, and makes the socket 0600. Inside a directory only we can change, the
+/// path still names our socket when its mode is set.
 pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
+    private_dir::ensure(
+        path.parent().unwrap_or(Path::new(".")),
+        "the socket directory",
+    )?;
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        let me = nix::unistd::geteuid().as_raw();
+        if meta.uid() != me {
+            return Err(std::io::Error::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "{} belongs to another user (uid {}, you are uid {me}); remove it or \
+                     choose another --socket",
+                    path.display(),
+                    meta.uid()
+                ),
+            ));
         }
-    }
-    if std::fs::symlink_metadata(path).is_ok() {
         match std::os::unix::net::UnixStream::connect(path) {
             Ok(_) => {
                 return Err(std::io::Error::new(
