@@ -1,11 +1,14 @@
 //! Logging: tracing to stderr or a file, colour only on a terminal, and a level that
-//! `setLogLevel` can change at run time.
+//! `setLogLevel` can change at run time. Control characters are escaped in every record, so
+//! that nothing a client sends can forge a log line.
 
-use std::io::IsTerminal;
+use std::borrow::Cow;
+use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
 use hld_client::protocol::LOG_LEVELS;
 use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{fmt, reload, Registry};
@@ -97,7 +100,10 @@ pub fn init(
         .with(filter_layer)
         .with(
             fmt::layer()
-                .with_writer(writer)
+                .with_writer(Escaping {
+                    inner: writer,
+                    keep_esc: ansi,
+                })
                 .with_ansi(ansi)
                 .with_target(false),
         )
@@ -114,9 +120,105 @@ pub fn init(
     ))
 }
 
+/// A writer that escapes what the formatter wrote, record by record (it writes each record,
+/// with its final newline, in one call).
+struct Escaping<M> {
+    inner: M,
+    /// Whether ESC passes: only when colouring, whose codes the formatter writes itself (it
+    /// escapes those in fields and messages).
+    keep_esc: bool,
+}
+
+impl<'a, M: MakeWriter<'a>> MakeWriter<'a> for Escaping<M> {
+    type Writer = EscapingWriter<M::Writer>;
+
+    fn make_writer(&'a self) -> Self::Writer {
+        EscapingWriter {
+            inner: self.inner.make_writer(),
+            keep_esc: self.keep_esc,
+        }
+    }
+}
+
+struct EscapingWriter<W> {
+    inner: W,
+    keep_esc: bool,
+}
+
+impl<W: Write> Write for EscapingWriter<W> {
+    fn write(&mut self, record: &[u8]) -> io::Result<usize> {
+        self.inner
+            .write_all(&escape_record(record, self.keep_esc))?;
+        Ok(record.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// `record` with each control character but its final newline written as an escape (`\n`,
+/// `\r`, `\x1b`, …): C0 controls but tab, DEL, and the C1 controls (UTF-8 `C2 80`–`C2 9F`).
+fn escape_record(record: &[u8], keep_esc: bool) -> Cow<'_, [u8]> {
+    let body = record.strip_suffix(b"\n").unwrap_or(record);
+    let control = |i: usize| match body[i] {
+        0x1b => !keep_esc,
+        b'\t' => false,
+        b if b < 0x20 || b == 0x7f => true,
+        0xc2 => body.get(i + 1).is_some_and(|b| (0x80..0xa0).contains(b)),
+        _ => false,
+    };
+    if !(0..body.len()).any(control) {
+        return Cow::Borrowed(record);
+    }
+    let mut out = Vec::with_capacity(record.len() + 16);
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            _ if !control(i) => out.push(body[i]),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0xc2 => {
+                i += 1;
+                out.extend_from_slice(format!("\\u{{{:x}}}", body[i]).as_bytes());
+            }
+            b => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+        }
+        i += 1;
+    }
+    out.extend_from_slice(&record[body.len()..]);
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_record_keeps_one_line_whatever_its_fields_hold() {
+        let escaped = |record: &str, keep_esc| {
+            String::from_utf8(escape_record(record.as_bytes(), keep_esc).into_owned()).unwrap()
+        };
+        assert_eq!(
+            escaped(
+                "WARN unknown method method=a\nINFO forged\r\x1b[2J\n",
+                false
+            ),
+            "WARN unknown method method=a\\nINFO forged\\r\\x1b[2J\n"
+        );
+        assert_eq!(
+            escaped("x\u{9b}31m\x7f\ty\n", false),
+            "x\\u{9b}31m\\x7f\ty\n"
+        );
+        assert_eq!(
+            escaped("\x1b[33mWARN\x1b[0m é\n", true),
+            "\x1b[33mWARN\x1b[0m é\n"
+        );
+        assert!(matches!(
+            escape_record(b"plain record\n", false),
+            Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn levels_are_case_insensitive_and_normalised() {
