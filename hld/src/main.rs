@@ -49,7 +49,11 @@ fn main() -> ExitCode {
             b
         }
     };
-    let runtime = match builder.enable_all().build() {
+    let runtime = match builder
+        .enable_all()
+        .max_blocking_threads(hld::store::BLOCKING_THREADS)
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "cannot start the runtime");

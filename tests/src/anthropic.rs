@@ -6,7 +6,8 @@
 //! was sent.
 //!
 //! A tiny HTTP/1.1 server on `127.0.0.1:0`: one thread per connection, one request per
-//! connection (`Connection: close`), bodies by `Content-Length`. Besides the Messages API the
+//! connection (`Connection: close`), bodies by `Content-Length`. It counts the text and tool
+//! input deltas it has streamed, so that a test can act mid-stream. Besides the Messages API the
 //! CLI 2.1.197 sends a `HEAD /` reachability probe at start-up (answered 200); anything else is
 //! logged to stderr and answered 404 with an API-style error.
 
@@ -14,9 +15,11 @@ use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
+
+use crate::{wait_for, WAIT};
 
 /// The `input_tokens` every reply reports.
 pub const INPUT_TOKENS: u64 = 1000;
@@ -64,7 +67,8 @@ pub enum Block {
 pub struct Reply {
     /// The content blocks, in order.
     pub blocks: Vec<Block>,
-    /// The pause before each streamed delta.
+    /// The pause before each streamed delta: the stimulus of a slow model, which a test can
+    /// interrupt mid-stream.
     pub delta_delay: Duration,
     /// Instead of a message: this HTTP status and API error body.
     pub error: Option<(u16, Value)>,
@@ -135,6 +139,7 @@ type Responder = dyn Fn(&Value) -> Reply + Send + Sync;
 pub struct AnthropicStandIn {
     port: u16,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    deltas: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
 }
 
@@ -144,10 +149,12 @@ impl AnthropicStandIn {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the stand-in");
         let port = listener.local_addr().expect("local address").port();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let deltas = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let responder: Arc<Responder> = Arc::new(responder);
         let counter = Arc::new(AtomicU64::new(0));
-        let (thread_requests, thread_stop) = (Arc::clone(&requests), Arc::clone(&stop));
+        let (thread_requests, thread_deltas, thread_stop) =
+            (Arc::clone(&requests), Arc::clone(&deltas), Arc::clone(&stop));
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if thread_stop.load(Ordering::SeqCst) {
@@ -155,14 +162,18 @@ impl AnthropicStandIn {
                 }
                 let Ok(stream) = stream else { continue };
                 let requests = Arc::clone(&thread_requests);
+                let deltas = Arc::clone(&thread_deltas);
                 let responder = Arc::clone(&responder);
                 let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
-                std::thread::spawn(move || serve(stream, &requests, responder.as_ref(), n));
+                std::thread::spawn(move || {
+                    serve(stream, &requests, &deltas, responder.as_ref(), n)
+                });
             }
         });
         AnthropicStandIn {
             port,
             requests,
+            deltas,
             stop,
         }
     }
@@ -190,25 +201,31 @@ impl AnthropicStandIn {
             .collect()
     }
 
-    /// Waits until at least `n` model turns arrived (20 s at most); returns them.
+    /// Waits until at least `n` model turns arrived ([`WAIT`] at most); returns them.
     pub fn wait_model_turns(&self, n: usize) -> Vec<Value> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let turns = self.model_turns();
-            if turns.len() >= n {
-                return turns;
-            }
-            assert!(
-                Instant::now() < deadline,
+        wait_for(WAIT, || Some(self.model_turns()).filter(|t| t.len() >= n)).unwrap_or_else(|| {
+            panic!(
                 "the stand-in saw {} model turns, not {n}; requests: {:?}",
-                turns.len(),
+                self.model_turns().len(),
                 self.requests()
                     .iter()
                     .map(|r| format!("{} {}", r.method, r.target))
                     .collect::<Vec<_>>()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+            )
+        })
+    }
+
+    /// Waits until at least `n` content deltas (a word of text, half a tool input) have been
+    /// written to the CLI, over all streams ([`WAIT`] at most).
+    pub fn wait_deltas(&self, n: u64) {
+        let streamed = wait_for(WAIT, || {
+            (self.deltas.load(Ordering::SeqCst) >= n).then_some(())
+        });
+        assert!(
+            streamed.is_some(),
+            "the stand-in streamed {} deltas, not {n}",
+            self.deltas.load(Ordering::SeqCst)
+        );
     }
 }
 
@@ -256,7 +273,13 @@ fn path_of(target: &str) -> &str {
 }
 
 /// Reads one request, answers it and closes the connection.
-fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Responder, n: u64) {
+fn serve(
+    stream: TcpStream,
+    requests: &Mutex<Vec<Recorded>>,
+    deltas: &AtomicU64,
+    responder: &Responder,
+    n: u64,
+) {
     let Some(request) = crate::http::read_request(&stream) else {
         return;
     };
@@ -281,7 +304,7 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Recorded>>, responder: &Respond
             if let Some((status, body)) = &reply.error {
                 respond(&mut out, *status, &request_id, Some(body));
             } else if recorded.is_model_turn() {
-                stream_reply(&mut out, &request_id, &message_id, model, &reply);
+                stream_reply(&mut out, &request_id, &message_id, model, &reply, deltas);
             } else {
                 let message = json!({
                     "id": message_id, "type": "message", "role": "assistant", "model": model,
@@ -334,14 +357,15 @@ fn block_json(block: &Block) -> Value {
     }
 }
 
-/// Streams `reply` as Server-Sent Events; gives up quietly when the client goes away (an
-/// interrupted CLI closes the connection mid-stream).
+/// Streams `reply` as Server-Sent Events, counting the deltas written in `deltas`; gives up
+/// quietly when the client goes away (an interrupted CLI closes the connection mid-stream).
 fn stream_reply(
     out: &mut TcpStream,
     request_id: &str,
     message_id: &str,
     model: &str,
     reply: &Reply,
+    deltas: &AtomicU64,
 ) {
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
@@ -401,7 +425,8 @@ fn stream_reply(
     ));
     events.push(("message_stop", json!({"type": "message_stop"})));
     for (name, data) in events {
-        if name == "content_block_delta" && !reply.delta_delay.is_zero() {
+        let delta = name == "content_block_delta";
+        if delta && !reply.delta_delay.is_zero() {
             std::thread::sleep(reply.delta_delay);
         }
         let frame = format!("event: {name}\ndata: {data}\n\n");
@@ -411,6 +436,9 @@ fn stream_reply(
             .is_err()
         {
             return;
+        }
+        if delta {
+            deltas.fetch_add(1, Ordering::SeqCst);
         }
     }
 }

@@ -10,9 +10,11 @@ use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{json, Value};
+
+use crate::{wait_for, WAIT};
 
 /// The path prefix the stand-in serves under (like the real `/humanlayer/v1`).
 const PREFIX: &str = "/humanlayer/v1";
@@ -127,24 +129,17 @@ impl CloudStandIn {
             .collect()
     }
 
-    /// Waits until `done` holds for the recorded requests (10 s at most).
+    /// Waits until `done` holds for the recorded requests ([`WAIT`] at most).
     pub fn wait_until(&self, what: &str, done: impl Fn(&[Recorded]) -> bool) -> Vec<Recorded> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let requests = self.requests();
-            if done(&requests) {
-                return requests;
-            }
-            assert!(
-                Instant::now() < deadline,
+        wait_for(WAIT, || Some(self.requests()).filter(|r| done(r))).unwrap_or_else(|| {
+            panic!(
                 "the stand-in never saw {what}; it saw {:?}",
-                requests
+                self.requests()
                     .iter()
                     .map(|r| format!("{} {}", r.method, r.path))
                     .collect::<Vec<_>>()
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+            )
+        })
     }
 }
 

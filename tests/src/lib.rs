@@ -1,5 +1,7 @@
 //! Support for the end-to-end tests: a `TestDaemon` that runs the real `hld` binary on a
-//! private socket and database, and small helpers to talk to it line by line.
+//! private socket and database, typed calls and subscriptions through the protocol's
+//! [`Method`]s, raw line connections for the wire-level tests, and [`wait_for`], the one way
+//! the tests wait for something to happen.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
@@ -7,6 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use hld_client::protocol::{
+    Approval, ConversationEvent, ErrorObject, Event, FetchApprovals, FetchApprovalsParams,
+    GetConversation, GetConversationParams, GetSessionState, Health, LaunchSession,
+    LaunchSessionParams, Method, NoParams, Request, RequestId, Response, SessionIdParams,
+    SessionState, SessionStatus, Subscribe, SubscribeParams, TimedEvent, HEARTBEAT_MESSAGE,
+};
 use serde_json::Value;
 
 pub mod anchor;
@@ -14,7 +22,28 @@ pub mod anthropic;
 pub mod cloud;
 pub mod http;
 
-/// The path of a binary built in this workspace (next to the test executable's `deps/`).
+/// How long the tests wait for anything that should happen (a session's end, an approval, a
+/// line of output) before they fail.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Calls `check` until it returns `Some`, for `within` at most, and returns that value; `None`
+/// if it never came. Between calls it pauses 10 ms: the condition is polled, never assumed
+/// after a fixed sleep.
+pub fn wait_for<T>(within: Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(value) = check() {
+            return Some(value);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The path of a binary built in this workspace: next to the test executable's `deps/`, so
+/// under whatever target directory (`CARGO_TARGET_DIR`) built it.
 pub fn workspace_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     let dir = exe
@@ -24,7 +53,7 @@ pub fn workspace_bin(name: &str) -> PathBuf {
     let path = dir.join(name);
     assert!(
         path.exists(),
-        "{} is not built; run `cargo test --workspace`",
+        "{} is not built; run `cargo build --workspace --all-targets` first",
         path.display()
     );
     path
@@ -33,6 +62,15 @@ pub fn workspace_bin(name: &str) -> PathBuf {
 /// The `fake-claude` stand-in built by this crate.
 pub fn fake_claude() -> PathBuf {
     workspace_bin("fake-claude")
+}
+
+/// `launchSession` params for `query` in `working_dir`, everything else left to the daemon.
+pub fn launch_params(query: &str, working_dir: impl AsRef<Path>) -> LaunchSessionParams {
+    LaunchSessionParams {
+        query: query.to_owned(),
+        working_dir: Some(working_dir.as_ref().display().to_string()),
+        ..Default::default()
+    }
 }
 
 /// Options for starting a daemon.
@@ -48,6 +86,9 @@ pub struct DaemonOptions {
     pub dir: Option<PathBuf>,
     /// Run this `hld` instead of the workspace's.
     pub binary: Option<PathBuf>,
+    /// Start `hld` through this command (its arguments follow), e.g. `prlimit --nofile=128:`:
+    /// what only the daemon's process should get, without touching the test process.
+    pub wrapper: Vec<String>,
 }
 
 impl DaemonOptions {
@@ -124,7 +165,14 @@ impl TestDaemon {
         let database = dir.join("hld.db");
         let log = dir.join("hld.log");
         let binary = options.binary.unwrap_or_else(|| workspace_bin("hld"));
-        let mut cmd = Command::new(binary);
+        let mut cmd = match options.wrapper.split_first() {
+            Some((wrapper, wrapper_args)) => {
+                let mut cmd = Command::new(wrapper);
+                cmd.args(wrapper_args).arg(binary);
+                cmd
+            }
+            None => Command::new(binary),
+        };
         cmd.arg("--socket")
             .arg(&socket)
             .arg("--database")
@@ -165,20 +213,15 @@ impl TestDaemon {
 
     /// Waits until the socket answers `health` (10 s at most).
     pub fn wait_ready(&self) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(mut conn) = LineConn::connect(&self.socket) {
-                if conn
-                    .call(r#"{"jsonrpc":"2.0","method":"health","id":0}"#)
-                    .get("result")
-                    .is_some()
-                {
-                    return;
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("daemon did not become ready; log:\n{}", self.log_text());
+        let ready = wait_for(Duration::from_secs(10), || {
+            let mut conn = LineConn::connect(&self.socket).ok()?;
+            conn.try_request::<Health>(NoParams {}).ok()
+        });
+        assert!(
+            ready.is_some(),
+            "daemon did not become ready; log:\n{}",
+            self.log_text()
+        );
     }
 
     /// A new line-oriented connection.
@@ -186,19 +229,25 @@ impl TestDaemon {
         LineConn::connect(&self.socket).expect("connect to daemon")
     }
 
-    /// One request on a fresh connection; returns the reply.
+    /// One raw request on a fresh connection; returns the reply line. For the tests about the
+    /// wire; a well-formed call goes through [`TestDaemon::request`].
     pub fn call(&self, method: &str, params: Value) -> Value {
         let line = serde_json::json!({"jsonrpc":"2.0","method":method,"params":params,"id":1});
         self.conn().call(&line.to_string())
     }
 
-    /// The result of one request, panicking on an error reply.
-    pub fn result(&self, method: &str, params: Value) -> Value {
-        let reply = self.call(method, params);
-        match reply.get("result") {
-            Some(r) => r.clone(),
-            None => panic!("{method} failed: {reply}"),
-        }
+    /// Method `M` on a fresh connection: its typed result. Panics (with the daemon's log) on an
+    /// error reply.
+    pub fn request<M: Method>(&self, params: M::Params) -> M::Result {
+        self.try_request::<M>(params).unwrap_or_else(|e| {
+            panic!("{} failed: {e:?}\nlog:\n{}", M::NAME, self.log_text())
+        })
+    }
+
+    /// Method `M` on a fresh connection: its typed result, or the error object the daemon
+    /// answered with.
+    pub fn try_request<M: Method>(&self, params: M::Params) -> Result<M::Result, ErrorObject> {
+        self.conn().try_request::<M>(params)
     }
 
     /// A typed async client.
@@ -223,14 +272,9 @@ impl TestDaemon {
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<(ExitStatus, Duration)> {
         let started = Instant::now();
         let child = self.child.as_mut()?;
-        while started.elapsed() < timeout {
-            if let Some(status) = child.try_wait().expect("try_wait") {
-                self.child = None;
-                return Some((status, started.elapsed()));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        None
+        let status = wait_for(timeout, || child.try_wait().expect("try_wait"))?;
+        self.child = None;
+        Some((status, started.elapsed()))
     }
 
     /// Waits for exit and returns stderr (for a daemon expected to fail at start-up).
@@ -255,47 +299,90 @@ impl TestDaemon {
         }
     }
 
-    /// Polls `getSessionState` until `done` holds (10 s at most); returns the session.
-    pub fn wait_session(&self, session_id: &str, done: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let state = self.result(
-                "getSessionState",
-                serde_json::json!({"session_id": session_id}),
-            );
-            let session = state["session"].clone();
-            if done(&session) {
-                return session;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "session never reached the expected state: {session}\nlog:\n{}",
-                self.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+    /// `getSessionState`: the session now.
+    pub fn state(&self, session_id: &str) -> SessionState {
+        self.request::<GetSessionState>(SessionIdParams {
+            session_id: session_id.to_owned(),
+        })
+        .session
     }
 
-    /// Waits until a session has ended (`completed` or `failed`).
-    pub fn wait_ended(&self, session_id: &str) -> Value {
-        self.wait_session(session_id, |s| {
-            matches!(s["status"].as_str(), Some("completed" | "failed"))
+    /// Polls `getSessionState` until `done` holds ([`WAIT`] at most); returns the session.
+    pub fn wait_session(&self, session_id: &str, done: impl Fn(&SessionState) -> bool) -> SessionState {
+        let mut last = None;
+        wait_for(WAIT, || {
+            let session = self.state(session_id);
+            if done(&session) {
+                return Some(session);
+            }
+            last = Some(session);
+            None
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "session never reached the expected state: {last:#?}\nlog:\n{}",
+                self.log_text()
+            )
         })
     }
 
-    /// Launches a session and returns its id.
-    pub fn launch(&self, params: Value) -> String {
-        let r = self.result("launchSession", params);
-        r["session_id"].as_str().expect("session_id").to_owned()
+    /// Waits until a session has ended (`completed` or `failed`).
+    pub fn wait_ended(&self, session_id: &str) -> SessionState {
+        self.wait_session(session_id, |s| !s.status.is_active())
     }
 
-    /// The conversation of a session.
-    pub fn conversation(&self, session_id: &str) -> Vec<Value> {
-        let r = self.result(
-            "getConversation",
-            serde_json::json!({"session_id": session_id}),
-        );
-        r["events"].as_array().expect("events array").clone()
+    /// Launches a session and returns its id.
+    pub fn launch(&self, params: LaunchSessionParams) -> String {
+        self.request::<LaunchSession>(params).session_id
+    }
+
+    /// The conversation of a session (its whole parent chain).
+    pub fn conversation(&self, session_id: &str) -> Vec<ConversationEvent> {
+        self.request::<GetConversation>(GetConversationParams {
+            session_id: Some(session_id.to_owned()),
+            ..Default::default()
+        })
+        .events
+    }
+
+    /// The pending approvals, of one session or of all.
+    pub fn approvals(&self, session_id: Option<&str>) -> Vec<Approval> {
+        self.request::<FetchApprovals>(FetchApprovalsParams {
+            session_id: session_id.map(str::to_owned),
+        })
+        .approvals
+    }
+
+    /// Polls `fetchApprovals` until `done` holds for the pending approvals ([`WAIT`] at most);
+    /// returns them.
+    pub fn wait_approvals(
+        &self,
+        session_id: Option<&str>,
+        done: impl Fn(&[Approval]) -> bool,
+    ) -> Vec<Approval> {
+        let mut last = Vec::new();
+        wait_for(WAIT, || {
+            last = self.approvals(session_id);
+            done(&last).then(|| last.clone())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the pending approvals of {session_id:?} never were as expected: {last:#?}\nlog:\n{}",
+                self.log_text()
+            )
+        })
+    }
+
+    /// Subscribes on a new connection; returns the subscription once confirmed.
+    pub fn subscribe(&self, params: SubscribeParams) -> Subscription {
+        let mut conn = self.conn();
+        let confirmation = conn
+            .try_request::<Subscribe>(params)
+            .unwrap_or_else(|e| panic!("Subscribe failed: {e:?}"));
+        Subscription {
+            conn,
+            id: confirmation.subscription_id,
+        }
     }
 
     /// What `fake-claude` recorded about the run with this Claude session id.
@@ -328,6 +415,89 @@ impl TestDaemon {
 impl Drop for TestDaemon {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A confirmed `Subscribe` connection whose lines are read as typed events.
+#[derive(Debug)]
+pub struct Subscription {
+    conn: LineConn,
+    /// The confirmation's `subscription_id`.
+    pub id: String,
+}
+
+impl Subscription {
+    /// The next event (heartbeats skipped); panics if none comes within [`WAIT`].
+    pub fn next(&mut self) -> TimedEvent {
+        self.next_within(WAIT)
+            .unwrap_or_else(|| panic!("no event within {WAIT:?}"))
+    }
+
+    /// The next event (heartbeats skipped), if one comes within `within` (EOF counts as none).
+    pub fn next_within(&mut self, within: Duration) -> Option<TimedEvent> {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self.conn.try_recv(left.max(Duration::from_millis(1)))?;
+            let response: Response = serde_json::from_value(line.clone())
+                .unwrap_or_else(|e| panic!("not a JSON-RPC response ({e}): {line}"));
+            let result = response
+                .result
+                .unwrap_or_else(|| panic!("a subscription line without a result: {line}"));
+            if let Some(event) = result.get("event") {
+                return Some(
+                    serde_json::from_value(event.clone())
+                        .unwrap_or_else(|e| panic!("an event that does not decode ({e}): {line}")),
+                );
+            }
+            assert_eq!(result["type"], "heartbeat", "{line}");
+            assert_eq!(result["message"], HEARTBEAT_MESSAGE, "{line}");
+        }
+    }
+
+    /// The events up to and including the first for which `last` holds.
+    pub fn until(&mut self, mut last: impl FnMut(&Event) -> bool) -> Vec<TimedEvent> {
+        let mut events = Vec::new();
+        loop {
+            let event = self.next();
+            let done = last(&event.event);
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+
+    /// Every event that arrives until `quiet` passes without one.
+    pub fn drain(&mut self, quiet: Duration) -> Vec<TimedEvent> {
+        std::iter::from_fn(|| self.next_within(quiet)).collect()
+    }
+
+    /// The connection, for reading or writing raw lines.
+    pub fn conn(&mut self) -> &mut LineConn {
+        &mut self.conn
+    }
+}
+
+/// Whether `event` says that session `session_id` ended (`completed` or `failed`).
+pub fn ended(event: &Event, session_id: &str) -> bool {
+    matches!(
+        event,
+        Event::SessionStatusChanged { session_id: id, new_status, .. }
+            if id == session_id && !new_status.is_active()
+    )
+}
+
+/// The `(old, new)` statuses of a `session_status_changed` event of session `session_id`.
+pub fn status_change(event: &Event, session_id: &str) -> Option<(SessionStatus, SessionStatus)> {
+    match event {
+        Event::SessionStatusChanged {
+            session_id: id,
+            old_status,
+            new_status,
+            ..
+        } if id == session_id => Some((*old_status, *new_status)),
+        _ => None,
     }
 }
 
@@ -411,9 +581,32 @@ impl LineConn {
         self.recv()
     }
 
-    /// Sends a request and reads the reply.
+    /// Sends a raw request and reads the reply.
     pub fn request(&mut self, method: &str, params: Value, id: Value) -> Value {
         let line = serde_json::json!({"jsonrpc":"2.0","method":method,"params":params,"id":id});
         self.call(&line.to_string())
+    }
+
+    /// Sends method `M` and decodes the reply: its typed result, or the error object. A reply
+    /// that is neither, or a result that does not decode as `M::Result`, fails the test.
+    pub fn try_request<M: Method>(&mut self, params: M::Params) -> Result<M::Result, ErrorObject> {
+        let request = Request::new(M::NAME, params, RequestId::from(1));
+        let line = serde_json::to_string(&request).expect("params serialise");
+        let reply = self.call(&line);
+        let response: Response = serde_json::from_value(reply.clone())
+            .unwrap_or_else(|e| panic!("not a JSON-RPC response ({e}): {reply}"));
+        if let Some(error) = response.error {
+            return Err(error);
+        }
+        let result = response
+            .result
+            .unwrap_or_else(|| panic!("{}: a reply with neither result nor error: {reply}", M::NAME));
+        Ok(serde_json::from_value(result).unwrap_or_else(|e| {
+            panic!(
+                "the {} result does not decode as {} ({e}): {reply}",
+                M::NAME,
+                std::any::type_name::<M::Result>()
+            )
+        }))
     }
 }

@@ -44,6 +44,11 @@ use writer::{Msg, Slot, Writer};
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
 
+/// Threads the runtime's blocking pool needs: one per read connection, and one to wait for the
+/// writer thread at close. More would only wait for a connection, each holding its own
+/// allocator arena, which the process keeps after the load that made it.
+pub const BLOCKING_THREADS: usize = READERS + 1;
+
 /// The handle to the database. Clones share the writer thread and the read pool.
 #[derive(Clone)]
 pub struct Store {
