@@ -6,6 +6,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use futures::{FutureExt, StreamExt};
@@ -18,14 +19,17 @@ use tokio_util::codec::{Decoder, FramedRead};
 
 use super::lifecycle::Happening;
 use super::transcript::Transcript;
-use super::{process, publish_conversation, Sessions};
+use super::{process, publish_change, publish_conversation, Sessions};
 use crate::error::{Error, Result};
-use crate::store::{Ingest, NewEvent, SessionUpdate};
+use crate::store::{Ingest, NewEvent, SessionUpdate, StoreError};
 
 /// At most this many lines are stored (and their events published) together.
 const MAX_BATCH_LINES: usize = 64;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
+/// The first pause before storing a session's outcome again, and the longest.
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Where the process is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,12 +81,21 @@ pub(super) struct Supervisor {
     pub(super) done: watch::Sender<bool>,
 }
 
+/// Output that could not be stored: the conversation is incomplete.
+struct Lost {
+    /// The first storage error.
+    error: String,
+    /// Lines of output not stored.
+    lines: usize,
+}
+
 impl Supervisor {
     /// Supervises `child` until it has ended and its outcome is stored.
     pub(super) async fn run(mut self, mut child: Child) {
         let pid = child.id().unwrap_or_default();
         let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
         let mut phase = Phase::Running;
+        let mut lost = None;
         let mut transcript = Transcript::new();
         let mut query = Some(NewEvent::message("", "user", &self.query));
         if let Some(stdout) = child.stdout.take() {
@@ -107,7 +120,7 @@ impl Supervisor {
                                 batch.events.insert(0, q);
                             }
                         }
-                        self.store(batch, phase, count).await;
+                        self.store(batch, phase, count, &mut lost, pid).await;
                     }
                     Some(command) = self.commands.recv() => {
                         phase = self.command(command, phase, pid).await;
@@ -122,7 +135,7 @@ impl Supervisor {
                 events: vec![query],
                 ..Default::default()
             };
-            self.store(batch, phase, 0).await;
+            self.store(batch, phase, 0, &mut lost, pid).await;
         }
         let exit = loop {
             tokio::select! {
@@ -142,7 +155,14 @@ impl Supervisor {
 
         let interrupted = matches!(phase, Phase::Interrupting { .. });
         let exit_code = exit.and_then(|s| s.code());
-        let error = outcome(transcript.result(), interrupted, exit_code, &stderr);
+        let error = match &lost {
+            Some(lost) => Some(format!(
+                "the conversation is incomplete: {} lines of claude's output could not be \
+                 stored ({}), so the session was stopped",
+                lost.lines, lost.error
+            )),
+            None => outcome(transcript.result(), interrupted, exit_code, &stderr),
+        };
         let update = SessionUpdate {
             completed_at: Some(crate::time::now()),
             error_message: error.clone(),
@@ -150,22 +170,60 @@ impl Supervisor {
             interrupted: Some(interrupted),
             ..Default::default()
         };
-        let failed = error.is_some();
-        let status = self
-            .sessions
-            .advance(
-                &self.session_id,
-                Happening::Exited { failed },
-                update,
-                error,
-            )
-            .await;
+        let status = self.store_outcome(update, error).await;
         if let Some(file) = &self.mcp_file {
             let _ = std::fs::remove_file(file);
         }
         self.sessions.forget(&self.session_id);
         let _ = self.done.send(true);
         tracing::info!(session = %self.session_id, status = ?status, ?exit_code, interrupted, "session ended");
+    }
+
+    /// Stores how the session ended, retrying while the store fails (a full disk may be
+    /// freed): until then the session stays live, and an interrupt is answered (there is no
+    /// process left to stop). Gives up only when the store is closed, at shutdown; the next
+    /// start-up's sweep then fails the session.
+    async fn store_outcome(
+        &mut self,
+        update: SessionUpdate,
+        error: Option<String>,
+    ) -> Option<SessionStatus> {
+        let happening = Happening::Exited {
+            failed: error.is_some(),
+        };
+        let mut pause = RETRY_FIRST;
+        loop {
+            let stored = self
+                .sessions
+                .store
+                .advance(&self.session_id, happening, update.clone())
+                .await;
+            let e = match stored {
+                Ok(change) => {
+                    let change = change?;
+                    publish_change(&self.sessions.bus, &change, error);
+                    return Some(change.session.status);
+                }
+                Err(StoreError::Closed) => return None,
+                Err(e) => e,
+            };
+            if pause == RETRY_FIRST {
+                tracing::error!(session = %self.session_id, error = %e, "cannot store how the session ended; retrying until it is stored");
+            }
+            let wait = tokio::time::sleep(pause);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    () = &mut wait => break,
+                    Some(command) = self.commands.recv() => {
+                        if let Command::Interrupt(reply) = command {
+                            let _ = reply.send(Ok(()));
+                        }
+                    }
+                }
+            }
+            pause = (pause * 2).min(RETRY_MAX);
+        }
     }
 
     /// Carries out a command; returns the phase after it.
@@ -204,7 +262,21 @@ impl Supervisor {
     }
 
     /// Stores a batch and publishes its events: nothing is published before it is durable.
-    async fn store(&self, mut batch: Ingest, phase: Phase, lines: usize) {
+    /// Once a batch cannot be stored, the conversation would have a hole: the agent is stopped
+    /// (its process group killed), what it still prints is counted in `lost` and not stored,
+    /// and the session will end failed.
+    async fn store(
+        &self,
+        mut batch: Ingest,
+        phase: Phase,
+        lines: usize,
+        lost: &mut Option<Lost>,
+        pid: u32,
+    ) {
+        if let Some(lost) = lost {
+            lost.lines += lines;
+            return;
+        }
         if let Some(update) = batch.update.as_mut() {
             if self.model_requested {
                 update.model = None;
@@ -222,7 +294,12 @@ impl Supervisor {
                 }
             }
             Err(e) => {
-                tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output")
+                tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
+                process::kill_group(pid);
+                *lost = Some(Lost {
+                    error: e.to_string(),
+                    lines,
+                });
             }
         }
     }
