@@ -153,8 +153,11 @@ impl AnthropicStandIn {
         let stop = Arc::new(AtomicBool::new(false));
         let responder: Arc<Responder> = Arc::new(responder);
         let counter = Arc::new(AtomicU64::new(0));
-        let (thread_requests, thread_deltas, thread_stop) =
-            (Arc::clone(&requests), Arc::clone(&deltas), Arc::clone(&stop));
+        let (thread_requests, thread_deltas, thread_stop) = (
+            Arc::clone(&requests),
+            Arc::clone(&deltas),
+            Arc::clone(&stop),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if thread_stop.load(Ordering::SeqCst) {

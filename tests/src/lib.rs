@@ -126,8 +126,6 @@ pub struct TestDaemon {
     pub dir: PathBuf,
     /// The socket path.
     pub socket: PathBuf,
-    /// The database path.
-    pub database: PathBuf,
     /// The log file.
     pub log: PathBuf,
     child: Option<Child>,
@@ -204,7 +202,6 @@ impl TestDaemon {
         TestDaemon {
             dir,
             socket,
-            database,
             log,
             child: Some(child),
             _tempdir: tempdir,
@@ -239,9 +236,8 @@ impl TestDaemon {
     /// Method `M` on a fresh connection: its typed result. Panics (with the daemon's log) on an
     /// error reply.
     pub fn request<M: Method>(&self, params: M::Params) -> M::Result {
-        self.try_request::<M>(params).unwrap_or_else(|e| {
-            panic!("{} failed: {e:?}\nlog:\n{}", M::NAME, self.log_text())
-        })
+        self.try_request::<M>(params)
+            .unwrap_or_else(|e| panic!("{} failed: {e:?}\nlog:\n{}", M::NAME, self.log_text()))
     }
 
     /// Method `M` on a fresh connection: its typed result, or the error object the daemon
@@ -308,7 +304,11 @@ impl TestDaemon {
     }
 
     /// Polls `getSessionState` until `done` holds ([`WAIT`] at most); returns the session.
-    pub fn wait_session(&self, session_id: &str, done: impl Fn(&SessionState) -> bool) -> SessionState {
+    pub fn wait_session(
+        &self,
+        session_id: &str,
+        done: impl Fn(&SessionState) -> bool,
+    ) -> SessionState {
         let mut last = None;
         wait_for(WAIT, || {
             let session = self.state(session_id);
@@ -468,11 +468,6 @@ impl Subscription {
         }
     }
 
-    /// Every event that arrives until `quiet` passes without one.
-    pub fn drain(&mut self, quiet: Duration) -> Vec<TimedEvent> {
-        std::iter::from_fn(|| self.next_within(quiet)).collect()
-    }
-
     /// The connection, for reading or writing raw lines.
     pub fn conn(&mut self) -> &mut LineConn {
         &mut self.conn
@@ -598,9 +593,12 @@ impl LineConn {
         if let Some(error) = response.error {
             return Err(error);
         }
-        let result = response
-            .result
-            .unwrap_or_else(|| panic!("{}: a reply with neither result nor error: {reply}", M::NAME));
+        let result = response.result.unwrap_or_else(|| {
+            panic!(
+                "{}: a reply with neither result nor error: {reply}",
+                M::NAME
+            )
+        });
         Ok(serde_json::from_value(result).unwrap_or_else(|e| {
             panic!(
                 "the {} result does not decode as {} ({e}): {reply}",

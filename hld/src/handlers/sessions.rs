@@ -43,6 +43,7 @@ pub async fn launch_session(
     daemon: Arc<Daemon>,
     mut p: LaunchSessionParams,
 ) -> Result<LaunchSessionResult> {
+    no_nul(&p)?;
     required(&p.query, "query")?;
     let query = std::mem::take(&mut p.query);
     let options = SessionOptions::launch(p)?;
@@ -119,6 +120,7 @@ pub async fn continue_session(
     daemon: Arc<Daemon>,
     mut p: ContinueSessionParams,
 ) -> Result<ContinueSessionResult> {
+    no_nul(&p)?;
     required(&p.query, "query")?;
     let parent = session(&daemon, &p.session_id).await?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
@@ -164,4 +166,77 @@ pub async fn interrupt_session(
         status: SessionStatus::Completing.as_str().to_owned(),
         message: "Session interrupt requested, shutting down gracefully".to_owned(),
     })
+}
+
+/// Refuses params with a NUL character in any string or key: no command line, environment or
+/// file name can carry one, so `claude` could not be started with them.
+fn no_nul(params: &impl serde::Serialize) -> Result<()> {
+    fn find(value: &serde_json::Value, path: &mut String) -> bool {
+        let nul = |s: &str| s.contains('\0');
+        match value {
+            serde_json::Value::String(s) => nul(s),
+            serde_json::Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+                let len = path.len();
+                path.push_str(&format!("[{i}]"));
+                let found = find(item, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            serde_json::Value::Object(map) => map.iter().any(|(key, item)| {
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&key.escape_debug().to_string());
+                let found = nul(key) || find(item, path);
+                if !found {
+                    path.truncate(len);
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let value = serde_json::to_value(params).map_err(|e| Error::internal("params", e))?;
+    let mut path = String::new();
+    if find(&value, &mut path) {
+        return Err(Error::invalid_param(
+            &path,
+            "a string without NUL characters",
+            "a string with a NUL character",
+            format!("{path} must not contain a NUL character"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nul_anywhere_in_the_params_is_named_by_its_path() {
+        let param = |p: LaunchSessionParams| match no_nul(&p) {
+            Err(Error::InvalidParams { data, .. }) => Some(data.param),
+            _ => None,
+        };
+        let clean = LaunchSessionParams {
+            query: "hello".into(),
+            allowed_tools: Some(vec!["Bash".into(), "Read".into()]),
+            ..Default::default()
+        };
+        assert_eq!(param(clean.clone()), None);
+        let query = LaunchSessionParams {
+            query: "a\0b".into(),
+            ..clean.clone()
+        };
+        assert_eq!(param(query).as_deref(), Some("query"));
+        let tool = LaunchSessionParams {
+            allowed_tools: Some(vec!["Bash".into(), "Re\0ad".into()]),
+            ..clean
+        };
+        assert_eq!(param(tool).as_deref(), Some("allowed_tools[1]"));
+    }
 }
