@@ -58,6 +58,36 @@ async fn announce(daemon: Arc<Daemon>) {
     );
 }
 
+/// Failed accepts in a row (at the open-files limit, each fails at once until a descriptor is
+/// freed): the pause before the next grows from 10 ms to 1 s, and one warning a second says
+/// how many failed since the last.
+#[derive(Default)]
+struct AcceptFailures {
+    pause: Option<Duration>,
+    logged: Option<std::time::Instant>,
+    unlogged: u64,
+}
+
+impl AcceptFailures {
+    /// Counts a failure; returns the pause before the next accept.
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
+        self.unlogged += 1;
+        if self
+            .logged
+            .is_none_or(|at| at.elapsed() >= Duration::from_secs(1))
+        {
+            tracing::warn!(error = %e, failures = self.unlogged, "accept failed");
+            self.logged = Some(std::time::Instant::now());
+            self.unlogged = 0;
+        }
+        let pause = self.pause.map_or(Duration::from_millis(10), |p| {
+            (p * 2).min(Duration::from_secs(1))
+        });
+        self.pause = Some(pause);
+        pause
+    }
+}
+
 /// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(
     config: Config,
@@ -94,6 +124,7 @@ pub async fn run(
     tokio::spawn(announce(Arc::clone(&daemon)));
 
     let connections = TaskTracker::new();
+    let mut failing = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             () = shutdown.cancelled() => break,
@@ -101,14 +132,18 @@ pub async fn run(
         };
         match accepted {
             Ok((stream, _)) => {
+                failing.pause = None;
                 // Boxed: a connection's future has room for any handler's, which is large
                 // to move by value into the task.
                 let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
                 connections.spawn(Box::pin(connection));
             }
             Err(e) => {
-                tracing::warn!(error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(10)).await;
+                let pause = failing.failed(&e);
+                tokio::select! {
+                    () = shutdown.cancelled() => break,
+                    () = tokio::time::sleep(pause) => {}
+                }
             }
         }
     }
@@ -147,4 +182,19 @@ pub async fn run(
     drop(file);
     tracing::info!("daemon shutdown complete");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failing_accepts_back_off_to_a_second_and_warn_once_a_second() {
+        let mut failing = AcceptFailures::default();
+        let e = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let pauses: Vec<u128> = (0..10).map(|_| failing.failed(&e).as_millis()).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        // The first failure was logged; the nine since wait for the next second.
+        assert_eq!(failing.unlogged, 9);
+    }
 }
