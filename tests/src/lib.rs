@@ -428,7 +428,7 @@ pub struct Subscription {
 
 impl Subscription {
     /// The next event (heartbeats skipped); panics if none comes within [`WAIT`].
-    pub fn next(&mut self) -> TimedEvent {
+    pub fn next_event(&mut self) -> TimedEvent {
         self.next_within(WAIT)
             .unwrap_or_else(|| panic!("no event within {WAIT:?}"))
     }
@@ -459,7 +459,7 @@ impl Subscription {
     pub fn until(&mut self, mut last: impl FnMut(&Event) -> bool) -> Vec<TimedEvent> {
         let mut events = Vec::new();
         loop {
-            let event = self.next();
+            let event = self.next_event();
             let done = last(&event.event);
             events.push(event);
             if done {

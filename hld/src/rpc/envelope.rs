@@ -138,6 +138,62 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
+/// An object's members in order, repeats included, each value raw.
+struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl Pairs<'_> {
+    /// The rejection of an object that repeats a member: answered to its id when that is
+    /// there once and of a valid type, else to `null`.
+    fn repeated(&self) -> Rejected {
+        let Pairs(pairs) = self;
+        let mut ids = pairs
+            .iter()
+            .filter(|(key, _)| key == "id")
+            .map(|(_, id)| *id);
+        let id = match (ids.next(), ids.next()) {
+            (Some(id), None) if matches!(json_kind(id), "string" | "number" | "null") => {
+                id.to_owned()
+            }
+            _ => null_id(),
+        };
+        let repeated = pairs
+            .iter()
+            .enumerate()
+            .find(|(i, (key, _))| pairs[..*i].iter().any(|(k, _)| k == key))
+            .map_or_else(String::new, |(_, (key, _))| key.escape_debug().to_string());
+        Rejected {
+            error: invalid_request(
+                &format!("Invalid request: duplicate member \"{repeated}\""),
+                InvalidRequestReason::InvalidEnvelope,
+            ),
+            id: Some(id),
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Pairs<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<Pairs<'de>, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(pair) = a.next_entry::<Cow<'de, str>, &'de RawValue>()? {
+                    pairs.push(pair);
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        d.deserialize_map(Visitor)
+    }
+}
+
 /// The raw JSON `null`.
 pub fn null_id() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
@@ -169,11 +225,17 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
     let members: Members = match serde_json::from_str(text) {
         Ok(m) => m,
         Err(e) if e.is_data() => {
-            let error = invalid_request(
-                "Invalid request: not a JSON object",
-                InvalidRequestReason::InvalidEnvelope,
-            );
-            return Err(reject(error, Some(&null_id())));
+            // Every member's type is accepted above, so an object refused here repeats one.
+            return Err(match serde_json::from_str::<Pairs>(text) {
+                Ok(pairs) => pairs.repeated(),
+                Err(_) => {
+                    let error = invalid_request(
+                        "Invalid request: not a JSON object",
+                        InvalidRequestReason::InvalidEnvelope,
+                    );
+                    reject(error, Some(&null_id()))
+                }
+            });
         }
         Err(_) => return Err(reject(parse_error("invalid JSON"), Some(&null_id()))),
     };
@@ -293,6 +355,34 @@ mod tests {
         );
         // A notification's violation is not answered.
         assert_eq!(rejected(br#"{"jsonrpc":"2.0","method":5}"#), (-32600, None));
+    }
+
+    #[test]
+    fn a_repeated_member_is_answered_to_the_id_when_it_is_readable() {
+        let message = |text: &str| {
+            let r = parse(text.as_bytes()).expect_err("invalid");
+            (
+                r.error.code,
+                r.error.message,
+                r.id.map(|i| i.get().to_owned()),
+            )
+        };
+        assert_eq!(
+            message(r#"{"jsonrpc":"2.0","method":"a","method":"b","id":12}"#),
+            (
+                -32600,
+                r#"Invalid request: duplicate member "method""#.into(),
+                Some("12".into())
+            )
+        );
+        assert_eq!(
+            message(r#"{"jsonrpc":"2.0","method":"a","id":1,"id":2}"#).2,
+            Some("null".into())
+        );
+        assert_eq!(
+            message(r#"{"id":[1],"jsonrpc":"2.0","jsonrpc":"2.0"}"#).2,
+            Some("null".into())
+        );
     }
 
     #[test]
