@@ -51,6 +51,10 @@ pub struct Args {
     /// Largest accepted incoming message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_SIZE, value_name = "BYTES")]
     pub max_message_size: usize,
+    /// Longest line of `claude`'s output stored whole, in bytes; a longer one is stored cut
+    /// to this length, with a marker.
+    #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
+    pub max_agent_line: usize,
     /// The `claude` executable.
     #[arg(long, value_name = "PATH")]
     pub claude_path: Option<PathBuf>,
@@ -145,6 +149,8 @@ pub struct Config {
     pub no_color: bool,
     /// Largest accepted incoming message.
     pub max_message_size: usize,
+    /// Longest line of `claude`'s output stored whole.
+    pub max_agent_line: usize,
     /// An explicitly configured `claude` (flag, config file or environment).
     pub claude_path: Option<PathBuf>,
     /// Heartbeat interval.
@@ -212,6 +218,7 @@ impl Config {
             log_file: args.log_file,
             no_color: args.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             max_message_size: args.max_message_size,
+            max_agent_line: args.max_agent_line.max(1),
             claude_path,
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
             subscriber_buffer: args.subscriber_buffer.max(1),

@@ -61,6 +61,7 @@ impl Daemon {
                 socket: config.socket.clone(),
                 run_dir: config.run_dir(),
                 interrupt_grace: config.interrupt_grace,
+                max_agent_line: config.max_agent_line,
                 approvals_command: config.approvals_command.clone(),
                 api_key: config.cloud.as_ref().map(|c| c.api_key.clone()),
             },

@@ -46,6 +46,8 @@ pub struct SessionConfig {
     pub run_dir: PathBuf,
     /// How long an interrupted `claude` gets before SIGKILL.
     pub interrupt_grace: Duration,
+    /// Longest line of output stored whole; longer ones are cut.
+    pub max_agent_line: usize,
     /// The command serving the approvals MCP server.
     pub approvals_command: ApprovalsCommand,
     /// The HumanLayer API key, handed only to the anchor's own approvals server.

@@ -99,17 +99,18 @@ impl Supervisor {
         let mut transcript = Transcript::new();
         let mut query = Some(NewEvent::message("", "user", &self.query));
         if let Some(stdout) = child.stdout.take() {
-            let mut lines = FramedRead::new(stdout, LineCodec);
+            let codec = LineCodec::new(self.sessions.config.max_agent_line);
+            let mut lines = FramedRead::new(stdout, codec);
             loop {
                 tokio::select! {
                     line = lines.next() => {
                         let Some(Ok(first)) = line else { break };
                         let mut batch = Ingest::default();
-                        transcript.apply_to(text(&first), &mut batch);
+                        self.apply(&mut transcript, first, &mut batch);
                         let mut count = 1;
                         while count < MAX_BATCH_LINES {
                             match lines.next().now_or_never() {
-                                Some(Some(Ok(line))) => transcript.apply_to(text(&line), &mut batch),
+                                Some(Some(Ok(line))) => self.apply(&mut transcript, line, &mut batch),
                                 _ => break,
                             }
                             count += 1;
@@ -223,6 +224,19 @@ impl Supervisor {
                 }
             }
             pause = (pause * 2).min(RETRY_MAX);
+        }
+    }
+
+    /// Adds a line of output to `batch`; a line that was cut is kept raw, with a marker.
+    fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) {
+        match line {
+            Line::Whole(bytes) => transcript.apply_to(text(&bytes), batch),
+            Line::Cut { start, dropped } => {
+                tracing::warn!(session = %self.session_id, kept = start.len(), dropped, "a line of claude's output was too long; stored cut");
+                let mut raw = text(&start).to_owned();
+                raw.push_str(&format!("[hld: cut here; {dropped} more bytes dropped]"));
+                batch.raw_lines.push(raw);
+            }
         }
     }
 
@@ -356,27 +370,69 @@ fn outcome(
     }
 }
 
-/// Splits a byte stream into lines (without their `\n`), of any length.
-struct LineCodec;
+/// A line of output.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// The whole line, without its `\n`.
+    Whole(BytesMut),
+    /// A line longer than the limit: its first bytes, and how many more were dropped.
+    Cut { start: BytesMut, dropped: usize },
+}
+
+/// Splits a byte stream into lines; a line longer than `max` is cut to its first `max` bytes,
+/// and the rest is dropped as it arrives, so that no more than about `max` is held.
+struct LineCodec {
+    max: usize,
+    /// The start of a line being cut, and the bytes dropped of it so far.
+    cutting: Option<(BytesMut, usize)>,
+}
+
+impl LineCodec {
+    fn new(max: usize) -> LineCodec {
+        LineCodec { max, cutting: None }
+    }
+}
 
 impl Decoder for LineCodec {
-    type Item = BytesMut;
+    type Item = Line;
     type Error = std::io::Error;
 
-    fn decode(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<BytesMut>> {
-        Ok(memchr::memchr(b'\n', buf).map(|at| {
-            let line = buf.split_to(at);
-            buf.advance(1);
-            line
-        }))
+    fn decode(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<Line>> {
+        let newline = memchr::memchr(b'\n', buf);
+        if let Some((_, dropped)) = &mut self.cutting {
+            let Some(at) = newline else {
+                *dropped += buf.len();
+                buf.clear();
+                return Ok(None);
+            };
+            *dropped += at;
+            buf.advance(at + 1);
+            let (start, dropped) = self.cutting.take().expect("cutting");
+            return Ok(Some(Line::Cut { start, dropped }));
+        }
+        match newline {
+            Some(at) if at <= self.max => {
+                let line = buf.split_to(at);
+                buf.advance(1);
+                Ok(Some(Line::Whole(line)))
+            }
+            _ if buf.len() > self.max => {
+                let start = buf.split_to(self.max);
+                self.cutting = Some((start, 0));
+                self.decode(buf)
+            }
+            _ => Ok(None),
+        }
     }
 
-    fn decode_eof(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<BytesMut>> {
-        match self.decode(buf)? {
-            Some(line) => Ok(Some(line)),
-            None if buf.is_empty() => Ok(None),
-            None => Ok(Some(buf.split())),
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> std::io::Result<Option<Line>> {
+        if let Some(line) = self.decode(buf)? {
+            return Ok(Some(line));
         }
+        if let Some((start, dropped)) = self.cutting.take() {
+            return Ok(Some(Line::Cut { start, dropped }));
+        }
+        Ok((!buf.is_empty()).then(|| Line::Whole(buf.split())))
     }
 }
 
@@ -407,4 +463,48 @@ async fn stderr_tail(stderr: impl AsyncRead + Unpin) -> String {
         }
     }
     String::from_utf8_lossy(&tail).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `chunks` to a codec cutting at `max`, then ends the stream.
+    fn lines(max: usize, chunks: &[&str]) -> Vec<Line> {
+        let mut codec = LineCodec::new(max);
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for chunk in chunks {
+            buf.extend_from_slice(chunk.as_bytes());
+            while let Some(line) = codec.decode(&mut buf).unwrap() {
+                out.push(line);
+            }
+            assert!(buf.len() <= max + chunk.len(), "held {} bytes", buf.len());
+        }
+        while let Some(line) = codec.decode_eof(&mut buf).unwrap() {
+            out.push(line);
+        }
+        out
+    }
+
+    fn whole(s: &str) -> Line {
+        Line::Whole(BytesMut::from(s))
+    }
+
+    fn cut(s: &str, dropped: usize) -> Line {
+        Line::Cut {
+            start: BytesMut::from(s),
+            dropped,
+        }
+    }
+
+    #[test]
+    fn lines_longer_than_the_limit_are_cut_and_the_rest_dropped_as_it_comes() {
+        assert_eq!(
+            lines(4, &["ab\nabcd\nabc", "def", "ghij\nxy"]),
+            [whole("ab"), whole("abcd"), cut("abcd", 6), whole("xy")]
+        );
+        assert_eq!(lines(4, &["abcdefgh"]), [cut("abcd", 4)]);
+        assert_eq!(lines(4, &["abcde\n", "\n"]), [cut("abcd", 1), whole("")]);
+    }
 }
