@@ -7,7 +7,7 @@ use bytes::{BufMut, BytesMut};
 use clap::Parser;
 use hld_client::protocol::{Event, SessionStatus};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use super::*;
@@ -355,4 +355,102 @@ async fn shutdown_ends_a_waiting_connection() {
         .unwrap()
         .unwrap();
     assert_eq!(read, 0, "closed");
+}
+
+/// Bytes a client might send: anything at all, or lines that look like JSON-RPC with random
+/// methods, ids and params, in any order and with any line ends.
+fn hostile_input() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let method = prop_oneof![
+        Just("health".to_owned()),
+        Just("Subscribe".to_owned()),
+        Just("getConversation".to_owned()),
+        Just("launchSession".to_owned()),
+        Just("sendDecision".to_owned()),
+        Just("createApproval".to_owned()),
+        ".{0,12}",
+    ];
+    let json = prop_oneof![
+        Just("null".to_owned()),
+        any::<i64>().prop_map(|n| n.to_string()),
+        ".{0,8}".prop_map(|s| serde_json::to_string(&s).unwrap()),
+        Just("{}".to_owned()),
+        Just("[1,{}]".to_owned()),
+        Just(r#"{"session_id":"s","limit":-1}"#.to_owned()),
+        Just(r#"{"query":"a\u0000b"}"#.to_owned()),
+    ];
+    let line = (method, json.clone(), json, any::<bool>()).prop_map(|(m, id, params, v2)| {
+        let version = if v2 { "2.0" } else { "1.0" };
+        format!(
+            r#"{{"jsonrpc":"{version}","method":{},"params":{params},"id":{id}}}"#,
+            serde_json::to_string(&m).unwrap()
+        )
+        .into_bytes()
+    });
+    let lines = proptest::collection::vec(
+        (
+            line,
+            prop_oneof![Just(&b"\n"[..]), Just(&b"\r\n"[..]), Just(&b""[..])],
+        ),
+        0..8,
+    )
+    .prop_map(|lines| {
+        lines
+            .into_iter()
+            .flat_map(|(line, end)| line.into_iter().chain(end.iter().copied()))
+            .collect()
+    });
+    prop_oneof![proptest::collection::vec(any::<u8>(), 0..2048), lines]
+}
+
+#[test]
+fn hostile_bytes_never_panic_or_stall_and_every_reply_is_well_formed() {
+    use proptest::test_runner::{Config as Cases, TestRunner};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (_dir, daemon) = runtime.block_on(async { daemon() });
+    let mut runner = TestRunner::new(Cases {
+        cases: 300,
+        ..Cases::default()
+    });
+    runner
+        .run(&hostile_input(), |data| {
+            let replies = runtime.block_on(exchange(&daemon, &data));
+            for line in replies.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                let reply: Value = serde_json::from_slice(line).unwrap();
+                assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+                assert!(reply.get("id").is_some(), "{reply}");
+                assert!(
+                    reply.get("result").is_some() != reply.get("error").is_some(),
+                    "{reply}"
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// Sends `data` on a fresh connection and closes it; returns all the daemon wrote back (it
+/// must finish within 10 s: a stall fails).
+async fn exchange(daemon: &Arc<Daemon>, data: &[u8]) -> Vec<u8> {
+    let (client, _stop) = connect(
+        daemon,
+        NdjsonCodec::new(daemon.config.max_message_size),
+        Delivery::TakeOver,
+        64 * 1024,
+    );
+    let (mut read, mut write) = tokio::io::split(client);
+    let send = async {
+        write.write_all(data).await.unwrap();
+        write.shutdown().await.unwrap();
+    };
+    let mut out = Vec::new();
+    let exchange = async { tokio::join!(send, read.read_to_end(&mut out)) };
+    let ((), read) = tokio::time::timeout(Duration::from_secs(10), exchange)
+        .await
+        .expect("the connection stalled");
+    read.unwrap();
+    out
 }
