@@ -367,7 +367,8 @@ impl TestDaemon {
         })
         .unwrap_or_else(|| {
             panic!(
-                "the pending approvals of {session_id:?} never were as expected: {last:#?}\nlog:\n{}",
+                "the pending approvals of {session_id:?} never were as expected: \
+                 {last:#?}\nlog:\n{}",
                 self.log_text()
             )
         })
@@ -379,10 +380,8 @@ impl TestDaemon {
         let confirmation = conn
             .try_request::<Subscribe>(params)
             .unwrap_or_else(|e| panic!("Subscribe failed: {e:?}"));
-        Subscription {
-            conn,
-            id: confirmation.subscription_id,
-        }
+        assert!(!confirmation.subscription_id.is_empty(), "{confirmation:?}");
+        Subscription { conn }
     }
 
     /// What `fake-claude` recorded about the run with this Claude session id.
@@ -422,8 +421,6 @@ impl Drop for TestDaemon {
 #[derive(Debug)]
 pub struct Subscription {
     conn: LineConn,
-    /// The confirmation's `subscription_id`.
-    pub id: String,
 }
 
 impl Subscription {

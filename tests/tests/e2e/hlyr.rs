@@ -1,0 +1,1333 @@
+//! `hlyr` end to end: the real binary against a real daemon running `fake-claude` — following
+//! sessions, every subcommand's text and `--json` output, id prefixes, the daemon's auto-start,
+//! inline approvals on a pseudo-terminal, colour, and each error with its exit code.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hld_client::protocol::{
+    Approval, ApprovalStatus, CreateApproval, CreateApprovalParams, GetApproval, GetApprovalParams,
+    Health, LaunchSessionParams, ListSessions, NoParams, SessionStatus,
+};
+use hld_e2e::{
+    fake_claude, launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT,
+};
+use serde_json::{json, Value};
+
+/// What one `hlyr` run left behind.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    /// The stdout lines parsed as JSON.
+    fn json_lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+            .collect()
+    }
+
+    /// The whole stdout parsed as one JSON document.
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON: {:?}: {e}", self.stdout))
+    }
+
+    #[track_caller]
+    fn assert_code(&self, code: i32) -> &Run {
+        assert_eq!(self.code, code, "exit code; {self:#?}");
+        self
+    }
+}
+
+/// `hlyr` with a private home and the daemon's socket in the environment.
+fn hlyr_command(socket: &Path, home: &Path) -> Command {
+    let mut cmd = Command::new(workspace_bin("hlyr"));
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", socket)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("HLD_PATH")
+        .env_remove("HUMANLAYER_APPROVALS_COMMAND")
+        .current_dir(home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// A pipe read to its end on a thread of its own, into a shared buffer.
+struct Collected {
+    buf: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
+}
+
+fn collect(mut pipe: impl Read + Send + 'static) -> Collected {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let sink = buf.clone();
+    let reader = std::thread::spawn(move || {
+        let mut chunk = [0u8; 8192];
+        while let Ok(n) = pipe.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&chunk[..n]);
+        }
+    });
+    Collected { buf, reader }
+}
+
+fn text(buf: &Arc<Mutex<Vec<u8>>>) -> String {
+    String::from_utf8_lossy(&buf.lock().unwrap()).replace('\r', "")
+}
+
+/// A running `hlyr` whose output is collected as it comes.
+struct Running {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Running {
+    fn spawn(mut cmd: Command) -> Running {
+        let mut child = cmd.spawn().expect("spawn");
+        let stdout = collect(child.stdout.take().unwrap());
+        let stderr = collect(child.stderr.take().unwrap());
+        Running {
+            stdin: child.stdin.take(),
+            child,
+            stdout: stdout.buf,
+            stderr: stderr.buf,
+            readers: vec![stdout.reader, stderr.reader],
+        }
+    }
+
+    fn stdout(&self) -> String {
+        text(&self.stdout)
+    }
+
+    /// Waits until stdout holds `needle` `times` times.
+    #[track_caller]
+    fn wait_for(&self, needle: &str, times: usize) {
+        let printed = wait_for(WAIT, || {
+            (self.stdout().matches(needle).count() >= times).then_some(())
+        });
+        assert!(
+            printed.is_some(),
+            "{needle:?} ×{times} never printed:\n{}\nstderr:\n{}",
+            self.stdout(),
+            text(&self.stderr)
+        );
+    }
+
+    fn type_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin piped");
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the exit (30 s at most, then kills and panics).
+    fn finish(mut self) -> Run {
+        let Some(status) = wait_for(Duration::from_secs(30), || self.child.try_wait().unwrap())
+        else {
+            let _ = self.child.kill();
+            panic!(
+                "hlyr did not exit; stdout:\n{}\nstderr:\n{}",
+                self.stdout(),
+                text(&self.stderr)
+            );
+        };
+        drop(self.stdin.take());
+        // The readers end when the pipes close, having read everything. A daemon that hlyr
+        // started is detached and never holds hlyr's pipes, so they close with hlyr.
+        let drained = wait_for(Duration::from_secs(10), || {
+            self.readers.iter().all(|r| r.is_finished()).then_some(())
+        });
+        assert!(
+            drained.is_some(),
+            "hlyr's pipes stayed open after it exited; stdout:\n{}",
+            self.stdout()
+        );
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: self.stdout(),
+            stderr: text(&self.stderr),
+        }
+    }
+}
+
+fn run_command(cmd: Command) -> Run {
+    Running::spawn(cmd).finish()
+}
+
+/// Runs `hlyr ARGS` against `d`.
+fn hlyr(d: &TestDaemon, args: &[&str]) -> Run {
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(args);
+    run_command(cmd)
+}
+
+fn fake() -> TestDaemon {
+    TestDaemon::start_with(DaemonOptions::fake_claude())
+}
+
+/// A daemon whose `scenario:slow` sessions run for about `seconds`.
+fn slow_daemon(seconds: u64) -> TestDaemon {
+    TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_COUNT", &(seconds * 10).to_string()),
+    )
+}
+
+fn workdir(d: &TestDaemon) -> String {
+    let dir = d.dir.join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.display().to_string()
+}
+
+/// The session id printed by `launch`/`continue` (`Session <id>`).
+fn printed_session(run: &Run) -> String {
+    run.stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Session "))
+        .unwrap_or_else(|| panic!("no session id printed: {run:#?}"))
+        .trim()
+        .to_owned()
+}
+
+/// Asserts that `needles` appear in `haystack` in this order.
+#[track_caller]
+fn assert_in_order(haystack: &str, needles: &[&str]) {
+    let mut from = 0;
+    for needle in needles {
+        match haystack[from..].find(needle) {
+            Some(at) => from += at + needle.len(),
+            None => panic!("{needle:?} missing (or out of order) in:\n{haystack}"),
+        }
+    }
+}
+
+/// Asks, for `session_id`, for permission to run `tool` with `input`; returns the approval id.
+fn ask_tool(d: &TestDaemon, session_id: &str, tool: &str, input: Value) -> String {
+    d.request::<CreateApproval>(CreateApprovalParams {
+        session_id: Some(session_id.to_owned()),
+        tool_name: Some(tool.to_owned()),
+        tool_input: Some(input),
+        ..Default::default()
+    })
+    .approval_id
+}
+
+/// Asks, for `session_id`, the human a question; returns the approval id.
+fn ask_human(d: &TestDaemon, session_id: &str, message: &str) -> String {
+    d.request::<CreateApproval>(CreateApprovalParams {
+        session_id: Some(session_id.to_owned()),
+        kind: Some("human_contact".into()),
+        message: Some(message.to_owned()),
+        ..Default::default()
+    })
+    .approval_id
+}
+
+fn approval(d: &TestDaemon, id: &str) -> Approval {
+    d.request::<GetApproval>(GetApprovalParams {
+        approval_id: id.to_owned(),
+    })
+    .approval
+}
+
+/// Polls an approval until it is no longer pending.
+fn wait_decided(d: &TestDaemon, id: &str) -> Approval {
+    wait_for(WAIT, || {
+        Some(approval(d, id)).filter(|a| a.status != ApprovalStatus::Pending)
+    })
+    .unwrap_or_else(|| panic!("approval {id} never decided"))
+}
+
+/// Waits until something subscribed to `d`'s events.
+fn wait_subscribed(d: &TestDaemon) {
+    wait_for(WAIT, || {
+        (d.request::<Health>(NoParams {}).subscribers > 0).then_some(())
+    })
+    .expect("hlyr events never subscribed");
+}
+
+#[test]
+fn launch_follows_a_session_to_completion() {
+    let d = fake();
+    let wd = workdir(&d);
+    let run = hlyr(&d, &["launch", "-w", &wd, "-m", "sonnet", "hello", "hlyr"]);
+    run.assert_code(0);
+    let id = printed_session(&run);
+    assert_in_order(
+        &run.stdout,
+        &[
+            &format!("Session {id}"),
+            "Run ",
+            "> hello hlyr\n",
+            "Hello! You asked: hello hlyr\n",
+            "✓ completed · 1 turn · $",
+        ],
+    );
+    assert!(!run.stdout.contains("\u{1b}["), "no colour into a pipe");
+    let s = d.wait_ended(&id);
+    assert_eq!(s.status, SessionStatus::Completed);
+    assert_eq!(s.query, "hello hlyr");
+    assert_eq!(s.model.as_deref(), Some("sonnet"));
+    assert_eq!(s.working_dir, Some(wd));
+}
+
+#[test]
+fn launch_prints_tool_calls_with_their_input_and_results() {
+    let d = fake();
+    let wd = workdir(&d);
+    let run = hlyr(
+        &d,
+        &[
+            "launch",
+            "-w",
+            &wd,
+            "--no-approvals",
+            "scenario:tool make a file",
+        ],
+    );
+    run.assert_code(0);
+    let file = Path::new(&wd).join("hello.txt");
+    assert_in_order(
+        &run.stdout,
+        &[
+            "> scenario:tool make a file",
+            "thinking: ",
+            &format!(
+                r#"→ Write {{"content":"Hello, world!\n","file_path":"{}"}}"#,
+                file.display()
+            ),
+            "  ← error: Claude requested permissions to write",
+            "✓ completed · 2 turns",
+        ],
+    );
+    let id = printed_session(&run);
+    let s = d.wait_ended(&id);
+    assert_eq!(s.permission_prompt_tool, None, "--no-approvals");
+}
+
+#[test]
+fn long_tool_results_are_shortened() {
+    let d = fake();
+    let run = hlyr(&d, &["launch", "-w", &workdir(&d), "scenario:big read it"]);
+    run.assert_code(0);
+    let result = run
+        .stdout
+        .split("  ← ")
+        .nth(1)
+        .expect("a tool result")
+        .split("\nThe file")
+        .next()
+        .unwrap();
+    assert!(result.contains("(5)."), "{result}");
+    assert!(!result.contains("(6)."), "five lines at most: {result}");
+    assert!(result.ends_with("more bytes)"), "{result}");
+    assert!(
+        run.stdout.len() < 2000,
+        "{} bytes printed",
+        run.stdout.len()
+    );
+}
+
+#[test]
+fn a_failed_session_exits_1_with_its_error() {
+    let d = fake();
+    let run = hlyr(&d, &["launch", "-w", &workdir(&d), "scenario:error"]);
+    run.assert_code(1);
+    assert!(
+        run.stdout.contains("✗ failed: Not logged in"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn launch_json_is_one_parsable_line_per_update() {
+    let d = fake();
+    let run = hlyr(&d, &["--json", "launch", "-w", &workdir(&d), "json please"]);
+    run.assert_code(0);
+    let lines = run.json_lines();
+    assert_eq!(lines[0]["kind"], "started");
+    let id = lines[0]["session_id"].as_str().unwrap();
+    assert_eq!(lines[0]["run_id"].as_str().unwrap().len(), 36);
+    let events: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(events[0]["event_type"], "message");
+    assert_eq!(events[0]["role"], "user");
+    assert_eq!(events[0]["content"], "json please");
+    assert_eq!(events[1]["role"], "assistant");
+    let ids: HashSet<i64> = events.iter().map(|e| e["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids.len(), events.len(), "no event printed twice");
+    let last = lines.last().unwrap();
+    assert_eq!(last["kind"], "finished");
+    assert_eq!(last["id"], id);
+    assert_eq!(last["status"], "completed");
+}
+
+#[test]
+fn detach_returns_at_once_and_conversation_follow_picks_it_up() {
+    let d = slow_daemon(2);
+    let run = hlyr(
+        &d,
+        &["launch", "--detach", "-w", &workdir(&d), "scenario:slow"],
+    );
+    run.assert_code(0);
+    let id = printed_session(&run);
+    assert!(
+        !run.stdout.contains('>'),
+        "no conversation printed: {}",
+        run.stdout
+    );
+    assert!(matches!(
+        d.state(&id).status,
+        SessionStatus::Starting | SessionStatus::Running
+    ));
+
+    let follow = hlyr(&d, &["conversation", &id[..8], "--follow"]);
+    follow.assert_code(0);
+    // Every chunk exactly once, in order, whether it came from the history or the stream.
+    let chunks: Vec<&str> = follow
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("chunk "))
+        .collect();
+    let expected: Vec<String> = (1..=20).map(|i| format!("chunk {i}")).collect();
+    assert_eq!(chunks, expected, "{}", follow.stdout);
+    assert!(follow.stdout.contains("✓ completed"), "{}", follow.stdout);
+
+    // After the end, `conversation` prints the same history and returns.
+    let again = hlyr(&d, &["conversation", &id]);
+    again.assert_code(0);
+    assert_eq!(again.stdout.matches("chunk ").count(), 20);
+    assert!(!again.stdout.contains("completed"), "no follow summary");
+    let json = hlyr(&d, &["--json", "conversation", &id]);
+    let lines = json.assert_code(0).json_lines();
+    assert_eq!(lines.len(), d.conversation(&id).len());
+    assert!(lines
+        .iter()
+        .all(|l| l["kind"] == "event" && l["session_id"] == id.as_str()));
+}
+
+#[test]
+fn continue_prints_the_conversation_so_far_then_follows_the_new_session() {
+    let d = fake();
+    let first = hlyr(&d, &["launch", "-w", &workdir(&d), "first question"]);
+    let parent = printed_session(first.assert_code(0));
+    let run = hlyr(&d, &["continue", &parent[..6], "second", "question"]);
+    run.assert_code(0);
+    let child = printed_session(&run);
+    assert_ne!(child, parent);
+    assert_in_order(
+        &run.stdout,
+        &[
+            &format!("Continues {parent}"),
+            "> first question",
+            "Hello! You asked: first question",
+            "> second question",
+            "Continuing our conversation (turn 2). You said: second question",
+            "✓ completed",
+        ],
+    );
+    let s = d.wait_ended(&child);
+    assert_eq!(s.parent_session_id, Some(parent));
+}
+
+#[test]
+fn sessions_lists_the_recent_ones_as_a_table_and_json() {
+    let d = fake();
+    let wd = workdir(&d);
+    let empty = hlyr(&d, &["sessions"]);
+    assert_eq!(empty.assert_code(0).stdout.trim(), "no sessions");
+    assert_eq!(hlyr(&d, &["sessions", "--json"]).json(), json!([]));
+
+    let mut ids = Vec::new();
+    for i in 0..21 {
+        let id = d.launch(LaunchSessionParams {
+            model: Some("opus".into()),
+            ..launch_params(&format!("query {i}"), &wd)
+        });
+        d.wait_ended(&id);
+        ids.push(id);
+    }
+    let run = hlyr(&d, &["sessions"]);
+    run.assert_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    for column in ["ID", "STATUS", "AGE", "MODEL", "COST", "SUMMARY"] {
+        assert!(lines[0].contains(column), "{}", lines[0]);
+    }
+    assert_eq!(lines.len(), 1 + 20 + 1, "{}", run.stdout);
+    // Newest first; short ids, status, age, model, cost and summary on each row.
+    assert!(lines[1].starts_with(&ids[20][..8]), "{}", lines[1]);
+    assert!(lines[1].contains("completed") && lines[1].contains("opus"));
+    assert!(lines[1].contains('$') && lines[1].ends_with("query 20"));
+    assert!(lines[21].contains("1 older sessions not shown"));
+
+    let all = hlyr(&d, &["sessions", "--all"]);
+    assert_eq!(all.assert_code(0).stdout.lines().count(), 1 + 21);
+    let json = hlyr(&d, &["sessions", "--all", "--json"]).json();
+    let listed: Vec<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    assert_eq!(listed, newest_first);
+    assert_eq!(json[0]["status"], "completed");
+    assert_eq!(
+        hlyr(&d, &["sessions", "--json"])
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        20
+    );
+
+    // 21 ids share a first hex digit somewhere: that prefix is ambiguous.
+    let mut by_digit = std::collections::HashMap::<char, usize>::new();
+    for id in &ids {
+        *by_digit.entry(id.chars().next().unwrap()).or_default() += 1;
+    }
+    let digit = by_digit
+        .iter()
+        .find(|(_, n)| **n > 1)
+        .unwrap()
+        .0
+        .to_string();
+    let ambiguous = hlyr(&d, &["show", &digit]);
+    ambiguous.assert_code(2);
+    assert!(
+        ambiguous.stderr.contains("is ambiguous"),
+        "{}",
+        ambiguous.stderr
+    );
+    let candidates = ids.iter().filter(|id| id.starts_with(&digit));
+    for id in candidates {
+        assert!(ambiguous.stderr.contains(&id[..8]), "{}", ambiguous.stderr);
+    }
+}
+
+#[test]
+fn show_prints_a_session_and_its_json() {
+    let d = fake();
+    let wd = workdir(&d);
+    let id = d.launch(launch_params("show me", &wd));
+    d.wait_ended(&id);
+    let run = hlyr(&d, &["show", &id[..5]]);
+    run.assert_code(0);
+    assert_in_order(
+        &run.stdout,
+        &[
+            &format!("Session         {id}"),
+            "Status          completed",
+            "Query           show me",
+            &format!("Working dir     {wd}"),
+            "Turns           1",
+            "Cost            $",
+            "Result          Hello! You asked: show me",
+        ],
+    );
+    // The daemon's own JSON, as it was on the wire.
+    let json = hlyr(&d, &["show", &id, "--json"]).json();
+    let state = d.call("getSessionState", json!({"session_id": id}));
+    assert_eq!(json, state["result"]["session"]);
+}
+
+#[test]
+fn interrupt_ends_a_running_session_and_followers_see_it() {
+    let d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["conversation", "--follow", &id]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("chunk 1\n", 1);
+
+    let run = hlyr(&d, &["interrupt", &id[..8]]);
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .starts_with(&format!("interrupting {}", &id[..8])),
+        "{}",
+        run.stdout
+    );
+
+    let followed = follower.finish();
+    followed.assert_code(0);
+    assert!(
+        followed.stdout.contains("■ interrupted"),
+        "{}",
+        followed.stdout
+    );
+    let s = d.wait_ended(&id);
+    assert!(s.interrupted);
+
+    // An ended session cannot be interrupted.
+    let again = hlyr(&d, &["interrupt", &id, "--json"]);
+    again.assert_code(1);
+    assert!(again.stderr.contains("is not running"), "{}", again.stderr);
+}
+
+#[test]
+fn interrupt_json_is_the_daemons_reply() {
+    let d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&id, |s| s.status == SessionStatus::Running);
+    let json = hlyr(&d, &["--json", "interrupt", &id]).json();
+    assert_eq!(json["success"], true);
+    assert_eq!(json["session_id"], id);
+    assert_eq!(json["status"], "completing");
+    d.wait_ended(&id);
+}
+
+#[test]
+fn approvals_are_listed_and_decided_by_prefix() {
+    let d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let none = hlyr(&d, &["approvals"]);
+    assert_eq!(none.assert_code(0).stdout.trim(), "no pending approvals");
+
+    let write = ask_tool(&d, &id, "Write", json!({"file_path": "/tmp/x"}));
+    let bash = ask_tool(&d, &id, "Bash", json!({"command": "rm -rf build"}));
+    let question = ask_human(&d, &id, "Which colour?");
+    let table = hlyr(&d, &["approvals", "--session", &id[..8]]);
+    table.assert_code(0);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert_eq!(lines.len(), 4, "{}", table.stdout);
+    assert!(lines[0].contains("ID") && lines[0].contains("REQUEST"));
+    assert!(table.stdout.contains(r#"Write {"file_path":"/tmp/x"}"#));
+    assert!(table.stdout.contains("question") && table.stdout.contains("Which colour?"));
+    assert!(
+        table.stdout.contains(&write[..14]),
+        "ids shown as local-xxxxxxxx"
+    );
+    let json = hlyr(&d, &["approvals", "--json"]).json();
+    let listed: HashSet<&str> = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, HashSet::from([&*write, &*bash, &*question]));
+
+    // A prefix without the `local-` word is enough.
+    let approve = hlyr(&d, &["approve", &write[6..14], "--comment", "fine"]);
+    approve.assert_code(0);
+    assert_eq!(approve.stdout.trim(), format!("✓ approved {write}"));
+    let a = approval(&d, &write);
+    assert_eq!(
+        (a.status, a.comment.as_deref()),
+        (ApprovalStatus::Approved, Some("fine"))
+    );
+
+    let deny = hlyr(&d, &["--json", "deny", &bash, "--comment", "too risky"]);
+    assert_eq!(
+        deny.assert_code(0).json(),
+        json!({"call_id": bash, "decision": "deny", "comment": "too risky"})
+    );
+    assert_eq!(approval(&d, &bash).status, ApprovalStatus::Denied);
+
+    // A question is answered with `respond`, not approved.
+    let wrong = hlyr(&d, &["approve", &question]);
+    wrong.assert_code(2);
+    assert!(wrong.stderr.contains("is a question"), "{}", wrong.stderr);
+    let respond = hlyr(&d, &["respond", &question, "--comment", "blue"]);
+    respond.assert_code(0);
+    assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
+    assert_eq!(hlyr(&d, &["approvals", "--json"]).json(), json!([]));
+
+    // Deciding again is refused by the daemon, whose message is shown.
+    let twice = hlyr(&d, &["approve", &write]);
+    twice.assert_code(1);
+    assert_eq!(
+        twice.stderr,
+        format!("error: approval {write} was already decided: approved\n")
+    );
+
+    hlyr(&d, &["interrupt", &id]).assert_code(0);
+}
+
+#[test]
+fn events_prints_one_json_line_per_event() {
+    let d = fake();
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["events", "--type", "session_status_changed", "-n", "2"]);
+    let events = Running::spawn(cmd);
+    // Wait for the subscription before launching.
+    wait_subscribed(&d);
+    let id = d.launch(launch_params("events", workdir(&d)));
+    let run = events.finish();
+    run.assert_code(0);
+    let lines = run.json_lines();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    for line in &lines {
+        assert_eq!(line["type"], "session_status_changed");
+        assert_eq!(line["data"]["session_id"], id);
+        assert!(line["timestamp"].is_string());
+    }
+    assert_eq!(lines[0]["data"]["new_status"], "running");
+    assert_eq!(lines[1]["data"]["new_status"], "completed");
+
+    let bad = hlyr(&d, &["events", "--type", "nonsense"]);
+    bad.assert_code(2);
+    assert!(
+        bad.stderr.contains("new_approval"),
+        "lists the accepted types: {}",
+        bad.stderr
+    );
+}
+
+#[test]
+fn events_filters_by_session_prefix() {
+    let d = fake();
+    let wd = workdir(&d);
+    let first = d.launch(launch_params("one", &wd));
+    d.wait_ended(&first);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["events", "--session", &first[..8], "-n", "1"]);
+    let events = Running::spawn(cmd);
+    wait_subscribed(&d);
+    // Another session's events are filtered out; an approval of the first one comes through.
+    let other = d.launch(launch_params("two", &wd));
+    d.wait_ended(&other);
+    let approval = ask_human(&d, &first, "still there?");
+    let run = events.finish();
+    let lines = run.assert_code(0).json_lines();
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["type"], "new_approval");
+    assert_eq!(lines[0]["data"]["approval"]["id"], approval);
+}
+
+/// A socket path in a fresh directory where no daemon runs, and that directory.
+fn no_daemon() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix("hlyr-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let socket = dir.path().join("d.sock");
+    (dir, socket)
+}
+
+/// Runs `hlyr` against `socket` with a fake `claude` and a private database for any daemon it
+/// starts.
+fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut cmd = hlyr_command(socket, home);
+    cmd.args(args)
+        .env("HUMANLAYER_CLAUDE_PATH", fake_claude())
+        .env("HUMANLAYER_DATABASE_PATH", home.join("daemon.db"))
+        .env("FAKE_CLAUDE_HOME", home.join("fake-claude"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run_command(cmd)
+}
+
+/// Stops a daemon that a test started through hlyr, whatever happens in the test.
+struct StopOnDrop<'a>(&'a Path, &'a Path);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        if self.0.exists() {
+            hlyr_at(self.0, self.1, &["daemon", "stop"], &[]);
+        }
+    }
+}
+
+#[test]
+fn daemon_start_status_and_stop() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let status = hlyr_at(&socket, home, &["daemon", "status"], &[]);
+    status.assert_code(3);
+    assert!(
+        status.stderr.contains("the daemon is not running"),
+        "{}",
+        status.stderr
+    );
+    assert!(status
+        .stderr
+        .contains("hint: start it with `hlyr daemon start`"));
+
+    let _stop = StopOnDrop(&socket, home);
+    let start = hlyr_at(&socket, home, &["daemon", "start", "--json"], &[]);
+    let started = start.assert_code(0).json();
+    assert_eq!(started["started"], true);
+    assert_eq!(started["socket"], socket.display().to_string());
+    let log = PathBuf::from(started["log"].as_str().unwrap());
+    assert_eq!(log, dir.path().join("d.log"));
+    assert!(log.exists());
+    assert!(started["pid"].as_u64().unwrap() > 0);
+
+    let again = hlyr_at(&socket, home, &["daemon", "start"], &[]);
+    assert!(
+        again.assert_code(0).stdout.contains("is already running"),
+        "{}",
+        again.stdout
+    );
+
+    let status = hlyr_at(&socket, home, &["daemon", "status"], &[]);
+    status.assert_code(0);
+    assert_in_order(
+        &status.stdout,
+        &[
+            "hld",
+            "socket",
+            &socket.display().to_string(),
+            "claude",
+            "available",
+            "approvals",
+            "asked through",
+            "hld",
+            "subscribers",
+            "active sessions",
+        ],
+    );
+    let json = hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json();
+    assert_eq!(json["status"], "ok");
+    assert_eq!(json["claude"]["available"], true);
+    assert_eq!(json["approvals"]["available"], true);
+    assert_eq!(json["active_sessions"], 0);
+    assert_eq!(json["version"], started["version"]);
+
+    let stop = hlyr_at(&socket, home, &["daemon", "stop"], &[]);
+    assert!(stop.assert_code(0).stdout.starts_with("stopped hld"));
+    assert!(!socket.exists(), "the daemon removed its socket");
+    hlyr_at(&socket, home, &["daemon", "status"], &[]).assert_code(3);
+    hlyr_at(&socket, home, &["daemon", "stop"], &[]).assert_code(3);
+}
+
+#[test]
+fn launch_starts_the_daemon_when_none_answers() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let _stop = StopOnDrop(&socket, home);
+    let run = hlyr_at(&socket, home, &["launch", "auto", "start"], &[]);
+    run.assert_code(0);
+    assert!(run.stderr.contains("started hld (pid "), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("Hello! You asked: auto start"),
+        "{}",
+        run.stdout
+    );
+    // The working directory defaults to hlyr's own.
+    let id = printed_session(&run);
+    let show = hlyr_at(&socket, home, &["--json", "show", &id], &[]).json();
+    assert_eq!(
+        show["working_dir"],
+        std::fs::canonicalize(home).unwrap().display().to_string()
+    );
+    // The started daemon uses the socket it was given, and logs next to it.
+    assert!(socket.exists());
+    assert!(dir.path().join("d.log").exists());
+    // The next launch finds it running.
+    let second = hlyr_at(&socket, home, &["launch", "again"], &[]);
+    assert!(!second.assert_code(0).stderr.contains("started hld"));
+}
+
+#[test]
+fn the_hld_binary_can_be_chosen() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let _stop = StopOnDrop(&socket, home);
+
+    let missing = hlyr_at(
+        &socket,
+        home,
+        &["launch", "--hld-path", "/nonexistent/hld", "hi"],
+        &[],
+    );
+    missing.assert_code(3);
+    assert!(
+        missing.stderr.contains("cannot start /nonexistent/hld"),
+        "{}",
+        missing.stderr
+    );
+    assert!(missing.stderr.contains("HLD_PATH"), "{}", missing.stderr);
+
+    // HLD_PATH names a wrapper that leaves a mark and runs the real daemon.
+    let wrapper = dir.path().join("my-hld");
+    let mark = dir.path().join("wrapper-ran");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntouch {}\nexec {} \"$@\"\n",
+            mark.display(),
+            workspace_bin("hld").display()
+        ),
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .status()
+        .unwrap();
+    let wrapper = wrapper.display().to_string();
+    let start = hlyr_at(
+        &socket,
+        home,
+        &["daemon", "start"],
+        &[("HLD_PATH", &wrapper)],
+    );
+    start.assert_code(0);
+    assert!(mark.exists(), "HLD_PATH was used");
+
+    // A daemon that exits at start-up is reported with its log.
+    let (dir2, socket2) = no_daemon();
+    let failing = dir2.path().join("bad-hld");
+    std::fs::write(&failing, "#!/bin/sh\necho broken >&2\nexit 7\n").unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&failing)
+        .status()
+        .unwrap();
+    let failed = hlyr_at(
+        &socket2,
+        dir2.path(),
+        &[
+            "daemon",
+            "start",
+            "--hld-path",
+            &failing.display().to_string(),
+        ],
+        &[],
+    );
+    failed.assert_code(3);
+    assert!(
+        failed.stderr.contains("hld exited at start-up"),
+        "{}",
+        failed.stderr
+    );
+    let log = dir2.path().join("d.log");
+    assert!(failed.stderr.contains(&log.display().to_string()));
+    assert!(std::fs::read_to_string(log).unwrap().contains("broken"));
+}
+
+#[test]
+fn commands_that_need_the_daemon_exit_3_with_a_hint() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    for args in [
+        vec!["sessions"],
+        vec!["show", "abc"],
+        vec!["conversation", "abc", "--follow"],
+        vec!["interrupt", "abc"],
+        vec!["approvals"],
+        vec!["approve", "abc"],
+        vec!["deny", "abc", "--comment", "no"],
+        vec!["respond", "abc", "--comment", "yes"],
+        vec!["events"],
+        vec!["--json", "sessions"],
+    ] {
+        let run = hlyr_at(&socket, home, &args, &[]);
+        run.assert_code(3);
+        assert_eq!(run.stdout, "", "{args:?}");
+        let lines: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                format!(
+                    "error: the daemon is not running (nothing answers at {})",
+                    socket.display()
+                ),
+                "hint: start it with `hlyr daemon start`".to_owned()
+            ],
+            "{args:?}"
+        );
+    }
+    assert!(!socket.exists(), "nothing started a daemon");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let d = fake();
+    let bad_json = d.dir.join("bad.json");
+    std::fs::write(&bad_json, "{not json").unwrap();
+    let bad_json = bad_json.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["launch", "--max-turns", "zero", "hi"],
+            "invalid value 'zero'",
+        ),
+        (
+            vec!["launch", "--max-turns", "0", "hi"],
+            "invalid value '0'",
+        ),
+        (
+            vec!["launch", "-w", "/nonexistent/dir", "hi"],
+            "working directory /nonexistent/dir does not exist",
+        ),
+        (
+            vec!["launch", "--mcp-config", "/nonexistent.json", "hi"],
+            "cannot read --mcp-config /nonexistent.json",
+        ),
+        (
+            vec!["launch", "--mcp-config", &bad_json, "hi"],
+            "is not valid",
+        ),
+        (vec!["launch", " "], "the query is empty"),
+        (vec!["launch"], "required"),
+        (vec!["deny", "abc"], "--comment"),
+        (
+            vec!["respond", "abc", "--comment", " "],
+            "must not be empty",
+        ),
+        (vec!["show"], "required"),
+        (vec!["frobnicate"], "unrecognized subcommand"),
+        (vec!["show", ""], "an empty session id"),
+    ];
+    for (args, message) in cases {
+        let run = hlyr(&d, &args);
+        run.assert_code(2);
+        assert!(run.stderr.contains(message), "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    }
+    assert!(
+        d.request::<ListSessions>(NoParams {}).sessions.is_empty(),
+        "no usage error reached the daemon"
+    );
+}
+
+#[test]
+fn unknown_ids_and_daemon_errors_exit_1() {
+    let d = fake();
+    for args in [
+        vec!["show", "ffff"],
+        vec!["conversation", "ffff"],
+        vec!["continue", "ffff", "more"],
+        vec!["interrupt", "ffff"],
+    ] {
+        let run = hlyr(&d, &args);
+        run.assert_code(1);
+        assert_eq!(
+            run.stderr,
+            "error: session not found: ffff\nhint: `hlyr sessions --all` lists every session\n",
+            "{args:?}"
+        );
+    }
+    // The daemon's own JSON-RPC error message, on one line.
+    let run = hlyr(&d, &["approve", "local-nope"]);
+    run.assert_code(1);
+    let first = run.stderr.lines().next().unwrap();
+    assert!(
+        first.starts_with("error: ") && first.contains("local-nope"),
+        "{}",
+        run.stderr
+    );
+    let run = hlyr(&d, &["deny", "local-nope", "--comment", "no"]);
+    run.assert_code(1);
+}
+
+#[test]
+fn a_malformed_config_file_is_a_usage_error() {
+    let d = fake();
+    std::fs::write(d.dir.join("humanlayer.json"), "{oops").unwrap();
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.env_remove("HUMANLAYER_DAEMON_SOCKET").arg("sessions");
+    let run = run_command(cmd);
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains("malformed config file"),
+        "{}",
+        run.stderr
+    );
+
+    // `daemon_socket` in humanlayer.json is honoured when neither flag nor env says otherwise.
+    std::fs::write(
+        d.dir.join("humanlayer.json"),
+        json!({"daemon_socket": d.socket}).to_string(),
+    )
+    .unwrap();
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.env_remove("HUMANLAYER_DAEMON_SOCKET").arg("sessions");
+    run_command(cmd).assert_code(0);
+
+    // The flag wins over the environment.
+    let mut cmd = hlyr_command(Path::new("/nonexistent.sock"), &d.dir);
+    cmd.args(["sessions", "--daemon-socket"]).arg(&d.socket);
+    run_command(cmd).assert_code(0);
+}
+
+/// `hlyr ARGS` on a pseudo-terminal (util-linux `script`), typing into it through a pipe.
+fn on_a_terminal(d: &TestDaemon, args: &str, env: &[(&str, &str)]) -> Running {
+    let command = format!("{} {args}", workspace_bin("hlyr").display());
+    let mut script = Command::new("script");
+    script
+        .args(["-qfec", &command, "/dev/null"])
+        .env("HUMANLAYER_DAEMON_SOCKET", &d.socket)
+        .env("HOME", &d.dir)
+        .env("XDG_CONFIG_HOME", d.dir.join("config"))
+        .env("TERM", "xterm-256color")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .current_dir(&d.dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        script.env(k, v);
+    }
+    Running::spawn(script)
+}
+
+#[test]
+fn approvals_are_asked_inline_on_a_terminal() {
+    let d = slow_daemon(60);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let mut term = on_a_terminal(&d, &format!("conversation --follow {id}"), &[]);
+    term.wait_for("chunk 1", 1);
+
+    // Approve.
+    let write = ask_tool(&d, &id, "Write", json!({"file_path": "/tmp/inline.txt"}));
+    term.wait_for("[a]pprove, [d]eny, [s]kip:", 1);
+    assert!(term
+        .stdout()
+        .contains(&format!("approval {}", &write[..14])));
+    term.type_line("a");
+    assert_eq!(wait_decided(&d, &write).status, ApprovalStatus::Approved);
+    term.wait_for("approved", 1);
+
+    // Deny, with a reason.
+    let bash = ask_tool(&d, &id, "Bash", json!({"command": "rm -rf /"}));
+    term.wait_for("[a]pprove, [d]eny, [s]kip:", 2);
+    term.type_line("d");
+    term.wait_for("reason for denying:", 1);
+    term.type_line("too risky");
+    let denied = wait_decided(&d, &bash);
+    assert_eq!(denied.status, ApprovalStatus::Denied);
+    assert_eq!(denied.comment.as_deref(), Some("too risky"));
+
+    // Answer a question.
+    let question = ask_human(&d, &id, "Which colour?");
+    term.wait_for("your answer", 1);
+    term.type_line("blue");
+    let answered = wait_decided(&d, &question);
+    assert_eq!(answered.status, ApprovalStatus::Responded);
+    assert_eq!(answered.comment.as_deref(), Some("blue"));
+
+    // Skip: the approval stays pending for another front end, which then decides it.
+    let later = ask_tool(&d, &id, "Read", json!({}));
+    term.wait_for("[a]pprove, [d]eny, [s]kip:", 3);
+    term.type_line("s");
+    term.wait_for("left pending", 1);
+    assert_eq!(approval(&d, &later).status, ApprovalStatus::Pending);
+    // Had the terminal decided it after all, this decision would be refused (exit 1).
+    hlyr(&d, &["approve", &later[..14]]).assert_code(0);
+    term.wait_for("✓ approved", 2);
+
+    hlyr(&d, &["interrupt", &id]).assert_code(0);
+    let run = term.finish();
+    run.assert_code(0);
+    assert!(run.stdout.contains("■ interrupted"), "{}", run.stdout);
+    assert!(run.stdout.contains("\u{1b}["), "colour on a terminal");
+}
+
+/// The approval's event reaches `hlyr` before its tool call does (the `asked_first` agent
+/// prints the tool_use line only once the daemon lists the approval): the live view still
+/// shows the tool call first, then the approval, and asks once.
+#[test]
+fn an_approval_that_comes_before_its_tool_call_is_shown_after_it_and_asked_once() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut term = on_a_terminal(
+        &d,
+        &format!("launch -w {wd} scenario:asked_first make a file"),
+        &[("NO_COLOR", "1")],
+    );
+    term.wait_for("[a]pprove, [d]eny, [s]kip:", 1);
+    let asked = term.stdout();
+    let call = asked.find("→ Write").expect("the tool call is shown");
+    let approval = asked.find("? approval").expect("the approval is shown");
+    let prompt = asked.find("allow Write?").unwrap();
+    assert!(call < approval && approval < prompt, "{asked}");
+    term.type_line("a");
+    let run = term.finish();
+    run.assert_code(0);
+    assert!(Path::new(&wd).join("hello.txt").exists());
+    let out = &run.stdout;
+    assert_eq!(out.matches("allow Write?").count(), 1, "{out}");
+    assert_eq!(out.matches("? approval").count(), 1, "{out}");
+    let order = [
+        "thinking:",
+        "I'll create that file for you.",
+        "→ Write",
+        "? approval",
+        "allow Write?",
+        "✓ approved",
+        "Done - the file hello.txt",
+        "✓ completed",
+    ];
+    let positions: Vec<usize> = order
+        .iter()
+        .map(|needle| {
+            out.find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} in {out}"))
+        })
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{out}");
+}
+
+/// Claude's API retries show live: on a terminal as one line that each retry rewrites, in a
+/// pipe as a line each.
+#[test]
+fn api_retries_are_one_updating_line_on_a_terminal() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_DELAY_MS", "100"));
+    let wd = workdir(&d);
+    let term = on_a_terminal(
+        &d,
+        &format!("launch -w {wd} scenario:retry hello"),
+        &[("NO_COLOR", "1")],
+    );
+    let run = term.finish();
+    run.assert_code(1);
+    let retries: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.contains("retrying"))
+        .collect();
+    assert_eq!(retries.len(), 1, "one line: {:?}", run.stdout);
+    let line = retries[0];
+    for attempt in ["(1/3)", "(2/3)", "(3/3)"] {
+        assert!(line.contains(attempt), "{line:?}");
+    }
+    assert_eq!(
+        line.matches("\u{1b}[2K").count(),
+        3,
+        "each retry rewrites it: {line:?}"
+    );
+    assert!(line.contains("↻ API error 401 (authentication_failed), retrying (3/3) in 0.1 s"));
+    assert!(
+        run.stdout.contains("✗ failed: Invalid API key"),
+        "{}",
+        run.stdout
+    );
+
+    let piped = hlyr(&d, &["launch", "-w", &wd, "scenario:retry hello"]);
+    piped.assert_code(1);
+    let lines: Vec<&str> = piped
+        .stdout
+        .lines()
+        .filter(|l| l.contains("retrying"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "↻ API error 401 (authentication_failed), retrying (1/3) in 0.1 s",
+            "↻ API error 401 (authentication_failed), retrying (2/3) in 0.1 s",
+            "↻ API error 401 (authentication_failed), retrying (3/3) in 0.1 s",
+        ]
+    );
+    assert!(!piped.stdout.contains('\u{1b}'));
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let d = fake();
+    let id = d.launch(launch_params("colours", workdir(&d)));
+    d.wait_ended(&id);
+    let coloured = on_a_terminal(&d, "sessions", &[]).finish();
+    coloured.assert_code(0);
+    assert!(coloured.stdout.contains("\u{1b}["), "{:?}", coloured.stdout);
+    let plain = on_a_terminal(&d, "sessions", &[("NO_COLOR", "1")]).finish();
+    plain.assert_code(0);
+    assert!(plain.stdout.contains("completed"));
+    assert!(!plain.stdout.contains("\u{1b}["), "{:?}", plain.stdout);
+    let piped = hlyr(&d, &["sessions"]);
+    assert!(!piped.stdout.contains("\u{1b}["));
+}
+
+#[test]
+fn ctrl_c_stops_following_and_leaves_the_session_running() {
+    let d = slow_daemon(30);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("chunk 2\n", 1);
+    let pid = nix::unistd::Pid::from_raw(follower.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let run = follower.finish();
+    run.assert_code(130);
+    let id = printed_session(&run);
+    assert!(
+        run.stderr
+            .contains("stopped following; the session keeps running"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&format!("hlyr interrupt {}", &id[..8])));
+    assert_eq!(d.state(&id).status, SessionStatus::Running);
+    hlyr(&d, &["interrupt", &id]).assert_code(0);
+}
+
+#[test]
+fn followers_exit_3_when_the_daemon_goes_away() {
+    let mut d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let mut follow = hlyr_command(&d.socket, &d.dir);
+    follow.args(["conversation", "-f", &id]);
+    let follower = Running::spawn(follow);
+    let mut events = hlyr_command(&d.socket, &d.dir);
+    events.arg("events");
+    let events = Running::spawn(events);
+    follower.wait_for("chunk 1\n", 1);
+    events.wait_for("conversation_updated", 1);
+    d.kill9();
+
+    let run = follower.finish();
+    run.assert_code(3);
+    assert!(
+        run.stderr
+            .starts_with("error: lost the connection to the daemon"),
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stderr
+        .contains(&format!("hlyr conversation {} --follow", &id[..8])));
+    let run = events.finish();
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("the daemon closed the event stream"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.json_lines().iter().all(|e| e["type"].is_string()));
+}
+
+#[test]
+fn a_json_rpc_error_is_the_daemons_message_with_a_hint() {
+    // `false` as claude: sessions fail before Claude names its session, so none can resume.
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--claude-path")
+            .arg("/bin/false"),
+    );
+    let run = hlyr(&d, &["launch", "-w", &workdir(&d), "never starts"]);
+    run.assert_code(1);
+    assert!(run.stdout.contains("✗ failed: "), "{}", run.stdout);
+    let id = printed_session(&run);
+    let run = hlyr(&d, &["continue", &id, "more"]);
+    run.assert_code(1);
+    assert_eq!(
+        run.stderr,
+        "error: parent session missing claude_session_id (cannot resume)\n\
+         hint: `session_id` expects a session with a claude_session_id\n"
+    );
+}

@@ -1,0 +1,85 @@
+//! The daemon's logging: colour only on a terminal and never with `NO_COLOR`/`--no-color`,
+//! the log file sink, start-up fields, and no request bodies in the log.
+
+use std::process::Command;
+
+use hld_client::protocol::{Health, NoParams, Shutdown};
+use hld_e2e::{wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
+use serde_json::json;
+
+/// Runs `hld` under a pseudo-terminal (util-linux `script`) until it has started, stops it
+/// with `shutdown`, and returns what it printed on the terminal.
+fn run_on_a_terminal(extra: &str, env: &[(&str, &str)]) -> String {
+    let dir = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let socket = dir.path().join("s.sock");
+    let cmd = format!(
+        "{} --socket {} --database {} {extra}",
+        workspace_bin("hld").display(),
+        socket.display(),
+        dir.path().join("db").display()
+    );
+    let mut script = Command::new("script");
+    script
+        .args(["-qfec", &cmd, "/dev/null"])
+        .env_remove("NO_COLOR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in env {
+        script.env(k, v);
+    }
+    let child = script.spawn().unwrap();
+    let mut serving = wait_for(WAIT, || {
+        let mut conn = LineConn::connect(&socket).ok()?;
+        conn.try_request::<Health>(NoParams {}).ok()?;
+        Some(conn)
+    })
+    .expect("hld did not start");
+    serving
+        .try_request::<Shutdown>(NoParams {})
+        .expect("shutdown is accepted");
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    let coloured = run_on_a_terminal("", &[]);
+    assert!(coloured.contains("daemon started"), "{coloured}");
+    assert!(coloured.contains("\u{1b}["), "ANSI colour on a terminal");
+
+    let plain = run_on_a_terminal("", &[("NO_COLOR", "1")]);
+    assert!(plain.contains("daemon started"));
+    assert!(
+        !plain.contains("\u{1b}["),
+        "no colour with NO_COLOR: {plain:?}"
+    );
+
+    let plain = run_on_a_terminal("--no-color", &[]);
+    assert!(plain.contains("daemon started"));
+    assert!(!plain.contains("\u{1b}["), "no colour with --no-color");
+}
+
+#[test]
+fn the_log_file_gets_start_up_fields_and_never_request_bodies() {
+    let d = TestDaemon::start_with(DaemonOptions::default());
+    let mut c = d.conn();
+    c.send(r#"{"jsonrpc":"2.0","method":"health","params":{"token":"SECRET-TOKEN-1"},"id":1,"#);
+    assert_eq!(c.recv()["error"]["code"], -32700);
+    let reply = c.request(
+        "setLogLevel",
+        json!({"level": 7, "pad": "SECRET-TOKEN-2"}),
+        json!(2),
+    );
+    assert_eq!(reply["error"]["code"], -32602);
+    let log = d.log_text();
+    assert!(log.contains("hld starting"), "{log}");
+    for field in ["version=", "pid=", "level=", "sink="] {
+        assert!(log.contains(field), "start-up logs {field}");
+    }
+    assert!(log.contains("WARN"), "client errors are logged at warn");
+    assert!(!log.contains("SECRET-TOKEN"), "no request body in the log");
+    assert!(!log.contains("\u{1b}["), "no colour in a log file");
+}

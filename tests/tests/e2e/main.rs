@@ -1,0 +1,26 @@
+//! The end-to-end tests, one binary with a module per area, over the real `hld`, `hlyr` and
+//! `fake-claude` binaries of the target directory in use (build them first:
+//! `cargo build --workspace --all-targets`, then `cargo test -p hld-e2e`).
+//!
+//! Every test starts what it needs (daemons on private sockets and databases, stand-ins on
+//! loopback ports the kernel picks) and changes nothing process-wide: no environment
+//! variables, working directory, resource limits or signal handlers of the test process, so
+//! the tests run in parallel in this one process.
+//!
+//! The wire shapes that the anchor's clients decode are pinned by golden files in
+//! `tests/golden/` (see [`golden`]); `UPDATE_GOLDEN=1 cargo test -p hld-e2e golden` rewrites
+//! them from the live daemon.
+
+mod approvals;
+mod client;
+mod cloud;
+mod events;
+mod fake_claude;
+mod golden;
+mod hlyr;
+mod limits;
+mod logging;
+mod real_claude;
+mod rpc;
+mod sessions;
+mod subscribe;
