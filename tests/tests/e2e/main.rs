@@ -22,5 +22,6 @@ mod limits;
 mod logging;
 mod real_claude;
 mod rpc;
+mod security;
 mod sessions;
 mod subscribe;
