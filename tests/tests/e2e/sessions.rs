@@ -5,14 +5,14 @@
 use std::time::Duration;
 
 use hld_client::protocol::{
-    ContinueSession, ContinueSessionParams, ConversationEvent, ConversationEventType, Event,
-    GetConversation, GetConversationParams, GetSessionState, Health, InterruptSession,
-    LaunchSession, LaunchSessionParams, ListSessions, McpConfigParam, NoParams, SessionIdParams,
-    SessionStatus, SubscribeParams,
+    ContinueSession, ContinueSessionParams, ConversationEvent, ConversationEventType,
+    CreateApproval, CreateApprovalParams, Event, GetConversation, GetConversationParams,
+    GetSessionState, Health, InterruptSession, LaunchSession, LaunchSessionParams, ListSessions,
+    McpConfigParam, NoParams, SessionIdParams, SessionStatus, SubscribeParams,
 };
 use hld_e2e::anchor::{WuiGetSessionState, WuiListSessions, WuiSessionStatus};
 use hld_e2e::{
-    ended, launch_params, status_change, wait_for, DaemonOptions, Subscription, TestDaemon,
+    ended, launch_params, status_change, wait_for, DaemonOptions, Subscription, TestDaemon, WAIT,
 };
 use serde_json::{json, Value};
 
@@ -620,12 +620,13 @@ fn pids_of(marker: &str) -> Vec<i32> {
         .collect()
 }
 
-/// Waits until no process carries `marker` in its environment (`within` at most); returns
-/// those left.
-fn wait_no_process(marker: &str, within: Duration) -> Vec<i32> {
+/// Waits until no process but `daemon` carries `marker` in its environment (`within` at
+/// most); returns those left.
+fn wait_no_process(marker: &str, daemon: Option<i32>, within: Duration) -> Vec<i32> {
     let mut left = Vec::new();
     wait_for(within, || {
         left = pids_of(marker);
+        left.retain(|&p| Some(p) != daemon);
         left.is_empty().then_some(())
     });
     left
@@ -649,7 +650,7 @@ fn no_claude_process_outlives_the_daemon() {
     let (status, _) = d.wait_exit(Duration::from_secs(6)).expect("daemon exits");
     assert!(status.success());
     assert_eq!(
-        wait_no_process(&marker, Duration::from_secs(2)),
+        wait_no_process(&marker, None, Duration::from_secs(2)),
         Vec::<i32>::new(),
         "no fake-claude left"
     );
@@ -746,8 +747,113 @@ fn a_killed_daemon_takes_its_claude_processes_with_it() {
     );
     d.kill9();
     assert_eq!(
-        wait_no_process(&marker, Duration::from_secs(3)),
+        wait_no_process(&marker, None, Duration::from_secs(3)),
         Vec::<i32>::new(),
         "no Claude runs unsupervised"
+    );
+}
+
+/// What a daemon restarted after a kill must find: an intact database, every session it had
+/// running failed, every event it had published stored, no pending local approval, no
+/// `claude` of the killed daemon alive, and no MCP config left behind.
+fn check_recovered(d: &TestDaemon, published: &[(String, i64)], marker: &str) {
+    let db = rusqlite::Connection::open(d.dir.join("hld.db")).unwrap();
+    let integrity: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    for (session, event) in published {
+        let s = d.wait_ended(session);
+        assert!(
+            matches!(s.status, SessionStatus::Failed | SessionStatus::Completed),
+            "{s:?}"
+        );
+        let stored: Vec<i64> = d.conversation(session).iter().map(|e| e.id).collect();
+        assert!(stored.contains(event), "published event {event} was stored");
+    }
+    assert!(d.approvals(None).is_empty(), "no approval left pending");
+    assert_eq!(
+        wait_no_process(marker, Some(d.pid() as i32), WAIT),
+        Vec::<i32>::new()
+    );
+    let run = d.dir.join("run");
+    let left: Vec<_> = std::fs::read_dir(&run)
+        .map(|dir| dir.filter_map(Result::ok).map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "left in {}: {left:?}", run.display());
+}
+
+#[test]
+fn twenty_kills_at_random_points_lose_nothing_and_leave_nothing_behind() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = base.path().to_path_buf();
+    let options = || DaemonOptions {
+        dir: Some(dir.clone()),
+        ..DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "5")
+            .env("FAKE_CLAUDE_COUNT", "100000")
+    };
+    let marker = format!("FAKE_CLAUDE_HOME={}", dir.join("fake-claude").display());
+    let mut published = Vec::new();
+    // The kill points: after a pseudo-random number (1–40) of published events.
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    for _ in 0..20 {
+        let mut d = TestDaemon::start_with(options());
+        check_recovered(&d, &published, &marker);
+        let mut sub = subscribe(&d, &["conversation_updated"]);
+        let id = d.launch(launch_params("scenario:slow", "/tmp"));
+        d.request::<CreateApproval>(CreateApprovalParams {
+            session_id: Some(id.clone()),
+            tool_name: Some("Bash".into()),
+            tool_input: Some(json!({"command": "ls"})),
+            ..Default::default()
+        });
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let events = 1 + (seed >> 16) % 40;
+        for _ in 0..events {
+            match sub.next_event().event {
+                Event::ConversationUpdated { event, .. } => {
+                    published.push((id.clone(), event.id));
+                }
+                other => panic!("not subscribed to {other:?}"),
+            }
+        }
+        d.kill9();
+    }
+    let d = TestDaemon::start_with(options());
+    check_recovered(&d, &published, &marker);
+}
+
+#[test]
+fn a_killed_claude_fails_its_session_and_keeps_what_it_said() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "20")
+            .env("FAKE_CLAUDE_COUNT", "100000"),
+    );
+    let marker = format!("FAKE_CLAUDE_HOME={}", d.dir.join("fake-claude").display());
+    let id = d.launch(launch_params("scenario:slow", "/tmp"));
+    wait_for(WAIT, || (d.conversation(&id).len() >= 5).then_some(())).expect("it streams");
+    let daemon = d.pid() as i32;
+    for pid in pids_of(&marker).into_iter().filter(|&p| p != daemon) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let s = d.wait_ended(&id);
+    assert_eq!(s.status, SessionStatus::Failed);
+    let error = s.error_message.unwrap_or_default();
+    assert!(error.contains("claude exited with a signal"), "{error}");
+    assert!(d.conversation(&id).len() >= 5);
+    assert_eq!(
+        wait_no_process(&marker, Some(daemon), WAIT),
+        Vec::<i32>::new()
     );
 }
