@@ -1,9 +1,13 @@
-//! The daemon's own resource limits: it raises its soft limit on open files to the hard limit,
-//! so that a low inherited soft limit does not cap its subscribers. Only the daemon is started
-//! with the low limit (through `prlimit`); the test process keeps its own.
+//! The daemon's resources: it raises its soft limit on open files to the hard limit, so that
+//! a low inherited soft limit does not cap its subscribers (only the daemon is started with the
+//! low limit, through `prlimit`; the test process keeps its own); its threads stay few under
+//! any load; and a client that never reads its replies cannot grow its memory.
+
+use std::io::Write;
+use std::os::unix::net::UnixStream;
 
 use hld_client::protocol::{Health, NoParams, SubscribeParams};
-use hld_e2e::{DaemonOptions, TestDaemon};
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 use nix::sys::resource::{getrlimit, Resource};
 
 /// The daemon's soft and hard limits on open files, from `/proc/PID/limits`.
@@ -41,4 +45,97 @@ fn a_low_inherited_open_files_limit_does_not_cap_subscribers() {
         SUBSCRIBERS as u64
     );
     drop(subs);
+}
+
+/// A field of `/proc/PID/status` (`Threads`, `VmRSS` in KiB, …).
+fn status_field(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in {status}"));
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// `count` requests for a conversation, pipelined on one line each.
+fn pipelined_reads(session: &str, count: usize) -> Vec<u8> {
+    (0..count)
+        .flat_map(|i| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"getConversation\",\"params\":{{\"session_id\":\"{session}\"}},\"id\":{i}}}\n"
+            )
+            .into_bytes()
+        })
+        .collect()
+}
+
+#[test]
+fn many_concurrent_reads_keep_the_thread_count_small() {
+    let d = TestDaemon::start();
+    let pid = d.pid();
+    let most = std::sync::atomic::AtomicU64::new(status_field(pid, "Threads"));
+    std::thread::scope(|scope| {
+        for _ in 0..32 {
+            scope.spawn(|| {
+                let mut conn = d.conn();
+                conn.send_raw(&pipelined_reads("no-such-session", 50));
+                for _ in 0..50 {
+                    assert_eq!(conn.recv()["error"]["code"], -32602);
+                    let threads = status_field(pid, "Threads");
+                    most.fetch_max(threads, std::sync::atomic::Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    // The runtime's thread, the store's writer, and at most one blocking thread per read
+    // connection plus one.
+    let most = most.into_inner();
+    assert!(most <= 6, "{most} threads");
+}
+
+#[test]
+fn clients_that_never_read_their_replies_cannot_grow_the_daemon() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_COUNT", "20000"));
+    let id = d.launch(launch_params("scenario:many", "/tmp"));
+    d.wait_ended(&id);
+    let before = status_field(d.pid(), "VmRSS");
+    // Ten clients each pipeline 1000 requests for the whole conversation (several MB a
+    // reply) and never read: the daemon stops reading them once their replies back up.
+    let requests = pipelined_reads(&id, 1000);
+    let clients: Vec<UnixStream> = (0..10)
+        .map(|_| {
+            let mut conn = UnixStream::connect(&d.socket).unwrap();
+            conn.set_nonblocking(true).unwrap();
+            // As much as the kernel takes: the daemon reads until it stops.
+            let _ = conn.write(&requests);
+            conn
+        })
+        .collect();
+    // Once it has gone idle (no CPU time spent over 200 ms), it has done all it will for
+    // them: its peak memory is bounded by what is in flight per connection.
+    let cpu = || {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", d.pid())).unwrap();
+        let fields: Vec<u64> = stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        fields[0] + fields[1]
+    };
+    let idle = wait_for(WAIT, || {
+        let before = cpu();
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        (cpu() == before).then_some(())
+    });
+    let peak = status_field(d.pid(), "VmHWM");
+    assert!(
+        idle.is_some() && peak < before + 256 * 1024,
+        "idle: {idle:?}; RSS {before} KiB before, peak {peak} KiB"
+    );
+    assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
+    drop(clients);
 }
