@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use hld_client::protocol::LOG_LEVELS;
@@ -69,9 +70,11 @@ pub fn init(
     })?;
     let (filter_layer, handle) = reload::Layer::new(filter);
     let opened = file.map(|path| {
+        // Private, like the database: it names sessions, tools and errors.
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
+            .mode(0o600)
             .open(path)
             .map_err(|e| (path.to_path_buf(), e))
     });

@@ -42,14 +42,14 @@ pub fn wait_for<T>(within: Duration, mut check: impl FnMut() -> Option<T>) -> Op
     }
 }
 
-/// The path of a binary built in this workspace: next to the test executable's `deps/`, so
-/// under whatever target directory (`CARGO_TARGET_DIR`) built it.
+/// The path of a binary built in this workspace: beside this executable, or beside its
+/// `deps/` for a test, so under whatever target directory (`CARGO_TARGET_DIR`) built it.
 pub fn workspace_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target directory");
+    let mut dir = exe.parent().expect("target directory");
+    if dir.ends_with("deps") {
+        dir = dir.parent().expect("target directory");
+    }
     let path = dir.join(name);
     assert!(
         path.exists(),
@@ -604,4 +604,15 @@ impl LineConn {
             )
         }))
     }
+}
+
+/// Raises this process's soft limit on open files to the hard limit: a thousand subscribers
+/// need more than the usual 1024 descriptors, here and in the processes it starts.
+pub fn raise_fd_limit() -> nix::Result<()> {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
+    if soft < hard {
+        setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
+    }
+    Ok(())
 }

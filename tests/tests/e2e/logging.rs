@@ -76,6 +76,9 @@ fn the_log_file_gets_start_up_fields_and_never_request_bodies() {
     assert_eq!(reply["error"]["code"], -32602);
     let log = d.log_text();
     assert!(log.contains("hld starting"), "{log}");
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&d.log).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "the log file is private");
     for field in ["version=", "pid=", "level=", "sink="] {
         assert!(log.contains(field), "start-up logs {field}");
     }

@@ -200,7 +200,7 @@ fn run_load(load: Load) -> anyhow::Result<()> {
 }
 
 fn run_all(cli: &Cli) -> anyhow::Result<()> {
-    raise_fd_limit()?;
+    hld_e2e::raise_fd_limit()?;
     let exe = std::env::current_exe()?;
     let dir = exe.parent().context("no binary directory")?.to_path_buf();
     let release = dir.file_name().is_some_and(|n| n == "release");
@@ -304,17 +304,6 @@ fn build(release: bool) -> anyhow::Result<()> {
     let status = cmd.status().context("run cargo build")?;
     if !status.success() {
         bail!("cargo build failed: {status}");
-    }
-    Ok(())
-}
-
-/// A thousand subscribers need more than the usual 1024 descriptors, in this process and in
-/// the servers and clients it starts.
-fn raise_fd_limit() -> anyhow::Result<()> {
-    use nix::sys::resource::{getrlimit, setrlimit, Resource};
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
-    if soft < hard {
-        setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
     }
     Ok(())
 }

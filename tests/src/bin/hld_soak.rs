@@ -1,0 +1,341 @@
+//! `hld-soak`: the daemon under a long mixed load, then checked for what it must not have
+//! lost or kept.
+//!
+//! ```sh
+//! cargo run --release -p hld-e2e --bin hld-soak            # the full soak, a few minutes
+//! cargo run -p hld-e2e --bin hld-soak -- --small           # CI's short version
+//! ```
+//!
+//! The load, all at once: C connections sending R requests in all, a mix of `health`, lines
+//! that are not JSON, lines over the size limit and, last on every tenth connection, a
+//! half-line that stalls until the connection closes; S subscribers to every conversation
+//! event; A fake agents streaming. Afterwards: every request was answered once and correctly,
+//! in order; every event an agent printed is stored and reached every subscriber; the
+//! daemon's descriptors and threads are back to their baseline and its RSS is at most 1.5×
+//! its baseline within 10 s.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context};
+use clap::Parser;
+use hld_client::protocol::{Health, NoParams, SessionStatus};
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+#[derive(Parser)]
+struct Cli {
+    /// The short version (CI): 50 connections, 5,000 requests, 50 subscribers, 3 agents.
+    #[arg(long)]
+    small: bool,
+}
+
+/// The size of the load.
+struct Load {
+    connections: usize,
+    requests: usize,
+    subscribers: usize,
+    agents: usize,
+    /// Lines each agent prints.
+    lines: usize,
+}
+
+/// The daemon's limit on a message, and the length of the oversize lines sent.
+const MAX_MESSAGE: usize = 64 * 1024;
+
+/// What a request line is, and so what its reply must be.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Health,
+    Garbage,
+    Oversize,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let load = if cli.small {
+        Load {
+            connections: 50,
+            requests: 5_000,
+            subscribers: 50,
+            agents: 3,
+            lines: 200,
+        }
+    } else {
+        Load {
+            connections: 1_000,
+            requests: 100_000,
+            subscribers: 1_000,
+            agents: 20,
+            lines: 2_000,
+        }
+    };
+    hld_e2e::raise_fd_limit()?;
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .arg("--max-message-size")
+            .arg(&MAX_MESSAGE.to_string())
+            .env("FAKE_CLAUDE_COUNT", &load.lines.to_string())
+            .env("FAKE_CLAUDE_DELAY_MS", "2"),
+    );
+    d.request::<Health>(NoParams {});
+    let pid = d.pid();
+    let baseline = Usage::of(pid)?;
+    println!("baseline: {baseline:?}");
+
+    let started = Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (sessions, seen) = runtime.block_on(run(&d, &load))?;
+    println!(
+        "load done in {:.1} s: {} requests on {} connections answered, {} subscribers, {} agents",
+        started.elapsed().as_secs_f64(),
+        load.requests,
+        load.connections,
+        load.subscribers,
+        load.agents
+    );
+
+    for id in &sessions {
+        let s = d.wait_ended(id);
+        ensure!(
+            s.status == SessionStatus::Completed,
+            "agent {id} ended {s:?}"
+        );
+    }
+    let mut stored = HashSet::new();
+    for id in &sessions {
+        let events = d.conversation(id);
+        ensure!(
+            events.len() > load.lines,
+            "agent {id}: {} events stored for {} lines printed",
+            events.len(),
+            load.lines
+        );
+        stored.extend(events.iter().map(|e| e.id));
+    }
+    for (i, got) in seen.iter().enumerate() {
+        ensure!(
+            got == &stored,
+            "subscriber {i} got {} events; {} are stored",
+            got.len(),
+            stored.len()
+        );
+    }
+    println!(
+        "{} events stored, every one at each of the {} subscribers",
+        stored.len(),
+        seen.len()
+    );
+
+    let settled = wait_for(Duration::from_secs(10), || {
+        let now = Usage::of(pid).ok()?;
+        (now.fds <= baseline.fds
+            && now.threads <= baseline.threads
+            && now.rss_kib * 2 <= baseline.rss_kib * 3)
+            .then_some(now)
+    });
+    let now = Usage::of(pid)?;
+    match settled {
+        Some(now) => println!("after: {now:?}"),
+        None => bail!("not back to baseline within 10 s: {now:?} against {baseline:?}"),
+    }
+    println!("soak passed");
+    Ok(())
+}
+
+/// Runs the whole load; returns the agents' sessions and what each subscriber received.
+async fn run(d: &TestDaemon, load: &Load) -> anyhow::Result<(Vec<String>, Vec<HashSet<i64>>)> {
+    let mut subscribers = Vec::new();
+    for _ in 0..load.subscribers {
+        subscribers.push(subscriber(&d.socket).await?);
+    }
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            let receiving: Vec<_> = subscribers
+                .into_iter()
+                .map(|s| tokio::task::spawn_local(receive(s, load.agents)))
+                .collect();
+            let mut sessions = Vec::new();
+            for i in 0..load.agents {
+                sessions.push(launch(&d.socket, i).await?);
+            }
+            let per_connection = load.requests / load.connections;
+            let clients: Vec<_> = (0..load.connections)
+                .map(|c| {
+                    let socket = d.socket.clone();
+                    tokio::task::spawn_local(async move {
+                        requests(&socket, c, per_connection, c % 10 == 0).await
+                    })
+                })
+                .collect();
+            for client in clients {
+                client.await.context("client task")??;
+            }
+            let mut seen = Vec::new();
+            for r in receiving {
+                seen.push(r.await.context("subscriber task")??);
+            }
+            Ok((sessions, seen))
+        })
+        .await
+}
+
+/// A connection subscribed to every conversation event.
+async fn subscriber(socket: &Path) -> anyhow::Result<BufReader<UnixStream>> {
+    let mut conn = BufReader::new(UnixStream::connect(socket).await?);
+    conn.get_mut()
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"method\":\"Subscribe\",\"params\":{\"event_types\":[\"conversation_updated\",\"session_status_changed\"]},\"id\":1}\n",
+        )
+        .await?;
+    let mut line = String::new();
+    conn.read_line(&mut line).await?;
+    ensure!(line.contains("subscription_id"), "not subscribed: {line}");
+    Ok(conn)
+}
+
+/// Reads events until `agents` sessions have completed; returns the conversation events'
+/// ids. A `lagged` notice is a failure: every event must arrive.
+async fn receive(mut conn: BufReader<UnixStream>, agents: usize) -> anyhow::Result<HashSet<i64>> {
+    let mut ids = HashSet::new();
+    let mut completed = 0;
+    let mut line = String::new();
+    while completed < agents {
+        line.clear();
+        if conn.read_line(&mut line).await? == 0 {
+            bail!("the subscription ended early");
+        }
+        let message: Value = serde_json::from_str(&line)?;
+        let event = &message["result"]["event"];
+        match event["type"].as_str() {
+            Some("conversation_updated") => {
+                ids.insert(
+                    event["data"]["event"]["id"]
+                        .as_i64()
+                        .context("an event id")?,
+                );
+            }
+            Some("session_status_changed") if event["data"]["new_status"] == "completed" => {
+                completed += 1;
+            }
+            Some("lagged") => bail!("a subscriber lagged: {line}"),
+            _ => {}
+        }
+    }
+    Ok(ids)
+}
+
+async fn launch(socket: &Path, i: usize) -> anyhow::Result<String> {
+    let params = launch_params(&format!("scenario:slow agent {i}"), "/tmp");
+    let line = serde_json::json!({"jsonrpc":"2.0","method":"launchSession","params":params,"id":1});
+    let mut conn = BufReader::new(UnixStream::connect(socket).await?);
+    conn.get_mut()
+        .write_all(format!("{line}\n").as_bytes())
+        .await?;
+    let mut reply = String::new();
+    conn.read_line(&mut reply).await?;
+    let reply: Value = serde_json::from_str(&reply)?;
+    Ok(reply["result"]["session_id"]
+        .as_str()
+        .with_context(|| format!("launch failed: {reply}"))?
+        .to_owned())
+}
+
+/// One connection's share of the requests: sent in one go, then every reply checked in
+/// order. With `stall`, a half-line follows and stays unfinished until the connection closes.
+async fn requests(socket: &Path, c: usize, count: usize, stall: bool) -> anyhow::Result<()> {
+    let conn = UnixStream::connect(socket).await?;
+    let (read, mut write) = conn.into_split();
+    let kinds: Vec<Kind> = (0..count)
+        .map(|i| match (c + i) % 20 {
+            0 => Kind::Garbage,
+            10 if i % 40 == 10 => Kind::Oversize,
+            _ => Kind::Health,
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        match kind {
+            Kind::Health => out.extend_from_slice(
+                format!("{{\"jsonrpc\":\"2.0\",\"method\":\"health\",\"id\":{i}}}\n").as_bytes(),
+            ),
+            Kind::Garbage => out.extend_from_slice(format!("not json {i} {{\n").as_bytes()),
+            Kind::Oversize => {
+                out.extend(std::iter::repeat_n(b'x', MAX_MESSAGE + 1));
+                out.push(b'\n');
+            }
+        }
+    }
+    if stall {
+        out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"hea");
+    }
+    let sending = tokio::task::spawn_local(async move {
+        write.write_all(&out).await?;
+        anyhow::Ok(write)
+    });
+    let mut replies = BufReader::new(read);
+    let mut line = String::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        line.clear();
+        if replies.read_line(&mut line).await? == 0 {
+            bail!("connection {c}: closed before reply {i}");
+        }
+        let reply: Value = serde_json::from_str(&line)
+            .with_context(|| format!("connection {c}, reply {i}: {line}"))?;
+        let ok = match kind {
+            Kind::Health => reply["id"] == i && reply["result"]["status"] == "ok",
+            Kind::Garbage => reply["id"].is_null() && reply["error"]["code"] == -32700,
+            Kind::Oversize => reply["id"].is_null() && reply["error"]["code"] == -32600,
+        };
+        ensure!(ok, "connection {c}, request {i} ({kind:?}): {line}");
+    }
+    // Every request above was answered while the half-line stalled. Closing the connection
+    // ends it: it is answered as the message it is (not JSON), and nothing else comes, so
+    // no request was answered twice.
+    drop(sending.await??);
+    if stall {
+        line.clear();
+        replies.read_line(&mut line).await?;
+        let reply: Value = serde_json::from_str(&line)?;
+        ensure!(
+            reply["error"]["code"] == -32700,
+            "connection {c}: the half-line's reply: {line}"
+        );
+    }
+    line.clear();
+    let rest = replies.read_line(&mut line).await?;
+    ensure!(rest == 0, "connection {c}: an extra reply: {line}");
+    Ok(())
+}
+
+/// What the daemon holds.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    fds: usize,
+    threads: u64,
+    rss_kib: u64,
+}
+
+impl Usage {
+    fn of(pid: u32) -> anyhow::Result<Usage> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        let field = |name: &str| -> anyhow::Result<u64> {
+            let line = status
+                .lines()
+                .find(|l| l.starts_with(name))
+                .with_context(|| format!("no {name}"))?;
+            Ok(line.split_whitespace().nth(1).context("a value")?.parse()?)
+        };
+        Ok(Usage {
+            fds: std::fs::read_dir(format!("/proc/{pid}/fd"))?.count(),
+            threads: field("Threads:")?,
+            rss_kib: field("VmRSS:")?,
+        })
+    }
+}
