@@ -1,0 +1,97 @@
+//! NDJSON framing and dispatch: arbitrary bytes sent on a connection of a real daemon (its
+//! method table, a SQLite store in a temporary directory) never panic or stall it, and every
+//! line it writes back is a well-formed JSON-RPC 2.0 response.
+#![no_main]
+
+use std::sync::{Arc, LazyLock};
+use std::time::Duration;
+
+use clap::Parser;
+use hld::config::{Args, Config};
+use hld::daemon::Daemon;
+use hld::logging::LogControl;
+use hld::rpc::{self, Delivery, Settings};
+use hld::store::Store;
+use hld::transport::ndjson::NdjsonCodec;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::codec::Framed;
+use tokio_util::sync::CancellationToken;
+
+static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+});
+
+static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(|| {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let args = Args::try_parse_from([
+        "hld",
+        "--socket",
+        &path("hld.sock"),
+        "--database",
+        &path("hld.db"),
+        "--claude-path",
+        &path("no-claude-here"),
+        "--max-message-size",
+        "65536",
+    ])
+    .expect("args");
+    let config = Config::from_args(args).expect("config");
+    let daemon = RUNTIME.block_on(async {
+        let store = Store::open(&config.database).expect("store");
+        Daemon::new(
+            config,
+            store,
+            LogControl::detached(),
+            CancellationToken::new(),
+        )
+        .expect("daemon")
+    });
+    (dir, daemon)
+});
+
+fuzz_target!(|data: &[u8]| {
+    let daemon = Arc::clone(&DAEMON.1);
+    RUNTIME.block_on(async move {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let settings = Settings {
+            delivery: Delivery::TakeOver,
+            heartbeat: Duration::from_secs(3600),
+            max_pending: 0,
+            stale_after: Duration::ZERO,
+        };
+        let codec = NdjsonCodec::new(daemon.config.max_message_size);
+        let served = tokio::spawn(rpc::serve(
+            Framed::new(server, codec),
+            daemon,
+            settings,
+            CancellationToken::new(),
+        ));
+        let (mut read, mut write) = tokio::io::split(client);
+        let send = async {
+            let _ = write.write_all(data).await;
+            let _ = write.shutdown().await;
+        };
+        let mut out = Vec::new();
+        let exchange = async { tokio::join!(send, read.read_to_end(&mut out)) };
+        let ((), read) = tokio::time::timeout(Duration::from_secs(10), exchange)
+            .await
+            .expect("the connection stalled");
+        read.expect("the daemon's replies");
+        served.await.expect("the connection's task panicked");
+        for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let reply: Value = serde_json::from_slice(line).expect("a JSON reply");
+            assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+            assert!(
+                reply.get("result").is_some() != reply.get("error").is_some(),
+                "{reply}"
+            );
+            assert!(reply.get("id").is_some(), "{reply}");
+        }
+    });
+});
