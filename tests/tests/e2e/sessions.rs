@@ -857,3 +857,46 @@ fn a_killed_claude_fails_its_session_and_keeps_what_it_said() {
         Vec::<i32>::new()
     );
 }
+
+#[test]
+fn a_killed_approvals_server_ends_its_session_and_leaves_no_approval_pending() {
+    let d = fake();
+    let marker = format!("FAKE_CLAUDE_HOME={}", d.dir.join("fake-claude").display());
+    let id = d.launch(launch_params("scenario:tool", tmp_workdir(&d)));
+    d.wait_approvals(Some(&id), |pending| pending.len() == 1);
+    // The approvals MCP server that asked, waiting for the decision: killed mid-approval.
+    let servers: Vec<i32> = pids_of(&marker)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("claude_approvals"))
+        })
+        .collect();
+    assert_eq!(servers.len(), 1, "one approvals server: {servers:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(servers[0]),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    // The tool call is refused (no answer is no permission); the session ends and takes its
+    // approval with it.
+    let s = d.wait_ended(&id);
+    assert!(
+        matches!(s.status, SessionStatus::Completed | SessionStatus::Failed),
+        "{s:?}"
+    );
+    assert!(
+        d.approvals(Some(&id)).is_empty(),
+        "no approval left pending"
+    );
+    assert!(
+        !std::path::Path::new(&tmp_workdir(&d))
+            .join("hello.txt")
+            .exists(),
+        "the unapproved write did not happen"
+    );
+    assert_eq!(
+        wait_no_process(&marker, Some(d.pid() as i32), WAIT),
+        Vec::<i32>::new()
+    );
+}
