@@ -146,24 +146,22 @@ fn a_run_directory_others_can_write_is_refused_and_leftovers_are_removed() {
 }
 
 #[test]
-fn a_method_name_cannot_forge_a_log_line() {
+fn nothing_a_client_sends_can_forge_a_log_line() {
     let d = TestDaemon::start();
     let mut conn = d.conn();
-    let forged = "x\n2026-01-01T00:00:00Z  INFO FORGED approval granted\u{1b}[2J";
+    let forged = "x\n2000-01-01T00:00:00Z  INFO FORGED approval granted\u{1b}[2J";
     let reply = conn.call(&json!({"jsonrpc":"2.0","method":forged,"id":1}).to_string());
     assert_eq!(reply["error"]["code"], -32601);
-    let marker = wait_for(WAIT, || {
+    let log = wait_for(WAIT, || {
         let log = d.log_text();
         log.contains("FORGED").then_some(log)
     })
     .expect("the request is logged");
     assert!(
-        marker
-            .lines()
-            .all(|l| !l.contains("INFO FORGED") || l.contains("x\\n")),
-        "{marker}"
+        log.lines().all(|l| !l.starts_with("2000-01-01")),
+        "a forged line: {log}"
     );
-    assert!(!marker.contains('\u{1b}'), "no raw ESC in the log");
+    assert!(!log.contains('\u{1b}'), "no raw ESC in the log");
 }
 
 #[test]
