@@ -616,3 +616,13 @@ pub fn raise_fd_limit() -> nix::Result<()> {
     }
     Ok(())
 }
+
+/// A number of `/proc/PID/status` (`Threads`, `VmRSS` and `VmHWM` in KiB, …); `None` if the
+/// process or the field is gone.
+pub fn proc_status(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status
+        .lines()
+        .find(|l| l.split(':').next() == Some(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

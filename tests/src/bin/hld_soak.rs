@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context};
 use clap::Parser;
 use hld_client::protocol::{Health, NoParams, SessionStatus};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon};
+use hld_e2e::{launch_params, proc_status, wait_for, DaemonOptions, TestDaemon};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
@@ -342,18 +342,11 @@ struct Usage {
 
 impl Usage {
     fn of(pid: u32) -> anyhow::Result<Usage> {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let field = |name: &str| -> anyhow::Result<u64> {
-            let line = status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .with_context(|| format!("no {name}"))?;
-            Ok(line.split_whitespace().nth(1).context("a value")?.parse()?)
-        };
+        let field = |name| proc_status(pid, name).with_context(|| format!("no {name}"));
         Ok(Usage {
             fds: std::fs::read_dir(format!("/proc/{pid}/fd"))?.count(),
-            threads: field("Threads:")?,
-            rss_kib: field("VmRSS:")?,
+            threads: field("Threads")?,
+            rss_kib: field("VmRSS")?,
         })
     }
 }

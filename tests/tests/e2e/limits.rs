@@ -7,7 +7,7 @@ use std::io::Write;
 use std::os::unix::net::UnixStream;
 
 use hld_client::protocol::{Health, NoParams, SubscribeParams};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{launch_params, proc_status, wait_for, DaemonOptions, TestDaemon, WAIT};
 use nix::sys::resource::{getrlimit, Resource};
 
 /// The daemon's soft and hard limits on open files, from `/proc/PID/limits`.
@@ -47,14 +47,9 @@ fn a_low_inherited_open_files_limit_does_not_cap_subscribers() {
     drop(subs);
 }
 
-/// A field of `/proc/PID/status` (`Threads`, `VmRSS` in KiB, …).
+/// A field of the daemon's `/proc/PID/status`.
 fn status_field(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in {status}"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    proc_status(pid, field).unwrap_or_else(|| panic!("no {field} for process {pid}"))
 }
 
 /// `count` requests for a conversation, pipelined on one line each.
