@@ -10,6 +10,7 @@ pub mod error;
 pub mod handlers;
 pub mod logging;
 pub mod mcp;
+pub mod memory;
 pub mod private_dir;
 pub mod rpc;
 pub mod server;

@@ -122,6 +122,10 @@ pub async fn run(
         "daemon started"
     );
     tokio::spawn(announce(Arc::clone(&daemon)));
+    tokio::spawn(crate::memory::release_periodically(
+        daemon.store.clone(),
+        shutdown.clone(),
+    ));
 
     let connections = TaskTracker::new();
     let mut failing = AcceptFailures::default();

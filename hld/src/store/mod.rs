@@ -123,6 +123,19 @@ impl Store {
         &self.inner.path
     }
 
+    /// Hands the page caches of the idle connections back to the allocator (`PRAGMA
+    /// shrink_memory`). The database stays in the OS page cache, so the next queries refill
+    /// them with a few reads.
+    pub async fn release_memory(&self) -> Result<()> {
+        for slot in &self.inner.readers {
+            if let Ok(conn) = slot.try_lock() {
+                conn.execute_batch("PRAGMA shrink_memory")?;
+            }
+        }
+        self.write(|w| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
+            .await
+    }
+
     /// Runs `f` in a transaction of its own: at once on this thread if the write connection
     /// is idle, else on the writer thread after what is queued (see the `writer` module).
     /// Either way it is applied or queued when this is called, not when the future is
