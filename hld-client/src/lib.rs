@@ -19,6 +19,7 @@
 
 #[macro_use]
 mod calls;
+pub mod autostart;
 pub mod blocking;
 mod client;
 mod codec;

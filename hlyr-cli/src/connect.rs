@@ -2,21 +2,15 @@
 //! commands, the async one for the rest), and starting `hld` in the background when a command
 //! that may start it (`launch`, `continue`, `daemon start`) finds none.
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use hld_client::autostart::{StartError, Started};
 use hld_client::Client;
 
 use crate::error::{CliError, START_HINT};
 use crate::output::{paint, DIM};
 use crate::Context;
-
-/// How long a freshly started daemon has to answer `health`.
-const START_TIMEOUT: Duration = Duration::from_secs(10);
 
 // How to find `hld` when it has to be started. (A plain comment: clap would take a doc
 // comment as the description of every command that flattens these arguments.)
@@ -27,23 +21,14 @@ pub struct StartArgs {
     pub hld_path: Option<PathBuf>,
 }
 
-/// A daemon this invocation started.
-#[derive(Debug)]
-pub struct Started {
-    pub pid: u32,
-    pub log: PathBuf,
-}
-
-impl Started {
-    /// Says on stderr that a daemon was started, for commands whose output is something else.
-    pub fn announce(&self) {
-        let note = format!(
-            "started hld (pid {}), logging to {}",
-            self.pid,
-            self.log.display()
-        );
-        anstream::eprintln!("{}", paint(DIM, note));
-    }
+/// Says on stderr that a daemon was started, for commands whose output is something else.
+pub fn announce(started: &Started) {
+    let note = format!(
+        "started hld (pid {}), logging to {}",
+        started.pid,
+        started.log.display()
+    );
+    anstream::eprintln!("{}", paint(DIM, note));
 }
 
 impl Context {
@@ -104,90 +89,30 @@ fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
     CliError::unreachable(message).hint(START_HINT)
 }
 
-/// Whether a daemon answers `health` at `socket` within a short probe timeout.
-pub async fn healthy(socket: &Path) -> bool {
-    match Client::connect_with_timeout(socket, Duration::from_secs(2)).await {
-        Ok(client) => client.health().await.is_ok(),
-        Err(_) => false,
-    }
-}
+pub use hld_client::autostart::healthy;
 
 /// The `hld` to start: `--hld-path`/`HLD_PATH`, else the one next to this executable, else PATH.
 pub fn hld_binary(start: &StartArgs) -> PathBuf {
-    if let Some(path) = &start.hld_path {
-        return path.clone();
-    }
-    std::env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(|dir| dir.join("hld")))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| PathBuf::from("hld"))
+    hld_client::autostart::hld_binary(start.hld_path.as_deref())
 }
 
-/// The log file of a daemon started by hlyr: next to its socket (`daemon.sock` → `daemon.log`).
-fn log_path(socket: &Path) -> PathBuf {
-    socket.with_extension("log")
-}
-
-/// Starts `hld` detached (own process group, no terminal, logging to a file) and waits for it
-/// to answer `health`, showing a spinner on a terminal.
+/// Starts `hld` and waits for it to answer `health`, showing a spinner on a terminal.
 async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliError> {
     let hld = hld_binary(start);
-    let log = log_path(socket);
-    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| CliError::unreachable(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    // Start-up errors printed before the daemon's logging is set up land in the log too.
-    let stderr = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&log)
-        .map_err(|e| CliError::unreachable(format!("cannot open {}: {e}", log.display())))?;
-    let mut command = Command::new(&hld);
-    command
-        .arg("--socket")
-        .arg(socket)
-        .arg("--log-file")
-        .arg(&log);
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(stderr)
-        // Its own process group: Ctrl-C in this terminal must not reach the daemon.
-        .process_group(0)
-        .spawn()
-        .map_err(|e| {
-            CliError::unreachable(format!("cannot start {}: {e}", hld.display()))
-                .hint("install hld next to hlyr, put it on PATH, or give --hld-path / HLD_PATH")
-        })?;
-
     let spinner = indicatif::ProgressBar::new_spinner().with_message("starting hld…");
     spinner.enable_steady_tick(Duration::from_millis(80));
-    let deadline = Instant::now() + START_TIMEOUT;
-    let result = loop {
-        if healthy(socket).await {
-            break Ok(Started {
-                pid: child.id(),
-                log: log.clone(),
-            });
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            break Err(CliError::unreachable(format!(
-                "hld exited at start-up ({status})"
-            )));
-        }
-        if Instant::now() > deadline {
-            break Err(CliError::unreachable(format!(
-                "hld did not answer within {}s",
-                START_TIMEOUT.as_secs()
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let result = hld_client::autostart::start(&hld, socket).await;
     spinner.finish_and_clear();
-    result.map_err(|e| e.hint(format!("see its log: {}", log.display())))
+    result.map_err(|e| {
+        let error = CliError::unreachable(e.to_string());
+        match e {
+            StartError::Spawn { .. } => error.hint(
+                "install hld next to hlyr, put it on PATH, or give --hld-path / HLD_PATH",
+            ),
+            StartError::Failed { log: Some(log), .. } => {
+                error.hint(format!("see its log: {}", log.display()))
+            }
+            StartError::Failed { log: None, .. } => error,
+        }
+    })
 }

@@ -32,7 +32,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let mcp_config = args.agent.mcp_config()?;
     let (client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
-        started.announce();
+        crate::connect::announce(&started);
     }
     let parent = ids::session(&args.id, client.list_sessions().await?)?;
     let continued = client

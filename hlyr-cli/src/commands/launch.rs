@@ -124,7 +124,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     };
     let (client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
-        started.announce();
+        crate::connect::announce(&started);
     }
     let launched = client.launch_session(params).await?;
     ctx.out.print(&Update::Started {

@@ -1,0 +1,125 @@
+//! Starting `hld` in the background when no daemon answers, for the front ends that may start
+//! one (`hlyr launch`, `hld-tui`): detached in its own process group, with no terminal, logging
+//! to a file next to its socket.
+
+use std::fs::{DirBuilder, OpenOptions};
+use std::os::unix::fs::DirBuilderExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::Client;
+
+/// How long a freshly started daemon has to answer `health`.
+pub const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A daemon that was started.
+#[derive(Debug)]
+pub struct Started {
+    /// Its process id.
+    pub pid: u32,
+    /// Its log file.
+    pub log: PathBuf,
+}
+
+/// Why a daemon could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The `hld` binary could not be run.
+    #[error("cannot start {}: {source}", hld.display())]
+    Spawn {
+        /// The binary.
+        hld: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Its directory or log file could not be made, or it did not come up.
+    #[error("{message}")]
+    Failed {
+        /// What went wrong.
+        message: String,
+        /// The daemon's log file, once it had one.
+        log: Option<PathBuf>,
+    },
+}
+
+/// Whether a daemon answers `health` at `socket` within a short probe timeout.
+pub async fn healthy(socket: &Path) -> bool {
+    match Client::connect_with_timeout(socket, Duration::from_secs(2)).await {
+        Ok(client) => client.health().await.is_ok(),
+        Err(_) => false,
+    }
+}
+
+/// The `hld` to start: `explicit` if given, else the one next to the running executable, else
+/// `hld` on PATH.
+pub fn hld_binary(explicit: Option<&Path>) -> PathBuf {
+    if let Some(path) = explicit {
+        return path.to_owned();
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("hld")))
+        .filter(|p| p.is_file())
+        .unwrap_or_else(|| PathBuf::from("hld"))
+}
+
+/// The log file of a started daemon: next to its socket (`daemon.sock` → `daemon.log`).
+pub fn log_path(socket: &Path) -> PathBuf {
+    socket.with_extension("log")
+}
+
+/// Starts `hld` serving `socket` and waits until it answers `health`.
+pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
+    let fail = |message: String, log: Option<&Path>| StartError::Failed {
+        message,
+        log: log.map(Path::to_owned),
+    };
+    let log = log_path(socket);
+    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| fail(format!("cannot create {}: {e}", dir.display()), None))?;
+    }
+    // Start-up errors printed before the daemon's logging is set up land in the log too.
+    let stderr = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .map_err(|e| fail(format!("cannot open {}: {e}", log.display()), None))?;
+    let mut child = Command::new(hld)
+        .arg("--socket")
+        .arg(socket)
+        .arg("--log-file")
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        // Its own process group: Ctrl-C in this terminal must not reach the daemon.
+        .process_group(0)
+        .spawn()
+        .map_err(|source| StartError::Spawn {
+            hld: hld.to_owned(),
+            source,
+        })?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if healthy(socket).await {
+            return Ok(Started {
+                pid: child.id(),
+                log,
+            });
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(fail(format!("hld exited at start-up ({status})"), Some(&log)));
+        }
+        if Instant::now() > deadline {
+            let message = format!("hld did not answer within {}s", START_TIMEOUT.as_secs());
+            return Err(fail(message, Some(&log)));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
