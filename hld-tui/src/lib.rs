@@ -1,0 +1,9 @@
+//! `hld-tui`: a live terminal dashboard for the hld daemon. [`app`] holds the state and the
+//! pure `update`, [`view`] draws it, [`render`] turns conversation events into lines, and
+//! [`runtime`] connects them to the terminal and the daemon.
+
+pub mod app;
+pub mod keys;
+pub mod render;
+pub mod runtime;
+pub mod view;

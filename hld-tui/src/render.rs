@@ -1,0 +1,520 @@
+//! Conversation events as styled, wrapped lines: markdown for assistant text, diffs for edits,
+//! the command for Bash, long results collapsed. Everything from the daemon passes through
+//! [`clean`] first, so no byte an agent printed can reach the terminal as a control sequence.
+
+use std::borrow::Cow;
+
+use hld_client::protocol::{ApprovalStatus, ConversationEvent, ConversationEventType};
+use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Parser, Tag, TagEnd};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+use unicode_width::UnicodeWidthStr;
+
+/// Lines of a tool result or file preview shown while collapsed.
+const COLLAPSED_LINES: usize = 8;
+
+/// Lines one event may take at most, expanded, so that a huge output cannot swamp the view.
+const MAX_EVENT_LINES: usize = 2000;
+
+/// How the conversation is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Thinking shown in full (else one dimmed line).
+    pub thinking: bool,
+    /// Long tool results and previews shown in full (up to [`MAX_EVENT_LINES`]).
+    pub expanded: bool,
+}
+
+/// An approval's state, shown under the tool call it gates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    pub status: ApprovalStatus,
+    pub comment: Option<String>,
+}
+
+/// Text from the daemon made safe for a terminal cell: tabs become spaces and every other
+/// control character a visible `�`.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| match c {
+                '\t' => "    ".to_owned(),
+                '\n' => "\n".to_owned(),
+                c if c.is_control() => "�".to_owned(),
+                c => c.to_string(),
+            })
+            .collect(),
+    )
+}
+
+/// The first line of `text`, cleaned.
+pub fn first_line(text: &str) -> String {
+    clean(text.lines().next().unwrap_or("")).into_owned()
+}
+
+const DIM: Style = Style::new().add_modifier(Modifier::DIM);
+const BOLD: Style = Style::new().add_modifier(Modifier::BOLD);
+
+/// The lines of one event at `width` columns.
+pub fn event_lines(
+    event: &ConversationEvent,
+    mark: Option<&Mark>,
+    options: Options,
+    width: u16,
+) -> Vec<Line<'static>> {
+    let mut lines = match event.event_type {
+        ConversationEventType::Message => message(event),
+        ConversationEventType::Thinking => thinking(event, options),
+        ConversationEventType::ToolCall => tool_call(event, mark, options),
+        ConversationEventType::ToolResult => tool_result(event, options),
+        ConversationEventType::System => system(event),
+    };
+    lines.truncate(MAX_EVENT_LINES);
+    let mut wrapped: Vec<Line<'static>> = lines
+        .into_iter()
+        .flat_map(|l| wrap(l, usize::from(width.max(1))))
+        .collect();
+    wrapped.push(Line::default());
+    wrapped
+}
+
+fn message(event: &ConversationEvent) -> Vec<Line<'static>> {
+    let content = clean(event.content.as_deref().unwrap_or("")).into_owned();
+    if event.role.as_deref() == Some("user") {
+        let style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+        return content
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                let lead = if i == 0 { "› " } else { "  " };
+                Line::from(vec![
+                    Span::styled(lead, style),
+                    Span::styled(l.to_owned(), style),
+                ])
+            })
+            .collect();
+    }
+    markdown(&content)
+}
+
+fn thinking(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
+    let content = clean(event.content.as_deref().unwrap_or("")).into_owned();
+    let style = DIM.add_modifier(Modifier::ITALIC);
+    if !options.thinking {
+        let n = content.lines().count();
+        return vec![Line::styled(
+            format!("▸ thinking ({n} lines, t shows)"),
+            style,
+        )];
+    }
+    std::iter::once(Line::styled("▾ thinking", style))
+        .chain(
+            content
+                .lines()
+                .map(|l| Line::styled(format!("  {l}"), style)),
+        )
+        .collect()
+}
+
+fn system(event: &ConversationEvent) -> Vec<Line<'static>> {
+    let what = event
+        .subtype
+        .as_deref()
+        .or(event.content.as_deref())
+        .unwrap_or("system");
+    vec![Line::styled(format!("· {}", first_line(what)), DIM)]
+}
+
+fn tool_call(
+    event: &ConversationEvent,
+    mark: Option<&Mark>,
+    options: Options,
+) -> Vec<Line<'static>> {
+    let name = first_line(event.tool_name.as_deref().unwrap_or("tool"));
+    let input: Value = event
+        .tool_input_json
+        .as_deref()
+        .and_then(|j| serde_json::from_str(j).ok())
+        .unwrap_or(Value::Null);
+    let mut lines = vec![Line::from(vec![
+        Span::styled("● ", Style::new().fg(Color::Magenta)),
+        Span::styled(name.clone(), BOLD),
+    ])];
+    lines.extend(tool_input(&name, &input, options.expanded));
+    if let Some(mark) = mark {
+        lines.push(mark_line(mark));
+    }
+    lines
+}
+
+/// A tool's input as Claude Code shows it: Bash as its command, Edit as a diff, Write as a
+/// preview of the file, anything else as indented JSON.
+pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static>> {
+    let text = |key: &str| {
+        input
+            .get(key)
+            .and_then(Value::as_str)
+            .map(|s| clean(s).into_owned())
+    };
+    let path_line =
+        |path: String| Line::from(vec![Span::styled("  ", DIM), Span::styled(path, BOLD)]);
+    match name {
+        "Bash" => {
+            let mut lines: Vec<Line<'static>> = text("command")
+                .unwrap_or_default()
+                .lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let lead = if i == 0 { "  $ " } else { "    " };
+                    Line::from(vec![
+                        Span::styled(lead, DIM),
+                        Span::styled(l.to_owned(), Style::new().fg(Color::Yellow)),
+                    ])
+                })
+                .collect();
+            if let Some(d) = text("description") {
+                lines.push(Line::styled(format!("  # {d}"), DIM));
+            }
+            lines
+        }
+        "Edit" => {
+            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
+            lines.extend(diff(
+                &text("old_string").unwrap_or_default(),
+                &text("new_string").unwrap_or_default(),
+            ));
+            collapse(lines, expanded)
+        }
+        "MultiEdit" => {
+            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
+            for edit in input
+                .get("edits")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let field =
+                    |k: &str| clean(edit.get(k).and_then(Value::as_str).unwrap_or("")).into_owned();
+                lines.extend(diff(&field("old_string"), &field("new_string")));
+            }
+            collapse(lines, expanded)
+        }
+        "Write" => {
+            let content = text("content").unwrap_or_default();
+            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
+            lines.extend(content.lines().map(|l| {
+                Line::from(vec![
+                    Span::styled("  + ", Style::new().fg(Color::Green)),
+                    Span::raw(l.to_owned()),
+                ])
+            }));
+            collapse(lines, expanded)
+        }
+        "Read" | "Glob" | "Grep" | "LS" => {
+            let main = ["file_path", "pattern", "path"]
+                .iter()
+                .find_map(|k| text(k))
+                .unwrap_or_default();
+            vec![path_line(main)]
+        }
+        _ if input.is_null() => Vec::new(),
+        _ => {
+            let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
+            let lines = clean(&pretty)
+                .lines()
+                .map(|l| Line::styled(format!("  {l}"), DIM))
+                .collect();
+            collapse(lines, expanded)
+        }
+    }
+}
+
+/// A line-by-line diff of an edit, coloured as `git diff` does.
+fn diff(old: &str, new: &str) -> Vec<Line<'static>> {
+    use similar::{ChangeTag, TextDiff};
+    TextDiff::from_lines(old, new)
+        .iter_all_changes()
+        .map(|change| {
+            let (sign, style) = match change.tag() {
+                ChangeTag::Delete => ("  - ", Style::new().fg(Color::Red)),
+                ChangeTag::Insert => ("  + ", Style::new().fg(Color::Green)),
+                ChangeTag::Equal => ("    ", DIM),
+            };
+            let text = change.value().trim_end_matches('\n').to_owned();
+            Line::from(vec![Span::styled(sign, style), Span::styled(text, style)])
+        })
+        .collect()
+}
+
+/// `lines` cut to [`COLLAPSED_LINES`] unless expanded, saying how many are hidden.
+fn collapse(mut lines: Vec<Line<'static>>, expanded: bool) -> Vec<Line<'static>> {
+    if !expanded && lines.len() > COLLAPSED_LINES + 1 {
+        let hidden = lines.len() - COLLAPSED_LINES;
+        lines.truncate(COLLAPSED_LINES);
+        lines.push(Line::styled(
+            format!("  … {hidden} more lines (i expands)"),
+            DIM,
+        ));
+    }
+    lines
+}
+
+fn mark_line(mark: &Mark) -> Line<'static> {
+    let (text, color) = match mark.status {
+        ApprovalStatus::Pending => (
+            "⏳ waiting for approval (a approves, d denies)".to_owned(),
+            Color::Yellow,
+        ),
+        ApprovalStatus::Approved => ("✓ approved".to_owned(), Color::Green),
+        ApprovalStatus::Denied => ("✗ denied".to_owned(), Color::Red),
+        ApprovalStatus::Responded => ("✓ answered".to_owned(), Color::Green),
+        ApprovalStatus::Resolved => ("✓ resolved elsewhere".to_owned(), Color::Green),
+    };
+    let mut spans = vec![Span::styled(format!("  {text}"), Style::new().fg(color))];
+    if let Some(comment) = mark.comment.as_deref().filter(|c| !c.is_empty()) {
+        spans.push(Span::styled(format!(": {}", first_line(comment)), DIM));
+    }
+    Line::from(spans)
+}
+
+fn tool_result(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
+    let content = clean(event.tool_result_content.as_deref().unwrap_or("")).into_owned();
+    let style = if event.is_error {
+        Style::new().fg(Color::Red)
+    } else {
+        DIM
+    };
+    let mut lines: Vec<Line<'static>> = content
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let lead = if i == 0 { "  ⎿ " } else { "    " };
+            Line::styled(format!("{lead}{l}"), style)
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled("  ⎿ (no output)", DIM));
+    }
+    collapse(lines, options.expanded)
+}
+
+/// Assistant markdown: headings, lists, block quotes, code blocks and inline styles.
+fn markdown(text: &str) -> Vec<Line<'static>> {
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut styles: Vec<Style> = vec![Style::new()];
+    let mut lists: Vec<Option<u64>> = Vec::new();
+    let mut in_code = false;
+    let mut quote = 0usize;
+    let flush = |spans: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
+        if !spans.is_empty() {
+            out.push(Line::from(std::mem::take(spans)));
+        }
+    };
+    let prefix = |quote: usize, lists: &[Option<u64>]| {
+        "│ ".repeat(quote) + &"  ".repeat(lists.len().saturating_sub(1))
+    };
+    for event in Parser::new(text) {
+        let style = *styles.last().unwrap_or(&Style::new());
+        match event {
+            Md::Start(Tag::Heading { level, .. }) => {
+                flush(&mut spans, &mut out);
+                let hashes = match level {
+                    HeadingLevel::H1 => "# ",
+                    HeadingLevel::H2 => "## ",
+                    _ => "### ",
+                };
+                let h = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
+                spans.push(Span::styled(hashes, h));
+                styles.push(h);
+            }
+            Md::End(TagEnd::Heading(_)) => {
+                styles.pop();
+                flush(&mut spans, &mut out);
+            }
+            Md::Start(Tag::Emphasis) => styles.push(style.add_modifier(Modifier::ITALIC)),
+            Md::Start(Tag::Strong) => styles.push(style.add_modifier(Modifier::BOLD)),
+            Md::Start(Tag::Strikethrough) => styles.push(style.add_modifier(Modifier::CROSSED_OUT)),
+            Md::Start(Tag::Link { .. }) => {
+                styles.push(style.fg(Color::Blue).add_modifier(Modifier::UNDERLINED))
+            }
+            Md::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {
+                styles.pop();
+            }
+            Md::Start(Tag::BlockQuote(_)) => {
+                flush(&mut spans, &mut out);
+                quote += 1;
+            }
+            Md::End(TagEnd::BlockQuote(_)) => {
+                flush(&mut spans, &mut out);
+                quote = quote.saturating_sub(1);
+            }
+            Md::Start(Tag::List(start)) => {
+                flush(&mut spans, &mut out);
+                lists.push(start);
+            }
+            Md::End(TagEnd::List(_)) => {
+                flush(&mut spans, &mut out);
+                lists.pop();
+            }
+            Md::Start(Tag::Item) => {
+                flush(&mut spans, &mut out);
+                let bullet = match lists.last_mut() {
+                    Some(Some(n)) => {
+                        *n += 1;
+                        format!("{}. ", *n - 1)
+                    }
+                    _ => "• ".to_owned(),
+                };
+                spans.push(Span::raw(prefix(quote, &lists) + &bullet));
+            }
+            Md::End(TagEnd::Item | TagEnd::Paragraph) => flush(&mut spans, &mut out),
+            Md::Start(Tag::Paragraph) if spans.is_empty() && quote > 0 => {
+                spans.push(Span::styled(prefix(quote, &lists), DIM));
+            }
+            Md::Start(Tag::CodeBlock(kind)) => {
+                flush(&mut spans, &mut out);
+                in_code = true;
+                let lang = match kind {
+                    CodeBlockKind::Fenced(lang) => lang.to_string(),
+                    CodeBlockKind::Indented => String::new(),
+                };
+                out.push(Line::styled(format!("┌─ {lang}"), DIM));
+            }
+            Md::End(TagEnd::CodeBlock) => {
+                in_code = false;
+                out.push(Line::styled("└─", DIM));
+            }
+            Md::Text(t) if in_code => {
+                for l in t.lines() {
+                    out.push(Line::from(vec![
+                        Span::styled("│ ", DIM),
+                        Span::styled(l.to_owned(), Style::new().fg(Color::Yellow)),
+                    ]));
+                }
+            }
+            Md::Text(t) => spans.push(Span::styled(t.into_string(), style)),
+            Md::Code(t) => spans.push(Span::styled(
+                t.into_string(),
+                Style::new().fg(Color::Yellow),
+            )),
+            Md::SoftBreak => spans.push(Span::raw(" ")),
+            Md::HardBreak => flush(&mut spans, &mut out),
+            Md::Rule => {
+                flush(&mut spans, &mut out);
+                out.push(Line::styled("────────", DIM));
+            }
+            Md::Html(t) | Md::InlineHtml(t) => spans.push(Span::styled(t.into_string(), DIM)),
+            _ => {}
+        }
+    }
+    flush(&mut spans, &mut out);
+    out
+}
+
+/// `line` broken into lines of at most `width` columns, at spaces where it can.
+pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if line.width() <= width {
+        return vec![line];
+    }
+    let mut out = Vec::new();
+    let mut current: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for span in line.spans {
+        for word in span.content.split_inclusive(' ') {
+            let w = word.width();
+            if used + w > width && used > 0 {
+                out.push(Line::from(std::mem::take(&mut current)));
+                used = 0;
+            }
+            if w <= width {
+                current.push(Span::styled(word.to_owned(), span.style));
+                used += w;
+                continue;
+            }
+            // A word longer than the line is cut wherever the columns run out.
+            let mut piece = String::new();
+            for c in word.chars() {
+                let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                if used + cw > width {
+                    current.push(Span::styled(std::mem::take(&mut piece), span.style));
+                    out.push(Line::from(std::mem::take(&mut current)));
+                    used = 0;
+                }
+                piece.push(c);
+                used += cw;
+            }
+            current.push(Span::styled(piece, span.style));
+        }
+    }
+    if !current.is_empty() {
+        out.push(Line::from(current));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(lines: &[Line<'_>]) -> Vec<String> {
+        lines.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        assert_eq!(clean("a\x1b[2Jb\tc\nd"), "a�[2Jb    c\nd");
+        assert!(matches!(clean("plain"), Cow::Borrowed("plain")));
+    }
+
+    #[test]
+    fn wrapping_breaks_at_spaces_and_cuts_long_words() {
+        let lines = wrap(Line::from("aaa bbb ccc"), 7);
+        assert_eq!(text(&lines), ["aaa ", "bbb ccc"]);
+        let lines = wrap(Line::from("abcdefghij"), 4);
+        assert_eq!(text(&lines), ["abcd", "efgh", "ij"]);
+        assert!(lines.iter().all(|l| l.width() <= 4));
+    }
+
+    #[test]
+    fn markdown_renders_headings_lists_and_code() {
+        let lines = markdown("# Title\n\n- one\n- two\n\n1. first\n\n```rust\nfn main() {}\n```\n");
+        assert_eq!(
+            text(&lines),
+            [
+                "# Title",
+                "• one",
+                "• two",
+                "1. first",
+                "┌─ rust",
+                "│ fn main() {}",
+                "└─"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_edit_reads_as_a_diff() {
+        let input = serde_json::json!({"file_path": "/x.rs", "old_string": "a\nb\n", "new_string": "a\nc\n"});
+        let lines = tool_input("Edit", &input, false);
+        assert_eq!(text(&lines), ["  /x.rs", "    a", "  - b", "  + c"]);
+    }
+
+    #[test]
+    fn long_input_is_collapsed_unless_expanded() {
+        let content: String = (0..50).map(|i| format!("line {i}\n")).collect();
+        let input = serde_json::json!({"file_path": "/x", "content": content});
+        let collapsed = tool_input("Write", &input, false);
+        assert_eq!(collapsed.len(), COLLAPSED_LINES + 1);
+        assert!(collapsed
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("43 more lines"));
+        assert_eq!(tool_input("Write", &input, true).len(), 51);
+    }
+}

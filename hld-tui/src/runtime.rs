@@ -1,0 +1,240 @@
+//! The thin runtime: one `select!` loop turns terminal input, the daemon link and the clock
+//! into [`Msg`]s, draws after each batch, and runs the [`Command`]s `update` returns.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+use chrono::Utc;
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use futures::StreamExt;
+use hld_client::protocol::{GetConversationParams, SubscribeParams};
+use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+use ratatui::DefaultTerminal;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+
+use crate::app::{update, Command, Msg, State};
+
+/// Backoff between attempts to reach the daemon: doubles from the first to the second.
+const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
+/// The clock's period while a session runs (the spinner) and while none does (ages).
+const TICK_ANIMATED: Duration = Duration::from_millis(100);
+const TICK_IDLE: Duration = Duration::from_secs(1);
+
+/// How the dashboard runs.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub socket: PathBuf,
+    /// Colours (off under NO_COLOR).
+    pub color: bool,
+    /// Ring the bell when an approval arrives.
+    pub bell: bool,
+}
+
+/// Runs the dashboard on `terminal` until the user quits.
+pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Result<()> {
+    let size = terminal.size()?;
+    let mut state = State::new(Utc::now(), size.width, size.height, options.bell);
+    let (tx, mut rx) = mpsc::unbounded_channel::<Tagged>();
+    let (client_tx, client_rx) = watch::channel(None);
+    tokio::spawn(link(options.socket.clone(), tx.clone(), client_tx));
+    let mut terminal_events = EventStream::new();
+    let mut latest: HashMap<&'static str, u64> = HashMap::new();
+    let mut next_tick = Instant::now();
+    loop {
+        terminal.draw(|frame| crate::view::draw(&state, frame, options.color))?;
+        let mut msgs = Vec::new();
+        tokio::select! {
+            event = terminal_events.next() => match event {
+                Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => msgs.push(Msg::Key(key)),
+                Some(Ok(TermEvent::Resize(w, h))) => msgs.push(Msg::Resize(w, h)),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            Some(tagged) = rx.recv() => msgs.push(tagged.msg_if_latest(&latest)),
+            () = tokio::time::sleep_until(next_tick) => {
+                let period = if state.animating() { TICK_ANIMATED } else { TICK_IDLE };
+                next_tick = Instant::now() + period;
+                msgs.push(Msg::Tick(Utc::now()));
+            }
+        }
+        // Whatever else has arrived is applied before the next draw.
+        while let Ok(tagged) = rx.try_recv() {
+            msgs.push(tagged.msg_if_latest(&latest));
+        }
+        for msg in msgs {
+            for command in update(&mut state, msg) {
+                match command {
+                    Command::Quit => return Ok(()),
+                    Command::Bell => write_terminal("\x07")?,
+                    Command::Copy(text) => {
+                        let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+                        write_terminal(&format!("\x1b]52;c;{encoded}\x07"))?;
+                    }
+                    command => {
+                        let kind = kind_of(&command);
+                        let generation = latest.entry(kind).or_default();
+                        *generation += 1;
+                        let client = client_rx.borrow().clone();
+                        tokio::spawn(execute(client, command, kind, *generation, tx.clone()));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A message with the command it answers, so that a load overtaken by a later one of the same
+/// kind is dropped instead of showing older data.
+struct Tagged {
+    kind: &'static str,
+    generation: u64,
+    msg: Msg,
+}
+
+impl Tagged {
+    fn of(msg: Msg) -> Tagged {
+        Tagged {
+            kind: "",
+            generation: 0,
+            msg,
+        }
+    }
+
+    fn msg_if_latest(self, latest: &HashMap<&'static str, u64>) -> Msg {
+        let stale =
+            self.kind.starts_with("load") && latest.get(self.kind) != Some(&self.generation);
+        if stale {
+            Msg::Tick(Utc::now())
+        } else {
+            self.msg
+        }
+    }
+}
+
+fn kind_of(command: &Command) -> &'static str {
+    match command {
+        Command::LoadSessions => "load sessions",
+        Command::LoadApprovals => "load approvals",
+        Command::LoadConversation(_) => "load conversation",
+        _ => "action",
+    }
+}
+
+fn write_terminal(bytes: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout();
+    out.write_all(bytes.as_bytes())?;
+    out.flush()
+}
+
+/// Runs one command against the daemon and sends back what came of it.
+async fn execute(
+    client: Option<Client>,
+    command: Command,
+    kind: &'static str,
+    generation: u64,
+    tx: mpsc::UnboundedSender<Tagged>,
+) {
+    let msg = match client {
+        None => Msg::Failed("not connected to the daemon".into()),
+        Some(client) => run_command(&client, command)
+            .await
+            .unwrap_or_else(|e| Msg::Failed(e.to_string())),
+    };
+    let _ = tx.send(Tagged {
+        kind,
+        generation,
+        msg,
+    });
+}
+
+async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
+    Ok(match command {
+        Command::LoadSessions => Msg::Sessions(client.list_sessions().await?),
+        Command::LoadApprovals => Msg::Approvals(client.fetch_approvals(None).await?),
+        Command::LoadConversation(session_id) => {
+            let params = GetConversationParams {
+                session_id: Some(session_id.clone()),
+                ..Default::default()
+            };
+            let events = client.get_conversation(params).await?;
+            Msg::Conversation { session_id, events }
+        }
+        Command::Launch(params) => Msg::Opened(client.launch_session(params).await?.session_id),
+        Command::Continue(params) => Msg::Opened(client.continue_session(params).await?.session_id),
+        Command::Interrupt(session_id) => {
+            let result = client.interrupt_session(&session_id).await?;
+            Msg::Done(format!("interrupt: {}", result.message))
+        }
+        Command::Decide(params) => {
+            let result = client.send_decision(params).await?;
+            match result.success {
+                true => Msg::Done("decision sent".into()),
+                false => Msg::Failed(
+                    result
+                        .error
+                        .unwrap_or_else(|| "the decision was refused".into()),
+                ),
+            }
+        }
+        Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
+    })
+}
+
+/// Keeps a subscription to every event open, reconnecting with backoff; publishes the client
+/// commands use while connected.
+async fn link(
+    socket: PathBuf,
+    tx: mpsc::UnboundedSender<Tagged>,
+    client_tx: watch::Sender<Option<Client>>,
+) {
+    let mut pause = BACKOFF.0;
+    loop {
+        let error = match connect(&socket).await {
+            Ok((client, mut subscription)) => {
+                client_tx.send_replace(Some(client));
+                pause = BACKOFF.0;
+                if tx.send(Tagged::of(Msg::Connected)).is_err() {
+                    return;
+                }
+                loop {
+                    match subscription.next().await {
+                        Some(Ok(SubscriptionItem::Event(event))) => {
+                            if tx.send(Tagged::of(Msg::Event(event))).is_err() {
+                                return;
+                            }
+                        }
+                        Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
+                        Some(Err(e)) => break e.to_string(),
+                        None => break "the daemon closed the connection".to_owned(),
+                    }
+                }
+            }
+            Err(e) => e.to_string(),
+        };
+        client_tx.send_replace(None);
+        let retry_in_ms = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX);
+        if tx
+            .send(Tagged::of(Msg::Disconnected { error, retry_in_ms }))
+            .is_err()
+        {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(BACKOFF.1);
+    }
+}
+
+async fn connect(
+    socket: &std::path::Path,
+) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
+    let client = Client::connect(socket).await?;
+    let subscription = client
+        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
+        .await?;
+    Ok((client, subscription))
+}

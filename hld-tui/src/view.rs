@@ -1,0 +1,582 @@
+//! `draw`: the state as a screen. It reads the state and writes cells, nothing else.
+
+use chrono::{DateTime, Utc};
+use hld_client::protocol::{Approval, ApprovalType, SessionInfo, SessionStatus};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table};
+use ratatui::Frame;
+
+use crate::app::{Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, REPLY_ROWS};
+use crate::keys::{hints, BINDINGS};
+use crate::render::{clean, first_line, tool_input};
+
+const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+const DIM: Style = Style::new().add_modifier(Modifier::DIM);
+const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
+
+/// Draws the whole screen; without `color`, only bold, dim and reverse remain (NO_COLOR).
+pub fn draw(state: &State, frame: &mut Frame, color: bool) {
+    let area = frame.area();
+    if area.width < 20 || area.height < 5 {
+        frame.render_widget(Paragraph::new("hld-tui: the terminal is too small"), area);
+        return;
+    }
+    let [top, body, bottom] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(CHROME_ROWS - 1),
+    ])
+    .areas(area);
+    title_bar(state, frame, top);
+    match state.screen {
+        Screen::Sessions => sessions(state, frame, body),
+        Screen::Conversation => conversation(state, frame, body),
+        Screen::Approvals => approvals(state, frame, body),
+    }
+    footer(state, frame, bottom);
+    match &state.modal {
+        None => {}
+        Some(Modal::Help) => help(frame, area),
+        Some(Modal::ConfirmInterrupt { session_id }) => {
+            let title = state
+                .sessions
+                .iter()
+                .find(|s| &s.id == session_id)
+                .map_or_else(|| session_id.clone(), title_of);
+            let text = vec![
+                Line::from(format!("Interrupt “{title}”?")),
+                Line::default(),
+                Line::from("y / Enter: interrupt    n / Esc: keep it running").style(DIM),
+            ];
+            let area = centered(area, 60, 5);
+            frame.render_widget(Clear, area);
+            frame.render_widget(
+                Paragraph::new(text).block(Block::bordered().title(" Interrupt ")),
+                area,
+            );
+        }
+        Some(Modal::Decide {
+            approval_id,
+            kind,
+            input,
+        }) => {
+            let approval = state.approvals.iter().find(|a| &a.id == approval_id);
+            let title = match (kind, approval) {
+                (ApprovalType::HumanContact, Some(a)) => {
+                    format!(
+                        " Answer: {} ",
+                        first_line(a.message.as_deref().unwrap_or(""))
+                    )
+                }
+                (ApprovalType::HumanContact, None) => " Answer ".to_owned(),
+                (ApprovalType::FunctionCall, a) => format!(
+                    " Deny {} ",
+                    a.and_then(|a| a.function_name.as_deref())
+                        .unwrap_or("the call")
+                ),
+            };
+            let area = centered(area, 70, 6);
+            frame.render_widget(Clear, area);
+            let block = Block::bordered().title(title);
+            let inner = block.inner(area);
+            frame.render_widget(block, area);
+            frame.render_widget(&**input, inner);
+        }
+        Some(Modal::Launch(form)) => launch(state, form, frame, area),
+    }
+    if !color {
+        for cell in frame.buffer_mut().content.iter_mut() {
+            cell.set_fg(Color::Reset).set_bg(Color::Reset);
+        }
+    }
+}
+
+fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
+    let tab = |label: &str, on: bool| {
+        let style = if on {
+            Style::new().bold().reversed()
+        } else {
+            DIM
+        };
+        Span::styled(format!(" {label} "), style)
+    };
+    let pending = state.approvals.len();
+    let mut spans = vec![
+        Span::styled(" hld ", Style::new().bold().fg(Color::Cyan)),
+        tab("1 Sessions", state.screen == Screen::Sessions),
+        tab("2 Approvals", state.screen == Screen::Approvals),
+    ];
+    if pending > 0 {
+        spans.push(Span::styled(
+            format!(" ⚑ {pending} pending "),
+            Style::new().bold().fg(Color::Black).bg(Color::Yellow),
+        ));
+    }
+    if state.screen == Screen::Conversation {
+        if let Some(c) = &state.conversation {
+            let session = state.sessions.iter().find(|s| s.id == c.session_id);
+            spans.push(Span::raw(" "));
+            if let Some(s) = session {
+                spans.push(status_span(s, state.frame));
+                spans.push(Span::raw(format!(" {}", title_of(s))));
+            }
+        }
+    }
+    let link = match &state.link {
+        Link::Connecting => Span::styled(" ○ connecting ", Style::new().fg(Color::Yellow)),
+        Link::Connected => Span::styled(" ● connected ", Style::new().fg(Color::Green)),
+        Link::Reconnecting { retry_in_ms, .. } => Span::styled(
+            format!(" ○ reconnecting ({:.1}s) ", *retry_in_ms as f64 / 1000.0),
+            Style::new().fg(Color::Red).bold(),
+        ),
+    };
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(link.width() as u16)])
+            .areas(area);
+    frame.render_widget(Line::from(spans), left);
+    frame.render_widget(link, right);
+}
+
+fn footer(state: &State, frame: &mut Frame, area: Rect) {
+    let line = match &state.flash {
+        Some(flash) if flash.error => Line::styled(
+            format!(" {}", first_line(&flash.text)),
+            Style::new().fg(Color::Red),
+        ),
+        Some(flash) => Line::styled(
+            format!(" {}", first_line(&flash.text)),
+            Style::new().fg(Color::Green),
+        ),
+        None => match &state.link {
+            Link::Reconnecting { error, .. } => Line::styled(
+                format!(" daemon unreachable: {}", first_line(error)),
+                Style::new().fg(Color::Red),
+            ),
+            _ => Line::styled(format!(" {}", hints(state.screen)), DIM),
+        },
+    };
+    frame.render_widget(line, area);
+}
+
+/// A session's title: its query's first line.
+pub fn title_of(s: &SessionInfo) -> String {
+    let text = if s.summary.is_empty() {
+        &s.query
+    } else {
+        &s.summary
+    };
+    first_line(text)
+}
+
+/// A session's model, without the `claude-` every id starts with.
+fn model_of(s: &SessionInfo) -> String {
+    let model = s.model.as_deref().unwrap_or("");
+    first_line(model.strip_prefix("claude-").unwrap_or(model))
+}
+
+fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
+    let spin = SPINNER[(frame as usize) % SPINNER.len()];
+    match s.status {
+        SessionStatus::Starting => {
+            Span::styled(format!("{spin} starting"), Style::new().fg(Color::Blue))
+        }
+        SessionStatus::Running => {
+            Span::styled(format!("{spin} running"), Style::new().fg(Color::Green))
+        }
+        SessionStatus::WaitingInput => {
+            Span::styled("⚑ waiting", Style::new().fg(Color::Yellow).bold())
+        }
+        SessionStatus::Completing => {
+            Span::styled(format!("{spin} stopping"), Style::new().fg(Color::Magenta))
+        }
+        SessionStatus::Completed if s.interrupted => {
+            Span::styled("■ interrupted", Style::new().fg(Color::Yellow))
+        }
+        SessionStatus::Completed => {
+            Span::styled("✓ completed", Style::new().fg(Color::Green).dim())
+        }
+        SessionStatus::Failed => Span::styled("✗ failed", Style::new().fg(Color::Red)),
+    }
+}
+
+/// How long ago `rfc3339` was, in the largest whole unit.
+pub fn age(now: DateTime<Utc>, rfc3339: &str) -> String {
+    let Ok(then) = DateTime::parse_from_rfc3339(rfc3339) else {
+        return "?".into();
+    };
+    let secs = (now - then.with_timezone(&Utc)).num_seconds().max(0);
+    match secs {
+        0..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86400),
+    }
+}
+
+fn sessions(state: &State, frame: &mut Frame, area: Rect) {
+    let rows = state.rows();
+    let mut heading = format!(" Sessions ({})", rows.len());
+    if state.list.filter != crate::app::Filter::All {
+        heading.push_str(&format!(" · status: {} (f)", state.list.filter.label()));
+    }
+    if let Some(q) = &state.list.search {
+        let cursor = if state.list.searching { "▏" } else { "" };
+        heading.push_str(&format!(" · /{}{cursor}", clean(q)));
+    }
+    let [head, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    frame.render_widget(Line::styled(heading, Style::new().bold()), head);
+    if rows.is_empty() {
+        let text = if state.sessions.is_empty() {
+            "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
+        } else {
+            "No session matches. Esc clears the search and filter."
+        };
+        frame.render_widget(Paragraph::new(text).style(DIM), list);
+        return;
+    }
+    // Only the visible rows are built, so a thousand sessions cost what a screenful does.
+    let visible = usize::from(list.height.saturating_sub(1)).max(1);
+    let offset = state.list.selected.saturating_sub(visible - 1);
+    let table_rows = rows
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(visible)
+        .map(|(i, row)| {
+            let s = row.session;
+            let marker = match (row.depth, row.chain, row.expanded) {
+                (0, 1, _) => "  ".to_owned(),
+                (0, n, false) => format!("▸{n}"),
+                (0, n, true) => format!("▾{n}"),
+                _ => "  ".to_owned(),
+            };
+            let title = if row.depth > 0 {
+                format!("{}└ {}", "  ".repeat(row.depth - 1), title_of(s))
+            } else {
+                title_of(s)
+            };
+            let pending = state.pending_of(&s.id);
+            let cost = s.cost_usd.or(s.result.as_ref().map(|r| r.total_cost_usd));
+            let turns = s
+                .result
+                .as_ref()
+                .map(|r| r.num_turns.to_string())
+                .unwrap_or_default();
+            let style = if i == state.list.selected {
+                SELECTED
+            } else {
+                Style::new()
+            };
+            TableRow::new(vec![
+                Line::from(marker),
+                Line::from(status_span(s, state.frame)),
+                Line::from(title),
+                Line::from(age(state.now, &s.last_activity_at)),
+                Line::from(model_of(s)),
+                Line::from(cost.map_or(String::new(), |c| format!("${c:.2}"))),
+                Line::from(turns),
+                if pending > 0 {
+                    Line::styled(format!("⚑{pending}"), Style::new().fg(Color::Yellow).bold())
+                } else {
+                    Line::default()
+                },
+            ])
+            .style(style)
+        });
+    let table = Table::new(
+        table_rows,
+        [
+            Constraint::Length(2),
+            Constraint::Length(13),
+            Constraint::Min(20),
+            Constraint::Length(4),
+            Constraint::Length(10),
+            Constraint::Length(6),
+            Constraint::Length(5),
+            Constraint::Length(4),
+        ],
+    )
+    .header(
+        TableRow::new(["", "STATUS", "TITLE", "AGE", "MODEL", "COST", "TURNS", "⚑"]).style(DIM),
+    );
+    frame.render_widget(table, list);
+}
+
+fn conversation(state: &State, frame: &mut Frame, area: Rect) {
+    let Some(c) = &state.conversation else { return };
+    let reply = c.reply.is_some();
+    let [body, reply_area] = Layout::vertical([
+        Constraint::Min(0),
+        Constraint::Length(if reply { REPLY_ROWS } else { 0 }),
+    ])
+    .areas(area);
+    if c.events.is_empty() {
+        let text = if c.loaded {
+            "No events yet."
+        } else {
+            "Loading…"
+        };
+        frame.render_widget(Paragraph::new(text).style(DIM), body);
+    } else {
+        let top = state.conversation_top();
+        let lines: Vec<Line> = c
+            .blocks
+            .iter()
+            .flatten()
+            .skip(top)
+            .take(usize::from(body.height))
+            .cloned()
+            .collect();
+        frame.render_widget(Paragraph::new(lines), body);
+        let below = c
+            .total_lines()
+            .saturating_sub(top + usize::from(body.height));
+        if !c.follow && below > 0 {
+            let note = format!(" ↓ {below} more lines · G follows ");
+            let width = (note.chars().count() as u16).min(body.width);
+            let at = Rect::new(body.right() - width, body.bottom() - 1, width, 1);
+            frame.render_widget(Span::styled(note, Style::new().reversed()), at);
+        }
+    }
+    if let Some(input) = &c.reply {
+        let block = Block::new()
+            .borders(Borders::TOP)
+            .title(" Reply (continues the session) ");
+        let inner = block.inner(reply_area);
+        frame.render_widget(block, reply_area);
+        frame.render_widget(input, inner);
+    }
+}
+
+fn approvals(state: &State, frame: &mut Frame, area: Rect) {
+    if state.approvals.is_empty() {
+        let text = "No pending approvals. New ones appear here (and ring the bell) as agents ask.";
+        frame.render_widget(Paragraph::new(text).style(DIM), area);
+        return;
+    }
+    let list_rows = (state.approvals.len() as u16 + 1)
+        .min(area.height / 3)
+        .max(2);
+    let [list, detail] =
+        Layout::vertical([Constraint::Length(list_rows), Constraint::Min(0)]).areas(area);
+    let visible = usize::from(list.height.saturating_sub(1)).max(1);
+    let offset = state.approval_selected.saturating_sub(visible - 1);
+    let rows = state
+        .approvals
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(visible)
+        .map(|(i, a)| {
+            let session = state.sessions.iter().find(|s| s.id == a.session_id);
+            let style = if i == state.approval_selected {
+                SELECTED
+            } else {
+                Style::new()
+            };
+            TableRow::new(vec![
+                age(state.now, &a.requested_at),
+                what(a),
+                summary(a),
+                session
+                    .map(title_of)
+                    .unwrap_or_else(|| a.session_id.clone()),
+            ])
+            .style(style)
+        });
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(4),
+            Constraint::Length(12),
+            Constraint::Min(20),
+            Constraint::Length(28),
+        ],
+    )
+    .header(TableRow::new(["AGE", "TOOL", "INPUT", "SESSION"]).style(DIM));
+    frame.render_widget(table, list);
+    if let Some(a) = state.approvals.get(state.approval_selected) {
+        let session = state.sessions.iter().find(|s| s.id == a.session_id);
+        let mut lines = vec![Line::from(vec![
+            Span::styled(what(a), Style::new().bold()),
+            Span::styled(
+                format!(
+                    "  in {}{}",
+                    session.map(title_of).unwrap_or_default(),
+                    session
+                        .and_then(|s| s.working_dir.as_deref())
+                        .map(|d| format!(" ({})", clean(d)))
+                        .unwrap_or_default()
+                ),
+                DIM,
+            ),
+        ])];
+        match a.kind {
+            ApprovalType::FunctionCall => {
+                let input = a.function_args.clone().unwrap_or_default();
+                lines.extend(tool_input(&what(a), &input, true));
+                lines.push(Line::default());
+                lines.push(Line::styled(
+                    "a/y approve · d/n deny (with an optional comment) · Enter opens the session",
+                    DIM,
+                ));
+            }
+            ApprovalType::HumanContact => {
+                lines.extend(
+                    clean(a.message.as_deref().unwrap_or(""))
+                        .lines()
+                        .map(|l| Line::from(format!("  {l}"))),
+                );
+                lines.push(Line::default());
+                lines.push(Line::styled("r/Enter answer", DIM));
+            }
+        }
+        let block = Block::new().borders(Borders::TOP);
+        frame.render_widget(
+            Paragraph::new(lines)
+                .block(block)
+                .wrap(ratatui::widgets::Wrap { trim: false }),
+            detail,
+        );
+    }
+}
+
+/// The tool an approval gates, or "question".
+fn what(a: &Approval) -> String {
+    match a.kind {
+        ApprovalType::HumanContact => "question".into(),
+        ApprovalType::FunctionCall => first_line(a.function_name.as_deref().unwrap_or("tool")),
+    }
+}
+
+/// One line of an approval's input: the command, the path, or compact JSON.
+fn summary(a: &Approval) -> String {
+    if a.kind == ApprovalType::HumanContact {
+        return first_line(a.message.as_deref().unwrap_or(""));
+    }
+    let args = a.function_args.as_ref();
+    let field = |k: &str| args.and_then(|v| v.get(k)).and_then(|v| v.as_str());
+    let text = field("command")
+        .or(field("file_path"))
+        .or(field("pattern"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| args.map(|v| v.to_string()).unwrap_or_default());
+    first_line(&text)
+}
+
+fn help(frame: &mut Frame, area: Rect) {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut scope = "";
+    for b in BINDINGS {
+        if b.scope != scope {
+            scope = b.scope;
+            lines.push(Line::styled(scope, Style::new().bold().fg(Color::Cyan)));
+        }
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {:<12}", b.keys), Style::new().bold()),
+            Span::raw(b.action),
+        ]));
+    }
+    let rect = centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(1),
+    );
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered().title(" Keys (? or Esc closes) ");
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let half = lines.len().div_ceil(2);
+    let right = lines.split_off(half);
+    let [l, r] =
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
+    frame.render_widget(Paragraph::new(lines), l);
+    frame.render_widget(Paragraph::new(right), r);
+}
+
+fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
+    let rect = centered(area, 76, 18);
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered().title(" New session (Ctrl+S launches, Esc cancels) ");
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    let [query, dir, recent, model, approvals] = Layout::vertical([
+        Constraint::Min(3),
+        Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(inner);
+    let focus = |f: Field| {
+        if form.field == f {
+            Style::new().fg(Color::Cyan).bold()
+        } else {
+            DIM
+        }
+    };
+    let boxed =
+        |title: &'static str, f: Field| Block::bordered().title(title).border_style(focus(f));
+    let b = boxed(" Query ", Field::Query);
+    frame.render_widget(b.clone(), query);
+    frame.render_widget(&form.query, b.inner(query));
+    let b = boxed(" Working directory (↑/↓ recent) ", Field::WorkingDir);
+    frame.render_widget(b.clone(), dir);
+    frame.render_widget(&form.working_dir, b.inner(dir));
+    let recents = crate::app::recent_dirs(state);
+    let hint = if recents.is_empty() {
+        "no recent directories; empty means the daemon's own".to_owned()
+    } else {
+        format!(
+            "recent: {}",
+            recents
+                .iter()
+                .take(3)
+                .map(|d| clean(d).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    frame.render_widget(Line::styled(format!(" {hint}"), DIM), recent);
+    let choice = |label: &str, value: &str, f: Field| {
+        Line::from(vec![
+            Span::styled(format!(" {label:<11}"), focus(f)),
+            Span::styled(
+                format!("◂ {value} ▸"),
+                if form.field == f {
+                    Style::new().bold()
+                } else {
+                    Style::new()
+                },
+            ),
+        ])
+    };
+    frame.render_widget(
+        choice(
+            "Model",
+            MODELS[form.model].unwrap_or("default"),
+            Field::Model,
+        ),
+        model,
+    );
+    let mode = if form.approvals {
+        "ask here (hld approvals)"
+    } else {
+        "none: tools run unasked"
+    };
+    frame.render_widget(choice("Approvals", mode, Field::Approvals), approvals);
+}
+
+/// A `width`×`height` rectangle in the middle of `area`, clipped to it.
+fn centered(area: Rect, width: u16, height: u16) -> Rect {
+    let width = width.min(area.width);
+    let height = height.min(area.height);
+    Rect::new(
+        area.x + (area.width - width) / 2,
+        area.y + (area.height - height) / 2,
+        width,
+        height,
+    )
+}
