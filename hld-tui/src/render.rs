@@ -66,18 +66,22 @@ pub fn event_lines(
     options: Options,
     width: u16,
 ) -> Vec<Line<'static>> {
-    let mut lines = match event.event_type {
+    let lines = match event.event_type {
         ConversationEventType::Message => message(event),
         ConversationEventType::Thinking => thinking(event, options),
         ConversationEventType::ToolCall => tool_call(event, mark, options),
         ConversationEventType::ToolResult => tool_result(event, options),
         ConversationEventType::System => system(event),
     };
-    lines.truncate(MAX_EVENT_LINES);
-    let mut wrapped: Vec<Line<'static>> = lines
-        .into_iter()
-        .flat_map(|l| wrap(l, usize::from(width.max(1))))
-        .collect();
+    let mut wrapped: Vec<Line<'static>> = Vec::new();
+    for line in lines {
+        let room = MAX_EVENT_LINES - wrapped.len();
+        if room == 0 {
+            wrapped.push(Line::styled("  … cut: too long to show here", DIM));
+            break;
+        }
+        wrapped.extend(wrap(line, usize::from(width.max(1)), room));
+    }
     wrapped.push(Line::default());
     wrapped
 }
@@ -335,6 +339,7 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
             Md::End(TagEnd::Heading(_)) => {
                 styles.pop();
                 flush(&mut spans, &mut out);
+                out.push(Line::default());
             }
             Md::Start(Tag::Emphasis) => styles.push(style.add_modifier(Modifier::ITALIC)),
             Md::Start(Tag::Strong) => styles.push(style.add_modifier(Modifier::BOLD)),
@@ -360,6 +365,9 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
             Md::End(TagEnd::List(_)) => {
                 flush(&mut spans, &mut out);
                 lists.pop();
+                if lists.is_empty() {
+                    out.push(Line::default());
+                }
             }
             Md::Start(Tag::Item) => {
                 flush(&mut spans, &mut out);
@@ -372,7 +380,14 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
                 };
                 spans.push(Span::raw(prefix(quote, &lists) + &bullet));
             }
-            Md::End(TagEnd::Item | TagEnd::Paragraph) => flush(&mut spans, &mut out),
+            Md::End(TagEnd::Item) => flush(&mut spans, &mut out),
+            Md::End(TagEnd::Paragraph) => {
+                flush(&mut spans, &mut out);
+                // Paragraphs are set apart, except the items of a tight list.
+                if lists.is_empty() {
+                    out.push(Line::default());
+                }
+            }
             Md::Start(Tag::Paragraph) if spans.is_empty() && quote > 0 => {
                 spans.push(Span::styled(prefix(quote, &lists), DIM));
             }
@@ -388,6 +403,7 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
             Md::End(TagEnd::CodeBlock) => {
                 in_code = false;
                 out.push(Line::styled("└─", DIM));
+                out.push(Line::default());
             }
             Md::Text(t) if in_code => {
                 for l in t.lines() {
@@ -413,11 +429,15 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
         }
     }
     flush(&mut spans, &mut out);
+    while out.last().is_some_and(|l| l.width() == 0) {
+        out.pop();
+    }
     out
 }
 
-/// `line` broken into lines of at most `width` columns, at spaces where it can.
-pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+/// `line` broken into at most `limit` lines of at most `width` columns, at spaces where it
+/// can.
+pub fn wrap(line: Line<'static>, width: usize, limit: usize) -> Vec<Line<'static>> {
     if line.width() <= width {
         return vec![line];
     }
@@ -426,6 +446,9 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let mut used = 0;
     for span in line.spans {
         for word in span.content.split_inclusive(' ') {
+            if out.len() >= limit {
+                return out;
+            }
             let w = word.width();
             if used + w > width && used > 0 {
                 out.push(Line::from(std::mem::take(&mut current)));
@@ -444,6 +467,9 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
                     current.push(Span::styled(std::mem::take(&mut piece), span.style));
                     out.push(Line::from(std::mem::take(&mut current)));
                     used = 0;
+                    if out.len() >= limit {
+                        return out;
+                    }
                 }
                 piece.push(c);
                 used += cw;
@@ -451,7 +477,7 @@ pub fn wrap(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
             current.push(Span::styled(piece, span.style));
         }
     }
-    if !current.is_empty() {
+    if !current.is_empty() && out.len() < limit {
         out.push(Line::from(current));
     }
     out
@@ -473,11 +499,12 @@ mod tests {
 
     #[test]
     fn wrapping_breaks_at_spaces_and_cuts_long_words() {
-        let lines = wrap(Line::from("aaa bbb ccc"), 7);
+        let lines = wrap(Line::from("aaa bbb ccc"), 7, 10);
         assert_eq!(text(&lines), ["aaa ", "bbb ccc"]);
-        let lines = wrap(Line::from("abcdefghij"), 4);
+        let lines = wrap(Line::from("abcdefghij"), 4, 10);
         assert_eq!(text(&lines), ["abcd", "efgh", "ij"]);
         assert!(lines.iter().all(|l| l.width() <= 4));
+        assert_eq!(wrap(Line::from("abcdefghij"), 4, 2).len(), 2);
     }
 
     #[test]
@@ -487,9 +514,12 @@ mod tests {
             text(&lines),
             [
                 "# Title",
+                "",
                 "• one",
                 "• two",
+                "",
                 "1. first",
+                "",
                 "┌─ rust",
                 "│ fn main() {}",
                 "└─"

@@ -21,6 +21,7 @@ mod mcp;
 mod respond;
 mod sessions;
 mod show;
+mod tui;
 
 use clap::Subcommand;
 
@@ -56,6 +57,8 @@ pub enum Command {
     Events(With<events::Args>),
     /// Start, stop or check the daemon.
     Daemon(With<daemon::Args>),
+    /// Open the live dashboard (hld-tui): sessions, conversations and approvals.
+    Tui(With<tui::Args>),
     /// Serve an MCP server on stdio (Claude Code starts it, not a person).
     Mcp(With<mcp::Args>),
 }
@@ -84,6 +87,10 @@ impl Command {
             Command::Daemon(c) => {
                 let (globals, group) = c.within(before);
                 group.command.run(globals)
+            }
+            Command::Tui(c) => {
+                let (globals, args) = c.within(before);
+                tui::run(globals, args)
             }
             Command::Mcp(c) => {
                 let (globals, group) = c.within(before);

@@ -1331,3 +1331,21 @@ fn a_json_rpc_error_is_the_daemons_message_with_a_hint() {
          hint: `session_id` expects a session with a claude_session_id\n"
     );
 }
+
+#[test]
+fn hlyr_tui_runs_the_dashboard_with_its_socket_and_hld() {
+    // No daemon at the socket and an `hld` that cannot run: the dashboard that hlyr replaced
+    // itself with tries to start that one, for that socket, and says so.
+    let home = tempfile::tempdir().unwrap();
+    let socket = home.path().join("none.sock");
+    let mut cmd = hlyr_command(&socket, home.path());
+    cmd.args(["tui", "--hld-path", "/nonexistent/hld"]);
+    let run = run_command(cmd);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains(&format!("no daemon at {}", socket.display()))
+            && run.stderr.contains("cannot start /nonexistent/hld"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,730 @@
+//! Whole screens through ratatui's `TestBackend` (insta snapshots at 80×24 and 120×40), and
+//! `update`'s behaviour fed scripted keys and daemon events, with no terminal or daemon.
+
+use chrono::{DateTime, Duration, Utc};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, Event, SessionInfo, TimedEvent,
+};
+use hld_tui::app::{update, Command, Link, Msg, Screen, State, DEFAULT_DENIAL};
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+use serde_json::{json, Value};
+
+fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-11-27T12:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc)
+}
+
+fn ago(secs: i64) -> String {
+    (now() - Duration::seconds(secs)).to_rfc3339()
+}
+
+fn session(id: &str, status: &str, query: &str, secs_ago: i64, extra: Value) -> SessionInfo {
+    let mut v = json!({
+        "id": id, "run_id": format!("run-{id}"), "claude_session_id": format!("claude-{id}"),
+        "status": status, "start_time": ago(secs_ago + 60), "last_activity_at": ago(secs_ago),
+        "query": query, "summary": query, "model": "claude-opus-4-1",
+        "working_dir": "/home/me/project",
+    });
+    if let (Value::Object(v), Value::Object(extra)) = (&mut v, extra) {
+        v.extend(extra);
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+fn sessions() -> Vec<SessionInfo> {
+    vec![
+        session(
+            "s-run",
+            "running",
+            "Refactor the parser into modules",
+            5,
+            json!({}),
+        ),
+        session(
+            "s-wait",
+            "waiting_input",
+            "Fix the flaky test in ci",
+            30,
+            json!({}),
+        ),
+        session(
+            "s-done",
+            "completed",
+            "Write a README",
+            3600,
+            json!({"cost_usd": 0.42, "result": {"type": "result", "subtype": "success",
+                "total_cost_usd": 0.42, "is_error": false, "duration_ms": 1000,
+                "duration_api_ms": 900, "num_turns": 7, "result": "done", "session_id": "c"}}),
+        ),
+        session(
+            "s-child",
+            "completed",
+            "And add a section on install",
+            120,
+            json!({"parent_session_id": "s-done", "cost_usd": 0.1}),
+        ),
+        session(
+            "s-int",
+            "completed",
+            "Explore the codebase",
+            7200,
+            json!({"interrupted": true}),
+        ),
+        session(
+            "s-fail",
+            "failed",
+            "Deploy to prod",
+            86400 * 2,
+            json!({"error": "claude exited 1"}),
+        ),
+    ]
+}
+
+fn approval(id: &str, session_id: &str, tool: &str, args: Value, secs_ago: i64) -> Approval {
+    serde_json::from_value(json!({
+        "id": id, "call_id": id, "run_id": format!("run-{session_id}"), "session_id": session_id,
+        "type": "function_call", "status": "pending", "function_name": tool,
+        "function_args": args, "tool_use_id": format!("tool-{id}"), "requested_at": ago(secs_ago),
+    }))
+    .unwrap()
+}
+
+fn question(id: &str, session_id: &str, message: &str) -> Approval {
+    serde_json::from_value(json!({
+        "id": id, "call_id": id, "run_id": "run", "session_id": session_id,
+        "type": "human_contact", "status": "pending", "message": message,
+        "requested_at": ago(10),
+    }))
+    .unwrap()
+}
+
+fn event(id: i64, session_id: &str, fields: Value) -> ConversationEvent {
+    let mut v = json!({
+        "id": id, "session_id": session_id, "claude_session_id": "c", "sequence": id,
+        "created_at": ago(100 - id), "is_completed": true, "is_error": false,
+    });
+    if let (Value::Object(v), Value::Object(fields)) = (&mut v, fields) {
+        v.extend(fields);
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+fn conversation(session_id: &str) -> Vec<ConversationEvent> {
+    let long: String = (1..=40)
+        .map(|i| format!("test case {i} ... ok\n"))
+        .collect();
+    vec![
+        event(
+            1,
+            session_id,
+            json!({"event_type": "message", "role": "user",
+            "content": "Fix the flaky test in ci"}),
+        ),
+        event(
+            2,
+            session_id,
+            json!({"event_type": "thinking", "role": "assistant",
+            "content": "The test races on the port.\nUse port 0."}),
+        ),
+        event(
+            3,
+            session_id,
+            json!({"event_type": "message", "role": "assistant",
+            "content": "## Plan\n\n1. Find the test\n2. Fix the **race**\n\nRun `cargo test`:\n\n```sh\ncargo test -p net\n```"}),
+        ),
+        event(
+            4,
+            session_id,
+            json!({"event_type": "tool_call", "role": "assistant",
+            "tool_id": "tool-e1", "tool_name": "Edit", "tool_input_json": json!({
+                "file_path": "src/net.rs", "old_string": "bind(8080)\nlisten()\n",
+                "new_string": "bind(0)\nlisten()\n"}).to_string(),
+            "approval_status": "approved"}),
+        ),
+        event(
+            5,
+            session_id,
+            json!({"event_type": "tool_result", "role": "user",
+            "tool_result_for_id": "tool-e1", "tool_result_content": long}),
+        ),
+        event(
+            6,
+            session_id,
+            json!({"event_type": "tool_call", "role": "assistant",
+            "tool_id": "tool-a1", "tool_name": "Bash", "tool_input_json": json!({
+                "command": "cargo test -p net", "description": "Run the tests"}).to_string()}),
+        ),
+    ]
+}
+
+fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+fn keys(state: &mut State, text: &str) -> Vec<Command> {
+    text.chars()
+        .flat_map(|c| update(state, key(KeyCode::Char(c))))
+        .collect()
+}
+
+fn timed(event: Event) -> Msg {
+    Msg::Event(Box::new(TimedEvent {
+        event,
+        timestamp: now().to_rfc3339(),
+    }))
+}
+
+/// A connected dashboard with the fixture sessions and approvals.
+fn loaded(width: u16, height: u16) -> State {
+    let mut state = State::new(now(), width, height, true);
+    update(&mut state, Msg::Connected);
+    update(&mut state, Msg::Sessions(sessions()));
+    update(
+        &mut state,
+        Msg::Approvals(vec![
+            approval(
+                "a1",
+                "s-wait",
+                "Bash",
+                json!({"command": "cargo test -p net", "description": "Run the tests"}),
+                20,
+            ),
+            approval(
+                "a2",
+                "s-run",
+                "Write",
+                json!({"file_path": "src/lib.rs", "content": "pub mod parser;\npub mod lexer;\n"}),
+                5,
+            ),
+        ]),
+    );
+    state
+}
+
+/// Opens the waiting session's conversation.
+fn with_conversation(width: u16, height: u16) -> State {
+    let mut state = loaded(width, height);
+    update(&mut state, key(KeyCode::Down));
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::LoadConversation("s-wait".into())]
+    );
+    update(
+        &mut state,
+        Msg::Conversation {
+            session_id: "s-wait".into(),
+            events: conversation("s-wait"),
+        },
+    );
+    state
+}
+
+fn screen(state: &State, color: bool) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(state.width, state.height)).unwrap();
+    terminal
+        .draw(|f| hld_tui::view::draw(state, f, color))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            let line: String = (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect();
+            line.trim_end().to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Snapshots `make`'s state at 80×24 and 120×40.
+fn snap(name: &str, make: impl Fn(u16, u16) -> State) {
+    for (w, h) in [(80, 24), (120, 40)] {
+        insta::assert_snapshot!(format!("{name}_{w}x{h}"), screen(&make(w, h), true));
+    }
+}
+
+#[test]
+fn screen_empty_daemon() {
+    snap("empty", |w, h| {
+        let mut state = State::new(now(), w, h, true);
+        update(&mut state, Msg::Connected);
+        update(&mut state, Msg::Sessions(Vec::new()));
+        state
+    });
+}
+
+#[test]
+fn screen_lost_connection() {
+    snap("lost_connection", |w, h| {
+        let mut state = loaded(w, h);
+        update(
+            &mut state,
+            Msg::Disconnected {
+                error: "connection refused".into(),
+                retry_in_ms: 2000,
+            },
+        );
+        state
+    });
+}
+
+#[test]
+fn screen_sessions() {
+    snap("sessions", loaded);
+}
+
+#[test]
+fn screen_sessions_with_an_expanded_chain_and_a_search() {
+    snap("sessions_chain_search", |w, h| {
+        let mut state = loaded(w, h);
+        keys(&mut state, "/readme");
+        update(&mut state, key(KeyCode::Enter));
+        update(&mut state, key(KeyCode::Char(' ')));
+        state
+    });
+}
+
+#[test]
+fn screen_conversation() {
+    snap("conversation", |w, h| {
+        let mut state = with_conversation(w, h);
+        keys(&mut state, "gg");
+        state
+    });
+}
+
+#[test]
+fn screen_conversation_with_thinking_and_long_output_expanded() {
+    snap("conversation_expanded", |w, h| {
+        let mut state = with_conversation(w, h);
+        keys(&mut state, "ti");
+        keys(&mut state, "gg");
+        state
+    });
+}
+
+#[test]
+fn screen_conversation_with_reply_box() {
+    snap("conversation_reply", |w, h| {
+        let mut state = with_conversation(w, h);
+        update(
+            &mut state,
+            Msg::Sessions(
+                sessions()
+                    .into_iter()
+                    .map(|mut s| {
+                        if s.id == "s-wait" {
+                            s.status = hld_client::protocol::SessionStatus::Completed;
+                        }
+                        s
+                    })
+                    .collect(),
+            ),
+        );
+        keys(&mut state, "rnow add a test");
+        state
+    });
+}
+
+#[test]
+fn screen_approvals() {
+    snap("approvals", |w, h| {
+        let mut state = loaded(w, h);
+        update(
+            &mut state,
+            timed(Event::NewApproval {
+                approval: Box::new(question("q1", "s-run", "Which branch should I push to?")),
+                session_id: "s-run".into(),
+                run_id: "run".into(),
+                kind: ApprovalType::HumanContact,
+                count: 1,
+                total: 3,
+            }),
+        );
+        keys(&mut state, "2");
+        state
+    });
+}
+
+#[test]
+fn screen_modals() {
+    snap("help", |w, h| {
+        let mut state = loaded(w, h);
+        keys(&mut state, "?");
+        state
+    });
+    snap("deny_box", |w, h| {
+        let mut state = loaded(w, h);
+        keys(&mut state, "2dnot on main");
+        state
+    });
+    snap("interrupt_confirm", |w, h| {
+        let mut state = loaded(w, h);
+        update(&mut state, ctrl('x'));
+        state
+    });
+    snap("launch_form", |w, h| {
+        let mut state = loaded(w, h);
+        keys(&mut state, "cAdd a --verbose flag");
+        update(&mut state, key(KeyCode::Tab));
+        state
+    });
+}
+
+#[test]
+fn no_color_leaves_no_colour_in_any_cell() {
+    let state = with_conversation(80, 24);
+    let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|f| hld_tui::view::draw(&state, f, false))
+        .unwrap();
+    let buffer = terminal.backend().buffer();
+    assert!(buffer
+        .content
+        .iter()
+        .all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
+    // The same screen with colour has some.
+    terminal
+        .draw(|f| hld_tui::view::draw(&state, f, true))
+        .unwrap();
+    assert!(terminal
+        .backend()
+        .buffer()
+        .content
+        .iter()
+        .any(|c| c.fg != Color::Reset));
+}
+
+#[test]
+fn tiny_terminals_resizes_and_huge_content_never_panic() {
+    let mut state = with_conversation(80, 24);
+    let huge = "x".repeat(2_000_000) + "\n" + &"line\n".repeat(100_000);
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(
+                7,
+                "s-wait",
+                json!({"event_type": "message",
+                "role": "assistant", "content": huge}),
+            )),
+        }),
+    );
+    for (w, h) in [
+        (1, 1),
+        (0, 0),
+        (5, 2),
+        (19, 4),
+        (20, 5),
+        (30, 8),
+        (300, 100),
+    ] {
+        update(&mut state, Msg::Resize(w, h));
+        for screen_key in ["1", "2", "?"] {
+            keys(&mut state, screen_key);
+            screen(&state, true);
+            keys(&mut state, "?");
+        }
+    }
+    // An event's lines are capped, so the huge message cannot swamp the view.
+    update(&mut state, Msg::Resize(80, 24));
+    let c = state.conversation.as_ref().unwrap();
+    assert!(c.total_lines() < 10_000, "{} lines", c.total_lines());
+    assert!(screen(&state, true).contains("hld"));
+}
+
+#[test]
+fn approving_shows_at_once_and_sends_the_decision() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "2");
+    let commands = keys(&mut state, "a");
+    assert_eq!(state.approvals.len(), 1);
+    assert_eq!(state.approvals[0].id, "a2");
+    let Command::Decide(params) = &commands[0] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.call_id.as_deref(), Some("a1"));
+    assert_eq!(params.decision.as_deref(), Some("approve"));
+    assert!(screen(&state, true).contains("approved Bash"));
+}
+
+#[test]
+fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "2d");
+    let commands = update(&mut state, key(KeyCode::Enter));
+    let Command::Decide(params) = &commands[0] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.decision.as_deref(), Some("deny"));
+    assert_eq!(params.comment.as_deref(), Some(DEFAULT_DENIAL));
+    let commands = [
+        keys(&mut state, "nuse a branch"),
+        update(&mut state, key(KeyCode::Enter)),
+    ]
+    .concat();
+    let Command::Decide(params) = &commands[0] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.comment.as_deref(), Some("use a branch"));
+    assert!(state.approvals.is_empty());
+}
+
+#[test]
+fn a_question_needs_an_answer_and_gets_respond() {
+    let mut state = loaded(80, 24);
+    update(
+        &mut state,
+        Msg::Approvals(vec![question("q1", "s-run", "Which branch?")]),
+    );
+    keys(&mut state, "2");
+    update(&mut state, key(KeyCode::Enter));
+    assert!(
+        update(&mut state, key(KeyCode::Enter)).is_empty(),
+        "empty answer sent"
+    );
+    let commands = [
+        keys(&mut state, "main"),
+        update(&mut state, key(KeyCode::Enter)),
+    ]
+    .concat();
+    let Command::Decide(params) = &commands[0] else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.decision.as_deref(), Some("respond"));
+    assert_eq!(params.kind.as_deref(), Some("human_contact"));
+    assert_eq!(params.comment.as_deref(), Some("main"));
+}
+
+#[test]
+fn a_decision_made_elsewhere_shows_at_once_on_the_tool_call() {
+    let mut state = with_conversation(80, 24);
+    update(
+        &mut state,
+        Msg::Approvals(vec![approval(
+            "a1",
+            "s-wait",
+            "Bash",
+            json!({"command": "ls"}),
+            5,
+        )]),
+    );
+    let before = screen(&state, true);
+    assert!(before.contains("waiting for approval"), "{before}");
+    update(
+        &mut state,
+        timed(Event::ApprovalResolved {
+            approval_id: "a1".into(),
+            call_id: "a1".into(),
+            session_id: "s-wait".into(),
+            run_id: "run".into(),
+            decision: ApprovalStatus::Denied,
+            comment: Some("not today".into()),
+            kind: ApprovalType::FunctionCall,
+            total: 0,
+        }),
+    );
+    assert!(state.approvals.is_empty());
+    let after = screen(&state, true);
+    assert!(after.contains("✗ denied: not today"), "{after}");
+    assert!(
+        !after.contains("pending"),
+        "the pending badge stays: {after}"
+    );
+}
+
+#[test]
+fn a_new_approval_rings_the_bell_unless_turned_off_and_ctrl_g_jumps_to_the_oldest() {
+    let mut state = loaded(80, 24);
+    let new = |id: &str| {
+        timed(Event::NewApproval {
+            approval: Box::new(approval(id, "s-run", "Bash", json!({"command": "ls"}), 0)),
+            session_id: "s-run".into(),
+            run_id: "run".into(),
+            kind: ApprovalType::FunctionCall,
+            count: 1,
+            total: 3,
+        })
+    };
+    assert_eq!(update(&mut state, new("a3")), [Command::Bell]);
+    assert!(
+        update(&mut state, new("a3")).is_empty(),
+        "a repeat rang again"
+    );
+    keys(&mut state, "B");
+    assert!(update(&mut state, new("a4")).is_empty());
+    update(&mut state, ctrl('g'));
+    assert_eq!(state.screen, Screen::Approvals);
+    assert_eq!(state.approvals[state.approval_selected].id, "a1");
+    assert_eq!(state.approvals.len(), 4);
+}
+
+#[test]
+fn scrolling_up_stops_following_and_g_resumes() {
+    let mut state = with_conversation(80, 12);
+    let c = state.conversation.as_ref().unwrap();
+    assert!(c.follow);
+    let bottom = state.conversation_top();
+    assert!(bottom > 0);
+    keys(&mut state, "k");
+    assert!(!state.conversation.as_ref().unwrap().follow);
+    assert_eq!(state.conversation_top(), bottom - 1);
+    // New events do not move a reader who scrolled up.
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(
+                9,
+                "s-wait",
+                json!({"event_type": "message",
+                "role": "assistant", "content": "more\nlines\nhere"}),
+            )),
+        }),
+    );
+    assert_eq!(state.conversation_top(), bottom - 1);
+    assert!(screen(&state, true).contains("more lines · G follows"));
+    keys(&mut state, "G");
+    assert!(state.conversation.as_ref().unwrap().follow);
+    assert!(state.conversation_top() > bottom);
+}
+
+#[test]
+fn a_reconnect_reloads_everything_shown_and_replaces_it() {
+    let mut state = with_conversation(80, 24);
+    update(
+        &mut state,
+        Msg::Disconnected {
+            error: "gone".into(),
+            retry_in_ms: 100,
+        },
+    );
+    assert!(matches!(state.link, Link::Reconnecting { .. }));
+    assert_eq!(
+        update(&mut state, Msg::Connected),
+        [
+            Command::LoadSessions,
+            Command::LoadApprovals,
+            Command::LoadConversation("s-wait".into())
+        ]
+    );
+    update(
+        &mut state,
+        Msg::Sessions(vec![session(
+            "s-new",
+            "running",
+            "Only this one",
+            1,
+            json!({}),
+        )]),
+    );
+    update(
+        &mut state,
+        Msg::Conversation {
+            session_id: "s-wait".into(),
+            events: conversation("s-wait")[..2].to_vec(),
+        },
+    );
+    assert_eq!(state.conversation.as_ref().unwrap().events.len(), 2);
+    keys(&mut state, "1");
+    let shown = screen(&state, true);
+    assert!(
+        shown.contains("Only this one") && !shown.contains("Write a README"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn the_list_shows_one_row_per_chain_and_filters_and_searches() {
+    let mut state = loaded(120, 40);
+    let ids = |state: &State| {
+        state
+            .rows()
+            .iter()
+            .map(|r| r.session.id.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(&state),
+        ["s-run", "s-wait", "s-child", "s-int", "s-fail"]
+    );
+    keys(&mut state, "jj ");
+    assert_eq!(
+        ids(&state),
+        ["s-run", "s-wait", "s-child", "s-done", "s-int", "s-fail"]
+    );
+    keys(&mut state, "f");
+    assert_eq!(ids(&state), ["s-run", "s-wait"]);
+    keys(&mut state, "ffff");
+    assert_eq!(ids(&state), ["s-fail"]);
+    keys(&mut state, "f/PARSER");
+    assert_eq!(ids(&state), ["s-run"]);
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(ids(&state).len(), 6, "the expanded chain stays expanded");
+}
+
+#[test]
+fn a_status_change_moves_the_session_up_and_reloads_the_list() {
+    let mut state = loaded(80, 24);
+    let commands = update(
+        &mut state,
+        timed(Event::SessionStatusChanged {
+            session_id: "s-fail".into(),
+            run_id: "run".into(),
+            old_status: hld_client::protocol::SessionStatus::Failed,
+            new_status: hld_client::protocol::SessionStatus::Running,
+            parent_session_id: None,
+            error: None,
+        }),
+    );
+    assert_eq!(commands, [Command::LoadSessions]);
+    assert_eq!(state.rows()[0].session.id, "s-fail");
+}
+
+#[test]
+fn launching_from_the_form_sends_the_fields() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "cline one");
+    update(&mut state, key(KeyCode::Enter));
+    keys(&mut state, "line two");
+    update(&mut state, key(KeyCode::Tab));
+    update(&mut state, key(KeyCode::Tab));
+    update(&mut state, key(KeyCode::Right));
+    update(&mut state, key(KeyCode::Tab));
+    update(&mut state, key(KeyCode::Left));
+    let commands = update(&mut state, ctrl('s'));
+    let [Command::Launch(params)] = commands.as_slice() else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.query, "line one\nline two");
+    assert_eq!(params.working_dir.as_deref(), Some("/home/me/project"));
+    assert_eq!(params.model.as_deref(), Some("opus"));
+    assert_eq!(params.no_approvals, Some(true));
+    assert!(state.modal.is_none());
+}
+
+#[test]
+fn interrupting_asks_first() {
+    let mut state = loaded(80, 24);
+    update(&mut state, ctrl('x'));
+    assert!(keys(&mut state, "n").is_empty());
+    update(&mut state, ctrl('x'));
+    assert_eq!(keys(&mut state, "y"), [Command::Interrupt("s-run".into())]);
+    // A finished session is not interrupted.
+    keys(&mut state, "G");
+    assert!(update(&mut state, ctrl('x')).is_empty());
+    assert!(state.modal.is_none());
+}
