@@ -110,8 +110,9 @@ fn thinking(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
     let style = DIM.add_modifier(Modifier::ITALIC);
     if !options.thinking {
         let n = content.lines().count();
+        let lines = if n == 1 { "line" } else { "lines" };
         return vec![Line::styled(
-            format!("▸ thinking ({n} lines, t shows)"),
+            format!("▸ thinking ({n} {lines}, t shows)"),
             style,
         )];
     }
@@ -435,26 +436,52 @@ fn markdown(text: &str) -> Vec<Line<'static>> {
     out
 }
 
+/// The columns a wrapped line's continuations are indented by: its leading spaces, and the
+/// marker after them (`⎿ `, `$ `, `• `, `│ `, `+ `…), so that text lines up under text.
+fn hanging_indent(line: &Line<'_>, width: usize) -> usize {
+    let text: String = line
+        .spans
+        .iter()
+        .take(3)
+        .map(|s| s.content.as_ref())
+        .collect();
+    let spaces = text.chars().take_while(|c| *c == ' ').count();
+    let mut rest = text.chars().skip(spaces);
+    let marker = match (rest.next(), rest.next()) {
+        (Some('⎿' | '$' | '•' | '│' | '+' | '-' | '›' | '#'), Some(' ')) => 2,
+        _ => 0,
+    };
+    (spaces + marker).min(width / 2)
+}
+
 /// `line` broken into at most `limit` lines of at most `width` columns, at spaces where it
-/// can.
+/// can; continuations are indented to line up with the first line's text.
 pub fn wrap(line: Line<'static>, width: usize, limit: usize) -> Vec<Line<'static>> {
     if line.width() <= width {
         return vec![line];
     }
+    let indent = hanging_indent(&line, width);
     let mut out = Vec::new();
     let mut current: Vec<Span<'static>> = Vec::new();
     let mut used = 0;
+    // Ends the current line and starts an indented one; returns the columns used.
+    let break_line = |out: &mut Vec<Line<'static>>, current: &mut Vec<Span<'static>>| {
+        out.push(Line::from(std::mem::take(current)));
+        if indent > 0 {
+            current.push(Span::raw(" ".repeat(indent)));
+        }
+        indent
+    };
     for span in line.spans {
         for word in span.content.split_inclusive(' ') {
             if out.len() >= limit {
                 return out;
             }
             let w = word.width();
-            if used + w > width && used > 0 {
-                out.push(Line::from(std::mem::take(&mut current)));
-                used = 0;
+            if used + w > width && used > indent {
+                used = break_line(&mut out, &mut current);
             }
-            if w <= width {
+            if used + w <= width {
                 current.push(Span::styled(word.to_owned(), span.style));
                 used += w;
                 continue;
@@ -463,10 +490,9 @@ pub fn wrap(line: Line<'static>, width: usize, limit: usize) -> Vec<Line<'static
             let mut piece = String::new();
             for c in word.chars() {
                 let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-                if used + cw > width {
+                if used + cw > width && used > indent {
                     current.push(Span::styled(std::mem::take(&mut piece), span.style));
-                    out.push(Line::from(std::mem::take(&mut current)));
-                    used = 0;
+                    used = break_line(&mut out, &mut current);
                     if out.len() >= limit {
                         return out;
                     }
@@ -477,7 +503,7 @@ pub fn wrap(line: Line<'static>, width: usize, limit: usize) -> Vec<Line<'static
             current.push(Span::styled(piece, span.style));
         }
     }
-    if !current.is_empty() && out.len() < limit {
+    if used > indent && out.len() < limit {
         out.push(Line::from(current));
     }
     out
@@ -505,6 +531,8 @@ mod tests {
         assert_eq!(text(&lines), ["abcd", "efgh", "ij"]);
         assert!(lines.iter().all(|l| l.width() <= 4));
         assert_eq!(wrap(Line::from("abcdefghij"), 4, 2).len(), 2);
+        let lines = wrap(Line::from("  ⎿ aaa bbb ccc"), 10, 10);
+        assert_eq!(text(&lines), ["  ⎿ aaa ", "    bbb ", "    ccc"]);
     }
 
     #[test]
