@@ -55,7 +55,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
             },
-            Some(tagged) = rx.recv() => msgs.push(tagged.msg_if_latest(&latest)),
+            Some(tagged) = rx.recv() => msgs.extend(tagged.msg_if_latest(&latest)),
             () = tokio::time::sleep_until(next_tick) => {
                 let period = if state.animating() { TICK_ANIMATED } else { TICK_IDLE };
                 next_tick = Instant::now() + period;
@@ -64,7 +64,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
         }
         // Whatever else has arrived is applied before the next draw.
         while let Ok(tagged) = rx.try_recv() {
-            msgs.push(tagged.msg_if_latest(&latest));
+            msgs.extend(tagged.msg_if_latest(&latest));
         }
         for msg in msgs {
             for command in update(&mut state, msg) {
@@ -105,14 +105,10 @@ impl Tagged {
         }
     }
 
-    fn msg_if_latest(self, latest: &HashMap<&'static str, u64>) -> Msg {
+    fn msg_if_latest(self, latest: &HashMap<&'static str, u64>) -> Option<Msg> {
         let stale =
             self.kind.starts_with("load") && latest.get(self.kind) != Some(&self.generation);
-        if stale {
-            Msg::Tick(Utc::now())
-        } else {
-            self.msg
-        }
+        (!stale).then_some(self.msg)
     }
 }
 
