@@ -25,3 +25,4 @@ mod rpc;
 mod security;
 mod sessions;
 mod subscribe;
+mod tui;

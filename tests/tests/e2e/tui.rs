@@ -1,0 +1,522 @@
+//! `hld-tui` end to end: the real binary in a real pseudo-terminal, read back through a
+//! terminal emulator, against a real daemon running `fake-claude` — launching a session from
+//! the form, approving and denying tool calls, decisions made elsewhere, the daemon's
+//! auto-start and restart, and a terminal left as it was found however the program quits.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hld_client::protocol::{
+    ConversationEventType, Health, ListSessions, NoParams, SendDecision, SendDecisionParams,
+    SessionStatus, Shutdown,
+};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
+use portable_pty::{CommandBuilder, MasterPty, PtySize};
+
+const ROWS: u16 = 30;
+const COLS: u16 = 100;
+/// Ctrl+C and Ctrl+S as a terminal in raw mode sends them.
+const CTRL_C: &str = "\x03";
+const CTRL_S: &str = "\x13";
+/// What the approvals screen says under the selected tool call.
+const APPROVAL_DETAIL: &str = "d/n deny (with an optional comment)";
+
+/// A running `hld-tui` on a pseudo-terminal of [`ROWS`]×[`COLS`], its output fed to a
+/// terminal emulator as it comes. Killed on drop if still running.
+struct Tui {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    /// Set by the reader once the terminal has no writer left (the program and whatever it
+    /// started on it are gone) and everything they wrote has been read.
+    drained: Arc<AtomicBool>,
+    exited: bool,
+    /// `HOME`, `XDG_CONFIG_HOME` and the working directory of the program (and of a daemon it
+    /// starts).
+    home: tempfile::TempDir,
+}
+
+impl Tui {
+    /// Starts `hld-tui --daemon-socket SOCKET ARGS…` with a private home and a clean
+    /// environment: nothing of the developer's configuration reaches it.
+    fn spawn(socket: &Path, args: &[&str]) -> Tui {
+        let home = tempfile::Builder::new()
+            .prefix("hld-tui-home-")
+            .tempdir_in("/tmp")
+            .expect("tempdir");
+        let pair = portable_pty::native_pty_system()
+            .openpty(PtySize {
+                rows: ROWS,
+                cols: COLS,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pseudo-terminal");
+        let mut cmd = CommandBuilder::new(workspace_bin("hld-tui"));
+        cmd.arg("--daemon-socket");
+        cmd.arg(socket);
+        cmd.args(args);
+        cmd.env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
+        }
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("LANG", "C.UTF-8");
+        cmd.env("HOME", home.path());
+        cmd.env("XDG_CONFIG_HOME", home.path().join("config"));
+        cmd.cwd(home.path());
+        let child = pair.slave.spawn_command(cmd).expect("spawn hld-tui");
+        // Only the program holds the terminal's other end, so reading ends when it is gone.
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
+        let drained = Arc::new(AtomicBool::new(false));
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = pair.master.take_writer().expect("pty writer");
+        {
+            let parser = parser.clone();
+            let drained = drained.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                loop {
+                    match reader.read(&mut chunk) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => parser.lock().unwrap().process(&chunk[..n]),
+                    }
+                }
+                drained.store(true, Ordering::SeqCst);
+            });
+        }
+        Tui {
+            child,
+            master: pair.master,
+            writer,
+            parser,
+            drained,
+            exited: false,
+            home,
+        }
+    }
+
+    /// The screen as text, a line per row.
+    fn screen_text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Waits until the screen shows `text` ([`WAIT`] at most); returns the screen. Panics
+    /// with the whole screen if it never does.
+    #[track_caller]
+    fn wait_screen(&self, text: &str) -> String {
+        self.wait_screen_within(text, WAIT)
+    }
+
+    #[track_caller]
+    fn wait_screen_within(&self, text: &str, within: Duration) -> String {
+        let mut last = String::new();
+        wait_for(within, || {
+            last = self.screen_text();
+            last.contains(text).then(|| last.clone())
+        })
+        .unwrap_or_else(|| {
+            panic!("the screen never showed {text:?} within {within:?}; it shows:\n{last}")
+        })
+    }
+
+    /// Types `keys` (raw bytes, as the terminal would send them).
+    fn send(&mut self, keys: &str) {
+        self.writer
+            .write_all(keys.as_bytes())
+            .expect("write to pty");
+        self.writer.flush().expect("flush pty");
+    }
+
+    /// Waits for the program to exit (`within` at most) and for all it wrote to be read;
+    /// returns its exit status.
+    #[track_caller]
+    fn wait_exit(&mut self, within: Duration) -> portable_pty::ExitStatus {
+        let status = wait_for(within, || self.child.try_wait().expect("try_wait"));
+        let status = status.unwrap_or_else(|| {
+            panic!(
+                "hld-tui did not exit within {within:?}; the screen:\n{}",
+                self.screen_text()
+            )
+        });
+        self.exited = true;
+        let drained = wait_for(within, || self.drained.load(Ordering::SeqCst).then_some(()));
+        assert!(
+            drained.is_some(),
+            "hld-tui exited but its terminal was not closed: something it started holds it"
+        );
+        status
+    }
+
+    /// Waits for exit and checks that it was a success that left the terminal as it found
+    /// it: the main screen back, the cursor shown, raw mode off.
+    #[track_caller]
+    fn assert_clean_exit(&mut self) {
+        let status = self.wait_exit(Duration::from_secs(5));
+        let screen = self.screen_text();
+        assert!(
+            status.success(),
+            "exit status {status}; the screen:\n{screen}"
+        );
+        assert_eq!(status.exit_code(), 0);
+        let parser = self.parser.lock().unwrap();
+        assert!(
+            !parser.screen().alternate_screen(),
+            "the alternate screen was not left:\n{screen}"
+        );
+        assert!(!parser.screen().hide_cursor(), "the cursor is still hidden");
+        drop(parser);
+        let termios = self.master.get_termios().expect("the terminal's modes");
+        let cooked = libc::ICANON | libc::ECHO;
+        assert_eq!(
+            termios.local_flags.bits() & cooked,
+            cooked,
+            "raw mode is still on"
+        );
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        if !self.exited {
+            if let Some(pid) = self.child.process_id() {
+                let pid = nix::unistd::Pid::from_raw(pid as i32);
+                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A fresh directory for a session to work in.
+fn workdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("hld-tui-work-")
+        .tempdir_in("/tmp")
+        .expect("tempdir")
+}
+
+fn fake() -> TestDaemon {
+    TestDaemon::start_with(DaemonOptions::fake_claude())
+}
+
+/// `hld-tui` on `d`'s socket, once it shows the session list and is connected.
+fn tui_on(d: &TestDaemon) -> Tui {
+    let tui = Tui::spawn(&d.socket, &["--no-bell"]);
+    tui.wait_screen(" Sessions (");
+    tui.wait_screen("● connected");
+    tui
+}
+
+/// The only session of the daemon: its id.
+fn only_session(d: &TestDaemon) -> String {
+    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    sessions[0].id.clone()
+}
+
+#[test]
+fn a_session_launched_from_the_form_streams_is_approved_and_completes_then_q_quits_cleanly() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    tui.wait_screen("No sessions yet");
+
+    // The form: the query, Tab, the working directory (empty on a fresh daemon), Enter.
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    tui.send("scenario:tool write the hello file");
+    tui.send("\t");
+    tui.send(&work.path().display().to_string());
+    tui.send("\r");
+
+    // Its conversation opens and streams up to the tool call, which waits for approval.
+    tui.wait_screen("I'll create that file for you.");
+    tui.wait_screen("● Write");
+    let screen = tui.wait_screen("waiting for approval");
+    assert!(screen.contains("hello.txt"), "{screen}");
+    let id = only_session(&d);
+    let state = d.state(&id);
+    assert_eq!(
+        state.working_dir.as_deref(),
+        Some(work.path().to_str().unwrap()),
+        "{state:#?}"
+    );
+    let pending = d.wait_approvals(Some(&id), |a| a.len() == 1);
+    assert_eq!(pending[0].function_name.as_deref(), Some("Write"));
+
+    // The approvals screen lists it; `a` approves it.
+    tui.send("2");
+    let screen = tui.wait_screen(APPROVAL_DETAIL);
+    assert!(screen.contains("Write"), "{screen}");
+    assert!(screen.contains("hello.txt"), "{screen}");
+    tui.send("a");
+    tui.wait_screen("No pending approvals");
+
+    // The session completes: on screen, in the daemon, and on disk.
+    tui.send("1");
+    tui.wait_screen("✓ completed");
+    let state = d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    assert!(state.error_message.is_none(), "{state:#?}");
+    let hello = work.path().join("hello.txt");
+    assert_eq!(
+        std::fs::read_to_string(&hello).unwrap_or_else(|e| panic!("{}: {e}", hello.display())),
+        "Hello, world!\n"
+    );
+    assert!(d.approvals(None).is_empty());
+
+    // Its conversation shows the approval and the agent's last word.
+    tui.send("\r");
+    tui.wait_screen("✓ approved");
+    tui.wait_screen("Done - the file hello.txt now contains");
+
+    // `q` goes back to the sessions first, then quits.
+    tui.send("q");
+    tui.wait_screen(" Sessions (1)");
+    tui.send("q");
+    tui.assert_clean_exit();
+}
+
+#[test]
+fn a_denial_typed_on_the_approvals_screen_reaches_the_agent_with_its_comment() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    let id = d.launch(launch_params(
+        "scenario:tool write the hello file",
+        work.path(),
+    ));
+    let pending = d.wait_approvals(Some(&id), |a| a.len() == 1);
+    assert_eq!(pending[0].function_name.as_deref(), Some("Write"));
+
+    tui.send("2");
+    tui.wait_screen("⚑ 1 pending");
+    let screen = tui.wait_screen(APPROVAL_DETAIL);
+    assert!(screen.contains("Write"), "{screen}");
+    tui.send("d");
+    tui.wait_screen("Deny Write");
+    let comment = "Use notes.txt instead";
+    tui.send(comment);
+    tui.wait_screen(comment);
+    tui.send("\r");
+    tui.wait_screen("No pending approvals");
+    tui.wait_screen("decision sent");
+
+    // The agent got the comment as the tool's (failed) result, and wrote nothing.
+    let state = d.wait_ended(&id);
+    assert_eq!(state.status, SessionStatus::Completed, "{state:#?}");
+    let conversation = d.conversation(&id);
+    let result = conversation
+        .iter()
+        .find(|e| e.event_type == ConversationEventType::ToolResult)
+        .unwrap_or_else(|| panic!("no tool_result: {conversation:#?}"));
+    assert!(result.is_error, "{result:#?}");
+    assert_eq!(result.tool_result_content.as_deref(), Some(comment));
+    let call = conversation
+        .iter()
+        .find(|e| e.event_type == ConversationEventType::ToolCall)
+        .unwrap_or_else(|| panic!("no tool_call: {conversation:#?}"));
+    assert_eq!(call.approval_status.as_deref(), Some("denied"));
+    assert!(!work.path().join("hello.txt").exists());
+
+    // The conversation on screen says so too.
+    tui.send("1");
+    tui.wait_screen("✓ completed");
+    tui.send("\r");
+    tui.wait_screen(&format!("✗ denied: {comment}"));
+    tui.wait_screen(&format!("⎿ {comment}"));
+    tui.wait_screen(&format!("I couldn't create hello.txt: {comment}"));
+}
+
+#[test]
+fn an_approval_decided_elsewhere_leaves_the_approvals_screen_at_once() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    tui.send("2");
+    tui.wait_screen("No pending approvals");
+    let id = d.launch(launch_params(
+        "scenario:tool write the hello file",
+        work.path(),
+    ));
+    let pending = d.wait_approvals(Some(&id), |a| a.len() == 1);
+
+    // It arrives on the open screen by itself...
+    tui.wait_screen("⚑ 1 pending");
+    let screen = tui.wait_screen(APPROVAL_DETAIL);
+    assert!(screen.contains("Write"), "{screen}");
+
+    // ...and leaves it by itself when another client decides it.
+    let reply = d.request::<SendDecision>(SendDecisionParams {
+        call_id: Some(pending[0].id.clone()),
+        kind: Some("function_call".into()),
+        decision: Some("approve".into()),
+        comment: None,
+    });
+    assert!(reply.success, "{reply:?}");
+    let screen = tui.wait_screen("No pending approvals");
+    assert!(!screen.contains("⚑ 1 pending"), "{screen}");
+    d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    assert!(work.path().join("hello.txt").exists());
+}
+
+/// Process ids whose command line mentions `marker`.
+fn pids_mentioning(marker: &str) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .collect()
+}
+
+/// Kills on drop whatever still runs with this socket on its command line: the daemon a test
+/// made `hld-tui` start, should the test fail before stopping it.
+struct StartedDaemon(PathBuf);
+
+impl Drop for StartedDaemon {
+    fn drop(&mut self) {
+        for pid in pids_mentioning(&self.0.display().to_string()) {
+            let pid = nix::unistd::Pid::from_raw(pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+}
+
+#[test]
+fn it_starts_a_daemon_when_none_answers_and_leaves_it_running() {
+    let run = tempfile::Builder::new()
+        .prefix("hld-tui-run-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let socket = run.path().join("hld.sock");
+    let hld = workspace_bin("hld");
+    let mut tui = Tui::spawn(&socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()]);
+    let _started = StartedDaemon(socket.clone());
+    tui.wait_screen("● connected");
+    tui.wait_screen("No sessions yet");
+    // A daemon answers there, with its log beside the socket and its database in HOME.
+    let health = LineConn::connect(&socket)
+        .expect("the started daemon's socket")
+        .try_request::<Health>(NoParams {})
+        .expect("health");
+    assert_eq!(health.status, "ok");
+    assert!(socket.with_extension("log").exists());
+    assert!(tui.home.path().join(".humanlayer/daemon.db").exists());
+
+    tui.send("q");
+    tui.assert_clean_exit();
+    let screen = tui.screen_text();
+    assert!(screen.contains("starting hld"), "{screen}");
+
+    // The daemon outlives the dashboard; stopping it leaves nothing running.
+    let mut conn = LineConn::connect(&socket).expect("the daemon outlives hld-tui");
+    assert_eq!(
+        conn.try_request::<Health>(NoParams {}).unwrap().status,
+        "ok"
+    );
+    conn.try_request::<Shutdown>(NoParams {}).expect("shutdown");
+    let marker = socket.display().to_string();
+    let left = wait_for(WAIT, || {
+        let pids = pids_mentioning(&marker);
+        pids.is_empty().then_some(())
+    });
+    assert!(
+        left.is_some(),
+        "the started daemon is still running: {:?}",
+        pids_mentioning(&marker)
+    );
+}
+
+#[test]
+fn it_reconnects_after_a_daemon_restart_and_shows_the_database_sessions() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let dir = base.path().to_path_buf();
+    let options = || DaemonOptions {
+        dir: Some(dir.clone()),
+        ..DaemonOptions::fake_claude()
+    };
+    let work = workdir();
+    let mut d = TestDaemon::start_with(options());
+    let done = d.launch(launch_params("scenario:plain finished before", work.path()));
+    d.wait_session(&done, |s| s.status == SessionStatus::Completed);
+    let waiting = d.launch(launch_params("scenario:tool cut short", work.path()));
+    d.wait_approvals(Some(&waiting), |a| a.len() == 1);
+
+    let tui = tui_on(&d);
+    tui.wait_screen("finished before");
+    tui.wait_screen("cut short");
+    tui.wait_screen("✓ completed");
+
+    d.kill9();
+    drop(d);
+    tui.wait_screen("○ reconnecting");
+    tui.wait_screen("daemon unreachable");
+
+    // A new daemon on the same socket and database: the orphan it finds has failed, which
+    // only a list reloaded from it can show.
+    let d = TestDaemon::start_with(options());
+    let failed = d.wait_ended(&waiting);
+    assert_eq!(failed.status, SessionStatus::Failed, "{failed:#?}");
+    let screen = tui.wait_screen("● connected");
+    assert!(!screen.contains("reconnecting"), "{screen}");
+    tui.wait_screen("✗ failed");
+    let screen = tui.wait_screen(" Sessions (2)");
+    assert!(screen.contains("finished before"), "{screen}");
+    assert!(screen.contains("cut short"), "{screen}");
+    assert!(screen.contains("✓ completed"), "{screen}");
+}
+
+#[test]
+fn ctrl_c_quits_from_inside_a_form_and_restores_the_terminal() {
+    let d = fake();
+    let mut tui = tui_on(&d);
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    // `q` in a text field is text, not a way out...
+    tui.send("quit now");
+    tui.wait_screen("quit now");
+    // ...Ctrl+C is, from anywhere.
+    tui.send(CTRL_C);
+    tui.assert_clean_exit();
+    assert!(
+        d.request::<ListSessions>(NoParams {}).sessions.is_empty(),
+        "the unfinished form launched a session"
+    );
+}
+
+#[test]
+fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    // Enter in the query is a new line; the directory is typed after Tab, then back with
+    // Shift+Tab, and Ctrl+S launches from the query.
+    tui.send("scenario:plain first line\rsecond line");
+    tui.send("\t");
+    tui.send(&work.path().display().to_string());
+    tui.send("\x1b[Z");
+    tui.send(CTRL_S);
+    tui.wait_screen("✓ completed");
+    let id = only_session(&d);
+    let state = d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(state.query, "scenario:plain first line\nsecond line");
+    assert_eq!(
+        state.working_dir.as_deref(),
+        Some(work.path().to_str().unwrap())
+    );
+}
