@@ -114,7 +114,10 @@ pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
             });
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(fail(format!("hld exited at start-up ({status})"), Some(&log)));
+            return Err(fail(
+                format!("hld exited at start-up ({status})"),
+                Some(&log),
+            ));
         }
         if Instant::now() > deadline {
             let message = format!("hld did not answer within {}s", START_TIMEOUT.as_secs());

@@ -106,9 +106,8 @@ async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliEr
     result.map_err(|e| {
         let error = CliError::unreachable(e.to_string());
         match e {
-            StartError::Spawn { .. } => error.hint(
-                "install hld next to hlyr, put it on PATH, or give --hld-path / HLD_PATH",
-            ),
+            StartError::Spawn { .. } => error
+                .hint("install hld next to hlyr, put it on PATH, or give --hld-path / HLD_PATH"),
             StartError::Failed { log: Some(log), .. } => {
                 error.hint(format!("see its log: {}", log.display()))
             }

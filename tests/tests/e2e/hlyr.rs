@@ -1343,7 +1343,8 @@ fn hlyr_tui_runs_the_dashboard_with_its_socket_and_hld() {
     let run = run_command(cmd);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains(&format!("no daemon at {}", socket.display()))
+        run.stderr
+            .contains(&format!("no daemon at {}", socket.display()))
             && run.stderr.contains("cannot start /nonexistent/hld"),
         "{}",
         run.stderr
