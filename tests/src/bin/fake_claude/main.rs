@@ -11,6 +11,8 @@
 //!   `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`.
 //! - `FAKE_CLAUDE_HOME`: where conversations are stored (default `$HOME/.fake-claude`).
 //! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded (see `record.rs`).
+//! - `FAKE_CLAUDE_ASK_LOG`: a file where each permission request is stamped as it is sent
+//!   (see `record.rs`).
 //! - `FAKE_CLAUDE_STDERR`: a text to print on stderr at start-up.
 //! - `FAKE_CLAUDE_INTERRUPT_DELAY_MS`: how long an interrupted run takes to stop.
 

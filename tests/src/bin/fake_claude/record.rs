@@ -1,6 +1,7 @@
 //! The invocation log for tests: with `FAKE_CLAUDE_LOG_DIR` set, every run writes
 //! `<dir>/<session id>.json` (the latest run of that session) and appends the same object
-//! as one line to `<dir>/invocations.jsonl` (all runs, in order).
+//! as one line to `<dir>/invocations.jsonl` (all runs, in order). With `FAKE_CLAUDE_ASK_LOG`
+//! set, every permission request is stamped in that file as it is sent.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -92,6 +93,22 @@ impl Invocation {
             .open(dir.join("invocations.jsonl"))?
             .write_all(line.as_bytes())
     }
+}
+
+/// Appends `<tool_use_id> <CLOCK_MONOTONIC ns>` to `FAKE_CLAUDE_ASK_LOG`, if set, just before
+/// the permission request of `tool_use_id` is sent: the moment the agent asked, on the clock
+/// every process of the machine shares, for `hld-bench` to time the request's way to a screen.
+pub fn permission_asked(tool_use_id: &str) -> io::Result<()> {
+    let Some(path) = std::env::var_os("FAKE_CLAUDE_ASK_LOG") else {
+        return Ok(());
+    };
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
+    let ns = i128::from(now.tv_sec()) * 1_000_000_000 + i128::from(now.tv_nsec());
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(format!("{tool_use_id} {ns}\n").as_bytes())
 }
 
 /// Writes pretty JSON to a temporary file beside `path` and renames it into place, so a

@@ -610,6 +610,9 @@ impl Run {
                 }
             }
         };
+        if let Err(error) = crate::record::permission_asked(&call.id) {
+            eprintln!("fake-claude: cannot write the ask log: {error}");
+        }
         let reply = self.mcp.call_tool_while(
             server,
             tool,

@@ -34,11 +34,13 @@ pub enum Group {
     Startup,
     /// RSS.
     Memory,
+    /// The hld-tui dashboard: approvals on screen, frame cost, idle CPU.
+    Tui,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 8] = [
+    pub const ALL: [Group; 9] = [
         Group::Latency,
         Group::Throughput,
         Group::Connect,
@@ -47,6 +49,7 @@ impl Group {
         Group::History,
         Group::Startup,
         Group::Memory,
+        Group::Tui,
     ];
 
     /// The section title.
@@ -60,6 +63,7 @@ impl Group {
             Group::History => "6. history: getConversation of a long session",
             Group::Startup => "7. CLI start-up",
             Group::Memory => "8. memory",
+            Group::Tui => "9. the hld-tui dashboard",
         }
     }
 
@@ -74,6 +78,7 @@ impl Group {
             Group::History => "history",
             Group::Startup => "startup",
             Group::Memory => "memory",
+            Group::Tui => "tui",
         }
     }
 }
@@ -144,7 +149,7 @@ pub struct Plan {
     smoke: bool,
     /// Rounds of the request/response and fan-out groups.
     rounds: usize,
-    /// Rounds of the slower groups (ingest, start-up, memory).
+    /// Rounds of the slower groups (ingest, start-up, memory, tui).
     slow_rounds: usize,
     pingpong: u64,
     warmup: u64,
@@ -223,7 +228,7 @@ impl Plan {
     /// One line for the report.
     pub fn describe(&self) -> String {
         format!(
-            "{} rounds ({} for ingest, start-up and memory){}",
+            "{} rounds ({} for ingest, start-up, memory and tui){}",
             self.rounds,
             self.slow_rounds,
             if self.smoke { ", smoke counts" } else { "" }
@@ -242,6 +247,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::History => history(bins, plan),
         Group::Startup => startup(bins, plan),
         Group::Memory => memory(bins, plan),
+        Group::Tui => crate::tui::run(bins, plan.smoke, plan.slow_rounds),
     }
 }
 
@@ -541,7 +547,7 @@ fn connect(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
 }
 
 /// Launches a `plain` fake session and waits until it has ended; returns its id.
-fn finished_session(server: &Server, query: &str) -> anyhow::Result<String> {
+pub fn finished_session(server: &Server, query: &str) -> anyhow::Result<String> {
     let launched = server.request(
         "launchSession",
         json!({"query": query, "working_dir": server.dir.path()}),

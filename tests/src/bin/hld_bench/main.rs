@@ -6,8 +6,8 @@
 //! cargo run -p hld-e2e --bin hld-bench -- --smoke                          # CI: every row, tiny
 //! ```
 //!
-//! It first builds the binaries it runs (`hld`, `fake-claude`, the start-up reference and
-//! `hlyr`) with the profile it was built with, then
+//! It first builds the binaries it runs (`hld`, `fake-claude`, the start-up reference,
+//! `hlyr` and `hld-tui`) with the profile it was built with, then
 //! runs every group of figures round-robin: each round runs every configuration once, each
 //! with a fresh server process, and ratios are taken round by round before their median is
 //! reported. Servers and load generators are
@@ -23,6 +23,7 @@ mod report;
 mod servers;
 mod sqlite;
 mod stats;
+mod tui;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -48,7 +49,7 @@ struct Cli {
     /// Only these groups (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<groups::Group>,
-    /// Rounds (default 5; 3 for ingest, start-up and memory; 1 with --smoke).
+    /// Rounds (default 5; 3 for ingest, start-up, memory and tui; 1 with --smoke).
     #[arg(long)]
     rounds: Option<usize>,
     /// Do not build the binaries first (they must be next to this one).
@@ -213,8 +214,15 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         bench: exe.clone(),
         hello: dir.join("bench-hello"),
         hlyr: dir.join("hlyr"),
+        tui: dir.join("hld-tui"),
     };
-    for bin in [&bins.hld, &bins.fake_claude, &bins.hello, &bins.hlyr] {
+    for bin in [
+        &bins.hld,
+        &bins.fake_claude,
+        &bins.hello,
+        &bins.hlyr,
+        &bins.tui,
+    ] {
         if !bin.exists() {
             bail!("{} is not built", bin.display());
         }
@@ -296,7 +304,7 @@ fn build(release: bool) -> anyhow::Result<()> {
         .context("no workspace directory")?;
     let mut cmd = Command::new(&cargo);
     cmd.current_dir(root).args([
-        "build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "--bins",
+        "build", "-p", "hld", "-p", "hld-e2e", "-p", "hlyr-cli", "-p", "hld-tui", "--bins",
     ]);
     if release {
         cmd.arg("--release");

@@ -23,6 +23,8 @@ pub struct Bins {
     pub hello: PathBuf,
     /// `hlyr`.
     pub hlyr: PathBuf,
+    /// `hld-tui`.
+    pub tui: PathBuf,
 }
 
 /// A command, prefixed with `taskset -c 0` when pinned.
