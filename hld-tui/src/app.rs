@@ -449,17 +449,24 @@ impl State {
         self.conversation = Some(c);
     }
 
-    /// Adds events to the open conversation, keeping id order and skipping ones it has.
+    /// Adds events to the open conversation in id order; one it has already (a tool call
+    /// whose approval state changed, a result completed) replaces the one shown.
     fn add_events(&mut self, events: Vec<ConversationEvent>) {
         let Some(mut c) = self.conversation.take() else {
             return;
         };
-        let known: HashSet<i64> = c.events.iter().map(|e| e.id).collect();
-        for event in events.into_iter().filter(|e| !known.contains(&e.id)) {
+        for event in events {
             let block = self.render_block(&event, c.options);
-            let at = c.events.partition_point(|e| e.id < event.id);
-            c.events.insert(at, event);
-            c.blocks.insert(at, block);
+            match c.events.binary_search_by_key(&event.id, |e| e.id) {
+                Ok(i) => {
+                    c.events[i] = event;
+                    c.blocks[i] = block;
+                }
+                Err(at) => {
+                    c.events.insert(at, event);
+                    c.blocks.insert(at, block);
+                }
+            }
         }
         self.conversation = Some(c);
     }
@@ -630,11 +637,13 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
                 .approvals
                 .partition_point(|a| a.requested_at <= approval.requested_at);
             state.approvals.insert(at, *approval);
+            // A list fetched before this approval existed may still be on its way: a newer
+            // load overtakes it (the runtime drops the older answer).
+            let mut commands = vec![Command::LoadApprovals];
             if state.bell {
-                vec![Command::Bell]
-            } else {
-                Vec::new()
+                commands.push(Command::Bell);
             }
+            commands
         }
         Event::ApprovalResolved {
             approval_id,
@@ -643,7 +652,7 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             ..
         } => {
             resolve(state, &approval_id, decision, comment);
-            Vec::new()
+            vec![Command::LoadApprovals]
         }
         Event::Lagged { .. } => {
             let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];

@@ -148,7 +148,9 @@ async fn execute(
     });
 }
 
-async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
+/// Carries out one command that calls the daemon, and says what came of it. (Copy, Bell and
+/// Quit are the loop's own; given one, this panics.)
+pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
     Ok(match command {
         Command::LoadSessions => Msg::Sessions(client.list_sessions().await?),
         Command::LoadApprovals => Msg::Approvals(client.fetch_approvals(None).await?),

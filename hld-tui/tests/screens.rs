@@ -557,13 +557,18 @@ fn a_new_approval_rings_the_bell_unless_turned_off_and_ctrl_g_jumps_to_the_oldes
             total: 3,
         })
     };
-    assert_eq!(update(&mut state, new("a3")), [Command::Bell]);
+    // The list is fetched again, so that one fetched before this approval existed (and
+    // answered after it) cannot hide it: the runtime drops an answer a newer load overtook.
+    assert_eq!(
+        update(&mut state, new("a3")),
+        [Command::LoadApprovals, Command::Bell]
+    );
     assert!(
         update(&mut state, new("a3")).is_empty(),
         "a repeat rang again"
     );
     keys(&mut state, "B");
-    assert!(update(&mut state, new("a4")).is_empty());
+    assert_eq!(update(&mut state, new("a4")), [Command::LoadApprovals]);
     update(&mut state, ctrl('g'));
     assert_eq!(state.screen, Screen::Approvals);
     assert_eq!(state.approvals[state.approval_selected].id, "a1");
@@ -727,4 +732,26 @@ fn interrupting_asks_first() {
     keys(&mut state, "G");
     assert!(update(&mut state, ctrl('x')).is_empty());
     assert!(state.modal.is_none());
+}
+
+#[test]
+fn a_stored_event_that_changes_replaces_the_one_shown() {
+    let mut state = with_conversation(80, 24);
+    keys(&mut state, "gg");
+    let mut call = conversation("s-wait").swap_remove(3);
+    assert_eq!(call.tool_name.as_deref(), Some("Edit"));
+    assert!(!screen(&state, true).contains("✗ denied"));
+    call.approval_status = Some("denied".into());
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(call),
+        }),
+    );
+    let c = state.conversation.as_ref().unwrap();
+    assert_eq!(c.events.len(), conversation("s-wait").len(), "added twice");
+    assert!(screen(&state, true).contains("✗ denied"));
 }

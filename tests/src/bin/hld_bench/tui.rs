@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, ensure, Context};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent};
-use futures::future::BoxFuture;
 use futures::StreamExt;
 use hld_client::protocol::{
     ConversationEvent, ConversationEventType, Event, LaunchSessionParams, SessionInfo,
@@ -395,25 +394,13 @@ impl Headless {
         Ok(())
     }
 
-    /// Runs a command as hld-tui's runtime does, for the commands these sessions lead to.
+    /// Runs a command with hld-tui's runtime, for the commands these sessions lead to.
     fn execute(&mut self, command: Command) -> anyhow::Result<()> {
+        if matches!(command, Command::Copy(_) | Command::Bell | Command::Quit) {
+            bail!("update asked for {command:?}, which no step here leads to");
+        }
         let client = self.client.clone();
-        let call: BoxFuture<'static, Result<Msg, hld_client::Error>> = match command {
-            Command::LoadSessions => {
-                Box::pin(async move { Ok(Msg::Sessions(client.list_sessions().await?)) })
-            }
-            Command::LoadApprovals => {
-                Box::pin(async move { Ok(Msg::Approvals(client.fetch_approvals(None).await?)) })
-            }
-            Command::Decide(params) => Box::pin(async move {
-                let result = client.send_decision(params).await?;
-                Ok(match result.success {
-                    true => Msg::Done("decision sent".into()),
-                    false => Msg::Failed(result.error.unwrap_or_default()),
-                })
-            }),
-            other => bail!("update asked for {other:?}, which no step here leads to"),
-        };
+        let call = async move { hld_tui::runtime::run_command(&client, command).await };
         let tx = self.tx.clone();
         self.in_flight += 1;
         tokio::spawn(async move {
