@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ContinueSessionParams, ConversationEvent,
     ConversationEventType, Event, LaunchSessionParams, SendDecisionParams, SessionInfo,
-    SessionStatus, TimedEvent,
+    SessionStatus, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -68,6 +68,15 @@ pub enum Command {
     Continue(ContinueSessionParams),
     Interrupt(String),
     Decide(SendDecisionParams),
+    Archive {
+        session_id: String,
+        archived: bool,
+    },
+    Rename {
+        session_id: String,
+        title: String,
+    },
+    Settings(UpdateSessionSettingsParams),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
     /// Ring the terminal bell.
@@ -152,6 +161,8 @@ pub struct SessionList {
     pub searching: bool,
     /// Leaves whose chain of ancestors is shown.
     pub expanded: HashSet<String>,
+    /// Shows the archived chains instead of the others.
+    pub archived: bool,
 }
 
 /// One row of the session list: a chain's leaf, or one of its ancestors under it.
@@ -245,6 +256,16 @@ pub enum Modal {
         session_id: String,
     },
     Launch(Box<LaunchForm>),
+    /// A new title.
+    Rename {
+        session_id: String,
+        input: Box<TextArea<'static>>,
+    },
+    /// How long to bypass permissions for.
+    Bypass {
+        session_id: String,
+        input: Box<TextArea<'static>>,
+    },
 }
 
 /// A one-line message in the key-help line.
@@ -324,7 +345,9 @@ impl State {
             .iter()
             .filter(|s| !parents.contains(s.id.as_str()))
         {
-            if !self.list.filter.admits(leaf) || !search.as_deref().is_none_or(|q| matches(leaf, q))
+            if leaf.control.archived != self.list.archived
+                || !self.list.filter.admits(leaf)
+                || !search.as_deref().is_none_or(|q| matches(leaf, q))
             {
                 continue;
             }
@@ -654,6 +677,18 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             resolve(state, &approval_id, decision, comment);
             vec![Command::LoadApprovals]
         }
+        Event::SessionSettingsChanged {
+            session_id,
+            control,
+            ..
+        } => match state.sessions.iter_mut().find(|s| s.id == session_id) {
+            Some(session) => {
+                session.control = control;
+                clamp_selection(state);
+                Vec::new()
+            }
+            None => vec![Command::LoadSessions],
+        },
         Event::Lagged { .. } => {
             let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
             if let Some(c) = &state.conversation {
@@ -716,6 +751,7 @@ fn open(state: &mut State, session_id: &str) -> Vec<Command> {
 
 fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
     if ctrl && key.code == KeyCode::Char('c') {
         return vec![Command::Quit];
     }
@@ -791,6 +827,60 @@ fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             if let Some(id) = id {
                 state.flash(format!("copied {id}"), false);
                 return vec![Command::Copy(id)];
+            }
+        }
+        KeyCode::Char('e') if state.screen != Screen::Approvals => {
+            if let Some(s) = state.selected_session() {
+                let archived = !s.control.archived;
+                let session_id = s.id.clone();
+                state.flash(if archived { "archived" } else { "unarchived" }, false);
+                return vec![Command::Archive {
+                    session_id,
+                    archived,
+                }];
+            }
+        }
+        KeyCode::Char('R') if state.screen != Screen::Approvals => {
+            if let Some(s) = state.selected_session() {
+                let mut input = TextArea::default();
+                input.insert_str(&s.control.title);
+                let session_id = s.id.clone();
+                state.modal = Some(Modal::Rename {
+                    session_id,
+                    input: Box::new(input),
+                });
+            }
+        }
+        KeyCode::Char('a') if alt && state.screen != Screen::Approvals => {
+            if let Some(s) = state.selected_session() {
+                let on = !s.control.auto_accept_edits;
+                let session_id = s.id.clone();
+                let mode = if on { "on" } else { "off" };
+                state.flash(format!("auto-accept edits {mode}"), false);
+                return vec![Command::Settings(UpdateSessionSettingsParams {
+                    session_id,
+                    auto_accept_edits: Some(on),
+                    ..Default::default()
+                })];
+            }
+        }
+        KeyCode::Char('y') if alt && state.screen != Screen::Approvals => {
+            if let Some(s) = state.selected_session() {
+                let session_id = s.id.clone();
+                if bypass_left(s, state.now).is_some() {
+                    state.flash("bypass off", false);
+                    return vec![Command::Settings(UpdateSessionSettingsParams {
+                        session_id,
+                        dangerously_skip_permissions: Some(false),
+                        ..Default::default()
+                    })];
+                }
+                let mut input = TextArea::default();
+                input.insert_str("15m");
+                state.modal = Some(Modal::Bypass {
+                    session_id,
+                    input: Box::new(input),
+                });
             }
         }
         KeyCode::Char('p') if state.screen != Screen::Approvals => {
@@ -883,9 +973,14 @@ fn sessions_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             state.list.filter = state.list.filter.next();
             state.list.selected = 0;
         }
+        KeyCode::Tab => {
+            state.list.archived = !state.list.archived;
+            state.list.selected = 0;
+        }
         KeyCode::Esc => {
             state.list.search = None;
             state.list.filter = Filter::All;
+            state.list.archived = false;
         }
         _ => {}
     }
@@ -1163,6 +1258,49 @@ fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 Vec::new()
             }
         },
+        Modal::Rename {
+            session_id,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => Vec::new(),
+            KeyCode::Enter => {
+                let title = input.lines().join(" ").trim().to_owned();
+                state.flash("renamed", false);
+                vec![Command::Rename { session_id, title }]
+            }
+            _ => {
+                input.input(key);
+                state.modal = Some(Modal::Rename { session_id, input });
+                Vec::new()
+            }
+        },
+        Modal::Bypass {
+            session_id,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => Vec::new(),
+            KeyCode::Enter => match parse_duration(&input.lines().join("")) {
+                Ok(timeout) => {
+                    state.flash("bypassing permissions", false);
+                    vec![Command::Settings(UpdateSessionSettingsParams {
+                        session_id,
+                        dangerously_skip_permissions: Some(true),
+                        dangerously_skip_permissions_timeout_ms: timeout,
+                        ..Default::default()
+                    })]
+                }
+                Err(e) => {
+                    state.flash(e, true);
+                    state.modal = Some(Modal::Bypass { session_id, input });
+                    Vec::new()
+                }
+            },
+            _ => {
+                input.input(key);
+                state.modal = Some(Modal::Bypass { session_id, input });
+                Vec::new()
+            }
+        },
         Modal::Launch(mut form) => launch_key(state, &mut form, key).unwrap_or_else(|| {
             state.modal = Some(Modal::Launch(form));
             Vec::new()
@@ -1262,4 +1400,42 @@ fn launch_key(state: &mut State, form: &mut LaunchForm, key: KeyEvent) -> Option
         },
     }
     None
+}
+
+/// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,
+/// `0` or `until off` for none. Milliseconds, or `None` for no expiry.
+pub fn parse_duration(text: &str) -> Result<Option<i64>, String> {
+    let text = text.trim().to_lowercase();
+    if text.is_empty() || text == "0" || text == "until off" {
+        return Ok(None);
+    }
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text.as_str(), "m"),
+    };
+    let scale = match unit.trim() {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("not a duration: {text} (try 30s, 15m, 2h)")),
+    };
+    match number.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(Some(n * scale)),
+        _ => Err(format!("not a duration: {text} (try 30s, 15m, 2h)")),
+    }
+}
+
+/// How long a session's bypass lasts from `now`: `Some(None)` when it has no expiry, `None`
+/// when it is off (or over).
+pub fn bypass_left(s: &SessionInfo, now: DateTime<Utc>) -> Option<Option<chrono::Duration>> {
+    if !s.control.dangerously_skip_permissions {
+        return None;
+    }
+    let Some(expiry) = &s.control.dangerously_skip_permissions_expires_at else {
+        return Some(None);
+    };
+    let expiry = DateTime::parse_from_rfc3339(expiry)
+        .ok()?
+        .with_timezone(&Utc);
+    (expiry > now).then(|| Some(expiry - now))
 }

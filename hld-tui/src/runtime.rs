@@ -10,7 +10,10 @@ use base64::Engine;
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
-use hld_client::protocol::{GetConversationParams, SubscribeParams};
+use hld_client::protocol::{
+    ArchiveSession, ArchiveSessionParams, GetConversationParams, SubscribeParams,
+    UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
+};
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
 use tokio::sync::{mpsc, watch};
@@ -178,6 +181,26 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                         .unwrap_or_else(|| "the decision was refused".into()),
                 ),
             }
+        }
+        Command::Archive {
+            session_id,
+            archived,
+        } => {
+            let params = ArchiveSessionParams {
+                session_id,
+                archived,
+            };
+            client.call::<ArchiveSession>(params).await?;
+            Msg::Done(if archived { "archived" } else { "unarchived" }.into())
+        }
+        Command::Rename { session_id, title } => {
+            let params = UpdateSessionTitleParams { session_id, title };
+            client.call::<UpdateSessionTitle>(params).await?;
+            Msg::Done("renamed".into())
+        }
+        Command::Settings(params) => {
+            client.call::<UpdateSessionSettings>(params).await?;
+            Msg::Done("settings changed".into())
         }
         Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
     })

@@ -85,6 +85,15 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             frame.render_widget(&**input, inner);
         }
         Some(Modal::Launch(form)) => launch(state, form, frame, area),
+        Some(Modal::Rename { input, .. }) => {
+            text_box(frame, area, " Rename (Enter saves, Esc cancels) ", input);
+        }
+        Some(Modal::Bypass { input, .. }) => text_box(
+            frame,
+            area,
+            " Bypass permissions for how long? 30s, 15m, 2h; empty: until turned off ",
+            input,
+        ),
     }
     if !color {
         for cell in frame.buffer_mut().content.iter_mut() {
@@ -120,7 +129,9 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             spans.push(Span::raw(" "));
             if let Some(s) = session {
                 spans.push(status_span(s, state.frame));
-                spans.push(Span::raw(format!(" {}", title_of(s))));
+                spans.push(Span::raw(" "));
+                spans.extend(modes_of(s, state.now));
+                spans.push(Span::raw(title_of(s)));
             }
         }
     }
@@ -160,14 +171,40 @@ fn footer(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(line, area);
 }
 
-/// A session's title: its query's first line.
+/// A session's title: the one it was given, else its query's first line.
 pub fn title_of(s: &SessionInfo) -> String {
-    let text = if s.summary.is_empty() {
-        &s.query
-    } else {
-        &s.summary
-    };
+    let text = [&s.control.title, &s.summary, &s.query]
+        .into_iter()
+        .find(|t| !t.is_empty())
+        .unwrap_or(&s.query);
     first_line(text)
+}
+
+/// A session's approval modes, as short badges before its title: `✎` auto-accept, `⚠` the
+/// bypass with the time it has left (`⚠∞` without an expiry).
+pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
+    let mut spans = Vec::new();
+    if let Some(left) = crate::app::bypass_left(s, now) {
+        let left = left.map_or_else(
+            || "∞".to_owned(),
+            |d| {
+                let secs = d.num_seconds().max(0);
+                match secs {
+                    0..60 => format!("{secs}s"),
+                    60..3600 => format!("{}m", (secs + 59) / 60),
+                    _ => format!("{}h", secs / 3600),
+                }
+            },
+        );
+        spans.push(Span::styled(
+            format!("⚠{left} "),
+            Style::new().fg(Color::Red).bold(),
+        ));
+    }
+    if s.control.auto_accept_edits {
+        spans.push(Span::styled("✎ ", Style::new().fg(Color::Cyan)));
+    }
+    spans
 }
 
 /// A session's model, without the `claude-` every id starts with.
@@ -217,7 +254,10 @@ pub fn age(now: DateTime<Utc>, rfc3339: &str) -> String {
 
 fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let rows = state.rows();
-    let mut heading = format!(" Sessions ({})", rows.len());
+    let mut heading = match state.list.archived {
+        false => format!(" Sessions ({})", rows.len()),
+        true => format!(" Archived sessions ({}) · Tab: the others", rows.len()),
+    };
     if state.list.filter != crate::app::Filter::All {
         heading.push_str(&format!(" · status: {} (f)", state.list.filter.label()));
     }
@@ -252,11 +292,13 @@ fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 (0, n, true) => format!("▾{n}"),
                 _ => "  ".to_owned(),
             };
-            let title = if row.depth > 0 {
+            let title_text = if row.depth > 0 {
                 format!("{}└ {}", "  ".repeat(row.depth - 1), title_of(s))
             } else {
                 title_of(s)
             };
+            let mut title = modes_of(s, state.now);
+            title.push(Span::raw(title_text));
             let pending = state.pending_of(&s.id);
             let cost = s.cost_usd.or(s.result.as_ref().map(|r| r.total_cost_usd));
             let turns = s
@@ -567,6 +609,16 @@ fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
         "none: tools run unasked"
     };
     frame.render_widget(choice("Approvals", mode, Field::Approvals), approvals);
+}
+
+/// A one-line text box in the middle of the screen.
+fn text_box(frame: &mut Frame, area: Rect, title: &str, input: &tui_textarea::TextArea) {
+    let rect = centered(area, 76, 3);
+    frame.render_widget(Clear, rect);
+    let block = Block::bordered().title(title.to_owned());
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    frame.render_widget(input, inner);
 }
 
 /// A `width`×`height` rectangle in the middle of `area`, clipped to it.

@@ -35,6 +35,8 @@ pub struct Daemon {
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
+    /// Wakes the task that ends bypasses when one with an expiry may have been set.
+    pub bypass_set: Arc<tokio::sync::Notify>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -84,6 +86,7 @@ impl Daemon {
             config,
             log,
             shutdown,
+            bypass_set: Arc::default(),
         }))
     }
 }

@@ -122,6 +122,12 @@ pub async fn run(
         "daemon started"
     );
     tokio::spawn(announce(Arc::clone(&daemon)));
+    tokio::spawn(approval::expiry::run(
+        daemon.store.clone(),
+        daemon.bus.clone(),
+        Arc::clone(&daemon.bypass_set),
+        shutdown.clone(),
+    ));
     tokio::spawn(crate::memory::release_periodically(
         daemon.store.clone(),
         shutdown.clone(),

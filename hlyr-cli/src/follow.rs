@@ -234,6 +234,7 @@ impl Follower<'_> {
                 decision,
                 comment,
             }),
+            Event::SessionSettingsChanged { .. } => {}
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
                 self.catch_up().await?;

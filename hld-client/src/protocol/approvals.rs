@@ -199,6 +199,10 @@ pub struct Approval {
     /// The reviewer's comment or answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// Which rule decided it, when no person did: `auto_accept_edits` or
+    /// `dangerously_skip_permissions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
     /// The nested HumanLayer object of a function call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_call: Option<FunctionCall>,

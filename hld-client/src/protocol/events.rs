@@ -4,14 +4,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::approvals::{Approval, ApprovalStatus, ApprovalType};
-use super::sessions::{ConversationEvent, SessionStatus};
+use super::sessions::{ConversationEvent, SessionControl, SessionStatus};
 
 /// The names of the bus event types, as used in `Subscribe.event_types`.
-pub const EVENT_TYPES: [&str; 5] = [
+pub const EVENT_TYPES: [&str; 6] = [
     "new_approval",
     "approval_resolved",
     "session_status_changed",
     "conversation_updated",
+    "session_settings_changed",
     "lagged",
 ];
 
@@ -83,6 +84,24 @@ pub enum Event {
         kind: ApprovalType,
         /// Pending approvals, of every session, now that this one is not.
         total: u64,
+        /// Which rule decided it, when no person did: `auto_accept_edits` or
+        /// `dangerously_skip_permissions`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
+    },
+    /// A session's title, archive state or approval modes changed (by a person, or a bypass
+    /// that expired).
+    SessionSettingsChanged {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The settings now.
+        #[serde(flatten)]
+        control: SessionControl,
+        /// Why: `updated` by a method, `expired` when a bypass ran out, `inherited` by a
+        /// continuation at launch.
+        reason: String,
     },
     /// This subscriber fell behind and `missed` events were dropped for it.
     Lagged {
@@ -99,6 +118,7 @@ impl Event {
             Event::ConversationUpdated { .. } => "conversation_updated",
             Event::NewApproval { .. } => "new_approval",
             Event::ApprovalResolved { .. } => "approval_resolved",
+            Event::SessionSettingsChanged { .. } => "session_settings_changed",
             Event::Lagged { .. } => "lagged",
         }
     }
@@ -109,7 +129,8 @@ impl Event {
             Event::SessionStatusChanged { session_id, .. }
             | Event::ConversationUpdated { session_id, .. }
             | Event::NewApproval { session_id, .. }
-            | Event::ApprovalResolved { session_id, .. } => Some(session_id),
+            | Event::ApprovalResolved { session_id, .. }
+            | Event::SessionSettingsChanged { session_id, .. } => Some(session_id),
             Event::Lagged { .. } => None,
         }
     }
@@ -120,7 +141,8 @@ impl Event {
             Event::SessionStatusChanged { run_id, .. }
             | Event::ConversationUpdated { run_id, .. }
             | Event::NewApproval { run_id, .. }
-            | Event::ApprovalResolved { run_id, .. } => Some(run_id),
+            | Event::ApprovalResolved { run_id, .. }
+            | Event::SessionSettingsChanged { run_id, .. } => Some(run_id),
             Event::Lagged { .. } => None,
         }
     }

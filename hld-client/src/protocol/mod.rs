@@ -36,6 +36,9 @@
 //!   ([`SessionInfo`], [`SessionState`], [`ConversationEvent`], [`McpConfig`]);
 //! - approvals: [`FetchApprovals`], [`SendDecision`], [`CreateApproval`] and [`GetApproval`],
 //!   with [`Approval`];
+//! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
+//!   [`BulkArchiveSessions`], [`GetSessionLeaves`], [`UpdateSessionSettings`],
+//!   [`GetRecentPaths`], [`SearchSessions`] and [`DeleteSession`], with [`SessionControl`];
 //! - events: [`Subscribe`], which streams [`Event`]s;
 //! - introspection: [`Health`], [`Initialize`], [`Version`], [`ListMethods`],
 //!   [`DescribeMethods`], [`SetLogLevel`] and [`Shutdown`];
@@ -118,12 +121,14 @@ macro_rules! method {
 }
 
 mod approvals;
+mod control;
 mod envelope;
 mod events;
 mod introspection;
 mod sessions;
 
 pub use approvals::*;
+pub use control::*;
 pub use envelope::*;
 pub use events::*;
 pub use introspection::*;

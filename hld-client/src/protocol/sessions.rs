@@ -188,6 +188,33 @@ pub struct SessionInfo {
     /// Total cost reported by Claude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Title, archive state and approval modes.
+    #[serde(flatten)]
+    pub control: SessionControl,
+}
+
+/// What a person sets on a session after launch, shown in lists and state alike (HumanLayer
+/// HEAD's names).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionControl {
+    /// The title: the one given, else the query's first line.
+    #[serde(default)]
+    pub title: String,
+    /// Hidden from the normal list (`getSessionLeaves`).
+    #[serde(default)]
+    pub archived: bool,
+    /// Edit, Write and MultiEdit are approved without asking.
+    #[serde(default)]
+    pub auto_accept_edits: bool,
+    /// Every tool call is approved without asking (never a question to the human).
+    #[serde(default)]
+    pub dangerously_skip_permissions: bool,
+    /// When that bypass ends, RFC 3339; none: until turned off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions_expires_at: Option<String>,
+    /// Extra directories `claude` may use (`--add-dir`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub additional_directories: Vec<String>,
 }
 
 /// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).
@@ -258,6 +285,21 @@ pub struct SessionState {
     /// `--permission-prompt-tool`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_prompt_tool: Option<String>,
+    /// Tokens written to the prompt cache, over the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_creation_input_tokens: Option<i64>,
+    /// Tokens read from the prompt cache, over the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_input_tokens: Option<i64>,
+    /// The context the last model call used: its input, cache-creation and cache-read tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_context_tokens: Option<i64>,
+    /// The model's context window, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<i64>,
+    /// Title, archive state and approval modes.
+    #[serde(flatten)]
+    pub control: SessionControl,
 }
 
 /// The kind of a stored conversation event.
@@ -401,6 +443,22 @@ pub struct LaunchSessionParams {
     /// Opt out of the daemon's approvals MCP server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_approvals: Option<bool>,
+    /// A title (else the query's first line is shown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Extra directories `claude` may use (`--add-dir`); each must exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_directories: Option<Vec<String>>,
+    /// Approve Edit, Write and MultiEdit without asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_accept_edits: Option<bool>,
+    /// Approve every tool call without asking (the daemon decides; `claude`'s own flag is not
+    /// used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions: Option<bool>,
+    /// How long that bypass lasts, in milliseconds; none: until turned off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions_timeout: Option<i64>,
 }
 
 /// Result of `launchSession`.
@@ -475,7 +533,9 @@ method!(
     ["query: string", "model?: string", "mcp_config?: object|string", "permission_prompt_tool?: string",
      "working_dir?: string", "max_turns?: number", "system_prompt?: string", "append_system_prompt?: string",
      "allowed_tools?: [string]", "disallowed_tools?: [string]", "custom_instructions?: string",
-     "verbose?: boolean", "no_approvals?: boolean"],
+     "verbose?: boolean", "no_approvals?: boolean", "title?: string",
+     "additional_directories?: [string]", "auto_accept_edits?: boolean",
+     "dangerously_skip_permissions?: boolean", "dangerously_skip_permissions_timeout?: number"],
     "{session_id: string, run_id: string}",
     LaunchSessionParams, LaunchSessionResult
 );
@@ -691,6 +751,12 @@ pub struct ContinueSessionParams {
     /// Overrides the parent's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// Overrides the parent's title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Overrides the parent's extra directories.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_directories: Option<Vec<String>>,
 }
 
 /// Result of `continueSession`.
@@ -709,9 +775,12 @@ pub struct ContinueSessionResult {
 method!(
     /// Resume a session with a new query.
     ///
-    /// Starts a new session that resumes the parent's Claude conversation with `query`; unset
-    /// params are inherited from the parent (except `max_turns`). A parent that is still running
-    /// is interrupted first, and the call waits for it to end.
+    /// Starts a new session that forks the parent's Claude conversation (`--resume` with
+    /// `--fork-session`) with `query`, so two continuations of one parent are two independent
+    /// branches. Unset params are inherited from the parent (except `max_turns`), and so are
+    /// its title, auto-accept and a bypass until the parent's own expiry. A parent that is still
+    /// running is interrupted first, and the call waits for it to end; an archived parent is
+    /// unarchived.
     ///
     /// # Request
     ///
@@ -736,10 +805,11 @@ method!(
     ///   unavailable, process not started).
     ///
     /// From Rust: `client.continue_session(params)`.
-    ContinueSession, "continueSession", "Continue a session with a new query (new session, resumed Claude conversation)",
+    ContinueSession, "continueSession", "Continue a session with a new query (a new session forking the Claude conversation)",
     ["session_id: string", "query: string", "system_prompt?: string", "append_system_prompt?: string",
      "mcp_config?: string|object", "permission_prompt_tool?: string", "allowed_tools?: [string]",
-     "disallowed_tools?: [string]", "custom_instructions?: string", "max_turns?: number", "model?: string"],
+     "disallowed_tools?: [string]", "custom_instructions?: string", "max_turns?: number", "model?: string",
+     "title?: string", "additional_directories?: [string]"],
     "{session_id: string, run_id: string, claude_session_id: string, parent_session_id: string}",
     ContinueSessionParams, ContinueSessionResult
 );

@@ -8,6 +8,8 @@
 
 pub mod api;
 pub mod cloud;
+pub mod expiry;
+pub mod rules;
 pub mod server;
 
 use std::collections::HashSet;
@@ -103,9 +105,21 @@ impl Approvals {
 
     /// Stores a new pending approval, links it to its tool call, publishes `new_approval`,
     /// and puts its session in `waiting_input`.
+    /// One that a session rule covers (auto-accept, bypass) is stored approved instead, and
+    /// published as decided: nobody is asked.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let change = self.store.create_approval(new).await?;
-        Ok(self.announce(change))
+        if change.approval.status == ApprovalStatus::Pending {
+            return Ok(self.announce(change));
+        }
+        publish_decided(&self.bus, &change);
+        tracing::info!(
+            approval = %change.approval.id,
+            session = %change.approval.session_id,
+            rule = change.approval.decided_by.as_deref().unwrap_or_default(),
+            "approval granted by a session rule"
+        );
+        Ok(change.approval)
     }
 
     /// Stores an approval fetched from the cloud (announced as [`create`](Self::create)
@@ -339,6 +353,7 @@ pub fn publish_decided(bus: &Bus, change: &ApprovalChange) {
         comment: approval.comment.clone(),
         kind: approval.kind,
         total: change.pending,
+        decided_by: approval.decided_by.clone(),
     });
 }
 

@@ -91,6 +91,9 @@ impl LaunchSpec {
                 push_flag(&mut args, flag, tools.join(",").as_ref());
             }
         }
+        for dir in &options.additional_directories {
+            push_flag(&mut args, "--add-dir", dir.as_os_str());
+        }
         if let Some(id) = given(&self.resume) {
             push_flag(&mut args, "--resume", id.as_ref());
             if self.fork_session {

@@ -243,6 +243,9 @@ pub struct Message {
     /// Its content blocks.
     #[serde(default, deserialize_with = "lenient::blocks")]
     pub content: Vec<ContentBlock>,
+    /// Its token counts (assistant messages).
+    #[serde(default, deserialize_with = "lenient::object")]
+    pub usage: Usage,
 }
 
 /// One content block, every field optional.
@@ -391,9 +394,12 @@ pub struct RunResult {
     /// Token counts.
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
+    /// Per model: its context window.
+    #[serde(default, rename = "modelUsage", deserialize_with = "lenient::object")]
+    pub model_usage: std::collections::BTreeMap<String, ModelUsage>,
 }
 
-/// `result.usage`, the counts kept.
+/// The token counts of a message (`message.usage`) or of the run (`result.usage`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Usage {
     /// Input tokens (without cache reads and writes).
@@ -402,6 +408,35 @@ pub struct Usage {
     /// Output tokens.
     #[serde(default, deserialize_with = "lenient::int")]
     pub output_tokens: Option<i64>,
+    /// Input tokens written to the prompt cache.
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub cache_creation_input_tokens: Option<i64>,
+    /// Input tokens read from the prompt cache.
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub cache_read_input_tokens: Option<i64>,
+}
+
+impl Usage {
+    /// The context a model call used: its input, cache-creation and cache-read tokens.
+    pub fn context_tokens(&self) -> Option<i64> {
+        let parts = [
+            self.input_tokens,
+            self.cache_creation_input_tokens,
+            self.cache_read_input_tokens,
+        ];
+        parts
+            .iter()
+            .any(Option::is_some)
+            .then(|| parts.iter().flatten().sum())
+    }
+}
+
+/// One model's entry of `result.modelUsage`, the figure kept.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct ModelUsage {
+    /// The model's context window, in tokens.
+    #[serde(default, rename = "contextWindow", deserialize_with = "lenient::int")]
+    pub context_window: Option<i64>,
 }
 
 impl RunResult {

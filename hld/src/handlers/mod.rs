@@ -1,6 +1,7 @@
 //! The method table: which handler serves which method.
 
 mod approvals;
+mod control;
 mod introspection;
 mod sessions;
 
@@ -30,6 +31,14 @@ pub fn router() -> Router {
         .route::<p::SendDecision, _, _>(approvals::send_decision)
         .route::<p::CreateApproval, _, _>(approvals::create_approval)
         .route::<p::GetApproval, _, _>(approvals::get_approval)
+        .route::<p::UpdateSessionTitle, _, _>(control::update_session_title)
+        .route::<p::ArchiveSession, _, _>(control::archive_session)
+        .route::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
+        .route::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
+        .route::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
+        .route::<p::GetRecentPaths, _, _>(control::get_recent_paths)
+        .route::<p::SearchSessions, _, _>(control::search_sessions)
+        .route::<p::DeleteSession, _, _>(control::delete_session)
         .connection::<p::Subscribe>();
     t
 }

@@ -7,11 +7,11 @@ use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::session::{Parent, SessionOptions};
+use crate::session::{Parent, SessionOptions, Settings};
 use crate::store::SessionRow;
 
 /// A required, non-empty string param.
-fn required(value: &str, param: &str) -> Result<()> {
+pub(super) fn required(value: &str, param: &str) -> Result<()> {
     if value.trim().is_empty() {
         return Err(Error::required(param, "non-empty string", "empty string"));
     }
@@ -22,7 +22,7 @@ fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|s| !s.is_empty())
 }
 
-async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
+pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
     required(session_id, "session_id")?;
     daemon
         .store
@@ -46,8 +46,16 @@ pub async fn launch_session(
     no_nul(&p)?;
     required(&p.query, "query")?;
     let query = std::mem::take(&mut p.query);
+    let settings = Settings::launch(&p)?;
     let options = SessionOptions::launch(p)?;
-    let (session_id, run_id) = daemon.sessions.launch(query, options, None).await?;
+    let expires = settings.modes.bypass_expires_at.is_some();
+    let (session_id, run_id) = daemon
+        .sessions
+        .launch(query, options, settings, None)
+        .await?;
+    if expires {
+        daemon.bypass_set.notify_one();
+    }
     Ok(LaunchSessionResult { session_id, run_id })
 }
 
@@ -139,13 +147,23 @@ pub async fn continue_session(
         }
     }
     let query = std::mem::take(&mut p.query);
+    // Read again: the interrupt above may have ended a bypass or changed the parent.
+    let parent = session(&daemon, &parent.new.id).await?;
+    let settings = Settings::continued(&parent, p.title.take());
     let options = parent.new.options.continued(p)?;
+    let expires = settings.modes.bypass_expires_at.is_some();
     let parent = Parent {
         session_id: parent.new.id,
         claude_session_id,
     };
     let parent_session_id = parent.session_id.clone();
-    let (session_id, run_id) = daemon.sessions.launch(query, options, Some(parent)).await?;
+    let (session_id, run_id) = daemon
+        .sessions
+        .launch(query, options, settings, Some(parent))
+        .await?;
+    if expires {
+        daemon.bypass_set.notify_one();
+    }
     Ok(ContinueSessionResult {
         session_id,
         run_id,
@@ -160,6 +178,8 @@ pub async fn interrupt_session(
 ) -> Result<InterruptSessionResult> {
     required(&p.session_id, "session_id")?;
     daemon.sessions.interrupt(&p.session_id).await?;
+    // Interrupting an archived session is working with it again: it comes back to the list.
+    super::control::unarchive(&daemon, &p.session_id).await;
     Ok(InterruptSessionResult {
         success: true,
         session_id: p.session_id,
@@ -170,7 +190,7 @@ pub async fn interrupt_session(
 
 /// Refuses params with a NUL character in any string or key: no command line, environment or
 /// file name can carry one, so `claude` could not be started with them.
-fn no_nul(params: &impl serde::Serialize) -> Result<()> {
+pub(super) fn no_nul(params: &impl serde::Serialize) -> Result<()> {
     fn find(value: &serde_json::Value, path: &mut String) -> bool {
         let nul = |s: &str| s.contains('\0');
         match value {

@@ -28,7 +28,7 @@ use crate::claude::command::SECRET_ENV;
 use crate::claude::{self, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::store::{NewSession, SessionChange, SessionUpdate, Store};
-pub use options::SessionOptions;
+pub use options::{bypass_expiry, SessionOptions, Settings};
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";
@@ -185,6 +185,7 @@ impl Sessions {
         self: &Arc<Self>,
         query: String,
         options: SessionOptions,
+        settings: Settings,
         parent: Option<Parent>,
     ) -> Result<(String, String)> {
         let claude_path =
@@ -227,6 +228,8 @@ impl Sessions {
             summary: crate::store::summarize(&query),
             options: options.clone(),
             created_at: crate::time::now(),
+            title: settings.title,
+            modes: settings.modes,
         };
         self.store
             .create_session(new)
@@ -237,8 +240,10 @@ impl Sessions {
             options,
             mcp_config_file: mcp_file.clone(),
             permission_prompt_tool: permission_tool,
+            // Every continuation forks: it owns its history, so two continuations of one
+            // parent are two branches that never see each other's turns.
+            fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
-            fork_session: false,
         };
         let child = match process::spawn(&claude_path, &spec, &working_dir) {
             Ok(child) => child,
@@ -457,6 +462,17 @@ pub fn publish_change(bus: &Bus, change: &SessionChange, error: Option<String>) 
         crate::approval::publish_decided(bus, expired);
         tracing::info!(approval = %expired.approval.id, "approval resolved: its session ended");
     }
+}
+
+/// Publishes a session's settings (`session_settings_changed`); `reason` says what changed
+/// them: `updated`, `expired`, `archived`.
+pub fn publish_settings(bus: &Bus, session: &crate::store::SessionRow, reason: &str) {
+    bus.publish(Event::SessionSettingsChanged {
+        session_id: session.new.id.clone(),
+        run_id: session.new.run_id.clone(),
+        control: session.control(),
+        reason: reason.to_owned(),
+    });
 }
 
 /// Publishes a stored conversation event.

@@ -3,9 +3,74 @@
 
 use std::path::PathBuf;
 
+use chrono::{SecondsFormat, Utc};
 use hld_client::protocol::{ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam};
 
+use crate::approval::rules::Modes;
 use crate::error::{Error, Result};
+use crate::store::SessionRow;
+
+/// What a person sets on a session besides how its `claude` runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Settings {
+    /// The title given, if any.
+    pub title: Option<String>,
+    /// Auto-accept and bypass.
+    pub modes: Modes,
+}
+
+impl Settings {
+    /// A new session's settings, checked: a bypass timeout must be positive, and given only
+    /// with the bypass.
+    pub fn launch(p: &LaunchSessionParams) -> Result<Settings> {
+        let bypass = p.dangerously_skip_permissions.unwrap_or(false);
+        Ok(Settings {
+            title: given(p.title.clone()),
+            modes: Modes {
+                auto_accept_edits: p.auto_accept_edits.unwrap_or(false),
+                dangerously_skip_permissions: bypass,
+                bypass_expires_at: bypass_expiry(
+                    bypass,
+                    p.dangerously_skip_permissions_timeout,
+                    "dangerously_skip_permissions_timeout",
+                )?,
+            },
+        })
+    }
+
+    /// A continuation's settings: the title given, else the parent's; auto-accept as the
+    /// parent has it, and its bypass only while it lasts, until the same expiry.
+    pub fn continued(parent: &SessionRow, title: Option<String>) -> Settings {
+        Settings {
+            title: given(title).or_else(|| Some(parent.title()).filter(|t| !t.is_empty())),
+            modes: parent.new.modes.inherited(&crate::time::now()),
+        }
+    }
+}
+
+/// When a bypass given now with `timeout_ms` ends (`None`: when turned off). `param` names
+/// the timeout in errors.
+pub fn bypass_expiry(bypass: bool, timeout_ms: Option<i64>, param: &str) -> Result<Option<String>> {
+    match timeout_ms {
+        None => Ok(None),
+        Some(_) if !bypass => Err(Error::invalid_param(
+            param,
+            "a timeout together with dangerously_skip_permissions: true",
+            "a timeout without the bypass",
+            format!("{param} needs dangerously_skip_permissions"),
+        )),
+        Some(ms) if ms <= 0 => Err(Error::invalid_param(
+            param,
+            "positive integer (milliseconds)",
+            "non-positive integer",
+            format!("{param} must be positive"),
+        )),
+        Some(ms) => {
+            let expiry = Utc::now() + chrono::Duration::milliseconds(ms);
+            Ok(Some(expiry.to_rfc3339_opts(SecondsFormat::Millis, true)))
+        }
+    }
+}
 
 /// How a session's `claude` runs. Empty strings and lists count as not given.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,6 +97,8 @@ pub struct SessionOptions {
     pub mcp_config: Option<McpConfig>,
     /// Opts out of the daemon's approvals server.
     pub no_approvals: bool,
+    /// `--add-dir`, each absolute and checked to exist.
+    pub additional_directories: Vec<PathBuf>,
 }
 
 impl SessionOptions {
@@ -57,6 +124,7 @@ impl SessionOptions {
             disallowed_tools: given_list(p.disallowed_tools),
             mcp_config: mcp_config(p.mcp_config)?,
             no_approvals: p.no_approvals.unwrap_or(false),
+            additional_directories: additional_directories(p.additional_directories)?,
         })
     }
 
@@ -79,6 +147,10 @@ impl SessionOptions {
                 .or_else(|| self.disallowed_tools.clone()),
             mcp_config: mcp_config(p.mcp_config)?.or_else(|| self.mcp_config.clone()),
             no_approvals: self.no_approvals,
+            additional_directories: match p.additional_directories {
+                Some(dirs) => additional_directories(Some(dirs))?,
+                None => self.additional_directories.clone(),
+            },
         })
     }
 
@@ -114,31 +186,60 @@ fn mcp_config(param: Option<McpConfigParam>) -> Result<Option<McpConfig>> {
     }
 }
 
-/// A working directory made absolute (`~` expanded; relative to the daemon's own) and
-/// checked to exist.
-fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
-    let cwd = || {
-        std::env::current_dir()
-            .map_err(|e| Error::internal("cannot read the daemon's working directory", e))
-    };
-    let path = match requested.filter(|s| !s.is_empty()) {
-        Some(dir) => hld_client::config::expand_tilde(dir),
-        None => cwd()?,
-    };
+/// `--add-dir` directories: each made absolute as a working directory is, and checked to exist.
+fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
+    dirs.unwrap_or_default()
+        .iter()
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            absolute_dir(d).map_err(|absolute| {
+                Error::invalid_param(
+                    "additional_directories",
+                    "existing directories",
+                    &absolute.display().to_string(),
+                    format!(
+                        "additional directory does not exist: {}",
+                        absolute.display()
+                    ),
+                )
+            })
+        })
+        .collect()
+}
+
+/// `dir` with `~` expanded, made absolute against the daemon's working directory; the path
+/// is the error when it is not an existing directory.
+fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
+    let path = hld_client::config::expand_tilde(dir);
     let absolute = if path.is_absolute() {
         path
     } else {
-        cwd()?.join(path)
+        std::env::current_dir()
+            .map_err(|_| path.clone())?
+            .join(path)
     };
-    if !absolute.is_dir() {
-        return Err(Error::invalid_param(
+    if absolute.is_dir() {
+        Ok(absolute)
+    } else {
+        Err(absolute)
+    }
+}
+
+/// A working directory made absolute (`~` expanded; relative to the daemon's own) and
+/// checked to exist.
+fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
+    let Some(dir) = requested.filter(|s| !s.is_empty()) else {
+        return std::env::current_dir()
+            .map_err(|e| Error::internal("cannot read the daemon's working directory", e));
+    };
+    absolute_dir(dir).map_err(|absolute| {
+        Error::invalid_param(
             "working_dir",
             "an existing directory",
             &absolute.display().to_string(),
             format!("working_dir does not exist: {}", absolute.display()),
-        ));
-    }
-    Ok(absolute)
+        )
+    })
 }
 
 #[cfg(test)]

@@ -63,7 +63,11 @@ impl Transcript {
                 ..NewEvent::new(sid, ConversationEventType::System)
             }),
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
-            AgentEvent::Assistant(msg) => message_events(sid, "assistant", msg, events),
+            AgentEvent::Assistant(msg) => {
+                // The last call's context is what the conversation now takes of the window.
+                update.context.effective_context_tokens = msg.message.usage.context_tokens();
+                message_events(sid, "assistant", msg, events)
+            }
             AgentEvent::User(msg) => message_events(sid, "user", msg, events),
             AgentEvent::Result(result) => {
                 update.cost_usd = result.cost();
@@ -73,6 +77,14 @@ impl Transcript {
                 update.result_is_error = Some(result.is_error());
                 update.input_tokens = result.usage.input_tokens;
                 update.output_tokens = result.usage.output_tokens;
+                update.context.cache_creation_input_tokens =
+                    result.usage.cache_creation_input_tokens;
+                update.context.cache_read_input_tokens = result.usage.cache_read_input_tokens;
+                update.context.context_limit = result
+                    .model_usage
+                    .values()
+                    .filter_map(|m| m.context_window)
+                    .max();
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }
@@ -139,6 +151,7 @@ fn message_events(sid: &str, role: &str, line: MessageLine, events: &mut Vec<New
 mod tests {
     use super::*;
     use crate::claude::stream::{McpServerStatus, System};
+    use crate::store::ContextTokens;
     use hld_client::protocol::ConversationEventType as Kind;
     use serde_json::json;
 
@@ -230,9 +243,21 @@ mod tests {
                 result_is_error: Some(false),
                 input_tokens: Some(4),
                 output_tokens: Some(24),
+                context: ContextTokens {
+                    cache_creation_input_tokens: Some(15873),
+                    cache_read_input_tokens: Some(0),
+                    context_limit: Some(200_000),
+                    effective_context_tokens: None,
+                },
                 ..SessionUpdate::default()
             }
         );
+        // The assistant message's own usage is the context the conversation takes.
+        let contexts: Vec<_> = ingests
+            .iter()
+            .filter_map(|i| i.update.as_ref()?.context.effective_context_tokens)
+            .collect();
+        assert_eq!(contexts, [4 + 15873]);
         let result = state.result().unwrap();
         assert_eq!(result.subtype.as_deref(), Some("success"));
         assert!(!result.is_error());

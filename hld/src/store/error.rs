@@ -9,6 +9,9 @@ pub enum StoreError {
     /// No session has this id.
     #[error("session not found: {0}")]
     SessionNotFound(String),
+    /// The session is still running (it cannot be deleted).
+    #[error("session is still running: {0}")]
+    SessionActive(String),
     /// No approval has this id.
     #[error("approval not found: {0}")]
     ApprovalNotFound(String),

@@ -14,6 +14,7 @@
 //! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
 //! `schema_version` and migrated at [`Store::open`].
 
+mod control;
 mod error;
 mod ops;
 mod read;
@@ -38,6 +39,7 @@ pub use error::{Result, StoreError};
 pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
 pub use types::*;
 
+use crate::approval::rules::Modes;
 use crate::session::lifecycle::Happening;
 use writer::{Msg, Slot, Writer};
 
@@ -362,8 +364,68 @@ impl Store {
         comment: Option<String>,
     ) -> Result<ApprovalChange> {
         let id = id.to_owned();
-        self.write(move |w| w.decide_approval(&id, status, comment.as_deref()))
+        self.write(move |w| w.decide_approval(&id, status, comment.as_deref(), None))
             .await
+    }
+
+    /// Sets a session's title (`None` clears it); returns the session after.
+    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<SessionRow> {
+        let id = id.to_owned();
+        self.write(move |w| w.set_title(&id, title.as_deref()))
+            .await
+    }
+
+    /// Archives or restores sessions, in one transaction. Returns the sessions that changed
+    /// and the ids that name no session.
+    pub async fn set_archived(
+        &self,
+        ids: Vec<String>,
+        archived: bool,
+    ) -> Result<(Vec<SessionRow>, Vec<String>)> {
+        self.write(move |w| w.set_archived(&ids, archived)).await
+    }
+
+    /// Sets a session's approval modes and approves its pending local approvals they cover,
+    /// in one transaction. Returns the session after and those decisions.
+    pub async fn set_modes(
+        &self,
+        id: &str,
+        modes: Modes,
+    ) -> Result<(SessionRow, Vec<ApprovalChange>)> {
+        let id = id.to_owned();
+        self.write(move |w| w.set_modes(&id, &modes)).await
+    }
+
+    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
+    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<SessionRow>> {
+        self.write(move |w| w.expire_bypasses(&now)).await
+    }
+
+    /// The earliest expiry of a bypass still on.
+    pub async fn next_bypass_expiry(&self) -> Result<Option<String>> {
+        self.read(read::next_bypass_expiry).await
+    }
+
+    /// Deletes a session that is not running and everything stored for it
+    /// ([`StoreError::SessionActive`] if it runs).
+    pub async fn delete_session(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        self.write(move |w| w.delete_session(&id)).await
+    }
+
+    /// The sessions no other session continues, archived or not, most recently active first.
+    pub async fn leaves(&self, archived: bool) -> Result<Vec<SessionRow>> {
+        self.read(move |c| read::leaves(c, archived)).await
+    }
+
+    /// Sessions matching an FTS5 expression over title, query and summary, best first.
+    pub async fn search_sessions(&self, matching: String, limit: i64) -> Result<Vec<SessionRow>> {
+        self.read(move |c| read::search(c, &matching, limit)).await
+    }
+
+    /// Working directories, most recently used first: `(path, last used, sessions)`.
+    pub async fn recent_paths(&self, limit: i64) -> Result<Vec<(String, String, i64)>> {
+        self.read(move |c| read::recent_paths(c, limit)).await
     }
 
     /// Applies every write queued before it, checkpoints the WAL into the database, stops the

@@ -2,7 +2,8 @@
 //! [`writer`](super::writer)).
 
 use hld_client::protocol::{
-    ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
+    ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
+    SessionStatus,
 };
 use rusqlite::{params, OptionalExtension};
 
@@ -13,6 +14,7 @@ use super::types::{
     SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
+use crate::approval::rules::{self, Modes};
 use crate::session::lifecycle::{transition, Happening};
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
@@ -86,9 +88,10 @@ impl Writer {
                     working_dir, max_turns, system_prompt, append_system_prompt,
                     custom_instructions, permission_prompt_tool, allowed_tools, disallowed_tools,
                     has_mcp_config, no_approvals, initial_status, status, created_at,
-                    last_activity_at)
+                    last_activity_at, title, additional_directories, auto_accept_edits,
+                    dangerously_skip_permissions, dangerously_skip_permissions_expires_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    'starting', 'starting', ?17, ?17)",
+                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22)",
             )?
             .execute(params![
                 new.id,
@@ -108,7 +111,18 @@ impl Writer {
                 o.mcp_config.is_some(),
                 o.no_approvals,
                 new.created_at,
+                new.title,
+                to_json(Some(&o.additional_directories).filter(|d| !d.is_empty()))?,
+                new.modes.auto_accept_edits,
+                new.modes.dangerously_skip_permissions,
+                new.modes.bypass_expires_at,
             ])?;
+        // Continuing an archived session brings its chain back.
+        if let Some(parent) = &new.parent_session_id {
+            self.conn
+                .prepare_cached("UPDATE sessions SET archived = 0 WHERE id = ?1 AND archived = 1")?
+                .execute([parent])?;
+        }
         if let Some(config) = &o.mcp_config {
             let mut stmt = self.conn.prepare_cached(
                 "INSERT INTO mcp_servers (session_id, name, command, args_json, env_json,
@@ -189,7 +203,7 @@ impl Writer {
             .query_map([session_id], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         ids.iter()
-            .map(|id| self.decide_approval(id, ApprovalStatus::Resolved, Some(SESSION_ENDED)))
+            .map(|id| self.decide_approval(id, ApprovalStatus::Resolved, Some(SESSION_ENDED), None))
             .collect()
     }
 
@@ -248,7 +262,11 @@ impl Writer {
                     result_is_error = COALESCE(?13, result_is_error),
                     interrupted = COALESCE(?14, interrupted),
                     exit_code = COALESCE(?15, exit_code),
-                    last_activity_at = ?16
+                    last_activity_at = ?16,
+                    cache_creation_input_tokens = COALESCE(?17, cache_creation_input_tokens),
+                    cache_read_input_tokens = COALESCE(?18, cache_read_input_tokens),
+                    effective_context_tokens = COALESCE(?19, effective_context_tokens),
+                    context_limit = COALESCE(?20, context_limit)
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -268,6 +286,10 @@ impl Writer {
                 u.interrupted,
                 u.exit_code,
                 now,
+                u.context.cache_creation_input_tokens,
+                u.context.cache_read_input_tokens,
+                u.context.effective_context_tokens,
+                u.context.context_limit,
             ])?;
         Ok(())
     }
@@ -486,10 +508,21 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let run_id: String = self
+        let (run_id, modes) = self
             .conn
-            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
-            .query_row([&a.session_id], |r| r.get(0))
+            .prepare_cached(
+                "SELECT run_id, auto_accept_edits, dangerously_skip_permissions,
+                    dangerously_skip_permissions_expires_at
+                 FROM sessions WHERE id = ?1",
+            )?
+            .query_row([&a.session_id], |r| {
+                let modes = Modes {
+                    auto_accept_edits: r.get(1)?,
+                    dangerously_skip_permissions: r.get(2)?,
+                    bypass_expires_at: r.get(3)?,
+                };
+                Ok((r.get::<_, String>(0)?, modes))
+            })
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
         let tool_use_id = match (&a.tool_use_id, &a.tool_name) {
@@ -497,11 +530,24 @@ impl Writer {
             (None, Some(tool_name)) => self.ungated_tool_call(&a.session_id, tool_name)?,
             (None, None) => None,
         };
+        // A local approval that a session rule covers is stored approved, and never pending.
+        let now = crate::time::now();
+        let rule = (a.source == ApprovalSource::Local)
+            .then(|| rules::automatic(&modes, a.kind, a.tool_name.as_deref(), &now))
+            .flatten();
+        let status = match rule {
+            Some(_) => ApprovalStatus::Approved,
+            None => ApprovalStatus::Pending,
+        };
+        let comment = rule.map(|r| r.comment().to_owned());
+        let responded_at = rule.map(|_| now.clone());
+        let decided_by = rule.map(|r| r.name().to_owned());
         self.conn
             .prepare_cached(
                 "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
-                    tool_input, tool_use_id, message, subject, requested_at, timeout_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    tool_input, tool_use_id, message, subject, requested_at, timeout_at,
+                    comment, responded_at, decided_by)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             )?
             .execute(params![
                 a.id,
@@ -509,6 +555,7 @@ impl Writer {
                 run_id,
                 a.kind.as_str(),
                 a.source.as_str(),
+                status.as_str(),
                 a.tool_name,
                 to_json(a.tool_input.as_ref())?,
                 tool_use_id,
@@ -516,11 +563,12 @@ impl Writer {
                 a.subject,
                 a.requested_at,
                 a.timeout_at,
+                comment,
+                responded_at,
+                decided_by,
             ])?;
         let events = match &tool_use_id {
-            Some(tool_use_id) => {
-                self.link_events(&a.session_id, tool_use_id, &a.id, ApprovalStatus::Pending)?
-            }
+            Some(tool_use_id) => self.link_events(&a.session_id, tool_use_id, &a.id, status)?,
             None => Vec::new(),
         };
         // What was inserted, without reading it back.
@@ -530,17 +578,24 @@ impl Writer {
                 ..a.clone()
             },
             run_id,
-            status: ApprovalStatus::Pending,
-            comment: None,
-            responded_at: None,
+            status,
+            comment,
+            responded_at,
+            decided_by,
         }
         .into_wire();
-        let session = self.wait_for_approval(&a.session_id)?;
+        let (session, pending) = match rule {
+            Some(_) => (None, self.pending_approvals(0)?),
+            None => (
+                self.wait_for_approval(&a.session_id)?,
+                self.pending_approvals(1)?,
+            ),
+        };
         Ok(ApprovalChange {
             approval,
             events,
             session,
-            pending: self.pending_approvals(1)?,
+            pending,
         })
     }
 
@@ -599,6 +654,7 @@ impl Writer {
         id: &str,
         status: ApprovalStatus,
         comment: Option<&str>,
+        decided_by: Option<&str>,
     ) -> Result<ApprovalChange> {
         let current = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
@@ -625,10 +681,17 @@ impl Writer {
         let changed = self
             .conn
             .prepare_cached(
-                "UPDATE approvals SET status = ?2, comment = ?3, responded_at = ?4
+                "UPDATE approvals SET status = ?2, comment = ?3, responded_at = ?4,
+                    decided_by = ?5
                  WHERE id = ?1 AND status = 'pending'",
             )?
-            .execute(params![id, status.as_str(), comment, crate::time::now()])?;
+            .execute(params![
+                id,
+                status.as_str(),
+                comment,
+                crate::time::now(),
+                decided_by
+            ])?;
         if changed != 1 {
             return Err(StoreError::AlreadyDecided {
                 id: id.into(),

@@ -14,7 +14,8 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde_json::{Map, Value};
 
 use super::error::Result;
-use super::types::{NewApproval, NewSession, SessionRow};
+use super::types::{ContextTokens, NewApproval, NewSession, SessionRow};
+use crate::approval::rules::Modes;
 use crate::session::SessionOptions;
 
 /// How many parents `conversation_for_session` follows at most (a guard against cycles).
@@ -25,7 +26,10 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     permission_prompt_tool, allowed_tools, disallowed_tools, has_mcp_config, no_approvals, \
     initial_status, created_at, claude_session_id, status, last_activity_at, completed_at, \
     error_message, cost_usd, input_tokens, output_tokens, duration_ms, num_turns, \
-    result_content, result_is_error, interrupted, exit_code";
+    result_content, result_is_error, interrupted, exit_code, title, archived, \
+    auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
+    additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
+    effective_context_tokens, context_limit";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -33,7 +37,8 @@ const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_
     parent_tool_use_id, subtype";
 
 const APPROVAL_COLUMNS: &str = "id, session_id, run_id, type, status, tool_name, tool_input, \
-    tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at, source";
+    tool_use_id, message, subject, comment, requested_at, timeout_at, responded_at, source, \
+    decided_by";
 
 /// A conversion error for column `idx` holding something this build does not understand.
 fn bad_value(idx: usize, what: &str, value: &str) -> rusqlite::Error {
@@ -110,6 +115,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         disallowed_tools: json_col(row, 13)?,
         mcp_config: None,
         no_approvals: row.get(15)?,
+        additional_directories: json_col::<Vec<PathBuf>>(row, 37)?.unwrap_or_default(),
     };
     let new = NewSession {
         id: row.get(0)?,
@@ -119,6 +125,12 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         summary: row.get(4)?,
         options,
         created_at: row.get(17)?,
+        title: row.get(32)?,
+        modes: Modes {
+            auto_accept_edits: row.get(34)?,
+            dangerously_skip_permissions: row.get(35)?,
+            bypass_expires_at: row.get(36)?,
+        },
     };
     let has_mcp_config: bool = row.get(14)?;
     let session = SessionRow {
@@ -137,6 +149,13 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         result_is_error: row.get(29)?,
         interrupted: row.get(30)?,
         exit_code: row.get(31)?,
+        archived: row.get(33)?,
+        context: ContextTokens {
+            cache_creation_input_tokens: row.get(38)?,
+            cache_read_input_tokens: row.get(39)?,
+            effective_context_tokens: row.get(40)?,
+            context_limit: row.get(41)?,
+        },
     };
     Ok((session, has_mcp_config))
 }
@@ -215,6 +234,52 @@ pub(super) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
         "ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
         [],
     )
+}
+
+/// The sessions no other session continues, archived or not, most recently active first.
+pub(super) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow>> {
+    sessions_where(
+        conn,
+        "WHERE archived = ?1
+           AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id)
+         ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
+        [archived],
+    )
+}
+
+/// Sessions whose title, query or summary match the FTS5 expression `matching`, best first.
+pub(super) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Vec<SessionRow>> {
+    sessions_where(
+        conn,
+        "JOIN (SELECT rowid AS hit, rank FROM sessions_fts WHERE sessions_fts MATCH ?1
+               ORDER BY rank LIMIT ?2) ON sessions.rowid = hit
+         ORDER BY rank",
+        params![matching, limit],
+    )
+}
+
+/// Working directories, most recently used first: `(path, last used, sessions)`.
+pub(super) fn recent_paths(conn: &Connection, limit: i64) -> Result<Vec<(String, String, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT working_dir, MAX(created_at) AS last_used, COUNT(*) FROM sessions
+         WHERE working_dir IS NOT NULL AND working_dir != ''
+         GROUP BY working_dir ORDER BY last_used DESC LIMIT ?1",
+    )?;
+    let rows = stmt
+        .query_map([limit], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// The earliest expiry of a bypass still on, RFC 3339.
+pub(super) fn next_bypass_expiry(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT MIN(dangerously_skip_permissions_expires_at) FROM sessions
+             WHERE dangerously_skip_permissions_expires_at IS NOT NULL
+               AND dangerously_skip_permissions = 1",
+        )?
+        .query_row([], |r| r.get(0))?)
 }
 
 /// Sessions whose id starts with `prefix`, newest first.
@@ -346,6 +411,8 @@ pub(super) struct StoredApproval {
     pub status: ApprovalStatus,
     pub comment: Option<String>,
     pub responded_at: Option<String>,
+    /// The rule that decided it, when no person did.
+    pub decided_by: Option<String>,
 }
 
 impl StoredApproval {
@@ -370,6 +437,7 @@ impl StoredApproval {
             status,
             comment,
             responded_at,
+            decided_by,
         } = self;
         let function_call = (kind == ApprovalType::FunctionCall).then(|| FunctionCall {
             run_id: run_id.clone(),
@@ -422,6 +490,7 @@ impl StoredApproval {
             timeout_at,
             responded_at,
             comment,
+            decided_by,
             function_call,
             human_contact,
         }
@@ -448,6 +517,7 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
         status: enum_col(row, 4, "approval status", parse_approval_status)?,
         comment: row.get(10)?,
         responded_at: row.get(13)?,
+        decided_by: row.get(15)?,
     }
     .into_wire())
 }

@@ -268,6 +268,105 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
         description: "conversation events: the subtype of system events (api_retry)",
         sql: "ALTER TABLE conversation_events ADD COLUMN subtype TEXT;",
     },
+    Migration {
+        version: 7,
+        description: "sessions: title, archive, approval modes, extra directories, cache and \
+            context tokens, full-text search; a deleted parent may leave its children",
+        // `deleteSession` removes a session whose continuations stay, with a parent id that
+        // names no session; SQLite cannot drop a foreign key, so the table is rebuilt without
+        // that one (the others, on its id, stay). Foreign keys are off during migrations.
+        // Search is an external-content FTS5 index over the title, query and summary, kept in
+        // step by triggers.
+        sql: r#"
+CREATE TABLE sessions_v7 (
+    id TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL UNIQUE,
+    claude_session_id TEXT,
+    parent_session_id TEXT,
+    query TEXT NOT NULL,
+    summary TEXT NOT NULL DEFAULT '',
+    title TEXT,
+    model TEXT,
+    working_dir TEXT,
+    additional_directories TEXT,
+    max_turns INTEGER,
+    system_prompt TEXT,
+    append_system_prompt TEXT,
+    custom_instructions TEXT,
+    permission_prompt_tool TEXT,
+    allowed_tools TEXT,
+    disallowed_tools TEXT,
+    has_mcp_config INTEGER NOT NULL DEFAULT 0,
+    no_approvals INTEGER NOT NULL DEFAULT 0,
+    archived INTEGER NOT NULL DEFAULT 0,
+    auto_accept_edits INTEGER NOT NULL DEFAULT 0,
+    dangerously_skip_permissions INTEGER NOT NULL DEFAULT 0,
+    dangerously_skip_permissions_expires_at TEXT,
+    initial_status TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN
+        ('starting', 'running', 'waiting_input', 'completing', 'completed', 'failed')),
+    created_at TEXT NOT NULL,
+    last_activity_at TEXT NOT NULL,
+    completed_at TEXT,
+    error_message TEXT,
+    cost_usd REAL,
+    input_tokens INTEGER,
+    output_tokens INTEGER,
+    cache_creation_input_tokens INTEGER,
+    cache_read_input_tokens INTEGER,
+    effective_context_tokens INTEGER,
+    context_limit INTEGER,
+    duration_ms INTEGER,
+    num_turns INTEGER,
+    result_content TEXT,
+    result_is_error INTEGER,
+    interrupted INTEGER NOT NULL DEFAULT 0,
+    exit_code INTEGER
+);
+INSERT INTO sessions_v7 (id, run_id, claude_session_id, parent_session_id, query, summary,
+    model, working_dir, max_turns, system_prompt, append_system_prompt, custom_instructions,
+    permission_prompt_tool, allowed_tools, disallowed_tools, has_mcp_config, no_approvals,
+    initial_status, status, created_at, last_activity_at, completed_at, error_message,
+    cost_usd, input_tokens, output_tokens, duration_ms, num_turns, result_content,
+    result_is_error, interrupted, exit_code)
+SELECT id, run_id, claude_session_id, parent_session_id, query, summary,
+    model, working_dir, max_turns, system_prompt, append_system_prompt, custom_instructions,
+    permission_prompt_tool, allowed_tools, disallowed_tools, has_mcp_config, no_approvals,
+    initial_status, status, created_at, last_activity_at, completed_at, error_message,
+    cost_usd, input_tokens, output_tokens, duration_ms, num_turns, result_content,
+    result_is_error, interrupted, exit_code
+FROM sessions;
+DROP TABLE sessions;
+ALTER TABLE sessions_v7 RENAME TO sessions;
+CREATE INDEX idx_sessions_claude ON sessions(claude_session_id, created_at);
+CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
+CREATE INDEX idx_sessions_status ON sessions(status);
+CREATE INDEX idx_sessions_activity ON sessions(last_activity_at, created_at);
+CREATE INDEX idx_sessions_bypass ON sessions(dangerously_skip_permissions_expires_at)
+    WHERE dangerously_skip_permissions_expires_at IS NOT NULL;
+
+ALTER TABLE approvals ADD COLUMN decided_by TEXT;
+
+CREATE VIRTUAL TABLE sessions_fts USING fts5(
+    title, query, summary, content = 'sessions', content_rowid = 'rowid'
+);
+CREATE TRIGGER sessions_fts_insert AFTER INSERT ON sessions BEGIN
+    INSERT INTO sessions_fts (rowid, title, query, summary)
+        VALUES (new.rowid, new.title, new.query, new.summary);
+END;
+CREATE TRIGGER sessions_fts_delete AFTER DELETE ON sessions BEGIN
+    INSERT INTO sessions_fts (sessions_fts, rowid, title, query, summary)
+        VALUES ('delete', old.rowid, old.title, old.query, old.summary);
+END;
+CREATE TRIGGER sessions_fts_update AFTER UPDATE OF title, query, summary ON sessions BEGIN
+    INSERT INTO sessions_fts (sessions_fts, rowid, title, query, summary)
+        VALUES ('delete', old.rowid, old.title, old.query, old.summary);
+    INSERT INTO sessions_fts (rowid, title, query, summary)
+        VALUES (new.rowid, new.title, new.query, new.summary);
+END;
+INSERT INTO sessions_fts (sessions_fts) VALUES ('rebuild');
+"#,
+    },
 ];
 
 /// The newest schema version this build knows.
@@ -330,6 +429,15 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
         )",
     )?;
     let supported = latest_version();
+    // A table rebuilt by a migration is dropped while other tables still refer to it, which
+    // foreign keys would refuse; each migration checks them itself before it commits.
+    conn.pragma_update(None, "foreign_keys", false)?;
+    let result = apply(conn, target, supported);
+    conn.pragma_update(None, "foreign_keys", true)?;
+    result
+}
+
+fn apply(conn: &mut Connection, target: i64, supported: i64) -> Result<()> {
     for m in MIGRATIONS.iter().take_while(|m| m.version <= target) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current = current_version(&tx)?;
@@ -343,6 +451,16 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
             continue;
         }
         tx.execute_batch(m.sql)?;
+        let violations: i64 =
+            tx.query_row("SELECT COUNT(*) FROM pragma_foreign_key_check", [], |r| {
+                r.get(0)
+            })?;
+        if violations > 0 {
+            return Err(StoreError::Invalid(format!(
+                "migration {} would leave {violations} broken references",
+                m.version
+            )));
+        }
         tx.execute(
             "INSERT INTO schema_version (version, applied_at, description) VALUES (?1, ?2, ?3)",
             (m.version, crate::time::now(), m.description),

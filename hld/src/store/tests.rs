@@ -10,6 +10,7 @@ use hld_client::protocol::{
 use serde_json::json;
 
 use super::*;
+use crate::approval::rules::Modes;
 use crate::session::SessionOptions;
 
 /// A session created at `created_at`, with every optional field empty.
@@ -22,6 +23,8 @@ fn session(id: &str, created_at: &str) -> NewSession {
         summary: summarize(&format!("query of {id}")),
         options: SessionOptions::default(),
         created_at: created_at.into(),
+        title: None,
+        modes: Modes::default(),
     }
 }
 
@@ -282,6 +285,13 @@ async fn a_session_round_trips_with_its_mcp_config() {
                 mcp_servers: servers,
             }),
             no_approvals: true,
+            additional_directories: vec!["/tmp/extra".into(), "/tmp/more".into()],
+        },
+        title: Some("A title".into()),
+        modes: Modes {
+            auto_accept_edits: true,
+            dangerously_skip_permissions: true,
+            bypass_expires_at: Some("2026-01-01T01:00:00.000Z".into()),
         },
         ..session("s1", "2026-01-01T00:00:00.000Z")
     };
@@ -1540,7 +1550,15 @@ async fn a_version_4_database_keeps_its_approvals_and_checks_status_without_a_te
     )
     .unwrap();
     let rows = |conn: &Connection| -> Vec<Vec<rusqlite::types::Value>> {
-        let mut stmt = conn.prepare("SELECT * FROM approvals ORDER BY id").unwrap();
+        // The columns of version 4 (later versions add some).
+        let mut stmt = conn
+            .prepare(
+                "SELECT id, session_id, run_id, type, source, status, tool_name, tool_input,
+                    tool_use_id, message, subject, comment, requested_at, timeout_at,
+                    responded_at
+                 FROM approvals ORDER BY id",
+            )
+            .unwrap();
         let n = stmt.column_count();
         stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
             .unwrap()
@@ -1774,4 +1792,63 @@ async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
         .unwrap();
     assert_eq!(ended.pending, 1);
     assert_eq!(store.pending_approvals(None).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_version_6_database_keeps_its_sessions_finds_them_and_lets_a_parent_go() {
+    let (_dir, path, conn) = old_database(6);
+    conn.execute_batch(
+        "INSERT INTO sessions (id, run_id, query, summary, initial_status, status, created_at,
+            last_activity_at)
+         VALUES ('p', 'run-p', 'fix the flaky parser test', 'fix the flaky parser test',
+            'starting', 'completed', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+         INSERT INTO sessions (id, run_id, parent_session_id, query, initial_status, status,
+            created_at, last_activity_at)
+         VALUES ('c', 'run-c', 'p', 'and the lexer', 'starting', 'completed',
+            '2026-01-01T00:01:00.000Z', '2026-01-01T00:01:00.000Z');
+         INSERT INTO conversation_events (session_id, sequence, event_type, created_at)
+         VALUES ('p', 1, 'message', '2026-01-01T00:00:00.000Z');",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    let parent = store.get_session("p").await.unwrap().unwrap();
+    assert_eq!(parent.title(), "fix the flaky parser test");
+    assert!(!parent.archived && parent.new.modes == Modes::default());
+    // Rows from before the migration are in the search index, as later ones are.
+    let found = store.search_sessions("\"flak\"*".into(), 10).await.unwrap();
+    assert_eq!(
+        found.iter().map(|s| s.new.id.as_str()).collect::<Vec<_>>(),
+        ["p"]
+    );
+    store
+        .set_title("c", Some("Lexer work".into()))
+        .await
+        .unwrap();
+    let found = store
+        .search_sessions("\"lexer\"*".into(), 10)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].title(), "Lexer work");
+    // The parent goes with its events; its child stays, naming it.
+    store.delete_session("p").await.unwrap();
+    assert!(store.get_session("p").await.unwrap().is_none());
+    let child = store.get_session("c").await.unwrap().unwrap();
+    assert_eq!(child.new.parent_session_id.as_deref(), Some("p"));
+    assert!(store
+        .search_sessions("\"flaky\"*".into(), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let conn = raw(&path);
+    let left: i64 = conn
+        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0);
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok");
+    store.close().await.unwrap();
 }

@@ -1,11 +1,12 @@
 //! The store's records: what is written (new sessions, updates, events) and what is read back.
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, SessionInfo,
-    SessionResult, SessionState, SessionStatus,
+    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
+    SessionControl, SessionInfo, SessionResult, SessionState, SessionStatus,
 };
 use serde_json::Value;
 
+use crate::approval::rules::Modes;
 use crate::session::SessionOptions;
 
 /// A session row to insert (its status starts as `starting`).
@@ -25,6 +26,10 @@ pub struct NewSession {
     pub options: SessionOptions,
     /// Creation time, RFC 3339.
     pub created_at: String,
+    /// The title given, if any.
+    pub title: Option<String>,
+    /// Its approval modes.
+    pub modes: Modes,
 }
 
 /// A stored session.
@@ -60,6 +65,41 @@ pub struct SessionRow {
     pub interrupted: bool,
     /// The process exit code.
     pub exit_code: Option<i32>,
+    /// Hidden from the normal leaf list.
+    pub archived: bool,
+    /// Cache and context tokens.
+    pub context: ContextTokens,
+}
+
+/// Prompt-cache and context-window figures of a session, as Claude reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ContextTokens {
+    /// Tokens written to the prompt cache, over the session.
+    pub cache_creation_input_tokens: Option<i64>,
+    /// Tokens read from the prompt cache, over the session.
+    pub cache_read_input_tokens: Option<i64>,
+    /// The last model call's input, cache-creation and cache-read tokens.
+    pub effective_context_tokens: Option<i64>,
+    /// The model's context window.
+    pub context_limit: Option<i64>,
+}
+
+impl ContextTokens {
+    /// These figures, with those set in `later` instead.
+    fn merged_with(self, later: ContextTokens) -> ContextTokens {
+        ContextTokens {
+            cache_creation_input_tokens: later
+                .cache_creation_input_tokens
+                .or(self.cache_creation_input_tokens),
+            cache_read_input_tokens: later
+                .cache_read_input_tokens
+                .or(self.cache_read_input_tokens),
+            effective_context_tokens: later
+                .effective_context_tokens
+                .or(self.effective_context_tokens),
+            context_limit: later.context_limit.or(self.context_limit),
+        }
+    }
 }
 
 /// Fields to change on a session; `None` leaves a field alone. Every update also sets
@@ -93,6 +133,8 @@ pub struct SessionUpdate {
     pub interrupted: Option<bool>,
     /// Process exit code.
     pub exit_code: Option<i32>,
+    /// Cache and context tokens.
+    pub context: ContextTokens,
 }
 
 impl SessionUpdate {
@@ -112,6 +154,7 @@ impl SessionUpdate {
             result_is_error: later.result_is_error.or(self.result_is_error),
             interrupted: later.interrupted.or(self.interrupted),
             exit_code: later.exit_code.or(self.exit_code),
+            context: self.context.merged_with(later.context),
         }
     }
 }
@@ -381,6 +424,41 @@ impl SessionRow {
             result: self.result(),
             interrupted: self.interrupted,
             cost_usd: self.cost_usd,
+            control: self.control(),
+        }
+    }
+
+    /// The title shown: the one given, else the query's first line.
+    pub fn title(&self) -> String {
+        match &self.new.title {
+            Some(title) => title.clone(),
+            None => self
+                .new
+                .query
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned(),
+        }
+    }
+
+    /// Title, archive state and approval modes, as sent.
+    pub fn control(&self) -> SessionControl {
+        let modes = &self.new.modes;
+        SessionControl {
+            title: self.title(),
+            archived: self.archived,
+            auto_accept_edits: modes.auto_accept_edits,
+            dangerously_skip_permissions: modes.dangerously_skip_permissions,
+            dangerously_skip_permissions_expires_at: modes.bypass_expires_at.clone(),
+            additional_directories: self
+                .new
+                .options
+                .additional_directories
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect(),
         }
     }
 
@@ -415,6 +493,11 @@ impl SessionRow {
             exit_code: self.exit_code,
             max_turns: self.new.options.max_turns,
             permission_prompt_tool: self.new.options.permission_prompt_tool.clone(),
+            cache_creation_input_tokens: self.context.cache_creation_input_tokens,
+            cache_read_input_tokens: self.context.cache_read_input_tokens,
+            effective_context_tokens: self.context.effective_context_tokens,
+            context_limit: self.context.context_limit,
+            control: self.control(),
         }
     }
 }

@@ -674,8 +674,9 @@ fn an_interrupted_stream_can_be_resumed_with_its_history() {
         d.log_text()
     );
     assert_eq!(cs.parent_session_id, Some(id));
-    // A plain --resume keeps the Claude session id (CLI 2.x).
-    assert_eq!(cs.claude_session_id, Some(parent_claude));
+    // A continuation forks (`--fork-session`): it has a Claude session of its own.
+    assert!(cs.claude_session_id.is_some());
+    assert_ne!(cs.claude_session_id, Some(parent_claude));
 
     let turns = api.wait_model_turns(2);
     let texts = message_texts(&turns[1]);
@@ -689,6 +690,61 @@ fn an_interrupted_stream_can_be_resumed_with_its_history() {
     assert_eq!(chain[0].content.as_deref(), Some("Count to a hundred"));
     assert!(chain.iter().any(|e| e.content.as_deref() == Some("go on")));
     assert_eq!(chain.last().unwrap().content.as_deref(), Some("Resumed."));
+}
+
+#[test]
+fn two_continuations_of_one_parent_are_independent_branches() {
+    let api = AnthropicStandIn::start(|request| {
+        let texts = message_texts(request);
+        let last = texts.last().cloned().unwrap_or_default();
+        Reply::text(&format!("Noted: {last}"))
+    });
+    let d = daemon(Some(&api));
+    let parent = d.launch(launch_params("The base", workdir(&d)));
+    assert_eq!(d.wait_ended(&parent).status, SessionStatus::Completed);
+    let branch = |query: &str| {
+        let c = d.request::<ContinueSession>(ContinueSessionParams {
+            session_id: parent.clone(),
+            query: query.into(),
+            ..Default::default()
+        });
+        let s = d.wait_ended(&c.session_id);
+        assert_eq!(
+            s.status,
+            SessionStatus::Completed,
+            "{s:?}
+log:
+{}",
+            d.log_text()
+        );
+        s
+    };
+    let first = branch("First branch turn");
+    let second = branch("Second branch turn");
+    assert_ne!(first.claude_session_id, second.claude_session_id);
+    let turns = api.wait_model_turns(3);
+    let second_request = turns
+        .iter()
+        .find(|t| asks(t, "Second branch turn"))
+        .expect("the second branch asked the model");
+    let texts = message_texts(second_request);
+    assert!(
+        texts.contains(&"user: The base".to_owned()),
+        "the branch carries the parent's history: {texts:?}"
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("First branch turn")),
+        "the second branch saw the first branch's turn: {texts:?}"
+    );
+    // Each branch's conversation holds its own turn and the parent's, not its sibling's.
+    let second_chain = d.conversation(&second.id);
+    assert!(second_chain.iter().all(|e| !e
+        .content
+        .as_deref()
+        .unwrap_or("")
+        .contains("First branch")));
+    // The real CLI's usage reaches the session's token figures.
+    assert!(first.effective_context_tokens.is_some() && first.context_limit.is_some());
 }
 
 #[test]

@@ -12,8 +12,8 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent};
 use futures::StreamExt;
 use hld_client::protocol::{
-    ConversationEvent, ConversationEventType, Event, LaunchSessionParams, SessionInfo,
-    SessionResult, SessionStatus, SubscribeParams, TimedEvent,
+    ConversationEvent, ConversationEventType, Event, LaunchSessionParams, SessionControl,
+    SessionInfo, SessionResult, SessionStatus, SubscribeParams, TimedEvent,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use hld_tui::app::{update, Command, Msg, Screen, State};
@@ -601,6 +601,11 @@ fn sessions(n: usize, now: DateTime<Utc>) -> Vec<SessionInfo> {
                 }),
                 interrupted: false,
                 cost_usd: Some(0.01 * i as f64),
+                control: SessionControl {
+                    title: format!("Payments module {i}"),
+                    auto_accept_edits: i % 5 == 0,
+                    ..Default::default()
+                },
             }
         })
         .collect()

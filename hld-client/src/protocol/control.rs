@@ -1,0 +1,252 @@
+//! Organising sessions after launch (HumanLayer HEAD's methods and shapes): titles, archive,
+//! the leaf list, approval modes, recent paths, search and deletion.
+
+use serde::{Deserialize, Serialize};
+
+use super::{SessionIdParams, SessionInfo};
+
+/// `{success}`: the change was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuccessResult {
+    /// Always true in a reply; failures are errors.
+    pub success: bool,
+}
+
+/// Params of `updateSessionTitle`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateSessionTitleParams {
+    /// The session.
+    pub session_id: String,
+    /// The new title; empty clears it (the query's first line shows again).
+    pub title: String,
+}
+
+method!(
+    /// Renames a session.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"updateSessionTitle","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","title":"Fix the flaky test"},"id":1}
+    /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
+    /// ```
+    ///
+    /// -32602 for an unknown session.
+    UpdateSessionTitle, "updateSessionTitle", "Set a session's title",
+    ["session_id: string", "title: string"], "{success: boolean}",
+    UpdateSessionTitleParams, SuccessResult
+);
+
+/// Params of `archiveSession`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ArchiveSessionParams {
+    /// The session.
+    pub session_id: String,
+    /// Archive (true) or restore (false).
+    pub archived: bool,
+}
+
+method!(
+    /// Archives or restores a session.
+    ///
+    /// Archiving a chain's leaf hides the whole chain from the normal leaf list.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"archiveSession","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","archived":true},"id":1}
+    /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
+    /// ```
+    ///
+    /// -32602 for an unknown session.
+    ArchiveSession, "archiveSession", "Archive or unarchive a session",
+    ["session_id: string", "archived: boolean"], "{success: boolean}",
+    ArchiveSessionParams, SuccessResult
+);
+
+/// Params of `bulkArchiveSessions`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BulkArchiveSessionsParams {
+    /// The sessions.
+    pub session_ids: Vec<String>,
+    /// Archive (true) or restore (false).
+    pub archived: bool,
+}
+
+/// Result of `bulkArchiveSessions`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BulkArchiveSessionsResult {
+    /// Whether every session was changed.
+    pub success: bool,
+    /// The ids that name no session.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_sessions: Vec<String>,
+}
+
+method!(
+    /// Archives or restores several sessions at once, in one transaction.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"bulkArchiveSessions","params":{"session_ids":["4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","nope"],"archived":true},"id":1}
+    /// {"jsonrpc":"2.0","result":{"success":false,"failed_sessions":["nope"]},"id":1}
+    /// ```
+    ///
+    /// -32602 when `session_ids` is empty.
+    BulkArchiveSessions, "bulkArchiveSessions", "Archive or unarchive several sessions",
+    ["session_ids: [string]", "archived: boolean"], "{success: boolean, failed_sessions?: [string]}",
+    BulkArchiveSessionsParams, BulkArchiveSessionsResult
+);
+
+/// Which leaves `getSessionLeaves` returns.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeafFilter {
+    /// Chains whose leaf is not archived.
+    #[default]
+    Normal,
+    /// Chains whose leaf is archived.
+    Archived,
+}
+
+/// Params of `getSessionLeaves`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetSessionLeavesParams {
+    /// `normal` (the default) or `archived`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<LeafFilter>,
+}
+
+/// A list of sessions (`getSessionLeaves`, `searchSessions`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionsResult {
+    /// Newest activity first; always an array.
+    pub sessions: Vec<SessionInfo>,
+}
+
+method!(
+    /// The sessions no other session continues: one per chain (or per branch of a fork),
+    /// newest activity first.
+    ///
+    /// Listed like `listSessions` (a session being interrupted is `running` with
+    /// `interrupting: true`).
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"getSessionLeaves","params":{"filter":"archived"},"id":1}
+    /// ```
+    ///
+    /// -32602 for a filter other than `normal` or `archived`.
+    GetSessionLeaves, "getSessionLeaves", "Sessions without children, newest first",
+    ["filter?: \"normal\"|\"archived\""], "{sessions: [SessionInfo]}",
+    GetSessionLeavesParams, SessionsResult
+);
+
+/// Params of `updateSessionSettings`. Unset fields are left alone.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateSessionSettingsParams {
+    /// The session.
+    pub session_id: String,
+    /// Approve Edit, Write and MultiEdit without asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_accept_edits: Option<bool>,
+    /// Approve every tool call without asking.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions: Option<bool>,
+    /// With bypass on: how long it lasts, in milliseconds, from now; none: until turned off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dangerously_skip_permissions_timeout_ms: Option<i64>,
+}
+
+method!(
+    /// Turns auto-accept of edits or the bypass of permissions on or off.
+    ///
+    /// The daemon enforces both in its approval path: turning one on approves the pending
+    /// approvals it covers at once, and a bypass with a timeout ends on the daemon's clock when
+    /// due. Questions to the human are never answered automatically. Every change publishes
+    /// `session_settings_changed`.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"updateSessionSettings","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","dangerously_skip_permissions":true,"dangerously_skip_permissions_timeout_ms":900000},"id":1}
+    /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
+    /// ```
+    ///
+    /// -32602 for an unknown session, a non-positive timeout, or a timeout without bypass.
+    UpdateSessionSettings, "updateSessionSettings", "Set a session's auto-accept and bypass modes",
+    ["session_id: string", "auto_accept_edits?: boolean", "dangerously_skip_permissions?: boolean",
+     "dangerously_skip_permissions_timeout_ms?: number"], "{success: boolean}",
+    UpdateSessionSettingsParams, SuccessResult
+);
+
+/// Params of `getRecentPaths`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct GetRecentPathsParams {
+    /// At most this many (default 20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+}
+
+/// A working directory sessions used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecentPath {
+    /// The directory.
+    pub path: String,
+    /// When a session last started there, RFC 3339.
+    pub last_used: String,
+    /// How many sessions started there.
+    pub usage_count: i64,
+}
+
+/// Result of `getRecentPaths`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GetRecentPathsResult {
+    /// Most recently used first.
+    pub paths: Vec<RecentPath>,
+}
+
+method!(
+    /// The working directories of past sessions, most recently used first, for launch forms.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"getRecentPaths","params":{"limit":5},"id":1}
+    /// {"jsonrpc":"2.0","result":{"paths":[{"path":"/home/ada/src/app","last_used":"2025-06-12T09:14:03.512Z","usage_count":12}]},"id":1}
+    /// ```
+    GetRecentPaths, "getRecentPaths", "Recently used working directories",
+    ["limit?: number"], "{paths: [{path, last_used, usage_count}]}",
+    GetRecentPathsParams, GetRecentPathsResult
+);
+
+/// Params of `searchSessions`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchSessionsParams {
+    /// Words to find in a session's title, query or summary (each word as a prefix).
+    pub query: String,
+    /// At most this many (default 50).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<i64>,
+}
+
+method!(
+    /// Full-text search (SQLite FTS5) over sessions' titles, queries and summaries, best match
+    /// first.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"searchSessions","params":{"query":"flaky test","limit":10},"id":1}
+    /// ```
+    ///
+    /// -32602 for an empty query or a non-positive limit.
+    SearchSessions, "searchSessions", "Search sessions by title, query and summary",
+    ["query: string", "limit?: number"], "{sessions: [SessionInfo]}",
+    SearchSessionsParams, SessionsResult
+);
+
+method!(
+    /// Deletes a session that is not running, with its conversation, raw output and approvals.
+    ///
+    /// Its children keep their `parent_session_id`, which then names no session: clients show
+    /// it as deleted.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"deleteSession","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
+    /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
+    /// ```
+    ///
+    /// -32602 for an unknown session or one still running (interrupt it first).
+    DeleteSession, "deleteSession", "Delete a finished session and everything stored for it",
+    ["session_id: string"], "{success: boolean}",
+    SessionIdParams, SuccessResult
+);

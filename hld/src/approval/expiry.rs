@@ -1,0 +1,54 @@
+//! Ends each bypass of permissions when its time is up, on the daemon's clock: one task sleeps
+//! until the earliest expiry stored, turns off what is due, tells subscribers, and sleeps
+//! again. A change of settings wakes it to look again. (The approval rule compares the
+//! expiry with the clock itself, so a tool call asked after it is never approved, however late
+//! this task runs.)
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::Bus;
+use crate::store::Store;
+
+/// How long the task sleeps when no bypass has an expiry (a change wakes it anyway).
+const IDLE: Duration = Duration::from_secs(3600);
+
+/// Runs until `shutdown`; `wake` is notified whenever a bypass with an expiry may have been set.
+pub async fn run(store: Store, bus: Bus, wake: Arc<Notify>, shutdown: CancellationToken) {
+    loop {
+        let pause = match store.next_bypass_expiry().await {
+            Ok(Some(expiry)) => until(&expiry),
+            Ok(None) => IDLE,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read bypass expiries");
+                Duration::from_secs(1)
+            }
+        };
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = wake.notified() => continue,
+            () = tokio::time::sleep(pause) => {}
+        }
+        match store.expire_bypasses(crate::time::now()).await {
+            Ok(ended) => {
+                for session in &ended {
+                    tracing::info!(session = %session.new.id, "bypass of permissions expired");
+                    crate::session::publish_settings(&bus, session, "expired");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot end expired bypasses"),
+        }
+    }
+}
+
+/// How long from now until `rfc3339` (zero if past or unreadable).
+fn until(rfc3339: &str) -> Duration {
+    DateTime::parse_from_rfc3339(rfc3339)
+        .ok()
+        .and_then(|t| (t.with_timezone(&Utc) - Utc::now()).to_std().ok())
+        .unwrap_or_default()
+}

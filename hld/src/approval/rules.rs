@@ -1,0 +1,142 @@
+//! The rules that approve a tool call without asking anyone: auto-accept of edits, and the
+//! bypass of permissions until it expires. The store applies them inside the transaction that
+//! stores an approval, so a rule and the approval it decides are never out of step.
+
+use chrono::{DateTime, Utc};
+use hld_client::protocol::ApprovalType;
+
+/// The tools auto-accept covers.
+pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
+
+/// A session's approval modes, as stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Modes {
+    /// Edit, Write and MultiEdit are approved at once.
+    pub auto_accept_edits: bool,
+    /// Every tool call is approved at once, until `bypass_expires_at`.
+    pub dangerously_skip_permissions: bool,
+    /// When the bypass ends, RFC 3339; `None`: when turned off.
+    pub bypass_expires_at: Option<String>,
+}
+
+impl Modes {
+    /// Whether the bypass is on at `now` (RFC 3339). An expiry that cannot be read counts as
+    /// passed: a bypass is never extended by a fault.
+    pub fn bypass_active(&self, now: &str) -> bool {
+        self.dangerously_skip_permissions
+            && self.bypass_expires_at.as_deref().is_none_or(|expiry| {
+                match (parse(expiry), parse(now)) {
+                    (Some(expiry), Some(now)) => expiry > now,
+                    _ => false,
+                }
+            })
+    }
+
+    /// The modes a continuation starts with at `now`: auto-accept as is, and the bypass only
+    /// if it is still on, until the same expiry.
+    pub fn inherited(&self, now: &str) -> Modes {
+        let bypass = self.bypass_active(now);
+        Modes {
+            auto_accept_edits: self.auto_accept_edits,
+            dangerously_skip_permissions: bypass,
+            bypass_expires_at: self.bypass_expires_at.clone().filter(|_| bypass),
+        }
+    }
+}
+
+fn parse(rfc3339: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(rfc3339)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
+}
+
+/// A rule that approved a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    AutoAcceptEdits,
+    DangerouslySkipPermissions,
+}
+
+impl Rule {
+    /// What is recorded as the decider (`decided_by`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::AutoAcceptEdits => "auto_accept_edits",
+            Rule::DangerouslySkipPermissions => "dangerously_skip_permissions",
+        }
+    }
+
+    /// The approval's comment, which Claude reads.
+    pub fn comment(self) -> &'static str {
+        match self {
+            Rule::AutoAcceptEdits => {
+                "Approved automatically: auto-accept edits is on for this session."
+            }
+            Rule::DangerouslySkipPermissions => {
+                "Approved automatically: permissions are bypassed for this session."
+            }
+        }
+    }
+}
+
+/// The rule that approves an approval of `kind` for `tool` at `now`, if any. Questions to the
+/// human are never answered by a rule.
+pub fn automatic(modes: &Modes, kind: ApprovalType, tool: Option<&str>, now: &str) -> Option<Rule> {
+    if kind != ApprovalType::FunctionCall {
+        return None;
+    }
+    if modes.bypass_active(now) {
+        return Some(Rule::DangerouslySkipPermissions);
+    }
+    (modes.auto_accept_edits && tool.is_some_and(|t| EDIT_TOOLS.contains(&t)))
+        .then_some(Rule::AutoAcceptEdits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: &str = "2026-11-27T12:00:00.000Z";
+
+    fn modes(auto: bool, bypass: bool, expiry: Option<&str>) -> Modes {
+        Modes {
+            auto_accept_edits: auto,
+            dangerously_skip_permissions: bypass,
+            bypass_expires_at: expiry.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn auto_accept_covers_edits_only_and_never_questions() {
+        let m = modes(true, false, None);
+        let call = ApprovalType::FunctionCall;
+        assert_eq!(
+            automatic(&m, call, Some("Edit"), NOW),
+            Some(Rule::AutoAcceptEdits)
+        );
+        assert_eq!(
+            automatic(&m, call, Some("MultiEdit"), NOW),
+            Some(Rule::AutoAcceptEdits)
+        );
+        assert_eq!(automatic(&m, call, Some("Bash"), NOW), None);
+        let all = modes(true, true, None);
+        assert_eq!(automatic(&all, ApprovalType::HumanContact, None, NOW), None);
+        assert_eq!(
+            automatic(&all, call, Some("Bash"), NOW),
+            Some(Rule::DangerouslySkipPermissions)
+        );
+    }
+
+    #[test]
+    fn a_bypass_ends_at_its_expiry_and_a_continuation_keeps_the_same_one() {
+        let m = modes(false, true, Some("2026-11-27T12:00:00.500Z"));
+        assert!(m.bypass_active(NOW));
+        assert!(!m.bypass_active("2026-11-27T12:00:00.500Z"));
+        assert!(!modes(false, true, Some("garbage")).bypass_active(NOW));
+        assert_eq!(m.inherited(NOW), m);
+        assert_eq!(
+            m.inherited("2026-11-27T12:00:01.000Z"),
+            modes(false, false, None)
+        );
+    }
+}

@@ -1,0 +1,281 @@
+//! Organising sessions after launch: titles, the archive, the leaf list, approval modes,
+//! recent paths, search and deletion.
+
+use std::sync::Arc;
+
+use hld_client::protocol::*;
+
+use super::sessions::{no_nul, required};
+use crate::approval::publish_decided;
+use crate::approval::rules::Modes;
+use crate::daemon::Daemon;
+use crate::error::{Error, Result};
+use crate::session::{bypass_expiry, publish_change, publish_settings};
+use crate::store::{SessionRow, StoreError};
+
+/// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
+const SEARCH_LIMIT: (i64, i64) = (50, 1000);
+const RECENT_PATHS_LIMIT: i64 = 20;
+
+/// A store failure as the error a client sees: an unknown or running session is the caller's
+/// mistake (-32602), anything else a fault (-32603).
+fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
+    move |e| match e {
+        StoreError::SessionNotFound(id) => Error::invalid_param(
+            "session_id",
+            "existing session id",
+            "unknown id",
+            format!("{action}: session not found: {id}"),
+        ),
+        StoreError::SessionActive(id) => Error::invalid_param(
+            "session_id",
+            "a session that is not running",
+            "a running session",
+            format!("{action}: session is still running: {id} (interrupt it first)"),
+        ),
+        e => Error::internal(action, e),
+    }
+}
+
+/// A positive `limit`, or `default`, at most `max`.
+fn limit(value: Option<i64>, default: i64, max: i64) -> Result<i64> {
+    match value {
+        None => Ok(default),
+        Some(n) if n <= 0 => Err(Error::invalid_param(
+            "limit",
+            "positive integer",
+            "non-positive integer",
+            "limit must be positive",
+        )),
+        Some(n) => Ok(n.min(max)),
+    }
+}
+
+fn infos(rows: &[SessionRow]) -> SessionsResult {
+    SessionsResult {
+        sessions: rows.iter().map(SessionRow::to_info).collect(),
+    }
+}
+
+pub async fn update_session_title(
+    daemon: Arc<Daemon>,
+    p: UpdateSessionTitleParams,
+) -> Result<SuccessResult> {
+    no_nul(&p)?;
+    required(&p.session_id, "session_id")?;
+    let title = Some(p.title.trim().to_owned()).filter(|t| !t.is_empty());
+    let row = daemon
+        .store
+        .set_title(&p.session_id, title)
+        .await
+        .map_err(store_error("failed to update the title"))?;
+    publish_settings(&daemon.bus, &row, "updated");
+    Ok(SuccessResult { success: true })
+}
+
+pub async fn archive_session(
+    daemon: Arc<Daemon>,
+    p: ArchiveSessionParams,
+) -> Result<SuccessResult> {
+    required(&p.session_id, "session_id")?;
+    let (changed, missing) = daemon
+        .store
+        .set_archived(vec![p.session_id.clone()], p.archived)
+        .await
+        .map_err(store_error("failed to archive the session"))?;
+    if !missing.is_empty() {
+        return Err(store_error("failed to archive the session")(
+            StoreError::SessionNotFound(p.session_id),
+        ));
+    }
+    for row in &changed {
+        publish_settings(&daemon.bus, row, "updated");
+    }
+    Ok(SuccessResult { success: true })
+}
+
+pub async fn bulk_archive_sessions(
+    daemon: Arc<Daemon>,
+    p: BulkArchiveSessionsParams,
+) -> Result<BulkArchiveSessionsResult> {
+    if p.session_ids.is_empty() {
+        return Err(Error::required(
+            "session_ids",
+            "non-empty array of session ids",
+            "empty array",
+        ));
+    }
+    let (changed, failed_sessions) = daemon
+        .store
+        .set_archived(p.session_ids, p.archived)
+        .await
+        .map_err(store_error("failed to archive the sessions"))?;
+    for row in &changed {
+        publish_settings(&daemon.bus, row, "updated");
+    }
+    Ok(BulkArchiveSessionsResult {
+        success: failed_sessions.is_empty(),
+        failed_sessions,
+    })
+}
+
+/// Brings an archived session back to the list, as working with it again does (continuing,
+/// interrupting). A failure is only logged: the action itself went through.
+pub async fn unarchive(daemon: &Daemon, session_id: &str) {
+    match daemon
+        .store
+        .set_archived(vec![session_id.to_owned()], false)
+        .await
+    {
+        Ok((changed, _)) => {
+            for row in &changed {
+                publish_settings(&daemon.bus, row, "updated");
+            }
+        }
+        Err(e) => tracing::warn!(session = %session_id, error = %e, "cannot unarchive"),
+    }
+}
+
+pub async fn get_session_leaves(
+    daemon: Arc<Daemon>,
+    p: GetSessionLeavesParams,
+) -> Result<SessionsResult> {
+    let archived = p.filter.unwrap_or_default() == LeafFilter::Archived;
+    let rows = daemon
+        .store
+        .leaves(archived)
+        .await
+        .map_err(|e| Error::internal("failed to list sessions", e))?;
+    Ok(infos(&rows))
+}
+
+pub async fn update_session_settings(
+    daemon: Arc<Daemon>,
+    p: UpdateSessionSettingsParams,
+) -> Result<SuccessResult> {
+    let current = super::sessions::session(&daemon, &p.session_id).await?;
+    let now = crate::time::now();
+    let before = &current.new.modes;
+    let bypass = p
+        .dangerously_skip_permissions
+        .unwrap_or_else(|| before.bypass_active(&now));
+    let bypass_expires_at = match (
+        p.dangerously_skip_permissions,
+        p.dangerously_skip_permissions_timeout_ms,
+    ) {
+        // Turned on (again) or given a new timeout: the expiry runs from now.
+        (Some(true), timeout) | (None, timeout @ Some(_)) => {
+            bypass_expiry(bypass, timeout, "dangerously_skip_permissions_timeout_ms")?
+        }
+        (Some(false), Some(_)) => {
+            return Err(Error::invalid_param(
+                "dangerously_skip_permissions_timeout_ms",
+                "a timeout together with dangerously_skip_permissions: true",
+                "a timeout with the bypass turned off",
+                "dangerously_skip_permissions_timeout_ms needs dangerously_skip_permissions",
+            ))
+        }
+        (Some(false), None) => None,
+        (None, None) => before.bypass_expires_at.clone().filter(|_| bypass),
+    };
+    let modes = Modes {
+        auto_accept_edits: p.auto_accept_edits.unwrap_or(before.auto_accept_edits),
+        dangerously_skip_permissions: bypass,
+        bypass_expires_at,
+    };
+    let has_expiry = modes.bypass_expires_at.is_some();
+    let (row, decided) = daemon
+        .store
+        .set_modes(&p.session_id, modes)
+        .await
+        .map_err(store_error("failed to update the settings"))?;
+    if has_expiry {
+        daemon.bypass_set.notify_one();
+    }
+    publish_settings(&daemon.bus, &row, "updated");
+    for change in &decided {
+        publish_decided(&daemon.bus, change);
+        if let Some(moved) = &change.session {
+            publish_change(&daemon.bus, moved, None);
+        }
+    }
+    Ok(SuccessResult { success: true })
+}
+
+pub async fn get_recent_paths(
+    daemon: Arc<Daemon>,
+    p: GetRecentPathsParams,
+) -> Result<GetRecentPathsResult> {
+    let limit = limit(p.limit, RECENT_PATHS_LIMIT, SEARCH_LIMIT.1)?;
+    let paths = daemon
+        .store
+        .recent_paths(limit)
+        .await
+        .map_err(|e| Error::internal("failed to list recent paths", e))?
+        .into_iter()
+        .map(|(path, last_used, usage_count)| RecentPath {
+            path,
+            last_used,
+            usage_count,
+        })
+        .collect();
+    Ok(GetRecentPathsResult { paths })
+}
+
+/// The FTS5 expression for what a person typed: every word, quoted, as a prefix.
+fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| w.replace('"', ""))
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{w}\"*"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+pub async fn search_sessions(
+    daemon: Arc<Daemon>,
+    p: SearchSessionsParams,
+) -> Result<SessionsResult> {
+    no_nul(&p)?;
+    let Some(matching) = fts_query(&p.query) else {
+        return Err(Error::required(
+            "query",
+            "words to search for",
+            "empty string",
+        ));
+    };
+    let limit = limit(p.limit, SEARCH_LIMIT.0, SEARCH_LIMIT.1)?;
+    let rows = daemon
+        .store
+        .search_sessions(matching, limit)
+        .await
+        .map_err(|e| Error::internal("failed to search sessions", e))?;
+    Ok(infos(&rows))
+}
+
+pub async fn delete_session(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {
+    required(&p.session_id, "session_id")?;
+    daemon
+        .store
+        .delete_session(&p.session_id)
+        .await
+        .map_err(store_error("failed to delete the session"))?;
+    tracing::info!(session = %p.session_id, "session deleted");
+    Ok(SuccessResult { success: true })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_words_become_quoted_prefixes() {
+        assert_eq!(
+            fts_query("flaky  test").as_deref(),
+            Some("\"flaky\"* \"test\"*")
+        );
+        assert_eq!(fts_query("a\"b OR").as_deref(), Some("\"ab\"* \"OR\"*"));
+        assert_eq!(fts_query(" \" "), None);
+    }
+}

@@ -1,0 +1,146 @@
+//! Writes that organise sessions after launch: titles, the archive, approval modes and their
+//! expiry, and deletion.
+
+use hld_client::protocol::ApprovalStatus;
+use rusqlite::{params, OptionalExtension};
+
+use super::error::{Result, StoreError};
+use super::read;
+use super::types::{ApprovalChange, SessionRow};
+use super::writer::Writer;
+use crate::approval::rules::{self, Modes};
+
+impl Writer {
+    /// The session `id`, read back inside this transaction.
+    fn session_after(&self, id: &str) -> Result<SessionRow> {
+        read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))
+    }
+
+    /// Sets a session's title; `None` clears it. Returns the session after.
+    pub(super) fn set_title(&mut self, id: &str, title: Option<&str>) -> Result<SessionRow> {
+        let changed = self
+            .conn
+            .prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
+            .execute(params![id, title])?;
+        if changed == 0 {
+            return Err(StoreError::SessionNotFound(id.into()));
+        }
+        self.session_after(id)
+    }
+
+    /// Archives or restores sessions. Returns the sessions whose state changed, and the ids
+    /// that name no session.
+    pub(super) fn set_archived(
+        &mut self,
+        ids: &[String],
+        archived: bool,
+    ) -> Result<(Vec<SessionRow>, Vec<String>)> {
+        let mut changed = Vec::new();
+        let mut missing = Vec::new();
+        for id in ids {
+            let before: Option<bool> = self
+                .conn
+                .prepare_cached("SELECT archived FROM sessions WHERE id = ?1")?
+                .query_row([id], |r| r.get(0))
+                .optional()?;
+            match before {
+                None => missing.push(id.clone()),
+                Some(was) if was == archived => {}
+                Some(_) => {
+                    self.conn
+                        .prepare_cached("UPDATE sessions SET archived = ?2 WHERE id = ?1")?
+                        .execute(params![id, archived])?;
+                    changed.push(self.session_after(id)?);
+                }
+            }
+        }
+        Ok((changed, missing))
+    }
+
+    /// Sets a session's approval modes, and approves at once each of its pending local
+    /// approvals that they now cover. Returns the session after and those decisions.
+    pub(super) fn set_modes(
+        &mut self,
+        id: &str,
+        modes: &Modes,
+    ) -> Result<(SessionRow, Vec<ApprovalChange>)> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET auto_accept_edits = ?2, dangerously_skip_permissions = ?3,
+                    dangerously_skip_permissions_expires_at = ?4
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                id,
+                modes.auto_accept_edits,
+                modes.dangerously_skip_permissions,
+                modes.bypass_expires_at
+            ])?;
+        if changed == 0 {
+            return Err(StoreError::SessionNotFound(id.into()));
+        }
+        let now = crate::time::now();
+        let covered: Vec<(String, rules::Rule)> = read::pending_approvals(&self.conn, Some(id))?
+            .into_iter()
+            .filter(|a| a.source == hld_client::protocol::ApprovalSource::Local)
+            .filter_map(|a| {
+                rules::automatic(modes, a.kind, a.function_name.as_deref(), &now)
+                    .map(|rule| (a.id, rule))
+            })
+            .collect();
+        let decided = covered
+            .iter()
+            .map(|(approval, rule)| {
+                self.decide_approval(
+                    approval,
+                    ApprovalStatus::Approved,
+                    Some(rule.comment()),
+                    Some(rule.name()),
+                )
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok((self.session_after(id)?, decided))
+    }
+
+    /// Turns off every bypass whose expiry is not after `now`. Returns the sessions changed.
+    pub(super) fn expire_bypasses(&mut self, now: &str) -> Result<Vec<SessionRow>> {
+        let ids = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET dangerously_skip_permissions = 0,
+                    dangerously_skip_permissions_expires_at = NULL
+                 WHERE dangerously_skip_permissions_expires_at IS NOT NULL
+                    AND dangerously_skip_permissions_expires_at <= ?1
+                 RETURNING id",
+            )?
+            .query_map([now], |r| r.get::<_, String>(0))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        ids.iter().map(|id| self.session_after(id)).collect()
+    }
+
+    /// Deletes a session that is not running, with its events, raw lines, MCP servers and
+    /// approvals. Its continuations keep their parent id.
+    pub(super) fn delete_session(&mut self, id: &str) -> Result<()> {
+        let session = self.session_after(id)?;
+        if session.status.is_active() {
+            return Err(StoreError::SessionActive(id.into()));
+        }
+        for table in [
+            "approvals",
+            "conversation_events",
+            "raw_events",
+            "mcp_servers",
+        ] {
+            self.conn
+                .prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1"))?
+                .execute([id])?;
+        }
+        self.conn
+            .prepare_cached("DELETE FROM sessions WHERE id = ?1")?
+            .execute([id])?;
+        // A cloud approval may have been pending: count them again when next asked.
+        self.pending = None;
+        Ok(())
+    }
+}
