@@ -208,10 +208,48 @@ pub struct LaunchForm {
     pub query: TextArea<'static>,
     pub working_dir: TextArea<'static>,
     pub model: usize,
-    pub approvals: bool,
+    pub approvals: ApprovalMode,
     pub field: Field,
     /// Which recent directory ↑/↓ picked last.
     pub recent: Option<usize>,
+}
+
+/// How a launched session's tool calls are approved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Each asks here (the daemon's approvals server).
+    Ask,
+    /// Edits are approved at once; the rest asks.
+    AutoAcceptEdits,
+    /// Nothing asks: no approvals server.
+    Off,
+}
+
+impl ApprovalMode {
+    const ORDER: [ApprovalMode; 3] = [
+        ApprovalMode::Ask,
+        ApprovalMode::AutoAcceptEdits,
+        ApprovalMode::Off,
+    ];
+
+    /// How the form shows it.
+    pub fn label(self) -> &'static str {
+        match self {
+            ApprovalMode::Ask => "ask here (hld approvals)",
+            ApprovalMode::AutoAcceptEdits => "auto-accept edits, ask the rest",
+            ApprovalMode::Off => "none: tools run unasked",
+        }
+    }
+
+    fn step(self, forward: bool) -> ApprovalMode {
+        let i = Self::ORDER.iter().position(|m| *m == self).unwrap_or(0);
+        let n = Self::ORDER.len();
+        Self::ORDER[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }]
+    }
 }
 
 /// A field of the launch form.
@@ -1330,7 +1368,7 @@ fn launch_form(state: &State) -> LaunchForm {
         query,
         working_dir,
         model: 0,
-        approvals: true,
+        approvals: ApprovalMode::Ask,
         field: Field::Query,
         recent: None,
     }
@@ -1353,7 +1391,8 @@ fn launch_key(state: &mut State, form: &mut LaunchForm, key: KeyEvent) -> Option
             query,
             model: MODELS[form.model].map(str::to_owned),
             working_dir: Some(dir.trim().to_owned()).filter(|d| !d.is_empty()),
-            no_approvals: (!form.approvals).then_some(true),
+            no_approvals: (form.approvals == ApprovalMode::Off).then_some(true),
+            auto_accept_edits: (form.approvals == ApprovalMode::AutoAcceptEdits).then_some(true),
             ..Default::default()
         };
         state.flash("launching…", false);
@@ -1373,7 +1412,7 @@ fn launch_key(state: &mut State, form: &mut LaunchForm, key: KeyEvent) -> Option
                     (form.model + n - 1) % n
                 };
             } else {
-                form.approvals = !form.approvals;
+                form.approvals = form.approvals.step(forward);
             }
         }
         KeyCode::Up | KeyCode::Down if form.field == Field::WorkingDir => {

@@ -603,12 +603,10 @@ fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
         ),
         model,
     );
-    let mode = if form.approvals {
-        "ask here (hld approvals)"
-    } else {
-        "none: tools run unasked"
-    };
-    frame.render_widget(choice("Approvals", mode, Field::Approvals), approvals);
+    frame.render_widget(
+        choice("Approvals", form.approvals.label(), Field::Approvals),
+        approvals,
+    );
 }
 
 /// A one-line text box in the middle of the screen.

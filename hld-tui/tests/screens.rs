@@ -719,7 +719,20 @@ fn launching_from_the_form_sends_the_fields() {
     assert_eq!(params.working_dir.as_deref(), Some("/home/me/project"));
     assert_eq!(params.model.as_deref(), Some("opus"));
     assert_eq!(params.no_approvals, Some(true));
+    assert_eq!(params.auto_accept_edits, None);
     assert!(state.modal.is_none());
+    // Right from "ask" is auto-accept of edits, with the approvals server kept.
+    keys(&mut state, "cq");
+    for _ in 0..3 {
+        update(&mut state, key(KeyCode::Tab));
+    }
+    update(&mut state, key(KeyCode::Right));
+    let commands = update(&mut state, ctrl('s'));
+    let [Command::Launch(params)] = commands.as_slice() else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.auto_accept_edits, Some(true));
+    assert_eq!(params.no_approvals, None);
 }
 
 #[test]
