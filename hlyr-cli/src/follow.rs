@@ -60,6 +60,8 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
         queue: VecDeque::new(),
         printed: HashSet::new(),
         decided: HashSet::new(),
+        linked: HashSet::new(),
+        held: HashMap::new(),
         retrying: false,
         prompter: Prompter::on_terminal(),
     };
@@ -107,6 +109,9 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
     }
 }
 
+/// The `reason` of a `session_settings_changed` telling that a bypass of permissions ran out.
+const BYPASS_EXPIRED: &str = "expired";
+
 fn lost_daemon(session_id: &str) -> CliError {
     CliError::unreachable("lost the connection to the daemon").hint(format!(
         "once it is back, follow again with `hlyr conversation {} --follow`",
@@ -132,6 +137,11 @@ struct Follower<'a> {
     printed: HashSet<String>,
     /// Approval ids whose decision was taken in.
     decided: HashSet<String>,
+    /// Approval ids named by the tool calls taken in.
+    linked: HashSet<String>,
+    /// Decisions a session rule made before their tool call came, by approval id: such an
+    /// approval was never pending (no `new_approval`), so only its tool call places it.
+    held: HashMap<String, Update>,
     /// An API retry is shown on a terminal line left open, rewritten by the next one.
     retrying: bool,
     /// Asks approvals on the terminal; `None` when stdin is not one.
@@ -184,9 +194,18 @@ impl Follower<'_> {
         self.out.line(&text)
     }
 
-    /// Queues a conversation event (and an approval that was waiting for it).
+    /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
+    /// for it).
     fn conversation(&mut self, event: ConversationEvent) {
+        let linked = match (&event.event_type, &event.approval_id) {
+            (ConversationEventType::ToolCall, Some(id)) => Some(id.clone()),
+            _ => None,
+        };
         if !self.seen.insert(event.id) {
+            // A tool call taken in, updated: it may name an approval decided since.
+            if let Some(id) = linked {
+                self.link(id);
+            }
             return;
         }
         let call = match (&event.event_type, &event.tool_id) {
@@ -200,6 +219,18 @@ impl Follower<'_> {
                 self.queue.push_back(Update::Approval(approval));
             }
         }
+        if let Some(id) = linked {
+            self.link(id);
+        }
+    }
+
+    /// Takes in that a tool call taken in names approval `id`: a rule's decision held for it
+    /// follows it now.
+    fn link(&mut self, id: String) {
+        if let Some(decision) = self.held.remove(&id) {
+            self.queue.push_back(decision);
+        }
+        self.linked.insert(id);
     }
 
     /// Handles one event; returns whether the session ended.
@@ -228,13 +259,22 @@ impl Follower<'_> {
                 approval_id,
                 decision,
                 comment,
+                decided_by,
                 ..
             } => self.decided(Update::Decision {
                 approval_id,
                 decision,
                 comment,
+                decided_by,
             }),
-            Event::SessionSettingsChanged { .. } => {}
+            Event::SessionSettingsChanged {
+                session_id, reason, ..
+            } => {
+                // Changes a person made are theirs to know; the end of a bypass is news.
+                if reason == BYPASS_EXPIRED && session_id == self.session_id {
+                    self.queue.push_back(Update::BypassExpired { session_id });
+                }
+            }
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
                 self.catch_up().await?;
@@ -262,10 +302,16 @@ impl Follower<'_> {
         }
     }
 
-    /// Takes in a decision (made here or elsewhere): the question stops, and the decision is
-    /// printed right after its approval, once that is printed.
+    /// Takes in a decision (made here, elsewhere or by a session rule): the question stops,
+    /// and the decision is printed right after its approval, once that is printed. (An
+    /// approval a rule granted as it was asked was never pending: its decision comes alone.)
     fn decided(&mut self, decision: Update) {
-        let Update::Decision { approval_id, .. } = &decision else {
+        let Update::Decision {
+            approval_id,
+            decided_by,
+            ..
+        } = &decision
+        else {
             return;
         };
         if !self.decided.insert(approval_id.clone()) {
@@ -292,6 +338,10 @@ impl Follower<'_> {
                     Some(approval) => {
                         self.queue.push_back(Update::Approval(approval));
                         self.queue.push_back(decision);
+                    }
+                    // Granted by a rule as it was asked: it waits for its tool call.
+                    None if decided_by.is_some() && !self.linked.contains(approval_id) => {
+                        self.held.insert(approval_id.clone(), decision);
                     }
                     None => self.queue.push_back(decision),
                 }
@@ -320,6 +370,7 @@ impl Follower<'_> {
                     approval_id: approval.id,
                     decision: decision.status(),
                     comment,
+                    decided_by: None,
                 })
             }
             Err(e) => {
@@ -361,6 +412,8 @@ impl Follower<'_> {
         self.catch_up().await?;
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
+        let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
+        self.queue.extend(held);
         self.flush()?;
         let state = self.client.get_session_state(self.session_id).await?;
         let exit = match state.status {

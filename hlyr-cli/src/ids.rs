@@ -41,13 +41,44 @@ fn unique<'a, T>(
 
 /// The session, among `sessions` (`listSessions`), whose id is `prefix` or starts with it.
 pub fn session(prefix: &str, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliError> {
-    let describe = |s: &SessionInfo| format!("{} ({}, {:?})", short_id(&s.id), s.status, s.summary);
-    unique("session", prefix, &sessions, |s| &s.id, describe)?
-        .cloned()
-        .ok_or_else(|| {
-            CliError::failure(format!("session not found: {prefix}"))
-                .hint("`hlyr sessions --all` lists every session")
-        })
+    let mut found = self::sessions(&[prefix], sessions)?;
+    Ok(found.remove(0))
+}
+
+/// The sessions, among `sessions` (`listSessions`), that `prefixes` name, in their order and
+/// each once. Prefixes that name none are one error naming them all.
+pub fn sessions(
+    prefixes: &[&str],
+    sessions: Vec<SessionInfo>,
+) -> Result<Vec<SessionInfo>, CliError> {
+    let describe = |s: &SessionInfo| {
+        let title = [&s.control.title, &s.summary]
+            .into_iter()
+            .find(|t| !t.is_empty())
+            .map_or_else(String::new, |t| crate::output::title(t));
+        format!("{} ({}, {title:?})", short_id(&s.id), s.status)
+    };
+    let mut found: Vec<SessionInfo> = Vec::new();
+    let mut missing = Vec::new();
+    for prefix in prefixes {
+        match unique("session", prefix, &sessions, |s| &s.id, describe)? {
+            Some(s) if found.iter().any(|f| f.id == s.id) => {}
+            Some(s) => found.push(s.clone()),
+            None => missing.push(*prefix),
+        }
+    }
+    if missing.is_empty() {
+        return Ok(found);
+    }
+    let what = if missing.len() == 1 {
+        "session"
+    } else {
+        "sessions"
+    };
+    Err(
+        CliError::failure(format!("{what} not found: {}", missing.join(", ")))
+            .hint("`hlyr sessions --all` lists every session"),
+    )
 }
 
 /// The approval, among `pending` (`fetchApprovals`), whose id is `prefix` or starts with it.

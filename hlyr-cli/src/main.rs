@@ -5,6 +5,7 @@
 mod commands;
 mod connect;
 mod decision;
+mod duration;
 mod error;
 mod follow;
 mod ids;

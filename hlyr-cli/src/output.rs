@@ -8,8 +8,8 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
+    SessionControl, SessionState, SessionStatus,
 };
 use serde::Serialize;
 
@@ -186,6 +186,82 @@ pub fn status(status: SessionStatus) -> String {
     paint(style, status)
 }
 
+/// A title as tables show it: its first line, cut to [`TITLE_CHARS`] characters.
+pub fn title(title: &str) -> String {
+    let line = title.lines().next().unwrap_or_default().trim_end();
+    match line.char_indices().nth(TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+/// Titles are cut to this many characters in tables.
+const TITLE_CHARS: usize = 60;
+
+/// How long a session's bypass of permissions lasts from `now`: `Some(None)` when it has no
+/// expiry, `None` when it is off or over.
+pub fn bypass_left(
+    control: &SessionControl,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Option<chrono::Duration>> {
+    if !control.dangerously_skip_permissions {
+        return None;
+    }
+    let Some(expiry) = &control.dangerously_skip_permissions_expires_at else {
+        return Some(None);
+    };
+    let expiry = chrono::DateTime::parse_from_rfc3339(expiry).ok()?.to_utc();
+    (expiry > now).then(|| Some(expiry - now))
+}
+
+/// A session's approval modes as a table shows them before its title, as hld-tui does: `⚠15m`
+/// (the bypass of permissions and its time left, `⚠∞` without an expiry), `✎` (auto-accept of
+/// edits). Empty when neither is on.
+pub fn mode_marks(control: &SessionControl) -> String {
+    let mut marks = String::new();
+    if let Some(left) = bypass_left(control, chrono::Utc::now()) {
+        let left = left.map_or_else(|| "∞".to_owned(), crate::duration::short);
+        marks.push_str(&paint(RED.bold(), format!("⚠{left}")));
+        marks.push(' ');
+    }
+    if control.auto_accept_edits {
+        marks.push_str(&paint(CYAN, "✎"));
+        marks.push(' ');
+    }
+    marks
+}
+
+/// A session's approval modes in words (`show`, `settings`).
+pub fn modes_text(control: &SessionControl) -> String {
+    let mut modes = Vec::new();
+    if control.auto_accept_edits {
+        modes.push(paint(CYAN, "auto-accept edits"));
+    }
+    match bypass_left(control, chrono::Utc::now()) {
+        Some(Some(left)) => modes.push(paint(
+            RED.bold(),
+            format!("bypass permissions ({} left)", crate::duration::left(left)),
+        )),
+        Some(None) => modes.push(paint(RED.bold(), "bypass permissions (until turned off)")),
+        None => {}
+    }
+    if modes.is_empty() {
+        "none: every tool call is asked".to_owned()
+    } else {
+        modes.join(", ")
+    }
+}
+
+/// Lines of `key  value`, the keys bold and aligned (`show`, `settings`).
+pub fn fields(fields: &[(&str, String)]) -> String {
+    let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    fields
+        .iter()
+        .map(|(k, v)| format!("{}  {v}", paint(BOLD, format!("{k:<width$}"))))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Aligns rows under a bold header. Cells may hold styles; widths count visible characters.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
     let width = |cell: &str| {
@@ -248,13 +324,19 @@ pub enum Update {
     },
     /// An approval was requested.
     Approval(Approval),
-    /// An approval was decided (here or elsewhere).
+    /// An approval was decided (here, elsewhere, or by a session rule).
     Decision {
         approval_id: String,
         decision: ApprovalStatus,
         #[serde(skip_serializing_if = "Option::is_none")]
         comment: Option<String>,
+        /// The rule that decided it, when no person did (`auto_accept_edits`,
+        /// `dangerously_skip_permissions`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
     },
+    /// The session's bypass of permissions ran out: tool calls are asked again.
+    BypassExpired { session_id: String },
     /// The session ended.
     Finished(SessionState),
 }
@@ -298,8 +380,18 @@ impl Render for Update {
             Update::Approval(approval) => approval_text(approval),
             Update::Decision {
                 approval_id,
+                decided_by: Some(rule),
+                ..
+            } => format!(
+                "{} {}",
+                paint(GREEN, format!("✓ approved automatically ({rule})")),
+                short_id(approval_id)
+            ),
+            Update::Decision {
+                approval_id,
                 decision,
                 comment,
+                decided_by: None,
             } => {
                 let (style, mark, word) = match decision {
                     ApprovalStatus::Approved => (GREEN, "✓", "approved"),
@@ -318,6 +410,10 @@ impl Render for Update {
                 }
                 text
             }
+            Update::BypassExpired { .. } => paint(
+                YELLOW,
+                "⚠ bypass of permissions expired: tool calls are asked again",
+            ),
             Update::Finished(state) => finished_text(state),
         }
     }
@@ -435,10 +531,60 @@ mod tests {
             approval_id: "fc-123".into(),
             decision: ApprovalStatus::Resolved,
             comment: None,
+            decided_by: None,
         }
         .human();
         assert!(text.contains("resolved elsewhere"), "{text}");
         assert!(text.contains("fc-123"), "{text}");
+    }
+
+    #[test]
+    fn a_decision_made_by_a_rule_says_so_instead_of_its_comment() {
+        let text = Update::Decision {
+            approval_id: "local-1234abcd-0000".into(),
+            decision: ApprovalStatus::Approved,
+            comment: Some("Approved automatically: auto-accept edits is on".into()),
+            decided_by: Some("auto_accept_edits".into()),
+        }
+        .human();
+        let text = anstream::adapter::strip_str(&text).to_string();
+        assert_eq!(
+            text,
+            "✓ approved automatically (auto_accept_edits) local-1234abcd"
+        );
+        let expired = Update::BypassExpired {
+            session_id: "s".into(),
+        }
+        .human();
+        assert!(
+            expired.contains("bypass of permissions expired"),
+            "{expired}"
+        );
+    }
+
+    #[test]
+    fn modes_and_titles() {
+        let mut control = SessionControl::default();
+        assert_eq!(mode_marks(&control), "");
+        assert!(modes_text(&control).starts_with("none"));
+        control.auto_accept_edits = true;
+        control.dangerously_skip_permissions = true;
+        let plain = |t: String| anstream::adapter::strip_str(&t).to_string();
+        assert_eq!(plain(mode_marks(&control)), "⚠∞ ✎ ");
+        let in_15m = chrono::Utc::now() + chrono::Duration::seconds(15 * 60 - 1);
+        control.dangerously_skip_permissions_expires_at = Some(in_15m.to_rfc3339());
+        assert_eq!(plain(mode_marks(&control)), "⚠15m ✎ ");
+        assert_eq!(
+            plain(modes_text(&control)),
+            "auto-accept edits, bypass permissions (15m left)"
+        );
+        // Over, though the daemon has not said so yet.
+        let past = chrono::Utc::now() - chrono::Duration::seconds(1);
+        control.dangerously_skip_permissions_expires_at = Some(past.to_rfc3339());
+        assert_eq!(plain(mode_marks(&control)), "✎ ");
+        assert_eq!(title("first line\nsecond"), "first line");
+        let long = "x".repeat(70);
+        assert_eq!(title(&long), format!("{}…", "x".repeat(60)));
     }
 
     #[test]

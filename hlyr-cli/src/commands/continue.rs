@@ -1,7 +1,10 @@
 //! `hlyr continue ID QUERY`: continue a session with a new query (a new session resuming the
-//! Claude conversation), then follow it, printing the conversation so far first.
+//! Claude conversation), then follow it, printing the conversation so far first. With
+//! `--last`, the session continued is the newest one run in the current directory.
 
-use hld_client::protocol::ContinueSessionParams;
+use std::path::{Path, PathBuf};
+
+use hld_client::protocol::{ContinueSessionParams, SessionInfo};
 
 use super::launch::{query, tools, AgentArgs};
 use crate::connect::StartArgs;
@@ -11,13 +14,19 @@ use crate::output::Update;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
+#[command(override_usage = "hlyr continue [OPTIONS] <ID> <QUERY>...\n       \
+                            hlyr continue [OPTIONS] --last <QUERY>...")]
 pub struct Args {
-    /// The session to continue (a unique prefix is enough).
-    #[arg(value_name = "ID")]
-    id: String,
+    /// The session to continue (a unique prefix is enough); not given with --last.
+    #[arg(value_name = "ID", required_unless_present = "last")]
+    id: Option<String>,
     /// What to ask next (several words are joined with spaces).
-    #[arg(required = true, value_name = "QUERY")]
+    #[arg(value_name = "QUERY", required_unless_present = "last")]
     query: Vec<String>,
+    /// Continue the newest session (by last activity) whose working directory is the current
+    /// directory; every word given is then the query.
+    #[arg(short, long)]
+    last: bool,
     #[command(flatten)]
     agent: AgentArgs,
     /// Print the new session and run ids and return, without following.
@@ -28,18 +37,37 @@ pub struct Args {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let query = query(&args.query)?;
+    // With --last, clap gives the query's first word the ID's place.
+    let words: Vec<String> = if args.last {
+        args.id.iter().cloned().chain(args.query).collect()
+    } else {
+        args.query
+    };
+    let query = query(&words)?;
+    let here = if args.last {
+        Some(current_dir()?)
+    } else {
+        None
+    };
     let mcp_config = args.agent.mcp_config()?;
+    let additional_directories = args.agent.additional_directories()?;
     let (client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
         crate::connect::announce(&started);
     }
-    let parent = ids::session(&args.id, client.list_sessions().await?)?;
+    let sessions = client.list_sessions().await?;
+    let parent = match (&here, &args.id) {
+        (Some(here), _) => last_in(here, sessions)?,
+        (None, Some(id)) => ids::session(id, sessions)?,
+        (None, None) => return Err(CliError::usage("give the session's ID, or --last")),
+    };
     let continued = client
         .continue_session(ContinueSessionParams {
             session_id: parent.id,
             query,
             mcp_config,
+            title: args.agent.title,
+            additional_directories,
             model: args.agent.model,
             max_turns: args.agent.max_turns.map(i64::from),
             system_prompt: args.agent.system_prompt,
@@ -58,4 +86,33 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         return Ok(Exit::Ok);
     }
     follow(&client, ctx.out, &continued.session_id).await
+}
+
+/// The current directory, with symbolic links resolved as `launch` resolves `-w`.
+fn current_dir() -> Result<PathBuf, CliError> {
+    std::env::current_dir()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| CliError::usage(format!("cannot read the current directory: {e}")))
+}
+
+/// The session with the latest activity among those whose working directory is `here`.
+fn last_in(here: &Path, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliError> {
+    let ran_here = |s: &SessionInfo| {
+        s.working_dir.as_deref().is_some_and(|dir| {
+            Path::new(dir) == here || std::fs::canonicalize(dir).is_ok_and(|dir| dir == here)
+        })
+    };
+    let activity = |s: &SessionInfo| {
+        chrono::DateTime::parse_from_rfc3339(&s.last_activity_at)
+            .map(|t| t.to_utc())
+            .unwrap_or_default()
+    };
+    sessions
+        .into_iter()
+        .filter(ran_here)
+        .max_by_key(activity)
+        .ok_or_else(|| {
+            CliError::usage(format!("no session has run in {}", here.display()))
+                .hint("give the session's ID (`hlyr sessions` lists them), or cd to its directory")
+        })
 }

@@ -1,6 +1,7 @@
 //! `hlyr launch QUERY`: start a session (and the daemon, if none answers), then follow it.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam};
 
@@ -23,6 +24,21 @@ pub struct Args {
     no_approvals: bool,
     #[command(flatten)]
     agent: AgentArgs,
+    /// Approve Edit, Write and MultiEdit without asking (the daemon decides; see `settings`).
+    #[arg(long)]
+    auto_accept_edits: bool,
+    /// Approve every tool call without asking, until turned off or --bypass-for runs out
+    /// (questions to the human are still asked).
+    #[arg(long)]
+    dangerously_skip_permissions: bool,
+    /// How long --dangerously-skip-permissions lasts: 30s, 15m, 2h, 1d.
+    #[arg(
+        long,
+        value_name = "DURATION",
+        requires = "dangerously_skip_permissions",
+        value_parser = crate::duration::parse_positive
+    )]
+    bypass_for: Option<Duration>,
     /// Print the session and run ids and return, without following.
     #[arg(long)]
     detach: bool,
@@ -30,10 +46,19 @@ pub struct Args {
     start: StartArgs,
 }
 
-// Flags that shape how Claude runs, shared by `launch` and `continue`. (A plain comment:
-// clap would take a doc comment as the description of the commands that flatten them.)
+// Flags that shape the session and how Claude runs, shared by `launch` and `continue`. (A
+// plain comment: clap would take a doc comment as the description of the commands that
+// flatten them.)
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
+    /// The session's title, shown in lists [default: the query's first line; a continuation
+    /// keeps its parent's].
+    #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
+    pub title: Option<String>,
+    /// Another directory Claude may use (repeat the flag for more; a continuation keeps its
+    /// parent's unless given).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    pub add_dirs: Vec<PathBuf>,
     /// The model: an alias (opus, sonnet, haiku) or a full model id.
     #[arg(short, long)]
     pub model: Option<String>,
@@ -58,6 +83,20 @@ pub struct AgentArgs {
 }
 
 impl AgentArgs {
+    /// The `--add-dir` directories made absolute (checked here: a missing one is a usage
+    /// error); `None` when none was given.
+    pub fn additional_directories(&self) -> Result<Option<Vec<String>>, CliError> {
+        if self.add_dirs.is_empty() {
+            return Ok(None);
+        }
+        let dirs = self
+            .add_dirs
+            .iter()
+            .map(|dir| directory("--add-dir", dir))
+            .collect::<Result<_, _>>()?;
+        Ok(Some(dirs))
+    }
+
     /// The `--mcp-config` file, read and checked here so that a bad file is a usage error.
     pub fn mcp_config(&self) -> Result<Option<McpConfigParam>, CliError> {
         let Some(path) = &self.mcp_config else {
@@ -95,13 +134,21 @@ pub fn query(words: &[String]) -> Result<String, CliError> {
 
 /// `-w` made absolute (the daemon runs elsewhere), or the current directory.
 fn working_dir(dir: Option<PathBuf>) -> Result<String, CliError> {
-    let dir = dir.unwrap_or_else(|| PathBuf::from("."));
-    let absolute = std::fs::canonicalize(&dir)
+    directory(
+        "working directory",
+        &dir.unwrap_or_else(|| PathBuf::from(".")),
+    )
+}
+
+/// A directory given on the command line (`what`), made absolute; one that is missing is a
+/// usage error.
+fn directory(what: &str, dir: &std::path::Path) -> Result<String, CliError> {
+    let absolute = std::fs::canonicalize(dir)
         .ok()
         .filter(|d| d.is_dir())
         .ok_or_else(|| {
             CliError::usage(format!(
-                "working directory {} does not exist or is not a directory",
+                "{what} {} does not exist or is not a directory",
                 dir.display()
             ))
         })?;
@@ -112,7 +159,12 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let params = LaunchSessionParams {
         query: query(&args.query)?,
         working_dir: Some(working_dir(args.working_dir)?),
+        additional_directories: args.agent.additional_directories()?,
         mcp_config: args.agent.mcp_config()?,
+        title: args.agent.title,
+        auto_accept_edits: args.auto_accept_edits.then_some(true),
+        dangerously_skip_permissions: args.dangerously_skip_permissions.then_some(true),
+        dangerously_skip_permissions_timeout: args.bypass_for.map(crate::duration::millis),
         model: args.agent.model,
         max_turns: args.agent.max_turns.map(i64::from),
         system_prompt: args.agent.system_prompt,

@@ -10,6 +10,7 @@ use std::pin::Pin;
 
 mod approvals;
 mod approve;
+mod archive;
 mod r#continue;
 mod conversation;
 mod daemon;
@@ -18,10 +19,15 @@ mod events;
 mod interrupt;
 mod launch;
 mod mcp;
+mod prune;
+mod rename;
 mod respond;
+mod search;
 mod sessions;
+mod settings;
 mod show;
 mod tui;
+mod unarchive;
 
 use clap::Subcommand;
 
@@ -35,8 +41,10 @@ use crate::{Context, Globals};
 pub enum Command {
     /// Launch a Claude Code session and follow it until it ends.
     Launch(With<launch::Args>),
-    /// List sessions: id, status, age, model, cost and summary.
+    /// List sessions, one per chain: id, status, age, model, cost, modes and title.
     Sessions(With<sessions::Args>),
+    /// Find sessions by words of their title, query or summary.
+    Search(With<search::Args>),
     /// Show one session's state.
     Show(With<show::Args>),
     /// Print a session's conversation, optionally following it live.
@@ -45,6 +53,16 @@ pub enum Command {
     Continue(With<r#continue::Args>),
     /// Interrupt a running session.
     Interrupt(With<interrupt::Args>),
+    /// Set a session's title.
+    Rename(With<rename::Args>),
+    /// Archive sessions: their chains leave `hlyr sessions` (see `sessions --archived`).
+    Archive(With<archive::Args>),
+    /// Bring archived sessions back to `hlyr sessions`.
+    Unarchive(With<unarchive::Args>),
+    /// Show or change a session's approval modes: auto-accept of edits, bypass of permissions.
+    Settings(With<settings::Args>),
+    /// Delete archived sessions idle for longer than a duration.
+    Prune(With<prune::Args>),
     /// List pending approvals.
     Approvals(With<approvals::Args>),
     /// Approve a pending tool call.
@@ -71,12 +89,18 @@ impl Command {
                 on_runtime(Box::pin(launch::run(ctx, args)))
             }),
             Command::Sessions(c) => c.run(before, sessions::run),
+            Command::Search(c) => c.run(before, search::run),
             Command::Show(c) => c.run(before, show::run),
             Command::Conversation(c) => c.run(before, conversation::run),
             Command::Continue(c) => c.run(before, |ctx, args| {
                 on_runtime(Box::pin(r#continue::run(ctx, args)))
             }),
             Command::Interrupt(c) => c.run(before, interrupt::run),
+            Command::Rename(c) => c.run(before, rename::run),
+            Command::Archive(c) => c.run(before, archive::run),
+            Command::Unarchive(c) => c.run(before, unarchive::run),
+            Command::Settings(c) => c.run(before, settings::run),
+            Command::Prune(c) => c.run(before, prune::run),
             Command::Approvals(c) => c.run(before, approvals::run),
             Command::Approve(c) => c.run(before, approve::run),
             Command::Deny(c) => c.run(before, deny::run),

@@ -1,38 +1,67 @@
-//! `hlyr sessions [--all]`: a table of sessions, most recent activity first.
+//! `hlyr sessions [--archived | --all]`: a table of sessions, most recent activity first. By
+//! default one row per chain of continued sessions (its leaf: `getSessionLeaves`), archived
+//! chains left out.
 
-use hld_client::protocol::SessionInfo;
+use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter, SessionInfo};
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, paint, short_id, status, table, Render, DIM, YELLOW};
+use crate::output::{
+    age, cost, mode_marks, paint, short_id, status, table, title, Render, DIM, YELLOW,
+};
 use crate::Context;
 
 /// How many sessions are listed without `--all`.
 const RECENT: usize = 20;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = MARKS)]
 pub struct Args {
-    /// List every session, not only the 20 most recently active.
-    #[arg(short, long)]
+    /// List every session: each one a chain continued, and archived ones.
+    #[arg(short, long, conflicts_with = "archived")]
     all: bool,
+    /// List the archived chains instead.
+    #[arg(long)]
+    archived: bool,
 }
 
+/// What the marks before a title mean (`sessions`, `search`).
+pub const MARKS: &str = "\
+Marks before a title: ⚠15m permissions are bypassed (time left; ⚠∞ until turned off),
+✎ edits are accepted automatically, [archived] (with --all) an archived session.";
+
+/// A list of sessions: the session objects for `--json`, a table otherwise.
 #[derive(serde::Serialize)]
 #[serde(transparent)]
-struct Sessions {
-    sessions: Vec<SessionInfo>,
+pub struct Sessions {
+    pub sessions: Vec<SessionInfo>,
+    /// How many more there were (told below the table).
     #[serde(skip)]
-    hidden: usize,
+    pub hidden: usize,
+    /// What an empty list says.
+    #[serde(skip)]
+    pub empty: &'static str,
+    /// Whether archived sessions are marked (a list that mixes them in).
+    #[serde(skip)]
+    pub mark_archived: bool,
 }
 
 impl Render for Sessions {
     fn human(&self) -> String {
         if self.sessions.is_empty() {
-            return paint(DIM, "no sessions");
+            return paint(DIM, self.empty);
         }
         let rows: Vec<Vec<String>> = self
             .sessions
             .iter()
             .map(|s| {
+                let mut marks = mode_marks(&s.control);
+                if self.mark_archived && s.control.archived {
+                    marks.push_str(&paint(DIM, "[archived] "));
+                }
+                let shown = [&s.control.title, &s.summary, &s.query]
+                    .into_iter()
+                    .find(|t| !t.trim().is_empty())
+                    .map_or_else(String::new, |t| title(t));
                 vec![
                     short_id(&s.id).to_owned(),
                     if s.interrupting {
@@ -43,10 +72,11 @@ impl Render for Sessions {
                     age(&s.start_time),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),
-                    s.summary.clone(),
+                    format!("{marks}{shown}"),
                 ]
             })
             .collect();
+        // The last column shows the title (the query's first line unless one was given).
         let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "SUMMARY"], &rows);
         if self.hidden > 0 {
             let note = format!(
@@ -60,10 +90,28 @@ impl Render for Sessions {
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let mut sessions = ctx.connect()?.list_sessions()?;
+    let client = ctx.connect()?;
+    let (mut sessions, empty) = if args.all {
+        (client.list_sessions()?, "no sessions")
+    } else {
+        let (filter, empty) = if args.archived {
+            (LeafFilter::Archived, "no archived sessions")
+        } else {
+            (LeafFilter::Normal, "no sessions")
+        };
+        let params = GetSessionLeavesParams {
+            filter: Some(filter),
+        };
+        (client.call::<GetSessionLeaves>(params)?.sessions, empty)
+    };
     let keep = if args.all { sessions.len() } else { RECENT };
     let hidden = sessions.len().saturating_sub(keep);
     sessions.truncate(keep);
-    ctx.out.print(&Sessions { sessions, hidden })?;
+    ctx.out.print(&Sessions {
+        sessions,
+        hidden,
+        empty,
+        mark_archived: args.all,
+    })?;
     Ok(Exit::Ok)
 }

@@ -3,7 +3,7 @@
 use hld_client::protocol::SessionState;
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, paint, status, Render, BOLD, RED};
+use crate::output::{age, cost, fields, modes_text, paint, status, Render, RED};
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -24,49 +24,87 @@ impl Render for Show {
         if s.interrupted {
             status_text.push_str(" (interrupted)");
         }
-        let mut fields: Vec<(&str, String)> = vec![
+        if s.control.archived {
+            status_text.push_str(", archived");
+        }
+        let mut lines: Vec<(&str, String)> = vec![
             ("Session", s.id.clone()),
             ("Run", s.run_id.clone()),
+            ("Title", s.control.title.clone()),
             ("Status", status_text),
+            ("Modes", modes_text(&s.control)),
             ("Query", s.query.clone()),
         ];
+        let extra_dirs = (!s.control.additional_directories.is_empty())
+            .then(|| s.control.additional_directories.join(", "));
         let optional = [
             ("Claude session", s.claude_session_id.clone()),
             ("Continues", s.parent_session_id.clone()),
             ("Model", s.model.clone()),
             ("Working dir", s.working_dir.clone()),
+            ("Extra dirs", extra_dirs),
             ("Error", s.error_message.as_ref().map(|e| paint(RED, e))),
         ];
-        fields.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
-        fields.push((
+        lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
+        lines.push((
             "Started",
             format!("{} ({} ago)", s.created_at, age(&s.created_at)),
         ));
         if let Some(done) = &s.completed_at {
-            fields.push(("Ended", done.clone()));
+            lines.push(("Ended", done.clone()));
         }
         if let Some(turns) = s.num_turns {
-            fields.push(("Turns", turns.to_string()));
+            lines.push(("Turns", turns.to_string()));
         }
         if s.cost_usd.is_some() {
-            fields.push(("Cost", cost(s.cost_usd)));
+            lines.push(("Cost", cost(s.cost_usd)));
         }
-        if let Some(tokens) = s.total_tokens {
-            fields.push(("Tokens", tokens.to_string()));
+        if let Some(tokens) = tokens(s) {
+            lines.push(("Tokens", tokens));
+        }
+        if let Some(context) = context(s) {
+            lines.push(("Context", context));
         }
         if let Some(ms) = s.duration_ms {
-            fields.push(("Duration", format!("{:.1}s", ms as f64 / 1000.0)));
+            lines.push(("Duration", format!("{:.1}s", ms as f64 / 1000.0)));
         }
         if let Some(result) = &s.result_content {
-            fields.push(("Result", result.clone()));
+            lines.push(("Result", result.clone()));
         }
-        let width = fields.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        fields
-            .iter()
-            .map(|(k, v)| format!("{}  {v}", paint(BOLD, format!("{k:<width$}"))))
-            .collect::<Vec<_>>()
-            .join("\n")
+        fields(&lines)
     }
+}
+
+/// The tokens Claude reported: the total, then its parts that are known.
+fn tokens(s: &SessionState) -> Option<String> {
+    let parts: Vec<String> = [
+        ("in", s.input_tokens),
+        ("out", s.output_tokens),
+        ("cache read", s.cache_read_input_tokens),
+        ("cache written", s.cache_creation_input_tokens),
+    ]
+    .into_iter()
+    .filter_map(|(what, n)| n.map(|n| format!("{what} {n}")))
+    .collect();
+    let total = s.total_tokens.map(|t| t.to_string());
+    match (total, parts.is_empty()) {
+        (None, true) => None,
+        (Some(total), true) => Some(total),
+        (Some(total), false) => Some(format!("{total} ({})", parts.join(", "))),
+        (None, false) => Some(parts.join(", ")),
+    }
+}
+
+/// The context the last model call used, out of the model's window when known.
+fn context(s: &SessionState) -> Option<String> {
+    let used = s.effective_context_tokens?;
+    Some(match s.context_limit.filter(|l| *l > 0) {
+        Some(limit) => format!(
+            "{used} of {limit} tokens ({:.0}%)",
+            used as f64 * 100.0 / limit as f64
+        ),
+        None => format!("{used} tokens"),
+    })
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {

@@ -1,0 +1,55 @@
+//! `hlyr rename ID TITLE`: set a session's title.
+
+use hld_client::protocol::{UpdateSessionTitle, UpdateSessionTitleParams};
+
+use crate::error::{CliError, Exit};
+use crate::output::{paint, short_id, Render, DIM, GREEN};
+use crate::{ids, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session (a unique prefix is enough).
+    #[arg(value_name = "ID")]
+    id: String,
+    /// The new title (several words are joined with spaces); "" clears it, and the query's
+    /// first line shows again.
+    #[arg(required = true, value_name = "TITLE")]
+    title: Vec<String>,
+}
+
+#[derive(serde::Serialize)]
+struct Renamed {
+    session_id: String,
+    title: String,
+}
+
+impl Render for Renamed {
+    fn human(&self) -> String {
+        let id = short_id(&self.session_id);
+        if self.title.is_empty() {
+            format!("{} {id}", paint(GREEN, "✓ cleared the title of"))
+        } else {
+            format!(
+                "{} {id} {} {}",
+                paint(GREEN, "✓ renamed"),
+                paint(DIM, "to"),
+                self.title
+            )
+        }
+    }
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let title = args.title.join(" ").trim().to_owned();
+    let client = ctx.connect()?;
+    let session = ids::session(&args.id, client.list_sessions()?)?;
+    client.call::<UpdateSessionTitle>(UpdateSessionTitleParams {
+        session_id: session.id.clone(),
+        title: title.clone(),
+    })?;
+    ctx.out.print(&Renamed {
+        session_id: session.id,
+        title,
+    })?;
+    Ok(Exit::Ok)
+}

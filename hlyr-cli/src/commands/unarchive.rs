@@ -1,0 +1,16 @@
+//! `hlyr unarchive ID…`: bring archived sessions back to `hlyr sessions`.
+
+use super::archive::set_archived;
+use crate::error::{CliError, Exit};
+use crate::Context;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The sessions (unique prefixes are enough).
+    #[arg(required = true, value_name = "ID")]
+    ids: Vec<String>,
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    set_archived(ctx, &args.ids, false)
+}
