@@ -20,15 +20,15 @@ use serde_json::{json, Value};
 
 /// What one `hlyr` run left behind.
 #[derive(Debug)]
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Run {
     /// The stdout lines parsed as JSON.
-    fn json_lines(&self) -> Vec<Value> {
+    pub(crate) fn json_lines(&self) -> Vec<Value> {
         self.stdout
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
@@ -36,20 +36,20 @@ impl Run {
     }
 
     /// The whole stdout parsed as one JSON document.
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("not JSON: {:?}: {e}", self.stdout))
     }
 
     #[track_caller]
-    fn assert_code(&self, code: i32) -> &Run {
+    pub(crate) fn assert_code(&self, code: i32) -> &Run {
         assert_eq!(self.code, code, "exit code; {self:#?}");
         self
     }
 }
 
 /// `hlyr` with a private home and the daemon's socket in the environment.
-fn hlyr_command(socket: &Path, home: &Path) -> Command {
+pub(crate) fn hlyr_command(socket: &Path, home: &Path) -> Command {
     let mut cmd = Command::new(workspace_bin("hlyr"));
     cmd.env("HUMANLAYER_DAEMON_SOCKET", socket)
         .env("HOME", home)
@@ -92,7 +92,7 @@ fn text(buf: &Arc<Mutex<Vec<u8>>>) -> String {
 }
 
 /// A running `hlyr` whose output is collected as it comes.
-struct Running {
+pub(crate) struct Running {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Arc<Mutex<Vec<u8>>>,
@@ -101,7 +101,7 @@ struct Running {
 }
 
 impl Running {
-    fn spawn(mut cmd: Command) -> Running {
+    pub(crate) fn spawn(mut cmd: Command) -> Running {
         let mut child = cmd.spawn().expect("spawn");
         let stdout = collect(child.stdout.take().unwrap());
         let stderr = collect(child.stderr.take().unwrap());
@@ -114,13 +114,13 @@ impl Running {
         }
     }
 
-    fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         text(&self.stdout)
     }
 
     /// Waits until stdout holds `needle` `times` times.
     #[track_caller]
-    fn wait_for(&self, needle: &str, times: usize) {
+    pub(crate) fn wait_for(&self, needle: &str, times: usize) {
         let printed = wait_for(WAIT, || {
             (self.stdout().matches(needle).count() >= times).then_some(())
         });
@@ -139,7 +139,7 @@ impl Running {
     }
 
     /// Waits for the exit (30 s at most, then kills and panics).
-    fn finish(mut self) -> Run {
+    pub(crate) fn finish(mut self) -> Run {
         let Some(status) = wait_for(Duration::from_secs(30), || self.child.try_wait().unwrap())
         else {
             let _ = self.child.kill();
@@ -168,23 +168,23 @@ impl Running {
     }
 }
 
-fn run_command(cmd: Command) -> Run {
+pub(crate) fn run_command(cmd: Command) -> Run {
     Running::spawn(cmd).finish()
 }
 
 /// Runs `hlyr ARGS` against `d`.
-fn hlyr(d: &TestDaemon, args: &[&str]) -> Run {
+pub(crate) fn hlyr(d: &TestDaemon, args: &[&str]) -> Run {
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.args(args);
     run_command(cmd)
 }
 
-fn fake() -> TestDaemon {
+pub(crate) fn fake() -> TestDaemon {
     TestDaemon::start_with(DaemonOptions::fake_claude())
 }
 
 /// A daemon whose `scenario:slow` sessions run for about `seconds`.
-fn slow_daemon(seconds: u64) -> TestDaemon {
+pub(crate) fn slow_daemon(seconds: u64) -> TestDaemon {
     TestDaemon::start_with(
         DaemonOptions::fake_claude()
             .env("FAKE_CLAUDE_DELAY_MS", "100")
@@ -192,14 +192,14 @@ fn slow_daemon(seconds: u64) -> TestDaemon {
     )
 }
 
-fn workdir(d: &TestDaemon) -> String {
+pub(crate) fn workdir(d: &TestDaemon) -> String {
     let dir = d.dir.join("work");
     std::fs::create_dir_all(&dir).unwrap();
     dir.display().to_string()
 }
 
 /// The session id printed by `launch`/`continue` (`Session <id>`).
-fn printed_session(run: &Run) -> String {
+pub(crate) fn printed_session(run: &Run) -> String {
     run.stdout
         .lines()
         .find_map(|l| l.strip_prefix("Session "))
@@ -210,7 +210,7 @@ fn printed_session(run: &Run) -> String {
 
 /// Asserts that `needles` appear in `haystack` in this order.
 #[track_caller]
-fn assert_in_order(haystack: &str, needles: &[&str]) {
+pub(crate) fn assert_in_order(haystack: &str, needles: &[&str]) {
     let mut from = 0;
     for needle in needles {
         match haystack[from..].find(needle) {

@@ -19,6 +19,7 @@ mod events;
 mod fake_claude;
 mod golden;
 mod hlyr;
+mod hlyr_control;
 mod limits;
 mod logging;
 mod real_claude;
