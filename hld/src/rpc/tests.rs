@@ -62,6 +62,7 @@ where
         heartbeat: daemon.config.heartbeat_interval,
         max_pending: 2,
         stale_after: Duration::from_secs(30),
+        shutdown_ends_connection: false,
     };
     tokio::spawn(serve(
         Framed::new(server, codec),

@@ -25,5 +25,6 @@ mod real_claude;
 mod rpc;
 mod security;
 mod sessions;
+mod stdio;
 mod subscribe;
 mod tui;
