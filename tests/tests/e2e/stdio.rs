@@ -427,3 +427,85 @@ fn it_starts_a_daemon_when_none_answers() {
         .unwrap();
     assert!(stopped.status.success(), "{stopped:?}");
 }
+
+#[test]
+fn emacs_jsonrpc_el_launches_a_session_and_hears_its_events() {
+    let d = daemon();
+    let work = d.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let script = d.dir.join("hld-test.el");
+    std::fs::write(
+        &script,
+        format!(
+            r#"
+(require 'jsonrpc)
+(require 'cl-lib)
+(setq debug-on-error nil)
+(defvar hld-done nil)
+(defvar hld-session nil)
+(defvar hld-conn
+  (make-instance 'jsonrpc-process-connection
+                 :name "hld"
+                 :process (make-process :name "hld" :command '("{hld}" "--stdio" "--socket" "{socket}")
+                                        :connection-type 'pipe :noquery t
+                                        :stderr (get-buffer-create "*hld-stderr*"))
+                 :notification-dispatcher
+                 (lambda (_conn method params)
+                   (when (eq method 'event)
+                     (let* ((event (plist-get params :event))
+                            (data (plist-get event :data)))
+                       (when (and (equal (plist-get event :type) "session_status_changed")
+                                  (equal (plist-get data :session_id) hld-session)
+                                  (equal (plist-get data :new_status) "completed"))
+                         (setq hld-done t)))))))
+(condition-case err
+    (progn
+      (princ (format "protocol=%s\n" (plist-get (jsonrpc-request hld-conn :initialize nil) :protocolVersion)))
+      (princ (format "health=%s\n" (plist-get (jsonrpc-request hld-conn :health nil) :status)))
+      (jsonrpc-request hld-conn :Subscribe nil)
+      (setq hld-session
+            (plist-get (jsonrpc-request hld-conn :launchSession
+                                        '(:query "scenario:plain hello from emacs" :working_dir "{work}"))
+                       :session_id))
+      (princ (format "session=%s\n" hld-session))
+      (cl-loop repeat 200 until hld-done do (accept-process-output nil 0.1))
+      (princ (format "completed-event=%s\n" hld-done))
+      (let ((events (plist-get (jsonrpc-request hld-conn :getConversation (list :session_id hld-session)) :events)))
+        (princ (format "events=%d\n" (length events))))
+      (jsonrpc-shutdown hld-conn)
+      (kill-emacs 0))
+  (error (princ (format "error=%S\n" err)) (kill-emacs 1)))
+"#,
+            hld = workspace_bin("hld").display(),
+            socket = d.socket.display(),
+            work = work.display(),
+        ),
+    )
+    .unwrap();
+    // `.ci/run` installs emacs-nox when it is missing.
+    let output = Command::new("emacs")
+        .args(["--batch", "-Q", "-l"])
+        .arg(&script)
+        .output()
+        .expect("emacs (the tests need emacs-nox; .ci/run installs it)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    assert!(stdout.contains("protocol=2.0"), "{stdout}");
+    assert!(stdout.contains("health=ok"), "{stdout}");
+    assert!(stdout.contains("completed-event=t"), "{stdout}\n{stderr}");
+    let session = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("session="))
+        .expect("a session id");
+    assert_eq!(d.state(session).status, SessionStatus::Completed);
+    let events: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("events="))
+        .and_then(|n| n.parse().ok())
+        .expect("a count of events");
+    assert_eq!(events, d.conversation(session).len());
+}
