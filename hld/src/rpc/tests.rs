@@ -559,9 +559,10 @@ fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usabl
                 };
                 let mut out = Vec::new();
                 let exchange = async { tokio::join!(send, read.read_to_end(&mut out)) };
-                tokio::time::timeout(Duration::from_secs(60), exchange)
+                let ((), read) = tokio::time::timeout(Duration::from_secs(60), exchange)
                     .await
                     .expect("the connection stalled");
+                read.expect("the daemon's replies");
                 served.await.expect("the connection's task panicked");
                 out
             });
