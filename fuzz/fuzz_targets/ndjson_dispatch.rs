@@ -3,57 +3,19 @@
 //! line it writes back is a well-formed JSON-RPC 2.0 response.
 #![no_main]
 
-use std::sync::{Arc, LazyLock};
+mod common;
+
+use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Parser;
-use hld::config::{Args, Config};
-use hld::daemon::Daemon;
-use hld::logging::LogControl;
+use common::{DAEMON, RUNTIME};
 use hld::rpc::{self, Delivery, Settings};
-use hld::store::Store;
 use hld::transport::ndjson::NdjsonCodec;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
-
-static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime")
-});
-
-static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(|| {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let path = |name: &str| dir.path().join(name).display().to_string();
-    let args = Args::try_parse_from([
-        "hld",
-        "--socket",
-        &path("hld.sock"),
-        "--database",
-        &path("hld.db"),
-        "--claude-path",
-        &path("no-claude-here"),
-        "--max-message-size",
-        "65536",
-    ])
-    .expect("args");
-    let config = Config::from_args(args).expect("config");
-    let daemon = RUNTIME.block_on(async {
-        let store = Store::open(&config.database).expect("store");
-        Daemon::new(
-            config,
-            store,
-            LogControl::detached(),
-            CancellationToken::new(),
-        )
-        .expect("daemon")
-    });
-    (dir, daemon)
-});
 
 fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
@@ -64,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
             heartbeat: Duration::from_secs(3600),
             max_pending: 0,
             stale_after: Duration::ZERO,
+            shutdown_ends_connection: false,
         };
         let codec = NdjsonCodec::new(daemon.config.max_message_size);
         let served = tokio::spawn(rpc::serve(

@@ -61,6 +61,15 @@ pub struct Args {
     /// Milliseconds between subscription heartbeats when no event is sent.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub heartbeat_interval_ms: u64,
+    /// How long a Content-Length-framed message may stay incomplete before it is discarded
+    /// and the framing starts again, in milliseconds.
+    #[arg(long, default_value_t = 30_000, value_name = "MS")]
+    pub frame_timeout_ms: u64,
+    /// Serve JSON-RPC with Content-Length framing on stdin/stdout, for an editor: relayed to the
+    /// daemon at --socket (started if none answers), so the sessions are shared with every
+    /// other front end. `shutdown` ends this connection, not the daemon.
+    #[arg(long)]
+    pub stdio: bool,
     /// Events a subscriber may fall behind before the oldest are dropped for it (and it is
     /// told how many, with a `lagged` event). The buffer is shared by all subscribers: it
     /// holds the last N events published.
@@ -155,6 +164,10 @@ pub struct Config {
     pub claude_path: Option<PathBuf>,
     /// Heartbeat interval.
     pub heartbeat_interval: Duration,
+    /// How long a Content-Length-framed message may stay incomplete.
+    pub frame_timeout: Duration,
+    /// Relay stdin/stdout to the daemon (`hld --stdio`) instead of serving.
+    pub stdio: bool,
     /// Per-subscriber buffer.
     pub subscriber_buffer: usize,
     /// Grace period between SIGINT and SIGKILL.
@@ -221,6 +234,8 @@ impl Config {
             max_agent_line: args.max_agent_line.max(1),
             claude_path,
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
+            frame_timeout: Duration::from_millis(args.frame_timeout_ms.max(1)),
+            stdio: args.stdio,
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
             approvals_command: ApprovalsCommand::resolve(args.approvals_command)?,

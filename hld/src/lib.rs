@@ -15,6 +15,7 @@ pub mod private_dir;
 pub mod rpc;
 pub mod server;
 pub mod session;
+pub mod stdio;
 pub mod store;
 pub mod time;
 pub mod transport;

@@ -31,6 +31,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if config.stdio {
+        return serve_stdio(&config.socket);
+    }
     tracing::info!(
         version = hld::handlers::VERSION,
         pid = std::process::id(),
@@ -91,6 +94,33 @@ fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode 
             ExitCode::FAILURE
         }
     }
+}
+
+/// `hld --stdio`: relays an editor's connection to the daemon. Exits 0 when the editor or a
+/// signal ends it, 1 when the daemon goes away (so that the editor can start it again).
+fn serve_stdio(socket: &std::path::Path) -> ExitCode {
+    let relayed = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))
+        .and_then(|runtime| {
+            let relayed = runtime.block_on(hld::stdio::relay(socket));
+            // Its thread blocked reading stdin would hold a plain drop up.
+            runtime.shutdown_background();
+            relayed
+        });
+    let code = match relayed {
+        Ok(hld::stdio::Ended::Cleanly) => 0,
+        Ok(hld::stdio::Ended::DaemonGone) => {
+            eprintln!("hld --stdio: the daemon at {} went away", socket.display());
+            1
+        }
+        Err(e) => {
+            eprintln!("hld --stdio: {e}");
+            1
+        }
+    };
+    ExitCode::from(code)
 }
 
 /// Raises the soft limit on open files to the hard limit, as Go's runtime does for the Go

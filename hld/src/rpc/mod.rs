@@ -131,12 +131,17 @@ pub struct Settings {
     pub max_pending: usize,
     /// A server-initiated request unanswered this long is forgotten.
     pub stale_after: Duration,
+    /// `shutdown` ends this connection, not the daemon: an editor's connection (stdio) must
+    /// not stop what other front ends are watching.
+    pub shutdown_ends_connection: bool,
 }
 
 /// What the loop does with one incoming frame.
 enum Handled {
     Reply(Response),
     Silent,
+    /// `shutdown` of a connection that ends with it: its reply, if it was a request.
+    Close(Option<Response>),
     Subscribe(Box<RawValue>, SubscribeParams),
     ClientReply(String),
 }
@@ -179,9 +184,16 @@ pub async fn serve<C>(
             }
         };
         let Some(Ok(frame)) = frame else { break };
-        let reply = match handle(&daemon, frame, settings.delivery).await {
+        let reply = match handle(&daemon, frame, &settings).await {
             Handled::Reply(response) => response,
             Handled::Silent => continue,
+            Handled::Close(reply) => {
+                if let Some(reply) = reply {
+                    let _ = conn.feed(Outgoing::Response(reply)).await;
+                }
+                tracing::info!("shutdown of this connection requested; closing it");
+                break;
+            }
             Handled::ClientReply(id) => {
                 events.replied(&id);
                 continue;
@@ -214,7 +226,8 @@ pub async fn serve<C>(
 
 /// Handles one frame: dispatches a request, or says what else the frame is. A reply from
 /// the client is taken only where the server sends requests.
-async fn handle(daemon: &Arc<Daemon>, frame: Frame, delivery: Delivery) -> Handled {
+async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Handled {
+    let delivery = settings.delivery;
     let bytes = match frame {
         Frame::Message(bytes) => bytes,
         Frame::Rejected(error) => {
@@ -249,6 +262,22 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, delivery: Delivery) -> Handl
         }),
         None => Handled::Silent,
     };
+    if settings.shutdown_ends_connection
+        && method == <hld_client::protocol::Shutdown as hld_client::protocol::Method>::NAME
+    {
+        let reply = id.map(|id| {
+            let result = hld_client::protocol::ShutdownResult {
+                message: "Shutting down gracefully".into(),
+            };
+            Response {
+                id: id.to_owned(),
+                outcome: Ok(Bytes::from(
+                    serde_json::to_vec(&result).expect("a shutdown result serialises"),
+                )),
+            }
+        });
+        return Handled::Close(reply);
+    }
     let Some(route) = daemon.router.get(&method) else {
         tracing::warn!(method = %method.escape_debug(), "unknown method");
         return reply_to(Err(method_not_found(&method)));

@@ -62,6 +62,7 @@ where
         heartbeat: daemon.config.heartbeat_interval,
         max_pending: 2,
         stale_after: Duration::from_secs(30),
+        shutdown_ends_connection: false,
     };
     tokio::spawn(serve(
         Framed::new(server, codec),
@@ -359,7 +360,9 @@ async fn shutdown_ends_a_waiting_connection() {
 
 /// Bytes a client might send: anything at all, or lines that look like JSON-RPC with random
 /// methods, ids and params, in any order and with any line ends.
-fn hostile_input() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+/// One JSON-RPC message as a hostile client might write it: known or random methods, ids
+/// and params of every type, either version.
+fn hostile_message() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     use proptest::prelude::*;
     let method = prop_oneof![
         Just("health".to_owned()),
@@ -379,14 +382,19 @@ fn hostile_input() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
         Just(r#"{"session_id":"s","limit":-1}"#.to_owned()),
         Just(r#"{"query":"a\u0000b"}"#.to_owned()),
     ];
-    let line = (method, json.clone(), json, any::<bool>()).prop_map(|(m, id, params, v2)| {
+    (method, json.clone(), json, any::<bool>()).prop_map(|(m, id, params, v2)| {
         let version = if v2 { "2.0" } else { "1.0" };
         format!(
             r#"{{"jsonrpc":"{version}","method":{},"params":{params},"id":{id}}}"#,
             serde_json::to_string(&m).unwrap()
         )
         .into_bytes()
-    });
+    })
+}
+
+fn hostile_input() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let line = hostile_message();
     let lines = proptest::collection::vec(
         (
             line,
@@ -453,4 +461,126 @@ async fn exchange(daemon: &Arc<Daemon>, data: &[u8]) -> Vec<u8> {
         .expect("the connection stalled");
     read.unwrap();
     out
+}
+
+/// Hostile Content-Length input: random bytes, or messages framed with right and wrong
+/// lengths, header names in any case, good and bad content types, and bare newlines.
+fn hostile_frames() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+    use proptest::prelude::*;
+    let framed = (hostile_message(), -3i64..3, 0..5usize, any::<bool>()).prop_map(
+        |(body, skew, header, crlf)| {
+            let length = (body.len() as i64 + skew).max(0);
+            let end = if crlf { "\r\n" } else { "\n" };
+            let headers = match header {
+                0 => format!("Content-Length: {length}{end}"),
+                1 => format!("content-length: {length}{end}X-Other: 1{end}"),
+                2 => format!(
+                    "Content-Type: application/vscode-jsonrpc; charset=UTF-8{end}\
+                     Content-Length: {length}{end}"
+                ),
+                3 => format!("Content-Type: text/plain{end}Content-Length: {length}{end}"),
+                _ => format!("Content-Length: {}{end}", length * 1_000_000),
+            };
+            let mut out = format!("{headers}{end}").into_bytes();
+            out.extend_from_slice(&body);
+            out
+        },
+    );
+    prop_oneof![
+        proptest::collection::vec(any::<u8>(), 0..2048),
+        proptest::collection::vec(framed, 0..6).prop_map(|f| f.concat()),
+    ]
+}
+
+/// The messages of Content-Length-framed `out`, which must hold nothing but frames.
+fn frames_of(mut out: &[u8]) -> Vec<Value> {
+    let mut frames = Vec::new();
+    while !out.is_empty() {
+        let end = out
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| panic!("not a frame: {:?}", String::from_utf8_lossy(out)));
+        let header = std::str::from_utf8(&out[..end]).unwrap();
+        let length: usize = header
+            .strip_prefix("Content-Length: ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("not a Content-Length header: {header:?}"));
+        frames.push(serde_json::from_slice(&out[end + 4..end + 4 + length]).unwrap());
+        out = &out[end + 4 + length..];
+    }
+    frames
+}
+
+#[test]
+fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usable() {
+    use crate::transport::content_length::ContentLengthConn;
+    use proptest::test_runner::{Config as Cases, TestRunner};
+    // The clock is paused: the read timeout passes as soon as the connection waits.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let (_dir, daemon) = runtime.block_on(async { daemon() });
+    let mut runner = TestRunner::new(Cases {
+        cases: 200,
+        ..Cases::default()
+    });
+    runner
+        .run(&hostile_frames(), |data| {
+            let out = runtime.block_on(async {
+                let (client, server) = tokio::io::duplex(64 * 1024);
+                let settings = Settings {
+                    delivery: Delivery::Notifications,
+                    heartbeat: Duration::from_secs(3600),
+                    max_pending: 0,
+                    stale_after: Duration::ZERO,
+                    shutdown_ends_connection: true,
+                };
+                let timeout = Duration::from_millis(100);
+                let conn = ContentLengthConn::new(server, 64 * 1024, timeout, BytesMut::new());
+                let served = tokio::spawn(serve(
+                    conn,
+                    Arc::clone(&daemon),
+                    settings,
+                    CancellationToken::new(),
+                ));
+                let (mut read, mut write) = tokio::io::split(client);
+                let send = async {
+                    let _ = write.write_all(&data).await;
+                    // Whatever half message is left times out, then a good one is answered.
+                    tokio::time::sleep(timeout * 3).await;
+                    let last = br#"{"jsonrpc":"2.0","method":"version","id":"last"}"#;
+                    let _ = write
+                        .write_all(format!("Content-Length: {}\r\n\r\n", last.len()).as_bytes())
+                        .await;
+                    let _ = write.write_all(last).await;
+                    let _ = write.shutdown().await;
+                };
+                let mut out = Vec::new();
+                let exchange = async { tokio::join!(send, read.read_to_end(&mut out)) };
+                let ((), read) = tokio::time::timeout(Duration::from_secs(60), exchange)
+                    .await
+                    .expect("the connection stalled");
+                read.expect("the daemon's replies");
+                served.await.expect("the connection's task panicked");
+                out
+            });
+            let frames = frames_of(&out);
+            for frame in &frames {
+                assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
+                assert!(
+                    frame.get("result").is_some() != frame.get("error").is_some(),
+                    "{frame}"
+                );
+            }
+            // Usable to the end, unless a `shutdown` in the input ended it cleanly.
+            let shut = frames
+                .iter()
+                .any(|f| f["result"]["message"] == "Shutting down gracefully");
+            let last = frames.last().map(|f| f["id"].clone());
+            assert!(shut || last == Some(json!("last")), "{frames:?}");
+            Ok(())
+        })
+        .unwrap();
 }

@@ -1,6 +1,7 @@
 //! Transports turn bytes into messages and messages into bytes; the connection loop
 //! (`rpc::serve`) and everything above it are shared.
 
+pub mod content_length;
 pub mod ndjson;
 pub mod unix;
 

@@ -1,5 +1,7 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
-//! live daemon, and serving each accepted connection with NDJSON framing.
+//! live daemon, and serving each accepted connection with the framing its first bytes show:
+//! NDJSON (a JSON message starts with `{`), or Content-Length headers (which start with a
+//! letter), for editors relayed by `hld --stdio`.
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -11,11 +13,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
 
+use super::content_length::{ContentLengthConn, MAX_PAYLOAD};
 use super::ndjson::NdjsonCodec;
 use crate::daemon::Daemon;
 use crate::private_dir;
@@ -100,16 +103,40 @@ const BUFFER: usize = 1024;
 
 /// Serves one accepted connection with NDJSON framing; `Subscribe` takes it over.
 pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: CancellationToken) {
+    // Buffers sized for a usual request and reply; they grow for larger ones.
+    let mut read = BytesMut::with_capacity(BUFFER);
+    let mut stream = Socket(stream);
+    let content_length = loop {
+        match read.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(first) => break first.is_ascii_alphabetic(),
+            None => match stream.read_buf(&mut read).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            },
+        }
+    };
+    if content_length {
+        let settings = Settings {
+            delivery: Delivery::Notifications,
+            heartbeat: daemon.config.heartbeat_interval,
+            max_pending: 0,
+            stale_after: std::time::Duration::ZERO,
+            shutdown_ends_connection: true,
+        };
+        let conn = ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
+        rpc::serve(conn, daemon, settings, shutdown).await;
+        return;
+    }
     let codec = NdjsonCodec::new(daemon.config.max_message_size);
     let settings = Settings {
         delivery: Delivery::TakeOver,
         heartbeat: daemon.config.heartbeat_interval,
         max_pending: 0,
         stale_after: std::time::Duration::ZERO,
+        shutdown_ends_connection: false,
     };
-    // Buffers sized for a usual request and reply; they grow for larger ones.
-    let mut parts = FramedParts::new::<rpc::Outgoing>(Socket(stream), codec);
-    parts.read_buf = BytesMut::with_capacity(BUFFER);
+    let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
+    parts.read_buf = read;
     parts.write_buf = BytesMut::with_capacity(BUFFER);
     rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
 }

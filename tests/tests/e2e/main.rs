@@ -26,5 +26,6 @@ mod real_claude;
 mod rpc;
 mod security;
 mod sessions;
+mod stdio;
 mod subscribe;
 mod tui;

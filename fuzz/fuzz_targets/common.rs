@@ -1,0 +1,48 @@
+//! What the dispatch targets share: one runtime, and one real daemon (its method table, a
+//! SQLite store in a temporary directory) for every input.
+
+use std::sync::{Arc, LazyLock};
+
+use clap::Parser;
+use hld::config::{Args, Config};
+use hld::daemon::Daemon;
+use hld::logging::LogControl;
+use hld::store::Store;
+use tokio_util::sync::CancellationToken;
+
+pub static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+});
+
+pub static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(|| {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let args = Args::try_parse_from([
+        "hld",
+        "--socket",
+        &path("hld.sock"),
+        "--database",
+        &path("hld.db"),
+        "--claude-path",
+        &path("no-claude-here"),
+        "--max-message-size",
+        "65536",
+    ])
+    .expect("args");
+    let config = Config::from_args(args).expect("config");
+    let daemon = RUNTIME.block_on(async {
+        let store = Store::open(&config.database).expect("store");
+        Daemon::new(
+            config,
+            store,
+            LogControl::detached(),
+            CancellationToken::new(),
+        )
+        .expect("daemon")
+    });
+    (dir, daemon)
+});
+

@@ -1,0 +1,73 @@
+//! Content-Length framing (`hld --stdio`'s, spec/004) and dispatch: arbitrary bytes sent on
+//! a connection of a real daemon never panic or stall it, and what it writes back is only
+//! frames, each a well-formed JSON-RPC 2.0 response or `event` notification.
+#![no_main]
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use common::{DAEMON, RUNTIME};
+use hld::rpc::{self, Delivery, Settings};
+use hld::transport::content_length::ContentLengthConn;
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+
+/// The frames of `out`, which must hold nothing else.
+fn frames(mut out: &[u8]) -> Vec<Value> {
+    let mut frames = Vec::new();
+    while !out.is_empty() {
+        let end = out
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a header section");
+        let header = std::str::from_utf8(&out[..end]).expect("an ASCII header");
+        let length: usize = header
+            .strip_prefix("Content-Length: ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("not a Content-Length header: {header:?}"));
+        let body = &out[end + 4..end + 4 + length];
+        frames.push(serde_json::from_slice(body).expect("a JSON body"));
+        out = &out[end + 4 + length..];
+    }
+    frames
+}
+
+fuzz_target!(|data: &[u8]| {
+    let daemon = Arc::clone(&DAEMON.1);
+    RUNTIME.block_on(async move {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let settings = Settings {
+            delivery: Delivery::Notifications,
+            heartbeat: Duration::from_secs(3600),
+            max_pending: 0,
+            stale_after: Duration::ZERO,
+            shutdown_ends_connection: true,
+        };
+        let conn = ContentLengthConn::new(server, 65536, Duration::from_secs(3600), BytesMut::new());
+        let served = tokio::spawn(rpc::serve(conn, daemon, settings, CancellationToken::new()));
+        let (mut read, mut write) = tokio::io::split(client);
+        let send = async {
+            let _ = write.write_all(data).await;
+            let _ = write.shutdown().await;
+        };
+        let mut out = Vec::new();
+        let exchange = async { tokio::join!(send, read.read_to_end(&mut out)) };
+        let ((), read) = tokio::time::timeout(Duration::from_secs(10), exchange)
+            .await
+            .expect("the connection stalled");
+        read.expect("the daemon's replies");
+        served.await.expect("the connection's task panicked");
+        for message in frames(&out) {
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            let reply = message.get("result").is_some() != message.get("error").is_some()
+                && message.get("id").is_some();
+            let event = message["method"] == "event" && message.get("id").is_none();
+            assert!(reply || event, "{message}");
+        }
+    });
+});

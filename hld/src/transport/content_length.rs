@@ -1,0 +1,436 @@
+//! Content-Length framing (spec/004, the framing of LSP and of editors' JSON-RPC clients):
+//! `Content-Length: N\r\n` and other headers, a blank line, then N bytes of JSON. Header names
+//! are matched without regard to case and unknown ones ignored; `Content-Type`, if given, must
+//! be `application/vscode-jsonrpc` with a UTF-8 charset. A payload over the limit or a header
+//! section over its cap is answered with `id: null` and thrown away as it arrives, never
+//! buffered. Events go out as notifications: `{"method":"event","params":{"event":…}}`.
+//!
+//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long is
+//! discarded and the framing starts again at the next header.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, BytesMut};
+use futures::{Sink, Stream};
+use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::{Instant, Sleep};
+use tokio_util::codec::{Decoder, Encoder, Framed};
+
+use super::Frame;
+use crate::rpc::error::invalid_request;
+use crate::rpc::{event_message, oversize, Outgoing};
+
+/// The largest payload on this transport (spec/004).
+pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
+/// The largest header section.
+pub const MAX_HEADER: usize = 8 * 1024;
+/// How long a message may stay incomplete before it is discarded.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where the decoder is in the stream.
+#[derive(Debug)]
+enum State {
+    /// Reading header lines: the Content-Length seen, the header bytes so far, and the first
+    /// error found (answered once the section ends, its body skipped).
+    Headers {
+        length: Option<usize>,
+        bytes: usize,
+        error: Option<ErrorObject>,
+    },
+    /// Reading a body of this many bytes.
+    Body { length: usize },
+    /// Throwing away this many more bytes of a refused message.
+    Discard(usize),
+}
+
+impl State {
+    fn headers() -> State {
+        State::Headers {
+            length: None,
+            bytes: 0,
+            error: None,
+        }
+    }
+}
+
+/// The codec. See the module docs.
+#[derive(Debug)]
+pub struct ContentLengthCodec {
+    max_payload: usize,
+    state: State,
+}
+
+impl ContentLengthCodec {
+    /// A codec refusing payloads over `max_payload` bytes.
+    pub fn new(max_payload: usize) -> Self {
+        ContentLengthCodec {
+            max_payload,
+            state: State::headers(),
+        }
+    }
+
+    /// Whether part of a message has been read.
+    fn mid_message(&self) -> bool {
+        !matches!(self.state, State::Headers { bytes: 0, .. })
+    }
+
+    /// Forgets the message in progress: the next bytes start a header section.
+    fn reset(&mut self) {
+        self.state = State::headers();
+    }
+}
+
+fn parse_error(message: &str) -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::ParseError.code(),
+        message: message.to_owned(),
+        data: None,
+    }
+}
+
+/// The error for a `Content-Type` this transport does not take, if it is one.
+fn content_type_error(value: &str) -> Option<ErrorObject> {
+    let mut parts = value.split(';').map(str::trim);
+    let media = parts.next().unwrap_or("");
+    if !media.eq_ignore_ascii_case("application/vscode-jsonrpc") {
+        return Some(invalid_request(
+            "Unsupported Content-Type: use application/vscode-jsonrpc; charset=utf-8",
+            InvalidRequestReason::UnsupportedContentType,
+        ));
+    }
+    for param in parts {
+        let (name, charset) = param.split_once('=').unwrap_or((param, ""));
+        let charset = charset.trim().trim_matches('"');
+        if name.trim().eq_ignore_ascii_case("charset")
+            && !(charset.eq_ignore_ascii_case("utf-8") || charset.eq_ignore_ascii_case("utf8"))
+        {
+            return Some(invalid_request(
+                "Unsupported charset: only utf-8",
+                InvalidRequestReason::BadCharset,
+            ));
+        }
+    }
+    None
+}
+
+impl Decoder for ContentLengthCodec {
+    type Item = Frame;
+    type Error = io::Error;
+
+    fn decode(&mut self, buf: &mut BytesMut) -> io::Result<Option<Frame>> {
+        loop {
+            match &mut self.state {
+                State::Discard(left) => {
+                    let n = (*left).min(buf.len());
+                    buf.advance(n);
+                    *left -= n;
+                    if *left > 0 {
+                        return Ok(None);
+                    }
+                    self.reset();
+                }
+                State::Body { length } => {
+                    if buf.len() < *length {
+                        buf.reserve(*length - buf.len());
+                        return Ok(None);
+                    }
+                    let body = buf.split_to(*length).freeze();
+                    self.reset();
+                    return Ok(Some(Frame::Message(body)));
+                }
+                State::Headers {
+                    length,
+                    bytes,
+                    error,
+                } => {
+                    let Some(end) = memchr::memchr(b'\n', buf) else {
+                        // A line longer than the whole section allows: drop what came so far
+                        // (keeping a possible `\r` of its end) and remember the section is
+                        // too large.
+                        if *bytes + buf.len() > MAX_HEADER {
+                            let keep = usize::from(buf.last() == Some(&b'\r'));
+                            *bytes += buf.len() - keep;
+                            buf.advance(buf.len() - keep);
+                        }
+                        return Ok(None);
+                    };
+                    let line = buf.split_to(end + 1);
+                    *bytes += line.len();
+                    if *bytes > MAX_HEADER && error.is_none() {
+                        *error = Some(invalid_request(
+                            "Header section too large",
+                            InvalidRequestReason::HeaderTooLarge,
+                        ));
+                    }
+                    // A bare `\n` is refused, but the line is still read, so that the body's
+                    // length is known and the framing stays in step.
+                    let line = match line.strip_suffix(b"\r\n") {
+                        Some(line) => line,
+                        None => {
+                            error.get_or_insert_with(|| {
+                                parse_error("Parse error: header lines must end with CRLF")
+                            });
+                            &line[..line.len() - 1]
+                        }
+                    };
+                    if !line.is_empty() {
+                        let line = String::from_utf8_lossy(line);
+                        let (name, value) = line.split_once(':').unwrap_or((&line, ""));
+                        let (name, value) = (name.trim(), value.trim());
+                        if name.eq_ignore_ascii_case("content-length") {
+                            match value.parse::<usize>() {
+                                Ok(n) => *length = Some(n),
+                                Err(_) => {
+                                    error.get_or_insert_with(|| {
+                                        parse_error("Parse error: invalid Content-Length")
+                                    });
+                                }
+                            }
+                        } else if name.eq_ignore_ascii_case("content-type") {
+                            if let Some(e) = content_type_error(value) {
+                                error.get_or_insert(e);
+                            }
+                        }
+                        continue;
+                    }
+                    // The blank line: the body follows.
+                    let (length, error) = (length.take(), error.take());
+                    match (length, error) {
+                        (Some(n), _) if n > self.max_payload => {
+                            self.state = State::Discard(n);
+                            return Ok(Some(Frame::Rejected(oversize())));
+                        }
+                        (Some(n), Some(e)) => {
+                            // Refused by its headers: its body is skipped, not read as JSON.
+                            self.state = State::Discard(n);
+                            return Ok(Some(Frame::Rejected(e)));
+                        }
+                        (Some(n), None) => self.state = State::Body { length: n },
+                        (None, error) => {
+                            self.reset();
+                            let e = error.unwrap_or_else(|| {
+                                parse_error("Parse error: missing Content-Length header")
+                            });
+                            return Ok(Some(Frame::Rejected(e)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Encoder<Outgoing> for ContentLengthCodec {
+    type Error = io::Error;
+
+    fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
+        let body = match item {
+            Outgoing::Response(response) => response.to_json(),
+            Outgoing::Event { event, request } => event_message(&event, request),
+            Outgoing::Heartbeat => {
+                br#"{"jsonrpc":"2.0","method":"heartbeat","params":{}}"#.to_vec()
+            }
+        };
+        dst.reserve(body.len() + 32);
+        dst.put_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        dst.put_slice(&body);
+        Ok(())
+    }
+}
+
+/// A Content-Length-framed connection with the read timeout: a [`Stream`] of frames and a
+/// [`Sink`] of replies and events, as `rpc::serve` takes them.
+pub struct ContentLengthConn<T> {
+    framed: Framed<T, ContentLengthCodec>,
+    timeout: Duration,
+    /// Armed while a message is incomplete; moved whenever more of it arrives.
+    deadline: Pin<Box<Sleep>>,
+    /// Bytes buffered when the deadline was last moved.
+    buffered: Option<usize>,
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
+    /// Frames `io`, refusing payloads over `max_payload` and discarding a message left
+    /// incomplete for `timeout`; `read` holds bytes already read from it.
+    pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
+        let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
+            io,
+            ContentLengthCodec::new(max_payload),
+        );
+        parts.read_buf = read;
+        ContentLengthConn {
+            framed: Framed::from_parts(parts),
+            timeout,
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            buffered: None,
+        }
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ContentLengthConn<T> {
+    type Item = io::Result<Frame>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            if let Poll::Ready(item) = Pin::new(&mut this.framed).poll_next(cx) {
+                this.buffered = None;
+                return Poll::Ready(item);
+            }
+            let pending = this.framed.read_buffer().len();
+            if !this.framed.codec().mid_message() && pending == 0 {
+                this.buffered = None;
+                return Poll::Pending;
+            }
+            if this.buffered != Some(pending) {
+                this.buffered = Some(pending);
+                this.deadline.as_mut().reset(Instant::now() + this.timeout);
+            }
+            if this.deadline.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            tracing::warn!(
+                timeout_ms = this.timeout.as_millis() as u64,
+                "an incomplete message timed out; discarded, framing reset"
+            );
+            this.framed.codec_mut().reset();
+            this.framed.read_buffer_mut().clear();
+            this.buffered = None;
+        }
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for ContentLengthConn<T> {
+    type Error = io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Outgoing) -> io::Result<()> {
+        Pin::new(&mut self.framed).start_send(item)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_close(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(input: &[u8]) -> Vec<Frame> {
+        let mut codec = ContentLengthCodec::new(64);
+        let mut buf = BytesMut::from(input);
+        let mut frames = Vec::new();
+        while let Some(frame) = codec.decode(&mut buf).unwrap() {
+            frames.push(frame);
+        }
+        frames
+    }
+
+    fn message(body: &str) -> Frame {
+        Frame::Message(bytes::Bytes::copy_from_slice(body.as_bytes()))
+    }
+
+    fn reason(frame: &Frame) -> String {
+        match frame {
+            Frame::Rejected(e) => e
+                .data
+                .as_ref()
+                .and_then(|d| d.get("reason"))
+                .and_then(|r| r.as_str())
+                .unwrap_or(&e.message)
+                .to_owned(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn back_to_back_messages_with_any_header_case_and_unknown_headers() {
+        let frames = decode_all(
+            b"Content-Length: 2\r\n\r\n{}content-length: 3\r\nX-Other: y\r\n\
+              CONTENT-TYPE: application/vscode-jsonrpc; charset=UTF-8\r\n\r\n[1]",
+        );
+        assert_eq!(frames, [message("{}"), message("[1]")]);
+    }
+
+    #[test]
+    fn a_wrong_content_type_or_charset_is_refused_and_its_body_skipped() {
+        let frames = decode_all(
+            b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\
+              Content-Type: application/vscode-jsonrpc; charset=iso-8859-1\r\n\
+              Content-Length: 2\r\n\r\n{}Content-Length: 1\r\n\r\n1",
+        );
+        assert_eq!(reason(&frames[0]), "unsupported-content-type");
+        assert_eq!(reason(&frames[1]), "bad-charset");
+        assert_eq!(frames[2], message("1"));
+    }
+
+    #[test]
+    fn an_oversize_payload_is_refused_and_thrown_away_as_it_arrives() {
+        let mut codec = ContentLengthCodec::new(64);
+        let mut buf = BytesMut::from(&b"Content-Length: 100000\r\n\r\n"[..]);
+        let frame = codec.decode(&mut buf).unwrap().unwrap();
+        assert_eq!(reason(&frame), "oversize");
+        for _ in 0..99 {
+            buf.extend_from_slice(&[b'x'; 1000]);
+            assert_eq!(codec.decode(&mut buf).unwrap(), None);
+            assert!(buf.is_empty(), "buffered {} bytes", buf.len());
+        }
+        buf.extend_from_slice(&[b'x'; 1000]);
+        assert_eq!(codec.decode(&mut buf).unwrap(), None);
+        buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+        assert_eq!(codec.decode(&mut buf).unwrap(), Some(message("{}")));
+    }
+
+    #[test]
+    fn a_header_section_over_its_cap_is_refused_with_its_body() {
+        let mut input = b"Content-Length: 2\r\n".to_vec();
+        for i in 0..200 {
+            input.extend_from_slice(format!("X-Padding-{i}: {}\r\n", "p".repeat(40)).as_bytes());
+        }
+        input.extend_from_slice(b"\r\n{}Content-Length: 2\r\n\r\n[]");
+        let frames = decode_all(&input);
+        assert_eq!(reason(&frames[0]), "header-too-large");
+        assert_eq!(frames[1], message("[]"));
+    }
+
+    #[test]
+    fn a_missing_length_or_a_bare_newline_is_a_parse_error_and_framing_goes_on() {
+        let frames =
+            decode_all(b"X: 1\r\n\r\nContent-Length: 2\n\r\n{}Content-Length: 2\r\n\r\n{}");
+        assert_eq!(
+            frames[0],
+            Frame::Rejected(parse_error("Parse error: missing Content-Length header"))
+        );
+        assert!(matches!(&frames[1], Frame::Rejected(e) if e.message.contains("CRLF")));
+        assert_eq!(frames[2], message("{}"));
+    }
+
+    #[test]
+    fn replies_are_framed_with_their_byte_length() {
+        let mut codec = ContentLengthCodec::new(64);
+        let mut out = BytesMut::new();
+        let reply = crate::rpc::Response {
+            id: serde_json::value::RawValue::from_string("1".into()).unwrap(),
+            outcome: Ok(bytes::Bytes::from_static("\"é\"".as_bytes())),
+        };
+        codec.encode(Outgoing::Response(reply), &mut out).unwrap();
+        let body = r#"{"jsonrpc":"2.0","result":"é","id":1}"#;
+        assert_eq!(
+            std::str::from_utf8(&out).unwrap(),
+            format!("Content-Length: {}\r\n\r\n{body}", body.len())
+        );
+    }
+}
