@@ -20,6 +20,7 @@ use serde_json::Value;
 pub mod anchor;
 pub mod anthropic;
 pub mod cloud;
+pub mod corpus;
 pub mod http;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a

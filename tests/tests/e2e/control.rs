@@ -3,6 +3,7 @@
 //! extra directories, recent paths, search and deletion.
 
 use hld_client::protocol::*;
+use hld_e2e::corpus::{self, Text};
 use hld_e2e::{launch_params, DaemonOptions, Subscription, TestDaemon};
 use serde_json::json;
 
@@ -529,6 +530,140 @@ fn search_finds_titles_queries_and_prefixes() {
         })
         .unwrap_err();
     assert_eq!(e.data.unwrap()["param"], "query");
+}
+
+/// Planted among the generated sessions: words with `q`, `x` and `z`, which no generated
+/// session has (see [`corpus::WORDS`]).
+fn planted() -> Vec<Text> {
+    let text = |title: Option<&str>, query: &str| Text {
+        title: title.map(str::to_owned),
+        query: query.to_owned(),
+    };
+    vec![
+        // The most `quokka`s in the fewest words.
+        text(Some("Quokka quokka"), "count the quokkas"),
+        text(None, "feed the quokka"),
+        // One in a long query, whose summary is cut.
+        text(
+            None,
+            "a quokka in a long sentence about many different things to do with the zoo \
+             later this week",
+        ),
+        text(None, "the quokka and the zephyr"),
+        text(Some("Zephyr"), "write the release notes"),
+    ]
+}
+
+#[test]
+fn search_on_100k_generated_sessions() {
+    const GENERATED: usize = 100_000;
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let database = base.path().join("hld.db");
+    let ids = corpus::fill(&database, GENERATED, 42, &planted()).unwrap();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let [most, feed, long, both, zephyr] = ids[..] else {
+        panic!("{ids:?}")
+    };
+    let d = TestDaemon::start_with(DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..Default::default()
+    });
+    let search_with = |query: &str, limit: Option<i64>| {
+        d.request::<SearchSessions>(SearchSessionsParams {
+            query: query.into(),
+            limit,
+        })
+        .sessions
+    };
+    let search = |query: &str| -> Vec<String> {
+        search_with(query, None).into_iter().map(|s| s.id).collect()
+    };
+
+    // Prefixes, best match first: more hits in fewer words rank higher.
+    assert_eq!(search("quok"), [most, feed, both, long]);
+    assert_eq!(search("QUOKKAS"), [most]);
+    assert_eq!(search("zeph"), [both, zephyr]);
+    // Every word must match, each as a prefix.
+    assert_eq!(search("quok zeph"), [both]);
+    assert_eq!(search("zeph quokka"), [both]);
+    assert!(search("quok xylophone").is_empty());
+    assert_eq!(search_with("quok", Some(2)).len(), 2);
+    assert_eq!(
+        search_with("quok", Some(2))
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        [most, feed]
+    );
+
+    // A common word: the default limit, in FTS5's rank order (the newest first among equals),
+    // as a query of the file itself gives it.
+    let raw = rusqlite::Connection::open_with_flags(
+        &database,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let by_rank = |matching: &str, limit: i64| -> Vec<String> {
+        raw.prepare(
+            "SELECT id FROM sessions JOIN (SELECT rowid AS hit, rank FROM sessions_fts
+                 WHERE sessions_fts MATCH ?1 ORDER BY rank, rowid DESC LIMIT ?2)
+               ON sessions.rowid = hit ORDER BY rank, hit DESC",
+        )
+        .unwrap()
+        .query_map(rusqlite::params![matching, limit], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+    };
+    let matches: i64 = raw
+        .query_row(
+            "SELECT COUNT(*) FROM sessions_fts WHERE sessions_fts MATCH '\"fix\"*'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(matches > 10_000, "{matches}");
+    let fix = search("fix");
+    assert_eq!(fix.len(), 50);
+    assert_eq!(fix, by_rank("\"fix\"*", 50));
+    assert_eq!(
+        search_with("flak test", Some(200))
+            .into_iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        by_rank("\"flak\"* \"test\"*", 200)
+    );
+
+    // An archived session is still found, and says so.
+    d.request::<ArchiveSession>(ArchiveSessionParams {
+        session_id: both.to_owned(),
+        archived: true,
+    });
+    let found = search_with("quok zeph", None);
+    assert_eq!(found.len(), 1);
+    assert!(found[0].control.archived && found[0].id == both);
+
+    // A new title is found at once, and the old one no longer.
+    d.request::<UpdateSessionTitle>(UpdateSessionTitleParams {
+        session_id: zephyr.to_owned(),
+        title: "Xylophone tuning".into(),
+    });
+    assert_eq!(search("zeph"), [both]);
+    assert_eq!(search("xylo"), [zephyr]);
+    // Among the generated ones too: a title of one word ranks below the others' two hits.
+    let generated = corpus::session_id(GENERATED / 3);
+    d.request::<UpdateSessionTitle>(UpdateSessionTitleParams {
+        session_id: generated.clone(),
+        title: "Quokka census".into(),
+    });
+    assert_eq!(search("quok"), [most, feed, both, long, generated.as_str()]);
+    assert_eq!(
+        search_with("quokka census", None)[0].control.title,
+        "Quokka census"
+    );
 }
 
 #[test]

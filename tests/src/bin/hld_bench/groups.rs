@@ -36,11 +36,13 @@ pub enum Group {
     Memory,
     /// The hld-tui dashboard: approvals on screen, frame cost, idle CPU.
     Tui,
+    /// `searchSessions` over many sessions.
+    Search,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 9] = [
+    pub const ALL: [Group; 10] = [
         Group::Latency,
         Group::Throughput,
         Group::Connect,
@@ -50,6 +52,7 @@ impl Group {
         Group::Startup,
         Group::Memory,
         Group::Tui,
+        Group::Search,
     ];
 
     /// The section title.
@@ -64,6 +67,7 @@ impl Group {
             Group::Startup => "7. CLI start-up",
             Group::Memory => "8. memory",
             Group::Tui => "9. the hld-tui dashboard",
+            Group::Search => "10. search: searchSessions over many sessions",
         }
     }
 
@@ -79,6 +83,7 @@ impl Group {
             Group::Startup => "startup",
             Group::Memory => "memory",
             Group::Tui => "tui",
+            Group::Search => "search",
         }
     }
 }
@@ -160,6 +165,8 @@ pub struct Plan {
     history_sessions: usize,
     history_events: usize,
     history_reps: usize,
+    search_sessions: usize,
+    search_reps: usize,
     startup_runs: usize,
     memory_subs: usize,
     oversize: usize,
@@ -188,6 +195,8 @@ impl Plan {
                 history_sessions: 4,
                 history_events: 200,
                 history_reps: 2,
+                search_sessions: 2_000,
+                search_reps: 2,
                 startup_runs: 4,
                 memory_subs: 20,
                 oversize: 8 << 20,
@@ -213,6 +222,8 @@ impl Plan {
                 history_sessions: 100,
                 history_events: 10_000,
                 history_reps: 10,
+                search_sessions: 100_000,
+                search_reps: 30,
                 startup_runs: 300,
                 memory_subs: 1000,
                 oversize: 64 << 20,
@@ -248,6 +259,9 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Startup => startup(bins, plan),
         Group::Memory => memory(bins, plan),
         Group::Tui => crate::tui::run(bins, plan.smoke, plan.slow_rounds),
+        Group::Search => {
+            crate::search::run(bins, plan.rounds, plan.search_sessions, plan.search_reps)
+        }
     }
 }
 
@@ -344,7 +358,7 @@ fn shown(target: Target, pinned: bool, client: &[String]) -> Vec<String> {
 }
 
 /// Ratios of `a` to `b`, round by round.
-fn ratios(a: &[f64], b: &[f64]) -> Spread {
+pub(crate) fn ratios(a: &[f64], b: &[f64]) -> Spread {
     let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x / y).collect();
     Spread::of(&r)
 }
@@ -877,7 +891,7 @@ fn ingest(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
 
 /// Sends one request on `conn` and returns the time until the whole reply line was read, and
 /// the line.
-fn timed_call(
+pub(crate) fn timed_call(
     conn: &mut BufReader<UnixStream>,
     request: &str,
     line: &mut Vec<u8>,

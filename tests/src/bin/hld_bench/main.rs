@@ -20,6 +20,7 @@ mod groups;
 mod load;
 mod procs;
 mod report;
+mod search;
 mod servers;
 mod sqlite;
 mod stats;

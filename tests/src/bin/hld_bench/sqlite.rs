@@ -1,12 +1,15 @@
 //! SQLite outside the daemon: databases in the daemon's own schema (created by
-//! `hld::store::Store::open`) filled fast with rusqlite, and the raw baselines of the ingest
-//! and history figures.
+//! `hld::store::Store::open`) filled fast with rusqlite, and the raw baselines of the ingest,
+//! history and search figures.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use hld_client::protocol::{ConversationEvent, ConversationEventType, GetConversationResult};
+use hld_client::protocol::{
+    ConversationEvent, ConversationEventType, GetConversationResult, SessionControl, SessionInfo,
+    SessionResult, SessionStatus, SessionsResult,
+};
 use rusqlite::{params, Connection};
 
 /// Rows per transaction when filling a database.
@@ -215,4 +218,136 @@ pub fn raw_history(conn: &Connection, session: &str) -> anyhow::Result<(Duration
 pub fn reader(path: &Path) -> anyhow::Result<Connection> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     Ok(conn)
+}
+
+/// The columns of a session that `searchSessions` sends.
+const SEARCH_COLUMNS: &str = "id, run_id, claude_session_id, parent_session_id, status, \
+    created_at, completed_at, last_activity_at, error_message, query, summary, model, \
+    working_dir, result_content, result_is_error, duration_ms, num_turns, cost_usd, \
+    interrupted, title, archived, auto_accept_edits, dangerously_skip_permissions, \
+    dangerously_skip_permissions_expires_at, additional_directories";
+
+/// How the search baseline orders its matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// `ORDER BY bm25(sessions_fts)`, the newest first among equals.
+    Bm25,
+    /// `ORDER BY rank`, FTS5's column for the same BM25 value, as the FTS5 documentation
+    /// writes it; ties left to chance.
+    Rank,
+}
+
+impl Order {
+    /// The query: the best `?2` matches of the FTS5 expression `?1`, joined to their sessions.
+    fn sql(self) -> String {
+        let (score, order) = match self {
+            Order::Bm25 => ("bm25(sessions_fts) AS score", "score, hit DESC"),
+            Order::Rank => ("rank", "rank"),
+        };
+        format!(
+            "SELECT {SEARCH_COLUMNS} FROM sessions
+             JOIN (SELECT rowid AS hit, {score} FROM sessions_fts WHERE sessions_fts MATCH ?1
+                   ORDER BY {order} LIMIT ?2) ON sessions.rowid = hit
+             ORDER BY {order}"
+        )
+    }
+}
+
+/// The FTS5 expression hld searches for typed words: each word quoted, as a prefix.
+pub fn fts_expression(words: &str) -> String {
+    words
+        .split_whitespace()
+        .map(|w| format!("\"{}\"*", w.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The search baseline: the best `limit` matches of `matching` in this order, rows mapped to
+/// the wire struct, serialised as the `searchSessions` result. Returns the time, the ids found
+/// (in order) and the JSON size.
+pub fn raw_search(
+    conn: &Connection,
+    order: Order,
+    matching: &str,
+    limit: i64,
+) -> anyhow::Result<(Duration, Vec<String>, usize)> {
+    let started = Instant::now();
+    let mut stmt = conn.prepare_cached(&order.sql())?;
+    let sessions = stmt
+        .query_map(params![matching, limit], |row| {
+            let status: String = row.get(4)?;
+            let status = SessionStatus::parse(&status).unwrap_or(SessionStatus::Failed);
+            let query: String = row.get(9)?;
+            let title: Option<String> = row.get(19)?;
+            let directories: Option<String> = row.get(24)?;
+            let (result_content, num_turns, cost_usd, duration_ms): (
+                Option<String>,
+                Option<i64>,
+                Option<f64>,
+                Option<i64>,
+            ) = (row.get(13)?, row.get(16)?, row.get(17)?, row.get(15)?);
+            let claude_session_id: Option<String> = row.get(2)?;
+            let error: Option<String> = row.get(8)?;
+            let is_error: Option<bool> = row.get(14)?;
+            let has_result = result_content.is_some()
+                || num_turns.is_some()
+                || cost_usd.is_some()
+                || duration_ms.is_some();
+            Ok(SessionInfo {
+                id: row.get(0)?,
+                run_id: row.get(1)?,
+                parent_session_id: row.get(3)?,
+                status,
+                interrupting: false,
+                start_time: row.get(5)?,
+                end_time: row.get(6)?,
+                last_activity_at: row.get(7)?,
+                summary: row.get(10)?,
+                model: row.get(11)?,
+                working_dir: row.get(12)?,
+                result: has_result.then(|| SessionResult {
+                    kind: "result".into(),
+                    subtype: "session_completed".into(),
+                    total_cost_usd: cost_usd.unwrap_or_default(),
+                    is_error: is_error.unwrap_or(false) || status == SessionStatus::Failed,
+                    duration_ms: duration_ms.unwrap_or_default(),
+                    duration_api_ms: 0,
+                    num_turns: num_turns.unwrap_or_default(),
+                    result: result_content.clone().unwrap_or_default(),
+                    session_id: claude_session_id.clone().unwrap_or_default(),
+                    error: error.clone(),
+                }),
+                interrupted: row.get(18)?,
+                cost_usd,
+                control: SessionControl {
+                    title: title
+                        .unwrap_or_else(|| query.lines().next().unwrap_or("").trim().to_owned()),
+                    archived: row.get(20)?,
+                    auto_accept_edits: row.get(21)?,
+                    dangerously_skip_permissions: row.get(22)?,
+                    dangerously_skip_permissions_expires_at: row.get(23)?,
+                    additional_directories: directories
+                        .and_then(|d| serde_json::from_str(&d).ok())
+                        .unwrap_or_default(),
+                },
+                query,
+                claude_session_id,
+                error,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let result = SessionsResult { sessions };
+    let json = serde_json::to_vec(&result)?;
+    let elapsed = started.elapsed();
+    let ids = result.sessions.into_iter().map(|s| s.id).collect();
+    Ok((elapsed, ids, json.len()))
+}
+
+/// How many sessions match the FTS5 expression.
+pub fn search_matches(conn: &Connection, matching: &str) -> anyhow::Result<i64> {
+    Ok(conn.query_row(
+        "SELECT COUNT(*) FROM sessions_fts WHERE sessions_fts MATCH ?1",
+        [matching],
+        |r| r.get(0),
+    )?)
 }
