@@ -469,8 +469,11 @@ fn emacs_jsonrpc_el_launches_a_session_and_hears_its_events() {
                                         '(:query "scenario:plain hello from emacs" :working_dir "{work}"))
                        :session_id))
       (princ (format "session=%s\n" hld-session))
+      ;; A request each round: in batch mode Emacs does not always read a pipe's output while
+      ;; merely waiting, but it reads it all while a request waits for its reply.
       (cl-loop repeat 300 until (member hld-session hld-completed)
-               do (accept-process-output nil 0.1))
+               do (accept-process-output nil 0.1)
+                  (jsonrpc-request hld-conn :version nil))
       (princ (format "completed-event=%s\n" (if (member hld-session hld-completed) "t" "nil")))
       (let ((events (plist-get (jsonrpc-request hld-conn :getConversation (list :session_id hld-session)) :events)))
         (princ (format "events=%d\n" (length events))))
