@@ -1,7 +1,7 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
 //! live daemon, and serving each accepted connection with the framing its first bytes show:
-//! NDJSON (a JSON message starts with `{`), or Content-Length headers (which start with a
-//! letter), for editors relayed by `hld --stdio`.
+//! Content-Length headers (`Content-Length:` or `Content-Type:`, in any case) for editors
+//! relayed by `hld --stdio`, NDJSON for everything else.
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -107,10 +107,12 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
     let mut read = BytesMut::with_capacity(BUFFER);
     let mut stream = Socket(stream);
     let content_length = loop {
-        match read.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(first) => break first.is_ascii_alphabetic(),
+        match content_length_framing(&read) {
+            Some(framing) => break framing,
             None => match stream.read_buf(&mut read).await {
-                Ok(0) | Err(_) => return,
+                Ok(0) | Err(_) if read.is_empty() => return,
+                // What came is all there is: NDJSON answers it, whatever it is.
+                Ok(0) | Err(_) => break false,
                 Ok(_) => {}
             },
         }
@@ -139,6 +141,26 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
     parts.read_buf = read;
     parts.write_buf = BytesMut::with_capacity(BUFFER);
     rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
+}
+
+/// The header names a Content-Length-framed connection may start with.
+const HEADERS: [&[u8]; 2] = [b"content-length:", b"content-type:"];
+
+/// Whether a connection whose first bytes are `read` speaks Content-Length framing: it starts
+/// with one of [`HEADERS`] (in any case). `None` while `read` is too short to tell. Anything
+/// else, garbage included, is NDJSON, which answers every line.
+fn content_length_framing(read: &[u8]) -> Option<bool> {
+    let mut undecided = false;
+    for header in HEADERS {
+        let n = read.len().min(header.len());
+        if read[..n].eq_ignore_ascii_case(&header[..n]) {
+            if n == header.len() {
+                return Some(true);
+            }
+            undecided = true;
+        }
+    }
+    (!undecided).then_some(false)
 }
 
 /// An accepted socket, written with `send` rather than `writev`. The framed writer hands over
@@ -172,5 +194,21 @@ impl AsyncWrite for Socket {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_length_framing;
+
+    #[test]
+    fn only_a_content_header_selects_content_length_framing() {
+        assert_eq!(content_length_framing(b"Content-Length: 2\r\n"), Some(true));
+        assert_eq!(content_length_framing(b"content-type: a"), Some(true));
+        assert_eq!(content_length_framing(b"Content-Le"), None);
+        assert_eq!(content_length_framing(b""), None);
+        assert_eq!(content_length_framing(b"{\"jsonrpc\""), Some(false));
+        assert_eq!(content_length_framing(b"not json at all\n"), Some(false));
+        assert_eq!(content_length_framing(b"Contents: x"), Some(false));
     }
 }
