@@ -1,6 +1,6 @@
 //! `hld --stdio`: an editor's JSON-RPC connection, relayed byte for byte between stdin/stdout
-//! and the daemon's socket. The daemon recognises the Content-Length framing by its first
-//! bytes and serves it like any connection, so a session launched from the editor is one of
+//! and the daemon's socket, after one header line that tells the daemon the framing. The
+//! daemon then serves the Content-Length framing like any connection, so a session launched from the editor is one of
 //! the daemon's sessions, seen by every other front end. The relay parses nothing; stdout
 //! carries only what the daemon sent, and every diagnostic goes to stderr.
 
@@ -14,6 +14,9 @@ use tokio::signal::unix::{signal, SignalKind};
 /// How long the daemon gets to answer what it already read once stdin closes or a signal
 /// arrives (spec/004: exit within 2 s).
 const GRACE: Duration = Duration::from_millis(1500);
+
+/// What the relay sends before the editor's first byte.
+const PREAMBLE: &[u8] = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n";
 
 /// How the relay ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,6 +45,13 @@ pub async fn relay(socket: &Path) -> Result<Ended, String> {
     };
     tracing::info!(socket = %socket.display(), "relaying stdio to the daemon");
     let (from_daemon, mut to_daemon) = stream.into_split();
+    // The daemon serves Content-Length framing to a connection that starts with a content
+    // header. This one joins the editor's first header section, which may start with any
+    // header of its own.
+    to_daemon
+        .write_all(PREAMBLE)
+        .await
+        .map_err(|e| format!("cannot write to {}: {e}", socket.display()))?;
     let mut down = Box::pin(pump(from_daemon, tokio::io::stdout()));
     let (mut int, mut term, mut hup) = (
         signal(SignalKind::interrupt()).map_err(|e| e.to_string())?,
