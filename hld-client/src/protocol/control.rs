@@ -221,8 +221,8 @@ pub struct SearchSessionsParams {
 }
 
 method!(
-    /// Full-text search (SQLite FTS5) over sessions' titles, queries and summaries, best match
-    /// first.
+    /// Full-text search (SQLite FTS5) over sessions' titles, queries and summaries, the most
+    /// recently created first.
     ///
     /// ```json
     /// {"jsonrpc":"2.0","method":"searchSessions","params":{"query":"flaky test","limit":10},"id":1}

@@ -418,7 +418,7 @@ impl Store {
         self.read(move |c| read::leaves(c, archived)).await
     }
 
-    /// Sessions matching an FTS5 expression over title, query and summary, best first.
+    /// Sessions matching an FTS5 expression over title, query and summary, newest first.
     pub async fn search_sessions(&self, matching: String, limit: i64) -> Result<Vec<SessionRow>> {
         self.read(move |c| read::search(c, &matching, limit)).await
     }

@@ -540,7 +540,6 @@ fn planted() -> Vec<Text> {
         query: query.to_owned(),
     };
     vec![
-        // The most `quokka`s in the fewest words.
         text(Some("Quokka quokka"), "count the quokkas"),
         text(None, "feed the quokka"),
         // One in a long query, whose summary is cut.
@@ -582,10 +581,10 @@ fn search_on_100k_generated_sessions() {
         search_with(query, None).into_iter().map(|s| s.id).collect()
     };
 
-    // Prefixes, best match first: more hits in fewer words rank higher.
-    assert_eq!(search("quok"), [most, feed, both, long]);
+    // Prefixes, the newest first (planted sessions are written in order).
+    assert_eq!(search("quok"), [both, long, feed, most]);
     assert_eq!(search("QUOKKAS"), [most]);
-    assert_eq!(search("zeph"), [both, zephyr]);
+    assert_eq!(search("zeph"), [zephyr, both]);
     // Every word must match, each as a prefix.
     assert_eq!(search("quok zeph"), [both]);
     assert_eq!(search("zeph quokka"), [both]);
@@ -596,21 +595,21 @@ fn search_on_100k_generated_sessions() {
             .into_iter()
             .map(|s| s.id)
             .collect::<Vec<_>>(),
-        [most, feed]
+        [both, long]
     );
 
-    // A common word: the default limit, in FTS5's rank order (the newest first among equals),
-    // as a query of the file itself gives it.
+    // A common word: the default limit, the newest first, as a query of the file itself
+    // gives it.
     let raw = rusqlite::Connection::open_with_flags(
         &database,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
     )
     .unwrap();
-    let by_rank = |matching: &str, limit: i64| -> Vec<String> {
+    let newest = |matching: &str, limit: i64| -> Vec<String> {
         raw.prepare(
-            "SELECT id FROM sessions JOIN (SELECT rowid AS hit, rank FROM sessions_fts
-                 WHERE sessions_fts MATCH ?1 ORDER BY rank, rowid DESC LIMIT ?2)
-               ON sessions.rowid = hit ORDER BY rank, hit DESC",
+            "SELECT id FROM sessions
+             WHERE rowid IN (SELECT rowid FROM sessions_fts WHERE sessions_fts MATCH ?1)
+             ORDER BY rowid DESC LIMIT ?2",
         )
         .unwrap()
         .query_map(rusqlite::params![matching, limit], |r| r.get(0))
@@ -628,13 +627,13 @@ fn search_on_100k_generated_sessions() {
     assert!(matches > 10_000, "{matches}");
     let fix = search("fix");
     assert_eq!(fix.len(), 50);
-    assert_eq!(fix, by_rank("\"fix\"*", 50));
+    assert_eq!(fix, newest("\"fix\"*", 50));
     assert_eq!(
         search_with("flak test", Some(200))
             .into_iter()
             .map(|s| s.id)
             .collect::<Vec<_>>(),
-        by_rank("\"flak\"* \"test\"*", 200)
+        newest("\"flak\"* \"test\"*", 200)
     );
 
     // An archived session is still found, and says so.
@@ -653,13 +652,13 @@ fn search_on_100k_generated_sessions() {
     });
     assert_eq!(search("zeph"), [both]);
     assert_eq!(search("xylo"), [zephyr]);
-    // Among the generated ones too: a title of one word ranks below the others' two hits.
+    // Among the generated ones too, in its place by age.
     let generated = corpus::session_id(GENERATED / 3);
     d.request::<UpdateSessionTitle>(UpdateSessionTitleParams {
         session_id: generated.clone(),
         title: "Quokka census".into(),
     });
-    assert_eq!(search("quok"), [most, feed, both, long, generated.as_str()]);
+    assert_eq!(search("quok"), [both, long, feed, generated.as_str(), most]);
     assert_eq!(
         search_with("quokka census", None)[0].control.title,
         "Quokka census"

@@ -230,23 +230,23 @@ const SEARCH_COLUMNS: &str = "id, run_id, claude_session_id, parent_session_id, 
 /// How the search baseline orders its matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
-    /// `ORDER BY bm25(sessions_fts)`, the newest first among equals.
-    Bm25,
-    /// `ORDER BY rank`, FTS5's column for the same BM25 value, as the FTS5 documentation
-    /// writes it; ties left to chance.
+    /// `ORDER BY rowid DESC`: the most recently created first, as `searchSessions` lists them.
+    Newest,
+    /// `ORDER BY rank`: FTS5's BM25 relevance, as the FTS5 documentation writes it.
     Rank,
 }
 
 impl Order {
-    /// The query: the best `?2` matches of the FTS5 expression `?1`, joined to their sessions.
+    /// The query: the first `?2` matches of the FTS5 expression `?1` in this order, joined to
+    /// their sessions.
     fn sql(self) -> String {
         let (score, order) = match self {
-            Order::Bm25 => ("bm25(sessions_fts) AS score", "score, hit DESC"),
-            Order::Rank => ("rank", "rank"),
+            Order::Newest => ("", "hit DESC"),
+            Order::Rank => (", rank", "rank"),
         };
         format!(
             "SELECT {SEARCH_COLUMNS} FROM sessions
-             JOIN (SELECT rowid AS hit, {score} FROM sessions_fts WHERE sessions_fts MATCH ?1
+             JOIN (SELECT rowid AS hit{score} FROM sessions_fts WHERE sessions_fts MATCH ?1
                    ORDER BY {order} LIMIT ?2) ON sessions.rowid = hit
              ORDER BY {order}"
         )
