@@ -10,44 +10,18 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use common::{DAEMON, RUNTIME};
-use hld::rpc::{self, Delivery, Settings};
-use hld::transport::content_length::ContentLengthConn;
+use hld::rpc::{self, Settings};
+use hld::transport::content_length::{split_frames, ContentLengthConn};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-/// The frames of `out`, which must hold nothing else.
-fn frames(mut out: &[u8]) -> Vec<Value> {
-    let mut frames = Vec::new();
-    while !out.is_empty() {
-        let end = out
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .expect("a header section");
-        let header = std::str::from_utf8(&out[..end]).expect("an ASCII header");
-        let length: usize = header
-            .strip_prefix("Content-Length: ")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("not a Content-Length header: {header:?}"));
-        let body = &out[end + 4..end + 4 + length];
-        frames.push(serde_json::from_slice(body).expect("a JSON body"));
-        out = &out[end + 4 + length..];
-    }
-    frames
-}
-
 fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings {
-            delivery: Delivery::Notifications,
-            heartbeat: Duration::from_secs(3600),
-            max_pending: 0,
-            stale_after: Duration::ZERO,
-            shutdown_ends_connection: true,
-        };
+        let settings = Settings::content_length(Duration::from_secs(3600));
         let conn = ContentLengthConn::new(server, 65536, Duration::from_secs(3600), BytesMut::new());
         let served = tokio::spawn(rpc::serve(conn, daemon, settings, CancellationToken::new()));
         let (mut read, mut write) = tokio::io::split(client);
@@ -62,7 +36,9 @@ fuzz_target!(|data: &[u8]| {
             .expect("the connection stalled");
         read.expect("the daemon's replies");
         served.await.expect("the connection's task panicked");
-        for message in frames(&out) {
+        let frames = split_frames(&out).expect("only frames");
+        for body in frames {
+            let message: Value = serde_json::from_slice(body).expect("a JSON body");
             assert_eq!(message["jsonrpc"], "2.0", "{message}");
             let reply = message.get("result").is_some() != message.get("error").is_some()
                 && message.get("id").is_some();

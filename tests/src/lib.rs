@@ -21,6 +21,7 @@ pub mod anchor;
 pub mod anthropic;
 pub mod cloud;
 pub mod corpus;
+pub mod frames;
 pub mod http;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a

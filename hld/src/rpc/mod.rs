@@ -136,6 +136,29 @@ pub struct Settings {
     pub shutdown_ends_connection: bool,
 }
 
+impl Settings {
+    /// NDJSON on the socket: `Subscribe` takes the connection over.
+    pub fn ndjson(heartbeat: Duration) -> Settings {
+        Settings {
+            delivery: Delivery::TakeOver,
+            heartbeat,
+            max_pending: 0,
+            stale_after: Duration::ZERO,
+            shutdown_ends_connection: false,
+        }
+    }
+
+    /// Content-Length framing, an editor's connection: events go out as notifications beside
+    /// the replies, and `shutdown` ends this connection only.
+    pub fn content_length(heartbeat: Duration) -> Settings {
+        Settings {
+            delivery: Delivery::Notifications,
+            shutdown_ends_connection: true,
+            ..Settings::ndjson(heartbeat)
+        }
+    }
+}
+
 /// What the loop does with one incoming frame.
 enum Handled {
     Reply(Response),

@@ -59,10 +59,9 @@ where
     let shutdown = CancellationToken::new();
     let settings = Settings {
         delivery,
-        heartbeat: daemon.config.heartbeat_interval,
         max_pending: 2,
         stale_after: Duration::from_secs(30),
-        shutdown_ends_connection: false,
+        ..Settings::ndjson(daemon.config.heartbeat_interval)
     };
     tokio::spawn(serve(
         Framed::new(server, codec),
@@ -492,28 +491,9 @@ fn hostile_frames() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// The messages of Content-Length-framed `out`, which must hold nothing but frames.
-fn frames_of(mut out: &[u8]) -> Vec<Value> {
-    let mut frames = Vec::new();
-    while !out.is_empty() {
-        let end = out
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .unwrap_or_else(|| panic!("not a frame: {:?}", String::from_utf8_lossy(out)));
-        let header = std::str::from_utf8(&out[..end]).unwrap();
-        let length: usize = header
-            .strip_prefix("Content-Length: ")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("not a Content-Length header: {header:?}"));
-        frames.push(serde_json::from_slice(&out[end + 4..end + 4 + length]).unwrap());
-        out = &out[end + 4 + length..];
-    }
-    frames
-}
-
 #[test]
 fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usable() {
-    use crate::transport::content_length::ContentLengthConn;
+    use crate::transport::content_length::{split_frames, ContentLengthConn};
     use proptest::test_runner::{Config as Cases, TestRunner};
     // The clock is paused: the read timeout passes as soon as the connection waits.
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -530,13 +510,7 @@ fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usabl
         .run(&hostile_frames(), |data| {
             let out = runtime.block_on(async {
                 let (client, server) = tokio::io::duplex(64 * 1024);
-                let settings = Settings {
-                    delivery: Delivery::Notifications,
-                    heartbeat: Duration::from_secs(3600),
-                    max_pending: 0,
-                    stale_after: Duration::ZERO,
-                    shutdown_ends_connection: true,
-                };
+                let settings = Settings::content_length(Duration::from_secs(3600));
                 let timeout = Duration::from_millis(100);
                 let conn = ContentLengthConn::new(server, 64 * 1024, timeout, BytesMut::new());
                 let served = tokio::spawn(serve(
@@ -566,7 +540,11 @@ fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usabl
                 served.await.expect("the connection's task panicked");
                 out
             });
-            let frames = frames_of(&out);
+            let frames: Vec<Value> = split_frames(&out)
+                .unwrap()
+                .into_iter()
+                .map(|body| serde_json::from_slice(body).unwrap())
+                .collect();
             for frame in &frames {
                 assert_eq!(frame["jsonrpc"], "2.0", "{frame}");
                 assert!(

@@ -589,7 +589,10 @@ mod tests {
             "Flaky test",
             "a flaky one",
         ]);
-        assert_eq!(ids(&search(&conn, "\"flak\"*", 50).unwrap()), ["s5", "s4", "s1", "s0"]);
+        assert_eq!(
+            ids(&search(&conn, "\"flak\"*", 50).unwrap()),
+            ["s5", "s4", "s1", "s0"]
+        );
         // The limit keeps the newest.
         assert_eq!(ids(&search(&conn, "\"flak\"*", 2).unwrap()), ["s5", "s4"]);
         assert_eq!(

@@ -243,6 +243,33 @@ impl Encoder<Outgoing> for ContentLengthCodec {
     }
 }
 
+/// Splits `out`, bytes this codec wrote, into the payloads of its frames: each exactly
+/// `Content-Length: N\r\n\r\n` and N bytes. Strict, for checking what a client receives:
+/// any other byte is an error that shows where it is.
+pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
+    let mut frames = Vec::new();
+    while !out.is_empty() {
+        let shown = || {
+            format!(
+                "not a frame: {:?}",
+                String::from_utf8_lossy(&out[..out.len().min(80)])
+            )
+        };
+        let end = memchr::memmem::find(out, b"\r\n\r\n").ok_or_else(shown)?;
+        let length: usize = std::str::from_utf8(&out[..end])
+            .ok()
+            .and_then(|header| header.strip_prefix("Content-Length: "))
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(shown)?;
+        let body = out
+            .get(end + 4..end + 4 + length)
+            .ok_or_else(|| format!("a frame cut short: {length} bytes announced"))?;
+        frames.push(body);
+        out = &out[end + 4 + length..];
+    }
+    Ok(frames)
+}
+
 /// A Content-Length-framed connection with the read timeout: a [`Stream`] of frames and a
 /// [`Sink`] of replies and events, as `rpc::serve` takes them.
 pub struct ContentLengthConn<T> {
@@ -432,5 +459,18 @@ mod tests {
             std::str::from_utf8(&out).unwrap(),
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
         );
+        codec.encode(Outgoing::Heartbeat, &mut out).unwrap();
+        let frames = split_frames(&out).unwrap();
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0], body.as_bytes());
+    }
+
+    #[test]
+    fn split_frames_refuses_any_byte_outside_a_frame() {
+        assert_eq!(split_frames(b"").unwrap(), Vec::<&[u8]>::new());
+        assert!(split_frames(b"Content-Length: 2\r\n\r\n{}x").is_err());
+        assert!(split_frames(b"content-length: 2\r\n\r\n{}").is_err());
+        assert!(split_frames(b"Content-Length: 3\r\n\r\n{}").is_err());
+        assert!(split_frames(b"\nContent-Length: 2\r\n\r\n{}").is_err());
     }
 }

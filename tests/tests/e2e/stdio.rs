@@ -9,7 +9,8 @@ use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use hld_client::protocol::*;
-use hld_e2e::{launch_params, workspace_bin, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::frames::{frame, read_frame};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 use nix::sys::signal::Signal;
 use serde_json::{json, Value};
 
@@ -144,47 +145,6 @@ impl Drop for Relay {
     }
 }
 
-fn frame(message: &Value) -> Vec<u8> {
-    let body = message.to_string();
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body.as_bytes());
-    out
-}
-
-/// Reads one frame: exactly `Content-Length: N\r\n\r\n` and N bytes of JSON; `None` at the end.
-fn read_frame(from: &mut impl Read) -> Result<Option<Value>, String> {
-    let mut header = Vec::new();
-    let mut byte = [0u8];
-    while !header.ends_with(b"\r\n\r\n") {
-        match from.read(&mut byte) {
-            Ok(0) if header.is_empty() => return Ok(None),
-            Ok(0) => return Err(format!("ended inside a header: {header:?}")),
-            Ok(_) => header.push(byte[0]),
-            Err(e) => return Err(e.to_string()),
-        }
-        if header.len() > 100 {
-            return Err(format!(
-                "not a header: {:?}",
-                String::from_utf8_lossy(&header)
-            ));
-        }
-    }
-    let text = String::from_utf8_lossy(&header);
-    let length: usize = text
-        .strip_prefix("Content-Length: ")
-        .and_then(|rest| rest.strip_suffix("\r\n\r\n"))
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| format!("not a Content-Length header: {text:?}"))?;
-    let mut body = vec![0; length];
-    from.read_exact(&mut body).map_err(|e| e.to_string())?;
-    serde_json::from_slice(&body).map(Some).map_err(|e| {
-        format!(
-            "a body that is not JSON ({e}): {:?}",
-            String::from_utf8_lossy(&body)
-        )
-    })
-}
-
 fn reason(reply: &Value) -> &str {
     reply["error"]["data"]["reason"].as_str().unwrap_or("")
 }
@@ -308,6 +268,29 @@ fn an_incomplete_message_times_out_and_the_framing_starts_again() {
     std::thread::sleep(Duration::from_millis(900));
     assert_eq!(r.call("version", json!({}))["id"], 1);
     assert!(d.log_text().contains("timed out"), "{}", d.log_text());
+}
+
+#[test]
+fn notifications_get_no_reply_and_an_unknown_one_is_logged_at_warn() {
+    let d = daemon();
+    let mut r = Relay::start(&d.socket);
+    // What a language client sends unasked, then a known method sent as a notification.
+    r.send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 7}}));
+    r.send(&json!({"jsonrpc": "2.0", "method": "health"}));
+    // The first frame back is the reply to the request that follows them.
+    r.send(&json!({"jsonrpc": "2.0", "method": "version", "id": "after"}));
+    let reply = r.next();
+    assert_eq!(reply["id"], "after", "{reply}");
+    assert!(reply["result"]["version"].is_string(), "{reply}");
+    let warned = wait_for(WAIT, || {
+        let log = d.log_text();
+        log.lines()
+            .find(|l| {
+                l.contains("WARN") && l.contains("unknown method") && l.contains("$/cancelRequest")
+            })
+            .map(str::to_owned)
+    });
+    assert!(warned.is_some(), "{}", d.log_text());
 }
 
 #[test]
