@@ -38,11 +38,13 @@ pub enum Group {
     Tui,
     /// `searchSessions` over many sessions.
     Search,
+    /// `hld --stdio`: relayed round trips, start-up.
+    Stdio,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 10] = [
+    pub const ALL: [Group; 11] = [
         Group::Latency,
         Group::Throughput,
         Group::Connect,
@@ -53,6 +55,7 @@ impl Group {
         Group::Memory,
         Group::Tui,
         Group::Search,
+        Group::Stdio,
     ];
 
     /// The section title.
@@ -68,6 +71,7 @@ impl Group {
             Group::Memory => "8. memory",
             Group::Tui => "9. the hld-tui dashboard",
             Group::Search => "10. search: searchSessions over many sessions",
+            Group::Stdio => "11. hld --stdio: an editor's connection",
         }
     }
 
@@ -84,6 +88,7 @@ impl Group {
             Group::Memory => "memory",
             Group::Tui => "tui",
             Group::Search => "search",
+            Group::Stdio => "stdio",
         }
     }
 }
@@ -153,11 +158,11 @@ impl FanoutLoad {
 pub struct Plan {
     smoke: bool,
     /// Rounds of the request/response and fan-out groups.
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// Rounds of the slower groups (ingest, start-up, memory, tui).
-    slow_rounds: usize,
-    pingpong: u64,
-    warmup: u64,
+    pub(crate) slow_rounds: usize,
+    pub(crate) pingpong: u64,
+    pub(crate) warmup: u64,
     conc: u64,
     connect: u64,
     fanout: Vec<FanoutLoad>,
@@ -167,7 +172,7 @@ pub struct Plan {
     history_reps: usize,
     search_sessions: usize,
     search_reps: usize,
-    startup_runs: usize,
+    pub(crate) startup_runs: usize,
     memory_subs: usize,
     oversize: usize,
 }
@@ -262,6 +267,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Search => {
             crate::search::run(bins, plan.rounds, plan.search_sessions, plan.search_reps)
         }
+        Group::Stdio => crate::stdio::run(bins, plan),
     }
 }
 
@@ -372,7 +378,7 @@ fn spread_of(results: &[LoadResult], f: impl Fn(&LoadResult) -> f64) -> Spread {
 }
 
 /// A row comparing request rates: the figure shows µs per request (or req/s) and p99.
-fn rate_row(
+pub(crate) fn rate_row(
     name: &str,
     hld: &[LoadResult],
     raw: &[LoadResult],
@@ -906,6 +912,26 @@ pub(crate) fn timed_call(
     Ok(started.elapsed())
 }
 
+/// The medians (µs) of `per_round` runs each of `a` and `b`, taken in turns, which of them
+/// goes first alternating, so that neither always follows the other.
+pub(crate) fn alternate(
+    per_round: usize,
+    mut a: impl FnMut() -> anyhow::Result<Duration>,
+    mut b: impl FnMut() -> anyhow::Result<Duration>,
+) -> anyhow::Result<(f64, f64)> {
+    let (mut at, mut bt) = (Vec::new(), Vec::new());
+    for i in 0..per_round {
+        if i % 2 == 0 {
+            at.push(a()?);
+            bt.push(b()?);
+        } else {
+            bt.push(b()?);
+            at.push(a()?);
+        }
+    }
+    Ok((median_duration(at), median_duration(bt)))
+}
+
 fn median_duration(mut d: Vec<Duration>) -> f64 {
     d.sort();
     d[d.len() / 2].as_secs_f64() * 1e6
@@ -1062,19 +1088,11 @@ fn startup(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let mut times = Vec::new();
     let mut ratios = Vec::new();
     for _ in 0..plan.slow_rounds {
-        let mut h = Vec::new();
-        let mut c = Vec::new();
-        for i in 0..per_round {
-            // Alternate which goes first, so that neither always follows the other.
-            for k in 0..2 {
-                if (i + k) % 2 == 0 {
-                    h.push(run(&bins.hello, &[])?);
-                } else {
-                    c.push(run(&bins.hlyr, &["sessions", "--json"])?);
-                }
-            }
-        }
-        let (mh, mc) = (median_duration(h), median_duration(c));
+        let (mc, mh) = alternate(
+            per_round,
+            || run(&bins.hlyr, &["sessions", "--json"]),
+            || run(&bins.hello, &[]),
+        )?;
         hello.push(mh);
         times.push(mc);
         ratios.push(mc / mh);

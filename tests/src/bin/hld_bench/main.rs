@@ -24,6 +24,7 @@ mod search;
 mod servers;
 mod sqlite;
 mod stats;
+mod stdio;
 mod tui;
 
 use std::path::{Path, PathBuf};
@@ -72,6 +73,9 @@ enum Internal {
         #[arg(long, default_value_t = 0)]
         event_bytes: usize,
     },
+    /// Serve a raw Content-Length echo on stdin and stdout.
+    #[command(hide = true)]
+    PipeEcho,
     /// Run a load generator and print its result as one JSON line.
     #[command(hide = true)]
     Client {
@@ -82,6 +86,16 @@ enum Internal {
 
 #[derive(Debug, Subcommand)]
 enum Load {
+    /// `health` round trips through a child's stdin and stdout, Content-Length framed.
+    StdioPingpong {
+        #[arg(long)]
+        n: u64,
+        #[arg(long)]
+        warmup: u64,
+        /// The child: a program and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
     Pingpong {
         #[arg(long)]
         sock: PathBuf,
@@ -145,6 +159,7 @@ fn main() -> ExitCode {
             sock,
             event_bytes,
         }) => servers::serve(kind, &sock, event_bytes),
+        Some(Internal::PipeEcho) => stdio::pipe_echo(),
         Some(Internal::Client { load }) => run_load(load),
         None => run_all(&cli),
     };
@@ -159,6 +174,9 @@ fn main() -> ExitCode {
 
 fn run_load(load: Load) -> anyhow::Result<()> {
     let json = match load {
+        Load::StdioPingpong { n, warmup, command } => {
+            serde_json::to_string(&stdio::pingpong(&command, n, warmup)?)?
+        }
         Load::Pingpong {
             sock,
             mode,
