@@ -25,11 +25,13 @@ mod client;
 mod codec;
 pub mod config;
 mod error;
+pub mod follow;
 pub mod protocol;
 mod subscription;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;
+pub use follow::{Follow, FollowItem};
 pub use subscription::{
     subscribe, SubscribeOptions, Subscription, SubscriptionItem, CONFIRM_TIMEOUT,
 };

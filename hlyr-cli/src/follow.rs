@@ -85,6 +85,8 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
                     }
                 }
                 Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
+                // An item this version does not know: nothing to show.
+                Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => return Err(lost_daemon(session_id)),
             },
@@ -247,7 +249,7 @@ impl Follower<'_> {
                 self.queue.push_back(Update::Status {
                     session_id,
                     old_status,
-                    new_status,
+                    new_status: new_status.clone(),
                     error,
                 });
                 if !new_status.is_active() {
@@ -284,6 +286,8 @@ impl Follower<'_> {
                     return Ok(true);
                 }
             }
+            // An event this version does not know: nothing to show.
+            _ => {}
         }
         self.flush()?;
         Ok(false)
