@@ -269,13 +269,11 @@ impl Follower<'_> {
                 comment,
                 decided_by,
             }),
+            // Changes a person made are theirs to know; the end of a bypass is news.
             Event::SessionSettingsChanged {
                 session_id, reason, ..
-            } => {
-                // Changes a person made are theirs to know; the end of a bypass is news.
-                if reason == BYPASS_EXPIRED && session_id == self.session_id {
-                    self.queue.push_back(Update::BypassExpired { session_id });
-                }
+            } if reason == BYPASS_EXPIRED && session_id == self.session_id => {
+                self.queue.push_back(Update::BypassExpired { session_id });
             }
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
@@ -286,7 +284,7 @@ impl Follower<'_> {
                     return Ok(true);
                 }
             }
-            // An event this version does not know: nothing to show.
+            // Other settings changes, or an event this version does not know: nothing to show.
             _ => {}
         }
         self.flush()?;
