@@ -21,22 +21,24 @@ pub(crate) fn decided(approval_id: &str, result: SendDecisionResult) -> Result<(
     })
 }
 
-/// A doc example for one client: `example!([client fn await] "code" ^ "code" …)`, where `^`
-/// stands for that client's `.await` (nothing for the blocking one). The code runs in a
-/// function returning `Result<(), hld_client::Error>`, after `let client = …?;`.
+/// A doc example for one client: `example!([client fn await] ["use …;\n" …] "code" ^ "code" …)`,
+/// where `^` stands for that client's `.await` (nothing for the blocking one). The code runs
+/// in a function returning `Result<(), hld_client::Error>`, after `let client = …?;`.
 macro_rules! example {
-    ([$client:literal $fn:literal $aw:literal] $($piece:tt)*) => {
-        example!(@ [$client $fn $aw] [] $($piece)*)
+    ([$client:literal $fn:literal $aw:literal] [$($uses:literal)*] $($piece:tt)*) => {
+        example!(@ [$client $fn $aw] [$($uses)*] [] $($piece)*)
     };
-    (@ [$client:literal $fn:literal $aw:literal] [$($out:tt)*] ^ $($rest:tt)*) => {
-        example!(@ [$client $fn $aw] [$($out)* $aw] $($rest)*)
+    (@ [$client:literal $fn:literal $aw:literal] $uses:tt [$($out:tt)*] ^ $($rest:tt)*) => {
+        example!(@ [$client $fn $aw] $uses [$($out)* $aw] $($rest)*)
     };
-    (@ [$client:literal $fn:literal $aw:literal] [$($out:tt)*] $piece:literal $($rest:tt)*) => {
-        example!(@ [$client $fn $aw] [$($out)* $piece] $($rest)*)
+    (@ $head:tt $uses:tt [$($out:tt)*] $piece:literal $($rest:tt)*) => {
+        example!(@ $head $uses [$($out)* $piece] $($rest)*)
     };
-    (@ [$client:literal $fn:literal $aw:literal] [$($out:tt)*]) => {
+    (@ [$client:literal $fn:literal $aw:literal] $uses:tt [$($out:tt)*]) => {
         concat!(
-            "```no_run\n# ",
+            "```no_run\n",
+            example!(@uses $uses),
+            "# ",
             $fn,
             " demo() -> Result<(), hld_client::Error> {\nlet client = ",
             $client,
@@ -46,6 +48,13 @@ macro_rules! example {
             $($out,)*
             "\n# Ok(())\n# }\n```"
         )
+    };
+    // The `use` lines, and a blank line after them.
+    (@uses []) => {
+        ""
+    };
+    (@uses [$($uses:literal)+]) => {
+        concat!($($uses,)+ "\n")
     };
 }
 
@@ -60,8 +69,7 @@ macro_rules! typed_calls {
         /// Calls method `M` with its typed params and decodes its typed result: any method of
         /// [`crate::protocol`], including those without a helper here.
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::{UpdateSessionTitle, UpdateSessionTitleParams};\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::{UpdateSessionTitle, UpdateSessionTitleParams};\n"]
             "let reply = client\n"
             "    .call::<UpdateSessionTitle>(UpdateSessionTitleParams {\n"
             "        session_id: \"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13\".into(),\n"
@@ -75,7 +83,7 @@ macro_rules! typed_calls {
 
         /// [`Health`]: whether the daemon serves, its version, and what it can run.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "let health = client.health()" ^ "?;\n"
             "println!(\"daemon {} is {}\", health.version, health.status);")]
         pub $($async)* fn health(&self) -> Result<HealthResult, Error> {
@@ -85,8 +93,7 @@ macro_rules! typed_calls {
         /// [`LaunchSession`]: starts a Claude Code session and returns its ids once the
         /// process runs. To watch it too, see `Client::launch_and_follow`.
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::LaunchSessionParams;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::LaunchSessionParams;\n"]
             "let launched = client\n"
             "    .launch_session(LaunchSessionParams {\n"
             "        query: \"Fix the failing test in src/lib.rs\".into(),\n"
@@ -103,7 +110,7 @@ macro_rules! typed_calls {
 
         /// [`ListSessions`]: every session, newest activity first.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "for session in client.list_sessions()" ^ "? {\n"
             "    println!(\"{} {} {}\", session.id, session.status, session.summary);\n"
             "}")]
@@ -113,7 +120,7 @@ macro_rules! typed_calls {
 
         /// [`GetSessionState`]: one session's details, with its exact status.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "let session = client.get_session_state(\"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13\")" ^ "?;\n"
             "if !session.status.is_active() {\n"
             "    println!(\"ended {}: {:?}\", session.status, session.result_content);\n"
@@ -128,8 +135,7 @@ macro_rules! typed_calls {
         /// [`GetConversation`]: stored conversation events, oldest first, a page at a time
         /// (`after_sequence` is the `sequence` of the last event received).
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::GetConversationParams;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::GetConversationParams;\n"]
             "let mut after_sequence = None;\n"
             "loop {\n"
             "    let page = client\n"
@@ -157,8 +163,7 @@ macro_rules! typed_calls {
         /// [`ContinueSession`]: a new session that forks a session's Claude conversation with
         /// a new query.
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::ContinueSessionParams;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::ContinueSessionParams;\n"]
             "let next = client\n"
             "    .continue_session(ContinueSessionParams {\n"
             "        session_id: \"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13\".into(),\n"
@@ -176,7 +181,7 @@ macro_rules! typed_calls {
         /// [`InterruptSession`]: stops a running session; it moves to `completing`, then to
         /// `completed` with `interrupted: true`.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "let reply = client.interrupt_session(\"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13\")" ^ "?;\n"
             "println!(\"{}\", reply.message);")]
         pub $($async)* fn interrupt_session(
@@ -191,7 +196,7 @@ macro_rules! typed_calls {
 
         /// [`FetchApprovals`]: the approvals waiting for a human, of every session or of one.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "for approval in client.fetch_approvals(None)" ^ "? {\n"
             "    println!(\"{} {} {:?}\", approval.id, approval.kind.as_str(), approval.function_name);\n"
             "}")]
@@ -209,8 +214,7 @@ macro_rules! typed_calls {
         /// [`approve`](Self::approve), [`deny`](Self::deny) and [`respond`](Self::respond)
         /// build the params and turn a refusal into [`Error::Refused`].
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::SendDecisionParams;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::SendDecisionParams;\n"]
             "let reply = client\n"
             "    .send_decision(SendDecisionParams {\n"
             "        call_id: Some(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\".into()),\n"
@@ -234,9 +238,7 @@ macro_rules! typed_calls {
         /// or it was answered elsewhere), [`RefusalReason::WrongType`] (a question), or
         /// [`RefusalReason::Failed`] (it may be sent again).
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::RefusalReason;\n"
-            "use hld_client::Error;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::RefusalReason;\n" "use hld_client::Error;\n"]
             "match client.approve(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\")" ^ " {\n"
             "    Ok(()) => println!(\"approved\"),\n"
             "    Err(Error::Refused { reason: RefusalReason::AlreadyDecided, .. }) => {\n"
@@ -257,7 +259,7 @@ macro_rules! typed_calls {
         /// Denies tool call `approval_id`, telling Claude `reason` (required by the daemon).
         /// Refusals as for [`approve`](Self::approve).
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "client.deny(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\", \"Run only the parser tests\")" ^ "?;")]
         pub $($async)* fn deny(&self, approval_id: &str, reason: &str) -> Result<(), Error> {
             let params = SendDecisionParams {
@@ -273,7 +275,7 @@ macro_rules! typed_calls {
         /// [`approve`](Self::approve); asking it of a tool call is
         /// [`RefusalReason::WrongType`].
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "client.respond(\"local-9b1e4c7a-5d2f-4a83-8e61-2c0d7f3b9a54\", \"staging\")" ^ "?;")]
         pub $($async)* fn respond(&self, approval_id: &str, text: &str) -> Result<(), Error> {
             let params = SendDecisionParams {
@@ -288,8 +290,7 @@ macro_rules! typed_calls {
         /// [`CreateApproval`]: records a request for a human decision on a session's behalf,
         /// as the approvals MCP server a session runs does.
         ///
-        #[doc = example!([$($ex)*]
-            "use hld_client::protocol::CreateApprovalParams;\n\n"
+        #[doc = example!([$($ex)*] ["use hld_client::protocol::CreateApprovalParams;\n"]
             "let created = client\n"
             "    .create_approval(CreateApprovalParams {\n"
             "        session_id: Some(\"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13\".into()),\n"
@@ -307,7 +308,7 @@ macro_rules! typed_calls {
 
         /// [`GetApproval`]: one approval, pending or decided.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "let approval = client.get_approval(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\")" ^ "?;\n"
             "println!(\"{} is {}\", approval.id, approval.status.as_str());")]
         pub $($async)* fn get_approval(&self, approval_id: &str) -> Result<Approval, Error> {
@@ -319,7 +320,7 @@ macro_rules! typed_calls {
 
         /// [`Initialize`]: the daemon's name, version and protocol.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "let hello = client.initialize()" ^ "?;\n"
             "println!(\"{hello:?}\");")]
         pub $($async)* fn initialize(&self) -> Result<InitializeResult, Error> {
@@ -328,7 +329,7 @@ macro_rules! typed_calls {
 
         /// [`Version`]: the daemon's version.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "println!(\"hld {}\", client.version()" ^ "?.version);")]
         pub $($async)* fn version(&self) -> Result<VersionResult, Error> {
             self.call::<Version>(NoParams {})$($await)*
@@ -336,7 +337,7 @@ macro_rules! typed_calls {
 
         /// [`ListMethods`]: every method the daemon serves, with a line each.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "for method in client.list_methods()" ^ "? {\n"
             "    println!(\"{}: {}\", method.name, method.description);\n"
             "}")]
@@ -346,7 +347,7 @@ macro_rules! typed_calls {
 
         /// [`DescribeMethods`]: every method with its params and result.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "for method in client.describe_methods()" ^ "? {\n"
             "    println!(\"{}({}) -> {}\", method.name, method.params.join(\", \"), method.returns);\n"
             "}")]
@@ -357,7 +358,7 @@ macro_rules! typed_calls {
         /// [`SetLogLevel`]: changes the daemon's log level (`debug`, `info`, `warn`, `error`)
         /// until it restarts.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "client.set_log_level(\"debug\")" ^ "?;")]
         pub $($async)* fn set_log_level(&self, level: &str) -> Result<SetLogLevelResult, Error> {
             let params = SetLogLevelParams {
@@ -368,7 +369,7 @@ macro_rules! typed_calls {
 
         /// [`Shutdown`]: asks the daemon to stop; running sessions are interrupted first.
         ///
-        #[doc = example!([$($ex)*]
+        #[doc = example!([$($ex)*] []
             "client.shutdown()" ^ "?;")]
         pub $($async)* fn shutdown(&self) -> Result<ShutdownResult, Error> {
             self.call::<Shutdown>(NoParams {})$($await)*

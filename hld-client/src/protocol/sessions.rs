@@ -323,7 +323,7 @@ impl ConversationEventType {
 /// One stored conversation event (`getConversation`, `conversation_updated`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationEvent {
-    /// Row id.
+    /// Row id, unique across every session; not a position (page by `sequence`).
     pub id: i64,
     /// The daemon session it belongs to.
     pub session_id: String,
