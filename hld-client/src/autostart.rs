@@ -25,6 +25,7 @@ pub struct Started {
 
 /// Why a daemon could not be started.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StartError {
     /// The `hld` binary could not be run.
     #[error("cannot start {}: {source}", hld.display())]

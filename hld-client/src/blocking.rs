@@ -35,23 +35,60 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Connects to the daemon at `path`.
+    /// Connects to the daemon at `path`. A socket nobody answers on is
+    /// [`Error::DaemonNotRunning`].
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::blocking::Client::connect("/tmp/hld-test/daemon.sock")?;
+    /// println!("hld {}", client.version()?.version);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn connect(path: impl AsRef<Path>) -> Result<Client, Error> {
         Self::connect_with_timeout(path, DEFAULT_TIMEOUT)
     }
 
     /// Connects to the daemon at the default path (see [`crate::config::resolve_socket_path`]).
+    ///
+    /// ```no_run
+    /// use hld_client::{blocking::Client, Error};
+    ///
+    /// # fn demo() -> Result<(), Error> {
+    /// match Client::connect_default() {
+    ///     Ok(client) => println!("{} sessions", client.list_sessions()?.len()),
+    ///     Err(Error::DaemonNotRunning { socket }) => {
+    ///         eprintln!("no daemon at {}", socket.display())
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn connect_default() -> Result<Client, Error> {
         Self::connect(crate::config::default_socket_path()?)
     }
 
     /// Connects with a per-call timeout (it bounds both sending a request and its reply).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::blocking::Client::connect_with_timeout(
+    ///     "/tmp/hld-test/daemon.sock",
+    ///     Duration::from_secs(2),
+    /// )?;
+    /// client.health()?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn connect_with_timeout(
         path: impl AsRef<Path>,
         timeout: Duration,
     ) -> Result<Client, Error> {
         let path = path.as_ref().to_path_buf();
-        let stream = UnixStream::connect(&path)?;
+        let stream = UnixStream::connect(&path).map_err(|e| Error::connecting(&path, e))?;
         stream.set_write_timeout(Some(timeout))?;
         Ok(Client {
             path,
@@ -64,12 +101,29 @@ impl Client {
     }
 
     /// The socket path this client is connected to.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::blocking::Client::connect_default()?;
+    /// println!("{}", client.path().display());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Calls a method by name with arbitrary params, returning the raw result. Lines that
     /// answer no call of ours (or an earlier call that timed out) are skipped.
+    ///
+    /// ```no_run
+    /// # fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::blocking::Client::connect_default()?;
+    /// let reply = client.call_raw("getRecentPaths", serde_json::json!({"limit": 5}))?;
+    /// println!("{reply}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn call_raw(&self, method: &str, params: Value) -> Result<Value, Error> {
         let deadline = Instant::now() + self.timeout;
         let mut conn = self.conn.lock().unwrap_or_else(PoisonError::into_inner);
@@ -105,7 +159,7 @@ impl Client {
         }
     }
 
-    typed_calls!([] []);
+    typed_calls!(blocking);
 }
 
 /// Whether an I/O error is a socket timeout running out.
@@ -204,14 +258,30 @@ mod tests {
         assert_eq!(blocking, from_async);
     }
 
+    /// A missing socket file, and one left by a daemon that is gone (nothing accepts on it),
+    /// are the same error, naming the path, from both clients.
     #[test]
-    fn a_missing_daemon_is_an_io_error_like_the_async_clients() {
+    fn a_missing_or_refusing_socket_is_daemon_not_running_like_the_async_clients() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Client::connect(dir.path().join("none.sock")).unwrap_err();
-        assert!(
-            matches!(&err, Error::Io(e) if e.kind() == ErrorKind::NotFound),
-            "{err:?}"
-        );
+        let missing = dir.path().join("none.sock");
+        let stale = dir.path().join("stale.sock");
+        drop(UnixListener::bind(&stale).unwrap());
+        assert!(stale.exists());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for path in [missing, stale] {
+            let blocking = Client::connect(&path).unwrap_err();
+            let from_async = runtime.block_on(crate::Client::connect(&path)).unwrap_err();
+            for err in [blocking, from_async] {
+                assert!(
+                    matches!(&err, Error::DaemonNotRunning { socket } if socket == &path),
+                    "{err:?}"
+                );
+                assert!(err.to_string().contains(&path.display().to_string()));
+            }
+        }
     }
 
     #[test]

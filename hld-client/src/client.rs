@@ -57,23 +57,63 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// Connects to the daemon at `path`.
+    /// Connects to the daemon at `path`. A socket nobody answers on is
+    /// [`Error::DaemonNotRunning`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect("/tmp/hld-test/daemon.sock").await?;
+    /// println!("connected to {}", client.path().display());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect(path: impl AsRef<Path>) -> Result<Client, Error> {
         Self::connect_with_timeout(path, DEFAULT_TIMEOUT).await
     }
 
-    /// Connects to the daemon at the default path (see [`crate::config::resolve_socket_path`]).
+    /// Connects to the daemon at the default path (see [`crate::config::resolve_socket_path`]:
+    /// `HUMANLAYER_DAEMON_SOCKET`, then `humanlayer.json`, then `~/.humanlayer/daemon.sock`).
+    ///
+    /// ```no_run
+    /// use hld_client::{Client, Error};
+    ///
+    /// # async fn demo() -> Result<(), Error> {
+    /// match Client::connect_default().await {
+    ///     Ok(client) => println!("hld {}", client.version().await?.version),
+    ///     Err(Error::DaemonNotRunning { socket }) => {
+    ///         eprintln!("no daemon at {}; start one with `hld`", socket.display())
+    ///     }
+    ///     Err(e) => return Err(e),
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect_default() -> Result<Client, Error> {
         Self::connect(crate::config::default_socket_path()?).await
     }
 
-    /// Connects with a per-call timeout.
+    /// Connects with a per-call timeout ([`DEFAULT_TIMEOUT`] otherwise); a call without a
+    /// reply in time is [`Error::Timeout`].
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client =
+    ///     hld_client::Client::connect_with_timeout("/tmp/hld-test/daemon.sock", Duration::from_secs(2))
+    ///         .await?;
+    /// client.health().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn connect_with_timeout(
         path: impl AsRef<Path>,
         timeout: Duration,
     ) -> Result<Client, Error> {
         let path = path.as_ref().to_path_buf();
-        let stream = UnixStream::connect(&path).await?;
+        let stream = UnixStream::connect(&path)
+            .await
+            .map_err(|e| Error::connecting(&path, e))?;
         let (read, write) = stream.into_split();
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         let reader = tokio::spawn(read_replies(BufReader::new(read), pending.clone()));
@@ -90,11 +130,31 @@ impl Client {
     }
 
     /// The socket path this client is connected to.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// println!("{}", client.path().display());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
 
-    /// Calls a method by name with arbitrary params, returning the raw result.
+    /// Calls a method by name with arbitrary params, returning the raw result: for a method
+    /// this version does not know. [`call`](Self::call) is the typed way.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let reply = client
+    ///     .call_raw("getRecentPaths", serde_json::json!({"limit": 5}))
+    ///     .await?;
+    /// println!("{reply}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, Error> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let line = codec::request_line(method, params, id)?;
@@ -127,15 +187,91 @@ impl Client {
         }
     }
 
-    typed_calls!([async] [.await]);
+    typed_calls!(async);
 
-    /// Opens a subscription on its own connection (see [`crate::subscribe`]).
+    /// Opens a subscription on its own connection (see [`crate::subscribe`]): the daemon's
+    /// events as they are published, filtered by `params`. To follow one session without
+    /// losing any of it, use [`follow`](Self::follow).
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hld_client::protocol::{EventType, SubscribeParams};
+    /// use hld_client::{SubscribeOptions, SubscriptionItem};
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let params = SubscribeParams::types([EventType::NewApproval]);
+    /// let mut events = client.subscribe(params, SubscribeOptions::default()).await?;
+    /// while let Some(SubscriptionItem::Event(timed)) = events.next().await.transpose()? {
+    ///     println!("{} {}", timed.timestamp, timed.event.type_name());
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn subscribe(
         &self,
         params: SubscribeParams,
         options: crate::SubscribeOptions,
     ) -> Result<crate::Subscription, Error> {
         crate::subscribe(self.path(), params, options).await
+    }
+
+    /// Follows session `session_id` from its first conversation event to its end: a stream of
+    /// [`FollowItem`](crate::FollowItem)s, each thing once, that survives falling behind (see
+    /// [`crate::follow`]). An unknown session is an [`Error::Rpc`] here.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hld_client::FollowItem;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let mut follow = client.follow("4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13").await?;
+    /// while let Some(item) = follow.next().await {
+    ///     match item? {
+    ///         FollowItem::Conversation(event) => println!("{:?}", event.content),
+    ///         FollowItem::Ended(state) => println!("ended {}", state.status),
+    ///         _ => {}
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn follow(&self, session_id: &str) -> Result<crate::Follow, Error> {
+        crate::follow::follow(self.clone(), session_id).await
+    }
+
+    /// Launches a session and [follows](Self::follow) it; [`Follow::session_id`] says which.
+    /// The stream starts with the session's first conversation event.
+    ///
+    /// [`Follow::session_id`]: crate::Follow::session_id
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hld_client::protocol::LaunchSessionParams;
+    /// use hld_client::FollowItem;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let params = LaunchSessionParams {
+    ///     query: "Write a haiku about sockets".into(),
+    ///     ..Default::default()
+    /// };
+    /// let mut follow = client.launch_and_follow(params).await?;
+    /// while let Some(item) = follow.next().await {
+    ///     if let FollowItem::Ended(state) = item? {
+    ///         println!("{}: {:?}", follow.session_id(), state.result_content);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn launch_and_follow(
+        &self,
+        params: LaunchSessionParams,
+    ) -> Result<crate::Follow, Error> {
+        let launched = self.launch_session(params).await?;
+        self.follow(&launched.session_id).await
     }
 }
 

@@ -1,13 +1,33 @@
 //! The client's error type: one variant per thing a caller can act on.
 
-use crate::protocol::ErrorObject;
+use std::path::PathBuf;
+
+use crate::protocol::{ErrorObject, RefusalReason};
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
+    /// No daemon listens at the socket: the file is missing, or nothing accepts on it (a
+    /// daemon that stopped without removing it).
+    #[error("the daemon is not running (nothing answers at {})", socket.display())]
+    DaemonNotRunning {
+        /// The socket path tried.
+        socket: PathBuf,
+    },
     /// The daemon answered with a JSON-RPC error.
     #[error("{0}")]
     Rpc(ErrorObject),
+    /// The daemon did not record a decision (`sendDecision` answered `success: false`).
+    #[error("{message}")]
+    Refused {
+        /// The approval.
+        approval_id: String,
+        /// Why, for a program ([`RefusalReason::Unknown`] when the daemon gave none).
+        reason: RefusalReason,
+        /// Why, for a person.
+        message: String,
+    },
     /// The connection closed before the reply arrived.
     #[error("disconnected from the daemon")]
     Disconnected,
@@ -28,6 +48,27 @@ impl Error {
         match self {
             Error::Rpc(e) => Some(e),
             _ => None,
+        }
+    }
+
+    /// The refusal's reason, if the daemon refused a decision.
+    pub fn refusal(&self) -> Option<RefusalReason> {
+        match self {
+            Error::Refused { reason, .. } => Some(*reason),
+            _ => None,
+        }
+    }
+
+    /// The error of connecting to `socket`: a missing socket file, or one nobody accepts on,
+    /// is [`Error::DaemonNotRunning`].
+    pub(crate) fn connecting(socket: &std::path::Path, e: std::io::Error) -> Error {
+        match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused => {
+                Error::DaemonNotRunning {
+                    socket: socket.to_owned(),
+                }
+            }
+            _ => Error::Io(e),
         }
     }
 }

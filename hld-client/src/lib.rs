@@ -16,6 +16,12 @@
 //!
 //! `cargo run -p hld-client --example health` runs the same against a live daemon.
 //! [`blocking::Client`] makes the same calls without a runtime, for one-shot programs.
+//!
+//! [`Client::follow`] and [`Client::launch_and_follow`] turn a session into one stream of
+//! what happens to it, from its first event to its end, losing nothing ([`follow`] is the
+//! guide). [`Client::approve`], [`Client::deny`] and [`Client::respond`] decide approvals and
+//! report a refusal as [`Error::Refused`] with its reason. The examples in `examples/`
+//! (`launch_and_follow`, `approve_all_writes`, `list_json`) are whole programs.
 
 #[macro_use]
 mod calls;
@@ -25,11 +31,13 @@ mod client;
 mod codec;
 pub mod config;
 mod error;
+pub mod follow;
 pub mod protocol;
 mod subscription;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;
+pub use follow::{Follow, FollowItem};
 pub use subscription::{
     subscribe, SubscribeOptions, Subscription, SubscriptionItem, CONFIRM_TIMEOUT,
 };

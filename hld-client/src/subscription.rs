@@ -25,6 +25,7 @@ const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::fro
 
 /// What a subscription stream yields.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum SubscriptionItem {
     /// An event.
     Event(Box<TimedEvent>),
@@ -91,7 +92,9 @@ pub async fn subscribe(
 }
 
 async fn open(path: &Path, params: &SubscribeParams) -> Result<(String, Lines), Error> {
-    let mut stream = UnixStream::connect(path).await?;
+    let mut stream = UnixStream::connect(path)
+        .await
+        .map_err(|e| Error::connecting(path, e))?;
     let line = codec::request_line(Subscribe::NAME, params, 1)?;
     stream.write_all(&line).await?;
     let mut lines = BufReader::new(stream).lines();

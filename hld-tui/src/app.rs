@@ -734,6 +734,8 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             }
             commands
         }
+        // An event this version does not know: nothing here depends on it.
+        _ => Vec::new(),
     }
 }
 
@@ -1088,7 +1090,7 @@ fn conversation_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 .sessions
                 .iter()
                 .find(|s| s.id == c.session_id)
-                .map(|s| s.status);
+                .map(|s| &s.status);
             if status.is_some_and(SessionStatus::is_active) {
                 state.flash(
                     "the session is still running: wait for it, or interrupt it (Ctrl+X)",
@@ -1180,7 +1182,8 @@ fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command> {
         let mut input = TextArea::default();
         input.set_placeholder_text(match approval.kind {
             ApprovalType::HumanContact => "Your answer (Enter sends, Esc cancels)",
-            ApprovalType::FunctionCall => "Why not? Optional (Enter denies, Esc cancels)",
+            // A tool call, or a kind this version does not know (the daemon judges a denial).
+            _ => "Why not? Optional (Enter denies, Esc cancels)",
         });
         state.modal = Some(Modal::Decide {
             approval_id: approval.id.clone(),
@@ -1251,15 +1254,15 @@ fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                     ApprovalType::HumanContact => {
                         ("respond", ApprovalStatus::Responded, "human_contact", text)
                     }
-                    ApprovalType::FunctionCall if text.is_empty() => (
+                    // A tool call, or a kind this version does not know: the daemon refuses
+                    // a denial that does not fit.
+                    _ if text.is_empty() => (
                         "deny",
                         ApprovalStatus::Denied,
                         "function_call",
                         DEFAULT_DENIAL.to_owned(),
                     ),
-                    ApprovalType::FunctionCall => {
-                        ("deny", ApprovalStatus::Denied, "function_call", text)
-                    }
+                    _ => ("deny", ApprovalStatus::Denied, "function_call", text),
                 };
                 state.flash(
                     if decision == "respond" {

@@ -72,6 +72,8 @@ pub fn event_lines(
         ConversationEventType::ToolCall => tool_call(event, mark, options),
         ConversationEventType::ToolResult => tool_result(event, options),
         ConversationEventType::System => system(event),
+        // A kind this version does not know: its text, as a notice.
+        _ => system(event),
     };
     let mut wrapped: Vec<Line<'static>> = Vec::new();
     for line in lines {
@@ -278,6 +280,8 @@ fn mark_line(mark: &Mark) -> Line<'static> {
         ApprovalStatus::Denied => ("✗ denied".to_owned(), Color::Red),
         ApprovalStatus::Responded => ("✓ answered".to_owned(), Color::Green),
         ApprovalStatus::Resolved => ("✓ resolved elsewhere".to_owned(), Color::Green),
+        // A state this version does not know.
+        other => (format!("? {}", other.as_str()), Color::Gray),
     };
     let mut spans = vec![Span::styled(format!("  {text}"), Style::new().fg(color))];
     if let Some(comment) = mark.comment.as_deref().filter(|c| !c.is_empty()) {

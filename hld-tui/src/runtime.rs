@@ -229,7 +229,8 @@ async fn link(
                                 return;
                             }
                         }
-                        Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
+                        // A reconnection, or an item this version does not know.
+                        Some(Ok(_)) => {}
                         Some(Err(e)) => break e.to_string(),
                         None => break "the daemon closed the connection".to_owned(),
                     }

@@ -71,7 +71,8 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                     )
                 }
                 (ApprovalType::HumanContact, None) => " Answer ".to_owned(),
-                (ApprovalType::FunctionCall, a) => format!(
+                // A tool call, or a kind this version does not know.
+                (_, a) => format!(
                     " Deny {} ",
                     a.and_then(|a| a.function_name.as_deref())
                         .unwrap_or("the call")
@@ -215,7 +216,7 @@ fn model_of(s: &SessionInfo) -> String {
 
 fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
     let spin = SPINNER[(frame as usize) % SPINNER.len()];
-    match s.status {
+    match &s.status {
         SessionStatus::Starting => {
             Span::styled(format!("{spin} starting"), Style::new().fg(Color::Blue))
         }
@@ -235,6 +236,8 @@ fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
             Span::styled("✓ completed", Style::new().fg(Color::Green).dim())
         }
         SessionStatus::Failed => Span::styled("✗ failed", Style::new().fg(Color::Red)),
+        // A status this version does not know (from a newer daemon), as it came.
+        other => Span::styled(format!("? {other}"), Style::new().fg(Color::Gray)),
     }
 }
 
@@ -474,6 +477,8 @@ fn approvals(state: &State, frame: &mut Frame, area: Rect) {
                 lines.push(Line::default());
                 lines.push(Line::styled("r/Enter answer", DIM));
             }
+            // A kind this version does not know: nothing more to show.
+            _ => {}
         }
         let block = Block::new().borders(Borders::TOP);
         frame.render_widget(
@@ -490,6 +495,7 @@ fn what(a: &Approval) -> String {
     match a.kind {
         ApprovalType::HumanContact => "question".into(),
         ApprovalType::FunctionCall => first_line(a.function_name.as_deref().unwrap_or("tool")),
+        _ => first_line(a.kind.as_str()),
     }
 }
 

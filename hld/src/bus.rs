@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use hld_client::protocol::{Event, SubscribeParams, TimedEvent};
+use hld_client::protocol::{Event, EventType, SubscribeParams, TimedEvent};
 use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
 /// A published event: the typed value and its JSON (`{"type", "timestamp", "data"}`).
@@ -83,7 +83,7 @@ impl Bus {
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
     /// Only these types (none: every type).
-    pub types: Vec<String>,
+    pub types: Vec<EventType>,
     /// Only this session's.
     pub session_id: Option<String>,
     /// Only this run's.
@@ -92,7 +92,7 @@ pub struct Filter {
 
 impl Filter {
     fn matches(&self, event: &Event) -> bool {
-        (self.types.is_empty() || self.types.iter().any(|t| t == event.type_name()))
+        (self.types.is_empty() || self.types.iter().any(|t| t.as_str() == event.type_name()))
             && self
                 .session_id
                 .as_deref()
@@ -215,7 +215,7 @@ mod tests {
             ..Filter::default()
         });
         let mut none = bus.subscribe(Filter {
-            types: vec!["new_approval".into()],
+            types: vec![EventType::NewApproval],
             ..Filter::default()
         });
         for s in ["a", "b", "c"] {

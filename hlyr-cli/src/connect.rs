@@ -73,12 +73,7 @@ impl Context {
 
 fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
     let message = match &e {
-        hld_client::Error::Io(io)
-            if matches!(
-                io.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
-            ) =>
-        {
+        hld_client::Error::DaemonNotRunning { .. } => {
             format!(
                 "the daemon is not running (nothing answers at {})",
                 socket.display()
@@ -112,6 +107,8 @@ async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliEr
                 error.hint(format!("see its log: {}", log.display()))
             }
             StartError::Failed { log: None, .. } => error,
+            // A failure this version does not know: its message says it.
+            _ => error,
         }
     })
 }

@@ -107,6 +107,8 @@ pub fn decide(
                     "a tool call",
                     "use `hlyr approve ID` or `hlyr deny ID --comment …`",
                 ),
+                // A kind this version does not know.
+                _ => ("of a kind hlyr does not know", "update hlyr"),
             };
             return Err(
                 CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),

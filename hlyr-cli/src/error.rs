@@ -103,11 +103,14 @@ impl From<hld_client::Error> for CliError {
             Error::Timeout => CliError::unreachable("the daemon did not answer in time").hint(
                 "check its log, or restart it with `hlyr daemon stop` and `hlyr daemon start`",
             ),
+            Error::DaemonNotRunning { .. } => CliError::unreachable(e.to_string()).hint(START_HINT),
             Error::Io(e) => {
                 CliError::unreachable(format!("cannot talk to the daemon: {e}")).hint(START_HINT)
             }
             Error::Decode(e) => CliError::failure(format!("unexpected reply from the daemon: {e}"))
                 .hint("hlyr and hld may be different versions; see `hlyr daemon status`"),
+            // A refused decision, or a failure this version does not know: its message.
+            other => CliError::failure(other.to_string()),
         }
     }
 }

@@ -85,6 +85,8 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
                     }
                 }
                 Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
+                // An item this version does not know: nothing to show.
+                Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => return Err(lost_daemon(session_id)),
             },
@@ -247,7 +249,7 @@ impl Follower<'_> {
                 self.queue.push_back(Update::Status {
                     session_id,
                     old_status,
-                    new_status,
+                    new_status: new_status.clone(),
                     error,
                 });
                 if !new_status.is_active() {
@@ -267,13 +269,11 @@ impl Follower<'_> {
                 comment,
                 decided_by,
             }),
+            // Changes a person made are theirs to know; the end of a bypass is news.
             Event::SessionSettingsChanged {
                 session_id, reason, ..
-            } => {
-                // Changes a person made are theirs to know; the end of a bypass is news.
-                if reason == BYPASS_EXPIRED && session_id == self.session_id {
-                    self.queue.push_back(Update::BypassExpired { session_id });
-                }
+            } if reason == BYPASS_EXPIRED && session_id == self.session_id => {
+                self.queue.push_back(Update::BypassExpired { session_id });
             }
             Event::Lagged { .. } => {
                 // Events were dropped for us: the store has everything that matters.
@@ -284,6 +284,8 @@ impl Follower<'_> {
                     return Ok(true);
                 }
             }
+            // Other settings changes, or an event this version does not know: nothing to show.
+            _ => {}
         }
         self.flush()?;
         Ok(false)

@@ -175,13 +175,15 @@ pub fn cost(usd: Option<f64>) -> String {
     usd.map_or_else(|| "-".to_owned(), |c| format!("${c:.4}"))
 }
 
-pub fn status(status: SessionStatus) -> String {
+pub fn status(status: &SessionStatus) -> String {
     let style = match status {
         SessionStatus::Completed => GREEN,
         SessionStatus::Failed => RED,
         SessionStatus::WaitingInput => MAGENTA,
         SessionStatus::Running | SessionStatus::Starting => CYAN,
         SessionStatus::Completing => YELLOW,
+        // A status this version does not know (from a newer daemon), as it came.
+        _ => DIM,
     };
     paint(style, status)
 }
@@ -371,7 +373,7 @@ impl Render for Update {
                 if !new_status.is_active() || *new_status == waiting || *old_status == waiting {
                     return String::new();
                 }
-                let mut text = format!("{} {}", paint(DIM, "· status:"), status(*new_status));
+                let mut text = format!("{} {}", paint(DIM, "· status:"), status(new_status));
                 if let Some(error) = error {
                     text.push_str(&format!(" {}", paint(RED, error)));
                 }
@@ -399,6 +401,8 @@ impl Render for Update {
                     ApprovalStatus::Responded => (GREEN, "✓", "answered"),
                     ApprovalStatus::Pending => (DIM, "?", "pending"),
                     ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
+                    // A decision this version does not know.
+                    other => (DIM, "·", other.as_str()),
                 };
                 let mut text = format!(
                     "{} {}",
@@ -457,6 +461,8 @@ fn event_text(event: &ConversationEvent) -> String {
             paint(YELLOW, format!("↻ {content}"))
         }
         ConversationEventType::System => paint(DIM, format!("system: {content}")),
+        // A kind this version does not know: its text.
+        _ => paint(DIM, content.to_owned()),
     }
 }
 
@@ -481,6 +487,8 @@ fn approval_text(approval: &Approval) -> String {
             paint(MAGENTA, format!("? question {id}:")),
             hang(approval.message.as_deref().unwrap_or_default(), 2)
         ),
+        // A kind this version does not know.
+        other => paint(MAGENTA, format!("? approval {id} ({})", other.as_str())),
     }
 }
 

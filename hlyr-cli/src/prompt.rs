@@ -144,6 +144,8 @@ impl Prompter {
                     ApprovalType::HumanContact => {
                         format!("`hlyr respond {} --comment …`", short_id(&head.id))
                     }
+                    // A kind this version does not know.
+                    _ => "a newer hlyr".to_owned(),
                 };
                 let note = format!("left pending: decide it with {how}, or in another front end");
                 anstream::eprintln!("  {}", paint(DIM, note));
@@ -195,5 +197,8 @@ fn first_stage(approval: &Approval) -> Stage {
     match approval.kind {
         ApprovalType::FunctionCall => Stage::Choose,
         ApprovalType::HumanContact => Stage::Answer,
+        // A kind this version does not know: offered as a tool call; the daemon refuses a
+        // decision that does not fit.
+        _ => Stage::Choose,
     }
 }

@@ -490,7 +490,7 @@ pub fn status_change(event: &Event, session_id: &str) -> Option<(SessionStatus, 
             old_status,
             new_status,
             ..
-        } if id == session_id => Some((*old_status, *new_status)),
+        } if id == session_id => Some((old_status.clone(), new_status.clone())),
         _ => None,
     }
 }

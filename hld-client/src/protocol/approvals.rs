@@ -8,11 +8,15 @@ use serde_json::Value;
 /// The kind of an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ApprovalType {
     /// Permission for a tool call (approve or deny).
     FunctionCall,
     /// A question to the human (respond).
     HumanContact,
+    /// A kind this version does not know (from a newer daemon); written back as `unknown`.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ApprovalType {
@@ -21,6 +25,7 @@ impl ApprovalType {
         match self {
             ApprovalType::FunctionCall => "function_call",
             ApprovalType::HumanContact => "human_contact",
+            ApprovalType::Unknown => "unknown",
         }
     }
 }
@@ -28,6 +33,7 @@ impl ApprovalType {
 /// The state of an approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ApprovalStatus {
     /// Waiting for a human.
     Pending,
@@ -40,6 +46,9 @@ pub enum ApprovalStatus {
     /// Answered outside this daemon (a HumanLayer cloud approval that left the pending list,
     /// or whose respond call got 409): the outcome is not known here.
     Resolved,
+    /// A state this version does not know (from a newer daemon); written back as `unknown`.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ApprovalStatus {
@@ -51,6 +60,7 @@ impl ApprovalStatus {
             ApprovalStatus::Denied => "denied",
             ApprovalStatus::Responded => "responded",
             ApprovalStatus::Resolved => "resolved",
+            ApprovalStatus::Unknown => "unknown",
         }
     }
 }
@@ -59,12 +69,16 @@ impl ApprovalStatus {
 /// sent to the HumanLayer API first).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ApprovalSource {
     /// Created with `createApproval`.
     #[default]
     Local,
     /// Fetched from the HumanLayer API; its id is the cloud `call_id`.
     Cloud,
+    /// A source this version does not know (from a newer daemon); written back as `unknown`.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ApprovalSource {
@@ -73,6 +87,7 @@ impl ApprovalSource {
         match self {
             ApprovalSource::Local => "local",
             ApprovalSource::Cloud => "cloud",
+            ApprovalSource::Unknown => "unknown",
         }
     }
 }
@@ -291,6 +306,7 @@ pub struct SendDecisionResult {
 /// Why `sendDecision` did not record a decision (`success: false`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum RefusalReason {
     /// No approval has this id.
     NotFound,

@@ -94,6 +94,7 @@ method!(
 );
 
 /// Which leaves `getSessionLeaves` returns.
+/// Exhaustive: only clients send it, and the daemon must handle every value it accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LeafFilter {

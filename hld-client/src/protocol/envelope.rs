@@ -7,6 +7,7 @@ use serde_json::Value;
 pub const JSONRPC_VERSION: &str = "2.0";
 
 /// A request id: a JSON number, string or `null`, kept with its exact JSON type and value.
+/// Exhaustive: JSON-RPC 2.0 allows no other id, and the daemon must echo each exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum RequestId {
@@ -92,6 +93,7 @@ impl std::fmt::Display for ErrorObject {
 
 /// The reserved JSON-RPC error codes used by the daemon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// Invalid JSON or UTF-8.
     ParseError,
@@ -134,6 +136,7 @@ impl ErrorCode {
 /// `error.data.reason` values of a -32600 reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum InvalidRequestReason {
     /// The message was longer than the configured limit.
     Oversize,

@@ -2,23 +2,38 @@
 //! carries (events and heartbeats), and the method that opens one.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::approvals::{Approval, ApprovalStatus, ApprovalType};
 use super::sessions::{ConversationEvent, SessionControl, SessionStatus};
 
-/// The names of the bus event types, as used in `Subscribe.event_types`.
-pub const EVENT_TYPES: [&str; 6] = [
-    "new_approval",
-    "approval_resolved",
-    "session_status_changed",
-    "conversation_updated",
-    "session_settings_changed",
-    "lagged",
-];
+open_enum!(
+    /// The type of a bus event, as `Subscribe`'s `event_types` names it and as [`Event`]'s
+    /// `type` says it.
+    EventType {
+        /// [`Event::NewApproval`].
+        NewApproval = "new_approval",
+        /// [`Event::ApprovalResolved`].
+        ApprovalResolved = "approval_resolved",
+        /// [`Event::SessionStatusChanged`].
+        SessionStatusChanged = "session_status_changed",
+        /// [`Event::ConversationUpdated`].
+        ConversationUpdated = "conversation_updated",
+        /// [`Event::SessionSettingsChanged`].
+        SessionSettingsChanged = "session_settings_changed",
+        /// [`Event::Lagged`].
+        Lagged = "lagged",
+    }
+);
 
-/// A bus event: one closed enum, serialised as `{"type": …, "data": {…}}`.
+/// The names of the bus event types, as used in `Subscribe.event_types`.
+pub const EVENT_TYPES: [&str; 6] = EventType::NAMES;
+
+/// A bus event, serialised as `{"type": …, "data": {…}}`. An event of a type this version
+/// does not know reads as [`Event::Unknown`], its data kept as sent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// A session changed status.
     SessionStatusChanged {
@@ -108,11 +123,22 @@ pub enum Event {
         /// How many events were dropped.
         missed: u64,
     },
+    /// An event of a type this version does not know (from a newer daemon), or of a known
+    /// type whose data it cannot read. Written back as it came.
+    #[serde(untagged)]
+    Unknown {
+        /// Its `type`.
+        #[serde(rename = "type")]
+        type_name: String,
+        /// Its `data`, as sent.
+        #[serde(default, skip_serializing_if = "Value::is_null")]
+        data: Value,
+    },
 }
 
 impl Event {
-    /// The event's type name (one of [`EVENT_TYPES`]).
-    pub fn type_name(&self) -> &'static str {
+    /// The event's type name, as its `type` says it.
+    pub fn type_name(&self) -> &str {
         match self {
             Event::SessionStatusChanged { .. } => "session_status_changed",
             Event::ConversationUpdated { .. } => "conversation_updated",
@@ -120,7 +146,13 @@ impl Event {
             Event::ApprovalResolved { .. } => "approval_resolved",
             Event::SessionSettingsChanged { .. } => "session_settings_changed",
             Event::Lagged { .. } => "lagged",
+            Event::Unknown { type_name, .. } => type_name,
         }
+    }
+
+    /// The event's type.
+    pub fn event_type(&self) -> EventType {
+        EventType::from(self.type_name())
     }
 
     /// The session the event is about, if any.
@@ -131,7 +163,7 @@ impl Event {
             | Event::NewApproval { session_id, .. }
             | Event::ApprovalResolved { session_id, .. }
             | Event::SessionSettingsChanged { session_id, .. } => Some(session_id),
-            Event::Lagged { .. } => None,
+            Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }
 
@@ -143,7 +175,7 @@ impl Event {
             | Event::NewApproval { run_id, .. }
             | Event::ApprovalResolved { run_id, .. }
             | Event::SessionSettingsChanged { run_id, .. } => Some(run_id),
-            Event::Lagged { .. } => None,
+            Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }
 }
@@ -161,6 +193,7 @@ pub struct TimedEvent {
 /// One `result` of a subscription line after the confirmation: an event or a heartbeat.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[non_exhaustive]
 pub enum SubscriptionMessage {
     /// `{"event": {...}}`.
     Event {
@@ -186,17 +219,53 @@ pub const SUBSCRIPTION_ESTABLISHED: &str = "Subscription established. Waiting fo
 pub const HEARTBEAT_MESSAGE: &str = "Connection alive";
 
 /// Params of `Subscribe`; filters are ANDed.
+///
+/// ```
+/// use hld_client::protocol::{EventType, SubscribeParams};
+///
+/// let params = SubscribeParams::types([EventType::NewApproval, EventType::ApprovalResolved])
+///     .session("4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13");
+/// assert_eq!(
+///     serde_json::to_value(&params).unwrap(),
+///     serde_json::json!({
+///         "event_types": ["new_approval", "approval_resolved"],
+///         "session_id": "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"
+///     })
+/// );
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SubscribeParams {
     /// Only these event types.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event_types: Option<Vec<String>>,
+    pub event_types: Option<Vec<EventType>>,
     /// Only this session's events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// Only this run's events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+}
+
+impl SubscribeParams {
+    /// Only events of these types (of every session, until narrowed).
+    pub fn types(types: impl IntoIterator<Item = EventType>) -> SubscribeParams {
+        SubscribeParams {
+            event_types: Some(types.into_iter().collect()),
+            ..Default::default()
+        }
+    }
+
+    /// Only this session's events.
+    pub fn session(mut self, session_id: impl Into<String>) -> SubscribeParams {
+        self.session_id = Some(session_id.into());
+        self
+    }
+
+    /// Only this run's events.
+    pub fn run(mut self, run_id: impl Into<String>) -> SubscribeParams {
+        self.run_id = Some(run_id.into());
+        self
+    }
 }
 
 /// The first reply of `Subscribe`.
@@ -247,19 +316,17 @@ method!(
     ///
     /// Do not send it with `client.call`, which would hand the shared connection over: use
     /// [`crate::Client::subscribe`], which opens a connection of its own, waits for the
-    /// confirmation, consumes heartbeats and can reconnect.
+    /// confirmation, consumes heartbeats and can reconnect. To follow one session from its
+    /// start without losing events, use [`crate::Client::follow`].
     ///
     /// ```no_run
     /// use futures::StreamExt;
-    /// use hld_client::protocol::{Event, SubscribeParams};
+    /// use hld_client::protocol::{Event, EventType, SubscribeParams};
     /// use hld_client::{Client, SubscribeOptions, SubscriptionItem};
     ///
     /// # async fn demo() -> Result<(), hld_client::Error> {
     /// let client = Client::connect_default().await?;
-    /// let params = SubscribeParams {
-    ///     event_types: Some(vec!["new_approval".into(), "session_status_changed".into()]),
-    ///     ..Default::default()
-    /// };
+    /// let params = SubscribeParams::types([EventType::NewApproval, EventType::SessionStatusChanged]);
     /// let mut events = client
     ///     .subscribe(params, SubscribeOptions { reconnect: true })
     ///     .await?;
@@ -278,6 +345,7 @@ method!(
     ///             other => println!("{}", other.type_name()),
     ///         },
     ///         SubscriptionItem::Reconnected { gap } => eprintln!("events of {gap:?} were missed"),
+    ///         _ => {}
     ///     }
     /// }
     /// # Ok(())

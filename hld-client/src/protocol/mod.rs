@@ -120,6 +120,72 @@ macro_rules! method {
     };
 }
 
+/// Declares a string enum of the wire that keeps values it does not know:
+/// `open_enum!(docs Type { docs Variant = "wire", … })`. A newer daemon may send a value this
+/// version lacks; it reads as `Unknown(value)` and is written back unchanged, so that a new
+/// status or event type never fails a whole reply.
+macro_rules! open_enum {
+    ($(#[$meta:meta])* $ty:ident { $($(#[$vmeta:meta])* $variant:ident = $wire:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum $ty {
+            $($(#[$vmeta])* $variant,)*
+            /// A value this version does not know (from a newer daemon), kept as sent.
+            Unknown(String),
+        }
+
+        impl $ty {
+            /// Every value this version knows, in order.
+            pub const KNOWN: [$ty; [$($wire),*].len()] = [$($ty::$variant),*];
+
+            /// The wire spellings of [`Self::KNOWN`].
+            pub const NAMES: [&'static str; [$($wire),*].len()] = [$($wire),*];
+
+            /// The wire spelling.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($ty::$variant => $wire,)*
+                    $ty::Unknown(other) => other,
+                }
+            }
+
+            /// The known value `s` spells, if it is one.
+            pub fn parse(s: &str) -> Option<Self> {
+                match s {
+                    $($wire => Some($ty::$variant),)*
+                    _ => None,
+                }
+            }
+        }
+
+        impl From<&str> for $ty {
+            fn from(s: &str) -> Self {
+                Self::parse(s).unwrap_or_else(|| $ty::Unknown(s.to_owned()))
+            }
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $ty {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.serialize_str(self.as_str())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(deserializer)?;
+                Ok(Self::parse(&s).unwrap_or($ty::Unknown(s)))
+            }
+        }
+    };
+}
+
 mod approvals;
 mod control;
 mod envelope;
@@ -136,3 +202,6 @@ pub use sessions::*;
 
 /// The default largest incoming message, in bytes.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 1024 * 1024;
+
+#[cfg(test)]
+mod tests;

@@ -9,62 +9,31 @@ use serde_json::{Map, Value};
 
 use super::NoParams;
 
-/// A session's status. Only these six values ever appear on the wire: strict clients reject
-/// anything else, so detail (interrupted, exit code, error) lives in other fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SessionStatus {
-    /// The row exists; the process is being started.
-    Starting,
-    /// Claude is working.
-    Running,
-    /// An approval of this session is pending.
-    WaitingInput,
-    /// An interrupt was requested; the process is winding down.
-    Completing,
-    /// Finished (successfully, or interrupted: see `interrupted`).
-    Completed,
-    /// Finished with an error.
-    Failed,
-}
+open_enum!(
+    /// A session's status. This daemon only ever sends these six values: strict clients reject
+    /// anything else, so detail (interrupted, exit code, error) lives in other fields. A value
+    /// from a newer daemon reads as `Unknown`.
+    SessionStatus {
+        /// The row exists; the process is being started.
+        Starting = "starting",
+        /// Claude is working.
+        Running = "running",
+        /// An approval of this session is pending.
+        WaitingInput = "waiting_input",
+        /// An interrupt was requested; the process is winding down.
+        Completing = "completing",
+        /// Finished (successfully, or interrupted: see `interrupted`).
+        Completed = "completed",
+        /// Finished with an error.
+        Failed = "failed",
+    }
+);
 
 impl SessionStatus {
-    /// Every status, in lifecycle order.
-    pub const ALL: [SessionStatus; 6] = [
-        SessionStatus::Starting,
-        SessionStatus::Running,
-        SessionStatus::WaitingInput,
-        SessionStatus::Completing,
-        SessionStatus::Completed,
-        SessionStatus::Failed,
-    ];
-
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionStatus::Starting => "starting",
-            SessionStatus::Running => "running",
-            SessionStatus::WaitingInput => "waiting_input",
-            SessionStatus::Completing => "completing",
-            SessionStatus::Completed => "completed",
-            SessionStatus::Failed => "failed",
-        }
-    }
-
-    /// Parses the wire spelling.
-    pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|v| v.as_str() == s)
-    }
-
-    /// Whether a process may still be attached to a session in this status.
-    pub fn is_active(self) -> bool {
+    /// Whether a process may still be attached to a session in this status. An unknown status
+    /// counts as active: only `completed` and `failed` are known to be final.
+    pub fn is_active(&self) -> bool {
         !matches!(self, SessionStatus::Completed | SessionStatus::Failed)
-    }
-}
-
-impl std::fmt::Display for SessionStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -96,6 +65,8 @@ pub struct McpConfig {
 
 /// `mcp_config` as clients send it: an object in `launchSession`, a JSON string in
 /// `continueSession` (spec/003). Both shapes are accepted by both methods.
+/// Exhaustive: it is the shape of a request, and the daemon must handle every shape it
+/// accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum McpConfigParam {
@@ -305,6 +276,7 @@ pub struct SessionState {
 /// The kind of a stored conversation event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ConversationEventType {
     /// Text from the user, the assistant or the system.
     Message,
@@ -316,6 +288,9 @@ pub enum ConversationEventType {
     System,
     /// Assistant thinking.
     Thinking,
+    /// A kind this version does not know (from a newer daemon); written back as `unknown`.
+    #[serde(other)]
+    Unknown,
 }
 
 impl ConversationEventType {
@@ -327,10 +302,11 @@ impl ConversationEventType {
             ConversationEventType::ToolResult => "tool_result",
             ConversationEventType::System => "system",
             ConversationEventType::Thinking => "thinking",
+            ConversationEventType::Unknown => "unknown",
         }
     }
 
-    /// Parses the wire spelling.
+    /// The known kind `s` spells, if it is one.
     pub fn parse(s: &str) -> Option<Self> {
         [
             ConversationEventType::Message,
@@ -347,7 +323,7 @@ impl ConversationEventType {
 /// One stored conversation event (`getConversation`, `conversation_updated`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConversationEvent {
-    /// Row id.
+    /// Row id, unique across every session; not a position (page by `sequence`).
     pub id: i64,
     /// The daemon session it belongs to.
     pub session_id: String,
@@ -629,7 +605,8 @@ pub struct GetConversationParams {
     /// One Claude session (wins over `session_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claude_session_id: Option<String>,
-    /// Page start: only events with a larger `id`.
+    /// Page start: only events with a larger `sequence` (pass the `sequence` of the last event
+    /// received, not its `id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_sequence: Option<i64>,
     /// Page size.
@@ -648,8 +625,9 @@ method!(
     /// Stored conversation history.
     ///
     /// With `session_id`, the conversation of the session and of every session it continues,
-    /// oldest first; with `claude_session_id`, that one Claude session's. Page with `limit` and
-    /// `after_sequence` (the `id` of the last event received).
+    /// oldest first; with `claude_session_id`, that one Claude session's, both ordered by
+    /// `sequence`. Page with `limit` and `after_sequence`, the `sequence` of the last event
+    /// received (not its `id`, which counts rows of every session).
     ///
     /// # Request
     ///
@@ -703,7 +681,7 @@ method!(
     ///         }
     ///     }
     ///     match page.last() {
-    ///         Some(last) if page.len() == 100 => after = Some(last.id),
+    ///         Some(last) if page.len() == 100 => after = Some(last.sequence),
     ///         _ => break,
     ///     }
     /// }

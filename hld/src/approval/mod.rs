@@ -265,7 +265,8 @@ impl Approvals {
                     .respond_human_contact(id, comment.unwrap_or_default())
                     .await,
             ),
-            ApprovalStatus::Pending | ApprovalStatus::Resolved => return Ok(()),
+            // Nothing to send: no decision (or none this daemon makes).
+            _ => return Ok(()),
         };
         match sent {
             Ok(()) => Ok(()),

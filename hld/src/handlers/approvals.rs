@@ -96,6 +96,7 @@ pub async fn create_approval(
                 .ok_or_else(|| Error::required("message", "string", "missing"))?;
             NewApproval::human_contact(&id, &session_id, &message)
         }
+        other => return Err(Error::not_accepted("type", other.as_str(), &DECISION_TYPES)),
     };
     match daemon.approvals.create(new).await {
         Ok(_) => Ok(CreateApprovalResult { approval_id: id }),

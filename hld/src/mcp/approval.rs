@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use futures::StreamExt;
-use hld_client::protocol::{ApprovalStatus, CreateApprovalParams, Event, SubscribeParams};
+use hld_client::protocol::{
+    ApprovalStatus, CreateApprovalParams, Event, EventType, SubscribeParams,
+};
 use hld_client::{Client, Error, SubscribeOptions, Subscription, SubscriptionItem};
 
 /// Per-call timeout towards the daemon: a daemon that accepts but never answers is
@@ -147,7 +149,7 @@ impl Daemon {
     /// be had (the poll then does all the work).
     async fn subscribe(&self, client: &Client) -> Option<Subscription> {
         let params = SubscribeParams {
-            event_types: Some(vec!["approval_resolved".into()]),
+            event_types: Some(vec![EventType::ApprovalResolved]),
             session_id: self.session_id.clone(),
             run_id: self.run_id.clone(),
         };
@@ -193,6 +195,8 @@ impl Waiter<'_> {
                             return Ok(decision);
                         }
                     }
+                    // An item this version does not know: nothing to decide on.
+                    Some(Ok(_)) => {}
                     Some(Err(_)) | None => {
                         // The subscription is gone: poll at once, and resubscribe later.
                         self.events = None;

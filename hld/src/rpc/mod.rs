@@ -26,8 +26,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::{FutureExt, Sink, SinkExt, Stream, StreamExt};
 use hld_client::protocol::{
-    ErrorObject, Event, InvalidRequestReason, SubscribeParams, SubscribeResult, EVENT_TYPES,
-    SUBSCRIPTION_ESTABLISHED,
+    ErrorObject, Event, EventType, InvalidRequestReason, SubscribeParams, SubscribeResult,
+    EVENT_TYPES, SUBSCRIPTION_ESTABLISHED,
 };
 use serde_json::value::RawValue;
 use tokio::time::Instant;
@@ -336,8 +336,8 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
 /// A new subscription, and its confirmation; unknown event types are -32602.
 fn subscribe(daemon: &Daemon, params: SubscribeParams) -> Result<(Subscriber, Bytes), ErrorObject> {
     for (i, t) in params.event_types.iter().flatten().enumerate() {
-        if !EVENT_TYPES.contains(&t.as_str()) {
-            let e = Error::not_accepted(&format!("event_types[{i}]"), t, &EVENT_TYPES);
+        if EventType::parse(t.as_str()).is_none() {
+            let e = Error::not_accepted(&format!("event_types[{i}]"), t.as_str(), &EVENT_TYPES);
             return Err(error_object(&e));
         }
     }

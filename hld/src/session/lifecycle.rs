@@ -31,7 +31,7 @@ pub enum Happening {
 }
 
 /// The status a session in `from` moves to when `happening` happens; `None` when it stays.
-pub fn transition(from: SessionStatus, happening: Happening) -> Option<SessionStatus> {
+pub fn transition(from: &SessionStatus, happening: Happening) -> Option<SessionStatus> {
     use Happening::*;
     use SessionStatus::*;
     let to = match (from, happening) {
@@ -83,7 +83,7 @@ mod tests {
             (Failed, Orphaned, None),
         ];
         for (from, happening, to) in cases {
-            assert_eq!(transition(from, happening), to, "{from} × {happening:?}");
+            assert_eq!(transition(&from, happening), to, "{from} × {happening:?}");
         }
     }
 
@@ -101,7 +101,7 @@ mod tests {
         ];
         for from in [Completed, Failed] {
             for happening in all {
-                assert_eq!(transition(from, happening), None);
+                assert_eq!(transition(&from, happening), None);
             }
         }
     }

@@ -453,8 +453,8 @@ pub fn publish_change(bus: &Bus, change: &SessionChange, error: Option<String>) 
     bus.publish(Event::SessionStatusChanged {
         session_id: session.new.id.clone(),
         run_id: session.new.run_id.clone(),
-        old_status: change.old_status,
-        new_status: session.status,
+        old_status: change.old_status.clone(),
+        new_status: session.status.clone(),
         parent_session_id: session.new.parent_session_id.clone(),
         error,
     });

@@ -38,6 +38,8 @@ fn event_approval_status(status: ApprovalStatus) -> &'static str {
         ApprovalStatus::Approved => "approved",
         ApprovalStatus::Denied => "denied",
         ApprovalStatus::Responded | ApprovalStatus::Resolved => "resolved",
+        // The daemon stores no status it does not know; were one read, it is no decision.
+        _ => "pending",
     }
 }
 
@@ -170,10 +172,10 @@ impl Writer {
             .optional()?;
         let old = old.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
         let old_status = parse_status(id, &old)?;
-        let Some(new_status) = transition(old_status, happening) else {
+        let Some(new_status) = transition(&old_status, happening) else {
             return Ok(None);
         };
-        self.apply_update(id, Some(new_status), update, &crate::time::now())?;
+        self.apply_update(id, Some(&new_status), update, &crate::time::now())?;
         let expired = if new_status.is_active() {
             Vec::new()
         } else {
@@ -241,7 +243,7 @@ impl Writer {
     fn apply_update(
         &mut self,
         id: &str,
-        status: Option<SessionStatus>,
+        status: Option<&SessionStatus>,
         u: &SessionUpdate,
         now: &str,
     ) -> Result<()> {
@@ -670,6 +672,8 @@ impl Writer {
                     matches!(status, ApprovalStatus::Approved | ApprovalStatus::Denied)
                 }
                 ApprovalType::HumanContact => status == ApprovalStatus::Responded,
+                // The daemon creates no kind it does not know: nothing fits one.
+                _ => false,
             };
         if !fits {
             return Err(StoreError::Invalid(format!(

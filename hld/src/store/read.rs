@@ -460,9 +460,8 @@ impl StoredApproval {
                 approved: match status {
                     ApprovalStatus::Approved => Some(true),
                     ApprovalStatus::Denied => Some(false),
-                    ApprovalStatus::Pending
-                    | ApprovalStatus::Responded
-                    | ApprovalStatus::Resolved => None,
+                    // Pending, answered, resolved elsewhere: neither approved nor denied.
+                    _ => None,
                 },
                 comment: comment.clone(),
             }),

@@ -698,7 +698,7 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
     for (i, (id, status)) in statuses.iter().enumerate() {
         let at = format!("2026-01-01T00:00:0{i}.000Z");
         store.create_session(session(id, &at)).await.unwrap();
-        force_status(&store, id, *status).await;
+        force_status(&store, id, status.clone()).await;
     }
     // Pending approvals of a waiting session and of one that ended before the restart (a
     // daemon killed before it could resolve it), and a cloud approval, which the cloud still
@@ -725,7 +725,7 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
     let reported: Vec<_> = orphans
         .sessions
         .iter()
-        .map(|o| (o.id.as_str(), o.old_status))
+        .map(|o| (o.id.as_str(), o.old_status.clone()))
         .collect();
     assert_eq!(reported, statuses[..4]);
     assert_eq!(orphans.sessions[1].run_id, "run-s-run");
@@ -1634,7 +1634,7 @@ fn moved(change: &ApprovalChange) -> Option<(SessionStatus, SessionStatus)> {
     change
         .session
         .as_ref()
-        .map(|c| (c.old_status, c.session.status))
+        .map(|c| (c.old_status.clone(), c.session.status.clone()))
 }
 
 #[tokio::test]
@@ -1664,7 +1664,7 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
 
     // The first approval moves the session in its own transaction; the second finds it
     // waiting already.
-    assert_eq!(moved(&ask("local-1").await), Some(waiting));
+    assert_eq!(moved(&ask("local-1").await), Some(waiting.clone()));
     assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
     assert_eq!(moved(&ask("local-2").await), None);
 

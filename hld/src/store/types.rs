@@ -410,7 +410,7 @@ impl SessionRow {
             status: if interrupting {
                 SessionStatus::Running
             } else {
-                self.status
+                self.status.clone()
             },
             interrupting,
             start_time: self.new.created_at.clone(),
@@ -473,7 +473,7 @@ impl SessionRow {
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),
             parent_session_id: self.new.parent_session_id.clone(),
-            status: self.status,
+            status: self.status.clone(),
             query: self.new.query.clone(),
             summary: self.new.summary.clone(),
             model: self.new.options.model.clone(),

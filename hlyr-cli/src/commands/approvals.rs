@@ -39,6 +39,8 @@ impl Render for Approvals {
                     ApprovalType::HumanContact => {
                         ("question", a.message.clone().unwrap_or_default())
                     }
+                    // A kind this version does not know: its name.
+                    other => (other.as_str(), String::new()),
                 };
                 let what = shorten(&what.replace('\n', " "));
                 vec![

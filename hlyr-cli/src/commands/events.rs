@@ -3,7 +3,7 @@
 
 use clap::builder::PossibleValuesParser;
 use futures::StreamExt;
-use hld_client::protocol::{SubscribeParams, TimedEvent, EVENT_TYPES};
+use hld_client::protocol::{EventType, SubscribeParams, TimedEvent, EVENT_TYPES};
 use hld_client::{SubscribeOptions, SubscriptionItem};
 
 use crate::error::{CliError, Exit};
@@ -49,7 +49,12 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         None => None,
     };
     let params = SubscribeParams {
-        event_types: (!args.types.is_empty()).then_some(args.types),
+        event_types: (!args.types.is_empty()).then(|| {
+            args.types
+                .iter()
+                .map(|t| EventType::from(t.as_str()))
+                .collect()
+        }),
         session_id,
         run_id: args.run,
     };
@@ -64,6 +69,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
                 printed += 1;
             }
             Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
+            // An item this version does not know: nothing to print.
+            Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e.into()),
             None => {
                 return Err(CliError::unreachable("the daemon closed the event stream")

@@ -67,7 +67,7 @@ impl Render for Sessions {
                     if s.interrupting {
                         paint(YELLOW, "interrupting")
                     } else {
-                        status(s.status)
+                        status(&s.status)
                     },
                     age(&s.start_time),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),

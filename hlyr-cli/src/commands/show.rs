@@ -20,7 +20,7 @@ struct Show(SessionState);
 impl Render for Show {
     fn human(&self) -> String {
         let s = &self.0;
-        let mut status_text = status(s.status);
+        let mut status_text = status(&s.status);
         if s.interrupted {
             status_text.push_str(" (interrupted)");
         }

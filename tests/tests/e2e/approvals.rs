@@ -193,7 +193,7 @@ impl Events {
 
 fn only_event_types(types: &[&str]) -> SubscribeParams {
     SubscribeParams {
-        event_types: Some(types.iter().map(|t| t.to_string()).collect()),
+        event_types: Some(types.iter().map(|&t| t.into()).collect()),
         ..Default::default()
     }
 }

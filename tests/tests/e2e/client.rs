@@ -77,10 +77,12 @@ async fn pending_calls_fail_with_disconnected_when_the_daemon_goes_away() {
 }
 
 #[tokio::test]
-async fn connecting_to_a_missing_socket_is_an_io_error() {
+async fn connecting_to_a_missing_socket_says_the_daemon_is_not_running_there() {
     let dir = tempfile::tempdir().unwrap();
-    let err = Client::connect(dir.path().join("none.sock"))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, Error::Io(_)), "{err:?}");
+    let path = dir.path().join("none.sock");
+    let err = Client::connect(&path).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::DaemonNotRunning { socket } if socket == &path),
+        "{err:?}"
+    );
 }

@@ -18,7 +18,7 @@ fn subscribe(
 ) -> Subscription {
     d.subscribe(SubscribeParams {
         event_types: (!event_types.is_empty())
-            .then(|| event_types.iter().map(|t| t.to_string()).collect()),
+            .then(|| event_types.iter().map(|&t| t.into()).collect()),
         session_id: session_id.map(str::to_owned),
         run_id: run_id.map(str::to_owned),
     })

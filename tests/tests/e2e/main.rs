@@ -24,6 +24,7 @@ mod limits;
 mod logging;
 mod real_claude;
 mod rpc;
+mod sdk;
 mod security;
 mod sessions;
 mod stdio;

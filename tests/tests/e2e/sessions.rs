@@ -61,7 +61,7 @@ fn status_changes(sub: &mut Subscription, session_id: &str) -> Vec<String> {
 
 fn subscribe(d: &TestDaemon, types: &[&str]) -> Subscription {
     d.subscribe(SubscribeParams {
-        event_types: Some(types.iter().map(|t| t.to_string()).collect()),
+        event_types: Some(types.iter().map(|&t| t.into()).collect()),
         ..Default::default()
     })
 }

@@ -297,7 +297,7 @@ pub fn raw_search(
                 id: row.get(0)?,
                 run_id: row.get(1)?,
                 parent_session_id: row.get(3)?,
-                status,
+                status: status.clone(),
                 interrupting: false,
                 start_time: row.get(5)?,
                 end_time: row.get(6)?,

@@ -420,7 +420,12 @@ impl Headless {
             let first = tokio::time::timeout_at(deadline, self.rx.recv())
                 .await
                 .map_err(|_| {
-                    let statuses: Vec<_> = self.state.sessions.iter().map(|s| s.status).collect();
+                    let statuses: Vec<_> = self
+                        .state
+                        .sessions
+                        .iter()
+                        .map(|s| s.status.clone())
+                        .collect();
                     anyhow!(
                         "timed out after {STEP_TIMEOUT:?}; sessions {statuses:?}, {} pending; \
                          the screen:\n{}",
@@ -458,7 +463,7 @@ impl Headless {
             .sessions
             .iter()
             .find(|s| s.id == session)
-            .map(|s| s.status);
+            .map(|s| &s.status);
         match status {
             Some(SessionStatus::Completed) => Ok(true),
             Some(SessionStatus::Failed) => bail!("session {session} failed"),
@@ -582,7 +587,7 @@ fn sessions(n: usize, now: DateTime<Utc>) -> Vec<SessionInfo> {
                 run_id: format!("run-{i}"),
                 claude_session_id: Some(format!("claude-{i}")),
                 parent_session_id: None,
-                status,
+                status: status.clone(),
                 interrupting: false,
                 start_time: at.clone(),
                 end_time: Some(at.clone()),

@@ -1,0 +1,790 @@
+//! Following a session: one stream of everything that happens to it, from its first
+//! conversation event to its end, each thing once.
+//!
+//! # A guide to following a session
+//!
+//! [`Client::follow`](crate::Client::follow) takes a session id;
+//! [`Client::launch_and_follow`](crate::Client::launch_and_follow) launches one first. Both
+//! return a [`Follow`]: a `Stream` of [`FollowItem`]s that says what each item is.
+//!
+//! ```no_run
+//! use futures::StreamExt;
+//! use hld_client::protocol::{LaunchSessionParams, SessionStatus};
+//! use hld_client::{Client, FollowItem};
+//!
+//! # async fn demo() -> Result<(), hld_client::Error> {
+//! let client = Client::connect_default().await?;
+//! let mut follow = client
+//!     .launch_and_follow(LaunchSessionParams {
+//!         query: "Fix the failing test in src/lib.rs".into(),
+//!         ..Default::default()
+//!     })
+//!     .await?;
+//! println!("following {}", follow.session_id());
+//! while let Some(item) = follow.next().await {
+//!     match item? {
+//!         FollowItem::Conversation(event) => {
+//!             println!("{}", event.content.as_deref().unwrap_or_default())
+//!         }
+//!         FollowItem::ApprovalRequested(approval) => {
+//!             // Decide it here, or leave it to a person elsewhere.
+//!             client.approve(&approval.id).await?;
+//!         }
+//!         FollowItem::Ended(state) if state.status == SessionStatus::Failed => {
+//!             eprintln!("failed: {:?}", state.error_message)
+//!         }
+//!         other => println!("{other:?}"),
+//!     }
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## What comes, in what order
+//!
+//! 1. The stored conversation, oldest first, as [`FollowItem::Conversation`]. For a
+//!    continuation this starts with the sessions it continues, as `getConversation` gives it.
+//! 2. The session's pending approvals, as [`FollowItem::ApprovalRequested`].
+//! 3. Then, live, whatever happens: new conversation events, tool calls that changed
+//!    ([`FollowItem::ConversationChanged`]: linked to their approval, then to its decision),
+//!    status changes, approvals asked and decided, settings changed.
+//! 4. Last, [`FollowItem::Ended`] with the session's final state, once its status is
+//!    `completed` or `failed` and everything stored before the end was yielded. The stream
+//!    then ends. For a session that had already ended, the history is followed by `Ended`.
+//!
+//! Each conversation event comes once, as `Conversation`, whether the store or a live event
+//! told it first; each approval is asked once and decided once. Live events may come in a
+//! different order from the stored one (a tool call's update can overtake the messages stored
+//! before it); use `sequence` to place an event.
+//!
+//! ## Nothing is lost
+//!
+//! The stream subscribes to the session's events before it reads anything, so nothing falls
+//! between what the store held and what the subscription brings. When the daemon drops events
+//! for a follower that fell behind (it sends `lagged`), the stream yields
+//! [`FollowItem::Lagged`] and catches up from the store: conversation events after the last
+//! `sequence` it read, tool calls still waiting for a decision, the pending approvals, the
+//! decisions on approvals it announced, and the session's status and settings (a change found
+//! this way has no `reason`). What no store keeps can still be missed: an approval both asked
+//! and decided while events were dropped shows only as its tool call's
+//! `ConversationChanged`, and a status that came and went as one `Status` item from the first
+//! to the last.
+//!
+//! A lost connection to the daemon is an [`Error`] item, after which the stream ends; so is a
+//! failed call made while catching up.
+//!
+//! ## Where it stops
+//!
+//! Only `completed` and `failed` end a follow: a status this version does not know
+//! ([`SessionStatus::Unknown`]) counts as active. Drop the stream to stop following earlier;
+//! the session keeps running.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::{Stream, StreamExt};
+
+use crate::error::Error;
+use crate::protocol::{
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event,
+    GetConversationParams, SessionControl, SessionState, SessionStatus, SubscribeParams,
+};
+use crate::{Client, SubscribeOptions, Subscription, SubscriptionItem};
+
+/// How many conversation events a catch-up reads per `getConversation` call.
+const PAGE: usize = 500;
+
+/// One thing that happened to a followed session.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FollowItem {
+    /// A conversation event, the first time it is seen.
+    Conversation(Box<ConversationEvent>),
+    /// A tool call yielded before changed: it is now linked to its approval
+    /// (`approval_status` `pending`), or that approval was decided.
+    ConversationChanged(Box<ConversationEvent>),
+    /// The session's status changed.
+    Status {
+        /// The status before.
+        old_status: SessionStatus,
+        /// The status now.
+        new_status: SessionStatus,
+        /// The error, for a failure.
+        error: Option<String>,
+    },
+    /// An approval is waiting for a decision.
+    ApprovalRequested(Box<Approval>),
+    /// An approval was decided: by a person, by a session rule (`decided_by`), or resolved
+    /// because its session ended.
+    ApprovalResolved {
+        /// The approval.
+        approval_id: String,
+        /// `approved`, `denied`, `responded` or `resolved`.
+        decision: ApprovalStatus,
+        /// The reviewer's comment or answer.
+        comment: Option<String>,
+        /// The session rule that decided it, when no person did.
+        decided_by: Option<String>,
+    },
+    /// The session's title, archive state or approval modes changed.
+    SettingsChanged {
+        /// The settings now.
+        control: SessionControl,
+        /// Why, as the daemon said it (`updated`, `expired`, …); `None` when the change was
+        /// found while catching up.
+        reason: Option<String>,
+    },
+    /// The daemon dropped `missed` events for this follower, which fell behind; what comes
+    /// next was caught up from the store.
+    Lagged {
+        /// How many events the daemon dropped (of every session, before filtering).
+        missed: u64,
+    },
+    /// The session ended; the last item.
+    Ended(Box<SessionState>),
+}
+
+/// A followed session: a `Stream` of [`FollowItem`]s, ending after [`FollowItem::Ended`] (see
+/// the [module docs](self)).
+pub struct Follow {
+    session_id: String,
+    items: Pin<Box<dyn Stream<Item = Result<FollowItem, Error>> + Send>>,
+}
+
+impl std::fmt::Debug for Follow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Follow")
+            .field("session_id", &self.session_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Follow {
+    /// The session followed.
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+}
+
+impl Stream for Follow {
+    type Item = Result<FollowItem, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.items.as_mut().poll_next(cx)
+    }
+}
+
+/// Subscribes to `session_id`'s events, reads its state, and returns the stream that catches
+/// up and then follows.
+pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, Error> {
+    let subscription = client
+        .subscribe(
+            SubscribeParams::default().session(session_id),
+            SubscribeOptions::default(),
+        )
+        .await?;
+    let state = client.get_session_state(session_id).await?;
+    let follower = Follower {
+        client,
+        subscription,
+        phase: Phase::CatchingUp { after: None },
+        ledger: Ledger::new(session_id, state),
+    };
+    let items = futures::stream::unfold(follower, |mut follower| async move {
+        let item = follower.next().await?;
+        Some((item, follower))
+    });
+    Ok(Follow {
+        session_id: session_id.to_owned(),
+        items: Box::pin(items),
+    })
+}
+
+/// Where a follower is.
+enum Phase {
+    /// Reading the store, from after this `sequence`.
+    CatchingUp { after: Option<i64> },
+    /// Reading the subscription.
+    Live,
+    /// The session ended, or following failed.
+    Done,
+}
+
+/// The follower's I/O: the store through the client, the live events through the
+/// subscription. What it learns goes to its [`Ledger`].
+struct Follower {
+    client: Client,
+    subscription: Subscription,
+    phase: Phase,
+    ledger: Ledger,
+}
+
+impl Follower {
+    /// The next item; `None` once the stream is over.
+    async fn next(&mut self) -> Option<Result<FollowItem, Error>> {
+        loop {
+            if let Some(item) = self.ledger.queue.pop_front() {
+                return Some(Ok(item));
+            }
+            let step = match self.phase {
+                Phase::CatchingUp { after } => self.read_page(after).await,
+                Phase::Live => self.listen().await,
+                Phase::Done => return None,
+            };
+            if let Err(e) = step {
+                self.phase = Phase::Done;
+                return Some(Err(e));
+            }
+        }
+    }
+
+    /// Reads one page of the stored conversation; after the last, settles approvals and
+    /// status.
+    async fn read_page(&mut self, after: Option<i64>) -> Result<(), Error> {
+        let page = self
+            .client
+            .get_conversation(GetConversationParams {
+                session_id: Some(self.ledger.session_id.clone()),
+                after_sequence: after,
+                limit: Some(PAGE as i64),
+                ..Default::default()
+            })
+            .await?;
+        let full = page.len() == PAGE;
+        let last = self.ledger.stored(page);
+        if full {
+            self.phase = Phase::CatchingUp { after: last };
+            return Ok(());
+        }
+        self.settle().await
+    }
+
+    /// After reading the store: the pending approvals, the decisions on those announced, the
+    /// status and settings; then the end if the session ended, else live events.
+    async fn settle(&mut self) -> Result<(), Error> {
+        let session_id = self.ledger.session_id.clone();
+        let pending = self.client.fetch_approvals(Some(&session_id)).await?;
+        for id in self.ledger.undecided(&pending) {
+            let approval = self.client.get_approval(&id).await?;
+            if approval.status != ApprovalStatus::Pending {
+                let Approval {
+                    id,
+                    status,
+                    comment,
+                    decided_by,
+                    ..
+                } = approval;
+                self.ledger.resolved(id, status, comment, decided_by);
+            }
+        }
+        for approval in pending {
+            self.ledger.requested(approval);
+        }
+        let state = self.client.get_session_state(&session_id).await?;
+        self.phase = if self.ledger.state(state) {
+            Phase::Live
+        } else {
+            Phase::Done
+        };
+        Ok(())
+    }
+
+    /// Takes in the subscription's next event; catches up when events were dropped, and once
+    /// the session ended.
+    async fn listen(&mut self) -> Result<(), Error> {
+        let event = match self.subscription.next().await {
+            Some(Ok(SubscriptionItem::Event(timed))) => timed.event,
+            // No other item without reconnection, which a follower does not ask for.
+            Some(Ok(_)) => return Ok(()),
+            Some(Err(e)) => return Err(e),
+            None => return Err(Error::Disconnected),
+        };
+        if self.ledger.event(event) == Next::CatchUp {
+            self.phase = Phase::CatchingUp {
+                after: self.ledger.catch_up_after(),
+            };
+        }
+        Ok(())
+    }
+}
+
+/// What a live event asks of the follower.
+#[derive(Debug, PartialEq, Eq)]
+enum Next {
+    /// Keep listening.
+    Listen,
+    /// Read the store: events were dropped, or the session ended.
+    CatchUp,
+}
+
+/// How far a tool call's approval link got: none, a pending approval, a decision. A version
+/// of the call that got less far is an older one, arriving late.
+fn link_rank(event: &ConversationEvent) -> u8 {
+    match event.approval_status.as_deref() {
+        None => 0,
+        Some("pending") => 1,
+        Some(_) => DECIDED,
+    }
+}
+
+/// The [`link_rank`] of a tool call whose approval was decided.
+const DECIDED: u8 = 2;
+
+/// What a follower knows of the session, and the items still to yield: everything that
+/// decides what to yield once, without I/O.
+struct Ledger {
+    session_id: String,
+    /// Items to yield, in order.
+    queue: VecDeque<FollowItem>,
+    /// Conversation event ids yielded.
+    seen: HashSet<i64>,
+    /// The highest `sequence` read from the store.
+    read_to: Option<i64>,
+    /// Each tool call yielded, by event id: its [`link_rank`].
+    links: HashMap<i64, u8>,
+    /// This session's tool calls that may still change (no decision and no result yet), by
+    /// tool use id: their `sequence`. A catch-up reads from the oldest of them.
+    open_calls: HashMap<String, i64>,
+    /// Each approval yielded, by id: whether its decision was.
+    approvals: HashMap<String, bool>,
+    /// The status last yielded or read.
+    status: SessionStatus,
+    /// The settings last yielded or read.
+    control: SessionControl,
+}
+
+impl Ledger {
+    fn new(session_id: &str, state: SessionState) -> Ledger {
+        Ledger {
+            session_id: session_id.to_owned(),
+            queue: VecDeque::new(),
+            seen: HashSet::new(),
+            read_to: None,
+            links: HashMap::new(),
+            open_calls: HashMap::new(),
+            approvals: HashMap::new(),
+            status: state.status,
+            control: state.control,
+        }
+    }
+
+    /// Where a catch-up starts: after the last `sequence` read from the store, or before the
+    /// oldest tool call that may have changed since.
+    fn catch_up_after(&self) -> Option<i64> {
+        let oldest_open = self.open_calls.values().min().map(|s| s - 1);
+        match (self.read_to, oldest_open) {
+            (Some(read), Some(open)) => Some(read.min(open)),
+            (read, None) => read,
+            (None, Some(_)) => None,
+        }
+    }
+
+    /// Takes in a page read from the store; returns the last `sequence` in it.
+    fn stored(&mut self, page: Vec<ConversationEvent>) -> Option<i64> {
+        let last = page.last().map(|e| e.sequence);
+        for event in page {
+            self.conversation(event);
+        }
+        if let Some(last) = last {
+            self.read_to = Some(self.read_to.map_or(last, |read| read.max(last)));
+        }
+        last
+    }
+
+    /// Takes in a live event.
+    fn event(&mut self, event: Event) -> Next {
+        match event {
+            Event::ConversationUpdated { event, .. } => self.conversation(*event),
+            Event::SessionStatusChanged {
+                old_status,
+                new_status,
+                error,
+                ..
+            } => {
+                if new_status != self.status {
+                    self.status = new_status.clone();
+                    self.queue.push_back(FollowItem::Status {
+                        old_status,
+                        new_status,
+                        error,
+                    });
+                }
+                if !self.status.is_active() {
+                    // What was stored before the end, and the approvals it resolved.
+                    return Next::CatchUp;
+                }
+            }
+            Event::NewApproval { approval, .. } => self.requested(*approval),
+            Event::ApprovalResolved {
+                approval_id,
+                decision,
+                comment,
+                decided_by,
+                ..
+            } => self.resolved(approval_id, decision, comment, decided_by),
+            Event::SessionSettingsChanged {
+                control, reason, ..
+            } => self.settings(control, Some(reason)),
+            Event::Lagged { missed } => {
+                self.queue.push_back(FollowItem::Lagged { missed });
+                return Next::CatchUp;
+            }
+            // A type this version does not know: nothing in it to follow.
+            _ => {}
+        }
+        Next::Listen
+    }
+
+    /// Takes in a conversation event, from the store or live: new, a tool call that got
+    /// further, or one already yielded.
+    fn conversation(&mut self, event: ConversationEvent) {
+        if let (ConversationEventType::ToolResult, Some(call)) =
+            (event.event_type, &event.tool_result_for_id)
+        {
+            self.open_calls.remove(call);
+        }
+        if event.event_type != ConversationEventType::ToolCall {
+            if self.seen.insert(event.id) {
+                self.queue
+                    .push_back(FollowItem::Conversation(Box::new(event)));
+            }
+            return;
+        }
+        let rank = link_rank(&event);
+        if let Some(call) = &event.tool_id {
+            let own = event.session_id == self.session_id;
+            if rank == DECIDED {
+                self.open_calls.remove(call);
+            } else if own && !event.is_completed && !self.seen.contains(&event.id) {
+                self.open_calls.insert(call.clone(), event.sequence);
+            }
+        }
+        if self.seen.insert(event.id) {
+            self.links.insert(event.id, rank);
+            self.queue
+                .push_back(FollowItem::Conversation(Box::new(event)));
+        } else if self.links.get(&event.id).is_some_and(|&had| rank > had) {
+            self.links.insert(event.id, rank);
+            self.queue
+                .push_back(FollowItem::ConversationChanged(Box::new(event)));
+        }
+    }
+
+    /// Takes in an approval asked, once.
+    fn requested(&mut self, approval: Approval) {
+        if !self.approvals.contains_key(&approval.id) {
+            self.approvals.insert(approval.id.clone(), false);
+            self.queue
+                .push_back(FollowItem::ApprovalRequested(Box::new(approval)));
+        }
+    }
+
+    /// Takes in a decision, once.
+    fn resolved(
+        &mut self,
+        approval_id: String,
+        decision: ApprovalStatus,
+        comment: Option<String>,
+        decided_by: Option<String>,
+    ) {
+        if self.approvals.insert(approval_id.clone(), true) != Some(true) {
+            self.queue.push_back(FollowItem::ApprovalResolved {
+                approval_id,
+                decision,
+                comment,
+                decided_by,
+            });
+        }
+    }
+
+    /// Takes in settings, if they changed.
+    fn settings(&mut self, control: SessionControl, reason: Option<String>) {
+        if control != self.control {
+            self.control = control.clone();
+            self.queue
+                .push_back(FollowItem::SettingsChanged { control, reason });
+        }
+    }
+
+    /// The approvals announced and not decided, but no longer among the `pending` ones: their
+    /// decisions are to be read.
+    fn undecided(&self, pending: &[Approval]) -> Vec<String> {
+        self.approvals
+            .iter()
+            .filter(|(id, decided)| !**decided && !pending.iter().any(|a| &a.id == *id))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Takes in the session's state read after a catch-up: a status or settings it missed,
+    /// and the end. Returns whether the session is still active.
+    fn state(&mut self, state: SessionState) -> bool {
+        if state.status != self.status {
+            self.queue.push_back(FollowItem::Status {
+                old_status: std::mem::replace(&mut self.status, state.status.clone()),
+                new_status: state.status.clone(),
+                error: state.error_message.clone(),
+            });
+        }
+        self.settings(state.control.clone(), None);
+        let active = state.status.is_active();
+        if !active {
+            self.queue.push_back(FollowItem::Ended(Box::new(state)));
+        }
+        active
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
+
+    fn state(status: &str) -> SessionState {
+        serde_json::from_value(json!({
+            "id": SESSION, "run_id": "r", "status": status, "query": "q", "summary": "q",
+            "created_at": "2025-06-12T09:14:03.512Z", "last_activity_at": "2025-06-12T09:14:03.512Z",
+        }))
+        .unwrap()
+    }
+
+    fn ledger() -> Ledger {
+        Ledger::new(SESSION, state("running"))
+    }
+
+    fn message(id: i64, sequence: i64) -> ConversationEvent {
+        serde_json::from_value(json!({
+            "id": id, "session_id": SESSION, "claude_session_id": "c", "sequence": sequence,
+            "event_type": "message", "created_at": "2025-06-12T09:14:05.118Z",
+            "role": "assistant", "content": format!("line {sequence}"), "is_completed": false,
+        }))
+        .unwrap()
+    }
+
+    fn tool_call(id: i64, sequence: i64, approval_status: Option<&str>) -> ConversationEvent {
+        serde_json::from_value(json!({
+            "id": id, "session_id": SESSION, "claude_session_id": "c", "sequence": sequence,
+            "event_type": "tool_call", "created_at": "2025-06-12T09:14:09.730Z",
+            "tool_id": "toolu_1", "tool_name": "Write", "is_completed": false,
+            "approval_status": approval_status,
+            "approval_id": approval_status.map(|_| "local-1"),
+        }))
+        .unwrap()
+    }
+
+    fn tool_result(id: i64, sequence: i64) -> ConversationEvent {
+        serde_json::from_value(json!({
+            "id": id, "session_id": SESSION, "claude_session_id": "c", "sequence": sequence,
+            "event_type": "tool_result", "created_at": "2025-06-12T09:14:12.000Z",
+            "tool_result_for_id": "toolu_1", "tool_result_content": "ok", "is_completed": false,
+        }))
+        .unwrap()
+    }
+
+    fn approval(id: &str, status: &str) -> Approval {
+        serde_json::from_value(json!({
+            "id": id, "call_id": id, "run_id": "r", "session_id": SESSION,
+            "type": "function_call", "status": status, "function_name": "Write",
+            "tool_use_id": "toolu_1", "requested_at": "2025-06-12T09:14:09.802Z",
+        }))
+        .unwrap()
+    }
+
+    fn live(event: ConversationEvent) -> Event {
+        Event::ConversationUpdated {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event),
+        }
+    }
+
+    fn status(old: &str, new: &str) -> Event {
+        Event::SessionStatusChanged {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            old_status: old.into(),
+            new_status: new.into(),
+            parent_session_id: None,
+            error: None,
+        }
+    }
+
+    fn drain(ledger: &mut Ledger) -> Vec<FollowItem> {
+        ledger.queue.drain(..).collect()
+    }
+
+    /// The sequences of the conversation events among `items`.
+    fn sequences(items: &[FollowItem]) -> Vec<i64> {
+        items
+            .iter()
+            .filter_map(|item| match item {
+                FollowItem::Conversation(e) => Some(e.sequence),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn an_event_in_both_the_store_and_the_live_stream_comes_once() {
+        let mut l = ledger();
+        assert_eq!(l.stored(vec![message(11, 1), message(12, 2)]), Some(2));
+        for event in [
+            message(12, 2),
+            message(13, 3),
+            message(11, 1),
+            message(13, 3),
+        ] {
+            assert_eq!(l.event(live(event)), Next::Listen);
+        }
+        assert_eq!(sequences(&drain(&mut l)), [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_tool_call_that_got_further_is_changed_and_an_older_version_is_not() {
+        let mut l = ledger();
+        l.stored(vec![tool_call(11, 1, None)]);
+        l.event(live(tool_call(11, 1, Some("pending"))));
+        // The version before the link, published late, and the same version again.
+        l.event(live(tool_call(11, 1, None)));
+        l.event(live(tool_call(11, 1, Some("pending"))));
+        l.event(live(tool_call(11, 1, Some("approved"))));
+        l.event(live(tool_call(11, 1, Some("pending"))));
+        let changed: Vec<Option<String>> = drain(&mut l)
+            .into_iter()
+            .filter_map(|item| match item {
+                FollowItem::ConversationChanged(e) => Some(e.approval_status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            changed,
+            [Some("pending".to_owned()), Some("approved".to_owned())]
+        );
+    }
+
+    #[test]
+    fn a_catch_up_starts_after_the_store_read_or_before_an_open_tool_call() {
+        let mut l = ledger();
+        assert_eq!(l.catch_up_after(), None, "nothing read yet: from the start");
+        l.stored(vec![message(11, 1), tool_call(12, 2, Some("pending"))]);
+        l.stored(vec![message(13, 3), message(14, 4)]);
+        assert_eq!(
+            l.catch_up_after(),
+            Some(1),
+            "the tool call may still change"
+        );
+        l.event(live(tool_call(12, 2, Some("approved"))));
+        assert_eq!(l.catch_up_after(), Some(4), "decided: after the last read");
+
+        let mut l = ledger();
+        l.stored(vec![tool_call(12, 2, None), message(13, 3)]);
+        assert_eq!(l.catch_up_after(), Some(1));
+        l.event(live(tool_result(14, 4)));
+        assert_eq!(
+            l.catch_up_after(),
+            Some(3),
+            "its result came: it will not change"
+        );
+    }
+
+    #[test]
+    fn a_lag_is_told_and_asks_for_a_catch_up() {
+        let mut l = ledger();
+        assert_eq!(l.event(Event::Lagged { missed: 7 }), Next::CatchUp);
+        assert_eq!(drain(&mut l), [FollowItem::Lagged { missed: 7 }]);
+    }
+
+    #[test]
+    fn approvals_are_asked_once_and_decided_once() {
+        let mut l = ledger();
+        l.requested(approval("local-1", "pending"));
+        l.requested(approval("local-1", "pending"));
+        assert!(l.undecided(&[approval("local-1", "pending")]).is_empty());
+        assert_eq!(l.undecided(&[]), ["local-1"]);
+        for _ in 0..2 {
+            l.resolved("local-1".into(), ApprovalStatus::Approved, None, None);
+        }
+        assert!(l.undecided(&[]).is_empty());
+        // A rule's decision on an approval never announced is told too, once.
+        l.resolved(
+            "local-2".into(),
+            ApprovalStatus::Approved,
+            None,
+            Some("auto_accept_edits".into()),
+        );
+        l.requested(approval("local-2", "approved"));
+        let items = drain(&mut l);
+        assert_eq!(items.len(), 3, "{items:?}");
+        assert!(matches!(&items[0], FollowItem::ApprovalRequested(a) if a.id == "local-1"));
+        assert!(
+            matches!(&items[1], FollowItem::ApprovalResolved { approval_id, .. } if approval_id == "local-1")
+        );
+        assert!(matches!(
+            &items[2],
+            FollowItem::ApprovalResolved {
+                decided_by: Some(_),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn the_end_is_a_status_then_a_catch_up_then_ended() {
+        let mut l = ledger();
+        assert_eq!(l.event(status("starting", "running")), Next::Listen);
+        assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+        assert!(!l.state(state("completed")));
+        let items = drain(&mut l);
+        assert_eq!(items.len(), 2, "the status once, then the end: {items:?}");
+        assert!(matches!(
+            &items[0],
+            FollowItem::Status {
+                new_status: SessionStatus::Completed,
+                ..
+            }
+        ));
+        assert!(matches!(&items[1], FollowItem::Ended(s) if s.status == SessionStatus::Completed));
+    }
+
+    #[test]
+    fn a_status_missed_in_a_lag_is_found_in_the_state() {
+        let mut l = ledger();
+        assert!(l.state(state("waiting_input")));
+        assert!(l.state(state("waiting_input")));
+        let items = drain(&mut l);
+        assert_eq!(
+            items,
+            [FollowItem::Status {
+                old_status: SessionStatus::Running,
+                new_status: SessionStatus::WaitingInput,
+                error: None,
+            }]
+        );
+    }
+
+    #[test]
+    fn an_unknown_status_is_not_an_end() {
+        let mut l = ledger();
+        assert_eq!(l.event(status("running", "paused")), Next::Listen);
+        assert!(l.state(state("paused")));
+        assert!(drain(&mut l)
+            .iter()
+            .all(|item| !matches!(item, FollowItem::Ended(_))));
+    }
+
+    #[test]
+    fn an_event_of_an_unknown_type_is_skipped() {
+        let mut l = ledger();
+        let event = Event::Unknown {
+            type_name: "session_forked".into(),
+            data: json!({"session_id": SESSION}),
+        };
+        assert_eq!(l.event(event), Next::Listen);
+        assert!(l.queue.is_empty());
+    }
+}
