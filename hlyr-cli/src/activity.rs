@@ -83,6 +83,13 @@ impl Activity {
     }
 }
 
+impl Drop for Activity {
+    /// However following ends, no spinner is left behind (indicatif would leave it drawn).
+    fn drop(&mut self) {
+        self.hide();
+    }
+}
+
 /// Stderr's terminal, two columns narrower than it is. indicatif pads the spinner's line to
 /// the terminal's width, leaving the cursor in the last column; the `^C` the terminal echoes
 /// for Ctrl-C would then wrap to a new line, and the spinner's line could no longer be
