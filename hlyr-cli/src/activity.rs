@@ -36,12 +36,11 @@ impl Activity {
     }
 
     /// The session is now doing `what` (the time shown counts from the first call with it).
-    pub fn doing(&mut self, what: impl Into<String>) {
-        let what = what.into();
-        if self.doing.as_ref().is_none_or(|(was, _)| *was != what) {
-            self.doing = Some((what.clone(), Instant::now()));
+    pub fn doing(&mut self, what: &str) {
+        if self.doing.as_ref().is_none_or(|(was, _)| was != what) {
+            self.doing = Some((what.to_owned(), Instant::now()));
             if let Some(bar) = &self.bar {
-                bar.set_message(what);
+                bar.set_message(what.to_owned());
                 bar.reset_elapsed();
             }
         }

@@ -106,6 +106,8 @@ async fn following(
         prompter: Prompter::on_terminal(),
         activity: Activity::on_terminal(),
         notify: Notify::new(options.notify),
+        doing: None,
+        waiting: Vec::new(),
         tools: HashMap::new(),
         interrupting: false,
         ended: false,
@@ -116,7 +118,7 @@ async fn following(
         return follower.finish().await;
     }
     if state.status == SessionStatus::Starting {
-        follower.activity.doing("starting");
+        follower.doing = Some("starting".to_owned());
     }
     follower.pending_approvals().await?;
 
@@ -192,6 +194,11 @@ struct Follower<'a> {
     /// The spinner.
     activity: Activity,
     notify: Notify,
+    /// What the session does, as the last update printed tells.
+    doing: Option<String>,
+    /// The approvals printed and not decided yet, oldest first, with what the spinner says
+    /// while each waits.
+    waiting: Vec<(String, String)>,
     /// The tool each approval printed is about, by approval id.
     tools: HashMap<String, String>,
     /// Ctrl-C interrupted the session, whose end is awaited.
@@ -266,48 +273,59 @@ impl Follower<'_> {
     /// Tells the spinner what the session does after `update`.
     fn track(&mut self, update: &Update) {
         let tool = |name: &Option<String>| name.as_deref().unwrap_or("a tool").to_owned();
-        match update {
+        let doing = match update {
             Update::Event(event) => match event.event_type {
-                ConversationEventType::ToolCall => {
-                    let doing = format!("running {}", tool(&event.tool_name));
-                    self.activity.doing(doing);
-                }
-                ConversationEventType::System => {}
-                _ => self.activity.doing("thinking"),
+                ConversationEventType::ToolCall => format!("running {}", tool(&event.tool_name)),
+                ConversationEventType::System => return,
+                _ => "thinking".to_owned(),
             },
-            Update::Approval(approval) if !self.decided.contains(&approval.id) => {
+            Update::Approval(approval) => {
                 let name = tool(&approval.function_name);
                 self.tools.insert(approval.id.clone(), name);
-                self.activity.doing(waiting_text(approval));
+                if !self.decided.contains(&approval.id) {
+                    self.waiting
+                        .push((approval.id.clone(), waiting_text(approval)));
+                }
+                return;
             }
             Update::Decision {
                 approval_id,
-                decision: ApprovalStatus::Approved,
+                decision,
                 ..
-            } => match self.tools.get(approval_id) {
-                Some(name) => self.activity.doing(format!("running {name}")),
-                None => self.activity.doing("thinking"),
-            },
-            Update::Decision { .. } => self.activity.doing("thinking"),
+            } => {
+                self.waiting.retain(|(id, _)| id != approval_id);
+                match (decision, self.tools.get(approval_id)) {
+                    (ApprovalStatus::Approved, Some(name)) => format!("running {name}"),
+                    _ => "thinking".to_owned(),
+                }
+            }
             Update::Status {
                 new_status: SessionStatus::Completing,
                 ..
-            } => self.activity.doing("interrupting"),
-            Update::Finished(_) => self.activity.hide(),
-            _ => {}
-        }
+            } => "interrupting".to_owned(),
+            _ => return,
+        };
+        self.doing = Some(doing);
     }
 
-    /// Between events: the question on screen, else the spinner (unless an API retry's line
-    /// is open).
+    /// Between events: the question on screen; else the spinner, saying what the session
+    /// waits for or does (unless an API retry's line is open).
     fn idle(&mut self) {
-        match self.prompter.as_mut() {
-            Some(prompter) if prompter.asking() => {
-                self.activity.hide();
-                prompter.resume();
-            }
-            _ if self.retrying => {}
-            _ => self.activity.show(),
+        if let Some(prompter) = self.prompter.as_mut().filter(|p| p.asking()) {
+            self.activity.hide();
+            prompter.resume();
+            return;
+        }
+        let what = match self.waiting.first() {
+            _ if self.interrupting => Some("interrupting"),
+            Some((_, waiting)) => Some(waiting.as_str()),
+            None => self.doing.as_deref(),
+        };
+        if let Some(what) = what {
+            self.activity.doing(what);
+        }
+        if !self.retrying {
+            self.activity.show();
         }
     }
 
@@ -329,7 +347,6 @@ impl Follower<'_> {
                     // It may have ended meanwhile: its end is on its way.
                     CliError::from(e).print();
                 }
-                self.activity.doing("interrupting");
                 return None;
             }
             OnCtrlC::Interrupt => format!(

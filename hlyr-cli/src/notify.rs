@@ -3,6 +3,7 @@
 //! notification. The notifier runs in the background; its failure is not hlyr's.
 
 use std::io::{IsTerminal, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -57,7 +58,10 @@ impl Notify {
             }
             None => return,
         };
+        // In a process group of its own: neither a Ctrl-C nor the hang-up of a terminal that
+        // hlyr leaves as it exits stops a notification on its way.
         command
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -44,7 +44,9 @@ fn exit_code(term: &mut Terminal) -> u32 {
 
 /// The rows of `screen` from the first that starts with `from` to the first after it that
 /// starts with `to`, without trailing blanks, with each `(text, placeholder)` of `replace`
-/// replaced: the part of a screen a golden test compares.
+/// replaced: the part of a screen a golden test compares. Those parts start at a tool call:
+/// the daemon can publish a tool call's update before the messages of the same burst, so the
+/// lines before it may come in another order.
 #[track_caller]
 fn rows_between(screen: &str, from: &str, to: &str, replace: &[(&str, &str)]) -> String {
     let rows: Vec<&str> = screen.lines().collect();
@@ -111,12 +113,11 @@ fn a_write_is_its_path_and_numbered_content_and_a_approves_it() {
     assert_eq!(
         rows_between(
             &screen,
-            "I'll create",
+            "→ Write",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
         "\
-I'll create that file for you.
 → Write <work>/hello.txt
     1 Hello, world!
 ? approval <approval>: Write
@@ -131,6 +132,10 @@ I'll create that file for you.
             "[s]kip approve\n✓ approved {}\n",
             short(&approval)
         )),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("I'll create that file for you.\n"),
         "{screen}"
     );
     assert!(screen.contains("Done - the file hello.txt now contains"));
@@ -153,12 +158,11 @@ fn an_edit_is_a_coloured_diff_and_e_approves_it_and_auto_accepts_edits() {
     assert_eq!(
         rows_between(
             &screen,
-            "I'll widen",
+            "→ Edit",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
         "\
-I'll widen the greeting.
 → Edit <work>/greeting.txt
       Hello,
     - world!
@@ -200,6 +204,7 @@ I'll widen the greeting.
         screen.contains("auto-accept of edits is on for this session"),
         "{screen}"
     );
+    assert!(screen.contains("I'll widen the greeting.\n"), "{screen}");
     assert_eq!(
         std::fs::read_to_string(Path::new(&wd).join("greeting.txt")).unwrap(),
         "Hello,\nwide world!\n"
@@ -224,12 +229,11 @@ fn bash_is_its_command_and_description_and_d_denies_it_with_a_reason() {
     assert_eq!(
         rows_between(
             &screen,
-            "Let me list",
+            "→ Bash",
             "  allow",
             &[(short(&approval), "<approval>")]
         ),
         "\
-Let me list the files in the working directory.
 → Bash
     $ ls
     # List files in the working directory
@@ -249,6 +253,10 @@ Let me list the files in the working directory.
     assert_eq!(exit_code(&mut term), 0);
     assert!(
         screen.contains(&format!("✗ denied {}: not now\n", short(&approval))),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Let me list the files in the working directory.\n"),
         "{screen}"
     );
     let result = d
