@@ -181,7 +181,12 @@ impl Prompter {
             }
             (Stage::Choose, _) => {
                 self.end_line("");
-                anstream::eprintln!("  {}", paint(YELLOW, VALID_KEYS));
+                let view = if approval_input(&head).is_long() {
+                    ", v to view the whole input"
+                } else {
+                    ""
+                };
+                anstream::eprintln!("  {}", paint(YELLOW, format!("{VALID_KEYS}{view}")));
                 self.show();
                 None
             }
