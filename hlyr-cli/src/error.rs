@@ -16,8 +16,10 @@ pub enum Exit {
     Usage = 2,
     /// The daemon is not running, unreachable, or could not be started.
     Unreachable = 3,
-    /// Stopped following with Ctrl-C.
-    Detached = 130,
+    /// A followed session was interrupted from elsewhere.
+    Interrupted = 4,
+    /// Ctrl-C: the followed session was interrupted, or left running and no longer followed.
+    CtrlC = 130,
 }
 
 /// A failure to report: `error: <message>`, then `hint: <hint>`.

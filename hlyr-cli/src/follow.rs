@@ -1,5 +1,9 @@
 //! Following a session live, for `launch`, `continue` and `conversation --follow`.
 //!
+//! Three things are watched at once: the daemon's events, the keys answering an approval on
+//! screen ([`Prompter`]), and Ctrl-C ([`OnCtrlC`]). Between them, a spinner ([`Activity`])
+//! shows what the session is doing.
+//!
 //! The subscription is opened before anything is read, so nothing falls in a gap: then the
 //! session's state and stored conversation are read and printed, and the stream takes over.
 //! Conversation events and approvals are deduplicated by id (the history and the stream may
@@ -14,21 +18,51 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::StreamExt;
 use hld_client::protocol::{
-    Approval, ConversationEvent, ConversationEventType, Event, GetConversationParams,
-    SessionStatus, SubscribeParams,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
+    GetConversationParams, SessionStatus, SubscribeParams, UpdateSessionSettings,
+    UpdateSessionSettingsParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::activity::Activity;
+use crate::decision::Decision;
 use crate::error::{CliError, Exit};
+use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
-use crate::prompt::Prompter;
+use crate::prompt::{Answer, Prompter, NO_REASON};
+use crate::transcript;
+
+/// What Ctrl-C does while a session is followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnCtrlC {
+    /// Interrupts the session and waits for its end; a second Ctrl-C stops waiting (`launch`,
+    /// `continue`).
+    Interrupt,
+    /// Stops following, and says how to follow again (`--keep-running`).
+    Detach,
+    /// Stops following (`conversation --follow`).
+    StopWatching,
+}
+
+/// How to follow.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub on_ctrl_c: OnCtrlC,
+    /// Ring and notify when an approval waits and when the session ends.
+    pub notify: bool,
+}
 
 /// Prints `session_id`'s conversation so far, then follows it until it ends. Returns
-/// [`Exit::Ok`] when it completed (or was interrupted), [`Exit::Failure`] when it failed, and
-/// [`Exit::Detached`] on Ctrl-C.
-pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<Exit, CliError> {
-    following(client, out, session_id)
+/// [`Exit::Ok`] when it completed, [`Exit::Failure`] when it failed, [`Exit::Interrupted`]
+/// when it was interrupted from elsewhere, and [`Exit::CtrlC`] after Ctrl-C.
+pub async fn follow(
+    client: &Client,
+    out: Printer,
+    session_id: &str,
+    options: Options,
+) -> Result<Exit, CliError> {
+    following(client, out, session_id, options)
         .await
         .map_err(|e| match e.exit {
             Exit::Unreachable => lost_daemon(session_id),
@@ -36,8 +70,14 @@ pub async fn follow(client: &Client, out: Printer, session_id: &str) -> Result<E
         })
 }
 
-async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Exit, CliError> {
-    // Listening from the start: Ctrl-C must detach, never kill, once following has begun.
+async fn following(
+    client: &Client,
+    out: Printer,
+    session_id: &str,
+    options: Options,
+) -> Result<Exit, CliError> {
+    // Listening from the start: once following has begun, Ctrl-C does what `OnCtrlC` says
+    // and never kills hlyr.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
     let mut events = client
@@ -64,19 +104,27 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
         held: HashMap::new(),
         retrying: false,
         prompter: Prompter::on_terminal(),
+        activity: Activity::on_terminal(),
+        notify: Notify::new(options.notify),
+        doing: None,
+        waiting: Vec::new(),
+        tools: HashMap::new(),
+        interrupting: false,
+        ended: false,
     };
     let state = client.get_session_state(session_id).await?;
     follower.catch_up().await?;
     if !state.status.is_active() {
         return follower.finish().await;
     }
+    if state.status == SessionStatus::Starting {
+        follower.doing = Some("starting".to_owned());
+    }
     follower.pending_approvals().await?;
 
     loop {
-        if let Some(prompter) = follower.prompter.as_mut() {
-            prompter.resume();
-        }
-        let asking = follower.prompter.as_ref().is_some_and(Prompter::asking);
+        follower.idle();
+        let asking = follower.asking();
         tokio::select! {
             item = events.next() => match item {
                 Some(Ok(SubscriptionItem::Event(timed))) => {
@@ -90,22 +138,18 @@ async fn following(client: &Client, out: Printer, session_id: &str) -> Result<Ex
                 Some(Err(e)) => return Err(e.into()),
                 None => return Err(lost_daemon(session_id)),
             },
-            line = async { follower.prompter.as_mut()?.line().await }, if asking => {
-                if let Some(line) = line {
-                    follower.answer(&line).await?;
+            keys = async { follower.prompter.as_mut()?.keys().await }, if asking => {
+                let answer = keys.and_then(|keys| follower.prompter.as_mut()?.typed(keys));
+                if let Some(answer) = answer {
+                    follower.answer(answer).await?;
                 }
                 follower.flush()?;
             }
             _ = sigint.recv() => {
-                if let Some(prompter) = follower.prompter.as_mut() {
-                    prompter.interrupt();
+                if let Some(exit) = follower.ctrl_c(options.on_ctrl_c).await {
+                    return Ok(exit);
                 }
-                let note = format!(
-                    "stopped following; the session keeps running (stop it with `hlyr interrupt {}`)",
-                    short_id(session_id)
-                );
-                anstream::eprintln!("{}", paint(DIM, note));
-                return Ok(Exit::Detached);
+                follower.flush()?;
             }
         }
     }
@@ -146,8 +190,23 @@ struct Follower<'a> {
     held: HashMap<String, Update>,
     /// An API retry is shown on a terminal line left open, rewritten by the next one.
     retrying: bool,
-    /// Asks approvals on the terminal; `None` when stdin is not one.
+    /// Asks approvals on the terminal; `None` when stdin is not one, and once the session is
+    /// being interrupted.
     prompter: Option<Prompter>,
+    /// The spinner.
+    activity: Activity,
+    notify: Notify,
+    /// What the session does, as the last update printed tells.
+    doing: Option<String>,
+    /// The approvals printed and not decided yet, oldest first, with what the spinner says
+    /// while each waits.
+    waiting: Vec<(String, String)>,
+    /// The tool each approval printed is about, by approval id.
+    tools: HashMap<String, String>,
+    /// Ctrl-C interrupted the session, whose end is awaited.
+    interrupting: bool,
+    /// The session ended: what is printed now is no longer news.
+    ended: bool,
 }
 
 impl Follower<'_> {
@@ -165,7 +224,8 @@ impl Follower<'_> {
             self.print(&update)?;
             if let Update::Approval(approval) = update {
                 self.printed.insert(approval.id.clone());
-                if !self.decided.contains(&approval.id) {
+                if !self.decided.contains(&approval.id) && !self.ended {
+                    self.notify.send(&waiting_text(&approval));
                     if let Some(prompter) = self.prompter.as_mut() {
                         prompter.ask(approval);
                     }
@@ -175,10 +235,20 @@ impl Follower<'_> {
         Ok(())
     }
 
-    /// Prints one item now, below any prompt on screen. On a terminal, API retries share
-    /// one line, each rewriting the one before.
+    /// Prints one item now, below any prompt on screen and above the spinner, and tells the
+    /// spinner what the session does next. On a terminal, API retries share one line, each
+    /// rewriting the one before.
     fn print(&mut self, update: &Update) -> Result<(), CliError> {
-        let text = self.out.render(update)?;
+        self.track(update);
+        let text = match update {
+            // The input was shown with the tool call, if that was printed.
+            Update::Approval(approval) if !self.out.is_json() => {
+                let call_printed =
+                    (approval.tool_use_id.as_ref()).is_some_and(|call| self.calls.contains(call));
+                transcript::approval_text(approval, !call_printed)
+            }
+            _ => self.out.render(update)?,
+        };
         if text.is_empty() {
             return Ok(());
         }
@@ -187,13 +257,112 @@ impl Follower<'_> {
         }
         let retry = matches!(update, Update::Event(e) if e.subtype.as_deref() == Some(API_RETRY));
         if retry && self.out.rewrites() {
+            // The open line would be the spinner's: it waits until the line is ended.
+            self.activity.hide();
             self.retrying = true;
             return self.out.rewrite_line(&text);
         }
-        if std::mem::take(&mut self.retrying) {
-            self.out.end_line()?;
+        let out = self.out;
+        let retrying = std::mem::take(&mut self.retrying);
+        self.activity.suspend(|| {
+            if retrying {
+                out.end_line()?;
+            }
+            out.line(&text)
+        })
+    }
+
+    /// Tells the spinner what the session does after `update`.
+    fn track(&mut self, update: &Update) {
+        let tool = |name: &Option<String>| name.as_deref().unwrap_or("a tool").to_owned();
+        let doing = match update {
+            Update::Event(event) => match event.event_type {
+                ConversationEventType::ToolCall => format!("running {}", tool(&event.tool_name)),
+                ConversationEventType::System => return,
+                _ => "thinking".to_owned(),
+            },
+            Update::Approval(approval) => {
+                let name = tool(&approval.function_name);
+                self.tools.insert(approval.id.clone(), name);
+                if !self.decided.contains(&approval.id) {
+                    self.waiting
+                        .push((approval.id.clone(), waiting_text(approval)));
+                }
+                return;
+            }
+            Update::Decision {
+                approval_id,
+                decision,
+                ..
+            } => {
+                self.waiting.retain(|(id, _)| id != approval_id);
+                match (decision, self.tools.get(approval_id)) {
+                    (ApprovalStatus::Approved, Some(name)) => format!("running {name}"),
+                    _ => "thinking".to_owned(),
+                }
+            }
+            Update::Status {
+                new_status: SessionStatus::Completing,
+                ..
+            } => "interrupting".to_owned(),
+            _ => return,
+        };
+        self.doing = Some(doing);
+    }
+
+    /// Between events: the question on screen; else the spinner, saying what the session
+    /// waits for or does (unless an API retry's line is open).
+    fn idle(&mut self) {
+        if let Some(prompter) = self.prompter.as_mut().filter(|p| p.asking()) {
+            self.activity.hide();
+            prompter.resume();
+            return;
         }
-        self.out.line(&text)
+        let what = match self.waiting.first() {
+            _ if self.interrupting => Some("interrupting"),
+            Some((_, waiting)) => Some(waiting.as_str()),
+            None => self.doing.as_deref(),
+        };
+        if let Some(what) = what {
+            self.activity.doing(what);
+        }
+        if !self.retrying {
+            self.activity.show();
+        }
+    }
+
+    /// Ctrl-C: interrupts the session, stops waiting for it, or stops following, as `on`
+    /// says. Returns the exit code when following stops.
+    async fn ctrl_c(&mut self, on: OnCtrlC) -> Option<Exit> {
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.interrupt();
+        }
+        self.activity.hide();
+        let id = short_id(self.session_id);
+        let told = match on {
+            OnCtrlC::Interrupt if !self.interrupting => {
+                self.interrupting = true;
+                // Nothing more is asked of a session that is being stopped.
+                self.prompter = None;
+                note("interrupting the session (Ctrl-C again to stop waiting)");
+                if let Err(e) = self.client.interrupt_session(self.session_id).await {
+                    // It may have ended meanwhile: its end is on its way.
+                    CliError::from(e).print();
+                }
+                return None;
+            }
+            OnCtrlC::Interrupt => format!(
+                "stopped waiting; the daemon is still interrupting the session (see `hlyr show {id}`)"
+            ),
+            OnCtrlC::Detach => format!(
+                "detached; the session keeps running: follow it again with `hlyr conversation {id} --follow`, stop it with `hlyr interrupt {id}`"
+            ),
+            OnCtrlC::StopWatching => format!(
+                "stopped following; the session keeps running (stop it with `hlyr interrupt {id}`)"
+            ),
+        };
+        note(&told);
+        Some(Exit::CtrlC)
     }
 
     /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
@@ -351,35 +520,50 @@ impl Follower<'_> {
         }
     }
 
-    /// Sends the decision a typed line completed; a refused decision is reported, not fatal.
-    /// An accepted one is printed at once, below its question.
-    async fn answer(&mut self, line: &str) -> Result<(), CliError> {
-        let Some(prompter) = self.prompter.as_mut() else {
-            return Ok(());
-        };
-        let Some((approval, decision, comment)) = prompter.answer(line) else {
-            return Ok(());
-        };
-        let params = decision.params(&approval.id, comment.clone());
-        let sent = self.client.send_decision(params).await;
-        match sent
+    /// Sends the decision keys completed; a refused decision is reported, not fatal. An
+    /// accepted one is printed at once, below its question; with `e`, auto-accept of edits is
+    /// turned on after it (before, the daemon would approve the call itself and refuse ours).
+    async fn answer(&mut self, answer: Answer) -> Result<(), CliError> {
+        let Answer {
+            approval,
+            decision,
+            comment,
+            accept_edits,
+        } = answer;
+        let sent = comment
+            .clone()
+            .or_else(|| (decision == Decision::Deny).then(|| NO_REASON.to_owned()));
+        let params = decision.params(&approval.id, sent);
+        let result = self.client.send_decision(params).await;
+        if let Err(e) = result
             .map_err(CliError::from)
             .and_then(|result| decision.outcome(&approval.id, result))
         {
-            Ok(()) => {
-                self.decided.insert(approval.id.clone());
-                self.print(&Update::Decision {
-                    approval_id: approval.id,
-                    decision: decision.status(),
-                    comment,
-                    decided_by: None,
+            e.print();
+            return Ok(());
+        }
+        self.decided.insert(approval.id.clone());
+        self.print(&Update::Decision {
+            approval_id: approval.id,
+            decision: decision.status(),
+            comment,
+            decided_by: None,
+        })?;
+        if accept_edits {
+            let turned_on = self
+                .client
+                .call::<UpdateSessionSettings>(UpdateSessionSettingsParams {
+                    session_id: self.session_id.to_owned(),
+                    auto_accept_edits: Some(true),
+                    ..Default::default()
                 })
-            }
-            Err(e) => {
-                e.print();
-                Ok(())
+                .await;
+            match turned_on {
+                Ok(_) => note("auto-accept of edits is on for this session"),
+                Err(e) => CliError::from(e).print(),
             }
         }
+        Ok(())
     }
 
     /// Takes in (and asks) the session's pending approvals not taken in yet.
@@ -411,6 +595,8 @@ impl Follower<'_> {
             prompter.interrupt();
         }
         self.prompter = None;
+        self.activity.hide();
+        self.ended = true;
         self.catch_up().await?;
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
@@ -418,11 +604,33 @@ impl Follower<'_> {
         self.queue.extend(held);
         self.flush()?;
         let state = self.client.get_session_state(self.session_id).await?;
-        let exit = match state.status {
-            SessionStatus::Failed => Exit::Failure,
-            _ => Exit::Ok,
+        let (exit, how) = match state.status {
+            SessionStatus::Failed => (Exit::Failure, "failed"),
+            _ if self.interrupting => (Exit::CtrlC, "was interrupted"),
+            _ if state.interrupted => (Exit::Interrupted, "was interrupted"),
+            _ => (Exit::Ok, "completed"),
         };
+        self.notify
+            .send(&format!("session {} {how}", short_id(self.session_id)));
         self.print(&Update::Finished(state))?;
         Ok(exit)
     }
+}
+
+/// What the spinner and a notification say while `approval` waits.
+fn waiting_text(approval: &Approval) -> String {
+    match approval.kind {
+        ApprovalType::FunctionCall => format!(
+            "waiting for a decision on {}",
+            approval.function_name.as_deref().unwrap_or("a tool call")
+        ),
+        ApprovalType::HumanContact => "waiting for an answer".to_owned(),
+        // A kind this version does not know.
+        _ => "waiting for a decision".to_owned(),
+    }
+}
+
+/// A dim note on stderr.
+fn note(text: &str) {
+    anstream::eprintln!("{}", paint(DIM, text));
 }

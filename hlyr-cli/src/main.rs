@@ -2,6 +2,7 @@
 //! command (one-shot commands without a runtime, see [`commands`]) and turns its outcome into
 //! an exit code.
 
+mod activity;
 mod commands;
 mod connect;
 mod decision;
@@ -9,8 +10,11 @@ mod duration;
 mod error;
 mod follow;
 mod ids;
+mod keys;
+mod notify;
 mod output;
 mod prompt;
+mod transcript;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,7 +30,10 @@ Exit codes:
   1    failure: a followed session failed, or the daemon refused the request
   2    usage: bad arguments, flag values or ids
   3    the daemon is not running, could not be reached, or could not be started
-  130  stopped following a session with Ctrl-C (the session keeps running)
+  4    a followed session was interrupted from elsewhere (`hlyr interrupt`, another client)
+  130  Ctrl-C: `launch` and `continue` interrupted their session; with --keep-running, and
+       in `conversation --follow` and `events`, it only stopped watching (the session keeps
+       running)
 
 Colour is used only on a terminal, and never with NO_COLOR set.";
 

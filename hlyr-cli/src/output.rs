@@ -8,8 +8,7 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
-    SessionControl, SessionState, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, SessionControl, SessionState, SessionStatus,
 };
 use serde::Serialize;
 
@@ -81,6 +80,11 @@ impl Printer {
 }
 
 impl Printer {
+    /// Whether this printer writes JSON.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
     /// Whether lines can be rewritten in place: text output to a terminal.
     pub fn rewrites(&self) -> bool {
         !self.json && std::io::stdout().is_terminal()
@@ -150,11 +154,6 @@ pub fn shorten(text: &str) -> String {
     } else {
         format!("{kept}… ({} more bytes)", text.len() - kept.len())
     }
-}
-
-/// Indents every line after the first by `indent` spaces.
-fn hang(text: &str, indent: usize) -> String {
-    text.replace('\n', &format!("\n{:indent$}", ""))
 }
 
 /// How long ago an RFC 3339 time was: `42s`, `5m`, `3h`, `2d`.
@@ -297,12 +296,6 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         .join("\n")
 }
 
-/// The compact JSON of a tool input given as a JSON string (kept as is when it is not JSON).
-fn compact_json(text: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(text)
-        .map_or_else(|_| text.to_owned(), |v| v.to_string())
-}
-
 /// What following a session prints, one item at a time.
 #[derive(Debug, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -343,176 +336,6 @@ pub enum Update {
     Finished(SessionState),
 }
 
-impl Render for Update {
-    fn human(&self) -> String {
-        match self {
-            Update::Started {
-                session_id,
-                run_id,
-                parent_session_id,
-            } => {
-                let mut text = format!(
-                    "{} {session_id}\n{} {run_id}",
-                    paint(BOLD, "Session"),
-                    paint(BOLD, "Run    ")
-                );
-                if let Some(parent) = parent_session_id {
-                    text.push_str(&format!("\n{} {parent}", paint(DIM, "Continues")));
-                }
-                text
-            }
-            Update::Event(event) => event_text(event),
-            Update::Status {
-                old_status,
-                new_status,
-                error,
-                ..
-            } => {
-                // The end is told by `Finished`; waiting on approvals by the approval lines.
-                let waiting = SessionStatus::WaitingInput;
-                if !new_status.is_active() || *new_status == waiting || *old_status == waiting {
-                    return String::new();
-                }
-                let mut text = format!("{} {}", paint(DIM, "· status:"), status(new_status));
-                if let Some(error) = error {
-                    text.push_str(&format!(" {}", paint(RED, error)));
-                }
-                text
-            }
-            Update::Approval(approval) => approval_text(approval),
-            Update::Decision {
-                approval_id,
-                decided_by: Some(rule),
-                ..
-            } => format!(
-                "{} {}",
-                paint(GREEN, format!("✓ approved automatically ({rule})")),
-                short_id(approval_id)
-            ),
-            Update::Decision {
-                approval_id,
-                decision,
-                comment,
-                decided_by: None,
-            } => {
-                let (style, mark, word) = match decision {
-                    ApprovalStatus::Approved => (GREEN, "✓", "approved"),
-                    ApprovalStatus::Denied => (RED, "✗", "denied"),
-                    ApprovalStatus::Responded => (GREEN, "✓", "answered"),
-                    ApprovalStatus::Pending => (DIM, "?", "pending"),
-                    ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
-                    // A decision this version does not know.
-                    other => (DIM, "·", other.as_str()),
-                };
-                let mut text = format!(
-                    "{} {}",
-                    paint(style, format!("{mark} {word}")),
-                    short_id(approval_id)
-                );
-                if let Some(comment) = comment.as_deref().filter(|c| !c.is_empty()) {
-                    text.push_str(&format!(": {comment}"));
-                }
-                text
-            }
-            Update::BypassExpired { .. } => paint(
-                YELLOW,
-                "⚠ bypass of permissions expired: tool calls are asked again",
-            ),
-            Update::Finished(state) => finished_text(state),
-        }
-    }
-}
-
-fn event_text(event: &ConversationEvent) -> String {
-    let content = event.content.as_deref().unwrap_or_default();
-    match event.event_type {
-        ConversationEventType::Message => match event.role.as_deref() {
-            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(content, 2))),
-            Some("assistant") => content.to_owned(),
-            _ => paint(DIM, format!("system: {content}")),
-        },
-        ConversationEventType::ToolCall => {
-            let input = event
-                .tool_input_json
-                .as_deref()
-                .map(compact_json)
-                .unwrap_or_default();
-            format!(
-                "{} {}",
-                paint(
-                    YELLOW,
-                    format!("→ {}", event.tool_name.as_deref().unwrap_or("tool"))
-                ),
-                hang(&shorten(&input), 2)
-            )
-        }
-        ConversationEventType::ToolResult => {
-            let result = shorten(event.tool_result_content.as_deref().unwrap_or_default());
-            if event.is_error {
-                format!("  {} {}", paint(RED, "← error:"), hang(&result, 4))
-            } else {
-                format!("  {} {}", paint(DIM, "←"), hang(&result, 4))
-            }
-        }
-        ConversationEventType::Thinking => {
-            paint(DIM, format!("thinking: {}", hang(&shorten(content), 2)))
-        }
-        ConversationEventType::System if event.subtype.as_deref() == Some(API_RETRY) => {
-            paint(YELLOW, format!("↻ {content}"))
-        }
-        ConversationEventType::System => paint(DIM, format!("system: {content}")),
-        // A kind this version does not know: its text.
-        _ => paint(DIM, content.to_owned()),
-    }
-}
-
-fn approval_text(approval: &Approval) -> String {
-    let id = short_id(&approval.id);
-    match approval.kind {
-        ApprovalType::FunctionCall => {
-            let args = approval
-                .function_args
-                .as_ref()
-                .map(|a| a.to_string())
-                .unwrap_or_default();
-            format!(
-                "{} {} {}",
-                paint(MAGENTA, format!("? approval {id}:")),
-                paint(BOLD, approval.function_name.as_deref().unwrap_or("tool")),
-                hang(&shorten(&args), 2)
-            )
-        }
-        ApprovalType::HumanContact => format!(
-            "{} {}",
-            paint(MAGENTA, format!("? question {id}:")),
-            hang(approval.message.as_deref().unwrap_or_default(), 2)
-        ),
-        // A kind this version does not know.
-        other => paint(MAGENTA, format!("? approval {id} ({})", other.as_str())),
-    }
-}
-
-fn finished_text(state: &SessionState) -> String {
-    if state.status == SessionStatus::Failed {
-        let error = state.error_message.as_deref().unwrap_or("no error message");
-        return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
-    }
-    if state.interrupted {
-        return paint(YELLOW.bold(), "■ interrupted");
-    }
-    let mut parts = vec![paint(GREEN.bold(), "✓ completed")];
-    if let Some(turns) = state.num_turns {
-        parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
-    }
-    if state.cost_usd.is_some() {
-        parts.push(cost(state.cost_usd));
-    }
-    if let Some(ms) = state.duration_ms {
-        parts.push(format!("{:.1}s", ms as f64 / 1000.0));
-    }
-    parts.join(&paint(DIM, " · "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,43 +354,6 @@ mod tests {
         let text = Printer::new(true).render(&Item(styled)).unwrap();
         assert!(!text.contains('\x1b'), "{text:?}");
         assert!(text.contains("\\u001b"), "{text:?}");
-    }
-
-    #[test]
-    fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {
-        let text = Update::Decision {
-            approval_id: "fc-123".into(),
-            decision: ApprovalStatus::Resolved,
-            comment: None,
-            decided_by: None,
-        }
-        .human();
-        assert!(text.contains("resolved elsewhere"), "{text}");
-        assert!(text.contains("fc-123"), "{text}");
-    }
-
-    #[test]
-    fn a_decision_made_by_a_rule_says_so_instead_of_its_comment() {
-        let text = Update::Decision {
-            approval_id: "local-1234abcd-0000".into(),
-            decision: ApprovalStatus::Approved,
-            comment: Some("Approved automatically: auto-accept edits is on".into()),
-            decided_by: Some("auto_accept_edits".into()),
-        }
-        .human();
-        let text = anstream::adapter::strip_str(&text).to_string();
-        assert_eq!(
-            text,
-            "✓ approved automatically (auto_accept_edits) local-1234abcd"
-        );
-        let expired = Update::BypassExpired {
-            session_id: "s".into(),
-        }
-        .human();
-        assert!(
-            expired.contains("bypass of permissions expired"),
-            "{expired}"
-        );
     }
 
     #[test]

@@ -1,76 +1,83 @@
 //! Inline approvals: while a session is followed and stdin is a terminal, each requested
-//! approval is asked on the spot — approve, deny with a comment, or skip and leave it to another
-//! front end. Prompts go to stderr so that stdout keeps only the session's output.
+//! approval is asked on the spot, a key for each choice, as Claude Code asks: approve; approve
+//! and auto-accept edits for the rest of the session; deny, then an optional reason; skip and
+//! leave it to another front end; or view the whole tool input. Questions to the human are
+//! answered with a line. Prompts go to stderr so that stdout keeps only the session's output.
 //!
-//! Stdin is read line by line on its own thread (a blocked read must never hold up the
-//! runtime); the follow loop polls [`Prompter::line`] alongside the daemon's events. Output
-//! printed while a question is on screen goes through [`Prompter::interrupt`] (ends the
-//! prompt's line) and [`Prompter::resume`] (asks again below it).
+//! The follow loop polls [`Prompter::keys`] alongside the daemon's events and hands each key
+//! to [`Prompter::key`]. Output printed while a question is on screen goes through
+//! [`Prompter::interrupt`] (ends the prompt's line) and [`Prompter::resume`] (asks again
+//! below it).
 
 use std::collections::VecDeque;
-use std::io::{BufRead, IsTerminal};
+use std::io::Write;
 
 use hld_client::protocol::{Approval, ApprovalType};
-use tokio::sync::mpsc;
 
 use crate::decision::Decision;
-use crate::output::{paint, short_id, BOLD, DIM, MAGENTA};
+use crate::keys::{Key, Keys};
+use crate::output::{paint, short_id, BOLD, DIM, MAGENTA, YELLOW};
+use crate::transcript::approval_input;
+
+/// What a tool call's question offers, as its prompt lists it.
+const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip";
+/// What an invalid key is told.
+const VALID_KEYS: &str =
+    "press a to approve, e to approve and auto-accept edits from now on, d to deny, s to skip";
+
+/// The comment a denial without a reason carries (the daemon, like the anchor's, wants one).
+pub const NO_REASON: &str = "The user denied this tool call.";
 
 /// Where the question at the head of the queue stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
-    /// Approve, deny or skip?
+    /// Approve, approve with auto-accept, deny, skip?
     Choose,
-    /// The reason for a denial.
-    DenyReason,
-    /// The answer to a question.
-    Answer,
+    /// The reason for a denial, typed so far.
+    DenyReason(String),
+    /// The answer to a question, typed so far.
+    Answer(String),
+}
+
+/// A decision made on the terminal.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub approval: Approval,
+    pub decision: Decision,
+    /// The reason or the answer typed (`None`: a denial without a reason).
+    pub comment: Option<String>,
+    /// Turn on auto-accept of edits for the session once approved.
+    pub accept_edits: bool,
 }
 
 /// The approvals to ask, the one being asked first.
 #[derive(Debug)]
 pub struct Prompter {
-    lines: mpsc::UnboundedReceiver<String>,
+    keys: Keys,
     queue: VecDeque<Approval>,
     stage: Stage,
     /// A prompt is on screen, its line not ended yet.
     on_screen: bool,
+    /// The head of the queue was asked already (asked again after output, typed keys count).
+    asked: bool,
     /// Stdin reached its end: nothing more can be asked.
     closed: bool,
 }
 
 impl Prompter {
-    /// A prompter reading stdin, or `None` when stdin is not a terminal.
+    /// A prompter reading the terminal's keys, or `None` when stdin is not a terminal.
     pub fn on_terminal() -> Option<Prompter> {
-        if !std::io::stdin().is_terminal() {
-            return None;
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        std::thread::spawn(move || {
-            let mut stdin = std::io::stdin().lock();
-            let mut line = String::new();
-            loop {
-                line.clear();
-                match stdin.read_line(&mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        if tx.send(line.trim().to_owned()).is_err() {
-                            break;
-                        }
-                    }
-                }
-            }
-        });
         Some(Prompter {
-            lines: rx,
+            keys: Keys::on_terminal()?,
             queue: VecDeque::new(),
             stage: Stage::Choose,
             on_screen: false,
+            asked: false,
             closed: false,
         })
     }
 
-    /// Whether a question is waiting for a line.
+    /// Whether a question is waiting for keys.
     pub fn asking(&self) -> bool {
         !self.closed && !self.queue.is_empty()
     }
@@ -82,7 +89,7 @@ impl Prompter {
         }
         self.queue.push_back(approval);
         if self.queue.len() == 1 {
-            self.stage = first_stage(&self.queue[0]);
+            self.next_question();
         }
     }
 
@@ -98,107 +105,218 @@ impl Prompter {
         }
     }
 
-    /// Ends the line of a prompt on screen, before something else is printed.
+    /// Ends the line of a prompt on screen, before something else is printed, and gives the
+    /// terminal its line mode back.
     pub fn interrupt(&mut self) {
-        if self.on_screen {
+        if std::mem::take(&mut self.on_screen) {
             anstream::eprintln!();
-            self.on_screen = false;
         }
+        self.keys.lines();
     }
 
     /// Shows the current question unless it is on screen already.
     pub fn resume(&mut self) {
         if !self.on_screen && self.asking() {
+            self.keys.single(!std::mem::replace(&mut self.asked, true));
             self.show();
         }
     }
 
-    /// The next line typed (`None` at the end of stdin, which stops all asking).
-    pub async fn line(&mut self) -> Option<String> {
-        let line = self.lines.recv().await;
-        // The typed newline ended the prompt's line.
-        self.on_screen = false;
-        if line.is_none() {
+    /// The keys pressed next (`None` at the end of stdin, which stops all asking).
+    pub async fn keys(&mut self) -> Option<Vec<Key>> {
+        let keys = self.keys.next().await;
+        if keys.is_none() {
+            self.interrupt();
             self.closed = true;
             self.queue.clear();
         }
-        line
+        keys
     }
 
-    /// Takes a typed line for the question on screen. Returns the decision to send when the
-    /// line completes one, and moves on to the next question.
-    pub fn answer(&mut self, line: &str) -> Option<(Approval, Decision, Option<String>)> {
+    /// Takes keys read together, in order, for the question on screen. Returns the decision
+    /// to send when one completes it; keys after it, or after the question changes, are
+    /// dropped (they were typed before the next question was asked).
+    pub fn typed(&mut self, keys: Vec<Key>) -> Option<Answer> {
+        let head = self.queue.front().map(|a| a.id.clone());
+        for key in keys {
+            if self.queue.front().map(|a| a.id.clone()) != head {
+                break;
+            }
+            if let Some(answer) = self.key(key) {
+                return Some(answer);
+            }
+        }
+        None
+    }
+
+    /// Takes a key for the question on screen. Returns the decision to send when the key
+    /// completes one, and moves on to the next question.
+    fn key(&mut self, key: Key) -> Option<Answer> {
         let head = self.queue.front()?.clone();
-        let (decision, comment) = match (self.stage, line.to_ascii_lowercase().as_str()) {
-            (Stage::Choose, "a" | "approve" | "y" | "yes") => (Decision::Approve, None),
-            (Stage::Choose, "d" | "deny" | "n" | "no") => {
-                self.stage = Stage::DenyReason;
-                return None;
+        match (&mut self.stage, key) {
+            (Stage::Choose, Key::Char('a' | 'A')) => {
+                self.decide(head, Decision::Approve, None, false)
             }
-            (Stage::Choose, "s" | "skip") | (Stage::Answer, "") => {
-                let how = match head.kind {
-                    ApprovalType::FunctionCall => format!(
-                        "`hlyr approve {0}` or `hlyr deny {0} --comment …`",
-                        short_id(&head.id)
-                    ),
-                    ApprovalType::HumanContact => {
-                        format!("`hlyr respond {} --comment …`", short_id(&head.id))
-                    }
-                    // A kind this version does not know.
-                    _ => "a newer hlyr".to_owned(),
+            (Stage::Choose, Key::Char('e' | 'E')) => {
+                self.decide(head, Decision::Approve, None, true)
+            }
+            (Stage::Choose, Key::Char('d' | 'D')) => {
+                self.end_line("deny");
+                self.stage = Stage::DenyReason(String::new());
+                self.show();
+                None
+            }
+            (Stage::Choose, Key::Char('s' | 'S')) => {
+                self.end_line("skip");
+                self.skip(&head);
+                None
+            }
+            (Stage::Choose, Key::Char('v' | 'V')) => {
+                self.end_line("view");
+                for line in approval_input(&head).lines(true) {
+                    anstream::eprintln!("{line}");
+                }
+                self.show();
+                None
+            }
+            (Stage::Choose, _) => {
+                self.end_line("");
+                let view = if approval_input(&head).is_long() {
+                    ", v to view the whole input"
+                } else {
+                    ""
                 };
-                let note = format!("left pending: decide it with {how}, or in another front end");
-                anstream::eprintln!("  {}", paint(DIM, note));
-                self.queue.pop_front();
-                self.next_question();
-                return None;
+                anstream::eprintln!("  {}", paint(YELLOW, format!("{VALID_KEYS}{view}")));
+                self.show();
+                None
             }
-            (Stage::DenyReason, _) if !line.is_empty() => (Decision::Deny, Some(line.to_owned())),
-            (Stage::Answer, _) => (Decision::Respond, Some(line.to_owned())),
-            // Anything else asks again.
-            _ => return None,
+            (Stage::DenyReason(typed) | Stage::Answer(typed), Key::Char(c)) => {
+                typed.push(c);
+                echo(&c.to_string());
+                None
+            }
+            (Stage::DenyReason(typed) | Stage::Answer(typed), Key::Backspace) => {
+                if typed.pop().is_some() {
+                    echo("\u{8} \u{8}");
+                }
+                None
+            }
+            (Stage::DenyReason(typed), Key::Enter) => {
+                let reason = std::mem::take(typed);
+                let reason = Some(reason.trim().to_owned()).filter(|r| !r.is_empty());
+                self.decide(head, Decision::Deny, reason, false)
+            }
+            (Stage::DenyReason(_), Key::Esc) => self.decide(head, Decision::Deny, None, false),
+            (Stage::Answer(typed), Key::Enter) if !typed.trim().is_empty() => {
+                let answer = std::mem::take(typed).trim().to_owned();
+                self.decide(head, Decision::Respond, Some(answer), false)
+            }
+            (Stage::Answer(_), Key::Enter | Key::Esc) => {
+                self.end_line("");
+                self.skip(&head);
+                None
+            }
+        }
+    }
+
+    /// Ends the question with `decision` and moves on.
+    fn decide(
+        &mut self,
+        approval: Approval,
+        decision: Decision,
+        comment: Option<String>,
+        accept_edits: bool,
+    ) -> Option<Answer> {
+        let word = match (decision, accept_edits) {
+            (Decision::Approve, false) => "approve",
+            (Decision::Approve, true) => "approve, auto-accept edits",
+            _ => "",
         };
+        self.end_line(word);
         self.queue.pop_front();
         self.next_question();
-        Some((head, decision, comment))
+        Some(Answer {
+            approval,
+            decision,
+            comment,
+            accept_edits,
+        })
     }
 
-    /// Prepares the next question, ignoring anything typed before it is asked.
-    fn next_question(&mut self) {
-        if let Some(head) = self.queue.front() {
-            self.stage = first_stage(head);
+    /// Leaves `head` pending for another front end, saying how to decide it.
+    fn skip(&mut self, head: &Approval) {
+        let how = match head.kind {
+            ApprovalType::FunctionCall => format!(
+                "`hlyr approve {0}` or `hlyr deny {0} --comment …`",
+                short_id(&head.id)
+            ),
+            ApprovalType::HumanContact => {
+                format!("`hlyr respond {} --comment …`", short_id(&head.id))
+            }
+            // A kind this version does not know.
+            _ => "a newer hlyr".to_owned(),
+        };
+        let note = format!("left pending: decide it with {how}, or in another front end");
+        anstream::eprintln!("  {}", paint(DIM, note));
+        self.queue.pop_front();
+        self.next_question();
+    }
+
+    /// Ends the prompt's line with `word` (what the key chose).
+    fn end_line(&mut self, word: &str) {
+        if std::mem::take(&mut self.on_screen) {
+            anstream::eprintln!("{}", paint(BOLD, word));
         }
-        while self.lines.try_recv().is_ok() {}
     }
 
-    /// Prints the question for the current stage.
+    /// Prepares the question now first in line.
+    fn next_question(&mut self) {
+        self.asked = false;
+        if let Some(head) = self.queue.front() {
+            self.stage = match head.kind {
+                ApprovalType::HumanContact => Stage::Answer(String::new()),
+                // A tool call, or a kind this version does not know: offered as a tool
+                // call; the daemon refuses a decision that does not fit.
+                _ => Stage::Choose,
+            };
+        }
+    }
+
+    /// Prints the question for the current stage (with what was typed so far).
     fn show(&mut self) {
         let Some(head) = self.queue.front() else {
             return;
         };
-        let question = match self.stage {
-            Stage::Choose => format!(
-                "{} {}? [a]pprove, [d]eny, [s]kip: ",
-                paint(MAGENTA, "allow"),
-                paint(
-                    BOLD,
-                    head.function_name.as_deref().unwrap_or("this tool call")
+        let question = match &self.stage {
+            Stage::Choose => {
+                let name = head.function_name.as_deref().unwrap_or("this tool call");
+                let view = if approval_input(head).is_long() {
+                    "  [v]iew all"
+                } else {
+                    ""
+                };
+                format!(
+                    "{} {}? {CHOICES}{view} ",
+                    paint(MAGENTA, "allow"),
+                    paint(BOLD, name)
                 )
+            }
+            Stage::DenyReason(typed) => format!(
+                "{} {typed}",
+                paint(MAGENTA, "reason for denying (Enter or Esc for none):")
             ),
-            Stage::DenyReason => format!("{} ", paint(MAGENTA, "reason for denying:")),
-            Stage::Answer => format!("{} ", paint(MAGENTA, "your answer (empty to skip):")),
+            Stage::Answer(typed) => {
+                format!("{} {typed}", paint(MAGENTA, "your answer (empty to skip):"))
+            }
         };
         anstream::eprint!("  {question}");
         self.on_screen = true;
     }
 }
 
-fn first_stage(approval: &Approval) -> Stage {
-    match approval.kind {
-        ApprovalType::FunctionCall => Stage::Choose,
-        ApprovalType::HumanContact => Stage::Answer,
-        // A kind this version does not know: offered as a tool call; the daemon refuses a
-        // decision that does not fit.
-        _ => Stage::Choose,
-    }
+/// Echoes typed text (the terminal does not while keys are read one at a time).
+fn echo(text: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
 }

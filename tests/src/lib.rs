@@ -23,6 +23,7 @@ pub mod cloud;
 pub mod corpus;
 pub mod frames;
 pub mod http;
+pub mod pty;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a
 /// line of output) before they fail.

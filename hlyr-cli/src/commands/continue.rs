@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use hld_client::protocol::{ContinueSessionParams, SessionInfo};
 
-use super::launch::{query, tools, AgentArgs};
+use super::launch::{query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::follow::follow;
@@ -14,13 +14,16 @@ use crate::output::Update;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
-#[command(override_usage = "hlyr continue [OPTIONS] <ID> <QUERY>...\n       \
-                            hlyr continue [OPTIONS] --last <QUERY>...")]
+#[command(
+    override_usage = "hlyr continue [OPTIONS] <ID> <QUERY>...\n       \
+                      hlyr continue [OPTIONS] --last <QUERY>...",
+    after_help = CTRL_C_HELP
+)]
 pub struct Args {
     /// The session to continue (a unique prefix is enough); not given with --last.
     #[arg(value_name = "ID", required_unless_present = "last")]
     id: Option<String>,
-    /// What to ask next (several words are joined with spaces).
+    /// What to ask next (several words are joined with spaces; `-` reads it from stdin).
     #[arg(value_name = "QUERY", required_unless_present = "last")]
     query: Vec<String>,
     /// Continue the newest session (by last activity) whose working directory is the current
@@ -32,6 +35,8 @@ pub struct Args {
     /// Print the new session and run ids and return, without following.
     #[arg(long)]
     detach: bool,
+    #[command(flatten)]
+    follow: FollowArgs,
     #[command(flatten)]
     start: StartArgs,
 }
@@ -85,7 +90,13 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.detach {
         return Ok(Exit::Ok);
     }
-    follow(&client, ctx.out, &continued.session_id).await
+    follow(
+        &client,
+        ctx.out,
+        &continued.session_id,
+        args.follow.options(),
+    )
+    .await
 }
 
 /// The current directory, with symbolic links resolved as `launch` resolves `-w`.

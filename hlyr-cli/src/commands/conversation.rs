@@ -5,7 +5,7 @@
 use hld_client::protocol::GetConversationParams;
 
 use crate::error::{CliError, Exit};
-use crate::follow::follow;
+use crate::follow::{follow, OnCtrlC, Options};
 use crate::output::Update;
 use crate::{ids, Context};
 
@@ -14,7 +14,8 @@ pub struct Args {
     /// The session (a unique prefix is enough).
     #[arg(value_name = "ID")]
     id: String,
-    /// Keep following the session until it ends, answering approvals on a terminal.
+    /// Keep following the session until it ends, answering approvals on a terminal (Ctrl-C
+    /// stops following; the session keeps running).
     #[arg(short, long)]
     follow: bool,
 }
@@ -38,5 +39,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 async fn follow_session(ctx: &Context, prefix: String) -> Result<Exit, CliError> {
     let client = ctx.connect_async().await?;
     let session = ids::session(&prefix, client.list_sessions().await?)?;
-    follow(&client, ctx.out, &session.id).await
+    let options = Options {
+        on_ctrl_c: OnCtrlC::StopWatching,
+        notify: false,
+    };
+    follow(&client, ctx.out, &session.id, options).await
 }

@@ -1,16 +1,18 @@
 //! `hlyr events [--type T] [--session ID] [--run ID]`: the daemon's events, one JSON line
-//! each, until the daemon stops (or `--count` events were printed).
+//! each, until the daemon stops, `--count` events were printed, or Ctrl-C (exit 130).
 
 use clap::builder::PossibleValuesParser;
 use futures::StreamExt;
 use hld_client::protocol::{EventType, SubscribeParams, TimedEvent, EVENT_TYPES};
 use hld_client::{SubscribeOptions, SubscriptionItem};
+use tokio::signal::unix::{signal, SignalKind};
 
 use crate::error::{CliError, Exit};
 use crate::output::Render;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Ctrl-C stops watching and exits 130.")]
 pub struct Args {
     /// Only events of these types (comma-separated, or repeat the flag).
     #[arg(
@@ -61,9 +63,16 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let mut events = client
         .subscribe(params, SubscribeOptions::default())
         .await?;
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
     let mut printed = 0;
     while args.count.is_none_or(|n| printed < n) {
-        match events.next().await {
+        let item = tokio::select! {
+            item = events.next() => item,
+            // Only watching stops: nothing is left half-printed.
+            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        };
+        match item {
             Some(Ok(SubscriptionItem::Event(event))) => {
                 ctx.out.print(&EventLine(*event))?;
                 printed += 1;

@@ -1,4 +1,5 @@
 //! `hlyr launch QUERY`: start a session (and the daemon, if none answers), then follow it.
+//! `hlyr launch -` reads the query from stdin.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -7,13 +8,20 @@ use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam};
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
-use crate::follow::follow;
+use crate::follow::{follow, OnCtrlC, Options};
 use crate::output::Update;
 use crate::Context;
 
+/// What Ctrl-C does while `launch` and `continue` follow their session.
+pub const CTRL_C_HELP: &str = "\
+Ctrl-C interrupts the session, as it stops `claude`, waits for it to end and exits 130; a
+second Ctrl-C stops waiting. With --keep-running, Ctrl-C only stops following, and the
+session keeps running.";
+
 #[derive(Debug, clap::Args)]
+#[command(after_help = CTRL_C_HELP)]
 pub struct Args {
-    /// What to ask Claude (several words are joined with spaces).
+    /// What to ask Claude (several words are joined with spaces; `-` reads it from stdin).
     #[arg(required = true, value_name = "QUERY")]
     query: Vec<String>,
     /// The session's working directory [default: the current directory].
@@ -43,7 +51,36 @@ pub struct Args {
     #[arg(long)]
     detach: bool,
     #[command(flatten)]
+    follow: FollowArgs,
+    #[command(flatten)]
     start: StartArgs,
+}
+
+// How `launch` and `continue` follow their session. (A plain comment: clap would take a doc
+// comment as the description of the commands that flatten it.)
+#[derive(Debug, clap::Args)]
+pub struct FollowArgs {
+    /// On Ctrl-C, stop following and leave the session running instead of interrupting it.
+    #[arg(long, conflicts_with = "detach")]
+    keep_running: bool,
+    /// Ring the terminal's bell, and show a desktop notification where notify-send or
+    /// osascript is installed, when an approval waits and when the session ends.
+    #[arg(long, conflicts_with = "detach")]
+    notify: bool,
+}
+
+impl FollowArgs {
+    /// How to follow the session.
+    pub fn options(&self) -> Options {
+        Options {
+            on_ctrl_c: if self.keep_running {
+                OnCtrlC::Detach
+            } else {
+                OnCtrlC::Interrupt
+            },
+            notify: self.notify,
+        }
+    }
 }
 
 // Flags that shape the session and how Claude runs, shared by `launch` and `continue`. (A
@@ -123,8 +160,18 @@ pub fn tools(list: &[String]) -> Option<Vec<String>> {
     (!tools.is_empty()).then_some(tools)
 }
 
-/// The query words joined; an empty query is a usage error.
+/// The query words joined, or stdin's text for `-` alone (as `claude -p` reads it); an
+/// empty query is a usage error.
 pub fn query(words: &[String]) -> Result<String, CliError> {
+    if words == ["-"] {
+        let text = std::io::read_to_string(std::io::stdin())
+            .map_err(|e| CliError::usage(format!("cannot read the query from stdin: {e}")))?;
+        let query = text.trim_end();
+        if query.trim().is_empty() {
+            return Err(CliError::usage("the query read from stdin is empty"));
+        }
+        return Ok(query.to_owned());
+    }
     let query = words.join(" ");
     if query.trim().is_empty() {
         return Err(CliError::usage("the query is empty"));
@@ -187,5 +234,11 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.detach {
         return Ok(Exit::Ok);
     }
-    follow(&client, ctx.out, &launched.session_id).await
+    follow(
+        &client,
+        ctx.out,
+        &launched.session_id,
+        args.follow.options(),
+    )
+    .await
 }

@@ -20,6 +20,7 @@ mod fake_claude;
 mod golden;
 mod hlyr;
 mod hlyr_control;
+mod hlyr_follow;
 mod limits;
 mod logging;
 mod real_claude;

@@ -3,154 +3,62 @@
 //! the form, approving and denying tool calls, decisions made elsewhere, the daemon's
 //! auto-start and restart, and a terminal left as it was found however the program quits.
 
-use std::io::{Read, Write};
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hld_client::protocol::{
     ConversationEventType, Health, ListSessions, NoParams, SendDecision, SendDecisionParams,
     SessionStatus, Shutdown,
 };
+use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
-use portable_pty::{CommandBuilder, MasterPty, PtySize};
 
 const ROWS: u16 = 30;
 const COLS: u16 = 100;
-/// Ctrl+C and Ctrl+S as a terminal in raw mode sends them.
-const CTRL_C: &str = "\x03";
+/// Ctrl+S as a terminal in raw mode sends it.
 const CTRL_S: &str = "\x13";
 /// What the approvals screen says under the selected tool call.
 const APPROVAL_DETAIL: &str = "d/n deny (with an optional comment)";
 
-/// A running `hld-tui` on a pseudo-terminal of [`ROWS`]×[`COLS`], its output fed to a
-/// terminal emulator as it comes. Killed on drop if still running.
+/// A running `hld-tui` on a pseudo-terminal of [`ROWS`]×[`COLS`], with a home of its own.
 struct Tui {
-    child: Box<dyn portable_pty::Child + Send + Sync>,
-    master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn Write + Send>,
-    parser: Arc<Mutex<vt100::Parser>>,
-    /// Set by the reader once the terminal has no writer left (the program and whatever it
-    /// started on it are gone) and everything they wrote has been read.
-    drained: Arc<AtomicBool>,
-    exited: bool,
+    term: Terminal,
     /// `HOME`, `XDG_CONFIG_HOME` and the working directory of the program (and of a daemon it
     /// starts).
     home: tempfile::TempDir,
 }
 
+impl Deref for Tui {
+    type Target = Terminal;
+
+    fn deref(&self) -> &Terminal {
+        &self.term
+    }
+}
+
+impl DerefMut for Tui {
+    fn deref_mut(&mut self) -> &mut Terminal {
+        &mut self.term
+    }
+}
+
 impl Tui {
     /// Starts `hld-tui --daemon-socket SOCKET ARGS…` with a private home and a clean
-    /// environment: nothing of the developer's configuration reaches it.
+    /// environment.
     fn spawn(socket: &Path, args: &[&str]) -> Tui {
         let home = tempfile::Builder::new()
             .prefix("hld-tui-home-")
             .tempdir_in("/tmp")
             .expect("tempdir");
-        let pair = portable_pty::native_pty_system()
-            .openpty(PtySize {
-                rows: ROWS,
-                cols: COLS,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pseudo-terminal");
-        let mut cmd = CommandBuilder::new(workspace_bin("hld-tui"));
+        let mut cmd = pty::command(&workspace_bin("hld-tui"), home.path());
         cmd.arg("--daemon-socket");
         cmd.arg(socket);
         cmd.args(args);
-        cmd.env_clear();
-        if let Some(path) = std::env::var_os("PATH") {
-            cmd.env("PATH", path);
-        }
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("LANG", "C.UTF-8");
-        cmd.env("HOME", home.path());
-        cmd.env("XDG_CONFIG_HOME", home.path().join("config"));
-        cmd.cwd(home.path());
-        let child = pair.slave.spawn_command(cmd).expect("spawn hld-tui");
-        // Only the program holds the terminal's other end, so reading ends when it is gone.
-        drop(pair.slave);
-        let parser = Arc::new(Mutex::new(vt100::Parser::new(ROWS, COLS, 0)));
-        let drained = Arc::new(AtomicBool::new(false));
-        let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = pair.master.take_writer().expect("pty writer");
-        {
-            let parser = parser.clone();
-            let drained = drained.clone();
-            std::thread::spawn(move || {
-                let mut chunk = [0u8; 8192];
-                loop {
-                    match reader.read(&mut chunk) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => parser.lock().unwrap().process(&chunk[..n]),
-                    }
-                }
-                drained.store(true, Ordering::SeqCst);
-            });
-        }
         Tui {
-            child,
-            master: pair.master,
-            writer,
-            parser,
-            drained,
-            exited: false,
+            term: Terminal::spawn(cmd, ROWS, COLS),
             home,
         }
-    }
-
-    /// The screen as text, a line per row.
-    fn screen_text(&self) -> String {
-        self.parser.lock().unwrap().screen().contents()
-    }
-
-    /// Waits until the screen shows `text` ([`WAIT`] at most); returns the screen. Panics
-    /// with the whole screen if it never does.
-    #[track_caller]
-    fn wait_screen(&self, text: &str) -> String {
-        self.wait_screen_within(text, WAIT)
-    }
-
-    #[track_caller]
-    fn wait_screen_within(&self, text: &str, within: Duration) -> String {
-        let mut last = String::new();
-        wait_for(within, || {
-            last = self.screen_text();
-            last.contains(text).then(|| last.clone())
-        })
-        .unwrap_or_else(|| {
-            panic!("the screen never showed {text:?} within {within:?}; it shows:\n{last}")
-        })
-    }
-
-    /// Types `keys` (raw bytes, as the terminal would send them).
-    fn send(&mut self, keys: &str) {
-        self.writer
-            .write_all(keys.as_bytes())
-            .expect("write to pty");
-        self.writer.flush().expect("flush pty");
-    }
-
-    /// Waits for the program to exit (`within` at most) and for all it wrote to be read;
-    /// returns its exit status.
-    #[track_caller]
-    fn wait_exit(&mut self, within: Duration) -> portable_pty::ExitStatus {
-        let status = wait_for(within, || self.child.try_wait().expect("try_wait"));
-        let status = status.unwrap_or_else(|| {
-            panic!(
-                "hld-tui did not exit within {within:?}; the screen:\n{}",
-                self.screen_text()
-            )
-        });
-        self.exited = true;
-        let drained = wait_for(within, || self.drained.load(Ordering::SeqCst).then_some(()));
-        assert!(
-            drained.is_some(),
-            "hld-tui exited but its terminal was not closed: something it started holds it"
-        );
-        status
     }
 
     /// Waits for exit and checks that it was a success that left the terminal as it found
@@ -164,32 +72,18 @@ impl Tui {
             "exit status {status}; the screen:\n{screen}"
         );
         assert_eq!(status.exit_code(), 0);
-        let parser = self.parser.lock().unwrap();
+        let emulator = self.emulator();
         assert!(
-            !parser.screen().alternate_screen(),
+            !emulator.screen().alternate_screen(),
             "the alternate screen was not left:\n{screen}"
         );
-        assert!(!parser.screen().hide_cursor(), "the cursor is still hidden");
-        drop(parser);
-        let termios = self.master.get_termios().expect("the terminal's modes");
-        let cooked = libc::ICANON | libc::ECHO;
-        assert_eq!(
-            termios.local_flags.bits() & cooked,
-            cooked,
-            "raw mode is still on"
+        assert!(
+            !emulator.screen().hide_cursor(),
+            "the cursor is still hidden"
         );
-    }
-}
-
-impl Drop for Tui {
-    fn drop(&mut self) {
-        if !self.exited {
-            if let Some(pid) = self.child.process_id() {
-                let pid = nix::unistd::Pid::from_raw(pid as i32);
-                let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            }
-            let _ = self.child.wait();
-        }
+        drop(emulator);
+        let cooked = libc::ICANON | libc::ECHO;
+        assert_eq!(self.local_flags() & cooked, cooked, "raw mode is still on");
     }
 }
 

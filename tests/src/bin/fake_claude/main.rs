@@ -8,7 +8,7 @@
 //! Environment:
 //! - `FAKE_CLAUDE_SCENARIO`: the scenario (else `scenario:<name>` in the prompt, else
 //!   `plain`); see `scenarios.rs` for the list and `FAKE_CLAUDE_COUNT`,
-//!   `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`.
+//!   `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`, `FAKE_CLAUDE_COMMAND`.
 //! - `FAKE_CLAUDE_HOME`: where conversations are stored (default `$HOME/.fake-claude`).
 //! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded (see `record.rs`).
 //! - `FAKE_CLAUDE_ASK_LOG`: a file where each permission request is stamped as it is sent

@@ -666,6 +666,7 @@ impl Run {
         let stop = |signal| Stop::from_signal(signal, Some(&call.id));
         Ok(match call.name.as_str() {
             "Write" => tools::write_file(cwd, &input),
+            "Edit" => tools::edit_file(cwd, &input),
             "Bash" => tools::bash(cwd, &input, &self.signals).map_err(stop)?,
             "Glob" => tools::glob(cwd),
             name => match mcp_tool_name(name) {

@@ -1,7 +1,8 @@
 //! The scripted "model": what each scenario makes the fake print and do.
 //!
 //! Chosen by `FAKE_CLAUDE_SCENARIO`, else by the first `scenario:<name>` in the prompt, else
-//! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`.
+//! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`,
+//! `FAKE_CLAUDE_COMMAND`.
 
 use std::time::Duration;
 
@@ -17,7 +18,8 @@ pub enum Scenario {
     Plain,
     /// Thinking, text, a `Write` of `hello.txt` through the permission step, final text.
     Tool,
-    /// A `Bash` `ls` (allowed by `--allowedTools Bash`, else through the permission step).
+    /// A `Bash` `ls`, or the command in `FAKE_CLAUDE_COMMAND` (allowed by `--allowedTools
+    /// Bash`, else through the permission step).
     Bash,
     /// The offline "Not logged in" failure of transcript 03; exit 1.
     Error,
@@ -41,6 +43,11 @@ pub enum Scenario {
     /// `count` (default 3) `api_retry` lines for an API answering 401, `delay` apart, then
     /// the CLI's "Invalid API key" failure; exit 1.
     Retry { count: u32, delay: Duration },
+    /// An `Edit` of `greeting.txt` in the working directory, which the test writes first
+    /// with the lines `Hello,` and `world!`: `world!` becomes `wide world!`.
+    Edit,
+    /// A `Write` of `long.txt` with `count` (default 40) lines `line <i>`.
+    Long { count: u64 },
 }
 
 /// The scenario names, as accepted in `FAKE_CLAUDE_SCENARIO` and `scenario:<name>`.
@@ -58,6 +65,8 @@ const NAMES: &[&str] = &[
     "maxturns",
     "asked_first",
     "retry",
+    "edit",
+    "long",
 ];
 
 impl Scenario {
@@ -105,6 +114,10 @@ impl Scenario {
                 count: knob("FAKE_CLAUDE_COUNT", 3)?,
                 delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 200)?),
             },
+            "edit" => Self::Edit,
+            "long" => Self::Long {
+                count: knob("FAKE_CLAUDE_COUNT", 40)?,
+            },
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -130,6 +143,8 @@ impl Scenario {
             Self::MaxTurns => "maxturns",
             Self::AskedFirst => "asked_first",
             Self::Retry { .. } => "retry",
+            Self::Edit => "edit",
+            Self::Long { .. } => "long",
         }
     }
 
@@ -200,6 +215,8 @@ impl Scenario {
                 }
             }
             Self::Ask => ask_human(run)?,
+            Self::Edit => edit_greeting(run)?,
+            Self::Long { count } => write_long(run, count)?,
             Self::MaxTurns => loop {
                 run.start_turn()?;
                 run.say("Let me look at the files first.")?;
@@ -237,13 +254,48 @@ fn write_hello(run: &mut Run, asked_first: bool) -> Result<(), Stop> {
     }
 }
 
-/// `bash`: `ls` in the working directory.
+/// `edit`: `world!` becomes `wide world!` in `greeting.txt`.
+fn edit_greeting(run: &mut Run) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.say("I'll widen the greeting.")?;
+    let path = run.cwd().join("greeting.txt");
+    let call = run.tool_use(
+        "Edit",
+        json!({"file_path": path, "old_string": "Hello,\nworld!", "new_string": "Hello,\nwide world!"}),
+    )?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say("The greeting is wider now.")
+    } else {
+        run.say(&format!("I couldn't edit greeting.txt: {}", report.text))
+    }
+}
+
+/// `long`: `long.txt` with `count` numbered lines.
+fn write_long(run: &mut Run, count: u64) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.say("I'll write the long file.")?;
+    let path = run.cwd().join("long.txt");
+    let content: String = (1..=count).map(|i| format!("line {i}\n")).collect();
+    let call = run.tool_use("Write", json!({"file_path": path, "content": content}))?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say(&format!("long.txt has {count} lines."))
+    } else {
+        run.say(&format!("I couldn't write long.txt: {}", report.text))
+    }
+}
+
+/// `bash`: `ls` (or `FAKE_CLAUDE_COMMAND`) in the working directory.
 fn list_files(run: &mut Run) -> Result<(), Stop> {
     run.start_turn()?;
     run.say("Let me list the files in the working directory.")?;
+    let command = std::env::var("FAKE_CLAUDE_COMMAND").unwrap_or_else(|_| "ls".to_owned());
     let call = run.tool_use(
         "Bash",
-        json!({"command": "ls", "description": "List files in the working directory"}),
+        json!({"command": command, "description": "List files in the working directory"}),
     )?;
     let report = run.use_tool(&call)?;
     run.start_turn()?;

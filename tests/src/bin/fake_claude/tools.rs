@@ -120,6 +120,74 @@ pub fn write_file(cwd: &Path, input: &Value) -> ToolOutput {
     }
 }
 
+/// `tool_use_result` of Edit.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EditResult {
+    file_path: String,
+    old_string: String,
+    new_string: String,
+    original_file: String,
+    replace_all: bool,
+    user_modified: bool,
+}
+
+/// Edit: `{file_path, old_string, new_string, replace_all?}`; `old_string` must occur in the
+/// file, once unless `replace_all`.
+pub fn edit_file(cwd: &Path, input: &Value) -> ToolOutput {
+    let (Some(path), Some(old), Some(new)) = (
+        input["file_path"].as_str(),
+        input["old_string"].as_str(),
+        input["new_string"].as_str(),
+    ) else {
+        return ToolOutput::error(
+            "<tool_use_error>InputValidationError: Edit failed due to the following issues:\n\
+             The required parameters `file_path`, `old_string` and `new_string` must be \
+             strings</tool_use_error>",
+        );
+    };
+    let replace_all = input["replace_all"].as_bool().unwrap_or(false);
+    let path = cwd.join(path);
+    let Ok(original) = std::fs::read_to_string(&path) else {
+        return ToolOutput::error("<tool_use_error>File does not exist.</tool_use_error>");
+    };
+    let edited = match original.matches(old).count() {
+        0 => {
+            return ToolOutput::error(format!(
+                "<tool_use_error>String to replace not found in file.\nString: {old}\
+                 </tool_use_error>"
+            ))
+        }
+        1 => original.replacen(old, new, 1),
+        _ if replace_all => original.replace(old, new),
+        n => {
+            return ToolOutput::error(format!(
+                "<tool_use_error>Found {n} matches of the string to replace, but replace_all \
+                 is false.\nString: {old}</tool_use_error>"
+            ))
+        }
+    };
+    if let Err(error) = std::fs::write(&path, edited) {
+        return ToolOutput::error(format!("{error}"));
+    }
+    let result = EditResult {
+        file_path: path.display().to_string(),
+        old_string: old.into(),
+        new_string: new.into(),
+        original_file: original,
+        replace_all,
+        user_modified: false,
+    };
+    ToolOutput {
+        content: Value::String(format!(
+            "The file {} has been updated successfully.",
+            path.display()
+        )),
+        is_error: None,
+        tool_use_result: serde_json::to_value(result).expect("plain struct"),
+    }
+}
+
 /// `tool_use_result` of Bash.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,0 +1,147 @@
+//! Keys typed on the terminal, one at a time, while a question waits for them.
+//!
+//! Stdin is read on its own thread (a blocked read must never hold up the runtime), and what it
+//! reads is parsed into [`Key`]s. Only while a question is on screen is the terminal taken out
+//! of its line mode (no line editing, no echo, so that each key arrives as it is pressed); its
+//! other modes stay, so Ctrl-C is still a signal and a newline still starts a line. The modes
+//! it had are restored as soon as the question leaves the screen, and on drop.
+
+use std::io::{IsTerminal, Read};
+
+use nix::sys::termios::{self, FlushArg, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+use tokio::sync::mpsc;
+
+/// A key as the questions read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Enter,
+    Esc,
+    Backspace,
+}
+
+/// The terminal on stdin, read key by key while a question waits.
+#[derive(Debug)]
+pub struct Keys {
+    chunks: mpsc::UnboundedReceiver<Vec<u8>>,
+    /// The terminal's modes as found.
+    found: Termios,
+    /// Whether keys are read one at a time now.
+    single: bool,
+}
+
+impl Keys {
+    /// The keys of the terminal on stdin; `None` when stdin is not a terminal.
+    pub fn on_terminal() -> Option<Keys> {
+        let stdin = std::io::stdin();
+        if !stdin.is_terminal() {
+            return None;
+        }
+        let found = termios::tcgetattr(&stdin).ok()?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        std::thread::spawn(move || {
+            let mut stdin = std::io::stdin().lock();
+            let mut chunk = [0u8; 1024];
+            loop {
+                match stdin.read(&mut chunk) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(chunk[..n].to_vec()).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Some(Keys {
+            chunks: rx,
+            found,
+            single: false,
+        })
+    }
+
+    /// Reads keys one at a time, unechoed, from now on. `fresh` forgets anything typed before
+    /// (a new question is not answered by keys pressed before it was asked).
+    pub fn single(&mut self, fresh: bool) {
+        let stdin = std::io::stdin();
+        if fresh {
+            let _ = termios::tcflush(&stdin, FlushArg::TCIFLUSH);
+            while self.chunks.try_recv().is_ok() {}
+        }
+        if self.single {
+            return;
+        }
+        let mut modes = self.found.clone();
+        modes
+            .local_flags
+            .remove(LocalFlags::ICANON | LocalFlags::ECHO);
+        modes.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+        modes.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+        self.single = termios::tcsetattr(&stdin, SetArg::TCSANOW, &modes).is_ok();
+    }
+
+    /// Gives the terminal its modes back: lines, echoed.
+    pub fn lines(&mut self) {
+        if std::mem::take(&mut self.single) {
+            let _ = termios::tcsetattr(std::io::stdin(), SetArg::TCSANOW, &self.found);
+        }
+    }
+
+    /// The keys of the next chunk read; `None` once stdin has ended.
+    pub async fn next(&mut self) -> Option<Vec<Key>> {
+        self.chunks.recv().await.map(|chunk| parse(&chunk))
+    }
+}
+
+impl Drop for Keys {
+    fn drop(&mut self) {
+        self.lines();
+    }
+}
+
+/// The keys in one read. A read of Esc alone is the Esc key; an escape sequence (an arrow, a
+/// function key, Alt with a key) is skipped whole. Other control characters are ignored.
+fn parse(chunk: &[u8]) -> Vec<Key> {
+    let text = String::from_utf8_lossy(chunk);
+    let mut chars = text.chars().peekable();
+    let mut keys = Vec::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' | '\n' => keys.push(Key::Enter),
+            '\u{7f}' | '\u{8}' => keys.push(Key::Backspace),
+            '\u{1b}' => match chars.next() {
+                None => keys.push(Key::Esc),
+                // CSI and SS3 sequences end with a byte in `@`..=`~`.
+                Some('[') | Some('O') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                Some(_) => {}
+            },
+            c if c.is_control() => {}
+            c => keys.push(Key::Char(c)),
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_parsed_and_escape_sequences_skipped() {
+        use Key::*;
+        assert_eq!(parse(b"a"), [Char('a')]);
+        assert_eq!(parse("né\r".as_bytes()), [Char('n'), Char('é'), Enter]);
+        assert_eq!(parse(b"\x1b"), [Esc]);
+        assert_eq!(parse(b"\x7f\x08"), [Backspace, Backspace]);
+        // Arrows, F5 and Alt+x are not keys a question reads.
+        assert_eq!(parse(b"\x1b[A\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
+        assert_eq!(parse(b"ab\x1b"), [Char('a'), Char('b'), Esc]);
+        assert_eq!(parse(b"\x01\x04z"), [Char('z')]);
+    }
+}

@@ -1,0 +1,291 @@
+//! The text of a followed session: conversation events, approvals, decisions and the outcome,
+//! as `launch`, `continue` and `conversation` print them without `--json`.
+
+pub mod tool_input;
+
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    SessionStatus,
+};
+
+use crate::output::{
+    cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN, MAGENTA,
+    RED, YELLOW,
+};
+use tool_input::View;
+
+impl Render for Update {
+    fn human(&self) -> String {
+        match self {
+            Update::Started {
+                session_id,
+                run_id,
+                parent_session_id,
+            } => {
+                let mut text = format!(
+                    "{} {session_id}\n{} {run_id}",
+                    paint(BOLD, "Session"),
+                    paint(BOLD, "Run    ")
+                );
+                if let Some(parent) = parent_session_id {
+                    text.push_str(&format!("\n{} {parent}", paint(DIM, "Continues")));
+                }
+                text
+            }
+            Update::Event(event) => event_text(event),
+            Update::Status {
+                old_status,
+                new_status,
+                error,
+                ..
+            } => {
+                // The end is told by `Finished`; waiting on approvals by the approval lines.
+                let waiting = SessionStatus::WaitingInput;
+                if !new_status.is_active() || *new_status == waiting || *old_status == waiting {
+                    return String::new();
+                }
+                let mut text = format!("{} {}", paint(DIM, "· status:"), status(new_status));
+                if let Some(error) = error {
+                    text.push_str(&format!(" {}", paint(RED, error)));
+                }
+                text
+            }
+            Update::Approval(a) => approval_text(a, true),
+            Update::Decision {
+                approval_id,
+                decided_by: Some(rule),
+                ..
+            } => format!(
+                "{} {}",
+                paint(GREEN, format!("✓ approved automatically ({rule})")),
+                short_id(approval_id)
+            ),
+            Update::Decision {
+                approval_id,
+                decision,
+                comment,
+                decided_by: None,
+            } => {
+                let (style, mark, word) = match decision {
+                    ApprovalStatus::Approved => (GREEN, "✓", "approved"),
+                    ApprovalStatus::Denied => (RED, "✗", "denied"),
+                    ApprovalStatus::Responded => (GREEN, "✓", "answered"),
+                    ApprovalStatus::Pending => (DIM, "?", "pending"),
+                    ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
+                    // A decision this version does not know.
+                    other => (DIM, "·", other.as_str()),
+                };
+                let mut text = format!(
+                    "{} {}",
+                    paint(style, format!("{mark} {word}")),
+                    short_id(approval_id)
+                );
+                if let Some(comment) = comment.as_deref().filter(|c| !c.is_empty()) {
+                    text.push_str(&format!(": {comment}"));
+                }
+                text
+            }
+            Update::BypassExpired { .. } => paint(
+                YELLOW,
+                "⚠ bypass of permissions expired: tool calls are asked again",
+            ),
+            Update::Finished(state) => finished_text(state),
+        }
+    }
+}
+
+fn event_text(event: &ConversationEvent) -> String {
+    let content = event.content.as_deref().unwrap_or_default();
+    match event.event_type {
+        ConversationEventType::Message => match event.role.as_deref() {
+            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(content, 2))),
+            Some("assistant") => content.to_owned(),
+            _ => paint(DIM, format!("system: {content}")),
+        },
+        ConversationEventType::ToolCall => {
+            let name = event.tool_name.as_deref().unwrap_or("tool");
+            let view = View::of_json_text(name, event.tool_input_json.as_deref().unwrap_or("null"));
+            view.under(&paint(YELLOW, format!("→ {name}")), false)
+        }
+        ConversationEventType::ToolResult => {
+            let result = shorten(event.tool_result_content.as_deref().unwrap_or_default());
+            if event.is_error {
+                format!("  {} {}", paint(RED, "← error:"), hang(&result, 4))
+            } else {
+                format!("  {} {}", paint(DIM, "←"), hang(&result, 4))
+            }
+        }
+        ConversationEventType::Thinking => {
+            paint(DIM, format!("thinking: {}", hang(&shorten(content), 2)))
+        }
+        ConversationEventType::System if event.subtype.as_deref() == Some(API_RETRY) => {
+            paint(YELLOW, format!("↻ {content}"))
+        }
+        ConversationEventType::System => paint(DIM, format!("system: {content}")),
+        // A kind this version does not know: its text.
+        _ => paint(DIM, content.to_owned()),
+    }
+}
+
+/// An approval's line. Its tool's input follows, cut, when `with_input` (when its tool call,
+/// which shows the input, was not printed).
+pub fn approval_text(approval: &Approval, with_input: bool) -> String {
+    let id = short_id(&approval.id);
+    match approval.kind {
+        ApprovalType::FunctionCall => {
+            let name = approval.function_name.as_deref().unwrap_or("tool");
+            let line = format!(
+                "{} {}",
+                paint(MAGENTA, format!("? approval {id}:")),
+                paint(BOLD, name)
+            );
+            if with_input {
+                approval_input(approval).under(&line, false)
+            } else {
+                line
+            }
+        }
+        ApprovalType::HumanContact => format!(
+            "{} {}",
+            paint(MAGENTA, format!("? question {id}:")),
+            hang(approval.message.as_deref().unwrap_or_default(), 2)
+        ),
+        // A kind this version does not know.
+        other => paint(MAGENTA, format!("? approval {id} ({})", other.as_str())),
+    }
+}
+
+/// The view of a function call approval's tool input.
+pub fn approval_input(approval: &Approval) -> View {
+    View::of(
+        approval.function_name.as_deref().unwrap_or_default(),
+        approval
+            .function_args
+            .as_ref()
+            .unwrap_or(&serde_json::Value::Null),
+    )
+}
+
+fn finished_text(state: &SessionState) -> String {
+    if state.status == SessionStatus::Failed {
+        let error = state.error_message.as_deref().unwrap_or("no error message");
+        return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
+    }
+    if state.interrupted {
+        return paint(YELLOW.bold(), "■ interrupted");
+    }
+    let mut parts = vec![paint(GREEN.bold(), "✓ completed")];
+    if let Some(turns) = state.num_turns {
+        parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
+    }
+    if state.cost_usd.is_some() {
+        parts.push(cost(state.cost_usd));
+    }
+    if let Some(ms) = state.duration_ms {
+        parts.push(format!("{:.1}s", ms as f64 / 1000.0));
+    }
+    parts.join(&paint(DIM, " · "))
+}
+
+/// Indents every line after the first by `indent` spaces.
+fn hang(text: &str, indent: usize) -> String {
+    text.replace('\n', &format!("\n{:indent$}", ""))
+}
+
+#[cfg(test)]
+mod tests {
+    use hld_client::protocol::ApprovalSource;
+    use serde_json::json;
+
+    use super::*;
+
+    fn plain(text: &str) -> String {
+        anstream::adapter::strip_str(text).to_string()
+    }
+
+    fn write_approval() -> Approval {
+        Approval {
+            id: "local-1234abcd-0000".into(),
+            call_id: "local-1234abcd-0000".into(),
+            run_id: "r".into(),
+            session_id: "s".into(),
+            kind: ApprovalType::FunctionCall,
+            status: ApprovalStatus::Pending,
+            source: ApprovalSource::default(),
+            function_name: Some("Write".into()),
+            function_args: Some(json!({"file_path": "/w/a.txt", "content": "one\ntwo\n"})),
+            message: None,
+            tool_use_id: Some("toolu_1".into()),
+            requested_at: "2025-01-01T00:00:00Z".into(),
+            timeout_at: None,
+            responded_at: None,
+            comment: None,
+            decided_by: None,
+            function_call: None,
+            human_contact: None,
+        }
+    }
+
+    /// A tool call shows its input as the tool's view; its approval then names the tool only,
+    /// unless its call was not shown.
+    #[test]
+    fn a_tool_call_shows_its_input_and_its_approval_does_not_repeat_it() {
+        let call: ConversationEvent = serde_json::from_value(json!({
+            "id": 1, "session_id": "s", "claude_session_id": "c", "sequence": 1,
+            "event_type": "tool_call", "created_at": "2025-01-01T00:00:00Z",
+            "tool_name": "Write", "is_completed": false, "is_error": false,
+            "tool_input_json": r#"{"file_path":"/w/a.txt","content":"one\ntwo\n"}"#,
+        }))
+        .unwrap();
+        assert_eq!(
+            plain(&Update::Event(call).human()),
+            "→ Write /w/a.txt\n    1 one\n    2 two"
+        );
+        let approval = write_approval();
+        assert_eq!(
+            plain(&approval_text(&approval, false)),
+            "? approval local-1234abcd: Write"
+        );
+        assert_eq!(
+            plain(&Update::Approval(approval).human()),
+            "? approval local-1234abcd: Write /w/a.txt\n    1 one\n    2 two"
+        );
+    }
+
+    #[test]
+    fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {
+        let text = Update::Decision {
+            approval_id: "fc-123".into(),
+            decision: ApprovalStatus::Resolved,
+            comment: None,
+            decided_by: None,
+        }
+        .human();
+        assert!(text.contains("resolved elsewhere"), "{text}");
+        assert!(text.contains("fc-123"), "{text}");
+    }
+
+    #[test]
+    fn a_decision_made_by_a_rule_says_so_instead_of_its_comment() {
+        let text = Update::Decision {
+            approval_id: "local-1234abcd-0000".into(),
+            decision: ApprovalStatus::Approved,
+            comment: Some("Approved automatically: auto-accept edits is on".into()),
+            decided_by: Some("auto_accept_edits".into()),
+        }
+        .human();
+        let text = anstream::adapter::strip_str(&text).to_string();
+        assert_eq!(
+            text,
+            "✓ approved automatically (auto_accept_edits) local-1234abcd"
+        );
+        let expired = Update::BypassExpired {
+            session_id: "s".into(),
+        }
+        .human();
+        assert!(
+            expired.contains("bypass of permissions expired"),
+            "{expired}"
+        );
+    }
+}
