@@ -420,7 +420,7 @@ impl Follower<'_> {
             SessionStatus::Failed => Exit::Failure,
             _ => Exit::Ok,
         };
-        self.print(&Update::Finished(state))?;
+        self.print(&Update::Finished(state.into()))?;
         Ok(exit)
     }
 }

@@ -2,10 +2,12 @@
 //! each, until the daemon stops (or `--count` events were printed).
 
 use clap::builder::PossibleValuesParser;
+use clap_complete::ArgValueCompleter;
 use futures::StreamExt;
 use hld_client::protocol::{SubscribeParams, TimedEvent, EVENT_TYPES};
 use hld_client::{SubscribeOptions, SubscriptionItem};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::Render;
 use crate::{ids, Context};
@@ -21,7 +23,7 @@ pub struct Args {
     )]
     types: Vec<String>,
     /// Only events of this session (a unique prefix is enough).
-    #[arg(short, long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     session: Option<String>,
     /// Only events of this run.
     #[arg(long, value_name = "RUN_ID")]
