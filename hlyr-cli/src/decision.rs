@@ -86,7 +86,7 @@ fn not_found(id: &str) -> CliError {
 
 /// The error for an approval that is no longer pending.
 fn no_longer_pending(approval: &Approval) -> CliError {
-    let id = short_id(&approval.id);
+    let id = &approval.id;
     let message = match approval.status {
         ApprovalStatus::Resolved => format!(
             "approval {id} was resolved without a decision (its session ended, or it was \

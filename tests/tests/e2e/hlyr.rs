@@ -365,10 +365,14 @@ fn launch_json_is_one_parsable_line_per_update() {
     let run = hlyr(&d, &["--json", "launch", "-w", &workdir(&d), "json please"]);
     run.assert_code(0);
     let lines = run.json_lines();
-    assert_eq!(lines[0]["kind"], "started");
-    let id = lines[0]["session_id"].as_str().unwrap();
-    assert_eq!(lines[0]["run_id"].as_str().unwrap().len(), 36);
-    let events: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(lines[0]["type"], "started");
+    let id = lines[0]["data"]["session_id"].as_str().unwrap();
+    assert_eq!(lines[0]["data"]["run_id"].as_str().unwrap().len(), 36);
+    let events: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(|l| &l["data"])
+        .collect();
     assert_eq!(events[0]["event_type"], "message");
     assert_eq!(events[0]["role"], "user");
     assert_eq!(events[0]["content"], "json please");
@@ -376,9 +380,9 @@ fn launch_json_is_one_parsable_line_per_update() {
     let ids: HashSet<i64> = events.iter().map(|e| e["id"].as_i64().unwrap()).collect();
     assert_eq!(ids.len(), events.len(), "no event printed twice");
     let last = lines.last().unwrap();
-    assert_eq!(last["kind"], "finished");
-    assert_eq!(last["id"], id);
-    assert_eq!(last["status"], "completed");
+    assert_eq!(last["type"], "finished");
+    assert_eq!(last["data"]["id"], id);
+    assert_eq!(last["data"]["status"], "completed");
 }
 
 #[test]
@@ -422,7 +426,7 @@ fn detach_returns_at_once_and_conversation_follow_picks_it_up() {
     assert_eq!(lines.len(), d.conversation(&id).len());
     assert!(lines
         .iter()
-        .all(|l| l["kind"] == "event" && l["session_id"] == id.as_str()));
+        .all(|l| l["type"] == "event" && l["data"]["session_id"] == id.as_str()));
 }
 
 #[test]
@@ -545,10 +549,21 @@ fn show_prints_a_session_and_its_json() {
             "Result          Hello! You asked: show me",
         ],
     );
-    // The daemon's own JSON, as it was on the wire.
+    // The session object `sessions` lists, built from the daemon's state.
     let json = hlyr(&d, &["show", &id, "--json"]).json();
+    let listed = hlyr(&d, &["sessions", "--json"]).json();
+    assert_eq!(json, listed[0]);
     let state = d.call("getSessionState", json!({"session_id": id}));
-    assert_eq!(json, state["result"]["session"]);
+    let state = &state["result"]["session"];
+    for (ours, wire) in [
+        ("id", "id"),
+        ("created_at", "created_at"),
+        ("ended_at", "completed_at"),
+        ("result", "result_content"),
+        ("working_dir", "working_dir"),
+    ] {
+        assert_eq!(json[ours], state[wire], "{ours}");
+    }
 }
 
 #[test]
@@ -653,7 +668,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
     assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
     assert_eq!(hlyr(&d, &["approvals", "--json"]).json(), json!([]));
 
-    // Deciding again is refused by the daemon, whose message is shown.
+    // Deciding again is refused: the approval was decided already.
     let twice = hlyr(&d, &["approve", &write]);
     twice.assert_code(1);
     assert_eq!(
@@ -788,15 +803,21 @@ fn daemon_start_status_and_stop() {
         &status.stdout,
         &[
             "hld",
+            "pid",
+            "uptime",
             "socket",
             &socket.display().to_string(),
+            "database",
+            "log",
+            &dir.path().join("d.log").display().to_string(),
             "claude",
             "available",
             "approvals",
             "asked through",
             "hld",
+            "sessions",
+            "0 running",
             "subscribers",
-            "active sessions",
         ],
     );
     let json = hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json();
@@ -810,7 +831,12 @@ fn daemon_start_status_and_stop() {
     assert!(stop.assert_code(0).stdout.starts_with("stopped hld"));
     assert!(!socket.exists(), "the daemon removed its socket");
     hlyr_at(&socket, home, &["daemon", "status"], &[]).assert_code(3);
-    hlyr_at(&socket, home, &["daemon", "stop"], &[]).assert_code(3);
+    let again = hlyr_at(&socket, home, &["daemon", "stop"], &[]);
+    assert!(
+        again.assert_code(0).stdout.contains("nothing to stop"),
+        "{}",
+        again.stdout
+    );
 }
 
 #[test]
@@ -933,7 +959,6 @@ fn commands_that_need_the_daemon_exit_3_with_a_hint() {
         vec!["deny", "abc", "--comment", "no"],
         vec!["respond", "abc", "--comment", "yes"],
         vec!["events"],
-        vec!["--json", "sessions"],
     ] {
         let run = hlyr_at(&socket, home, &args, &[]);
         run.assert_code(3);
@@ -1005,7 +1030,7 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn unknown_ids_and_daemon_errors_exit_1() {
+fn unknown_ids_exit_2() {
     let d = fake();
     for args in [
         vec!["show", "ffff"],
@@ -1014,24 +1039,25 @@ fn unknown_ids_and_daemon_errors_exit_1() {
         vec!["interrupt", "ffff"],
     ] {
         let run = hlyr(&d, &args);
-        run.assert_code(1);
+        run.assert_code(2);
         assert_eq!(
             run.stderr,
             "error: session not found: ffff\nhint: `hlyr sessions --all` lists every session\n",
             "{args:?}"
         );
     }
-    // The daemon's own JSON-RPC error message, on one line.
-    let run = hlyr(&d, &["approve", "local-nope"]);
-    run.assert_code(1);
-    let first = run.stderr.lines().next().unwrap();
-    assert!(
-        first.starts_with("error: ") && first.contains("local-nope"),
-        "{}",
-        run.stderr
-    );
-    let run = hlyr(&d, &["deny", "local-nope", "--comment", "no"]);
-    run.assert_code(1);
+    for args in [
+        vec!["approve", "local-nope"],
+        vec!["deny", "local-nope", "--comment", "no"],
+    ] {
+        let run = hlyr(&d, &args);
+        run.assert_code(2);
+        assert_eq!(
+            run.stderr,
+            "error: approval not found: local-nope\nhint: `hlyr approvals` lists the pending ones\n",
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
