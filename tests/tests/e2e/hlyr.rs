@@ -41,6 +41,35 @@ impl Run {
             .unwrap_or_else(|e| panic!("not JSON: {:?}: {e}", self.stdout))
     }
 
+    /// The whole stdout as one JSON document of schema `kind` (see [`crate::schema`]).
+    #[track_caller]
+    pub(crate) fn json_as(&self, kind: &str) -> Value {
+        let value = self.json();
+        crate::schema::check(kind, &value);
+        value
+    }
+
+    /// The stdout lines, each a JSON document of schema `kind`.
+    #[track_caller]
+    pub(crate) fn json_lines_as(&self, kind: &str) -> Vec<Value> {
+        let lines = self.json_lines();
+        for line in &lines {
+            crate::schema::check(kind, line);
+        }
+        lines
+    }
+
+    /// The `--json` error on stderr, checked against its schema.
+    #[track_caller]
+    pub(crate) fn error_json(&self) -> Value {
+        let error: Value = serde_json::from_str(&self.stderr)
+            .unwrap_or_else(|e| panic!("stderr is not one JSON error: {e}: {self:#?}"));
+        crate::schema::check("error", &error);
+        assert_eq!(self.stderr.lines().count(), 1, "one line: {self:#?}");
+        assert_eq!(error["error"]["exit_code"], self.code, "{self:#?}");
+        error["error"].clone()
+    }
+
     #[track_caller]
     pub(crate) fn assert_code(&self, code: i32) -> &Run {
         assert_eq!(self.code, code, "exit code; {self:#?}");
@@ -59,6 +88,7 @@ pub(crate) fn hlyr_command(socket: &Path, home: &Path) -> Command {
         .env_remove("CLICOLOR_FORCE")
         .env_remove("HLD_PATH")
         .env_remove("HUMANLAYER_APPROVALS_COMMAND")
+        .env_remove("COLUMNS")
         .current_dir(home)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -132,7 +162,13 @@ impl Running {
         );
     }
 
-    fn type_line(&mut self, line: &str) {
+    /// Sends SIGINT, as Ctrl-C on its terminal would.
+    pub(crate) fn interrupt(&self) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    }
+
+    pub(crate) fn type_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin piped");
         stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
         stdin.flush().unwrap();
@@ -221,7 +257,7 @@ pub(crate) fn assert_in_order(haystack: &str, needles: &[&str]) {
 }
 
 /// Asks, for `session_id`, for permission to run `tool` with `input`; returns the approval id.
-fn ask_tool(d: &TestDaemon, session_id: &str, tool: &str, input: Value) -> String {
+pub(crate) fn ask_tool(d: &TestDaemon, session_id: &str, tool: &str, input: Value) -> String {
     d.request::<CreateApproval>(CreateApprovalParams {
         session_id: Some(session_id.to_owned()),
         tool_name: Some(tool.to_owned()),
@@ -232,7 +268,7 @@ fn ask_tool(d: &TestDaemon, session_id: &str, tool: &str, input: Value) -> Strin
 }
 
 /// Asks, for `session_id`, the human a question; returns the approval id.
-fn ask_human(d: &TestDaemon, session_id: &str, message: &str) -> String {
+pub(crate) fn ask_human(d: &TestDaemon, session_id: &str, message: &str) -> String {
     d.request::<CreateApproval>(CreateApprovalParams {
         session_id: Some(session_id.to_owned()),
         kind: Some("human_contact".into()),
@@ -242,7 +278,7 @@ fn ask_human(d: &TestDaemon, session_id: &str, message: &str) -> String {
     .approval_id
 }
 
-fn approval(d: &TestDaemon, id: &str) -> Approval {
+pub(crate) fn approval(d: &TestDaemon, id: &str) -> Approval {
     d.request::<GetApproval>(GetApprovalParams {
         approval_id: id.to_owned(),
     })
@@ -250,7 +286,7 @@ fn approval(d: &TestDaemon, id: &str) -> Approval {
 }
 
 /// Polls an approval until it is no longer pending.
-fn wait_decided(d: &TestDaemon, id: &str) -> Approval {
+pub(crate) fn wait_decided(d: &TestDaemon, id: &str) -> Approval {
     wait_for(WAIT, || {
         Some(approval(d, id)).filter(|a| a.status != ApprovalStatus::Pending)
     })
@@ -731,7 +767,7 @@ fn events_filters_by_session_prefix() {
 }
 
 /// A socket path in a fresh directory where no daemon runs, and that directory.
-fn no_daemon() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn no_daemon() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::Builder::new()
         .prefix("hlyr-")
         .tempdir_in("/tmp")
@@ -742,7 +778,7 @@ fn no_daemon() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs `hlyr` against `socket` with a fake `claude` and a private database for any daemon it
 /// starts.
-fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = hlyr_command(socket, home);
     cmd.args(args)
         .env("HUMANLAYER_CLAUDE_PATH", fake_claude())
@@ -755,7 +791,7 @@ fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> R
 }
 
 /// Stops a daemon that a test started through hlyr, whatever happens in the test.
-struct StopOnDrop<'a>(&'a Path, &'a Path);
+pub(crate) struct StopOnDrop<'a>(pub(crate) &'a Path, pub(crate) &'a Path);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
@@ -1090,20 +1126,28 @@ fn a_malformed_config_file_is_a_usage_error() {
     run_command(cmd).assert_code(0);
 }
 
-/// `hlyr ARGS` on a pseudo-terminal (util-linux `script`), typing into it through a pipe.
+/// `hlyr ARGS` on a pseudo-terminal (util-linux `script`) against `d`, typing into it
+/// through a pipe.
 fn on_a_terminal(d: &TestDaemon, args: &str, env: &[(&str, &str)]) -> Running {
+    terminal_at(&d.socket, &d.dir, args, env)
+}
+
+/// `hlyr ARGS` on a pseudo-terminal against `socket`, with `home` as its home and working
+/// directory.
+pub(crate) fn terminal_at(socket: &Path, home: &Path, args: &str, env: &[(&str, &str)]) -> Running {
     let command = format!("{} {args}", workspace_bin("hlyr").display());
     let mut script = Command::new("script");
     script
         .args(["-qfec", &command, "/dev/null"])
-        .env("HUMANLAYER_DAEMON_SOCKET", &d.socket)
-        .env("HOME", &d.dir)
-        .env("XDG_CONFIG_HOME", d.dir.join("config"))
+        .env("HUMANLAYER_DAEMON_SOCKET", socket)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")
-        .current_dir(&d.dir)
+        .env_remove("HLD_PATH")
+        .current_dir(home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -1286,8 +1330,7 @@ fn ctrl_c_stops_following_and_leaves_the_session_running() {
     cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
     let follower = Running::spawn(cmd);
     follower.wait_for("chunk 2\n", 1);
-    let pid = nix::unistd::Pid::from_raw(follower.child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    follower.interrupt();
     let run = follower.finish();
     run.assert_code(130);
     let id = printed_session(&run);
