@@ -400,7 +400,7 @@ fn launch_json_is_one_parsable_line_per_update() {
     let d = fake();
     let run = hlyr(&d, &["--json", "launch", "-w", &workdir(&d), "json please"]);
     run.assert_code(0);
-    let lines = run.json_lines();
+    let lines = run.json_lines_as("update");
     assert_eq!(lines[0]["type"], "started");
     let id = lines[0]["data"]["session_id"].as_str().unwrap();
     assert_eq!(lines[0]["data"]["run_id"].as_str().unwrap().len(), 36);
@@ -458,7 +458,7 @@ fn detach_returns_at_once_and_conversation_follow_picks_it_up() {
     assert_eq!(again.stdout.matches("chunk ").count(), 20);
     assert!(!again.stdout.contains("completed"), "no follow summary");
     let json = hlyr(&d, &["--json", "conversation", &id]);
-    let lines = json.assert_code(0).json_lines();
+    let lines = json.assert_code(0).json_lines_as("update");
     assert_eq!(lines.len(), d.conversation(&id).len());
     assert!(lines
         .iter()
@@ -495,7 +495,10 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     let wd = workdir(&d);
     let empty = hlyr(&d, &["sessions"]);
     assert_eq!(empty.assert_code(0).stdout.trim(), "no sessions");
-    assert_eq!(hlyr(&d, &["sessions", "--json"]).json(), json!([]));
+    assert_eq!(
+        hlyr(&d, &["sessions", "--json"]).json_as("sessions"),
+        json!([])
+    );
 
     let mut ids = Vec::new();
     for i in 0..21 {
@@ -521,7 +524,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
 
     let all = hlyr(&d, &["sessions", "--all"]);
     assert_eq!(all.assert_code(0).stdout.lines().count(), 1 + 21);
-    let json = hlyr(&d, &["sessions", "--all", "--json"]).json();
+    let json = hlyr(&d, &["sessions", "--all", "--json"]).json_as("sessions");
     let listed: Vec<&str> = json
         .as_array()
         .unwrap()
@@ -534,7 +537,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     assert_eq!(json[0]["status"], "completed");
     assert_eq!(
         hlyr(&d, &["sessions", "--json"])
-            .json()
+            .json_as("sessions")
             .as_array()
             .unwrap()
             .len(),
@@ -586,8 +589,8 @@ fn show_prints_a_session_and_its_json() {
         ],
     );
     // The session object `sessions` lists, built from the daemon's state.
-    let json = hlyr(&d, &["show", &id, "--json"]).json();
-    let listed = hlyr(&d, &["sessions", "--json"]).json();
+    let json = hlyr(&d, &["show", &id, "--json"]).json_as("session");
+    let listed = hlyr(&d, &["sessions", "--json"]).json_as("sessions");
     assert_eq!(json, listed[0]);
     let state = d.call("getSessionState", json!({"session_id": id}));
     let state = &state["result"]["session"];
@@ -641,7 +644,7 @@ fn interrupt_json_is_the_daemons_reply() {
     let d = slow_daemon(30);
     let id = d.launch(launch_params("scenario:slow", workdir(&d)));
     d.wait_session(&id, |s| s.status == SessionStatus::Running);
-    let json = hlyr(&d, &["--json", "interrupt", &id]).json();
+    let json = hlyr(&d, &["--json", "interrupt", &id]).json_as("interrupt");
     assert_eq!(json["success"], true);
     assert_eq!(json["session_id"], id);
     assert_eq!(json["status"], "completing");
@@ -669,7 +672,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
         table.stdout.contains(&write[..14]),
         "ids shown as local-xxxxxxxx"
     );
-    let json = hlyr(&d, &["approvals", "--json"]).json();
+    let json = hlyr(&d, &["approvals", "--json"]).json_as("approvals");
     let listed: HashSet<&str> = json
         .as_array()
         .unwrap()
@@ -690,7 +693,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
 
     let deny = hlyr(&d, &["--json", "deny", &bash, "--comment", "too risky"]);
     assert_eq!(
-        deny.assert_code(0).json(),
+        deny.assert_code(0).json_as("decision"),
         json!({"call_id": bash, "decision": "deny", "comment": "too risky"})
     );
     assert_eq!(approval(&d, &bash).status, ApprovalStatus::Denied);
@@ -702,7 +705,10 @@ fn approvals_are_listed_and_decided_by_prefix() {
     let respond = hlyr(&d, &["respond", &question, "--comment", "blue"]);
     respond.assert_code(0);
     assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
-    assert_eq!(hlyr(&d, &["approvals", "--json"]).json(), json!([]));
+    assert_eq!(
+        hlyr(&d, &["approvals", "--json"]).json_as("approvals"),
+        json!([])
+    );
 
     // Deciding again is refused: the approval was decided already.
     let twice = hlyr(&d, &["approve", &write]);
@@ -726,7 +732,7 @@ fn events_prints_one_json_line_per_event() {
     let id = d.launch(launch_params("events", workdir(&d)));
     let run = events.finish();
     run.assert_code(0);
-    let lines = run.json_lines();
+    let lines = run.json_lines_as("event");
     assert_eq!(lines.len(), 2, "{}", run.stdout);
     for line in &lines {
         assert_eq!(line["type"], "session_status_changed");
@@ -760,7 +766,7 @@ fn events_filters_by_session_prefix() {
     d.wait_ended(&other);
     let approval = ask_human(&d, &first, "still there?");
     let run = events.finish();
-    let lines = run.assert_code(0).json_lines();
+    let lines = run.assert_code(0).json_lines_as("event");
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["type"], "new_approval");
     assert_eq!(lines[0]["data"]["approval"]["id"], approval);
@@ -818,7 +824,7 @@ fn daemon_start_status_and_stop() {
 
     let _stop = StopOnDrop(&socket, home);
     let start = hlyr_at(&socket, home, &["daemon", "start", "--json"], &[]);
-    let started = start.assert_code(0).json();
+    let started = start.assert_code(0).json_as("daemon-start");
     assert_eq!(started["started"], true);
     assert_eq!(started["socket"], socket.display().to_string());
     let log = PathBuf::from(started["log"].as_str().unwrap());
@@ -856,7 +862,8 @@ fn daemon_start_status_and_stop() {
             "subscribers",
         ],
     );
-    let json = hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json();
+    let json =
+        hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json_as("daemon-status");
     assert_eq!(json["status"], "ok");
     assert_eq!(json["claude"]["available"], true);
     assert_eq!(json["approvals"]["available"], true);
@@ -890,7 +897,7 @@ fn launch_starts_the_daemon_when_none_answers() {
     );
     // The working directory defaults to hlyr's own.
     let id = printed_session(&run);
-    let show = hlyr_at(&socket, home, &["--json", "show", &id], &[]).json();
+    let show = hlyr_at(&socket, home, &["--json", "show", &id], &[]).json_as("session");
     assert_eq!(
         show["working_dir"],
         std::fs::canonicalize(home).unwrap().display().to_string()
@@ -1377,7 +1384,10 @@ fn followers_exit_3_when_the_daemon_goes_away() {
         "{}",
         run.stderr
     );
-    assert!(run.json_lines().iter().all(|e| e["type"].is_string()));
+    assert!(run
+        .json_lines_as("event")
+        .iter()
+        .all(|e| e["type"].is_string()));
 }
 
 #[test]
