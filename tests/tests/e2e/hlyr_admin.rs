@@ -453,9 +453,7 @@ fn daemon_stop_on_a_terminal_asks_first_unless_forced() {
 
     let mut term = terminal_at(&d.socket, &d.dir, "daemon stop", &[]);
     term.wait_for("[y/N]", 1);
-    assert!(term
-        .stdout()
-        .contains("Stop the daemon and interrupt them?"));
+    assert!(term.stdout().contains("Stop the daemon and interrupt it?"));
     assert!(term
         .stdout()
         .contains(&format!("  {}  scenario:slow", &id[..8])));

@@ -87,7 +87,12 @@ pub fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
         .collect();
     if !running.is_empty() && !force {
         name(&running);
-        if crate::ask::confirm("Stop the daemon and interrupt them?") == Some(false) {
+        let question = if running.len() == 1 {
+            "Stop the daemon and interrupt it?"
+        } else {
+            "Stop the daemon and interrupt them?"
+        };
+        if crate::ask::confirm(question) == Some(false) {
             return Err(CliError::failure("the daemon keeps running")
                 .kind(Kind::Cancelled)
                 .hint("`hlyr daemon stop --force` stops it without asking"));
