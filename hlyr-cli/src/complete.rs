@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap_complete::CompletionCandidate;
 
 use crate::output::{bare_id, short_id, title};
+use crate::session::Session;
 
 /// How long completion waits for the daemon: a shell must not hang on a stuck one.
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -42,11 +43,8 @@ pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
         .into_iter()
         .filter_map(|s| {
             let id = matching(&s.id, &current)?;
-            let shown = [&s.control.title, &s.summary]
-                .into_iter()
-                .find(|t| !t.trim().is_empty())
-                .map_or_else(String::new, |t| title(t));
-            let help = format!("{} {shown}", s.status);
+            let s = Session::from(s);
+            let help = format!("{} {}", s.status.as_str(), s.shown_title());
             Some(CompletionCandidate::new(id).help(Some(help.into())))
         })
         .collect()

@@ -3,8 +3,8 @@
 //! session (async client).
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ErrorCode, RefusalReason, SendDecisionParams,
-    SendDecisionResult,
+    Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
+    SendDecisionParams, SendDecisionResult, UNKNOWN_ID,
 };
 use serde::Serialize;
 
@@ -103,19 +103,24 @@ fn find(client: &hld_client::blocking::Client, prefix: &str) -> Result<Approval,
     if let Some(pending) = ids::approval(prefix, client.fetch_approvals(None)?)? {
         return Ok(pending);
     }
-    client.get_approval(prefix).map_err(|e| {
-        let invalid = e
-            .rpc()
-            .is_some_and(|r| ErrorCode::from_code(r.code) == Some(ErrorCode::InvalidParams));
-        match e {
-            hld_client::Error::Rpc(r) if invalid && r.message.contains("ambiguous") => {
+    client.get_approval(prefix).map_err(|e| match e {
+        // The daemon says which: an id it does not know, or a prefix of several.
+        hld_client::Error::Rpc(r)
+            if ErrorCode::from_code(r.code) == Some(ErrorCode::InvalidParams) =>
+        {
+            let data = r
+                .data
+                .clone()
+                .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
+            if data.is_some_and(|d| d.received == UNKNOWN_ID) {
+                not_found(prefix)
+            } else {
                 CliError::usage(r.message)
                     .kind(Kind::Ambiguous)
                     .hint("give more characters of the id")
             }
-            _ if invalid => not_found(prefix),
-            other => other.into(),
         }
+        other => other.into(),
     })
 }
 

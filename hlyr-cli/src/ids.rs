@@ -6,6 +6,7 @@ use hld_client::protocol::{Approval, SessionInfo};
 
 use crate::error::{CliError, Kind};
 use crate::output::{bare_id, short_id};
+use crate::session::shown_title;
 
 /// The one candidate whose id starts with `prefix`; none or several is an error.
 fn unique<'a, T>(
@@ -54,10 +55,7 @@ pub fn sessions(
     sessions: Vec<SessionInfo>,
 ) -> Result<Vec<SessionInfo>, CliError> {
     let describe = |s: &SessionInfo| {
-        let title = [&s.control.title, &s.summary]
-            .into_iter()
-            .find(|t| !t.is_empty())
-            .map_or_else(String::new, |t| crate::output::title(t));
+        let title = shown_title(&s.control.title, &s.summary, &s.query);
         format!("{} ({}, {title:?})", short_id(&s.id), s.status)
     };
     let mut found: Vec<SessionInfo> = Vec::new();

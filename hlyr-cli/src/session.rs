@@ -103,13 +103,20 @@ pub struct Session {
     pub control: SessionControl,
 }
 
+/// The title a session is shown by: the one set, else its summary, else its query; its first
+/// line, cut as tables cut titles.
+pub fn shown_title(title: &str, summary: &str, query: &str) -> String {
+    let shown = [title, summary, query]
+        .into_iter()
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_default();
+    crate::output::title(shown)
+}
+
 impl Session {
-    /// The title a table shows: the one set, else the summary, else the query.
-    pub fn shown_title(&self) -> &str {
-        [&self.control.title, &self.summary, &self.query]
-            .into_iter()
-            .find(|t| !t.trim().is_empty())
-            .map_or("", |t| t.as_str())
+    /// The title this session is shown by (see [`shown_title`]).
+    pub fn shown_title(&self) -> String {
+        shown_title(&self.control.title, &self.summary, &self.query)
     }
 }
 

@@ -46,7 +46,7 @@ async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<Strin
             Error::invalid_param(
                 "run_id",
                 "existing run id",
-                "unknown id",
+                UNKNOWN_ID,
                 format!("session not found for run_id: {run}"),
             )
         })

@@ -13,7 +13,7 @@ use hld_client::protocol::{
 };
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, paint, short_id, table, title, Render, DIM, RED, YELLOW};
+use crate::output::{age, paint, short_id, table, Render, DIM, RED, YELLOW};
 use crate::session::Session;
 use crate::Context;
 
@@ -67,7 +67,7 @@ impl Render for Pruned {
                 vec![
                     short_id(&s.id).to_owned(),
                     age(&s.last_activity_at),
-                    title(s.shown_title()),
+                    s.shown_title(),
                 ]
             })
             .collect();

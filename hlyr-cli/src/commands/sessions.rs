@@ -5,7 +5,7 @@
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, mode_marks, paint, short_id, table, title, Render, DIM};
+use crate::output::{age, cost, mode_marks, paint, short_id, table, Render, DIM};
 use crate::session::Session;
 use crate::Context;
 
@@ -63,7 +63,7 @@ impl Render for Sessions {
                     age(&s.last_activity_at),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),
-                    format!("{marks}{}", title(s.shown_title())),
+                    format!("{marks}{}", s.shown_title()),
                 ]
             })
             .collect();

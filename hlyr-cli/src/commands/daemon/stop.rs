@@ -12,7 +12,8 @@ use nix::unistd::Pid;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
-use crate::output::{paint, short_id, title, Render, DIM, YELLOW};
+use crate::output::{paint, short_id, Render, DIM, YELLOW};
+use crate::session::shown_title;
 use crate::Context;
 
 /// How long the daemon has to exit after `shutdown`: it gives requests 2 s, then its sessions
@@ -119,10 +120,7 @@ fn name(running: &[SessionInfo]) {
     );
     anstream::eprintln!("{}", paint(YELLOW, head));
     for s in running {
-        let shown = [&s.control.title, &s.summary]
-            .into_iter()
-            .find(|t| !t.trim().is_empty())
-            .map_or_else(String::new, |t| title(t));
+        let shown = shown_title(&s.control.title, &s.summary, &s.query);
         anstream::eprintln!("  {}  {shown}", short_id(&s.id));
     }
 }
