@@ -143,8 +143,6 @@ impl From<Exit> for ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
 
     /// Builds the whole command tree, deferred subcommands included, and checks it.
