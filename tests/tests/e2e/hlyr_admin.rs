@@ -566,6 +566,16 @@ fn a_daemon_without_claude_is_told_where_hlyr_finds_it_and_restarted_on_a_termin
     let json = status.assert_code(0).json_as("daemon-status");
     assert_eq!(json["claude"]["available"], false);
     assert_eq!(json["claude_found_by_hlyr"], fake);
+    let running = hlyr_at(&socket, home, &["daemon", "start"], &[]);
+    assert!(
+        running.assert_code(0).stdout.contains(&format!(
+            "⚠ the daemon finds no claude: hlyr finds it at {fake}"
+        )),
+        "{}",
+        running.stdout
+    );
+    let json = hlyr_at(&socket, home, &["daemon", "start", "--json"], &[]);
+    assert_eq!(json.json_as("daemon-start")["claude_found_by_hlyr"], fake);
     let launch = hlyr_at(&socket, home, &["launch", "hi"], &[]);
     launch.assert_code(1);
     assert_eq!(
