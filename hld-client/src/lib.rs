@@ -27,6 +27,7 @@
 mod calls;
 pub mod autostart;
 pub mod blocking;
+pub mod claude_path;
 mod client;
 mod codec;
 pub mod config;

@@ -201,9 +201,7 @@ impl Config {
             Some(p) => Some(p),
             None => match config_file_value("claude_path")? {
                 Some(file) => Some(expand_tilde(&file)),
-                None => std::env::var_os("HUMANLAYER_CLAUDE_PATH")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from),
+                None => hld_client::claude_path::from_env(),
             },
         };
         let api_key = match args.api_key.filter(|k| !k.is_empty()) {

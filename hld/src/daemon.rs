@@ -37,6 +37,8 @@ pub struct Daemon {
     pub shutdown: CancellationToken,
     /// Wakes the task that ends bypasses when one with an expiry may have been set.
     pub bypass_set: Arc<tokio::sync::Notify>,
+    /// When the daemon started, RFC 3339 (`health` reports it).
+    pub started_at: String,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -87,6 +89,7 @@ impl Daemon {
             log,
             shutdown,
             bypass_set: Arc::default(),
+            started_at: crate::time::now(),
         }))
     }
 }

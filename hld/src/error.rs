@@ -1,7 +1,7 @@
 //! The daemon's domain error: what a request can fail with, whatever transport carried it.
 //! `rpc::error` turns it into a JSON-RPC error object, in one place.
 
-use hld_client::protocol::InvalidParamsData;
+use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 
 /// Why a request failed.
 #[derive(Debug)]
@@ -55,7 +55,7 @@ impl Error {
         Self::invalid_param(
             param,
             &format!("existing {what} id"),
-            "unknown id",
+            UNKNOWN_ID,
             format!("{what} not found: {id}"),
         )
     }

@@ -21,6 +21,15 @@ pub struct StartArgs {
     pub hld_path: Option<PathBuf>,
 }
 
+impl StartArgs {
+    /// The arguments when none were parsed: `HLD_PATH` alone.
+    pub fn from_env() -> StartArgs {
+        StartArgs {
+            hld_path: std::env::var_os("HLD_PATH").map(PathBuf::from),
+        }
+    }
+}
+
 /// Says on stderr that a daemon was started, for commands whose output is something else.
 pub fn announce(started: &Started) {
     let note = format!(
@@ -71,15 +80,21 @@ impl Context {
     }
 }
 
-fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
-    let message = match &e {
-        hld_client::Error::DaemonNotRunning { .. } => {
-            format!(
-                "the daemon is not running (nothing answers at {})",
-                socket.display()
-            )
-        }
-        _ => format!("cannot connect to the daemon at {}: {e}", socket.display()),
+/// Whether connecting failed because no daemon serves the socket (none there, or a stale
+/// one that refuses), rather than for another reason.
+pub fn is_not_running(e: &hld_client::Error) -> bool {
+    matches!(e, hld_client::Error::DaemonNotRunning { .. })
+}
+
+/// The error for a failed connection to `socket`.
+pub fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
+    let message = if is_not_running(&e) {
+        format!(
+            "the daemon is not running (nothing answers at {})",
+            socket.display()
+        )
+    } else {
+        format!("cannot connect to the daemon at {}: {e}", socket.display())
     };
     CliError::unreachable(message).hint(START_HINT)
 }

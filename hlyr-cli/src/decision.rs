@@ -2,10 +2,13 @@
 //! by `approve`, `deny`, `respond` (blocking client) and by inline approvals while following a
 //! session (async client).
 
-use hld_client::protocol::{ApprovalStatus, ApprovalType, SendDecisionParams, SendDecisionResult};
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
+    SendDecisionParams, SendDecisionResult, UNKNOWN_ID,
+};
 use serde::Serialize;
 
-use crate::error::{CliError, Exit};
+use crate::error::{CliError, Exit, Kind};
 use crate::output::{paint, short_id, Render, GREEN, RED};
 use crate::{ids, Context};
 
@@ -56,16 +59,69 @@ impl Decision {
     }
 
     /// The outcome of `sendDecision` for `call_id`: a refusal (`success: false`) is an error
-    /// carrying the daemon's reason.
+    /// carrying the daemon's reason: an unknown id is a usage error (exit 2), an approval
+    /// decided already a failure (exit 1) of its own kind.
     pub fn outcome(self, call_id: &str, result: SendDecisionResult) -> Result<(), CliError> {
         if result.success {
-            Ok(())
-        } else {
-            Err(CliError::failure(result.error.unwrap_or_else(|| {
-                format!("the daemon refused to {} {call_id}", self.as_str())
-            })))
+            return Ok(());
         }
+        let message = result
+            .error
+            .unwrap_or_else(|| format!("the daemon refused to {} {call_id}", self.as_str()));
+        Err(match result.reason {
+            Some(RefusalReason::NotFound) => not_found(call_id),
+            Some(RefusalReason::AlreadyDecided | RefusalReason::Resolved) => {
+                CliError::failure(message).kind(Kind::AlreadyDecided)
+            }
+            _ => CliError::failure(message),
+        })
     }
+}
+
+/// An approval id that names nothing.
+fn not_found(id: &str) -> CliError {
+    CliError::not_found(format!("approval not found: {id}"))
+        .hint("`hlyr approvals` lists the pending ones")
+}
+
+/// The error for an approval that is no longer pending.
+fn no_longer_pending(approval: &Approval) -> CliError {
+    let id = &approval.id;
+    let message = match approval.status {
+        ApprovalStatus::Resolved => format!(
+            "approval {id} was resolved without a decision (its session ended, or it was \
+             answered elsewhere)"
+        ),
+        status => format!("approval {id} was already decided: {}", status.as_str()),
+    };
+    CliError::failure(message).kind(Kind::AlreadyDecided)
+}
+
+/// The approval `prefix` names: a pending one (`fetchApprovals`), else whichever the daemon
+/// finds by that id or prefix (`getApproval`), decided or not.
+fn find(client: &hld_client::blocking::Client, prefix: &str) -> Result<Approval, CliError> {
+    if let Some(pending) = ids::approval(prefix, client.fetch_approvals(None)?)? {
+        return Ok(pending);
+    }
+    client.get_approval(prefix).map_err(|e| match e {
+        // The daemon says which: an id it does not know, or a prefix of several.
+        hld_client::Error::Rpc(r)
+            if ErrorCode::from_code(r.code) == Some(ErrorCode::InvalidParams) =>
+        {
+            let data = r
+                .data
+                .clone()
+                .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
+            if data.is_some_and(|d| d.received == UNKNOWN_ID) {
+                not_found(prefix)
+            } else {
+                CliError::usage(r.message)
+                    .kind(Kind::Ambiguous)
+                    .hint("give more characters of the id")
+            }
+        }
+        other => other.into(),
+    })
 }
 
 /// What `approve`, `deny` and `respond` print.
@@ -88,8 +144,8 @@ impl Render for Decided {
     }
 }
 
-/// `approve`, `deny` and `respond`: resolves the id among pending approvals, checks that the
-/// decision fits the approval's kind, sends it and prints the outcome.
+/// `approve`, `deny` and `respond`: finds the approval the id names, checks that it waits
+/// for a decision of this kind, sends it and prints the outcome.
 pub fn decide(
     ctx: &Context,
     prefix: &str,
@@ -97,26 +153,27 @@ pub fn decide(
     comment: Option<String>,
 ) -> Result<Exit, CliError> {
     let client = ctx.connect()?;
-    let call_id = match ids::approval(prefix, client.fetch_approvals(None)?)? {
-        Some(approval) if approval.kind != decision.kind() => {
-            let (what, how) = match approval.kind {
-                ApprovalType::HumanContact => {
-                    ("a question", "answer it with `hlyr respond ID --comment …`")
-                }
-                ApprovalType::FunctionCall => (
-                    "a tool call",
-                    "use `hlyr approve ID` or `hlyr deny ID --comment …`",
-                ),
-                // A kind this version does not know.
-                _ => ("of a kind hlyr does not know", "update hlyr"),
-            };
-            return Err(
-                CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),
-            );
-        }
-        Some(approval) => approval.id,
-        None => prefix.to_owned(),
-    };
+    let approval = find(&client, prefix)?;
+    if approval.status != ApprovalStatus::Pending {
+        return Err(no_longer_pending(&approval));
+    }
+    if approval.kind != decision.kind() {
+        let (what, how) = match approval.kind {
+            ApprovalType::HumanContact => {
+                ("a question", "answer it with `hlyr respond ID --comment …`")
+            }
+            ApprovalType::FunctionCall => (
+                "a tool call",
+                "use `hlyr approve ID` or `hlyr deny ID --comment …`",
+            ),
+            // A kind this version does not know.
+            _ => ("of a kind hlyr does not know", "update hlyr"),
+        };
+        return Err(
+            CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),
+        );
+    }
+    let call_id = approval.id;
     let result = client.send_decision(decision.params(&call_id, comment.clone()))?;
     decision.outcome(&call_id, result)?;
     ctx.out.print(&Decided {

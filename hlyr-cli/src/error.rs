@@ -1,9 +1,13 @@
-//! Exit codes and the one error type: a one-line message, an optional hint, and the exit code
-//! it maps to. Every failure reaches the user through [`CliError::report`].
+//! Exit codes and the one error type: a one-line message, an optional hint, its kind and the
+//! exit code it maps to. Every failure reaches the user through [`CliError::report`]: as text,
+//! or under `--json` as one JSON object on stderr.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use hld_client::protocol::{ErrorCode, InvalidParamsData};
+use serde::Serialize;
 
 /// The process exit codes (listed in `hlyr --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,7 +16,8 @@ pub enum Exit {
     Ok = 0,
     /// A followed session failed, or the daemon refused a request.
     Failure = 1,
-    /// Bad arguments, flag values or ids (clap uses 2 as well).
+    /// Bad arguments, flag values, or ids that name nothing or several things (clap uses 2
+    /// as well).
     Usage = 2,
     /// The daemon is not running, unreachable, or could not be started.
     Unreachable = 3,
@@ -22,10 +27,33 @@ pub enum Exit {
     CtrlC = 130,
 }
 
+/// What went wrong, for scripts: `--json` errors carry it as `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// The daemon refused or could not do it, or a followed session failed.
+    Failure,
+    /// Bad arguments or flag values.
+    Usage,
+    /// An id names nothing.
+    NotFound,
+    /// An id prefix names several things.
+    Ambiguous,
+    /// The approval was decided already, or resolved without a decision.
+    AlreadyDecided,
+    /// The daemon is not running, or cannot be reached or started.
+    DaemonUnreachable,
+    /// The daemon found no `claude` to run.
+    ClaudeNotFound,
+    /// The user declined a confirmation.
+    Cancelled,
+}
+
 /// A failure to report: `error: <message>`, then `hint: <hint>`.
 #[derive(Debug)]
 pub struct CliError {
     pub exit: Exit,
+    pub kind: Kind,
     pub message: String,
     pub hint: Option<String>,
 }
@@ -33,10 +61,38 @@ pub struct CliError {
 /// The hint for every "daemon not running" error.
 pub const START_HINT: &str = "start it with `hlyr daemon start`";
 
+/// Whether errors are reported as JSON (`--json` given to the command that runs).
+static JSON_ERRORS: AtomicBool = AtomicBool::new(false);
+
+/// Reports errors as JSON from now on when `json` is set.
+pub fn report_json(json: bool) {
+    JSON_ERRORS.store(json, Ordering::Relaxed);
+}
+
+/// A `--json` error as printed: `{"error": {…}}`.
+#[derive(Serialize)]
+struct JsonError<'a> {
+    error: JsonErrorBody<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonErrorBody<'a> {
+    message: &'a str,
+    hint: Option<&'a str>,
+    kind: Kind,
+    exit_code: u8,
+}
+
 impl CliError {
     pub fn new(exit: Exit, message: impl Into<String>) -> CliError {
+        let kind = match exit {
+            Exit::Usage => Kind::Usage,
+            Exit::Unreachable => Kind::DaemonUnreachable,
+            _ => Kind::Failure,
+        };
         CliError {
             exit,
+            kind,
             message: message.into(),
             hint: None,
         }
@@ -54,14 +110,38 @@ impl CliError {
         Self::new(Exit::Unreachable, message)
     }
 
+    /// An id that names nothing: a usage error (exit 2), like an ambiguous one.
+    pub fn not_found(message: impl Into<String>) -> CliError {
+        Self::usage(message).kind(Kind::NotFound)
+    }
+
     pub fn hint(mut self, hint: impl Into<String>) -> CliError {
         self.hint = Some(hint.into());
         self
     }
 
-    /// Prints the error on stderr (nothing for an empty message).
+    pub fn kind(mut self, kind: Kind) -> CliError {
+        self.kind = kind;
+        self
+    }
+
+    /// Prints the error on stderr (nothing for an empty message): as text, or as one JSON
+    /// line under `--json`.
     pub fn print(&self) {
         if self.message.is_empty() {
+            return;
+        }
+        if JSON_ERRORS.load(Ordering::Relaxed) {
+            let json = JsonError {
+                error: JsonErrorBody {
+                    message: &self.message,
+                    hint: self.hint.as_deref(),
+                    kind: self.kind,
+                    exit_code: self.exit as u8,
+                },
+            };
+            let line = serde_json::to_string(&json).unwrap_or_default();
+            let _ = writeln!(std::io::stderr().lock(), "{line}");
             return;
         }
         let red = anstyle::AnsiColor::Red.on_default().bold();
@@ -94,17 +174,19 @@ impl From<hld_client::Error> for CliError {
                         .map(|d| format!("`{}` expects {}", d.param, d.expected)),
                     _ => None,
                 };
-                CliError {
-                    exit: Exit::Failure,
-                    message: err.message,
-                    hint,
+                if err.message == hld_client::claude_path::NOT_FOUND {
+                    return crate::claude::not_found();
+                }
+                let error = CliError::failure(err.message);
+                match hint {
+                    Some(hint) => error.hint(hint),
+                    None => error,
                 }
             }
             Error::Disconnected => CliError::unreachable("the daemon closed the connection")
                 .hint("it may have stopped; check with `hlyr daemon status`"),
-            Error::Timeout => CliError::unreachable("the daemon did not answer in time").hint(
-                "check its log, or restart it with `hlyr daemon stop` and `hlyr daemon start`",
-            ),
+            Error::Timeout => CliError::unreachable("the daemon did not answer in time")
+                .hint("check its log (`hlyr daemon logs`), or `hlyr daemon restart`"),
             Error::DaemonNotRunning { .. } => CliError::unreachable(e.to_string()).hint(START_HINT),
             Error::Io(e) => {
                 CliError::unreachable(format!("cannot talk to the daemon: {e}")).hint(START_HINT)

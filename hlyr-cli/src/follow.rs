@@ -612,7 +612,7 @@ impl Follower<'_> {
         };
         self.notify
             .send(&format!("session {} {how}", short_id(self.session_id)));
-        self.print(&Update::Finished(state))?;
+        self.print(&Update::Finished(state.into()))?;
         Ok(exit)
     }
 }

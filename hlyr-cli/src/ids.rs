@@ -4,8 +4,9 @@
 
 use hld_client::protocol::{Approval, SessionInfo};
 
-use crate::error::CliError;
+use crate::error::{CliError, Kind};
 use crate::output::{bare_id, short_id};
+use crate::session::shown_title;
 
 /// The one candidate whose id starts with `prefix`; none or several is an error.
 fn unique<'a, T>(
@@ -34,6 +35,7 @@ fn unique<'a, T>(
                 "{what} id `{prefix}` is ambiguous; it matches {}",
                 list.join(", ")
             ))
+            .kind(Kind::Ambiguous)
             .hint("give more characters of the id"))
         }
     }
@@ -46,16 +48,14 @@ pub fn session(prefix: &str, sessions: Vec<SessionInfo>) -> Result<SessionInfo, 
 }
 
 /// The sessions, among `sessions` (`listSessions`), that `prefixes` name, in their order and
-/// each once. Prefixes that name none are one error naming them all.
+/// each once. Prefixes that name none are one error naming them all: a usage error (exit 2),
+/// as an ambiguous prefix is.
 pub fn sessions(
     prefixes: &[&str],
     sessions: Vec<SessionInfo>,
 ) -> Result<Vec<SessionInfo>, CliError> {
     let describe = |s: &SessionInfo| {
-        let title = [&s.control.title, &s.summary]
-            .into_iter()
-            .find(|t| !t.is_empty())
-            .map_or_else(String::new, |t| crate::output::title(t));
+        let title = shown_title(&s.control.title, &s.summary, &s.query);
         format!("{} ({}, {title:?})", short_id(&s.id), s.status)
     };
     let mut found: Vec<SessionInfo> = Vec::new();
@@ -76,14 +76,14 @@ pub fn sessions(
         "sessions"
     };
     Err(
-        CliError::failure(format!("{what} not found: {}", missing.join(", ")))
+        CliError::not_found(format!("{what} not found: {}", missing.join(", ")))
             .hint("`hlyr sessions --all` lists every session"),
     )
 }
 
 /// The approval, among `pending` (`fetchApprovals`), whose id is `prefix` or starts with it.
-/// `None` when no pending approval matches: the caller passes the id on as given, for the
-/// daemon to judge (it may be decided).
+/// `None` when no pending approval matches: the caller asks the daemon about the id as given
+/// (it may name a decided approval).
 pub fn approval(prefix: &str, pending: Vec<Approval>) -> Result<Option<Approval>, CliError> {
     let describe = |a: &Approval| {
         let what = a

@@ -3,7 +3,10 @@
 //! an exit code.
 
 mod activity;
+mod ask;
+mod claude;
 mod commands;
+mod complete;
 mod connect;
 mod decision;
 mod duration;
@@ -14,27 +17,31 @@ mod keys;
 mod notify;
 mod output;
 mod prompt;
+mod session;
 mod transcript;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use crate::error::Exit;
 use crate::output::Printer;
 
 const EXIT_CODES: &str = "\
 Exit codes:
-  0    success (a followed session completed)
-  1    failure: a followed session failed, or the daemon refused the request
-  2    usage: bad arguments, flag values or ids
+  0    success (a followed session completed; `daemon stop` when no daemon runs)
+  1    failure: a followed session failed, the daemon refused the request, or an approval
+       was decided already
+  2    usage: bad arguments or flag values, or an id that names nothing or several things
   3    the daemon is not running, could not be reached, or could not be started
   4    a followed session was interrupted from elsewhere (`hlyr interrupt`, another client)
   130  Ctrl-C: `launch` and `continue` interrupted their session; with --keep-running, and
        in `conversation --follow` and `events`, it only stopped watching (the session keeps
        running)
 
+With --json, output is JSON (one document, or one line per item of a stream, each with a
+`type`), and an error is one line on stderr: {\"error\": {message, hint, kind, exit_code}}.
 Colour is used only on a terminal, and never with NO_COLOR set.";
 
 /// Launch, follow and steer Claude Code sessions run by the hld daemon.
@@ -95,12 +102,44 @@ pub struct Context {
     pub out: Printer,
 }
 
+/// The environment variable a shell sets to ask for completions (see `hlyr completions`).
+pub const COMPLETE_ENV: &str = "COMPLETE";
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Looked at first, and only then the completion engine: a plain run pays one lookup.
+    if std::env::var_os(COMPLETE_ENV).is_some() {
+        clap_complete::CompleteEnv::with_factory(Cli::command)
+            .var(COMPLETE_ENV)
+            .complete();
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return rejected(e),
+    };
     match cli.command.run(cli.globals) {
         Ok(exit) => exit.into(),
         Err(e) => e.report(),
     }
+}
+
+/// A command line clap did not take (or `--help`, `--version`): clap's own report, or a
+/// JSON error when `--json` was among the options.
+fn rejected(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if !json || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit();
+    }
+    error::report_json(true);
+    let text = e.render().to_string();
+    let first = text.lines().next().unwrap_or_default();
+    let message = first.strip_prefix("error: ").unwrap_or(first);
+    error::CliError::usage(message)
+        .hint("see `--help`")
+        .report()
 }
 
 impl From<Exit> for ExitCode {
@@ -111,8 +150,6 @@ impl From<Exit> for ExitCode {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
-
     use super::*;
 
     /// Builds the whole command tree, deferred subcommands included, and checks it.

@@ -8,11 +8,12 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, SessionControl, SessionState, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, SessionControl, SessionStatus,
 };
 use serde::Serialize;
 
 use crate::error::CliError;
+use crate::session::Session;
 
 pub const BOLD: Style = Style::new().bold();
 pub const DIM: Style = Style::new().dimmed();
@@ -47,6 +48,11 @@ impl Printer {
         Printer { json }
     }
 
+    /// Whether output is JSON (`--json`).
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
     /// Prints one item and flushes, so that followers see it at once.
     pub fn print<T: Render + ?Sized>(&self, item: &T) -> Result<(), CliError> {
         let text = self.render(item)?;
@@ -76,13 +82,6 @@ impl Printer {
         } else {
             write_line(anstream::stdout().lock(), text)
         }
-    }
-}
-
-impl Printer {
-    /// Whether this printer writes JSON.
-    pub fn is_json(&self) -> bool {
-        self.json
     }
 
     /// Whether lines can be rewritten in place: text output to a terminal.
@@ -263,31 +262,61 @@ pub fn fields(fields: &[(&str, String)]) -> String {
         .join("\n")
 }
 
-/// Aligns rows under a bold header. Cells may hold styles; widths count visible characters.
+/// Aligns rows under a bold header, fitted to [`terminal_width`]: the last column is cut with
+/// `…` first, then, on a very narrow terminal, every line; a row never wraps. Cells may hold
+/// styles; widths count the columns a terminal gives the visible text.
 pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    let width = |cell: &str| {
-        anstream::adapter::strip_str(cell)
-            .to_string()
-            .chars()
-            .count()
-    };
-    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    fit_table(header, rows, terminal_width())
+}
+
+/// The width tables must fit: `COLUMNS` when set, else the terminal's when stdout is one;
+/// `None` (no limit) for output to a pipe or file.
+fn terminal_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return Some(columns);
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, columns)| usize::from(columns))
+}
+
+/// The last column is not cut below this many columns; past that whole lines are cut.
+const MIN_LAST_COLUMN: usize = 10;
+
+/// [`table`] for a given width.
+fn fit_table(header: &[&str], rows: &[Vec<String>], width: Option<usize>) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| visible_width(h)).collect();
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(width(cell));
+            *w = (*w).max(visible_width(cell));
         }
+    }
+    let gaps = 2 * widths.len().saturating_sub(1);
+    if let (Some(limit), Some((last, others))) = (width, widths.split_last_mut()) {
+        let others: usize = gaps + others.iter().sum::<usize>();
+        *last = (*last).min(limit.saturating_sub(others).max(MIN_LAST_COLUMN));
     }
     let line = |cells: Vec<String>| {
         let last = cells.len().saturating_sub(1);
         let mut out = String::new();
         for (i, cell) in cells.into_iter().enumerate() {
-            out.push_str(&cell);
+            let cell = cut(&cell, widths[i]);
             if i < last {
-                let pad = widths[i] - width(&cell) + 2;
+                let pad = widths[i] - visible_width(&cell) + 2;
+                out.push_str(&cell);
                 out.push_str(&" ".repeat(pad));
+            } else {
+                out.push_str(&cell);
             }
         }
-        out
+        match width {
+            Some(limit) => cut(&out, limit),
+            None => out,
+        }
     };
     let head = header.iter().map(|h| paint(BOLD, h)).collect();
     std::iter::once(line(head))
@@ -296,9 +325,59 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
         .join("\n")
 }
 
-/// What following a session prints, one item at a time.
+/// The columns a terminal gives `text` once its styles are stripped.
+fn visible_width(text: &str) -> usize {
+    use unicode_width::UnicodeWidthStr;
+    anstream::adapter::strip_str(text).to_string().width()
+}
+
+/// `text` cut to `width` columns, its last one a `…`, keeping its styles (and ending them
+/// when it was cut inside one); unchanged when it fits.
+fn cut(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    if visible_width(text) <= width {
+        return text.to_owned();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    let mut styled = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\x1b' {
+            // A CSI sequence (anstyle writes no other): copied whole, taking no room.
+            out.push(c);
+            if chars.peek() == Some(&'[') {
+                for c in chars.by_ref() {
+                    out.push(c);
+                    if ('\x40'..='\x7e').contains(&c) && c != '[' {
+                        break;
+                    }
+                }
+            }
+            styled = true;
+            continue;
+        }
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    if styled {
+        out.push_str("\x1b[0m");
+    }
+    out
+}
+
+/// What following a session prints, one item at a time. Under `--json` each is a line
+/// `{"type": …, "data": …}`, as `hlyr events` prints the daemon's events.
 #[derive(Debug, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+// A few are queued at a time while a session is followed: boxing the larger ones would save
+// nothing worth an allocation each.
+#[allow(clippy::large_enum_variant)]
 pub enum Update {
     /// A session was launched or continued.
     Started {
@@ -333,7 +412,7 @@ pub enum Update {
     /// The session's bypass of permissions ran out: tool calls are asked again.
     BypassExpired { session_id: String },
     /// The session ended.
-    Finished(SessionState),
+    Finished(Session),
 }
 
 #[cfg(test)]
@@ -421,7 +500,40 @@ mod tests {
             vec![paint(GREEN, "ok"), "x".to_owned()],
             vec!["longer".to_owned(), "y".to_owned()],
         ];
-        let text = anstream::adapter::strip_str(&table(&["A", "B"], &rows)).to_string();
+        let text = fit_table(&["A", "B"], &rows, None);
+        let text = anstream::adapter::strip_str(&text).to_string();
         assert_eq!(text, "A       B\nok      x\nlonger  y");
+    }
+
+    #[test]
+    fn tables_are_cut_to_the_width_never_wrapped() {
+        let rows = vec![
+            vec!["abc".to_owned(), paint(GREEN, "a long summary here")],
+            vec!["d".to_owned(), "日本語のタイトルです".to_owned()],
+        ];
+        let plain = |width| {
+            let text = fit_table(&["ID", "SUMMARY"], &rows, Some(width));
+            anstream::adapter::strip_str(&text).to_string()
+        };
+        // Wide enough: unchanged.
+        assert_eq!(
+            plain(80),
+            "ID   SUMMARY\nabc  a long summary here\nd    日本語のタイトルです"
+        );
+        // The last column is cut first, counting double-width characters as two columns.
+        let cut16 = plain(16);
+        assert_eq!(cut16, "ID   SUMMARY\nabc  a long sum…\nd    日本語のタ…");
+        for line in cut16.lines() {
+            assert!(visible_width(line) <= 16, "{line:?}");
+        }
+        // Too narrow for even that: whole lines are cut.
+        for line in plain(8).lines() {
+            assert!(visible_width(line) <= 8, "{line:?}");
+            assert!(line.ends_with('…') || line.len() <= 8, "{line:?}");
+        }
+        // A style cut in the middle is ended.
+        let styled = fit_table(&["ID", "SUMMARY"], &rows, Some(16));
+        let row = styled.lines().nth(1).unwrap();
+        assert!(row.ends_with("…\x1b[0m"), "{row:?}");
     }
 }

@@ -481,7 +481,8 @@ pub struct GetApprovalResult {
 method!(
     /// One approval.
     ///
-    /// Any approval, pending or decided.
+    /// Any approval, pending or decided. `approval_id` is its id, or a unique prefix of it,
+    /// with or without its leading `local-`: what a person types after seeing a short id.
     ///
     /// # Request
     ///
@@ -497,8 +498,9 @@ method!(
     ///
     /// # Errors
     ///
-    /// -32602 when `approval_id` is missing or empty (`approval_id is required`) or names no
-    /// approval (`approval not found: …`). From Rust: `client.get_approval(id)` returns the
+    /// -32602 when `approval_id` is missing or empty (`approval_id is required`), names no
+    /// approval (`approval not found: …`), or is a prefix of several
+    /// (`approval id … is ambiguous`). From Rust: `client.get_approval(id)` returns the
     /// `approval`.
     GetApproval, "getApproval", "Get one approval by id",
     ["approval_id: string"], "{approval: Approval}",

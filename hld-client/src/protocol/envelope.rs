@@ -161,6 +161,9 @@ pub struct InvalidRequestData {
     pub reason: InvalidRequestReason,
 }
 
+/// `received` of [`InvalidParamsData`] when an id names nothing.
+pub const UNKNOWN_ID: &str = "unknown id";
+
 /// `error.data` of a -32602 reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InvalidParamsData {
@@ -168,7 +171,7 @@ pub struct InvalidParamsData {
     pub param: String,
     /// What was expected, e.g. `string`.
     pub expected: String,
-    /// What was received, e.g. `integer` or `missing`.
+    /// What was received, e.g. `integer`, `missing`, or [`UNKNOWN_ID`].
     pub received: String,
     /// The accepted values, when the parameter is an enumeration.
     #[serde(default, skip_serializing_if = "Option::is_none")]

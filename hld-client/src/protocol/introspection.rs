@@ -24,6 +24,21 @@ pub struct HealthResult {
     /// Sessions with a live process.
     #[serde(default)]
     pub active_sessions: u64,
+    /// The daemon's process id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// When the daemon started, RFC 3339.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// The socket it serves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
+    /// Its SQLite database.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+    /// Its log file; none when it logs to stderr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_file: Option<String>,
 }
 
 /// Where `claude` was found.
@@ -60,7 +75,9 @@ method!(
     ///
     /// The most frequent call: every CLI start checks it. It also says whether launches can work:
     /// `claude` must be `available`, and so must `approvals` unless the launch brings its own
-    /// permission-prompt tool or sets `no_approvals`.
+    /// permission-prompt tool or sets `no_approvals`. The daemon's process id, start time,
+    /// socket, database and log file follow; each is optional, so that a client reads an older
+    /// daemon's reply too.
     ///
     /// # Request
     ///
@@ -71,7 +88,7 @@ method!(
     /// # Reply
     ///
     /// ```json
-    /// {"jsonrpc":"2.0","result":{"status":"ok","version":"0.1.0","claude":{"available":true,"path":"/usr/local/bin/claude","version":"2.1.197 (Claude Code)"},"approvals":{"available":true,"command":"/usr/local/bin/hld","configured":false},"subscribers":2,"active_sessions":1},"id":1}
+    /// {"jsonrpc":"2.0","result":{"status":"ok","version":"0.1.0","claude":{"available":true,"path":"/usr/local/bin/claude","version":"2.1.197 (Claude Code)"},"approvals":{"available":true,"command":"/usr/local/bin/hld","configured":false},"subscribers":2,"active_sessions":1,"pid":4242,"started_at":"2025-06-12T09:02:41.517Z","socket":"/home/me/.humanlayer/daemon.sock","database":"/home/me/.humanlayer/daemon.db","log_file":"/home/me/.humanlayer/daemon.log"},"id":1}
     /// ```
     ///
     /// # Errors
@@ -102,7 +119,7 @@ method!(
     /// # }
     /// ```
     Health, "health", "Report that the daemon is alive, its version, and whether claude was found",
-    [], "{status: string, version: string, claude?: object, approvals?: object, subscribers: number, active_sessions: number}",
+    [], "{status: string, version: string, claude?: object, approvals?: object, subscribers: number, active_sessions: number, pid?: number, started_at?: string, socket?: string, database?: string, log_file?: string}",
     NoParams, HealthResult
 );
 

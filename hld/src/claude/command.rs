@@ -1,10 +1,10 @@
-//! Building the `claude` command line, finding the binary, asking its version and writing the
-//! `--mcp-config` file.
+//! Building the `claude` command line, asking its version and writing the `--mcp-config` file.
+//! (Finding the binary is [`hld_client::claude_path`], shared with `hlyr`.)
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
 use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -120,36 +120,6 @@ fn push_flag(args: &mut Vec<OsString>, name: &str, value: &OsStr) {
     args.push(value.to_owned());
 }
 
-/// Whether `path` is a regular file (after following links) with an execute bit set.
-fn is_executable(path: &Path) -> bool {
-    path.metadata()
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
-}
-
-/// The first executable `name` in the directories of `path_var` (a `PATH`-style list).
-/// Empty entries are skipped rather than taken as the current directory.
-fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path_var)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(name))
-        .find(|candidate| is_executable(candidate))
-}
-
-/// [`locate_claude`] with the search path given explicitly.
-fn locate_in(explicit: Option<&Path>, path_var: Option<&OsStr>) -> Option<PathBuf> {
-    explicit
-        .filter(|p| is_executable(p))
-        .map(Path::to_path_buf)
-        .or_else(|| find_in_path("claude", path_var?))
-}
-
-/// The `claude` binary to run: `explicit` if it is an executable file, otherwise the first
-/// executable `claude` on `PATH`; `None` if there is neither.
-pub fn locate_claude(explicit: Option<&Path>) -> Option<PathBuf> {
-    locate_in(explicit, std::env::var_os("PATH").as_deref())
-}
-
 /// The environment variables that carry the daemon's own secrets. No child inherits them: an
 /// agent can read its environment and send it anywhere. A server that needs one gets it in
 /// its own entry of the private MCP config instead.
@@ -234,6 +204,7 @@ mod tests {
     use super::*;
     use hld_client::protocol::McpServer;
     use std::collections::BTreeMap;
+    use std::os::unix::fs::PermissionsExt;
 
     fn strings(args: Vec<OsString>) -> Vec<String> {
         args.into_iter().map(|a| a.into_string().unwrap()).collect()
@@ -404,36 +375,6 @@ mod tests {
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
         path
-    }
-
-    #[test]
-    fn claude_locate_explicit_executable() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = script(dir.path(), "my-claude", "exit 0");
-        assert_eq!(locate_in(Some(&exe), None), Some(exe.clone()));
-        assert_eq!(locate_claude(Some(&exe)), Some(exe));
-    }
-
-    #[test]
-    fn claude_locate_searches_path_for_executable_claude() {
-        let empty = tempfile::tempdir().unwrap();
-        let bin = tempfile::tempdir().unwrap();
-        // A non-executable `claude` earlier on the path is skipped.
-        let not_exec = empty.path().join("claude");
-        std::fs::write(&not_exec, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&not_exec, std::fs::Permissions::from_mode(0o644)).unwrap();
-        let exe = script(bin.path(), "claude", "exit 0");
-        let path_var = std::env::join_paths([empty.path(), bin.path()]).unwrap();
-
-        assert_eq!(locate_in(None, Some(&path_var)), Some(exe.clone()));
-        // An explicit path that is not executable falls back to the search.
-        assert_eq!(locate_in(Some(&not_exec), Some(&path_var)), Some(exe));
-        // A directory is not an executable file.
-        assert_eq!(
-            locate_in(Some(bin.path()), Some(empty.path().as_os_str())),
-            None
-        );
-        assert_eq!(locate_in(None, None), None);
     }
 
     #[tokio::test]

@@ -4,5 +4,5 @@
 pub mod command;
 pub mod stream;
 
-pub use command::{claude_version, locate_claude, write_mcp_config, LaunchSpec};
+pub use command::{claude_version, write_mcp_config, LaunchSpec};
 pub use stream::{parse_line, AgentEvent, Line, RunResult};

@@ -46,7 +46,7 @@ async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<Strin
             Error::invalid_param(
                 "run_id",
                 "existing run id",
-                "unknown id",
+                UNKNOWN_ID,
                 format!("session not found for run_id: {run}"),
             )
         })
@@ -115,13 +115,32 @@ pub async fn get_approval(daemon: Arc<Daemon>, p: GetApprovalParams) -> Result<G
             "empty string",
         ));
     }
-    let approval = daemon
+    let failed = |e| Error::internal("failed to get approval", e);
+    if let Some(approval) = daemon
         .store
         .get_approval(&p.approval_id)
         .await
-        .map_err(|e| Error::internal("failed to get approval", e))?
-        .ok_or_else(|| Error::not_found("approval_id", "approval", &p.approval_id))?;
-    Ok(GetApprovalResult { approval })
+        .map_err(failed)?
+    {
+        return Ok(GetApprovalResult { approval });
+    }
+    let mut found = daemon
+        .store
+        .find_approvals_by_prefix(&p.approval_id)
+        .await
+        .map_err(failed)?;
+    match found.len() {
+        0 => Err(Error::not_found("approval_id", "approval", &p.approval_id)),
+        1 => Ok(GetApprovalResult {
+            approval: found.remove(0),
+        }),
+        _ => Err(Error::invalid_param(
+            "approval_id",
+            "a unique approval id prefix",
+            &p.approval_id,
+            format!("approval id {} is ambiguous", p.approval_id),
+        )),
+    }
 }
 
 pub async fn fetch_approvals(

@@ -24,7 +24,7 @@ fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
         StoreError::SessionNotFound(id) => Error::invalid_param(
             "session_id",
             "existing session id",
-            "unknown id",
+            UNKNOWN_ID,
             format!("{action}: session not found: {id}"),
         ),
         StoreError::SessionActive(id) => Error::invalid_param(

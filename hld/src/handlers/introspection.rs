@@ -26,7 +26,7 @@ struct LastHealth {
     json: Encoded<HealthResult>,
 }
 
-/// `health`: alive, its version, what it found, and how busy it is.
+/// `health`: alive, its version, what it found, how busy it is, and where its files are.
 pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<Encoded<HealthResult>> {
     let tools = daemon.sessions.tools().await;
     let subscribers = daemon.bus.subscriber_count() as u64;
@@ -51,6 +51,15 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<Encoded<HealthRe
         approvals: Some(tools.approvals.clone()),
         subscribers,
         active_sessions,
+        pid: Some(std::process::id()),
+        started_at: Some(daemon.started_at.clone()),
+        socket: Some(daemon.config.socket.display().to_string()),
+        database: Some(daemon.config.database.display().to_string()),
+        log_file: daemon
+            .config
+            .log_file
+            .as_ref()
+            .map(|f| f.display().to_string()),
     })?;
     *last = Some(LastHealth {
         tools,

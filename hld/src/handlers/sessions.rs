@@ -33,7 +33,7 @@ pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<Session
             Error::invalid_param(
                 "session_id",
                 "existing session id",
-                "unknown id",
+                UNKNOWN_ID,
                 format!("failed to get session: session not found: {session_id}"),
             )
         })
@@ -108,7 +108,7 @@ pub async fn get_conversation(
                 Error::invalid_param(
                     "session_id",
                     "existing session id",
-                    "unknown id",
+                    UNKNOWN_ID,
                     format!("failed to get conversation: session not found: {session_id}"),
                 )
             })?,

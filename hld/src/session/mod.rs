@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use hld_client::claude_path;
 use hld_client::protocol::{
     ApprovalsAvailability, ClaudeAvailability, Event, McpConfig, McpServer, SessionStatus,
 };
@@ -133,7 +134,7 @@ impl Sessions {
 
     /// Locates `claude` on disk and probes its version once per path.
     async fn find_claude(&self) -> ClaudeAvailability {
-        let Some(path) = claude::locate_claude(self.config.claude_path.as_deref()) else {
+        let Some(path) = claude_path::locate(self.config.claude_path.as_deref()) else {
             return ClaudeAvailability {
                 available: false,
                 path: None,
@@ -189,9 +190,9 @@ impl Sessions {
         parent: Option<Parent>,
     ) -> Result<(String, String)> {
         let claude_path =
-            claude::locate_claude(self.config.claude_path.as_deref()).ok_or_else(|| {
+            claude_path::locate(self.config.claude_path.as_deref()).ok_or_else(|| {
                 Error::internal(
-                    "claude CLI not found: install it or set HUMANLAYER_CLAUDE_PATH",
+                    claude_path::NOT_FOUND,
                     anyhow::anyhow!(
                         "claude not found (configured: {:?})",
                         self.config.claude_path

@@ -344,6 +344,13 @@ impl Store {
         self.read(move |c| read::approval(c, &id)).await
     }
 
+    /// At most two approvals whose id starts with `prefix` (with or without `local-`).
+    pub async fn find_approvals_by_prefix(&self, prefix: &str) -> Result<Vec<Approval>> {
+        let prefix = prefix.to_owned();
+        self.read(move |c| read::approvals_by_prefix(c, &prefix))
+            .await
+    }
+
     /// Pending approvals, of one session or of all, oldest first.
     pub async fn pending_approvals(&self, session_id: Option<&str>) -> Result<Vec<Approval>> {
         let id = session_id.map(str::to_owned);

@@ -536,6 +536,22 @@ pub(super) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> 
         .optional()?)
 }
 
+/// At most two approvals whose id starts with `prefix`, or whose id after `local-` does,
+/// newest first: one is the approval a prefix names, two say that it names several.
+pub(super) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
+    let sql = format!(
+        "SELECT {APPROVAL_COLUMNS} FROM approvals
+         WHERE substr(id, 1, length(?1)) = ?1 OR substr(id, 1, length(?2)) = ?2
+         ORDER BY requested_at DESC, rowid DESC LIMIT 2"
+    );
+    let local = format!("local-{prefix}");
+    let rows = conn
+        .prepare_cached(&sql)?
+        .query_map([prefix, local.as_str()], approval_from_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(rows)
+}
+
 /// The condition and order of [`pending_approvals`] (`?1`: a session id, or null for all).
 pub(super) const PENDING_APPROVALS: &str =
     "WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1) ORDER BY requested_at, rowid";

@@ -1164,6 +1164,45 @@ async fn of_two_racing_decisions_exactly_one_wins() {
 }
 
 #[tokio::test]
+async fn approvals_are_found_by_a_prefix_with_or_without_local() {
+    let (_dir, store) = Store::open_temp();
+    session_with_tool_call(&store).await;
+    for (id, message) in [
+        ("local-ab12", "one"),
+        ("local-ab34", "two"),
+        ("fc-9", "three"),
+    ] {
+        store
+            .create_approval(NewApproval::human_contact(id, "s1", message))
+            .await
+            .unwrap();
+    }
+    let ids = |found: Vec<Approval>| found.into_iter().map(|a| a.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.find_approvals_by_prefix("ab1").await.unwrap()),
+        ["local-ab12"]
+    );
+    assert_eq!(
+        ids(store.find_approvals_by_prefix("local-ab3").await.unwrap()),
+        ["local-ab34"]
+    );
+    assert_eq!(
+        ids(store.find_approvals_by_prefix("fc").await.unwrap()),
+        ["fc-9"]
+    );
+    // Several match: newest first, two at most.
+    assert_eq!(
+        ids(store.find_approvals_by_prefix("local").await.unwrap()),
+        ["local-ab34", "local-ab12"]
+    );
+    assert!(store
+        .find_approvals_by_prefix("zz")
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+#[tokio::test]
 async fn a_tool_call_arriving_after_its_approval_is_linked() {
     let (_dir, store) = open_with_session().await;
     let created = store

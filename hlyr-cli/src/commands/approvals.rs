@@ -1,7 +1,9 @@
 //! `hlyr approvals [--session ID]`: pending approvals, oldest first.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{Approval, ApprovalType};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{age, paint, short_id, shorten, table, Render, DIM};
 use crate::{ids, Context};
@@ -9,7 +11,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this session's approvals (a unique prefix is enough).
-    #[arg(short, long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     session: Option<String>,
 }
 

@@ -1,8 +1,10 @@
 //! `hlyr archive ID…`: hide sessions from `hlyr sessions` (archiving a chain's leaf hides the
 //! chain); also [`set_archived`], which `unarchive` shares.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{BulkArchiveSessions, BulkArchiveSessionsParams};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, short_id, Render, GREEN};
 use crate::{ids, Context};
@@ -10,7 +12,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The sessions (unique prefixes are enough).
-    #[arg(required = true, value_name = "ID")]
+    #[arg(required = true, value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     ids: Vec<String>,
 }
 

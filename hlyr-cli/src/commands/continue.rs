@@ -2,11 +2,13 @@
 //! Claude conversation), then follow it, printing the conversation so far first. With
 //! `--last`, the session continued is the newest one run in the current directory.
 
+use clap_complete::ArgValueCompleter;
 use std::path::{Path, PathBuf};
 
 use hld_client::protocol::{ContinueSessionParams, SessionInfo};
 
 use super::launch::{query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
+use crate::complete;
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::follow::follow;
@@ -21,7 +23,7 @@ use crate::{ids, Context};
 )]
 pub struct Args {
     /// The session to continue (a unique prefix is enough); not given with --last.
-    #[arg(value_name = "ID", required_unless_present = "last")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions), required_unless_present = "last")]
     id: Option<String>,
     /// What to ask next (several words are joined with spaces; `-` reads it from stdin).
     #[arg(value_name = "QUERY", required_unless_present = "last")]

@@ -2,8 +2,10 @@
 //! continued sessions), and with `--follow` keep printing until it ends. `--json` prints one
 //! line per item, the same lines as a followed `launch`.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::GetConversationParams;
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::follow::{follow, OnCtrlC, Options};
 use crate::output::Update;
@@ -12,7 +14,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session (a unique prefix is enough).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
     /// Keep following the session until it ends, answering approvals on a terminal (Ctrl-C
     /// stops following; the session keeps running).

@@ -2,11 +2,13 @@
 //! each, until the daemon stops, `--count` events were printed, or Ctrl-C (exit 130).
 
 use clap::builder::PossibleValuesParser;
+use clap_complete::ArgValueCompleter;
 use futures::StreamExt;
 use hld_client::protocol::{EventType, SubscribeParams, TimedEvent, EVENT_TYPES};
 use hld_client::{SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::Render;
 use crate::{ids, Context};
@@ -23,7 +25,7 @@ pub struct Args {
     )]
     types: Vec<String>,
     /// Only events of this session (a unique prefix is enough).
-    #[arg(short, long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     session: Option<String>,
     /// Only events of this run.
     #[arg(long, value_name = "RUN_ID")]

@@ -1,7 +1,9 @@
 //! `hlyr interrupt ID`: ask the daemon to interrupt a running session.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::InterruptSessionResult;
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, short_id, Render, YELLOW};
 use crate::{ids, Context};
@@ -9,7 +11,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session (a unique prefix is enough).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
 }
 

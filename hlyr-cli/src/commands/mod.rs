@@ -11,13 +11,15 @@ use std::pin::Pin;
 mod approvals;
 mod approve;
 mod archive;
+mod completions;
 mod r#continue;
 mod conversation;
-mod daemon;
+pub mod daemon;
 mod deny;
 mod events;
 mod interrupt;
 mod launch;
+mod man;
 mod mcp;
 mod prune;
 mod rename;
@@ -79,6 +81,10 @@ pub enum Command {
     Tui(With<tui::Args>),
     /// Serve an MCP server on stdio (Claude Code starts it, not a person).
     Mcp(With<mcp::Args>),
+    /// Print shell code that completes commands and live session and approval ids.
+    Completions(With<completions::Args>),
+    /// Print hlyr's manual page, or write one per command into a directory.
+    Man(With<man::Args>),
 }
 
 impl Command {
@@ -120,6 +126,8 @@ impl Command {
                 let (globals, group) = c.within(before);
                 group.command.run(globals)
             }
+            Command::Completions(c) => c.run(before, completions::run),
+            Command::Man(c) => c.run(before, man::run),
         }
     }
 }
@@ -136,8 +144,11 @@ pub struct With<A: clap::Args> {
 
 impl<A: clap::Args> With<A> {
     /// The options in force for this command and below (see [`Globals`]), and its arguments.
+    /// Errors are reported as JSON from here on when `--json` is among them.
     fn within(self, before: Globals) -> (Globals, A) {
-        (self.globals.over(before), self.args)
+        let globals = self.globals.over(before);
+        crate::error::report_json(globals.json);
+        (globals, self.args)
     }
 
     /// Runs `command` with its context and arguments.
@@ -147,7 +158,8 @@ impl<A: clap::Args> With<A> {
         command: impl FnOnce(&Context, A) -> Result<Exit, CliError>,
     ) -> Result<Exit, CliError> {
         let (globals, args) = self.within(before);
-        command(&globals.context(), args)
+        let ctx = globals.context();
+        command(&ctx, args).map_err(|e| crate::claude::after_refusal(&ctx, e))
     }
 }
 

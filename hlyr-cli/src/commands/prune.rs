@@ -13,7 +13,8 @@ use hld_client::protocol::{
 };
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, paint, short_id, table, title, Render, DIM, RED, YELLOW};
+use crate::output::{age, paint, short_id, table, Render, DIM, RED, YELLOW};
+use crate::session::Session;
 use crate::Context;
 
 #[derive(Debug, clap::Args)]
@@ -29,11 +30,13 @@ pub struct Args {
     dry_run: bool,
 }
 
-/// The sessions deleted (or, with `--dry-run`, that would be).
+/// The sessions deleted (or, with `--dry-run`, that would be): an array of them for `--json`.
 #[derive(serde::Serialize)]
+#[serde(transparent)]
 struct Pruned {
+    sessions: Vec<Session>,
+    #[serde(skip)]
     dry_run: bool,
-    sessions: Vec<SessionInfo>,
     #[serde(skip)]
     older_than: String,
 }
@@ -64,7 +67,7 @@ impl Render for Pruned {
                 vec![
                     short_id(&s.id).to_owned(),
                     age(&s.last_activity_at),
-                    title(&s.control.title),
+                    s.shown_title(),
                 ]
             })
             .collect();
@@ -120,7 +123,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     }
     ctx.out.print(&Pruned {
         dry_run: args.dry_run,
-        sessions: deleted,
+        sessions: deleted.into_iter().map(Session::from).collect(),
         older_than: crate::duration::display(args.older_than),
     })?;
     if failed.is_empty() {

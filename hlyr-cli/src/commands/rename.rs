@@ -1,7 +1,9 @@
 //! `hlyr rename ID TITLE`: set a session's title.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{UpdateSessionTitle, UpdateSessionTitleParams};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, short_id, Render, DIM, GREEN};
 use crate::{ids, Context};
@@ -9,7 +11,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session (a unique prefix is enough).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
     /// The new title (several words are joined with spaces); "" clears it, and the query's
     /// first line shows again.

@@ -1,10 +1,11 @@
 //! `hlyr search TEXT…`: sessions whose title, query or summary hold the words (each word as
-//! a prefix), best match first; listed as `sessions` lists them.
+//! a prefix), in the daemon's order; listed as `sessions` lists them.
 
 use hld_client::protocol::{SearchSessions, SearchSessionsParams};
 
 use super::sessions::Sessions;
 use crate::error::{CliError, Exit};
+use crate::session::Session;
 use crate::Context;
 
 #[derive(Debug, clap::Args)]
@@ -32,7 +33,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         })?
         .sessions;
     ctx.out.print(&Sessions {
-        sessions,
+        sessions: sessions.into_iter().map(Session::from).collect(),
         hidden: 0,
         empty: "no sessions match",
         mark_archived: true,

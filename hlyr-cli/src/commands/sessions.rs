@@ -1,13 +1,12 @@
-//! `hlyr sessions [--archived | --all]`: a table of sessions, most recent activity first. By
-//! default one row per chain of continued sessions (its leaf: `getSessionLeaves`), archived
-//! chains left out.
+//! `hlyr sessions [--archived | --all]`: a table of sessions, most recent activity first (the
+//! daemon's order). By default one row per chain of continued sessions (its leaf:
+//! `getSessionLeaves`), archived chains left out.
 
-use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter, SessionInfo};
+use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
 
 use crate::error::{CliError, Exit};
-use crate::output::{
-    age, cost, mode_marks, paint, short_id, status, table, title, Render, DIM, YELLOW,
-};
+use crate::output::{age, cost, mode_marks, paint, short_id, table, Render, DIM};
+use crate::session::Session;
 use crate::Context;
 
 /// How many sessions are listed without `--all`.
@@ -29,11 +28,11 @@ pub const MARKS: &str = "\
 Marks before a title: ⚠15m permissions are bypassed (time left; ⚠∞ until turned off),
 ✎ edits are accepted automatically, [archived] (with --all) an archived session.";
 
-/// A list of sessions: the session objects for `--json`, a table otherwise.
+/// A list of sessions: an array of [`Session`]s for `--json`, a table otherwise.
 #[derive(serde::Serialize)]
 #[serde(transparent)]
 pub struct Sessions {
-    pub sessions: Vec<SessionInfo>,
+    pub sessions: Vec<Session>,
     /// How many more there were (told below the table).
     #[serde(skip)]
     pub hidden: usize,
@@ -58,25 +57,18 @@ impl Render for Sessions {
                 if self.mark_archived && s.control.archived {
                     marks.push_str(&paint(DIM, "[archived] "));
                 }
-                let shown = [&s.control.title, &s.summary, &s.query]
-                    .into_iter()
-                    .find(|t| !t.trim().is_empty())
-                    .map_or_else(String::new, |t| title(t));
                 vec![
                     short_id(&s.id).to_owned(),
-                    if s.interrupting {
-                        paint(YELLOW, "interrupting")
-                    } else {
-                        status(&s.status)
-                    },
-                    age(&s.start_time),
+                    s.status.painted(),
+                    age(&s.last_activity_at),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),
-                    format!("{marks}{shown}"),
+                    format!("{marks}{}", s.shown_title()),
                 ]
             })
             .collect();
-        // The last column shows the title (the query's first line unless one was given).
+        // AGE is the time since the last activity; the last column shows the title (the
+        // query's first line unless one was given).
         let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "SUMMARY"], &rows);
         if self.hidden > 0 {
             let note = format!(
@@ -108,7 +100,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let hidden = sessions.len().saturating_sub(keep);
     sessions.truncate(keep);
     ctx.out.print(&Sessions {
-        sessions,
+        sessions: sessions.into_iter().map(Session::from).collect(),
         hidden,
         empty,
         mark_archived: args.all,

@@ -2,10 +2,12 @@
 //! approval modes, changed when asked, then shown. The daemon enforces them: turning one on
 //! approves the pending approvals it covers, and a bypass with a duration ends on its own.
 
+use clap_complete::ArgValueCompleter;
 use std::time::Duration;
 
 use hld_client::protocol::{SessionControl, UpdateSessionSettings, UpdateSessionSettingsParams};
 
+use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{fields, modes_text, Render};
 use crate::{ids, Context};
@@ -13,7 +15,7 @@ use crate::{ids, Context};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session (a unique prefix is enough).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
     /// Approve Edit, Write and MultiEdit without asking: on or off.
     #[arg(long, value_name = "on|off", value_parser = switch)]

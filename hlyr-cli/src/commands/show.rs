@@ -1,29 +1,35 @@
-//! `hlyr show ID`: one session's state.
+//! `hlyr show ID`: one session's state; under `--json` the session object every command
+//! prints.
 
+use clap_complete::ArgValueCompleter;
 use hld_client::protocol::SessionState;
 
+use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, fields, modes_text, paint, status, Render, RED};
+use crate::output::{age, cost, fields, modes_text, paint, Render, RED};
+use crate::session::Session;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The session (a unique prefix is enough).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
 }
 
+/// The session, and its full state for the text (tokens and context are told there only).
 #[derive(serde::Serialize)]
 #[serde(transparent)]
-struct Show(SessionState);
+struct Show {
+    session: Session,
+    #[serde(skip)]
+    state: SessionState,
+}
 
 impl Render for Show {
     fn human(&self) -> String {
-        let s = &self.0;
-        let mut status_text = status(&s.status);
-        if s.interrupted {
-            status_text.push_str(" (interrupted)");
-        }
+        let s = &self.state;
+        let mut status_text = self.session.status.painted();
         if s.control.archived {
             status_text.push_str(", archived");
         }
@@ -111,6 +117,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let client = ctx.connect()?;
     let session = ids::session(&args.id, client.list_sessions()?)?;
     let state = client.get_session_state(&session.id)?;
-    ctx.out.print(&Show(state))?;
+    ctx.out.print(&Show {
+        session: state.clone().into(),
+        state,
+    })?;
     Ok(Exit::Ok)
 }

@@ -4,14 +4,14 @@
 pub mod tool_input;
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
 };
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN, MAGENTA,
     RED, YELLOW,
 };
+use crate::session::{Session, State};
 use tool_input::View;
 
 impl Render for Update {
@@ -166,22 +166,23 @@ pub fn approval_input(approval: &Approval) -> View {
     )
 }
 
-fn finished_text(state: &SessionState) -> String {
-    if state.status == SessionStatus::Failed {
-        let error = state.error_message.as_deref().unwrap_or("no error message");
-        return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
-    }
-    if state.interrupted {
-        return paint(YELLOW.bold(), "■ interrupted");
+fn finished_text(session: &Session) -> String {
+    match session.status {
+        State::Failed => {
+            let error = session.error.as_deref().unwrap_or("no error message");
+            return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
+        }
+        State::Interrupted => return paint(YELLOW.bold(), "■ interrupted"),
+        _ => {}
     }
     let mut parts = vec![paint(GREEN.bold(), "✓ completed")];
-    if let Some(turns) = state.num_turns {
+    if let Some(turns) = session.num_turns {
         parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
     }
-    if state.cost_usd.is_some() {
-        parts.push(cost(state.cost_usd));
+    if session.cost_usd.is_some() {
+        parts.push(cost(session.cost_usd));
     }
-    if let Some(ms) = state.duration_ms {
+    if let Some(ms) = session.duration_ms {
         parts.push(format!("{:.1}s", ms as f64 / 1000.0));
     }
     parts.join(&paint(DIM, " · "))

@@ -30,8 +30,8 @@ use hld_e2e::{
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-/// Numbers measured on the wall clock.
-const VOLATILE_NUMBERS: [&str; 1] = ["duration_ms"];
+/// Numbers measured on the wall clock, and process ids.
+const VOLATILE_NUMBERS: [&str; 2] = ["duration_ms", "pid"];
 
 /// Replaces what changes from run to run (see the module docs).
 struct Normaliser {

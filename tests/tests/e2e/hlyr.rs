@@ -42,6 +42,35 @@ impl Run {
             .unwrap_or_else(|e| panic!("not JSON: {:?}: {e}", self.stdout))
     }
 
+    /// The whole stdout as one JSON document of schema `kind` (see [`crate::schema`]).
+    #[track_caller]
+    pub(crate) fn json_as(&self, kind: &str) -> Value {
+        let value = self.json();
+        crate::schema::check(kind, &value);
+        value
+    }
+
+    /// The stdout lines, each a JSON document of schema `kind`.
+    #[track_caller]
+    pub(crate) fn json_lines_as(&self, kind: &str) -> Vec<Value> {
+        let lines = self.json_lines();
+        for line in &lines {
+            crate::schema::check(kind, line);
+        }
+        lines
+    }
+
+    /// The `--json` error on stderr, checked against its schema.
+    #[track_caller]
+    pub(crate) fn error_json(&self) -> Value {
+        let error: Value = serde_json::from_str(&self.stderr)
+            .unwrap_or_else(|e| panic!("stderr is not one JSON error: {e}: {self:#?}"));
+        crate::schema::check("error", &error);
+        assert_eq!(self.stderr.lines().count(), 1, "one line: {self:#?}");
+        assert_eq!(error["error"]["exit_code"], self.code, "{self:#?}");
+        error["error"].clone()
+    }
+
     #[track_caller]
     pub(crate) fn assert_code(&self, code: i32) -> &Run {
         assert_eq!(self.code, code, "exit code; {self:#?}");
@@ -60,6 +89,7 @@ pub(crate) fn hlyr_command(socket: &Path, home: &Path) -> Command {
         .env_remove("CLICOLOR_FORCE")
         .env_remove("HLD_PATH")
         .env_remove("HUMANLAYER_APPROVALS_COMMAND")
+        .env_remove("COLUMNS")
         .current_dir(home)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -143,6 +173,12 @@ impl Running {
     pub(crate) fn interrupt(&self) {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    }
+
+    pub(crate) fn type_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin piped");
+        stdin.write_all(format!("{line}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Waits for the exit (30 s at most, then kills and panics).
@@ -249,7 +285,7 @@ pub(crate) fn ask_human(d: &TestDaemon, session_id: &str, message: &str) -> Stri
     .approval_id
 }
 
-fn approval(d: &TestDaemon, id: &str) -> Approval {
+pub(crate) fn approval(d: &TestDaemon, id: &str) -> Approval {
     d.request::<GetApproval>(GetApprovalParams {
         approval_id: id.to_owned(),
     })
@@ -368,11 +404,15 @@ fn launch_json_is_one_parsable_line_per_update() {
     let d = fake();
     let run = hlyr(&d, &["--json", "launch", "-w", &workdir(&d), "json please"]);
     run.assert_code(0);
-    let lines = run.json_lines();
-    assert_eq!(lines[0]["kind"], "started");
-    let id = lines[0]["session_id"].as_str().unwrap();
-    assert_eq!(lines[0]["run_id"].as_str().unwrap().len(), 36);
-    let events: Vec<&Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    let lines = run.json_lines_as("update");
+    assert_eq!(lines[0]["type"], "started");
+    let id = lines[0]["data"]["session_id"].as_str().unwrap();
+    assert_eq!(lines[0]["data"]["run_id"].as_str().unwrap().len(), 36);
+    let events: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "event")
+        .map(|l| &l["data"])
+        .collect();
     assert_eq!(events[0]["event_type"], "message");
     assert_eq!(events[0]["role"], "user");
     assert_eq!(events[0]["content"], "json please");
@@ -380,9 +420,9 @@ fn launch_json_is_one_parsable_line_per_update() {
     let ids: HashSet<i64> = events.iter().map(|e| e["id"].as_i64().unwrap()).collect();
     assert_eq!(ids.len(), events.len(), "no event printed twice");
     let last = lines.last().unwrap();
-    assert_eq!(last["kind"], "finished");
-    assert_eq!(last["id"], id);
-    assert_eq!(last["status"], "completed");
+    assert_eq!(last["type"], "finished");
+    assert_eq!(last["data"]["id"], id);
+    assert_eq!(last["data"]["status"], "completed");
 }
 
 #[test]
@@ -422,11 +462,11 @@ fn detach_returns_at_once_and_conversation_follow_picks_it_up() {
     assert_eq!(again.stdout.matches("chunk ").count(), 20);
     assert!(!again.stdout.contains("completed"), "no follow summary");
     let json = hlyr(&d, &["--json", "conversation", &id]);
-    let lines = json.assert_code(0).json_lines();
+    let lines = json.assert_code(0).json_lines_as("update");
     assert_eq!(lines.len(), d.conversation(&id).len());
     assert!(lines
         .iter()
-        .all(|l| l["kind"] == "event" && l["session_id"] == id.as_str()));
+        .all(|l| l["type"] == "event" && l["data"]["session_id"] == id.as_str()));
 }
 
 #[test]
@@ -459,7 +499,10 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     let wd = workdir(&d);
     let empty = hlyr(&d, &["sessions"]);
     assert_eq!(empty.assert_code(0).stdout.trim(), "no sessions");
-    assert_eq!(hlyr(&d, &["sessions", "--json"]).json(), json!([]));
+    assert_eq!(
+        hlyr(&d, &["sessions", "--json"]).json_as("sessions"),
+        json!([])
+    );
 
     let mut ids = Vec::new();
     for i in 0..21 {
@@ -485,7 +528,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
 
     let all = hlyr(&d, &["sessions", "--all"]);
     assert_eq!(all.assert_code(0).stdout.lines().count(), 1 + 21);
-    let json = hlyr(&d, &["sessions", "--all", "--json"]).json();
+    let json = hlyr(&d, &["sessions", "--all", "--json"]).json_as("sessions");
     let listed: Vec<&str> = json
         .as_array()
         .unwrap()
@@ -498,7 +541,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     assert_eq!(json[0]["status"], "completed");
     assert_eq!(
         hlyr(&d, &["sessions", "--json"])
-            .json()
+            .json_as("sessions")
             .as_array()
             .unwrap()
             .len(),
@@ -549,10 +592,21 @@ fn show_prints_a_session_and_its_json() {
             "Result          Hello! You asked: show me",
         ],
     );
-    // The daemon's own JSON, as it was on the wire.
-    let json = hlyr(&d, &["show", &id, "--json"]).json();
+    // The session object `sessions` lists, built from the daemon's state.
+    let json = hlyr(&d, &["show", &id, "--json"]).json_as("session");
+    let listed = hlyr(&d, &["sessions", "--json"]).json_as("sessions");
+    assert_eq!(json, listed[0]);
     let state = d.call("getSessionState", json!({"session_id": id}));
-    assert_eq!(json, state["result"]["session"]);
+    let state = &state["result"]["session"];
+    for (ours, wire) in [
+        ("id", "id"),
+        ("created_at", "created_at"),
+        ("ended_at", "completed_at"),
+        ("result", "result_content"),
+        ("working_dir", "working_dir"),
+    ] {
+        assert_eq!(json[ours], state[wire], "{ours}");
+    }
 }
 
 #[test]
@@ -594,7 +648,7 @@ fn interrupt_json_is_the_daemons_reply() {
     let d = slow_daemon(30);
     let id = d.launch(launch_params("scenario:slow", workdir(&d)));
     d.wait_session(&id, |s| s.status == SessionStatus::Running);
-    let json = hlyr(&d, &["--json", "interrupt", &id]).json();
+    let json = hlyr(&d, &["--json", "interrupt", &id]).json_as("interrupt");
     assert_eq!(json["success"], true);
     assert_eq!(json["session_id"], id);
     assert_eq!(json["status"], "completing");
@@ -622,7 +676,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
         table.stdout.contains(&write[..14]),
         "ids shown as local-xxxxxxxx"
     );
-    let json = hlyr(&d, &["approvals", "--json"]).json();
+    let json = hlyr(&d, &["approvals", "--json"]).json_as("approvals");
     let listed: HashSet<&str> = json
         .as_array()
         .unwrap()
@@ -643,7 +697,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
 
     let deny = hlyr(&d, &["--json", "deny", &bash, "--comment", "too risky"]);
     assert_eq!(
-        deny.assert_code(0).json(),
+        deny.assert_code(0).json_as("decision"),
         json!({"call_id": bash, "decision": "deny", "comment": "too risky"})
     );
     assert_eq!(approval(&d, &bash).status, ApprovalStatus::Denied);
@@ -655,9 +709,12 @@ fn approvals_are_listed_and_decided_by_prefix() {
     let respond = hlyr(&d, &["respond", &question, "--comment", "blue"]);
     respond.assert_code(0);
     assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
-    assert_eq!(hlyr(&d, &["approvals", "--json"]).json(), json!([]));
+    assert_eq!(
+        hlyr(&d, &["approvals", "--json"]).json_as("approvals"),
+        json!([])
+    );
 
-    // Deciding again is refused by the daemon, whose message is shown.
+    // Deciding again is refused: the approval was decided already.
     let twice = hlyr(&d, &["approve", &write]);
     twice.assert_code(1);
     assert_eq!(
@@ -679,7 +736,7 @@ fn events_prints_one_json_line_per_event() {
     let id = d.launch(launch_params("events", workdir(&d)));
     let run = events.finish();
     run.assert_code(0);
-    let lines = run.json_lines();
+    let lines = run.json_lines_as("event");
     assert_eq!(lines.len(), 2, "{}", run.stdout);
     for line in &lines {
         assert_eq!(line["type"], "session_status_changed");
@@ -713,14 +770,14 @@ fn events_filters_by_session_prefix() {
     d.wait_ended(&other);
     let approval = ask_human(&d, &first, "still there?");
     let run = events.finish();
-    let lines = run.assert_code(0).json_lines();
+    let lines = run.assert_code(0).json_lines_as("event");
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["type"], "new_approval");
     assert_eq!(lines[0]["data"]["approval"]["id"], approval);
 }
 
 /// A socket path in a fresh directory where no daemon runs, and that directory.
-fn no_daemon() -> (tempfile::TempDir, PathBuf) {
+pub(crate) fn no_daemon() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::Builder::new()
         .prefix("hlyr-")
         .tempdir_in("/tmp")
@@ -731,7 +788,7 @@ fn no_daemon() -> (tempfile::TempDir, PathBuf) {
 
 /// Runs `hlyr` against `socket` with a fake `claude` and a private database for any daemon it
 /// starts.
-fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(crate) fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut cmd = hlyr_command(socket, home);
     cmd.args(args)
         .env("HUMANLAYER_CLAUDE_PATH", fake_claude())
@@ -744,7 +801,7 @@ fn hlyr_at(socket: &Path, home: &Path, args: &[&str], env: &[(&str, &str)]) -> R
 }
 
 /// Stops a daemon that a test started through hlyr, whatever happens in the test.
-struct StopOnDrop<'a>(&'a Path, &'a Path);
+pub(crate) struct StopOnDrop<'a>(pub(crate) &'a Path, pub(crate) &'a Path);
 
 impl Drop for StopOnDrop<'_> {
     fn drop(&mut self) {
@@ -771,7 +828,7 @@ fn daemon_start_status_and_stop() {
 
     let _stop = StopOnDrop(&socket, home);
     let start = hlyr_at(&socket, home, &["daemon", "start", "--json"], &[]);
-    let started = start.assert_code(0).json();
+    let started = start.assert_code(0).json_as("daemon-start");
     assert_eq!(started["started"], true);
     assert_eq!(started["socket"], socket.display().to_string());
     let log = PathBuf::from(started["log"].as_str().unwrap());
@@ -792,18 +849,25 @@ fn daemon_start_status_and_stop() {
         &status.stdout,
         &[
             "hld",
+            "pid",
+            "uptime",
             "socket",
             &socket.display().to_string(),
+            "database",
+            "log",
+            &dir.path().join("d.log").display().to_string(),
             "claude",
             "available",
             "approvals",
             "asked through",
             "hld",
+            "sessions",
+            "0 running",
             "subscribers",
-            "active sessions",
         ],
     );
-    let json = hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json();
+    let json =
+        hlyr_at(&socket, home, &["daemon", "status", "--json"], &[]).json_as("daemon-status");
     assert_eq!(json["status"], "ok");
     assert_eq!(json["claude"]["available"], true);
     assert_eq!(json["approvals"]["available"], true);
@@ -814,7 +878,12 @@ fn daemon_start_status_and_stop() {
     assert!(stop.assert_code(0).stdout.starts_with("stopped hld"));
     assert!(!socket.exists(), "the daemon removed its socket");
     hlyr_at(&socket, home, &["daemon", "status"], &[]).assert_code(3);
-    hlyr_at(&socket, home, &["daemon", "stop"], &[]).assert_code(3);
+    let again = hlyr_at(&socket, home, &["daemon", "stop"], &[]);
+    assert!(
+        again.assert_code(0).stdout.contains("nothing to stop"),
+        "{}",
+        again.stdout
+    );
 }
 
 #[test]
@@ -832,7 +901,7 @@ fn launch_starts_the_daemon_when_none_answers() {
     );
     // The working directory defaults to hlyr's own.
     let id = printed_session(&run);
-    let show = hlyr_at(&socket, home, &["--json", "show", &id], &[]).json();
+    let show = hlyr_at(&socket, home, &["--json", "show", &id], &[]).json_as("session");
     assert_eq!(
         show["working_dir"],
         std::fs::canonicalize(home).unwrap().display().to_string()
@@ -937,7 +1006,6 @@ fn commands_that_need_the_daemon_exit_3_with_a_hint() {
         vec!["deny", "abc", "--comment", "no"],
         vec!["respond", "abc", "--comment", "yes"],
         vec!["events"],
-        vec!["--json", "sessions"],
     ] {
         let run = hlyr_at(&socket, home, &args, &[]);
         run.assert_code(3);
@@ -1009,7 +1077,7 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn unknown_ids_and_daemon_errors_exit_1() {
+fn unknown_ids_exit_2() {
     let d = fake();
     for args in [
         vec!["show", "ffff"],
@@ -1018,24 +1086,25 @@ fn unknown_ids_and_daemon_errors_exit_1() {
         vec!["interrupt", "ffff"],
     ] {
         let run = hlyr(&d, &args);
-        run.assert_code(1);
+        run.assert_code(2);
         assert_eq!(
             run.stderr,
             "error: session not found: ffff\nhint: `hlyr sessions --all` lists every session\n",
             "{args:?}"
         );
     }
-    // The daemon's own JSON-RPC error message, on one line.
-    let run = hlyr(&d, &["approve", "local-nope"]);
-    run.assert_code(1);
-    let first = run.stderr.lines().next().unwrap();
-    assert!(
-        first.starts_with("error: ") && first.contains("local-nope"),
-        "{}",
-        run.stderr
-    );
-    let run = hlyr(&d, &["deny", "local-nope", "--comment", "no"]);
-    run.assert_code(1);
+    for args in [
+        vec!["approve", "local-nope"],
+        vec!["deny", "local-nope", "--comment", "no"],
+    ] {
+        let run = hlyr(&d, &args);
+        run.assert_code(2);
+        assert_eq!(
+            run.stderr,
+            "error: approval not found: local-nope\nhint: `hlyr approvals` lists the pending ones\n",
+            "{args:?}"
+        );
+    }
 }
 
 #[test]
@@ -1068,20 +1137,28 @@ fn a_malformed_config_file_is_a_usage_error() {
     run_command(cmd).assert_code(0);
 }
 
-/// `hlyr ARGS` on a pseudo-terminal (util-linux `script`).
+/// `hlyr ARGS` on a pseudo-terminal (util-linux `script`) against `d`, typing into it
+/// through a pipe.
 fn on_a_terminal(d: &TestDaemon, args: &str, env: &[(&str, &str)]) -> Running {
+    terminal_at(&d.socket, &d.dir, args, env)
+}
+
+/// `hlyr ARGS` on a pseudo-terminal against `socket`, with `home` as its home and working
+/// directory.
+pub(crate) fn terminal_at(socket: &Path, home: &Path, args: &str, env: &[(&str, &str)]) -> Running {
     let command = format!("{} {args}", workspace_bin("hlyr").display());
     let mut script = Command::new("script");
     script
         .args(["-qfec", &command, "/dev/null"])
-        .env("HUMANLAYER_DAEMON_SOCKET", &d.socket)
-        .env("HOME", &d.dir)
-        .env("XDG_CONFIG_HOME", d.dir.join("config"))
+        .env("HUMANLAYER_DAEMON_SOCKET", socket)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
         .env("TERM", "xterm-256color")
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")
-        .current_dir(&d.dir)
+        .env_remove("HLD_PATH")
+        .current_dir(home)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -1139,7 +1216,10 @@ fn followers_exit_3_when_the_daemon_goes_away() {
         "{}",
         run.stderr
     );
-    assert!(run.json_lines().iter().all(|e| e["type"].is_string()));
+    assert!(run
+        .json_lines_as("event")
+        .iter()
+        .all(|e| e["type"].is_string()));
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn hlyr_in(d: &TestDaemon, cwd: &Path, args: &[&str]) -> Run {
 
 /// The ids of a `--json` session list, in its order.
 fn ids(run: &Run) -> Vec<String> {
-    let json = run.assert_code(0).json();
+    let json = run.assert_code(0).json_as("sessions");
     json.as_array()
         .unwrap_or_else(|| panic!("not a list: {json}"))
         .iter()
@@ -56,7 +56,7 @@ fn ids(run: &Run) -> Vec<String> {
 
 /// The session object of `id` in a `--json` session list.
 fn listed(run: &Run, id: &str) -> Value {
-    run.json()
+    run.json_as("sessions")
         .as_array()
         .unwrap()
         .iter()
@@ -117,7 +117,7 @@ fn titles_given_at_launch_and_by_rename_show_in_sessions() {
     assert_eq!(listed(&json, &titled)["title"], "Parser work");
 
     // `--json`: the session and its new title.
-    let renamed = hlyr(&d, &["--json", "rename", &titled, "Lexer work"]).json();
+    let renamed = hlyr(&d, &["--json", "rename", &titled, "Lexer work"]).json_as("rename");
     assert_eq!(
         renamed,
         serde_json::json!({"session_id": titled, "title": "Lexer work"})
@@ -170,7 +170,7 @@ fn archiving_hides_a_chain_from_sessions_and_archived_lists_it() {
     assert_eq!(listed(&json, &leaf)["archived"], true);
 
     // Several at once, by prefix; and back.
-    let both = hlyr(&d, &["--json", "archive", &other[..5], &leaf[..7]]).json();
+    let both = hlyr(&d, &["--json", "archive", &other[..5], &leaf[..7]]).json_as("archive");
     assert_eq!(both["archived"], true);
     assert_eq!(both["session_ids"], serde_json::json!([other, leaf]));
     assert_eq!(hlyr(&d, &["sessions"]).stdout.trim(), "no sessions");
@@ -261,7 +261,7 @@ fn a_bypass_for_a_while_runs_out_while_followed_and_settings_change_the_modes() 
     );
     assert!(!d.state(&id).control.dangerously_skip_permissions);
 
-    let off = hlyr(&d, &["settings", &id[..6], "--json"]).json();
+    let off = hlyr(&d, &["settings", &id[..6], "--json"]).json_as("settings");
     assert_eq!(off["session_id"], id);
     assert_eq!(off["dangerously_skip_permissions"], false);
     assert_eq!(off["auto_accept_edits"], false);
@@ -307,7 +307,7 @@ fn a_bypass_for_a_while_runs_out_while_followed_and_settings_change_the_modes() 
         table.stdout
     );
 
-    let until_off = hlyr(&d, &["--json", "settings", &id, "--bypass", "on"]).json();
+    let until_off = hlyr(&d, &["--json", "settings", &id, "--bypass", "on"]).json_as("settings");
     assert_eq!(until_off["dangerously_skip_permissions"], true);
     assert!(until_off
         .get("dangerously_skip_permissions_expires_at")
@@ -402,7 +402,7 @@ fn search_lists_matches_like_sessions() {
     let none = hlyr(&d, &["search", "zebra"]);
     assert_eq!(none.assert_code(0).stdout.trim(), "no sessions match");
     assert_eq!(
-        hlyr(&d, &["search", "zebra", "--json"]).json(),
+        hlyr(&d, &["search", "zebra", "--json"]).json_as("sessions"),
         serde_json::json!([])
     );
 }
@@ -515,9 +515,9 @@ fn prune_deletes_the_archived_leaves_found_idle_and_dry_run_only_lists_them() {
     );
     assert_eq!(all_sessions(&d).len(), 3, "a dry run deletes nothing");
 
-    let pruned = hlyr(&d, &["--json", "prune", "--archived", "--older-than", "0s"]).json();
-    assert_eq!(pruned["dry_run"], false);
-    let deleted: Vec<&str> = pruned["sessions"]
+    let pruned =
+        hlyr(&d, &["--json", "prune", "--archived", "--older-than", "0s"]).json_as("sessions");
+    let deleted: Vec<&str> = pruned
         .as_array()
         .unwrap()
         .iter()
@@ -589,7 +589,7 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
         vec!["settings", "ffff", "--bypass", "on"],
     ] {
         let run = hlyr(&d, &args);
-        run.assert_code(1);
+        run.assert_code(2);
         assert_eq!(
             run.stderr,
             "error: session not found: ffff\nhint: `hlyr sessions --all` lists every session\n",
@@ -598,7 +598,7 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
     }
     // Every unknown id is named, and the known one is left alone.
     let run = hlyr(&d, &["archive", &id[..6], "ffff", "eeee"]);
-    run.assert_code(1);
+    run.assert_code(2);
     assert!(
         run.stderr
             .starts_with("error: sessions not found: ffff, eeee\n"),

@@ -1,11 +1,14 @@
-//! `hlyr daemon start|stop|status`.
+//! `hlyr daemon start|stop|restart|status|logs`.
 
+mod logs;
+mod restart;
 mod start;
 mod status;
 mod stop;
 
 use clap::Subcommand;
 
+pub use self::restart::restart;
 use super::{on_runtime, NoArgs, With};
 use crate::error::{CliError, Exit};
 use crate::Globals;
@@ -24,10 +27,15 @@ pub struct Args {
 pub enum Command {
     /// Start hld in the background unless one already answers.
     Start(With<start::Args>),
-    /// Stop the daemon gracefully.
-    Stop(With<NoArgs>),
-    /// Show the daemon's health; exit code 3 when it is not running.
+    /// Stop the daemon gracefully, interrupting its sessions; waits until it has exited.
+    Stop(With<stop::Args>),
+    /// Stop the daemon and start it again, with this shell's environment.
+    Restart(With<restart::Args>),
+    /// Show the daemon's pid, version, uptime, files and load; exit code 3 when it is not
+    /// running.
     Status(With<NoArgs>),
+    /// Print the daemon's log, and with --follow keep printing it.
+    Logs(With<logs::Args>),
 }
 
 impl Command {
@@ -37,10 +45,10 @@ impl Command {
             Command::Start(c) => c.run(before, |ctx, args| {
                 on_runtime(Box::pin(start::run(ctx, args)))
             }),
-            Command::Stop(c) => c.run(before, |ctx, NoArgs {}| {
-                on_runtime(Box::pin(stop::run(ctx)))
-            }),
+            Command::Stop(c) => c.run(before, stop::run),
+            Command::Restart(c) => c.run(before, restart::run),
             Command::Status(c) => c.run(before, |ctx, NoArgs {}| status::run(ctx)),
+            Command::Logs(c) => c.run(before, logs::run),
         }
     }
 }

@@ -1,23 +1,36 @@
-//! `hlyr daemon status`: the daemon's health, or exit code 3 when it is not running.
+//! `hlyr daemon status`: the daemon's pid, version, uptime, files, `claude` and load, or exit
+//! code 3 when it is not running (under `--json`, `{"running": false, …}` first). When the
+//! daemon finds no `claude` and hlyr does, it says so and offers a restart on a terminal.
 
 use std::path::PathBuf;
 
 use hld_client::protocol::HealthResult;
 
+use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit};
-use crate::output::{paint, Render, BOLD, GREEN, RED};
+use crate::output::{age, fields, paint, Render, GREEN, RED, YELLOW};
 use crate::Context;
 
 #[derive(serde::Serialize)]
 struct Status {
+    running: bool,
+    /// The socket hlyr asked at.
     socket: PathBuf,
+    /// Seconds since the daemon started (when it says when).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uptime_seconds: Option<i64>,
+    /// Where hlyr finds the `claude` that the daemon does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    claude_found_by_hlyr: Option<PathBuf>,
     #[serde(flatten)]
-    health: HealthResult,
+    health: Option<HealthResult>,
 }
 
 impl Render for Status {
     fn human(&self) -> String {
-        let h = &self.health;
+        let Some(h) = &self.health else {
+            return String::new();
+        };
         let claude = match &h.claude {
             Some(c) if c.available => paint(
                 GREEN,
@@ -43,27 +56,75 @@ impl Render for Status {
             ),
             None => "unknown (an older daemon)".to_owned(),
         };
-        [
-            (
-                "hld",
-                format!("{} ({})", h.version, paint(GREEN, &h.status)),
-            ),
-            ("socket", self.socket.display().to_string()),
-            ("claude", claude),
+        let mut lines = vec![(
+            "hld",
+            format!("{} ({})", h.version, paint(GREEN, &h.status)),
+        )];
+        if let Some(pid) = h.pid {
+            lines.push(("pid", pid.to_string()));
+        }
+        if let Some(started) = &h.started_at {
+            lines.push(("uptime", format!("{} (since {started})", age(started))));
+        }
+        lines.push(("socket", self.socket.display().to_string()));
+        if let Some(database) = &h.database {
+            lines.push(("database", database.clone()));
+        }
+        if h.started_at.is_some() {
+            // A daemon that reports its files and logs to no file logs to its stderr.
+            let log = h.log_file.clone().unwrap_or_else(|| "stderr".to_owned());
+            lines.push(("log", log));
+        }
+        lines.push(("claude", claude));
+        if !h.claude.as_ref().is_some_and(|c| c.available) {
+            let advice = crate::claude::advice(self.claude_found_by_hlyr.as_ref());
+            lines.push(("", paint(YELLOW, advice)));
+        }
+        lines.extend([
             ("approvals", approvals),
+            ("sessions", format!("{} running", h.active_sessions)),
             ("subscribers", h.subscribers.to_string()),
-            ("active sessions", h.active_sessions.to_string()),
-        ]
-        .iter()
-        .map(|(k, v)| format!("{}  {v}", paint(BOLD, format!("{k:<15}"))))
-        .collect::<Vec<_>>()
-        .join("\n")
+        ]);
+        fields(&lines)
     }
 }
 
 pub fn run(ctx: &Context) -> Result<Exit, CliError> {
     let socket = ctx.socket()?;
-    let health = ctx.connect()?.health()?;
-    ctx.out.print(&Status { socket, health })?;
+    let client = match hld_client::blocking::Client::connect(&socket) {
+        Ok(client) => client,
+        Err(e) if ctx.out.is_json() && is_not_running(&e) => {
+            ctx.out.print(&Status {
+                running: false,
+                socket,
+                uptime_seconds: None,
+                claude_found_by_hlyr: None,
+                health: None,
+            })?;
+            // Said on stdout already: the exit code is all that is left.
+            return Err(CliError::new(Exit::Unreachable, String::new()));
+        }
+        Err(e) => return Err(not_running(&socket, e)),
+    };
+    let mut health = client.health()?;
+    drop(client);
+    // The socket hlyr reached is the one reported.
+    health.socket = None;
+    let uptime_seconds = health
+        .started_at
+        .as_deref()
+        .and_then(|at| chrono::DateTime::parse_from_rfc3339(at).ok())
+        .map(|at| (chrono::Utc::now() - at.to_utc()).num_seconds().max(0));
+    let claude_found_by_hlyr = crate::claude::missed_by(&health);
+    ctx.out.print(&Status {
+        running: true,
+        socket,
+        uptime_seconds,
+        claude_found_by_hlyr: claude_found_by_hlyr.clone(),
+        health: Some(health),
+    })?;
+    if let Some(path) = claude_found_by_hlyr.filter(|_| !ctx.out.is_json()) {
+        crate::claude::offer_restart(ctx, &path)?;
+    }
     Ok(Exit::Ok)
 }

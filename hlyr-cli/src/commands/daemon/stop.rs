@@ -1,46 +1,177 @@
-//! `hlyr daemon stop`: the `shutdown` method, then wait until the daemon has removed its socket.
+//! `hlyr daemon stop [--force]`: names the sessions that stopping would interrupt (and asks
+//! first, on a terminal), calls `shutdown`, then waits until the daemon's process has exited
+//! and its socket is gone. With no daemon running there is nothing to do: exit 0, with a note.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::error::{CliError, Exit};
-use crate::output::Render;
+use hld_client::protocol::SessionInfo;
+use nix::errno::Errno;
+use nix::sys::signal::kill;
+use nix::unistd::Pid;
+
+use crate::connect::{is_not_running, not_running};
+use crate::error::{CliError, Exit, Kind};
+use crate::output::{paint, short_id, Render, DIM, YELLOW};
+use crate::session::shown_title;
 use crate::Context;
 
-/// How long the daemon has to go away after `shutdown` (it allows itself 2 s).
-const STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long the daemon has to exit after `shutdown`: it gives requests 2 s, then its sessions
+/// 1.5 s before killing them, then closes its store.
+const STOP_TIMEOUT: Duration = Duration::from_secs(15);
 
-#[derive(serde::Serialize)]
-struct Stopped {
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Stop without asking, even when sessions are running.
+    #[arg(short, long)]
+    pub force: bool,
+}
+
+/// What `daemon stop` (and the first half of `daemon restart`) prints.
+#[derive(Debug, serde::Serialize)]
+pub struct Stopped {
     socket: PathBuf,
+    /// Whether a daemon was running (and is now stopped).
     stopped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    /// The sessions that were running, interrupted by the stop.
+    interrupted: Vec<String>,
 }
 
 impl Render for Stopped {
     fn human(&self) -> String {
-        format!("stopped hld on {}", self.socket.display())
+        if !self.stopped {
+            let note = format!(
+                "no daemon is running on {}; nothing to stop",
+                self.socket.display()
+            );
+            return paint(DIM, note);
+        }
+        let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+        let mut text = format!("stopped hld{pid} on {}", self.socket.display());
+        if !self.interrupted.is_empty() {
+            let n = self.interrupted.len();
+            text.push_str(&format!(
+                "\n{}",
+                paint(
+                    YELLOW,
+                    format!("interrupted {n} session{}", if n == 1 { "" } else { "s" })
+                )
+            ));
+        }
+        text
     }
 }
 
-pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
+/// Stops the daemon at `ctx`'s socket, if one runs; asks first when sessions run, unless
+/// `force`. Returns once its process has exited and its socket is gone.
+pub fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
     let socket = ctx.socket()?;
-    let client = ctx.connect_async().await?;
-    client.shutdown().await?;
+    let client = match hld_client::blocking::Client::connect(&socket) {
+        Ok(client) => client,
+        Err(e) if is_not_running(&e) => {
+            return Ok(Stopped {
+                socket,
+                stopped: false,
+                pid: None,
+                interrupted: Vec::new(),
+            })
+        }
+        Err(e) => return Err(not_running(&socket, e)),
+    };
+    let pid = client.health()?.pid;
+    let running: Vec<SessionInfo> = client
+        .list_sessions()?
+        .into_iter()
+        .filter(|s| s.status.is_active())
+        .collect();
+    if !running.is_empty() && !force {
+        name(&running);
+        let question = if running.len() == 1 {
+            "Stop the daemon and interrupt it?"
+        } else {
+            "Stop the daemon and interrupt them?"
+        };
+        if crate::ask::confirm(question) == Some(false) {
+            return Err(CliError::failure("the daemon keeps running")
+                .kind(Kind::Cancelled)
+                .hint("`hlyr daemon stop --force` stops it without asking"));
+        }
+    }
+    client.shutdown()?;
     drop(client);
-    // Removing its socket is the daemon's last act before exiting.
-    let deadline = Instant::now() + STOP_TIMEOUT;
-    while socket.exists() && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    if crate::connect::healthy(&socket).await {
-        return Err(
-            CliError::failure("the daemon is still answering after `shutdown`")
-                .hint("look at its log, or stop its process"),
-        );
-    }
-    ctx.out.print(&Stopped {
+    wait_gone(&socket, pid)?;
+    Ok(Stopped {
         socket,
         stopped: true,
-    })?;
+        pid,
+        interrupted: running.into_iter().map(|s| s.id).collect(),
+    })
+}
+
+/// Names, on stderr, the sessions a stop would interrupt.
+fn name(running: &[SessionInfo]) {
+    let n = running.len();
+    let head = format!(
+        "{n} session{} running; stopping the daemon interrupts {}:",
+        if n == 1 { " is" } else { "s are" },
+        if n == 1 { "it" } else { "them" }
+    );
+    anstream::eprintln!("{}", paint(YELLOW, head));
+    for s in running {
+        let shown = shown_title(&s.control.title, &s.summary, &s.query);
+        anstream::eprintln!("  {}  {shown}", short_id(&s.id));
+    }
+}
+
+/// Waits until the daemon's process (when its pid is known) has exited and its socket is
+/// gone: removing the socket is its last act but one.
+fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    loop {
+        let alive = pid.is_some_and(process_alive);
+        if !alive && !socket.exists() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            let what = match pid {
+                Some(pid) if alive => format!("the daemon (pid {pid}) has not exited"),
+                _ => format!("the daemon has not removed {}", socket.display()),
+            };
+            return Err(CliError::failure(format!(
+                "{what} {}s after `shutdown`",
+                STOP_TIMEOUT.as_secs()
+            ))
+            .hint("look at its log (`hlyr daemon logs`), or stop its process"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Whether process `pid` still runs: it exists and is not a zombie waiting for its parent.
+fn process_alive(pid: u32) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    match kill(Pid::from_raw(raw), None) {
+        Err(Errno::ESRCH) => false,
+        _ => !zombie(pid),
+    }
+}
+
+/// Whether `/proc` says `pid` is a zombie (false where there is no `/proc`).
+fn zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        // The state follows the command name, which is in parentheses and may hold spaces.
+        stat.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            == Some("Z")
+    })
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let stopped = stop(ctx, args.force)?;
+    ctx.out.print(&stopped)?;
     Ok(Exit::Ok)
 }

@@ -1,0 +1,85 @@
+//! A daemon that finds no `claude`: hlyr runs the daemon's own search
+//! ([`hld_client::claude_path`]) with this shell's environment, says where it finds one, and
+//! on a terminal offers to restart the daemon, which then inherits that environment. Nothing
+//! names a program to the daemon over the wire.
+
+use std::path::{Path, PathBuf};
+
+use hld_client::claude_path;
+use hld_client::protocol::HealthResult;
+
+use crate::connect::StartArgs;
+use crate::error::{CliError, Kind};
+use crate::output::{paint, DIM};
+use crate::Context;
+
+/// The `claude` a daemon started from this shell would find, if any.
+pub fn here() -> Option<PathBuf> {
+    claude_path::locate(claude_path::from_env().as_deref())
+}
+
+/// Where hlyr finds `claude` when the daemon, by its `health`, does not.
+pub fn missed_by(health: &HealthResult) -> Option<PathBuf> {
+    let found = health.claude.as_ref().is_some_and(|c| c.available);
+    if found {
+        None
+    } else {
+        here()
+    }
+}
+
+/// What to do about a daemon without `claude`, given where hlyr finds one.
+pub fn advice(found_here: Option<&PathBuf>) -> String {
+    match found_here {
+        Some(path) => format!(
+            "hlyr finds it at {}; `hlyr daemon restart` restarts the daemon with this shell's \
+             environment, where it will find it too",
+            path.display()
+        ),
+        None => "install Claude Code (npm install -g @anthropic-ai/claude-code) or set \
+                 HUMANLAYER_CLAUDE_PATH, then `hlyr daemon restart`"
+            .to_owned(),
+    }
+}
+
+/// The error for a launch the daemon refused for want of `claude`.
+pub fn not_found() -> CliError {
+    CliError::failure("the daemon cannot find the claude CLI")
+        .kind(Kind::ClaudeNotFound)
+        .hint(advice(here().as_ref()))
+}
+
+/// Offers, on a terminal, to restart the daemon so that it finds `path`; whether it was
+/// restarted.
+pub fn offer_restart(ctx: &Context, path: &Path) -> Result<bool, CliError> {
+    let question = format!(
+        "Restart the daemon now, so that it finds {}?",
+        path.display()
+    );
+    if crate::ask::confirm(&question) != Some(true) {
+        return Ok(false);
+    }
+    crate::commands::daemon::restart(ctx, &StartArgs::from_env(), false)?;
+    Ok(true)
+}
+
+/// A command refused for want of `claude`: when hlyr finds one, the error is told and, on a
+/// terminal, a restart offered. Returns what is left to report.
+pub fn after_refusal(ctx: &Context, error: CliError) -> CliError {
+    if error.kind != Kind::ClaudeNotFound || ctx.out.is_json() {
+        return error;
+    }
+    let Some(path) = here() else {
+        return error;
+    };
+    error.print();
+    match offer_restart(ctx, &path) {
+        Ok(true) => {
+            let note = "the daemon was restarted; run the command again";
+            anstream::eprintln!("{}", paint(DIM, note));
+            CliError::new(error.exit, String::new())
+        }
+        Ok(false) => CliError::new(error.exit, String::new()),
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,48 @@
+//! `hlyr daemon restart`: `daemon stop`, then `daemon start`. The new daemon inherits this
+//! shell's environment (its `PATH` and `HUMANLAYER_CLAUDE_PATH` among it).
+
+use crate::commands::on_runtime;
+use crate::connect::StartArgs;
+use crate::error::{CliError, Exit};
+use crate::output::Render;
+use crate::Context;
+
+use super::start::{self, Outcome};
+use super::stop::{self, Stopped};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Stop without asking, even when sessions are running.
+    #[arg(short, long)]
+    force: bool,
+    #[command(flatten)]
+    start: StartArgs,
+}
+
+/// What `daemon restart` prints: what `stop` and `start` print.
+#[derive(serde::Serialize)]
+struct Restarted {
+    stopped: Stopped,
+    started: Outcome,
+}
+
+impl Render for Restarted {
+    fn human(&self) -> String {
+        format!("{}\n{}", self.stopped.human(), self.started.human())
+    }
+}
+
+/// Stops the daemon (asking first when sessions run, unless `force`) and starts it again with
+/// `start`; prints what happened.
+pub fn restart(ctx: &Context, start: &StartArgs, force: bool) -> Result<Exit, CliError> {
+    let stopped = stop::stop(ctx, force)?;
+    on_runtime(Box::pin(async {
+        let started = start::start(ctx, start).await?;
+        ctx.out.print(&Restarted { stopped, started })?;
+        Ok(Exit::Ok)
+    }))
+}
+
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    restart(ctx, &args.start, args.force)
+}

@@ -1,0 +1,201 @@
+//! A session as hlyr prints it: one JSON shape whichever command prints it (`show`,
+//! `sessions`, `search`, `prune`, the end of a followed session), built from the daemon's list
+//! entry or its full state alike, and the status word that tells an interrupted or failed
+//! session from a completed one.
+
+use hld_client::protocol::{SessionControl, SessionInfo, SessionState, SessionStatus};
+use serde::Serialize;
+
+use crate::output::{paint, CYAN, DIM, GREEN, MAGENTA, RED, YELLOW};
+
+/// What a session is doing, or how it ended: the daemon's status, with an interrupt (asked
+/// for, or what ended it) told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    Starting,
+    Running,
+    WaitingInput,
+    /// An interrupt was asked for; the process is winding down.
+    Interrupting,
+    Completed,
+    /// Ended by an interrupt.
+    Interrupted,
+    Failed,
+    /// A status this version does not know (from a newer daemon).
+    Unknown,
+}
+
+impl State {
+    /// The state of a session with this status (lists report one being interrupted as
+    /// `running` with `interrupting`; its state says `completing`).
+    fn of(status: SessionStatus, interrupting: bool, interrupted: bool) -> State {
+        match status {
+            _ if interrupting && status.is_active() => State::Interrupting,
+            SessionStatus::Starting => State::Starting,
+            SessionStatus::Running => State::Running,
+            SessionStatus::WaitingInput => State::WaitingInput,
+            SessionStatus::Completing => State::Interrupting,
+            SessionStatus::Completed if interrupted => State::Interrupted,
+            SessionStatus::Completed => State::Completed,
+            SessionStatus::Failed => State::Failed,
+            _ => State::Unknown,
+        }
+    }
+
+    /// The word, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Starting => "starting",
+            State::Running => "running",
+            State::WaitingInput => "waiting_input",
+            State::Interrupting => "interrupting",
+            State::Completed => "completed",
+            State::Interrupted => "interrupted",
+            State::Failed => "failed",
+            State::Unknown => "unknown",
+        }
+    }
+
+    /// The word in its colour.
+    pub fn painted(self) -> String {
+        let style = match self {
+            State::Completed => GREEN,
+            State::Failed => RED.bold(),
+            State::Interrupted | State::Interrupting => YELLOW,
+            State::WaitingInput => MAGENTA,
+            State::Running | State::Starting => CYAN,
+            State::Unknown => DIM,
+        };
+        paint(style, self.as_str())
+    }
+}
+
+/// A session. Fields the daemon did not report are left out.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Session {
+    pub id: String,
+    pub run_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub claude_session_id: Option<String>,
+    pub status: State,
+    pub query: String,
+    pub summary: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
+    pub created_at: String,
+    /// The last activity: lists are sorted by it, and ages count from it.
+    pub last_activity_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Claude's final text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    /// Title, archive state, approval modes and extra directories.
+    #[serde(flatten)]
+    pub control: SessionControl,
+}
+
+/// The title a session is shown by: the one set, else its summary, else its query; its first
+/// line, cut as tables cut titles.
+pub fn shown_title(title: &str, summary: &str, query: &str) -> String {
+    let shown = [title, summary, query]
+        .into_iter()
+        .find(|t| !t.trim().is_empty())
+        .unwrap_or_default();
+    crate::output::title(shown)
+}
+
+impl Session {
+    /// The title this session is shown by (see [`shown_title`]).
+    pub fn shown_title(&self) -> String {
+        shown_title(&self.control.title, &self.summary, &self.query)
+    }
+}
+
+impl From<SessionInfo> for Session {
+    fn from(s: SessionInfo) -> Session {
+        let result = s.result;
+        Session {
+            status: State::of(s.status, s.interrupting, s.interrupted),
+            id: s.id,
+            run_id: s.run_id,
+            parent_session_id: s.parent_session_id,
+            claude_session_id: s.claude_session_id,
+            query: s.query,
+            summary: s.summary,
+            model: s.model,
+            working_dir: s.working_dir,
+            created_at: s.start_time,
+            last_activity_at: s.last_activity_at,
+            ended_at: s.end_time,
+            error: s.error,
+            result: result
+                .as_ref()
+                .map(|r| r.result.clone())
+                .filter(|r| !r.is_empty()),
+            cost_usd: s.cost_usd,
+            num_turns: result.as_ref().map(|r| r.num_turns),
+            duration_ms: result.as_ref().map(|r| r.duration_ms),
+            control: s.control,
+        }
+    }
+}
+
+impl From<SessionState> for Session {
+    fn from(s: SessionState) -> Session {
+        Session {
+            status: State::of(s.status, false, s.interrupted),
+            id: s.id,
+            run_id: s.run_id,
+            parent_session_id: s.parent_session_id,
+            claude_session_id: s.claude_session_id,
+            query: s.query,
+            summary: s.summary,
+            model: s.model,
+            working_dir: s.working_dir,
+            created_at: s.created_at,
+            last_activity_at: s.last_activity_at,
+            ended_at: s.completed_at,
+            error: s.error_message,
+            result: s.result_content,
+            cost_usd: s.cost_usd,
+            num_turns: s.num_turns,
+            duration_ms: s.duration_ms,
+            control: s.control,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interrupts_are_told_apart_from_completion_and_failure() {
+        use SessionStatus as S;
+        assert_eq!(State::of(S::Completed, false, false), State::Completed);
+        assert_eq!(State::of(S::Completed, false, true), State::Interrupted);
+        assert_eq!(State::of(S::Failed, false, true), State::Failed);
+        assert_eq!(State::of(S::Running, true, false), State::Interrupting);
+        assert_eq!(State::of(S::Completing, false, false), State::Interrupting);
+        // A stale `interrupting` on a session that ended says how it ended.
+        assert_eq!(State::of(S::Completed, true, true), State::Interrupted);
+        assert_eq!(
+            State::of(S::WaitingInput, false, false),
+            State::WaitingInput
+        );
+    }
+}
