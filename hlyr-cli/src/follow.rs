@@ -169,7 +169,7 @@ struct Follower<'a> {
     /// An API retry is shown on a terminal line left open, rewritten by the next one.
     retrying: bool,
     /// Asks approvals on the terminal; `None` when stdin is not one, and once the session is
-    /// being interrupted.
+    /// being interrupted or has ended.
     prompter: Option<Prompter>,
     /// The spinner.
     activity: Activity,
