@@ -53,9 +53,12 @@
 //!    then ends. For a session that had already ended, the history is followed by `Ended`.
 //!
 //! Each conversation event comes once, as `Conversation`, whether the store or a live event
-//! told it first; each approval is asked once and decided once. Live events may come in a
-//! different order from the stored one (a tool call's update can overtake the messages stored
-//! before it); use `sequence` to place an event.
+//! told it first; each approval is asked once and decided once. Conversation events come in
+//! the store's order (by `sequence`), whatever order the daemon publishes them in: when a live
+//! event overtakes some stored before it (a tool call linked to its approval can be published
+//! before the messages of the same burst), the stream reads those from the store first. An
+//! approval can come before its tool call, when Claude asked for it before the call was
+//! stored.
 //!
 //! ## Nothing is lost
 //!
@@ -63,7 +66,7 @@
 //! between what the store held and what the subscription brings. When the daemon drops events
 //! for a follower that fell behind (it sends `lagged`), the stream yields
 //! [`FollowItem::Lagged`] and catches up from the store: conversation events after the last
-//! `sequence` it read, tool calls still waiting for a decision, the pending approvals, the
+//! `sequence` it yielded, tool calls still waiting for a decision, the pending approvals, the
 //! decisions on approvals it announced, and the session's status and settings (a change found
 //! this way has no `reason`). What no store keeps can still be missed: an approval both asked
 //! and decided while events were dropped shows only as its tool call's
@@ -149,6 +152,7 @@ pub enum FollowItem {
 /// the [module docs](self)).
 pub struct Follow {
     session_id: String,
+    initial_state: SessionState,
     items: Pin<Box<dyn Stream<Item = Result<FollowItem, Error>> + Send>>,
 }
 
@@ -164,6 +168,12 @@ impl Follow {
     /// The session followed.
     pub fn session_id(&self) -> &str {
         &self.session_id
+    }
+
+    /// The session's state as following began (read right after subscribing): its run id,
+    /// parent, status and settings before the first item.
+    pub fn initial_state(&self) -> &SessionState {
+        &self.initial_state
     }
 }
 
@@ -189,7 +199,7 @@ pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, E
         client,
         subscription,
         phase: Phase::CatchingUp { after: None },
-        ledger: Ledger::new(session_id, state),
+        ledger: Ledger::new(session_id, state.clone()),
     };
     let items = futures::stream::unfold(follower, |mut follower| async move {
         let item = follower.next().await?;
@@ -197,14 +207,17 @@ pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, E
     });
     Ok(Follow {
         session_id: session_id.to_owned(),
+        initial_state: state,
         items: Box::pin(items),
     })
 }
 
 /// Where a follower is.
 enum Phase {
-    /// Reading the store, from after this `sequence`.
+    /// Reading the store, from after this `sequence`: at the start, after a lag, at the end.
     CatchingUp { after: Option<i64> },
+    /// Reading the stored conversation that a live event came before.
+    Filling,
     /// Reading the subscription.
     Live,
     /// The session ended, or following failed.
@@ -229,6 +242,7 @@ impl Follower {
             }
             let step = match self.phase {
                 Phase::CatchingUp { after } => self.read_page(after).await,
+                Phase::Filling => self.fill().await,
                 Phase::Live => self.listen().await,
                 Phase::Done => return None,
             };
@@ -258,6 +272,29 @@ impl Follower {
             return Ok(());
         }
         self.settle().await
+    }
+
+    /// Reads a page of the stored conversation between what was yielded and the live event
+    /// that came early, and no further: what was stored after that event comes live, after
+    /// whatever was published with it. Once nothing is left between, takes the event in.
+    async fn fill(&mut self) -> Result<(), Error> {
+        if let Some((after, limit)) = self.ledger.gap() {
+            let page = self
+                .client
+                .get_conversation(GetConversationParams {
+                    session_id: Some(self.ledger.session_id.clone()),
+                    after_sequence: after,
+                    limit: Some(limit as i64),
+                    ..Default::default()
+                })
+                .await?;
+            if self.ledger.fill(page, limit) {
+                return Ok(());
+            }
+        }
+        self.ledger.filled();
+        self.phase = Phase::Live;
+        Ok(())
     }
 
     /// After reading the store: the pending approvals, the decisions on those announced, the
@@ -290,8 +327,8 @@ impl Follower {
         Ok(())
     }
 
-    /// Takes in the subscription's next event; catches up when events were dropped, and once
-    /// the session ended.
+    /// Takes in the subscription's next event; reads the store when a conversation event
+    /// overtook others, when events were dropped, and once the session ended.
     async fn listen(&mut self) -> Result<(), Error> {
         let event = match self.subscription.next().await {
             Some(Ok(SubscriptionItem::Event(timed))) => timed.event,
@@ -300,11 +337,13 @@ impl Follower {
             Some(Err(e)) => return Err(e),
             None => return Err(Error::Disconnected),
         };
-        if self.ledger.event(event) == Next::CatchUp {
-            self.phase = Phase::CatchingUp {
+        self.phase = match self.ledger.event(event) {
+            Next::Listen => Phase::Live,
+            Next::Fill => Phase::Filling,
+            Next::CatchUp => Phase::CatchingUp {
                 after: self.ledger.catch_up_after(),
-            };
-        }
+            },
+        };
         Ok(())
     }
 }
@@ -314,6 +353,8 @@ impl Follower {
 enum Next {
     /// Keep listening.
     Listen,
+    /// Read the conversation stored before a live event that came early, then listen.
+    Fill,
     /// Read the store: events were dropped, or the session ended.
     CatchUp,
 }
@@ -339,8 +380,13 @@ struct Ledger {
     queue: VecDeque<FollowItem>,
     /// Conversation event ids yielded.
     seen: HashSet<i64>,
-    /// The highest `sequence` read from the store.
+    /// The `sequence` up to which this session's conversation was yielded, every event up to
+    /// it (`None`: nothing yet, and the session's first event will be 1): the highest read
+    /// from the store, or one just after it that came live.
     read_to: Option<i64>,
+    /// A live conversation event that came before some stored ahead of it: taken in once the
+    /// store's events before it were read.
+    early: Option<ConversationEvent>,
     /// Each tool call yielded, by event id: its [`link_rank`].
     links: HashMap<i64, u8>,
     /// This session's tool calls that may still change (no decision and no result yet), by
@@ -361,6 +407,7 @@ impl Ledger {
             queue: VecDeque::new(),
             seen: HashSet::new(),
             read_to: None,
+            early: None,
             links: HashMap::new(),
             open_calls: HashMap::new(),
             approvals: HashMap::new(),
@@ -369,8 +416,8 @@ impl Ledger {
         }
     }
 
-    /// Where a catch-up starts: after the last `sequence` read from the store, or before the
-    /// oldest tool call that may have changed since.
+    /// Where a catch-up starts: after [`Ledger::read_to`], or before the oldest tool call that
+    /// may have changed since.
     fn catch_up_after(&self) -> Option<i64> {
         let oldest_open = self.open_calls.values().min().map(|s| s - 1);
         match (self.read_to, oldest_open) {
@@ -395,7 +442,7 @@ impl Ledger {
     /// Takes in a live event.
     fn event(&mut self, event: Event) -> Next {
         match event {
-            Event::ConversationUpdated { event, .. } => self.conversation(*event),
+            Event::ConversationUpdated { event, .. } => return self.live_conversation(*event),
             Event::SessionStatusChanged {
                 old_status,
                 new_status,
@@ -434,6 +481,59 @@ impl Ledger {
             _ => {}
         }
         Next::Listen
+    }
+
+    /// Takes in a live conversation event: a new one of this session only in its place, right
+    /// after [`Ledger::read_to`]. One further on came before some stored ahead of it (the
+    /// daemon stores before it publishes, so the store has them): it waits while they are
+    /// read.
+    fn live_conversation(&mut self, event: ConversationEvent) -> Next {
+        if event.session_id == self.session_id && !self.seen.contains(&event.id) {
+            let next = self.read_to.unwrap_or(0) + 1;
+            if event.sequence > next {
+                self.early = Some(event);
+                return Next::Fill;
+            }
+            if event.sequence == next {
+                self.read_to = Some(next);
+            }
+        }
+        self.conversation(event);
+        Next::Listen
+    }
+
+    /// The stored events still to read before the early live event: after which `sequence`,
+    /// and how many at most.
+    fn gap(&self) -> Option<(Option<i64>, usize)> {
+        let early = self.early.as_ref()?;
+        let missing = early.sequence - 1 - self.read_to.unwrap_or(0);
+        (missing > 0).then(|| (self.read_to, missing.min(PAGE as i64) as usize))
+    }
+
+    /// Takes in a page read to fill the gap (of at most `limit` events), up to the early
+    /// event; returns whether to read on. A page that reaches the early event, or is not full,
+    /// ends the gap: what the store lacks in it is a hole in its sequences.
+    fn fill(&mut self, page: Vec<ConversationEvent>, limit: usize) -> bool {
+        let Some(early) = self.early.as_ref().map(|e| e.sequence) else {
+            return false;
+        };
+        let before: Vec<ConversationEvent> =
+            page.into_iter().filter(|e| e.sequence < early).collect();
+        let whole = before.len() == limit;
+        self.stored(before);
+        whole && self.gap().is_some()
+    }
+
+    /// Takes in the live event that waited for the store's events before it: the conversation
+    /// is now yielded up to it.
+    fn filled(&mut self) {
+        if let Some(event) = self.early.take() {
+            self.read_to = Some(
+                self.read_to
+                    .map_or(event.sequence, |r| r.max(event.sequence)),
+            );
+            self.conversation(event);
+        }
     }
 
     /// Takes in a conversation event, from the store or live: new, a tool call that got
@@ -645,6 +745,60 @@ mod tests {
     }
 
     #[test]
+    fn a_live_event_that_overtook_stored_ones_comes_after_them() {
+        let mut l = ledger();
+        l.stored(vec![message(11, 1)]);
+        // The tool call, linked to its approval, is published before the messages of its
+        // burst: it waits while the two stored before it are read, and no more.
+        assert_eq!(l.event(live(tool_call(14, 4, Some("pending")))), Next::Fill);
+        assert_eq!(l.gap(), Some((Some(1), 2)));
+        assert_eq!(sequences(&drain(&mut l)), [1]);
+        assert!(!l.fill(vec![message(12, 2), message(13, 3)], 2), "filled");
+        l.filled();
+        // Then the approval published with it, the burst as published, and what follows.
+        l.requested(approval("local-1", "pending"));
+        for event in [
+            message(12, 2),
+            message(13, 3),
+            tool_call(14, 4, None),
+            message(15, 5),
+        ] {
+            assert_eq!(l.event(live(event)), Next::Listen);
+        }
+        let items = drain(&mut l);
+        assert_eq!(items.len(), 5, "nothing twice, no older version: {items:?}");
+        assert_eq!(sequences(&items[..3]), [2, 3, 4]);
+        assert!(
+            matches!(&items[2], FollowItem::Conversation(e) if e.approval_status.as_deref() == Some("pending")),
+            "the call as published, linked: {items:?}"
+        );
+        assert!(matches!(&items[3], FollowItem::ApprovalRequested(_)));
+        assert_eq!(sequences(&items[4..]), [5]);
+    }
+
+    #[test]
+    fn a_long_gap_is_read_a_page_at_a_time_and_a_hole_in_it_ends_it() {
+        let mut l = ledger();
+        l.stored(Vec::new());
+        assert_eq!(l.event(live(message(11, 1))), Next::Listen, "the first");
+        assert_eq!(l.event(live(message(9000, PAGE as i64 + 9))), Next::Fill);
+        assert_eq!(l.gap(), Some((Some(1), PAGE)));
+        let page: Vec<ConversationEvent> = (2..PAGE as i64 + 2)
+            .map(|sequence| message(sequence + 10, sequence))
+            .collect();
+        assert!(l.fill(page, PAGE), "more to read");
+        assert_eq!(l.gap(), Some((Some(PAGE as i64 + 1), 7)));
+        // Sequences 2 + PAGE.. are missing from the store: a page past them ends the gap.
+        assert!(!l.fill(vec![message(9000, PAGE as i64 + 9)], 7));
+        l.filled();
+        let got = sequences(&drain(&mut l));
+        assert_eq!(got.len(), PAGE + 2);
+        assert_eq!(got.last(), Some(&(PAGE as i64 + 9)));
+        assert!(got.windows(2).all(|w| w[0] < w[1]), "in order");
+        assert_eq!(l.event(live(message(9001, PAGE as i64 + 10))), Next::Listen);
+    }
+
+    #[test]
     fn a_tool_call_that_got_further_is_changed_and_an_older_version_is_not() {
         let mut l = ledger();
         l.stored(vec![tool_call(11, 1, None)]);
@@ -687,8 +841,8 @@ mod tests {
         l.event(live(tool_result(14, 4)));
         assert_eq!(
             l.catch_up_after(),
-            Some(3),
-            "its result came: it will not change"
+            Some(4),
+            "its result came: it will not change; the result came in its place"
         );
     }
 

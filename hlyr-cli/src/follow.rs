@@ -1,28 +1,24 @@
 //! Following a session live, for `launch`, `continue` and `conversation --follow`.
 //!
-//! Three things are watched at once: the daemon's events, the keys answering an approval on
-//! screen ([`Prompter`]), and Ctrl-C ([`OnCtrlC`]). Between them, a spinner ([`Activity`])
-//! shows what the session is doing.
+//! What happens to the session comes from the SDK's [`Client::follow`] stream, which catches
+//! up from the store, tells each thing once, survives falling behind, and gives the
+//! conversation in the session's order. Three things are watched at once: that stream, the
+//! keys answering an approval on screen ([`Prompter`]), and Ctrl-C ([`OnCtrlC`]). Between
+//! them, a spinner ([`Activity`]) shows what the session is doing.
 //!
-//! The subscription is opened before anything is read, so nothing falls in a gap: then the
-//! session's state and stored conversation are read and printed, and the stream takes over.
-//! Conversation events and approvals are deduplicated by id (the history and the stream may
-//! overlap).
-//!
-//! What is printed follows the session's order, whatever order the daemon's events come in:
-//! an approval is printed right after the tool call it is about (matched by `tool_use_id`),
-//! even when the approval's event arrives first; and while a question is on screen, later
-//! lines wait below it until it is answered, so that each question is asked once.
+//! An approval is printed right after the tool call it is about (matched by `tool_use_id`),
+//! even when Claude asked for it before the call was stored; and while a question is on
+//! screen, later lines wait below it until it is answered, so that each question is asked
+//! once.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::StreamExt;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
-    GetConversationParams, SessionStatus, SubscribeParams, UpdateSessionSettings,
-    UpdateSessionSettingsParams,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    SessionStatus, UpdateSessionSettings, UpdateSessionSettingsParams,
 };
-use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+use hld_client::{Client, FollowItem};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::activity::Activity;
@@ -80,21 +76,11 @@ async fn following(
     // and never kills hlyr.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
-    let mut events = client
-        .subscribe(
-            SubscribeParams {
-                session_id: Some(session_id.to_owned()),
-                ..Default::default()
-            },
-            SubscribeOptions::default(),
-        )
-        .await?;
+    let mut items = client.follow(session_id).await?;
     let mut follower = Follower {
         client,
         out,
         session_id,
-        seen: HashSet::new(),
-        approvals: HashSet::new(),
         calls: HashSet::new(),
         early: HashMap::new(),
         queue: VecDeque::new(),
@@ -112,30 +98,26 @@ async fn following(
         interrupting: false,
         ended: false,
     };
-    let state = client.get_session_state(session_id).await?;
-    follower.catch_up().await?;
-    if !state.status.is_active() {
-        return follower.finish().await;
-    }
-    if state.status == SessionStatus::Starting {
+    let status = &items.initial_state().status;
+    if !status.is_active() {
+        // Ended already: its history is no news, and nothing is asked.
+        follower.end();
+    } else if *status == SessionStatus::Starting {
         follower.doing = Some("starting".to_owned());
     }
-    follower.pending_approvals().await?;
 
     loop {
         follower.idle();
         let asking = follower.asking();
         tokio::select! {
-            item = events.next() => match item {
-                Some(Ok(SubscriptionItem::Event(timed))) => {
-                    if follower.event(timed.event).await? {
-                        return follower.finish().await;
-                    }
+            item = items.next() => match item {
+                Some(Ok(FollowItem::Ended(state))) => return follower.finish(*state),
+                Some(Ok(item)) => {
+                    follower.item(item);
+                    follower.flush()?;
                 }
-                Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
-                // An item this version does not know: nothing to show.
-                Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
+                // The stream ends only after `Ended` or an error.
                 None => return Err(lost_daemon(session_id)),
             },
             keys = async { follower.prompter.as_mut()?.keys().await }, if asking => {
@@ -169,10 +151,6 @@ struct Follower<'a> {
     client: &'a Client,
     out: Printer,
     session_id: &'a str,
-    /// Conversation event ids already taken in.
-    seen: HashSet<i64>,
-    /// Approval ids already taken in.
-    approvals: HashSet<String>,
     /// Tool use ids whose call was taken in.
     calls: HashSet<String>,
     /// Approvals whose tool call has not come yet, by tool use id.
@@ -191,7 +169,7 @@ struct Follower<'a> {
     /// An API retry is shown on a terminal line left open, rewritten by the next one.
     retrying: bool,
     /// Asks approvals on the terminal; `None` when stdin is not one, and once the session is
-    /// being interrupted.
+    /// being interrupted or has ended.
     prompter: Option<Prompter>,
     /// The spinner.
     activity: Activity,
@@ -205,7 +183,7 @@ struct Follower<'a> {
     tools: HashMap<String, String>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
-    /// The session ended: what is printed now is no longer news.
+    /// The session ended: what is printed now is no longer news, and nothing is asked.
     ended: bool,
 }
 
@@ -313,6 +291,9 @@ impl Follower<'_> {
     /// Between events: the question on screen; else the spinner, saying what the session
     /// waits for or does (unless an API retry's line is open).
     fn idle(&mut self) {
+        if self.ended {
+            return;
+        }
         if let Some(prompter) = self.prompter.as_mut().filter(|p| p.asking()) {
             self.activity.hide();
             prompter.resume();
@@ -368,27 +349,16 @@ impl Follower<'_> {
     /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
     /// for it).
     fn conversation(&mut self, event: ConversationEvent) {
-        let linked = match (&event.event_type, &event.approval_id) {
-            (ConversationEventType::ToolCall, Some(id)) => Some(id.clone()),
-            _ => None,
-        };
-        if !self.seen.insert(event.id) {
-            // A tool call taken in, updated: it may name an approval decided since.
-            if let Some(id) = linked {
-                self.link(id);
-            }
-            return;
-        }
-        let call = match (&event.event_type, &event.tool_id) {
-            (ConversationEventType::ToolCall, Some(id)) => Some(id.clone()),
-            _ => None,
+        let (call, linked) = match event.event_type {
+            ConversationEventType::ToolCall => (event.tool_id.clone(), event.approval_id.clone()),
+            _ => (None, None),
         };
         self.queue.push_back(Update::Event(event));
         if let Some(id) = call {
-            self.calls.insert(id.clone());
             if let Some(approval) = self.early.remove(&id) {
                 self.queue.push_back(Update::Approval(approval));
             }
+            self.calls.insert(id);
         }
         if let Some(id) = linked {
             self.link(id);
@@ -404,34 +374,37 @@ impl Follower<'_> {
         self.linked.insert(id);
     }
 
-    /// Handles one event; returns whether the session ended.
-    async fn event(&mut self, event: Event) -> Result<bool, CliError> {
-        match event {
-            Event::ConversationUpdated { event, .. } => self.conversation(*event),
-            Event::SessionStatusChanged {
-                session_id,
+    /// Takes in one item of the session (not its end, which [`Follower::finish`] takes).
+    fn item(&mut self, item: FollowItem) {
+        match item {
+            FollowItem::Conversation(event) => self.conversation(*event),
+            // A tool call shown before now names its approval, or the approval's decision.
+            FollowItem::ConversationChanged(event) => {
+                if let Some(id) = event.approval_id {
+                    self.link(id);
+                }
+            }
+            FollowItem::Status {
                 old_status,
                 new_status,
                 error,
-                ..
             } => {
+                if !new_status.is_active() {
+                    self.end();
+                }
                 self.queue.push_back(Update::Status {
-                    session_id,
+                    session_id: self.session_id.to_owned(),
                     old_status,
-                    new_status: new_status.clone(),
+                    new_status,
                     error,
                 });
-                if !new_status.is_active() {
-                    return Ok(true);
-                }
             }
-            Event::NewApproval { approval, .. } => self.approval_requested(*approval),
-            Event::ApprovalResolved {
+            FollowItem::ApprovalRequested(approval) => self.approval_requested(*approval),
+            FollowItem::ApprovalResolved {
                 approval_id,
                 decision,
                 comment,
                 decided_by,
-                ..
             } => self.decided(Update::Decision {
                 approval_id,
                 decision,
@@ -439,32 +412,20 @@ impl Follower<'_> {
                 decided_by,
             }),
             // Changes a person made are theirs to know; the end of a bypass is news.
-            Event::SessionSettingsChanged {
-                session_id, reason, ..
-            } if reason == BYPASS_EXPIRED && session_id == self.session_id => {
-                self.queue.push_back(Update::BypassExpired { session_id });
-            }
-            Event::Lagged { .. } => {
-                // Events were dropped for us: the store has everything that matters.
-                self.catch_up().await?;
-                self.pending_approvals().await?;
-                let state = self.client.get_session_state(self.session_id).await?;
-                if !state.status.is_active() {
-                    return Ok(true);
-                }
-            }
-            // Other settings changes, or an event this version does not know: nothing to show.
+            FollowItem::SettingsChanged {
+                reason: Some(reason),
+                ..
+            } if reason == BYPASS_EXPIRED => self.queue.push_back(Update::BypassExpired {
+                session_id: self.session_id.to_owned(),
+            }),
+            // Other settings changes; a lag, which the stream caught up from the store; an
+            // item this version does not know: nothing to show.
             _ => {}
         }
-        self.flush()?;
-        Ok(false)
     }
 
     /// Queues an approval after its tool call, or keeps it until that call comes.
     fn approval_requested(&mut self, approval: Approval) {
-        if !self.approvals.insert(approval.id.clone()) {
-            return;
-        }
         match approval.tool_use_id.clone() {
             Some(call) if !self.calls.contains(&call) => {
                 self.early.insert(call, approval);
@@ -566,44 +527,24 @@ impl Follower<'_> {
         Ok(())
     }
 
-    /// Takes in (and asks) the session's pending approvals not taken in yet.
-    async fn pending_approvals(&mut self) -> Result<(), CliError> {
-        for approval in self.client.fetch_approvals(Some(self.session_id)).await? {
-            self.approval_requested(approval);
-        }
-        self.flush()
-    }
-
-    /// Takes in the stored conversation events not taken in yet.
-    async fn catch_up(&mut self) -> Result<(), CliError> {
-        let events = self
-            .client
-            .get_conversation(GetConversationParams {
-                session_id: Some(self.session_id.to_owned()),
-                ..Default::default()
-            })
-            .await?;
-        for event in events {
-            self.conversation(event);
-        }
-        self.flush()
-    }
-
-    /// Prints what is left of the conversation and the outcome; nothing more is asked.
-    async fn finish(mut self) -> Result<Exit, CliError> {
+    /// The session ended: nothing more is asked, and the spinner goes.
+    fn end(&mut self) {
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.interrupt();
         }
         self.prompter = None;
         self.activity.hide();
         self.ended = true;
-        self.catch_up().await?;
+    }
+
+    /// Prints what is left and the outcome, `state`.
+    fn finish(mut self, state: SessionState) -> Result<Exit, CliError> {
+        self.end();
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
         let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
         self.queue.extend(held);
         self.flush()?;
-        let state = self.client.get_session_state(self.session_id).await?;
         let (exit, how) = match state.status {
             SessionStatus::Failed => (Exit::Failure, "failed"),
             _ if self.interrupting => (Exit::CtrlC, "was interrupted"),

@@ -4,6 +4,7 @@
 //! keys, the spinner, Ctrl-C once and twice, `--keep-running`, the exit codes of a followed
 //! session, `launch -` and `--notify`.
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use hld_client::protocol::{
@@ -23,6 +24,16 @@ const COLS: u16 = 120;
 const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip";
 /// Esc, alone.
 const ESC: &str = "\x1b";
+/// What the `tool` and `asked_first` scenarios show after their query, up to the question's
+/// prompt (`<work>`, `<approval>`: the working directory and the approval's short id).
+const WRITE_HELLO: &str = "\
+thinking: The user wants a new file hello.txt in the working directory with the text Hello, world!. The Write tool does \
+this directly.
+I'll create that file for you.
+→ Write <work>/hello.txt
+    1 Hello, world!
+? approval <approval>: Write
+";
 
 /// `hlyr ARGS` on a new terminal, with `d`'s socket, `d`'s directory as its home and working
 /// directory, and `env` on top.
@@ -44,9 +55,8 @@ fn exit_code(term: &mut Terminal) -> u32 {
 
 /// The rows of `screen` from the first that starts with `from` to the first after it that
 /// starts with `to`, without trailing blanks, with each `(text, placeholder)` of `replace`
-/// replaced: the part of a screen a golden test compares. Those parts start at a tool call:
-/// the daemon can publish a tool call's update before the messages of the same burst, so the
-/// lines before it may come in another order.
+/// replaced: the part of a screen a golden test compares, from the query on (the conversation
+/// is shown in the session's order, whatever order the daemon published it in).
 #[track_caller]
 fn rows_between(screen: &str, from: &str, to: &str, replace: &[(&str, &str)]) -> String {
     let rows: Vec<&str> = screen.lines().collect();
@@ -113,15 +123,11 @@ fn a_write_is_its_path_and_numbered_content_and_a_approves_it() {
     assert_eq!(
         rows_between(
             &screen,
-            "→ Write",
+            "> ",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
-        "\
-→ Write <work>/hello.txt
-    1 Hello, world!
-? approval <approval>: Write
-  allow Write? [a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip"
+        format!("> scenario:tool write it\n{WRITE_HELLO}  allow Write? {CHOICES}")
     );
 
     term.send("a");
@@ -158,11 +164,13 @@ fn an_edit_is_a_coloured_diff_and_e_approves_it_and_auto_accepts_edits() {
     assert_eq!(
         rows_between(
             &screen,
-            "→ Edit",
+            "> ",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
         "\
+> scenario:edit widen
+I'll widen the greeting.
 → Edit <work>/greeting.txt
       Hello,
     - world!
@@ -229,11 +237,13 @@ fn bash_is_its_command_and_description_and_d_denies_it_with_a_reason() {
     assert_eq!(
         rows_between(
             &screen,
-            "→ Bash",
+            "> ",
             "  allow",
             &[(short(&approval), "<approval>")]
         ),
         "\
+> scenario:bash list
+Let me list the files in the working directory.
 → Bash
     $ ls
     # List files in the working directory
@@ -287,13 +297,13 @@ fn a_long_input_is_cut_v_shows_all_of_it_and_esc_denies_without_a_reason() {
     assert_eq!(
         rows_between(
             &screen,
-            "→ Write",
+            "> ",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
         format!(
-            "→ Write <work>/long.txt\n{expected}? approval <approval>: Write\n  \
-             allow Write? {CHOICES}  [v]iew all"
+            "> scenario:long write\nI'll write the long file.\n→ Write <work>/long.txt\n\
+             {expected}? approval <approval>: Write\n  allow Write? {CHOICES}  [v]iew all"
         )
     );
     assert!(!screen.contains("line 13"), "{screen}");
@@ -655,14 +665,11 @@ fn an_approval_that_comes_before_its_tool_call_is_shown_after_it_and_asked_once(
     assert_eq!(
         rows_between(
             &screen,
-            "→ Write",
+            "> ",
             "  allow",
             &[(&wd, "<work>"), (short(&approval), "<approval>")]
         ),
-        format!(
-            "→ Write <work>/hello.txt\n    1 Hello, world!\n? approval <approval>: Write\n  \
-             allow Write? {CHOICES}"
-        )
+        format!("> scenario:asked_first make a file\n{WRITE_HELLO}  allow Write? {CHOICES}")
     );
     term.send("a");
     let screen = term.wait_screen("✓ completed");
@@ -793,4 +800,45 @@ fn the_session_shown_in_a_pipe_has_no_spinner_and_no_prompt() {
     assert!(!run.stderr.contains("allow Write?"), "{}", run.stderr);
     assert!(!run.stderr.contains("waiting for"), "{}", run.stderr);
     assert!(run.stdout.contains("✓ approved"), "{}", run.stdout);
+}
+
+/// A follower that fell behind loses nothing. `hlyr launch` writes to a pipe nobody reads until
+/// the session is over: once the pipe is full it blocks, and reads no more events. The 20 000
+/// events of a few hundred bytes each that the session publishes meanwhile cannot all wait in
+/// the socket's buffers and the 4 the daemon keeps for a subscriber, so the daemon drops some
+/// for it. It still prints every line, once, in order.
+#[test]
+fn a_follower_that_fell_behind_prints_every_line_once_in_order() {
+    const LINES: usize = 20_000;
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .arg("--subscriber-buffer=4")
+            .env("FAKE_CLAUDE_COUNT", &LINES.to_string()),
+    );
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:many"]);
+    let mut child = cmd.spawn().expect("spawn hlyr");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let id = session_on(&first);
+    d.wait_ended(&id);
+
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(child.wait().unwrap().success(), "{stderr}");
+    let printed: Vec<&str> = rest.lines().filter(|l| l.starts_with("line ")).collect();
+    let out_of_place = (1..=LINES)
+        .zip(&printed)
+        .find(|(i, line)| **line != format!("line {i}"));
+    assert_eq!(printed.len(), LINES, "every line once");
+    assert_eq!(out_of_place, None, "in order");
+    assert!(rest.contains("\n✓ completed"), "{stderr}");
 }

@@ -222,6 +222,8 @@ async fn follow_yields_the_history_then_live_events_each_once_then_the_end() {
     let client = d.client().await;
     let follow = client.follow(&id).await.unwrap();
     assert_eq!(follow.session_id(), id);
+    assert_eq!(follow.initial_state().id, id);
+    assert_eq!(follow.initial_state().run_id, d.state(&id).run_id);
     let items = collect(follow).await;
 
     assert_eq!(conversation_ids(&items), stored_ids(&d, &id));
