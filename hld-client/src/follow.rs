@@ -319,10 +319,12 @@ impl Follower {
             self.ledger.requested(approval);
         }
         let state = self.client.get_session_state(&session_id).await?;
-        self.phase = if self.ledger.state(state) {
-            Phase::Live
-        } else {
-            Phase::Done
+        self.phase = match self.ledger.state(state) {
+            Settled::Live => Phase::Live,
+            Settled::ReadAgain => Phase::CatchingUp {
+                after: self.ledger.catch_up_after(),
+            },
+            Settled::Ended => Phase::Done,
         };
         Ok(())
     }
@@ -346,6 +348,17 @@ impl Follower {
         };
         Ok(())
     }
+}
+
+/// What the session's state, read after the store, asks of the follower.
+#[derive(Debug, PartialEq, Eq)]
+enum Settled {
+    /// It is active: listen.
+    Live,
+    /// It ended after the store was read: read what was stored since, then settle again.
+    ReadAgain,
+    /// It ended, and the store was read since: the stream is over.
+    Ended,
 }
 
 /// What a live event asks of the follower.
@@ -394,6 +407,9 @@ struct Ledger {
     open_calls: HashMap<String, i64>,
     /// Each approval yielded, by id: whether its decision was.
     approvals: HashMap<String, bool>,
+    /// Whether the session was known to have ended when the store was last read: only then
+    /// does the store hold all of its conversation.
+    end_known: bool,
     /// The status last yielded or read.
     status: SessionStatus,
     /// The settings last yielded or read.
@@ -411,6 +427,7 @@ impl Ledger {
             links: HashMap::new(),
             open_calls: HashMap::new(),
             approvals: HashMap::new(),
+            end_known: !state.status.is_active(),
             status: state.status,
             control: state.control,
         }
@@ -459,6 +476,7 @@ impl Ledger {
                 }
                 if !self.status.is_active() {
                     // What was stored before the end, and the approvals it resolved.
+                    self.end_known = true;
                     return Next::CatchUp;
                 }
             }
@@ -618,8 +636,14 @@ impl Ledger {
     }
 
     /// Takes in the session's state read after a catch-up: a status or settings it missed,
-    /// and the end. Returns whether the session is still active.
-    fn state(&mut self, state: SessionState) -> bool {
+    /// and the end, once the store was read after it.
+    fn state(&mut self, state: SessionState) -> Settled {
+        let active = state.status.is_active();
+        if !active && !self.end_known {
+            // It ended while the store was read: what it stored meanwhile is still to read.
+            self.end_known = true;
+            return Settled::ReadAgain;
+        }
         if state.status != self.status {
             self.queue.push_back(FollowItem::Status {
                 old_status: std::mem::replace(&mut self.status, state.status.clone()),
@@ -628,11 +652,11 @@ impl Ledger {
             });
         }
         self.settings(state.control.clone(), None);
-        let active = state.status.is_active();
-        if !active {
-            self.queue.push_back(FollowItem::Ended(Box::new(state)));
+        if active {
+            return Settled::Live;
         }
-        active
+        self.queue.push_back(FollowItem::Ended(Box::new(state)));
+        Settled::Ended
     }
 }
 
@@ -892,7 +916,7 @@ mod tests {
         let mut l = ledger();
         assert_eq!(l.event(status("starting", "running")), Next::Listen);
         assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
-        assert!(!l.state(state("completed")));
+        assert_eq!(l.state(state("completed")), Settled::Ended);
         let items = drain(&mut l);
         assert_eq!(items.len(), 2, "the status once, then the end: {items:?}");
         assert!(matches!(
@@ -906,10 +930,29 @@ mod tests {
     }
 
     #[test]
+    fn an_end_found_only_in_the_state_asks_for_the_store_again_before_ended() {
+        let mut l = ledger();
+        l.stored(vec![message(1, 1)]);
+        // It ended after that read, before the state was: what it stored meanwhile is
+        // still to read, and nothing ends yet.
+        assert_eq!(l.state(state("completed")), Settled::ReadAgain);
+        assert_eq!(sequences(&drain(&mut l)), [1]);
+        l.stored(vec![message(2, 2), message(3, 3)]);
+        assert_eq!(l.state(state("completed")), Settled::Ended);
+        let items = drain(&mut l);
+        assert_eq!(sequences(&items), [2, 3]);
+        assert!(matches!(items.last(), Some(FollowItem::Ended(_))));
+        // A session that had ended when following began is read once.
+        let mut l = Ledger::new(SESSION, state("completed"));
+        l.stored(vec![message(1, 1)]);
+        assert_eq!(l.state(state("completed")), Settled::Ended);
+    }
+
+    #[test]
     fn a_status_missed_in_a_lag_is_found_in_the_state() {
         let mut l = ledger();
-        assert!(l.state(state("waiting_input")));
-        assert!(l.state(state("waiting_input")));
+        assert_eq!(l.state(state("waiting_input")), Settled::Live);
+        assert_eq!(l.state(state("waiting_input")), Settled::Live);
         let items = drain(&mut l);
         assert_eq!(
             items,
@@ -925,7 +968,7 @@ mod tests {
     fn an_unknown_status_is_not_an_end() {
         let mut l = ledger();
         assert_eq!(l.event(status("running", "paused")), Next::Listen);
-        assert!(l.state(state("paused")));
+        assert_eq!(l.state(state("paused")), Settled::Live);
         assert!(drain(&mut l)
             .iter()
             .all(|item| !matches!(item, FollowItem::Ended(_))));

@@ -69,7 +69,7 @@ impl Render for Sessions {
             .collect();
         // AGE is the time since the last activity; the last column shows the title (the
         // query's first line unless one was given).
-        let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "SUMMARY"], &rows);
+        let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "TITLE"], &rows);
         if self.hidden > 0 {
             let note = format!(
                 "{} older sessions not shown (--all lists them)",

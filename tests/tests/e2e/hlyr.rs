@@ -516,7 +516,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     let run = hlyr(&d, &["sessions"]);
     run.assert_code(0);
     let lines: Vec<&str> = run.stdout.lines().collect();
-    for column in ["ID", "STATUS", "AGE", "MODEL", "COST", "SUMMARY"] {
+    for column in ["ID", "STATUS", "AGE", "MODEL", "COST", "TITLE"] {
         assert!(lines[0].contains(column), "{}", lines[0]);
     }
     assert_eq!(lines.len(), 1 + 20 + 1, "{}", run.stdout);
