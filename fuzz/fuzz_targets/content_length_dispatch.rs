@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use common::{DAEMON, RUNTIME};
-use hld::rpc::{self, Delivery, Settings};
+use hld::rpc::{self, Settings};
 use hld::transport::content_length::ContentLengthConn;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -41,13 +41,7 @@ fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings {
-            delivery: Delivery::Notifications,
-            heartbeat: Duration::from_secs(3600),
-            max_pending: 0,
-            stale_after: Duration::ZERO,
-            shutdown_ends_connection: true,
-        };
+        let settings = Settings::content_length(&daemon.config);
         let conn = ContentLengthConn::new(server, 65536, Duration::from_secs(3600), BytesMut::new());
         let served = tokio::spawn(rpc::serve(conn, daemon, settings, CancellationToken::new()));
         let (mut read, mut write) = tokio::io::split(client);

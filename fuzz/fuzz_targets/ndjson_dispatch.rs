@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{DAEMON, RUNTIME};
-use hld::rpc::{self, Delivery, Settings};
+use hld::rpc::{self, Settings};
 use hld::transport::ndjson::NdjsonCodec;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -21,13 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings {
-            delivery: Delivery::TakeOver,
-            heartbeat: Duration::from_secs(3600),
-            max_pending: 0,
-            stale_after: Duration::ZERO,
-            shutdown_ends_connection: false,
-        };
+        let settings = Settings::ndjson(&daemon.config);
         let codec = NdjsonCodec::new(daemon.config.max_message_size);
         let served = tokio::spawn(rpc::serve(
             Framed::new(server, codec),

@@ -232,7 +232,7 @@ impl Encoder<Outgoing> for ContentLengthCodec {
         let body = match item {
             Outgoing::Response(response) => response.to_json(),
             Outgoing::Event { event, request } => event_message(&event, request),
-            Outgoing::Heartbeat => {
+            Outgoing::Heartbeat { .. } => {
                 br#"{"jsonrpc":"2.0","method":"heartbeat","params":{}}"#.to_vec()
             }
         };

@@ -22,7 +22,7 @@ use super::content_length::{ContentLengthConn, MAX_PAYLOAD};
 use super::ndjson::NdjsonCodec;
 use crate::daemon::Daemon;
 use crate::private_dir;
-use crate::rpc::{self, Delivery, Settings};
+use crate::rpc::{self, Settings};
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
@@ -118,25 +118,13 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
         }
     };
     if content_length {
-        let settings = Settings {
-            delivery: Delivery::Notifications,
-            heartbeat: daemon.config.heartbeat_interval,
-            max_pending: 0,
-            stale_after: std::time::Duration::ZERO,
-            shutdown_ends_connection: true,
-        };
+        let settings = Settings::content_length(&daemon.config);
         let conn = ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
         rpc::serve(conn, daemon, settings, shutdown).await;
         return;
     }
     let codec = NdjsonCodec::new(daemon.config.max_message_size);
-    let settings = Settings {
-        delivery: Delivery::TakeOver,
-        heartbeat: daemon.config.heartbeat_interval,
-        max_pending: 0,
-        stale_after: std::time::Duration::ZERO,
-        shutdown_ends_connection: false,
-    };
+    let settings = Settings::ndjson(&daemon.config);
     let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
     parts.read_buf = read;
     parts.write_buf = BytesMut::with_capacity(BUFFER);
