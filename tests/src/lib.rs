@@ -22,6 +22,7 @@ pub mod anthropic;
 pub mod cloud;
 pub mod corpus;
 pub mod http;
+pub mod ws;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a
 /// line of output) before they fail.

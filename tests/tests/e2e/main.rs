@@ -29,3 +29,4 @@ mod sessions;
 mod stdio;
 mod subscribe;
 mod tui;
+mod websocket;
