@@ -269,4 +269,175 @@ mod tests {
             assert_eq!(verdict(text), expected, "{text}");
         }
     }
+
+    /// One member's value as a hostile or sloppy peer might send it.
+    fn member_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::json;
+        prop_oneof![
+            Just(json!("2.0")),
+            Just(json!("")),
+            Just(json!("s1")),
+            Just(json!("1")),
+            Just(json!("rpc.heartbeat")),
+            Just(json!("health")),
+            Just(json!(1)),
+            Just(json!(1.5)),
+            Just(json!(null)),
+            Just(json!({})),
+            Just(json!([])),
+            Just(json!({"code": 12, "message": "m"})),
+            Just(json!({"code": 1.0, "message": "m"})),
+            Just(json!({"code": 1})),
+            any_json(),
+        ]
+    }
+
+    /// Any JSON value, a few levels deep.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".{0,6}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(".{0,5}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// An object's members, as written (repeats allowed): the six and a stranger.
+    fn members() -> impl proptest::strategy::Strategy<Value = Vec<(String, serde_json::Value)>> {
+        use proptest::prelude::*;
+        let name = prop_oneof![
+            Just("jsonrpc"),
+            Just("id"),
+            Just("method"),
+            Just("params"),
+            Just("result"),
+            Just("error"),
+            Just("extra"),
+        ];
+        proptest::collection::vec((name.prop_map(str::to_owned), member_value()), 0..7)
+    }
+
+    fn text_of(members: &[(String, serde_json::Value)]) -> String {
+        let members: Vec<String> = members
+            .iter()
+            .map(|(name, value)| format!("{}:{value}", serde_json::Value::from(name.as_str())))
+            .collect();
+        format!("{{{}}}", members.join(","))
+    }
+
+    /// spec/002's verdict on an object's members, written from the spec, apart from
+    /// [`check`].
+    fn expected(members: &[(String, serde_json::Value)]) -> &'static str {
+        use serde_json::Value;
+        let all = |name: &str| {
+            members
+                .iter()
+                .filter(|(n, _)| n == name)
+                .collect::<Vec<_>>()
+        };
+        let nonempty = |v: &Value| v.as_str().is_some_and(|s| !s.is_empty());
+        match all("id").as_slice() {
+            [(_, id)] if nonempty(id) => {}
+            _ => return "close",
+        }
+        let names: Vec<&str> = members.iter().map(|(n, _)| n.as_str()).collect();
+        let repeated = names
+            .iter()
+            .enumerate()
+            .any(|(i, n)| names[..i].contains(n));
+        if repeated || names.contains(&"extra") {
+            return "invalid";
+        }
+        let get = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+        if get("jsonrpc") != Some(&Value::from("2.0")) {
+            return "invalid";
+        }
+        let (params, result, error) = (get("params"), get("result"), get("error"));
+        if let Some(method) = get("method") {
+            let valid = nonempty(method)
+                && result.is_none()
+                && error.is_none()
+                && params.is_none_or(Value::is_object);
+            return match (valid, method.as_str()) {
+                (true, Some("rpc.heartbeat")) => "heartbeat",
+                (true, _) => "request",
+                (false, _) => "invalid",
+            };
+        }
+        let error_ok = |e: &Value| e["code"].is_i64() && e["message"].is_string();
+        match (params, result, error) {
+            (None, Some(_), None) => "reply",
+            (None, None, Some(e)) if e.is_object() && error_ok(e) => "reply",
+            _ => "invalid",
+        }
+    }
+
+    /// Checks that `check`'s verdict on `text` is an answer spec/002 allows: a reply that is
+    /// itself a valid envelope to the message's id, or a close naming a JSON-RPC code.
+    fn conformant(text: &str) -> &'static str {
+        match check(text) {
+            Checked::Request { heartbeat, .. } => {
+                if heartbeat {
+                    "heartbeat"
+                } else {
+                    "request"
+                }
+            }
+            Checked::Reply => "reply",
+            Checked::Invalid { id, error } => {
+                let reply = crate::rpc::Response::error(id.to_owned(), error).to_json();
+                let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();
+                let object = reply.as_object().unwrap();
+                assert!(object
+                    .keys()
+                    .all(|k| ["jsonrpc", "id", "error"].contains(&k.as_str())));
+                assert_eq!(reply["jsonrpc"], "2.0");
+                let sent: serde_json::Value = serde_json::from_str(id.get()).unwrap();
+                assert!(sent.as_str().is_some_and(|s| !s.is_empty()));
+                assert_eq!(reply["id"], sent);
+                assert_eq!(reply["error"]["code"], -32600);
+                assert!(reply["error"]["message"].is_string());
+                "invalid"
+            }
+            Checked::Unanswerable(reason) => {
+                assert!(reason.len() <= 123, "a close reason fits a close frame");
+                assert!(reason.starts_with("-32700 ") || reason.starts_with("-32600 "));
+                "close"
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(2000))]
+
+        #[test]
+        fn every_envelope_gets_the_answer_the_spec_gives(members in members()) {
+            let text = text_of(&members);
+            proptest::prop_assert_eq!(conformant(&text), expected(&members), "{}", text);
+        }
+
+        #[test]
+        fn arbitrary_json_never_panics_and_is_answered_or_closed(value in any_json()) {
+            let verdict = conformant(&value.to_string());
+            if !value.is_object() {
+                proptest::prop_assert_eq!(verdict, "close");
+            }
+        }
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,64}") {
+            conformant(&text);
+        }
+    }
 }

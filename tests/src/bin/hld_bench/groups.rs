@@ -38,11 +38,13 @@ pub enum Group {
     Tui,
     /// `searchSessions` over many sessions.
     Search,
+    /// The WebSocket transport: round trips, throughput and fan-out.
+    Websocket,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 10] = [
+    pub const ALL: [Group; 11] = [
         Group::Latency,
         Group::Throughput,
         Group::Connect,
@@ -53,6 +55,7 @@ impl Group {
         Group::Memory,
         Group::Tui,
         Group::Search,
+        Group::Websocket,
     ];
 
     /// The section title.
@@ -68,6 +71,7 @@ impl Group {
             Group::Memory => "8. memory",
             Group::Tui => "9. the hld-tui dashboard",
             Group::Search => "10. search: searchSessions over many sessions",
+            Group::Websocket => "11. WebSocket (holon-rpc): round trips and fan-out",
         }
     }
 
@@ -84,6 +88,7 @@ impl Group {
             Group::Memory => "memory",
             Group::Tui => "tui",
             Group::Search => "search",
+            Group::Websocket => "websocket",
         }
     }
 }
@@ -153,12 +158,12 @@ impl FanoutLoad {
 pub struct Plan {
     smoke: bool,
     /// Rounds of the request/response and fan-out groups.
-    rounds: usize,
+    pub(crate) rounds: usize,
     /// Rounds of the slower groups (ingest, start-up, memory, tui).
     slow_rounds: usize,
-    pingpong: u64,
-    warmup: u64,
-    conc: u64,
+    pub(crate) pingpong: u64,
+    pub(crate) warmup: u64,
+    pub(crate) conc: u64,
     connect: u64,
     fanout: Vec<FanoutLoad>,
     ingest_lines: u64,
@@ -170,6 +175,8 @@ pub struct Plan {
     startup_runs: usize,
     memory_subs: usize,
     oversize: usize,
+    /// WebSocket fan-out: subscribers and events.
+    pub(crate) ws_fanout: (usize, usize),
 }
 
 impl Plan {
@@ -200,6 +207,7 @@ impl Plan {
                 startup_runs: 4,
                 memory_subs: 20,
                 oversize: 8 << 20,
+                ws_fanout: (5, 30),
             }
         } else {
             Plan {
@@ -227,6 +235,7 @@ impl Plan {
                 startup_runs: 300,
                 memory_subs: 1000,
                 oversize: 64 << 20,
+                ws_fanout: (100, 300),
             }
         };
         if let Some(r) = rounds {
@@ -262,6 +271,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Search => {
             crate::search::run(bins, plan.rounds, plan.search_sessions, plan.search_reps)
         }
+        Group::Websocket => crate::websocket::run(bins, plan),
     }
 }
 
