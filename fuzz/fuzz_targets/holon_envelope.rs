@@ -77,8 +77,9 @@ fuzz_target!(|data: &[u8]| {
             conn.finish(ended).await;
         });
         let ws = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
+        // Each half is dropped when its side is done, so that the daemon sees the end.
         let (mut write, mut read) = ws.split();
-        let send = async {
+        let send = async move {
             for message in messages {
                 if write.send(message).await.is_err() {
                     return;
@@ -86,7 +87,7 @@ fuzz_target!(|data: &[u8]| {
             }
             let _ = write.close().await;
         };
-        let receive = async {
+        let receive = async move {
             let mut received = Vec::new();
             while let Some(Ok(message)) = read.next().await {
                 received.push(message);
