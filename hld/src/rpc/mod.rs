@@ -204,7 +204,8 @@ enum Handled {
     /// `shutdown` of a connection that ends with it: its reply, if it was a request.
     Close(Option<Response>),
     Subscribe(Box<RawValue>, SubscribeParams),
-    ClientReply(Box<RawValue>),
+    /// The peer's reply to the server-initiated request of this id (its text).
+    ClientReply(String),
 }
 
 /// Serves one connection until the client leaves or `shutdown` is cancelled: requests in
@@ -322,11 +323,14 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
             return Handled::Reply(Response::error(null_id(), error));
         }
         Frame::Answered(response) => return Handled::Reply(response),
+        Frame::Replied(id) => return Handled::ClientReply(id),
     };
     let (id, method, params) = match envelope::parse(&bytes) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Reply { id }) if delivery == Delivery::Requests => {
-            return Handled::ClientReply(id.to_owned())
+            // A string id's text; any other id is kept as written and matches no request.
+            let text = serde_json::from_str(id.get()).unwrap_or_else(|_| id.get().to_owned());
+            return Handled::ClientReply(text);
         }
         Ok(Message::Reply { id }) => {
             let error = invalid_request(
@@ -602,20 +606,17 @@ impl Events {
         self.last_request
     }
 
-    /// The peer replied to the request `id` (raw JSON). A reply to no pending request is
-    /// ignored and logged with spec/002's classification: to one forgotten as stale, to one
-    /// already settled (a duplicate), or to one never sent (unknown).
-    fn replied(&mut self, id: &RawValue) {
-        let number = serde_json::from_str::<std::borrow::Cow<str>>(id.get())
-            .ok()
-            .and_then(|id| request_number(&id));
-        let kind = match number {
+    /// The peer replied to the request `id`. A reply to no pending request is ignored and
+    /// logged with spec/002's classification: to one forgotten as stale, to one already
+    /// settled (a duplicate), or to one never sent (unknown).
+    fn replied(&mut self, id: &str) {
+        let kind = match request_number(id) {
             Some(n) if self.pending.remove(&n).is_some() => return,
             Some(n) if self.stale.contains(&n) => "stale_response_id",
             Some(n) if n <= self.last_request => "duplicate_response_id",
             _ => "unknown_response_id",
         };
-        tracing::warn!(id = %id.get().escape_debug(), kind, "a reply to no pending request; ignored");
+        tracing::warn!(id = %id.escape_debug(), kind, "a reply to no pending request; ignored");
     }
 
     fn forget_stale(&mut self) {

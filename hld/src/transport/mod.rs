@@ -22,4 +22,6 @@ pub enum Frame {
     /// A message the transport answered itself (a protocol's own method, or a violation it
     /// can answer to the message's id): this reply goes out in its turn.
     Answered(Response),
+    /// The peer's reply to a server-initiated request, already checked: the request's id.
+    Replied(String),
 }

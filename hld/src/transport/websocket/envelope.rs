@@ -29,7 +29,10 @@ pub enum Checked<'a> {
         heartbeat: bool,
     },
     /// A response to a request the server sent.
-    Reply,
+    Reply {
+        /// Its id (a non-empty JSON string, raw).
+        id: &'a RawValue,
+    },
     /// A violation answered with this -32600 error to the message's id.
     Invalid {
         /// The message's id (raw).
@@ -93,8 +96,8 @@ pub fn check(text: &str) -> Checked<'_> {
     match (result, error) {
         (Some(_), Some(_)) => invalid("a response has result or error, not both".into()),
         (None, None) => invalid("method, result or error is required".into()),
-        (Some(_), None) => Checked::Reply,
-        (None, Some(error)) if is_error_object(error) => Checked::Reply,
+        (Some(_), None) => Checked::Reply { id },
+        (None, Some(error)) if is_error_object(error) => Checked::Reply { id },
         (None, Some(_)) => {
             invalid("error must be an object with an integer code and a string message".into())
         }
@@ -148,7 +151,7 @@ mod tests {
             Checked::Request {
                 heartbeat: true, ..
             } => "heartbeat".into(),
-            Checked::Reply => "reply".into(),
+            Checked::Reply { .. } => "reply".into(),
             Checked::Invalid { id, error } => {
                 assert_eq!(error.code, -32600);
                 format!("{} -> {}", id.get(), error.message)
@@ -394,7 +397,7 @@ mod tests {
                     "request"
                 }
             }
-            Checked::Reply => "reply",
+            Checked::Reply { .. } => "reply",
             Checked::Invalid { id, error } => {
                 let reply = crate::rpc::Response::error(id.to_owned(), error).to_json();
                 let reply: serde_json::Value = serde_json::from_slice(&reply).unwrap();

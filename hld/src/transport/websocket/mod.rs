@@ -342,8 +342,7 @@ fn frame_of(text: Utf8Bytes) -> Result<Frame, CloseFrame> {
     let answered = match envelope::check(&text) {
         Checked::Request {
             heartbeat: false, ..
-        }
-        | Checked::Reply => None,
+        } => None,
         Checked::Request {
             id,
             heartbeat: true,
@@ -351,6 +350,10 @@ fn frame_of(text: Utf8Bytes) -> Result<Frame, CloseFrame> {
             id: id.to_owned(),
             outcome: Ok(Bytes::from_static(b"{}")),
         }),
+        Checked::Reply { id } => {
+            let id = serde_json::from_str(id.get()).expect("a checked id is a JSON string");
+            return Ok(Frame::Replied(id));
+        }
         Checked::Invalid { id, error } => {
             tracing::warn!(error = %error.message, "an invalid holon-rpc envelope");
             Some(Reply::error(id.to_owned(), error))
