@@ -6,7 +6,8 @@
 //!
 //! The raw servers do what the transport itself must: the handshake (echoing `holon-rpc`),
 //! frames, and for the fan-out, each event as a server request `s<N>` numbered per
-//! subscriber, whose replies are read and dropped. They parse and store nothing.
+//! subscriber, whose replies are read and dropped. They parse and store nothing. Servers and
+//! clients all use the daemon's tungstenite settings (`websocket::ws_config`).
 
 use std::io::{BufRead, Write as _};
 use std::net::SocketAddr;
@@ -64,12 +65,11 @@ impl WsTarget {
     async fn connect(&self) -> anyhow::Result<WebSocketStream<MaybeTlsStream<TcpStream>>> {
         let url = format!("ws://{}/", self.addr);
         let request = hld_e2e::ws::upgrade(&url, self.token.as_deref(), None, true);
-        let (ws, _) = tokio_tungstenite::connect_async(request)
+        // The daemon's buffer sizes, on this side too, for hld and the raw servers alike.
+        let config = Some(hld::transport::websocket::ws_config());
+        let (ws, _) = tokio_tungstenite::connect_async_with_config(request, config, true)
             .await
             .with_context(|| format!("WebSocket handshake with {url}"))?;
-        if let MaybeTlsStream::Plain(tcp) = ws.get_ref() {
-            tcp.set_nodelay(true)?;
-        }
         Ok(ws)
     }
 }
@@ -262,7 +262,10 @@ pub fn serve(kind: RawWs, sock: &Path, event_bytes: usize) -> anyhow::Result<()>
             stream.set_nodelay(true)?;
             let events = events.clone();
             tokio::spawn(async move {
-                let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, HolonRpc).await else {
+                let config = Some(hld::transport::websocket::ws_config());
+                let accepting =
+                    tokio_tungstenite::accept_hdr_async_with_config(stream, HolonRpc, config);
+                let Ok(ws) = accepting.await else {
                     return;
                 };
                 match kind {
@@ -434,7 +437,12 @@ fn daemon(bins: &Bins) -> anyhow::Result<(Server, WsTarget)> {
     let server = Server::daemon(
         bins,
         &DaemonOptions {
-            args: vec!["--ws".into(), "127.0.0.1:0".into()],
+            args: vec![
+                "--ws".into(),
+                "127.0.0.1:0".into(),
+                "--ws-max-connections".into(),
+                "1000".into(),
+            ],
             ..Default::default()
         },
     )?;
@@ -643,7 +651,8 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     Ok(Section {
         title: crate::groups::Group::Websocket.title().into(),
         method: format!(
-            "hld runs with `--ws 127.0.0.1:0` beside its Unix socket; clients are tokio \
+            "hld runs with `--ws 127.0.0.1:0` beside its Unix socket (the connection cap raised \
+             for the subscribers); clients are tokio \
              current_thread processes over tokio-tungstenite, unpinned, with the token as \
              `Authorization: Bearer`. Round trips: {} sequential `health` requests on one \
              connection (after {} untimed), then {} over 64 connections, each reply checked \
@@ -662,7 +671,7 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         ),
         commands: vec![
             "hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
-             --claude-path fake-claude --ws 127.0.0.1:0 &"
+             --claude-path fake-claude --ws 127.0.0.1:0 --ws-max-connections 1000 &"
                 .into(),
             "hld-bench serve-ws --kind echo --sock $DIR/raw.sock &   # prints its address".into(),
             "hld-bench client ws-pingpong --ws $ADDR [--token-file $DIR/daemon.ws-token] \
