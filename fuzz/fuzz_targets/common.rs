@@ -1,5 +1,5 @@
 //! What the dispatch targets share: one runtime, and one real daemon (its method table, a
-//! SQLite store in a temporary directory) for every input.
+//! SQLite store in a temporary directory, the WebSocket settings) for every input.
 
 use std::sync::{Arc, LazyLock};
 
@@ -30,6 +30,8 @@ pub static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(||
         &path("no-claude-here"),
         "--max-message-size",
         "65536",
+        "--ws",
+        "127.0.0.1:0",
     ])
     .expect("args");
     let config = Config::from_args(args).expect("config");

@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings::content_length(Duration::from_secs(3600));
+        let settings = Settings::content_length(&daemon.config);
         let conn = ContentLengthConn::new(server, 65536, Duration::from_secs(3600), BytesMut::new());
         let served = tokio::spawn(rpc::serve(conn, daemon, settings, CancellationToken::new()));
         let (mut read, mut write) = tokio::io::split(client);

@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings::ndjson(Duration::from_secs(3600));
+        let settings = Settings::ndjson(&daemon.config);
         let codec = NdjsonCodec::new(daemon.config.max_message_size);
         let served = tokio::spawn(rpc::serve(
             Framed::new(server, codec),

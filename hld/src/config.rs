@@ -1,15 +1,19 @@
 //! The daemon's configuration: command-line flags, environment variables and `humanlayer.json`.
 
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Parser;
-use hld_client::config::{config_file_value, expand_tilde, humanlayer_dir, resolve_socket_path};
+use hld_client::config::{
+    config_file_candidates, config_file_value, expand_tilde, humanlayer_dir, resolve_socket_path,
+};
 use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 
 use crate::approval::api::{ApiKey, DEFAULT_BASE_URL};
 use crate::approval::cloud::{PollSettings, DEFAULT_POLL_INTERVAL, MAX_BACKOFF};
 use crate::approval::server::ApprovalsCommand;
+use crate::transport::websocket::handshake::WsToken;
 
 /// Command-line flags of `hld`.
 #[derive(Debug, Clone, Parser)]
@@ -23,7 +27,10 @@ use crate::approval::server::ApprovalsCommand;
       database: --database, $HUMANLAYER_DATABASE_PATH, database_path in humanlayer.json, ~/.humanlayer/daemon.db\n  \
       claude:   --claude-path, claude_path in humanlayer.json, $HUMANLAYER_CLAUDE_PATH, then PATH\n  \
       API key:  --api-key, $HUMANLAYER_API_KEY, api_key in humanlayer.json (enables cloud approvals)\n  \
-      API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n\
+      API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n  \
+      WebSocket: --ws, ws_address in humanlayer.json; TLS: --ws-tls-cert/--ws-tls-key, ws_tls_cert/ws_tls_key;\n             \
+      origins: --ws-allowed-origin, ws_allowed_origins (an array); token: ws_token in humanlayer.json,\n             \
+      else the file daemon.ws-token next to the socket (made 0600 at first start)\n\
       humanlayer.json is read from ./ or $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/).\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."
 )]
@@ -100,6 +107,68 @@ pub struct Args {
     /// HumanLayer API base URL [default: https://api.humanlayer.dev/humanlayer/v1].
     #[arg(long, env = "HUMANLAYER_API_BASE_URL", value_name = "URL")]
     pub api_base_url: Option<String>,
+    /// Also serve every method over WebSocket, subprotocol `holon-rpc` (spec/002), on this
+    /// address, e.g. 127.0.0.1:7777: for browser tools and remote dashboards. Every
+    /// connection presents the token (`Authorization: Bearer` or `?token=`). Loopback only,
+    /// unless --ws-allow-remote.
+    #[arg(long = "ws", value_name = "ADDR", help_heading = "WebSocket")]
+    pub ws: Option<String>,
+    /// Allow a --ws address other machines can reach. Needs TLS (--ws-tls-cert and
+    /// --ws-tls-key), so that the token never crosses the network in clear.
+    #[arg(long, help_heading = "WebSocket")]
+    pub ws_allow_remote: bool,
+    /// PEM certificate chain: serve wss:// (TLS) instead of ws://.
+    #[arg(long, value_name = "PATH", help_heading = "WebSocket")]
+    pub ws_tls_cert: Option<PathBuf>,
+    /// The certificate's PEM private key.
+    #[arg(long, value_name = "PATH", help_heading = "WebSocket")]
+    pub ws_tls_key: Option<PathBuf>,
+    /// A browser origin allowed to connect, e.g. http://localhost:5173 (repeat the flag for
+    /// more). None by default: a handshake with an `Origin` header is then refused (403); a
+    /// native client sends none and needs only the token.
+    #[arg(
+        long = "ws-allowed-origin",
+        value_name = "ORIGIN",
+        help_heading = "WebSocket"
+    )]
+    pub ws_allowed_origins: Vec<String>,
+    /// The most WebSocket connections at once; a handshake beyond gets 503.
+    #[arg(
+        long,
+        default_value_t = 64,
+        value_name = "N",
+        help_heading = "WebSocket"
+    )]
+    pub ws_max_connections: usize,
+    /// The most events a WebSocket client may leave unanswered; later ones are dropped,
+    /// and the next one sent is a `lagged` event with their count.
+    #[arg(
+        long,
+        default_value_t = 256,
+        value_name = "N",
+        help_heading = "WebSocket"
+    )]
+    pub ws_max_pending: usize,
+    /// Milliseconds between the server's `rpc.heartbeat` requests.
+    #[arg(
+        long,
+        default_value_t = 15_000,
+        value_name = "MS",
+        help_heading = "WebSocket"
+    )]
+    pub ws_heartbeat_ms: u64,
+    /// Milliseconds a WebSocket client has to send anything after a heartbeat request
+    /// before it is closed (1008).
+    #[arg(
+        long,
+        default_value_t = 5_000,
+        value_name = "MS",
+        help_heading = "WebSocket"
+    )]
+    pub ws_heartbeat_timeout_ms: u64,
+    /// Milliseconds after which an unanswered server request is forgotten.
+    #[arg(long, default_value_t = 30_000, value_name = "MS", hide = true)]
+    pub ws_stale_ms: u64,
     /// Milliseconds between cloud approval polls.
     #[arg(long, default_value_t = millis(DEFAULT_POLL_INTERVAL), value_name = "MS", hide = true)]
     pub approval_poll_interval_ms: u64,
@@ -143,6 +212,119 @@ pub struct CloudConfig {
     pub poll: PollSettings,
 }
 
+/// The WebSocket transport (`--ws`).
+#[derive(Debug, Clone)]
+pub struct WsConfig {
+    /// The address to listen on.
+    pub address: SocketAddr,
+    /// The certificate and key files, for wss://.
+    pub tls: Option<TlsFiles>,
+    /// The token from `ws_token` in humanlayer.json; else the token file's.
+    pub token: Option<WsToken>,
+    /// Browser origins allowed to connect (lower case, no trailing `/`).
+    pub allowed_origins: Vec<String>,
+    /// The most connections at once.
+    pub max_connections: usize,
+    /// The most server-initiated requests waiting for a reply, per connection.
+    pub max_pending: usize,
+    /// How often the server sends `rpc.heartbeat`.
+    pub heartbeat: Duration,
+    /// How long a client has to answer it.
+    pub heartbeat_timeout: Duration,
+    /// When an unanswered server request is forgotten.
+    pub stale_after: Duration,
+}
+
+/// A PEM certificate chain and its private key.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    /// The certificate chain.
+    pub cert: PathBuf,
+    /// The private key.
+    pub key: PathBuf,
+}
+
+impl WsConfig {
+    /// The WebSocket settings of `args`, `None` without `--ws` or `ws_address`. A
+    /// non-loopback address needs `--ws-allow-remote` and TLS.
+    fn resolve(args: &Args) -> Result<Option<WsConfig>, String> {
+        let Some(address) = args.ws.clone().or(config_file_value("ws_address")?) else {
+            return Ok(None);
+        };
+        let address: SocketAddr = address.trim().parse().map_err(|_| {
+            format!("--ws {address:?} is not an address and port, e.g. 127.0.0.1:7777")
+        })?;
+        let file = |flag: &Option<PathBuf>, key: &str| -> Result<Option<PathBuf>, String> {
+            Ok(match flag {
+                Some(path) => Some(path.clone()),
+                None => config_file_value(key)?.map(|p| expand_tilde(&p)),
+            })
+        };
+        let tls = match (
+            file(&args.ws_tls_cert, "ws_tls_cert")?,
+            file(&args.ws_tls_key, "ws_tls_key")?,
+        ) {
+            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
+            (None, None) => None,
+            _ => return Err("--ws-tls-cert and --ws-tls-key go together".into()),
+        };
+        if !address.ip().is_loopback() {
+            if !args.ws_allow_remote {
+                return Err(format!(
+                    "--ws {address} is not a loopback address: pass --ws-allow-remote (with TLS: \
+                     --ws-tls-cert and --ws-tls-key) to serve other machines"
+                ));
+            }
+            if tls.is_none() {
+                return Err(format!(
+                    "--ws {address} with --ws-allow-remote needs TLS (--ws-tls-cert and \
+                     --ws-tls-key): the token must not cross the network in clear"
+                ));
+            }
+        }
+        let token = config_file_value("ws_token")?
+            .map(|t| WsToken::new(&t).map_err(|e| format!("ws_token in humanlayer.json: {e}")))
+            .transpose()?;
+        let mut origins = args.ws_allowed_origins.clone();
+        if origins.is_empty() {
+            origins = config_file_list("ws_allowed_origins")?;
+        }
+        let allowed_origins = origins
+            .iter()
+            .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+            .filter(|o| !o.is_empty())
+            .collect();
+        Ok(Some(WsConfig {
+            address,
+            tls,
+            token,
+            allowed_origins,
+            max_connections: args.ws_max_connections.max(1),
+            max_pending: args.ws_max_pending.max(1),
+            heartbeat: Duration::from_millis(args.ws_heartbeat_ms.max(1)),
+            heartbeat_timeout: Duration::from_millis(args.ws_heartbeat_timeout_ms.max(1)),
+            stale_after: Duration::from_millis(args.ws_stale_ms.max(1)),
+        }))
+    }
+}
+
+/// An array of strings under `key` in the first `humanlayer.json` that exists (empty if
+/// absent). A malformed file, or a value that is not an array of strings, is an error.
+fn config_file_list(key: &str) -> Result<Vec<String>, String> {
+    let Some(path) = config_file_candidates().into_iter().find(|p| p.is_file()) else {
+        return Ok(Vec::new());
+    };
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("malformed config file {}: {e}", path.display()))?;
+    match value.get(key) {
+        None | Some(serde_json::Value::Null) => Ok(Vec::new()),
+        Some(list) => serde_json::from_value(list.clone())
+            .map_err(|_| format!("{key} in {} must be an array of strings", path.display())),
+    }
+}
+
 /// The resolved configuration.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -178,12 +360,15 @@ pub struct Config {
     pub worker_threads: usize,
     /// Cloud approvals, when an API key is configured.
     pub cloud: Option<CloudConfig>,
+    /// The WebSocket transport, when configured.
+    pub websocket: Option<WsConfig>,
 }
 
 impl Config {
     /// Resolves flags, environment and config file.
     pub fn from_args(args: Args) -> Result<Config, String> {
         let socket = resolve_socket_path(args.socket.as_deref())?;
+        let websocket = WsConfig::resolve(&args)?;
         let database = match args.database {
             Some(p) => expand_tilde(&p.to_string_lossy()),
             None => match std::env::var("HUMANLAYER_DATABASE_PATH")
@@ -239,7 +424,17 @@ impl Config {
             approvals_command: ApprovalsCommand::resolve(args.approvals_command)?,
             cloud,
             worker_threads: args.worker_threads,
+            websocket,
         })
+    }
+
+    /// The WebSocket token's file: `daemon.ws-token` beside the socket, in its checked
+    /// private directory.
+    pub fn ws_token_file(&self) -> PathBuf {
+        self.socket
+            .parent()
+            .unwrap_or(Path::new("."))
+            .join("daemon.ws-token")
     }
 
     /// The daemon's private directory for per-session files (MCP configs), next to the

@@ -1,6 +1,9 @@
 //! The server: a function of (config, log control, shutdown token). `main` is a thin wrapper,
 //! and tests call the same function.
 //!
+//! The Unix socket always; a WebSocket listener too with `--ws`, its connections served and
+//! drained with the socket's.
+//!
 //! Shutdown order: stop accepting → let in-flight requests finish and subscriptions close
 //! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
 //! flush the store → remove the socket.
@@ -17,7 +20,7 @@ use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
 use crate::store::Store;
-use crate::transport::unix;
+use crate::transport::{unix, websocket};
 
 /// How long in-flight requests get to finish at shutdown.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
@@ -62,15 +65,16 @@ async fn announce(daemon: Arc<Daemon>) {
 /// freed): the pause before the next grows from 10 ms to 1 s, and one warning a second says
 /// how many failed since the last.
 #[derive(Default)]
-struct AcceptFailures {
-    pause: Option<Duration>,
+pub(crate) struct AcceptFailures {
+    /// The pause after the last failure; `None` once an accept succeeds.
+    pub(crate) pause: Option<Duration>,
     logged: Option<std::time::Instant>,
     unlogged: u64,
 }
 
 impl AcceptFailures {
     /// Counts a failure; returns the pause before the next accept.
-    fn failed(&mut self, e: &std::io::Error) -> Duration {
+    pub(crate) fn failed(&mut self, e: &std::io::Error) -> Duration {
         self.unlogged += 1;
         if self
             .logged
@@ -95,6 +99,15 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
     let socket = unix::bind(&config.socket)?;
+    // After the socket: its directory, where the token file lives, is checked by now.
+    let ws = match &config.websocket {
+        Some(ws) => Some(
+            websocket::Listener::bind(ws, &config.ws_token_file())
+                .await
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
     // Bound, so no other daemon serves this socket: what is in the run directory is left over.
     let run_dir = config.run_dir();
     match claude::command::clean_mcp_configs(&run_dir)? {
@@ -134,6 +147,8 @@ pub async fn run(
     ));
 
     let connections = TaskTracker::new();
+    let ws = ws
+        .map(|ws| tokio::spawn(ws.run(Arc::clone(&daemon), connections.clone(), shutdown.clone())));
     let mut failing = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
@@ -161,6 +176,10 @@ pub async fn run(
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
     drop(listener);
+    if let Some(ws) = ws {
+        // It stops at the same token, and drops its listener.
+        let _ = ws.await;
+    }
     // 2–3. In-flight requests finish, while running sessions are interrupted, given a grace
     //      period, then killed; their outcome is stored and published, and then the bus
     //      closes, which ends the subscriptions.

@@ -24,6 +24,7 @@ pub mod corpus;
 pub mod frames;
 pub mod http;
 pub mod pty;
+pub mod ws;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a
 /// line of output) before they fail.

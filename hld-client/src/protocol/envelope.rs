@@ -91,7 +91,8 @@ impl std::fmt::Display for ErrorObject {
     }
 }
 
-/// The reserved JSON-RPC error codes used by the daemon.
+/// The error codes used by the daemon: JSON-RPC's reserved ones, and Holon-RPC's (spec/002,
+/// gRPC's numbering) on the WebSocket transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorCode {
@@ -105,6 +106,9 @@ pub enum ErrorCode {
     InvalidParams,
     /// A fault inside the daemon.
     InternalError,
+    /// Holon-RPC's 8 (`RESOURCE_EXHAUSTED`): a reply over the WebSocket transport's 1 MiB
+    /// limit; ask for less (page with `after_sequence` and `limit`).
+    ResourceExhausted,
 }
 
 impl ErrorCode {
@@ -116,6 +120,7 @@ impl ErrorCode {
             ErrorCode::MethodNotFound => -32601,
             ErrorCode::InvalidParams => -32602,
             ErrorCode::InternalError => -32603,
+            ErrorCode::ResourceExhausted => 8,
         }
     }
 
@@ -127,6 +132,7 @@ impl ErrorCode {
             ErrorCode::MethodNotFound,
             ErrorCode::InvalidParams,
             ErrorCode::InternalError,
+            ErrorCode::ResourceExhausted,
         ]
         .into_iter()
         .find(|c| c.code() == code)

@@ -138,8 +138,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
-/// An object's members in order, repeats included, each value raw.
-struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+/// An object's members in order, repeats included, each value raw (names borrowed unless
+/// they have escapes).
+pub(crate) struct Pairs<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
     /// The rejection of an object that repeats a member: answered to its id when that is
@@ -184,8 +185,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
                 mut a: A,
             ) -> Result<Pairs<'de>, A::Error> {
                 let mut pairs = Vec::new();
-                while let Some(pair) = a.next_entry::<Cow<'de, str>, &'de RawValue>()? {
-                    pairs.push(pair);
+                while let Some((name, value)) = a.next_entry::<Text<'de>, &'de RawValue>()? {
+                    // A JSON object's member names are strings.
+                    pairs.push((name.into_str().unwrap_or_default(), value));
                 }
                 Ok(Pairs(pairs))
             }

@@ -12,14 +12,16 @@
 //! transport with [`Delivery::TakeOver`] (NDJSON, as the anchor's clients expect) the
 //! connection carries only events and heartbeats from then on; on the others requests keep
 //! working beside the events, which go out as notifications or as server-initiated requests
-//! whose replies the loop matches.
+//! whose replies the loop matches. On the latter ([`Delivery::Requests`]) the loop also sends
+//! its own `rpc.heartbeat` requests and ends a connection whose peer stops answering.
 
 pub mod envelope;
 pub mod error;
 pub mod router;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,25 +32,32 @@ use hld_client::protocol::{
     EVENT_TYPES, SUBSCRIPTION_ESTABLISHED,
 };
 use serde_json::value::RawValue;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 
 use self::envelope::{method_not_found, null_id, Message};
 use self::error::{error_object, invalid_request};
 use self::router::{decode_params, Route};
 use crate::bus::{Filter, Published, Received, Subscriber};
+use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::error::Error;
 pub use crate::transport::Frame;
 pub use router::Router;
 
 /// A reply to one request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Response {
     /// The request's id, as it came.
     pub id: Box<RawValue>,
     /// The result as JSON, or the error.
     pub outcome: Result<Bytes, ErrorObject>,
+}
+
+impl PartialEq for Response {
+    fn eq(&self, other: &Response) -> bool {
+        self.id.get() == other.id.get() && self.outcome == other.outcome
+    }
 }
 
 impl Response {
@@ -101,8 +110,13 @@ pub enum Outgoing {
         /// The request's number, for [`Delivery::Requests`].
         request: Option<u64>,
     },
-    /// Proof of life on an idle subscription ([`Delivery::TakeOver`]).
-    Heartbeat,
+    /// Proof of life: on an idle subscription ([`Delivery::TakeOver`]), or with `request`, the
+    /// server-initiated `rpc.heartbeat` request `"id":"s<N>"` the peer must answer
+    /// ([`Delivery::Requests`]).
+    Heartbeat {
+        /// The request's number, for [`Delivery::Requests`].
+        request: Option<u64>,
+    },
 }
 
 /// How a transport carries a subscriber's events.
@@ -123,9 +137,12 @@ pub enum Delivery {
 pub struct Settings {
     /// How events travel.
     pub delivery: Delivery,
-    /// A heartbeat follows this long without anything written to a subscription
-    /// ([`Delivery::TakeOver`]).
+    /// [`Delivery::TakeOver`]: a heartbeat follows this long without anything written to a
+    /// subscription. [`Delivery::Requests`]: an `rpc.heartbeat` request goes out this often.
     pub heartbeat: Duration,
+    /// [`Delivery::Requests`]: a peer that has sent nothing this long after a heartbeat
+    /// request was sent is taken for gone ([`Ended::Unresponsive`]).
+    pub heartbeat_timeout: Duration,
     /// At most this many server-initiated requests wait for a reply; events beyond are
     /// dropped and counted ([`Delivery::Requests`]).
     pub max_pending: usize,
@@ -134,29 +151,50 @@ pub struct Settings {
     /// `shutdown` ends this connection, not the daemon: an editor's connection (stdio) must
     /// not stop what other front ends are watching.
     pub shutdown_ends_connection: bool,
+    /// The error for a method the table does not have (each transport's peers expect their
+    /// own wording).
+    pub method_not_found: fn(&str) -> ErrorObject,
 }
 
 impl Settings {
-    /// NDJSON on the socket: `Subscribe` takes the connection over.
-    pub fn ndjson(heartbeat: Duration) -> Settings {
+    /// The Unix socket's NDJSON connections: `Subscribe` takes them over.
+    pub fn ndjson(config: &Config) -> Settings {
         Settings {
             delivery: Delivery::TakeOver,
-            heartbeat,
+            heartbeat: config.heartbeat_interval,
+            heartbeat_timeout: Duration::ZERO,
             max_pending: 0,
             stale_after: Duration::ZERO,
             shutdown_ends_connection: false,
+            method_not_found,
         }
     }
 
-    /// Content-Length framing, an editor's connection: events go out as notifications beside
-    /// the replies, and `shutdown` ends this connection only.
-    pub fn content_length(heartbeat: Duration) -> Settings {
+    /// Content-Length-framed connections (`hld --stdio`): events as notifications, and
+    /// `shutdown` ends only the connection.
+    pub fn content_length(config: &Config) -> Settings {
         Settings {
             delivery: Delivery::Notifications,
             shutdown_ends_connection: true,
-            ..Settings::ndjson(heartbeat)
+            ..Settings::ndjson(config)
         }
     }
+}
+
+/// Why [`serve`] returned, for a transport that tells its peer (WebSocket's close codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The peer left, or its stream ended (a transport that ends it for a violation knows
+    /// which).
+    Left,
+    /// The daemon is shutting down.
+    Shutdown,
+    /// `shutdown` was asked of a connection that ends with it.
+    Closed,
+    /// The peer sent nothing within the heartbeat timeout.
+    Unresponsive,
+    /// Writing to the peer failed.
+    Failed,
 }
 
 /// What the loop does with one incoming frame.
@@ -166,47 +204,74 @@ enum Handled {
     /// `shutdown` of a connection that ends with it: its reply, if it was a request.
     Close(Option<Response>),
     Subscribe(Box<RawValue>, SubscribeParams),
+    /// The peer's reply to the server-initiated request of this id (its text).
     ClientReply(String),
 }
 
 /// Serves one connection until the client leaves or `shutdown` is cancelled: requests in
-/// order, one reply each (none for a notification).
+/// order, one reply each (none for a notification). Returns why it ended.
 pub async fn serve<C>(
     mut conn: C,
     daemon: Arc<Daemon>,
     settings: Settings,
     shutdown: CancellationToken,
-) where
+) -> Ended
+where
     C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
 {
     let mut events = Events::new(settings);
+    let mut heartbeat = Heartbeat::new(&settings);
     // One wait for the token, for the whole connection (a new one per request would take its
     // lock twice per request).
     let cancelled = shutdown.clone().cancelled_owned();
     tokio::pin!(cancelled);
-    loop {
+    // When the peer last sent anything: any message proves it alive.
+    let mut heard = Instant::now();
+    let ended = loop {
         // Requests already read are answered before their replies are flushed together (a
         // shutdown is noticed once they are).
         let frame = match conn.next().now_or_never() {
             Some(frame) => frame,
             None => {
                 if conn.flush().await.is_err() {
-                    return;
+                    return Ended::Failed;
                 }
                 tokio::select! {
                     biased;
-                    () = &mut cancelled => break,
+                    () = &mut cancelled => break Ended::Shutdown,
                     frame = conn.next() => frame,
                     received = events.next() => {
                         if events.send(&mut conn, received).await.is_err() {
-                            return;
+                            return Ended::Failed;
+                        }
+                        continue;
+                    }
+                    () = heartbeat.due() => {
+                        match heartbeat.turn(heard, &mut events) {
+                            Pulse::Beat(request) => {
+                                let beat = Outgoing::Heartbeat { request: Some(request) };
+                                if conn.send(beat).await.is_err() {
+                                    return Ended::Failed;
+                                }
+                            }
+                            Pulse::Alive => {}
+                            Pulse::Dead => {
+                                tracing::warn!(
+                                    timeout_ms = settings.heartbeat_timeout.as_millis() as u64,
+                                    "no answer to rpc.heartbeat; closing the connection"
+                                );
+                                break Ended::Unresponsive;
+                            }
                         }
                         continue;
                     }
                 }
             }
         };
-        let Some(Ok(frame)) = frame else { break };
+        let Some(Ok(frame)) = frame else {
+            break Ended::Left;
+        };
+        heard = Instant::now();
         let reply = match handle(&daemon, frame, &settings).await {
             Handled::Reply(response) => response,
             Handled::Silent => continue,
@@ -215,7 +280,7 @@ pub async fn serve<C>(
                     let _ = conn.feed(Outgoing::Response(reply)).await;
                 }
                 tracing::info!("shutdown of this connection requested; closing it");
-                break;
+                break Ended::Closed;
             }
             Handled::ClientReply(id) => {
                 events.replied(&id);
@@ -228,23 +293,23 @@ pub async fn serve<C>(
                         outcome: Ok(confirmation),
                     };
                     if conn.send(Outgoing::Response(confirmed)).await.is_err() {
-                        return;
-                    }
-                    if settings.delivery == Delivery::TakeOver {
-                        forward(conn, subscriber, settings.heartbeat).await;
-                        return;
+                        return Ended::Failed;
                     }
                     events.subscriber = Some(subscriber);
+                    if settings.delivery == Delivery::TakeOver {
+                        return forward(conn, events).await;
+                    }
                     continue;
                 }
                 Err(error) => Response::error(id, error),
             },
         };
         if conn.feed(Outgoing::Response(reply)).await.is_err() {
-            return;
+            return Ended::Failed;
         }
-    }
+    };
     let _ = conn.flush().await;
+    ended
 }
 
 /// Handles one frame: dispatches a request, or says what else the frame is. A reply from
@@ -257,11 +322,15 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
             tracing::warn!(code = error.code, error = %error.message, "rejected a message");
             return Handled::Reply(Response::error(null_id(), error));
         }
+        Frame::Answered(response) => return Handled::Reply(response),
+        Frame::Replied(id) => return Handled::ClientReply(id),
     };
     let (id, method, params) = match envelope::parse(&bytes) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Reply { id }) if delivery == Delivery::Requests => {
-            return Handled::ClientReply(id.get().to_owned())
+            // A string id's text; any other id is kept as written and matches no request.
+            let text = serde_json::from_str(id.get()).unwrap_or_else(|_| id.get().to_owned());
+            return Handled::ClientReply(text);
         }
         Ok(Message::Reply { id }) => {
             let error = invalid_request(
@@ -303,7 +372,7 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
     }
     let Some(route) = daemon.router.get(&method) else {
         tracing::warn!(method = %method.escape_debug(), "unknown method");
-        return reply_to(Err(method_not_found(&method)));
+        return reply_to(Err((settings.method_not_found)(&method)));
     };
     tracing::debug!(method = %method, "request");
     let handler = match route {
@@ -367,69 +436,81 @@ const COALESCE: usize = 64 * 1024;
 /// queued share a write), a heartbeat after each quiet `heartbeat`; what the client sends is
 /// read and dropped. The subscription ends when the client leaves or the bus closes (at
 /// shutdown, after the sessions' last events).
-async fn forward<C>(mut conn: C, mut subscriber: Subscriber, heartbeat: Duration)
+async fn forward<C>(mut conn: C, mut events: Events) -> Ended
 where
     C: Stream<Item = io::Result<Frame>> + Sink<Outgoing, Error = io::Error> + Unpin,
 {
     // The heartbeat is due `heartbeat` after the last write; the timer is moved when it
     // fires, not at every write (a timer moved per event per subscriber is a cost that grows
     // with both).
+    let heartbeat = events.settings.heartbeat;
     let mut last_write = Instant::now();
     let quiet = tokio::time::sleep(heartbeat);
     tokio::pin!(quiet);
-    loop {
+    let ended = loop {
         tokio::select! {
             biased;
-            received = subscriber.next() => {
-                let Some(mut received) = received else { break };
-                let mut batch = 0;
-                loop {
-                    if let Received::Event(event) = &received {
-                        batch += event.json.len();
-                    }
-                    if conn.feed(event_item(received, None)).await.is_err() {
-                        return;
-                    }
-                    // Past the batch's size, what is left waits for the next round.
-                    if batch >= COALESCE {
-                        break;
-                    }
-                    match subscriber.try_next() {
-                        Some(next) => received = next,
-                        None => break,
-                    }
-                }
-                if conn.flush().await.is_err() {
-                    return;
+            received = events.next() => {
+                let Some(received) = received else { break Ended::Shutdown };
+                if events.send(&mut conn, Some(received)).await.is_err() {
+                    return Ended::Failed;
                 }
                 last_write = Instant::now();
             }
-            frame = conn.next() => if !matches!(frame, Some(Ok(_))) { break },
+            frame = conn.next() => if !matches!(frame, Some(Ok(_))) { break Ended::Left },
             () = &mut quiet => {
                 if last_write.elapsed() >= heartbeat {
-                    if conn.send(Outgoing::Heartbeat).await.is_err() {
-                        return;
+                    if conn.send(Outgoing::Heartbeat { request: None }).await.is_err() {
+                        return Ended::Failed;
                     }
                     last_write = Instant::now();
                 }
                 quiet.as_mut().reset(last_write + heartbeat);
             }
         }
-    }
+    };
     let _ = conn.flush().await;
+    ended
 }
 
-/// The events of a connection that keeps serving requests while subscribed
-/// ([`Delivery::Notifications`], [`Delivery::Requests`]).
+/// A connection's events: its subscription and, with [`Delivery::Requests`], the
+/// server-initiated requests waiting for a reply and the heartbeat.
 struct Events {
     settings: Settings,
     subscriber: Option<Subscriber>,
-    /// Server-initiated requests waiting for a reply, by id, with when they were sent.
-    pending: HashMap<String, Instant>,
+    /// Server-initiated requests waiting for a reply: number → when sent. Numbers grow with
+    /// time, so the stalest come first.
+    pending: BTreeMap<u64, Instant>,
+    /// The last requests forgotten as stale (at most `max_pending`), to tell a late reply
+    /// from a duplicate one.
+    stale: VecDeque<u64>,
     /// The number of the last server-initiated request.
     last_request: u64,
     /// Events dropped because too many requests were waiting; told before the next one.
     dropped: u64,
+}
+
+/// The heartbeat of a connection with [`Delivery::Requests`]: an `rpc.heartbeat` request
+/// every `heartbeat`, and a peer that has sent nothing within `heartbeat_timeout` of one is
+/// taken for gone. Any message counts as an answer, an error reply included.
+struct Heartbeat {
+    /// When the next heartbeat is due, or the deadline of the one sent; `None` on other
+    /// transports.
+    timer: Option<Pin<Box<Sleep>>>,
+    /// When the heartbeat awaiting an answer was sent.
+    sent: Option<Instant>,
+    every: Duration,
+    timeout: Duration,
+}
+
+/// What the heartbeat's timer found.
+enum Pulse {
+    /// Send heartbeat request number N.
+    Beat(u64),
+    /// The peer answered the last one in time.
+    Alive,
+    /// It did not.
+    Dead,
 }
 
 impl Events {
@@ -437,7 +518,8 @@ impl Events {
         Events {
             settings,
             subscriber: None,
-            pending: HashMap::new(),
+            pending: BTreeMap::new(),
+            stale: VecDeque::new(),
             last_request: 0,
             dropped: 0,
         }
@@ -451,61 +533,158 @@ impl Events {
         }
     }
 
-    /// Writes what the bus gave (the subscription ends when the bus is gone).
+    /// Writes what the bus gave, with the events already queued behind it (up to
+    /// [`COALESCE`] bytes), then flushes them together. The subscription ends when the bus
+    /// is gone.
     async fn send<C>(&mut self, conn: &mut C, received: Option<Received>) -> io::Result<()>
     where
         C: Sink<Outgoing, Error = io::Error> + Unpin,
     {
-        let Some(received) = received else {
+        let Some(mut received) = received else {
             self.subscriber = None;
             return Ok(());
         };
+        let mut batch = 0;
+        loop {
+            if let Received::Event(event) = &received {
+                batch += event.json.len();
+            }
+            self.feed(conn, received).await?;
+            // Past the batch's size, what is left waits for the next round.
+            if batch >= COALESCE {
+                break;
+            }
+            match self.subscriber.as_mut().and_then(Subscriber::try_next) {
+                Some(next) => received = next,
+                None => break,
+            }
+        }
+        conn.flush().await
+    }
+
+    /// Queues one event; with [`Delivery::Requests`], as a numbered request while fewer than
+    /// `max_pending` wait for a reply, else dropped and counted, the count told by a `lagged`
+    /// event once there is room.
+    async fn feed<C>(&mut self, conn: &mut C, received: Received) -> io::Result<()>
+    where
+        C: Sink<Outgoing, Error = io::Error> + Unpin,
+    {
         if self.settings.delivery != Delivery::Requests {
-            return conn.send(event_item(received, None)).await;
+            return conn.feed(event_item(received, None)).await;
         }
         self.forget_stale();
-        if self.pending.len() >= self.settings.max_pending {
-            self.dropped += match received {
-                Received::Event(_) => 1,
-                Received::Lagged(missed) => missed,
-            };
+        let count = match received {
+            Received::Event(_) => 1,
+            Received::Lagged(missed) => missed,
+        };
+        let free = self.settings.max_pending.saturating_sub(self.pending.len());
+        if free == 0 {
+            self.dropped += count;
             return Ok(());
         }
         if self.dropped > 0 {
-            let lagged = Received::Lagged(std::mem::take(&mut self.dropped));
+            // With one place left, the lagged event takes it and counts this one too.
+            let lagged = if free == 1 {
+                Received::Lagged(std::mem::take(&mut self.dropped) + count)
+            } else {
+                Received::Lagged(std::mem::take(&mut self.dropped))
+            };
             let request = self.request();
             conn.feed(event_item(lagged, Some(request))).await?;
+            if free == 1 {
+                return Ok(());
+            }
         }
         let request = self.request();
-        conn.send(event_item(received, Some(request))).await
+        conn.feed(event_item(received, Some(request))).await
     }
 
     /// Numbers a new server-initiated request and waits for its reply.
     fn request(&mut self) -> u64 {
         self.last_request += 1;
-        let id = format!("\"s{}\"", self.last_request);
-        self.pending.insert(id, Instant::now());
+        self.pending.insert(self.last_request, Instant::now());
         self.last_request
     }
 
-    /// The client replied to the request `id` (raw JSON).
+    /// The peer replied to the request `id`. A reply to no pending request is ignored and
+    /// logged with spec/002's classification: to one forgotten as stale, to one already
+    /// settled (a duplicate), or to one never sent (unknown).
     fn replied(&mut self, id: &str) {
-        if self.pending.remove(id).is_none() {
-            tracing::warn!(id = %id.escape_debug(), "a reply to no pending request; ignored");
-        }
+        let kind = match request_number(id) {
+            Some(n) if self.pending.remove(&n).is_some() => return,
+            Some(n) if self.stale.contains(&n) => "stale_response_id",
+            Some(n) if n <= self.last_request => "duplicate_response_id",
+            _ => "unknown_response_id",
+        };
+        tracing::warn!(id = %id.escape_debug(), kind, "a reply to no pending request; ignored");
     }
 
     fn forget_stale(&mut self) {
         let stale_after = self.settings.stale_after;
-        let before = self.pending.len();
-        self.pending.retain(|_, sent| sent.elapsed() < stale_after);
-        if self.pending.len() < before {
-            tracing::debug!(
-                dropped = before - self.pending.len(),
-                "stale requests forgotten"
-            );
+        let mut forgotten = 0;
+        while let Some((&n, sent)) = self.pending.first_key_value() {
+            if sent.elapsed() < stale_after {
+                break;
+            }
+            self.pending.pop_first();
+            if self.stale.len() >= self.settings.max_pending.max(1) {
+                self.stale.pop_front();
+            }
+            self.stale.push_back(n);
+            forgotten += 1;
+        }
+        if forgotten > 0 {
+            tracing::debug!(forgotten, "stale requests forgotten");
         }
     }
+}
+
+impl Heartbeat {
+    fn new(settings: &Settings) -> Heartbeat {
+        Heartbeat {
+            timer: (settings.delivery == Delivery::Requests)
+                .then(|| Box::pin(tokio::time::sleep(settings.heartbeat))),
+            sent: None,
+            every: settings.heartbeat,
+            timeout: settings.heartbeat_timeout,
+        }
+    }
+
+    /// Resolves when the timer fires; never without [`Delivery::Requests`].
+    async fn due(&mut self) {
+        match self.timer.as_mut() {
+            Some(timer) => timer.as_mut().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The timer's turn, `heard` being when the peer last sent anything: a new heartbeat
+    /// request, numbered among `events`' requests (its deadline set), or the verdict on the
+    /// last one (and the next one scheduled).
+    fn turn(&mut self, heard: Instant, events: &mut Events) -> Pulse {
+        let (pulse, next) = match self.sent.take() {
+            None => {
+                let now = Instant::now();
+                self.sent = Some(now);
+                (Pulse::Beat(events.request()), now + self.timeout)
+            }
+            Some(sent) if heard >= sent => (Pulse::Alive, sent + self.every),
+            Some(_) => return Pulse::Dead,
+        };
+        if let Some(timer) = self.timer.as_mut() {
+            timer.as_mut().reset(next);
+        }
+        pulse
+    }
+}
+
+/// The number N of a server-initiated request id `s<N>` (digits only, no leading zero).
+fn request_number(id: &str) -> Option<u64> {
+    let digits = id.strip_prefix('s')?;
+    let canonical = digits.bytes().all(|b| b.is_ascii_digit())
+        && !digits.is_empty()
+        && (digits == "0" || !digits.starts_with('0'));
+    canonical.then(|| digits.parse().ok()).flatten()
 }
 
 /// The error for a message over a transport's size limit.
@@ -520,12 +699,28 @@ pub fn event_message(event: &Published, request: Option<u64>) -> Vec<u8> {
     let mut out = Vec::with_capacity(event.json.len() + 64);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(n) = request {
-        out.extend_from_slice(format!("\"id\":\"s{n}\",").as_bytes());
+        write_request_id(&mut out, n);
     }
     out.extend_from_slice(b"\"method\":\"event\",\"params\":{\"event\":");
     out.extend_from_slice(&event.json);
     out.extend_from_slice(b"}}");
     out
+}
+
+/// The server-initiated request `rpc.heartbeat` number `request`:
+/// `{"jsonrpc":"2.0","id":"s<N>","method":"rpc.heartbeat","params":{}}`.
+pub fn heartbeat_request(request: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(80);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
+    write_request_id(&mut out, request);
+    out.extend_from_slice(b"\"method\":\"rpc.heartbeat\",\"params\":{}}");
+    out
+}
+
+/// `"id":"s<N>",`
+fn write_request_id(out: &mut Vec<u8>, n: u64) {
+    use std::io::Write;
+    write!(out, "\"id\":\"s{n}\",").expect("writing to memory does not fail");
 }
 
 #[cfg(test)]

@@ -42,7 +42,8 @@ fn daemon() -> (tempfile::TempDir, Arc<Daemon>) {
 }
 
 /// Serves one end of a duplex pair (whose buffers hold `capacity` bytes) with `codec`;
-/// returns the client's end, read line by line.
+/// returns the client's end, read line by line. At most two server-initiated requests wait
+/// for a reply, and none is a heartbeat.
 fn connect<C>(
     daemon: &Arc<Daemon>,
     codec: C,
@@ -55,14 +56,35 @@ where
         + Send
         + 'static,
 {
-    let (client, server) = tokio::io::duplex(capacity);
-    let shutdown = CancellationToken::new();
+    let heartbeat = match delivery {
+        Delivery::Requests => Duration::from_secs(3600),
+        _ => daemon.config.heartbeat_interval,
+    };
     let settings = Settings {
         delivery,
+        heartbeat,
         max_pending: 2,
         stale_after: Duration::from_secs(30),
-        ..Settings::ndjson(daemon.config.heartbeat_interval)
+        ..Settings::ndjson(&daemon.config)
     };
+    connect_with(daemon, codec, settings, capacity)
+}
+
+/// [`connect`] with the given settings.
+fn connect_with<C>(
+    daemon: &Arc<Daemon>,
+    codec: C,
+    settings: Settings,
+    capacity: usize,
+) -> (BufReader<DuplexStream>, CancellationToken)
+where
+    C: Decoder<Item = Frame, Error = io::Error>
+        + Encoder<Outgoing, Error = io::Error>
+        + Send
+        + 'static,
+{
+    let (client, server) = tokio::io::duplex(capacity);
+    let shutdown = CancellationToken::new();
     tokio::spawn(serve(
         Framed::new(server, codec),
         Arc::clone(daemon),
@@ -510,7 +532,7 @@ fn hostile_content_length_bytes_write_only_frames_and_leave_the_connection_usabl
         .run(&hostile_frames(), |data| {
             let out = runtime.block_on(async {
                 let (client, server) = tokio::io::duplex(64 * 1024);
-                let settings = Settings::content_length(Duration::from_secs(3600));
+                let settings = Settings::content_length(&daemon.config);
                 let timeout = Duration::from_millis(100);
                 let conn = ContentLengthConn::new(server, 64 * 1024, timeout, BytesMut::new());
                 let served = tokio::spawn(serve(

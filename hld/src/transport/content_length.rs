@@ -232,7 +232,7 @@ impl Encoder<Outgoing> for ContentLengthCodec {
         let body = match item {
             Outgoing::Response(response) => response.to_json(),
             Outgoing::Event { event, request } => event_message(&event, request),
-            Outgoing::Heartbeat => {
+            Outgoing::Heartbeat { .. } => {
                 br#"{"jsonrpc":"2.0","method":"heartbeat","params":{}}"#.to_vec()
             }
         };
@@ -459,7 +459,9 @@ mod tests {
             std::str::from_utf8(&out).unwrap(),
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
         );
-        codec.encode(Outgoing::Heartbeat, &mut out).unwrap();
+        codec
+            .encode(Outgoing::Heartbeat { request: None }, &mut out)
+            .unwrap();
         let frames = split_frames(&out).unwrap();
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0], body.as_bytes());

@@ -107,7 +107,7 @@ impl Encoder<Outgoing> for NdjsonCodec {
                 dst.put_slice(&event.json);
                 dst.put_slice(b"},\"id\":null}");
             }
-            Outgoing::Heartbeat => {
+            Outgoing::Heartbeat { .. } => {
                 let heartbeat = SubscriptionMessage::Heartbeat {
                     kind: "heartbeat".to_owned(),
                     message: HEARTBEAT_MESSAGE.to_owned(),

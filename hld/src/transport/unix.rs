@@ -118,13 +118,13 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
         }
     };
     if content_length {
-        let settings = Settings::content_length(daemon.config.heartbeat_interval);
+        let settings = Settings::content_length(&daemon.config);
         let conn = ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
         rpc::serve(conn, daemon, settings, shutdown).await;
         return;
     }
     let codec = NdjsonCodec::new(daemon.config.max_message_size);
-    let settings = Settings::ndjson(daemon.config.heartbeat_interval);
+    let settings = Settings::ndjson(&daemon.config);
     let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
     parts.read_buf = read;
     parts.write_buf = BytesMut::with_capacity(BUFFER);

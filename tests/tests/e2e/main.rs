@@ -33,3 +33,4 @@ mod sessions;
 mod stdio;
 mod subscribe;
 mod tui;
+mod websocket;

@@ -13,6 +13,9 @@
 //! With `rate` unset, one event is in flight at a time; with a rate, events are sent on a fixed
 //! schedule (at most `window` incomplete). Every event must reach every subscriber: an event
 //! missing after the grace period, or a `lagged` notice, counts as lost.
+//!
+//! With `ws`, the subscribers connect over WebSocket instead (`crate::websocket`), and the
+//! publisher still sends on the Unix socket.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -55,6 +58,8 @@ pub struct FanoutSpec {
     pub window: usize,
     /// Where to write each event's times (see [`write_events`]), if anywhere.
     pub events_out: Option<PathBuf>,
+    /// Subscribe over this WebSocket instead of the Unix socket.
+    pub ws: Option<crate::websocket::WsTarget>,
 }
 
 /// The outcome of one fan-out run.
@@ -79,7 +84,7 @@ pub struct FanoutResult {
     pub line_bytes: f64,
 }
 
-struct Shared {
+pub(crate) struct Shared {
     /// Deliveries per event.
     counts: RefCell<Vec<u32>>,
     /// When each event was sent and when its last delivery arrived.
@@ -121,7 +126,7 @@ impl Shared {
 
 /// The events one subscriber has read, a bit each.
 #[derive(Default)]
-struct Seen(Vec<u64>);
+pub(crate) struct Seen(Vec<u64>);
 
 impl Seen {
     /// Marks `seq` read: `false` if it already was.
@@ -133,6 +138,21 @@ impl Seen {
         let first = self.0[word] & bit == 0;
         self.0[word] |= bit;
         first
+    }
+}
+
+/// What subscriber `sub` makes of one event line (or message) of `bytes` bytes: a delivery of
+/// the event its `"seq":` names, or a `lagged` notice.
+pub(crate) fn read_event(shared: &Shared, seen: &mut Seen, sub: u32, line: &[u8], bytes: usize) {
+    if let Some(seq) = seq_of(line) {
+        if !seen.first_time(seq) {
+            shared.repeated.set(shared.repeated.get() + 1);
+        }
+        shared.lines.set(shared.lines.get() + 1);
+        shared.bytes.set(shared.bytes.get() + bytes as u64);
+        shared.deliver(seq, sub);
+    } else if memmem::find(line, b"\"lagged\"").is_some() {
+        shared.lagged.set(shared.lagged.get() + 1);
     }
 }
 
@@ -189,16 +209,7 @@ async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<
             while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
                 let line = &buf[start..start + end];
                 start += end + 1;
-                if let Some(seq) = seq_of(line) {
-                    if !seen.first_time(seq) {
-                        shared.repeated.set(shared.repeated.get() + 1);
-                    }
-                    shared.lines.set(shared.lines.get() + 1);
-                    shared.bytes.set(shared.bytes.get() + line.len() as u64 + 1);
-                    shared.deliver(seq, sub);
-                } else if memmem::find(line, b"\"lagged\"").is_some() {
-                    shared.lagged.set(shared.lagged.get() + 1);
-                }
+                read_event(&shared, &mut seen, sub, line, line.len() + 1);
             }
             buf.drain(..start);
             // read_buf reads into spare capacity only: keep some.
@@ -238,10 +249,15 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
     });
     // Subscribe in groups, so that a thousand handshakes do not all wait at once.
     for chunk in (0..spec.subs as u32).collect::<Vec<_>>().chunks(50) {
-        let joins = chunk
-            .iter()
-            .map(|&sub| subscribe(&spec.sock, sub, shared.clone()))
-            .collect::<Vec<_>>();
+        let joins = chunk.iter().map(|&sub| {
+            let shared = shared.clone();
+            async move {
+                match &spec.ws {
+                    Some(target) => crate::websocket::subscribe(target, sub, shared).await,
+                    None => subscribe(&spec.sock, sub, shared).await,
+                }
+            }
+        });
         for r in futures::future::join_all(joins).await {
             r?;
         }

@@ -40,11 +40,13 @@ pub enum Group {
     Search,
     /// `hld --stdio`: relayed round trips, start-up.
     Stdio,
+    /// The WebSocket transport: round trips, throughput and fan-out.
+    Websocket,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 11] = [
+    pub const ALL: [Group; 12] = [
         Group::Latency,
         Group::Throughput,
         Group::Connect,
@@ -56,6 +58,7 @@ impl Group {
         Group::Tui,
         Group::Search,
         Group::Stdio,
+        Group::Websocket,
     ];
 
     /// The section title.
@@ -72,6 +75,7 @@ impl Group {
             Group::Tui => "9. the hld-tui dashboard",
             Group::Search => "10. search: searchSessions over many sessions",
             Group::Stdio => "11. hld --stdio: an editor's connection",
+            Group::Websocket => "12. WebSocket (holon-rpc): round trips and fan-out",
         }
     }
 
@@ -89,6 +93,7 @@ impl Group {
             Group::Tui => "tui",
             Group::Search => "search",
             Group::Stdio => "stdio",
+            Group::Websocket => "websocket",
         }
     }
 }
@@ -163,7 +168,7 @@ pub struct Plan {
     pub(crate) slow_rounds: usize,
     pub(crate) pingpong: u64,
     pub(crate) warmup: u64,
-    conc: u64,
+    pub(crate) conc: u64,
     connect: u64,
     fanout: Vec<FanoutLoad>,
     ingest_lines: u64,
@@ -175,6 +180,8 @@ pub struct Plan {
     pub(crate) startup_runs: usize,
     memory_subs: usize,
     oversize: usize,
+    /// WebSocket fan-out: subscribers and events.
+    pub(crate) ws_fanout: (usize, usize),
 }
 
 impl Plan {
@@ -205,6 +212,7 @@ impl Plan {
                 startup_runs: 4,
                 memory_subs: 20,
                 oversize: 8 << 20,
+                ws_fanout: (5, 30),
             }
         } else {
             Plan {
@@ -232,6 +240,7 @@ impl Plan {
                 startup_runs: 300,
                 memory_subs: 1000,
                 oversize: 64 << 20,
+                ws_fanout: (100, 300),
             }
         };
         if let Some(r) = rounds {
@@ -268,6 +277,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             crate::search::run(bins, plan.rounds, plan.search_sessions, plan.search_reps)
         }
         Group::Stdio => crate::stdio::run(bins, plan),
+        Group::Websocket => crate::websocket::run(bins, plan),
     }
 }
 

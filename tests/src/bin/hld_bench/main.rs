@@ -26,7 +26,9 @@ mod sqlite;
 mod stats;
 mod stdio;
 mod tui;
+mod websocket;
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Instant;
@@ -76,6 +78,18 @@ enum Internal {
     /// Serve a raw Content-Length echo on stdin and stdout.
     #[command(hide = true)]
     PipeEcho,
+    /// Serve a raw WebSocket reference server; prints its address.
+    #[command(hide = true)]
+    ServeWs {
+        #[arg(long, value_enum)]
+        kind: websocket::RawWs,
+        /// The fan-out's publishers' socket.
+        #[arg(long)]
+        sock: PathBuf,
+        /// Pad fan-out messages to this many bytes.
+        #[arg(long, default_value_t = 0)]
+        event_bytes: usize,
+    },
     /// Run a load generator and print its result as one JSON line.
     #[command(hide = true)]
     Client {
@@ -126,9 +140,39 @@ enum Load {
         #[arg(long)]
         warmup: u64,
     },
+    WsPingpong {
+        #[arg(long)]
+        ws: SocketAddr,
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        #[arg(long, value_enum)]
+        mode: load::Mode,
+        #[arg(long)]
+        n: u64,
+        #[arg(long)]
+        warmup: u64,
+    },
+    WsConc {
+        #[arg(long)]
+        ws: SocketAddr,
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        #[arg(long, value_enum)]
+        mode: load::Mode,
+        #[arg(long)]
+        conns: u64,
+        #[arg(long)]
+        n: u64,
+    },
     Fanout {
         #[arg(long)]
         sock: PathBuf,
+        /// Subscribe over WebSocket at this address (the publisher stays on --sock).
+        #[arg(long)]
+        ws: Option<SocketAddr>,
+        /// The WebSocket token's file.
+        #[arg(long)]
+        token_file: Option<PathBuf>,
         #[arg(long)]
         subs: usize,
         #[arg(long)]
@@ -160,6 +204,11 @@ fn main() -> ExitCode {
             event_bytes,
         }) => servers::serve(kind, &sock, event_bytes),
         Some(Internal::PipeEcho) => stdio::pipe_echo(),
+        Some(Internal::ServeWs {
+            kind,
+            sock,
+            event_bytes,
+        }) => websocket::serve(kind, &sock, event_bytes),
         Some(Internal::Client { load }) => run_load(load),
         None => run_all(&cli),
     };
@@ -195,8 +244,30 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             n,
             warmup,
         } => serde_json::to_string(&load::connect_per_request(&sock, mode, n, warmup)?)?,
+        Load::WsPingpong {
+            ws,
+            token_file,
+            mode,
+            n,
+            warmup,
+        } => {
+            let target = websocket::WsTarget::of(ws, token_file.as_deref())?;
+            serde_json::to_string(&websocket::pingpong(&target, mode, n, warmup)?)?
+        }
+        Load::WsConc {
+            ws,
+            token_file,
+            mode,
+            conns,
+            n,
+        } => {
+            let target = websocket::WsTarget::of(ws, token_file.as_deref())?;
+            serde_json::to_string(&websocket::concurrent(&target, mode, conns, n)?)?
+        }
         Load::Fanout {
             sock,
+            ws,
+            token_file,
             subs,
             events,
             rate,
@@ -213,6 +284,9 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             publishers,
             window: window.unwrap_or(if rate.is_some() { fanout::WINDOW } else { 1 }),
             events_out,
+            ws: ws
+                .map(|addr| websocket::WsTarget::of(addr, token_file.as_deref()))
+                .transpose()?,
         })?)?,
     };
     println!("{json}");

@@ -1,0 +1,374 @@
+//! Who may open a WebSocket, decided once per connection from its HTTP upgrade request: a
+//! browser's `Origin` on the allow-list (else 403), the token (else 401), the `holon-rpc`
+//! subprotocol (else 400); and over the connection cap, 503. A refusal is a plain-text reason
+//! with its status and nothing else. Also the token itself and the TLS set-up.
+//!
+//! A web page can open a WebSocket to the loopback address, and its browser sends the page's
+//! `Origin`: the allow-list (empty by default) stops pages the user did not name. The token
+//! stops everything else that cannot read the daemon's private directory. It is compared in
+//! constant time, and is never logged (nor is the request URI that may carry it), returned
+//! by a method, or put in any child's environment: it lives in this process's memory and in
+//! its 0600 file only.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+use std::sync::Arc;
+
+use subtle::ConstantTimeEq;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::TlsAcceptor;
+use tokio_tungstenite::tungstenite::handshake::server::{
+    Callback, ErrorResponse, Request, Response,
+};
+use tokio_tungstenite::tungstenite::http::{header, HeaderValue, StatusCode};
+
+/// The one subprotocol served (spec/002).
+pub const SUBPROTOCOL: &str = "holon-rpc";
+
+/// The shortest token accepted from the configuration.
+const MIN_TOKEN: usize = 16;
+
+/// The shared secret every connection presents. Its `Debug` shows `<redacted>`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WsToken(String);
+
+impl std::fmt::Debug for WsToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WsToken(<redacted>)")
+    }
+}
+
+impl WsToken {
+    /// A configured token: at least 16 characters, each a letter, a digit or one of `-._~`,
+    /// so that it travels in `?token=` and in a header as it is.
+    pub fn new(token: &str) -> Result<WsToken, String> {
+        let token = token.trim();
+        if token.len() < MIN_TOKEN {
+            return Err(format!("a token has at least {MIN_TOKEN} characters"));
+        }
+        if !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        {
+            return Err("a token has only letters, digits and -._~".into());
+        }
+        Ok(WsToken(token.to_owned()))
+    }
+
+    /// A new random token: 32 bytes from the kernel, in hex.
+    fn generate() -> std::io::Result<WsToken> {
+        let mut bytes = [0u8; 32];
+        std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+        Ok(WsToken(bytes.iter().map(|b| format!("{b:02x}")).collect()))
+    }
+
+    /// The token of `path`, made (0600, 32 random bytes) if there is none. An existing file
+    /// must be a regular file of this user that no one else can read.
+    pub fn load_or_create(path: &Path) -> Result<WsToken, String> {
+        let shown = path.display();
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => {
+                let me = nix::unistd::geteuid().as_raw();
+                if !meta.file_type().is_file() || meta.uid() != me || meta.mode() & 0o077 != 0 {
+                    return Err(format!(
+                        "{shown} must be a regular file of uid {me} with mode 0600; remove it \
+                         and a new token is made at start-up"
+                    ));
+                }
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {shown}: {e}"))?;
+                WsToken::new(&text).map_err(|e| format!("{shown}: {e}"))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let token = WsToken::generate().map_err(|e| format!("no random bytes: {e}"))?;
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .custom_flags(libc::O_NOFOLLOW)
+                    .open(path)
+                    .map_err(|e| format!("cannot create {shown}: {e}"))?;
+                file.write_all(format!("{}\n", token.0).as_bytes())
+                    .map_err(|e| format!("cannot write {shown}: {e}"))?;
+                tracing::info!(file = %shown, "made a WebSocket token");
+                Ok(token)
+            }
+            Err(e) => Err(format!("cannot read {shown}: {e}")),
+        }
+    }
+
+    /// Whether `presented` is the token, in time that does not depend on where they differ.
+    pub fn matches(&self, presented: &str) -> bool {
+        self.0.as_bytes().ct_eq(presented.as_bytes()).into()
+    }
+}
+
+/// What a handshake must show.
+#[derive(Debug)]
+pub struct Policy {
+    /// The token.
+    pub token: WsToken,
+    /// Browser origins allowed (lower case, no trailing `/`).
+    pub allowed_origins: Vec<String>,
+}
+
+/// A refused handshake: its HTTP status and the reason sent as its body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    /// The status.
+    pub status: StatusCode,
+    /// The reason, one line of plain text.
+    pub reason: &'static str,
+}
+
+/// The refusal of a handshake over the connection cap.
+pub const BUSY: Refusal = Refusal {
+    status: StatusCode::SERVICE_UNAVAILABLE,
+    reason: "too many WebSocket connections; try again later",
+};
+
+/// Checks an upgrade request, in this order: its `Origin`, if any, is allowed (403); it
+/// carries the token, as `Authorization: Bearer <token>` or `?token=<token>` (401); it
+/// offers the `holon-rpc` subprotocol (400).
+pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
+    let headers = request.headers();
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("").trim_end_matches('/');
+        if !policy
+            .allowed_origins
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+        {
+            return Err(Refusal {
+                status: StatusCode::FORBIDDEN,
+                reason: "this Origin is not allowed (the daemon's --ws-allowed-origin)",
+            });
+        }
+    }
+    let presented = match headers.get(header::AUTHORIZATION) {
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .map(|(_, token)| token.trim()),
+        None => request.uri().query().and_then(|query| {
+            query
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("token="))
+        }),
+    };
+    if !presented.is_some_and(|token| policy.token.matches(token)) {
+        return Err(Refusal {
+            status: StatusCode::UNAUTHORIZED,
+            reason: "a valid token is required (Authorization: Bearer <token> or ?token=<token>; \
+                     it is in daemon.ws-token next to the daemon's socket)",
+        });
+    }
+    let offered = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == SUBPROTOCOL);
+    if !offered {
+        return Err(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            reason: "the WebSocket subprotocol holon-rpc is required (Sec-WebSocket-Protocol)",
+        });
+    }
+    Ok(())
+}
+
+/// The check of one handshake, as tungstenite calls it: [`admit`] (or [`BUSY`] without a
+/// place under the cap), answered with the upgrade (`holon-rpc` chosen) or the refusal.
+#[derive(Debug)]
+pub struct Check<'a> {
+    /// What the request must show.
+    pub policy: &'a Policy,
+    /// Whether the connection has a place under the cap.
+    pub has_place: bool,
+    /// The peer, for the log.
+    pub peer: SocketAddr,
+}
+
+impl Callback for Check<'_> {
+    fn on_request(
+        self,
+        request: &Request,
+        mut response: Response,
+    ) -> Result<Response, ErrorResponse> {
+        let admitted = match self.has_place {
+            true => admit(request, self.policy),
+            false => Err(BUSY),
+        };
+        match admitted {
+            Ok(()) => {
+                response.headers_mut().insert(
+                    header::SEC_WEBSOCKET_PROTOCOL,
+                    HeaderValue::from_static(SUBPROTOCOL),
+                );
+                Ok(response)
+            }
+            Err(refusal) => {
+                tracing::warn!(
+                    peer = %self.peer,
+                    status = refusal.status.as_u16(),
+                    reason = refusal.reason,
+                    "WebSocket handshake refused"
+                );
+                let body = format!("{}\n", refusal.reason);
+                let mut response = ErrorResponse::new(Some(body.clone()));
+                *response.status_mut() = refusal.status;
+                let headers = response.headers_mut();
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("text/plain; charset=utf-8"),
+                );
+                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+                Err(response)
+            }
+        }
+    }
+}
+
+/// A TLS acceptor for the PEM certificate chain and key in these files.
+pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| {
+            format!(
+                "cannot read a certificate chain from {}: {e}",
+                cert.display()
+            )
+        })?;
+    if certs.is_empty() {
+        return Err(format!("no certificate in {}", cert.display()));
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| format!("cannot read a private key from {}: {e}", key.display()))?;
+    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
+    let config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
+        .map_err(|e| format!("TLS set-up failed: {e}"))?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn policy(origins: &[&str]) -> Policy {
+        Policy {
+            token: WsToken::new("0123456789abcdef-token").unwrap(),
+            allowed_origins: origins.iter().map(|o| o.to_string()).collect(),
+        }
+    }
+
+    fn request(uri: &str, headers: &[(&str, &str)]) -> Request {
+        let mut request = Request::builder().uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.body(()).unwrap()
+    }
+
+    fn status(result: Result<(), Refusal>) -> u16 {
+        result.err().map_or(101, |r| r.status.as_u16())
+    }
+
+    #[test]
+    fn the_checks_come_in_order_origin_token_subprotocol() {
+        let p = policy(&["http://localhost:5173"]);
+        let bearer = ("authorization", "Bearer 0123456789abcdef-token");
+        let proto = ("sec-websocket-protocol", "x, holon-rpc");
+        assert_eq!(status(admit(&request("/", &[bearer, proto]), &p)), 101);
+        assert_eq!(
+            status(admit(
+                &request("/?a=1&token=0123456789abcdef-token", &[proto]),
+                &p
+            )),
+            101
+        );
+        let evil = ("origin", "https://evil.example");
+        assert_eq!(
+            status(admit(&request("/", &[evil, bearer, proto]), &p)),
+            403
+        );
+        let good = ("origin", "HTTP://localhost:5173/");
+        assert_eq!(
+            status(admit(&request("/", &[good, bearer, proto]), &p)),
+            101
+        );
+        assert_eq!(status(admit(&request("/", &[proto]), &p)), 401);
+        let wrong = ("authorization", "Bearer 0123456789abcdef-tokeN");
+        assert_eq!(status(admit(&request("/", &[wrong, proto]), &p)), 401);
+        let basic = ("authorization", "Basic 0123456789abcdef-token");
+        assert_eq!(status(admit(&request("/", &[basic, proto]), &p)), 401);
+        assert_eq!(status(admit(&request("/", &[bearer]), &p)), 400);
+        let other = ("sec-websocket-protocol", "holon-rpc-2");
+        assert_eq!(status(admit(&request("/", &[bearer, other]), &p)), 400);
+    }
+
+    #[test]
+    fn a_refusal_carries_its_reason_and_nothing_else() {
+        let p = policy(&[]);
+        let check = |has_place| Check {
+            policy: &p,
+            has_place,
+            peer: "127.0.0.1:1".parse().unwrap(),
+        };
+        let good = request(
+            "/?token=0123456789abcdef-token",
+            &[("sec-websocket-protocol", "holon-rpc")],
+        );
+        let refused = check(false)
+            .on_request(&good, Response::new(()))
+            .unwrap_err();
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            refused.body().as_deref(),
+            Some(format!("{}\n", BUSY.reason).as_str())
+        );
+        assert_eq!(refused.headers()[header::CONNECTION], "close");
+        let accepted = check(true).on_request(&good, Response::new(())).unwrap();
+        assert_eq!(
+            accepted.headers()[header::SEC_WEBSOCKET_PROTOCOL],
+            SUBPROTOCOL
+        );
+        let wrong = request("/", &[("sec-websocket-protocol", "holon-rpc")]);
+        let refused = check(true)
+            .on_request(&wrong, Response::new(()))
+            .unwrap_err();
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    }
+
+    #[test]
+    fn the_token_file_is_made_private_once_and_then_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("daemon.ws-token");
+        let made = WsToken::load_or_create(&path).unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(made.0.len(), 64);
+        assert_eq!(WsToken::load_or_create(&path).unwrap(), made);
+        assert!(!format!("{made:?}").contains(&made.0));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let refused = WsToken::load_or_create(&path).unwrap_err();
+        assert!(refused.contains("0600"), "{refused}");
+    }
+
+    #[test]
+    fn a_configured_token_must_be_long_and_plain() {
+        assert!(WsToken::new("short").is_err());
+        assert!(WsToken::new("has a space in it, sadly").is_err());
+        assert!(WsToken::new(" 0123456789abcdef-._~ ").is_ok());
+    }
+}

@@ -1,0 +1,438 @@
+//! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
+//! dashboards: `hld --ws 127.0.0.1:PORT` serves the whole method table through
+//! [`rpc::serve`], beside the Unix socket, in the same process.
+//!
+//! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
+//!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
+//!   certificate is configured, which a non-loopback address requires.
+//! - **Messages**: one JSON object per text frame, checked strictly ([`envelope`]); at most
+//!   1 MiB in, and at most 1 MiB out ([`outgoing`]).
+//! - **Events**: after `Subscribe`, server-initiated requests `{"jsonrpc":"2.0","id":"s1",
+//!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
+//!   which HolonClient closes the socket). Replies are matched to them; at most
+//!   `--ws-max-pending` wait (beyond, events are dropped and then counted by a `lagged`
+//!   event); one unanswered for 30 s is forgotten. Requests keep working meanwhile.
+//! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
+//!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
+//!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
+//!
+//! What each violation gets (spec/002 first, then WebBridge's behaviour where the spec is
+//! silent; a reply needs a string id to echo, since HolonClient closes the socket on any
+//! other, so where none can be read the connection is closed instead, the close reason
+//! naming the JSON-RPC code it would have had):
+//!
+//! | violation | answer |
+//! |---|---|
+//! | handshake without the `holon-rpc` subprotocol | HTTP 400, reason in the body |
+//! | handshake without a token, or a wrong one | HTTP 401 |
+//! | handshake with an `Origin` not on the allow-list | HTTP 403 |
+//! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
+//! | a binary frame | close 1003 |
+//! | a text frame that is not UTF-8 | close 1007 |
+//! | a message over 1 MiB | close 1009 (a new connection works) |
+//! | a broken WebSocket frame (unmasked, reserved bits, …) | close 1002 |
+//! | not JSON | close 1002, reason `-32700 parse error: invalid JSON` |
+//! | JSON, not an object (an array, a batch, a scalar) | close 1002, reason `-32600 not a JSON object` |
+//! | `id` missing, repeated, not a string, or empty | close 1002, reason `-32600 id must be one non-empty string` |
+//! | a member other than the six, or one repeated | -32600 to the id |
+//! | `jsonrpc` not `"2.0"` | -32600 to the id |
+//! | `method` not a non-empty string; a request with `result` or `error`; `params` not an object | -32600 to the id |
+//! | no `method`, `result` or `error`; both `result` and `error`; a response with `params`; `error` without an integer `code` and a string `message` | -32600 to the id |
+//! | a method not in the table | -32601 `method "X" not registered` |
+//! | params that do not decode | -32602, as on every transport |
+//! | a handler's failure | -32603 |
+//! | a reply to no pending request (unknown, duplicate or stale id) | ignored, logged with its kind |
+//! | a reply that would be over 1 MiB | error 8, telling to page with `after_sequence`/`limit` |
+//! | an event that would be over 1 MiB | sent with its longest strings cut and marked |
+//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event |
+//! | nothing sent within 5 s of a heartbeat request | close 1008 |
+//! | the daemon shutting down | close 1001 |
+
+pub mod envelope;
+pub mod handshake;
+pub mod outgoing;
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures::{Sink, Stream};
+use hld_client::protocol::{ErrorCode, ErrorObject};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Error as WsError, Message, Utf8Bytes};
+use tokio_tungstenite::WebSocketStream;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::envelope::Checked;
+use self::handshake::{Check, Policy, WsToken};
+use super::Frame;
+use crate::config::WsConfig;
+use crate::daemon::Daemon;
+use crate::rpc::{self, Delivery, Ended, Outgoing, Response as Reply, Settings};
+use crate::server::AcceptFailures;
+
+/// The largest message either way: peers close the connection on a larger one.
+pub const MAX_MESSAGE: usize = 1 << 20;
+/// How long a connection may take to finish its TLS or WebSocket handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a closing connection waits for its peer to go.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// The connection settings of `rpc::serve` for this transport.
+pub fn settings(ws: &WsConfig) -> Settings {
+    Settings {
+        delivery: Delivery::Requests,
+        heartbeat: ws.heartbeat,
+        heartbeat_timeout: ws.heartbeat_timeout,
+        max_pending: ws.max_pending,
+        stale_after: ws.stale_after,
+        shutdown_ends_connection: false,
+        method_not_found: not_registered,
+    }
+}
+
+/// WebBridge's error for a method it does not have.
+fn not_registered(method: &str) -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::MethodNotFound.code(),
+        message: format!("method \"{method}\" not registered"),
+        data: None,
+    }
+}
+
+/// tungstenite's limits and buffers: 1 MiB in, per message and per frame; a reply or a
+/// burst of events is written once flushed. Reads take at most 4 KiB at a time: tungstenite
+/// zero-fills that much before every read, and a connection mostly reads replies of tens of
+/// bytes (its default, 128 KiB, costs microseconds per read, per subscriber, per event).
+pub fn ws_config() -> WebSocketConfig {
+    WebSocketConfig::default()
+        .read_buffer_size(4 * 1024)
+        .write_buffer_size(64 * 1024)
+        .max_message_size(Some(MAX_MESSAGE))
+        .max_frame_size(Some(MAX_MESSAGE))
+}
+
+/// What every connection of a listener shares.
+struct Shared {
+    tls: Option<TlsAcceptor>,
+    policy: Policy,
+    /// One permit per open connection, taken before any handshake.
+    slots: Arc<Semaphore>,
+    settings: Settings,
+}
+
+/// A bound WebSocket listener.
+pub struct Listener {
+    tcp: TcpListener,
+    shared: Arc<Shared>,
+}
+
+impl Listener {
+    /// Binds `ws.address` with the token (`ws_token`, else the file `token_file`, made at
+    /// first start) and the TLS certificate, if any.
+    pub async fn bind(ws: &WsConfig, token_file: &Path) -> Result<Listener, String> {
+        let token = match &ws.token {
+            Some(token) => token.clone(),
+            None => WsToken::load_or_create(token_file)?,
+        };
+        let tls = match &ws.tls {
+            Some(files) => Some(handshake::tls_acceptor(&files.cert, &files.key)?),
+            None => None,
+        };
+        let tcp = TcpListener::bind(ws.address)
+            .await
+            .map_err(|e| format!("cannot listen on {} (--ws): {e}", ws.address))?;
+        let address = tcp.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(
+            address = %address,
+            tls = tls.is_some(),
+            token = %if ws.token.is_some() { "ws_token in humanlayer.json".into() } else { token_file.display().to_string() },
+            "websocket listening (subprotocol holon-rpc)"
+        );
+        Ok(Listener {
+            tcp,
+            shared: Arc::new(Shared {
+                tls,
+                policy: Policy {
+                    token,
+                    allowed_origins: ws.allowed_origins.clone(),
+                },
+                slots: Arc::new(Semaphore::new(ws.max_connections)),
+                settings: settings(ws),
+            }),
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp.local_addr()
+    }
+
+    /// Accepts connections until `shutdown`, each served as a task of `connections`.
+    pub async fn run(
+        self,
+        daemon: Arc<Daemon>,
+        connections: TaskTracker,
+        shutdown: CancellationToken,
+    ) {
+        let mut failing = AcceptFailures::default();
+        loop {
+            let accepted = tokio::select! {
+                () = shutdown.cancelled() => break,
+                accepted = self.tcp.accept() => accepted,
+            };
+            match accepted {
+                Ok((tcp, peer)) => {
+                    failing.pause = None;
+                    // Counted before any handshake, so slow handshakes count too.
+                    let slot = Arc::clone(&self.shared.slots).try_acquire_owned().ok();
+                    let connection = connection(
+                        tcp,
+                        peer,
+                        Arc::clone(&self.shared),
+                        slot,
+                        Arc::clone(&daemon),
+                        shutdown.clone(),
+                    );
+                    connections.spawn(Box::pin(connection));
+                }
+                Err(e) => {
+                    let pause = failing.failed(&e);
+                    tokio::select! {
+                        () = shutdown.cancelled() => break,
+                        () = tokio::time::sleep(pause) => {}
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One accepted TCP connection: TLS if configured, then the WebSocket.
+async fn connection(
+    tcp: TcpStream,
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    slot: Option<OwnedSemaphorePermit>,
+    daemon: Arc<Daemon>,
+    shutdown: CancellationToken,
+) {
+    // Events are small writes that must go at once.
+    let _ = tcp.set_nodelay(true);
+    match &shared.tls {
+        Some(tls) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(tcp)).await {
+            Ok(Ok(stream)) => serve(stream, peer, &shared, slot, daemon, shutdown).await,
+            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
+        },
+        None => serve(tcp, peer, &shared, slot, daemon, shutdown).await,
+    }
+}
+
+/// The WebSocket handshake (refused with 503 without a `slot`), then the connection served
+/// until it ends, then closed.
+async fn serve<S>(
+    stream: S,
+    peer: SocketAddr,
+    shared: &Shared,
+    slot: Option<OwnedSemaphorePermit>,
+    daemon: Arc<Daemon>,
+    shutdown: CancellationToken,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let check = Check {
+        policy: &shared.policy,
+        has_place: slot.is_some(),
+        peer,
+    };
+    let accepting =
+        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config()));
+    let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await {
+        Ok(Ok(ws)) => ws,
+        Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "WebSocket handshake ended"),
+        Err(_) => return tracing::debug!(%peer, "WebSocket handshake timed out"),
+    };
+    tracing::debug!(%peer, "WebSocket connection opened");
+    let mut conn = Connection::new(ws);
+    let ended = rpc::serve(&mut conn, daemon, shared.settings, shutdown).await;
+    conn.finish(ended).await;
+    tracing::debug!(%peer, ?ended, "WebSocket connection closed");
+}
+
+/// A WebSocket as `rpc::serve` takes a connection: a [`Stream`] of checked messages and a
+/// [`Sink`] of replies, events and heartbeats, each a text frame of at most 1 MiB. A
+/// violation that closes the connection ends the stream and is remembered for
+/// [`Connection::finish`].
+pub struct Connection<S> {
+    ws: WebSocketStream<S>,
+    /// The close a violation called for.
+    close: Option<CloseFrame>,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
+    /// Wraps an open WebSocket.
+    pub fn new(ws: WebSocketStream<S>) -> Self {
+        Connection { ws, close: None }
+    }
+
+    /// Closes the connection: with the violation's code, else the one for why it `ended`
+    /// (1001 at shutdown, 1008 unresponsive, 1000 otherwise), or in answer to the peer's
+    /// close; then lets the peer read it before the socket goes.
+    pub async fn finish(mut self, ended: Ended) {
+        let frame = self.close.take().or_else(|| match ended {
+            Ended::Shutdown => Some(close_frame(CloseCode::Away, "the daemon is shutting down")),
+            Ended::Unresponsive => Some(close_frame(
+                CloseCode::Policy,
+                "no answer to rpc.heartbeat in time",
+            )),
+            Ended::Left | Ended::Closed | Ended::Failed => None,
+        });
+        let closing = async {
+            if let Some(frame) = &frame {
+                tracing::debug!(code = u16::from(frame.code), reason = %frame.reason, "closing the WebSocket");
+            }
+            let _ = self.ws.close(frame).await;
+            // Half-close, then read what the peer still sends (the rest of an oversize
+            // message, its close) until it goes: a socket closed with unread input would
+            // be reset, and the peer might never read the close frame.
+            let stream = self.ws.get_mut();
+            let _ = stream.shutdown().await;
+            let mut scratch = [0u8; 8192];
+            while matches!(stream.read(&mut scratch).await, Ok(n) if n > 0) {}
+        };
+        let _ = tokio::time::timeout(CLOSE_WAIT, closing).await;
+    }
+}
+
+fn close_frame(code: CloseCode, reason: &'static str) -> CloseFrame {
+    CloseFrame {
+        code,
+        reason: Utf8Bytes::from_static(reason),
+    }
+}
+
+/// The close a read error calls for; `None` for a failure of the socket itself.
+fn violation(error: &WsError) -> Option<CloseFrame> {
+    match error {
+        WsError::Capacity(_) => Some(close_frame(
+            CloseCode::Size,
+            "message over 1 MiB (the holon-rpc limit)",
+        )),
+        WsError::Utf8(_) => Some(close_frame(
+            CloseCode::Invalid,
+            "a text frame that is not UTF-8",
+        )),
+        WsError::Protocol(_) => Some(close_frame(CloseCode::Protocol, "WebSocket protocol error")),
+        _ => None,
+    }
+}
+
+/// What a text message becomes: a frame for `rpc::serve`, or the close it calls for.
+fn frame_of(text: Utf8Bytes) -> Result<Frame, CloseFrame> {
+    let answered = match envelope::check(&text) {
+        Checked::Request {
+            heartbeat: false, ..
+        } => None,
+        Checked::Request {
+            id,
+            heartbeat: true,
+        } => Some(Reply {
+            id: id.to_owned(),
+            outcome: Ok(Bytes::from_static(b"{}")),
+        }),
+        Checked::Reply { id } => {
+            let id = serde_json::from_str(id.get()).expect("a checked id is a JSON string");
+            return Ok(Frame::Replied(id));
+        }
+        Checked::Invalid { id, error } => {
+            tracing::warn!(error = %error.message, "an invalid holon-rpc envelope");
+            Some(Reply::error(id.to_owned(), error))
+        }
+        Checked::Unanswerable(reason) => {
+            tracing::warn!(reason, "an unanswerable holon-rpc message; closing");
+            return Err(close_frame(CloseCode::Protocol, reason));
+        }
+    };
+    Ok(match answered {
+        Some(reply) => Frame::Answered(reply),
+        None => Frame::Message(Bytes::from(text)),
+    })
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Connection<S> {
+    type Item = io::Result<Frame>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        while this.close.is_none() {
+            let message = match ready!(Pin::new(&mut this.ws).poll_next(cx)) {
+                None | Some(Ok(Message::Close(_))) => return Poll::Ready(None),
+                Some(Ok(message)) => message,
+                Some(Err(e)) => match violation(&e) {
+                    Some(close) => {
+                        tracing::warn!(reason = %close.reason, "a WebSocket violation; closing");
+                        this.close = Some(close);
+                        break;
+                    }
+                    None => return Poll::Ready(Some(Err(io::Error::other(e)))),
+                },
+            };
+            match message {
+                Message::Text(text) => match frame_of(text) {
+                    Ok(frame) => return Poll::Ready(Some(Ok(frame))),
+                    Err(close) => this.close = Some(close),
+                },
+                Message::Binary(_) => {
+                    tracing::warn!("a binary frame; closing");
+                    this.close = Some(close_frame(
+                        CloseCode::Unsupported,
+                        "binary frames are not part of holon-rpc; send text",
+                    ));
+                }
+                Message::Ping(_) | Message::Pong(_) | Message::Frame(_) | Message::Close(_) => {}
+            }
+        }
+        Poll::Ready(None)
+    }
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for Connection<S> {
+    type Error = io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.ws)
+            .poll_ready(cx)
+            .map_err(io::Error::other)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Outgoing) -> io::Result<()> {
+        let text = outgoing::encode(item);
+        Pin::new(&mut self.ws)
+            .start_send(Message::Text(text.into()))
+            .map_err(io::Error::other)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.ws)
+            .poll_flush(cx)
+            .map_err(io::Error::other)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.ws)
+            .poll_close(cx)
+            .map_err(io::Error::other)
+    }
+}

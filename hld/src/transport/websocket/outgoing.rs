@@ -1,0 +1,315 @@
+//! What the WebSocket transport writes, each message at most [`MAX_MESSAGE`] bytes, since
+//! peers close the connection on a larger one: a reply that would be larger becomes error 8
+//! (resource exhausted), telling the client to ask for less; an event that would be larger
+//! has its longest strings cut, each ending with a marker (the full content stays in the
+//! store, for `getConversation`), and should that not do, its largest arrays or objects
+//! replaced by a marker.
+
+use bytes::Bytes;
+use hld_client::protocol::{ErrorCode, ErrorObject};
+use serde_json::Value;
+
+use super::MAX_MESSAGE;
+use crate::bus::Published;
+use crate::rpc::{event_message, heartbeat_request, Outgoing, Response};
+
+/// The bytes of a reply around its result and id: `{"jsonrpc":"2.0","result":`, `,"id":`
+/// and `}`.
+const REPLY_FRAME: usize = 33;
+
+/// The text of one outgoing message.
+pub fn encode(item: Outgoing) -> String {
+    let json = match item {
+        Outgoing::Response(response) => reply(response),
+        Outgoing::Event { event, request } => {
+            let request = request.expect("WebSocket connections number their server requests");
+            event_bytes(&event, request)
+        }
+        Outgoing::Heartbeat { request } => {
+            heartbeat_request(request.expect("WebSocket connections number their heartbeats"))
+        }
+    };
+    String::from_utf8(json).expect("JSON is UTF-8")
+}
+
+/// A reply, or error 8 in its place if it would be too large.
+fn reply(response: Response) -> Vec<u8> {
+    let size = match &response.outcome {
+        Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
+        Err(_) => 0,
+    };
+    if size <= MAX_MESSAGE {
+        return response.to_json();
+    }
+    tracing::warn!(
+        bytes = size,
+        "a reply too large for the WebSocket; answered with error 8"
+    );
+    let error = ErrorObject {
+        code: ErrorCode::ResourceExhausted.code(),
+        message: format!(
+            "Reply too large: {size} bytes, over this transport's limit of {MAX_MESSAGE}; ask \
+             for less, e.g. getConversation with after_sequence and limit, one page at a time"
+        ),
+        data: None,
+    };
+    Response::error(response.id, error).to_json()
+}
+
+/// An event as server request `s<request>`, cut to fit if it must be.
+fn event_bytes(event: &Published, request: u64) -> Vec<u8> {
+    let message = event_message(event, Some(request));
+    if message.len() <= MAX_MESSAGE {
+        return message;
+    }
+    let frame = message.len() - event.json.len();
+    let mut value: Value = serde_json::from_slice(&event.json).expect("a published event is JSON");
+    fit(&mut value, MAX_MESSAGE - frame);
+    tracing::warn!(
+        bytes = event.json.len(),
+        kind = event.event.event.type_name(),
+        "an event too large for the WebSocket; sent cut"
+    );
+    let cut = Published {
+        event: event.event.clone(),
+        json: Bytes::from(serde_json::to_vec(&value).expect("JSON serialises")),
+    };
+    event_message(&cut, Some(request))
+}
+
+/// The marker ending a string that was cut.
+fn marker(cut: usize) -> String {
+    format!(" [… {cut} bytes cut: over the 1 MiB WebSocket limit; getConversation has it whole]")
+}
+
+/// The longest a marker can be.
+fn marker_room() -> usize {
+    marker(usize::MAX).len()
+}
+
+/// Makes `value` serialise in at most `budget` bytes: its longest strings cut to one common
+/// length, each marked; if strings alone cannot make it fit, an array or object replaced by a
+/// marker (see [`replace_container`]), and so on until it fits.
+pub fn fit(value: &mut Value, budget: usize) {
+    // Each round either fits the strings or replaces a container larger than a marker; a
+    // few rounds do for any event.
+    for _ in 0..16 {
+        let size = json_len(value);
+        if size <= budget {
+            return;
+        }
+        let excess = size - budget;
+        if !cut_strings(value, excess) && !replace_container(value, excess) {
+            return;
+        }
+    }
+}
+
+/// Cuts the strings longer than a common length (the longest one that saves `excess`
+/// bytes), each at a character boundary and marked; `false` if cutting every string would
+/// not save that much.
+fn cut_strings(value: &mut Value, excess: usize) -> bool {
+    let mut strings = Vec::new();
+    collect_strings(value, &mut strings);
+    let room = marker_room();
+    let saving = |keep: usize| -> usize {
+        strings
+            .iter()
+            .map(|s| s.len().saturating_sub(keep + room))
+            .sum()
+    };
+    if saving(0) < excess {
+        return false;
+    }
+    // The largest `keep` that still saves enough: saving(keep) falls as keep grows.
+    let (mut low, mut high) = (0, strings.iter().map(|s| s.len()).max().unwrap_or(0));
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if saving(mid) >= excess {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    for s in strings {
+        if s.len() > low + room {
+            let mut end = low;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            let cut = s.len() - end;
+            s.truncate(end);
+            s.push_str(&marker(cut));
+        }
+    }
+    true
+}
+
+fn collect_strings<'a>(value: &'a mut Value, out: &mut Vec<&'a mut String>) {
+    match value {
+        Value::String(s) => out.push(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| collect_strings(v, out)),
+        Value::Object(members) => members.values_mut().for_each(|v| collect_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// Replaces with a marker the deepest array or object whose removal alone saves `excess`
+/// bytes, keeping the rest of the event's shape; if no child of the top level is that large,
+/// its largest container child. `false` if there is none larger than a marker.
+fn replace_container(value: &mut Value, excess: usize) -> bool {
+    let room = marker_room();
+    let mut node = value;
+    let mut top = true;
+    loop {
+        match largest_container(node) {
+            Some((n, i)) if n > excess + room => {
+                node = child(node, i);
+                top = false;
+            }
+            Some((n, i)) if top && n > room => {
+                let node = child(node, i);
+                *node = Value::String(marker(n));
+                return true;
+            }
+            _ if top => return false,
+            _ => {
+                let n = json_len(node);
+                *node = Value::String(marker(n));
+                return true;
+            }
+        }
+    }
+}
+
+/// The JSON length and index of the largest array or object directly inside `value`.
+fn largest_container(value: &Value) -> Option<(usize, usize)> {
+    let children: Box<dyn Iterator<Item = &Value>> = match value {
+        Value::Array(items) => Box::new(items.iter()),
+        Value::Object(members) => Box::new(members.values()),
+        _ => return None,
+    };
+    children
+        .enumerate()
+        .filter(|(_, v)| v.is_array() || v.is_object())
+        .map(|(i, v)| (json_len(v), i))
+        .max()
+}
+
+/// The `i`th child of an array or object.
+fn child(value: &mut Value, i: usize) -> &mut Value {
+    match value {
+        Value::Array(items) => &mut items[i],
+        Value::Object(members) => members.values_mut().nth(i).expect("an index found above"),
+        _ => unreachable!("only arrays and objects have children"),
+    }
+}
+
+/// The length of `value` as compact JSON.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).expect("counting does not fail");
+    count.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_longest_strings_are_cut_to_one_length_and_marked() {
+        let mut value = json!({"type": "x", "data": {"a": "a".repeat(5000), "b": "b".repeat(3000), "c": "short"}});
+        fit(&mut value, 4000);
+        assert!(json_len(&value) <= 4000, "{}", json_len(&value));
+        let (a, b) = (
+            value["data"]["a"].as_str().unwrap(),
+            value["data"]["b"].as_str().unwrap(),
+        );
+        assert!(a.starts_with("aaa") && a.contains("bytes cut"), "{a}");
+        assert!(b.starts_with("bbb") && b.contains("bytes cut"), "{b}");
+        assert_eq!(value["data"]["c"], "short");
+        assert_eq!(value["type"], "x");
+        // Cut to one common length: both kept the same number of their own characters.
+        let kept = |s: &str, c: char| s.chars().take_while(|&x| x == c).count();
+        assert_eq!(kept(a, 'a'), kept(b, 'b'));
+    }
+
+    #[test]
+    fn cuts_fall_on_character_boundaries() {
+        let mut value = json!({"data": "é".repeat(4000)});
+        fit(&mut value, 1000);
+        assert!(json_len(&value) <= 1000);
+        assert!(value["data"].as_str().unwrap().starts_with('é'));
+    }
+
+    #[test]
+    fn a_large_array_of_numbers_is_replaced_when_strings_cannot_do() {
+        let numbers: Vec<u32> = (0..5000).collect();
+        let mut value =
+            json!({"type": "new_approval", "data": {"tool_input": {"n": numbers}, "id": "a1"}});
+        fit(&mut value, 2000);
+        assert!(json_len(&value) <= 2000);
+        assert_eq!(value["data"]["id"], "a1");
+        assert!(value["data"]["tool_input"]["n"]
+            .as_str()
+            .is_some_and(|m| m.contains("bytes cut")));
+    }
+
+    #[test]
+    fn an_oversize_reply_becomes_error_8_to_the_same_id() {
+        let id = serde_json::value::RawValue::from_string("\"7\"".into()).unwrap();
+        let big = Response {
+            id: id.clone(),
+            outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE])),
+        };
+        let reply: Value = serde_json::from_str(&encode(Outgoing::Response(big))).unwrap();
+        assert_eq!(reply["id"], "7");
+        assert_eq!(reply["error"]["code"], 8);
+        assert!(reply["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("after_sequence"));
+        let fits = Response {
+            id,
+            outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE - 40])),
+        };
+        let text = encode(Outgoing::Response(fits));
+        assert!(text.len() <= MAX_MESSAGE);
+        assert!(text.contains("\"result\":111"));
+    }
+
+    #[test]
+    fn an_oversize_event_goes_out_cut_within_the_limit() {
+        use hld_client::protocol::Event;
+        let event = Published::new(Event::Lagged { missed: 1 });
+        let mut value: Value = serde_json::from_slice(&event.json).unwrap();
+        value["data"]["note"] = Value::String("n".repeat(2 * MAX_MESSAGE));
+        let big = Published {
+            event: event.event.clone(),
+            json: Bytes::from(serde_json::to_vec(&value).unwrap()),
+        };
+        let text = encode(Outgoing::Event {
+            event: std::sync::Arc::new(big),
+            request: Some(3),
+        });
+        assert!(text.len() <= MAX_MESSAGE, "{}", text.len());
+        let message: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(message["id"], "s3");
+        assert_eq!(message["params"]["event"]["type"], "lagged");
+        assert!(message["params"]["event"]["data"]["note"]
+            .as_str()
+            .unwrap()
+            .ends_with("getConversation has it whole]"));
+    }
+}
