@@ -131,6 +131,26 @@ fn is_result_for(line: &[u8], i: u64) -> bool {
         && std::str::from_utf8(id).is_ok_and(|id| id.parse::<u64>().is_ok_and(|id| id == i))
 }
 
+/// Lets connections' tasks, each warm and waiting on `barrier`, start together, and gathers
+/// their round-trip times (ns) into one result, timed from the start.
+pub async fn gather(
+    barrier: &tokio::sync::Barrier,
+    tasks: Vec<tokio::task::JoinHandle<anyhow::Result<Vec<u64>>>>,
+) -> anyhow::Result<LoadResult> {
+    barrier.wait().await;
+    let started = Instant::now();
+    let mut nanos = Vec::new();
+    for task in tasks {
+        nanos.extend(task.await??);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    Ok(LoadResult {
+        ops: nanos.len() as u64,
+        secs,
+        latency: Latency::of_nanos(&mut nanos),
+    })
+}
+
 fn connect(sock: &Path) -> anyhow::Result<UnixStream> {
     UnixStream::connect(sock).with_context(|| format!("connect to {}", sock.display()))
 }
@@ -209,18 +229,7 @@ pub fn concurrent(sock: &Path, mode: Mode, conns: u64, n: u64) -> anyhow::Result
                 anyhow::Ok(nanos)
             }));
         }
-        barrier.wait().await;
-        let started = Instant::now();
-        let mut nanos = Vec::with_capacity(n as usize);
-        for task in tasks {
-            nanos.extend(task.await??);
-        }
-        let secs = started.elapsed().as_secs_f64();
-        Ok(LoadResult {
-            ops: nanos.len() as u64,
-            secs,
-            latency: Latency::of_nanos(&mut nanos),
-        })
+        gather(&barrier, tasks).await
     })
 }
 

@@ -33,7 +33,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::fanout::{read_event, FanoutResult, Seen, Shared};
 use crate::groups::{finished_session, ratios, Plan};
-use crate::load::{LoadResult, Mode};
+use crate::load::{gather, LoadResult, Mode};
 use crate::procs::{self, Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
 use crate::stats::{ratio, si, us, Latency, Spread};
@@ -162,18 +162,7 @@ pub fn concurrent(target: &WsTarget, mode: Mode, conns: u64, n: u64) -> anyhow::
                 anyhow::Ok(nanos)
             }));
         }
-        barrier.wait().await;
-        let started = Instant::now();
-        let mut nanos = Vec::with_capacity(n as usize);
-        for task in tasks {
-            nanos.extend(task.await??);
-        }
-        let secs = started.elapsed().as_secs_f64();
-        Ok(LoadResult {
-            ops: nanos.len() as u64,
-            secs,
-            latency: Latency::of_nanos(&mut nanos),
-        })
+        gather(&barrier, tasks).await
     })
 }
 
