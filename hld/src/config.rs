@@ -72,9 +72,10 @@ pub struct Args {
     /// and the framing starts again, in milliseconds.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub frame_timeout_ms: u64,
-    /// Serve JSON-RPC with Content-Length framing on stdin/stdout, for an editor: relayed to the
-    /// daemon at --socket (started if none answers), so the sessions are shared with every
-    /// other front end. `shutdown` ends this connection, not the daemon.
+    /// Serve JSON-RPC with Content-Length framing on stdin/stdout, for an editor, by the daemon
+    /// at --socket (started if none answers), so the sessions are shared with every other
+    /// front end: pipes are handed to the daemon, anything else is relayed to it. `shutdown`
+    /// ends this connection, not the daemon.
     #[arg(long)]
     pub stdio: bool,
     /// Events a subscriber may fall behind before the oldest are dropped for it (and it is
@@ -348,7 +349,7 @@ pub struct Config {
     pub heartbeat_interval: Duration,
     /// How long a Content-Length-framed message may stay incomplete.
     pub frame_timeout: Duration,
-    /// Relay stdin/stdout to the daemon (`hld --stdio`) instead of serving.
+    /// Connect stdin/stdout to the daemon (`hld --stdio`) instead of serving.
     pub stdio: bool,
     /// Per-subscriber buffer.
     pub subscriber_buffer: usize,

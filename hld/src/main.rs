@@ -96,20 +96,20 @@ fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode 
     }
 }
 
-/// `hld --stdio`: relays an editor's connection to the daemon. Exits 0 when the editor or a
-/// signal ends it, 1 when the daemon goes away (so that the editor can start it again).
+/// `hld --stdio`: connects an editor's stdin and stdout to the daemon. Exits 0 when the editor
+/// or a signal ends it, 1 when the daemon goes away (so that the editor can start it again).
 fn serve_stdio(socket: &std::path::Path) -> ExitCode {
-    let relayed = tokio::runtime::Builder::new_current_thread()
+    let ended = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))
         .and_then(|runtime| {
-            let relayed = runtime.block_on(hld::stdio::relay(socket));
-            // Its thread blocked reading stdin would hold a plain drop up.
+            let ended = runtime.block_on(hld::stdio::run(socket));
+            // The relay's thread blocked reading stdin would hold a plain drop up.
             runtime.shutdown_background();
-            relayed
+            ended
         });
-    let code = match relayed {
+    let code = match ended {
         Ok(hld::stdio::Ended::Cleanly) => 0,
         Ok(hld::stdio::Ended::DaemonGone) => {
             eprintln!("hld --stdio: the daemon at {} went away", socket.display());

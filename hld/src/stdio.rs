@@ -1,25 +1,37 @@
-//! `hld --stdio`: an editor's JSON-RPC connection, relayed byte for byte between stdin/stdout
-//! and the daemon's socket, after one header line that tells the daemon the framing. The
-//! daemon then serves the Content-Length framing like any connection, so a session launched from the editor is one of
-//! the daemon's sessions, seen by every other front end. The relay parses nothing; stdout
-//! carries only what the daemon sent, and every diagnostic goes to stderr.
+//! `hld --stdio`: an editor's JSON-RPC connection to the daemon, one of the daemon's
+//! connections, so a session launched from the editor is seen by every other front end.
+//!
+//! When stdin and stdout are pipes, as an editor starts its child, they are handed to the
+//! daemon (`transport::pipes`), which serves them itself: this process only holds the
+//! control connection and exits when the serving ends. Otherwise (a terminal, a file, a
+//! socket, or a daemon that does not take them) it relays bytes between stdin/stdout and the
+//! daemon's socket, after one header line that tells the daemon the framing; the relay parses
+//! nothing. Either way stdout carries only what the daemon sent, and every diagnostic goes to
+//! stderr.
 
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
+use std::mem::MaybeUninit;
 use std::net::Shutdown;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
-use tokio::signal::unix::{signal, SignalKind};
+use rustix::fs::{fstat, FileType};
+use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::net::UnixStream;
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
-/// How long the daemon gets to answer what it already read once stdin closes or a signal
-/// arrives (spec/004: exit within 2 s).
-const GRACE: Duration = Duration::from_millis(1500);
+use crate::transport::pipes::{self, Why, GRACE};
+
+/// How long the daemon has to answer the offer of the pipes.
+const OFFER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the relay sends before the editor's first byte.
 const PREAMBLE: &[u8] = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n";
 
-/// How the relay ended.
+/// How the connection ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ended {
     /// stdin closed, a signal came, or the daemon closed the connection after `shutdown`.
@@ -37,27 +49,163 @@ enum Stopped {
     Daemon,
 }
 
-/// Relays stdin/stdout to the daemon at `socket`, starting `hld` (this binary) there first if
-/// none answers.
+/// The signals that end `hld --stdio`.
+struct Signals {
+    int: Signal,
+    term: Signal,
+    hup: Signal,
+}
+
+impl Signals {
+    fn new() -> Result<Signals, String> {
+        let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
+        Ok(Signals {
+            int: listen(SignalKind::interrupt())?,
+            term: listen(SignalKind::terminate())?,
+            hup: listen(SignalKind::hangup())?,
+        })
+    }
+
+    /// The name of the next signal.
+    async fn recv(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.int.recv() => "SIGINT",
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.hup.recv() => "SIGHUP",
+        }
+    }
+}
+
+/// Connects the editor's stdin/stdout to the daemon at `socket`, starting `hld` (this binary)
+/// there first if none answers: hands them over when they are pipes, else relays them.
+pub async fn run(socket: &Path) -> Result<Ended, String> {
+    let mut signals = Signals::new()?;
+    let mut stream = connect(socket).await?;
+    if stdio_are_pipes() {
+        if let Some(ended) = hand_over(stream, &mut signals).await? {
+            return Ok(ended);
+        }
+        stream = UnixStream::connect(socket)
+            .await
+            .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+    }
+    relay(stream, socket, &mut signals).await
+}
+
+/// A connection to the daemon at `socket`, started if none answers.
+async fn connect(socket: &Path) -> Result<UnixStream, String> {
+    if let Ok(stream) = UnixStream::connect(socket).await {
+        return Ok(stream);
+    }
+    let hld = std::env::current_exe().map_err(|e| format!("cannot find hld: {e}"))?;
+    tracing::info!(socket = %socket.display(), "no daemon answers; starting one");
+    hld_client::autostart::start(&hld, socket)
+        .await
+        .map_err(|e| e.to_string())?;
+    UnixStream::connect(socket)
+        .await
+        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
+}
+
+/// Whether stdin and stdout are both pipes (or FIFOs), the only descriptors the daemon takes.
+fn stdio_are_pipes() -> bool {
+    let fifo = |fd: std::os::fd::BorrowedFd<'_>| {
+        fstat(fd).is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Fifo)
+    };
+    fifo(std::io::stdin().as_fd()) && fifo(std::io::stdout().as_fd())
+}
+
+/// Hands stdin and stdout to the daemon on `stream` and waits until it has served them, or a
+/// signal comes. `None` if the daemon did not take them: the caller relays instead.
+async fn hand_over(stream: UnixStream, signals: &mut Signals) -> Result<Option<Ended>, String> {
+    let (read, mut write) = stream.into_split();
+    let mut lines = BufReader::new(read).lines();
+    let cannot = |e: std::io::Error| format!("cannot offer stdio to the daemon: {e}");
+    write.write_all(pipes::ANNOUNCE).await.map_err(cannot)?;
+    let answer = tokio::time::timeout(OFFER_TIMEOUT, lines.next_line()).await;
+    if !matches!(&answer, Ok(Ok(Some(line))) if line == pipes::SEND) {
+        tracing::info!("the daemon does not take pipes; relaying");
+        return Ok(None);
+    }
+    send_stdio(write.as_ref()).await.map_err(cannot)?;
+    match lines.next_line().await {
+        Ok(Some(line)) if line == pipes::TAKEN => {}
+        Ok(Some(line)) => {
+            let reason = line.strip_prefix(pipes::REFUSED).unwrap_or(&line).trim();
+            tracing::info!(reason, "the daemon refused stdio; relaying");
+            return Ok(None);
+        }
+        Ok(None) | Err(_) => return Ok(Some(Ended::DaemonGone)),
+    }
+    tracing::info!("the daemon serves stdin and stdout");
+    tokio::select! {
+        line = lines.next_line() => {
+            let why = match line {
+                Ok(Some(line)) => line
+                    .strip_prefix(pipes::ENDED)
+                    .and_then(|why| Why::parse(why.trim())),
+                Ok(None) | Err(_) => None,
+            };
+            Ok(Some(match why {
+                Some(Why::StdinClosed) => {
+                    tracing::info!("stdin closed, shutting down gracefully");
+                    Ended::Cleanly
+                }
+                Some(Why::StdoutClosed) => {
+                    tracing::info!("stdout closed, shutting down");
+                    Ended::Cleanly
+                }
+                Some(Why::Shutdown) => {
+                    tracing::info!("the daemon closed this connection (shutdown)");
+                    Ended::Cleanly
+                }
+                Some(Why::Stopped) => Ended::Cleanly,
+                Some(Why::DaemonStopping) | None => Ended::DaemonGone,
+            }))
+        }
+        name = signals.recv() => {
+            tracing::info!("received {name}, shutting down gracefully");
+            // The end of this connection asks the daemon to stop; it answers what it read,
+            // closes the pipes, then says so.
+            let _ = write.shutdown().await;
+            let _ = tokio::time::timeout(GRACE, lines.next_line()).await;
+            Ok(Some(Ended::Cleanly))
+        }
+    }
+}
+
+/// Sends this process's stdin and stdout on `control`, as `SCM_RIGHTS` with one byte.
+async fn send_stdio(control: &UnixStream) -> std::io::Result<()> {
+    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
+    let fds = [stdin.as_fd(), stdout.as_fd()];
+    loop {
+        control.writable().await?;
+        let sent = control.try_io(Interest::WRITABLE, || {
+            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
+            let mut ancillary = SendAncillaryBuffer::new(&mut space);
+            ancillary.push(SendAncillaryMessage::ScmRights(&fds));
+            Ok(rustix::net::sendmsg(
+                control,
+                &[IoSlice::new(&[0])],
+                &mut ancillary,
+                SendFlags::empty(),
+            )?)
+        });
+        match sent {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Err(e),
+            Ok(_) => return Ok(()),
+        }
+    }
+}
+
+/// Relays stdin/stdout to the daemon on `stream`.
 ///
 /// The bytes go through two plain threads, one each way, blocked in `read`: a message costs
 /// one read and one write per hop, with no hand-over to an async runtime's blocking pool
-/// (which is how tokio serves stdin and stdout). The runtime only connects, and waits for
-/// either way to stop or for a signal.
-pub async fn relay(socket: &Path) -> Result<Ended, String> {
-    let stream = match tokio::net::UnixStream::connect(socket).await {
-        Ok(stream) => stream,
-        Err(_) => {
-            let hld = std::env::current_exe().map_err(|e| format!("cannot find hld: {e}"))?;
-            tracing::info!(socket = %socket.display(), "no daemon answers; starting one");
-            hld_client::autostart::start(&hld, socket)
-                .await
-                .map_err(|e| e.to_string())?;
-            tokio::net::UnixStream::connect(socket)
-                .await
-                .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?
-        }
-    };
+/// (which is how tokio serves stdin and stdout). The runtime only waits for either way to
+/// stop or for a signal.
+async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Result<Ended, String> {
     let cannot = |e: std::io::Error| format!("cannot use {}: {e}", socket.display());
     let mut to_daemon = stream.into_std().map_err(cannot)?;
     to_daemon.set_nonblocking(false).map_err(cannot)?;
@@ -84,14 +232,9 @@ pub async fn relay(socket: &Path) -> Result<Ended, String> {
         });
     });
 
-    let (mut int, mut term, mut hup) = (
-        signal(SignalKind::interrupt()).map_err(|e| e.to_string())?,
-        signal(SignalKind::terminate()).map_err(|e| e.to_string())?,
-        signal(SignalKind::hangup()).map_err(|e| e.to_string())?,
-    );
     let why = tokio::select! {
         first = stops.recv() => match first {
-            Some(Stopped::Editor) => "stdin closed",
+            Some(Stopped::Editor) => "stdin closed".to_owned(),
             _ => {
                 return Ok(if hld_client::autostart::healthy(socket).await {
                     tracing::info!("the daemon closed this connection (shutdown)");
@@ -101,9 +244,7 @@ pub async fn relay(socket: &Path) -> Result<Ended, String> {
                 });
             }
         },
-        _ = int.recv() => "received SIGINT",
-        _ = term.recv() => "received SIGTERM",
-        _ = hup.recv() => "received SIGHUP",
+        name = signals.recv() => format!("received {name}"),
     };
     tracing::info!("{why}, shutting down gracefully");
     // The daemon answers what it read, then sees the end and closes its side.

@@ -3,6 +3,7 @@
 
 pub mod content_length;
 pub mod ndjson;
+pub mod pipes;
 pub mod unix;
 pub mod websocket;
 

@@ -1,7 +1,8 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
 //! live daemon, and serving each accepted connection with the framing its first bytes show:
 //! Content-Length headers (`Content-Length:` or `Content-Type:`, in any case) for editors
-//! relayed by `hld --stdio`, NDJSON for everything else.
+//! relayed by `hld --stdio`, the announcement of `hld --stdio` handing over an editor's pipes
+//! (`pipes.rs`), NDJSON for everything else.
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -20,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::content_length::{ContentLengthConn, MAX_PAYLOAD};
 use super::ndjson::NdjsonCodec;
+use super::pipes;
 use crate::daemon::Daemon;
 use crate::private_dir;
 use crate::rpc::{self, Settings};
@@ -106,22 +108,27 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
     // Buffers sized for a usual request and reply; they grow for larger ones.
     let mut read = BytesMut::with_capacity(BUFFER);
     let mut stream = Socket(stream);
-    let content_length = loop {
-        match content_length_framing(&read) {
+    let framing = loop {
+        match framing(&read) {
             Some(framing) => break framing,
             None => match stream.read_buf(&mut read).await {
                 Ok(0) | Err(_) if read.is_empty() => return,
                 // What came is all there is: NDJSON answers it, whatever it is.
-                Ok(0) | Err(_) => break false,
+                Ok(0) | Err(_) => break Framing::Ndjson,
                 Ok(_) => {}
             },
         }
     };
-    if content_length {
-        let settings = Settings::content_length(&daemon.config);
-        let conn = ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
-        rpc::serve(conn, daemon, settings, shutdown).await;
-        return;
+    match framing {
+        Framing::ContentLength => {
+            let settings = Settings::content_length(&daemon.config);
+            let conn =
+                ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
+            rpc::serve(conn, daemon, settings, shutdown).await;
+            return;
+        }
+        Framing::Pipes => return pipes::serve(stream.0, read, daemon, shutdown).await,
+        Framing::Ndjson => {}
     }
     let codec = NdjsonCodec::new(daemon.config.max_message_size);
     let settings = Settings::ndjson(&daemon.config);
@@ -129,6 +136,26 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
     parts.read_buf = read;
     parts.write_buf = BytesMut::with_capacity(BUFFER);
     rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
+}
+
+/// What a connection speaks, as its first bytes show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    Ndjson,
+    ContentLength,
+    /// `hld --stdio` hands over an editor's pipes.
+    Pipes,
+}
+
+/// The framing of a connection whose first bytes are `read`: `None` while too few have come
+/// to tell.
+fn framing(read: &[u8]) -> Option<Framing> {
+    match (content_length_framing(read), pipes::announced(read)) {
+        (Some(true), _) => Some(Framing::ContentLength),
+        (_, Some(true)) => Some(Framing::Pipes),
+        (Some(false), Some(false)) => Some(Framing::Ndjson),
+        _ => None,
+    }
 }
 
 /// The header names a Content-Length-framed connection may start with.
@@ -187,7 +214,19 @@ impl AsyncWrite for Socket {
 
 #[cfg(test)]
 mod tests {
-    use super::content_length_framing;
+    use super::{content_length_framing, framing, Framing};
+
+    #[test]
+    fn the_first_bytes_choose_the_framing() {
+        assert_eq!(
+            framing(b"Content-Length: 2\r\n"),
+            Some(Framing::ContentLength)
+        );
+        assert_eq!(framing(b"Hld-Stdio-Fds: 1\r\n"), Some(Framing::Pipes));
+        assert_eq!(framing(b"Hld-Stdio"), None);
+        assert_eq!(framing(b"{\"jsonrpc\""), Some(Framing::Ndjson));
+        assert_eq!(framing(b"Hld-Stdio-Fds: 9\r\n"), Some(Framing::Ndjson));
+    }
 
     #[test]
     fn only_a_content_header_selects_content_length_framing() {

@@ -1,13 +1,18 @@
-//! `hld --stdio` (spec/004): Content-Length framing on stdin/stdout, relayed to the daemon,
-//! over real processes. Every byte the relay writes on stdout is read as a frame: a stray
-//! byte fails the test.
+//! `hld --stdio` (spec/004): Content-Length framing on stdin/stdout, served by the daemon,
+//! over real processes: with stdin a pipe, as editors start it, the daemon takes the pipes;
+//! with stdin a socket, `hld --stdio` relays. Every byte written on stdout is read as a frame:
+//! a stray byte fails the test.
 
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
+use std::mem::MaybeUninit;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
+use hld::transport::pipes::{ANNOUNCE, REFUSED, SEND};
 use hld_client::protocol::*;
 use hld_e2e::frames::{frame, read_frame};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
@@ -23,34 +28,62 @@ fn daemon() -> TestDaemon {
     )
 }
 
+/// What `hld --stdio` gets as its stdin, which decides how it reaches the daemon.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// A pipe, as editors give it: the daemon takes stdin and stdout.
+    Pipes,
+    /// A socket: `hld --stdio` relays the bytes.
+    Relay,
+}
+
+/// Both ways.
+const BOTH: [Via; 2] = [Via::Pipes, Via::Relay];
+
 /// A running `hld --stdio`: its stdin, and the frames it wrote, parsed strictly.
 struct Relay {
     child: Child,
-    stdin: Option<ChildStdin>,
+    stdin: Option<Box<dyn Write + Send>>,
     frames: Receiver<Result<Value, String>>,
 }
 
 impl Relay {
     fn start(socket: &Path) -> Relay {
-        Self::start_in(socket, None)
+        Self::start_via(socket, Via::Pipes)
+    }
+
+    fn start_via(socket: &Path, via: Via) -> Relay {
+        Self::start_in(socket, None, via)
     }
 
     /// With `home` as its HOME (where a daemon it starts keeps its database).
-    fn start_in(socket: &Path, home: Option<&Path>) -> Relay {
+    fn start_in(socket: &Path, home: Option<&Path>, via: Via) -> Relay {
         let mut command = Command::new(workspace_bin("hld"));
         if let Some(home) = home {
             command
                 .env("HOME", home)
                 .env_remove("HUMANLAYER_DATABASE_PATH");
         }
+        let mut socket_stdin = None;
+        match via {
+            Via::Pipes => command.stdin(Stdio::piped()),
+            Via::Relay => {
+                let (ours, theirs) = UnixStream::pair().unwrap();
+                socket_stdin = Some(ours);
+                command.stdin(Stdio::from(OwnedFd::from(theirs)))
+            }
+        };
         let mut child = command
             .args(["--stdio", "--socket"])
             .arg(socket)
-            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start hld --stdio");
+        let stdin: Box<dyn Write + Send> = match socket_stdin {
+            Some(socket) => Box::new(socket),
+            None => Box::new(child.stdin.take().unwrap()),
+        };
         let mut stdout = child.stdout.take().unwrap();
         let (tx, frames) = mpsc::channel();
         std::thread::spawn(move || loop {
@@ -68,7 +101,7 @@ impl Relay {
             }
         });
         Relay {
-            stdin: child.stdin.take(),
+            stdin: Some(stdin),
             child,
             frames,
         }
@@ -183,7 +216,13 @@ fn every_method_of_the_table_is_served_with_content_length_framing() {
 #[test]
 fn framing_errors_get_their_codes_and_the_connection_carries_on() {
     let d = daemon();
-    let mut r = Relay::start(&d.socket);
+    for via in BOTH {
+        framing_errors_via(&d, via);
+    }
+}
+
+fn framing_errors_via(d: &TestDaemon, via: Via) {
+    let mut r = Relay::start_via(&d.socket, via);
     // Back to back, with unknown headers and header names in any case.
     let mut two = b"X-Editor: emacs\r\ncontent-length: 43\r\n\r\n".to_vec();
     two.extend_from_slice(br#"{"jsonrpc":"2.0","method":"version","id":7}"#);
@@ -333,61 +372,228 @@ fn events_arrive_as_notifications_while_requests_keep_working() {
 #[test]
 fn shutdown_ends_the_editors_connection_not_the_daemon() {
     let d = daemon();
-    let mut r = Relay::start(&d.socket);
-    let reply = r.call("shutdown", json!({}));
-    assert_eq!(reply["result"]["message"], "Shutting down gracefully");
-    let (code, took, _) = r.wait_exit(Duration::from_secs(5));
-    assert_eq!(code, 0);
-    assert!(took < Duration::from_secs(2), "{took:?}");
-    assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
-    // As a notification: no reply, same exit.
-    let mut r = Relay::start(&d.socket);
-    r.send(&json!({"jsonrpc":"2.0","method":"shutdown"}));
-    assert_eq!(r.wait_exit(Duration::from_secs(5)).0, 0);
-    assert!(
-        r.frames.recv_timeout(Duration::from_millis(200)).is_err(),
-        "a reply to a notification"
-    );
-    assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
+    for via in BOTH {
+        let mut r = Relay::start_via(&d.socket, via);
+        let reply = r.call("shutdown", json!({}));
+        assert_eq!(reply["result"]["message"], "Shutting down gracefully");
+        let (code, took, _) = r.wait_exit(Duration::from_secs(5));
+        assert_eq!(code, 0, "{via:?}");
+        assert!(took < Duration::from_secs(2), "{via:?}: {took:?}");
+        assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
+        // As a notification: no reply, same exit.
+        let mut r = Relay::start_via(&d.socket, via);
+        r.send(&json!({"jsonrpc":"2.0","method":"shutdown"}));
+        assert_eq!(r.wait_exit(Duration::from_secs(5)).0, 0, "{via:?}");
+        assert!(
+            r.frames.recv_timeout(Duration::from_millis(200)).is_err(),
+            "{via:?}: a reply to a notification"
+        );
+        assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
+    }
 }
 
 #[test]
 fn stdin_closing_or_a_signal_ends_it_with_0_within_2_s() {
     let d = daemon();
-    let mut r = Relay::start(&d.socket);
-    r.call("version", json!({}));
-    r.close_stdin();
-    let (code, took, stderr) = r.wait_exit(Duration::from_secs(5));
-    assert_eq!(code, 0, "{stderr}");
-    assert!(took < Duration::from_secs(2), "{took:?}");
-    assert!(
-        stderr.contains("stdin closed, shutting down gracefully"),
-        "{stderr}"
-    );
-    for (signal, name) in [
-        (Signal::SIGINT, "SIGINT"),
-        (Signal::SIGTERM, "SIGTERM"),
-        (Signal::SIGHUP, "SIGHUP"),
-    ] {
-        let mut r = Relay::start(&d.socket);
+    for via in BOTH {
+        let mut r = Relay::start_via(&d.socket, via);
         r.call("version", json!({}));
-        r.signal(signal);
+        r.close_stdin();
         let (code, took, stderr) = r.wait_exit(Duration::from_secs(5));
-        assert_eq!(code, 0, "{name}: {stderr}");
-        assert!(took < Duration::from_secs(2), "{name}: {took:?}");
-        assert!(stderr.contains(name), "{stderr}");
+        assert_eq!(code, 0, "{via:?}: {stderr}");
+        assert!(took < Duration::from_secs(2), "{via:?}: {took:?}");
+        assert!(
+            stderr.contains("stdin closed, shutting down gracefully"),
+            "{via:?}: {stderr}"
+        );
+        for (signal, name) in [
+            (Signal::SIGINT, "SIGINT"),
+            (Signal::SIGTERM, "SIGTERM"),
+            (Signal::SIGHUP, "SIGHUP"),
+        ] {
+            let mut r = Relay::start_via(&d.socket, via);
+            r.call("version", json!({}));
+            r.signal(signal);
+            let (code, took, stderr) = r.wait_exit(Duration::from_secs(5));
+            assert_eq!(code, 0, "{via:?} {name}: {stderr}");
+            assert!(took < Duration::from_secs(2), "{via:?} {name}: {took:?}");
+            assert!(stderr.contains(name), "{stderr}");
+        }
     }
 }
 
 #[test]
 fn when_the_daemon_goes_away_it_says_so_and_exits_non_zero() {
-    let mut d = daemon();
+    for (via, killed) in [(Via::Pipes, true), (Via::Pipes, false), (Via::Relay, true)] {
+        let mut d = daemon();
+        let mut r = Relay::start_via(&d.socket, via);
+        r.call("version", json!({}));
+        // Killed, or stopped as `hlyr daemon stop` stops it.
+        match killed {
+            true => d.kill9(),
+            false => d.stop(),
+        }
+        let (code, _, stderr) = r.wait_exit(Duration::from_secs(10));
+        assert_eq!(code, 1, "{via:?}, killed {killed}: {stderr}");
+        assert!(stderr.contains("went away"), "{via:?}, killed {killed}: {stderr}");
+    }
+}
+
+#[test]
+fn pipes_are_handed_to_the_daemon_and_anything_else_is_relayed() {
+    let d = daemon();
+    let handed = || d.log_text().matches("serving an editor's pipes").count();
+    let mut r = Relay::start_via(&d.socket, Via::Pipes);
+    assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
+    assert_eq!(handed(), 1, "{}", d.log_text());
+    r.close_stdin();
+    let (code, _, stderr) = r.wait_exit(Duration::from_secs(5));
+    assert_eq!(code, 0);
+    assert!(
+        stderr.contains("the daemon serves stdin and stdout"),
+        "{stderr}"
+    );
+    let ended = wait_for(WAIT, || {
+        d.log_text()
+            .contains(r#"an editor's pipes: ended why="stdin-closed""#)
+            .then_some(())
+    });
+    assert!(ended.is_some(), "{}", d.log_text());
+
+    let mut r = Relay::start_via(&d.socket, Via::Relay);
+    assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
+    r.close_stdin();
+    let (code, _, stderr) = r.wait_exit(Duration::from_secs(5));
+    assert_eq!(code, 0);
+    assert!(!stderr.contains("the daemon serves"), "{stderr}");
+    assert_eq!(handed(), 1, "a socket was handed over: {}", d.log_text());
+}
+
+#[test]
+fn a_killed_hld_stdio_closes_the_editors_pipes_and_the_daemon_serves_on() {
+    let d = daemon();
     let mut r = Relay::start(&d.socket);
     r.call("version", json!({}));
-    d.kill9();
-    let (code, _, stderr) = r.wait_exit(Duration::from_secs(10));
-    assert_eq!(code, 1);
-    assert!(stderr.contains("went away"), "{stderr}");
+    r.child.kill().unwrap();
+    // The daemon closes its copies of the pipes: stdout ends (the reader thread hangs up).
+    let started = Instant::now();
+    match r.frames.recv_timeout(Duration::from_secs(2)) {
+        Err(mpsc::RecvTimeoutError::Disconnected) => {}
+        other => panic!("stdout did not end within 2 s: {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let ended = wait_for(WAIT, || {
+        d.log_text()
+            .contains(r#"an editor's pipes: ended why="stopped""#)
+            .then_some(())
+    });
+    assert!(ended.is_some(), "{}", d.log_text());
+    assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
+}
+
+/// A raw control connection that announces pipes and gets the daemon's go-ahead.
+fn offer(socket: &Path) -> (UnixStream, std::io::BufReader<UnixStream>) {
+    let mut control = UnixStream::connect(socket).unwrap();
+    control.set_read_timeout(Some(WAIT)).unwrap();
+    control.write_all(ANNOUNCE).unwrap();
+    let mut lines = std::io::BufReader::new(control.try_clone().unwrap());
+    assert_eq!(line(&mut lines), SEND);
+    (control, lines)
+}
+
+fn line(lines: &mut impl std::io::BufRead) -> String {
+    let mut line = String::new();
+    lines.read_line(&mut line).unwrap();
+    line.trim_end().to_owned()
+}
+
+/// Sends `fds` with one byte, as `hld --stdio` does.
+fn send_fds(control: &UnixStream, fds: &[BorrowedFd<'_>]) {
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(8))];
+    let mut ancillary = rustix::net::SendAncillaryBuffer::new(&mut space);
+    assert!(ancillary.push(rustix::net::SendAncillaryMessage::ScmRights(fds)));
+    rustix::net::sendmsg(
+        control,
+        &[IoSlice::new(&[0])],
+        &mut ancillary,
+        rustix::net::SendFlags::empty(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_daemon_takes_only_two_pipes_and_closes_whatever_it_refuses() {
+    let d = daemon();
+    let file = tempfile::tempfile().unwrap();
+    let socket = UnixStream::pair().unwrap().0;
+    let refusal = |fds: &[BorrowedFd<'_>]| {
+        let (control, mut lines) = offer(&d.socket);
+        send_fds(&control, fds);
+        let answer = line(&mut lines);
+        answer
+            .strip_prefix(REFUSED)
+            .unwrap_or_else(|| panic!("not refused: {answer}"))
+            .trim()
+            .to_owned()
+    };
+    // Each case hands over ends of two pipes of the test's own, A's write end and B's read
+    // end: once the daemon closed what it received, A's read end sees the end of the pipe and
+    // B's write end a broken pipe.
+    type Case = for<'a> fn(
+        BorrowedFd<'a>,
+        BorrowedFd<'a>,
+        BorrowedFd<'a>,
+        BorrowedFd<'a>,
+    ) -> Vec<BorrowedFd<'a>>;
+    let cases: [(&str, Case); 7] = [
+        ("stdin is not a pipe", |aw, _, file, _| vec![file, aw]),
+        ("stdout is not a pipe", |_, br, _, socket| vec![br, socket]),
+        ("stdin is a pipe open the wrong way", |aw, br, _, _| {
+            vec![aw, br]
+        }),
+        ("stdout is a pipe open the wrong way", |_, br, _, _| {
+            vec![br, br]
+        }),
+        ("expected 2 descriptors, got 1", |aw, _, _, _| vec![aw]),
+        ("expected 2 descriptors, got 3", |aw, br, _, _| {
+            vec![br, aw, aw]
+        }),
+        ("more than 2 descriptors", |aw, br, _, _| {
+            vec![br, aw, aw, aw, br, aw, br, aw]
+        }),
+    ];
+    for (want, fds) in cases {
+        let (mut a_read, a_write) = std::io::pipe().unwrap();
+        let (b_read, mut b_write) = std::io::pipe().unwrap();
+        let got = refusal(&fds(
+            a_write.as_fd(),
+            b_read.as_fd(),
+            file.as_fd(),
+            socket.as_fd(),
+        ));
+        drop((a_write, b_read));
+        assert_eq!(got, want);
+        let mut rest = Vec::new();
+        assert_eq!(
+            a_read.read_to_end(&mut rest).unwrap(),
+            0,
+            "{want}: A still open"
+        );
+        let broken = b_write.write_all(b"x").unwrap_err();
+        assert_eq!(broken.kind(), std::io::ErrorKind::BrokenPipe, "{want}");
+    }
+    // Bytes after the announcement.
+    let mut control = UnixStream::connect(&d.socket).unwrap();
+    control.set_read_timeout(Some(WAIT)).unwrap();
+    control.write_all(&[ANNOUNCE, b"x"].concat()).unwrap();
+    let mut lines = std::io::BufReader::new(control);
+    assert_eq!(
+        line(&mut lines),
+        format!("{REFUSED} bytes after the announcement")
+    );
+    // None of it hurt the daemon, and a real hand-over still works.
+    let mut r = Relay::start(&d.socket);
+    assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
 }
 
 #[test]
@@ -397,7 +603,7 @@ fn it_starts_a_daemon_when_none_answers() {
         .tempdir_in("/tmp")
         .unwrap();
     let socket = dir.path().join("run").join("daemon.sock");
-    let mut r = Relay::start_in(&socket, Some(dir.path()));
+    let mut r = Relay::start_in(&socket, Some(dir.path()), Via::Pipes);
     assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
     assert!(dir.path().join(".humanlayer").join("daemon.db").exists());
     r.close_stdin();

@@ -1,6 +1,7 @@
-//! The stdio group: `hld --stdio` as an editor runs it. A `health` round trip relayed to the
-//! daemon next to a raw Content-Length echo over the same kind of pipes, and its start-up to
-//! the first answered `initialize` next to `hlyr sessions --json`.
+//! The stdio group: `hld --stdio` as an editor runs it, with piped stdin and stdout, which it
+//! hands to the daemon. A `health` round trip next to a raw Content-Length echo over the same
+//! kind of pipes, and its start-up to the first answered `initialize` next to
+//! `hlyr sessions --json`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
@@ -17,8 +18,9 @@ use crate::procs::{self, Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
 use crate::stats::{ratio, us, Latency, Spread};
 
-/// The target: the relay's round trips a second at least this share of the raw echo's.
-const MIN_RELAY_RATIO: f64 = 0.5;
+/// The target: round trips a second through `hld --stdio` at least this share of the raw
+/// echo's.
+const MIN_STDIO_RATIO: f64 = 0.5;
 /// The target: `hld --stdio` to its first `initialize` reply at most this many times
 /// `hlyr sessions --json`.
 const MAX_STARTUP_RATIO: f64 = 3.0;
@@ -178,8 +180,8 @@ fn hlyr_sessions(hlyr: &Path, sock: &Path) -> anyhow::Result<Duration> {
 
 pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let echo = vec![bins.bench.display().to_string(), "pipe-echo".into()];
-    // hld: [pinned relay, unpinned relay, unpinned socket]; echo: [pinned, unpinned].
-    let mut relayed: [Vec<LoadResult>; 2] = Default::default();
+    // hld: [pinned hld --stdio, unpinned hld --stdio], unpinned socket; echo: [pinned, unpinned].
+    let mut through_stdio: [Vec<LoadResult>; 2] = Default::default();
     let mut echoed: [Vec<LoadResult>; 2] = Default::default();
     let mut socket = Vec::new();
     for _ in 0..plan.rounds {
@@ -192,13 +194,13 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                     ..Default::default()
                 },
             )?;
-            let relay = vec![
+            let stdio = vec![
                 bins.hld.display().to_string(),
                 "--stdio".into(),
                 "--socket".into(),
                 server.sock.display().to_string(),
             ];
-            relayed[p].push(procs::client(bins, pinned, &pingpong_args(plan, &relay))?);
+            through_stdio[p].push(procs::client(bins, pinned, &pingpong_args(plan, &stdio))?);
             if !pinned {
                 socket.push(load::pingpong(
                     &server.sock,
@@ -228,8 +230,8 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     server.stop()?;
 
     let startup = Spread::of(&startup_ratios);
-    let relay_vs_socket = ratios(
-        &relayed[1]
+    let stdio_vs_socket = ratios(
+        &through_stdio[1]
             .iter()
             .map(LoadResult::per_sec)
             .collect::<Vec<_>>(),
@@ -240,24 +242,24 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     };
     let rows = vec![
         rate_row(
-            "health relayed through hld --stdio, pinned",
-            &relayed[0],
+            "health through hld --stdio, pinned",
+            &through_stdio[0],
             &echoed[0],
             true,
-            MIN_RELAY_RATIO,
+            MIN_STDIO_RATIO,
         ),
         rate_row(
-            "health relayed through hld --stdio, unpinned",
-            &relayed[1],
+            "health through hld --stdio, unpinned",
+            &through_stdio[1],
             &echoed[1],
             true,
-            MIN_RELAY_RATIO,
+            MIN_STDIO_RATIO,
         ),
         Row {
             name: "… unpinned, next to health on the daemon's socket (NDJSON)".into(),
-            figure: mean(&relayed[1]),
+            figure: mean(&through_stdio[1]),
             baseline: mean(&socket),
-            ratio: relay_vs_socket.show(ratio),
+            ratio: stdio_vs_socket.show(ratio),
             target: "–".into(),
             verdict: Verdict::Info,
         },
@@ -276,11 +278,11 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             "Round trips: the load generator starts the program under test with piped stdin \
              and stdout, as an editor starts `hld --stdio`, and makes {} sequential `health` \
              requests (after {} untimed), each framed with Content-Length, reading each reply \
-             frame strictly and checking its id. The program is `hld --stdio` relaying to a \
-             running daemon, or, as the baseline, `hld-bench pipe-echo`, a plain Content-Length \
-             echo over the same pipes. Pinned: every process on CPU 0 (`taskset -c 0`). The \
-             ratio is the relay's round trips/s ÷ the echo's, round by round. The reported row \
-             sets the relay next to `health` sent straight to the daemon's socket (NDJSON, the \
+             frame strictly and checking its id. The program is `hld --stdio` with a running \
+             daemon (it hands its pipes to the daemon, which serves them), or, as the baseline, \
+             `hld-bench pipe-echo`, a plain Content-Length echo over the same pipes. Pinned: \
+             every process on CPU 0 (`taskset -c 0`). The ratio is `hld --stdio`'s round \
+             trips/s ÷ the echo's, round by round. The reported row sets it next to `health` sent straight to the daemon's socket (NDJSON, the \
              latency group's client) in the same round. Start-up: against a running daemon, \
              {per_round} runs of each per round, alternating: `hld --stdio` from spawn to its \
              first `initialize` reply, and `hlyr sessions --json` from spawn to exit; the ratio \
