@@ -8,6 +8,7 @@
 //! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
 //! flush the store → remove the socket.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -65,16 +66,16 @@ async fn announce(daemon: Arc<Daemon>) {
 /// freed): the pause before the next grows from 10 ms to 1 s, and one warning a second says
 /// how many failed since the last.
 #[derive(Default)]
-pub(crate) struct AcceptFailures {
+struct AcceptFailures {
     /// The pause after the last failure; `None` once an accept succeeds.
-    pub(crate) pause: Option<Duration>,
+    pause: Option<Duration>,
     logged: Option<std::time::Instant>,
     unlogged: u64,
 }
 
 impl AcceptFailures {
     /// Counts a failure; returns the pause before the next accept.
-    pub(crate) fn failed(&mut self, e: &std::io::Error) -> Duration {
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
         self.unlogged += 1;
         if self
             .logged
@@ -89,6 +90,37 @@ impl AcceptFailures {
         });
         self.pause = Some(pause);
         pause
+    }
+}
+
+/// Accepts connections with `accept` until `shutdown` is cancelled, handing each to `serve`;
+/// failed accepts back off ([`AcceptFailures`]). The one accept loop of every listener.
+pub(crate) async fn accept_until<T, F>(
+    shutdown: &CancellationToken,
+    mut accept: impl FnMut() -> F,
+    mut serve: impl FnMut(T),
+) where
+    F: Future<Output = std::io::Result<T>>,
+{
+    let mut failing = AcceptFailures::default();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => return,
+            accepted = accept() => accepted,
+        };
+        match accepted {
+            Ok(connection) => {
+                failing.pause = None;
+                serve(connection);
+            }
+            Err(e) => {
+                let pause = failing.failed(&e);
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(pause) => {}
+                }
+            }
+        }
     }
 }
 
@@ -149,29 +181,18 @@ pub async fn run(
     let connections = TaskTracker::new();
     let ws = ws
         .map(|ws| tokio::spawn(ws.run(Arc::clone(&daemon), connections.clone(), shutdown.clone())));
-    let mut failing = AcceptFailures::default();
-    loop {
-        let accepted = tokio::select! {
-            () = shutdown.cancelled() => break,
-            accepted = socket.listener.accept() => accepted,
-        };
-        match accepted {
-            Ok((stream, _)) => {
-                failing.pause = None;
-                // Boxed: a connection's future has room for any handler's, which is large
-                // to move by value into the task.
-                let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
-                connections.spawn(Box::pin(connection));
-            }
-            Err(e) => {
-                let pause = failing.failed(&e);
-                tokio::select! {
-                    () = shutdown.cancelled() => break,
-                    () = tokio::time::sleep(pause) => {}
-                }
-            }
-        }
-    }
+    let listener = &socket.listener;
+    accept_until(
+        &shutdown,
+        || listener.accept(),
+        |(stream, _)| {
+            // Boxed: a connection's future has room for any handler's, which is large to
+            // move by value into the task.
+            let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
+            connections.spawn(Box::pin(connection));
+        },
+    )
+    .await;
 
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;

@@ -339,6 +339,52 @@ async fn handshakes_are_refused_with_a_status_and_a_reason_only() {
     assert!(!log.contains(&token), "the token is in the log");
 }
 
+/// What the daemon answers `request`, sent over raw TCP, before it closes the connection.
+async fn raw_http(address: SocketAddr, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(address).await.unwrap();
+    tcp.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(WAIT, tcp.read_to_end(&mut answer))
+        .await
+        .expect("the daemon closes the connection")
+        .unwrap();
+    String::from_utf8(answer).unwrap()
+}
+
+#[tokio::test]
+async fn plain_http_gets_426_and_a_request_that_is_no_handshake_400() {
+    let (daemon, address, token) = daemon(&[]);
+    let plain = raw_http(
+        address,
+        format!("GET /?token={token} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes(),
+    )
+    .await;
+    assert!(
+        plain.starts_with("HTTP/1.1 426 Upgrade Required\r\n"),
+        "{plain}"
+    );
+    assert!(plain.contains("upgrade: websocket\r\n"), "{plain}");
+    assert!(plain.ends_with("subprotocol holon-rpc\n"), "{plain}");
+    let malformed: [&[u8]; 3] = [
+        b"POST / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
+        b"\x16\x03\x01 not http at all\r\n\r\n",
+    ];
+    for request in malformed {
+        let answer = raw_http(address, request).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 400 Bad Request\r\n"),
+            "{answer}"
+        );
+        assert!(answer.contains("not a WebSocket handshake"), "{answer}");
+    }
+    // The listener serves on.
+    let mut client = WsClient::connect(address, &token).await;
+    assert_eq!(client.result("health", json!({})).await["status"], "ok");
+    drop(daemon);
+}
+
 #[tokio::test]
 async fn connections_over_the_cap_are_refused_with_503_until_one_closes() {
     let (_daemon, address, token) = daemon(&["--ws-max-connections", "2"]);

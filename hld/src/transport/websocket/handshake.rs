@@ -1,6 +1,7 @@
 //! Who may open a WebSocket, decided once per connection from its HTTP upgrade request: a
 //! browser's `Origin` on the allow-list (else 403), the token (else 401), the `holon-rpc`
-//! subprotocol (else 400); and over the connection cap, 503. A refusal is a plain-text reason
+//! subprotocol (else 400); and over the connection cap, 503. A request that is no WebSocket
+//! handshake gets 426 (plain HTTP) or 400 (a malformed one). A refusal is a plain-text reason
 //! with its status and nothing else. Also the token itself and the TLS set-up.
 //!
 //! A web page can open a WebSocket to the loopback address, and its browser sends the page's
@@ -21,10 +22,12 @@ use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::TlsAcceptor;
+use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::handshake::server::{
-    Callback, ErrorResponse, Request, Response,
+    write_response, Callback, ErrorResponse, Request, Response,
 };
 use tokio_tungstenite::tungstenite::http::{header, HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::Error as WsError;
 
 /// The one subprotocol served (spec/002).
 pub const SUBPROTOCOL: &str = "holon-rpc";
@@ -131,6 +134,58 @@ pub const BUSY: Refusal = Refusal {
     reason: "too many WebSocket connections; try again later",
 };
 
+/// The refusal of a request that is no WebSocket handshake, by tungstenite's `error` for it:
+/// 426 for plain HTTP (no `Upgrade: websocket` or `Connection: upgrade`), 400 for anything
+/// else it could not take (another method or version, no key, not HTTP at all). `None` where
+/// there is nothing to answer: [`Check`] answered already, or the connection failed.
+pub fn not_a_handshake(error: &WsError) -> Option<Refusal> {
+    match error {
+        WsError::Protocol(
+            ProtocolError::MissingUpgradeWebSocketHeader
+            | ProtocolError::MissingConnectionUpgradeHeader,
+        ) => Some(Refusal {
+            status: StatusCode::UPGRADE_REQUIRED,
+            reason: "this is hld's WebSocket endpoint: upgrade to WebSocket with the \
+                     subprotocol holon-rpc",
+        }),
+        WsError::Protocol(_) | WsError::HttpFormat(_) => Some(Refusal {
+            status: StatusCode::BAD_REQUEST,
+            reason: "not a WebSocket handshake: GET over HTTP/1.1 with Upgrade: websocket, \
+                     Connection: upgrade, Sec-WebSocket-Key and Sec-WebSocket-Version: 13",
+        }),
+        _ => None,
+    }
+}
+
+/// The HTTP response of `refusal`: its status, the reason as a plain-text body, and
+/// `Connection: close` (with `Upgrade: websocket` for a 426).
+fn refusal_response(refusal: Refusal) -> ErrorResponse {
+    let body = format!("{}\n", refusal.reason);
+    let length = HeaderValue::from(body.len());
+    let mut response = ErrorResponse::new(Some(body));
+    *response.status_mut() = refusal.status;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(header::CONTENT_LENGTH, length);
+    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
+    if refusal.status == StatusCode::UPGRADE_REQUIRED {
+        headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    }
+    response
+}
+
+/// The bytes of `refusal`'s response, for a request tungstenite did not answer.
+pub fn response_bytes(refusal: Refusal) -> Vec<u8> {
+    let response = refusal_response(refusal);
+    let mut bytes = Vec::new();
+    write_response(&mut bytes, &response).expect("a refusal's head is valid HTTP");
+    bytes.extend_from_slice(response.body().as_deref().unwrap_or_default().as_bytes());
+    bytes
+}
+
 /// Checks an upgrade request, in this order: its `Origin`, if any, is allowed (403); it
 /// carries the token, as `Authorization: Bearer <token>` or `?token=<token>` (401); it
 /// offers the `holon-rpc` subprotocol (400).
@@ -221,17 +276,7 @@ impl Callback for Check<'_> {
                     reason = refusal.reason,
                     "WebSocket handshake refused"
                 );
-                let body = format!("{}\n", refusal.reason);
-                let mut response = ErrorResponse::new(Some(body.clone()));
-                *response.status_mut() = refusal.status;
-                let headers = response.headers_mut();
-                headers.insert(
-                    header::CONTENT_TYPE,
-                    HeaderValue::from_static("text/plain; charset=utf-8"),
-                );
-                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-                headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
-                Err(response)
+                Err(refusal_response(refusal))
             }
         }
     }

@@ -27,6 +27,8 @@
 //! | handshake without a token, or a wrong one | HTTP 401 |
 //! | handshake with an `Origin` not on the allow-list | HTTP 403 |
 //! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
+//! | plain HTTP, no upgrade asked | HTTP 426 Upgrade Required |
+//! | a malformed handshake (not GET, not HTTP/1.1, no key or version, not HTTP) | HTTP 400 |
 //! | a binary frame | close 1003 |
 //! | a text frame that is not UTF-8 | close 1007 |
 //! | a message over 1 MiB | close 1009 (a new connection works) |
@@ -80,7 +82,7 @@ use super::Frame;
 use crate::config::WsConfig;
 use crate::daemon::Daemon;
 use crate::rpc::{self, Delivery, Ended, Outgoing, Response as Reply, Settings};
-use crate::server::AcceptFailures;
+use crate::server::accept_until;
 
 /// The largest message either way: peers close the connection on a larger one.
 pub const MAX_MESSAGE: usize = 1 << 20;
@@ -186,36 +188,25 @@ impl Listener {
         connections: TaskTracker,
         shutdown: CancellationToken,
     ) {
-        let mut failing = AcceptFailures::default();
-        loop {
-            let accepted = tokio::select! {
-                () = shutdown.cancelled() => break,
-                accepted = self.tcp.accept() => accepted,
-            };
-            match accepted {
-                Ok((tcp, peer)) => {
-                    failing.pause = None;
-                    // Counted before any handshake, so slow handshakes count too.
-                    let slot = Arc::clone(&self.shared.slots).try_acquire_owned().ok();
-                    let connection = connection(
-                        tcp,
-                        peer,
-                        Arc::clone(&self.shared),
-                        slot,
-                        Arc::clone(&daemon),
-                        shutdown.clone(),
-                    );
-                    connections.spawn(Box::pin(connection));
-                }
-                Err(e) => {
-                    let pause = failing.failed(&e);
-                    tokio::select! {
-                        () = shutdown.cancelled() => break,
-                        () = tokio::time::sleep(pause) => {}
-                    }
-                }
-            }
-        }
+        let tcp = &self.tcp;
+        accept_until(
+            &shutdown,
+            || tcp.accept(),
+            |(tcp, peer)| {
+                // Counted before any handshake, so slow handshakes count too.
+                let slot = Arc::clone(&self.shared.slots).try_acquire_owned().ok();
+                let connection = connection(
+                    tcp,
+                    peer,
+                    Arc::clone(&self.shared),
+                    slot,
+                    Arc::clone(&daemon),
+                    shutdown.clone(),
+                );
+                connections.spawn(Box::pin(connection));
+            },
+        )
+        .await;
     }
 }
 
@@ -243,7 +234,7 @@ async fn connection(
 /// The WebSocket handshake (refused with 503 without a `slot`), then the connection served
 /// until it ends, then closed.
 async fn serve<S>(
-    stream: S,
+    mut stream: S,
     peer: SocketAddr,
     shared: &Shared,
     slot: Option<OwnedSemaphorePermit>,
@@ -258,10 +249,22 @@ async fn serve<S>(
         peer,
     };
     let accepting =
-        tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(ws_config()));
+        tokio_tungstenite::accept_hdr_async_with_config(&mut stream, check, Some(ws_config()));
     let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await {
         Ok(Ok(ws)) => ws,
-        Ok(Err(e)) => return tracing::debug!(%peer, error = %e, "WebSocket handshake ended"),
+        Ok(Err(e)) => {
+            tracing::debug!(%peer, error = %e, "WebSocket handshake ended");
+            if let Some(refusal) = handshake::not_a_handshake(&e) {
+                let answering = async {
+                    stream
+                        .write_all(&handshake::response_bytes(refusal))
+                        .await?;
+                    stream.shutdown().await
+                };
+                let _ = tokio::time::timeout(CLOSE_WAIT, answering).await;
+            }
+            return;
+        }
         Err(_) => return tracing::debug!(%peer, "WebSocket handshake timed out"),
     };
     tracing::debug!(%peer, "WebSocket connection opened");
