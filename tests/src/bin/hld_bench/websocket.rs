@@ -204,15 +204,7 @@ pub async fn subscribe(target: &WsTarget, sub: u32, shared: Rc<Shared>) -> anyho
                     }
                 }
             }
-            next = match ws.next().now_or_never() {
-                Some(more) => more,
-                None => {
-                    if ws.flush().await.is_err() {
-                        return;
-                    }
-                    ws.next().await
-                }
-            };
+            next = next_flushing(&mut ws).await;
         }
     });
     Ok(())
@@ -279,21 +271,30 @@ impl Callback for HolonRpc {
     }
 }
 
+/// The next message; when none is ready, what was fed is flushed first, so that the answers
+/// to the messages one read brought go out in one write. `None` once flushing fails.
+async fn next_flushing<S>(
+    ws: &mut WebSocketStream<S>,
+) -> Option<Result<Message, tokio_tungstenite::tungstenite::Error>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    match ws.next().now_or_never() {
+        Some(more) => more,
+        None => {
+            ws.flush().await.ok()?;
+            ws.next().await
+        }
+    }
+}
+
 async fn echo(mut ws: WebSocketStream<TcpStream>) {
     let mut next = ws.next().await;
     while let Some(Ok(message)) = next {
         if message.is_text() && ws.feed(message).await.is_err() {
             return;
         }
-        next = match ws.next().now_or_never() {
-            Some(more) => more,
-            None => {
-                if ws.flush().await.is_err() {
-                    return;
-                }
-                ws.next().await
-            }
-        };
+        next = next_flushing(&mut ws).await;
     }
 }
 
