@@ -1,10 +1,10 @@
 //! `hld --stdio`: an editor's JSON-RPC connection to the daemon, one of the daemon's
 //! connections, so a session launched from the editor is seen by every other front end.
 //!
-//! When stdin and stdout are pipes, as an editor starts its child, they are handed to the
-//! daemon (`transport::pipes`), which serves them itself: this process only holds the
-//! control connection and exits when the serving ends. Otherwise (a terminal, a file, a
-//! socket, or a daemon that does not take them) it relays bytes between stdin/stdout and the
+//! When stdin and stdout are pipes or Unix stream sockets, as an editor starts its child, they
+//! are handed to the daemon (`transport::pipes`), which serves them itself: this process only
+//! holds the control connection and exits when the serving ends. Otherwise (a terminal, a
+//! file, a network socket, or a daemon that does not take them) it relays bytes between stdin/stdout and the
 //! daemon's socket, after one header line that tells the daemon the framing; the relay parses
 //! nothing. Either way stdout carries only what the daemon sent, and every diagnostic goes to
 //! stderr.
@@ -16,7 +16,6 @@ use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
-use rustix::fs::{fstat, FileType};
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::UnixStream;
@@ -107,12 +106,9 @@ async fn connect(socket: &Path) -> Result<UnixStream, String> {
         .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
-/// Whether stdin and stdout are both pipes (or FIFOs), the only descriptors the daemon takes.
+/// Whether stdin and stdout are both of a kind the daemon takes ([`pipes::kind`]).
 fn stdio_are_pipes() -> bool {
-    let fifo = |fd: std::os::fd::BorrowedFd<'_>| {
-        fstat(fd).is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Fifo)
-    };
-    fifo(std::io::stdin().as_fd()) && fifo(std::io::stdout().as_fd())
+    pipes::kind(std::io::stdin()).is_some() && pipes::kind(std::io::stdout()).is_some()
 }
 
 /// Hands stdin and stdout to the daemon on `stream` and waits until it has served them, or a

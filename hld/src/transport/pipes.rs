@@ -1,6 +1,8 @@
 //! An editor's pipes, handed to the daemon by `hld --stdio` (`SCM_RIGHTS` on the Unix
 //! socket) and served with Content-Length framing like any editor connection: a message goes
-//! from the editor to the daemon and back with no process copying it in between.
+//! from the editor to the daemon and back with no process copying it in between. A "pipe" is
+//! a pipe or FIFO, or a Unix stream socket, which is what Node and libuv give a child's stdio
+//! (VS Code, Neovim).
 //!
 //! The exchange on the socket (the control connection), a CRLF-ended line each:
 //! 1. `hld --stdio`: [`ANNOUNCE`], by which the daemon tells this connection from the others.
@@ -13,19 +15,21 @@
 //!    [`GRACE`] at most, then the pipes are closed.
 //! 6. The daemon, once the pipes are closed: [`ENDED`] and why ([`Why`]).
 //!
-//! Only pipes are taken, one to read and one to write: never a terminal, a file or a socket,
-//! which `hld --stdio` relays.
+//! Only pipes are taken, one to read and one to write: never a terminal, a file or a network
+//! socket, which `hld --stdio` relays.
 
 use std::io::{self, IoSliceMut};
 use std::mem::MaybeUninit;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
 use rustix::fs::{fcntl_getfl, fstat, FileType, OFlags};
-use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-use tokio::io::{AsyncReadExt, Interest};
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SocketType,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, Interest};
 use tokio::net::unix::pipe;
 use tokio::net::UnixStream;
 use tokio_util::sync::CancellationToken;
@@ -89,6 +93,30 @@ impl Why {
     /// The reason of this word, if it is one.
     pub fn parse(word: &str) -> Option<Why> {
         Why::ALL.into_iter().find(|why| why.as_str() == word)
+    }
+}
+
+/// What an end of an editor's connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A pipe or FIFO.
+    Pipe,
+    /// A Unix stream socket.
+    Socket,
+}
+
+/// The kind of `fd` if it is one the daemon takes; `None` for anything else (a terminal, a
+/// file, a network socket).
+pub fn kind(fd: impl AsFd) -> Option<Kind> {
+    let fd = fd.as_fd();
+    match FileType::from_raw_mode(fstat(fd).ok()?.st_mode) {
+        FileType::Fifo => Some(Kind::Pipe),
+        FileType::Socket => {
+            let unix = rustix::net::sockopt::socket_domain(fd).ok()? == AddressFamily::UNIX;
+            let stream = rustix::net::sockopt::socket_type(fd).ok()? == SocketType::STREAM;
+            (unix && stream).then_some(Kind::Socket)
+        }
+        _ => None,
     }
 }
 
@@ -156,7 +184,7 @@ async fn take(
     control: &UnixStream,
     read: &[u8],
     shutdown: &CancellationToken,
-) -> Result<Option<(pipe::Receiver, pipe::Sender)>, String> {
+) -> Result<Option<(Input, Output)>, String> {
     if read.len() != ANNOUNCE.len() {
         return Err("bytes after the announcement".into());
     }
@@ -178,11 +206,31 @@ async fn take(
     };
     let [input, output] = <[OwnedFd; 2]>::try_from(fds)
         .map_err(|fds| format!("expected 2 descriptors, got {}", fds.len()))?;
-    check_pipe(&input, Direction::Read)?;
-    check_pipe(&output, Direction::Write)?;
-    let input = pipe::Receiver::from_owned_fd(input).map_err(|e| e.to_string())?;
-    let output = pipe::Sender::from_owned_fd(output).map_err(|e| e.to_string())?;
+    let input = match check(&input, Direction::Read)? {
+        Kind::Pipe => {
+            Box::new(pipe::Receiver::from_owned_fd(input).map_err(|e| e.to_string())?) as Input
+        }
+        Kind::Socket => Box::new(socket(input).map_err(|e| e.to_string())?),
+    };
+    let output = match check(&output, Direction::Write)? {
+        Kind::Pipe => {
+            Box::new(pipe::Sender::from_owned_fd(output).map_err(|e| e.to_string())?) as Output
+        }
+        Kind::Socket => Box::new(socket(output).map_err(|e| e.to_string())?),
+    };
     Ok(Some((input, output)))
+}
+
+/// The editor's stdin, as the daemon reads it.
+type Input = Box<dyn AsyncRead + Send + Unpin>;
+/// The editor's stdout, as the daemon writes it.
+type Output = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// A handed Unix socket, registered with the runtime.
+fn socket(fd: OwnedFd) -> io::Result<UnixStream> {
+    let socket = std::os::unix::net::UnixStream::from(fd);
+    socket.set_nonblocking(true)?;
+    UnixStream::from_std(socket)
 }
 
 /// Writes `line` and its CRLF on `control`, which is writable once the peer reads.
@@ -243,15 +291,16 @@ enum Direction {
     Write,
 }
 
-/// `Ok` if `fd` is a pipe (or FIFO) open for `direction`.
-fn check_pipe(fd: &OwnedFd, direction: Direction) -> Result<(), String> {
+/// The kind of `fd` if it is one the daemon takes, and, a pipe, open for `direction`.
+fn check(fd: &OwnedFd, direction: Direction) -> Result<Kind, String> {
     let what = match direction {
         Direction::Read => "stdin",
         Direction::Write => "stdout",
     };
-    let stat = fstat(fd).map_err(|e| format!("{what}: {e}"))?;
-    if FileType::from_raw_mode(stat.st_mode) != FileType::Fifo {
-        return Err(format!("{what} is not a pipe"));
+    match kind(fd) {
+        None => return Err(format!("{what} is neither a pipe nor a Unix stream socket")),
+        Some(Kind::Socket) => return Ok(Kind::Socket),
+        Some(Kind::Pipe) => {}
     }
     let mode = fcntl_getfl(fd).map_err(|e| format!("{what}: {e}"))? & OFlags::RWMODE;
     let fits = match direction {
@@ -261,7 +310,7 @@ fn check_pipe(fd: &OwnedFd, direction: Direction) -> Result<(), String> {
     if !fits {
         return Err(format!("{what} is a pipe open the wrong way"));
     }
-    Ok(())
+    Ok(Kind::Pipe)
 }
 
 #[cfg(test)]
@@ -279,28 +328,33 @@ mod tests {
     }
 
     #[test]
-    fn only_pipes_open_the_right_way_are_taken() {
+    fn only_pipes_open_the_right_way_and_unix_stream_sockets_are_taken() {
         let (read, write) = nix::unistd::pipe().unwrap();
-        assert_eq!(check_pipe(&read, Direction::Read), Ok(()));
-        assert_eq!(check_pipe(&write, Direction::Write), Ok(()));
+        assert_eq!(check(&read, Direction::Read), Ok(Kind::Pipe));
+        assert_eq!(check(&write, Direction::Write), Ok(Kind::Pipe));
         assert_eq!(
-            check_pipe(&read, Direction::Write),
+            check(&read, Direction::Write),
             Err("stdout is a pipe open the wrong way".into())
         );
         assert_eq!(
-            check_pipe(&write, Direction::Read),
+            check(&write, Direction::Read),
             Err("stdin is a pipe open the wrong way".into())
-        );
-        let file: OwnedFd = tempfile::tempfile().unwrap().into();
-        assert_eq!(
-            check_pipe(&file, Direction::Read),
-            Err("stdin is not a pipe".into())
         );
         let (socket, _) = std::os::unix::net::UnixStream::pair().unwrap();
         assert_eq!(
-            check_pipe(&OwnedFd::from(socket), Direction::Write),
-            Err("stdout is not a pipe".into())
+            check(&OwnedFd::from(socket), Direction::Write),
+            Ok(Kind::Socket)
         );
+        let file: OwnedFd = tempfile::tempfile().unwrap().into();
+        assert_eq!(
+            check(&file, Direction::Read),
+            Err("stdin is neither a pipe nor a Unix stream socket".into())
+        );
+        let datagrams: OwnedFd = std::os::unix::net::UnixDatagram::unbound().unwrap().into();
+        assert_eq!(kind(&datagrams), None);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let tcp = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert_eq!(kind(&tcp), None);
     }
 
     #[test]

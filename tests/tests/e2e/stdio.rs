@@ -1,7 +1,7 @@
 //! `hld --stdio` (spec/004): Content-Length framing on stdin/stdout, served by the daemon,
-//! over real processes: with stdin a pipe, as editors start it, the daemon takes the pipes;
-//! with stdin a socket, `hld --stdio` relays. Every byte written on stdout is read as a frame:
-//! a stray byte fails the test.
+//! over real processes: given pipes or Unix socket pairs, as editors start it, it hands them
+//! to the daemon; given a TCP socket, it relays. Every byte written on stdout is read as a
+//! frame: a stray byte fails the test.
 
 use std::io::{IoSlice, Read, Write};
 use std::mem::MaybeUninit;
@@ -28,22 +28,37 @@ fn daemon() -> TestDaemon {
     )
 }
 
-/// What `hld --stdio` gets as its stdin, which decides how it reaches the daemon.
+/// What `hld --stdio` gets as its stdin and stdout, which decides how it reaches the daemon.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
-    /// A pipe, as editors give it: the daemon takes stdin and stdout.
+    /// Pipes, as most programs start a child: the daemon takes them.
     Pipes,
-    /// A socket: `hld --stdio` relays the bytes.
+    /// Unix socket pairs, as Node and libuv start a child (VS Code, Neovim): the daemon takes
+    /// them.
+    Sockets,
+    /// stdin a TCP socket: `hld --stdio` relays the bytes.
     Relay,
 }
 
-/// Both ways.
-const BOTH: [Via; 2] = [Via::Pipes, Via::Relay];
+/// Every way.
+const EVERY: [Via; 3] = [Via::Pipes, Via::Sockets, Via::Relay];
+
+/// A connected pair of TCP sockets on the loopback address.
+fn tcp_pair() -> (std::net::TcpStream, std::net::TcpStream) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ours = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    (ours, listener.accept().unwrap().0)
+}
+
+/// Our end of `hld --stdio`'s stdin.
+type Writer = Box<dyn Write + Send>;
+/// Our end of its stdout.
+type Reader = Box<dyn Read + Send>;
 
 /// A running `hld --stdio`: its stdin, and the frames it wrote, parsed strictly.
 struct Relay {
     child: Child,
-    stdin: Option<Box<dyn Write + Send>>,
+    stdin: Option<Writer>,
     frames: Receiver<Result<Value, String>>,
 }
 
@@ -64,27 +79,40 @@ impl Relay {
                 .env("HOME", home)
                 .env_remove("HUMANLAYER_DATABASE_PATH");
         }
-        let mut socket_stdin = None;
+        // Our ends, where they are not the child's piped stdin and stdout.
+        let mut ends: (Option<Writer>, Option<Reader>) = (None, None);
         match via {
-            Via::Pipes => command.stdin(Stdio::piped()),
+            Via::Pipes => {
+                command.stdin(Stdio::piped()).stdout(Stdio::piped());
+            }
+            Via::Sockets => {
+                let (stdin, theirs_in) = UnixStream::pair().unwrap();
+                let (stdout, theirs_out) = UnixStream::pair().unwrap();
+                ends = (Some(Box::new(stdin)), Some(Box::new(stdout)));
+                command
+                    .stdin(Stdio::from(OwnedFd::from(theirs_in)))
+                    .stdout(Stdio::from(OwnedFd::from(theirs_out)));
+            }
             Via::Relay => {
-                let (ours, theirs) = UnixStream::pair().unwrap();
-                socket_stdin = Some(ours);
-                command.stdin(Stdio::from(OwnedFd::from(theirs)))
+                let (stdin, theirs) = tcp_pair();
+                ends.0 = Some(Box::new(stdin));
+                command
+                    .stdin(Stdio::from(OwnedFd::from(theirs)))
+                    .stdout(Stdio::piped());
             }
         };
         let mut child = command
             .args(["--stdio", "--socket"])
             .arg(socket)
-            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start hld --stdio");
-        let stdin: Box<dyn Write + Send> = match socket_stdin {
-            Some(socket) => Box::new(socket),
-            None => Box::new(child.stdin.take().unwrap()),
-        };
-        let mut stdout = child.stdout.take().unwrap();
+        let stdin = ends
+            .0
+            .unwrap_or_else(|| Box::new(child.stdin.take().unwrap()));
+        let mut stdout = ends
+            .1
+            .unwrap_or_else(|| Box::new(child.stdout.take().unwrap()));
         let (tx, frames) = mpsc::channel();
         std::thread::spawn(move || loop {
             match read_frame(&mut stdout) {
@@ -216,7 +244,7 @@ fn every_method_of_the_table_is_served_with_content_length_framing() {
 #[test]
 fn framing_errors_get_their_codes_and_the_connection_carries_on() {
     let d = daemon();
-    for via in BOTH {
+    for via in EVERY {
         framing_errors_via(&d, via);
     }
 }
@@ -372,7 +400,7 @@ fn events_arrive_as_notifications_while_requests_keep_working() {
 #[test]
 fn shutdown_ends_the_editors_connection_not_the_daemon() {
     let d = daemon();
-    for via in BOTH {
+    for via in EVERY {
         let mut r = Relay::start_via(&d.socket, via);
         let reply = r.call("shutdown", json!({}));
         assert_eq!(reply["result"]["message"], "Shutting down gracefully");
@@ -395,7 +423,7 @@ fn shutdown_ends_the_editors_connection_not_the_daemon() {
 #[test]
 fn stdin_closing_or_a_signal_ends_it_with_0_within_2_s() {
     let d = daemon();
-    for via in BOTH {
+    for via in EVERY {
         let mut r = Relay::start_via(&d.socket, via);
         r.call("version", json!({}));
         r.close_stdin();
@@ -424,7 +452,12 @@ fn stdin_closing_or_a_signal_ends_it_with_0_within_2_s() {
 
 #[test]
 fn when_the_daemon_goes_away_it_says_so_and_exits_non_zero() {
-    for (via, killed) in [(Via::Pipes, true), (Via::Pipes, false), (Via::Relay, true)] {
+    for (via, killed) in [
+        (Via::Pipes, true),
+        (Via::Pipes, false),
+        (Via::Sockets, true),
+        (Via::Relay, true),
+    ] {
         let mut d = daemon();
         let mut r = Relay::start_via(&d.socket, via);
         r.call("version", json!({}));
@@ -435,44 +468,48 @@ fn when_the_daemon_goes_away_it_says_so_and_exits_non_zero() {
         }
         let (code, _, stderr) = r.wait_exit(Duration::from_secs(10));
         assert_eq!(code, 1, "{via:?}, killed {killed}: {stderr}");
-        assert!(stderr.contains("went away"), "{via:?}, killed {killed}: {stderr}");
+        assert!(
+            stderr.contains("went away"),
+            "{via:?}, killed {killed}: {stderr}"
+        );
     }
 }
 
 #[test]
-fn pipes_are_handed_to_the_daemon_and_anything_else_is_relayed() {
+fn pipes_and_unix_sockets_are_handed_to_the_daemon_and_anything_else_is_relayed() {
     let d = daemon();
     let handed = || d.log_text().matches("serving an editor's pipes").count();
-    let mut r = Relay::start_via(&d.socket, Via::Pipes);
-    assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
-    assert_eq!(handed(), 1, "{}", d.log_text());
-    r.close_stdin();
-    let (code, _, stderr) = r.wait_exit(Duration::from_secs(5));
-    assert_eq!(code, 0);
-    assert!(
-        stderr.contains("the daemon serves stdin and stdout"),
-        "{stderr}"
-    );
-    let ended = wait_for(WAIT, || {
-        d.log_text()
-            .contains(r#"an editor's pipes: ended why="stdin-closed""#)
-            .then_some(())
-    });
-    assert!(ended.is_some(), "{}", d.log_text());
-
-    let mut r = Relay::start_via(&d.socket, Via::Relay);
-    assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
-    r.close_stdin();
-    let (code, _, stderr) = r.wait_exit(Duration::from_secs(5));
-    assert_eq!(code, 0);
-    assert!(!stderr.contains("the daemon serves"), "{stderr}");
-    assert_eq!(handed(), 1, "a socket was handed over: {}", d.log_text());
+    for (via, times) in [(Via::Pipes, 1), (Via::Sockets, 2), (Via::Relay, 2)] {
+        let mut r = Relay::start_via(&d.socket, via);
+        assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");
+        assert_eq!(handed(), times, "{via:?}: {}", d.log_text());
+        r.close_stdin();
+        let (code, _, stderr) = r.wait_exit(Duration::from_secs(5));
+        assert_eq!(code, 0, "{via:?}");
+        assert_eq!(
+            stderr.contains("the daemon serves stdin and stdout"),
+            via != Via::Relay,
+            "{via:?}: {stderr}"
+        );
+    }
+    let ended = d
+        .log_text()
+        .matches(r#"an editor's pipes: ended why="stdin-closed""#)
+        .count();
+    assert_eq!(ended, 2, "{}", d.log_text());
 }
 
 #[test]
 fn a_killed_hld_stdio_closes_the_editors_pipes_and_the_daemon_serves_on() {
     let d = daemon();
-    let mut r = Relay::start(&d.socket);
+    for (n, via) in [(1, Via::Pipes), (2, Via::Sockets)] {
+        a_killed_hld_stdio_via(&d, via, n);
+    }
+}
+
+/// The `n`th `hld --stdio` of `d`, killed.
+fn a_killed_hld_stdio_via(d: &TestDaemon, via: Via, n: usize) {
+    let mut r = Relay::start_via(&d.socket, via);
     r.call("version", json!({}));
     r.child.kill().unwrap();
     // The daemon closes its copies of the pipes: stdout ends (the reader thread hangs up).
@@ -483,11 +520,13 @@ fn a_killed_hld_stdio_closes_the_editors_pipes_and_the_daemon_serves_on() {
     }
     assert!(started.elapsed() < Duration::from_secs(2));
     let ended = wait_for(WAIT, || {
-        d.log_text()
-            .contains(r#"an editor's pipes: ended why="stopped""#)
+        let log = d.log_text();
+        (log.matches(r#"an editor's pipes: ended why="stopped""#)
+            .count()
+            == n)
             .then_some(())
     });
-    assert!(ended.is_some(), "{}", d.log_text());
+    assert!(ended.is_some(), "{via:?}: {}", d.log_text());
     assert_eq!(d.request::<Health>(NoParams {}).status, "ok");
 }
 
@@ -525,7 +564,7 @@ fn send_fds(control: &UnixStream, fds: &[BorrowedFd<'_>]) {
 fn the_daemon_takes_only_two_pipes_and_closes_whatever_it_refuses() {
     let d = daemon();
     let file = tempfile::tempfile().unwrap();
-    let socket = UnixStream::pair().unwrap().0;
+    let (socket, _peer) = tcp_pair();
     let refusal = |fds: &[BorrowedFd<'_>]| {
         let (control, mut lines) = offer(&d.socket);
         send_fds(&control, fds);
@@ -546,8 +585,14 @@ fn the_daemon_takes_only_two_pipes_and_closes_whatever_it_refuses() {
         BorrowedFd<'a>,
     ) -> Vec<BorrowedFd<'a>>;
     let cases: [(&str, Case); 7] = [
-        ("stdin is not a pipe", |aw, _, file, _| vec![file, aw]),
-        ("stdout is not a pipe", |_, br, _, socket| vec![br, socket]),
+        (
+            "stdin is neither a pipe nor a Unix stream socket",
+            |aw, _, file, _| vec![file, aw],
+        ),
+        (
+            "stdout is neither a pipe nor a Unix stream socket",
+            |_, br, _, tcp| vec![br, tcp],
+        ),
         ("stdin is a pipe open the wrong way", |aw, br, _, _| {
             vec![aw, br]
         }),
