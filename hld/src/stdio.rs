@@ -4,10 +4,10 @@
 //! When stdin and stdout are pipes or Unix stream sockets, as an editor starts its child, they
 //! are handed to the daemon (`transport::pipes`), which serves them itself: this process only
 //! holds the control connection and exits when the serving ends. Otherwise (a terminal, a
-//! file, a network socket, or a daemon that does not take them) it relays bytes between stdin/stdout and the
-//! daemon's socket, after one header line that tells the daemon the framing; the relay parses
-//! nothing. Either way stdout carries only what the daemon sent, and every diagnostic goes to
-//! stderr.
+//! file, a network socket, or a daemon that does not take them) it relays bytes between
+//! stdin/stdout and the daemon's socket, after one header line that tells the daemon the
+//! framing; the relay parses nothing. Either way stdout carries only what the daemon sent,
+//! and every diagnostic goes to stderr.
 
 use std::io::{IoSlice, Read, Write};
 use std::mem::MaybeUninit;
@@ -84,9 +84,7 @@ pub async fn run(socket: &Path) -> Result<Ended, String> {
         if let Some(ended) = hand_over(stream, &mut signals).await? {
             return Ok(ended);
         }
-        stream = UnixStream::connect(socket)
-            .await
-            .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))?;
+        stream = connect(socket).await?;
     }
     relay(stream, socket, &mut signals).await
 }

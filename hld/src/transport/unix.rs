@@ -103,7 +103,8 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// The room a connection's read and write buffers start with.
 const BUFFER: usize = 1024;
 
-/// Serves one accepted connection with NDJSON framing; `Subscribe` takes it over.
+/// Serves one accepted connection with the framing its first bytes show ([`framing`]); on
+/// NDJSON, `Subscribe` takes the connection over.
 pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: CancellationToken) {
     // Buffers sized for a usual request and reply; they grow for larger ones.
     let mut read = BytesMut::with_capacity(BUFFER);
@@ -120,22 +121,22 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
         }
     };
     match framing {
+        Framing::Ndjson => {
+            let codec = NdjsonCodec::new(daemon.config.max_message_size);
+            let settings = Settings::ndjson(&daemon.config);
+            let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
+            parts.read_buf = read;
+            parts.write_buf = BytesMut::with_capacity(BUFFER);
+            rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
+        }
         Framing::ContentLength => {
             let settings = Settings::content_length(&daemon.config);
             let conn =
                 ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
             rpc::serve(conn, daemon, settings, shutdown).await;
-            return;
         }
-        Framing::Pipes => return pipes::serve(stream.0, read, daemon, shutdown).await,
-        Framing::Ndjson => {}
+        Framing::Pipes => pipes::serve(stream.0, read, daemon, shutdown).await,
     }
-    let codec = NdjsonCodec::new(daemon.config.max_message_size);
-    let settings = Settings::ndjson(&daemon.config);
-    let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
-    parts.read_buf = read;
-    parts.write_buf = BytesMut::with_capacity(BUFFER);
-    rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
 }
 
 /// What a connection speaks, as its first bytes show.

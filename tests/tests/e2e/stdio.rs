@@ -575,47 +575,50 @@ fn the_daemon_takes_only_two_pipes_and_closes_whatever_it_refuses() {
             .trim()
             .to_owned()
     };
-    // Each case hands over ends of two pipes of the test's own, A's write end and B's read
-    // end: once the daemon closed what it received, A's read end sees the end of the pipe and
-    // B's write end a broken pipe.
-    type Case = for<'a> fn(
-        BorrowedFd<'a>,
-        BorrowedFd<'a>,
-        BorrowedFd<'a>,
-        BorrowedFd<'a>,
-    ) -> Vec<BorrowedFd<'a>>;
-    let cases: [(&str, Case); 7] = [
-        (
-            "stdin is neither a pipe nor a Unix stream socket",
-            |aw, _, file, _| vec![file, aw],
-        ),
-        (
-            "stdout is neither a pipe nor a Unix stream socket",
-            |_, br, _, tcp| vec![br, tcp],
-        ),
-        ("stdin is a pipe open the wrong way", |aw, br, _, _| {
-            vec![aw, br]
+    // Each case hands over some of these, among them ends of two pipes of the test's own, A's
+    // write end and B's read end: once the daemon closed what it received, A's read end sees
+    // the end of the pipe and B's write end a broken pipe.
+    #[derive(Clone, Copy)]
+    struct Ends<'a> {
+        a_write: BorrowedFd<'a>,
+        b_read: BorrowedFd<'a>,
+        file: BorrowedFd<'a>,
+        tcp: BorrowedFd<'a>,
+    }
+    /// Which of the ends a case hands over.
+    type Pick = fn(Ends<'_>) -> Vec<BorrowedFd<'_>>;
+    let cases: [(&str, Pick); 7] = [
+        ("stdin is neither a pipe nor a Unix stream socket", |e| {
+            vec![e.file, e.a_write]
         }),
-        ("stdout is a pipe open the wrong way", |_, br, _, _| {
-            vec![br, br]
+        ("stdout is neither a pipe nor a Unix stream socket", |e| {
+            vec![e.b_read, e.tcp]
         }),
-        ("expected 2 descriptors, got 1", |aw, _, _, _| vec![aw]),
-        ("expected 2 descriptors, got 3", |aw, br, _, _| {
-            vec![br, aw, aw]
+        ("stdin is a pipe open the wrong way", |e| {
+            vec![e.a_write, e.b_read]
         }),
-        ("more than 2 descriptors", |aw, br, _, _| {
-            vec![br, aw, aw, aw, br, aw, br, aw]
+        ("stdout is a pipe open the wrong way", |e| {
+            vec![e.b_read, e.b_read]
+        }),
+        ("expected 2 descriptors, got 1", |e| vec![e.a_write]),
+        ("expected 2 descriptors, got 3", |e| {
+            vec![e.b_read, e.a_write, e.a_write]
+        }),
+        ("more than 2 descriptors", |e| {
+            vec![
+                e.b_read, e.a_write, e.a_write, e.a_write, e.b_read, e.a_write, e.b_read, e.a_write,
+            ]
         }),
     ];
     for (want, fds) in cases {
         let (mut a_read, a_write) = std::io::pipe().unwrap();
         let (b_read, mut b_write) = std::io::pipe().unwrap();
-        let got = refusal(&fds(
-            a_write.as_fd(),
-            b_read.as_fd(),
-            file.as_fd(),
-            socket.as_fd(),
-        ));
+        let got = refusal(&fds(Ends {
+            a_write: a_write.as_fd(),
+            b_read: b_read.as_fd(),
+            file: file.as_fd(),
+            tcp: socket.as_fd(),
+        }));
         drop((a_write, b_read));
         assert_eq!(got, want);
         let mut rest = Vec::new();

@@ -282,8 +282,9 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
              daemon (it hands its pipes to the daemon, which serves them), or, as the baseline, \
              `hld-bench pipe-echo`, a plain Content-Length echo over the same pipes. Pinned: \
              every process on CPU 0 (`taskset -c 0`). The ratio is `hld --stdio`'s round \
-             trips/s ÷ the echo's, round by round. The reported row sets it next to `health` sent straight to the daemon's socket (NDJSON, the \
-             latency group's client) in the same round. Start-up: against a running daemon, \
+             trips/s ÷ the echo's, round by round. The reported row sets it next to `health` \
+             sent straight to the daemon's socket (NDJSON, the latency group's client) in the \
+             same round. Start-up: against a running daemon, \
              {per_round} runs of each per round, alternating: `hld --stdio` from spawn to its \
              first `initialize` reply, and `hlyr sessions --json` from spawn to exit; the ratio \
              is of the medians.",
