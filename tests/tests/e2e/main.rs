@@ -14,6 +14,7 @@
 mod approvals;
 mod client;
 mod cloud;
+mod cloud_ended;
 mod control;
 mod events;
 mod fake_claude;
