@@ -12,6 +12,7 @@
 //! them from the live daemon.
 
 mod approvals;
+mod approvals_head;
 mod client;
 mod cloud;
 mod cloud_ended;
