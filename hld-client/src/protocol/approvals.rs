@@ -402,7 +402,8 @@ pub struct CreateApprovalParams {
     /// The session asking (from `HUMANLAYER_SESSION_ID`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
-    /// The run asking (from `HUMANLAYER_RUN_ID`).
+    /// The run asking (from `HUMANLAYER_RUN_ID`). With a `tool_use_id`, a session id is
+    /// taken here too, as HumanLayer HEAD's approvals server sends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
     /// `function_call` (default) or `human_contact`.
@@ -433,7 +434,8 @@ method!(
     /// Record a new approval request.
     ///
     /// Called by the approvals MCP server a session runs (`hld mcp claude_approvals`), which knows
-    /// its session from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID`. A `function_call` needs
+    /// its session from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID` (HumanLayer HEAD's server
+    /// sends the session id as `run_id`, with a `tool_use_id`). A `function_call` needs
     /// `tool_name` and `tool_input`; a `human_contact` needs `message`. The new approval is
     /// announced as a `new_approval` event and waits for [`SendDecision`].
     ///

@@ -1,7 +1,9 @@
 //! The cloud poller (hld-anchor.md §4.2–4.3): while an API key is configured, fetch the
 //! pending function calls and human contacts from the HumanLayer API, store each one that
 //! belongs to one of our sessions (matched by `run_id`) as an approval, link function calls
-//! to their tool call, and mark as resolved the stored ones the API no longer lists.
+//! to their tool call, and mark as resolved the stored ones the API no longer lists. An
+//! approval resolved here because its session ended is left alone: the cloud may list it
+//! until someone answers it there, and that answer is logged once and ignored.
 //!
 //! Schedule: poll at once, then every `interval`; after a poll in which either fetch failed
 //! the next wait is `interval × 2^failures`, capped at `max_backoff`; a good poll resets it.
@@ -15,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{ApiError, CloudClient, CloudFunctionCall, CloudHumanContact, CloudItem};
 use super::Approvals;
-use crate::store::{NewApproval, Store};
+use crate::store::{NewApproval, Store, SESSION_ENDED};
 
 /// Time between polls (spec/000 `DEFAULT_POLL_INTERVAL`).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -60,6 +62,7 @@ pub fn spawn(
         client: approvals.cloud()?.clone(),
         approvals: approvals.clone(),
         store: store.clone(),
+        outlived: HashSet::new(),
     };
     Some(tokio::spawn(poller.run(settings, shutdown)))
 }
@@ -68,10 +71,13 @@ struct Poller {
     client: CloudClient,
     approvals: Approvals,
     store: Store,
+    /// The items the cloud still lists whose approval was resolved here because its session
+    /// ended, by kind and id. One that leaves the list was answered in the cloud.
+    outlived: HashSet<(ApprovalType, String)>,
 }
 
 impl Poller {
-    async fn run(self, settings: PollSettings, shutdown: CancellationToken) {
+    async fn run(mut self, settings: PollSettings, shutdown: CancellationToken) {
         tracing::info!(
             interval_ms = settings.interval.as_millis() as u64,
             "cloud approval poller started"
@@ -102,7 +108,7 @@ impl Poller {
     }
 
     /// One poll of both lists; false if either fetch failed.
-    async fn poll(&self) -> bool {
+    async fn poll(&mut self) -> bool {
         let (calls, contacts) = tokio::join!(
             self.client.pending_function_calls(),
             self.client.pending_human_contacts()
@@ -119,7 +125,7 @@ impl Poller {
     /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
     /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
     async fn reconcile<T: Fetched>(
-        &self,
+        &mut self,
         kind: ApprovalType,
         fetched: Result<Vec<T>, ApiError>,
         what: &str,
@@ -132,6 +138,7 @@ impl Poller {
             }
         };
         let listed: HashSet<&str> = items.iter().map(CloudItem::call_id).collect();
+        self.ignore_answers(kind, &listed);
         match self.store.pending_approvals(None).await {
             Ok(stored) => {
                 for approval in stored {
@@ -144,35 +151,57 @@ impl Poller {
             Err(e) => tracing::error!(error = %e, "cannot read pending approvals"),
         }
         for item in &items {
-            if let Err(e) = self.sync(item).await {
-                tracing::error!(approval = %item.call_id(), error = %e, "cannot store cloud approval");
+            match self.sync(item).await {
+                Ok(true) => {
+                    self.outlived.insert((kind, item.call_id().to_owned()));
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::error!(approval = %item.call_id(), error = %e, "cannot store cloud approval")
+                }
             }
         }
         true
     }
 
+    /// Logs once, and forgets, each approval of `kind` resolved when its session ended that
+    /// the cloud no longer lists: it was answered there, and the answer reaches no one.
+    fn ignore_answers(&mut self, kind: ApprovalType, listed: &HashSet<&str>) {
+        self.outlived.retain(|(of, id)| {
+            let answered = *of == kind && !listed.contains(id.as_str());
+            if answered {
+                tracing::info!(approval = %id, "cloud answer ignored: the approval was resolved when its session ended");
+            }
+            !answered
+        });
+    }
+
     /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
-    /// linked) yet.
-    async fn sync<T: Fetched>(&self, item: &T) -> Result<(), crate::store::StoreError> {
+    /// linked) yet. True if its stored approval was resolved because its session ended.
+    async fn sync<T: Fetched>(&self, item: &T) -> Result<bool, crate::store::StoreError> {
         if let Some(stored) = self.store.get_approval(item.call_id()).await? {
+            if stored.status == ApprovalStatus::Resolved {
+                return Ok(stored.comment.as_deref() == Some(SESSION_ENDED));
+            }
             let may_link = stored.status == ApprovalStatus::Pending
                 && stored.kind == ApprovalType::FunctionCall
                 && stored.tool_use_id.is_none();
             if !may_link {
-                return Ok(());
+                return Ok(false);
             }
         }
         let run_id = item.run_id();
         if run_id.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let Some(session) = self.store.get_session_by_run_id(run_id).await? else {
             tracing::debug!(approval = %item.call_id(), run = %run_id, "cloud approval of another run ignored");
-            return Ok(());
+            return Ok(false);
         };
         self.approvals
             .sync_cloud(item.to_approval(&session.new.id))
-            .await
+            .await?;
+        Ok(false)
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! Approvals are local (`createApproval`) or fetched from the HumanLayer cloud by the poller
 //! in [`cloud`] when an API key is configured. A decision on a cloud approval is sent to the
-//! HumanLayer API first and stored only once the API accepted it.
+//! HumanLayer API first and stored only once the API accepted it. Either kind is resolved
+//! when its session ends: nothing is sent to the cloud for it after that.
 
 pub mod api;
 pub mod cloud;
@@ -109,25 +110,16 @@ impl Approvals {
     /// published as decided: nobody is asked.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let change = self.store.create_approval(new).await?;
-        if change.approval.status == ApprovalStatus::Pending {
-            return Ok(self.announce(change));
-        }
-        publish_decided(&self.bus, &change);
-        tracing::info!(
-            approval = %change.approval.id,
-            session = %change.approval.session_id,
-            rule = change.approval.decided_by.as_deref().unwrap_or_default(),
-            "approval granted by a session rule"
-        );
-        Ok(change.approval)
+        Ok(self.publish_created(change))
     }
 
-    /// Stores an approval fetched from the cloud (announced as [`create`](Self::create)
-    /// does), or links a stored one whose tool call has appeared since.
+    /// Stores an approval fetched from the cloud (published as [`create`](Self::create)
+    /// does; one whose session has ended is stored resolved), or links a stored one whose
+    /// tool call has appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         match self.store.sync_cloud_approval(new).await? {
             CloudSync::Created(change) => {
-                self.announce(change);
+                self.publish_created(change);
             }
             CloudSync::Linked(change) => {
                 self.publish_linked(&change);
@@ -151,6 +143,30 @@ impl Approvals {
                 tracing::debug!(approval = %id, reason = refused.message, "cloud approval not marked resolved")
             }
         }
+    }
+
+    /// Publishes a new approval: announced if pending, or else as decided (by a session rule,
+    /// or resolved because its session had ended).
+    fn publish_created(&self, change: ApprovalChange) -> Approval {
+        if change.approval.status == ApprovalStatus::Pending {
+            return self.announce(change);
+        }
+        publish_decided(&self.bus, &change);
+        let approval = change.approval;
+        match approval.decided_by.as_deref() {
+            Some(rule) => tracing::info!(
+                approval = %approval.id,
+                session = %approval.session_id,
+                rule,
+                "approval granted by a session rule"
+            ),
+            None => tracing::info!(
+                approval = %approval.id,
+                session = %approval.session_id,
+                "approval resolved as it was stored: its session had ended"
+            ),
+        }
+        approval
     }
 
     /// Publishes a stored approval: its linked events, `new_approval`, and `waiting_input`.

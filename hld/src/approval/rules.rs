@@ -1,9 +1,12 @@
 //! The rules that approve a tool call without asking anyone: auto-accept of edits, and the
 //! bypass of permissions until it expires. The store applies them inside the transaction that
-//! stores an approval, so a rule and the approval it decides are never out of step.
+//! stores an approval, so a rule and the approval it decides are never out of step; in the
+//! same place a cloud approval of a session that has ended is stored resolved.
 
 use chrono::{DateTime, Utc};
-use hld_client::protocol::ApprovalType;
+use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType, SessionStatus};
+
+use crate::store::{NewApproval, SESSION_ENDED};
 
 /// The tools auto-accept covers.
 pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
@@ -79,6 +82,61 @@ impl Rule {
     }
 }
 
+/// How a new approval is stored when nobody is to be asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// Approved by a session rule.
+    Rule(Rule),
+    /// Resolved: its session had ended, so no `claude` waits for it.
+    SessionEnded,
+}
+
+impl Settled {
+    /// The status it is stored with.
+    pub fn status(self) -> ApprovalStatus {
+        match self {
+            Settled::Rule(_) => ApprovalStatus::Approved,
+            Settled::SessionEnded => ApprovalStatus::Resolved,
+        }
+    }
+
+    /// Its comment, which Claude (or the approvals server) reads.
+    pub fn comment(self) -> &'static str {
+        match self {
+            Settled::Rule(rule) => rule.comment(),
+            Settled::SessionEnded => SESSION_ENDED,
+        }
+    }
+
+    /// Its decider: the rule; nobody for a resolution.
+    pub fn decided_by(self) -> Option<&'static str> {
+        match self {
+            Settled::Rule(rule) => Some(rule.name()),
+            Settled::SessionEnded => None,
+        }
+    }
+}
+
+/// How `new`, for a session in `session` with `modes`, is settled as it is stored at `now`, if
+/// it is. A cloud approval whose session has ended is resolved, as ending the session would
+/// have resolved it (the poller may first see it after the end). A local approval a session
+/// rule covers is approved.
+pub fn on_creation(
+    new: &NewApproval,
+    session: &SessionStatus,
+    modes: &Modes,
+    now: &str,
+) -> Option<Settled> {
+    match new.source {
+        ApprovalSource::Cloud => (!session.is_active()).then_some(Settled::SessionEnded),
+        ApprovalSource::Local => {
+            automatic(modes, new.kind, new.tool_name.as_deref(), now).map(Settled::Rule)
+        }
+        // The daemon creates no approval from a source it does not know.
+        _ => None,
+    }
+}
+
 /// The rule that approves an approval of `kind` for `tool` at `now`, if any. Questions to the
 /// human are never answered by a rule.
 pub fn automatic(modes: &Modes, kind: ApprovalType, tool: Option<&str>, now: &str) -> Option<Rule> {
@@ -124,6 +182,34 @@ mod tests {
         assert_eq!(
             automatic(&all, call, Some("Bash"), NOW),
             Some(Rule::DangerouslySkipPermissions)
+        );
+    }
+
+    #[test]
+    fn a_cloud_approval_of_an_ended_session_is_resolved_and_only_local_ones_meet_the_rules() {
+        let local = NewApproval::function_call("a", "s", "Edit", serde_json::json!({}), None);
+        let cloud = NewApproval {
+            source: ApprovalSource::Cloud,
+            ..local.clone()
+        };
+        let auto = modes(true, false, None);
+        let (running, done) = (SessionStatus::Running, SessionStatus::Completed);
+        let settled = on_creation(&cloud, &SessionStatus::Failed, &auto, NOW).unwrap();
+        assert_eq!(settled, Settled::SessionEnded);
+        assert_eq!(settled.status(), ApprovalStatus::Resolved);
+        assert_eq!(
+            (settled.comment(), settled.decided_by()),
+            (SESSION_ENDED, None)
+        );
+        assert_eq!(on_creation(&cloud, &running, &auto, NOW), None);
+        let ruled = on_creation(&local, &running, &auto, NOW).unwrap();
+        assert_eq!(ruled, Settled::Rule(Rule::AutoAcceptEdits));
+        assert_eq!(ruled.status(), ApprovalStatus::Approved);
+        assert_eq!(ruled.decided_by(), Some("auto_accept_edits"));
+        // A local approval of an ended session waits as it always did; only rules decide it.
+        assert_eq!(
+            on_creation(&local, &done, &modes(false, false, None), NOW),
+            None
         );
     }
 

@@ -26,8 +26,15 @@ fn json_type(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// The id of the session asking, by run id (when no session id was given).
-async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<String> {
+/// The id of the session asking, by run id (when no session id was given). HumanLayer HEAD's
+/// approvals server sends its session id in `run_id`, with a `tool_use_id` (its daemon reads
+/// `run_id` as a session id then), so with a tool use id a `run_id` that names no run may
+/// name a session: both generations of that server are served.
+async fn session_of_run(
+    daemon: &Daemon,
+    run_id: Option<String>,
+    with_tool_use_id: bool,
+) -> Result<String> {
     let Some(run) = present(run_id) else {
         return Err(Error::invalid_param(
             "session_id",
@@ -36,20 +43,23 @@ async fn session_of_run(daemon: &Daemon, run_id: Option<String>) -> Result<Strin
             "session_id or run_id is required",
         ));
     };
-    daemon
+    let failed = |e| Error::internal("failed to look up the session", e);
+    let mut session = daemon
         .store
         .get_session_by_run_id(&run)
         .await
-        .map_err(|e| Error::internal("failed to look up the session", e))?
-        .map(|session| session.new.id)
-        .ok_or_else(|| {
-            Error::invalid_param(
-                "run_id",
-                "existing run id",
-                UNKNOWN_ID,
-                format!("session not found for run_id: {run}"),
-            )
-        })
+        .map_err(failed)?;
+    if session.is_none() && with_tool_use_id {
+        session = daemon.store.get_session(&run).await.map_err(failed)?;
+    }
+    session.map(|session| session.new.id).ok_or_else(|| {
+        Error::invalid_param(
+            "run_id",
+            "existing run id",
+            UNKNOWN_ID,
+            format!("session not found for run_id: {run}"),
+        )
+    })
 }
 
 pub async fn create_approval(
@@ -65,7 +75,10 @@ pub async fn create_approval(
     // to the writer instead of a read and then a write.
     let session_id = match present(p.session_id) {
         Some(id) => id,
-        None => session_of_run(&daemon, p.run_id).await?,
+        None => {
+            let with_tool_use_id = present(p.tool_use_id.clone()).is_some();
+            session_of_run(&daemon, p.run_id, with_tool_use_id).await?
+        }
     };
     let id = format!("local-{}", uuid::Uuid::new_v4());
     let new = match kind {

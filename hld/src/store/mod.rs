@@ -223,7 +223,7 @@ impl Store {
     /// has when the write is applied, with `update`. Returns the status before and the
     /// session after, or `None` when the rule keeps the status (and nothing is written);
     /// [`StoreError::SessionNotFound`] if absent. A move to `completed` or `failed` also
-    /// resolves the session's pending local approvals ([`SessionChange::expired`]).
+    /// resolves the session's pending approvals ([`SessionChange::expired`]).
     pub async fn advance(
         &self,
         id: &str,
@@ -306,8 +306,8 @@ impl Store {
     }
 
     /// Fails every session in `starting`, `running`, `waiting_input` or `completing` with
-    /// `error_message = reason` and `completed_at = now`, and resolves every pending local
-    /// approval (run at start-up, when no process can be attached). Returns what changed.
+    /// `error_message = reason` and `completed_at = now`, and resolves every pending approval
+    /// (run at start-up, when no process can be attached). Returns what changed.
     pub async fn mark_orphans(&self, reason: &str) -> Result<Orphans> {
         let reason = reason.to_owned();
         self.write(move |w| w.mark_orphans(&reason)).await

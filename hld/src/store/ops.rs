@@ -2,8 +2,7 @@
 //! [`writer`](super::writer)).
 
 use hld_client::protocol::{
-    ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
-    SessionStatus,
+    ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
 };
 use rusqlite::{params, OptionalExtension};
 
@@ -14,7 +13,7 @@ use super::types::{
     SessionChange, SessionUpdate,
 };
 use super::writer::Writer;
-use crate::approval::rules::{self, Modes};
+use crate::approval::rules::{self, Modes, Settled};
 use crate::session::lifecycle::{transition, Happening};
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
@@ -157,7 +156,7 @@ impl Writer {
 
     /// Moves the session by the rule for `happening` (see `session::lifecycle`), from the
     /// status it has now, applying `update` and setting `last_activity_at` with the move; a
-    /// move that ends the session resolves its pending local approvals with it. `None` (and
+    /// move that ends the session resolves its pending approvals with it. `None` (and
     /// nothing written) when the rule keeps the status; fails if the session does not exist.
     pub(super) fn advance(
         &mut self,
@@ -190,16 +189,15 @@ impl Writer {
         }))
     }
 
-    /// Resolves the pending local approvals of one session, or of every session: their
-    /// sessions ended, so no `claude` waits for them. (A cloud approval stays: the cloud still
-    /// asks, and the poller follows it.)
+    /// Resolves the pending approvals of one session, or of every session: their sessions
+    /// ended, so no `claude` waits for them. Cloud ones too: the cloud may still ask, but its
+    /// answer could reach no one, and the poller leaves a settled approval alone.
     fn expire_approvals(&mut self, session_id: Option<&str>) -> Result<Vec<ApprovalChange>> {
         let ids = self
             .conn
             .prepare_cached(
                 "SELECT id FROM approvals
-                 WHERE status = 'pending' AND source = 'local'
-                    AND (?1 IS NULL OR session_id = ?1)
+                 WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
                  ORDER BY requested_at, rowid",
             )?
             .query_map([session_id], |r| r.get::<_, String>(0))?
@@ -464,7 +462,7 @@ impl Writer {
     }
 
     /// Fails every session that a process may have been attached to, and resolves every
-    /// pending local approval.
+    /// pending approval.
     pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Orphans> {
         let active: Vec<String> = self
             .conn
@@ -510,20 +508,20 @@ impl Writer {
                 "a human_contact approval needs a message".into(),
             ));
         }
-        let (run_id, modes) = self
+        let (run_id, session_status, modes) = self
             .conn
             .prepare_cached(
-                "SELECT run_id, auto_accept_edits, dangerously_skip_permissions,
+                "SELECT run_id, status, auto_accept_edits, dangerously_skip_permissions,
                     dangerously_skip_permissions_expires_at
                  FROM sessions WHERE id = ?1",
             )?
             .query_row([&a.session_id], |r| {
                 let modes = Modes {
-                    auto_accept_edits: r.get(1)?,
-                    dangerously_skip_permissions: r.get(2)?,
-                    bypass_expires_at: r.get(3)?,
+                    auto_accept_edits: r.get(2)?,
+                    dangerously_skip_permissions: r.get(3)?,
+                    bypass_expires_at: r.get(4)?,
                 };
-                Ok((r.get::<_, String>(0)?, modes))
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, modes))
             })
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(a.session_id.clone()))?;
@@ -532,18 +530,14 @@ impl Writer {
             (None, Some(tool_name)) => self.ungated_tool_call(&a.session_id, tool_name)?,
             (None, None) => None,
         };
-        // A local approval that a session rule covers is stored approved, and never pending.
+        // One that a session rule covers, or a cloud one of an ended session, is never pending.
         let now = crate::time::now();
-        let rule = (a.source == ApprovalSource::Local)
-            .then(|| rules::automatic(&modes, a.kind, a.tool_name.as_deref(), &now))
-            .flatten();
-        let status = match rule {
-            Some(_) => ApprovalStatus::Approved,
-            None => ApprovalStatus::Pending,
-        };
-        let comment = rule.map(|r| r.comment().to_owned());
-        let responded_at = rule.map(|_| now.clone());
-        let decided_by = rule.map(|r| r.name().to_owned());
+        let session_status = parse_status(&a.session_id, &session_status)?;
+        let settled = rules::on_creation(a, &session_status, &modes, &now);
+        let status = settled.map_or(ApprovalStatus::Pending, Settled::status);
+        let comment = settled.map(|s| s.comment().to_owned());
+        let responded_at = settled.map(|_| now.clone());
+        let decided_by = settled.and_then(Settled::decided_by).map(str::to_owned);
         self.conn
             .prepare_cached(
                 "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
@@ -586,7 +580,7 @@ impl Writer {
             decided_by,
         }
         .into_wire();
-        let (session, pending) = match rule {
+        let (session, pending) = match settled {
             Some(_) => (None, self.pending_approvals(0)?),
             None => (
                 self.wait_for_approval(&a.session_id)?,

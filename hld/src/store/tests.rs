@@ -685,7 +685,7 @@ async fn claude_session_queries_return_its_events_and_newest_session() {
 }
 
 #[tokio::test]
-async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
+async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
     let (_dir, store) = Store::open_temp();
     let statuses = [
         ("s-start", SessionStatus::Starting),
@@ -701,8 +701,7 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
         force_status(&store, id, status.clone()).await;
     }
     // Pending approvals of a waiting session and of one that ended before the restart (a
-    // daemon killed before it could resolve it), and a cloud approval, which the cloud still
-    // asks for.
+    // daemon killed before it could resolve it), and a cloud approval: no `claude` waits.
     for (id, session) in [("a-wait", "s-wait"), ("a-done", "s-done")] {
         store
             .create_approval(NewApproval::function_call(
@@ -749,15 +748,14 @@ async fn orphans_are_failed_and_reported_and_every_local_approval_resolved() {
         expired,
         [
             ("a-wait", ApprovalStatus::Resolved),
+            ("fc-1", ApprovalStatus::Resolved),
             ("a-done", ApprovalStatus::Resolved)
         ]
     );
-    assert_eq!(orphans.expired[1].pending, 1, "the cloud approval is left");
-    let wait = store.get_approval("a-wait").await.unwrap().unwrap();
-    assert_eq!(wait.comment.as_deref(), Some(SESSION_ENDED));
-    let pending: Vec<_> = store.pending_approvals(None).await.unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].id, "fc-1");
+    assert_eq!(orphans.expired[2].pending, 0);
+    let cloud = store.get_approval("fc-1").await.unwrap().unwrap();
+    assert_eq!(cloud.comment.as_deref(), Some(SESSION_ENDED));
+    assert!(store.pending_approvals(None).await.unwrap().is_empty());
     let again = store.mark_orphans("again").await.unwrap();
     assert!(again.sessions.is_empty() && again.expired.is_empty());
 }
@@ -1725,28 +1723,29 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
 #[tokio::test]
 async fn approvals_leave_a_session_that_ended_with_its_final_status() {
     let (_dir, store) = open_with_session().await;
-    set_status(&store, SessionStatus::Running).await;
-    // A cloud approval: ending the session leaves it pending (a local one it resolves).
-    let cloud = NewApproval {
-        source: ApprovalSource::Cloud,
-        ..NewApproval::human_contact("hc-1", "s1", "Go on?")
-    };
-    store.create_approval(cloud).await.unwrap();
-    // The session ends while its approval is pending: deciding it must not resume it.
     set_status(&store, SessionStatus::Completed).await;
-    let decided = store
-        .decide_approval("hc-1", ApprovalStatus::Responded, Some("yes".into()))
-        .await
-        .unwrap();
-    assert_eq!(moved(&decided), None);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
-
-    // Nor does an approval stored for it afterwards make it wait.
+    // A local approval stored after the end does not make it wait, nor its decision resume it.
     let late = store
         .create_approval(NewApproval::human_contact("local-2", "s1", "Still there?"))
         .await
         .unwrap();
     assert_eq!(moved(&late), None);
+    let decided = store
+        .decide_approval("local-2", ApprovalStatus::Responded, Some("yes".into()))
+        .await
+        .unwrap();
+    assert_eq!(moved(&decided), None);
+    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
+    // A cloud approval the poller first sees now is stored resolved, as the end resolved
+    // the session's others: nothing could receive an answer.
+    let cloud = NewApproval {
+        source: ApprovalSource::Cloud,
+        ..NewApproval::human_contact("hc-1", "s1", "Go on?")
+    };
+    let stored = store.create_approval(cloud).await.unwrap();
+    assert_eq!(stored.approval.status, ApprovalStatus::Resolved);
+    assert_eq!(stored.approval.comment.as_deref(), Some(SESSION_ENDED));
+    assert_eq!((moved(&stored), stored.pending), (None, 0));
     assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
 }
 

@@ -333,7 +333,7 @@ pub struct SessionChange {
     pub old_status: SessionStatus,
     /// The session after the update.
     pub session: SessionRow,
-    /// The session's pending local approvals that the update resolved because it ended the
+    /// The session's pending approvals that the update resolved because it ended the
     /// session: nothing waits for them any more.
     pub expired: Vec<ApprovalChange>,
 }
@@ -343,8 +343,8 @@ pub struct SessionChange {
 pub struct Orphans {
     /// The sessions it failed.
     pub sessions: Vec<OrphanedSession>,
-    /// The pending local approvals it resolved: every one, since no session has a live
-    /// process at start-up.
+    /// The pending approvals it resolved: every one, since no session has a live process at
+    /// start-up.
     pub expired: Vec<ApprovalChange>,
 }
 

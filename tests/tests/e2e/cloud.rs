@@ -15,12 +15,16 @@ use hld_e2e::cloud::{CloudStandIn, Recorded};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, Subscription, TestDaemon, WAIT};
 use serde_json::{json, Value};
 
-const KEY: &str = "hl-test-key-5f1c0e9a7d";
+pub(crate) const KEY: &str = "hl-test-key-5f1c0e9a7d";
 
-const FUNCTION_CALLS: &str = "/agent/function_calls/pending";
+pub(crate) const FUNCTION_CALLS: &str = "/agent/function_calls/pending";
 
 /// Options for a daemon on `fake-claude` that polls `api` every `interval_ms`.
-fn cloud_options(api: &CloudStandIn, interval_ms: u64, max_backoff_ms: u64) -> DaemonOptions {
+pub(crate) fn cloud_options(
+    api: &CloudStandIn,
+    interval_ms: u64,
+    max_backoff_ms: u64,
+) -> DaemonOptions {
     DaemonOptions::fake_claude()
         .arg("--api-base-url")
         .arg(&api.base_url())
@@ -31,7 +35,7 @@ fn cloud_options(api: &CloudStandIn, interval_ms: u64, max_backoff_ms: u64) -> D
 }
 
 /// A daemon polling `api` every 50 ms, with the key in `HUMANLAYER_API_KEY`.
-fn cloud_daemon(api: &CloudStandIn) -> TestDaemon {
+pub(crate) fn cloud_daemon(api: &CloudStandIn) -> TestDaemon {
     TestDaemon::start_with(cloud_options(api, 50, 400).env("HUMANLAYER_API_KEY", KEY))
 }
 
@@ -65,7 +69,7 @@ done
 
 /// A session whose `Write` tool call waits for permission. Returns (session id, run id,
 /// the tool call event).
-fn waiting_session(d: &TestDaemon) -> (String, String, ConversationEvent) {
+pub(crate) fn waiting_session(d: &TestDaemon) -> (String, String, ConversationEvent) {
     let script = silent_permission_server(d);
     let id = d.launch(LaunchSessionParams {
         mcp_config: Some(
@@ -90,23 +94,23 @@ fn waiting_session(d: &TestDaemon) -> (String, String, ConversationEvent) {
 }
 
 /// A session that ran to completion. Returns (session id, run id).
-fn finished_session(d: &TestDaemon) -> (String, String) {
+pub(crate) fn finished_session(d: &TestDaemon) -> (String, String) {
     let id = d.launch(launch_params("hello", workdir(d)));
     (id.clone(), d.wait_ended(&id).run_id)
 }
 
-fn ids(approvals: &[Approval]) -> Vec<&str> {
+pub(crate) fn ids(approvals: &[Approval]) -> Vec<&str> {
     approvals.iter().map(|a| a.id.as_str()).collect()
 }
 
-fn get_approval(d: &TestDaemon, id: &str) -> Approval {
+pub(crate) fn get_approval(d: &TestDaemon, id: &str) -> Approval {
     d.request::<GetApproval>(GetApprovalParams {
         approval_id: id.to_owned(),
     })
     .approval
 }
 
-fn decide(
+pub(crate) fn decide(
     d: &TestDaemon,
     call_id: &str,
     kind: &str,
@@ -121,7 +125,7 @@ fn decide(
     })
 }
 
-fn function_call(run_id: &str, call_id: &str, tool: &str, kwargs: Value) -> Value {
+pub(crate) fn function_call(run_id: &str, call_id: &str, tool: &str, kwargs: Value) -> Value {
     json!({
         "run_id": run_id,
         "call_id": call_id,
@@ -130,7 +134,7 @@ fn function_call(run_id: &str, call_id: &str, tool: &str, kwargs: Value) -> Valu
     })
 }
 
-fn subscribe(d: &TestDaemon, session_id: &str) -> Subscription {
+pub(crate) fn subscribe(d: &TestDaemon, session_id: &str) -> Subscription {
     d.subscribe(SubscribeParams {
         session_id: Some(session_id.to_owned()),
         event_types: Some(vec!["new_approval".into(), "approval_resolved".into()]),
@@ -139,7 +143,7 @@ fn subscribe(d: &TestDaemon, session_id: &str) -> Subscription {
 }
 
 /// The approval status of the tool call `call` in its session's conversation now.
-fn approval_status_of(d: &TestDaemon, call: &ConversationEvent) -> Option<String> {
+pub(crate) fn approval_status_of(d: &TestDaemon, call: &ConversationEvent) -> Option<String> {
     d.conversation(&call.session_id)
         .into_iter()
         .find(|e| e.event_type == ConversationEventType::ToolCall && e.tool_id == call.tool_id)
@@ -357,7 +361,7 @@ fn an_approval_gone_from_the_pending_list_was_resolved_elsewhere() {
 fn a_409_means_answered_elsewhere_and_other_api_errors_keep_the_approval_pending() {
     let api = CloudStandIn::start();
     let d = cloud_daemon(&api);
-    let (session_id, run_id) = finished_session(&d);
+    let (session_id, run_id, _) = waiting_session(&d);
     api.add_function_call(function_call(
         &run_id,
         "fc-409",
@@ -418,7 +422,7 @@ fn a_409_means_answered_elsewhere_and_other_api_errors_keep_the_approval_pending
 fn a_cloud_human_contact_is_listed_and_answered_through_the_api() {
     let api = CloudStandIn::start();
     let d = cloud_daemon(&api);
-    let (session_id, run_id) = finished_session(&d);
+    let (session_id, run_id, _) = waiting_session(&d);
     api.add_human_contact(json!({
         "run_id": run_id,
         "call_id": "hc-1",

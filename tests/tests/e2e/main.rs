@@ -12,8 +12,10 @@
 //! them from the live daemon.
 
 mod approvals;
+mod approvals_head;
 mod client;
 mod cloud;
+mod cloud_ended;
 mod control;
 mod events;
 mod fake_claude;
