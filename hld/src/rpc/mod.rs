@@ -341,10 +341,7 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
         }
         Err(rejected) => {
             tracing::warn!(code = rejected.error.code, error = %rejected.error.message, "rejected a request");
-            return match rejected.id {
-                Some(id) => Handled::Reply(Response::error(id, rejected.error)),
-                None => Handled::Silent,
-            };
+            return Handled::Reply(Response::error(rejected.id, rejected.error));
         }
     };
     let reply_to = |outcome| match id {
