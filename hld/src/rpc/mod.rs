@@ -584,6 +584,7 @@ impl Events {
                 Received::Event(_) => 1,
                 Received::Lagged(missed) => missed,
             };
+            tracing::debug!(dropped = self.dropped, "no room: an event dropped");
             return Ok(());
         }
         let request = self.request();
