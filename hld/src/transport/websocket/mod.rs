@@ -10,8 +10,8 @@
 //! - **Events**: after `Subscribe`, server-initiated requests `{"jsonrpc":"2.0","id":"s1",
 //!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
 //!   which HolonClient closes the socket). Replies are matched to them; at most
-//!   `--ws-max-pending` wait (beyond, events are dropped and then counted by a `lagged`
-//!   event); one unanswered for 30 s is forgotten. Requests keep working meanwhile.
+//!   `--ws-max-pending` wait (beyond, events are dropped, then counted by a `lagged`
+//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep working meanwhile.
 //! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
 //!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
 //!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
@@ -46,7 +46,7 @@
 //! | a reply to no pending request (unknown, duplicate or stale id) | ignored, logged with its kind |
 //! | a reply that would be over 1 MiB | error 8, telling to page with `after_sequence`/`limit` |
 //! | an event that would be over 1 MiB | sent with its longest strings cut and marked |
-//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event |
+//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event as soon as one is answered |
 //! | nothing sent within 5 s of a heartbeat request | close 1008 |
 //! | `shutdown` | its reply, then close 1000: this connection ends, the daemon serves on |
 //! | the daemon shutting down | close 1001 |
