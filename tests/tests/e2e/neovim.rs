@@ -43,8 +43,10 @@ print = function(...)
 end
 local ok, failure = pcall(function()
 {snippet}
-  rpc.request("launchSession", {{ query = "scenario:plain hello from neovim", working_dir = "{work}" }},
-    function(err, result) print("launched=" .. (result and result.session_id or vim.inspect(err))) end)
+  local launch = {{ query = "scenario:plain hello from neovim", working_dir = "{work}" }}
+  rpc.request("launchSession", launch, function(err, result)
+    print("launched=" .. (result and result.session_id or vim.inspect(err)))
+  end)
   local completed = vim.wait({wait_ms}, function()
     for _, line in ipairs(printed) do
       if line:find('new_status = "completed"', 1, true) then return true end

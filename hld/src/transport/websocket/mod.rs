@@ -11,7 +11,8 @@
 //!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
 //!   which HolonClient closes the socket). Replies are matched to them; at most
 //!   `--ws-max-pending` wait (beyond, events are dropped, then counted by a `lagged`
-//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep working meanwhile.
+//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep
+//!   working meanwhile.
 //! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
 //!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
 //!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
