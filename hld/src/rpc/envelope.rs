@@ -29,14 +29,15 @@ pub enum Message<'a> {
     },
 }
 
-/// A message that cannot be served: the error to answer with, and the id to answer to
-/// (`None` for a notification, which gets no answer).
+/// A message that cannot be served: the error to answer with, and the id to answer to. Every
+/// one is answered, one without an id too (to `null`, as JSON-RPC 2.0 says): only a valid
+/// notification goes unanswered.
 #[derive(Debug)]
 pub struct Rejected {
     /// The error object.
     pub error: ErrorObject,
     /// The id to echo: the message's own when it could be read, else `null`.
-    pub id: Option<Box<RawValue>>,
+    pub id: Box<RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -167,7 +168,7 @@ impl Pairs<'_> {
                 &format!("Invalid request: duplicate member \"{repeated}\""),
                 InvalidRequestReason::InvalidEnvelope,
             ),
-            id: Some(id),
+            id,
         }
     }
 }
@@ -204,12 +205,12 @@ pub fn null_id() -> Box<RawValue> {
 /// Reads one message. Errors, in the order they are checked: not UTF-8 or not JSON (-32700,
 /// id `null`); a batch (-32600 `batch-not-supported`); not an object (-32600
 /// `invalid-envelope`); an id that is not a string, a number or `null` (-32600
-/// `invalid-id-type`, id `null`); then, echoing the id, a `jsonrpc` other than "2.0" and a
-/// `method` that is not a string (-32600 `invalid-envelope`).
+/// `invalid-id-type`, id `null`); then, echoing the id (`null` without one), a `jsonrpc` other
+/// than "2.0" and a `method` that is not a string (-32600 `invalid-envelope`).
 pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
     let reject = |error, id: Option<&RawValue>| Rejected {
         error,
-        id: id.map(ToOwned::to_owned),
+        id: id.map_or_else(null_id, ToOwned::to_owned),
     };
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Err(reject(parse_error("invalid UTF-8"), Some(&null_id())));
@@ -311,9 +312,9 @@ mod tests {
         }
     }
 
-    fn rejected(text: &[u8]) -> (i64, Option<String>) {
+    fn rejected(text: &[u8]) -> (i64, String) {
         let r = parse(text).expect_err("invalid");
-        (r.error.code, r.id.map(|i| i.get().to_owned()))
+        (r.error.code, r.id.get().to_owned())
     }
 
     #[test]
@@ -338,52 +339,55 @@ mod tests {
 
     #[test]
     fn violations_get_the_right_code_and_id() {
-        assert_eq!(rejected(b"\xff"), (-32700, Some("null".into())));
-        assert_eq!(rejected(b"{nope"), (-32700, Some("null".into())));
-        assert_eq!(rejected(b"[1]"), (-32600, Some("null".into())));
-        assert_eq!(rejected(b"[1"), (-32700, Some("null".into())));
-        assert_eq!(rejected(b"42"), (-32600, Some("null".into())));
+        assert_eq!(rejected(b"\xff"), (-32700, "null".into()));
+        assert_eq!(rejected(b"{nope"), (-32700, "null".into()));
+        assert_eq!(rejected(b"[1]"), (-32600, "null".into()));
+        assert_eq!(rejected(b"[1"), (-32700, "null".into()));
+        assert_eq!(rejected(b"42"), (-32600, "null".into()));
         assert_eq!(
             rejected(br#"{"jsonrpc":"2.0","method":"x","id":{}}"#),
-            (-32600, Some("null".into()))
+            (-32600, "null".into())
         );
         assert_eq!(
             rejected(br#"{"jsonrpc":"1.0","method":"x","id":3}"#),
-            (-32600, Some("3".into()))
+            (-32600, "3".into())
         );
         assert_eq!(
             rejected(br#"{"jsonrpc":"2.0","method":5,"id":"k"}"#),
-            (-32600, Some(r#""k""#.into()))
+            (-32600, r#""k""#.into())
         );
-        // A notification's violation is not answered.
-        assert_eq!(rejected(br#"{"jsonrpc":"2.0","method":5}"#), (-32600, None));
+        // Without an id, a violation is answered to `null`: only a valid notification is not.
+        for text in [
+            &br#"{"jsonrpc":"2.0","method":5}"#[..],
+            b"{}",
+            br#"{"method":"version"}"#,
+            br#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
+        ] {
+            assert_eq!(rejected(text), (-32600, "null".into()));
+        }
     }
 
     #[test]
     fn a_repeated_member_is_answered_to_the_id_when_it_is_readable() {
         let message = |text: &str| {
             let r = parse(text.as_bytes()).expect_err("invalid");
-            (
-                r.error.code,
-                r.error.message,
-                r.id.map(|i| i.get().to_owned()),
-            )
+            (r.error.code, r.error.message, r.id.get().to_owned())
         };
         assert_eq!(
             message(r#"{"jsonrpc":"2.0","method":"a","method":"b","id":12}"#),
             (
                 -32600,
                 r#"Invalid request: duplicate member "method""#.into(),
-                Some("12".into())
+                "12".into()
             )
         );
         assert_eq!(
             message(r#"{"jsonrpc":"2.0","method":"a","id":1,"id":2}"#).2,
-            Some("null".into())
+            "null"
         );
         assert_eq!(
             message(r#"{"id":[1],"jsonrpc":"2.0","jsonrpc":"2.0"}"#).2,
-            Some("null".into())
+            "null"
         );
     }
 

@@ -148,8 +148,8 @@ pub struct Settings {
     pub max_pending: usize,
     /// A server-initiated request unanswered this long is forgotten.
     pub stale_after: Duration,
-    /// `shutdown` ends this connection, not the daemon: an editor's connection (stdio) must
-    /// not stop what other front ends are watching.
+    /// `shutdown` ends this connection, not the daemon: an editor's (stdio) or a browser's
+    /// (WebSocket) connection must not stop what other front ends are watching.
     pub shutdown_ends_connection: bool,
     /// The error for a method the table does not have (each transport's peers expect their
     /// own wording).
@@ -341,10 +341,7 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
         }
         Err(rejected) => {
             tracing::warn!(code = rejected.error.code, error = %rejected.error.message, "rejected a request");
-            return match rejected.id {
-                Some(id) => Handled::Reply(Response::error(id, rejected.error)),
-                None => Handled::Silent,
-            };
+            return Handled::Reply(Response::error(rejected.id, rejected.error));
         }
     };
     let reply_to = |outcome| match id {
@@ -486,7 +483,7 @@ struct Events {
     stale: VecDeque<u64>,
     /// The number of the last server-initiated request.
     last_request: u64,
-    /// Events dropped because too many requests were waiting; told before the next one.
+    /// Events dropped because too many requests were waiting; told as soon as one fewer waits.
     dropped: u64,
 }
 
@@ -525,8 +522,13 @@ impl Events {
         }
     }
 
-    /// The next event for the connection; never resolves without a subscription.
+    /// The next event for the connection: first the count of those dropped, once there is
+    /// room for it (so that a client that catches up after a burst learns what it missed
+    /// without waiting for another event); never resolves without a subscription.
     async fn next(&mut self) -> Option<Received> {
+        if let Some(missed) = self.missed() {
+            return Some(Received::Lagged(missed));
+        }
         match self.subscriber.as_mut() {
             Some(subscriber) => subscriber.next().await,
             None => std::future::pending().await,
@@ -564,7 +566,7 @@ impl Events {
 
     /// Queues one event; with [`Delivery::Requests`], as a numbered request while fewer than
     /// `max_pending` wait for a reply, else dropped and counted, the count told by a `lagged`
-    /// event once there is room.
+    /// event once there is room, before any later event.
     async fn feed<C>(&mut self, conn: &mut C, received: Received) -> io::Result<()>
     where
         C: Sink<Outgoing, Error = io::Error> + Unpin,
@@ -572,31 +574,29 @@ impl Events {
         if self.settings.delivery != Delivery::Requests {
             return conn.feed(event_item(received, None)).await;
         }
-        self.forget_stale();
-        let count = match received {
-            Received::Event(_) => 1,
-            Received::Lagged(missed) => missed,
-        };
-        let free = self.settings.max_pending.saturating_sub(self.pending.len());
-        if free == 0 {
-            self.dropped += count;
-            return Ok(());
-        }
-        if self.dropped > 0 {
-            // With one place left, the lagged event takes it and counts this one too.
-            let lagged = if free == 1 {
-                Received::Lagged(std::mem::take(&mut self.dropped) + count)
-            } else {
-                Received::Lagged(std::mem::take(&mut self.dropped))
-            };
+        if let Some(missed) = self.missed() {
             let request = self.request();
-            conn.feed(event_item(lagged, Some(request))).await?;
-            if free == 1 {
-                return Ok(());
-            }
+            conn.feed(event_item(Received::Lagged(missed), Some(request)))
+                .await?;
+        }
+        if self.pending.len() >= self.settings.max_pending {
+            self.dropped += match received {
+                Received::Event(_) => 1,
+                Received::Lagged(missed) => missed,
+            };
+            tracing::debug!(dropped = self.dropped, "no room: an event dropped");
+            return Ok(());
         }
         let request = self.request();
         conn.feed(event_item(received, Some(request))).await
+    }
+
+    /// The count of dropped events, taken, when there are some and room to tell it (stale
+    /// requests forgotten first).
+    fn missed(&mut self) -> Option<u64> {
+        self.forget_stale();
+        let room = self.pending.len() < self.settings.max_pending;
+        (self.dropped > 0 && room).then(|| std::mem::take(&mut self.dropped))
     }
 
     /// Numbers a new server-initiated request and waits for its reply.

@@ -171,9 +171,14 @@ impl<T: serde::Serialize> Encoded<T> {
     }
 }
 
-/// Decodes `M`'s params: absent and `null` mean `{}`; anything but an object is -32602, and so
-/// is an object that does not decode, naming the offending field.
+/// Decodes `M`'s params: absent, `null` and `[]` mean `{}`; anything else but an object is
+/// -32602, and so is an object that does not decode, naming the offending field.
+///
+/// `[]` is what Neovim sends for an empty Lua table (`rpc.request("health", {}, …)`): JSON-RPC
+/// 2.0 allows params by position, and an empty list of them is no params at all, which a
+/// method whose params are all optional takes and any other refuses for the field it lacks.
 pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
+    let raw = raw.filter(|r| !is_empty_array(r));
     let text = raw.map_or("{}", RawValue::get);
     if let Some(raw) = raw.filter(|r| !r.get().starts_with('{')) {
         return Err(Error::invalid_param(
@@ -189,4 +194,44 @@ pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
         let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))
     })
+}
+
+/// Whether `raw` is an empty JSON array (`[]`, whitespace allowed inside).
+fn is_empty_array(raw: &RawValue) -> bool {
+    raw.get()
+        .strip_prefix('[')
+        .is_some_and(|rest| rest.trim_start() == "]")
+}
+
+#[cfg(test)]
+mod tests {
+    use hld_client::protocol::{GetSessionState, Health, Subscribe};
+
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    /// The param an error names, or "" for success.
+    fn refused<M: Method>(text: &str) -> String {
+        match decode_params::<M>(Some(&raw(text))) {
+            Ok(_) => String::new(),
+            Err(Error::InvalidParams { data, .. }) => data.param,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn an_empty_array_is_no_params_and_any_other_array_is_refused() {
+        for empty in ["[]", "[ ]", "[\n\t]"] {
+            assert_eq!(refused::<Health>(empty), "", "{empty}");
+            assert_eq!(refused::<Subscribe>(empty), "", "{empty}");
+        }
+        assert_eq!(refused::<Health>("[1]"), "params");
+        assert_eq!(refused::<Subscribe>("[{}]"), "params");
+        assert_eq!(refused::<Health>("\"bar\""), "params");
+        // A method with a required param still needs it.
+        assert_eq!(refused::<GetSessionState>("[]"), "session_id");
+    }
 }

@@ -312,7 +312,7 @@ async fn events_as_server_requests_are_numbered_bounded_and_their_replies_matche
     assert_eq!(first["id"], "s1");
     assert_eq!(first["params"]["event"]["data"]["session_id"], "a");
     assert_eq!(line(&mut client).await["id"], "s2");
-    // A reply frees a place; an unknown reply is ignored; the next event says what was lost.
+    // A reply frees a place; an unknown reply is ignored; what was lost is told at once.
     send(
         &mut client,
         concat!(
@@ -326,16 +326,16 @@ async fn events_as_server_requests_are_numbered_bounded_and_their_replies_matche
     )
     .await;
     assert_eq!(line(&mut client).await["id"], "v");
+    let lagged = line(&mut client).await;
+    assert_eq!(lagged["id"], "s3");
+    assert_eq!(lagged["params"]["event"]["type"], "lagged");
+    assert_eq!(lagged["params"]["event"]["data"]["missed"], 2);
     send(
         &mut client,
         "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"x\"},\"id\":\"s2\"}\n",
     )
     .await;
     daemon.bus.publish(status_event("e"));
-    let lagged = line(&mut client).await;
-    assert_eq!(lagged["id"], "s3");
-    assert_eq!(lagged["params"]["event"]["type"], "lagged");
-    assert_eq!(lagged["params"]["event"]["data"]["missed"], 2);
     let next = line(&mut client).await;
     assert_eq!(next["id"], "s4");
     assert_eq!(next["params"]["event"]["data"]["session_id"], "e");

@@ -10,8 +10,9 @@
 //! - **Events**: after `Subscribe`, server-initiated requests `{"jsonrpc":"2.0","id":"s1",
 //!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
 //!   which HolonClient closes the socket). Replies are matched to them; at most
-//!   `--ws-max-pending` wait (beyond, events are dropped and then counted by a `lagged`
-//!   event); one unanswered for 30 s is forgotten. Requests keep working meanwhile.
+//!   `--ws-max-pending` wait (beyond, events are dropped, then counted by a `lagged`
+//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep
+//!   working meanwhile.
 //! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
 //!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
 //!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
@@ -46,8 +47,9 @@
 //! | a reply to no pending request (unknown, duplicate or stale id) | ignored, logged with its kind |
 //! | a reply that would be over 1 MiB | error 8, telling to page with `after_sequence`/`limit` |
 //! | an event that would be over 1 MiB | sent with its longest strings cut and marked |
-//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event |
+//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event as soon as one is answered |
 //! | nothing sent within 5 s of a heartbeat request | close 1008 |
+//! | `shutdown` | its reply, then close 1000: this connection ends, the daemon serves on |
 //! | the daemon shutting down | close 1001 |
 
 pub mod envelope;
@@ -99,7 +101,9 @@ pub fn settings(ws: &WsConfig) -> Settings {
         heartbeat_timeout: ws.heartbeat_timeout,
         max_pending: ws.max_pending,
         stale_after: ws.stale_after,
-        shutdown_ends_connection: false,
+        // As over stdio: a browser tab or dashboard must not stop what other front ends are
+        // watching. The daemon stops with `hlyr daemon stop` or a signal.
+        shutdown_ends_connection: true,
         method_not_found: not_registered,
     }
 }
@@ -291,8 +295,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 
     /// Closes the connection: with the violation's code, else the one for why it `ended`
-    /// (1001 at shutdown, 1008 unresponsive, 1000 otherwise), or in answer to the peer's
-    /// close; then lets the peer read it before the socket goes.
+    /// (1001 at shutdown, 1008 unresponsive, 1000 after `shutdown`), or in answer to the
+    /// peer's close; then lets the peer read it before the socket goes.
     pub async fn finish(mut self, ended: Ended) {
         let frame = self.close.take().or_else(|| match ended {
             Ended::Shutdown => Some(close_frame(CloseCode::Away, "the daemon is shutting down")),
@@ -300,7 +304,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 CloseCode::Policy,
                 "no answer to rpc.heartbeat in time",
             )),
-            Ended::Left | Ended::Closed | Ended::Failed => None,
+            Ended::Closed => Some(close_frame(
+                CloseCode::Normal,
+                "shutdown: this connection is closed; the daemon serves on",
+            )),
+            Ended::Left | Ended::Failed => None,
         });
         let closing = async {
             if let Some(frame) = &frame {
