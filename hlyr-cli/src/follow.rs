@@ -22,11 +22,10 @@ use hld_client::{Client, FollowItem};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::activity::Activity;
-use crate::decision::Decision;
 use crate::error::{CliError, Exit};
 use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
-use crate::prompt::{Answer, Prompter, NO_REASON};
+use crate::prompt::{left_pending, Answer, Prompter};
 use crate::transcript;
 
 /// What Ctrl-C does while a session is followed.
@@ -204,8 +203,13 @@ impl Follower<'_> {
                 self.printed.insert(approval.id.clone());
                 if !self.decided.contains(&approval.id) && !self.ended {
                     self.notify.send(&waiting_text(&approval));
-                    if let Some(prompter) = self.prompter.as_mut() {
-                        prompter.ask(approval);
+                    match self.prompter.as_mut() {
+                        Some(prompter) => prompter.ask(approval),
+                        // No terminal to ask on (stdin is not one): say how to answer.
+                        None if !self.out.is_json() && !self.interrupting => {
+                            note(&format!("  {}", left_pending(&approval)));
+                        }
+                        None => {}
                     }
                 }
             }
@@ -257,6 +261,9 @@ impl Follower<'_> {
             Update::Event(event) => match event.event_type {
                 ConversationEventType::ToolCall => format!("running {}", tool(&event.tool_name)),
                 ConversationEventType::System => return,
+                ConversationEventType::Message if event.role.as_deref() == Some("assistant") => {
+                    "writing".to_owned()
+                }
                 _ => "thinking".to_owned(),
             },
             Update::Approval(approval) => {
@@ -491,10 +498,7 @@ impl Follower<'_> {
             comment,
             accept_edits,
         } = answer;
-        let sent = comment
-            .clone()
-            .or_else(|| (decision == Decision::Deny).then(|| NO_REASON.to_owned()));
-        let params = decision.params(&approval.id, sent);
+        let params = decision.params(&approval.id, comment.clone());
         let result = self.client.send_decision(params).await;
         if let Err(e) = result
             .map_err(CliError::from)

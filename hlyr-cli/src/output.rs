@@ -138,6 +138,11 @@ pub fn short_id(id: &str) -> &str {
         .map_or(id, |(i, _)| &id[..word + i])
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 session", "2 sessions".
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `text` cut to a few lines and characters, saying how much was left out.
 pub fn shorten(text: &str) -> String {
     let mut end = text.len();
@@ -151,7 +156,8 @@ pub fn shorten(text: &str) -> String {
     if end == text.len() {
         kept.to_owned()
     } else {
-        format!("{kept}… ({} more bytes)", text.len() - kept.len())
+        let more = count((text.len() - kept.len()) as u64, "more byte");
+        format!("{kept}… ({more})")
     }
 }
 

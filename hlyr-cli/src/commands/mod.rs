@@ -69,7 +69,7 @@ pub enum Command {
     Approvals(With<approvals::Args>),
     /// Approve a pending tool call.
     Approve(With<approve::Args>),
-    /// Deny a pending tool call, saying why.
+    /// Deny a pending tool call, optionally saying why.
     Deny(With<deny::Args>),
     /// Answer a pending question.
     Respond(With<respond::Args>),

@@ -5,7 +5,7 @@
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, mode_marks, paint, short_id, table, Render, DIM};
+use crate::output::{age, cost, count, mode_marks, paint, short_id, table, Render, DIM};
 use crate::session::Session;
 use crate::Context;
 
@@ -71,10 +71,8 @@ impl Render for Sessions {
         // query's first line unless one was given).
         let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "TITLE"], &rows);
         if self.hidden > 0 {
-            let note = format!(
-                "{} older sessions not shown (--all lists them)",
-                self.hidden
-            );
+            let older = count(self.hidden as u64, "older session");
+            let note = format!("{older} not shown (--all lists them)");
             text.push_str(&format!("\n{}", paint(DIM, note)));
         }
         text

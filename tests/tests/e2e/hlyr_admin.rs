@@ -281,7 +281,7 @@ fn an_approval_decided_already_exits_1_by_full_id_or_by_prefix() {
     assert_eq!(approval(&d, &write).status, ApprovalStatus::Approved);
     let bare = write.strip_prefix("local-").unwrap();
     for named in [write.as_str(), &write[..14], &bare[..6]] {
-        let run = hlyr(&d, &["deny", named, "--comment", "no"]);
+        let run = hlyr(&d, &["deny", named]);
         run.assert_code(1);
         assert_eq!(
             run.stderr,
