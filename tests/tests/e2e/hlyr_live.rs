@@ -1,0 +1,108 @@
+//! What a followed session says while it runs: the spinner's word for what the session does,
+//! a question asked readably, and, when stdin is no terminal to ask on, how to answer an
+//! approval from elsewhere.
+
+use hld_client::protocol::ApprovalStatus;
+use hld_e2e::pty::{self, Terminal};
+use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
+
+use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
+
+/// The session id `hlyr` printed in `text` (`Session <id>`).
+fn session_in(text: &str) -> String {
+    let id = text.lines().find_map(|l| l.strip_prefix("Session "));
+    id.unwrap_or_else(|| panic!("no session id in {text:?}"))
+        .trim()
+        .to_owned()
+}
+
+/// The only pending approval of `session_id` once it is asked: its id.
+fn pending(d: &TestDaemon, session_id: &str) -> String {
+    d.wait_approvals(Some(session_id), |a| a.len() == 1)[0]
+        .id
+        .clone()
+}
+
+/// Whether a row of `screen` is the spinner's (indicatif's spinner is braille) saying `what`.
+fn spinner_says(screen: &str, what: &str) -> bool {
+    screen.lines().any(|row| {
+        row.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c))
+            && row.contains(&format!(" {what} "))
+    })
+}
+
+/// While Claude's text streams (an assistant line printed, the next one coming), the spinner
+/// says "writing", not "thinking".
+#[test]
+fn the_spinner_says_writing_while_text_streams() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_COUNT", "3")
+            .env("FAKE_CLAUDE_DELAY_MS", "2000"),
+    );
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
+    let mut term = Terminal::spawn(cmd, 30, 100);
+    term.wait_until("the spinner saying writing after chunk 1", WAIT, |s| {
+        s.contains("chunk 1") && !s.contains("chunk 3") && spinner_says(s, "writing")
+    });
+    term.wait_screen("✓ completed");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
+
+/// Stdin is not a terminal (`hlyr launch … | cat` from a script): nothing can be asked, so
+/// each approval is followed by what `s` says, how to decide it with `hlyr`. A question
+/// (contact_human) is its readable line, without the raw tool call before it.
+#[test]
+fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_plainly() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &wd, "scenario:tool in a pipe"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("? approval", 1);
+    let write = pending(&d, &session_in(&follower.stdout()));
+    let short = &write[..14];
+    let how = format!(
+        "  left pending: decide it with `hlyr approve {short}` or `hlyr deny {short} \
+         [--comment …]`, or in another front end\n"
+    );
+    hlyr(&d, &["deny", short]).assert_code(0);
+    let run = follower.finish();
+    run.assert_code(0);
+    assert!(run.stderr.contains(&how), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!("✗ denied {short}")),
+        "{}",
+        run.stdout
+    );
+
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &wd, "scenario:ask"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("? question", 1);
+    let question = pending(&d, &session_in(&follower.stdout()));
+    let short = &question[..14];
+    let how = format!(
+        "  left pending: decide it with `hlyr respond {short} --comment …`, or in another \
+         front end\n"
+    );
+    hlyr(&d, &["respond", short, "--comment", "blue"]).assert_code(0);
+    assert_eq!(
+        wait_decided(&d, &question).status,
+        ApprovalStatus::Responded
+    );
+    let run = follower.finish();
+    run.assert_code(0);
+    assert!(run.stderr.contains(&how), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "I need to ask a human about this.\n? question {short}: What colour should the \
+             button be?\n✓ answered {short}: blue\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("contact_human"), "{}", run.stdout);
+}
