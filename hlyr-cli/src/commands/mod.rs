@@ -158,8 +158,7 @@ impl<A: clap::Args> With<A> {
         command: impl FnOnce(&Context, A) -> Result<Exit, CliError>,
     ) -> Result<Exit, CliError> {
         let (globals, args) = self.within(before);
-        let ctx = globals.context();
-        command(&ctx, args).map_err(|e| crate::claude::after_refusal(&ctx, e))
+        command(&globals.context(), args)
     }
 }
 
