@@ -18,6 +18,7 @@ mod notify;
 mod output;
 mod prompt;
 mod session;
+mod table;
 mod transcript;
 
 use std::path::PathBuf;

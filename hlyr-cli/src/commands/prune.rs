@@ -13,8 +13,9 @@ use hld_client::protocol::{
 };
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, count, paint, short_id, table, Render, DIM, RED, YELLOW};
+use crate::output::{age, count, paint, short_id, Render, DIM, RED, YELLOW};
 use crate::session::Session;
+use crate::table::table;
 use crate::Context;
 
 #[derive(Debug, clap::Args)]

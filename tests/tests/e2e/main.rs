@@ -22,6 +22,7 @@ mod hlyr;
 mod hlyr_admin;
 mod hlyr_control;
 mod hlyr_follow;
+mod hlyr_lists;
 mod hlyr_live;
 mod hlyr_outcomes;
 mod limits;
