@@ -23,6 +23,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::activity::Activity;
 use crate::error::{CliError, Exit};
+use crate::keys::QuietControls;
 use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, Answer, Prompter};
@@ -75,6 +76,9 @@ async fn following(
     // and never kills hlyr.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    // Before the follower, whose key reader takes the terminal's modes as they are then:
+    // dropped after it, this gives the terminal its echo of `^C` back last.
+    let _quiet = QuietControls::on_terminal();
     let mut items = client.follow(session_id).await?;
     let mut follower = Follower {
         client,
@@ -326,6 +330,9 @@ impl Follower<'_> {
             prompter.interrupt();
         }
         self.activity.hide();
+        if std::mem::take(&mut self.retrying) {
+            let _ = self.out.end_line();
+        }
         let id = short_id(self.session_id);
         let told = match on {
             OnCtrlC::Interrupt if !self.interrupting => {

@@ -1,9 +1,9 @@
 //! What a followed session says while it runs: the spinner's word for what the session does,
 //! a question asked readably, and, when stdin is no terminal to ask on, how to answer an
-//! approval from elsewhere.
+//! approval from elsewhere; and what Ctrl-C pressed quickly twice leaves on the screen.
 
 use hld_client::protocol::ApprovalStatus;
-use hld_e2e::pty::{self, Terminal};
+use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
@@ -105,4 +105,72 @@ fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_p
         run.stdout
     );
     assert!(!run.stdout.contains("contact_human"), "{}", run.stdout);
+}
+
+/// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
+fn slow_to_stop() -> TestDaemon {
+    let options = DaemonOptions {
+        args: vec![
+            "--claude-path".into(),
+            hld_e2e::fake_claude().display().to_string(),
+            "--interrupt-grace-ms".into(),
+            "30000".into(),
+        ],
+        ..Default::default()
+    };
+    TestDaemon::start_with(
+        options
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_COUNT", "300")
+            .env("FAKE_CLAUDE_INTERRUPT_DELAY_MS", "5000"),
+    )
+}
+
+/// Asserts that `screen` holds no `^C` and no spinner row.
+#[track_caller]
+fn assert_no_echo_or_spinner(screen: &str) {
+    assert!(!screen.contains("^C"), "{screen}");
+    let spinner = |row: &str| row.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c));
+    assert!(
+        !screen.lines().any(spinner),
+        "a spinner is left on screen:\n{screen}"
+    );
+}
+
+/// While a session is followed, the terminal does not echo `^C` where the cursor is: with no
+/// spinner to clear it (stderr elsewhere), it would start the next line of output. Ctrl-C
+/// twice in quick succession leaves neither an echo nor a spinner behind, and the terminal
+/// echoes control characters again once hlyr exits.
+#[test]
+fn ctrl_c_leaves_no_echo_or_spinner_on_the_screen() {
+    let d = slow_to_stop();
+    let launch = format!(
+        "exec {} launch -w {} scenario:slow 2>/dev/null",
+        workspace_bin("hlyr").display(),
+        workdir(&d)
+    );
+    let mut cmd = pty::command(std::path::Path::new("/bin/sh"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["-c", &launch]);
+    let mut term = Terminal::spawn(cmd, 30, 100);
+    term.wait_screen("chunk 2");
+    term.send(CTRL_C);
+    let screen = term.wait_screen("■ interrupted");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+    assert_no_echo_or_spinner(&screen);
+    assert_ne!(term.local_flags() & libc::ECHOCTL, 0, "ECHOCTL given back");
+
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
+    let mut term = Terminal::spawn(cmd, 30, 100);
+    term.wait_screen("> scenario:slow");
+    term.send(CTRL_C);
+    term.wait_screen("interrupting the session");
+    term.send(CTRL_C);
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+    let screen = term.screen_text();
+    assert!(screen.contains("\nstopped waiting;"), "{screen}");
+    assert_no_echo_or_spinner(&screen);
+    assert_ne!(term.local_flags() & libc::ECHOCTL, 0, "ECHOCTL given back");
 }
