@@ -15,7 +15,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::StreamExt;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
     SessionStatus, UpdateSessionSettings, UpdateSessionSettingsParams,
 };
 use hld_client::{Client, FollowItem};
@@ -26,7 +26,7 @@ use crate::error::{CliError, Exit};
 use crate::keys::QuietControls;
 use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
-use crate::prompt::{left_pending, Answer, Prompter};
+use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
 use crate::transcript;
 
 /// What Ctrl-C does while a session is followed.
@@ -98,6 +98,7 @@ async fn following(
         doing: None,
         waiting: Vec::new(),
         tools: HashMap::new(),
+        question: None,
         interrupting: false,
         ended: false,
     };
@@ -184,6 +185,9 @@ struct Follower<'a> {
     waiting: Vec<(String, String)>,
     /// The tool each approval printed is about, by approval id.
     tools: HashMap<String, String>,
+    /// A question's tool call, held back while live: the question's approval, which comes
+    /// next, asks it (with its id). Anything else that comes first lets it be printed.
+    question: Option<ConversationEvent>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
     /// The session ended: what is printed now is no longer news, and nothing is asked.
@@ -363,11 +367,16 @@ impl Follower<'_> {
     /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
     /// for it).
     fn conversation(&mut self, event: ConversationEvent) {
+        self.queue.extend(self.question.take().map(Update::Event));
         let (call, linked) = match event.event_type {
             ConversationEventType::ToolCall => (event.tool_id.clone(), event.approval_id.clone()),
             _ => (None, None),
         };
-        self.queue.push_back(Update::Event(event));
+        if transcript::question(&event).is_some() && !self.ended {
+            self.question = Some(event);
+        } else {
+            self.queue.push_back(Update::Event(event));
+        }
         if let Some(id) = call {
             if let Some(approval) = self.early.remove(&id) {
                 self.queue.push_back(Update::Approval(approval));
@@ -440,6 +449,10 @@ impl Follower<'_> {
 
     /// Queues an approval after its tool call, or keeps it until that call comes.
     fn approval_requested(&mut self, approval: Approval) {
+        let asked = self.question.as_ref().and_then(transcript::question);
+        if asked.is_some() && asked == approval.message {
+            self.question = None;
+        }
         match approval.tool_use_id.clone() {
             Some(call) if !self.calls.contains(&call) => {
                 self.early.insert(call, approval);
@@ -551,6 +564,7 @@ impl Follower<'_> {
     /// Prints what is left and the outcome, `state`.
     fn finish(mut self, state: SessionState) -> Result<Exit, CliError> {
         self.end();
+        self.queue.extend(self.question.take().map(Update::Event));
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
         let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
@@ -566,19 +580,6 @@ impl Follower<'_> {
             .send(&format!("session {} {how}", short_id(self.session_id)));
         self.print(&Update::Finished(state.into()))?;
         Ok(exit)
-    }
-}
-
-/// What the spinner and a notification say while `approval` waits.
-fn waiting_text(approval: &Approval) -> String {
-    match approval.kind {
-        ApprovalType::FunctionCall => format!(
-            "waiting for a decision on {}",
-            approval.function_name.as_deref().unwrap_or("a tool call")
-        ),
-        ApprovalType::HumanContact => "waiting for an answer".to_owned(),
-        // A kind this version does not know.
-        _ => "waiting for a decision".to_owned(),
     }
 }
 

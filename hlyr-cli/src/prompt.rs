@@ -314,6 +314,19 @@ pub fn left_pending(approval: &Approval) -> String {
     format!("left pending: decide it with {how}, or in another front end")
 }
 
+/// What the spinner and a notification say while `approval` waits.
+pub fn waiting_text(approval: &Approval) -> String {
+    match approval.kind {
+        ApprovalType::FunctionCall => format!(
+            "waiting for a decision on {}",
+            approval.function_name.as_deref().unwrap_or("a tool call")
+        ),
+        ApprovalType::HumanContact => "waiting for an answer".to_owned(),
+        // A kind this version does not know.
+        _ => "waiting for a decision".to_owned(),
+    }
+}
+
 /// Echoes typed text (the terminal does not while keys are read one at a time).
 fn echo(text: &str) {
     let mut err = std::io::stderr().lock();

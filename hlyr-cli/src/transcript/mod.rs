@@ -99,6 +99,18 @@ impl Render for Update {
 /// The tool a session calls to ask the human a question (the daemon's approvals server).
 const CONTACT_HUMAN: &str = "mcp__approvals__contact_human";
 
+/// The question a tool call asks the human, if it is one: shown as the question, not as the
+/// tool's raw input.
+pub fn question(event: &ConversationEvent) -> Option<String> {
+    if event.event_type != ConversationEventType::ToolCall
+        || event.tool_name.as_deref() != Some(CONTACT_HUMAN)
+    {
+        return None;
+    }
+    let input: serde_json::Value = serde_json::from_str(event.tool_input_json.as_deref()?).ok()?;
+    Some(input.get("message")?.as_str()?.to_owned())
+}
+
 fn event_text(event: &ConversationEvent) -> String {
     let content = event.content.as_deref().unwrap_or_default();
     match event.event_type {
@@ -107,10 +119,11 @@ fn event_text(event: &ConversationEvent) -> String {
             Some("assistant") => content.to_owned(),
             _ => paint(DIM, format!("system: {content}")),
         },
-        // A question to the human: its approval's line asks it, readably.
-        ConversationEventType::ToolCall if event.tool_name.as_deref() == Some(CONTACT_HUMAN) => {
-            String::new()
-        }
+        ConversationEventType::ToolCall if question(event).is_some() => format!(
+            "{} {}",
+            paint(MAGENTA, "? question:"),
+            hang(&question(event).unwrap_or_default(), 2)
+        ),
         ConversationEventType::ToolCall => {
             let name = event.tool_name.as_deref().unwrap_or("tool");
             let view = View::of_json_text(name, event.tool_input_json.as_deref().unwrap_or("null"));

@@ -77,6 +77,17 @@ fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_p
         run.stdout
     );
     assert!(!run.stdout.contains("contact_human"), "{}", run.stdout);
+    // Printed again once over: the question its tool call asked, then the answer.
+    let again = hlyr(&d, &["conversation", &session_in(&run.stdout)]);
+    assert!(
+        again.assert_code(0).stdout.contains(
+            "I need to ask a human about this.\n? question: What colour should the button be?\n  \
+             ← blue\n"
+        ),
+        "{}",
+        again.stdout
+    );
+    assert!(!again.stdout.contains("contact_human"), "{}", again.stdout);
 }
 
 /// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
