@@ -551,8 +551,10 @@ impl Follower<'_> {
         Ok(())
     }
 
-    /// The session ended: nothing more is asked, and the spinner goes.
+    /// The session ended: nothing more is asked (a question's tool call held back is told),
+    /// and the spinner goes.
     fn end(&mut self) {
+        self.queue.extend(self.question.take().map(Update::Event));
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.interrupt();
         }
@@ -564,7 +566,6 @@ impl Follower<'_> {
     /// Prints what is left and the outcome, `state`.
     fn finish(mut self, state: SessionState) -> Result<Exit, CliError> {
         self.end();
-        self.queue.extend(self.question.take().map(Update::Event));
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
         let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
