@@ -256,12 +256,16 @@ macro_rules! typed_calls {
             $crate::calls::decided(approval_id, self.send_decision(params)$($await)*?)
         }
 
-        /// Denies tool call `approval_id`, telling Claude `reason` (required by the daemon).
-        /// Refusals as for [`approve`](Self::approve).
+        /// Denies tool call `approval_id`, telling Claude `reason`; without one (or with a
+        /// blank one) Claude is told [`NO_REASON`](crate::protocol::NO_REASON), as the daemon
+        /// needs a comment. Refusals as for [`approve`](Self::approve).
         ///
         #[doc = example!([$($ex)*] []
-            "client.deny(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\", \"Run only the parser tests\")" ^ "?;")]
-        pub $($async)* fn deny(&self, approval_id: &str, reason: &str) -> Result<(), Error> {
+            "client.deny(\"local-6d2f8a1c-3e5b-4f90-b7d2-1a4c9e8f0b35\", Some(\"Run only the parser tests\"))" ^ "?;")]
+        pub $($async)* fn deny(&self, approval_id: &str, reason: Option<&str>) -> Result<(), Error> {
+            let reason = reason
+                .filter(|r| !r.trim().is_empty())
+                .unwrap_or($crate::protocol::NO_REASON);
             let params = SendDecisionParams {
                 call_id: Some(approval_id.to_owned()),
                 kind: Some(ApprovalType::FunctionCall.as_str().to_owned()),

@@ -49,37 +49,40 @@ pub fn not_found() -> CliError {
         .hint(advice(here().as_ref()))
 }
 
-/// Offers, on a terminal, to restart the daemon so that it finds `path`; whether it was
-/// restarted.
-pub fn offer_restart(ctx: &Context, path: &Path) -> Result<bool, CliError> {
+/// Asks, on a terminal, whether to restart the daemon so that it finds `path`.
+fn restart_wanted(path: &Path) -> bool {
     let question = format!(
         "Restart the daemon now, so that it finds {}?",
         path.display()
     );
-    if crate::ask::confirm(&question) != Some(true) {
-        return Ok(false);
-    }
-    crate::commands::daemon::restart(ctx, &StartArgs::from_env(), false)?;
-    Ok(true)
+    crate::ask::confirm(&question) == Some(true)
 }
 
-/// A command refused for want of `claude`: when hlyr finds one, the error is told and, on a
-/// terminal, a restart offered. Returns what is left to report.
-pub fn after_refusal(ctx: &Context, error: CliError) -> CliError {
-    if error.kind != Kind::ClaudeNotFound || ctx.out.is_json() {
-        return error;
+/// Offers, on a terminal, to restart the daemon so that it finds `path` (`daemon status`).
+pub fn offer_restart(ctx: &Context, path: &Path) -> Result<(), CliError> {
+    if restart_wanted(path) {
+        crate::commands::daemon::restart(ctx, &StartArgs::from_env(), false)?;
     }
-    let Some(path) = here() else {
-        return error;
+    Ok(())
+}
+
+/// `launch` or `continue` refused for want of `claude` (`error`): when hlyr finds one, the
+/// error is told and, on a terminal, a restart offered. `Ok` once the daemon was restarted
+/// with `start`, for the command to go on; else the error left to report.
+pub async fn restart_to_go_on(
+    ctx: &Context,
+    start: &StartArgs,
+    error: CliError,
+) -> Result<(), CliError> {
+    let found = here().filter(|_| error.kind == Kind::ClaudeNotFound && !ctx.out.is_json());
+    let Some(path) = found else {
+        return Err(error);
     };
     error.print();
-    match offer_restart(ctx, &path) {
-        Ok(true) => {
-            let note = "the daemon was restarted; run the command again";
-            anstream::eprintln!("{}", paint(DIM, note));
-            CliError::new(error.exit, String::new())
-        }
-        Ok(false) => CliError::new(error.exit, String::new()),
-        Err(e) => e,
+    if !restart_wanted(&path) {
+        return Err(CliError::new(error.exit, String::new()));
     }
+    crate::commands::daemon::restarted(ctx, start, false).await?;
+    anstream::eprintln!("{}", paint(DIM, "the daemon was restarted; going on"));
+    Ok(())
 }

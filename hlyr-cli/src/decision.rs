@@ -4,7 +4,7 @@
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
-    SendDecisionParams, SendDecisionResult, UNKNOWN_ID,
+    SendDecisionParams, SendDecisionResult, NO_REASON, UNKNOWN_ID,
 };
 use serde::Serialize;
 
@@ -48,8 +48,13 @@ impl Decision {
         }
     }
 
-    /// The `sendDecision` params deciding `call_id` this way.
+    /// The `sendDecision` params deciding `call_id` this way. A denial without a reason
+    /// carries [`NO_REASON`] (the daemon needs one); everywhere in hlyr the reason is optional.
     pub fn params(self, call_id: &str, comment: Option<String>) -> SendDecisionParams {
+        let comment = match self {
+            Decision::Deny => comment.or_else(|| Some(NO_REASON.to_owned())),
+            _ => comment,
+        };
         SendDecisionParams {
             call_id: Some(call_id.to_owned()),
             kind: Some(self.kind().as_str().to_owned()),
@@ -60,7 +65,7 @@ impl Decision {
 
     /// The outcome of `sendDecision` for `call_id`: a refusal (`success: false`) is an error
     /// carrying the daemon's reason: an unknown id is a usage error (exit 2), an approval
-    /// decided already a failure (exit 1) of its own kind.
+    /// decided already, or resolved without a decision, a failure (exit 1) of that kind.
     pub fn outcome(self, call_id: &str, result: SendDecisionResult) -> Result<(), CliError> {
         if result.success {
             return Ok(());
@@ -70,9 +75,10 @@ impl Decision {
             .unwrap_or_else(|| format!("the daemon refused to {} {call_id}", self.as_str()));
         Err(match result.reason {
             Some(RefusalReason::NotFound) => not_found(call_id),
-            Some(RefusalReason::AlreadyDecided | RefusalReason::Resolved) => {
+            Some(RefusalReason::AlreadyDecided) => {
                 CliError::failure(message).kind(Kind::AlreadyDecided)
             }
+            Some(RefusalReason::Resolved) => CliError::failure(message).kind(Kind::Resolved),
             _ => CliError::failure(message),
         })
     }
@@ -87,14 +93,18 @@ fn not_found(id: &str) -> CliError {
 /// The error for an approval that is no longer pending.
 fn no_longer_pending(approval: &Approval) -> CliError {
     let id = &approval.id;
-    let message = match approval.status {
-        ApprovalStatus::Resolved => format!(
+    match approval.status {
+        ApprovalStatus::Resolved => CliError::failure(format!(
             "approval {id} was resolved without a decision (its session ended, or it was \
              answered elsewhere)"
-        ),
-        status => format!("approval {id} was already decided: {}", status.as_str()),
-    };
-    CliError::failure(message).kind(Kind::AlreadyDecided)
+        ))
+        .kind(Kind::Resolved),
+        status => CliError::failure(format!(
+            "approval {id} was already decided: {}",
+            status.as_str()
+        ))
+        .kind(Kind::AlreadyDecided),
+    }
 }
 
 /// The approval `prefix` names: a pending one (`fetchApprovals`), else whichever the daemon
@@ -164,7 +174,7 @@ pub fn decide(
             }
             ApprovalType::FunctionCall => (
                 "a tool call",
-                "use `hlyr approve ID` or `hlyr deny ID --comment …`",
+                "use `hlyr approve ID` or `hlyr deny ID [--comment …]`",
             ),
             // A kind this version does not know.
             _ => ("of a kind hlyr does not know", "update hlyr"),

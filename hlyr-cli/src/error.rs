@@ -39,8 +39,10 @@ pub enum Kind {
     NotFound,
     /// An id prefix names several things.
     Ambiguous,
-    /// The approval was decided already, or resolved without a decision.
+    /// The approval was decided already.
     AlreadyDecided,
+    /// The approval ended with its session (or was answered elsewhere): nobody decided it.
+    Resolved,
     /// The daemon is not running, or cannot be reached or started.
     DaemonUnreachable,
     /// The daemon found no `claude` to run.

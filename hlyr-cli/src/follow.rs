@@ -15,18 +15,18 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::StreamExt;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
     SessionStatus, UpdateSessionSettings, UpdateSessionSettingsParams,
 };
 use hld_client::{Client, FollowItem};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::activity::Activity;
-use crate::decision::Decision;
 use crate::error::{CliError, Exit};
+use crate::keys::QuietControls;
 use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
-use crate::prompt::{Answer, Prompter, NO_REASON};
+use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
 use crate::transcript;
 
 /// What Ctrl-C does while a session is followed.
@@ -76,6 +76,9 @@ async fn following(
     // and never kills hlyr.
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    // Before the follower, whose key reader takes the terminal's modes as they are then:
+    // dropped after it, this gives the terminal its echo of `^C` back last.
+    let _quiet = QuietControls::on_terminal();
     let mut items = client.follow(session_id).await?;
     let mut follower = Follower {
         client,
@@ -95,6 +98,7 @@ async fn following(
         doing: None,
         waiting: Vec::new(),
         tools: HashMap::new(),
+        question: None,
         interrupting: false,
         ended: false,
     };
@@ -181,6 +185,9 @@ struct Follower<'a> {
     waiting: Vec<(String, String)>,
     /// The tool each approval printed is about, by approval id.
     tools: HashMap<String, String>,
+    /// A question's tool call, held back while live: the question's approval, which comes
+    /// next, asks it (with its id). Anything else that comes first lets it be printed.
+    question: Option<ConversationEvent>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
     /// The session ended: what is printed now is no longer news, and nothing is asked.
@@ -204,8 +211,13 @@ impl Follower<'_> {
                 self.printed.insert(approval.id.clone());
                 if !self.decided.contains(&approval.id) && !self.ended {
                     self.notify.send(&waiting_text(&approval));
-                    if let Some(prompter) = self.prompter.as_mut() {
-                        prompter.ask(approval);
+                    match self.prompter.as_mut() {
+                        Some(prompter) => prompter.ask(approval),
+                        // No terminal to ask on (stdin is not one): say how to answer.
+                        None if !self.out.is_json() && !self.interrupting => {
+                            note(&format!("  {}", left_pending(&approval)));
+                        }
+                        None => {}
                     }
                 }
             }
@@ -257,6 +269,9 @@ impl Follower<'_> {
             Update::Event(event) => match event.event_type {
                 ConversationEventType::ToolCall => format!("running {}", tool(&event.tool_name)),
                 ConversationEventType::System => return,
+                ConversationEventType::Message if event.role.as_deref() == Some("assistant") => {
+                    "writing".to_owned()
+                }
                 _ => "thinking".to_owned(),
             },
             Update::Approval(approval) => {
@@ -319,6 +334,9 @@ impl Follower<'_> {
             prompter.interrupt();
         }
         self.activity.hide();
+        if std::mem::take(&mut self.retrying) {
+            let _ = self.out.end_line();
+        }
         let id = short_id(self.session_id);
         let told = match on {
             OnCtrlC::Interrupt if !self.interrupting => {
@@ -349,11 +367,16 @@ impl Follower<'_> {
     /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
     /// for it).
     fn conversation(&mut self, event: ConversationEvent) {
+        self.queue.extend(self.question.take().map(Update::Event));
         let (call, linked) = match event.event_type {
             ConversationEventType::ToolCall => (event.tool_id.clone(), event.approval_id.clone()),
             _ => (None, None),
         };
-        self.queue.push_back(Update::Event(event));
+        if transcript::question(&event).is_some() && !self.ended {
+            self.question = Some(event);
+        } else {
+            self.queue.push_back(Update::Event(event));
+        }
         if let Some(id) = call {
             if let Some(approval) = self.early.remove(&id) {
                 self.queue.push_back(Update::Approval(approval));
@@ -426,6 +449,10 @@ impl Follower<'_> {
 
     /// Queues an approval after its tool call, or keeps it until that call comes.
     fn approval_requested(&mut self, approval: Approval) {
+        let asked = self.question.as_ref().and_then(transcript::question);
+        if asked.is_some() && asked == approval.message {
+            self.question = None;
+        }
         match approval.tool_use_id.clone() {
             Some(call) if !self.calls.contains(&call) => {
                 self.early.insert(call, approval);
@@ -491,10 +518,7 @@ impl Follower<'_> {
             comment,
             accept_edits,
         } = answer;
-        let sent = comment
-            .clone()
-            .or_else(|| (decision == Decision::Deny).then(|| NO_REASON.to_owned()));
-        let params = decision.params(&approval.id, sent);
+        let params = decision.params(&approval.id, comment.clone());
         let result = self.client.send_decision(params).await;
         if let Err(e) = result
             .map_err(CliError::from)
@@ -527,8 +551,10 @@ impl Follower<'_> {
         Ok(())
     }
 
-    /// The session ended: nothing more is asked, and the spinner goes.
+    /// The session ended: nothing more is asked (a question's tool call held back is told),
+    /// and the spinner goes.
     fn end(&mut self) {
+        self.queue.extend(self.question.take().map(Update::Event));
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.interrupt();
         }
@@ -555,19 +581,6 @@ impl Follower<'_> {
             .send(&format!("session {} {how}", short_id(self.session_id)));
         self.print(&Update::Finished(state.into()))?;
         Ok(exit)
-    }
-}
-
-/// What the spinner and a notification say while `approval` waits.
-fn waiting_text(approval: &Approval) -> String {
-    match approval.kind {
-        ApprovalType::FunctionCall => format!(
-            "waiting for a decision on {}",
-            approval.function_name.as_deref().unwrap_or("a tool call")
-        ),
-        ApprovalType::HumanContact => "waiting for an answer".to_owned(),
-        // A kind this version does not know.
-        _ => "waiting for a decision".to_owned(),
     }
 }
 

@@ -99,6 +99,40 @@ impl Drop for Keys {
     }
 }
 
+/// While it lives, the terminal on stdin does not echo control characters: Ctrl-C is still a
+/// signal, but its `^C` is not written wherever the cursor happens to be (mid-line, before
+/// the spinner is drawn or while the session's output goes on), where nothing would clear it.
+#[derive(Debug)]
+pub struct QuietControls {
+    /// The terminal's modes as found, given back on drop; `None` when stdin is no terminal.
+    found: Option<Termios>,
+}
+
+impl QuietControls {
+    /// Stops the terminal on stdin, if it is one, from echoing control characters.
+    pub fn on_terminal() -> QuietControls {
+        let stdin = std::io::stdin();
+        let found = stdin
+            .is_terminal()
+            .then(|| termios::tcgetattr(&stdin).ok())
+            .flatten();
+        if let Some(found) = &found {
+            let mut modes = found.clone();
+            modes.local_flags.remove(LocalFlags::ECHOCTL);
+            let _ = termios::tcsetattr(&stdin, SetArg::TCSANOW, &modes);
+        }
+        QuietControls { found }
+    }
+}
+
+impl Drop for QuietControls {
+    fn drop(&mut self) {
+        if let Some(found) = &self.found {
+            let _ = termios::tcsetattr(std::io::stdin(), SetArg::TCSANOW, found);
+        }
+    }
+}
+
 /// The keys in one read. A read of Esc alone is the Esc key; an escape sequence (an arrow, a
 /// function key, Alt with a key) is skipped whole. Other control characters are ignored.
 fn parse(chunk: &[u8]) -> Vec<Key> {

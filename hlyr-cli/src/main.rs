@@ -18,6 +18,7 @@ mod notify;
 mod output;
 mod prompt;
 mod session;
+mod table;
 mod transcript;
 
 use std::path::PathBuf;
@@ -32,7 +33,7 @@ const EXIT_CODES: &str = "\
 Exit codes:
   0    success (a followed session completed; `daemon stop` when no daemon runs)
   1    failure: a followed session failed, the daemon refused the request, or an approval
-       was decided already
+       was decided already or ended with its session
   2    usage: bad arguments or flag values, or an id that names nothing or several things
   3    the daemon is not running, could not be reached, or could not be started
   4    a followed session was interrupted from elsewhere (`hlyr interrupt`, another client)

@@ -138,6 +138,11 @@ pub fn short_id(id: &str) -> &str {
         .map_or(id, |(i, _)| &id[..word + i])
 }
 
+/// `n` and `noun`, plural unless `n` is 1: "1 session", "2 sessions".
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `text` cut to a few lines and characters, saying how much was left out.
 pub fn shorten(text: &str) -> String {
     let mut end = text.len();
@@ -151,7 +156,8 @@ pub fn shorten(text: &str) -> String {
     if end == text.len() {
         kept.to_owned()
     } else {
-        format!("{kept}… ({} more bytes)", text.len() - kept.len())
+        let more = count((text.len() - kept.len()) as u64, "more byte");
+        format!("{kept}… ({more})")
     }
 }
 
@@ -260,115 +266,6 @@ pub fn fields(fields: &[(&str, String)]) -> String {
         .map(|(k, v)| format!("{}  {v}", paint(BOLD, format!("{k:<width$}"))))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Aligns rows under a bold header, fitted to [`terminal_width`]: the last column is cut with
-/// `…` first, then, on a very narrow terminal, every line; a row never wraps. Cells may hold
-/// styles; widths count the columns a terminal gives the visible text.
-pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
-    fit_table(header, rows, terminal_width())
-}
-
-/// The width tables must fit: `COLUMNS` when set, else the terminal's when stdout is one;
-/// `None` (no limit) for output to a pipe or file.
-fn terminal_width() -> Option<usize> {
-    if let Some(columns) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|c| *c > 0)
-    {
-        return Some(columns);
-    }
-    console::Term::stdout()
-        .size_checked()
-        .map(|(_, columns)| usize::from(columns))
-}
-
-/// The last column is not cut below this many columns; past that whole lines are cut.
-const MIN_LAST_COLUMN: usize = 10;
-
-/// [`table`] for a given width.
-fn fit_table(header: &[&str], rows: &[Vec<String>], width: Option<usize>) -> String {
-    let mut widths: Vec<usize> = header.iter().map(|h| visible_width(h)).collect();
-    for row in rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(visible_width(cell));
-        }
-    }
-    let gaps = 2 * widths.len().saturating_sub(1);
-    if let (Some(limit), Some((last, others))) = (width, widths.split_last_mut()) {
-        let others: usize = gaps + others.iter().sum::<usize>();
-        *last = (*last).min(limit.saturating_sub(others).max(MIN_LAST_COLUMN));
-    }
-    let line = |cells: Vec<String>| {
-        let last = cells.len().saturating_sub(1);
-        let mut out = String::new();
-        for (i, cell) in cells.into_iter().enumerate() {
-            let cell = cut(&cell, widths[i]);
-            if i < last {
-                let pad = widths[i] - visible_width(&cell) + 2;
-                out.push_str(&cell);
-                out.push_str(&" ".repeat(pad));
-            } else {
-                out.push_str(&cell);
-            }
-        }
-        match width {
-            Some(limit) => cut(&out, limit),
-            None => out,
-        }
-    };
-    let head = header.iter().map(|h| paint(BOLD, h)).collect();
-    std::iter::once(line(head))
-        .chain(rows.iter().map(|r| line(r.clone())))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The columns a terminal gives `text` once its styles are stripped.
-fn visible_width(text: &str) -> usize {
-    use unicode_width::UnicodeWidthStr;
-    anstream::adapter::strip_str(text).to_string().width()
-}
-
-/// `text` cut to `width` columns, its last one a `…`, keeping its styles (and ending them
-/// when it was cut inside one); unchanged when it fits.
-fn cut(text: &str, width: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    if visible_width(text) <= width {
-        return text.to_owned();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    let mut styled = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\x1b' {
-            // A CSI sequence (anstyle writes no other): copied whole, taking no room.
-            out.push(c);
-            if chars.peek() == Some(&'[') {
-                for c in chars.by_ref() {
-                    out.push(c);
-                    if ('\x40'..='\x7e').contains(&c) && c != '[' {
-                        break;
-                    }
-                }
-            }
-            styled = true;
-            continue;
-        }
-        let w = c.width().unwrap_or(0);
-        if used + w + 1 > width {
-            break;
-        }
-        out.push(c);
-        used += w;
-    }
-    out.push('…');
-    if styled {
-        out.push_str("\x1b[0m");
-    }
-    out
 }
 
 /// What following a session prints, one item at a time. Under `--json` each is a line
@@ -492,48 +389,5 @@ mod tests {
         let ten_minutes_ago = (chrono::Utc::now() - chrono::Duration::minutes(10)).to_rfc3339();
         assert_eq!(age(&ten_minutes_ago), "10m");
         assert_eq!(age("not a time"), "?");
-    }
-
-    #[test]
-    fn tables_align_on_visible_width() {
-        let rows = vec![
-            vec![paint(GREEN, "ok"), "x".to_owned()],
-            vec!["longer".to_owned(), "y".to_owned()],
-        ];
-        let text = fit_table(&["A", "B"], &rows, None);
-        let text = anstream::adapter::strip_str(&text).to_string();
-        assert_eq!(text, "A       B\nok      x\nlonger  y");
-    }
-
-    #[test]
-    fn tables_are_cut_to_the_width_never_wrapped() {
-        let rows = vec![
-            vec!["abc".to_owned(), paint(GREEN, "a long summary here")],
-            vec!["d".to_owned(), "日本語のタイトルです".to_owned()],
-        ];
-        let plain = |width| {
-            let text = fit_table(&["ID", "SUMMARY"], &rows, Some(width));
-            anstream::adapter::strip_str(&text).to_string()
-        };
-        // Wide enough: unchanged.
-        assert_eq!(
-            plain(80),
-            "ID   SUMMARY\nabc  a long summary here\nd    日本語のタイトルです"
-        );
-        // The last column is cut first, counting double-width characters as two columns.
-        let cut16 = plain(16);
-        assert_eq!(cut16, "ID   SUMMARY\nabc  a long sum…\nd    日本語のタ…");
-        for line in cut16.lines() {
-            assert!(visible_width(line) <= 16, "{line:?}");
-        }
-        // Too narrow for even that: whole lines are cut.
-        for line in plain(8).lines() {
-            assert!(visible_width(line) <= 8, "{line:?}");
-            assert!(line.ends_with('…') || line.len() <= 8, "{line:?}");
-        }
-        // A style cut in the middle is ended.
-        let styled = fit_table(&["ID", "SUMMARY"], &rows, Some(16));
-        let row = styled.lines().nth(1).unwrap();
-        assert!(row.ends_with("…\x1b[0m"), "{row:?}");
     }
 }

@@ -25,9 +25,6 @@ const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip
 const VALID_KEYS: &str =
     "press a to approve, e to approve and auto-accept edits from now on, d to deny, s to skip";
 
-/// The comment a denial without a reason carries (the daemon, like the anchor's, wants one).
-pub const NO_REASON: &str = "The user denied this tool call.";
-
 /// Where the question at the head of the queue stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Stage {
@@ -245,19 +242,7 @@ impl Prompter {
 
     /// Leaves `head` pending for another front end, saying how to decide it.
     fn skip(&mut self, head: &Approval) {
-        let how = match head.kind {
-            ApprovalType::FunctionCall => format!(
-                "`hlyr approve {0}` or `hlyr deny {0} --comment …`",
-                short_id(&head.id)
-            ),
-            ApprovalType::HumanContact => {
-                format!("`hlyr respond {} --comment …`", short_id(&head.id))
-            }
-            // A kind this version does not know.
-            _ => "a newer hlyr".to_owned(),
-        };
-        let note = format!("left pending: decide it with {how}, or in another front end");
-        anstream::eprintln!("  {}", paint(DIM, note));
+        anstream::eprintln!("  {}", paint(DIM, left_pending(head)));
         self.queue.pop_front();
         self.next_question();
     }
@@ -311,6 +296,34 @@ impl Prompter {
         };
         anstream::eprint!("  {question}");
         self.on_screen = true;
+    }
+}
+
+/// What `s` says of `approval`, and what a follower that cannot ask says when it is asked:
+/// how to decide it elsewhere.
+pub fn left_pending(approval: &Approval) -> String {
+    let id = short_id(&approval.id);
+    let how = match approval.kind {
+        ApprovalType::FunctionCall => {
+            format!("`hlyr approve {id}` or `hlyr deny {id} [--comment …]`")
+        }
+        ApprovalType::HumanContact => format!("`hlyr respond {id} --comment …`"),
+        // A kind this version does not know.
+        _ => "a newer hlyr".to_owned(),
+    };
+    format!("left pending: decide it with {how}, or in another front end")
+}
+
+/// What the spinner and a notification say while `approval` waits.
+pub fn waiting_text(approval: &Approval) -> String {
+    match approval.kind {
+        ApprovalType::FunctionCall => format!(
+            "waiting for a decision on {}",
+            approval.function_name.as_deref().unwrap_or("a tool call")
+        ),
+        ApprovalType::HumanContact => "waiting for an answer".to_owned(),
+        // A kind this version does not know.
+        _ => "waiting for a decision".to_owned(),
     }
 }
 

@@ -269,6 +269,10 @@ method!(
     FetchApprovalsParams, FetchApprovalsResult
 );
 
+/// The comment a client sends with a denial the person gave no reason for: the daemon (like
+/// HumanLayer's) refuses a denial without a comment, and Claude reads it as the reason.
+pub const NO_REASON: &str = "The user denied this tool call.";
+
 /// Params of `sendDecision`. Validated by the handler so that each violation gets exact data.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SendDecisionParams {
@@ -285,7 +289,7 @@ pub struct SendDecisionParams {
     /// `approve` or `deny` (function_call), `respond` (human_contact).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<String>,
-    /// Required for deny and respond.
+    /// Required for deny (clients send [`NO_REASON`] when the person gave none) and respond.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
 }

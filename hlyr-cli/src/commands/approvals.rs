@@ -5,7 +5,8 @@ use hld_client::protocol::{Approval, ApprovalType};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{age, paint, short_id, shorten, table, Render, DIM};
+use crate::output::{age, paint, short_id, shorten, Render, DIM};
+use crate::table::table;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]

@@ -58,7 +58,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     };
     let mcp_config = args.agent.mcp_config()?;
     let additional_directories = args.agent.additional_directories()?;
-    let (client, started) = ctx.connect_or_start(&args.start).await?;
+    let (mut client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
         crate::connect::announce(&started);
     }
@@ -68,22 +68,28 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         (None, Some(id)) => ids::session(id, sessions)?,
         (None, None) => return Err(CliError::usage("give the session's ID, or --last")),
     };
-    let continued = client
-        .continue_session(ContinueSessionParams {
-            session_id: parent.id,
-            query,
-            mcp_config,
-            title: args.agent.title,
-            additional_directories,
-            model: args.agent.model,
-            max_turns: args.agent.max_turns.map(i64::from),
-            system_prompt: args.agent.system_prompt,
-            append_system_prompt: args.agent.append_system_prompt,
-            allowed_tools: tools(&args.agent.allowed_tools),
-            disallowed_tools: tools(&args.agent.disallowed_tools),
-            ..Default::default()
-        })
-        .await?;
+    let params = ContinueSessionParams {
+        session_id: parent.id,
+        query,
+        mcp_config,
+        title: args.agent.title,
+        additional_directories,
+        model: args.agent.model,
+        max_turns: args.agent.max_turns.map(i64::from),
+        system_prompt: args.agent.system_prompt,
+        append_system_prompt: args.agent.append_system_prompt,
+        allowed_tools: tools(&args.agent.allowed_tools),
+        disallowed_tools: tools(&args.agent.disallowed_tools),
+        ..Default::default()
+    };
+    let continued = match client.continue_session(params.clone()).await {
+        Ok(continued) => continued,
+        Err(e) => {
+            crate::claude::restart_to_go_on(ctx, &args.start, e.into()).await?;
+            client = ctx.connect_async().await?;
+            client.continue_session(params).await?
+        }
+    };
     ctx.out.print(&Update::Started {
         session_id: continued.session_id.clone(),
         run_id: continued.run_id,

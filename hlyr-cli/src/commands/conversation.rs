@@ -1,15 +1,18 @@
 //! `hlyr conversation ID [--follow]`: print a session's conversation (its whole chain of
-//! continued sessions), and with `--follow` keep printing until it ends. `--json` prints one
-//! line per item, the same lines as a followed `launch`.
+//! continued sessions), each approval below its tool call with its outcome, and with
+//! `--follow` keep printing until it ends. `--json` prints one line per item, the same lines
+//! as a followed `launch`.
 
 use clap_complete::ArgValueCompleter;
-use hld_client::protocol::GetConversationParams;
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ConversationEventType, GetConversationParams,
+};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::follow::{follow, OnCtrlC, Options};
 use crate::output::Update;
-use crate::{ids, Context};
+use crate::{ids, transcript, Context};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -33,9 +36,35 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         ..Default::default()
     })?;
     for event in events {
+        let approval_id = match event.event_type {
+            ConversationEventType::ToolCall => event.approval_id.clone(),
+            _ => None,
+        };
         ctx.out.print(&Update::Event(event))?;
+        if let Some(id) = approval_id {
+            print_approval(ctx, &client.get_approval(&id)?)?;
+        }
     }
     Ok(Exit::Ok)
+}
+
+/// An approval below its tool call, and its outcome once there is one, in the words a
+/// followed session uses.
+fn print_approval(ctx: &Context, approval: &Approval) -> Result<(), CliError> {
+    if ctx.out.is_json() {
+        ctx.out.print(&Update::Approval(approval.clone()))?;
+    } else {
+        ctx.out.line(&transcript::approval_text(approval, false))?;
+    }
+    if approval.status != ApprovalStatus::Pending {
+        ctx.out.print(&Update::Decision {
+            approval_id: approval.id.clone(),
+            decision: approval.status,
+            comment: approval.comment.clone(),
+            decided_by: approval.decided_by.clone(),
+        })?;
+    }
+    Ok(())
 }
 
 async fn follow_session(ctx: &Context, prefix: String) -> Result<Exit, CliError> {

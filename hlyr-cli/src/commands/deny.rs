@@ -1,4 +1,5 @@
-//! `hlyr deny CALL_ID --comment TEXT`: deny a pending tool call, telling Claude why.
+//! `hlyr deny CALL_ID [--comment TEXT]`: deny a pending tool call, telling Claude why (or, without
+//! a reason, that the user denied it), as `d` does while a session is followed.
 
 use crate::complete;
 use crate::decision::{decide, Decision};
@@ -11,11 +12,12 @@ pub struct Args {
     /// The approval (a unique prefix is enough).
     #[arg(value_name = "CALL_ID", add = ArgValueCompleter::new(complete::approvals))]
     call_id: String,
-    /// Why it is denied; Claude reads it.
-    #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
-    comment: String,
+    /// Why it is denied; Claude reads it [default: "The user denied this tool call."].
+    #[arg(short, long, value_name = "TEXT")]
+    comment: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    decide(ctx, &args.call_id, Decision::Deny, Some(args.comment))
+    let reason = args.comment.filter(|c| !c.trim().is_empty());
+    decide(ctx, &args.call_id, Decision::Deny, reason)
 }

@@ -221,11 +221,18 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         no_approvals: args.no_approvals.then_some(true),
         ..Default::default()
     };
-    let (client, started) = ctx.connect_or_start(&args.start).await?;
+    let (mut client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
         crate::connect::announce(&started);
     }
-    let launched = client.launch_session(params).await?;
+    let launched = match client.launch_session(params.clone()).await {
+        Ok(launched) => launched,
+        Err(e) => {
+            crate::claude::restart_to_go_on(ctx, &args.start, e.into()).await?;
+            client = ctx.connect_async().await?;
+            client.launch_session(params).await?
+        }
+    };
     ctx.out.print(&Update::Started {
         session_id: launched.session_id.clone(),
         run_id: launched.run_id,

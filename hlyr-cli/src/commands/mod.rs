@@ -69,7 +69,7 @@ pub enum Command {
     Approvals(With<approvals::Args>),
     /// Approve a pending tool call.
     Approve(With<approve::Args>),
-    /// Deny a pending tool call, saying why.
+    /// Deny a pending tool call, optionally saying why.
     Deny(With<deny::Args>),
     /// Answer a pending question.
     Respond(With<respond::Args>),
@@ -158,8 +158,7 @@ impl<A: clap::Args> With<A> {
         command: impl FnOnce(&Context, A) -> Result<Exit, CliError>,
     ) -> Result<Exit, CliError> {
         let (globals, args) = self.within(before);
-        let ctx = globals.context();
-        command(&ctx, args).map_err(|e| crate::claude::after_refusal(&ctx, e))
+        command(&globals.context(), args)
     }
 }
 

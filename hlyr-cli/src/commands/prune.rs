@@ -13,8 +13,9 @@ use hld_client::protocol::{
 };
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, paint, short_id, table, Render, DIM, RED, YELLOW};
+use crate::output::{age, count, paint, short_id, Render, DIM, RED, YELLOW};
 use crate::session::Session;
+use crate::table::table;
 use crate::Context;
 
 #[derive(Debug, clap::Args)]
@@ -56,10 +57,7 @@ impl Render for Pruned {
             (RED, "deleted")
         };
         let n = self.sessions.len();
-        let head = format!(
-            "{word} {n} archived session{}",
-            if n == 1 { "" } else { "s" }
-        );
+        let head = format!("{word} {}", count(n as u64, "archived session"));
         let rows: Vec<Vec<String>> = self
             .sessions
             .iter()

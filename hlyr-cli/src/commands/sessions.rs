@@ -1,12 +1,13 @@
 //! `hlyr sessions [--archived | --all]`: a table of sessions, most recent activity first (the
-//! daemon's order). By default one row per chain of continued sessions (its leaf:
+//! daemon's order), with each one's working directory. By default one row per chain of continued sessions (its leaf:
 //! `getSessionLeaves`), archived chains left out.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, mode_marks, paint, short_id, table, Render, DIM};
+use crate::output::{age, cost, count, mode_marks, paint, short_id, Render, DIM};
 use crate::session::Session;
+use crate::table::{table_giving, Gives};
 use crate::Context;
 
 /// How many sessions are listed without `--all`.
@@ -27,6 +28,28 @@ pub struct Args {
 pub const MARKS: &str = "\
 Marks before a title: ⚠15m permissions are bypassed (time left; ⚠∞ until turned off),
 ✎ edits are accepted automatically, [archived] (with --all) an archived session.";
+
+/// When the table is too wide, the model gives way first, then the working directory (its
+/// end kept: it tells agents in different repositories apart), then the model is left out,
+/// and only then is the title cut.
+const GIVES: [Gives; 5] = [
+    Gives::start(3, 6),
+    Gives::end(5, 12),
+    Gives::start(3, 0),
+    Gives::end(5, 10),
+    Gives::start(6, 10),
+];
+
+/// `dir` with the home directory written `~`.
+fn home_as_tilde(dir: &str) -> String {
+    let home = std::env::var("HOME").unwrap_or_default();
+    match dir.strip_prefix(home.as_str()) {
+        Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => dir.to_owned(),
+    }
+}
 
 /// A list of sessions: an array of [`Session`]s for `--json`, a table otherwise.
 #[derive(serde::Serialize)]
@@ -63,18 +86,20 @@ impl Render for Sessions {
                     age(&s.last_activity_at),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),
+                    s.working_dir
+                        .as_deref()
+                        .map_or_else(|| "-".to_owned(), home_as_tilde),
                     format!("{marks}{}", s.shown_title()),
                 ]
             })
             .collect();
         // AGE is the time since the last activity; the last column shows the title (the
         // query's first line unless one was given).
-        let mut text = table(&["ID", "STATUS", "AGE", "MODEL", "COST", "TITLE"], &rows);
+        let header = ["ID", "STATUS", "AGE", "MODEL", "COST", "DIR", "TITLE"];
+        let mut text = table_giving(&header, &rows, &GIVES);
         if self.hidden > 0 {
-            let note = format!(
-                "{} older sessions not shown (--all lists them)",
-                self.hidden
-            );
+            let older = count(self.hidden as u64, "older session");
+            let note = format!("{older} not shown (--all lists them)");
             text.push_str(&format!("\n{}", paint(DIM, note)));
         }
         text

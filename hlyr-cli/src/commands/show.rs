@@ -6,7 +6,7 @@ use hld_client::protocol::SessionState;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, fields, modes_text, paint, Render, RED};
+use crate::output::{age, cost, count, fields, modes_text, paint, Render, RED};
 use crate::session::Session;
 use crate::{ids, Context};
 
@@ -109,7 +109,7 @@ fn context(s: &SessionState) -> Option<String> {
             "{used} of {limit} tokens ({:.0}%)",
             used as f64 * 100.0 / limit as f64
         ),
-        None => format!("{used} tokens"),
+        None => count(used as u64, "token"),
     })
 }
 

@@ -8,8 +8,8 @@ use hld_client::protocol::{
 };
 
 use crate::output::{
-    cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN, MAGENTA,
-    RED, YELLOW,
+    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN,
+    MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
 use tool_input::View;
@@ -71,7 +71,9 @@ impl Render for Update {
                     ApprovalStatus::Denied => (RED, "✗", "denied"),
                     ApprovalStatus::Responded => (GREEN, "✓", "answered"),
                     ApprovalStatus::Pending => (DIM, "?", "pending"),
-                    ApprovalStatus::Resolved => (DIM, "·", "resolved elsewhere"),
+                    // Nobody decided it: it ended with its session (the daemon's comment
+                    // says so), or a cloud approval was answered elsewhere.
+                    ApprovalStatus::Resolved => (DIM, "·", "ended with its session"),
                     // A decision this version does not know.
                     other => (DIM, "·", other.as_str()),
                 };
@@ -94,6 +96,21 @@ impl Render for Update {
     }
 }
 
+/// The tool a session calls to ask the human a question (the daemon's approvals server).
+const CONTACT_HUMAN: &str = "mcp__approvals__contact_human";
+
+/// The question a tool call asks the human, if it is one: shown as the question, not as the
+/// tool's raw input.
+pub fn question(event: &ConversationEvent) -> Option<String> {
+    if event.event_type != ConversationEventType::ToolCall
+        || event.tool_name.as_deref() != Some(CONTACT_HUMAN)
+    {
+        return None;
+    }
+    let input: serde_json::Value = serde_json::from_str(event.tool_input_json.as_deref()?).ok()?;
+    Some(input.get("message")?.as_str()?.to_owned())
+}
+
 fn event_text(event: &ConversationEvent) -> String {
     let content = event.content.as_deref().unwrap_or_default();
     match event.event_type {
@@ -102,6 +119,11 @@ fn event_text(event: &ConversationEvent) -> String {
             Some("assistant") => content.to_owned(),
             _ => paint(DIM, format!("system: {content}")),
         },
+        ConversationEventType::ToolCall if question(event).is_some() => format!(
+            "{} {}",
+            paint(MAGENTA, "? question:"),
+            hang(&question(event).unwrap_or_default(), 2)
+        ),
         ConversationEventType::ToolCall => {
             let name = event.tool_name.as_deref().unwrap_or("tool");
             let view = View::of_json_text(name, event.tool_input_json.as_deref().unwrap_or("null"));
@@ -177,7 +199,7 @@ fn finished_text(session: &Session) -> String {
     }
     let mut parts = vec![paint(GREEN.bold(), "✓ completed")];
     if let Some(turns) = session.num_turns {
-        parts.push(format!("{turns} turn{}", if turns == 1 { "" } else { "s" }));
+        parts.push(count(turns as u64, "turn"));
     }
     if session.cost_usd.is_some() {
         parts.push(cost(session.cost_usd));
@@ -253,17 +275,22 @@ mod tests {
         );
     }
 
+    /// Nobody decided a resolved approval: it is not drawn as a decision (no mark, no
+    /// colour but dim), and its stored comment is shown.
     #[test]
-    fn a_cloud_approval_answered_elsewhere_reads_resolved_elsewhere() {
+    fn a_resolved_approval_reads_ended_with_its_session_with_its_comment() {
         let text = Update::Decision {
-            approval_id: "fc-123".into(),
+            approval_id: "local-1234abcd-0000".into(),
             decision: ApprovalStatus::Resolved,
-            comment: None,
+            comment: Some("the session ended before a decision".into()),
             decided_by: None,
         }
         .human();
-        assert!(text.contains("resolved elsewhere"), "{text}");
-        assert!(text.contains("fc-123"), "{text}");
+        assert_eq!(
+            plain(&text),
+            "· ended with its session local-1234abcd: the session ended before a decision"
+        );
+        assert!(!text.contains(&GREEN.to_string()), "{text:?}");
     }
 
     #[test]

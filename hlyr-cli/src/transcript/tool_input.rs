@@ -9,7 +9,7 @@
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use crate::output::{paint, BOLD, DIM, GREEN, RED};
+use crate::output::{count, paint, BOLD, DIM, GREEN, RED};
 
 /// A cut body keeps this many lines.
 pub const SHOWN_LINES: usize = 12;
@@ -102,8 +102,8 @@ impl View {
             .map(|line| format!("{INDENT}{line}"))
             .collect();
         if shown < self.body.len() {
-            let more = self.body.len() - shown;
-            lines.push(paint(DIM, format!("{INDENT}… {more} more lines")));
+            let more = count((self.body.len() - shown) as u64, "more line");
+            lines.push(paint(DIM, format!("{INDENT}… {more}")));
         }
         lines
     }

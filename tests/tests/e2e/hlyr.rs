@@ -524,7 +524,7 @@ fn sessions_lists_the_recent_ones_as_a_table_and_json() {
     assert!(lines[1].starts_with(&ids[20][..8]), "{}", lines[1]);
     assert!(lines[1].contains("completed") && lines[1].contains("opus"));
     assert!(lines[1].contains('$') && lines[1].ends_with("query 20"));
-    assert!(lines[21].contains("1 older sessions not shown"));
+    assert!(lines[21].contains("1 older session not shown"));
 
     let all = hlyr(&d, &["sessions", "--all"]);
     assert_eq!(all.assert_code(0).stdout.lines().count(), 1 + 21);
@@ -1055,7 +1055,7 @@ fn usage_errors_exit_2() {
         ),
         (vec!["launch", " "], "the query is empty"),
         (vec!["launch"], "required"),
-        (vec!["deny", "abc"], "--comment"),
+        (vec!["deny"], "<CALL_ID>"),
         (
             vec!["respond", "abc", "--comment", " "],
             "must not be empty",

@@ -366,10 +366,11 @@ fn the_spinner_says_what_the_session_does_and_leaves_no_trace() {
     );
     let wd = workdir(&d);
     let mut term = on_terminal(&d, &["launch", "-w", &wd, "scenario:slow"], &[]);
-    term.wait_until("thinking with its time", WAIT, |s| {
+    // While Claude's text streams, the spinner says so ("thinking" was wrong).
+    term.wait_until("writing with its time", WAIT, |s| {
         s.lines()
             .map(str::trim_end)
-            .any(|l| l.ends_with(" thinking 1s") || l.ends_with(" thinking 2s"))
+            .any(|l| l.ends_with(" writing 1s") || l.ends_with(" writing 2s"))
     });
     let screen = term.wait_screen("✓ completed");
     assert_eq!(exit_code(&mut term), 0);

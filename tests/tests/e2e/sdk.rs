@@ -441,7 +441,10 @@ async fn decisions_are_typed_and_a_refusal_says_why() {
         client.get_approval(&call).await.unwrap().status,
         ApprovalStatus::Approved
     );
-    for again in [client.approve(&call).await, client.deny(&call, "no").await] {
+    for again in [
+        client.approve(&call).await,
+        client.deny(&call, Some("no")).await,
+    ] {
         let err = again.unwrap_err();
         assert_eq!(
             err.refusal(),
@@ -461,12 +464,23 @@ async fn decisions_are_typed_and_a_refusal_says_why() {
     }
 
     client
-        .deny(&other, "Run only the parser tests")
+        .deny(&other, Some("Run only the parser tests"))
         .await
         .unwrap();
     let denied = client.get_approval(&other).await.unwrap();
     assert_eq!(denied.status, ApprovalStatus::Denied);
     assert_eq!(denied.comment.as_deref(), Some("Run only the parser tests"));
+    // No reason (or a blank one): Claude is told the SDK's, as the daemon wants one.
+    for reason in [None, Some(" ")] {
+        let third = client.create_approval(create("function_call")).await;
+        let third = third.unwrap().approval_id;
+        client.deny(&third, reason).await.unwrap();
+        let denied = client.get_approval(&third).await.unwrap();
+        assert_eq!(
+            denied.comment.as_deref(),
+            Some(hld_client::protocol::NO_REASON)
+        );
+    }
 
     let wrong = client.approve(&question).await.unwrap_err();
     assert_eq!(wrong.refusal(), Some(RefusalReason::WrongType), "{wrong:?}");

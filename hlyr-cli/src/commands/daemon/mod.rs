@@ -8,7 +8,7 @@ mod stop;
 
 use clap::Subcommand;
 
-pub use self::restart::restart;
+pub use self::restart::{restart, restarted};
 use super::{on_runtime, NoArgs, With};
 use crate::error::{CliError, Exit};
 use crate::Globals;

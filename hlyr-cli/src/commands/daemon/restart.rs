@@ -35,12 +35,17 @@ impl Render for Restarted {
 /// Stops the daemon (asking first when sessions run, unless `force`) and starts it again with
 /// `start`; prints what happened.
 pub fn restart(ctx: &Context, start: &StartArgs, force: bool) -> Result<Exit, CliError> {
-    let stopped = stop::stop(ctx, force)?;
     on_runtime(Box::pin(async {
-        let started = start::start(ctx, start).await?;
-        ctx.out.print(&Restarted { stopped, started })?;
+        restarted(ctx, start, force).await?;
         Ok(Exit::Ok)
     }))
+}
+
+/// [`restart`] on the runtime a command already runs on (`launch`, `continue`).
+pub async fn restarted(ctx: &Context, start: &StartArgs, force: bool) -> Result<(), CliError> {
+    let stopped = stop::stop(ctx, force)?;
+    let started = start::start(ctx, start).await?;
+    ctx.out.print(&Restarted { stopped, started })
 }
 
 pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {

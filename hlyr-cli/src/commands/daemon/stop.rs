@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
-use crate::output::{paint, short_id, Render, DIM, YELLOW};
+use crate::output::{count, paint, short_id, Render, DIM, YELLOW};
 use crate::session::shown_title;
 use crate::Context;
 
@@ -56,7 +56,7 @@ impl Render for Stopped {
                 "\n{}",
                 paint(
                     YELLOW,
-                    format!("interrupted {n} session{}", if n == 1 { "" } else { "s" })
+                    format!("interrupted {}", count(n as u64, "session"))
                 )
             ));
         }

@@ -1,0 +1,54 @@
+//! `hlyr sessions` fitted to the terminal: on a narrow one the model gives way before the
+//! working directory and the title; on a wide one every column is whole.
+
+use hld_client::protocol::LaunchSessionParams;
+use hld_e2e::launch_params;
+
+use crate::hlyr::{fake, hlyr_command, run_command};
+
+#[test]
+fn sessions_gives_the_title_and_directory_room_before_the_model() {
+    let d = fake();
+    let dir = d.dir.join("work").join("payments-service");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = d.launch(LaunchSessionParams {
+        model: Some("claude-opus-4-8[1m]".into()),
+        title: Some("Fix the login form on the settings page".into()),
+        ..launch_params("scenario:plain hi", &dir)
+    });
+    d.wait_ended(&id);
+    let rows = |columns: &str| {
+        let mut cmd = hlyr_command(&d.socket, &d.dir);
+        cmd.args(["sessions"]).env("COLUMNS", columns);
+        let run = run_command(cmd);
+        run.assert_code(0);
+        let lines: Vec<String> = run.stdout.lines().map(str::to_owned).collect();
+        for line in &lines {
+            assert!(line.chars().count() <= columns.parse().unwrap(), "{line:?}");
+        }
+        lines
+    };
+
+    // 60 columns: the model is left out; the directory's end and most of the title show.
+    let narrow = rows("60");
+    assert!(
+        narrow[0].contains("DIR") && narrow[0].contains("TITLE"),
+        "{narrow:?}"
+    );
+    assert!(!narrow[0].contains("MODEL"), "{narrow:?}");
+    assert!(narrow[1].contains("…s-service  "), "{narrow:?}");
+    assert!(narrow[1].ends_with("  Fix the logi…"), "{narrow:?}");
+    assert!(!narrow[1].contains("opus"), "{narrow:?}");
+
+    // 160 columns: everything whole, the home directory written `~`.
+    let wide = rows("160");
+    for column in ["ID", "STATUS", "AGE", "MODEL", "COST", "DIR", "TITLE"] {
+        assert!(wide[0].contains(column), "{wide:?}");
+    }
+    assert!(wide[1].contains("claude-opus-4-8[1m]"), "{wide:?}");
+    assert!(wide[1].contains("~/work/payments-service"), "{wide:?}");
+    assert!(
+        wide[1].ends_with("Fix the login form on the settings page"),
+        "{wide:?}"
+    );
+}

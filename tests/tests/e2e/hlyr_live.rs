@@ -1,0 +1,159 @@
+//! What a followed session says while it runs: a question asked readably, and, when stdin is
+//! no terminal to ask on, how to answer an approval from elsewhere; and what Ctrl-C leaves on
+//! the screen. (The spinner's words are in `hlyr_follow`.)
+
+use hld_client::protocol::ApprovalStatus;
+use hld_e2e::pty::{self, Terminal, CTRL_C};
+use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
+
+use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
+
+/// The session id `hlyr` printed in `text` (`Session <id>`).
+fn session_in(text: &str) -> String {
+    let id = text.lines().find_map(|l| l.strip_prefix("Session "));
+    id.unwrap_or_else(|| panic!("no session id in {text:?}"))
+        .trim()
+        .to_owned()
+}
+
+/// The only pending approval of `session_id` once it is asked: its id.
+fn pending(d: &TestDaemon, session_id: &str) -> String {
+    d.wait_approvals(Some(session_id), |a| a.len() == 1)[0]
+        .id
+        .clone()
+}
+
+/// Stdin is not a terminal (`hlyr launch … | cat` from a script): nothing can be asked, so
+/// each approval is followed by what `s` says, how to decide it with `hlyr`. A question
+/// (contact_human) is its readable line, without the raw tool call before it.
+#[test]
+fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_plainly() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &wd, "scenario:tool in a pipe"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("? approval", 1);
+    let write = pending(&d, &session_in(&follower.stdout()));
+    let short = &write[..14];
+    let how = format!(
+        "  left pending: decide it with `hlyr approve {short}` or `hlyr deny {short} \
+         [--comment …]`, or in another front end\n"
+    );
+    hlyr(&d, &["deny", short]).assert_code(0);
+    let run = follower.finish();
+    run.assert_code(0);
+    assert!(run.stderr.contains(&how), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!("✗ denied {short}")),
+        "{}",
+        run.stdout
+    );
+
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &wd, "scenario:ask"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("? question", 1);
+    let question = pending(&d, &session_in(&follower.stdout()));
+    let short = &question[..14];
+    let how = format!(
+        "  left pending: decide it with `hlyr respond {short} --comment …`, or in another \
+         front end\n"
+    );
+    hlyr(&d, &["respond", short, "--comment", "blue"]).assert_code(0);
+    assert_eq!(
+        wait_decided(&d, &question).status,
+        ApprovalStatus::Responded
+    );
+    let run = follower.finish();
+    run.assert_code(0);
+    assert!(run.stderr.contains(&how), "{}", run.stderr);
+    assert!(
+        run.stdout.contains(&format!(
+            "I need to ask a human about this.\n? question {short}: What colour should the \
+             button be?\n✓ answered {short}: blue\n"
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("contact_human"), "{}", run.stdout);
+    // Printed again once over: the question its tool call asked, then the answer.
+    let again = hlyr(&d, &["conversation", &session_in(&run.stdout)]);
+    assert!(
+        again.assert_code(0).stdout.contains(
+            "I need to ask a human about this.\n? question: What colour should the button be?\n  \
+             ← blue\n"
+        ),
+        "{}",
+        again.stdout
+    );
+    assert!(!again.stdout.contains("contact_human"), "{}", again.stdout);
+}
+
+/// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
+fn slow_to_stop() -> TestDaemon {
+    let options = DaemonOptions {
+        args: vec![
+            "--claude-path".into(),
+            hld_e2e::fake_claude().display().to_string(),
+            "--interrupt-grace-ms".into(),
+            "30000".into(),
+        ],
+        ..Default::default()
+    };
+    TestDaemon::start_with(
+        options
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_COUNT", "300")
+            .env("FAKE_CLAUDE_INTERRUPT_DELAY_MS", "5000"),
+    )
+}
+
+/// Asserts that `screen` holds no `^C` and no spinner row.
+#[track_caller]
+fn assert_no_echo_or_spinner(screen: &str) {
+    assert!(!screen.contains("^C"), "{screen}");
+    let spinner = |row: &str| row.starts_with(|c: char| ('\u{2800}'..='\u{28ff}').contains(&c));
+    assert!(
+        !screen.lines().any(spinner),
+        "a spinner is left on screen:\n{screen}"
+    );
+}
+
+/// While a session is followed, the terminal does not echo `^C` where the cursor is: with no
+/// spinner to clear it (stderr elsewhere), it would start the next line of output. Ctrl-C
+/// twice in quick succession leaves neither an echo nor a spinner behind, and the terminal
+/// echoes control characters again once hlyr exits.
+#[test]
+fn ctrl_c_leaves_no_echo_or_spinner_on_the_screen() {
+    let d = slow_to_stop();
+    let launch = format!(
+        "exec {} launch -w {} scenario:slow 2>/dev/null",
+        workspace_bin("hlyr").display(),
+        workdir(&d)
+    );
+    let mut cmd = pty::command(std::path::Path::new("/bin/sh"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["-c", &launch]);
+    let mut term = Terminal::spawn(cmd, 30, 100);
+    term.wait_screen("chunk 2");
+    term.send(CTRL_C);
+    let screen = term.wait_screen("■ interrupted");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+    assert_no_echo_or_spinner(&screen);
+    assert_ne!(term.local_flags() & libc::ECHOCTL, 0, "ECHOCTL given back");
+
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:slow"]);
+    let mut term = Terminal::spawn(cmd, 30, 100);
+    term.wait_screen("> scenario:slow");
+    term.send(CTRL_C);
+    term.wait_screen("interrupting the session");
+    term.send(CTRL_C);
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+    let screen = term.screen_text();
+    assert!(screen.contains("\nstopped waiting;"), "{screen}");
+    assert_no_echo_or_spinner(&screen);
+    assert_ne!(term.local_flags() & libc::ECHOCTL, 0, "ECHOCTL given back");
+}
