@@ -45,10 +45,11 @@ pub enum Msg {
     Sessions(Vec<SessionInfo>),
     /// `fetchApprovals`.
     Approvals(Vec<Approval>),
-    /// `getConversation` of an opened session (its whole chain).
+    /// `getConversation` of an opened session (its chain), and the approvals its calls decided.
     Conversation {
         session_id: String,
         events: Vec<ConversationEvent>,
+        approvals: Vec<Approval>,
     },
     /// A session was launched or continued: open it.
     Opened(String),
@@ -610,20 +611,21 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
                 .marks
                 .retain(|_, m| m.status != ApprovalStatus::Pending);
             for a in &approvals {
-                if let Some(tool) = &a.tool_use_id {
-                    let mark = Mark {
-                        status: ApprovalStatus::Pending,
-                        comment: None,
-                    };
-                    state.marks.insert(tool.clone(), mark);
-                }
+                state.set_mark(a, ApprovalStatus::Pending, None);
             }
             state.approvals = approvals;
             clamp_selection(state);
             state.rerender();
             Vec::new()
         }
-        Msg::Conversation { session_id, events } => {
+        Msg::Conversation {
+            session_id,
+            events,
+            approvals,
+        } => {
+            for a in approvals {
+                state.set_mark(&a, a.status, a.comment.clone());
+            }
             if let Some(c) = state
                 .conversation
                 .as_mut()
@@ -1179,16 +1181,10 @@ fn approvals_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command> {
     let approval = &state.approvals[i];
     if approval.kind == ApprovalType::HumanContact || !approve {
-        let mut input = TextArea::default();
-        input.set_placeholder_text(match approval.kind {
-            ApprovalType::HumanContact => "Your answer (Enter sends, Esc cancels)",
-            // A tool call, or a kind this version does not know (the daemon judges a denial).
-            _ => "Why not? Optional (Enter denies, Esc cancels)",
-        });
         state.modal = Some(Modal::Decide {
             approval_id: approval.id.clone(),
             kind: approval.kind,
-            input: Box::new(input),
+            input: Box::default(),
         });
         return Vec::new();
     }

@@ -222,6 +222,7 @@ fn with_conversation(width: u16, height: u16) -> State {
         Msg::Conversation {
             session_id: "s-wait".into(),
             events: conversation("s-wait"),
+            approvals: Vec::new(),
         },
     );
     state
@@ -642,6 +643,7 @@ fn a_reconnect_reloads_everything_shown_and_replaces_it() {
         Msg::Conversation {
             session_id: "s-wait".into(),
             events: conversation("s-wait")[..2].to_vec(),
+            approvals: Vec::new(),
         },
     );
     assert_eq!(state.conversation.as_ref().unwrap().events.len(), 2);
