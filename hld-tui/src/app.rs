@@ -338,6 +338,8 @@ pub struct State {
     pub frame: u64,
     /// A `g` waiting for its second key.
     pub chord: bool,
+    /// Each session's latest events seen streaming, for the preview pane.
+    pub activity: crate::preview::Activity,
 }
 
 impl State {
@@ -358,6 +360,7 @@ impl State {
             flash: None,
             bell,
             frame: 0,
+            activity: Default::default(),
             chord: false,
         }
     }
@@ -682,6 +685,7 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             session_id, event, ..
         } => {
             touch(state, &session_id);
+            state.activity.record(&session_id, &event);
             if state
                 .conversation
                 .as_ref()

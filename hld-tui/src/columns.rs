@@ -117,7 +117,11 @@ pub fn short_dir(dir: &str, home: Option<&str>, width: usize) -> String {
         }
         tail = longer;
     }
-    ellipsize(&format!("…/{tail}"), width)
+    match format!("…/{tail}") {
+        shown if shown.width() <= width => shown,
+        // Only the last component is left: it alone, cut if it must be.
+        _ => ellipsize(&tail, width),
+    }
 }
 
 /// The user's home directory, as `HOME` names it.
@@ -174,8 +178,12 @@ mod tests {
         assert_eq!(short_dir("/srv/work/a/b/repo", home, 12), "…/a/b/repo");
         assert_eq!(short_dir("/srv/work/a/b/repo", home, 8), "…/b/repo");
         assert_eq!(
+            short_dir("/srv/work/alpha-service", home, 13),
+            "alpha-service"
+        );
+        assert_eq!(
             short_dir("/srv/a-very-long-repository-name", home, 10),
-            "…/a-very-…"
+            "a-very-lo…"
         );
         assert_eq!(short_dir("/srv/work", None, 40), "/srv/work");
     }

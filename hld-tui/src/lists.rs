@@ -73,7 +73,11 @@ fn table<'a>(widths: &[u16], header: &[&'a str], rows: Vec<(Vec<Line<'a>>, Style
 
 /// The width of the widest of `texts`, at most `max`.
 fn widest<'a>(texts: impl Iterator<Item = &'a str>, max: usize) -> usize {
-    texts.map(UnicodeWidthStr::width).max().unwrap_or(0).min(max)
+    texts
+        .map(UnicodeWidthStr::width)
+        .max()
+        .unwrap_or(0)
+        .min(max)
 }
 
 pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
@@ -137,9 +141,9 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         Column::fixed(13),
         Column {
             fill: true,
-            ..Column::flexible(24, title_want)
+            ..Column::flexible(20, title_want)
         },
-        Column::flexible(12, dir_want),
+        Column::flexible(16, dir_want),
         Column::fixed(4),
         Column::flexible(8, widest(models.iter().map(String::as_str), MODEL_MAX)),
         Column::fixed(6),
@@ -158,8 +162,8 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 (0, n, false) => format!("▸{n}"),
                 (0, n, true) => format!("▾{n}"),
             };
-            let room = usize::from(widths[2])
-                .saturating_sub(modes.iter().map(Span::width).sum::<usize>());
+            let room =
+                usize::from(widths[2]).saturating_sub(modes.iter().map(Span::width).sum::<usize>());
             let mut title_spans = modes;
             title_spans.push(Span::raw(ellipsize(&title, room)));
             let pending = state.pending_of(&s.id);
@@ -189,7 +193,15 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         })
         .collect();
     let header = [
-        "", "STATUS", "TITLE", "DIRECTORY", "AGE", "MODEL", "COST", "TURNS", "⚑",
+        "",
+        "STATUS",
+        "TITLE",
+        "DIRECTORY",
+        "AGE",
+        "MODEL",
+        "COST",
+        "TURNS",
+        "⚑",
     ];
     frame.render_widget(table(&widths, &header, table_rows), list);
     if let (Some(area), Some(row)) = (detail, rows.get(state.list.selected)) {
@@ -282,7 +294,9 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             pane(frame, detail, lines);
         } else {
             let block = Block::new().borders(Borders::TOP);
-            let text = Paragraph::new(lines).block(block).wrap(Wrap { trim: false });
+            let text = Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false });
             frame.render_widget(text, detail);
         }
     }

@@ -1,9 +1,14 @@
-//! The selected row's detail: a session's latest state beside the session list on a wide
-//! terminal, and an approval's tool call under (or beside) the approvals list.
+//! The selected row's detail: a session's latest state and activity beside the session list
+//! on a wide terminal, and an approval's tool call under (or beside) the approvals list.
 
-use hld_client::protocol::{Approval, ApprovalType, SessionInfo};
+use std::collections::{HashMap, VecDeque};
+
+use hld_client::protocol::{
+    Approval, ApprovalType, ConversationEvent, ConversationEventType, SessionInfo,
+};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
+use serde_json::Value;
 
 use crate::app::State;
 use crate::lists::{summary, what};
@@ -12,6 +17,86 @@ use crate::view::{age, model_of, status_span, title_of, DIM};
 
 /// Lines of a session's query or final result shown at most.
 const TEXT_LINES: usize = 12;
+/// Events of a session's latest activity kept, and the characters kept of each.
+const ACTIVITY_EVENTS: usize = 10;
+const ACTIVITY_CHARS: usize = 120;
+
+/// Each session's latest events seen streaming, one line each, by event id: an event stored
+/// again (a tool call whose approval changed) replaces its line.
+#[derive(Debug, Default)]
+pub struct Activity(HashMap<String, VecDeque<(i64, Line<'static>)>>);
+
+impl Activity {
+    /// Adds `event` of `session_id`, forgetting the oldest beyond [`ACTIVITY_EVENTS`].
+    pub fn record(&mut self, session_id: &str, event: &ConversationEvent) {
+        let lines = self.0.entry(session_id.to_owned()).or_default();
+        let line = activity_line(event);
+        match lines.iter_mut().find(|(id, _)| *id == event.id) {
+            Some(seen) => seen.1 = line,
+            None => {
+                lines.push_back((event.id, line));
+                if lines.len() > ACTIVITY_EVENTS {
+                    lines.pop_front();
+                }
+            }
+        }
+    }
+
+    fn of(&self, session_id: &str) -> impl Iterator<Item = &Line<'static>> {
+        self.0.get(session_id).into_iter().flatten().map(|(_, l)| l)
+    }
+}
+
+/// One event as one line: who said what, which tool on what, or the first line of a result.
+fn activity_line(event: &ConversationEvent) -> Line<'static> {
+    // Cut before it is cleaned: a result's first line may be megabytes long.
+    let text = |t: Option<&str>| {
+        let line = t.unwrap_or("").trim_start().lines().next().unwrap_or("");
+        clean(&line.chars().take(ACTIVITY_CHARS).collect::<String>()).into_owned()
+    };
+    match event.event_type {
+        ConversationEventType::Message if event.role.as_deref() == Some("user") => Line::styled(
+            format!("› {}", text(event.content.as_deref())),
+            Style::new().fg(Color::Cyan),
+        ),
+        ConversationEventType::Message => Line::raw(text(event.content.as_deref())),
+        ConversationEventType::Thinking => Line::styled("thinking…", DIM.italic()),
+        ConversationEventType::ToolCall => {
+            let input: Value = event
+                .tool_input_json
+                .as_deref()
+                .and_then(|j| serde_json::from_str(j).ok())
+                .unwrap_or(Value::Null);
+            let main = ["command", "file_path", "pattern", "path"]
+                .iter()
+                .find_map(|k| input.get(k).and_then(Value::as_str));
+            Line::from(vec![
+                Span::styled("● ", Style::new().fg(Color::Magenta)),
+                Span::styled(text(event.tool_name.as_deref()), Style::new().bold()),
+                Span::raw(format!(" {}", text(main))),
+            ])
+        }
+        ConversationEventType::ToolResult => {
+            let style = if event.is_error {
+                Style::new().fg(Color::Red)
+            } else {
+                DIM
+            };
+            Line::styled(
+                format!("  ⎿ {}", text(event.tool_result_content.as_deref())),
+                style,
+            )
+        }
+        // A notice, or a kind this version does not know.
+        _ => Line::styled(
+            format!(
+                "· {}",
+                text(event.content.as_deref().or(event.subtype.as_deref()))
+            ),
+            DIM,
+        ),
+    }
+}
 
 /// A heading inside a pane.
 fn heading(text: &str) -> Line<'static> {
@@ -28,7 +113,10 @@ fn text_lines(text: &str, style: Style) -> Vec<Line<'static>> {
         .collect();
     let more = text.lines().count().saturating_sub(TEXT_LINES);
     if more > 0 {
-        lines.push(Line::styled(format!("  … {more} more lines (Enter opens)"), DIM));
+        lines.push(Line::styled(
+            format!("  … {more} more lines (Enter opens)"),
+            DIM,
+        ));
     }
     lines
 }
@@ -55,7 +143,12 @@ pub fn session_preview(state: &State, s: &SessionInfo) -> Vec<Line<'static>> {
         Line::styled(title_of(s), Style::new().bold()),
         Line::from(facts),
         Line::styled(
-            clean(s.working_dir.as_deref().unwrap_or("(the daemon's directory)")).into_owned(),
+            clean(
+                s.working_dir
+                    .as_deref()
+                    .unwrap_or("(the daemon's directory)"),
+            )
+            .into_owned(),
             DIM,
         ),
         Line::styled(format!("id {}", s.id), DIM),
@@ -63,6 +156,12 @@ pub fn session_preview(state: &State, s: &SessionInfo) -> Vec<Line<'static>> {
         heading("Query"),
     ];
     lines.extend(text_lines(&s.query, Style::new()));
+    let activity: Vec<Line<'static>> = state.activity.of(&s.id).cloned().collect();
+    if !activity.is_empty() {
+        lines.push(Line::default());
+        lines.push(heading("Latest"));
+        lines.extend(activity);
+    }
     let pending: Vec<&Approval> = state
         .approvals
         .iter()

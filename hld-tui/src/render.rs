@@ -135,7 +135,11 @@ fn system(event: &ConversationEvent) -> Vec<Line<'static>> {
         .flatten()
         .find(|t| !t.trim().is_empty())
         .unwrap_or("system");
-    let style = if event.is_error { Style::new().fg(Color::Yellow) } else { DIM };
+    let style = if event.is_error {
+        Style::new().fg(Color::Yellow)
+    } else {
+        DIM
+    };
     vec![Line::styled(format!("· {}", first_line(what)), style)]
 }
 

@@ -11,8 +11,8 @@ use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams, SubscribeParams,
-    UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
+    SubscribeParams, UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;

@@ -162,12 +162,17 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
 fn footer(state: &State, frame: &mut Frame, area: Rect) {
     let message = match (&state.flash, &state.link) {
         (Some(flash), _) => {
-            let color = if flash.error { Color::Red } else { Color::Green };
+            let color = if flash.error {
+                Color::Red
+            } else {
+                Color::Green
+            };
             Some((first_line(&flash.text), color))
         }
-        (None, Link::Reconnecting { error, .. }) => {
-            Some((format!("daemon unreachable: {}", first_line(error)), Color::Red))
-        }
+        (None, Link::Reconnecting { error, .. }) => Some((
+            format!("daemon unreachable: {}", first_line(error)),
+            Color::Red,
+        )),
         (None, _) => None,
     };
     let mut spans = vec![Span::raw(" ")];
