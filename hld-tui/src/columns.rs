@@ -28,12 +28,13 @@ impl Column {
         }
     }
 
-    /// A column of at least `min` columns that grows up to what its content takes.
+    /// A column that takes what its content takes, `want`, growing to it from `min` (or less,
+    /// if the content is narrower).
     pub fn flexible(min: u16, want: usize) -> Column {
         let want = u16::try_from(want).unwrap_or(u16::MAX);
         Column {
-            min,
-            want: want.max(min),
+            min: min.min(want),
+            want,
             fill: false,
         }
     }
@@ -151,6 +152,9 @@ mod tests {
         let fit = |width| fit(&columns, &[0, 1, 2], &[3, 4], width);
         // Too narrow for more than the first.
         assert_eq!(fit(20), [13, 0, 0, 0, 0]);
+        // A column never takes more than its content.
+        let narrow = [Column::fixed(13), Column::flexible(16, 9)];
+        assert_eq!(super::fit(&narrow, &[0, 1], &[], 40), [13, 9]);
         // Narrow: the essential ones, the title growing first.
         assert_eq!(fit(50), [13, 25, 10, 0, 0]);
         // No optional column while the title and directory lack room for their content.

@@ -6,7 +6,7 @@ use hld_client::protocol::{Approval, ApprovalType};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Row as TableRow, Table, Wrap};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph, Row as TableRow, Table, Wrap};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
@@ -34,13 +34,17 @@ fn split(area: Rect) -> (Rect, Option<Rect>) {
         Constraint::Percentage(100 - PANE_PERCENT),
         Constraint::Percentage(PANE_PERCENT),
     ])
+    .spacing(1)
     .areas(area);
     (list, Some(pane))
 }
 
 /// The detail pane: `lines` wrapped, behind a line that sets it apart from the list.
 fn pane(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
-    let block = Block::new().borders(Borders::LEFT).border_style(DIM);
+    let block = Block::new()
+        .borders(Borders::LEFT)
+        .border_style(DIM)
+        .padding(Padding::left(1));
     frame.render_widget(
         Paragraph::new(lines)
             .block(block)
@@ -71,12 +75,11 @@ fn table<'a>(widths: &[u16], header: &[&'a str], rows: Vec<(Vec<Line<'a>>, Style
     Table::new(rows, constraints).header(TableRow::new(header).style(DIM))
 }
 
-/// The width of the widest of `texts`, at most `max`.
-fn widest<'a>(texts: impl Iterator<Item = &'a str>, max: usize) -> usize {
+/// The width of the widest of `texts` and of the column's `header`, at most `max`.
+fn widest<'a>(header: &str, texts: impl Iterator<Item = &'a str>, max: usize) -> usize {
     texts
         .map(UnicodeWidthStr::width)
-        .max()
-        .unwrap_or(0)
+        .fold(header.width(), usize::max)
         .min(max)
 }
 
@@ -128,13 +131,8 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let title_want = titles
         .iter()
         .map(|(modes, t)| modes.iter().map(Span::width).sum::<usize>() + t.width())
-        .max()
-        .unwrap_or(0);
-    let dir_want = dirs
-        .iter()
-        .map(|d| short_dir(d, home(), DIR_MAX).width())
-        .max()
-        .unwrap_or(0);
+        .fold("TITLE".width(), usize::max);
+    let short_dirs: Vec<String> = dirs.iter().map(|d| short_dir(d, home(), DIR_MAX)).collect();
     // Marker, status, title, directory, age, model, cost, turns, pending.
     let columns = [
         Column::fixed(2),
@@ -143,9 +141,15 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
             fill: true,
             ..Column::flexible(20, title_want)
         },
-        Column::flexible(16, dir_want),
+        Column::flexible(
+            16,
+            widest("DIRECTORY", short_dirs.iter().map(String::as_str), DIR_MAX),
+        ),
         Column::fixed(4),
-        Column::flexible(8, widest(models.iter().map(String::as_str), MODEL_MAX)),
+        Column::flexible(
+            8,
+            widest("MODEL", models.iter().map(String::as_str), MODEL_MAX),
+        ),
         Column::fixed(6),
         Column::fixed(5),
         Column::fixed(4),
@@ -249,12 +253,13 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             ]
         })
         .collect();
-    let want = |k: usize, max: usize| widest(texts.iter().map(|t| t[k].as_str()), max);
-    let dir_want = texts
+    let header = ["AGE", "TOOL", "INPUT", "SESSION", "DIRECTORY"];
+    let want =
+        |k: usize, max: usize| widest(header[k + 1], texts.iter().map(|t| t[k].as_str()), max);
+    let short_dirs: Vec<String> = texts
         .iter()
-        .map(|t| short_dir(&t[3], home(), DIR_MAX).width())
-        .max()
-        .unwrap_or(0);
+        .map(|t| short_dir(&t[3], home(), DIR_MAX))
+        .collect();
     // Age, tool, input, session, directory.
     let columns = [
         Column::fixed(4),
@@ -264,7 +269,10 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             ..Column::flexible(20, want(1, usize::MAX))
         },
         Column::flexible(12, want(2, SESSION_MAX)),
-        Column::flexible(12, dir_want),
+        Column::flexible(
+            12,
+            widest(header[4], short_dirs.iter().map(String::as_str), DIR_MAX),
+        ),
     ];
     let widths = fit(&columns, &[0, 1, 2], &[3, 4], list.width);
     let rows = shown
@@ -286,7 +294,6 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             (cells, style)
         })
         .collect();
-    let header = ["AGE", "TOOL", "INPUT", "SESSION", "DIRECTORY"];
     frame.render_widget(table(&widths, &header, rows), list);
     if let Some(a) = state.approvals.get(state.approval_selected) {
         let lines = approval_detail(state, a);

@@ -332,7 +332,7 @@ fn agents_in_two_repositories_are_told_apart_and_a_wide_terminal_shows_a_pane() 
         .lines()
         .find(|l| l.contains("STATUS"))
         .unwrap_or_else(|| panic!("{screen}"));
-    assert!(header.contains("│scenario:plain say hello"), "{screen}");
+    assert!(header.contains("│ scenario:plain say hello"), "{screen}");
     assert!(screen.contains("Query"), "{screen}");
 }
 
