@@ -20,10 +20,29 @@ use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED}
 pub const WIDE: u16 = 140;
 /// The share of a wide terminal the detail pane takes, in percent.
 const PANE_PERCENT: u16 = 40;
-/// The widest a directory, model or session-title column grows to fit its content.
+/// The widest a directory column grows to fit its content.
 const DIR_MAX: usize = 40;
+/// The widest a model column grows.
 const MODEL_MAX: usize = 30;
+/// The widest the approvals' tool column grows.
+const TOOL_MAX: usize = 16;
+/// The widest the approvals' session-title column grows.
 const SESSION_MAX: usize = 32;
+
+/// The headers of the session list's columns (the first is the chain's marker).
+const SESSION_COLUMNS: [&str; 9] = [
+    "",
+    "STATUS",
+    "TITLE",
+    "DIRECTORY",
+    "AGE",
+    "MODEL",
+    "COST",
+    "TURNS",
+    "⚑",
+];
+/// The headers of the approval list's columns.
+const APPROVAL_COLUMNS: [&str; 5] = ["AGE", "TOOL", "INPUT", "SESSION", "DIRECTORY"];
 
 /// `area` split into the list and, on a wide terminal, the detail pane beside it.
 fn split(area: Rect) -> (Rect, Option<Rect>) {
@@ -131,9 +150,9 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let title_want = titles
         .iter()
         .map(|(modes, t)| modes.iter().map(Span::width).sum::<usize>() + t.width())
-        .fold("TITLE".width(), usize::max);
+        .fold(SESSION_COLUMNS[2].width(), usize::max);
     let short_dirs: Vec<String> = dirs.iter().map(|d| short_dir(d, home(), DIR_MAX)).collect();
-    // Marker, status, title, directory, age, model, cost, turns, pending.
+    // In the order of SESSION_COLUMNS.
     let columns = [
         Column::fixed(2),
         Column::fixed(13),
@@ -143,12 +162,20 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         },
         Column::flexible(
             16,
-            widest("DIRECTORY", short_dirs.iter().map(String::as_str), DIR_MAX),
+            widest(
+                SESSION_COLUMNS[3],
+                short_dirs.iter().map(String::as_str),
+                DIR_MAX,
+            ),
         ),
         Column::fixed(4),
         Column::flexible(
             8,
-            widest("MODEL", models.iter().map(String::as_str), MODEL_MAX),
+            widest(
+                SESSION_COLUMNS[5],
+                models.iter().map(String::as_str),
+                MODEL_MAX,
+            ),
         ),
         Column::fixed(6),
         Column::fixed(5),
@@ -196,18 +223,7 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
             (cells, style)
         })
         .collect();
-    let header = [
-        "",
-        "STATUS",
-        "TITLE",
-        "DIRECTORY",
-        "AGE",
-        "MODEL",
-        "COST",
-        "TURNS",
-        "⚑",
-    ];
-    frame.render_widget(table(&widths, &header, table_rows), list);
+    frame.render_widget(table(&widths, &SESSION_COLUMNS, table_rows), list);
     if let (Some(area), Some(row)) = (detail, rows.get(state.list.selected)) {
         pane(frame, area, session_preview(state, row.session));
     }
@@ -253,17 +269,21 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             ]
         })
         .collect();
-    let header = ["AGE", "TOOL", "INPUT", "SESSION", "DIRECTORY"];
-    let want =
-        |k: usize, max: usize| widest(header[k + 1], texts.iter().map(|t| t[k].as_str()), max);
+    let want = |k: usize, max: usize| {
+        widest(
+            APPROVAL_COLUMNS[k + 1],
+            texts.iter().map(|t| t[k].as_str()),
+            max,
+        )
+    };
     let short_dirs: Vec<String> = texts
         .iter()
         .map(|t| short_dir(&t[3], home(), DIR_MAX))
         .collect();
-    // Age, tool, input, session, directory.
+    // In the order of APPROVAL_COLUMNS.
     let columns = [
         Column::fixed(4),
-        Column::flexible(8, want(0, 16)),
+        Column::flexible(8, want(0, TOOL_MAX)),
         Column {
             fill: true,
             ..Column::flexible(20, want(1, usize::MAX))
@@ -271,7 +291,11 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         Column::flexible(12, want(2, SESSION_MAX)),
         Column::flexible(
             12,
-            widest(header[4], short_dirs.iter().map(String::as_str), DIR_MAX),
+            widest(
+                APPROVAL_COLUMNS[4],
+                short_dirs.iter().map(String::as_str),
+                DIR_MAX,
+            ),
         ),
     ];
     let widths = fit(&columns, &[0, 1, 2], &[3, 4], list.width);
@@ -294,7 +318,7 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             (cells, style)
         })
         .collect();
-    frame.render_widget(table(&widths, &header, rows), list);
+    frame.render_widget(table(&widths, &APPROVAL_COLUMNS, rows), list);
     if let Some(a) = state.approvals.get(state.approval_selected) {
         let lines = approval_detail(state, a);
         if detail.x > list.x {
