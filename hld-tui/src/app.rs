@@ -591,11 +591,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Connected => {
             state.link = Link::Connected;
-            let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
-            if let Some(c) = &state.conversation {
-                commands.push(Command::LoadConversation(c.session_id.clone()));
-            }
-            commands
+            reload(state)
         }
         Msg::Disconnected { error, retry_in_ms } => {
             state.link = Link::Reconnecting { error, retry_in_ms };
@@ -634,10 +630,8 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
                 .as_mut()
                 .filter(|c| c.session_id == session_id)
             {
+                // Joins the events that streamed in since the load was sent (`reload`, `open`).
                 c.loaded = true;
-                // A reload after a reconnect replaces what was shown.
-                c.events.clear();
-                c.blocks.clear();
                 state.add_events(events);
             }
             Vec::new()
@@ -733,16 +727,23 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             }
             None => vec![Command::LoadSessions],
         },
-        Event::Lagged { .. } => {
-            let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
-            if let Some(c) = &state.conversation {
-                commands.push(Command::LoadConversation(c.session_id.clone()));
-            }
-            commands
-        }
+        Event::Lagged { .. } => reload(state),
         // An event this version does not know: nothing here depends on it.
         _ => Vec::new(),
     }
+}
+
+/// Loads again everything shown: after a reconnect, or events missed. The conversation's
+/// events are dropped now, so that those streaming in before the load's answer are kept.
+fn reload(state: &mut State) -> Vec<Command> {
+    let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
+    if let Some(c) = &mut state.conversation {
+        c.loaded = false;
+        c.events.clear();
+        c.blocks.clear();
+        commands.push(Command::LoadConversation(c.session_id.clone()));
+    }
+    commands
 }
 
 /// Takes a decided approval off the pending list and marks its tool call.
@@ -764,17 +765,14 @@ fn clamp_selection(state: &mut State) {
 
 /// Opens `session_id`'s conversation, with its chain of ancestors.
 fn open(state: &mut State, session_id: &str) -> Vec<Command> {
-    let mut chain = HashSet::from([session_id.to_owned()]);
-    let mut next = state
-        .sessions
-        .iter()
-        .find(|s| s.id == session_id)
-        .and_then(|s| s.parent_session_id.clone());
-    while let Some(parent) = next.filter(|p| chain.insert(p.clone())) {
+    // The session and its ancestors, up to one already seen (a cycle) or missing.
+    let mut chain = HashSet::new();
+    let mut next = Some(session_id.to_owned());
+    while let Some(id) = next.filter(|id| chain.insert(id.clone())) {
         next = state
             .sessions
             .iter()
-            .find(|s| s.id == parent)
+            .find(|s| s.id == id)
             .and_then(|s| s.parent_session_id.clone());
     }
     state.conversation = Some(Conversation {

@@ -1,6 +1,7 @@
 //! What the dashboard shows of what the daemon stores: an API retry's text, how an approval
-//! ended and its comment, messages beside the key hints, the deny box's hint while one types,
-//! and the lists' columns by priority, with a detail pane on a wide terminal.
+//! ended and its comment, events that stream in while a conversation loads, messages beside
+//! the key hints, the deny box's hint while one types, and the lists' columns by priority,
+//! with a detail pane on a wide terminal.
 
 use crossterm::event::KeyCode;
 use hld_client::protocol::{Approval, Event, SessionInfo};
@@ -233,4 +234,46 @@ fn a_wide_terminal_shows_the_selected_approval_beside_the_list() {
         .position(|l| l.contains("$ cargo test -p net"))
         .unwrap_or_else(|| panic!("{shown}"));
     assert!(at <= 3, "{shown}");
+}
+
+#[test]
+fn events_streamed_while_a_conversation_loads_are_kept() {
+    let mut state = loaded(100, 30);
+    keys(&mut state, "j");
+    update(&mut state, key(KeyCode::Enter));
+    // The daemon read the conversation (empty) before the agent's first words, which arrive
+    // ahead of the load's answer.
+    let said = |id: i64, text: &str| {
+        let fields = json!({"event_type": "message", "role": "assistant", "content": text});
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(id, "s-wait", fields)),
+        })
+    };
+    update(&mut state, said(1, "I'll create that file for you."));
+    let answer = |events| Msg::Conversation {
+        session_id: "s-wait".into(),
+        events,
+        approvals: Vec::new(),
+    };
+    update(&mut state, answer(Vec::new()));
+    let shown = screen(&state, true);
+    assert!(shown.contains("I'll create that file for you."), "{shown}");
+
+    // After a reconnect too: what streams in before the reload's answer stays, what the answer
+    // holds replaces what was shown.
+    update(&mut state, Msg::Connected);
+    update(&mut state, said(2, "Done."));
+    let stored = event(
+        1,
+        "s-wait",
+        json!({"event_type": "message", "role": "assistant", "content": "I'll create it."}),
+    );
+    update(&mut state, answer(vec![stored]));
+    let shown = screen(&state, true);
+    assert!(shown.contains("I'll create it."), "{shown}");
+    assert!(shown.contains("Done."), "{shown}");
+    assert!(!shown.contains("I'll create that file"), "{shown}");
 }
