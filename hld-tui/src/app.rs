@@ -598,9 +598,8 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             Vec::new()
         }
         Msg::Event(event) => on_event(state, *event),
-        Msg::Sessions(mut sessions) => {
-            sessions.sort_by(|a, b| b.last_activity_at.cmp(&a.last_activity_at));
-            state.sessions = sessions;
+        Msg::Sessions(sessions) => {
+            state.set_sessions(sessions);
             clamp_selection(state);
             Vec::new()
         }
@@ -654,13 +653,6 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
 
 fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
     let at = timed.timestamp;
-    let touch = |state: &mut State, session_id: &str| {
-        if let Some(i) = state.sessions.iter().position(|s| s.id == session_id) {
-            let mut session = state.sessions.remove(i);
-            session.last_activity_at = at.clone();
-            state.sessions.insert(0, session);
-        }
-    };
     match timed.event {
         Event::SessionStatusChanged {
             session_id,
@@ -671,14 +663,14 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             if let Some(s) = known {
                 s.status = new_status;
             }
-            touch(state, &session_id);
+            state.touch(&session_id, &at);
             // Cost, turns and errors arrive with the row; a new session needs its row.
             vec![Command::LoadSessions]
         }
         Event::ConversationUpdated {
             session_id, event, ..
         } => {
-            touch(state, &session_id);
+            state.touch(&session_id, &at);
             state.activity.record(&session_id, &event);
             if state
                 .conversation

@@ -6,6 +6,7 @@ pub mod app;
 pub mod columns;
 pub mod keys;
 pub mod lists;
+mod order;
 pub mod preview;
 pub mod render;
 pub mod runtime;

@@ -1,5 +1,6 @@
 //! What the dashboard shows of what the daemon stores: an API retry's text, how an approval
-//! ended and its comment, events that stream in while a conversation loads, messages beside
+//! ended and its comment, events that stream in while a conversation loads, a selection that
+//! stays on its session as the list reorders, messages beside
 //! the key hints, the deny box's hint while one types, and the lists' columns by priority,
 //! with a detail pane on a wide terminal.
 
@@ -276,4 +277,45 @@ fn events_streamed_while_a_conversation_loads_are_kept() {
     assert!(shown.contains("I'll create it."), "{shown}");
     assert!(shown.contains("Done."), "{shown}");
     assert!(!shown.contains("I'll create that file"), "{shown}");
+}
+
+#[test]
+fn the_selection_stays_on_its_session_when_another_one_moves_up() {
+    let mut state = loaded(160, 30);
+    keys(&mut state, "jjj");
+    let header = |state: &State| screen(state, true).lines().nth(2).unwrap().to_owned();
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        header(&state)
+    );
+    // The failed session, below it, streams: it goes to the top, the selection stays.
+    let fields = json!({"event_type": "message", "role": "assistant", "content": "Retrying"});
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-fail".into(),
+            run_id: "run-s-fail".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(9, "s-fail", fields)),
+        }),
+    );
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        screen(&state, true)
+    );
+    // A reloaded list in another order too.
+    let mut reordered = sessions();
+    reordered[4].last_activity_at = ago(0);
+    update(&mut state, Msg::Sessions(reordered));
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        screen(&state, true)
+    );
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [hld_tui::app::Command::LoadConversation("s-int".into())]
+    );
 }
