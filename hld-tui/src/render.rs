@@ -286,7 +286,8 @@ fn mark_line(mark: &Mark) -> Line<'static> {
         ApprovalStatus::Approved => ("✓ approved".to_owned(), Color::Green),
         ApprovalStatus::Denied => ("✗ denied".to_owned(), Color::Red),
         ApprovalStatus::Responded => ("✓ answered".to_owned(), Color::Green),
-        // Nobody decided it: its session ended first.
+        // Nobody decided it: its session ended first (the wording `hlyr` uses too). The
+        // daemon also resolves a cloud approval answered elsewhere, which has no comment.
         ApprovalStatus::Resolved => ("– ended with its session".to_owned(), Color::Gray),
         // A state this version does not know.
         other => (format!("? {}", other.as_str()), Color::Gray),
