@@ -45,10 +45,11 @@ pub enum Msg {
     Sessions(Vec<SessionInfo>),
     /// `fetchApprovals`.
     Approvals(Vec<Approval>),
-    /// `getConversation` of an opened session (its whole chain).
+    /// `getConversation` of an opened session (its chain), and the approvals its calls decided.
     Conversation {
         session_id: String,
         events: Vec<ConversationEvent>,
+        approvals: Vec<Approval>,
     },
     /// A session was launched or continued: open it.
     Opened(String),
@@ -337,6 +338,8 @@ pub struct State {
     pub frame: u64,
     /// A `g` waiting for its second key.
     pub chord: bool,
+    /// Each session's latest events seen streaming, for the preview pane.
+    pub activity: crate::preview::Activity,
 }
 
 impl State {
@@ -357,6 +360,7 @@ impl State {
             flash: None,
             bell,
             frame: 0,
+            activity: Default::default(),
             chord: false,
         }
     }
@@ -587,20 +591,15 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Connected => {
             state.link = Link::Connected;
-            let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
-            if let Some(c) = &state.conversation {
-                commands.push(Command::LoadConversation(c.session_id.clone()));
-            }
-            commands
+            reload(state)
         }
         Msg::Disconnected { error, retry_in_ms } => {
             state.link = Link::Reconnecting { error, retry_in_ms };
             Vec::new()
         }
         Msg::Event(event) => on_event(state, *event),
-        Msg::Sessions(mut sessions) => {
-            sessions.sort_by(|a, b| b.last_activity_at.cmp(&a.last_activity_at));
-            state.sessions = sessions;
+        Msg::Sessions(sessions) => {
+            state.set_sessions(sessions);
             clamp_selection(state);
             Vec::new()
         }
@@ -610,29 +609,28 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
                 .marks
                 .retain(|_, m| m.status != ApprovalStatus::Pending);
             for a in &approvals {
-                if let Some(tool) = &a.tool_use_id {
-                    let mark = Mark {
-                        status: ApprovalStatus::Pending,
-                        comment: None,
-                    };
-                    state.marks.insert(tool.clone(), mark);
-                }
+                state.set_mark(a, ApprovalStatus::Pending, None);
             }
             state.approvals = approvals;
             clamp_selection(state);
             state.rerender();
             Vec::new()
         }
-        Msg::Conversation { session_id, events } => {
+        Msg::Conversation {
+            session_id,
+            events,
+            approvals,
+        } => {
+            for a in approvals {
+                state.set_mark(&a, a.status, a.comment.clone());
+            }
             if let Some(c) = state
                 .conversation
                 .as_mut()
                 .filter(|c| c.session_id == session_id)
             {
+                // Joins the events that streamed in since the load was sent (`reload`, `open`).
                 c.loaded = true;
-                // A reload after a reconnect replaces what was shown.
-                c.events.clear();
-                c.blocks.clear();
                 state.add_events(events);
             }
             Vec::new()
@@ -655,13 +653,6 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
 
 fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
     let at = timed.timestamp;
-    let touch = |state: &mut State, session_id: &str| {
-        if let Some(i) = state.sessions.iter().position(|s| s.id == session_id) {
-            let mut session = state.sessions.remove(i);
-            session.last_activity_at = at.clone();
-            state.sessions.insert(0, session);
-        }
-    };
     match timed.event {
         Event::SessionStatusChanged {
             session_id,
@@ -672,14 +663,15 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             if let Some(s) = known {
                 s.status = new_status;
             }
-            touch(state, &session_id);
+            state.touch(&session_id, &at);
             // Cost, turns and errors arrive with the row; a new session needs its row.
             vec![Command::LoadSessions]
         }
         Event::ConversationUpdated {
             session_id, event, ..
         } => {
-            touch(state, &session_id);
+            state.touch(&session_id, &at);
+            state.activity.record(&session_id, &event);
             if state
                 .conversation
                 .as_ref()
@@ -727,16 +719,23 @@ fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             }
             None => vec![Command::LoadSessions],
         },
-        Event::Lagged { .. } => {
-            let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
-            if let Some(c) = &state.conversation {
-                commands.push(Command::LoadConversation(c.session_id.clone()));
-            }
-            commands
-        }
+        Event::Lagged { .. } => reload(state),
         // An event this version does not know: nothing here depends on it.
         _ => Vec::new(),
     }
+}
+
+/// Loads again everything shown: after a reconnect, or events missed. The conversation's
+/// events are dropped now, so that those streaming in before the load's answer are kept.
+fn reload(state: &mut State) -> Vec<Command> {
+    let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
+    if let Some(c) = &mut state.conversation {
+        c.loaded = false;
+        c.events.clear();
+        c.blocks.clear();
+        commands.push(Command::LoadConversation(c.session_id.clone()));
+    }
+    commands
 }
 
 /// Takes a decided approval off the pending list and marks its tool call.
@@ -758,17 +757,14 @@ fn clamp_selection(state: &mut State) {
 
 /// Opens `session_id`'s conversation, with its chain of ancestors.
 fn open(state: &mut State, session_id: &str) -> Vec<Command> {
-    let mut chain = HashSet::from([session_id.to_owned()]);
-    let mut next = state
-        .sessions
-        .iter()
-        .find(|s| s.id == session_id)
-        .and_then(|s| s.parent_session_id.clone());
-    while let Some(parent) = next.filter(|p| chain.insert(p.clone())) {
+    // The session and its ancestors, up to one already seen (a cycle) or missing.
+    let mut chain = HashSet::new();
+    let mut next = Some(session_id.to_owned());
+    while let Some(id) = next.filter(|id| chain.insert(id.clone())) {
         next = state
             .sessions
             .iter()
-            .find(|s| s.id == parent)
+            .find(|s| s.id == id)
             .and_then(|s| s.parent_session_id.clone());
     }
     state.conversation = Some(Conversation {
@@ -1179,16 +1175,10 @@ fn approvals_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command> {
     let approval = &state.approvals[i];
     if approval.kind == ApprovalType::HumanContact || !approve {
-        let mut input = TextArea::default();
-        input.set_placeholder_text(match approval.kind {
-            ApprovalType::HumanContact => "Your answer (Enter sends, Esc cancels)",
-            // A tool call, or a kind this version does not know (the daemon judges a denial).
-            _ => "Why not? Optional (Enter denies, Esc cancels)",
-        });
         state.modal = Some(Modal::Decide {
             approval_id: approval.id.clone(),
             kind: approval.kind,
-            input: Box::new(input),
+            input: Box::default(),
         });
         return Vec::new();
     }

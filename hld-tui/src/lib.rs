@@ -3,7 +3,11 @@
 //! [`runtime`] connects them to the terminal and the daemon.
 
 pub mod app;
+pub mod columns;
 pub mod keys;
+pub mod lists;
+mod order;
+pub mod preview;
 pub mod render;
 pub mod runtime;
 pub mod view;

@@ -127,13 +127,20 @@ fn thinking(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// A notice: its text (an API retry's says the error, the attempt and the delay), else its
+/// subtype; an error's in yellow.
 fn system(event: &ConversationEvent) -> Vec<Line<'static>> {
-    let what = event
-        .subtype
-        .as_deref()
-        .or(event.content.as_deref())
+    let what = [event.content.as_deref(), event.subtype.as_deref()]
+        .into_iter()
+        .flatten()
+        .find(|t| !t.trim().is_empty())
         .unwrap_or("system");
-    vec![Line::styled(format!("· {}", first_line(what)), DIM)]
+    let style = if event.is_error {
+        Style::new().fg(Color::Yellow)
+    } else {
+        DIM
+    };
+    vec![Line::styled(format!("· {}", first_line(what)), style)]
 }
 
 fn tool_call(
@@ -279,7 +286,9 @@ fn mark_line(mark: &Mark) -> Line<'static> {
         ApprovalStatus::Approved => ("✓ approved".to_owned(), Color::Green),
         ApprovalStatus::Denied => ("✗ denied".to_owned(), Color::Red),
         ApprovalStatus::Responded => ("✓ answered".to_owned(), Color::Green),
-        ApprovalStatus::Resolved => ("✓ resolved elsewhere".to_owned(), Color::Green),
+        // Nobody decided it: its session ended first (the wording `hlyr` uses too). The
+        // daemon also resolves a cloud approval answered elsewhere, which has no comment.
+        ApprovalStatus::Resolved => ("– ended with its session".to_owned(), Color::Gray),
         // A state this version does not know.
         other => (format!("? {}", other.as_str()), Color::Gray),
     };

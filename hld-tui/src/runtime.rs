@@ -11,8 +11,8 @@ use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, GetConversationParams, SubscribeParams,
-    UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
+    SubscribeParams, UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
@@ -163,7 +163,16 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 ..Default::default()
             };
             let events = client.get_conversation(params).await?;
-            Msg::Conversation { session_id, events }
+            let mut approvals = Vec::new();
+            for id in decided_approvals(&events) {
+                // One that cannot be read leaves the status stored on its event shown.
+                approvals.extend(client.get_approval(id).await.ok());
+            }
+            Msg::Conversation {
+                session_id,
+                events,
+                approvals,
+            }
         }
         Command::Launch(params) => Msg::Opened(client.launch_session(params).await?.session_id),
         Command::Continue(params) => Msg::Opened(client.continue_session(params).await?.session_id),
@@ -204,6 +213,15 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
         }
         Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
     })
+}
+
+/// The approvals that `events`' tool calls link to and that are no longer pending: how each
+/// ended and its comment are on the approval, not on the event.
+fn decided_approvals(events: &[ConversationEvent]) -> impl Iterator<Item = &str> {
+    events
+        .iter()
+        .filter(|e| e.approval_status.as_deref().is_some_and(|s| s != "pending"))
+        .filter_map(|e| e.approval_id.as_deref())
 }
 
 /// Keeps a subscription to every event open, reconnecting with backoff; publishes the client

@@ -1,20 +1,20 @@
 //! `draw`: the state as a screen. It reads the state and writes cells, nothing else.
 
 use chrono::{DateTime, Utc};
-use hld_client::protocol::{Approval, ApprovalType, SessionInfo, SessionStatus};
+use hld_client::protocol::{ApprovalType, SessionInfo, SessionStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Row as TableRow, Table};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
 use crate::app::{Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, REPLY_ROWS};
 use crate::keys::{hints, BINDINGS};
-use crate::render::{clean, first_line, tool_input};
+use crate::render::{clean, first_line};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
-const DIM: Style = Style::new().add_modifier(Modifier::DIM);
-const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
+pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
+pub(crate) const SELECTED: Style = Style::new().add_modifier(Modifier::REVERSED);
 
 /// Draws the whole screen; without `color`, only bold, dim and reverse remain (NO_COLOR).
 pub fn draw(state: &State, frame: &mut Frame, color: bool) {
@@ -31,9 +31,9 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
     .areas(area);
     title_bar(state, frame, top);
     match state.screen {
-        Screen::Sessions => sessions(state, frame, body),
+        Screen::Sessions => crate::lists::sessions(state, frame, body),
         Screen::Conversation => conversation(state, frame, body),
-        Screen::Approvals => approvals(state, frame, body),
+        Screen::Approvals => crate::lists::approvals(state, frame, body),
     }
     footer(state, frame, bottom);
     match &state.modal {
@@ -78,9 +78,16 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                         .unwrap_or("the call")
                 ),
             };
+            // The hint stays below the text while one types.
+            let hint = match kind {
+                ApprovalType::HumanContact => " Enter sends · Esc cancels ",
+                _ => " Why not? Optional · Enter denies · Esc cancels ",
+            };
             let area = centered(area, 70, 6);
             frame.render_widget(Clear, area);
-            let block = Block::bordered().title(title);
+            let block = Block::bordered()
+                .title(title)
+                .title_bottom(Line::styled(hint, DIM));
             let inner = block.inner(area);
             frame.render_widget(block, area);
             frame.render_widget(&**input, inner);
@@ -151,25 +158,30 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(link, right);
 }
 
+/// The key-help line, after the latest one-line message (or the lost link) when there is one.
 fn footer(state: &State, frame: &mut Frame, area: Rect) {
-    let line = match &state.flash {
-        Some(flash) if flash.error => Line::styled(
-            format!(" {}", first_line(&flash.text)),
-            Style::new().fg(Color::Red),
-        ),
-        Some(flash) => Line::styled(
-            format!(" {}", first_line(&flash.text)),
-            Style::new().fg(Color::Green),
-        ),
-        None => match &state.link {
-            Link::Reconnecting { error, .. } => Line::styled(
-                format!(" daemon unreachable: {}", first_line(error)),
-                Style::new().fg(Color::Red),
-            ),
-            _ => Line::styled(format!(" {}", hints(state.screen)), DIM),
-        },
+    let message = match (&state.flash, &state.link) {
+        (Some(flash), _) => {
+            let color = if flash.error {
+                Color::Red
+            } else {
+                Color::Green
+            };
+            Some((first_line(&flash.text), color))
+        }
+        (None, Link::Reconnecting { error, .. }) => Some((
+            format!("daemon unreachable: {}", first_line(error)),
+            Color::Red,
+        )),
+        (None, _) => None,
     };
-    frame.render_widget(line, area);
+    let mut spans = vec![Span::raw(" ")];
+    if let Some((text, color)) = message {
+        spans.push(Span::styled(text, Style::new().fg(color)));
+        spans.push(Span::styled(" │ ", DIM));
+    }
+    spans.push(Span::styled(hints(state.screen), DIM));
+    frame.render_widget(Line::from(spans), area);
 }
 
 /// A session's title: the one it was given, else its query's first line.
@@ -209,12 +221,12 @@ pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
 }
 
 /// A session's model, without the `claude-` every id starts with.
-fn model_of(s: &SessionInfo) -> String {
+pub(crate) fn model_of(s: &SessionInfo) -> String {
     let model = s.model.as_deref().unwrap_or("");
     first_line(model.strip_prefix("claude-").unwrap_or(model))
 }
 
-fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
+pub(crate) fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
     let spin = SPINNER[(frame as usize) % SPINNER.len()];
     match &s.status {
         SessionStatus::Starting => {
@@ -253,100 +265,6 @@ pub fn age(now: DateTime<Utc>, rfc3339: &str) -> String {
         3600..86400 => format!("{}h", secs / 3600),
         _ => format!("{}d", secs / 86400),
     }
-}
-
-fn sessions(state: &State, frame: &mut Frame, area: Rect) {
-    let rows = state.rows();
-    let mut heading = match state.list.archived {
-        false => format!(" Sessions ({})", rows.len()),
-        true => format!(" Archived sessions ({}) · Tab: the others", rows.len()),
-    };
-    if state.list.filter != crate::app::Filter::All {
-        heading.push_str(&format!(" · status: {} (f)", state.list.filter.label()));
-    }
-    if let Some(q) = &state.list.search {
-        let cursor = if state.list.searching { "▏" } else { "" };
-        heading.push_str(&format!(" · /{}{cursor}", clean(q)));
-    }
-    let [head, list] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    frame.render_widget(Line::styled(heading, Style::new().bold()), head);
-    if rows.is_empty() {
-        let text = if state.sessions.is_empty() {
-            "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
-        } else {
-            "No session matches. Esc clears the search and filter."
-        };
-        frame.render_widget(Paragraph::new(text).style(DIM), list);
-        return;
-    }
-    // Only the visible rows are built, so a thousand sessions cost what a screenful does.
-    let visible = usize::from(list.height.saturating_sub(1)).max(1);
-    let offset = state.list.selected.saturating_sub(visible - 1);
-    let table_rows = rows
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(visible)
-        .map(|(i, row)| {
-            let s = row.session;
-            let marker = match (row.depth, row.chain, row.expanded) {
-                (0, 1, _) => "  ".to_owned(),
-                (0, n, false) => format!("▸{n}"),
-                (0, n, true) => format!("▾{n}"),
-                _ => "  ".to_owned(),
-            };
-            let title_text = if row.depth > 0 {
-                format!("{}└ {}", "  ".repeat(row.depth - 1), title_of(s))
-            } else {
-                title_of(s)
-            };
-            let mut title = modes_of(s, state.now);
-            title.push(Span::raw(title_text));
-            let pending = state.pending_of(&s.id);
-            let cost = s.cost_usd.or(s.result.as_ref().map(|r| r.total_cost_usd));
-            let turns = s
-                .result
-                .as_ref()
-                .map(|r| r.num_turns.to_string())
-                .unwrap_or_default();
-            let style = if i == state.list.selected {
-                SELECTED
-            } else {
-                Style::new()
-            };
-            TableRow::new(vec![
-                Line::from(marker),
-                Line::from(status_span(s, state.frame)),
-                Line::from(title),
-                Line::from(age(state.now, &s.last_activity_at)),
-                Line::from(model_of(s)),
-                Line::from(cost.map_or(String::new(), |c| format!("${c:.2}"))),
-                Line::from(turns),
-                if pending > 0 {
-                    Line::styled(format!("⚑{pending}"), Style::new().fg(Color::Yellow).bold())
-                } else {
-                    Line::default()
-                },
-            ])
-            .style(style)
-        });
-    let table = Table::new(
-        table_rows,
-        [
-            Constraint::Length(2),
-            Constraint::Length(13),
-            Constraint::Min(20),
-            Constraint::Length(4),
-            Constraint::Length(10),
-            Constraint::Length(6),
-            Constraint::Length(5),
-            Constraint::Length(4),
-        ],
-    )
-    .header(
-        TableRow::new(["", "STATUS", "TITLE", "AGE", "MODEL", "COST", "TURNS", "⚑"]).style(DIM),
-    );
-    frame.render_widget(table, list);
 }
 
 fn conversation(state: &State, frame: &mut Frame, area: Rect) {
@@ -393,125 +311,6 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
         frame.render_widget(block, reply_area);
         frame.render_widget(input, inner);
     }
-}
-
-fn approvals(state: &State, frame: &mut Frame, area: Rect) {
-    if state.approvals.is_empty() {
-        let text = "No pending approvals. New ones appear here (and ring the bell) as agents ask.";
-        frame.render_widget(Paragraph::new(text).style(DIM), area);
-        return;
-    }
-    let list_rows = (state.approvals.len() as u16 + 1)
-        .min(area.height / 3)
-        .max(2);
-    let [list, detail] =
-        Layout::vertical([Constraint::Length(list_rows), Constraint::Min(0)]).areas(area);
-    let visible = usize::from(list.height.saturating_sub(1)).max(1);
-    let offset = state.approval_selected.saturating_sub(visible - 1);
-    let rows = state
-        .approvals
-        .iter()
-        .enumerate()
-        .skip(offset)
-        .take(visible)
-        .map(|(i, a)| {
-            let session = state.sessions.iter().find(|s| s.id == a.session_id);
-            let style = if i == state.approval_selected {
-                SELECTED
-            } else {
-                Style::new()
-            };
-            TableRow::new(vec![
-                age(state.now, &a.requested_at),
-                what(a),
-                summary(a),
-                session
-                    .map(title_of)
-                    .unwrap_or_else(|| a.session_id.clone()),
-            ])
-            .style(style)
-        });
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(4),
-            Constraint::Length(12),
-            Constraint::Min(20),
-            Constraint::Length(28),
-        ],
-    )
-    .header(TableRow::new(["AGE", "TOOL", "INPUT", "SESSION"]).style(DIM));
-    frame.render_widget(table, list);
-    if let Some(a) = state.approvals.get(state.approval_selected) {
-        let session = state.sessions.iter().find(|s| s.id == a.session_id);
-        let mut lines = vec![Line::from(vec![
-            Span::styled(what(a), Style::new().bold()),
-            Span::styled(
-                format!(
-                    "  in {}{}",
-                    session.map(title_of).unwrap_or_default(),
-                    session
-                        .and_then(|s| s.working_dir.as_deref())
-                        .map(|d| format!(" ({})", clean(d)))
-                        .unwrap_or_default()
-                ),
-                DIM,
-            ),
-        ])];
-        match a.kind {
-            ApprovalType::FunctionCall => {
-                let input = a.function_args.clone().unwrap_or_default();
-                lines.extend(tool_input(&what(a), &input, true));
-                lines.push(Line::default());
-                lines.push(Line::styled(
-                    "a/y approve · d/n deny (with an optional comment) · Enter opens the session",
-                    DIM,
-                ));
-            }
-            ApprovalType::HumanContact => {
-                lines.extend(
-                    clean(a.message.as_deref().unwrap_or(""))
-                        .lines()
-                        .map(|l| Line::from(format!("  {l}"))),
-                );
-                lines.push(Line::default());
-                lines.push(Line::styled("r/Enter answer", DIM));
-            }
-            // A kind this version does not know: nothing more to show.
-            _ => {}
-        }
-        let block = Block::new().borders(Borders::TOP);
-        frame.render_widget(
-            Paragraph::new(lines)
-                .block(block)
-                .wrap(ratatui::widgets::Wrap { trim: false }),
-            detail,
-        );
-    }
-}
-
-/// The tool an approval gates, or "question".
-fn what(a: &Approval) -> String {
-    match a.kind {
-        ApprovalType::HumanContact => "question".into(),
-        ApprovalType::FunctionCall => first_line(a.function_name.as_deref().unwrap_or("tool")),
-        _ => first_line(a.kind.as_str()),
-    }
-}
-
-/// One line of an approval's input: the command, the path, or compact JSON.
-fn summary(a: &Approval) -> String {
-    if a.kind == ApprovalType::HumanContact {
-        return first_line(a.message.as_deref().unwrap_or(""));
-    }
-    let args = a.function_args.as_ref();
-    let field = |k: &str| args.and_then(|v| v.get(k)).and_then(|v| v.as_str());
-    let text = field("command")
-        .or(field("file_path"))
-        .or(field("pattern"))
-        .map(str::to_owned)
-        .unwrap_or_else(|| args.map(|v| v.to_string()).unwrap_or_default());
-    first_line(&text)
 }
 
 fn help(frame: &mut Frame, area: Rect) {

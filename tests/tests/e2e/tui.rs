@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hld_client::protocol::{
-    ConversationEventType, Health, ListSessions, NoParams, SendDecision, SendDecisionParams,
-    SessionStatus, Shutdown,
+    ConversationEventType, Health, InterruptSession, ListSessions, NoParams, SendDecision,
+    SendDecisionParams, SessionIdParams, SessionStatus, Shutdown,
 };
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
@@ -196,10 +196,16 @@ fn a_denial_typed_on_the_approvals_screen_reaches_the_agent_with_its_comment() {
     tui.wait_screen("Deny Write");
     let comment = "Use notes.txt instead";
     tui.send(comment);
-    tui.wait_screen(comment);
+    let screen = tui.wait_screen(comment);
+    // The box's hint stays while one types.
+    assert!(screen.contains("Why not? Optional"), "{screen}");
     tui.send("\r");
     tui.wait_screen("No pending approvals");
-    tui.wait_screen("decision sent");
+    // The message and the key hints share the last line.
+    let screen = tui.wait_screen("decision sent");
+    let footer = screen.lines().last().unwrap_or_default();
+    assert!(footer.contains("decision sent"), "{screen}");
+    assert!(footer.contains("j/k move"), "{screen}");
 
     // The agent got the comment as the tool's (failed) result, and wrote nothing.
     let state = d.wait_ended(&id);
@@ -257,6 +263,77 @@ fn an_approval_decided_elsewhere_leaves_the_approvals_screen_at_once() {
     assert!(!screen.contains("⚑ 1 pending"), "{screen}");
     d.wait_session(&id, |s| s.status == SessionStatus::Completed);
     assert!(work.path().join("hello.txt").exists());
+}
+
+#[test]
+fn an_api_retry_shows_the_error_the_attempt_and_the_delay() {
+    let d = fake();
+    let work = workdir();
+    let id = d.launch(launch_params("scenario:retry", work.path()));
+    d.wait_ended(&id);
+    let mut tui = tui_on(&d);
+    tui.wait_screen("✗ failed");
+    tui.send("\r");
+    let screen =
+        tui.wait_screen("· API error 401 (authentication_failed), retrying (3/3) in 0.2 s");
+    assert!(
+        screen.contains("· API error 401 (authentication_failed), retrying (1/3) in 0.2 s"),
+        "{screen}"
+    );
+    assert!(!screen.contains("api_retry"), "{screen}");
+}
+
+#[test]
+fn an_approval_that_ended_with_its_session_says_so_with_its_stored_comment() {
+    let d = fake();
+    let work = workdir();
+    let id = d.launch(launch_params(
+        "scenario:tool write the hello file",
+        work.path(),
+    ));
+    d.wait_approvals(Some(&id), |a| a.len() == 1);
+    d.request::<InterruptSession>(SessionIdParams {
+        session_id: id.clone(),
+    });
+    d.wait_ended(&id);
+
+    // Opened afterwards, the conversation shows how the approval ended and why.
+    let mut tui = tui_on(&d);
+    tui.wait_screen("■ interrupted");
+    tui.send("\r");
+    let screen = tui.wait_screen("– ended with its session: the session ended before a decision");
+    assert!(screen.contains("● Write"), "{screen}");
+    assert!(!screen.contains("resolved elsewhere"), "{screen}");
+}
+
+#[test]
+fn agents_in_two_repositories_are_told_apart_and_a_wide_terminal_shows_a_pane() {
+    let d = fake();
+    let (alpha, beta) = (workdir(), workdir());
+    for dir in [&alpha, &beta] {
+        let id = d.launch(launch_params("scenario:plain say hello", dir.path()));
+        d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    }
+    let name =
+        |dir: &tempfile::TempDir| dir.path().file_name().unwrap().to_str().unwrap().to_owned();
+    let tui = tui_on(&d);
+    let screen = tui.wait_screen(" Sessions (2)");
+    assert!(screen.contains("DIRECTORY"), "{screen}");
+    assert!(screen.contains(&name(&alpha)), "{screen}");
+    assert!(screen.contains(&name(&beta)), "{screen}");
+
+    // At 160 columns the selected session's query and result are beside the list.
+    let mut cmd = pty::command(&workspace_bin("hld-tui"), tui.home.path());
+    cmd.args(["--no-bell", "--daemon-socket"]);
+    cmd.arg(&d.socket);
+    let wide = Terminal::spawn(cmd, ROWS, 160);
+    let screen = wide.wait_screen("Result");
+    let header = screen
+        .lines()
+        .find(|l| l.contains("STATUS"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    assert!(header.contains("│ scenario:plain say hello"), "{screen}");
+    assert!(screen.contains("Query"), "{screen}");
 }
 
 /// Process ids whose command line mentions `marker`.

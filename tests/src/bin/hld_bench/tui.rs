@@ -507,6 +507,7 @@ fn frame_round(counts: &Counts) -> anyhow::Result<Frames> {
         Msg::Conversation {
             session_id: id.clone(),
             events,
+            approvals: Vec::new(),
         },
     )?;
 

@@ -1,0 +1,194 @@
+//! Table columns that share a width by priority, and text cut to fit with an ellipsis: what a
+//! list shows when the terminal is narrow, and what it does with the room when it is wide.
+
+use std::sync::OnceLock;
+
+use unicode_truncate::UnicodeTruncateStr;
+use unicode_width::UnicodeWidthStr;
+
+/// The columns ratatui's `Table` leaves between two columns.
+pub const SPACING: u16 = 1;
+
+/// One column of a table: the columns it needs to be shown at all, the columns its content
+/// would take, and whether it takes what is left once every column has what it wants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub min: u16,
+    pub want: u16,
+    pub fill: bool,
+}
+
+impl Column {
+    /// A column of one width.
+    pub const fn fixed(width: u16) -> Column {
+        Column {
+            min: width,
+            want: width,
+            fill: false,
+        }
+    }
+
+    /// A column that takes what its content takes, `want`, growing to it from `min` (or less,
+    /// if the content is narrower).
+    pub fn flexible(min: u16, want: usize) -> Column {
+        let want = u16::try_from(want).unwrap_or(u16::MAX);
+        Column {
+            min: min.min(want),
+            want,
+            fill: false,
+        }
+    }
+}
+
+/// The widths of `columns` (0: not shown) in `width` columns. `essential` and `optional` list
+/// the columns' indices, most important first. An essential column is shown with its `min`
+/// while it fits; an optional one only while every column shown has room for its `want` and
+/// its own `min` fits too, so that the columns that tell rows apart are not cut to make room
+/// for the others. Then, most important first, each column grows to its `want`; what is left
+/// goes to the first `fill` column.
+pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u16) -> Vec<u16> {
+    let mut widths = vec![0; columns.len()];
+    let mut shown: Vec<usize> = Vec::new();
+    // The columns taken by those shown: at their `min`, and at their `want`.
+    let (mut least, mut wanted) = (0u16, 0u16);
+    for (i, is_essential) in essential
+        .iter()
+        .map(|&i| (i, true))
+        .chain(optional.iter().map(|&i| (i, false)))
+    {
+        let gap = if shown.is_empty() { 0 } else { SPACING };
+        let before = if is_essential { least } else { wanted };
+        if before.saturating_add(gap + columns[i].min) > width {
+            break;
+        }
+        least += gap + columns[i].min;
+        wanted = wanted.saturating_add(gap + columns[i].want);
+        widths[i] = columns[i].min;
+        shown.push(i);
+    }
+    let mut left = width - least;
+    for &i in &shown {
+        let grow = (columns[i].want - columns[i].min).min(left);
+        widths[i] += grow;
+        left -= grow;
+    }
+    if let Some(&i) = shown.iter().find(|&&i| columns[i].fill) {
+        widths[i] += left;
+    }
+    widths
+}
+
+/// `text` in at most `width` columns: cut at the end with `…` when it is longer.
+pub fn ellipsize(text: &str, width: usize) -> String {
+    if text.width() <= width {
+        return text.to_owned();
+    }
+    let (kept, _) = text.unicode_truncate(width.saturating_sub(1));
+    if width == 0 {
+        String::new()
+    } else {
+        format!("{kept}…")
+    }
+}
+
+/// A working directory in at most `width` columns: `~` for `home`, then its last components
+/// behind `…/`, the last one cut with `…` if even it is too long.
+pub fn short_dir(dir: &str, home: Option<&str>, width: usize) -> String {
+    let dir = match home.filter(|h| h.len() > 1) {
+        Some(home) if dir == home => "~".to_owned(),
+        Some(home) => match dir.strip_prefix(home).filter(|rest| rest.starts_with('/')) {
+            Some(rest) => format!("~{rest}"),
+            None => dir.to_owned(),
+        },
+        None => dir.to_owned(),
+    };
+    if dir.width() <= width {
+        return dir;
+    }
+    let parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    let mut tail = String::new();
+    for part in parts.iter().rev() {
+        let longer = if tail.is_empty() {
+            part.to_string()
+        } else {
+            format!("{part}/{tail}")
+        };
+        if longer.width() + 2 > width && !tail.is_empty() {
+            break;
+        }
+        tail = longer;
+    }
+    match format!("…/{tail}") {
+        shown if shown.width() <= width => shown,
+        // Only the last component is left: it alone, cut if it must be.
+        _ => ellipsize(&tail, width),
+    }
+}
+
+/// The user's home directory, as `HOME` names it.
+pub fn home() -> Option<&'static str> {
+    static HOME: OnceLock<Option<String>> = OnceLock::new();
+    HOME.get_or_init(|| std::env::var("HOME").ok()).as_deref()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn important_columns_are_shown_first_and_grow_first() {
+        let title = Column {
+            fill: true,
+            ..Column::flexible(20, 40)
+        };
+        // Status, title, directory (essential); model, cost (optional).
+        let columns = [
+            Column::fixed(13),
+            title,
+            Column::flexible(10, 30),
+            Column::flexible(8, 20),
+            Column::fixed(6),
+        ];
+        let fit = |width| fit(&columns, &[0, 1, 2], &[3, 4], width);
+        // Too narrow for more than the first.
+        assert_eq!(fit(20), [13, 0, 0, 0, 0]);
+        // A column never takes more than its content.
+        let narrow = [Column::fixed(13), Column::flexible(16, 9)];
+        assert_eq!(super::fit(&narrow, &[0, 1], &[], 40), [13, 9]);
+        // Narrow: the essential ones, the title growing first.
+        assert_eq!(fit(50), [13, 25, 10, 0, 0]);
+        // No optional column while the title and directory lack room for their content.
+        assert_eq!(fit(90), [13, 45, 30, 0, 0]);
+        // Then the model, but no cost while the model lacks room for its content.
+        assert_eq!(fit(100), [13, 40, 30, 14, 0]);
+        // Wide: all at their content; the title takes the rest.
+        assert_eq!(fit(130), [13, 57, 30, 20, 6]);
+    }
+
+    #[test]
+    fn text_is_cut_with_an_ellipsis() {
+        assert_eq!(ellipsize("opus-4-8[1m]", 10), "opus-4-8[…");
+        assert_eq!(ellipsize("opus-4-8", 10), "opus-4-8");
+        assert_eq!(ellipsize("日本語のモデル", 7), "日本語…");
+        assert_eq!(ellipsize("abc", 0), "");
+    }
+
+    #[test]
+    fn directories_keep_home_as_tilde_and_their_last_components() {
+        let home = Some("/home/me");
+        assert_eq!(short_dir("/home/me/src/hld", home, 40), "~/src/hld");
+        assert_eq!(short_dir("/home/me", home, 40), "~");
+        assert_eq!(short_dir("/home/meg/x", home, 40), "/home/meg/x");
+        assert_eq!(short_dir("/srv/work/a/b/repo", home, 12), "…/a/b/repo");
+        assert_eq!(short_dir("/srv/work/a/b/repo", home, 8), "…/b/repo");
+        assert_eq!(
+            short_dir("/srv/work/alpha-service", home, 13),
+            "alpha-service"
+        );
+        assert_eq!(
+            short_dir("/srv/a-very-long-repository-name", home, 10),
+            "a-very-lo…"
+        );
+        assert_eq!(short_dir("/srv/work", None, 40), "/srv/work");
+    }
+}

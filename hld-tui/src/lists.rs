@@ -1,0 +1,358 @@
+//! The two list screens, sessions and approvals: columns by priority (the title and the
+//! directory win when the terminal is narrow), and on a wide terminal a pane beside the list
+//! with the selected row's detail.
+
+use hld_client::protocol::{Approval, ApprovalType};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Padding, Paragraph, Row as TableRow, Table, Wrap};
+use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
+
+use crate::app::{Filter, State};
+use crate::columns::{ellipsize, fit, home, short_dir, Column};
+use crate::preview::{approval_detail, session_preview};
+use crate::render::{clean, first_line};
+use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
+
+/// From this many columns on, the lists show the selected row's detail beside them.
+pub const WIDE: u16 = 140;
+/// The share of a wide terminal the detail pane takes, in percent.
+const PANE_PERCENT: u16 = 40;
+/// The widest a directory column grows to fit its content.
+const DIR_MAX: usize = 40;
+/// The widest a model column grows.
+const MODEL_MAX: usize = 30;
+/// The widest the approvals' tool column grows.
+const TOOL_MAX: usize = 16;
+/// The widest the approvals' session-title column grows.
+const SESSION_MAX: usize = 32;
+
+/// The headers of the session list's columns (the first is the chain's marker).
+const SESSION_COLUMNS: [&str; 9] = [
+    "",
+    "STATUS",
+    "TITLE",
+    "DIRECTORY",
+    "AGE",
+    "MODEL",
+    "COST",
+    "TURNS",
+    "⚑",
+];
+/// The headers of the approval list's columns.
+const APPROVAL_COLUMNS: [&str; 5] = ["AGE", "TOOL", "INPUT", "SESSION", "DIRECTORY"];
+
+/// `area` split into the list and, on a wide terminal, the detail pane beside it.
+fn split(area: Rect) -> (Rect, Option<Rect>) {
+    if area.width < WIDE {
+        return (area, None);
+    }
+    let [list, pane] = Layout::horizontal([
+        Constraint::Percentage(100 - PANE_PERCENT),
+        Constraint::Percentage(PANE_PERCENT),
+    ])
+    .spacing(1)
+    .areas(area);
+    (list, Some(pane))
+}
+
+/// The detail pane: `lines` wrapped, behind a line that sets it apart from the list.
+fn pane(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
+    let block = Block::new()
+        .borders(Borders::LEFT)
+        .border_style(DIM)
+        .padding(Padding::left(1));
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        area,
+    );
+}
+
+/// A table of `rows` whose columns get `widths` (0: left out): the cells of a column left out
+/// are dropped from each row and from the header.
+fn table<'a>(widths: &[u16], header: &[&'a str], rows: Vec<(Vec<Line<'a>>, Style)>) -> Table<'a> {
+    let keep = |cells: Vec<Line<'a>>| -> Vec<Line<'a>> {
+        cells
+            .into_iter()
+            .zip(widths)
+            .filter(|(_, w)| **w > 0)
+            .map(|(cell, _)| cell)
+            .collect()
+    };
+    let header = keep(header.iter().map(|h| Line::from(*h)).collect());
+    let rows = rows
+        .into_iter()
+        .map(|(cells, style)| TableRow::new(keep(cells)).style(style));
+    let constraints = widths
+        .iter()
+        .filter(|w| **w > 0)
+        .map(|w| Constraint::Length(*w));
+    Table::new(rows, constraints).header(TableRow::new(header).style(DIM))
+}
+
+/// The width of the widest of `texts` and of the column's `header`, at most `max`.
+fn widest<'a>(header: &str, texts: impl Iterator<Item = &'a str>, max: usize) -> usize {
+    texts
+        .map(UnicodeWidthStr::width)
+        .fold(header.width(), usize::max)
+        .min(max)
+}
+
+pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
+    let rows = state.rows();
+    let mut heading = match state.list.archived {
+        false => format!(" Sessions ({})", rows.len()),
+        true => format!(" Archived sessions ({}) · Tab: the others", rows.len()),
+    };
+    if state.list.filter != Filter::All {
+        heading.push_str(&format!(" · status: {} (f)", state.list.filter.label()));
+    }
+    if let Some(q) = &state.list.search {
+        let cursor = if state.list.searching { "▏" } else { "" };
+        heading.push_str(&format!(" · /{}{cursor}", clean(q)));
+    }
+    let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    frame.render_widget(Line::styled(heading, Style::new().bold()), head);
+    if rows.is_empty() {
+        let text = if state.sessions.is_empty() {
+            "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
+        } else {
+            "No session matches. Esc clears the search and filter."
+        };
+        frame.render_widget(Paragraph::new(text).style(DIM), body);
+        return;
+    }
+    let (list, detail) = split(body);
+    // Only the visible rows are built, so a thousand sessions cost what a screenful does.
+    let visible = usize::from(list.height.saturating_sub(1)).max(1);
+    let offset = state.list.selected.saturating_sub(visible - 1);
+    let shown: Vec<_> = rows.iter().enumerate().skip(offset).take(visible).collect();
+    let titles: Vec<(Vec<Span>, String)> = shown
+        .iter()
+        .map(|(_, row)| {
+            let title = title_of(row.session);
+            let title = match row.depth {
+                0 => title,
+                d => format!("{}└ {title}", "  ".repeat(d - 1)),
+            };
+            (modes_of(row.session, state.now), title)
+        })
+        .collect();
+    let dirs: Vec<String> = shown
+        .iter()
+        .map(|(_, row)| clean(row.session.working_dir.as_deref().unwrap_or("")).into_owned())
+        .collect();
+    let models: Vec<String> = shown.iter().map(|(_, row)| model_of(row.session)).collect();
+    let title_want = titles
+        .iter()
+        .map(|(modes, t)| modes.iter().map(Span::width).sum::<usize>() + t.width())
+        .fold(SESSION_COLUMNS[2].width(), usize::max);
+    let short_dirs: Vec<String> = dirs.iter().map(|d| short_dir(d, home(), DIR_MAX)).collect();
+    // In the order of SESSION_COLUMNS.
+    let columns = [
+        Column::fixed(2),
+        Column::fixed(13),
+        Column {
+            fill: true,
+            ..Column::flexible(20, title_want)
+        },
+        Column::flexible(
+            16,
+            widest(
+                SESSION_COLUMNS[3],
+                short_dirs.iter().map(String::as_str),
+                DIR_MAX,
+            ),
+        ),
+        Column::fixed(4),
+        Column::flexible(
+            8,
+            widest(
+                SESSION_COLUMNS[5],
+                models.iter().map(String::as_str),
+                MODEL_MAX,
+            ),
+        ),
+        Column::fixed(6),
+        Column::fixed(5),
+        Column::fixed(4),
+    ];
+    let widths = fit(&columns, &[0, 1, 8, 2, 3], &[4, 5, 6, 7], list.width);
+    let table_rows = shown
+        .iter()
+        .zip(titles)
+        .zip(dirs.iter().zip(&models))
+        .map(|(((i, row), (modes, title)), (dir, model))| {
+            let s = row.session;
+            let marker = match (row.depth, row.chain, row.expanded) {
+                (0, 1, _) | (1.., _, _) => "  ".to_owned(),
+                (0, n, false) => format!("▸{n}"),
+                (0, n, true) => format!("▾{n}"),
+            };
+            let room =
+                usize::from(widths[2]).saturating_sub(modes.iter().map(Span::width).sum::<usize>());
+            let mut title_spans = modes;
+            title_spans.push(Span::raw(ellipsize(&title, room)));
+            let pending = state.pending_of(&s.id);
+            let cost = s.cost_usd.or(s.result.as_ref().map(|r| r.total_cost_usd));
+            let turns = s.result.as_ref().map(|r| r.num_turns.to_string());
+            let cells = vec![
+                Line::from(marker),
+                Line::from(status_span(s, state.frame)),
+                Line::from(title_spans),
+                Line::from(short_dir(dir, home(), usize::from(widths[3]))),
+                Line::from(age(state.now, &s.last_activity_at)),
+                Line::from(ellipsize(model, usize::from(widths[5]))),
+                Line::from(cost.map_or(String::new(), |c| format!("${c:.2}"))),
+                Line::from(turns.unwrap_or_default()),
+                if pending > 0 {
+                    Line::styled(format!("⚑{pending}"), Style::new().fg(Color::Yellow).bold())
+                } else {
+                    Line::default()
+                },
+            ];
+            let style = if *i == state.list.selected {
+                SELECTED
+            } else {
+                Style::new()
+            };
+            (cells, style)
+        })
+        .collect();
+    frame.render_widget(table(&widths, &SESSION_COLUMNS, table_rows), list);
+    if let (Some(area), Some(row)) = (detail, rows.get(state.list.selected)) {
+        pane(frame, area, session_preview(state, row.session));
+    }
+}
+
+pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
+    if state.approvals.is_empty() {
+        let text = "No pending approvals. New ones appear here (and ring the bell) as agents ask.";
+        frame.render_widget(Paragraph::new(text).style(DIM), area);
+        return;
+    }
+    let (list, detail) = match split(area) {
+        (list, Some(pane)) => (list, pane),
+        (area, None) => {
+            let list_rows = (state.approvals.len() as u16 + 1)
+                .min(area.height / 3)
+                .max(2);
+            let [list, detail] =
+                Layout::vertical([Constraint::Length(list_rows), Constraint::Min(0)]).areas(area);
+            (list, detail)
+        }
+    };
+    let visible = usize::from(list.height.saturating_sub(1)).max(1);
+    let offset = state.approval_selected.saturating_sub(visible - 1);
+    let shown: Vec<(usize, &Approval)> = state
+        .approvals
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(visible)
+        .collect();
+    // What, input, session title and directory of each shown approval.
+    let texts: Vec<[String; 4]> = shown
+        .iter()
+        .map(|(_, a)| {
+            let session = state.sessions.iter().find(|s| s.id == a.session_id);
+            let dir = session.and_then(|s| s.working_dir.as_deref()).unwrap_or("");
+            [
+                what(a),
+                summary(a),
+                session.map_or_else(|| a.session_id.clone(), title_of),
+                clean(dir).into_owned(),
+            ]
+        })
+        .collect();
+    let want = |k: usize, max: usize| {
+        widest(
+            APPROVAL_COLUMNS[k + 1],
+            texts.iter().map(|t| t[k].as_str()),
+            max,
+        )
+    };
+    let short_dirs: Vec<String> = texts
+        .iter()
+        .map(|t| short_dir(&t[3], home(), DIR_MAX))
+        .collect();
+    // In the order of APPROVAL_COLUMNS.
+    let columns = [
+        Column::fixed(4),
+        Column::flexible(8, want(0, TOOL_MAX)),
+        Column {
+            fill: true,
+            ..Column::flexible(20, want(1, usize::MAX))
+        },
+        Column::flexible(12, want(2, SESSION_MAX)),
+        Column::flexible(
+            12,
+            widest(
+                APPROVAL_COLUMNS[4],
+                short_dirs.iter().map(String::as_str),
+                DIR_MAX,
+            ),
+        ),
+    ];
+    let widths = fit(&columns, &[0, 1, 2], &[3, 4], list.width);
+    let rows = shown
+        .iter()
+        .zip(&texts)
+        .map(|((i, a), [what, input, session, dir])| {
+            let cells = vec![
+                Line::from(age(state.now, &a.requested_at)),
+                Line::from(ellipsize(what, usize::from(widths[1]))),
+                Line::from(ellipsize(input, usize::from(widths[2]))),
+                Line::from(ellipsize(session, usize::from(widths[3]))),
+                Line::from(short_dir(dir, home(), usize::from(widths[4]))),
+            ];
+            let style = if *i == state.approval_selected {
+                SELECTED
+            } else {
+                Style::new()
+            };
+            (cells, style)
+        })
+        .collect();
+    frame.render_widget(table(&widths, &APPROVAL_COLUMNS, rows), list);
+    if let Some(a) = state.approvals.get(state.approval_selected) {
+        let lines = approval_detail(state, a);
+        if detail.x > list.x {
+            pane(frame, detail, lines);
+        } else {
+            let block = Block::new().borders(Borders::TOP);
+            let text = Paragraph::new(lines)
+                .block(block)
+                .wrap(Wrap { trim: false });
+            frame.render_widget(text, detail);
+        }
+    }
+}
+
+/// The tool an approval gates, or "question".
+pub fn what(a: &Approval) -> String {
+    match a.kind {
+        ApprovalType::HumanContact => "question".into(),
+        ApprovalType::FunctionCall => first_line(a.function_name.as_deref().unwrap_or("tool")),
+        _ => first_line(a.kind.as_str()),
+    }
+}
+
+/// One line of an approval's input: the command, the path, or compact JSON.
+pub fn summary(a: &Approval) -> String {
+    if a.kind == ApprovalType::HumanContact {
+        return first_line(a.message.as_deref().unwrap_or(""));
+    }
+    let args = a.function_args.as_ref();
+    let field = |k: &str| args.and_then(|v| v.get(k)).and_then(|v| v.as_str());
+    let text = field("command")
+        .or(field("file_path"))
+        .or(field("pattern"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| args.map(|v| v.to_string()).unwrap_or_default());
+    first_line(&text)
+}

@@ -1,0 +1,321 @@
+//! What the dashboard shows of what the daemon stores: an API retry's text, how an approval
+//! ended and its comment, events that stream in while a conversation loads, a selection that
+//! stays on its session as the list reorders, messages beside
+//! the key hints, the deny box's hint while one types, and the lists' columns by priority,
+//! with a detail pane on a wide terminal.
+
+use crossterm::event::KeyCode;
+use hld_client::protocol::{Approval, Event, SessionInfo};
+use hld_tui::app::{update, Msg, Screen, State};
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+use serde_json::json;
+
+use super::fixtures::*;
+
+/// A decided approval as `getApproval` returns it.
+fn decided(id: &str, status: &str, comment: &str) -> Approval {
+    serde_json::from_value(json!({
+        "id": id, "call_id": id, "run_id": "run-s-done", "session_id": "s-done",
+        "type": "function_call", "status": status, "function_name": "Bash",
+        "function_args": {"command": "git push"}, "tool_use_id": format!("tool-{id}"),
+        "requested_at": ago(50), "comment": comment,
+    }))
+    .unwrap()
+}
+
+/// The finished chain's conversation opened (its newest session, `s-child`, continues
+/// `s-done`): an API retry, then two Bash calls, one denied
+/// and one whose approval ended with the session, with the approvals `getApproval` gave.
+fn finished_conversation(width: u16, height: u16) -> State {
+    let mut state = loaded(width, height);
+    keys(&mut state, "jj");
+    update(&mut state, key(KeyCode::Enter));
+    let call = |id: i64, approval: &str, status: &str| {
+        event(
+            id,
+            "s-done",
+            json!({"event_type": "tool_call", "role": "assistant", "tool_name": "Bash",
+                "tool_id": format!("tool-{approval}"), "tool_input_json": r#"{"command":"git push"}"#,
+                "approval_status": status, "approval_id": approval}),
+        )
+    };
+    let events = vec![
+        event(
+            1,
+            "s-done",
+            json!({"event_type": "system", "role": "system", "subtype": "api_retry",
+                "is_error": true,
+                "content": "API error 529 (overloaded), retrying (1/3) in 0.6 s"}),
+        ),
+        call(2, "a8", "denied"),
+        call(3, "a9", "resolved"),
+    ];
+    update(
+        &mut state,
+        Msg::Conversation {
+            session_id: "s-child".into(),
+            events,
+            approvals: vec![
+                decided("a8", "denied", "not on main"),
+                decided("a9", "resolved", "the session ended before a decision"),
+            ],
+        },
+    );
+    state
+}
+
+#[test]
+fn an_api_retry_shows_the_error_the_attempt_and_the_delay() {
+    let state = finished_conversation(100, 30);
+    let shown = screen(&state, true);
+    assert!(
+        shown.contains("· API error 529 (overloaded), retrying (1/3) in 0.6 s"),
+        "{shown}"
+    );
+    assert!(!shown.contains("api_retry"), "{shown}");
+}
+
+/// The foreground colour of the first cell of `text` on screen.
+fn colour_of(state: &State, text: &str) -> Color {
+    let mut terminal = Terminal::new(TestBackend::new(state.width, state.height)).unwrap();
+    terminal
+        .draw(|f| hld_tui::view::draw(state, f, true))
+        .unwrap();
+    let shown = screen(state, true);
+    let (row, line) = shown
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.contains(text))
+        .unwrap_or_else(|| panic!("{text} not shown:\n{shown}"));
+    let column = line[..line.find(text).unwrap()].chars().count();
+    terminal.backend().buffer()[(column as u16, row as u16)].fg
+}
+
+#[test]
+fn an_approval_that_ended_with_its_session_says_so_with_the_stored_comment() {
+    let state = finished_conversation(100, 30);
+    let shown = screen(&state, true);
+    assert!(
+        shown.contains("ended with its session: the session ended before a decision"),
+        "{shown}"
+    );
+    assert!(!shown.contains("resolved elsewhere"), "{shown}");
+    assert_ne!(colour_of(&state, "ended with its session"), Color::Green);
+    // A denial's comment, which only the approval holds, shows too.
+    assert!(shown.contains("✗ denied: not on main"), "{shown}");
+}
+
+#[test]
+fn a_message_is_shown_beside_the_key_hints() {
+    let mut state = loaded(120, 30);
+    keys(&mut state, "2a");
+    let footer = screen(&state, true).lines().last().unwrap().to_owned();
+    assert!(footer.contains("approved Bash"), "{footer}");
+    assert!(footer.contains("j/k move"), "{footer}");
+}
+
+#[test]
+fn the_deny_box_keeps_its_hint_while_one_types() {
+    let mut state = loaded(100, 30);
+    keys(&mut state, "2d");
+    let before = screen(&state, true);
+    assert!(before.contains("Why not? Optional"), "{before}");
+    keys(&mut state, "use the staging branch");
+    let after = screen(&state, true);
+    assert!(after.contains("use the staging branch"), "{after}");
+    assert!(after.contains("Why not? Optional"), "{after}");
+    assert!(after.contains("Enter denies"), "{after}");
+}
+
+/// Sessions in two repositories, one on a model with a long id.
+fn two_repositories(width: u16, height: u16) -> State {
+    let mut state = loaded(width, height);
+    let sessions: Vec<SessionInfo> = vec![
+        session(
+            "s-a",
+            "running",
+            "Refactor the parser into modules",
+            5,
+            json!({"working_dir": "/srv/work/alpha-service", "model": "claude-opus-4-8[1m]"}),
+        ),
+        session(
+            "s-b",
+            "running",
+            "Refactor the parser into modules",
+            9,
+            json!({"working_dir": "/srv/work/beta-service"}),
+        ),
+    ];
+    update(&mut state, Msg::Sessions(sessions));
+    state
+}
+
+#[test]
+fn the_model_is_cut_with_an_ellipsis_and_shown_whole_when_there_is_room() {
+    for width in 60..=160 {
+        let shown = screen(&two_repositories(width, 12), true);
+        for model in shown
+            .split_whitespace()
+            .filter(|w| w.starts_with("opus-4-8"))
+        {
+            assert!(
+                model == "opus-4-8[1m]" || model.ends_with('…'),
+                "{model} at {width} columns:\n{shown}"
+            );
+        }
+    }
+    let shown = screen(&two_repositories(120, 12), true);
+    assert!(shown.contains("opus-4-8[1m]"), "{shown}");
+}
+
+#[test]
+fn the_title_and_directory_win_at_narrow_widths() {
+    for width in [60, 80, 100, 120] {
+        let shown = screen(&two_repositories(width, 12), true);
+        assert!(shown.contains("DIRECTORY"), "{width}:\n{shown}");
+        // Agents in two repositories are told apart, and their titles stay readable.
+        assert!(shown.contains("alpha-service"), "{width}:\n{shown}");
+        assert!(shown.contains("beta-service"), "{width}:\n{shown}");
+        assert!(shown.contains("Refactor the parser"), "{width}:\n{shown}");
+    }
+}
+
+#[test]
+fn a_wide_terminal_shows_the_selected_session_beside_the_list() {
+    let mut state = loaded(160, 30);
+    keys(&mut state, "jj");
+    let shown = screen(&state, true);
+    insta::assert_snapshot!("wide_sessions_160x30", shown);
+    // The list and the pane share lines: the selected session's title is beside the header.
+    let header = shown.lines().nth(2).unwrap();
+    assert!(header.contains("STATUS"), "{shown}");
+    assert!(header.contains("And add a section on install"), "{shown}");
+    assert!(shown.contains("Query"), "{shown}");
+    // Another selection, another pane: the waiting session's approval, and what it did last
+    // as it streamed (which moves it to the top).
+    let said = event(
+        7,
+        "s-wait",
+        json!({"event_type": "message", "role": "assistant",
+            "content": "The port is taken: I will use port 0.\nMore later."}),
+    );
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(said),
+        }),
+    );
+    keys(&mut state, "gg");
+    let shown = screen(&state, true);
+    assert!(shown.contains("Waiting for you"), "{shown}");
+    assert!(shown.contains("cargo test -p net"), "{shown}");
+    assert!(shown.contains("Latest"), "{shown}");
+    assert!(
+        shown.contains("The port is taken: I will use port 0."),
+        "{shown}"
+    );
+    assert!(!shown.contains("More later"), "{shown}");
+}
+
+#[test]
+fn a_wide_terminal_shows_the_selected_approval_beside_the_list() {
+    let mut state = loaded(160, 30);
+    keys(&mut state, "2");
+    assert_eq!(state.screen, Screen::Approvals);
+    let shown = screen(&state, true);
+    insta::assert_snapshot!("wide_approvals_160x30", shown);
+    // The call's detail starts on the list's first lines, not below the list.
+    let at = shown
+        .lines()
+        .position(|l| l.contains("$ cargo test -p net"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(at <= 3, "{shown}");
+}
+
+#[test]
+fn events_streamed_while_a_conversation_loads_are_kept() {
+    let mut state = loaded(100, 30);
+    keys(&mut state, "j");
+    update(&mut state, key(KeyCode::Enter));
+    // The daemon read the conversation (empty) before the agent's first words, which arrive
+    // ahead of the load's answer.
+    let said = |id: i64, text: &str| {
+        let fields = json!({"event_type": "message", "role": "assistant", "content": text});
+        timed(Event::ConversationUpdated {
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(id, "s-wait", fields)),
+        })
+    };
+    update(&mut state, said(1, "I'll create that file for you."));
+    let answer = |events| Msg::Conversation {
+        session_id: "s-wait".into(),
+        events,
+        approvals: Vec::new(),
+    };
+    update(&mut state, answer(Vec::new()));
+    let shown = screen(&state, true);
+    assert!(shown.contains("I'll create that file for you."), "{shown}");
+
+    // After a reconnect too: what streams in before the reload's answer stays, what the answer
+    // holds replaces what was shown.
+    update(&mut state, Msg::Connected);
+    update(&mut state, said(2, "Done."));
+    let stored = event(
+        1,
+        "s-wait",
+        json!({"event_type": "message", "role": "assistant", "content": "I'll create it."}),
+    );
+    update(&mut state, answer(vec![stored]));
+    let shown = screen(&state, true);
+    assert!(shown.contains("I'll create it."), "{shown}");
+    assert!(shown.contains("Done."), "{shown}");
+    assert!(!shown.contains("I'll create that file"), "{shown}");
+}
+
+#[test]
+fn the_selection_stays_on_its_session_when_another_one_moves_up() {
+    let mut state = loaded(160, 30);
+    keys(&mut state, "jjj");
+    let header = |state: &State| screen(state, true).lines().nth(2).unwrap().to_owned();
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        header(&state)
+    );
+    // The failed session, below it, streams: it goes to the top, the selection stays.
+    let fields = json!({"event_type": "message", "role": "assistant", "content": "Retrying"});
+    update(
+        &mut state,
+        timed(Event::ConversationUpdated {
+            session_id: "s-fail".into(),
+            run_id: "run-s-fail".into(),
+            claude_session_id: "c".into(),
+            event: Box::new(event(9, "s-fail", fields)),
+        }),
+    );
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        screen(&state, true)
+    );
+    // A reloaded list in another order too.
+    let mut reordered = sessions();
+    reordered[4].last_activity_at = ago(0);
+    update(&mut state, Msg::Sessions(reordered));
+    assert!(
+        header(&state).contains("│ Explore the codebase"),
+        "{}",
+        screen(&state, true)
+    );
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [hld_tui::app::Command::LoadConversation("s-int".into())]
+    );
+}
