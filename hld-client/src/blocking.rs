@@ -88,6 +88,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Client, Error> {
         let path = path.as_ref().to_path_buf();
+        crate::trust::check_socket(&path)?;
         let stream = UnixStream::connect(&path).map_err(|e| Error::connecting(&path, e))?;
         stream.set_write_timeout(Some(timeout))?;
         Ok(Client {

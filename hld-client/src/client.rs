@@ -111,6 +111,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Client, Error> {
         let path = path.as_ref().to_path_buf();
+        crate::trust::check_socket(&path)?;
         let stream = UnixStream::connect(&path)
             .await
             .map_err(|e| Error::connecting(&path, e))?;

@@ -91,6 +91,7 @@ pub async fn run(socket: &Path) -> Result<Ended, String> {
 
 /// A connection to the daemon at `socket`, started if none answers.
 async fn connect(socket: &Path) -> Result<UnixStream, String> {
+    hld_client::trust::check_socket(socket).map_err(|e| e.to_string())?;
     if let Ok(stream) = UnixStream::connect(socket).await {
         return Ok(stream);
     }
