@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use hld_client::config::{
-    config_file, config_file_path, config_file_value, expand_tilde, humanlayer_dir, resolve_socket_path,
+    config_file, config_file_path, config_file_value, expand_tilde, humanlayer_dir,
+    resolve_socket_path,
 };
 use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 

@@ -129,9 +129,7 @@ fn serve_stdio(socket: &std::path::Path) -> ExitCode {
 fn warn_of_a_local_config_file() {
     let local = std::path::Path::new("humanlayer.json");
     let read = hld_client::config::config_file_path();
-    let same = |a: &std::path::Path, b: &std::path::Path| {
-        matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
-    };
+    let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
     if local.exists() && !same(local, &read) {
         tracing::warn!(
             read = %read.display(),

@@ -32,5 +32,6 @@ mod security;
 mod sessions;
 mod stdio;
 mod subscribe;
+mod trust;
 mod tui;
 mod websocket;
