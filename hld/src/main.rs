@@ -35,10 +35,10 @@ fn main() -> ExitCode {
         return serve_stdio(&config.socket);
     }
     tracing::info!(
-        version = hld::handlers::VERSION,
+        version = %hld::handlers::VERSION,
         pid = std::process::id(),
         level = %config.log_level.to_ascii_lowercase(),
-        sink,
+        %sink,
         "hld starting"
     );
     warn_of_a_local_config_file();
@@ -170,6 +170,6 @@ async fn watch_signals(shutdown: CancellationToken) {
         _ = term.recv() => "SIGTERM",
         _ = hup.recv() => "SIGHUP",
     };
-    tracing::info!(signal = name, "received {name}, shutting down gracefully");
+    tracing::info!(signal = %name, "received {name}, shutting down gracefully");
     shutdown.cancel();
 }

@@ -36,7 +36,7 @@ async fn announce(daemon: Arc<Daemon>) {
     match (&claude.path, claude.available) {
         (Some(path), true) => {
             let version = claude.version.as_deref().unwrap_or("unknown version");
-            tracing::info!(path = %path, version, "claude CLI found");
+            tracing::info!(path = %path, %version, "claude CLI found");
         }
         _ => tracing::warn!(
             "claude CLI not found: sessions cannot start until it is installed \
@@ -162,7 +162,7 @@ pub async fn run(
         socket = %daemon.config.socket.display(),
         database = %daemon.config.database.display(),
         log = %daemon.config.log_file.as_deref().map_or("stderr".into(), |f| f.display().to_string()),
-        version = crate::handlers::VERSION,
+        version = %crate::handlers::VERSION,
         pid = std::process::id(),
         "daemon started"
     );

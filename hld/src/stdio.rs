@@ -127,7 +127,7 @@ async fn hand_over(stream: UnixStream, signals: &mut Signals) -> Result<Option<E
         Ok(Some(line)) if line == pipes::TAKEN => {}
         Ok(Some(line)) => {
             let reason = line.strip_prefix(pipes::REFUSED).unwrap_or(&line).trim();
-            tracing::info!(reason, "the daemon refused stdio; relaying");
+            tracing::info!(%reason, "the daemon refused stdio; relaying");
             return Ok(None);
         }
         Ok(None) | Err(_) => return Ok(Some(Ended::DaemonGone)),
