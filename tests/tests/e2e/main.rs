@@ -24,6 +24,7 @@ mod hlyr_control;
 mod hlyr_follow;
 mod limits;
 mod logging;
+mod newcomer;
 mod real_claude;
 mod rpc;
 mod schema;
