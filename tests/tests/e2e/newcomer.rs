@@ -141,3 +141,32 @@ fn the_stand_in_chosen_by_humanlayer_claude_path_runs_sessions_hlyr_shows() {
     run.assert_code(0);
     assert!(run.stdout.contains("completed"), "{}", run.stdout);
 }
+
+#[test]
+fn the_readme_lists_every_scenario_of_the_stand_in() {
+    let out = Command::new(fake_claude())
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--print",
+            "--",
+            "hi",
+        ])
+        .env("FAKE_CLAUDE_SCENARIO", "no-such-scenario")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let known = stderr
+        .split("(known: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    for name in known.split(", ") {
+        assert!(
+            readme.contains(&format!("| `{name}` ")),
+            "scenario {name} is not in the README's table"
+        );
+    }
+}
