@@ -380,6 +380,12 @@ impl Config {
             Some(p) => Some(p),
             None => config_file_value("claude_path")?.map(|file| expand_tilde(&file)),
         };
+        // Sessions run in their own working directories: a relative path (as in
+        // `--claude-path target/release/fake-claude`) means one from here.
+        let claude_path = claude_path
+            .map(|p| std::path::absolute(&p))
+            .transpose()
+            .map_err(|e| format!("--claude-path: {e}"))?;
         let api_key = match args.api_key.filter(|k| !k.is_empty()) {
             Some(key) => Some(key),
             None => config_file_value("api_key")?.map(ApiKey::new),

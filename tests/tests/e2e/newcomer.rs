@@ -131,9 +131,13 @@ fn without_claude_the_first_lines_offer_the_scripted_stand_in() {
 }
 
 #[test]
-fn the_stand_in_chosen_by_humanlayer_claude_path_runs_sessions_hlyr_shows() {
-    let d = TestDaemon::start_with(
-        DaemonOptions::default().env("HUMANLAYER_CLAUDE_PATH", fake_claude().to_str().unwrap()),
+fn the_stand_in_chosen_by_a_relative_humanlayer_claude_path_runs_sessions_hlyr_shows() {
+    // As the README says it, from the workspace root: a path relative to it, while the
+    // session runs in a directory of its own.
+    let fake = fake_claude();
+    let relative = fake.strip_prefix(workspace_root()).unwrap();
+    let d = started_from_the_root(
+        DaemonOptions::default().env("HUMANLAYER_CLAUDE_PATH", relative.to_str().unwrap()),
     );
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.args(["launch", "scenario:plain say hello"]);
