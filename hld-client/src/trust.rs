@@ -7,9 +7,8 @@
 //! as this user or read and answer this user's approvals. So each is checked before use, and
 //! refused with what is wrong and how to fix it.
 
-use std::io;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Group and other write bits.
 const OTHERS_WRITE: u32 = 0o022;
@@ -17,12 +16,6 @@ const OTHERS_WRITE: u32 = 0o022;
 /// The effective uid of this process.
 fn me() -> u32 {
     nix::unistd::geteuid().as_raw()
-}
-
-/// `path` with links resolved, so that the directory checked is the one holding the file.
-fn resolved(path: &Path) -> io::Result<PathBuf> {
-    std::fs::canonicalize(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// What is wrong with `meta` (the metadata of `path`, a `noun`) and how to fix it, if it is
@@ -57,7 +50,9 @@ fn problem(
 /// user or root and that no one else can write either. The error says what is wrong and how
 /// to fix it.
 pub fn check_config_file(path: &Path) -> Result<(), String> {
-    let real = resolved(path).map_err(|e| format!("cannot read config file {e}"))?;
+    // Links resolved, so that the directory checked is the one holding the file.
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
     let dir = real.parent().unwrap_or(Path::new("/"));
     let checks = [
         ("it".to_owned(), real.as_path(), "file"),
