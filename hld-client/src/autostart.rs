@@ -77,6 +77,9 @@ pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
         message,
         log: log.map(Path::to_owned),
     };
+    // A socket that is someone else's is not replaced by starting another daemon: it is
+    // refused, with why.
+    crate::trust::check_socket(socket).map_err(|e| fail(e.to_string(), None))?;
     let log = log_path(socket);
     if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
         DirBuilder::new()

@@ -24,7 +24,7 @@ fn is_executable(path: &Path) -> bool {
 
 /// The first executable `name` in the directories of `path_var` (a `PATH`-style list).
 /// Empty entries are skipped rather than taken as the current directory.
-fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
+pub fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
     std::env::split_paths(path_var)
         .filter(|dir| !dir.as_os_str().is_empty())
         .map(|dir| dir.join(name))

@@ -58,7 +58,8 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// Connects to the daemon at `path`. A socket nobody answers on is
-    /// [`Error::DaemonNotRunning`].
+    /// [`Error::DaemonNotRunning`]; one that is not the user's own (another user's, or in a
+    /// directory others can write) is [`Error::UntrustedSocket`], before anything is sent.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), hld_client::Error> {
@@ -111,6 +112,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Client, Error> {
         let path = path.as_ref().to_path_buf();
+        crate::trust::check_socket(&path)?;
         let stream = UnixStream::connect(&path)
             .await
             .map_err(|e| Error::connecting(&path, e))?;

@@ -21,39 +21,48 @@ pub fn humanlayer_dir() -> PathBuf {
     expand_tilde("~/.humanlayer")
 }
 
-/// The `humanlayer.json` files consulted, first existing one wins:
-/// `./humanlayer.json`, then `$XDG_CONFIG_HOME/humanlayer/humanlayer.json`
-/// (or `~/.config/humanlayer/humanlayer.json`).
-pub fn config_file_candidates() -> Vec<PathBuf> {
+/// The one `humanlayer.json` read: `$XDG_CONFIG_HOME/humanlayer/humanlayer.json` (or
+/// `~/.config/humanlayer/humanlayer.json`). A file in the current directory is not read: the
+/// directory a command happens to run in (a cloned repository, a shared directory) is not the
+/// user's choice of settings, and the file names programs to run as the user.
+pub fn config_file_path() -> PathBuf {
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| expand_tilde("~/.config"));
-    vec![
-        PathBuf::from("humanlayer.json"),
-        xdg.join("humanlayer").join("humanlayer.json"),
-    ]
+    xdg.join("humanlayer").join("humanlayer.json")
 }
 
-/// Reads a string key from the first `humanlayer.json` that exists. A malformed file is an
-/// error; a missing one is not.
-pub fn config_file_value(key: &str) -> Result<Option<String>, String> {
-    let Some(path) = config_file_candidates().into_iter().find(|p| p.is_file()) else {
+/// The contents of `humanlayer.json`, `None` when there is none. A file that someone else
+/// could have written ([`crate::trust::check_config_file`]) or that is not JSON is an error
+/// saying why.
+pub fn config_file() -> Result<Option<serde_json::Value>, String> {
+    let path = config_file_path();
+    if !path.exists() {
         return Ok(None);
-    };
-    read_config_key(&path, key)
+    }
+    read_config(&path).map(Some)
 }
 
-fn read_config_key(path: &Path, key: &str) -> Result<Option<String>, String> {
+/// Reads a string key from `humanlayer.json`; see [`config_file`].
+pub fn config_file_value(key: &str) -> Result<Option<String>, String> {
+    Ok(config_file()?.and_then(|value| string_key(&value, key)))
+}
+
+fn read_config(path: &Path) -> Result<serde_json::Value, String> {
+    crate::trust::check_config_file(path)?;
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("malformed config file {}: {e}", path.display()))?;
-    Ok(value
+    serde_json::from_str(&text)
+        .map_err(|e| format!("malformed config file {}: {e}", path.display()))
+}
+
+fn string_key(value: &serde_json::Value, key: &str) -> Option<String> {
+    value
         .get(key)
         .and_then(|v| v.as_str())
         .filter(|s| !s.is_empty())
-        .map(str::to_owned))
+        .map(str::to_owned)
 }
 
 /// Resolves the socket path: the explicit value (a flag), then `HUMANLAYER_DAEMON_SOCKET`,
@@ -103,13 +112,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let good = dir.join("good.json");
         std::fs::write(&good, r#"{"daemon_socket":"/tmp/from-file.sock"}"#).unwrap();
+        let value = read_config(&good).unwrap();
         assert_eq!(
-            read_config_key(&good, "daemon_socket").unwrap().as_deref(),
+            string_key(&value, "daemon_socket").as_deref(),
             Some("/tmp/from-file.sock")
         );
         let bad = dir.join("bad.json");
         std::fs::write(&bad, "{not json").unwrap();
-        assert!(read_config_key(&bad, "daemon_socket").is_err());
+        assert!(read_config(&bad).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -15,6 +15,15 @@ pub enum Error {
         /// The socket path tried.
         socket: PathBuf,
     },
+    /// The socket is not this user's own daemon's: it, or its directory, belongs to someone
+    /// else or others can write it ([`crate::trust::check_socket`]). Nothing was sent.
+    #[error("refusing to talk to {}: {problem}, so it may not be your daemon", socket.display())]
+    UntrustedSocket {
+        /// The socket path.
+        socket: PathBuf,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// The daemon answered with a JSON-RPC error.
     #[error("{0}")]
     Rpc(ErrorObject),

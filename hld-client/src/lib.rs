@@ -35,6 +35,7 @@ mod error;
 pub mod follow;
 pub mod protocol;
 mod subscription;
+pub mod trust;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;

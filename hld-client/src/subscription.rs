@@ -92,6 +92,7 @@ pub async fn subscribe(
 }
 
 async fn open(path: &Path, params: &SubscribeParams) -> Result<(String, Lines), Error> {
+    crate::trust::check_socket(path)?;
     let mut stream = UnixStream::connect(path)
         .await
         .map_err(|e| Error::connecting(path, e))?;

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use hld_client::config::{
-    config_file_candidates, config_file_value, expand_tilde, humanlayer_dir, resolve_socket_path,
+    config_file, config_file_path, config_file_value, expand_tilde, humanlayer_dir,
+    resolve_socket_path,
 };
 use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 
@@ -25,21 +26,22 @@ use crate::transport::websocket::handshake::WsToken;
     after_help = "Resolution order:\n  \
       socket:   --socket, $HUMANLAYER_DAEMON_SOCKET, daemon_socket in humanlayer.json, ~/.humanlayer/daemon.sock\n  \
       database: --database, $HUMANLAYER_DATABASE_PATH, database_path in humanlayer.json, ~/.humanlayer/daemon.db\n  \
-      claude:   --claude-path, claude_path in humanlayer.json, $HUMANLAYER_CLAUDE_PATH, then PATH\n  \
+      claude:   --claude-path, $HUMANLAYER_CLAUDE_PATH, claude_path in humanlayer.json, then PATH\n  \
       API key:  --api-key, $HUMANLAYER_API_KEY, api_key in humanlayer.json (enables cloud approvals)\n  \
       API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n  \
       WebSocket: --ws, ws_address in humanlayer.json; TLS: --ws-tls-cert/--ws-tls-key, ws_tls_cert/ws_tls_key;\n             \
       origins: --ws-allowed-origin, ws_allowed_origins (an array); token: ws_token in humanlayer.json,\n             \
       else the file daemon.ws-token next to the socket (made 0600 at first start)\n\
-      humanlayer.json is read from ./ or $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/).\n\
+      humanlayer.json is read from $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/), never from ./,\n  \
+      and only if it and its directory are yours (or root's) and no one else can write them.\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."
 )]
 pub struct Args {
     /// Unix socket to serve JSON-RPC on.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, env = "HUMANLAYER_DAEMON_SOCKET", value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// SQLite database file.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, env = "HUMANLAYER_DATABASE_PATH", value_name = "PATH")]
     pub database: Option<PathBuf>,
     /// Log level: debug, info, warn or error.
     #[arg(
@@ -62,8 +64,8 @@ pub struct Args {
     /// to this length, with a marker.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
     pub max_agent_line: usize,
-    /// The `claude` executable.
-    #[arg(long, value_name = "PATH")]
+    /// The `claude` executable (the scripted stand-in `fake-claude` to try hld without it).
+    #[arg(long, env = "HUMANLAYER_CLAUDE_PATH", value_name = "PATH")]
     pub claude_path: Option<PathBuf>,
     /// Milliseconds between subscription heartbeats when no event is sent.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
@@ -309,20 +311,17 @@ impl WsConfig {
     }
 }
 
-/// An array of strings under `key` in the first `humanlayer.json` that exists (empty if
-/// absent). A malformed file, or a value that is not an array of strings, is an error.
+/// An array of strings under `key` in `humanlayer.json` (empty if absent). A file that is
+/// refused or malformed, or a value that is not an array of strings, is an error.
 fn config_file_list(key: &str) -> Result<Vec<String>, String> {
-    let Some(path) = config_file_candidates().into_iter().find(|p| p.is_file()) else {
-        return Ok(Vec::new());
-    };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("malformed config file {}: {e}", path.display()))?;
-    match value.get(key) {
+    match config_file()?.as_ref().and_then(|value| value.get(key)) {
         None | Some(serde_json::Value::Null) => Ok(Vec::new()),
-        Some(list) => serde_json::from_value(list.clone())
-            .map_err(|_| format!("{key} in {} must be an array of strings", path.display())),
+        Some(list) => serde_json::from_value(list.clone()).map_err(|_| {
+            format!(
+                "{key} in {} must be an array of strings",
+                config_file_path().display()
+            )
+        }),
     }
 }
 
@@ -372,24 +371,21 @@ impl Config {
         let websocket = WsConfig::resolve(&args)?;
         let database = match args.database {
             Some(p) => expand_tilde(&p.to_string_lossy()),
-            None => match std::env::var("HUMANLAYER_DATABASE_PATH")
-                .ok()
-                .filter(|v| !v.is_empty())
-            {
-                Some(env) => expand_tilde(&env),
-                None => match config_file_value("database_path")? {
-                    Some(file) => expand_tilde(&file),
-                    None => humanlayer_dir().join("daemon.db"),
-                },
+            None => match config_file_value("database_path")? {
+                Some(file) => expand_tilde(&file),
+                None => humanlayer_dir().join("daemon.db"),
             },
         };
         let claude_path = match args.claude_path {
             Some(p) => Some(p),
-            None => match config_file_value("claude_path")? {
-                Some(file) => Some(expand_tilde(&file)),
-                None => hld_client::claude_path::from_env(),
-            },
+            None => config_file_value("claude_path")?.map(|file| expand_tilde(&file)),
         };
+        // Sessions run in their own working directories: a relative path (as in
+        // `--claude-path target/release/fake-claude`) means one from here.
+        let claude_path = claude_path
+            .map(|p| std::path::absolute(&p))
+            .transpose()
+            .map_err(|e| format!("--claude-path: {e}"))?;
         let api_key = match args.api_key.filter(|k| !k.is_empty()) {
             Some(key) => Some(key),
             None => config_file_value("api_key")?.map(ApiKey::new),

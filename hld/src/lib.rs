@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod bus;
 pub mod claude;
+pub mod clients;
 pub mod config;
 pub mod daemon;
 pub mod error;

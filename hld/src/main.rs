@@ -35,12 +35,13 @@ fn main() -> ExitCode {
         return serve_stdio(&config.socket);
     }
     tracing::info!(
-        version = hld::handlers::VERSION,
+        version = %hld::handlers::VERSION,
         pid = std::process::id(),
         level = %config.log_level.to_ascii_lowercase(),
-        sink,
+        %sink,
         "hld starting"
     );
+    warn_of_a_local_config_file();
     raise_open_files_limit();
     // By default one thread serves every connection, so a reply or an event never waits for
     // another thread to wake. Blocking work (SQLite) runs off that thread.
@@ -123,6 +124,22 @@ fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     ExitCode::from(code)
 }
 
+/// Says that a `humanlayer.json` in the current directory is not read, and which file is: the
+/// anchor read one there, and a user moving from it would otherwise wonder why it is ignored.
+fn warn_of_a_local_config_file() {
+    let local = std::path::Path::new("humanlayer.json");
+    let read = hld_client::config::config_file_path();
+    let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+    if local.exists() && !same(local, &read) {
+        tracing::warn!(
+            read = %read.display(),
+            "./humanlayer.json is not read: a file in the current directory may be someone \
+             else's and could name programs to run as you; put your settings in the file named \
+             by `read`"
+        );
+    }
+}
+
 /// Raises the soft limit on open files to the hard limit, as Go's runtime does for the Go
 /// daemon: every connection, subscriber and session pipe holds a descriptor, and the usual
 /// soft limit (1024) would turn clients away at about a thousand subscribers.
@@ -153,6 +170,6 @@ async fn watch_signals(shutdown: CancellationToken) {
         _ = term.recv() => "SIGTERM",
         _ = hup.recv() => "SIGHUP",
     };
-    tracing::info!(signal = name, "received {name}, shutting down gracefully");
+    tracing::info!(signal = %name, "received {name}, shutting down gracefully");
     shutdown.cancel();
 }

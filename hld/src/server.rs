@@ -9,6 +9,7 @@
 //! flush the store → remove the socket.
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::approval;
 use crate::claude;
+use crate::clients;
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
@@ -30,20 +32,32 @@ pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 
 /// Says, once at start-up, what the daemon can do and what to do next: whether `claude` was
 /// found (probing its version now, so that the first `health` does not wait for it), whether
-/// the approvals server can run, and how to launch a session.
+/// the approvals server can run, and how to launch a session, with the client commands as
+/// they run from here ([`clients`]).
 async fn announce(daemon: Arc<Daemon>) {
     let claude = daemon.sessions.tools().await.claude.clone();
-    match (&claude.path, claude.available) {
+    let scripted = match (&claude.path, claude.available) {
         (Some(path), true) => {
             let version = claude.version.as_deref().unwrap_or("unknown version");
-            tracing::info!(path = %path, version, "claude CLI found");
+            tracing::info!(path = %path, %version, "claude CLI found");
+            Path::new(path).file_name() == Some("fake-claude".as_ref())
         }
-        _ => tracing::warn!(
-            "claude CLI not found: sessions cannot start until it is installed \
-             (npm install -g @anthropic-ai/claude-code) or named with --claude-path or \
-             HUMANLAYER_CLAUDE_PATH"
-        ),
-    }
+        _ => {
+            let stand_in = clients::beside("fake-claude").map_or(String::new(), |fake| {
+                format!(
+                    "; or try hld without it, with the scripted stand-in: restart it with \
+                     `--claude-path {}` (see the README)",
+                    fake.display()
+                )
+            });
+            tracing::warn!(
+                "claude CLI not found: sessions cannot start until it is installed \
+                 (npm install -g @anthropic-ai/claude-code) or named with --claude-path or \
+                 HUMANLAYER_CLAUDE_PATH{stand_in}"
+            );
+            false
+        }
+    };
     let approvals = &daemon.config.approvals_command;
     match approvals.problem() {
         Some(problem) => tracing::error!(
@@ -56,9 +70,30 @@ async fn announce(daemon: Arc<Daemon>) {
             if approvals.configured { "the configured command" } else { "hld" }
         ),
     }
+    let query = if scripted {
+        "scenario:tool"
+    } else {
+        "write a haiku"
+    };
+    let watch =
+        clients::command("hld-tui").map_or(String::new(), |tui| format!(", watch it with `{tui}`"));
+    let (hlyr, path) = match (clients::command("hlyr"), clients::path_hint("hlyr")) {
+        (None, _) => (
+            "hlyr".to_owned(),
+            "; build the clients first: cargo build --release --bin hlyr --bin hld-tui".into(),
+        ),
+        (Some(hlyr), Some(dir)) => (
+            hlyr,
+            format!(
+                "; to type just `hlyr`: export PATH=\"{}:$PATH\"",
+                dir.display()
+            ),
+        ),
+        (Some(hlyr), None) => (hlyr, String::new()),
+    };
     tracing::info!(
-        "ready: launch a session with `hlyr launch \"write a haiku\"` (hlyr finds this daemon \
-         at its socket)"
+        "ready: launch a session with `{hlyr} launch \"{query}\"`{watch}; they find this \
+         daemon at its socket{path}"
     );
 }
 
@@ -162,7 +197,7 @@ pub async fn run(
         socket = %daemon.config.socket.display(),
         database = %daemon.config.database.display(),
         log = %daemon.config.log_file.as_deref().map_or("stderr".into(), |f| f.display().to_string()),
-        version = crate::handlers::VERSION,
+        version = %crate::handlers::VERSION,
         pid = std::process::id(),
         "daemon started"
     );

@@ -91,6 +91,7 @@ pub async fn run(socket: &Path) -> Result<Ended, String> {
 
 /// A connection to the daemon at `socket`, started if none answers.
 async fn connect(socket: &Path) -> Result<UnixStream, String> {
+    hld_client::trust::check_socket(socket).map_err(|e| e.to_string())?;
     if let Ok(stream) = UnixStream::connect(socket).await {
         return Ok(stream);
     }
@@ -126,7 +127,7 @@ async fn hand_over(stream: UnixStream, signals: &mut Signals) -> Result<Option<E
         Ok(Some(line)) if line == pipes::TAKEN => {}
         Ok(Some(line)) => {
             let reason = line.strip_prefix(pipes::REFUSED).unwrap_or(&line).trim();
-            tracing::info!(reason, "the daemon refused stdio; relaying");
+            tracing::info!(%reason, "the daemon refused stdio; relaying");
             return Ok(None);
         }
         Ok(None) | Err(_) => return Ok(Some(Ended::DaemonGone)),

@@ -68,6 +68,7 @@ impl Context {
         start: &StartArgs,
     ) -> Result<(Client, Option<Started>), CliError> {
         let socket = self.socket()?;
+        hld_client::trust::check_socket(&socket)?;
         let started = if healthy(&socket).await {
             None
         } else {
@@ -88,6 +89,9 @@ pub fn is_not_running(e: &hld_client::Error) -> bool {
 
 /// The error for a failed connection to `socket`.
 pub fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
+    if matches!(e, hld_client::Error::UntrustedSocket { .. }) {
+        return e.into();
+    }
     let message = if is_not_running(&e) {
         format!(
             "the daemon is not running (nothing answers at {})",

@@ -190,6 +190,10 @@ impl From<hld_client::Error> for CliError {
             Error::Timeout => CliError::unreachable("the daemon did not answer in time")
                 .hint("check its log (`hlyr daemon logs`), or `hlyr daemon restart`"),
             Error::DaemonNotRunning { .. } => CliError::unreachable(e.to_string()).hint(START_HINT),
+            Error::UntrustedSocket { .. } => CliError::unreachable(e.to_string()).hint(
+                "point --daemon-socket or HUMANLAYER_DAEMON_SOCKET at your own daemon's socket \
+                 (by default ~/.humanlayer/daemon.sock)",
+            ),
             Error::Io(e) => {
                 CliError::unreachable(format!("cannot talk to the daemon: {e}")).hint(START_HINT)
             }

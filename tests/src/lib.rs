@@ -93,6 +93,8 @@ pub struct DaemonOptions {
     /// Start `hld` through this command (its arguments follow), e.g. `prlimit --nofile=128:`:
     /// what only the daemon's process should get, without touching the test process.
     pub wrapper: Vec<String>,
+    /// Run `hld` in this working directory instead of the test's.
+    pub current_dir: Option<PathBuf>,
 }
 
 impl DaemonOptions {
@@ -201,6 +203,9 @@ impl TestDaemon {
             .stderr(Stdio::piped());
         for (k, v) in &options.env {
             cmd.env(k, v);
+        }
+        if let Some(current_dir) = &options.current_dir {
+            cmd.current_dir(current_dir);
         }
         let child = cmd.spawn().expect("spawn hld");
         TestDaemon {

@@ -140,7 +140,7 @@ impl Approvals {
         match self.record(id, ApprovalStatus::Resolved, None).await {
             Ok(_) => tracing::info!(approval = %id, "cloud approval resolved elsewhere"),
             Err(refused) => {
-                tracing::debug!(approval = %id, reason = refused.message, "cloud approval not marked resolved")
+                tracing::debug!(approval = %id, reason = %refused.message, "cloud approval not marked resolved")
             }
         }
     }
@@ -157,7 +157,7 @@ impl Approvals {
             Some(rule) => tracing::info!(
                 approval = %approval.id,
                 session = %approval.session_id,
-                rule,
+                rule = %rule,
                 "approval granted by a session rule"
             ),
             None => tracing::info!(
@@ -185,8 +185,8 @@ impl Approvals {
         tracing::info!(
             approval = %approval.id,
             session = %approval.session_id,
-            kind = approval.kind.as_str(),
-            source = approval.source.as_str(),
+            kind = %approval.kind.as_str(),
+            source = %approval.source.as_str(),
             "approval requested"
         );
         approval
@@ -289,7 +289,7 @@ impl Approvals {
             Err(ApiError::Conflict) => {
                 tracing::info!(approval = %id, "cloud approval was already responded to");
                 if let Err(refused) = self.record(id, ApprovalStatus::Resolved, None).await {
-                    tracing::debug!(approval = %id, reason = refused.message, "cloud approval not marked resolved");
+                    tracing::debug!(approval = %id, reason = %refused.message, "cloud approval not marked resolved");
                 }
                 Err(Refused::new(RefusalReason::Resolved, ALREADY_RESPONDED))
             }
@@ -340,7 +340,7 @@ impl Approvals {
         publish_decided(&self.bus, &change);
         let approval = change.approval;
         self.publish_session_move(change.session);
-        tracing::info!(approval = %approval.id, decision = status.as_str(), "approval decided");
+        tracing::info!(approval = %approval.id, decision = %status.as_str(), "approval decided");
         Ok(approval)
     }
 

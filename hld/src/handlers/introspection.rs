@@ -100,7 +100,7 @@ pub async fn set_log_level(
 ) -> Result<SetLogLevelResult> {
     match daemon.log.set_level(&params.level) {
         Some(level) => {
-            tracing::info!(level, "log level changed");
+            tracing::info!(%level, "log level changed");
             Ok(SetLogLevelResult {
                 level: level.into(),
                 success: true,

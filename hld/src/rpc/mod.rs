@@ -616,7 +616,7 @@ impl Events {
             Some(n) if n <= self.last_request => "duplicate_response_id",
             _ => "unknown_response_id",
         };
-        tracing::warn!(id = %id.escape_debug(), kind, "a reply to no pending request; ignored");
+        tracing::warn!(id = %id.escape_debug(), %kind, "a reply to no pending request; ignored");
     }
 
     fn forget_stale(&mut self) {

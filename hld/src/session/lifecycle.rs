@@ -30,6 +30,22 @@ pub enum Happening {
     Orphaned,
 }
 
+/// Its name in log lines.
+impl std::fmt::Display for Happening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Happening::Started => "started",
+            Happening::StartFailed => "start-failed",
+            Happening::ApprovalRequested => "approval-requested",
+            Happening::ApprovalsSettled => "approvals-settled",
+            Happening::InterruptRequested => "interrupt-requested",
+            Happening::Exited { failed: false } => "exited",
+            Happening::Exited { failed: true } => "exited-failed",
+            Happening::Orphaned => "orphaned",
+        })
+    }
+}
+
 /// The status a session in `from` moves to when `happening` happens; `None` when it stays.
 pub fn transition(from: &SessionStatus, happening: Happening) -> Option<SessionStatus> {
     use Happening::*;

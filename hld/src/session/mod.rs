@@ -366,7 +366,7 @@ impl Sessions {
             }
             Ok(None) => None,
             Err(e) => {
-                tracing::error!(session = %session_id, error = %e, ?happening, "cannot store a status change");
+                tracing::error!(session = %session_id, error = %e, %happening, "cannot store a status change");
                 None
             }
         }

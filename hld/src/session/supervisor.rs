@@ -177,7 +177,13 @@ impl Supervisor {
         }
         self.sessions.forget(&self.session_id);
         let _ = self.done.send(true);
-        tracing::info!(session = %self.session_id, status = ?status, ?exit_code, interrupted, "session ended");
+        tracing::info!(
+            session = %self.session_id,
+            status = %status.as_ref().map_or("unchanged", SessionStatus::as_str),
+            exit_code,
+            interrupted,
+            "session ended"
+        );
     }
 
     /// Stores how the session ended, retrying while the store fails (a full disk may be

@@ -89,7 +89,7 @@ impl Transcript {
                 self.result = Some(result);
             }
             AgentEvent::Unknown { kind } => {
-                tracing::info!(kind = ?kind, "unknown line type kept raw");
+                tracing::info!(kind = %kind.as_deref().unwrap_or("none"), "unknown line type kept raw");
             }
             AgentEvent::Malformed(error) => {
                 tracing::warn!(%error, "malformed line from claude kept raw");

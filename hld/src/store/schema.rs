@@ -437,7 +437,11 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
     result
 }
 
+/// Applies the missing migrations up to `target`; one info line says what was applied (each
+/// migration has its own debug line).
 fn apply(conn: &mut Connection, target: i64, supported: i64) -> Result<()> {
+    // The schema version found and the versions applied since.
+    let mut applied: Option<(i64, Vec<i64>)> = None;
     for m in MIGRATIONS.iter().take_while(|m| m.version <= target) {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current = current_version(&tx)?;
@@ -466,10 +470,22 @@ fn apply(conn: &mut Connection, target: i64, supported: i64) -> Result<()> {
             (m.version, crate::time::now(), m.description),
         )?;
         tx.commit()?;
-        tracing::info!(
+        tracing::debug!(
             version = m.version,
-            description = m.description,
+            description = %m.description,
             "applied migration"
+        );
+        applied
+            .get_or_insert_with(|| (current, Vec::new()))
+            .1
+            .push(m.version);
+    }
+    if let Some((from, versions)) = applied {
+        tracing::info!(
+            from,
+            to = versions.last().copied().unwrap_or(from),
+            count = versions.len(),
+            "applied database migrations"
         );
     }
     Ok(())

@@ -142,7 +142,7 @@ pub async fn serve(
         Ok(Some(pipes)) => pipes,
         Ok(None) => return,
         Err(reason) => {
-            tracing::warn!(reason, "refused the pipes hld --stdio offered");
+            tracing::warn!(%reason, "refused the pipes hld --stdio offered");
             let _ = write_line(&control, &format!("{REFUSED} {reason}")).await;
             return;
         }
@@ -175,7 +175,7 @@ pub async fn serve(
         Some(Ended::Shutdown) if shutdown.is_cancelled() => Why::DaemonStopping,
         Some(Ended::Shutdown | Ended::Unresponsive) | None => Why::Stopped,
     };
-    tracing::info!(why = why.as_str(), "an editor's pipes: ended");
+    tracing::info!(why = %why.as_str(), "an editor's pipes: ended");
     let _ = write_line(&control, &format!("{ENDED} {}", why.as_str())).await;
 }
 

@@ -1110,7 +1110,9 @@ fn unknown_ids_exit_2() {
 #[test]
 fn a_malformed_config_file_is_a_usage_error() {
     let d = fake();
-    std::fs::write(d.dir.join("humanlayer.json"), "{oops").unwrap();
+    let config = d.dir.join("config/humanlayer");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("humanlayer.json"), "{oops").unwrap();
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.env_remove("HUMANLAYER_DAEMON_SOCKET").arg("sessions");
     let run = run_command(cmd);
@@ -1123,7 +1125,7 @@ fn a_malformed_config_file_is_a_usage_error() {
 
     // `daemon_socket` in humanlayer.json is honoured when neither flag nor env says otherwise.
     std::fs::write(
-        d.dir.join("humanlayer.json"),
+        config.join("humanlayer.json"),
         json!({"daemon_socket": d.socket}).to_string(),
     )
     .unwrap();

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use hld_client::protocol::{Health, NoParams, Shutdown};
-use hld_e2e::{wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
 use serde_json::json;
 
 /// Runs `hld` under a pseudo-terminal (util-linux `script`) until it has started, stops it
@@ -85,4 +85,61 @@ fn the_log_file_gets_start_up_fields_and_never_request_bodies() {
     assert!(log.contains("WARN"), "client errors are logged at warn");
     assert!(!log.contains("SECRET-TOKEN"), "no request body in the log");
     assert!(!log.contains("\u{1b}["), "no colour in a log file");
+}
+
+#[test]
+fn a_first_start_logs_one_migration_line_and_fields_hold_plain_values() {
+    let mut d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    for query in ["scenario:error", "scenario:malformed"] {
+        let id = d.launch(launch_params(query, &d.dir));
+        d.wait_ended(&id);
+    }
+    let log = wait_for(WAIT, || {
+        let log = d.log_text();
+        (log.matches("session ended").count() == 2).then_some(log)
+    })
+    .expect("both sessions logged their end");
+    let migrations: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("INFO") && l.contains("migration"))
+        .collect();
+    assert_eq!(migrations.len(), 1, "{migrations:#?}");
+    assert!(
+        migrations[0].contains("applied database migrations") && migrations[0].contains("from=0"),
+        "{}",
+        migrations[0]
+    );
+    assert!(log.contains("status=failed"), "{log}");
+    assert!(log.contains("kind=mystery_event"), "{log}");
+    for line in log.lines() {
+        for debug_form in ["Some(", "=None"] {
+            assert!(!line.contains(debug_form), "{debug_form} in {line}");
+        }
+        assert!(!quoted_field(line), "a quoted field in {line}");
+    }
+
+    // The same database again: nothing left to apply, nothing said.
+    d.stop();
+    let again = TestDaemon::start_with(DaemonOptions {
+        dir: Some(d.dir.clone()),
+        ..Default::default()
+    });
+    let log = again.log_text();
+    assert_eq!(
+        log.matches("applied database migrations").count(),
+        1,
+        "{log}"
+    );
+}
+
+/// Whether `line` has a field whose value is quoted (`kind="x"`, a string's `Debug` form): a
+/// lower-case name, then `="`. (Upper case is prose such as `export PATH="…"`.)
+fn quoted_field(line: &str) -> bool {
+    line.match_indices("=\"").any(|(at, _)| {
+        let name = &line[..at];
+        let start = name
+            .rfind(|c: char| !(c.is_ascii_lowercase() || c == '_'))
+            .map_or(0, |i| i + 1);
+        start < at && line[..start].ends_with(' ')
+    })
 }

@@ -494,7 +494,7 @@ fn pipes_and_unix_sockets_are_handed_to_the_daemon_and_anything_else_is_relayed(
     }
     let ended = d
         .log_text()
-        .matches(r#"an editor's pipes: ended why="stdin-closed""#)
+        .matches("an editor's pipes: ended why=stdin-closed")
         .count();
     assert_eq!(ended, 2, "{}", d.log_text());
 }
@@ -521,10 +521,7 @@ fn a_killed_hld_stdio_via(d: &TestDaemon, via: Via, n: usize) {
     assert!(started.elapsed() < Duration::from_secs(2));
     let ended = wait_for(WAIT, || {
         let log = d.log_text();
-        (log.matches(r#"an editor's pipes: ended why="stopped""#)
-            .count()
-            == n)
-            .then_some(())
+        (log.matches("an editor's pipes: ended why=stopped").count() == n).then_some(())
     });
     assert!(ended.is_some(), "{via:?}: {}", d.log_text());
     assert_eq!(d.request::<Health>(NoParams {}).status, "ok");

@@ -273,7 +273,7 @@ impl Callback for Check<'_> {
                 tracing::warn!(
                     peer = %self.peer,
                     status = refusal.status.as_u16(),
-                    reason = refusal.reason,
+                    reason = %refusal.reason,
                     "WebSocket handshake refused"
                 );
                 Err(refusal_response(refusal))

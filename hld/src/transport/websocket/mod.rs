@@ -275,7 +275,7 @@ async fn serve<S>(
     let mut conn = Connection::new(ws);
     let ended = rpc::serve(&mut conn, daemon, shared.settings, shutdown).await;
     conn.finish(ended).await;
-    tracing::debug!(%peer, ?ended, "WebSocket connection closed");
+    tracing::debug!(%peer, %ended, "WebSocket connection closed");
 }
 
 /// A WebSocket as `rpc::serve` takes a connection: a [`Stream`] of checked messages and a
@@ -372,7 +372,7 @@ fn frame_of(text: Utf8Bytes) -> Result<Frame, CloseFrame> {
             Some(Reply::error(id.to_owned(), error))
         }
         Checked::Unanswerable(reason) => {
-            tracing::warn!(reason, "an unanswerable holon-rpc message; closing");
+            tracing::warn!(%reason, "an unanswerable holon-rpc message; closing");
             return Err(close_frame(CloseCode::Protocol, reason));
         }
     };
@@ -445,5 +445,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for Connection<S> {
         Pin::new(&mut self.ws)
             .poll_close(cx)
             .map_err(io::Error::other)
+    }
+}
+
+/// Why a connection ended, in log lines.
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Ended::Left => "left",
+            Ended::Shutdown => "shutdown",
+            Ended::Closed => "closed",
+            Ended::Unresponsive => "unresponsive",
+            Ended::Failed => "failed",
+        })
     }
 }

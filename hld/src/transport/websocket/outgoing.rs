@@ -67,7 +67,7 @@ fn event_bytes(event: &Published, request: u64) -> Vec<u8> {
     fit(&mut value, MAX_MESSAGE - frame);
     tracing::warn!(
         bytes = event.json.len(),
-        kind = event.event.event.type_name(),
+        kind = %event.event.event.type_name(),
         "an event too large for the WebSocket; sent cut"
     );
     let cut = Published {

@@ -1,0 +1,50 @@
+//! How to run the daemon's clients (`hlyr`, `hld-tui`) and the scripted stand-in for `claude`
+//! (`fake-claude`) from where the daemon was started, for its first lines: a name that `PATH`
+//! finds is given as is, otherwise the path of the binary built next to `hld` (relative to
+//! the current directory when it lies below it), so that a command the daemon prints can be
+//! pasted as it is.
+
+use std::path::{Path, PathBuf};
+
+use hld_client::claude_path::find_in_path;
+
+/// Whether `PATH` finds an executable `name`.
+fn on_path(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| find_in_path(name, &path).is_some())
+}
+
+/// How to run the program `name` from here: its name when `PATH` finds it, else the path of
+/// the one next to this executable; `None` when neither exists.
+pub fn command(name: &str) -> Option<String> {
+    if on_path(name) {
+        return Some(name.to_owned());
+    }
+    beside(name).map(|path| path.display().to_string())
+}
+
+/// The program `name` next to this executable, relative to the current directory when it
+/// lies below it (`target/release/hlyr`).
+pub fn beside(name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.join(name);
+    if !path.is_file() {
+        return None;
+    }
+    Some(
+        std::env::current_dir()
+            .ok()
+            .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+            .unwrap_or(path),
+    )
+}
+
+/// The directory to put on `PATH` so that `name` runs by its name: this executable's, when
+/// `name` is there and `PATH` does not find it.
+pub fn path_hint(name: &str) -> Option<PathBuf> {
+    if on_path(name) {
+        return None;
+    }
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    dir.join(name).is_file().then(|| dir.to_path_buf())
+}
