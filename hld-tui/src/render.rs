@@ -4,7 +4,9 @@
 
 use std::borrow::Cow;
 
-use hld_client::protocol::{ApprovalStatus, ConversationEvent, ConversationEventType};
+use hld_client::protocol::{
+    ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
+};
 use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -286,14 +288,21 @@ fn mark_line(mark: &Mark) -> Line<'static> {
         ApprovalStatus::Approved => ("✓ approved".to_owned(), Color::Green),
         ApprovalStatus::Denied => ("✗ denied".to_owned(), Color::Red),
         ApprovalStatus::Responded => ("✓ answered".to_owned(), Color::Green),
-        // Nobody decided it: its session ended first (the wording `hlyr` uses too). The
-        // daemon also resolves a cloud approval answered elsewhere, which has no comment.
+        // Nobody decided it here: a cloud approval answered in the cloud (its comment says
+        // so), or one whose session ended first (the wording `hlyr` uses too).
+        ApprovalStatus::Resolved if mark.comment.as_deref() == Some(ANSWERED_ELSEWHERE) => {
+            ("– answered elsewhere".to_owned(), Color::Gray)
+        }
         ApprovalStatus::Resolved => ("– ended with its session".to_owned(), Color::Gray),
         // A state this version does not know.
         other => (format!("? {}", other.as_str()), Color::Gray),
     };
     let mut spans = vec![Span::styled(format!("  {text}"), Style::new().fg(color))];
-    if let Some(comment) = mark.comment.as_deref().filter(|c| !c.is_empty()) {
+    if let Some(comment) = mark
+        .comment
+        .as_deref()
+        .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
+    {
         spans.push(Span::styled(format!(": {}", first_line(comment)), DIM));
     }
     Line::from(spans)

@@ -273,6 +273,11 @@ method!(
 /// HumanLayer's) refuses a denial without a comment, and Claude reads it as the reason.
 pub const NO_REASON: &str = "The user denied this tool call.";
 
+/// The comment of a cloud approval that was answered in HumanLayer's cloud rather than here:
+/// its status is `resolved`, as for one whose session ended, and this comment tells the two
+/// apart (the outcome is the cloud's, unknown here).
+pub const ANSWERED_ELSEWHERE: &str = "answered elsewhere, in HumanLayer's cloud";
+
 /// Params of `sendDecision`. Validated by the handler so that each violation gets exact data.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SendDecisionParams {

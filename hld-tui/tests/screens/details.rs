@@ -5,7 +5,7 @@
 //! with a detail pane on a wide terminal.
 
 use crossterm::event::KeyCode;
-use hld_client::protocol::{Approval, Event, SessionInfo};
+use hld_client::protocol::{Approval, Event, SessionInfo, ANSWERED_ELSEWHERE};
 use hld_tui::app::{update, Msg, Screen, State};
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -51,6 +51,7 @@ fn finished_conversation(width: u16, height: u16) -> State {
         ),
         call(2, "a8", "denied"),
         call(3, "a9", "resolved"),
+        call(4, "a10", "resolved"),
     ];
     update(
         &mut state,
@@ -60,6 +61,7 @@ fn finished_conversation(width: u16, height: u16) -> State {
             approvals: vec![
                 decided("a8", "denied", "not on main"),
                 decided("a9", "resolved", "the session ended before a decision"),
+                decided("a10", "resolved", ANSWERED_ELSEWHERE),
             ],
         },
     );
@@ -103,6 +105,12 @@ fn an_approval_that_ended_with_its_session_says_so_with_the_stored_comment() {
     );
     assert!(!shown.contains("resolved elsewhere"), "{shown}");
     assert_ne!(colour_of(&state, "ended with its session"), Color::Green);
+    // A cloud approval answered in the cloud is resolved too, and says so instead.
+    let elsewhere = shown.lines().find(|l| l.contains("answered elsewhere"));
+    assert!(
+        elsewhere.is_some_and(|l| l.contains("– answered elsewhere") && !l.contains("cloud")),
+        "{shown}"
+    );
     // A denial's comment, which only the approval holds, shows too.
     assert!(shown.contains("✗ denied: not on main"), "{shown}");
 }

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event, RefusalReason,
+    ANSWERED_ELSEWHERE,
 };
 
 use crate::bus::Bus;
@@ -137,7 +138,7 @@ impl Approvals {
         if self.lock_sending().contains(id) {
             return;
         }
-        match self.record(id, ApprovalStatus::Resolved, None).await {
+        match self.resolve_elsewhere(id).await {
             Ok(_) => tracing::info!(approval = %id, "cloud approval resolved elsewhere"),
             Err(refused) => {
                 tracing::debug!(approval = %id, reason = %refused.message, "cloud approval not marked resolved")
@@ -288,7 +289,7 @@ impl Approvals {
             Ok(()) => Ok(()),
             Err(ApiError::Conflict) => {
                 tracing::info!(approval = %id, "cloud approval was already responded to");
-                if let Err(refused) = self.record(id, ApprovalStatus::Resolved, None).await {
+                if let Err(refused) = self.resolve_elsewhere(id).await {
                     tracing::debug!(approval = %id, reason = %refused.message, "cloud approval not marked resolved");
                 }
                 Err(Refused::new(RefusalReason::Resolved, ALREADY_RESPONDED))
@@ -298,6 +299,13 @@ impl Approvals {
                 Err(Refused::failed(format!("{action}: {e}")))
             }
         }
+    }
+
+    /// Marks cloud approval `id` as answered in the cloud: `resolved`, with the comment that
+    /// says so.
+    async fn resolve_elsewhere(&self, id: &str) -> Result<Approval, Refused> {
+        let comment = Some(ANSWERED_ELSEWHERE.to_owned());
+        self.record(id, ApprovalStatus::Resolved, comment).await
     }
 
     /// Stores a decision and publishes it; resumes the session once nothing is pending.

@@ -4,7 +4,8 @@
 pub mod tool_input;
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
+    SessionStatus, ANSWERED_ELSEWHERE,
 };
 
 use crate::output::{
@@ -71,8 +72,11 @@ impl Render for Update {
                     ApprovalStatus::Denied => (RED, "✗", "denied"),
                     ApprovalStatus::Responded => (GREEN, "✓", "answered"),
                     ApprovalStatus::Pending => (DIM, "?", "pending"),
-                    // Nobody decided it: it ended with its session (the daemon's comment
-                    // says so), or a cloud approval was answered elsewhere.
+                    // Nobody decided it here: a cloud approval answered in the cloud (its
+                    // comment says so), or one that ended with its session.
+                    ApprovalStatus::Resolved if comment.as_deref() == Some(ANSWERED_ELSEWHERE) => {
+                        (DIM, "·", "answered elsewhere")
+                    }
                     ApprovalStatus::Resolved => (DIM, "·", "ended with its session"),
                     // A decision this version does not know.
                     other => (DIM, "·", other.as_str()),
@@ -82,7 +86,10 @@ impl Render for Update {
                     paint(style, format!("{mark} {word}")),
                     short_id(approval_id)
                 );
-                if let Some(comment) = comment.as_deref().filter(|c| !c.is_empty()) {
+                if let Some(comment) = comment
+                    .as_deref()
+                    .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
+                {
                     text.push_str(&format!(": {comment}"));
                 }
                 text
@@ -291,6 +298,19 @@ mod tests {
             "· ended with its session local-1234abcd: the session ended before a decision"
         );
         assert!(!text.contains(&GREEN.to_string()), "{text:?}");
+    }
+
+    /// A cloud approval answered in the cloud is resolved too, but not with its session.
+    #[test]
+    fn a_cloud_approval_answered_in_the_cloud_reads_answered_elsewhere() {
+        let text = Update::Decision {
+            approval_id: "fc-1234abcd".into(),
+            decision: ApprovalStatus::Resolved,
+            comment: Some(ANSWERED_ELSEWHERE.into()),
+            decided_by: None,
+        }
+        .human();
+        assert_eq!(plain(&text), "· answered elsewhere fc-1234a");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
     ConversationEventType, Event, GetApproval, GetApprovalParams, LaunchSessionParams,
     RefusalReason, SendDecision, SendDecisionParams, SendDecisionResult, SessionStatus,
-    SubscribeParams,
+    SubscribeParams, ANSWERED_ELSEWHERE,
 };
 use hld_e2e::cloud::{CloudStandIn, Recorded};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, Subscription, TestDaemon, WAIT};
@@ -341,6 +341,8 @@ fn an_approval_gone_from_the_pending_list_was_resolved_elsewhere() {
     d.wait_approvals(Some(&session_id), <[Approval]>::is_empty);
     let stored = get_approval(&d, "fc-gone");
     assert_eq!(stored.status, ApprovalStatus::Resolved);
+    // Told apart from one whose session ended.
+    assert_eq!(stored.comment.as_deref(), Some(ANSWERED_ELSEWHERE));
     assert!(stored.responded_at.is_some());
     assert_eq!(approval_status_of(&d, &call).as_deref(), Some("resolved"));
     match sub.next_event().event {
@@ -405,7 +407,9 @@ fn a_409_means_answered_elsewhere_and_other_api_errors_keep_the_approval_pending
     );
     let posts = api.requests_to("/agent/function_calls/fc-409/respond");
     assert_eq!(posts[0].body, json!({"approved": true}));
-    assert_eq!(get_approval(&d, "fc-409").status, ApprovalStatus::Resolved);
+    let answered = get_approval(&d, "fc-409");
+    assert_eq!(answered.status, ApprovalStatus::Resolved);
+    assert_eq!(answered.comment.as_deref(), Some(ANSWERED_ELSEWHERE));
     assert_eq!(ids(&d.approvals(Some(&session_id))), ["fc-500"]);
 
     // Deciding it again is refused locally, without asking the API.
