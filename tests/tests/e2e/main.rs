@@ -31,6 +31,7 @@ mod sdk;
 mod security;
 mod sessions;
 mod stdio;
+mod stdio_relay;
 mod subscribe;
 mod tui;
 mod websocket;
