@@ -17,5 +17,6 @@ pub mod server;
 pub mod session;
 pub mod stdio;
 pub mod store;
+pub mod throttle;
 pub mod time;
 pub mod transport;

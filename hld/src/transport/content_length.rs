@@ -24,6 +24,7 @@ use tokio_util::codec::{Decoder, Encoder, Framed};
 use super::Frame;
 use crate::rpc::error::invalid_request;
 use crate::rpc::{event_message, oversize, Outgoing};
+use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
@@ -31,6 +32,9 @@ pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
 pub const MAX_HEADER: usize = 8 * 1024;
 /// How long a message may stay incomplete before it is discarded.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The log of incomplete messages discarded, by any connection.
+static TIMED_OUT: Throttle = Throttle::new();
 
 /// Where the decoder is in the stream.
 #[derive(Debug)]
@@ -275,27 +279,36 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
-    /// Armed while a message is incomplete; moved whenever more of it arrives.
+    /// Armed (`armed`) from a message's first byte, and never moved until the message is
+    /// complete: however slowly the rest arrives, it is discarded `timeout` after that byte.
     deadline: Pin<Box<Sleep>>,
-    /// Bytes buffered when the deadline was last moved.
-    buffered: Option<usize>,
+    armed: bool,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
     /// Frames `io`, refusing payloads over `max_payload` and discarding a message left
-    /// incomplete for `timeout`; `read` holds bytes already read from it.
+    /// incomplete for `timeout`; `read` holds bytes already read from it, taken to have come
+    /// now (else see [`ContentLengthConn::first_byte_at`]).
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,
             ContentLengthCodec::new(max_payload),
         );
+        let armed = !read.is_empty();
         parts.read_buf = read;
         ContentLengthConn {
             framed: Framed::from_parts(parts),
             timeout,
             deadline: Box::pin(tokio::time::sleep(timeout)),
-            buffered: None,
+            armed,
         }
+    }
+
+    /// The bytes already read began to come at `at`: the first message's deadline runs from
+    /// then.
+    pub fn first_byte_at(mut self, at: Instant) -> Self {
+        self.deadline.as_mut().reset(at + self.timeout);
+        self
     }
 }
 
@@ -306,28 +319,30 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ContentLengthConn<T> {
         let this = &mut *self;
         loop {
             if let Poll::Ready(item) = Pin::new(&mut this.framed).poll_next(cx) {
-                this.buffered = None;
+                this.armed = false;
                 return Poll::Ready(item);
             }
-            let pending = this.framed.read_buffer().len();
-            if !this.framed.codec().mid_message() && pending == 0 {
-                this.buffered = None;
+            if !this.framed.codec().mid_message() && this.framed.read_buffer().is_empty() {
+                this.armed = false;
                 return Poll::Pending;
             }
-            if this.buffered != Some(pending) {
-                this.buffered = Some(pending);
+            if !this.armed {
+                this.armed = true;
                 this.deadline.as_mut().reset(Instant::now() + this.timeout);
             }
             if this.deadline.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            tracing::warn!(
-                timeout_ms = this.timeout.as_millis() as u64,
-                "an incomplete message timed out; discarded, framing reset"
-            );
+            if let Some(count) = TIMED_OUT.hit() {
+                tracing::warn!(
+                    timeout_ms = this.timeout.as_millis() as u64,
+                    count,
+                    "an incomplete message timed out; discarded, framing reset"
+                );
+            }
             this.framed.codec_mut().reset();
             this.framed.read_buffer_mut().clear();
-            this.buffered = None;
+            this.armed = false;
         }
     }
 }

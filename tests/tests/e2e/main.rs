@@ -30,6 +30,7 @@ mod schema;
 mod sdk;
 mod security;
 mod sessions;
+mod slow_frames;
 mod stdio;
 mod stdio_relay;
 mod subscribe;
