@@ -58,6 +58,10 @@ pub struct Args {
     /// Largest accepted incoming message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_SIZE, value_name = "BYTES")]
     pub max_message_size: usize,
+    /// The most bytes all connections together hold: replies being built or not yet read by
+    /// their clients. A connection's next request waits while the budget is full.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    pub max_buffered: usize,
     /// Longest line of `claude`'s output stored whole, in bytes; a longer one is stored cut
     /// to this length, with a marker.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
@@ -341,6 +345,8 @@ pub struct Config {
     pub no_color: bool,
     /// Largest accepted incoming message.
     pub max_message_size: usize,
+    /// The bytes all connections together may hold.
+    pub max_buffered: usize,
     /// Longest line of `claude`'s output stored whole.
     pub max_agent_line: usize,
     /// An explicitly configured `claude` (flag, config file or environment).
@@ -408,6 +414,9 @@ impl Config {
         if args.max_message_size == 0 {
             return Err("--max-message-size must be positive".into());
         }
+        if args.max_buffered < 1 << 20 {
+            return Err("--max-buffered must be at least 1 MiB (1048576)".into());
+        }
         Ok(Config {
             socket,
             database,
@@ -415,6 +424,7 @@ impl Config {
             log_file: args.log_file,
             no_color: args.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             max_message_size: args.max_message_size,
+            max_buffered: args.max_buffered,
             max_agent_line: args.max_agent_line.max(1),
             claude_path,
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),
