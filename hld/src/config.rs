@@ -145,6 +145,15 @@ pub struct Args {
         help_heading = "WebSocket"
     )]
     pub ws_max_connections: usize,
+    /// The most connections in their handshake at once, apart from the open ones; each has
+    /// 3 s to finish it. Beyond, the oldest still handshaking is closed.
+    #[arg(
+        long,
+        default_value_t = 256,
+        value_name = "N",
+        help_heading = "WebSocket"
+    )]
+    pub ws_max_handshakes: usize,
     /// The most events a WebSocket client may leave unanswered; later ones are dropped,
     /// and the next one sent is a `lagged` event with their count.
     #[arg(
@@ -230,6 +239,8 @@ pub struct WsConfig {
     pub allowed_origins: Vec<String>,
     /// The most connections at once.
     pub max_connections: usize,
+    /// The most connections in their handshake at once.
+    pub max_handshakes: usize,
     /// The most server-initiated requests waiting for a reply, per connection.
     pub max_pending: usize,
     /// How often the server sends `rpc.heartbeat`.
@@ -305,6 +316,7 @@ impl WsConfig {
             token,
             allowed_origins,
             max_connections: args.ws_max_connections.max(1),
+            max_handshakes: args.ws_max_handshakes.max(1),
             max_pending: args.ws_max_pending.max(1),
             heartbeat: Duration::from_millis(args.ws_heartbeat_ms.max(1)),
             heartbeat_timeout: Duration::from_millis(args.ws_heartbeat_timeout_ms.max(1)),

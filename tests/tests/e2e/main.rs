@@ -36,3 +36,4 @@ mod stdio_relay;
 mod subscribe;
 mod tui;
 mod websocket;
+mod ws_flood;
