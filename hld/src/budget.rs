@@ -1,5 +1,6 @@
 //! One budget of bytes for what all connections together hold (`--max-buffered`): the
-//! replies they are building and those built but not yet written. A connection reserves a
+//! replies they are building and those built but not yet written, and the Content-Length
+//! payloads being read (one the budget cannot hold now is refused, code 8, and discarded). A connection reserves a
 //! share before it builds a reply, so it reads its next request only once the budget has
 //! room; the share is then made the reply's size, and given back once the reply is written.
 //! No number of clients, reading or not, can take more than the budget.
@@ -43,6 +44,12 @@ impl Budget {
     /// The bytes not held by any connection.
     pub fn available(&self) -> usize {
         self.bytes.available_permits()
+    }
+
+    /// `n` bytes of it if they are free now (at most the whole budget).
+    pub fn try_take(&self, n: usize) -> Option<OwnedSemaphorePermit> {
+        let n = n.min(self.total) as u32;
+        Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
     }
 
     /// A connection's account with this budget.

@@ -5,8 +5,10 @@
 //! section over its cap is answered with `id: null` and thrown away as it arrives, never
 //! buffered. Events go out as notifications: `{"method":"event","params":{"event":…}}`.
 //!
-//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long is
-//! discarded and the framing starts again at the next header.
+//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long after
+//! its first byte is discarded and the framing starts again at the next header. A payload
+//! being read is held in the daemon's budget ([`crate::budget`]); one it cannot hold now is
+//! refused (code 8) and discarded as it arrives.
 
 use std::future::Future;
 use std::io;
@@ -18,10 +20,12 @@ use bytes::{Buf, BufMut, BytesMut};
 use futures::{Sink, Stream};
 use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use super::Frame;
+use crate::budget::Budget;
 use crate::rpc::error::invalid_request;
 use crate::rpc::{event_message, oversize, Outgoing};
 use crate::throttle::Throttle;
@@ -67,6 +71,10 @@ impl State {
 pub struct ContentLengthCodec {
     max_payload: usize,
     state: State,
+    /// The daemon's budget, which holds the body being read ([`ContentLengthConn::budget`]).
+    budget: Option<Budget>,
+    /// The body's share of it, given back once the body is read.
+    body: Option<OwnedSemaphorePermit>,
 }
 
 impl ContentLengthCodec {
@@ -75,6 +83,8 @@ impl ContentLengthCodec {
         ContentLengthCodec {
             max_payload,
             state: State::headers(),
+            budget: None,
+            body: None,
         }
     }
 
@@ -86,6 +96,17 @@ impl ContentLengthCodec {
     /// Forgets the message in progress: the next bytes start a header section.
     fn reset(&mut self) {
         self.state = State::headers();
+    }
+}
+
+/// The error for a payload the daemon's budget cannot hold now.
+fn busy() -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::ResourceExhausted.code(),
+        message: "the daemon holds all it may for its clients (--max-buffered): payload \
+                  discarded; send it again later"
+            .to_owned(),
+        data: None,
     }
 }
 
@@ -145,6 +166,7 @@ impl Decoder for ContentLengthCodec {
                     }
                     let body = buf.split_to(*length).freeze();
                     self.reset();
+                    self.body = None;
                     return Ok(Some(Frame::Message(body)));
                 }
                 State::Headers {
@@ -214,7 +236,16 @@ impl Decoder for ContentLengthCodec {
                             self.state = State::Discard(n);
                             return Ok(Some(Frame::Rejected(e)));
                         }
-                        (Some(n), None) => self.state = State::Body { length: n },
+                        (Some(n), None) => {
+                            let share = self.budget.as_ref().map(|b| b.try_take(n));
+                            if let Some(None) = share {
+                                // Refused rather than buffered: the budget is full.
+                                self.state = State::Discard(n);
+                                return Ok(Some(Frame::Rejected(busy())));
+                            }
+                            self.body = share.flatten();
+                            self.state = State::Body { length: n };
+                        }
                         (None, error) => {
                             self.reset();
                             let e = error.unwrap_or_else(|| {
@@ -304,6 +335,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
         }
     }
 
+    /// The body of each message is held in `budget`: a payload it cannot hold now is
+    /// refused (code 8) and discarded as it arrives.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.framed.codec_mut().budget = Some(budget);
+        self
+    }
+
     /// The bytes already read began to come at `at`: the first message's deadline runs from
     /// then.
     pub fn first_byte_at(mut self, at: Instant) -> Self {
@@ -341,6 +379,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ContentLengthConn<T> {
                 );
             }
             this.framed.codec_mut().reset();
+            this.framed.codec_mut().body = None;
             this.framed.read_buffer_mut().clear();
             this.armed = false;
         }
@@ -458,6 +497,32 @@ mod tests {
         );
         assert!(matches!(&frames[1], Frame::Rejected(e) if e.message.contains("CRLF")));
         assert_eq!(frames[2], message("{}"));
+    }
+
+    #[test]
+    fn a_payload_the_budget_cannot_hold_is_refused_until_another_is_read() {
+        let budget = Budget::new(16);
+        let codec = || {
+            let mut codec = ContentLengthCodec::new(64);
+            codec.budget = Some(budget.clone());
+            codec
+        };
+        let (mut first, mut second) = (codec(), codec());
+        let mut buf = BytesMut::from(&b"Content-Length: 12\r\n\r\n[1,"[..]);
+        assert_eq!(first.decode(&mut buf).unwrap(), None);
+        let mut other = BytesMut::from(&b"Content-Length: 12\r\n\r\n"[..]);
+        let refused = second.decode(&mut other).unwrap().unwrap();
+        assert!(matches!(refused, Frame::Rejected(e) if e.code == 8));
+        other.extend_from_slice(b"[2,3,4,5,67]");
+        assert_eq!(second.decode(&mut other).unwrap(), None);
+        buf.extend_from_slice(b"2,3,4,56]");
+        assert_eq!(
+            first.decode(&mut buf).unwrap(),
+            Some(message("[1,2,3,4,56]"))
+        );
+        assert_eq!(budget.available(), 16);
+        other.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+        assert_eq!(second.decode(&mut other).unwrap(), Some(message("{}")));
     }
 
     #[test]

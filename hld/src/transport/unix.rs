@@ -163,7 +163,8 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
             let settings = Settings::content_length(&daemon.config);
             let conn =
                 ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read)
-                    .first_byte_at(first_byte);
+                    .first_byte_at(first_byte)
+                    .budget(daemon.budget.clone());
             rpc::serve(conn, daemon, settings, shutdown).await;
         }
         Framing::Pipes => pipes::serve(stream.0, read, daemon, shutdown).await,

@@ -7,7 +7,7 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use hld_e2e::frames::read_frame;
-use hld_e2e::{DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{proc_status, DaemonOptions, TestDaemon, WAIT};
 
 /// The daemon's read timeout in these tests.
 const TIMEOUT_MS: u64 = 600;
@@ -79,4 +79,45 @@ fn the_bytes_that_pick_the_framing_count_toward_the_timeout() {
         "{}",
         d.log_text()
     );
+}
+
+#[test]
+fn partial_payloads_held_by_many_connections_stay_within_the_budget() {
+    const MIB: u64 = 1024;
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--max-buffered")
+            .arg(&(32 << 20).to_string()),
+    );
+    let before = proc_status(d.pid(), "VmRSS").unwrap();
+    // Forty connections each announce a 9 MB payload and send all of it but its last byte:
+    // 360 MB half-read. The budget holds a few; the others are refused (code 8) and their
+    // bytes discarded as they come.
+    let payload = vec![b' '; 9_000_000 - 1];
+    let connections: Vec<UnixStream> = (0..40)
+        .map(|_| {
+            let mut conn = UnixStream::connect(&d.socket).unwrap();
+            conn.write_all(b"Content-Length: 9000000\r\n\r\n").unwrap();
+            conn.write_all(&payload).unwrap();
+            conn
+        })
+        .collect();
+    let mut refused = 0;
+    for mut conn in &connections {
+        conn.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        if let Ok(Some(reply)) = read_frame(&mut conn) {
+            assert_eq!(reply["error"]["code"], 8, "{reply}");
+            refused += 1;
+        }
+    }
+    assert!((30..40).contains(&refused), "{refused} refused");
+    let peak = proc_status(d.pid(), "VmHWM").unwrap();
+    assert!(
+        peak < before + 64 * MIB,
+        "RSS {} MiB before, peak {} MiB",
+        before / MIB,
+        peak / MIB
+    );
+    drop(connections);
 }

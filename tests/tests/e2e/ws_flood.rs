@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hld_e2e::ws::{self, WsClient};
 use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};

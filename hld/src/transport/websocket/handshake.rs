@@ -388,7 +388,9 @@ mod tests {
                 slot: &mut slot,
                 peer: "127.0.0.1:1".parse().unwrap(),
             };
-            check.on_request(request, Response::new(()))
+            check
+                .on_request(request, Response::new(()))
+                .map_err(Box::new)
         };
         let good = request(
             "/?token=0123456789abcdef-token",
