@@ -6,9 +6,10 @@
 //! No number of clients, reading or not, can take more than the budget.
 //!
 //! A reply's size is known only once built, so the share reserved before is a quarter of the
-//! budget (at most four replies are built at once, which bounds what building them takes
-//! beside the budget); a reply larger than that waits for the rest, in turn with every other
-//! reservation (the semaphore is fair), before it is written. While the budget is full, a
+//! budget, held until the reply is queued for writing: at most four replies are built at once,
+//! and what building one takes (the rows read, the reply, its copy in the write buffer) is
+//! within its share unless the reply is larger. A larger reply waits for the rest, in turn
+//! with every other reservation (the semaphore is fair). While the budget is full, a
 //! connection's next request waits; its own replies are written first, so that it never
 //! waits for bytes it holds itself.
 
@@ -110,8 +111,8 @@ impl Account {
         Ok(())
     }
 
-    /// The reply built with the reservation is `bytes` long: the reservation becomes that
-    /// size (the rest given back, or what it lacks waited for, after this connection's own
+    /// The reply built with the reservation, now queued, is `bytes` long: the reservation
+    /// becomes that size (the rest given back, or what it lacks waited for, after this connection's own
     /// replies are written) and is held until the reply is written.
     pub async fn built<C, T>(&mut self, conn: &mut C, bytes: usize) -> io::Result<()>
     where

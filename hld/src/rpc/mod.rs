@@ -311,9 +311,10 @@ where
                 Err(error) => Response::error(id, error),
             },
         };
+        // Settled once queued: until then the reservation also covers the reply's copy.
         let size = reply.outcome.as_ref().map_or(0, Bytes::len);
-        if account.built(&mut conn, size).await.is_err()
-            || conn.feed(Outgoing::Response(reply)).await.is_err()
+        if conn.feed(Outgoing::Response(reply)).await.is_err()
+            || account.built(&mut conn, size).await.is_err()
         {
             return Ended::Failed;
         }
