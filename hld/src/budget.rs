@@ -1,6 +1,7 @@
 //! One budget of bytes for what all connections together hold (`--max-buffered`): the
-//! replies they are building and those built but not yet written, and the Content-Length
-//! payloads being read (one the budget cannot hold now is refused, code 8, and discarded). A connection reserves a
+//! replies they are building and those built but not yet written, and the messages being
+//! read (a Content-Length payload, an NDJSON line past 64 KiB; one the budget cannot hold
+//! now is refused, code 8, and discarded as it arrives). A connection reserves a
 //! share before it builds a reply, so it reads its next request only once the budget has
 //! room; the share is then made the reply's size, and given back once the reply is written.
 //! No number of clients, reading or not, can take more than the budget.
@@ -17,12 +18,24 @@ use std::io;
 use std::sync::Arc;
 
 use futures::{Sink, SinkExt};
+use hld_client::protocol::{ErrorCode, ErrorObject};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::throttle::Throttle;
 
 /// The log of connections waiting for the budget.
 static FULL: Throttle = Throttle::new();
+
+/// The error for a message the budget cannot hold now (code 8, as for a reply too large).
+pub fn busy() -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::ResourceExhausted.code(),
+        message: "the daemon holds all it may for its clients (--max-buffered): message \
+                  discarded; send it again later"
+            .to_owned(),
+        data: None,
+    }
+}
 
 /// The daemon's budget: a semaphore of bytes.
 #[derive(Debug, Clone)]

@@ -25,7 +25,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use super::Frame;
-use crate::budget::Budget;
+use crate::budget::{busy, Budget};
 use crate::rpc::error::invalid_request;
 use crate::rpc::{event_message, oversize, Outgoing};
 use crate::throttle::Throttle;
@@ -96,17 +96,6 @@ impl ContentLengthCodec {
     /// Forgets the message in progress: the next bytes start a header section.
     fn reset(&mut self) {
         self.state = State::headers();
-    }
-}
-
-/// The error for a payload the daemon's budget cannot hold now.
-fn busy() -> ErrorObject {
-    ErrorObject {
-        code: ErrorCode::ResourceExhausted.code(),
-        message: "the daemon holds all it may for its clients (--max-buffered): payload \
-                  discarded; send it again later"
-            .to_owned(),
-        data: None,
     }
 }
 

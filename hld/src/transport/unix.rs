@@ -152,7 +152,8 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
     let first_byte = first_byte.unwrap_or_else(Instant::now);
     match framing {
         Framing::Ndjson => {
-            let codec = NdjsonCodec::new(daemon.config.max_message_size);
+            let codec =
+                NdjsonCodec::new(daemon.config.max_message_size).budget(daemon.budget.clone());
             let settings = Settings::ndjson(&daemon.config);
             let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
             parts.read_buf = read;

@@ -1,6 +1,8 @@
-//! A Content-Length message left incomplete for the read timeout is discarded however slowly
-//! its bytes trickle in: the timeout runs from the message's first byte, the bytes read to
-//! pick the framing included, and is not moved by each byte that arrives.
+//! Messages left incomplete. A Content-Length message left incomplete for the read timeout is
+//! discarded however slowly its bytes trickle in: the timeout runs from the message's first
+//! byte, the bytes read to pick the framing included, and is not moved by each byte that
+//! arrives. What many connections hold half-read stays within the daemon's buffer budget,
+//! with either framing: a message the budget cannot hold now is refused with code 8.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -115,6 +117,50 @@ fn partial_payloads_held_by_many_connections_stay_within_the_budget() {
     let peak = proc_status(d.pid(), "VmHWM").unwrap();
     assert!(
         peak < before + 64 * MIB,
+        "RSS {} MiB before, peak {} MiB",
+        before / MIB,
+        peak / MIB
+    );
+    drop(connections);
+}
+
+#[test]
+fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
+    const MIB: u64 = 1024;
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--max-buffered")
+            .arg(&(8 << 20).to_string()),
+    );
+    let before = proc_status(d.pid(), "VmRSS").unwrap();
+    // Forty connections each send 900 kB of a line (the limit is 1 MiB) and never end it:
+    // 36 MB half-read. The budget holds a few; the others are refused (code 8, `id: null`)
+    // and the rest of their line discarded as it comes.
+    let line = vec![b' '; 900_000];
+    let connections: Vec<UnixStream> = (0..40)
+        .map(|_| {
+            let mut conn = UnixStream::connect(&d.socket).unwrap();
+            conn.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"version\",\"id\":1,\"x\":\"")
+                .unwrap();
+            conn.write_all(&line).unwrap();
+            conn
+        })
+        .collect();
+    let mut refused = 0;
+    for conn in &connections {
+        conn.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut reply = String::new();
+        if std::io::BufRead::read_line(&mut std::io::BufReader::new(conn), &mut reply).is_ok() {
+            let reply: serde_json::Value = serde_json::from_str(&reply).unwrap();
+            assert_eq!(reply["error"]["code"], 8, "{reply}");
+            refused += 1;
+        }
+    }
+    assert!((30..40).contains(&refused), "{refused} refused");
+    let peak = proc_status(d.pid(), "VmHWM").unwrap();
+    assert!(
+        peak < before + 24 * MIB,
         "RSS {} MiB before, peak {} MiB",
         before / MIB,
         peak / MIB
