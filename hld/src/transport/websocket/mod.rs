@@ -27,6 +27,7 @@
 //! | handshake without a token, or a wrong one | HTTP 401 |
 //! | handshake with an `Origin` not on the allow-list | HTTP 403 |
 //! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
+//! | a handshake not done within 3 s, or the oldest one when `--ws-max-handshakes` are under way | closed |
 //! | plain HTTP, no upgrade asked | HTTP 426 Upgrade Required |
 //! | a malformed handshake (not GET, not HTTP/1.1, no key or version, not HTTP) | HTTP 400 |
 //! | a binary frame | close 1003 |
