@@ -60,6 +60,10 @@ pub struct Args {
     /// Largest accepted incoming message, in bytes.
     #[arg(long, default_value_t = DEFAULT_MAX_MESSAGE_SIZE, value_name = "BYTES")]
     pub max_message_size: usize,
+    /// The most bytes all connections together hold: replies being built or not yet read by
+    /// their clients. A connection's next request waits while the budget is full.
+    #[arg(long, default_value_t = 256 << 20, value_name = "BYTES")]
+    pub max_buffered: usize,
     /// Longest line of `claude`'s output stored whole, in bytes; a longer one is stored cut
     /// to this length, with a marker.
     #[arg(long, default_value_t = 64 << 20, value_name = "BYTES")]
@@ -143,6 +147,15 @@ pub struct Args {
         help_heading = "WebSocket"
     )]
     pub ws_max_connections: usize,
+    /// The most connections in their handshake at once, apart from the open ones; each has
+    /// 3 s to finish it. Beyond, the oldest still handshaking is closed.
+    #[arg(
+        long,
+        default_value_t = 256,
+        value_name = "N",
+        help_heading = "WebSocket"
+    )]
+    pub ws_max_handshakes: usize,
     /// The most events a WebSocket client may leave unanswered; later ones are dropped,
     /// and the next one sent is a `lagged` event with their count.
     #[arg(
@@ -228,6 +241,8 @@ pub struct WsConfig {
     pub allowed_origins: Vec<String>,
     /// The most connections at once.
     pub max_connections: usize,
+    /// The most connections in their handshake at once.
+    pub max_handshakes: usize,
     /// The most server-initiated requests waiting for a reply, per connection.
     pub max_pending: usize,
     /// How often the server sends `rpc.heartbeat`.
@@ -303,6 +318,7 @@ impl WsConfig {
             token,
             allowed_origins,
             max_connections: args.ws_max_connections.max(1),
+            max_handshakes: args.ws_max_handshakes.max(1),
             max_pending: args.ws_max_pending.max(1),
             heartbeat: Duration::from_millis(args.ws_heartbeat_ms.max(1)),
             heartbeat_timeout: Duration::from_millis(args.ws_heartbeat_timeout_ms.max(1)),
@@ -340,6 +356,8 @@ pub struct Config {
     pub no_color: bool,
     /// Largest accepted incoming message.
     pub max_message_size: usize,
+    /// The bytes all connections together may hold.
+    pub max_buffered: usize,
     /// Longest line of `claude`'s output stored whole.
     pub max_agent_line: usize,
     /// An explicitly configured `claude` (flag, config file or environment).
@@ -404,6 +422,9 @@ impl Config {
         if args.max_message_size == 0 {
             return Err("--max-message-size must be positive".into());
         }
+        if args.max_buffered < 1 << 20 {
+            return Err("--max-buffered must be at least 1 MiB (1048576)".into());
+        }
         Ok(Config {
             socket,
             database,
@@ -411,6 +432,7 @@ impl Config {
             log_file: args.log_file,
             no_color: args.no_color || std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
             max_message_size: args.max_message_size,
+            max_buffered: args.max_buffered,
             max_agent_line: args.max_agent_line.max(1),
             claude_path,
             heartbeat_interval: Duration::from_millis(args.heartbeat_interval_ms.max(1)),

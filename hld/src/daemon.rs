@@ -39,6 +39,8 @@ pub struct Daemon {
     pub bypass_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
+    /// The bytes all connections together may hold (`--max-buffered`).
+    pub budget: crate::budget::Budget,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -78,6 +80,7 @@ impl Daemon {
             .map(|c| CloudClient::new(&c.base_url, &c.api_key))
             .transpose()?;
         let approvals = Approvals::new(store.clone(), bus.clone(), cloud);
+        let budget = crate::budget::Budget::new(config.max_buffered);
         Ok(Arc::new(Daemon {
             router: crate::handlers::router(),
             health: HealthCache::default(),
@@ -89,6 +92,7 @@ impl Daemon {
             log,
             shutdown,
             bypass_set: Arc::default(),
+            budget,
             started_at: crate::time::now(),
         }))
     }

@@ -2,6 +2,7 @@
 //! the event bus and subscriptions. The `hld` binary is a thin wrapper around [`server::run`].
 
 pub mod approval;
+pub mod budget;
 pub mod bus;
 pub mod claude;
 pub mod clients;
@@ -18,5 +19,6 @@ pub mod server;
 pub mod session;
 pub mod stdio;
 pub mod store;
+pub mod throttle;
 pub mod time;
 pub mod transport;

@@ -23,6 +23,7 @@ use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::logging::LogControl;
 use crate::store::Store;
+use crate::throttle::Throttle;
 use crate::transport::{unix, websocket};
 
 /// How long in-flight requests get to finish at shutdown.
@@ -98,27 +99,20 @@ async fn announce(daemon: Arc<Daemon>) {
 }
 
 /// Failed accepts in a row (at the open-files limit, each fails at once until a descriptor is
-/// freed): the pause before the next grows from 10 ms to 1 s, and one warning a second says
-/// how many failed since the last.
+/// freed): the pause before the next grows from 10 ms to 1 s, and a warning at most once a
+/// second says how many failed since the last ([`Throttle`]).
 #[derive(Default)]
 struct AcceptFailures {
     /// The pause after the last failure; `None` once an accept succeeds.
     pause: Option<Duration>,
-    logged: Option<std::time::Instant>,
-    unlogged: u64,
+    log: Throttle,
 }
 
 impl AcceptFailures {
     /// Counts a failure; returns the pause before the next accept.
     fn failed(&mut self, e: &std::io::Error) -> Duration {
-        self.unlogged += 1;
-        if self
-            .logged
-            .is_none_or(|at| at.elapsed() >= Duration::from_secs(1))
-        {
-            tracing::warn!(error = %e, failures = self.unlogged, "accept failed");
-            self.logged = Some(std::time::Instant::now());
-            self.unlogged = 0;
+        if let Some(failures) = self.log.hit() {
+            tracing::warn!(error = %e, failures, "accept failed");
         }
         let pause = self.pause.map_or(Duration::from_millis(10), |p| {
             (p * 2).min(Duration::from_secs(1))
@@ -274,12 +268,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn failing_accepts_back_off_to_a_second_and_warn_once_a_second() {
+    fn failing_accepts_back_off_to_a_second() {
         let mut failing = AcceptFailures::default();
         let e = std::io::Error::from_raw_os_error(libc::EMFILE);
         let pauses: Vec<u128> = (0..10).map(|_| failing.failed(&e).as_millis()).collect();
         assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
         // The first failure was logged; the nine since wait for the next second.
-        assert_eq!(failing.unlogged, 9);
+        assert_eq!(failing.log.hit(), None);
     }
 }

@@ -220,8 +220,15 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
             Err(()) => Stopped::Daemon,
         });
     });
+    // stdout unbuffered (its own descriptor, not the line-buffered `Stdout`), so that each
+    // read from the daemon, whole frames, leaves in one write: on a TCP socket the second
+    // half of a frame cut in two waits for the peer's delayed ACK (Nagle), some 40 ms.
+    let stdout = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|e| format!("cannot use stdout: {e}"))?;
     std::thread::spawn(move || {
-        let _ = stopped.send(match pump(from_daemon, std::io::stdout().lock()) {
+        let _ = stopped.send(match pump(from_daemon, std::fs::File::from(stdout)) {
             Ok(()) => Stopped::Daemon,
             Err(()) => Stopped::Editor,
         });
@@ -255,8 +262,8 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
     Ok(Ended::Cleanly)
 }
 
-/// Copies `from` to `to`, flushing after each read so that a reply is never held back: `Ok`
-/// once `from` ends (or fails), `Err` once `to` fails.
+/// Copies `from` to `to`, each read in one write, flushed, so that a reply is never held
+/// back: `Ok` once `from` ends (or fails), `Err` once `to` fails.
 fn pump(mut from: impl Read, mut to: impl Write) -> Result<(), ()> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {

@@ -227,6 +227,8 @@ where
     tokio::pin!(cancelled);
     // When the peer last sent anything: any message proves it alive.
     let mut heard = Instant::now();
+    // What its replies hold of the daemon's budget, given back once they are written.
+    let mut account = daemon.budget.account();
     let ended = loop {
         // Requests already read are answered before their replies are flushed together (a
         // shutdown is noticed once they are).
@@ -236,6 +238,7 @@ where
                 if conn.flush().await.is_err() {
                     return Ended::Failed;
                 }
+                account.release();
                 tokio::select! {
                     biased;
                     () = &mut cancelled => break Ended::Shutdown,
@@ -272,6 +275,9 @@ where
             break Ended::Left;
         };
         heard = Instant::now();
+        if matches!(frame, Frame::Message(_)) && account.reserve(&mut conn).await.is_err() {
+            return Ended::Failed;
+        }
         let reply = match handle(&daemon, frame, &settings).await {
             Handled::Reply(response) => response,
             Handled::Silent => continue,
@@ -296,6 +302,7 @@ where
                         return Ended::Failed;
                     }
                     events.subscriber = Some(subscriber);
+                    account.release();
                     if settings.delivery == Delivery::TakeOver {
                         return forward(conn, events).await;
                     }
@@ -304,7 +311,11 @@ where
                 Err(error) => Response::error(id, error),
             },
         };
-        if conn.feed(Outgoing::Response(reply)).await.is_err() {
+        // Settled once queued: until then the reservation also covers the reply's copy.
+        let size = reply.outcome.as_ref().map_or(0, Bytes::len);
+        if conn.feed(Outgoing::Response(reply)).await.is_err()
+            || account.built(&mut conn, size).await.is_err()
+        {
             return Ended::Failed;
         }
     };

@@ -5,8 +5,10 @@
 //! section over its cap is answered with `id: null` and thrown away as it arrives, never
 //! buffered. Events go out as notifications: `{"method":"event","params":{"event":…}}`.
 //!
-//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long is
-//! discarded and the framing starts again at the next header.
+//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long after
+//! its first byte is discarded and the framing starts again at the next header. A payload
+//! being read is held in the daemon's budget ([`crate::budget`]); one it cannot hold now is
+//! refused (code 8) and discarded as it arrives.
 
 use std::future::Future;
 use std::io;
@@ -18,12 +20,15 @@ use bytes::{Buf, BufMut, BytesMut};
 use futures::{Sink, Stream};
 use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason};
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use super::Frame;
+use crate::budget::{busy, Budget};
 use crate::rpc::error::invalid_request;
 use crate::rpc::{event_message, oversize, Outgoing};
+use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
@@ -31,6 +36,9 @@ pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
 pub const MAX_HEADER: usize = 8 * 1024;
 /// How long a message may stay incomplete before it is discarded.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The log of incomplete messages discarded, by any connection.
+static TIMED_OUT: Throttle = Throttle::new();
 
 /// Where the decoder is in the stream.
 #[derive(Debug)]
@@ -63,6 +71,10 @@ impl State {
 pub struct ContentLengthCodec {
     max_payload: usize,
     state: State,
+    /// The daemon's budget, which holds the body being read ([`ContentLengthConn::budget`]).
+    budget: Option<Budget>,
+    /// The body's share of it, given back once the body is read.
+    body: Option<OwnedSemaphorePermit>,
 }
 
 impl ContentLengthCodec {
@@ -71,6 +83,8 @@ impl ContentLengthCodec {
         ContentLengthCodec {
             max_payload,
             state: State::headers(),
+            budget: None,
+            body: None,
         }
     }
 
@@ -141,6 +155,7 @@ impl Decoder for ContentLengthCodec {
                     }
                     let body = buf.split_to(*length).freeze();
                     self.reset();
+                    self.body = None;
                     return Ok(Some(Frame::Message(body)));
                 }
                 State::Headers {
@@ -210,7 +225,16 @@ impl Decoder for ContentLengthCodec {
                             self.state = State::Discard(n);
                             return Ok(Some(Frame::Rejected(e)));
                         }
-                        (Some(n), None) => self.state = State::Body { length: n },
+                        (Some(n), None) => {
+                            let share = self.budget.as_ref().map(|b| b.try_take(n));
+                            if let Some(None) = share {
+                                // Refused rather than buffered: the budget is full.
+                                self.state = State::Discard(n);
+                                return Ok(Some(Frame::Rejected(busy())));
+                            }
+                            self.body = share.flatten();
+                            self.state = State::Body { length: n };
+                        }
                         (None, error) => {
                             self.reset();
                             let e = error.unwrap_or_else(|| {
@@ -275,27 +299,43 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
-    /// Armed while a message is incomplete; moved whenever more of it arrives.
+    /// Armed (`armed`) from a message's first byte, and never moved until the message is
+    /// complete: however slowly the rest arrives, it is discarded `timeout` after that byte.
     deadline: Pin<Box<Sleep>>,
-    /// Bytes buffered when the deadline was last moved.
-    buffered: Option<usize>,
+    armed: bool,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
     /// Frames `io`, refusing payloads over `max_payload` and discarding a message left
-    /// incomplete for `timeout`; `read` holds bytes already read from it.
+    /// incomplete for `timeout`; `read` holds bytes already read from it, taken to have come
+    /// now (else see [`ContentLengthConn::first_byte_at`]).
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,
             ContentLengthCodec::new(max_payload),
         );
+        let armed = !read.is_empty();
         parts.read_buf = read;
         ContentLengthConn {
             framed: Framed::from_parts(parts),
             timeout,
             deadline: Box::pin(tokio::time::sleep(timeout)),
-            buffered: None,
+            armed,
         }
+    }
+
+    /// The body of each message is held in `budget`: a payload it cannot hold now is
+    /// refused (code 8) and discarded as it arrives.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.framed.codec_mut().budget = Some(budget);
+        self
+    }
+
+    /// The bytes already read began to come at `at`: the first message's deadline runs from
+    /// then.
+    pub fn first_byte_at(mut self, at: Instant) -> Self {
+        self.deadline.as_mut().reset(at + self.timeout);
+        self
     }
 }
 
@@ -306,28 +346,31 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Stream for ContentLengthConn<T> {
         let this = &mut *self;
         loop {
             if let Poll::Ready(item) = Pin::new(&mut this.framed).poll_next(cx) {
-                this.buffered = None;
+                this.armed = false;
                 return Poll::Ready(item);
             }
-            let pending = this.framed.read_buffer().len();
-            if !this.framed.codec().mid_message() && pending == 0 {
-                this.buffered = None;
+            if !this.framed.codec().mid_message() && this.framed.read_buffer().is_empty() {
+                this.armed = false;
                 return Poll::Pending;
             }
-            if this.buffered != Some(pending) {
-                this.buffered = Some(pending);
+            if !this.armed {
+                this.armed = true;
                 this.deadline.as_mut().reset(Instant::now() + this.timeout);
             }
             if this.deadline.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            tracing::warn!(
-                timeout_ms = this.timeout.as_millis() as u64,
-                "an incomplete message timed out; discarded, framing reset"
-            );
+            if let Some(count) = TIMED_OUT.hit() {
+                tracing::warn!(
+                    timeout_ms = this.timeout.as_millis() as u64,
+                    count,
+                    "an incomplete message timed out; discarded, framing reset"
+                );
+            }
             this.framed.codec_mut().reset();
+            this.framed.codec_mut().body = None;
             this.framed.read_buffer_mut().clear();
-            this.buffered = None;
+            this.armed = false;
         }
     }
 }
@@ -443,6 +486,32 @@ mod tests {
         );
         assert!(matches!(&frames[1], Frame::Rejected(e) if e.message.contains("CRLF")));
         assert_eq!(frames[2], message("{}"));
+    }
+
+    #[test]
+    fn a_payload_the_budget_cannot_hold_is_refused_until_another_is_read() {
+        let budget = Budget::new(16);
+        let codec = || {
+            let mut codec = ContentLengthCodec::new(64);
+            codec.budget = Some(budget.clone());
+            codec
+        };
+        let (mut first, mut second) = (codec(), codec());
+        let mut buf = BytesMut::from(&b"Content-Length: 12\r\n\r\n[1,"[..]);
+        assert_eq!(first.decode(&mut buf).unwrap(), None);
+        let mut other = BytesMut::from(&b"Content-Length: 12\r\n\r\n"[..]);
+        let refused = second.decode(&mut other).unwrap().unwrap();
+        assert!(matches!(refused, Frame::Rejected(e) if e.code == 8));
+        other.extend_from_slice(b"[2,3,4,5,67]");
+        assert_eq!(second.decode(&mut other).unwrap(), None);
+        buf.extend_from_slice(b"2,3,4,56]");
+        assert_eq!(
+            first.decode(&mut buf).unwrap(),
+            Some(message("[1,2,3,4,56]"))
+        );
+        assert_eq!(budget.available(), 16);
+        other.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
+        assert_eq!(second.decode(&mut other).unwrap(), Some(message("{}")));
     }
 
     #[test]

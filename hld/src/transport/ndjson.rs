@@ -1,13 +1,20 @@
 //! NDJSON framing for the Unix socket: one message per `\n`-terminated line, with a size
-//! limit that discards an oversize line without buffering it. Events go out as the Go daemon
+//! limit that discards an oversize line without buffering it. A line longer than
+//! [`UNCOUNTED`] is held in the daemon's budget until it ends; one the budget cannot hold now
+//! is refused (code 8) and discarded the same way. Events go out as the Go daemon
 //! sent them: results with `"id": null`.
 
 use bytes::{Buf, BufMut, BytesMut};
 use hld_client::protocol::{SubscriptionMessage, HEARTBEAT_MESSAGE};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio_util::codec::{Decoder, Encoder};
 
 use super::Frame;
+use crate::budget::{busy, Budget};
 use crate::rpc::{oversize, Outgoing};
+
+/// The part of a line read that is not taken from the budget: every request of a usual size.
+pub const UNCOUNTED: usize = 64 * 1024;
 
 /// Splits a byte stream into lines of at most `max` bytes (not counting the `\n` or a
 /// trailing `\r`). A longer line yields one [`Frame::Rejected`] and the rest of it, up to its
@@ -19,6 +26,10 @@ pub struct NdjsonCodec {
     scanned: usize,
     /// Inside an oversize line: drop bytes until the next newline.
     discarding: bool,
+    /// The daemon's budget, which holds a long line being read.
+    budget: Option<Budget>,
+    /// The line's share of it (the most a line may be), given back when the line ends.
+    line: Option<OwnedSemaphorePermit>,
 }
 
 impl NdjsonCodec {
@@ -28,7 +39,15 @@ impl NdjsonCodec {
             max,
             scanned: 0,
             discarding: false,
+            budget: None,
+            line: None,
         }
+    }
+
+    /// Long lines are held in `budget`.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 }
 
@@ -53,6 +72,7 @@ impl Decoder for NdjsonCodec {
                 (false, Some(pos)) => {
                     let end = self.scanned + pos;
                     self.scanned = 0;
+                    self.line = None;
                     let mut line = buf.split_to(end + 1);
                     line.truncate(end);
                     if line.last() == Some(&b'\r') {
@@ -68,11 +88,22 @@ impl Decoder for NdjsonCodec {
                 }
                 (false, None) => {
                     // One byte of slack for a trailing '\r'.
-                    if buf.len() > self.max + 1 {
+                    let refused = if buf.len() > self.max + 1 {
+                        Some(oversize())
+                    } else if buf.len() > UNCOUNTED && self.line.is_none() {
+                        let share = self.budget.as_ref().map(|b| b.try_take(self.max + 1));
+                        let full = matches!(share, Some(None));
+                        self.line = share.flatten();
+                        full.then(busy)
+                    } else {
+                        None
+                    };
+                    if let Some(error) = refused {
                         buf.clear();
                         self.scanned = 0;
                         self.discarding = true;
-                        return Ok(Some(Frame::Rejected(oversize())));
+                        self.line = None;
+                        return Ok(Some(Frame::Rejected(error)));
                     }
                     self.scanned = buf.len();
                     return Ok(None);
@@ -177,6 +208,28 @@ mod tests {
             got,
             vec![msg("abcd"), Frame::Rejected(oversize()), msg("ab")]
         );
+    }
+
+    #[test]
+    fn a_long_line_the_budget_cannot_hold_is_refused_until_another_ends() {
+        let budget = Budget::new(UNCOUNTED * 3);
+        let codec = || NdjsonCodec::new(UNCOUNTED * 2).budget(budget.clone());
+        let (mut first, mut second) = (codec(), codec());
+        let long = vec![b' '; UNCOUNTED + 1];
+        let mut buf = BytesMut::from(&long[..]);
+        assert_eq!(first.decode(&mut buf).unwrap(), None);
+        assert_eq!(budget.available(), UNCOUNTED - 1);
+        let mut other = BytesMut::from(&long[..]);
+        let refused = second.decode(&mut other).unwrap().unwrap();
+        assert!(matches!(refused, Frame::Rejected(e) if e.code == 8));
+        buf.extend_from_slice(b"{}\n");
+        assert_eq!(
+            first.decode(&mut buf).unwrap(),
+            Some(msg(&format!("{}{{}}", " ".repeat(UNCOUNTED + 1))))
+        );
+        assert_eq!(budget.available(), UNCOUNTED * 3);
+        other.extend_from_slice(b"rest\n{\"ok\":1}\n");
+        assert_eq!(second.decode(&mut other).unwrap(), Some(msg("{\"ok\":1}")));
     }
 
     #[test]

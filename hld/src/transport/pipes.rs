@@ -152,7 +152,8 @@ pub async fn serve(
     }
     tracing::info!("serving an editor's pipes, handed over by hld --stdio");
     let io = tokio::io::join(input, output);
-    let conn = ContentLengthConn::new(io, MAX_PAYLOAD, daemon.config.frame_timeout, read);
+    let conn = ContentLengthConn::new(io, MAX_PAYLOAD, daemon.config.frame_timeout, read)
+        .budget(daemon.budget.clone());
     let settings = Settings::content_length(&daemon.config);
     let stop = shutdown.child_token();
     // Boxed, so that dropping it closes the pipes.

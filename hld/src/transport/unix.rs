@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::time::Instant;
 use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
 
@@ -25,6 +26,7 @@ use super::pipes;
 use crate::daemon::Daemon;
 use crate::private_dir;
 use crate::rpc::{self, Settings};
+use crate::throttle::Throttle;
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
@@ -103,26 +105,55 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// The room a connection's read and write buffers start with.
 const BUFFER: usize = 1024;
 
+/// The log of connections closed before their framing was known.
+static UNFRAMED: Throttle = Throttle::new();
+
 /// Serves one accepted connection with the framing its first bytes show ([`framing`]); on
 /// NDJSON, `Subscribe` takes the connection over.
 pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: CancellationToken) {
     // Buffers sized for a usual request and reply; they grow for larger ones.
     let mut read = BytesMut::with_capacity(BUFFER);
     let mut stream = Socket(stream);
+    // The bytes that choose the framing are part of the first message: with Content-Length
+    // framing, its read timeout runs from the first of them.
+    let mut first_byte = None;
     let framing = loop {
         match framing(&read) {
             Some(framing) => break framing,
-            None => match stream.read_buf(&mut read).await {
-                Ok(0) | Err(_) if read.is_empty() => return,
-                // What came is all there is: NDJSON answers it, whatever it is.
-                Ok(0) | Err(_) => break Framing::Ndjson,
-                Ok(_) => {}
-            },
+            None => {
+                let deadline = first_byte.map(|at: Instant| at + daemon.config.frame_timeout);
+                let reading = stream.read_buf(&mut read);
+                let read_now = match deadline {
+                    Some(deadline) => match tokio::time::timeout_at(deadline, reading).await {
+                        Ok(read) => read,
+                        Err(_) => {
+                            if let Some(count) = UNFRAMED.hit() {
+                                tracing::warn!(
+                                    count,
+                                    "a connection did not show its framing in time; closed"
+                                );
+                            }
+                            return;
+                        }
+                    },
+                    None => reading.await,
+                };
+                match read_now {
+                    Ok(0) | Err(_) if read.is_empty() => return,
+                    // What came is all there is: NDJSON answers it, whatever it is.
+                    Ok(0) | Err(_) => break Framing::Ndjson,
+                    Ok(_) => {
+                        first_byte.get_or_insert_with(Instant::now);
+                    }
+                }
+            }
         }
     };
+    let first_byte = first_byte.unwrap_or_else(Instant::now);
     match framing {
         Framing::Ndjson => {
-            let codec = NdjsonCodec::new(daemon.config.max_message_size);
+            let codec =
+                NdjsonCodec::new(daemon.config.max_message_size).budget(daemon.budget.clone());
             let settings = Settings::ndjson(&daemon.config);
             let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
             parts.read_buf = read;
@@ -132,7 +163,9 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
         Framing::ContentLength => {
             let settings = Settings::content_length(&daemon.config);
             let conn =
-                ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read);
+                ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read)
+                    .first_byte_at(first_byte)
+                    .budget(daemon.budget.clone());
             rpc::serve(conn, daemon, settings, shutdown).await;
         }
         Framing::Pipes => pipes::serve(stream.0, read, daemon, shutdown).await,

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use subtle::ConstantTimeEq;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::ServerConfig;
@@ -28,6 +29,8 @@ use tokio_tungstenite::tungstenite::handshake::server::{
 };
 use tokio_tungstenite::tungstenite::http::{header, HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::Error as WsError;
+
+use crate::throttle::Throttle;
 
 /// The one subprotocol served (spec/002).
 pub const SUBPROTOCOL: &str = "holon-rpc";
@@ -239,17 +242,23 @@ pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The check of one handshake, as tungstenite calls it: [`admit`] (or [`BUSY`] without a
-/// place under the cap), answered with the upgrade (`holon-rpc` chosen) or the refusal.
+/// The check of one handshake, as tungstenite calls it: [`admit`], then a place under the
+/// cap taken into `slot` (else [`BUSY`]), answered with the upgrade (`holon-rpc` chosen) or
+/// the refusal. Refusals are logged at most once a second, with their count.
 #[derive(Debug)]
 pub struct Check<'a> {
     /// What the request must show.
     pub policy: &'a Policy,
-    /// Whether the connection has a place under the cap.
-    pub has_place: bool,
+    /// The places under the connection cap.
+    pub slots: &'a Arc<Semaphore>,
+    /// Where the place taken goes, held while the connection is open.
+    pub slot: &'a mut Option<OwnedSemaphorePermit>,
     /// The peer, for the log.
     pub peer: SocketAddr,
 }
+
+/// The log of refused handshakes.
+static REFUSED: Throttle = Throttle::new();
 
 impl Callback for Check<'_> {
     fn on_request(
@@ -257,10 +266,11 @@ impl Callback for Check<'_> {
         request: &Request,
         mut response: Response,
     ) -> Result<Response, ErrorResponse> {
-        let admitted = match self.has_place {
-            true => admit(request, self.policy),
-            false => Err(BUSY),
-        };
+        let admitted = admit(request, self.policy).and_then(|()| {
+            let place = Arc::clone(self.slots).try_acquire_owned();
+            *self.slot = Some(place.map_err(|_| BUSY)?);
+            Ok(())
+        });
         match admitted {
             Ok(()) => {
                 response.headers_mut().insert(
@@ -270,12 +280,15 @@ impl Callback for Check<'_> {
                 Ok(response)
             }
             Err(refusal) => {
-                tracing::warn!(
-                    peer = %self.peer,
-                    status = refusal.status.as_u16(),
-                    reason = %refusal.reason,
-                    "WebSocket handshake refused"
-                );
+                if let Some(count) = REFUSED.hit() {
+                    tracing::warn!(
+                        peer = %self.peer,
+                        status = refusal.status.as_u16(),
+                        reason = %refusal.reason,
+                        count,
+                        "WebSocket handshake refused"
+                    );
+                }
                 Err(refusal_response(refusal))
             }
         }
@@ -365,34 +378,42 @@ mod tests {
     #[test]
     fn a_refusal_carries_its_reason_and_nothing_else() {
         let p = policy(&[]);
-        let check = |has_place| Check {
-            policy: &p,
-            has_place,
-            peer: "127.0.0.1:1".parse().unwrap(),
+        // One place under the cap.
+        let slots = Arc::new(Semaphore::new(1));
+        let mut slot = None;
+        let mut check = |request: &Request| {
+            let check = Check {
+                policy: &p,
+                slots: &slots,
+                slot: &mut slot,
+                peer: "127.0.0.1:1".parse().unwrap(),
+            };
+            check
+                .on_request(request, Response::new(()))
+                .map_err(Box::new)
         };
         let good = request(
             "/?token=0123456789abcdef-token",
             &[("sec-websocket-protocol", "holon-rpc")],
         );
-        let refused = check(false)
-            .on_request(&good, Response::new(()))
-            .unwrap_err();
+        let accepted = check(&good).unwrap();
+        assert_eq!(
+            accepted.headers()[header::SEC_WEBSOCKET_PROTOCOL],
+            SUBPROTOCOL
+        );
+        // The place is taken: the next admitted handshake is refused with 503; one without
+        // the token still gets 401, the cap telling it nothing.
+        let refused = check(&good).unwrap_err();
         assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(
             refused.body().as_deref(),
             Some(format!("{}\n", BUSY.reason).as_str())
         );
         assert_eq!(refused.headers()[header::CONNECTION], "close");
-        let accepted = check(true).on_request(&good, Response::new(())).unwrap();
-        assert_eq!(
-            accepted.headers()[header::SEC_WEBSOCKET_PROTOCOL],
-            SUBPROTOCOL
-        );
         let wrong = request("/", &[("sec-websocket-protocol", "holon-rpc")]);
-        let refused = check(true)
-            .on_request(&wrong, Response::new(()))
-            .unwrap_err();
+        let refused = check(&wrong).unwrap_err();
         assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+        assert!(slot.is_some());
     }
 
     #[test]

@@ -28,6 +28,7 @@
 //! | handshake without a token, or a wrong one | HTTP 401 |
 //! | handshake with an `Origin` not on the allow-list | HTTP 403 |
 //! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
+//! | a handshake not done within 3 s, or the oldest one when `--ws-max-handshakes` are under way | closed |
 //! | plain HTTP, no upgrade asked | HTTP 426 Upgrade Required |
 //! | a malformed handshake (not GET, not HTTP/1.1, no key or version, not HTTP) | HTTP 400 |
 //! | a binary frame | close 1003 |
@@ -54,6 +55,7 @@
 
 pub mod envelope;
 pub mod handshake;
+pub mod handshakes;
 pub mod outgoing;
 
 use std::io;
@@ -69,7 +71,7 @@ use futures::{Sink, Stream};
 use hld_client::protocol::{ErrorCode, ErrorObject};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
@@ -80,6 +82,7 @@ use tokio_util::task::TaskTracker;
 
 use self::envelope::Checked;
 use self::handshake::{Check, Policy, WsToken};
+use self::handshakes::{Handshakes, Place, HANDSHAKE_TIMEOUT};
 use super::Frame;
 use crate::config::WsConfig;
 use crate::daemon::Daemon;
@@ -88,8 +91,6 @@ use crate::server::accept_until;
 
 /// The largest message either way: peers close the connection on a larger one.
 pub const MAX_MESSAGE: usize = 1 << 20;
-/// How long a connection may take to finish its TLS or WebSocket handshake.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
@@ -133,8 +134,10 @@ pub fn ws_config() -> WebSocketConfig {
 struct Shared {
     tls: Option<TlsAcceptor>,
     policy: Policy,
-    /// One permit per open connection, taken before any handshake.
+    /// One permit per open connection, taken once its handshake is admitted.
     slots: Arc<Semaphore>,
+    /// The connections still in their handshake.
+    handshakes: Handshakes,
     settings: Settings,
 }
 
@@ -175,6 +178,7 @@ impl Listener {
                     allowed_origins: ws.allowed_origins.clone(),
                 },
                 slots: Arc::new(Semaphore::new(ws.max_connections)),
+                handshakes: Handshakes::new(ws.max_handshakes),
                 settings: settings(ws),
             }),
         })
@@ -197,13 +201,10 @@ impl Listener {
             &shutdown,
             || tcp.accept(),
             |(tcp, peer)| {
-                // Counted before any handshake, so slow handshakes count too.
-                let slot = Arc::clone(&self.shared.slots).try_acquire_owned().ok();
                 let connection = connection(
                     tcp,
                     peer,
                     Arc::clone(&self.shared),
-                    slot,
                     Arc::clone(&daemon),
                     shutdown.clone(),
                 );
@@ -214,49 +215,65 @@ impl Listener {
     }
 }
 
-/// One accepted TCP connection: TLS if configured, then the WebSocket.
+/// One accepted TCP connection: TLS if configured, then the WebSocket, both within
+/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place among the handshakes.
 async fn connection(
     tcp: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    slot: Option<OwnedSemaphorePermit>,
     daemon: Arc<Daemon>,
     shutdown: CancellationToken,
 ) {
     // Events are small writes that must go at once.
     let _ = tcp.set_nodelay(true);
+    let place = shared.handshakes.enter();
+    let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
     match &shared.tls {
-        Some(tls) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, tls.accept(tcp)).await {
-            Ok(Ok(stream)) => serve(stream, peer, &shared, slot, daemon, shutdown).await,
-            Ok(Err(e)) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
-            Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-        },
-        None => serve(tcp, peer, &shared, slot, daemon, shutdown).await,
+        Some(tls) => {
+            let accepting = tokio::time::timeout_at(deadline, tls.accept(tcp));
+            match place.run(accepting).await {
+                Some(Ok(Ok(stream))) => {
+                    serve(stream, peer, &shared, place, deadline, daemon, shutdown).await
+                }
+                Some(Ok(Err(e))) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
+                Some(Err(_)) => tracing::debug!(%peer, "TLS handshake timed out"),
+                None => tracing::debug!(%peer, "closed in its TLS handshake to make room"),
+            }
+        }
+        None => serve(tcp, peer, &shared, place, deadline, daemon, shutdown).await,
     }
 }
 
-/// The WebSocket handshake (refused with 503 without a `slot`), then the connection served
-/// until it ends, then closed.
+/// The WebSocket handshake (refused with 503 if it finds no place among the open
+/// connections), then the connection served until it ends, then closed.
 async fn serve<S>(
     mut stream: S,
     peer: SocketAddr,
     shared: &Shared,
-    slot: Option<OwnedSemaphorePermit>,
+    place: Place<'_>,
+    deadline: tokio::time::Instant,
     daemon: Arc<Daemon>,
     shutdown: CancellationToken,
 ) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
+    let mut slot = None;
     let check = Check {
         policy: &shared.policy,
-        has_place: slot.is_some(),
+        slots: &shared.slots,
+        slot: &mut slot,
         peer,
     };
     let accepting =
         tokio_tungstenite::accept_hdr_async_with_config(&mut stream, check, Some(ws_config()));
-    let ws = match tokio::time::timeout(HANDSHAKE_TIMEOUT, accepting).await {
-        Ok(Ok(ws)) => ws,
-        Ok(Err(e)) => {
+    let accepted = place
+        .run(tokio::time::timeout_at(deadline, accepting))
+        .await;
+    drop(place);
+    let ws = match accepted {
+        None => return tracing::debug!(%peer, "closed in its WebSocket handshake to make room"),
+        Some(Ok(Ok(ws))) => ws,
+        Some(Ok(Err(e))) => {
             tracing::debug!(%peer, error = %e, "WebSocket handshake ended");
             if let Some(refusal) = handshake::not_a_handshake(&e) {
                 let answering = async {
@@ -269,12 +286,13 @@ async fn serve<S>(
             }
             return;
         }
-        Err(_) => return tracing::debug!(%peer, "WebSocket handshake timed out"),
+        Some(Err(_)) => return tracing::debug!(%peer, "WebSocket handshake timed out"),
     };
     tracing::debug!(%peer, "WebSocket connection opened");
     let mut conn = Connection::new(ws);
     let ended = rpc::serve(&mut conn, daemon, shared.settings, shutdown).await;
     conn.finish(ended).await;
+    drop(slot);
     tracing::debug!(%peer, %ended, "WebSocket connection closed");
 }
 

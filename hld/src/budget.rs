@@ -1,0 +1,221 @@
+//! One budget of bytes for what all connections together hold (`--max-buffered`): the
+//! replies they are building and those built but not yet written, and the messages being
+//! read (a Content-Length payload, an NDJSON line past 64 KiB; one the budget cannot hold
+//! now is refused, code 8, and discarded as it arrives). A connection reserves a
+//! share before it builds a reply, so it reads its next request only once the budget has
+//! room; the share is then made the reply's size, and given back once the reply is written.
+//! No number of clients, reading or not, can take more than the budget.
+//!
+//! A reply's size is known only once built, so the share reserved before is a quarter of the
+//! budget, held until the reply is queued for writing: at most four replies are built at once,
+//! and what building one takes (the rows read, the reply, its copy in the write buffer) is
+//! within its share unless the reply is larger. A larger reply waits for the rest, in turn
+//! with every other reservation (the semaphore is fair). While the budget is full, a
+//! connection's next request waits; its own replies are written first, so that it never
+//! waits for bytes it holds itself.
+
+use std::io;
+use std::sync::Arc;
+
+use futures::{Sink, SinkExt};
+use hld_client::protocol::{ErrorCode, ErrorObject};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::throttle::Throttle;
+
+/// The log of connections waiting for the budget.
+static FULL: Throttle = Throttle::new();
+
+/// The error for a message the budget cannot hold now (code 8, as for a reply too large).
+pub fn busy() -> ErrorObject {
+    ErrorObject {
+        code: ErrorCode::ResourceExhausted.code(),
+        message: "the daemon holds all it may for its clients (--max-buffered): message \
+                  discarded; send it again later"
+            .to_owned(),
+        data: None,
+    }
+}
+
+/// The daemon's budget: a semaphore of bytes.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    bytes: Arc<Semaphore>,
+    /// Its size.
+    total: usize,
+}
+
+impl Budget {
+    /// A budget of `max` bytes (at most 4 GiB, the most a semaphore hands out at once).
+    pub fn new(max: usize) -> Budget {
+        let total = max.clamp(8, u32::MAX as usize);
+        Budget {
+            bytes: Arc::new(Semaphore::new(total)),
+            total,
+        }
+    }
+
+    /// The bytes not held by any connection.
+    pub fn available(&self) -> usize {
+        self.bytes.available_permits()
+    }
+
+    /// `n` bytes of it if they are free now (at most the whole budget).
+    pub fn try_take(&self, n: usize) -> Option<OwnedSemaphorePermit> {
+        let n = n.min(self.total) as u32;
+        Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
+    }
+
+    /// A connection's account with this budget.
+    pub fn account(&self) -> Account {
+        Account {
+            budget: self.clone(),
+            building: None,
+            held: None,
+        }
+    }
+
+    /// Waits for `n` bytes (at most the whole budget).
+    async fn acquire(&self, n: usize) -> OwnedSemaphorePermit {
+        if let Some(count) = FULL.hit() {
+            tracing::warn!(
+                budget = self.total,
+                count,
+                "the connections' buffer budget (--max-buffered) is full: requests wait until \
+                 clients read their replies"
+            );
+        }
+        let n = n.min(self.total) as u32;
+        Arc::clone(&self.bytes)
+            .acquire_many_owned(n)
+            .await
+            .expect("the budget's semaphore is never closed")
+    }
+}
+
+/// What one connection holds of the budget.
+#[derive(Debug)]
+pub struct Account {
+    budget: Budget,
+    /// Reserved for the reply being built.
+    building: Option<OwnedSemaphorePermit>,
+    /// The bytes of replies built and not yet written.
+    held: Option<OwnedSemaphorePermit>,
+}
+
+impl Account {
+    /// Reserves the share for building a reply. When the budget has no room, the replies
+    /// this connection holds are written first (waiting for its peer to read them) and given
+    /// back, then it waits its turn. `Err` if writing fails.
+    pub async fn reserve<C, T>(&mut self, conn: &mut C) -> io::Result<()>
+    where
+        C: Sink<T, Error = io::Error> + Unpin,
+    {
+        self.building = None;
+        let share = (self.budget.total / 4) as u32;
+        let permit = match Arc::clone(&self.budget.bytes).try_acquire_many_owned(share) {
+            Ok(permit) => permit,
+            Err(_) => {
+                self.written(conn).await?;
+                self.budget.acquire(share as usize).await
+            }
+        };
+        self.building = Some(permit);
+        Ok(())
+    }
+
+    /// The reply built with the reservation, now queued, is `bytes` long: the reservation
+    /// becomes that size (the rest given back, or what it lacks waited for, after this connection's own
+    /// replies are written) and is held until the reply is written.
+    pub async fn built<C, T>(&mut self, conn: &mut C, bytes: usize) -> io::Result<()>
+    where
+        C: Sink<T, Error = io::Error> + Unpin,
+    {
+        let Some(mut permit) = self.building.take() else {
+            return Ok(());
+        };
+        let bytes = bytes.min(self.budget.total);
+        if bytes > permit.num_permits() {
+            let lacking = bytes - permit.num_permits();
+            match Arc::clone(&self.budget.bytes).try_acquire_many_owned(lacking as u32) {
+                Ok(more) => permit.merge(more),
+                Err(_) => {
+                    self.written(conn).await?;
+                    permit.merge(self.budget.acquire(lacking).await);
+                }
+            }
+        } else {
+            drop(permit.split(permit.num_permits() - bytes));
+        }
+        match &mut self.held {
+            Some(held) => held.merge(permit),
+            None => self.held = Some(permit),
+        }
+        Ok(())
+    }
+
+    /// Writes what the connection holds (waiting for its peer to read it) and gives its bytes
+    /// back, with any reservation left.
+    async fn written<C, T>(&mut self, conn: &mut C) -> io::Result<()>
+    where
+        C: Sink<T, Error = io::Error> + Unpin,
+    {
+        if self.held.is_some() {
+            conn.flush().await?;
+        }
+        self.release();
+        Ok(())
+    }
+
+    /// Gives back everything: what the connection held has been written (or dropped).
+    pub fn release(&mut self) {
+        self.held = None;
+        self.building = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sink that takes everything at once.
+    fn sink() -> impl Sink<(), Error = io::Error> + Unpin {
+        futures::sink::drain().sink_map_err(|e| match e {})
+    }
+
+    #[tokio::test]
+    async fn a_reservation_becomes_the_replys_size_and_is_given_back_when_written() {
+        let budget = Budget::new(800);
+        let mut conn = sink();
+        let mut account = budget.account();
+        account.reserve(&mut conn).await.unwrap();
+        assert_eq!(budget.available(), 600);
+        account.built(&mut conn, 30).await.unwrap();
+        assert_eq!(budget.available(), 770);
+        // A reply larger than the share takes what it lacks.
+        account.reserve(&mut conn).await.unwrap();
+        account.built(&mut conn, 500).await.unwrap();
+        assert_eq!(budget.available(), 270);
+        account.release();
+        assert_eq!(budget.available(), 800);
+    }
+
+    #[tokio::test]
+    async fn a_full_budget_holds_back_the_next_reservation_until_bytes_are_given_back() {
+        let budget = Budget::new(800);
+        let mut conn = sink();
+        let mut hog = budget.account();
+        hog.reserve(&mut conn).await.unwrap();
+        hog.built(&mut conn, 10_000).await.unwrap();
+        assert_eq!(budget.available(), 0);
+        let mut other = budget.account();
+        let waiting = tokio::time::timeout(
+            std::time::Duration::from_millis(50),
+            other.reserve(&mut conn),
+        );
+        assert!(waiting.await.is_err(), "reserved with the budget full");
+        hog.release();
+        other.reserve(&mut conn).await.unwrap();
+        assert_eq!(budget.available(), 600);
+    }
+}

@@ -1,0 +1,126 @@
+//! The connections still in their handshake (TLS, then WebSocket), bounded apart from the
+//! open ones: at most `--ws-max-handshakes` at once, each for [`HANDSHAKE_TIMEOUT`] at most.
+//! A new connection always gets a place: when all are taken, the oldest still handshaking is
+//! closed. A flood of connections that never speak thus holds no place for long, and a client
+//! that sends its handshake as it connects (as every client does) is served while the flood
+//! lasts; only a handshake that completes takes one of the open connections' places.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::throttle::Throttle;
+
+/// How long a connection may take to finish its TLS and WebSocket handshakes together.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The log of connections closed to make room.
+static EVICTED: Throttle = Throttle::new();
+
+/// The places of connections in their handshake.
+#[derive(Debug)]
+pub struct Handshakes {
+    max: usize,
+    state: Mutex<Places>,
+}
+
+#[derive(Debug, Default)]
+struct Places {
+    /// The number of the next connection.
+    next: u64,
+    /// The connections handshaking, oldest first: their number and what closes them.
+    taken: VecDeque<(u64, CancellationToken)>,
+}
+
+/// One connection's place, given back when dropped (its handshake done, or failed).
+#[derive(Debug)]
+pub struct Place<'a> {
+    handshakes: &'a Handshakes,
+    number: u64,
+    evicted: CancellationToken,
+}
+
+impl Handshakes {
+    /// At most `max` connections in their handshake at once.
+    pub fn new(max: usize) -> Handshakes {
+        Handshakes {
+            max: max.max(1),
+            state: Mutex::new(Places::default()),
+        }
+    }
+
+    /// A place for a new connection's handshake; when all are taken, the oldest connection
+    /// still handshaking is closed to make room.
+    pub fn enter(&self) -> Place<'_> {
+        let mut places = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if places.taken.len() >= self.max {
+            if let Some((_, oldest)) = places.taken.pop_front() {
+                oldest.cancel();
+                if let Some(count) = EVICTED.hit() {
+                    tracing::warn!(
+                        count,
+                        max = self.max,
+                        "closed the oldest connection still in its WebSocket handshake to make \
+                         room for a new one (--ws-max-handshakes)"
+                    );
+                }
+            }
+        }
+        let number = places.next;
+        places.next += 1;
+        let evicted = CancellationToken::new();
+        places.taken.push_back((number, evicted.clone()));
+        Place {
+            handshakes: self,
+            number,
+            evicted,
+        }
+    }
+}
+
+impl Place<'_> {
+    /// Runs a step of the handshake: `None` if the connection is closed to make room first.
+    pub async fn run<F: Future>(&self, step: F) -> Option<F::Output> {
+        tokio::select! {
+            biased;
+            () = self.evicted.cancelled() => None,
+            output = step => Some(output),
+        }
+    }
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        let mut places = self
+            .handshakes
+            .state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = places.taken.iter().position(|(n, _)| *n == self.number) {
+            places.taken.remove(at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn when_all_places_are_taken_the_oldest_handshake_is_closed() {
+        let handshakes = Handshakes::new(2);
+        let first = handshakes.enter();
+        let second = handshakes.enter();
+        let third = handshakes.enter();
+        assert_eq!(first.run(std::future::pending::<()>()).await, None);
+        assert!(!second.evicted.is_cancelled() && !third.evicted.is_cancelled());
+        // A place given back leaves room: the next one closes nobody.
+        drop(second);
+        let fourth = handshakes.enter();
+        assert!(!third.evicted.is_cancelled());
+        assert_eq!(fourth.run(async { 4 }).await, Some(4));
+    }
+}
