@@ -42,6 +42,7 @@ use crate::bus::{Filter, Published, Received, Subscriber};
 use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::error::Error;
+use crate::throttle::Throttle;
 pub use crate::transport::Frame;
 pub use router::Router;
 
@@ -323,6 +324,13 @@ where
     ended
 }
 
+// What a peer sends wrong is logged through a throttle per kind: a client that sends nothing
+// but mistakes cannot fill the log.
+static REJECTED: Throttle = Throttle::new();
+static UNKNOWN_METHOD: Throttle = Throttle::new();
+static INVALID_PARAMS: Throttle = Throttle::new();
+static UNMATCHED_REPLY: Throttle = Throttle::new();
+
 /// Handles one frame: dispatches a request, or says what else the frame is. A reply from
 /// the client is taken only where the server sends requests.
 async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Handled {
@@ -330,7 +338,9 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
     let bytes = match frame {
         Frame::Message(bytes) => bytes,
         Frame::Rejected(error) => {
-            tracing::warn!(code = error.code, error = %error.message, "rejected a message");
+            if let Some(count) = REJECTED.hit() {
+                tracing::warn!(code = error.code, error = %error.message, count, "rejected a message");
+            }
             return Handled::Reply(Response::error(null_id(), error));
         }
         Frame::Answered(response) => return Handled::Reply(response),
@@ -351,7 +361,10 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
             return Handled::Reply(Response::error(id.to_owned(), error));
         }
         Err(rejected) => {
-            tracing::warn!(code = rejected.error.code, error = %rejected.error.message, "rejected a request");
+            if let Some(count) = REJECTED.hit() {
+                let error = &rejected.error;
+                tracing::warn!(code = error.code, error = %error.message, count, "rejected a request");
+            }
             return Handled::Reply(Response::error(rejected.id, rejected.error));
         }
     };
@@ -379,7 +392,9 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
         return Handled::Close(reply);
     }
     let Some(route) = daemon.router.get(&method) else {
-        tracing::warn!(method = %method.escape_debug(), "unknown method");
+        if let Some(count) = UNKNOWN_METHOD.hit() {
+            tracing::warn!(method = %method.escape_debug(), count, "unknown method");
+        }
         return reply_to(Err((settings.method_not_found)(&method)));
     };
     tracing::debug!(method = %method, "request");
@@ -387,7 +402,9 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
         Route::Handler(handler) => handler,
         Route::Connection => {
             let Some(id) = id else {
-                tracing::warn!(method = %method, "sent as a notification; ignored");
+                if let Some(count) = REJECTED.hit() {
+                    tracing::warn!(method = %method, count, "sent as a notification; ignored");
+                }
                 return Handled::Silent;
             };
             return match decode_params::<hld_client::protocol::Subscribe>(params) {
@@ -402,7 +419,9 @@ async fn handle(daemon: &Arc<Daemon>, frame: Frame, settings: &Settings) -> Hand
                 tracing::error!(method = %method, error = %public, detail = %source, "request failed")
             }
             Error::InvalidParams { message, .. } => {
-                tracing::warn!(method = %method, error = %message, "invalid params")
+                if let Some(count) = INVALID_PARAMS.hit() {
+                    tracing::warn!(method = %method, error = %message, count, "invalid params")
+                }
             }
         }
         error_object(&e)
@@ -627,7 +646,9 @@ impl Events {
             Some(n) if n <= self.last_request => "duplicate_response_id",
             _ => "unknown_response_id",
         };
-        tracing::warn!(id = %id.escape_debug(), %kind, "a reply to no pending request; ignored");
+        if let Some(count) = UNMATCHED_REPLY.hit() {
+            tracing::warn!(id = %id.escape_debug(), %kind, count, "a reply to no pending request; ignored");
+        }
     }
 
     fn forget_stale(&mut self) {

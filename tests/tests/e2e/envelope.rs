@@ -172,3 +172,29 @@ fn empty_array_params_are_no_params_over_stdio_and_subscribe_takes_them() {
         }
     }
 }
+
+/// A client that sends nothing but mistakes cannot fill the log: each kind of mistake is
+/// logged at most once a second, with how many it stands for, and every one is answered.
+#[test]
+fn a_flood_of_mistakes_is_answered_in_full_and_logged_once_a_second() {
+    let d = TestDaemon::start();
+    let mut c = d.conn();
+    let started = std::time::Instant::now();
+    for n in 0..300 {
+        assert_invalid_to_null(&c.call("{}"), "{}");
+        let unknown = c.call(&request(&format!("noSuchMethod{n}"), json!({})));
+        assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+        let invalid = c.call(&request("getSessionState", json!({})));
+        assert_eq!(invalid["error"]["code"], -32602, "{invalid}");
+    }
+    let seconds = started.elapsed().as_secs() as usize + 1;
+    let log = d.log_text();
+    for line in ["rejected a request", "unknown method", "invalid params"] {
+        let written = log.lines().filter(|l| l.contains(line)).count();
+        assert!(
+            (1..=seconds).contains(&written),
+            "{written} `{line}` lines for 300 in {seconds} s:\n{log}"
+        );
+    }
+    assert!(log.contains("count="), "{log}");
+}
