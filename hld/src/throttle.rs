@@ -9,25 +9,43 @@ use std::time::{Duration, Instant};
 const EVERY: Duration = Duration::from_secs(1);
 
 /// One kind of throttled line. `static` for lines of the whole daemon.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Throttle {
+    /// The lines that may be written in a second.
+    burst: u32,
     state: Mutex<State>,
 }
 
 #[derive(Debug, Default)]
 struct State {
-    /// When the last line was written.
-    logged: Option<Instant>,
-    /// Occurrences since then.
+    /// When the current second began (at its first line).
+    window: Option<Instant>,
+    /// Lines written in it.
+    written: u32,
+    /// Occurrences not yet told by a line.
     unlogged: u64,
 }
 
+impl Default for Throttle {
+    fn default() -> Throttle {
+        Throttle::new()
+    }
+}
+
 impl Throttle {
-    /// A throttle that has written nothing yet.
+    /// A throttle that writes one line a second.
     pub const fn new() -> Throttle {
+        Throttle::burst(1)
+    }
+
+    /// A throttle that writes up to `burst` lines a second, for mistakes a peer may make a
+    /// few of at once, each worth its own line.
+    pub const fn burst(burst: u32) -> Throttle {
         Throttle {
+            burst,
             state: Mutex::new(State {
-                logged: None,
+                window: None,
+                written: 0,
                 unlogged: 0,
             }),
         }
@@ -38,10 +56,14 @@ impl Throttle {
     pub fn hit(&self) -> Option<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.unlogged += 1;
-        if state.logged.is_some_and(|at| at.elapsed() < EVERY) {
+        if !state.window.is_some_and(|at| at.elapsed() < EVERY) {
+            state.window = Some(Instant::now());
+            state.written = 0;
+        }
+        if state.written == self.burst {
             return None;
         }
-        state.logged = Some(Instant::now());
+        state.written += 1;
         Some(std::mem::take(&mut state.unlogged))
     }
 }
@@ -58,7 +80,19 @@ mod tests {
             assert_eq!(throttle.hit(), None);
         }
         // The next line, a second on, counts the nine unwritten and itself.
-        throttle.state.lock().unwrap().logged = Some(std::time::Instant::now() - super::EVERY);
+        throttle.state.lock().unwrap().window = Some(std::time::Instant::now() - super::EVERY);
         assert_eq!(throttle.hit(), Some(10));
+    }
+
+    #[test]
+    fn a_burst_writes_its_first_lines_each_second_then_counts() {
+        let throttle = Throttle::burst(3);
+        for _ in 0..3 {
+            assert_eq!(throttle.hit(), Some(1));
+        }
+        assert_eq!(throttle.hit(), None);
+        assert_eq!(throttle.hit(), None);
+        throttle.state.lock().unwrap().window = Some(std::time::Instant::now() - super::EVERY);
+        assert_eq!(throttle.hit(), Some(3));
     }
 }

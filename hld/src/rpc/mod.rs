@@ -324,12 +324,13 @@ where
     ended
 }
 
-// What a peer sends wrong is logged through a throttle per kind: a client that sends nothing
-// but mistakes cannot fill the log.
-static REJECTED: Throttle = Throttle::new();
-static UNKNOWN_METHOD: Throttle = Throttle::new();
-static INVALID_PARAMS: Throttle = Throttle::new();
-static UNMATCHED_REPLY: Throttle = Throttle::new();
+// What a peer sends wrong is logged through a throttle per kind, each mistake on its own line
+// up to a few a second: a client that sends nothing but mistakes cannot fill the log.
+const MISTAKES_A_SECOND: u32 = 10;
+static REJECTED: Throttle = Throttle::burst(MISTAKES_A_SECOND);
+static UNKNOWN_METHOD: Throttle = Throttle::burst(MISTAKES_A_SECOND);
+static INVALID_PARAMS: Throttle = Throttle::burst(MISTAKES_A_SECOND);
+static UNMATCHED_REPLY: Throttle = Throttle::burst(MISTAKES_A_SECOND);
 
 /// Handles one frame: dispatches a request, or says what else the frame is. A reply from
 /// the client is taken only where the server sends requests.

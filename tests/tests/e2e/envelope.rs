@@ -174,9 +174,10 @@ fn empty_array_params_are_no_params_over_stdio_and_subscribe_takes_them() {
 }
 
 /// A client that sends nothing but mistakes cannot fill the log: each kind of mistake is
-/// logged at most once a second, with how many it stands for, and every one is answered.
+/// logged at most ten times a second, then with how many a line stands for, and every one is
+/// answered.
 #[test]
-fn a_flood_of_mistakes_is_answered_in_full_and_logged_once_a_second() {
+fn a_flood_of_mistakes_is_answered_in_full_and_logged_a_few_times_a_second() {
     let d = TestDaemon::start();
     let mut c = d.conn();
     let started = std::time::Instant::now();
@@ -192,7 +193,7 @@ fn a_flood_of_mistakes_is_answered_in_full_and_logged_once_a_second() {
     for line in ["rejected a request", "unknown method", "invalid params"] {
         let written = log.lines().filter(|l| l.contains(line)).count();
         assert!(
-            (1..=seconds).contains(&written),
+            (1..=10 * seconds).contains(&written) && written < 300,
             "{written} `{line}` lines for 300 in {seconds} s:\n{log}"
         );
     }
