@@ -56,7 +56,7 @@ impl Throttle {
     pub fn hit(&self) -> Option<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.unlogged += 1;
-        if !state.window.is_some_and(|at| at.elapsed() < EVERY) {
+        if state.window.is_none_or(|at| at.elapsed() >= EVERY) {
             state.window = Some(Instant::now());
             state.written = 0;
         }
