@@ -7,7 +7,8 @@
 //! file, a network socket, or a daemon that does not take them) it relays bytes between
 //! stdin/stdout and the daemon's socket, after one header line that tells the daemon the
 //! framing; the relay parses nothing. Either way stdout carries only what the daemon sent,
-//! and every diagnostic goes to stderr.
+//! and every diagnostic goes to stderr. One daemon serves every front end: serving stdio in
+//! a process of its own would need a second store and bus.
 
 use std::io::{IoSlice, Read, Write};
 use std::mem::MaybeUninit;

@@ -19,7 +19,7 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::{wait_for, WAIT};
+use crate::{wait_for, DaemonOptions, TestDaemon, WAIT};
 
 /// The subprotocol.
 pub const SUBPROTOCOL: &str = "holon-rpc";
@@ -33,6 +33,20 @@ pub fn address_in_log(log: &Path) -> Option<SocketAddr> {
         let at = line.find("address=")? + "address=".len();
         line[at..].split_whitespace().next()?.parse().ok()
     })
+}
+
+/// A daemon on `fake-claude` serving WebSocket on a loopback port, with `extra` flags; its
+/// address and token.
+pub fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
+    let mut options = DaemonOptions::fake_claude().arg("--ws").arg("127.0.0.1:0");
+    for arg in extra {
+        options = options.arg(arg);
+    }
+    let daemon = TestDaemon::start_with(options);
+    let address = address_in_log(&daemon.log)
+        .unwrap_or_else(|| panic!("no WebSocket address; log:\n{}", daemon.log_text()));
+    let token = token_in(&daemon.dir);
+    (daemon, address, token)
 }
 
 /// The token in `daemon.ws-token` of a socket directory.

@@ -11,26 +11,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use futures::SinkExt;
-use hld_e2e::ws::{self, WsClient};
+use hld_e2e::ws::{self, daemon, WsClient};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
-
-/// A daemon with `fake-claude`, serving WebSocket on a loopback port the kernel picks, with
-/// `extra` flags; its address and token.
-fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude().arg("--ws").arg("127.0.0.1:0");
-    for arg in extra {
-        options = options.arg(arg);
-    }
-    let daemon = TestDaemon::start_with(options);
-    let address = ws::address_in_log(&daemon.log)
-        .unwrap_or_else(|| panic!("no WebSocket address; log:\n{}", daemon.log_text()));
-    let token = ws::token_in(&daemon.dir);
-    (daemon, address, token)
-}
 
 /// A session launched and ended, for `createApproval` to name.
 fn finished_session(daemon: &TestDaemon) -> String {

@@ -3,26 +3,10 @@
 //! is sent as soon as a reply makes room, without waiting for a later event; and a message
 //! without an id, which spec/002 never answers, closes the connection naming -32600.
 
-use std::net::SocketAddr;
-
 use hld_client::protocol::{Health, NoParams};
-use hld_e2e::ws::{self, WsClient};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::ws::{daemon, WsClient};
+use hld_e2e::{launch_params, wait_for, WAIT};
 use serde_json::json;
-
-/// A daemon with `fake-claude`, serving WebSocket on a loopback port with `extra` flags; its
-/// address and token.
-fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude().arg("--ws").arg("127.0.0.1:0");
-    for arg in extra {
-        options = options.arg(arg);
-    }
-    let daemon = TestDaemon::start_with(options);
-    let address = ws::address_in_log(&daemon.log)
-        .unwrap_or_else(|| panic!("no WebSocket address; log:\n{}", daemon.log_text()));
-    let token = ws::token_in(&daemon.dir);
-    (daemon, address, token)
-}
 
 /// The close frame's code and reason.
 fn close_of(frame: Option<tokio_tungstenite::tungstenite::protocol::CloseFrame>) -> (u16, String) {

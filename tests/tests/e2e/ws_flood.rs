@@ -9,22 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use hld_e2e::ws::{self, WsClient};
-use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::ws::{self, daemon, WsClient};
+use hld_e2e::{wait_for, TestDaemon, WAIT};
 use serde_json::json;
-
-/// A daemon serving WebSocket with `extra` flags; its address and token.
-fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::default().arg("--ws").arg("127.0.0.1:0");
-    for arg in extra {
-        options = options.arg(arg);
-    }
-    let daemon = TestDaemon::start_with(options);
-    let address = ws::address_in_log(&daemon.log)
-        .unwrap_or_else(|| panic!("no WebSocket address; log:\n{}", daemon.log_text()));
-    let token = ws::token_in(&daemon.dir);
-    (daemon, address, token)
-}
 
 /// Silent TCP connections opened as fast as they go until dropped (at most `LIMIT`), the
 /// last [`HELD`] of them kept open.

@@ -1,6 +1,7 @@
 //! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
 //! dashboards: `hld --ws 127.0.0.1:PORT` serves the whole method table through
-//! [`rpc::serve`], beside the Unix socket, in the same process.
+//! [`rpc::serve`], beside the Unix socket, in the same process. tokio-tungstenite's
+//! handshake callback is all the HTTP there is, so no web framework is needed.
 //!
 //! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
 //!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
