@@ -1,0 +1,143 @@
+//! Unit tests of `stream`.
+
+use super::*;
+use serde_json::json;
+
+fn event(line: &str) -> AgentEvent {
+    parse_line(line).event
+}
+
+#[test]
+fn every_line_type_reads_as_its_event() {
+    let init = parse_line(
+        r#"{"type":"system","subtype":"init","session_id":"S","model":"m","cwd":"/w","permissionMode":"default","mcp_servers":[{"name":"a","status":"connected"},3]}"#,
+    );
+    assert_eq!(init.session_id.as_deref(), Some("S"));
+    let AgentEvent::System(System::Init(init)) = init.event else {
+        panic!("init")
+    };
+    assert_eq!(init.model.as_deref(), Some("m"));
+    assert_eq!(init.mcp_servers.len(), 1);
+
+    assert_eq!(
+        event(r#"{"type":"system","subtype":"thinking_tokens","session_id":"S"}"#),
+        AgentEvent::System(System::Other)
+    );
+    let AgentEvent::Assistant(msg) = event(
+        r#"{"type":"assistant","parent_tool_use_id":"T","message":{"content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"u","name":"Read","input":{"a":1}},{"type":"image"}]}}"#,
+    ) else {
+        panic!("assistant")
+    };
+    assert_eq!(msg.parent_tool_use_id.as_deref(), Some("T"));
+    assert_eq!(
+        msg.message.content,
+        [
+            ContentBlock::Text("hi".into()),
+            ContentBlock::ToolUse {
+                id: "u".into(),
+                name: "Read".into(),
+                input: json!({"a": 1})
+            },
+            ContentBlock::Other(Some("image".into())),
+        ]
+    );
+    let AgentEvent::User(user) = event(r#"{"type":"user","message":{"content":"do it"}}"#) else {
+        panic!("user")
+    };
+    assert_eq!(user.message.content, [ContentBlock::Text("do it".into())]);
+}
+
+#[test]
+fn odd_lines_are_malformed_or_unknown_never_an_error() {
+    for line in ["", "not json", r#"{"type":"assistant""#] {
+        assert!(matches!(event(line), AgentEvent::Malformed(_)), "{line}");
+    }
+    for (line, kind) in [
+        ("[1,2]", "an array"),
+        ("null", "null"),
+        ("\"s\"", "a string"),
+    ] {
+        assert_eq!(
+            event(line),
+            AgentEvent::Malformed(format!("not a JSON object but {kind}"))
+        );
+    }
+    assert_eq!(event("{}"), AgentEvent::Unknown { kind: None });
+    assert_eq!(event(r#"{"type":5}"#), AgentEvent::Unknown { kind: None });
+    let stream = parse_line(r#"{"type":"stream_event","session_id":"S"}"#);
+    assert_eq!(
+        stream.event,
+        AgentEvent::Unknown {
+            kind: Some("stream_event".into())
+        }
+    );
+    assert_eq!(stream.session_id.as_deref(), Some("S"));
+    // Fields of the wrong type read as absent.
+    let AgentEvent::Assistant(msg) = event(r#"{"type":"assistant","message":"oops"}"#) else {
+        panic!("assistant")
+    };
+    assert!(msg.message.content.is_empty());
+    let AgentEvent::User(msg) = event(r#"{"type":"user","message":{"content":{"weird":true}}}"#)
+    else {
+        panic!("user")
+    };
+    assert!(msg.message.content.is_empty());
+}
+
+#[test]
+fn results_read_leniently() {
+    let AgentEvent::Result(old) = event(
+        r#"{"type":"result","subtype":"success","cost_usd":0.5,"is_error":false,"num_turns":2.0,"duration_ms":"slow"}"#,
+    ) else {
+        panic!("result")
+    };
+    assert_eq!(old.cost(), Some(0.5));
+    assert_eq!(old.num_turns, Some(2));
+    assert_eq!(old.duration_ms, None);
+    assert_eq!(old.error_message(), None);
+    let AgentEvent::Result(max) = event(
+        r#"{"type":"result","subtype":"error_max_turns","total_cost_usd":0.1,"cost_usd":9,"errors":["a","b"]}"#,
+    ) else {
+        panic!("result")
+    };
+    assert!(max.is_error(), "absent is_error on an error_* subtype");
+    assert_eq!(max.cost(), Some(0.1));
+    assert_eq!(max.error_message().as_deref(), Some("a; b"));
+}
+
+#[test]
+fn api_retries_say_the_attempt_the_error_and_the_delay() {
+    let AgentEvent::System(System::ApiRetry(retry)) = event(
+        r#"{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":4100,"error_status":401,"error":"authentication_failed"}"#,
+    ) else {
+        panic!("api_retry")
+    };
+    assert_eq!(
+        retry.describe(),
+        "API error 401 (authentication_failed), retrying (3/10) in 4.1 s"
+    );
+    let AgentEvent::System(System::ApiRetry(offline)) = event(
+        r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":512,"error_status":null,"error":"unknown"}"#,
+    ) else {
+        panic!("api_retry")
+    };
+    assert_eq!(
+        offline.describe(),
+        "API error (unknown), retrying (1/1) in 0.5 s"
+    );
+}
+
+#[test]
+fn tool_results_render_as_text() {
+    assert_eq!(render_tool_result(&Value::Null), None);
+    assert_eq!(render_tool_result(&json!("x")).as_deref(), Some("x"));
+    assert_eq!(render_tool_result(&json!([])).as_deref(), Some(""));
+    assert_eq!(
+        render_tool_result(&json!([{"type": "document"}, "raw", {"no": "type"}])).as_deref(),
+        Some("[document]\nraw\n{\"no\":\"type\"}")
+    );
+    assert_eq!(
+        render_tool_result(&json!({"a": 1})).as_deref(),
+        Some("{\"a\":1}")
+    );
+}
