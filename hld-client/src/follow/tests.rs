@@ -2,7 +2,9 @@
 
 use serde_json::json;
 
+use super::ledger::*;
 use super::*;
+use crate::protocol::Event;
 
 const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
 
