@@ -5,7 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::approvals::{Approval, ApprovalStatus, ApprovalType};
-use super::sessions::{ConversationEvent, SessionControl, SessionStatus};
+use super::conversation::ConversationEvent;
+use super::sessions::{SessionControl, SessionStatus};
 
 open_enum!(
     /// The type of a bus event, as `Subscribe`'s `event_types` names it and as [`Event`]'s

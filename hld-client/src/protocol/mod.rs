@@ -188,6 +188,7 @@ macro_rules! open_enum {
 
 mod approvals;
 mod control;
+mod conversation;
 mod envelope;
 mod events;
 mod introspection;
@@ -195,6 +196,7 @@ mod sessions;
 
 pub use approvals::*;
 pub use control::*;
+pub use conversation::*;
 pub use envelope::*;
 pub use events::*;
 pub use introspection::*;
