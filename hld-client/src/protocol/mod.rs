@@ -192,6 +192,7 @@ mod conversation;
 mod envelope;
 mod events;
 mod introspection;
+mod mcp;
 mod sessions;
 
 pub use approvals::*;
@@ -200,6 +201,7 @@ pub use conversation::*;
 pub use envelope::*;
 pub use events::*;
 pub use introspection::*;
+pub use mcp::*;
 pub use sessions::*;
 
 /// The default largest incoming message, in bytes.
