@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
+use super::events::COALESCE;
 use super::*;
 use crate::config::{Args, Config};
 use crate::logging::LogControl;
