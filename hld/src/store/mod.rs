@@ -14,6 +14,7 @@
 //! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
 //! `schema_version` and migrated at [`Store::open`].
 
+mod approvals;
 mod control;
 mod error;
 mod ops;
