@@ -1,0 +1,143 @@
+//! Daemon events and loads arriving in the state: sessions, approvals, the open
+//! conversation.
+
+use super::*;
+
+pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
+    let at = timed.timestamp;
+    match timed.event {
+        Event::SessionStatusChanged {
+            session_id,
+            new_status,
+            ..
+        } => {
+            let known = state.sessions.iter_mut().find(|s| s.id == session_id);
+            if let Some(s) = known {
+                s.status = new_status;
+            }
+            state.touch(&session_id, &at);
+            // Cost, turns and errors arrive with the row; a new session needs its row.
+            vec![Command::LoadSessions]
+        }
+        Event::ConversationUpdated {
+            session_id, event, ..
+        } => {
+            state.touch(&session_id, &at);
+            state.activity.record(&session_id, &event);
+            if state
+                .conversation
+                .as_ref()
+                .is_some_and(|c| c.chain.contains(&session_id))
+            {
+                state.add_events(vec![*event]);
+            }
+            Vec::new()
+        }
+        Event::NewApproval { approval, .. } => {
+            if state.approvals.iter().any(|a| a.id == approval.id) {
+                return Vec::new();
+            }
+            state.set_mark(&approval, ApprovalStatus::Pending, None);
+            let at = state
+                .approvals
+                .partition_point(|a| a.requested_at <= approval.requested_at);
+            state.approvals.insert(at, *approval);
+            // A list fetched before this approval existed may still be on its way: a newer
+            // load overtakes it (the runtime drops the older answer).
+            let mut commands = vec![Command::LoadApprovals];
+            if state.bell {
+                commands.push(Command::Bell);
+            }
+            commands
+        }
+        Event::ApprovalResolved {
+            approval_id,
+            decision,
+            comment,
+            ..
+        } => {
+            resolve(state, &approval_id, decision, comment);
+            vec![Command::LoadApprovals]
+        }
+        Event::SessionSettingsChanged {
+            session_id,
+            control,
+            ..
+        } => match state.sessions.iter_mut().find(|s| s.id == session_id) {
+            Some(session) => {
+                session.control = control;
+                clamp_selection(state);
+                Vec::new()
+            }
+            None => vec![Command::LoadSessions],
+        },
+        Event::Lagged { .. } => reload(state),
+        // An event this version does not know: nothing here depends on it.
+        _ => Vec::new(),
+    }
+}
+
+/// Loads again everything shown: after a reconnect, or events missed. The conversation's
+/// events are dropped now, so that those streaming in before the load's answer are kept.
+pub(super) fn reload(state: &mut State) -> Vec<Command> {
+    let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
+    if let Some(c) = &mut state.conversation {
+        c.loaded = false;
+        c.events.clear();
+        c.blocks.clear();
+        commands.push(Command::LoadConversation(c.session_id.clone()));
+    }
+    commands
+}
+
+/// Takes a decided approval off the pending list and marks its tool call.
+pub(super) fn resolve(
+    state: &mut State,
+    approval_id: &str,
+    status: ApprovalStatus,
+    comment: Option<String>,
+) {
+    if let Some(i) = state.approvals.iter().position(|a| a.id == approval_id) {
+        let approval = state.approvals.remove(i);
+        state.set_mark(&approval, status, comment);
+        clamp_selection(state);
+    }
+}
+
+pub(super) fn clamp_selection(state: &mut State) {
+    let rows = state.rows().len();
+    state.list.selected = state.list.selected.min(rows.saturating_sub(1));
+    state.approval_selected = state
+        .approval_selected
+        .min(state.approvals.len().saturating_sub(1));
+}
+
+/// Opens `session_id`'s conversation, with its chain of ancestors.
+pub(super) fn open(state: &mut State, session_id: &str) -> Vec<Command> {
+    // The session and its ancestors, up to one already seen (a cycle) or missing.
+    let mut chain = HashSet::new();
+    let mut next = Some(session_id.to_owned());
+    while let Some(id) = next.filter(|id| chain.insert(id.clone())) {
+        next = state
+            .sessions
+            .iter()
+            .find(|s| s.id == id)
+            .and_then(|s| s.parent_session_id.clone());
+    }
+    state.conversation = Some(Conversation {
+        session_id: session_id.to_owned(),
+        chain,
+        loaded: false,
+        events: Vec::new(),
+        blocks: Vec::new(),
+        follow: true,
+        scroll: 0,
+        options: Options {
+            thinking: false,
+            expanded: false,
+        },
+        reply: None,
+    });
+    state.screen = Screen::Conversation;
+    vec![Command::LoadConversation(session_id.to_owned())]
+}

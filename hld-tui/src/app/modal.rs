@@ -1,0 +1,281 @@
+//! Keys of the modal dialogs (deny, answer, launch form, confirmations) and the launch form's
+//! values.
+
+use super::*;
+
+pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
+    let Some(modal) = state.modal.take() else {
+        return Vec::new();
+    };
+    match modal {
+        Modal::Help => {
+            if !matches!(
+                key.code,
+                KeyCode::Char('?') | KeyCode::Esc | KeyCode::Char('q')
+            ) {
+                state.modal = Some(Modal::Help);
+            }
+            Vec::new()
+        }
+        Modal::ConfirmInterrupt { session_id } => match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => {
+                state.flash("interrupting…", false);
+                vec![Command::Interrupt(session_id)]
+            }
+            KeyCode::Char('n') | KeyCode::Esc => Vec::new(),
+            _ => {
+                state.modal = Some(Modal::ConfirmInterrupt { session_id });
+                Vec::new()
+            }
+        },
+        Modal::Decide {
+            approval_id,
+            kind,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => Vec::new(),
+            KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
+                let text = input.lines().join("\n").trim().to_owned();
+                if kind == ApprovalType::HumanContact && text.is_empty() {
+                    state.modal = Some(Modal::Decide {
+                        approval_id,
+                        kind,
+                        input,
+                    });
+                    return Vec::new();
+                }
+                let (decision, status, kind_name, comment) = match kind {
+                    ApprovalType::HumanContact => {
+                        ("respond", ApprovalStatus::Responded, "human_contact", text)
+                    }
+                    // A tool call, or a kind this version does not know: the daemon refuses
+                    // a denial that does not fit.
+                    _ if text.is_empty() => (
+                        "deny",
+                        ApprovalStatus::Denied,
+                        "function_call",
+                        DEFAULT_DENIAL.to_owned(),
+                    ),
+                    _ => ("deny", ApprovalStatus::Denied, "function_call", text),
+                };
+                state.flash(
+                    if decision == "respond" {
+                        "answered"
+                    } else {
+                        "denied"
+                    },
+                    false,
+                );
+                resolve(state, &approval_id, status, Some(comment.clone()));
+                vec![Command::Decide(SendDecisionParams {
+                    call_id: Some(approval_id),
+                    kind: Some(kind_name.into()),
+                    decision: Some(decision.into()),
+                    comment: Some(comment),
+                })]
+            }
+            KeyCode::Enter => {
+                input.insert_newline();
+                state.modal = Some(Modal::Decide {
+                    approval_id,
+                    kind,
+                    input,
+                });
+                Vec::new()
+            }
+            _ => {
+                input.input(key);
+                state.modal = Some(Modal::Decide {
+                    approval_id,
+                    kind,
+                    input,
+                });
+                Vec::new()
+            }
+        },
+        Modal::Rename {
+            session_id,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => Vec::new(),
+            KeyCode::Enter => {
+                let title = input.lines().join(" ").trim().to_owned();
+                state.flash("renamed", false);
+                vec![Command::Rename { session_id, title }]
+            }
+            _ => {
+                input.input(key);
+                state.modal = Some(Modal::Rename { session_id, input });
+                Vec::new()
+            }
+        },
+        Modal::Bypass {
+            session_id,
+            mut input,
+        } => match key.code {
+            KeyCode::Esc => Vec::new(),
+            KeyCode::Enter => match parse_duration(&input.lines().join("")) {
+                Ok(timeout) => {
+                    state.flash("bypassing permissions", false);
+                    vec![Command::Settings(UpdateSessionSettingsParams {
+                        session_id,
+                        dangerously_skip_permissions: Some(true),
+                        dangerously_skip_permissions_timeout_ms: timeout,
+                        ..Default::default()
+                    })]
+                }
+                Err(e) => {
+                    state.flash(e, true);
+                    state.modal = Some(Modal::Bypass { session_id, input });
+                    Vec::new()
+                }
+            },
+            _ => {
+                input.input(key);
+                state.modal = Some(Modal::Bypass { session_id, input });
+                Vec::new()
+            }
+        },
+        Modal::Launch(mut form) => launch_key(state, &mut form, key).unwrap_or_else(|| {
+            state.modal = Some(Modal::Launch(form));
+            Vec::new()
+        }),
+    }
+}
+
+/// Working directories of recent sessions, most recent first, each once.
+pub fn recent_dirs(state: &State) -> Vec<String> {
+    let mut seen = HashSet::new();
+    state
+        .sessions
+        .iter()
+        .filter_map(|s| s.working_dir.clone())
+        .filter(|d| !d.is_empty() && seen.insert(d.clone()))
+        .collect()
+}
+
+pub(super) fn launch_form(state: &State) -> LaunchForm {
+    let mut query = TextArea::default();
+    query.set_placeholder_text("What should Claude do? (Enter: new line, Ctrl+S: launch)");
+    let mut working_dir = TextArea::default();
+    if let Some(dir) = recent_dirs(state).into_iter().next() {
+        working_dir.insert_str(dir);
+    }
+    LaunchForm {
+        query,
+        working_dir,
+        model: 0,
+        approvals: ApprovalMode::Ask,
+        field: Field::Query,
+        recent: None,
+    }
+}
+
+/// A key in the launch form: `Some(commands)` closes it.
+pub(super) fn launch_key(
+    state: &mut State,
+    form: &mut LaunchForm,
+    key: KeyEvent,
+) -> Option<Vec<Command>> {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let submit = (ctrl && key.code == KeyCode::Char('s'))
+        || (key.code == KeyCode::Enter && form.field != Field::Query);
+    if submit {
+        let query = form.query.lines().join("\n");
+        if query.trim().is_empty() {
+            state.flash("the query is empty", true);
+            form.field = Field::Query;
+            return None;
+        }
+        let dir = form.working_dir.lines().join("");
+        let params = LaunchSessionParams {
+            query,
+            model: MODELS[form.model].map(str::to_owned),
+            working_dir: Some(dir.trim().to_owned()).filter(|d| !d.is_empty()),
+            no_approvals: (form.approvals == ApprovalMode::Off).then_some(true),
+            auto_accept_edits: (form.approvals == ApprovalMode::AutoAcceptEdits).then_some(true),
+            ..Default::default()
+        };
+        state.flash("launching…", false);
+        return Some(vec![Command::Launch(params)]);
+    }
+    match key.code {
+        KeyCode::Esc => return Some(Vec::new()),
+        KeyCode::Tab => form.field = form.field.step(true),
+        KeyCode::BackTab => form.field = form.field.step(false),
+        KeyCode::Left | KeyCode::Right if matches!(form.field, Field::Model | Field::Approvals) => {
+            let forward = key.code == KeyCode::Right;
+            if form.field == Field::Model {
+                let n = MODELS.len();
+                form.model = if forward {
+                    (form.model + 1) % n
+                } else {
+                    (form.model + n - 1) % n
+                };
+            } else {
+                form.approvals = form.approvals.step(forward);
+            }
+        }
+        KeyCode::Up | KeyCode::Down if form.field == Field::WorkingDir => {
+            let dirs = recent_dirs(state);
+            if !dirs.is_empty() {
+                let next = match (form.recent, key.code == KeyCode::Down) {
+                    (None, _) => 0,
+                    (Some(i), true) => (i + 1) % dirs.len(),
+                    (Some(i), false) => (i + dirs.len() - 1) % dirs.len(),
+                };
+                form.recent = Some(next);
+                form.working_dir = TextArea::default();
+                form.working_dir.insert_str(&dirs[next]);
+            }
+        }
+        _ => match form.field {
+            Field::Query => {
+                form.query.input(key);
+            }
+            Field::WorkingDir => {
+                form.working_dir.input(key);
+            }
+            Field::Model | Field::Approvals => {}
+        },
+    }
+    None
+}
+
+/// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,
+/// `0` or `until off` for none. Milliseconds, or `None` for no expiry.
+pub fn parse_duration(text: &str) -> Result<Option<i64>, String> {
+    let text = text.trim().to_lowercase();
+    if text.is_empty() || text == "0" || text == "until off" {
+        return Ok(None);
+    }
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text.as_str(), "m"),
+    };
+    let scale = match unit.trim() {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(format!("not a duration: {text} (try 30s, 15m, 2h)")),
+    };
+    match number.parse::<i64>() {
+        Ok(n) if n > 0 => Ok(Some(n * scale)),
+        _ => Err(format!("not a duration: {text} (try 30s, 15m, 2h)")),
+    }
+}
+
+/// How long a session's bypass lasts from `now`: `Some(None)` when it has no expiry, `None`
+/// when it is off (or over).
+pub fn bypass_left(s: &SessionInfo, now: DateTime<Utc>) -> Option<Option<chrono::Duration>> {
+    if !s.control.dangerously_skip_permissions {
+        return None;
+    }
+    let Some(expiry) = &s.control.dangerously_skip_permissions_expires_at else {
+        return Some(None);
+    };
+    let expiry = DateTime::parse_from_rfc3339(expiry)
+        .ok()?
+        .with_timezone(&Utc);
+    (expiry > now).then(|| Some(expiry - now))
+}

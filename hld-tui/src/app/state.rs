@@ -1,0 +1,222 @@
+//! What the state answers and keeps up to date: the rows shown, the open conversation's
+//! rendered lines and marks, the flash message.
+
+use super::*;
+
+impl State {
+    pub fn new(now: DateTime<Utc>, width: u16, height: u16, bell: bool) -> State {
+        State {
+            now,
+            width,
+            height,
+            link: Link::Connecting,
+            sessions: Vec::new(),
+            approvals: Vec::new(),
+            marks: HashMap::new(),
+            screen: Screen::Sessions,
+            list: SessionList::default(),
+            conversation: None,
+            approval_selected: 0,
+            modal: None,
+            flash: None,
+            bell,
+            frame: 0,
+            activity: Default::default(),
+            chord: false,
+        }
+    }
+
+    /// Whether any session is running (the spinner animates only then).
+    pub fn animating(&self) -> bool {
+        self.sessions.iter().any(|s| s.status.is_active())
+    }
+
+    /// The session list's rows, as shown: one per chain leaf that the filter and search
+    /// admit, followed by its ancestors when expanded.
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        let by_id: HashMap<&str, &SessionInfo> =
+            self.sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+        let parents: HashSet<&str> = self
+            .sessions
+            .iter()
+            .filter_map(|s| s.parent_session_id.as_deref())
+            .collect();
+        let search = self.list.search.as_deref().map(str::to_lowercase);
+        let mut rows = Vec::new();
+        for leaf in self
+            .sessions
+            .iter()
+            .filter(|s| !parents.contains(s.id.as_str()))
+        {
+            if leaf.control.archived != self.list.archived
+                || !self.list.filter.admits(leaf)
+                || !search.as_deref().is_none_or(|q| matches(leaf, q))
+            {
+                continue;
+            }
+            let mut ancestors = Vec::new();
+            let mut next = leaf.parent_session_id.as_deref();
+            while let Some(parent) = next.and_then(|id| by_id.get(id)) {
+                // A cycle cannot come from the daemon, but the list must not hang on one.
+                if ancestors.len() > self.sessions.len() {
+                    break;
+                }
+                ancestors.push(*parent);
+                next = parent.parent_session_id.as_deref();
+            }
+            let expanded = self.list.expanded.contains(&leaf.id);
+            let chain = ancestors.len() + 1;
+            rows.push(Row {
+                session: leaf,
+                depth: 0,
+                chain,
+                expanded,
+            });
+            if expanded {
+                for (i, session) in ancestors.into_iter().enumerate() {
+                    rows.push(Row {
+                        session,
+                        depth: i + 1,
+                        chain,
+                        expanded,
+                    });
+                }
+            }
+        }
+        rows
+    }
+
+    /// Pending approvals of `session_id`.
+    pub fn pending_of(&self, session_id: &str) -> usize {
+        self.approvals
+            .iter()
+            .filter(|a| a.session_id == session_id)
+            .count()
+    }
+
+    /// Rows of the conversation body.
+    pub fn conversation_height(&self) -> usize {
+        let reply = self
+            .conversation
+            .as_ref()
+            .is_some_and(|c| c.reply.is_some());
+        let chrome = CHROME_ROWS + if reply { REPLY_ROWS } else { 0 };
+        usize::from(self.height.saturating_sub(chrome))
+    }
+
+    /// The first line shown of the open conversation.
+    pub fn conversation_top(&self) -> usize {
+        let Some(c) = &self.conversation else {
+            return 0;
+        };
+        let last_top = c.total_lines().saturating_sub(self.conversation_height());
+        if c.follow {
+            last_top
+        } else {
+            c.scroll.min(last_top)
+        }
+    }
+
+    pub(super) fn selected_session(&self) -> Option<&SessionInfo> {
+        match self.screen {
+            Screen::Sessions => self.rows().get(self.list.selected).map(|r| r.session),
+            Screen::Conversation => {
+                let id = &self.conversation.as_ref()?.session_id;
+                self.sessions.iter().find(|s| &s.id == id)
+            }
+            Screen::Approvals => {
+                let a = self.approvals.get(self.approval_selected)?;
+                self.sessions.iter().find(|s| s.id == a.session_id)
+            }
+        }
+    }
+
+    pub(super) fn mark_for(&self, event: &ConversationEvent) -> Option<Mark> {
+        if event.event_type != ConversationEventType::ToolCall {
+            return None;
+        }
+        if let Some(mark) = event.tool_id.as_deref().and_then(|id| self.marks.get(id)) {
+            return Some(mark.clone());
+        }
+        let status = event.approval_status.as_deref()?;
+        let status = serde_json::from_value(serde_json::Value::String(status.to_owned())).ok()?;
+        Some(Mark {
+            status,
+            comment: None,
+        })
+    }
+
+    pub(super) fn render_block(
+        &self,
+        event: &ConversationEvent,
+        options: Options,
+    ) -> Vec<Line<'static>> {
+        render::event_lines(event, self.mark_for(event).as_ref(), options, self.width)
+    }
+
+    /// Renders the open conversation again (after a resize or a change of options).
+    pub(super) fn rerender(&mut self) {
+        if let Some(mut c) = self.conversation.take() {
+            c.blocks = c
+                .events
+                .iter()
+                .map(|e| self.render_block(e, c.options))
+                .collect();
+            self.conversation = Some(c);
+        }
+    }
+
+    /// Renders again the open conversation's tool call that `tool_use_id` names.
+    pub(super) fn rerender_tool(&mut self, tool_use_id: &str) {
+        let Some(mut c) = self.conversation.take() else {
+            return;
+        };
+        for i in 0..c.events.len() {
+            if c.events[i].tool_id.as_deref() == Some(tool_use_id) {
+                c.blocks[i] = self.render_block(&c.events[i], c.options);
+            }
+        }
+        self.conversation = Some(c);
+    }
+
+    /// Adds events to the open conversation in id order; one it has already (a tool call
+    /// whose approval state changed, a result completed) replaces the one shown.
+    pub(super) fn add_events(&mut self, events: Vec<ConversationEvent>) {
+        let Some(mut c) = self.conversation.take() else {
+            return;
+        };
+        for event in events {
+            let block = self.render_block(&event, c.options);
+            match c.events.binary_search_by_key(&event.id, |e| e.id) {
+                Ok(i) => {
+                    c.events[i] = event;
+                    c.blocks[i] = block;
+                }
+                Err(at) => {
+                    c.events.insert(at, event);
+                    c.blocks.insert(at, block);
+                }
+            }
+        }
+        self.conversation = Some(c);
+    }
+
+    pub(super) fn flash(&mut self, text: impl Into<String>, error: bool) {
+        self.flash = Some(Flash {
+            text: text.into(),
+            error,
+        });
+    }
+
+    pub(super) fn set_mark(
+        &mut self,
+        approval: &Approval,
+        status: ApprovalStatus,
+        comment: Option<String>,
+    ) {
+        if let Some(tool) = approval.tool_use_id.clone() {
+            self.marks.insert(tool.clone(), Mark { status, comment });
+            self.rerender_tool(&tool);
+        }
+    }
+}
