@@ -33,6 +33,7 @@ pub mod follow;
 pub mod protocol;
 mod subscription;
 pub mod trust;
+pub mod view;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;

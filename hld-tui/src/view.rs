@@ -10,7 +10,8 @@ use ratatui::Frame;
 
 use crate::app::{Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, REPLY_ROWS};
 use crate::keys::{hints, BINDINGS};
-use crate::render::{clean, first_line};
+use crate::render::first_line;
+use hld_client::view::clean;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
