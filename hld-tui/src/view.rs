@@ -316,15 +316,18 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
 
 fn help(frame: &mut Frame, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
-    let mut scope = "";
+    let mut scope = None;
     for b in BINDINGS {
-        if b.scope != scope {
-            scope = b.scope;
-            lines.push(Line::styled(scope, Style::new().bold().fg(Color::Cyan)));
+        if scope != Some(b.scope) {
+            scope = Some(b.scope);
+            lines.push(Line::styled(
+                b.scope.title(),
+                Style::new().bold().fg(Color::Cyan),
+            ));
         }
         lines.push(Line::from(vec![
-            Span::styled(format!(" {:<12}", b.keys), Style::new().bold()),
-            Span::raw(b.action),
+            Span::styled(format!(" {:<12}", b.label), Style::new().bold()),
+            Span::raw(b.help),
         ]));
     }
     let rect = centered(
