@@ -123,7 +123,7 @@ impl From<Exit> for ExitCode {
 mod tests {
     use super::*;
 
-    /// Builds the whole command tree, deferred subcommands included, and checks it.
+    /// Builds the whole command tree and checks it.
     #[test]
     fn command_tree_is_valid() {
         Cli::command().debug_assert();
