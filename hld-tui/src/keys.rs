@@ -146,23 +146,6 @@ const MOVES: &[(Key, Action)] = &[
     (Plain(KeyCode::PageUp), A::PageUp),
 ];
 
-/// The moves over the approvals, and (unlabelled, as on the key-help line) Esc back and
-/// Ctrl+X to interrupt the approval's session.
-const APPROVAL_MOVES: &[(Key, Action)] = &[
-    (key('j'), A::Down),
-    (Plain(KeyCode::Down), A::Down),
-    (key('k'), A::Up),
-    (Plain(KeyCode::Up), A::Up),
-    (AfterG('g'), A::First),
-    (Plain(KeyCode::Home), A::First),
-    (key('G'), A::Last),
-    (Plain(KeyCode::End), A::Last),
-    (Plain(KeyCode::PageDown), A::PageDown),
-    (Plain(KeyCode::PageUp), A::PageUp),
-    (Plain(KeyCode::Esc), A::Back),
-    (Ctrl('x'), A::Interrupt),
-];
-
 /// Every binding, in the help screen's order. The first that matches in the global scope,
 /// then the screen's, is the key's action.
 pub const BINDINGS: &[Binding] = &[
@@ -323,7 +306,7 @@ pub const BINDINGS: &[Binding] = &[
         "back",
         &[(Plain(KeyCode::Esc), A::Back)],
     ),
-    bind(Approvals, "j k  ↓ ↑", "move", APPROVAL_MOVES),
+    bind(Approvals, "j k  ↓ ↑", "move", MOVES),
     bind(
         Approvals,
         "a  y",
@@ -340,7 +323,13 @@ pub const BINDINGS: &[Binding] = &[
         Approvals,
         "r  Enter",
         "answer; open session",
-        &[(key('r'), A::Reply), (Plain(KeyCode::Enter), A::Open)],
+        // Unlabelled, as on the key-help line: Esc back; Ctrl+X interrupts the session.
+        &[
+            (key('r'), A::Reply),
+            (Plain(KeyCode::Enter), A::Open),
+            (Plain(KeyCode::Esc), A::Back),
+            (Ctrl('x'), A::Interrupt),
+        ],
     ),
     bind(
         Forms,
