@@ -189,8 +189,6 @@ impl Client {
         }
     }
 
-    typed_calls!(async);
-
     /// Opens a subscription on its own connection (see [`crate::subscribe`]): the daemon's
     /// events as they are published, filtered by `params`. To follow one session without
     /// losing any of it, use [`follow`](Self::follow).
@@ -295,4 +293,123 @@ async fn read_replies(mut reader: BufReader<tokio::net::unix::OwnedReadHalf>, pe
     }
     // Dropping the senders fails every pending call with `Disconnected`.
     pending.lock().unwrap().take();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::unix::net::UnixListener;
+    use std::thread::JoinHandle;
+    use std::time::Instant;
+
+    use super::*;
+
+    /// A one-connection server answering each request line with `answer(request)` (several
+    /// lines allowed; no line at all when it returns `None`, which also closes the connection).
+    fn serve(
+        dir: &tempfile::TempDir,
+        answer: impl Fn(&Value) -> Option<String> + Send + 'static,
+    ) -> (PathBuf, JoinHandle<Vec<Value>>) {
+        let path = dir.path().join("d.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let server = std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut writer = conn.try_clone().unwrap();
+            let mut seen = Vec::new();
+            for line in BufReader::new(conn).lines() {
+                let request: Value = serde_json::from_str(&line.unwrap()).unwrap();
+                let Some(reply) = answer(&request) else {
+                    break;
+                };
+                seen.push(request);
+                writer.write_all(reply.as_bytes()).unwrap();
+            }
+            seen
+        });
+        (path, server)
+    }
+
+    #[tokio::test]
+    async fn a_call_sends_one_line_and_skips_lines_that_answer_other_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, server) = serve(&dir, |request| {
+            let id = &request["id"];
+            Some(format!(
+                "{{\"jsonrpc\":\"2.0\",\"result\":{{\"version\":\"stale\"}},\"id\":999}}\n\
+                 not json\n\
+                 {{\"jsonrpc\":\"2.0\",\"result\":{{\"version\":\"1.2.3\"}},\"id\":{id}}}\n"
+            ))
+        });
+        let client = Client::connect(&path).await.unwrap();
+        assert_eq!(client.version().await.unwrap().version, "1.2.3");
+        assert_eq!(client.version().await.unwrap().version, "1.2.3");
+        drop(client);
+        let seen = server.join().unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0]["method"], "version");
+        assert_eq!(seen[0]["jsonrpc"], "2.0");
+        assert_ne!(seen[0]["id"], seen[1]["id"], "each call has its own id");
+    }
+
+    #[tokio::test]
+    async fn an_error_reply_is_an_rpc_error_with_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _server) = serve(&dir, |request| {
+            Some(format!(
+                "{{\"jsonrpc\":\"2.0\",\"error\":{{\"code\":-32602,\"message\":\"bad level\",\
+                 \"data\":{{\"param\":\"level\",\"expected\":\"a level\"}}}},\"id\":{}}}\n",
+                request["id"]
+            ))
+        });
+        let client = Client::connect(&path).await.unwrap();
+        let reply = client.set_log_level("shouting").await;
+        let Err(Error::Rpc(error)) = reply else {
+            panic!("expected an RPC error, got {reply:?}");
+        };
+        assert_eq!(error.code, -32602);
+        assert_eq!(error.message, "bad level");
+        assert_eq!(error.data.as_ref().unwrap()["param"], "level");
+    }
+
+    /// A missing socket file, and one left by a daemon that is gone (nothing accepts on it),
+    /// are the same error, naming the path.
+    #[tokio::test]
+    async fn a_missing_or_refusing_socket_is_daemon_not_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("none.sock");
+        let stale = dir.path().join("stale.sock");
+        drop(UnixListener::bind(&stale).unwrap());
+        assert!(stale.exists());
+        for path in [missing, stale] {
+            let err = Client::connect(&path).await.unwrap_err();
+            assert!(
+                matches!(&err, Error::DaemonNotRunning { socket } if socket == &path),
+                "{err:?}"
+            );
+            assert!(err.to_string().contains(&path.display().to_string()));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_without_a_reply_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("silent.sock");
+        let listener = UnixListener::bind(&path).unwrap();
+        let client = Client::connect_with_timeout(&path, Duration::from_millis(200))
+            .await
+            .unwrap();
+        let started = Instant::now();
+        assert!(matches!(client.health().await, Err(Error::Timeout)));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        drop(listener);
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_before_the_reply_is_disconnected() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, server) = serve(&dir, |_| None);
+        let client = Client::connect(&path).await.unwrap();
+        assert!(matches!(client.health().await, Err(Error::Disconnected)));
+        server.join().unwrap();
+    }
 }

@@ -1,5 +1,5 @@
-//! The wire steps shared by the async and the blocking client: a request as one NDJSON line,
-//! a reply as its outcome, and a reply line as the call it answers.
+//! The wire steps shared by calls and subscriptions: a request as one NDJSON line, a reply
+//! as its outcome, and a reply line as the call it answers.
 
 use serde::Serialize;
 use serde_json::Value;

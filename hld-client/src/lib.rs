@@ -15,7 +15,6 @@
 //! ```
 //!
 //! `cargo run -p hld-client --example health` runs the same against a live daemon.
-//! [`blocking::Client`] makes the same calls without a runtime, for one-shot programs.
 //!
 //! [`Client::follow`] and [`Client::launch_and_follow`] turn a session into one stream of
 //! what happens to it, from its first event to its end, losing nothing ([`follow`] is the
@@ -23,10 +22,8 @@
 //! report a refusal as [`Error::Refused`] with its reason. The examples in `examples/`
 //! (`launch_and_follow`, `approve_all_writes`, `list_json`) are whole programs.
 
-#[macro_use]
-mod calls;
 pub mod autostart;
-pub mod blocking;
+mod calls;
 pub mod claude_path;
 mod client;
 mod codec;
@@ -36,6 +33,7 @@ pub mod follow;
 pub mod protocol;
 mod subscription;
 pub mod trust;
+pub mod view;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;

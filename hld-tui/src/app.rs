@@ -14,7 +14,7 @@ use hld_client::protocol::{
 use ratatui::text::Line;
 use tui_textarea::TextArea;
 
-use crate::keys::JUMP_TO_APPROVAL;
+use crate::keys::{self, Action, Key, Scope};
 use crate::render::{self, Mark, Options};
 
 mod events;

@@ -1,64 +1,369 @@
-//! The key map, written once: `update` dispatches on the same keys that the help screen and
-//! the key-help line list.
+//! The key map, written once: each binding's keys and actions drive `update`, and its label
+//! and description make the help screen; the key-help line of each screen sums them up.
 
-/// One entry of the help screen: where it applies, the keys, and what they do.
-pub struct Binding {
-    pub scope: &'static str,
-    pub keys: &'static str,
-    pub action: &'static str,
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding applies: everywhere, on one screen, or in the launch form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Global,
+    Sessions,
+    Conversation,
+    Approvals,
+    Forms,
 }
 
-const fn bind(scope: &'static str, keys: &'static str, action: &'static str) -> Binding {
-    Binding {
-        scope,
-        keys,
-        action,
+impl Scope {
+    /// The help screen's heading.
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Global => "Global",
+            Scope::Sessions => "Sessions",
+            Scope::Conversation => "Conversation",
+            Scope::Approvals => "Approvals",
+            Scope::Forms => "Forms",
+        }
     }
 }
 
-/// The key that jumps to the oldest pending approval from anywhere. Ctrl+J is Enter to a
-/// terminal, so CodeLayer's ⌘⇧J becomes Ctrl+G ("go to approval").
-pub const JUMP_TO_APPROVAL: char = 'g';
+/// A key as the map names it. Shift is part of the character (`G`), not a modifier; `AfterG`
+/// is a key pressed after `g` (`gg`, `gs`, `ga`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Plain(KeyCode),
+    Ctrl(char),
+    Alt(char),
+    AfterG(char),
+}
 
-/// Every binding, as the help screen shows them.
-pub const BINDINGS: &[Binding] = &[
-    bind("Global", "?", "help"),
-    bind("Global", "q  Ctrl+C", "quit (q: back first)"),
-    bind("Global", "1 2 gs ga", "sessions; approvals"),
-    bind("Global", "Ctrl+G", "oldest pending approval"),
-    bind("Global", "c", "new session"),
-    bind("Global", "Y", "copy id (OSC 52)"),
-    bind("Global", "B", "bell on/off"),
-    bind("Sessions", "j k gg G", "move; first, last"),
-    bind("Sessions", "Enter", "open conversation"),
-    bind("Sessions", "Space  →", "show/hide the chain"),
-    bind("Sessions", "/", "search (Esc clears)"),
-    bind("Sessions", "f", "filter by status"),
-    bind("Sessions", "Tab", "archived / others"),
-    bind("Sessions", "e  R", "archive; rename"),
-    bind("Sessions", "Alt+A", "auto-accept edits"),
-    bind("Sessions", "Alt+Y", "bypass (asks how long)"),
-    bind("Sessions", "✎  ⚠15m", "auto-accept; bypass, left"),
-    bind("Sessions", "p", "open parent"),
-    bind("Sessions", "Ctrl+X", "interrupt (asks)"),
-    bind("Conversation", "j k ^D ^U", "scroll; half a page"),
-    bind("Conversation", "g g  G", "top; bottom + follow"),
-    bind("Conversation", "a  d", "approve, deny"),
-    bind("Conversation", "r  Enter", "reply (continue)"),
-    bind("Conversation", "t  i", "thinking; long output"),
-    bind("Conversation", "p  e  R", "parent; archive; rename"),
-    bind("Conversation", "Alt+A Alt+Y", "auto-accept; bypass"),
-    bind("Conversation", "Ctrl+X", "interrupt (asks)"),
-    bind("Conversation", "Esc", "back"),
-    bind("Approvals", "j k  ↓ ↑", "move"),
-    bind("Approvals", "a  y", "approve"),
-    bind("Approvals", "d  n", "deny (comment optional)"),
-    bind("Approvals", "r  Enter", "answer; open session"),
-    bind("Forms", "Tab  S-Tab", "next, previous field"),
-    bind("Forms", "← →  ↑ ↓", "choices; recent dirs"),
-    bind("Forms", "Ctrl+S", "submit"),
-    bind("Forms", "Esc", "cancel"),
+impl Key {
+    /// `event` as the map names it; `after_g` when a `g` came just before it.
+    pub fn of(event: KeyEvent, after_g: bool) -> Key {
+        match event.code {
+            KeyCode::Char(c) if event.modifiers.contains(KeyModifiers::CONTROL) => Key::Ctrl(c),
+            KeyCode::Char(c) if event.modifiers.contains(KeyModifiers::ALT) => Key::Alt(c),
+            KeyCode::Char(c) if after_g => Key::AfterG(c),
+            code => Key::Plain(code),
+        }
+    }
+}
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Help,
+    Quit,
+    /// Quits from the sessions screen, else goes back to it.
+    QuitOrBack,
+    ShowSessions,
+    ShowApprovals,
+    /// Waits for the key after `g`.
+    G,
+    JumpToApproval,
+    NewSession,
+    CopyId,
+    ToggleBell,
+    Down,
+    Up,
+    First,
+    Last,
+    PageDown,
+    PageUp,
+    HalfPageDown,
+    HalfPageUp,
+    Open,
+    ToggleChain,
+    Search,
+    /// Clears the search, the filter and the archived view.
+    Clear,
+    Filter,
+    ToggleArchived,
+    Archive,
+    Rename,
+    AutoAccept,
+    Bypass,
+    Parent,
+    Interrupt,
+    Approve,
+    Deny,
+    /// Replies to the session, or answers the question.
+    Reply,
+    Thinking,
+    Expand,
+    Back,
+    NextField,
+    PreviousField,
+    /// The launch form's choices (model, approvals).
+    PreviousChoice,
+    NextChoice,
+    Submit,
+}
+
+/// One line of the help screen, and the keys it describes.
+pub struct Binding {
+    pub scope: Scope,
+    /// The keys as the help screen shows them.
+    pub label: &'static str,
+    pub help: &'static str,
+    /// Each key and what it does (arrows, paging keys and a few the screen's key-help line
+    /// names ride along unlabelled).
+    pub keys: &'static [(Key, Action)],
+}
+
+const fn bind(
+    scope: Scope,
+    label: &'static str,
+    help: &'static str,
+    keys: &'static [(Key, Action)],
+) -> Binding {
+    Binding {
+        scope,
+        label,
+        help,
+        keys,
+    }
+}
+
+const fn key(c: char) -> Key {
+    Key::Plain(KeyCode::Char(c))
+}
+
+use Action as A;
+use Key::{AfterG, Alt, Ctrl, Plain};
+use Scope::{Approvals, Conversation, Forms, Global, Sessions};
+
+/// The moves over a list: j k, arrows, Home/End, paging.
+const MOVES: &[(Key, Action)] = &[
+    (key('j'), A::Down),
+    (Plain(KeyCode::Down), A::Down),
+    (key('k'), A::Up),
+    (Plain(KeyCode::Up), A::Up),
+    (AfterG('g'), A::First),
+    (Plain(KeyCode::Home), A::First),
+    (key('G'), A::Last),
+    (Plain(KeyCode::End), A::Last),
+    (Plain(KeyCode::PageDown), A::PageDown),
+    (Plain(KeyCode::PageUp), A::PageUp),
 ];
+
+/// Every binding, in the help screen's order. The first that matches in the global scope,
+/// then the screen's, is the key's action.
+pub const BINDINGS: &[Binding] = &[
+    bind(Global, "?", "help", &[(key('?'), A::Help)]),
+    bind(
+        Global,
+        "q  Ctrl+C",
+        "quit (q: back first)",
+        &[(key('q'), A::QuitOrBack), (Ctrl('c'), A::Quit)],
+    ),
+    bind(
+        Global,
+        "1 2 gs ga",
+        "sessions; approvals",
+        &[
+            (key('1'), A::ShowSessions),
+            (key('2'), A::ShowApprovals),
+            (key('g'), A::G),
+            (AfterG('s'), A::ShowSessions),
+            (AfterG('a'), A::ShowApprovals),
+        ],
+    ),
+    // Ctrl+J is Enter to a terminal, so CodeLayer's ⌘⇧J becomes Ctrl+G ("go to approval").
+    bind(
+        Global,
+        "Ctrl+G",
+        "oldest pending approval",
+        &[(Ctrl('g'), A::JumpToApproval)],
+    ),
+    bind(Global, "c", "new session", &[(key('c'), A::NewSession)]),
+    bind(Global, "Y", "copy id (OSC 52)", &[(key('Y'), A::CopyId)]),
+    bind(Global, "B", "bell on/off", &[(key('B'), A::ToggleBell)]),
+    bind(Sessions, "j k gg G", "move; first, last", MOVES),
+    bind(
+        Sessions,
+        "Enter",
+        "open conversation",
+        &[(Plain(KeyCode::Enter), A::Open)],
+    ),
+    bind(
+        Sessions,
+        "Space  →",
+        "show/hide the chain",
+        &[
+            (key(' '), A::ToggleChain),
+            (Plain(KeyCode::Right), A::ToggleChain),
+            (key('l'), A::ToggleChain),
+        ],
+    ),
+    bind(
+        Sessions,
+        "/",
+        "search (Esc clears)",
+        &[(key('/'), A::Search), (Plain(KeyCode::Esc), A::Clear)],
+    ),
+    bind(Sessions, "f", "filter by status", &[(key('f'), A::Filter)]),
+    bind(
+        Sessions,
+        "Tab",
+        "archived / others",
+        &[(Plain(KeyCode::Tab), A::ToggleArchived)],
+    ),
+    bind(
+        Sessions,
+        "e  R",
+        "archive; rename",
+        &[(key('e'), A::Archive), (key('R'), A::Rename)],
+    ),
+    bind(
+        Sessions,
+        "Alt+A",
+        "auto-accept edits",
+        &[(Alt('a'), A::AutoAccept)],
+    ),
+    bind(
+        Sessions,
+        "Alt+Y",
+        "bypass (asks how long)",
+        &[(Alt('y'), A::Bypass)],
+    ),
+    bind(Sessions, "✎  ⚠15m", "auto-accept; bypass, left", &[]),
+    bind(Sessions, "p", "open parent", &[(key('p'), A::Parent)]),
+    bind(
+        Sessions,
+        "Ctrl+X",
+        "interrupt (asks)",
+        &[(Ctrl('x'), A::Interrupt)],
+    ),
+    bind(
+        Conversation,
+        "j k ^D ^U",
+        "scroll; half a page",
+        &[
+            (key('j'), A::Down),
+            (Plain(KeyCode::Down), A::Down),
+            (key('k'), A::Up),
+            (Plain(KeyCode::Up), A::Up),
+            (Ctrl('d'), A::HalfPageDown),
+            (Ctrl('u'), A::HalfPageUp),
+            (Plain(KeyCode::PageDown), A::PageDown),
+            (Plain(KeyCode::PageUp), A::PageUp),
+        ],
+    ),
+    bind(
+        Conversation,
+        "g g  G",
+        "top; bottom + follow",
+        &[
+            (AfterG('g'), A::First),
+            (Plain(KeyCode::Home), A::First),
+            (key('G'), A::Last),
+            (Plain(KeyCode::End), A::Last),
+        ],
+    ),
+    bind(
+        Conversation,
+        "a  d",
+        "approve, deny",
+        &[(key('a'), A::Approve), (key('d'), A::Deny)],
+    ),
+    bind(
+        Conversation,
+        "r  Enter",
+        "reply (continue)",
+        &[(key('r'), A::Reply), (Plain(KeyCode::Enter), A::Reply)],
+    ),
+    bind(
+        Conversation,
+        "t  i",
+        "thinking; long output",
+        &[(key('t'), A::Thinking), (key('i'), A::Expand)],
+    ),
+    bind(
+        Conversation,
+        "p  e  R",
+        "parent; archive; rename",
+        &[
+            (key('p'), A::Parent),
+            (key('e'), A::Archive),
+            (key('R'), A::Rename),
+        ],
+    ),
+    bind(
+        Conversation,
+        "Alt+A Alt+Y",
+        "auto-accept; bypass",
+        &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
+    ),
+    bind(
+        Conversation,
+        "Ctrl+X",
+        "interrupt (asks)",
+        &[(Ctrl('x'), A::Interrupt)],
+    ),
+    bind(
+        Conversation,
+        "Esc",
+        "back",
+        &[(Plain(KeyCode::Esc), A::Back)],
+    ),
+    bind(Approvals, "j k  ↓ ↑", "move", MOVES),
+    bind(
+        Approvals,
+        "a  y",
+        "approve",
+        &[(key('a'), A::Approve), (key('y'), A::Approve)],
+    ),
+    bind(
+        Approvals,
+        "d  n",
+        "deny (comment optional)",
+        &[(key('d'), A::Deny), (key('n'), A::Deny)],
+    ),
+    bind(
+        Approvals,
+        "r  Enter",
+        "answer; open session",
+        // Unlabelled, as on the key-help line: Esc back; Ctrl+X interrupts the session.
+        &[
+            (key('r'), A::Reply),
+            (Plain(KeyCode::Enter), A::Open),
+            (Plain(KeyCode::Esc), A::Back),
+            (Ctrl('x'), A::Interrupt),
+        ],
+    ),
+    bind(
+        Forms,
+        "Tab  S-Tab",
+        "next, previous field",
+        &[
+            (Plain(KeyCode::Tab), A::NextField),
+            (Plain(KeyCode::BackTab), A::PreviousField),
+        ],
+    ),
+    bind(
+        Forms,
+        "← →  ↑ ↓",
+        "choices; recent dirs",
+        &[
+            (Plain(KeyCode::Left), A::PreviousChoice),
+            (Plain(KeyCode::Right), A::NextChoice),
+            (Plain(KeyCode::Up), A::Up),
+            (Plain(KeyCode::Down), A::Down),
+        ],
+    ),
+    bind(Forms, "Ctrl+S", "submit", &[(Ctrl('s'), A::Submit)]),
+    bind(Forms, "Esc", "cancel", &[(Plain(KeyCode::Esc), A::Back)]),
+];
+
+/// What `key` does in `scopes`: the first binding that has it, in the order of [`BINDINGS`].
+pub fn action(scopes: &[Scope], key: Key) -> Option<Action> {
+    BINDINGS
+        .iter()
+        .filter(|b| scopes.contains(&b.scope))
+        .flat_map(|b| b.keys)
+        .find(|(k, _)| *k == key)
+        .map(|(_, action)| *action)
+}
 
 /// The key-help line of each screen.
 pub fn hints(screen: crate::app::Screen) -> &'static str {
@@ -67,5 +372,103 @@ pub fn hints(screen: crate::app::Screen) -> &'static str {
         Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · ? help · q quit",
         Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · t thinking · i expand · p parent · Esc back · ? help",
         Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_does_what_its_scope_binds_it_to() {
+        let press = |code, modifiers| KeyEvent::new(code, modifiers);
+        let none = KeyModifiers::NONE;
+        let cases = [
+            (
+                Sessions,
+                press(KeyCode::Char('j'), none),
+                false,
+                Some(A::Down),
+            ),
+            (
+                Sessions,
+                press(KeyCode::Char('G'), KeyModifiers::SHIFT),
+                false,
+                Some(A::Last),
+            ),
+            (
+                Sessions,
+                press(KeyCode::Char('g'), none),
+                true,
+                Some(A::First),
+            ),
+            (
+                Approvals,
+                press(KeyCode::Char('s'), none),
+                true,
+                Some(A::ShowSessions),
+            ),
+            (
+                Sessions,
+                press(KeyCode::Char('c'), KeyModifiers::CONTROL),
+                false,
+                Some(A::Quit),
+            ),
+            (
+                Conversation,
+                press(KeyCode::Char('d'), KeyModifiers::CONTROL),
+                false,
+                Some(A::HalfPageDown),
+            ),
+            (
+                Conversation,
+                press(KeyCode::Char('d'), none),
+                false,
+                Some(A::Deny),
+            ),
+            (
+                Conversation,
+                press(KeyCode::Char('a'), KeyModifiers::ALT),
+                false,
+                Some(A::AutoAccept),
+            ),
+            (
+                Approvals,
+                press(KeyCode::Char('a'), KeyModifiers::ALT),
+                false,
+                None,
+            ),
+            (Approvals, press(KeyCode::Char('e'), none), false, None),
+            (Approvals, press(KeyCode::Enter, none), false, Some(A::Open)),
+            (Approvals, press(KeyCode::Esc, none), false, Some(A::Back)),
+            (Sessions, press(KeyCode::Esc, none), false, Some(A::Clear)),
+            (
+                Conversation,
+                press(KeyCode::Enter, none),
+                false,
+                Some(A::Reply),
+            ),
+            (Sessions, press(KeyCode::Char('z'), none), false, None),
+        ];
+        for (scope, event, after_g, expected) in cases {
+            let found = action(&[Global, scope], Key::of(event, after_g));
+            assert_eq!(found, expected, "{scope:?} {event:?} after g: {after_g}");
+        }
+    }
+
+    /// A key means one thing in each scope it is looked up in.
+    #[test]
+    fn no_key_is_bound_twice_where_it_is_looked_up() {
+        for screen in [Sessions, Conversation, Approvals, Forms] {
+            let scopes = [Global, screen];
+            let keys: Vec<Key> = BINDINGS
+                .iter()
+                .filter(|b| scopes.contains(&b.scope))
+                .flat_map(|b| b.keys.iter().map(|(k, _)| *k))
+                .collect();
+            for (i, key) in keys.iter().enumerate() {
+                assert!(!keys[i + 1..].contains(key), "{key:?} twice in {screen:?}");
+            }
+        }
     }
 }

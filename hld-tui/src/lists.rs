@@ -13,8 +13,9 @@ use unicode_width::UnicodeWidthStr;
 use crate::app::{Filter, State};
 use crate::columns::{ellipsize, fit, home, short_dir, Column};
 use crate::preview::{approval_detail, session_preview};
-use crate::render::{clean, first_line};
+use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
+use hld_client::view::clean;
 
 /// From this many columns on, the lists show the selected row's detail beside them.
 pub const WIDE: u16 = 140;

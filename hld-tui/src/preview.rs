@@ -12,8 +12,9 @@ use serde_json::Value;
 
 use crate::app::State;
 use crate::lists::{summary, what};
-use crate::render::{clean, tool_input};
+use crate::render::tool_input;
 use crate::view::{age, model_of, status_span, title_of, DIM};
+use hld_client::view::clean;
 
 /// Lines of a session's query or final result shown at most.
 const TEXT_LINES: usize = 12;

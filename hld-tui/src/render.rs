@@ -2,11 +2,10 @@
 //! the command for Bash, long results collapsed. Everything from the daemon passes through
 //! [`clean`] first, so no byte an agent printed can reach the terminal as a control sequence.
 
-use std::borrow::Cow;
-
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
+use hld_client::view::{clean, Change, DiffLine, ToolInput};
 use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -33,24 +32,6 @@ pub struct Options {
 pub struct Mark {
     pub status: ApprovalStatus,
     pub comment: Option<String>,
-}
-
-/// Text from the daemon made safe for a terminal cell: tabs become spaces and every other
-/// control character a visible `�`.
-pub fn clean(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(
-        text.chars()
-            .map(|c| match c {
-                '\t' => "    ".to_owned(),
-                '\n' => "\n".to_owned(),
-                c if c.is_control() => "�".to_owned(),
-                c => c.to_string(),
-            })
-            .collect(),
-    )
 }
 
 /// The first line of `text`, cleaned.
@@ -168,20 +149,20 @@ fn tool_call(
 }
 
 /// A tool's input as Claude Code shows it: Bash as its command, Edit as a diff, Write as a
-/// preview of the file, anything else as indented JSON.
+/// preview of the file, a path for the tools that read, anything else as indented JSON.
 pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static>> {
-    let text = |key: &str| {
-        input
-            .get(key)
-            .and_then(Value::as_str)
-            .map(|s| clean(s).into_owned())
+    let path_line = |path: &str| {
+        Line::from(vec![
+            Span::styled("  ", DIM),
+            Span::styled(clean(path).into_owned(), BOLD),
+        ])
     };
-    let path_line =
-        |path: String| Line::from(vec![Span::styled("  ", DIM), Span::styled(path, BOLD)]);
-    match name {
-        "Bash" => {
-            let mut lines: Vec<Line<'static>> = text("command")
-                .unwrap_or_default()
+    match ToolInput::of(name, input) {
+        ToolInput::Bash {
+            command,
+            description,
+        } => {
+            let mut lines: Vec<Line<'static>> = command
                 .lines()
                 .enumerate()
                 .map(|(i, l)| {
@@ -192,36 +173,18 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
                     ])
                 })
                 .collect();
-            if let Some(d) = text("description") {
+            if let Some(d) = description {
                 lines.push(Line::styled(format!("  # {d}"), DIM));
             }
             lines
         }
-        "Edit" => {
-            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
-            lines.extend(diff(
-                &text("old_string").unwrap_or_default(),
-                &text("new_string").unwrap_or_default(),
-            ));
+        ToolInput::Edit { path, edits, .. } => {
+            let mut lines = vec![path_line(&path)];
+            lines.extend(edits.iter().flatten().map(diff_line));
             collapse(lines, expanded)
         }
-        "MultiEdit" => {
-            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
-            for edit in input
-                .get("edits")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let field =
-                    |k: &str| clean(edit.get(k).and_then(Value::as_str).unwrap_or("")).into_owned();
-                lines.extend(diff(&field("old_string"), &field("new_string")));
-            }
-            collapse(lines, expanded)
-        }
-        "Write" => {
-            let content = text("content").unwrap_or_default();
-            let mut lines = vec![path_line(text("file_path").unwrap_or_default())];
+        ToolInput::Write { path, content } => {
+            let mut lines = vec![path_line(&path)];
             lines.extend(content.lines().map(|l| {
                 Line::from(vec![
                     Span::styled("  + ", Style::new().fg(Color::Green)),
@@ -230,16 +193,16 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
             }));
             collapse(lines, expanded)
         }
-        "Read" | "Glob" | "Grep" | "LS" => {
+        ToolInput::Other(_) if matches!(name, "Read" | "Glob" | "Grep" | "LS") => {
             let main = ["file_path", "pattern", "path"]
                 .iter()
-                .find_map(|k| text(k))
+                .find_map(|k| input.get(k).and_then(Value::as_str))
                 .unwrap_or_default();
             vec![path_line(main)]
         }
-        _ if input.is_null() => Vec::new(),
-        _ => {
-            let pretty = serde_json::to_string_pretty(input).unwrap_or_default();
+        ToolInput::Other(Value::Null) => Vec::new(),
+        ToolInput::Other(input) => {
+            let pretty = serde_json::to_string_pretty(&input).unwrap_or_default();
             let lines = clean(&pretty)
                 .lines()
                 .map(|l| Line::styled(format!("  {l}"), DIM))
@@ -249,21 +212,18 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
     }
 }
 
-/// A line-by-line diff of an edit, coloured as `git diff` does.
-fn diff(old: &str, new: &str) -> Vec<Line<'static>> {
-    use similar::{ChangeTag, TextDiff};
-    TextDiff::from_lines(old, new)
-        .iter_all_changes()
-        .map(|change| {
-            let (sign, style) = match change.tag() {
-                ChangeTag::Delete => ("  - ", Style::new().fg(Color::Red)),
-                ChangeTag::Insert => ("  + ", Style::new().fg(Color::Green)),
-                ChangeTag::Equal => ("    ", DIM),
-            };
-            let text = change.value().trim_end_matches('\n').to_owned();
-            Line::from(vec![Span::styled(sign, style), Span::styled(text, style)])
-        })
-        .collect()
+/// A line of an edit's diff, coloured as `git diff` does; `⋯` between distant changes.
+fn diff_line(line: &DiffLine) -> Line<'static> {
+    let (sign, style, text) = match line {
+        DiffLine::Line(Change::Removed, text) => ("  - ", Style::new().fg(Color::Red), text),
+        DiffLine::Line(Change::Added, text) => ("  + ", Style::new().fg(Color::Green), text),
+        DiffLine::Line(Change::Same, text) => ("    ", DIM, text),
+        DiffLine::Gap => return Line::styled("  ⋯", DIM),
+    };
+    Line::from(vec![
+        Span::styled(sign, style),
+        Span::styled(text.clone(), style),
+    ])
 }
 
 /// `lines` cut to [`COLLAPSED_LINES`] unless expanded, saying how many are hidden.
@@ -537,12 +497,6 @@ mod tests {
 
     fn text(lines: &[Line<'_>]) -> Vec<String> {
         lines.iter().map(|l| l.to_string()).collect()
-    }
-
-    #[test]
-    fn control_characters_never_reach_the_terminal() {
-        assert_eq!(clean("a\x1b[2Jb\tc\nd"), "a�[2Jb    c\nd");
-        assert!(matches!(clean("plain"), Cow::Borrowed("plain")));
     }
 
     #[test]

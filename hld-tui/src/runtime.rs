@@ -45,7 +45,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
     let (client_tx, client_rx) = watch::channel(None);
     tokio::spawn(link(options.socket.clone(), tx.clone(), client_tx));
     let mut terminal_events = EventStream::new();
-    let mut latest: HashMap<&'static str, u64> = HashMap::new();
+    let mut latest: HashMap<Load, u64> = HashMap::new();
     let mut next_tick = Instant::now();
     loop {
         terminal.draw(|frame| crate::view::draw(&state, frame, options.color))?;
@@ -79,11 +79,13 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
                         write_terminal(&format!("\x1b]52;c;{encoded}\x07"))?;
                     }
                     command => {
-                        let kind = kind_of(&command);
-                        let generation = latest.entry(kind).or_default();
-                        *generation += 1;
+                        let load = Load::of(&command).map(|load| {
+                            let generation = latest.entry(load).or_default();
+                            *generation += 1;
+                            (load, *generation)
+                        });
                         let client = client_rx.borrow().clone();
-                        tokio::spawn(execute(client, command, kind, *generation, tx.clone()));
+                        tokio::spawn(execute(client, command, load, tx.clone()));
                     }
                 }
             }
@@ -91,36 +93,42 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
     }
 }
 
-/// A message with the command it answers, so that a load overtaken by a later one of the same
-/// kind is dropped instead of showing older data.
+/// A load whose answer a later load of the same kind overtakes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Load {
+    Sessions,
+    Approvals,
+    Conversation,
+}
+
+impl Load {
+    fn of(command: &Command) -> Option<Load> {
+        match command {
+            Command::LoadSessions => Some(Load::Sessions),
+            Command::LoadApprovals => Some(Load::Approvals),
+            Command::LoadConversation(_) => Some(Load::Conversation),
+            _ => None,
+        }
+    }
+}
+
+/// A message with the load it answers (and that load's generation), so that an answer
+/// overtaken by a later load of the same kind is dropped instead of showing older data.
 struct Tagged {
-    kind: &'static str,
-    generation: u64,
+    load: Option<(Load, u64)>,
     msg: Msg,
 }
 
 impl Tagged {
     fn of(msg: Msg) -> Tagged {
-        Tagged {
-            kind: "",
-            generation: 0,
-            msg,
-        }
+        Tagged { load: None, msg }
     }
 
-    fn msg_if_latest(self, latest: &HashMap<&'static str, u64>) -> Option<Msg> {
-        let stale =
-            self.kind.starts_with("load") && latest.get(self.kind) != Some(&self.generation);
+    fn msg_if_latest(self, latest: &HashMap<Load, u64>) -> Option<Msg> {
+        let stale = self
+            .load
+            .is_some_and(|(load, generation)| latest.get(&load) != Some(&generation));
         (!stale).then_some(self.msg)
-    }
-}
-
-fn kind_of(command: &Command) -> &'static str {
-    match command {
-        Command::LoadSessions => "load sessions",
-        Command::LoadApprovals => "load approvals",
-        Command::LoadConversation(_) => "load conversation",
-        _ => "action",
     }
 }
 
@@ -134,8 +142,7 @@ fn write_terminal(bytes: &str) -> std::io::Result<()> {
 async fn execute(
     client: Option<Client>,
     command: Command,
-    kind: &'static str,
-    generation: u64,
+    load: Option<(Load, u64)>,
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
     let msg = match client {
@@ -144,11 +151,7 @@ async fn execute(
             .await
             .unwrap_or_else(|e| Msg::Failed(e.to_string())),
     };
-    let _ = tx.send(Tagged {
-        kind,
-        generation,
-        msg,
-    });
+    let _ = tx.send(Tagged { load, msg });
 }
 
 /// Carries out one command that calls the daemon, and says what came of it. (Copy, Bell and
@@ -277,4 +280,29 @@ async fn connect(
         .subscribe(SubscribeParams::default(), SubscribeOptions::default())
         .await?;
     Ok((client, subscription))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_overtaken_by_a_later_load_of_its_kind_is_dropped() {
+        let latest = HashMap::from([(Load::Sessions, 2), (Load::Conversation, 1)]);
+        let cases = [
+            (None, true),
+            (Some((Load::Sessions, 2)), true),
+            (Some((Load::Sessions, 1)), false),
+            (Some((Load::Conversation, 1)), true),
+        ];
+        for (load, kept) in cases {
+            let tagged = Tagged {
+                load,
+                msg: Msg::Done("answer".into()),
+            };
+            assert_eq!(tagged.msg_if_latest(&latest).is_some(), kept, "{load:?}");
+        }
+        assert_eq!(Load::of(&Command::LoadSessions), Some(Load::Sessions));
+        assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
+    }
 }

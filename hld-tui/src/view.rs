@@ -10,7 +10,8 @@ use ratatui::Frame;
 
 use crate::app::{Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, REPLY_ROWS};
 use crate::keys::{hints, BINDINGS};
-use crate::render::{clean, first_line};
+use crate::render::first_line;
+use hld_client::view::clean;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
@@ -315,15 +316,18 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
 
 fn help(frame: &mut Frame, area: Rect) {
     let mut lines: Vec<Line> = Vec::new();
-    let mut scope = "";
+    let mut scope = None;
     for b in BINDINGS {
-        if b.scope != scope {
-            scope = b.scope;
-            lines.push(Line::styled(scope, Style::new().bold().fg(Color::Cyan)));
+        if scope != Some(b.scope) {
+            scope = Some(b.scope);
+            lines.push(Line::styled(
+                b.scope.title(),
+                Style::new().bold().fg(Color::Cyan),
+            ));
         }
         lines.push(Line::from(vec![
-            Span::styled(format!(" {:<12}", b.keys), Style::new().bold()),
-            Span::raw(b.action),
+            Span::styled(format!(" {:<12}", b.label), Style::new().bold()),
+            Span::raw(b.help),
         ]));
     }
     let rect = centered(

@@ -59,9 +59,9 @@ fn restart_wanted(path: &Path) -> bool {
 }
 
 /// Offers, on a terminal, to restart the daemon so that it finds `path` (`daemon status`).
-pub fn offer_restart(ctx: &Context, path: &Path) -> Result<(), CliError> {
+pub async fn offer_restart(ctx: &Context, path: &Path) -> Result<(), CliError> {
     if restart_wanted(path) {
-        crate::commands::daemon::restart(ctx, &StartArgs::from_env(), false)?;
+        crate::commands::daemon::restarted(ctx, &StartArgs::from_env(), false).await?;
     }
     Ok(())
 }

@@ -3,9 +3,11 @@
 //! there are none; completion never starts one.
 
 use std::ffi::OsStr;
+use std::future::Future;
 use std::time::Duration;
 
 use clap_complete::CompletionCandidate;
+use hld_client::Client;
 
 use crate::output::{bare_id, short_id, title};
 use crate::session::Session;
@@ -13,10 +15,21 @@ use crate::session::Session;
 /// How long completion waits for the daemon: a shell must not hang on a stuck one.
 const TIMEOUT: Duration = Duration::from_millis(500);
 
-/// The daemon at the default socket (environment, `humanlayer.json`, then the usual path).
-fn client() -> Option<hld_client::blocking::Client> {
+/// What `call` gets from the daemon at the default socket (environment, `humanlayer.json`,
+/// then the usual path), on a runtime of its own: completion runs before hlyr's.
+fn ask<T, F>(call: impl FnOnce(Client) -> F) -> Option<T>
+where
+    F: Future<Output = Result<T, hld_client::Error>>,
+{
     let socket = hld_client::config::resolve_socket_path(None).ok()?;
-    hld_client::blocking::Client::connect_with_timeout(&socket, TIMEOUT).ok()
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    runtime.block_on(async {
+        let client = Client::connect_with_timeout(&socket, TIMEOUT).await.ok()?;
+        call(client).await.ok()
+    })
 }
 
 /// `id` in the form the word being completed started (with or without its leading word such
@@ -36,7 +49,7 @@ fn matching(id: &str, current: &str) -> Option<String> {
 /// Session ids, newest activity first, each with its status and title as help.
 pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
     let current = current.to_string_lossy();
-    let Some(sessions) = client().and_then(|c| c.list_sessions().ok()) else {
+    let Some(sessions) = ask(|c| async move { c.list_sessions().await }) else {
         return Vec::new();
     };
     sessions
@@ -53,7 +66,7 @@ pub fn sessions(current: &OsStr) -> Vec<CompletionCandidate> {
 /// Pending approval ids, each with its tool or question as help.
 pub fn approvals(current: &OsStr) -> Vec<CompletionCandidate> {
     let current = current.to_string_lossy();
-    let Some(approvals) = client().and_then(|c| c.fetch_approvals(None).ok()) else {
+    let Some(approvals) = ask(|c| async move { c.fetch_approvals(None).await }) else {
         return Vec::new();
     };
     approvals

@@ -1,6 +1,5 @@
-//! Reaching the daemon: resolving its socket, connecting (the blocking client for one-shot
-//! commands, the async one for the rest), and starting `hld` in the background when a command
-//! that may start it (`launch`, `continue`, `daemon start`) finds none.
+//! Reaching the daemon: resolving its socket, connecting, and starting `hld` in the background
+//! when a command that may start it (`launch`, `continue`, `daemon start`) finds none.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -47,15 +46,8 @@ impl Context {
             .map_err(|e| CliError::usage(e).hint("fix or remove that humanlayer.json"))
     }
 
-    /// Connects to a running daemon with the blocking client; a missing daemon is exit code 3
-    /// with a hint.
-    pub fn connect(&self) -> Result<hld_client::blocking::Client, CliError> {
-        let socket = self.socket()?;
-        hld_client::blocking::Client::connect(&socket).map_err(|e| not_running(&socket, e))
-    }
-
-    /// [`Context::connect`] with the async client, for commands that run on a runtime.
-    pub async fn connect_async(&self) -> Result<Client, CliError> {
+    /// Connects to a running daemon; a missing daemon is exit code 3 with a hint.
+    pub async fn connect(&self) -> Result<Client, CliError> {
         let socket = self.socket()?;
         Client::connect(&socket)
             .await

@@ -1,6 +1,5 @@
 //! Deciding an approval: the one place that builds `sendDecision` and judges its result, used
-//! by `approve`, `deny`, `respond` (blocking client) and by inline approvals while following a
-//! session (async client).
+//! by `approve`, `deny`, `respond` and by inline approvals while following a session.
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
@@ -109,11 +108,11 @@ fn no_longer_pending(approval: &Approval) -> CliError {
 
 /// The approval `prefix` names: a pending one (`fetchApprovals`), else whichever the daemon
 /// finds by that id or prefix (`getApproval`), decided or not.
-fn find(client: &hld_client::blocking::Client, prefix: &str) -> Result<Approval, CliError> {
-    if let Some(pending) = ids::approval(prefix, client.fetch_approvals(None)?)? {
+async fn find(client: &hld_client::Client, prefix: &str) -> Result<Approval, CliError> {
+    if let Some(pending) = ids::approval(prefix, client.fetch_approvals(None).await?)? {
         return Ok(pending);
     }
-    client.get_approval(prefix).map_err(|e| match e {
+    client.get_approval(prefix).await.map_err(|e| match e {
         // The daemon says which: an id it does not know, or a prefix of several.
         hld_client::Error::Rpc(r)
             if ErrorCode::from_code(r.code) == Some(ErrorCode::InvalidParams) =>
@@ -156,14 +155,14 @@ impl Render for Decided {
 
 /// `approve`, `deny` and `respond`: finds the approval the id names, checks that it waits
 /// for a decision of this kind, sends it and prints the outcome.
-pub fn decide(
+pub async fn decide(
     ctx: &Context,
     prefix: &str,
     decision: Decision,
     comment: Option<String>,
 ) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
-    let approval = find(&client, prefix)?;
+    let client = ctx.connect().await?;
+    let approval = find(&client, prefix).await?;
     if approval.status != ApprovalStatus::Pending {
         return Err(no_longer_pending(&approval));
     }
@@ -184,7 +183,9 @@ pub fn decide(
         );
     }
     let call_id = approval.id;
-    let result = client.send_decision(decision.params(&call_id, comment.clone()))?;
+    let result = client
+        .send_decision(decision.params(&call_id, comment.clone()))
+        .await?;
     decision.outcome(&call_id, result)?;
     ctx.out.print(&Decided {
         call_id,

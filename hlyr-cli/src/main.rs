@@ -1,6 +1,5 @@
 //! `hlyr`: the terminal workflow for the hld daemon. Parses the command line, then runs one
-//! command (one-shot commands without a runtime, see [`commands`]) and turns its outcome into
-//! an exit code.
+//! command on a single-threaded runtime and turns its outcome into an exit code.
 
 mod activity;
 mod ask;
@@ -49,51 +48,15 @@ Colour is used only on a terminal, and never with NO_COLOR set.";
 #[derive(Debug, Parser)]
 #[command(name = "hlyr", version, after_help = EXIT_CODES)]
 struct Cli {
-    #[command(flatten)]
-    globals: Globals,
-    #[command(subcommand)]
-    command: commands::Command,
-}
-
-// The options every command takes, before its name or after it (`hlyr --json sessions`,
-// `hlyr sessions --json`).
-//
-// They are not clap `global` arguments: clap copies those into every subcommand on every
-// run, which was most of hlyr's heap and a sixth of its page faults at start-up. Each
-// command flattens them into its own arguments instead (see `commands::With`), built only
-// for the command given. Their display order is the one clap gave them as globals (first
-// in the top level's list), so every help text reads as before.
-//
-// (`//`, not `///`: clap would take a flattened struct's doc comment for the command's
-// description.)
-#[derive(Debug, Default, clap::Args)]
-pub struct Globals {
     /// The daemon's socket [default: $HUMANLAYER_DAEMON_SOCKET, `daemon_socket` in
     /// humanlayer.json, then ~/.humanlayer/daemon.sock].
-    #[arg(long, value_name = "PATH", display_order = 0)]
+    #[arg(long, value_name = "PATH", global = true)]
     daemon_socket: Option<PathBuf>,
     /// Print machine-readable JSON instead of text.
-    #[arg(long, display_order = 1)]
+    #[arg(long, global = true)]
     json: bool,
-}
-
-impl Globals {
-    /// These options (given after a command's name) over `before` (given before it): the
-    /// last socket given wins, and `--json` anywhere counts.
-    fn over(self, before: Globals) -> Globals {
-        Globals {
-            daemon_socket: self.daemon_socket.or(before.daemon_socket),
-            json: self.json || before.json,
-        }
-    }
-
-    /// The context a command runs in.
-    fn context(self) -> Context {
-        Context {
-            daemon_socket: self.daemon_socket,
-            out: Printer::new(self.json),
-        }
-    }
+    #[command(subcommand)]
+    command: commands::Command,
 }
 
 /// What every command gets: where the daemon is, and how to print.
@@ -107,17 +70,24 @@ pub struct Context {
 pub const COMPLETE_ENV: &str = "COMPLETE";
 
 fn main() -> ExitCode {
-    // Looked at first, and only then the completion engine: a plain run pays one lookup.
-    if std::env::var_os(COMPLETE_ENV).is_some() {
-        clap_complete::CompleteEnv::with_factory(Cli::command)
-            .var(COMPLETE_ENV)
-            .complete();
-    }
+    clap_complete::CompleteEnv::with_factory(Cli::command)
+        .var(COMPLETE_ENV)
+        .complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return rejected(e),
     };
-    match cli.command.run(cli.globals) {
+    error::report_json(cli.json);
+    let ctx = Context {
+        daemon_socket: cli.daemon_socket,
+        out: Printer::new(cli.json),
+    };
+    let outcome = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| error::CliError::failure(format!("cannot start the runtime: {e}")))
+        .and_then(|runtime| runtime.block_on(cli.command.run(&ctx)));
+    match outcome {
         Ok(exit) => exit.into(),
         Err(e) => e.report(),
     }
@@ -153,7 +123,7 @@ impl From<Exit> for ExitCode {
 mod tests {
     use super::*;
 
-    /// Builds the whole command tree, deferred subcommands included, and checks it.
+    /// Builds the whole command tree and checks it.
     #[test]
     fn command_tree_is_valid() {
         Cli::command().debug_assert();

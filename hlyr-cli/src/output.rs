@@ -69,19 +69,14 @@ impl Printer {
         }
     }
 
-    /// Writes rendered output as a line and flushes; empty output writes nothing. JSON goes
-    /// to stdout as it is: it holds no styles to strip (serde_json escapes control
-    /// characters), so `anstream`'s terminal and environment checks are work a one-shot
-    /// `--json` command can skip at start-up.
+    /// Writes rendered output as a line and flushes; empty output writes nothing. `anstream`
+    /// strips the styles where they do not belong (JSON has none: serde_json escapes control
+    /// characters).
     pub fn line(&self, text: &str) -> Result<(), CliError> {
         if text.is_empty() {
             return Ok(());
         }
-        if self.json {
-            write_line(std::io::stdout().lock(), text)
-        } else {
-            write_line(anstream::stdout().lock(), text)
-        }
+        write_line(anstream::stdout().lock(), text)
     }
 
     /// Whether lines can be rewritten in place: text output to a terminal.
@@ -316,7 +311,7 @@ pub enum Update {
 mod tests {
     use super::*;
 
-    /// `--json` output bypasses anstream's stripping: it must never hold a raw escape.
+    /// `--json` output never holds a raw escape, whatever the text it carries.
     #[test]
     fn json_output_escapes_control_characters() {
         #[derive(Serialize)]

@@ -73,8 +73,7 @@
 //! ```
 //!
 //! Most methods also have a helper on the client (`client.health()`,
-//! `client.launch_session(params)`, `client.get_session_state(id)`, …), and
-//! [`crate::blocking::Client`] makes the same calls without a runtime. [`Subscribe`] takes
+//! `client.launch_session(params)`, `client.get_session_state(id)`, …). [`Subscribe`] takes
 //! over its connection: open it with [`crate::Client::subscribe`].
 
 use serde::de::DeserializeOwned;

@@ -1,12 +1,11 @@
-//! Keys: the global ones, then those of each screen (sessions, search, conversation, reply,
-//! approvals).
+//! Keys: what each action of the key map ([`crate::keys`]) does on each screen, and the keys
+//! of the text being typed (search, reply).
 
 use super::*;
 
 pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    if ctrl && key.code == KeyCode::Char('c') {
+    // Ctrl+C quits from anywhere, a dialog included.
+    if keys::action(&[Scope::Global], Key::of(key, false)) == Some(Action::Quit) {
         return vec![Command::Quit];
     }
     if state.modal.is_some() {
@@ -23,54 +22,47 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     {
         return reply_key(state, key);
     }
-    if std::mem::take(&mut state.chord) {
-        match key.code {
-            KeyCode::Char('g') => return first(state),
-            KeyCode::Char('s') => state.screen = Screen::Sessions,
-            KeyCode::Char('a') => state.screen = Screen::Approvals,
-            _ => {}
-        }
-        return Vec::new();
+    let after_g = std::mem::take(&mut state.chord);
+    let scope = match state.screen {
+        Screen::Sessions => Scope::Sessions,
+        Screen::Conversation => Scope::Conversation,
+        Screen::Approvals => Scope::Approvals,
+    };
+    match keys::action(&[Scope::Global, scope], Key::of(key, after_g)) {
+        Some(action) => act(state, action),
+        None => Vec::new(),
     }
-    match key.code {
-        KeyCode::Char(c) if ctrl && c == JUMP_TO_APPROVAL => {
+}
+
+/// Does what a key bound to `action` does on the current screen.
+fn act(state: &mut State, action: Action) -> Vec<Command> {
+    match action {
+        Action::Quit => return vec![Command::Quit],
+        Action::Help => state.modal = Some(Modal::Help),
+        Action::QuitOrBack => {
+            if state.screen == Screen::Sessions {
+                return vec![Command::Quit];
+            }
+            state.screen = Screen::Sessions;
+        }
+        Action::ShowSessions => state.screen = Screen::Sessions,
+        Action::ShowApprovals => state.screen = Screen::Approvals,
+        Action::G => state.chord = true,
+        Action::JumpToApproval => {
             if state.approvals.is_empty() {
                 state.flash("no pending approvals", false);
             } else {
                 state.screen = Screen::Approvals;
                 state.approval_selected = 0;
             }
-            return Vec::new();
         }
-        KeyCode::Char('x') if ctrl => {
-            if let Some(s) = state.selected_session() {
-                if s.status.is_active() {
-                    let session_id = s.id.clone();
-                    state.modal = Some(Modal::ConfirmInterrupt { session_id });
-                } else {
-                    state.flash(format!("the session is {}, not running", s.status), true);
-                }
-            }
-            return Vec::new();
-        }
-        _ if ctrl => return screen_key(state, key),
-        KeyCode::Char('?') => state.modal = Some(Modal::Help),
-        KeyCode::Char('q') => {
-            if state.screen == Screen::Sessions {
-                return vec![Command::Quit];
-            }
-            state.screen = Screen::Sessions;
-        }
-        KeyCode::Char('1') => state.screen = Screen::Sessions,
-        KeyCode::Char('2') => state.screen = Screen::Approvals,
-        KeyCode::Char('g') => state.chord = true,
-        KeyCode::Char('c') => state.modal = Some(Modal::Launch(Box::new(launch_form(state)))),
-        KeyCode::Char('B') => {
+        Action::NewSession => state.modal = Some(Modal::Launch(Box::new(launch_form(state)))),
+        Action::ToggleBell => {
             state.bell = !state.bell;
             let on = if state.bell { "on" } else { "off" };
             state.flash(format!("bell for new approvals {on}"), false);
         }
-        KeyCode::Char('Y') => {
+        Action::CopyId => {
             let id = match state.screen {
                 Screen::Approvals => state
                     .approvals
@@ -83,7 +75,17 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 return vec![Command::Copy(id)];
             }
         }
-        KeyCode::Char('e') if state.screen != Screen::Approvals => {
+        Action::Interrupt => {
+            if let Some(s) = state.selected_session() {
+                if s.status.is_active() {
+                    let session_id = s.id.clone();
+                    state.modal = Some(Modal::ConfirmInterrupt { session_id });
+                } else {
+                    state.flash(format!("the session is {}, not running", s.status), true);
+                }
+            }
+        }
+        Action::Archive => {
             if let Some(s) = state.selected_session() {
                 let archived = !s.control.archived;
                 let session_id = s.id.clone();
@@ -94,7 +96,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 }];
             }
         }
-        KeyCode::Char('R') if state.screen != Screen::Approvals => {
+        Action::Rename => {
             if let Some(s) = state.selected_session() {
                 let mut input = TextArea::default();
                 input.insert_str(&s.control.title);
@@ -105,7 +107,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 });
             }
         }
-        KeyCode::Char('a') if alt && state.screen != Screen::Approvals => {
+        Action::AutoAccept => {
             if let Some(s) = state.selected_session() {
                 let on = !s.control.auto_accept_edits;
                 let session_id = s.id.clone();
@@ -118,7 +120,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 })];
             }
         }
-        KeyCode::Char('y') if alt && state.screen != Screen::Approvals => {
+        Action::Bypass => {
             if let Some(s) = state.selected_session() {
                 let session_id = s.id.clone();
                 if bypass_left(s, state.now).is_some() {
@@ -137,7 +139,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 });
             }
         }
-        KeyCode::Char('p') if state.screen != Screen::Approvals => {
+        Action::Parent => {
             let parent = state
                 .selected_session()
                 .map(|s| s.parent_session_id.clone());
@@ -147,56 +149,39 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 None => {}
             }
         }
-        _ => return screen_key(state, key),
-    }
-    Vec::new()
-}
-
-pub(super) fn first(state: &mut State) -> Vec<Command> {
-    match state.screen {
-        Screen::Sessions => state.list.selected = 0,
-        Screen::Approvals => state.approval_selected = 0,
-        Screen::Conversation => {
-            if let Some(c) = state.conversation.as_mut() {
-                c.follow = false;
-                c.scroll = 0;
+        action => {
+            return match state.screen {
+                Screen::Sessions => sessions_act(state, action),
+                Screen::Conversation => conversation_act(state, action),
+                Screen::Approvals => approvals_act(state, action),
             }
         }
     }
     Vec::new()
 }
 
-pub(super) fn screen_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
-    match state.screen {
-        Screen::Sessions => sessions_key(state, key),
-        Screen::Conversation => conversation_key(state, key),
-        Screen::Approvals => approvals_key(state, key),
-    }
-}
-
-/// j/k/arrows/G over a list of `len` rows.
-pub(super) fn move_in(selected: &mut usize, len: usize, key: KeyEvent) -> bool {
-    match key.code {
-        KeyCode::Char('j') | KeyCode::Down => {
-            *selected = (*selected + 1).min(len.saturating_sub(1))
-        }
-        KeyCode::Char('k') | KeyCode::Up => *selected = selected.saturating_sub(1),
-        KeyCode::Char('G') | KeyCode::End => *selected = len.saturating_sub(1),
-        KeyCode::Home => *selected = 0,
-        KeyCode::PageDown => *selected = (*selected + 10).min(len.saturating_sub(1)),
-        KeyCode::PageUp => *selected = selected.saturating_sub(10),
+/// Moves the selection among `len` rows; false for an action that is no move.
+pub(super) fn move_in(selected: &mut usize, len: usize, action: Action) -> bool {
+    let last = len.saturating_sub(1);
+    *selected = match action {
+        Action::Down => (*selected + 1).min(last),
+        Action::Up => selected.saturating_sub(1),
+        Action::First => 0,
+        Action::Last => last,
+        Action::PageDown => (*selected + 10).min(last),
+        Action::PageUp => selected.saturating_sub(10),
         _ => return false,
-    }
+    };
     true
 }
 
-pub(super) fn sessions_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
+fn sessions_act(state: &mut State, action: Action) -> Vec<Command> {
     let len = state.rows().len();
-    if move_in(&mut state.list.selected, len, key) {
+    if move_in(&mut state.list.selected, len, action) {
         return Vec::new();
     }
-    match key.code {
-        KeyCode::Enter => {
+    match action {
+        Action::Open => {
             if let Some(id) = state
                 .rows()
                 .get(state.list.selected)
@@ -205,7 +190,7 @@ pub(super) fn sessions_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 return open(state, &id);
             }
         }
-        KeyCode::Char(' ') | KeyCode::Right | KeyCode::Char('l') => {
+        Action::ToggleChain => {
             let row = state
                 .rows()
                 .get(state.list.selected)
@@ -219,19 +204,19 @@ pub(super) fn sessions_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 _ => {}
             }
         }
-        KeyCode::Char('/') => {
+        Action::Search => {
             state.list.searching = true;
             state.list.search.get_or_insert_with(String::new);
         }
-        KeyCode::Char('f') => {
+        Action::Filter => {
             state.list.filter = state.list.filter.next();
             state.list.selected = 0;
         }
-        KeyCode::Tab => {
+        Action::ToggleArchived => {
             state.list.archived = !state.list.archived;
             state.list.selected = 0;
         }
-        KeyCode::Esc => {
+        Action::Clear => {
             state.list.search = None;
             state.list.filter = Filter::All;
             state.list.archived = false;
@@ -259,7 +244,12 @@ pub(super) fn search_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
         }
         KeyCode::Down | KeyCode::Up => {
             let len = state.rows().len();
-            move_in(&mut state.list.selected, len, key);
+            let action = if key.code == KeyCode::Down {
+                Action::Down
+            } else {
+                Action::Up
+            };
+            move_in(&mut state.list.selected, len, action);
             return Vec::new();
         }
         KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => search.push(c),
@@ -269,7 +259,7 @@ pub(super) fn search_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     Vec::new()
 }
 
-pub(super) fn conversation_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
+fn conversation_act(state: &mut State, action: Action) -> Vec<Command> {
     let height = state.conversation_height();
     let top = state.conversation_top();
     let Some(c) = state.conversation.as_mut() else {
@@ -277,29 +267,31 @@ pub(super) fn conversation_key(state: &mut State, key: KeyEvent) -> Vec<Command>
         return Vec::new();
     };
     let last_top = c.total_lines().saturating_sub(height);
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let scroll_to = |c: &mut Conversation, to: usize| {
         c.scroll = to.min(last_top);
         c.follow = c.scroll >= last_top;
     };
-    match key.code {
-        KeyCode::Char('j') | KeyCode::Down => scroll_to(c, top + 1),
-        KeyCode::Char('k') | KeyCode::Up => scroll_to(c, top.saturating_sub(1)),
-        KeyCode::Char('d') if ctrl => scroll_to(c, top + height / 2),
-        KeyCode::Char('u') if ctrl => scroll_to(c, top.saturating_sub(height / 2)),
-        KeyCode::PageDown => scroll_to(c, top + height),
-        KeyCode::PageUp => scroll_to(c, top.saturating_sub(height)),
-        KeyCode::Char('G') | KeyCode::End => c.follow = true,
-        KeyCode::Home => scroll_to(c, 0),
-        KeyCode::Char('t') => {
+    match action {
+        Action::Down => scroll_to(c, top + 1),
+        Action::Up => scroll_to(c, top.saturating_sub(1)),
+        Action::HalfPageDown => scroll_to(c, top + height / 2),
+        Action::HalfPageUp => scroll_to(c, top.saturating_sub(height / 2)),
+        Action::PageDown => scroll_to(c, top + height),
+        Action::PageUp => scroll_to(c, top.saturating_sub(height)),
+        Action::First => {
+            c.follow = false;
+            c.scroll = 0;
+        }
+        Action::Last => c.follow = true,
+        Action::Thinking => {
             c.options.thinking = !c.options.thinking;
             state.rerender();
         }
-        KeyCode::Char('i') => {
+        Action::Expand => {
             c.options.expanded = !c.options.expanded;
             state.rerender();
         }
-        KeyCode::Char('r') | KeyCode::Enter => {
+        Action::Reply => {
             let status = state
                 .sessions
                 .iter()
@@ -316,15 +308,15 @@ pub(super) fn conversation_key(state: &mut State, key: KeyEvent) -> Vec<Command>
                 c.reply = Some(reply);
             }
         }
-        KeyCode::Char('a') | KeyCode::Char('d') => {
+        Action::Approve | Action::Deny => {
             let id = c.session_id.clone();
             let Some(i) = state.approvals.iter().position(|a| a.session_id == id) else {
                 state.flash("this session has no pending approval", false);
                 return Vec::new();
             };
-            return decide(state, i, key.code == KeyCode::Char('a'));
+            return decide(state, i, action == Action::Approve);
         }
-        KeyCode::Esc => state.screen = Screen::Sessions,
+        Action::Back => state.screen = Screen::Sessions,
         _ => {}
     }
     Vec::new()
@@ -361,28 +353,27 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     Vec::new()
 }
 
-pub(super) fn approvals_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
-    if move_in(&mut state.approval_selected, state.approvals.len(), key) {
+fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
+    if move_in(&mut state.approval_selected, state.approvals.len(), action) {
+        return Vec::new();
+    }
+    if action == Action::Back {
+        state.screen = Screen::Sessions;
         return Vec::new();
     }
     let i = state.approval_selected;
     let Some(approval) = state.approvals.get(i) else {
-        if key.code == KeyCode::Esc {
-            state.screen = Screen::Sessions;
-        }
         return Vec::new();
     };
-    match key.code {
-        KeyCode::Char('a' | 'y') => return decide(state, i, true),
-        KeyCode::Char('d' | 'n') => return decide(state, i, false),
-        KeyCode::Char('r') | KeyCode::Enter if approval.kind == ApprovalType::HumanContact => {
-            return decide(state, i, false)
-        }
-        KeyCode::Enter => {
+    let question = approval.kind == ApprovalType::HumanContact;
+    match action {
+        Action::Approve => return decide(state, i, true),
+        Action::Deny => return decide(state, i, false),
+        Action::Reply | Action::Open if question => return decide(state, i, false),
+        Action::Open => {
             let id = approval.session_id.clone();
             return open(state, &id);
         }
-        KeyCode::Esc => state.screen = Screen::Sessions,
         _ => {}
     }
     Vec::new()

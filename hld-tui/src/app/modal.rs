@@ -177,8 +177,8 @@ pub(super) fn launch_key(
     form: &mut LaunchForm,
     key: KeyEvent,
 ) -> Option<Vec<Command>> {
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let submit = (ctrl && key.code == KeyCode::Char('s'))
+    let action = keys::action(&[Scope::Forms], Key::of(key, false));
+    let submit = action == Some(Action::Submit)
         || (key.code == KeyCode::Enter && form.field != Field::Query);
     if submit {
         let query = form.query.lines().join("\n");
@@ -199,12 +199,14 @@ pub(super) fn launch_key(
         state.flash("launching…", false);
         return Some(vec![Command::Launch(params)]);
     }
-    match key.code {
-        KeyCode::Esc => return Some(Vec::new()),
-        KeyCode::Tab => form.field = form.field.step(true),
-        KeyCode::BackTab => form.field = form.field.step(false),
-        KeyCode::Left | KeyCode::Right if matches!(form.field, Field::Model | Field::Approvals) => {
-            let forward = key.code == KeyCode::Right;
+    match action {
+        Some(Action::Back) => return Some(Vec::new()),
+        Some(Action::NextField) => form.field = form.field.step(true),
+        Some(Action::PreviousField) => form.field = form.field.step(false),
+        Some(choice @ (Action::PreviousChoice | Action::NextChoice))
+            if matches!(form.field, Field::Model | Field::Approvals) =>
+        {
+            let forward = choice == Action::NextChoice;
             if form.field == Field::Model {
                 let n = MODELS.len();
                 form.model = if forward {
@@ -216,10 +218,10 @@ pub(super) fn launch_key(
                 form.approvals = form.approvals.step(forward);
             }
         }
-        KeyCode::Up | KeyCode::Down if form.field == Field::WorkingDir => {
+        Some(dir @ (Action::Up | Action::Down)) if form.field == Field::WorkingDir => {
             let dirs = recent_dirs(state);
             if !dirs.is_empty() {
-                let next = match (form.recent, key.code == KeyCode::Down) {
+                let next = match (form.recent, dir == Action::Down) {
                     (None, _) => 0,
                     (Some(i), true) => (i + 1) % dirs.len(),
                     (Some(i), false) => (i + dirs.len() - 1) % dirs.len(),

@@ -59,13 +59,13 @@ impl Render for Approvals {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
     let session = match &args.session {
-        Some(prefix) => Some(ids::session(prefix, client.list_sessions()?)?.id),
+        Some(prefix) => Some(ids::session(prefix, client.list_sessions().await?)?.id),
         None => None,
     };
-    let approvals = client.fetch_approvals(session.as_deref())?;
+    let approvals = client.fetch_approvals(session.as_deref()).await?;
     ctx.out.print(&Approvals(approvals))?;
     Ok(Exit::Ok)
 }

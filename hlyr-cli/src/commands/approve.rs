@@ -16,6 +16,6 @@ pub struct Args {
     comment: Option<String>,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    decide(ctx, &args.call_id, Decision::Approve, args.comment)
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    decide(ctx, &args.call_id, Decision::Approve, args.comment).await
 }

@@ -36,15 +36,21 @@ impl Render for Archived {
 
 /// Archives (or restores) the sessions `prefixes` name, all or none: an unknown or ambiguous
 /// id stops the command before anything changes.
-pub fn set_archived(ctx: &Context, prefixes: &[String], archived: bool) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
+pub async fn set_archived(
+    ctx: &Context,
+    prefixes: &[String],
+    archived: bool,
+) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
     let prefixes: Vec<&str> = prefixes.iter().map(String::as_str).collect();
-    let sessions = ids::sessions(&prefixes, client.list_sessions()?)?;
+    let sessions = ids::sessions(&prefixes, client.list_sessions().await?)?;
     let session_ids: Vec<String> = sessions.into_iter().map(|s| s.id).collect();
-    let result = client.call::<BulkArchiveSessions>(BulkArchiveSessionsParams {
-        session_ids: session_ids.clone(),
-        archived,
-    })?;
+    let result = client
+        .call::<BulkArchiveSessions>(BulkArchiveSessionsParams {
+            session_ids: session_ids.clone(),
+            archived,
+        })
+        .await?;
     if !result.failed_sessions.is_empty() {
         // Deleted between the listing and the change.
         return Err(CliError::failure(format!(
@@ -59,6 +65,6 @@ pub fn set_archived(ctx: &Context, prefixes: &[String], archived: bool) -> Resul
     Ok(Exit::Ok)
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    set_archived(ctx, &args.ids, true)
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    set_archived(ctx, &args.ids, true).await
 }

@@ -86,7 +86,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         Ok(continued) => continued,
         Err(e) => {
             crate::claude::restart_to_go_on(ctx, &args.start, e.into()).await?;
-            client = ctx.connect_async().await?;
+            client = ctx.connect().await?;
             client.continue_session(params).await?
         }
     };

@@ -25,16 +25,18 @@ pub struct Args {
     follow: bool,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.follow {
-        return super::on_runtime(Box::pin(follow_session(ctx, args.id)));
+        return follow_session(ctx, args.id).await;
     }
-    let client = ctx.connect()?;
-    let session = ids::session(&args.id, client.list_sessions()?)?;
-    let events = client.get_conversation(GetConversationParams {
-        session_id: Some(session.id),
-        ..Default::default()
-    })?;
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let events = client
+        .get_conversation(GetConversationParams {
+            session_id: Some(session.id),
+            ..Default::default()
+        })
+        .await?;
     for event in events {
         let approval_id = match event.event_type {
             ConversationEventType::ToolCall => event.approval_id.clone(),
@@ -42,7 +44,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         };
         ctx.out.print(&Update::Event(event))?;
         if let Some(id) = approval_id {
-            print_approval(ctx, &client.get_approval(&id)?)?;
+            print_approval(ctx, &client.get_approval(&id).await?)?;
         }
     }
     Ok(Exit::Ok)
@@ -68,7 +70,7 @@ fn print_approval(ctx: &Context, approval: &Approval) -> Result<(), CliError> {
 }
 
 async fn follow_session(ctx: &Context, prefix: String) -> Result<Exit, CliError> {
-    let client = ctx.connect_async().await?;
+    let client = ctx.connect().await?;
     let session = ids::session(&prefix, client.list_sessions().await?)?;
     let options = Options {
         on_ctrl_c: OnCtrlC::StopWatching,

@@ -17,7 +17,7 @@ pub struct Args {
     comment: Option<String>,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let reason = args.comment.filter(|c| !c.trim().is_empty());
-    decide(ctx, &args.call_id, Decision::Deny, reason)
+    decide(ctx, &args.call_id, Decision::Deny, reason).await
 }

@@ -47,7 +47,7 @@ impl Render for EventLine {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect_async().await?;
+    let client = ctx.connect().await?;
     let session_id = match &args.session {
         Some(prefix) => Some(ids::session(prefix, client.list_sessions().await?)?.id),
         None => None,

@@ -30,9 +30,9 @@ impl Render for Interrupted {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
-    let session = ids::session(&args.id, client.list_sessions()?)?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
     if !session.status.is_active() {
         return Err(CliError::failure(format!(
             "session {} is not running (it is {})",
@@ -40,7 +40,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             session.status
         )));
     }
-    let result = client.interrupt_session(&session.id)?;
+    let result = client.interrupt_session(&session.id).await?;
     ctx.out.print(&Interrupted(result))?;
     Ok(Exit::Ok)
 }

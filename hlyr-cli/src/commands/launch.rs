@@ -229,7 +229,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         Ok(launched) => launched,
         Err(e) => {
             crate::claude::restart_to_go_on(ctx, &args.start, e.into()).await?;
-            client = ctx.connect_async().await?;
+            client = ctx.connect().await?;
             client.launch_session(params).await?
         }
     };

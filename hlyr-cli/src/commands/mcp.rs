@@ -6,10 +6,9 @@ use std::process::Command as Process;
 
 use clap::Subcommand;
 
-use super::With;
 use crate::connect::{hld_binary, StartArgs};
 use crate::error::{CliError, Exit};
-use crate::Globals;
+use crate::Context;
 
 // The `mcp` group: one of its servers. (`//`: clap would take a doc comment here for the
 // group's description.)
@@ -25,17 +24,16 @@ pub enum Command {
     /// answered by a human through the hld daemon: runs `hld mcp claude_approvals`, which
     /// the daemon itself starts for every session it launches.
     #[command(name = "claude_approvals")]
-    ClaudeApprovals(With<StartArgs>),
+    ClaudeApprovals(StartArgs),
 }
 
 impl Command {
     /// Replaces this process with `hld mcp claude_approvals`; returns only if that fails.
-    pub fn run(self, before: Globals) -> Result<Exit, CliError> {
-        let Command::ClaudeApprovals(c) = self;
-        let (globals, start) = c.within(before);
+    pub fn run(self, ctx: &Context) -> Result<Exit, CliError> {
+        let Command::ClaudeApprovals(start) = self;
         let hld = hld_binary(&start);
         let mut command = Process::new(&hld);
-        if let Some(socket) = &globals.daemon_socket {
+        if let Some(socket) = &ctx.daemon_socket {
             command.arg("--socket").arg(socket);
         }
         let error = command.args(["mcp", "claude_approvals"]).exec();

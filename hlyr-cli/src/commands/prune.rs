@@ -77,7 +77,7 @@ impl Render for Pruned {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if !args.archived {
         return Err(CliError::usage("only archived sessions are pruned")
             .hint("archive them with `hlyr archive ID…`, then `hlyr prune --archived …`"));
@@ -85,11 +85,12 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let older_than = chrono::Duration::from_std(args.older_than)
         .map_err(|_| CliError::usage("--older-than is too long"))?;
     let cutoff = chrono::Utc::now() - older_than;
-    let client = ctx.connect()?;
+    let client = ctx.connect().await?;
     let leaves = client
         .call::<GetSessionLeaves>(GetSessionLeavesParams {
             filter: Some(LeafFilter::Archived),
-        })?
+        })
+        .await?
         .sessions;
     let idle = |s: &SessionInfo| {
         chrono::DateTime::parse_from_rfc3339(&s.last_activity_at)
@@ -109,7 +110,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             let params = SessionIdParams {
                 session_id: session.id.clone(),
             };
-            match client.call::<DeleteSession>(params) {
+            match client.call::<DeleteSession>(params).await {
                 Ok(_) => deleted.push(session),
                 Err(e) => failed.push(format!(
                     "{}: {}",

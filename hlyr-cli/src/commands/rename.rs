@@ -41,14 +41,16 @@ impl Render for Renamed {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let title = args.title.join(" ").trim().to_owned();
-    let client = ctx.connect()?;
-    let session = ids::session(&args.id, client.list_sessions()?)?;
-    client.call::<UpdateSessionTitle>(UpdateSessionTitleParams {
-        session_id: session.id.clone(),
-        title: title.clone(),
-    })?;
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    client
+        .call::<UpdateSessionTitle>(UpdateSessionTitleParams {
+            session_id: session.id.clone(),
+            title: title.clone(),
+        })
+        .await?;
     ctx.out.print(&Renamed {
         session_id: session.id,
         title,

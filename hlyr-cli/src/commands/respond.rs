@@ -16,6 +16,6 @@ pub struct Args {
     comment: String,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    decide(ctx, &args.call_id, Decision::Respond, Some(args.comment))
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    decide(ctx, &args.call_id, Decision::Respond, Some(args.comment)).await
 }

@@ -20,17 +20,18 @@ pub struct Args {
     limit: i64,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let query = args.text.join(" ");
     if query.trim().is_empty() {
         return Err(CliError::usage("the search text is empty"));
     }
-    let client = ctx.connect()?;
+    let client = ctx.connect().await?;
     let sessions = client
         .call::<SearchSessions>(SearchSessionsParams {
             query,
             limit: Some(args.limit),
-        })?
+        })
+        .await?
         .sessions;
     ctx.out.print(&Sessions {
         sessions: sessions.into_iter().map(Session::from).collect(),

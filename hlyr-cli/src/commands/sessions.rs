@@ -106,10 +106,10 @@ impl Render for Sessions {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
     let (mut sessions, empty) = if args.all {
-        (client.list_sessions()?, "no sessions")
+        (client.list_sessions().await?, "no sessions")
     } else {
         let (filter, empty) = if args.archived {
             (LeafFilter::Archived, "no archived sessions")
@@ -119,7 +119,10 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         let params = GetSessionLeavesParams {
             filter: Some(filter),
         };
-        (client.call::<GetSessionLeaves>(params)?.sessions, empty)
+        (
+            client.call::<GetSessionLeaves>(params).await?.sessions,
+            empty,
+        )
     };
     let keep = if args.all { sessions.len() } else { RECENT };
     let hidden = sessions.len().saturating_sub(keep);

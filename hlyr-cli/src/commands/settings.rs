@@ -72,9 +72,9 @@ impl Render for Settings {
     }
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
-    let session = ids::session(&args.id, client.list_sessions()?)?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
     if args.auto_accept_edits.is_some() || args.bypass.is_some() {
         let (skip, timeout) = match args.bypass {
             None => (None, None),
@@ -82,14 +82,16 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             Some(Bypass::On) => (Some(true), None),
             Some(Bypass::For(d)) => (Some(true), Some(crate::duration::millis(d))),
         };
-        client.call::<UpdateSessionSettings>(UpdateSessionSettingsParams {
-            session_id: session.id.clone(),
-            auto_accept_edits: args.auto_accept_edits,
-            dangerously_skip_permissions: skip,
-            dangerously_skip_permissions_timeout_ms: timeout,
-        })?;
+        client
+            .call::<UpdateSessionSettings>(UpdateSessionSettingsParams {
+                session_id: session.id.clone(),
+                auto_accept_edits: args.auto_accept_edits,
+                dangerously_skip_permissions: skip,
+                dangerously_skip_permissions_timeout_ms: timeout,
+            })
+            .await?;
     }
-    let state = client.get_session_state(&session.id)?;
+    let state = client.get_session_state(&session.id).await?;
     ctx.out.print(&Settings {
         session_id: state.id,
         control: state.control,

@@ -113,10 +113,10 @@ fn context(s: &SessionState) -> Option<String> {
     })
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect()?;
-    let session = ids::session(&args.id, client.list_sessions()?)?;
-    let state = client.get_session_state(&session.id)?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let state = client.get_session_state(&session.id).await?;
     ctx.out.print(&Show {
         session: state.clone().into(),
         state,

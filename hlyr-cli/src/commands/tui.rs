@@ -7,7 +7,7 @@ use std::process::Command as Process;
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
-use crate::Globals;
+use crate::Context;
 
 // `hlyr tui`'s own options. (`//`: clap would take a doc comment for the command's description.)
 #[derive(Debug, clap::Args)]
@@ -29,10 +29,10 @@ fn tui_binary() -> PathBuf {
 }
 
 /// Replaces this process with `hld-tui`; returns only if that fails.
-pub fn run(globals: Globals, args: Args) -> Result<Exit, CliError> {
+pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let tui = tui_binary();
     let mut command = Process::new(&tui);
-    if let Some(socket) = &globals.daemon_socket {
+    if let Some(socket) = &ctx.daemon_socket {
         command.arg("--daemon-socket").arg(socket);
     }
     if let Some(hld) = &args.start.hld_path {

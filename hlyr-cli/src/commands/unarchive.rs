@@ -13,6 +13,6 @@ pub struct Args {
     ids: Vec<String>,
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    set_archived(ctx, &args.ids, false)
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    set_archived(ctx, &args.ids, false).await
 }

@@ -1,5 +1,6 @@
 //! The text of a followed session: conversation events, approvals, decisions and the outcome,
-//! as `launch`, `continue` and `conversation` print them without `--json`.
+//! as `launch`, `continue` and `conversation` print them without `--json`. Every string from
+//! the daemon is [`clean`]ed before it is styled.
 
 pub mod tool_input;
 
@@ -7,6 +8,7 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
     SessionStatus, ANSWERED_ELSEWHERE,
 };
+use hld_client::view::clean;
 
 use crate::output::{
     cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN,
@@ -119,11 +121,11 @@ pub fn question(event: &ConversationEvent) -> Option<String> {
 }
 
 fn event_text(event: &ConversationEvent) -> String {
-    let content = event.content.as_deref().unwrap_or_default();
+    let content = clean(event.content.as_deref().unwrap_or_default());
     match event.event_type {
         ConversationEventType::Message => match event.role.as_deref() {
-            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(content, 2))),
-            Some("assistant") => content.to_owned(),
+            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(&content, 2))),
+            Some("assistant") => content.into_owned(),
             _ => paint(DIM, format!("system: {content}")),
         },
         ConversationEventType::ToolCall if question(event).is_some() => format!(
@@ -137,7 +139,9 @@ fn event_text(event: &ConversationEvent) -> String {
             view.under(&paint(YELLOW, format!("→ {name}")), false)
         }
         ConversationEventType::ToolResult => {
-            let result = shorten(event.tool_result_content.as_deref().unwrap_or_default());
+            let result = shorten(&clean(
+                event.tool_result_content.as_deref().unwrap_or_default(),
+            ));
             if event.is_error {
                 format!("  {} {}", paint(RED, "← error:"), hang(&result, 4))
             } else {
@@ -145,14 +149,14 @@ fn event_text(event: &ConversationEvent) -> String {
             }
         }
         ConversationEventType::Thinking => {
-            paint(DIM, format!("thinking: {}", hang(&shorten(content), 2)))
+            paint(DIM, format!("thinking: {}", hang(&shorten(&content), 2)))
         }
         ConversationEventType::System if event.subtype.as_deref() == Some(API_RETRY) => {
             paint(YELLOW, format!("↻ {content}"))
         }
         ConversationEventType::System => paint(DIM, format!("system: {content}")),
         // A kind this version does not know: its text.
-        _ => paint(DIM, content.to_owned()),
+        _ => paint(DIM, content),
     }
 }
 
@@ -198,7 +202,7 @@ pub fn approval_input(approval: &Approval) -> View {
 fn finished_text(session: &Session) -> String {
     match session.status {
         State::Failed => {
-            let error = session.error.as_deref().unwrap_or("no error message");
+            let error = clean(session.error.as_deref().unwrap_or("no error message"));
             return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
         }
         State::Interrupted => return paint(YELLOW.bold(), "■ interrupted"),
@@ -217,9 +221,9 @@ fn finished_text(session: &Session) -> String {
     parts.join(&paint(DIM, " · "))
 }
 
-/// Indents every line after the first by `indent` spaces.
+/// `text` cleaned, every line after the first indented by `indent` spaces.
 fn hang(text: &str, indent: usize) -> String {
-    text.replace('\n', &format!("\n{:indent$}", ""))
+    clean(text).replace('\n', &format!("\n{:indent$}", ""))
 }
 
 #[cfg(test)]
@@ -280,6 +284,43 @@ mod tests {
             plain(&Update::Approval(approval).human()),
             "? approval local-1234abcd: Write /w/a.txt\n    1 one\n    2 two"
         );
+    }
+
+    /// An agent's text reaches the terminal without its escape sequences or bells, whatever
+    /// kind of event carries it.
+    #[test]
+    fn escape_sequences_from_the_agent_never_reach_the_terminal() {
+        let event = |fields: serde_json::Value| -> ConversationEvent {
+            let mut event = json!({
+                "id": 1, "session_id": "s", "claude_session_id": "c", "sequence": 1,
+                "created_at": "2025-01-01T00:00:00Z", "is_completed": true, "is_error": false,
+            });
+            event
+                .as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            serde_json::from_value(event).unwrap()
+        };
+        let hostile = "done\x1b]0;pwned\x07\x1b[2J";
+        let events = [
+            json!({"event_type": "message", "role": "assistant", "content": hostile}),
+            json!({"event_type": "message", "role": "user", "content": hostile}),
+            json!({"event_type": "message", "role": "system", "content": hostile}),
+            json!({"event_type": "thinking", "content": hostile}),
+            json!({"event_type": "system", "content": hostile}),
+            json!({"event_type": "tool_result", "tool_result_content": hostile}),
+        ];
+        for fields in events {
+            let text = Update::Event(event(fields.clone())).human();
+            // Raw, with hlyr's own styles: only those are escape sequences.
+            for raw in ["\x1b]", "\x07", "\x1b[2J"] {
+                assert!(!text.contains(raw), "{fields}: {text:?}");
+            }
+            assert!(
+                plain(&text).contains("done�]0;pwned��[2J"),
+                "{fields}: {text:?}"
+            );
+        }
     }
 
     /// Nobody decided a resolved approval: it is not drawn as a decision (no mark, no

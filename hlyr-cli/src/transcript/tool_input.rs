@@ -1,13 +1,13 @@
-//! A tool's input as Claude Code shows it: Write as the file's path and a numbered preview of
-//! its content, Edit and MultiEdit as a coloured diff, Bash as `$ command` and `# description`,
-//! any other tool as pretty-printed JSON.
+//! A tool's input as Claude Code shows it ([`hld_client::view::ToolInput`], styled): Write as
+//! the file's path and a numbered preview of its content, Edit and MultiEdit as a coloured
+//! diff, Bash as `$ command` and `# description`, any other tool as pretty-printed JSON.
 //!
 //! A view is a head (what follows the tool's name on its line, such as a path) and body lines
-//! below it. Long bodies are cut to [`SHOWN_LINES`] unless all of it is asked for; every string
-//! from the agent is cleaned of control characters first, so that none reaches the terminal.
+//! below it. Long bodies are cut to [`SHOWN_LINES`] unless all of it is asked for, and long
+//! lines to [`LINE_CHARS`]; every string from the agent is cleaned first.
 
+use hld_client::view::{clean, Change, DiffLine, ToolInput};
 use serde_json::Value;
-use similar::{ChangeTag, TextDiff};
 
 use crate::output::{count, paint, BOLD, DIM, GREEN, RED};
 
@@ -15,8 +15,6 @@ use crate::output::{count, paint, BOLD, DIM, GREEN, RED};
 pub const SHOWN_LINES: usize = 12;
 /// Longer lines are cut to this many characters.
 const LINE_CHARS: usize = 300;
-/// Diffs show this many unchanged lines around each change.
-const CONTEXT_LINES: usize = 3;
 /// The indentation of body lines under their tool's name.
 const INDENT: &str = "    ";
 
@@ -37,50 +35,38 @@ impl View {
             Ok(input) => View::of(tool, &input),
             Err(_) => View {
                 head: String::new(),
-                body: text.lines().map(clean).collect(),
+                body: text.lines().map(shown).collect(),
             },
         }
     }
 
     /// The view of `tool`'s input.
     pub fn of(tool: &str, input: &Value) -> View {
-        let text = |key: &str| input.get(key).and_then(Value::as_str);
-        match (tool, text("file_path")) {
-            ("Bash", _) if text("command").is_some() => {
-                bash(text("command").unwrap_or_default(), text("description"))
-            }
-            ("Write", Some(path)) if text("content").is_some() => {
-                write(path, text("content").unwrap_or_default())
-            }
-            ("Edit", Some(path)) if text("old_string").is_some() => {
-                let mut head = path_head(path);
-                if input.get("replace_all") == Some(&Value::Bool(true)) {
+        match ToolInput::of(tool, input) {
+            ToolInput::Bash {
+                command,
+                description,
+            } => bash(&command, description.as_deref()),
+            ToolInput::Write { path, content } => write(&path, &content),
+            ToolInput::Edit {
+                path,
+                every_occurrence,
+                edits,
+            } => {
+                let mut head = paint(BOLD, shown(&path));
+                if every_occurrence {
                     head.push_str(&paint(DIM, " (every occurrence)"));
                 }
-                View {
-                    head,
-                    body: diff(
-                        text("old_string").unwrap_or_default(),
-                        text("new_string").unwrap_or_default(),
-                    ),
-                }
-            }
-            ("MultiEdit", Some(path)) if input.get("edits").is_some_and(Value::is_array) => {
-                let edits = input["edits"].as_array().into_iter().flatten();
                 let mut body = Vec::new();
-                for edit in edits {
-                    let field = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or_default();
+                for edit in &edits {
                     if !body.is_empty() {
                         body.push(paint(DIM, "⋯"));
                     }
-                    body.extend(diff(field("old_string"), field("new_string")));
+                    body.extend(edit.iter().map(diff_line));
                 }
-                View {
-                    head: path_head(path),
-                    body,
-                }
+                View { head, body }
             }
-            _ => json(input),
+            ToolInput::Other(input) => json(&input),
         }
     }
 
@@ -123,27 +109,13 @@ impl View {
     }
 }
 
-/// `s` made safe to print on one terminal line: tabs become spaces, other control characters
-/// become `�`, and it is cut to [`LINE_CHARS`] characters.
-fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for (i, c) in s.chars().enumerate() {
-        if i == LINE_CHARS {
-            out.push('…');
-            break;
-        }
-        match c {
-            '\t' => out.push_str("    "),
-            '\r' => {}
-            c if c.is_control() => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
+/// One line of `s`, cleaned, cut to [`LINE_CHARS`] characters.
+fn shown(s: &str) -> String {
+    let s = clean(s);
+    match s.char_indices().nth(LINE_CHARS) {
+        Some((at, _)) => format!("{}…", &s[..at]),
+        None => s.into_owned(),
     }
-    out
-}
-
-fn path_head(path: &str) -> String {
-    paint(BOLD, clean(path))
 }
 
 /// Bash: each line of the command after `$ ` (continuation lines indented to match), then the
@@ -154,14 +126,14 @@ fn bash(command: &str, description: Option<&str>) -> View {
         .enumerate()
         .map(|(i, line)| {
             let lead = if i == 0 { "$ " } else { "  " };
-            format!("{}{}", paint(DIM, lead), clean(line))
+            format!("{}{}", paint(DIM, lead), shown(line))
         })
         .collect();
-    if let Some(description) = description.filter(|d| !d.trim().is_empty()) {
+    if let Some(description) = description {
         body.extend(
             description
                 .lines()
-                .map(|line| paint(DIM, format!("# {}", clean(line)))),
+                .map(|line| paint(DIM, format!("# {}", shown(line)))),
         );
     }
     View {
@@ -181,7 +153,7 @@ fn write(path: &str, content: &str) -> View {
             format!(
                 "{} {}",
                 paint(DIM, format!("{:>width$}", i + 1)),
-                clean(line)
+                shown(line)
             )
         })
         .collect();
@@ -189,33 +161,21 @@ fn write(path: &str, content: &str) -> View {
         body.push(paint(DIM, "(empty file)"));
     }
     View {
-        head: path_head(path),
+        head: paint(BOLD, shown(path)),
         body,
     }
 }
 
-/// The lines of an edit's diff: removed lines red after `-`, added ones green after `+`, and
-/// up to [`CONTEXT_LINES`] unchanged ones dim around each change; `⋯` between distant changes.
-fn diff(old: &str, new: &str) -> Vec<String> {
-    let diff = TextDiff::from_lines(old, new);
-    let mut lines = Vec::new();
-    for (i, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
-        if i > 0 {
-            lines.push(paint(DIM, "⋯"));
-        }
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let (sign, style) = match change.tag() {
-                    ChangeTag::Delete => ('-', RED),
-                    ChangeTag::Insert => ('+', GREEN),
-                    ChangeTag::Equal => (' ', DIM),
-                };
-                let text = clean(change.value().trim_end_matches('\n'));
-                lines.push(paint(style, format!("{sign} {text}")));
-            }
-        }
-    }
-    lines
+/// A line of an edit's diff: removed red after `-`, added green after `+`, unchanged dim;
+/// `⋯` between distant changes.
+fn diff_line(line: &DiffLine) -> String {
+    let (sign, style, text) = match line {
+        DiffLine::Line(Change::Removed, text) => ('-', RED, text),
+        DiffLine::Line(Change::Added, text) => ('+', GREEN, text),
+        DiffLine::Line(Change::Same, text) => (' ', DIM, text),
+        DiffLine::Gap => return paint(DIM, "⋯"),
+    };
+    paint(style, format!("{sign} {}", shown(text)))
 }
 
 /// Any other tool: a short object on the tool's line, a longer one pretty-printed below it.
@@ -226,12 +186,12 @@ fn json(input: &Value) -> View {
     let head = match input {
         Value::Null => String::new(),
         Value::Object(o) if o.is_empty() => String::new(),
-        _ if flat && compact.chars().count() <= 80 => clean(&compact),
+        _ if flat && compact.chars().count() <= 80 => shown(&compact),
         _ => {
             let pretty = serde_json::to_string_pretty(input).unwrap_or(compact);
             return View {
                 head: String::new(),
-                body: pretty.lines().map(clean).collect(),
+                body: pretty.lines().map(shown).collect(),
             };
         }
     };

@@ -509,18 +509,4 @@ async fn decisions_are_typed_and_a_refusal_says_why() {
     d.wait_ended(&waiting);
     let late = client.approve(&pending[0].id).await.unwrap_err();
     assert_eq!(late.refusal(), Some(RefusalReason::Resolved), "{late:?}");
-
-    // The blocking client refuses the same way.
-    let socket = d.socket.clone();
-    let blocking = tokio::task::spawn_blocking(move || {
-        hld_client::blocking::Client::connect(&socket)
-            .unwrap()
-            .approve("local-nope")
-    })
-    .await
-    .unwrap();
-    assert_eq!(
-        blocking.unwrap_err().refusal(),
-        Some(RefusalReason::NotFound)
-    );
 }

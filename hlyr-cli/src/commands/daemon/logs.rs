@@ -39,11 +39,11 @@ impl Render for LogLine<'_> {
 }
 
 /// The log file: the running daemon's, else the one next to the socket.
-fn log_file(ctx: &Context) -> Result<PathBuf, CliError> {
+async fn log_file(ctx: &Context) -> Result<PathBuf, CliError> {
     let socket = ctx.socket()?;
-    match hld_client::blocking::Client::connect(&socket) {
+    match hld_client::Client::connect(&socket).await {
         Ok(client) => {
-            let health = client.health()?;
+            let health = client.health().await?;
             match health.log_file {
                 Some(file) => Ok(PathBuf::from(file)),
                 None if health.started_at.is_some() => Err(CliError::failure(
@@ -90,8 +90,8 @@ fn read_from(path: &Path, from: u64) -> std::io::Result<(String, u64)> {
     Ok((String::from_utf8_lossy(&bytes).into_owned(), from + read))
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let path = log_file(ctx)?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let path = log_file(ctx).await?;
     let (text, mut at) = read_from(&path, 0).map_err(|e| {
         CliError::failure(format!("cannot read the log {}: {e}", path.display()))
             .hint("a daemon started by hlyr logs next to its socket; see `hlyr daemon status`")
@@ -105,7 +105,7 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         return Ok(Exit::Ok);
     }
     loop {
-        std::thread::sleep(POLL);
+        tokio::time::sleep(POLL).await;
         // A log cut short or replaced is read again from its start.
         let len = std::fs::metadata(&path).map_or(0, |m| m.len());
         if len < at {

@@ -1,7 +1,6 @@
 //! `hlyr daemon restart`: `daemon stop`, then `daemon start`. The new daemon inherits this
 //! shell's environment (its `PATH` and `HUMANLAYER_CLAUDE_PATH` among it).
 
-use crate::commands::on_runtime;
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::output::Render;
@@ -34,20 +33,13 @@ impl Render for Restarted {
 
 /// Stops the daemon (asking first when sessions run, unless `force`) and starts it again with
 /// `start`; prints what happened.
-pub fn restart(ctx: &Context, start: &StartArgs, force: bool) -> Result<Exit, CliError> {
-    on_runtime(Box::pin(async {
-        restarted(ctx, start, force).await?;
-        Ok(Exit::Ok)
-    }))
-}
-
-/// [`restart`] on the runtime a command already runs on (`launch`, `continue`).
 pub async fn restarted(ctx: &Context, start: &StartArgs, force: bool) -> Result<(), CliError> {
-    let stopped = stop::stop(ctx, force)?;
+    let stopped = stop::stop(ctx, force).await?;
     let started = start::start(ctx, start).await?;
     ctx.out.print(&Restarted { stopped, started })
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    restart(ctx, &args.start, args.force)
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    restarted(ctx, &args.start, args.force).await?;
+    Ok(Exit::Ok)
 }

@@ -89,9 +89,9 @@ impl Render for Status {
     }
 }
 
-pub fn run(ctx: &Context) -> Result<Exit, CliError> {
+pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
     let socket = ctx.socket()?;
-    let client = match hld_client::blocking::Client::connect(&socket) {
+    let client = match hld_client::Client::connect(&socket).await {
         Ok(client) => client,
         Err(e) if ctx.out.is_json() && is_not_running(&e) => {
             ctx.out.print(&Status {
@@ -106,7 +106,7 @@ pub fn run(ctx: &Context) -> Result<Exit, CliError> {
         }
         Err(e) => return Err(not_running(&socket, e)),
     };
-    let mut health = client.health()?;
+    let mut health = client.health().await?;
     drop(client);
     // The socket hlyr reached is the one reported.
     health.socket = None;
@@ -124,7 +124,7 @@ pub fn run(ctx: &Context) -> Result<Exit, CliError> {
         health: Some(health),
     })?;
     if let Some(path) = claude_found_by_hlyr.filter(|_| !ctx.out.is_json()) {
-        crate::claude::offer_restart(ctx, &path)?;
+        crate::claude::offer_restart(ctx, &path).await?;
     }
     Ok(Exit::Ok)
 }

@@ -66,9 +66,9 @@ impl Render for Stopped {
 
 /// Stops the daemon at `ctx`'s socket, if one runs; asks first when sessions run, unless
 /// `force`. Returns once its process has exited and its socket is gone.
-pub fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
+pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
     let socket = ctx.socket()?;
-    let client = match hld_client::blocking::Client::connect(&socket) {
+    let client = match hld_client::Client::connect(&socket).await {
         Ok(client) => client,
         Err(e) if is_not_running(&e) => {
             return Ok(Stopped {
@@ -80,9 +80,10 @@ pub fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
         }
         Err(e) => return Err(not_running(&socket, e)),
     };
-    let pid = client.health()?.pid;
+    let pid = client.health().await?.pid;
     let running: Vec<SessionInfo> = client
-        .list_sessions()?
+        .list_sessions()
+        .await?
         .into_iter()
         .filter(|s| s.status.is_active())
         .collect();
@@ -99,9 +100,9 @@ pub fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 .hint("`hlyr daemon stop --force` stops it without asking"));
         }
     }
-    client.shutdown()?;
+    client.shutdown().await?;
     drop(client);
-    wait_gone(&socket, pid)?;
+    wait_gone(&socket, pid).await?;
     Ok(Stopped {
         socket,
         stopped: true,
@@ -127,7 +128,7 @@ fn name(running: &[SessionInfo]) {
 
 /// Waits until the daemon's process (when its pid is known) has exited and its socket is
 /// gone: removing the socket is its last act but one.
-fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
+async fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
     let deadline = Instant::now() + STOP_TIMEOUT;
     loop {
         let alive = pid.is_some_and(process_alive);
@@ -145,7 +146,7 @@ fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
             ))
             .hint("look at its log (`hlyr daemon logs`), or stop its process"));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -170,8 +171,8 @@ fn zombie(pid: u32) -> bool {
     })
 }
 
-pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let stopped = stop(ctx, args.force)?;
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let stopped = stop(ctx, args.force).await?;
     ctx.out.print(&stopped)?;
     Ok(Exit::Ok)
 }

@@ -1,0 +1,307 @@
+//! What the front ends (`hlyr`, `hld-tui`) show of the daemon's data, without I/O or styles:
+//! [`clean`] makes any string from the daemon safe for a terminal, and [`ToolInput`] is a tool
+//! call's input as Claude Code shows it (Bash's command, Write's content, an edit's [`diff`]),
+//! every string in it cleaned.
+//!
+//! An agent's output is untrusted: an escape sequence in it could move the cursor, rewrite the
+//! screen or set the window title. Every string from the daemon passes through [`clean`]
+//! before it reaches a terminal.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+/// A diff shows this many unchanged lines around each change.
+pub const CONTEXT_LINES: usize = 3;
+
+/// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage
+/// return is dropped, and every other control character (escape, bell, C1 codes…) becomes a
+/// visible `�`.
+pub fn clean(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() && c != '\n') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            '\t' => out.push_str("    "),
+            '\r' => {}
+            c if c.is_control() => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// What a line of a diff is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Same,
+    Removed,
+    Added,
+}
+
+/// A line of a [`diff`]: a line of text (cleaned, without its newline), or the gap between
+/// two changes too far apart to show the lines between them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiffLine {
+    Line(Change, String),
+    Gap,
+}
+
+/// The line diff from `old` to `new`: each change with up to [`CONTEXT_LINES`] unchanged lines
+/// around it, and a [`DiffLine::Gap`] between changes further apart.
+pub fn diff(old: &str, new: &str) -> Vec<DiffLine> {
+    let diff = TextDiff::from_lines(old, new);
+    let mut lines = Vec::new();
+    for (i, group) in diff.grouped_ops(CONTEXT_LINES).iter().enumerate() {
+        if i > 0 {
+            lines.push(DiffLine::Gap);
+        }
+        for change in group.iter().flat_map(|op| diff.iter_changes(op)) {
+            let kind = match change.tag() {
+                ChangeTag::Delete => Change::Removed,
+                ChangeTag::Insert => Change::Added,
+                ChangeTag::Equal => Change::Same,
+            };
+            let text = clean(change.value().trim_end_matches('\n')).into_owned();
+            lines.push(DiffLine::Line(kind, text));
+        }
+    }
+    lines
+}
+
+/// A tool call's input, as Claude Code shows it; every string in it is cleaned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolInput {
+    /// Bash: the command (its lines) and what it is for.
+    Bash {
+        command: String,
+        description: Option<String>,
+    },
+    /// Write: the file and its whole new content.
+    Write { path: String, content: String },
+    /// Edit (one diff) and MultiEdit (one per edit); `every_occurrence` is Edit's
+    /// `replace_all`.
+    Edit {
+        path: String,
+        every_occurrence: bool,
+        edits: Vec<Vec<DiffLine>>,
+    },
+    /// Any other tool, or one of the above without the fields it needs: the input as it came,
+    /// to be cleaned once formatted.
+    Other(Value),
+}
+
+impl ToolInput {
+    /// The view of `tool`'s input.
+    pub fn of(tool: &str, input: &Value) -> ToolInput {
+        let text = |value: &Value, key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .map(|s| clean(s).into_owned())
+        };
+        let edit = |edit: &Value| {
+            let field = |k: &str| edit.get(k).and_then(Value::as_str).unwrap_or_default();
+            diff(field("old_string"), field("new_string"))
+        };
+        match (tool, text(input, "file_path")) {
+            ("Bash", _) if input.get("command").is_some_and(Value::is_string) => ToolInput::Bash {
+                command: text(input, "command").unwrap_or_default(),
+                description: text(input, "description").filter(|d| !d.trim().is_empty()),
+            },
+            ("Write", Some(path)) if input.get("content").is_some_and(Value::is_string) => {
+                ToolInput::Write {
+                    path,
+                    content: text(input, "content").unwrap_or_default(),
+                }
+            }
+            ("Edit", Some(path)) if input.get("old_string").is_some_and(Value::is_string) => {
+                ToolInput::Edit {
+                    path,
+                    every_occurrence: input.get("replace_all") == Some(&Value::Bool(true)),
+                    edits: vec![edit(input)],
+                }
+            }
+            ("MultiEdit", Some(path)) => match input.get("edits").and_then(Value::as_array) {
+                Some(edits) => ToolInput::Edit {
+                    path,
+                    every_occurrence: false,
+                    edits: edits.iter().map(edit).collect(),
+                },
+                None => ToolInput::Other(input.clone()),
+            },
+            _ => ToolInput::Other(input.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let cases = [
+            ("plain text\nand more", "plain text\nand more"),
+            ("a\x1b[2Jb", "a�[2Jb"),
+            ("title\x1b]0;pwned\x07", "title�]0;pwned�"),
+            ("tab\there", "tab    here"),
+            ("crlf\r\nline", "crlf\nline"),
+            ("over\rwrite", "overwrite"),
+            ("c1\u{9b}31m", "c1�31m"),
+            ("nul\0del\x7f", "nul�del�"),
+            ("wide 日本 ✓", "wide 日本 ✓"),
+        ];
+        for (raw, shown) in cases {
+            assert_eq!(clean(raw), shown, "{raw:?}");
+        }
+        assert!(matches!(clean("plain"), Cow::Borrowed("plain")));
+    }
+
+    fn same(text: &str) -> DiffLine {
+        DiffLine::Line(Change::Same, text.to_owned())
+    }
+    fn removed(text: &str) -> DiffLine {
+        DiffLine::Line(Change::Removed, text.to_owned())
+    }
+    fn added(text: &str) -> DiffLine {
+        DiffLine::Line(Change::Added, text.to_owned())
+    }
+
+    #[test]
+    fn a_diff_shows_each_change_with_its_context() {
+        let numbers = |changed: &[(usize, &str)]| -> String {
+            (1..=20)
+                .map(|i| match changed.iter().find(|(at, _)| *at == i) {
+                    Some((_, line)) => format!("{line}\n"),
+                    None => format!("{i}\n"),
+                })
+                .collect()
+        };
+        let far_apart = numbers(&[(2, "two"), (19, "nineteen")]);
+        let cases: [(&str, &str, Vec<DiffLine>); 5] = [
+            (
+                "a\nb\nc\n",
+                "a\nB\nc\n",
+                vec![same("a"), removed("b"), added("B"), same("c")],
+            ),
+            ("x", "y", vec![removed("x"), added("y")]),
+            ("", "new\n", vec![added("new")]),
+            ("same\n", "same\n", vec![]),
+            (
+                "a\x1b[2J\n",
+                "a\tb\n",
+                vec![removed("a�[2J"), added("a    b")],
+            ),
+        ];
+        for (old, new, expected) in cases {
+            assert_eq!(diff(old, new), expected, "{old:?} → {new:?}");
+        }
+        let lines = diff(&numbers(&[]), &far_apart);
+        let expected = [
+            vec![
+                same("1"),
+                removed("2"),
+                added("two"),
+                same("3"),
+                same("4"),
+                same("5"),
+            ],
+            vec![DiffLine::Gap],
+            vec![
+                same("16"),
+                same("17"),
+                same("18"),
+                removed("19"),
+                added("nineteen"),
+                same("20"),
+            ],
+        ]
+        .concat();
+        assert_eq!(lines, expected);
+    }
+
+    #[test]
+    fn a_tool_input_is_read_by_its_tool() {
+        let cases = [
+            (
+                "Bash",
+                json!({"command": "ls\x1b[2J\nwc", "description": "List"}),
+                ToolInput::Bash {
+                    command: "ls�[2J\nwc".into(),
+                    description: Some("List".into()),
+                },
+            ),
+            (
+                "Bash",
+                json!({"command": "ls", "description": " "}),
+                ToolInput::Bash {
+                    command: "ls".into(),
+                    description: None,
+                },
+            ),
+            (
+                "Write",
+                json!({"file_path": "/w/a", "content": "hi\n"}),
+                ToolInput::Write {
+                    path: "/w/a".into(),
+                    content: "hi\n".into(),
+                },
+            ),
+            (
+                "Edit",
+                json!({"file_path": "/w/a", "old_string": "x", "new_string": "y", "replace_all": true}),
+                ToolInput::Edit {
+                    path: "/w/a".into(),
+                    every_occurrence: true,
+                    edits: vec![vec![removed("x"), added("y")]],
+                },
+            ),
+            (
+                "MultiEdit",
+                json!({"file_path": "/w/m", "edits": [
+                    {"old_string": "x", "new_string": "y"},
+                    {"old_string": "p", "new_string": "q"},
+                ]}),
+                ToolInput::Edit {
+                    path: "/w/m".into(),
+                    every_occurrence: false,
+                    edits: vec![
+                        vec![removed("x"), added("y")],
+                        vec![removed("p"), added("q")],
+                    ],
+                },
+            ),
+            // Without the fields its tool needs, the input is shown as it came.
+            (
+                "Write",
+                json!({"file_path": "/w/x"}),
+                ToolInput::Other(json!({"file_path": "/w/x"})),
+            ),
+            (
+                "Edit",
+                json!({"old_string": "x"}),
+                ToolInput::Other(json!({"old_string": "x"})),
+            ),
+            (
+                "Bash",
+                json!({"cmd": "ls"}),
+                ToolInput::Other(json!({"cmd": "ls"})),
+            ),
+            (
+                "Read",
+                json!({"file_path": "/w/a"}),
+                ToolInput::Other(json!({"file_path": "/w/a"})),
+            ),
+        ];
+        for (tool, input, expected) in cases {
+            assert_eq!(ToolInput::of(tool, &input), expected, "{tool} {input}");
+        }
+    }
+}
