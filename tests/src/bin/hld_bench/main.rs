@@ -44,7 +44,7 @@ use crate::procs::Bins;
 struct Cli {
     #[command(subcommand)]
     command: Option<Internal>,
-    /// Write the report here (a section headed `<!-- notes -->` and below is kept).
+    /// Write the report here (the whole file).
     #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
     /// Tiny counts and one round: checks that every row still runs; asserts no timing.
@@ -354,7 +354,6 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
             stolen: report::stolen_share(ticks_before, report::cpu_ticks()),
         },
         &sections,
-        cli.out.as_deref(),
     )?;
     match &cli.out {
         Some(path) => {
