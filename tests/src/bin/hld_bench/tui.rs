@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use crate::groups::{finished_session, Group};
 use crate::procs::{Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
-use crate::stats::{us, Latency, Spread};
+use crate::stats::{monotonic_ns, us, Latency, Spread};
 
 /// The terminal every row draws on, headless or in the pty.
 const WIDTH: u16 = 120;
@@ -227,12 +227,6 @@ pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
             counts.frames
         )],
     })
-}
-
-/// The time on CLOCK_MONOTONIC, which every process of the machine reads alike, in ns.
-fn monotonic_ns() -> anyhow::Result<u64> {
-    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
-    Ok(u64::try_from(Duration::from(now).as_nanos())?)
 }
 
 /// A key press without modifiers.
