@@ -2,27 +2,45 @@
 //! what an oversize request line costs.
 
 use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::ensure;
 use serde_json::{json, Value};
 
-use crate::groups::{subscription, Group, Plan};
+use crate::fanout::FanoutResult;
+use crate::groups::{ratios, subscription, Group, Plan};
 use crate::procs::{self, Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
-use crate::sqlite;
-use crate::stats::{mib, us, Spread};
+use crate::stats::{mib, ratio, us, Spread};
+use crate::{sqlite, streaming};
+
+/// The target: the RSS after the soak at most this many times the idle RSS before it.
+const MAX_SOAK_RATIO: f64 = 2.0;
 
 /// Runs the group.
 pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
+    let (sessions, events, subs) = plan.streaming;
     let mut idle = Vec::new();
+    let mut soaked = Vec::new();
     let mut oversize = Vec::new();
     let mut reject_times = Vec::new();
     for _ in 0..plan.slow_rounds {
-        let server = Server::daemon(bins, &DaemonOptions::default())?;
+        let server = Server::daemon(
+            bins,
+            &DaemonOptions {
+                env: streaming::daemon_env(events),
+                ..Default::default()
+            },
+        )?;
         server.request("health", json!({}))?;
-        std::thread::sleep(Duration::from_millis(100));
         idle.push(procs::memory(server.pid())?.rss_kib);
+
+        // The soak: the streaming group's load, then the settling time.
+        let args = streaming::stream_args(&server.sock, server.dir.path(), sessions, events, subs);
+        let result: FanoutResult = procs::client(bins, false, &args)?;
+        ensure!(result.lost == 0, "the soak lost {} events", result.lost);
+        std::thread::sleep(plan.settle);
+        soaked.push(procs::memory(server.pid())?.rss_kib);
 
         let mut conn = UnixStream::connect(&server.sock)?;
         procs::call(&mut conn, r#"{"jsonrpc":"2.0","method":"health","id":0}"#)?;
@@ -71,23 +89,28 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         "health counts {} subscribers",
         health["subscribers"]
     );
-    std::thread::sleep(Duration::from_millis(100));
     let loaded = procs::memory(server.pid())?;
     drop(subscribers);
     server.stop()?;
 
+    let soak_ratio = ratios(&soaked, &idle);
+    let soaked = Spread::of(&soaked);
     let idle = Spread::of(&idle);
     let oversize_used = Spread::of(&oversize);
     Ok(Section {
         title: Group::Memory.title().into(),
         method: format!(
             "RSS from `/proc/<pid>/status` (`VmRSS`, `VmHWM`). Idle: a fresh daemon after one \
-             `health`. Loaded: a daemon on a database of 100 sessions (10 events each) after \
-             `listSessions`, with {} `Subscribe` connections open. Oversize: a fresh daemon; \
+             `health`. Soak: the same daemon then carries the streaming group's load \
+             ({sessions} sessions of {events} lines at 20 a second, {subs} subscribers, every \
+             event delivered), and its RSS is taken {:.0} s after the load ended; the ratio is \
+             of that to its own idle RSS, round by round. Loaded: a daemon on a database of 100 sessions (10 events each) after \
+             `listSessions`, with {} `Subscribe` connections open. Oversize: the soaked daemon; \
              its peak RSS is reset (`echo 5 > /proc/<pid>/clear_refs`), then one {} MiB \
              request line is sent on a connection; the figure is the peak RSS afterwards minus \
              the RSS before. The rejection must be `-32600` with `reason: oversize`, and the \
              same connection must then answer `health`.",
+            plan.settle.as_secs_f64(),
             plan.memory_subs,
             plan.oversize >> 20
         ),
@@ -105,6 +128,18 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                 ratio: "–".into(),
                 target: "≤ 20 MiB".into(),
                 verdict: Verdict::of(idle.median <= 20.0 * 1024.0),
+            },
+            Row {
+                name: format!(
+                    "RSS {:.0} s after the soak ({sessions} streaming sessions × {events} lines, \
+                     {subs} subscribers)",
+                    plan.settle.as_secs_f64()
+                ),
+                figure: soaked.show(mib),
+                baseline: format!("idle RSS of the same daemon before {}", idle.show(mib)),
+                ratio: soak_ratio.show(ratio),
+                target: format!("ratio ≤ {MAX_SOAK_RATIO}"),
+                verdict: Verdict::of(soak_ratio.median <= MAX_SOAK_RATIO),
             },
             Row {
                 name: format!(

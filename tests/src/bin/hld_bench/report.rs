@@ -52,6 +52,17 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
+impl Row {
+    /// The row as a reported figure: no target.
+    pub fn reported(self) -> Row {
+        Row {
+            target: "reported".into(),
+            verdict: Verdict::Info,
+            ..self
+        }
+    }
+}
+
 /// One group of figures.
 #[derive(Debug, Clone)]
 pub struct Section {

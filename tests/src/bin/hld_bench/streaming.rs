@@ -189,8 +189,25 @@ async fn run_local(spec: &StreamSpec) -> anyhow::Result<FanoutResult> {
     })
 }
 
+/// The daemon's environment for sessions of `events` lines each.
+pub(crate) fn daemon_env(events: u64) -> Vec<(String, String)> {
+    vec![
+        ("FAKE_CLAUDE_COUNT".into(), events.to_string()),
+        (
+            "FAKE_CLAUDE_DELAY_MS".into(),
+            (1000 / PER_SESSION_RATE).to_string(),
+        ),
+    ]
+}
+
 /// The load generator's arguments.
-fn stream_args(sock: &Path, dir: &Path, sessions: u64, events: u64, subs: u32) -> Vec<String> {
+pub(crate) fn stream_args(
+    sock: &Path,
+    dir: &Path,
+    sessions: u64,
+    events: u64,
+    subs: u32,
+) -> Vec<String> {
     vec![
         "stream".into(),
         "--sock".into(),
@@ -233,13 +250,7 @@ pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         let server = Server::daemon(
             bins,
             &DaemonOptions {
-                env: vec![
-                    ("FAKE_CLAUDE_COUNT".into(), events.to_string()),
-                    (
-                        "FAKE_CLAUDE_DELAY_MS".into(),
-                        (1000 / PER_SESSION_RATE).to_string(),
-                    ),
-                ],
+                env: daemon_env(events),
                 ..Default::default()
             },
         )?;
