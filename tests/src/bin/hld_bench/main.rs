@@ -31,6 +31,8 @@ mod stdio;
 mod store;
 mod streaming;
 mod tui;
+mod tui_frames;
+mod tui_idle;
 mod websocket;
 
 use std::net::SocketAddr;
