@@ -203,11 +203,7 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             Spread::of(&hld.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median
         );
         if pace == Pace::Saturated {
-            note.push_str(
-                "; its latency is mostly queueing; both servers write each subscriber's \
-                 queued events in one write, without which `perf-limits.md` found 5–6× \
-                 fewer deliveries/s",
-            );
+            note.push_str("; its latency is mostly queueing");
         }
         notes.push(note);
     }

@@ -296,7 +296,7 @@ pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
              process, unpinned) find each stamp by substring search. An event's latency runs \
              from the agent's stamp to the last subscriber's read: claude's stdout, hld's \
              parser, the store (committed), the bus, the socket. Baseline, same round: the raw \
-             broadcast server of section 4 carrying the same {} events at {} events/s, sent \
+             broadcast server of section 3 carrying the same {} events at {} events/s, sent \
              from {sessions} publisher connections in turn, to {subs} subscribers, its event \
              lines padded to the length of hld's ({line_bytes:.0} bytes).",
             sessions * events,
