@@ -95,18 +95,22 @@ impl Tally {
 
 /// The event number and the stamp (µs) after the first `stamp ` in `line`.
 fn stamp_of(line: &[u8]) -> Option<(usize, u64)> {
-    let at = memmem::find(line, b"stamp ")? + 6;
-    let mut numbers = line[at..].split(|&b| b == b' ').map(|field| {
-        let digits: Vec<u8> = field
-            .iter()
-            .copied()
-            .take_while(u8::is_ascii_digit)
-            .collect();
-        std::str::from_utf8(&digits).ok()?.parse::<u64>().ok()
-    });
-    let n = numbers.next()??;
-    let stamp = numbers.next()??;
+    const KEY: &[u8] = b"stamp ";
+    let at = memmem::find(line, KEY)? + KEY.len();
+    let mut fields = line[at..].splitn(3, |&b| b == b' ');
+    let n = leading_number(fields.next()?)?;
+    let stamp = leading_number(fields.next()?)?;
     Some((usize::try_from(n).ok()?, stamp))
+}
+
+/// The number `field` starts with, if it starts with a digit.
+fn leading_number(field: &[u8]) -> Option<u64> {
+    let digits = field.iter().take_while(|b| b.is_ascii_digit());
+    let mut number = None;
+    for &d in digits {
+        number = Some(number.unwrap_or(0u64) * 10 + u64::from(d - b'0'));
+    }
+    number
 }
 
 /// Runs the load: subscribes, launches the sessions, waits for every event.
