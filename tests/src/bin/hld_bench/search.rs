@@ -226,7 +226,7 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
             figure: show(&figures[k + 1], hld),
             baseline: show(&figures[k + 1], raw),
             ratio: p99_ratio(&figures[k + 1], hld).show(ratio),
-            target: "–".into(),
+            target: "reported".into(),
             verdict: Verdict::Info,
         });
     }
@@ -235,7 +235,7 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
         figure: show(overall, by_rank),
         baseline: show(overall, raw),
         ratio: p99_ratio(overall, by_rank).show(ratio),
-        target: "–".into(),
+        target: "reported".into(),
         verdict: Verdict::Info,
     });
 

@@ -223,7 +223,7 @@ pub fn history(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                 figure: Spread::of(&pages).show(us),
                 baseline: "–".into(),
                 ratio: "–".into(),
-                target: "–".into(),
+                target: "reported".into(),
                 verdict: Verdict::Info,
             },
         ],
