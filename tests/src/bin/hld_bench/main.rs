@@ -303,6 +303,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         hello: dir.join("bench-hello"),
         hlyr: dir.join("hlyr"),
         tui: dir.join("hld-tui"),
+        soak: dir.join("hld-soak"),
     };
     for bin in [
         &bins.hld,
@@ -310,6 +311,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         &bins.hello,
         &bins.hlyr,
         &bins.tui,
+        &bins.soak,
     ] {
         if !bin.exists() {
             bail!("{} is not built", bin.display());

@@ -4,43 +4,65 @@
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 
-use anyhow::ensure;
+use anyhow::{ensure, Context};
 use serde_json::{json, Value};
 
-use crate::fanout::FanoutResult;
 use crate::groups::{ratios, subscription, Group, Plan};
 use crate::procs::{self, Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
+use crate::sqlite;
 use crate::stats::{mib, ratio, us, Spread};
-use crate::{sqlite, streaming};
 
 /// The target: the RSS after the soak at most this many times the idle RSS before it.
 const MAX_SOAK_RATIO: f64 = 2.0;
 
+/// Runs `hld-soak` (`--small` in a smoke run); returns its daemon's RSS before the load and
+/// `plan.settle` after it, in KiB.
+fn soak(bins: &Bins, plan: &Plan) -> anyhow::Result<(f64, f64)> {
+    let dir = tempfile::tempdir()?;
+    let report = dir.path().join("soak.json");
+    let mut cmd = std::process::Command::new(&bins.soak);
+    if plan.smoke {
+        cmd.arg("--small");
+    }
+    let out = cmd
+        .arg("--report")
+        .arg(&report)
+        .arg("--report-after")
+        .arg(plan.settle.as_secs().to_string())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .context("run hld-soak")?;
+    ensure!(
+        out.status.success(),
+        "hld-soak failed: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(&report)?)?;
+    let kib = |key: &str| {
+        report[key]
+            .as_f64()
+            .with_context(|| format!("no {key}: {report}"))
+    };
+    Ok((kib("baseline_rss_kib")?, kib("rss_kib")?))
+}
+
 /// Runs the group.
 pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
-    let (sessions, events, subs) = plan.streaming;
     let mut idle = Vec::new();
-    let mut soaked = Vec::new();
+    let (mut soak_idle, mut soaked) = (Vec::new(), Vec::new());
     let mut oversize = Vec::new();
     let mut reject_times = Vec::new();
     for _ in 0..plan.slow_rounds {
-        let server = Server::daemon(
-            bins,
-            &DaemonOptions {
-                env: streaming::daemon_env(events),
-                ..Default::default()
-            },
-        )?;
+        let (before, after) = soak(bins, plan)?;
+        soak_idle.push(before);
+        soaked.push(after);
+
+        let server = Server::daemon(bins, &DaemonOptions::default())?;
         server.request("health", json!({}))?;
         idle.push(procs::memory(server.pid())?.rss_kib);
-
-        // The soak: the streaming group's load, then the settling time.
-        let args = streaming::stream_args(&server.sock, server.dir.path(), sessions, events, subs);
-        let result: FanoutResult = procs::client(bins, false, &args)?;
-        ensure!(result.lost == 0, "the soak lost {} events", result.lost);
-        std::thread::sleep(plan.settle);
-        soaked.push(procs::memory(server.pid())?.rss_kib);
 
         let mut conn = UnixStream::connect(&server.sock)?;
         procs::call(&mut conn, r#"{"jsonrpc":"2.0","method":"health","id":0}"#)?;
@@ -93,19 +115,21 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     drop(subscribers);
     server.stop()?;
 
-    let soak_ratio = ratios(&soaked, &idle);
+    let soak_ratio = ratios(&soaked, &soak_idle);
     let soaked = Spread::of(&soaked);
+    let soak_idle = Spread::of(&soak_idle);
     let idle = Spread::of(&idle);
     let oversize_used = Spread::of(&oversize);
     Ok(Section {
         title: Group::Memory.title().into(),
         method: format!(
             "RSS from `/proc/<pid>/status` (`VmRSS`, `VmHWM`). Idle: a fresh daemon after one \
-             `health`. Soak: the same daemon then carries the streaming group's load \
-             ({sessions} sessions of {events} lines at 20 a second, {subs} subscribers, every \
-             event delivered), and its RSS is taken {:.0} s after the load ended; the ratio is \
-             of that to its own idle RSS, round by round. Loaded: a daemon on a database of 100 sessions (10 events each) after \
-             `listSessions`, with {} `Subscribe` connections open. Oversize: the soaked daemon; \
+             `health`. Soak: `hld-soak` (its own daemon, after one `health`, then a \
+             long mixed load: connections sending `health`, garbage, oversize and stalled \
+             lines, subscribers of every event, streaming agents; every check of it must \
+             pass), the daemon's RSS taken {:.0} s after the load ended; the ratio is of that \
+             to the same daemon's idle RSS before the load, round by round. Loaded: a daemon on a database of 100 sessions (10 events each) after \
+             `listSessions`, with {} `Subscribe` connections open. Oversize: a fresh daemon; \
              its peak RSS is reset (`echo 5 > /proc/<pid>/clear_refs`), then one {} MiB \
              request line is sent on a connection; the figure is the peak RSS afterwards minus \
              the RSS before. The rejection must be `-32600` with `reason: oversize`, and the \
@@ -131,12 +155,15 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             },
             Row {
                 name: format!(
-                    "RSS {:.0} s after the soak ({sessions} streaming sessions × {events} lines, \
-                     {subs} subscribers)",
-                    plan.settle.as_secs_f64()
+                    "RSS {} s after the soak (`hld-soak{}`)",
+                    plan.settle.as_secs(),
+                    if plan.smoke { " --small" } else { "" }
                 ),
                 figure: soaked.show(mib),
-                baseline: format!("idle RSS of the same daemon before {}", idle.show(mib)),
+                baseline: format!(
+                    "idle RSS of the same daemon before {}",
+                    soak_idle.show(mib)
+                ),
                 ratio: soak_ratio.show(ratio),
                 target: format!("ratio ≤ {MAX_SOAK_RATIO}"),
                 verdict: Verdict::of(soak_ratio.median <= MAX_SOAK_RATIO),

@@ -194,7 +194,7 @@ async fn run_local(spec: &StreamSpec) -> anyhow::Result<FanoutResult> {
 }
 
 /// The daemon's environment for sessions of `events` lines each.
-pub(crate) fn daemon_env(events: u64) -> Vec<(String, String)> {
+fn daemon_env(events: u64) -> Vec<(String, String)> {
     vec![
         ("FAKE_CLAUDE_COUNT".into(), events.to_string()),
         (
@@ -205,13 +205,7 @@ pub(crate) fn daemon_env(events: u64) -> Vec<(String, String)> {
 }
 
 /// The load generator's arguments.
-pub(crate) fn stream_args(
-    sock: &Path,
-    dir: &Path,
-    sessions: u64,
-    events: u64,
-    subs: u32,
-) -> Vec<String> {
+fn stream_args(sock: &Path, dir: &Path, sessions: u64, events: u64, subs: u32) -> Vec<String> {
     vec![
         "stream".into(),
         "--sock".into(),
