@@ -16,7 +16,7 @@
 //! back to their baseline and its RSS is at most 1.5× its baseline within 10 s.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context};
@@ -33,7 +33,18 @@ struct Cli {
     /// The short version (CI): 50 connections, 5,000 requests, 50 subscribers, 3 agents.
     #[arg(long)]
     small: bool,
+    /// Also write `{"baseline_rss_kib": …, "rss_kib": …}` here: the daemon's RSS after one
+    /// `health`, and `--report-after` seconds after the load ended (`hld-bench`'s memory
+    /// group reads it).
+    #[arg(long, value_name = "PATH")]
+    report: Option<PathBuf>,
+    /// When the reported RSS is taken, in seconds after the load ended.
+    #[arg(long, default_value_t = 10)]
+    report_after: u64,
 }
+
+/// How long after the load the daemon may take to be back to its baseline.
+const SETTLE: Duration = Duration::from_secs(10);
 
 /// The size of the load.
 struct Load {
@@ -141,7 +152,8 @@ fn main() -> anyhow::Result<()> {
         load.subscribers
     );
 
-    let settled = wait_for(Duration::from_secs(10), || {
+    let ended = Instant::now();
+    let settled = wait_for(SETTLE, || {
         let now = Usage::of(pid).ok()?;
         (now.fds <= baseline.fds
             && now.threads <= baseline.threads
@@ -152,6 +164,16 @@ fn main() -> anyhow::Result<()> {
     match settled {
         Some(now) => println!("after: {now:?}"),
         None => bail!("not back to baseline within 10 s: {now:?} against {baseline:?}"),
+    }
+    if let Some(path) = &cli.report {
+        let at = ended + Duration::from_secs(cli.report_after);
+        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+        let report = serde_json::json!({
+            "baseline_rss_kib": baseline.rss_kib,
+            "rss_kib": Usage::of(pid)?.rss_kib,
+        });
+        std::fs::write(path, report.to_string())
+            .with_context(|| format!("write {}", path.display()))?;
     }
     println!("soak passed");
     Ok(())

@@ -329,8 +329,29 @@ async fn a_follower_that_fell_behind_loses_nothing() {
     let id = d.launch(launch_params("scenario:slow", &work));
     let mut follow = client.follow(&id).await.unwrap();
     let mut items = vec![follow.next().await.unwrap().unwrap()];
-    // Stop reading for a while, read a little, then stop until the session is over.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Stop reading until the daemon has stored far more events than the subscriber buffer
+    // and the sockets hold, read a little, then stop until the session is over.
+    let socket = d.socket.clone();
+    let session = id.clone();
+    let stored = tokio::task::spawn_blocking(move || {
+        hld_e2e::wait_for(Duration::from_secs(120), || {
+            let mut conn = hld_e2e::LineConn::connect(&socket).ok()?;
+            let conversation = conn
+                .try_request::<hld_client::protocol::GetConversation>(
+                    hld_client::protocol::GetConversationParams {
+                        session_id: Some(session.clone()),
+                        after_sequence: Some(2500),
+                        limit: Some(1),
+                        ..Default::default()
+                    },
+                )
+                .ok()?;
+            (!conversation.events.is_empty()).then_some(())
+        })
+    })
+    .await
+    .unwrap();
+    assert!(stored.is_some(), "the session stored too few events");
     for _ in 0..500 {
         items.push(follow.next().await.unwrap().unwrap());
     }

@@ -4,7 +4,7 @@
 //! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`,
 //! `FAKE_CLAUDE_COMMAND`.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -33,6 +33,14 @@ pub enum Scenario {
     Crash,
     /// `count` text lines as fast as possible (buffered stdout).
     Many { count: u64 },
+    /// `count` text lines `stamp <n> <µs on CLOCK_MONOTONIC when written>`, on a schedule
+    /// `delay` apart, `n` counting from the number after `scenario:stream` in the prompt
+    /// (0 if none): a benchmark's streaming agent, whose lines tell when they left.
+    Stream {
+        count: u64,
+        delay: Duration,
+        first: u64,
+    },
     /// The model calls `mcp__approvals__contact_human`; the fake asks that MCP server.
     Ask,
     /// `Glob` calls until `--max-turns` (default 1 here) stops the run; exit 1.
@@ -61,6 +69,7 @@ const NAMES: &[&str] = &[
     "malformed",
     "crash",
     "many",
+    "stream",
     "ask",
     "maxturns",
     "asked_first",
@@ -83,10 +92,17 @@ impl Scenario {
                 .unwrap_or(rest.len());
             Some(rest[..end].to_string())
         };
-        match from_env.or_else(from_prompt) {
-            Some(name) => Self::named(&name),
-            None => Ok(Self::Plain),
+        let mut scenario = match from_env.or_else(from_prompt) {
+            Some(name) => Self::named(&name)?,
+            None => Self::Plain,
+        };
+        if let Self::Stream { first, .. } = &mut scenario {
+            *first = prompt
+                .split_once("scenario:stream")
+                .and_then(|(_, rest)| rest.split_whitespace().next()?.parse().ok())
+                .unwrap_or(0);
         }
+        Ok(scenario)
     }
 
     fn named(name: &str) -> Result<Self, String> {
@@ -106,6 +122,11 @@ impl Scenario {
             "crash" => Self::Crash,
             "many" => Self::Many {
                 count: knob("FAKE_CLAUDE_COUNT", 10_000)?,
+            },
+            "stream" => Self::Stream {
+                count: knob("FAKE_CLAUDE_COUNT", 20)?,
+                delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 50)?),
+                first: 0,
             },
             "ask" => Self::Ask,
             "maxturns" => Self::MaxTurns,
@@ -139,6 +160,7 @@ impl Scenario {
             Self::Malformed => "malformed",
             Self::Crash => "crash",
             Self::Many { .. } => "many",
+            Self::Stream { .. } => "stream",
             Self::Ask => "ask",
             Self::MaxTurns => "maxturns",
             Self::AskedFirst => "asked_first",
@@ -214,6 +236,19 @@ impl Scenario {
                     run.say(&format!("line {i}"))?;
                 }
             }
+            Self::Stream {
+                count,
+                delay,
+                first,
+            } => {
+                run.start_turn()?;
+                let start = Instant::now();
+                for i in 0..count {
+                    let at = start + delay * u32::try_from(i).unwrap_or(u32::MAX);
+                    run.sleep(at.saturating_duration_since(Instant::now()))?;
+                    run.say(&format!("stamp {} {}", first + i, monotonic_us()))?;
+                }
+            }
             Self::Ask => ask_human(run)?,
             Self::Edit => edit_greeting(run)?,
             Self::Long { count } => write_long(run, count)?,
@@ -226,6 +261,12 @@ impl Scenario {
         }
         Ok(Ending::Success)
     }
+}
+
+/// The time on CLOCK_MONOTONIC, which every process of the machine reads alike, in µs.
+fn monotonic_us() -> u128 {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)
+        .map_or(0, |now| Duration::from(now).as_micros())
 }
 
 /// `tool`: transcript 02/04, with the file really written when allowed; `asked_first` asks

@@ -13,9 +13,6 @@
 //! With `rate` unset, one event is in flight at a time; with a rate, events are sent on a fixed
 //! schedule (at most `window` incomplete). Every event must reach every subscriber: an event
 //! missing after the grace period, or a `lagged` notice, counts as lost.
-//!
-//! With `ws`, the subscribers connect over WebSocket instead (`crate::websocket`), and the
-//! publisher still sends on the Unix socket.
 
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
@@ -58,8 +55,6 @@ pub struct FanoutSpec {
     pub window: usize,
     /// Where to write each event's times (see [`write_events`]), if anywhere.
     pub events_out: Option<PathBuf>,
-    /// Subscribe over this WebSocket instead of the Unix socket.
-    pub ws: Option<crate::websocket::WsTarget>,
 }
 
 /// The outcome of one fan-out run.
@@ -84,7 +79,7 @@ pub struct FanoutResult {
     pub line_bytes: f64,
 }
 
-pub(crate) struct Shared {
+struct Shared {
     /// Deliveries per event.
     counts: RefCell<Vec<u32>>,
     /// When each event was sent and when its last delivery arrived.
@@ -130,7 +125,7 @@ pub(crate) struct Seen(Vec<u64>);
 
 impl Seen {
     /// Marks `seq` read: `false` if it already was.
-    fn first_time(&mut self, seq: usize) -> bool {
+    pub(crate) fn first_time(&mut self, seq: usize) -> bool {
         let (word, bit) = (seq / 64, 1u64 << (seq % 64));
         if word >= self.0.len() {
             self.0.resize(word + 1, 0);
@@ -143,7 +138,7 @@ impl Seen {
 
 /// What subscriber `sub` makes of one event line (or message) of `bytes` bytes: a delivery of
 /// the event its `"seq":` names, or a `lagged` notice.
-pub(crate) fn read_event(shared: &Shared, seen: &mut Seen, sub: u32, line: &[u8], bytes: usize) {
+fn read_event(shared: &Shared, seen: &mut Seen, sub: u32, line: &[u8], bytes: usize) {
     if let Some(seq) = seq_of(line) {
         if !seen.first_time(seq) {
             shared.repeated.set(shared.repeated.get() + 1);
@@ -168,7 +163,8 @@ fn seq_of(line: &[u8]) -> Option<usize> {
     Some(digits)
 }
 
-fn request(method: &str, params: serde_json::Value, id: u64) -> Vec<u8> {
+/// A request line.
+pub(crate) fn request(method: &str, params: serde_json::Value, id: u64) -> Vec<u8> {
     let mut line = serde_json::to_vec(&serde_json::json!({
         "jsonrpc": "2.0", "method": method, "params": params, "id": id
     }))
@@ -179,12 +175,26 @@ fn request(method: &str, params: serde_json::Value, id: u64) -> Vec<u8> {
 
 /// Subscribes connection number `sub` and spawns its reader.
 async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<()> {
+    let mut seen = Seen::default();
+    subscribe_lines(sock, "new_approval", move |line| {
+        read_event(&shared, &mut seen, sub, line, line.len() + 1)
+    })
+    .await
+}
+
+/// Opens a subscription to `event_type` on a fresh connection and spawns a reader that hands
+/// `on_line` every line that follows the confirmation (without its newline).
+pub(crate) async fn subscribe_lines(
+    sock: &Path,
+    event_type: &str,
+    mut on_line: impl FnMut(&[u8]) + 'static,
+) -> anyhow::Result<()> {
     let stream = UnixStream::connect(sock).await.context("connect")?;
     let (rd, mut wr) = stream.into_split();
     let mut rd = BufReader::with_capacity(64 * 1024, rd);
     wr.write_all(&request(
         "Subscribe",
-        serde_json::json!({"event_types": ["new_approval"]}),
+        serde_json::json!({"event_types": [event_type]}),
         1,
     ))
     .await?;
@@ -202,14 +212,12 @@ async fn subscribe(sock: &Path, sub: u32, shared: Rc<Shared>) -> anyhow::Result<
     tokio::task::spawn_local(async move {
         // Kept open until the runtime ends.
         let _wr = wr;
-        let mut seen = Seen::default();
         loop {
             // Every complete line in the buffer, then read more: no copy per line.
             let mut start = 0;
             while let Some(end) = memchr::memchr(b'\n', &buf[start..]) {
-                let line = &buf[start..start + end];
+                on_line(&buf[start..start + end]);
                 start += end + 1;
-                read_event(&shared, &mut seen, sub, line, line.len() + 1);
             }
             buf.drain(..start);
             // read_buf reads into spare capacity only: keep some.
@@ -251,12 +259,7 @@ async fn run_local(spec: &FanoutSpec) -> anyhow::Result<FanoutResult> {
     for chunk in (0..spec.subs as u32).collect::<Vec<_>>().chunks(50) {
         let joins = chunk.iter().map(|&sub| {
             let shared = shared.clone();
-            async move {
-                match &spec.ws {
-                    Some(target) => crate::websocket::subscribe(target, sub, shared).await,
-                    None => subscribe(&spec.sock, sub, shared).await,
-                }
-            }
+            async move { subscribe(&spec.sock, sub, shared).await }
         });
         for r in futures::future::join_all(joins).await {
             r?;

@@ -2,8 +2,7 @@
 //! that they can be pinned apart from the server:
 //!
 //! - `pingpong`: std, one connection, sequential round trips;
-//! - `conc`: tokio current_thread, C connections each doing sequential round trips;
-//! - `connect`: std, a fresh connection per request (connect, send, read, close).
+//! - `conc`: tokio current_thread, C connections each doing sequential round trips.
 //!
 //! In `rpc` mode the client serialises a `health` request with serde and checks that the reply
 //! is a result with the request's id (warm-up replies parsed in full, timed ones by their two
@@ -230,42 +229,6 @@ pub fn concurrent(sock: &Path, mode: Mode, conns: u64, n: u64) -> anyhow::Result
             }));
         }
         gather(&barrier, tasks).await
-    })
-}
-
-/// `n` requests, each on a fresh connection (connect, send, read the reply, close).
-pub fn connect_per_request(
-    sock: &Path,
-    mode: Mode,
-    n: u64,
-    warmup: u64,
-) -> anyhow::Result<LoadResult> {
-    let mut req = Vec::new();
-    let mut line = Vec::new();
-    let mut nanos = Vec::with_capacity(n as usize);
-    let mut started = Instant::now();
-    for i in 0..warmup + n {
-        if i == warmup {
-            started = Instant::now();
-        }
-        let t = Instant::now();
-        let mut stream = connect(sock)?;
-        make_request(mode, i, &mut req);
-        stream.write_all(&req)?;
-        line.clear();
-        if BufReader::new(&stream).read_until(b'\n', &mut line)? == 0 {
-            bail!("the server closed the connection without a reply");
-        }
-        drop(stream);
-        check_reply(mode, i, &line, i < warmup)?;
-        if i >= warmup {
-            nanos.push(t.elapsed().as_nanos() as u64);
-        }
-    }
-    Ok(LoadResult {
-        ops: n,
-        secs: started.elapsed().as_secs_f64(),
-        latency: Latency::of_nanos(&mut nanos),
     })
 }
 

@@ -16,16 +16,23 @@
 //! round: it fails on functional errors and asserts no timing.
 
 mod fanout;
+mod fanout_group;
 mod groups;
 mod load;
+mod memory;
 mod procs;
 mod report;
 mod search;
 mod servers;
 mod sqlite;
+mod startup;
 mod stats;
 mod stdio;
+mod store;
+mod streaming;
 mod tui;
+mod tui_frames;
+mod tui_idle;
 mod websocket;
 
 use std::net::SocketAddr;
@@ -44,7 +51,7 @@ use crate::procs::Bins;
 struct Cli {
     #[command(subcommand)]
     command: Option<Internal>,
-    /// Write the report here (a section headed `<!-- notes -->` and below is kept).
+    /// Write the report here (the whole file).
     #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
     /// Tiny counts and one round: checks that every row still runs; asserts no timing.
@@ -53,7 +60,7 @@ struct Cli {
     /// Only these groups (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<groups::Group>,
-    /// Rounds (default 5; 3 for ingest, start-up, memory and tui; 1 with --smoke).
+    /// Rounds (default 5; 3 for streaming, ingest, start-up, memory and tui; 1 with --smoke).
     #[arg(long)]
     rounds: Option<usize>,
     /// Do not build the binaries first (they must be next to this one).
@@ -78,18 +85,9 @@ enum Internal {
     /// Serve a raw Content-Length echo on stdin and stdout.
     #[command(hide = true)]
     PipeEcho,
-    /// Serve a raw WebSocket reference server; prints its address.
+    /// Serve a raw WebSocket echo server; prints its address.
     #[command(hide = true)]
-    ServeWs {
-        #[arg(long, value_enum)]
-        kind: websocket::RawWs,
-        /// The fan-out's publishers' socket.
-        #[arg(long)]
-        sock: PathBuf,
-        /// Pad fan-out messages to this many bytes.
-        #[arg(long, default_value_t = 0)]
-        event_bytes: usize,
-    },
+    ServeWs,
     /// Run a load generator and print its result as one JSON line.
     #[command(hide = true)]
     Client {
@@ -130,16 +128,6 @@ enum Load {
         #[arg(long)]
         n: u64,
     },
-    Connect {
-        #[arg(long)]
-        sock: PathBuf,
-        #[arg(long, value_enum)]
-        mode: load::Mode,
-        #[arg(long)]
-        n: u64,
-        #[arg(long)]
-        warmup: u64,
-    },
     WsPingpong {
         #[arg(long)]
         ws: SocketAddr,
@@ -164,15 +152,24 @@ enum Load {
         #[arg(long)]
         n: u64,
     },
+    /// Streaming sessions launched on a daemon, and subscribers of their events.
+    Stream {
+        #[arg(long)]
+        sock: PathBuf,
+        /// The sessions' working directory.
+        #[arg(long)]
+        dir: PathBuf,
+        #[arg(long)]
+        sessions: u64,
+        /// Lines each session writes.
+        #[arg(long)]
+        events: u64,
+        #[arg(long)]
+        subs: u32,
+    },
     Fanout {
         #[arg(long)]
         sock: PathBuf,
-        /// Subscribe over WebSocket at this address (the publisher stays on --sock).
-        #[arg(long)]
-        ws: Option<SocketAddr>,
-        /// The WebSocket token's file.
-        #[arg(long)]
-        token_file: Option<PathBuf>,
         #[arg(long)]
         subs: usize,
         #[arg(long)]
@@ -204,11 +201,7 @@ fn main() -> ExitCode {
             event_bytes,
         }) => servers::serve(kind, &sock, event_bytes),
         Some(Internal::PipeEcho) => stdio::pipe_echo(),
-        Some(Internal::ServeWs {
-            kind,
-            sock,
-            event_bytes,
-        }) => websocket::serve(kind, &sock, event_bytes),
+        Some(Internal::ServeWs) => websocket::serve_echo(),
         Some(Internal::Client { load }) => run_load(load),
         None => run_all(&cli),
     };
@@ -238,12 +231,6 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             conns,
             n,
         } => serde_json::to_string(&load::concurrent(&sock, mode, conns, n)?)?,
-        Load::Connect {
-            sock,
-            mode,
-            n,
-            warmup,
-        } => serde_json::to_string(&load::connect_per_request(&sock, mode, n, warmup)?)?,
         Load::WsPingpong {
             ws,
             token_file,
@@ -264,10 +251,21 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             let target = websocket::WsTarget::of(ws, token_file.as_deref())?;
             serde_json::to_string(&websocket::concurrent(&target, mode, conns, n)?)?
         }
+        Load::Stream {
+            sock,
+            dir,
+            sessions,
+            events,
+            subs,
+        } => serde_json::to_string(&streaming::run(&streaming::StreamSpec {
+            sock,
+            dir,
+            sessions,
+            events,
+            subs,
+        })?)?,
         Load::Fanout {
             sock,
-            ws,
-            token_file,
             subs,
             events,
             rate,
@@ -284,9 +282,6 @@ fn run_load(load: Load) -> anyhow::Result<()> {
             publishers,
             window: window.unwrap_or(if rate.is_some() { fanout::WINDOW } else { 1 }),
             events_out,
-            ws: ws
-                .map(|addr| websocket::WsTarget::of(addr, token_file.as_deref()))
-                .transpose()?,
         })?)?,
     };
     println!("{json}");
@@ -308,6 +303,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         hello: dir.join("bench-hello"),
         hlyr: dir.join("hlyr"),
         tui: dir.join("hld-tui"),
+        soak: dir.join("hld-soak"),
     };
     for bin in [
         &bins.hld,
@@ -315,6 +311,7 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
         &bins.hello,
         &bins.hlyr,
         &bins.tui,
+        &bins.soak,
     ] {
         if !bin.exists() {
             bail!("{} is not built", bin.display());
@@ -354,7 +351,6 @@ fn run_all(cli: &Cli) -> anyhow::Result<()> {
             stolen: report::stolen_share(ticks_before, report::cpu_ticks()),
         },
         &sections,
-        cli.out.as_deref(),
     )?;
     match &cli.out {
         Some(path) => {

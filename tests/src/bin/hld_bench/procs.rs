@@ -25,6 +25,8 @@ pub struct Bins {
     pub hlyr: PathBuf,
     /// `hld-tui`.
     pub tui: PathBuf,
+    /// `hld-soak`.
+    pub soak: PathBuf,
 }
 
 /// A command, prefixed with `taskset -c 0` when pinned.

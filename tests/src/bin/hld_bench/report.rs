@@ -1,14 +1,9 @@
-//! The report: `BENCHMARKS.md` with the machine, the command, one table per group (figure,
-//! baseline, ratio, spread, target, verdict) and how each figure was taken. Everything below a
-//! `<!-- notes -->` line of an existing report is kept, so hand-written notes survive re-runs.
+//! The report: the whole of `BENCHMARKS.md`, with the machine, the command, one table per
+//! group (figure, baseline, ratio, spread, target, verdict) and how each figure was taken.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-/// The marker above the kept, hand-written part of the report.
-pub const NOTES_MARKER: &str = "<!-- notes -->";
 
 /// Whether a row met its target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +50,17 @@ pub struct Row {
     pub target: String,
     /// Whether the median met it.
     pub verdict: Verdict,
+}
+
+impl Row {
+    /// The row as a reported figure: no target.
+    pub fn reported(self) -> Row {
+        Row {
+            target: "reported".into(),
+            verdict: Verdict::Info,
+            ..self
+        }
+    }
 }
 
 /// One group of figures.
@@ -148,19 +154,15 @@ fn machine() -> String {
     format!("{cpus} vCPU {model}, {memory} RAM, Linux {kernel}; {rustc}")
 }
 
-/// Renders the report; keeps the notes of the report at `previous`, if any.
-pub fn render(
-    header: &Header,
-    sections: &[Section],
-    previous: Option<&Path>,
-) -> anyhow::Result<String> {
+/// Renders the report.
+pub fn render(header: &Header, sections: &[Section]) -> anyhow::Result<String> {
     let mut out = String::new();
     writeln!(out, "# Benchmarks")?;
     writeln!(out)?;
     writeln!(
         out,
-        "Written by `hld-bench` (`tests/src/bin/hld_bench/`); do not edit above the notes \
-         marker, re-run instead:"
+        "Written by `hld-bench` (`tests/src/bin/hld_bench/`), the whole file: do not edit it, \
+         re-run instead:"
     )?;
     writeln!(out)?;
     writeln!(out, "```sh\n{}\n```", header.command)?;
@@ -256,14 +258,6 @@ pub fn render(
             writeln!(out, "{command}")?;
         }
         writeln!(out, "```")?;
-    }
-    writeln!(out)?;
-    let kept = previous
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|text| text.find(NOTES_MARKER).map(|at| text[at..].to_owned()));
-    match kept {
-        Some(notes) => out.push_str(&notes),
-        None => writeln!(out, "{NOTES_MARKER}\n\n## Notes\n")?,
     }
     Ok(out)
 }

@@ -21,9 +21,7 @@ const SEED: u64 = 1;
 /// `searchSessions`' default limit.
 const LIMIT: i64 = 50;
 
-/// The target: p99 at most this many µs…
-const MAX_P99_US: f64 = 10_000.0;
-/// …and at most this many times the raw query's, in the same round.
+/// The target: p99 at most this many times the raw query's, in the same round.
 const MAX_RATIO: f64 = 2.0;
 
 /// What a user types, by kind.
@@ -189,9 +187,6 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
     drop(conn);
     server.stop()?;
 
-    let spread = |f: &[RoundFigures], pick: fn(&RoundFigures) -> f64| {
-        Spread::of(&f.iter().map(pick).collect::<Vec<_>>())
-    };
     let show = |f: &[RoundFigures], side: fn(&RoundFigures) -> Latency| {
         let p50 = Spread::of(&f.iter().map(|r| side(r).p50_us).collect::<Vec<_>>());
         let p99 = Spread::of(&f.iter().map(|r| side(r).p99_us).collect::<Vec<_>>());
@@ -207,7 +202,6 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
     let by_rank = |r: &RoundFigures| r.by_rank;
 
     let overall = &figures[0];
-    let p99 = spread(overall, |r| r.hld.p99_us);
     let r = p99_ratio(overall, hld);
     let mut rows = vec![Row {
         name: format!(
@@ -218,8 +212,8 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
         figure: show(overall, hld),
         baseline: show(overall, raw),
         ratio: r.show(ratio),
-        target: format!("p99 ≤ {}, p99 ratio ≤ {MAX_RATIO}", us(MAX_P99_US)),
-        verdict: Verdict::of(p99.median <= MAX_P99_US && r.median <= MAX_RATIO),
+        target: format!("p99 ratio ≤ {MAX_RATIO}"),
+        verdict: Verdict::of(r.median <= MAX_RATIO),
     }];
     for (k, kind) in Kind::ALL.iter().enumerate() {
         let words: Vec<&str> = QUERIES
@@ -232,7 +226,7 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
             figure: show(&figures[k + 1], hld),
             baseline: show(&figures[k + 1], raw),
             ratio: p99_ratio(&figures[k + 1], hld).show(ratio),
-            target: "–".into(),
+            target: "reported".into(),
             verdict: Verdict::Info,
         });
     }
@@ -241,7 +235,7 @@ pub fn run(bins: &Bins, rounds: usize, sessions: usize, reps: usize) -> anyhow::
         figure: show(overall, by_rank),
         baseline: show(overall, raw),
         ratio: p99_ratio(overall, by_rank).show(ratio),
-        target: "–".into(),
+        target: "reported".into(),
         verdict: Verdict::Info,
     });
 

@@ -3,14 +3,11 @@
 //!
 //! - `echo`: tokio current_thread, one task per connection, NDJSON lines echoed back; replies
 //!   to requests already buffered share one write.
-//! - `inline`: std, single thread; each accepted connection is served inline (read one line,
-//!   answer `health` with serde, close) — the limit of connect-per-request.
 //! - `fanout`: tokio current_thread; `Subscribe` turns a connection into a subscriber fed by a
 //!   broadcast channel with per-subscriber coalescing; any other request is parsed, its
 //!   `params` serialised once into an event line (padded to a given length), broadcast, and
 //!   answered.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 
 use bytes::Bytes;
@@ -25,8 +22,6 @@ use tokio::sync::broadcast;
 pub enum Kind {
     /// Raw tokio NDJSON echo.
     Echo,
-    /// std, connection served inline, JSON `health`.
-    Inline,
     /// Raw broadcast fan-out.
     Fanout,
 }
@@ -48,35 +43,24 @@ struct Response<'a, T> {
     id: &'a Value,
 }
 
-#[derive(Serialize)]
-struct Health {
-    status: &'static str,
-    version: &'static str,
-}
-
 /// Serves `kind` on `sock` until killed. The fan-out server pads its event lines to
 /// `event_bytes`, to carry as many bytes per event as the daemon's.
 pub fn serve(kind: Kind, sock: &Path, event_bytes: usize) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(sock);
-    match kind {
-        Kind::Inline => inline(sock),
-        Kind::Echo | Kind::Fanout => {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()?;
-            rt.block_on(async {
-                let listener = UnixListener::bind(sock)?;
-                let events = broadcast::channel(4096).0;
-                loop {
-                    let (stream, _) = listener.accept().await?;
-                    match kind {
-                        Kind::Echo => tokio::spawn(echo(stream)),
-                        _ => tokio::spawn(fanout(stream, events.clone(), event_bytes)),
-                    };
-                }
-            })
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let listener = UnixListener::bind(sock)?;
+        let events = broadcast::channel(4096).0;
+        loop {
+            let (stream, _) = listener.accept().await?;
+            match kind {
+                Kind::Echo => tokio::spawn(echo(stream)),
+                Kind::Fanout => tokio::spawn(fanout(stream, events.clone(), event_bytes)),
+            };
         }
-    }
+    })
 }
 
 async fn echo(stream: UnixStream) {
@@ -97,40 +81,6 @@ async fn echo(stream: UnixStream) {
             out.clear();
         }
     }
-}
-
-fn inline(sock: &Path) -> anyhow::Result<()> {
-    let listener = std::os::unix::net::UnixListener::bind(sock)?;
-    let mut line = String::new();
-    let mut out = Vec::new();
-    for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { continue };
-        line.clear();
-        out.clear();
-        let mut reader = BufReader::new(&stream);
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            continue;
-        }
-        let Ok(req) = serde_json::from_str::<Request>(&line) else {
-            continue;
-        };
-        let id = req.id.unwrap_or(Value::Null);
-        let result = Health {
-            status: "ok",
-            version: "0.1.0",
-        };
-        serde_json::to_writer(
-            &mut out,
-            &Response {
-                jsonrpc: "2.0",
-                result,
-                id: &id,
-            },
-        )?;
-        out.push(b'\n');
-        let _ = stream.write_all(&out);
-    }
-    Ok(())
 }
 
 async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>, event_bytes: usize) {

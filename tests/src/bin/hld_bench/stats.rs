@@ -3,6 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The time on CLOCK_MONOTONIC, which every process of the machine reads alike, in ns.
+pub fn monotonic_ns() -> anyhow::Result<u64> {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
+    Ok(u64::try_from(std::time::Duration::from(now).as_nanos())?)
+}
+
 /// Percentiles of a run's per-operation latencies, in microseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Latency {

@@ -2,52 +2,47 @@
 //! the cost of a frame over a thousand sessions and a long conversation, and the CPU an idle
 //! dashboard takes.
 
-use std::io::{Read, Write};
+use std::io::BufRead;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, ensure, Context};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use crossterm::event::{KeyCode, KeyEvent};
 use futures::StreamExt;
-use hld_client::protocol::{
-    ConversationEvent, ConversationEventType, Event, LaunchSessionParams, SessionControl,
-    SessionInfo, SessionResult, SessionStatus, SubscribeParams, TimedEvent,
-};
+use hld_client::protocol::{LaunchSessionParams, SessionStatus, SubscribeParams};
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use hld_tui::app::{update, Command, Msg, Screen, State};
 use hld_tui::view::draw;
-use portable_pty::{CommandBuilder, PtySize};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use tokio::sync::mpsc;
 
-use crate::groups::{finished_session, Group};
+use crate::groups::{subscription, Group};
 use crate::procs::{Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
-use crate::stats::{us, Latency, Spread};
+use crate::stats::{monotonic_ns, us, Latency, Spread};
 
 /// The terminal every row draws on, headless or in the pty.
-const WIDTH: u16 = 120;
-const HEIGHT: u16 = 40;
+pub(crate) const WIDTH: u16 = 120;
+pub(crate) const HEIGHT: u16 = 40;
 /// How long one step of an approval (drawn, then the session ended) may take.
-const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(30);
 /// Completed sessions the idle dashboard lists.
-const IDLE_SESSIONS: usize = 3;
+pub(crate) const IDLE_SESSIONS: usize = 3;
 
 /// The counts of a run.
 #[derive(Debug, Clone, Copy)]
-struct Counts {
+pub(crate) struct Counts {
     /// Approvals timed per round, after one untimed.
-    approvals: usize,
+    pub(crate) approvals: usize,
     /// Sessions in the list, and events in the open conversation, for the frame cost.
-    sessions: usize,
-    events: usize,
+    pub(crate) sessions: usize,
+    pub(crate) events: usize,
     /// Timed frames of each kind per round.
-    frames: usize,
+    pub(crate) frames: usize,
     /// How long the idle dashboard is watched.
-    idle: Duration,
+    pub(crate) idle: Duration,
 }
 
 impl Counts {
@@ -76,20 +71,21 @@ impl Counts {
 pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
     let counts = Counts::new(smoke);
     let mut approvals = Vec::new();
+    let mut delivered = Vec::new();
     let mut frames = Vec::new();
     let mut idle = Vec::new();
     for _ in 0..rounds {
-        approvals.push(Latency::of_nanos(&mut approvals_round(
-            bins,
-            counts.approvals,
-        )?));
-        frames.push(frame_round(&counts)?);
-        idle.push(idle_cpu(bins, counts.idle)?);
+        let (mut on_screen, mut on_subscriber) = approvals_round(bins, counts.approvals)?;
+        approvals.push(Latency::of_nanos(&mut on_screen));
+        delivered.push(Latency::of_nanos(&mut on_subscriber));
+        frames.push(crate::tui_frames::frame_round(&counts)?);
+        idle.push(crate::tui_idle::idle_cpu(bins, counts.idle)?);
     }
     let p99 = |ls: &[Latency]| Spread::of(&ls.iter().map(|l| l.p99_us).collect::<Vec<_>>());
     let p50 = |ls: &[Latency]| Spread::of(&ls.iter().map(|l| l.p50_us).collect::<Vec<_>>());
     let show = |ls: &[Latency]| format!("p99 {}; p50 {}", p99(ls).show(us), us(p50(ls).median));
     let approval_p99 = p99(&approvals);
+    let delivered_p99 = p99(&delivered);
 
     let cases: [(&str, Vec<Latency>); 3] = [
         (
@@ -138,7 +134,9 @@ pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
              hld-tui's own, headless: every event and command result that has arrived is \
              applied, the commands `update` returns run against the daemon in tasks of the \
              same current_thread runtime, then one draw. Writing the frame to a real terminal \
-             is not included. The approval is then approved with `a` and the session must \
+             is not included. *On a subscriber*: the same approvals, to the moment a plain \
+             `Subscribe` connection for `new_approval` (a thread of the benchmark process, \
+             blocking reads) has read the event's line. The approval is then approved with `a` and the session must \
              complete with the file written.\n\n\
              *Frame cost*: in the benchmark process, no daemon: `update` and `draw` on the same \
              `TestBackend` over a state built through `update` ({sessions} sessions from \
@@ -179,6 +177,18 @@ pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
                 .into(),
         ],
         rows: vec![
+            Row {
+                name: format!(
+                    "approval on a subscriber: agent's request → MCP server → hld → a \
+                     `Subscribe` connection, {} approvals",
+                    counts.approvals
+                ),
+                figure: show(&delivered),
+                baseline: "–".into(),
+                ratio: "–".into(),
+                target: "p99 ≤ 10 ms".into(),
+                verdict: Verdict::of(delivered_p99.median <= 10_000.0),
+            },
             Row {
                 name: format!(
                     "approval on screen: agent's request → MCP server → hld → hld-tui, {} \
@@ -229,14 +239,8 @@ pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
     })
 }
 
-/// The time on CLOCK_MONOTONIC, which every process of the machine reads alike, in ns.
-fn monotonic_ns() -> anyhow::Result<u64> {
-    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
-    Ok(u64::try_from(Duration::from(now).as_nanos())?)
-}
-
 /// A key press without modifiers.
-fn key(code: KeyCode) -> Msg {
+pub(crate) fn key(code: KeyCode) -> Msg {
     Msg::Key(KeyEvent::from(code))
 }
 
@@ -257,8 +261,9 @@ fn shows(terminal: &Terminal<TestBackend>, text: &str) -> bool {
         .any(|line| line.contains(text))
 }
 
-/// One round of approvals against a fresh daemon; returns the timed ones' latencies in ns.
-fn approvals_round(bins: &Bins, count: usize) -> anyhow::Result<Vec<u64>> {
+/// One round of approvals against a fresh daemon, with a plain subscriber beside hld-tui;
+/// returns the timed ones' latencies in ns, to the screen and to the subscriber.
+fn approvals_round(bins: &Bins, count: usize) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
     let dir = tempfile::tempdir()?;
     let asks = dir.path().join("asks.log");
     let server = Server::daemon(
@@ -268,18 +273,63 @@ fn approvals_round(bins: &Bins, count: usize) -> anyhow::Result<Vec<u64>> {
             ..Default::default()
         },
     )?;
+    let subscriber = subscriber(&server.sock)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let latencies = runtime.block_on(approve_in_turn(&server.sock, dir.path(), count))?;
+    let approvals = runtime.block_on(approve_in_turn(&server.sock, dir.path(), count))?;
     drop(runtime);
     server.stop()?;
-    Ok(latencies)
+    // The daemon gone, the subscriber has read all there was.
+    let received = subscriber
+        .join()
+        .map_err(|_| anyhow!("the subscriber panicked"))??;
+    let mut on_screen = Vec::new();
+    let mut on_subscriber = Vec::new();
+    for (tool_use_id, asked, drawn) in approvals {
+        let (_, read) = received
+            .iter()
+            .find(|(id, _)| *id == tool_use_id)
+            .with_context(|| format!("the subscriber never read {tool_use_id}'s approval"))?;
+        ensure!(*read > asked, "read before it was asked");
+        on_screen.push(drawn - asked);
+        on_subscriber.push(read - asked);
+    }
+    Ok((on_screen, on_subscriber))
 }
 
-/// Launches `count` + 1 `tool` sessions one after the other and times each approval from the
-/// agent's request to the draw that shows it, except the first.
-async fn approve_in_turn(sock: &Path, dir: &Path, count: usize) -> anyhow::Result<Vec<u64>> {
+/// A thread subscribed to `new_approval` on its own connection: when (CLOCK_MONOTONIC, ns)
+/// it read each approval's event, by its tool call's id, until the daemon closes the
+/// connection.
+type Received = std::thread::JoinHandle<anyhow::Result<Vec<(String, u64)>>>;
+
+fn subscriber(sock: &Path) -> anyhow::Result<Received> {
+    let mut conn = subscription(sock, &["new_approval"])?;
+    Ok(std::thread::spawn(move || {
+        let mut received = Vec::new();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if conn.read_line(&mut line)? == 0 {
+                return Ok(received);
+            }
+            let read = monotonic_ns()?;
+            let event: serde_json::Value = serde_json::from_str(&line)?;
+            let approval = &event["result"]["event"]["data"]["approval"];
+            if let Some(id) = approval["tool_use_id"].as_str() {
+                received.push((id.to_owned(), read));
+            }
+        }
+    }))
+}
+
+/// Launches `count` + 1 `tool` sessions one after the other; returns, for each approval but
+/// the first, its tool call's id, when the agent asked and when the draw that shows it ended.
+async fn approve_in_turn(
+    sock: &Path,
+    dir: &Path,
+    count: usize,
+) -> anyhow::Result<Vec<(String, u64, u64)>> {
     let client = Client::connect(sock).await?;
     let mut subscription = client
         .subscribe(SubscribeParams::default(), SubscribeOptions::default())
@@ -343,7 +393,7 @@ async fn approve_in_turn(sock: &Path, dir: &Path, count: usize) -> anyhow::Resul
         let asked = asked_at(&dir.join("asks.log"), &tool_use_id)?;
         ensure!(drawn > asked, "drawn before it was asked");
         if i > 0 {
-            latencies.push(drawn - asked);
+            latencies.push((tool_use_id, asked, drawn));
         }
         // Approved as a reviewer approves: `a` on the approvals screen.
         ui.apply(key(KeyCode::Char('a')))?;
@@ -470,385 +520,4 @@ impl Headless {
             _ => Ok(false),
         }
     }
-}
-
-/// One round's frame times and the time to open the conversation.
-#[derive(Debug, Clone, Copy)]
-struct Frames {
-    scroll: Latency,
-    list: Latency,
-    appended: Latency,
-    open_us: f64,
-}
-
-/// Builds the large state through `update` and times `update` + `draw` for each case.
-fn frame_round(counts: &Counts) -> anyhow::Result<Frames> {
-    let now = Utc::now();
-    let mut state = State::new(now, WIDTH, HEIGHT, false);
-    let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT))?;
-    // One frame as the runtime makes it: the message applied, then the screen drawn.
-    let mut frame = |state: &mut State, msg: Msg| -> anyhow::Result<(Vec<Command>, u64)> {
-        let started = Instant::now();
-        let commands = update(state, msg);
-        terminal.draw(|f| draw(state, f, true))?;
-        Ok((commands, u64::try_from(started.elapsed().as_nanos())?))
-    };
-    frame(&mut state, Msg::Connected)?;
-    frame(&mut state, Msg::Sessions(sessions(counts.sessions, now)))?;
-    let (commands, _) = frame(&mut state, key(KeyCode::Enter))?;
-    let id = session_id(0);
-    ensure!(
-        commands == [Command::LoadConversation(id.clone())],
-        "Enter did not open the newest session: {commands:?}"
-    );
-    let events = (0..counts.events).map(|i| event(&id, i, now)).collect();
-    let (_, open) = frame(
-        &mut state,
-        Msg::Conversation {
-            session_id: id.clone(),
-            events,
-            approvals: Vec::new(),
-        },
-    )?;
-
-    let mut appended = Vec::new();
-    for i in counts.events..counts.events + counts.frames {
-        let timed = TimedEvent {
-            event: Event::ConversationUpdated {
-                session_id: id.clone(),
-                run_id: format!("run-{id}"),
-                claude_session_id: format!("claude-{id}"),
-                event: Box::new(event(&id, i, now)),
-            },
-            timestamp: now.to_rfc3339(),
-        };
-        appended.push(frame(&mut state, Msg::Event(Box::new(timed)))?.1);
-    }
-    let c = state
-        .conversation
-        .as_ref()
-        .context("no open conversation")?;
-    ensure!(
-        c.events.len() == counts.events + counts.frames && c.follow,
-        "{} events shown, following: {}",
-        c.events.len(),
-        c.follow
-    );
-
-    let mut scroll = Vec::new();
-    for i in 0..counts.frames {
-        let up = i % 2 == 0;
-        let pressed = if up { 'k' } else { 'j' };
-        scroll.push(frame(&mut state, key(KeyCode::Char(pressed)))?.1);
-        let follows = state.conversation.as_ref().is_some_and(|c| c.follow);
-        ensure!(follows != up, "`{pressed}` did not scroll the conversation");
-    }
-
-    frame(&mut state, key(KeyCode::Esc))?;
-    ensure!(state.screen == Screen::Sessions, "Esc did not go back");
-    let mut list = Vec::new();
-    for _ in 0..counts.frames {
-        list.push(frame(&mut state, key(KeyCode::Char('j')))?.1);
-    }
-    ensure!(
-        state.list.selected == counts.frames,
-        "`j` left the selection at {}",
-        state.list.selected
-    );
-    Ok(Frames {
-        scroll: Latency::of_nanos(&mut scroll),
-        list: Latency::of_nanos(&mut list),
-        appended: Latency::of_nanos(&mut appended),
-        open_us: open as f64 / 1000.0,
-    })
-}
-
-fn session_id(i: usize) -> String {
-    format!("sess-{i:05}")
-}
-
-/// `n` sessions as `listSessions` returns them, newest first: mostly completed, some running,
-/// waiting or failed.
-fn sessions(n: usize, now: DateTime<Utc>) -> Vec<SessionInfo> {
-    (0..n)
-        .map(|i| {
-            let at = (now - chrono::Duration::minutes(i as i64)).to_rfc3339();
-            let status = match i % 20 {
-                1 => SessionStatus::Running,
-                2 => SessionStatus::WaitingInput,
-                3 => SessionStatus::Failed,
-                _ => SessionStatus::Completed,
-            };
-            let query = format!(
-                "Refactor module {i} of the payments service so that its retries are bounded, \
-                 then run the tests"
-            );
-            SessionInfo {
-                id: session_id(i),
-                run_id: format!("run-{i}"),
-                claude_session_id: Some(format!("claude-{i}")),
-                parent_session_id: None,
-                status: status.clone(),
-                interrupting: false,
-                start_time: at.clone(),
-                end_time: Some(at.clone()),
-                last_activity_at: at,
-                error: (status == SessionStatus::Failed).then(|| "exit status 1".into()),
-                summary: query.chars().take(50).collect(),
-                query,
-                model: Some("claude-sonnet-4-5".into()),
-                working_dir: Some(format!("/home/dev/projects/service-{}", i % 7)),
-                result: Some(SessionResult {
-                    kind: "result".into(),
-                    subtype: "session_completed".into(),
-                    total_cost_usd: 0.01 * i as f64,
-                    num_turns: 3 + (i % 9) as i64,
-                    ..Default::default()
-                }),
-                interrupted: false,
-                cost_usd: Some(0.01 * i as f64),
-                control: SessionControl {
-                    title: format!("Payments module {i}"),
-                    auto_accept_edits: i % 5 == 0,
-                    ..Default::default()
-                },
-            }
-        })
-        .collect()
-}
-
-/// The `i`th event of a long conversation, by turns: an assistant message in markdown (every
-/// tenth turn the user's), thinking, an `Edit` call, its result, a `Bash` call, and its
-/// 200-line result.
-fn event(session_id: &str, i: usize, now: DateTime<Utc>) -> ConversationEvent {
-    let mut e = ConversationEvent {
-        id: i as i64 + 1,
-        session_id: session_id.into(),
-        claude_session_id: format!("claude-{session_id}"),
-        sequence: i as i64 + 1,
-        event_type: ConversationEventType::Message,
-        created_at: now.to_rfc3339(),
-        role: Some("assistant".into()),
-        content: None,
-        tool_id: None,
-        tool_name: None,
-        tool_input_json: None,
-        tool_result_for_id: None,
-        tool_result_content: None,
-        is_completed: false,
-        is_error: false,
-        approval_status: None,
-        approval_id: None,
-        parent_tool_use_id: None,
-        subtype: None,
-    };
-    let call = |name: &str, input: serde_json::Value, e: &mut ConversationEvent| {
-        e.event_type = ConversationEventType::ToolCall;
-        e.tool_id = Some(format!("toolu_{i}"));
-        e.tool_name = Some(name.into());
-        e.tool_input_json = Some(input.to_string());
-        e.is_completed = true;
-        e.approval_status = Some("approved".into());
-    };
-    let result = |content: String, e: &mut ConversationEvent| {
-        e.event_type = ConversationEventType::ToolResult;
-        e.role = Some("user".into());
-        e.tool_result_for_id = Some(format!("toolu_{}", i - 1));
-        e.tool_result_content = Some(content);
-    };
-    match i % 6 {
-        0 if i.is_multiple_of(60) => {
-            e.role = Some("user".into());
-            e.content = Some(format!("Now step {i}: keep the public API as it is."));
-        }
-        0 => {
-            e.content = Some(format!(
-                "## Step {i}\n\nThe retry loop in `client.rs` has **no bound**, so a failing \
-                 upstream keeps a worker busy forever. I'll:\n\n1. cap it at `MAX_RETRIES`,\n\
-                 2. back off exponentially, and\n3. surface the last error.\n\n```rust\nfor \
-                 attempt in 0..MAX_RETRIES {{\n    match send(&request) {{\n        Ok(r) => \
-                 return Ok(r),\n        Err(e) => sleep(backoff(attempt)),\n    }}\n}}\n```\n\n\
-                 > Note: the tests in `tests/retry.rs` cover the old behaviour."
-            ));
-        }
-        1 => {
-            e.event_type = ConversationEventType::Thinking;
-            e.content = Some(
-                "The caller expects an error after the last attempt, so the loop must \
-                 return it.\n"
-                    .repeat(12),
-            );
-        }
-        2 => call(
-            "Edit",
-            serde_json::json!({
-                "file_path": format!("/home/dev/projects/service/src/client_{i}.rs"),
-                "old_string": "loop {\n    match send(&request) {\n        Ok(r) => return Ok(r),\n        Err(_) => continue,\n    }\n}",
-                "new_string": "for attempt in 0..MAX_RETRIES {\n    match send(&request) {\n        Ok(r) => return Ok(r),\n        Err(e) => {\n            last = Some(e);\n            sleep(backoff(attempt));\n        }\n    }\n}\nErr(last.unwrap())",
-            }),
-            &mut e,
-        ),
-        3 => result(
-            format!("The file client_{}.rs has been updated.", i - 1),
-            &mut e,
-        ),
-        4 => call(
-            "Bash",
-            serde_json::json!({
-                "command": "cargo test --package payments --test retry -- --nocapture",
-                "description": "Run the retry tests",
-            }),
-            &mut e,
-        ),
-        _ => result(
-            (0..200)
-                .map(|l| format!("test retry::case_{l:03} ... ok ({} ms)\n", l % 17))
-                .collect(),
-            &mut e,
-        ),
-    }
-    e
-}
-
-/// The CPU time `pid` has used (utime + stime of `/proc/<pid>/stat`, all its threads), in
-/// clock ticks.
-fn cpu_ticks(pid: u32) -> anyhow::Result<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // After the command name (in parentheses): state is field 3, utime 14, stime 15.
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .context("no command name")?
-        .split_whitespace()
-        .collect();
-    let utime: u64 = fields.get(11).context("no utime")?.parse()?;
-    let stime: u64 = fields.get(12).context("no stime")?.parse()?;
-    Ok(utime + stime)
-}
-
-/// The CPU an idle dashboard used.
-#[derive(Debug, Clone, Copy)]
-struct Idle {
-    /// utime + stime over the wall time, in percent of one CPU.
-    share: f64,
-    /// The threads' run time over the wall time, in percent of one CPU, and in ms.
-    ran_share: f64,
-    ran_ms: f64,
-}
-
-/// The time `pid`'s threads have run, in ns (`/proc/<pid>/task/*/schedstat`, first field):
-/// finer than the clock ticks of `/proc/<pid>/stat`, but blind to threads that have exited.
-fn run_time_ns(pid: u32) -> anyhow::Result<u64> {
-    let mut total = 0;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let text = std::fs::read_to_string(task?.path().join("schedstat"))?;
-        let ran: u64 = text
-            .split_whitespace()
-            .next()
-            .context("empty schedstat")?
-            .parse()?;
-        total += ran;
-    }
-    Ok(total)
-}
-
-/// Runs `hld-tui` in a pseudo-terminal against a daemon with a few completed sessions and
-/// measures the CPU it uses over `span` once it shows them.
-fn idle_cpu(bins: &Bins, span: Duration) -> anyhow::Result<Idle> {
-    let server = Server::daemon(bins, &DaemonOptions::default())?;
-    for _ in 0..IDLE_SESSIONS {
-        finished_session(&server, "hello")?;
-    }
-    let pty = portable_pty::native_pty_system()
-        .openpty(PtySize {
-            rows: HEIGHT,
-            cols: WIDTH,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .map_err(|e| anyhow!("open a pty: {e}"))?;
-    let mut cmd = CommandBuilder::new(&bins.tui);
-    cmd.arg("--no-bell");
-    cmd.arg("--daemon-socket");
-    cmd.arg(&server.sock);
-    cmd.env("TERM", "xterm-256color");
-    cmd.cwd(server.dir.path());
-    let mut child = pty
-        .slave
-        .spawn_command(cmd)
-        .map_err(|e| anyhow!("start hld-tui: {e}"))?;
-    // Only the child holds the terminal's side now, so reads end when it exits.
-    drop(pty.slave);
-    let screen = Arc::new(Mutex::new(vt100::Parser::new(HEIGHT, WIDTH, 0)));
-    let mut reader = pty
-        .master
-        .try_clone_reader()
-        .map_err(|e| anyhow!("read the pty: {e}"))?;
-    // Read all the time, so that hld-tui never waits on a full pty.
-    let reading = {
-        let screen = screen.clone();
-        std::thread::spawn(move || {
-            let mut buf = vec![0; 1 << 16];
-            while let Ok(n @ 1..) = reader.read(&mut buf) {
-                screen.lock().unwrap().process(&buf[..n]);
-            }
-        })
-    };
-    let measured = (|| -> anyhow::Result<Idle> {
-        let pid = child.process_id().context("hld-tui has no pid")?;
-        let listed = format!("Sessions ({IDLE_SESSIONS})");
-        let deadline = Instant::now() + STEP_TIMEOUT;
-        loop {
-            let text = screen.lock().unwrap().screen().contents();
-            if text.contains(&listed) && text.contains("● connected") {
-                break;
-            }
-            ensure!(
-                Instant::now() < deadline,
-                "hld-tui did not show the sessions:\n{text}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let (started, ticks, ran) = (Instant::now(), cpu_ticks(pid)?, run_time_ns(pid)?);
-        std::thread::sleep(span);
-        let (ticks, ran) = (
-            cpu_ticks(pid)? - ticks,
-            run_time_ns(pid)?.saturating_sub(ran),
-        );
-        let wall = started.elapsed().as_secs_f64();
-        let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)?
-            .context("no clock tick rate")?;
-        Ok(Idle {
-            share: ticks as f64 / hz as f64 / wall * 100.0,
-            ran_share: ran as f64 / 1e9 / wall * 100.0,
-            ran_ms: ran as f64 / 1e6,
-        })
-    })();
-    let quit = (|| -> anyhow::Result<()> {
-        let mut writer = pty
-            .master
-            .take_writer()
-            .map_err(|e| anyhow!("write to the pty: {e}"))?;
-        writer.write_all(b"q")?;
-        writer.flush()?;
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Some(status) = child.try_wait()? {
-                ensure!(status.success(), "hld-tui exited with {status:?}");
-                return Ok(());
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        bail!("hld-tui did not quit on q")
-    })();
-    if quit.is_err() {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
-    drop(pty.master);
-    let _ = reading.join();
-    server.stop()?;
-    let measured = measured?;
-    quit?;
-    Ok(measured)
 }

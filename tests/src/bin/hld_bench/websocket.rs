@@ -1,29 +1,22 @@
-//! Group 11, the WebSocket transport (`hld --ws`, holon-rpc): its load generators (tokio
-//! current_thread clients over tokio-tungstenite, as `hld-bench client ws-pingpong|ws-conc`,
-//! and WebSocket subscribers for the fan-out load), its raw reference servers (`hld-bench
-//! serve-ws --kind echo|fanout`, tokio-tungstenite on a current_thread runtime), and the
-//! group itself.
+//! Group 12, the WebSocket transport (`hld --ws`, holon-rpc): its load generators (tokio
+//! current_thread clients over tokio-tungstenite, as `hld-bench client ws-pingpong|ws-conc`),
+//! its raw reference server (`hld-bench serve-ws`, a tokio-tungstenite echo on a
+//! current_thread runtime), and the group itself.
 //!
-//! The raw servers do what the transport itself must: the handshake (echoing `holon-rpc`),
-//! frames, and for the fan-out, each event as a server request `s<N>` numbered per
-//! subscriber, whose replies are read and dropped. They parse and store nothing. Servers and
-//! clients all use the daemon's tungstenite settings (`websocket::ws_config`).
+//! The raw server does what the transport itself must: the handshake (echoing `holon-rpc`)
+//! and frames; it parses nothing. Servers and clients all use the daemon's tungstenite
+//! settings (`websocket::ws_config`).
 
 use std::io::{BufRead, Write as _};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, ensure, Context};
-use bytes::Bytes;
 use futures::{FutureExt, SinkExt, StreamExt};
-use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream, UnixListener};
-use tokio::sync::broadcast;
+use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::handshake::server::{
     Callback, ErrorResponse, Request, Response,
 };
@@ -31,12 +24,11 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use crate::fanout::{read_event, FanoutResult, Seen, Shared};
-use crate::groups::{finished_session, ratios, Plan};
+use crate::groups::{rate_row, Plan, MIN_RATE_RATIO};
 use crate::load::{gather, LoadResult, Mode};
 use crate::procs::{self, Bins, DaemonOptions, Server};
-use crate::report::{Row, Section, Verdict};
-use crate::stats::{ratio, si, us, Latency, Spread};
+use crate::report::Section;
+use crate::stats::Latency;
 
 /// Where WebSocket clients connect, and the token they present (none for a raw server).
 #[derive(Debug, Clone)]
@@ -172,86 +164,22 @@ fn current_thread() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// The id of a server request, from its start (`{"jsonrpc":"2.0","id":"s12",…`), without
-/// parsing the rest.
-fn request_id(text: &str) -> Option<&str> {
-    let rest = text.strip_prefix(r#"{"jsonrpc":"2.0","id":""#)?;
-    rest.split('"').next()
-}
-
-/// Subscribes connection number `sub` over WebSocket (`new_approval` events) and spawns its
-/// reader, which answers every event as a client must, `{}` to its id; the answers to the
-/// messages one read brings go out in one write.
-pub async fn subscribe(target: &WsTarget, sub: u32, shared: Rc<Shared>) -> anyhow::Result<()> {
-    let mut ws = target.connect().await?;
-    let subscribe = json!({"jsonrpc":"2.0","id":"1","method":"Subscribe","params":{"event_types":["new_approval"]}});
-    ws.send(Message::text(subscribe.to_string())).await?;
-    let confirmation = ws.next().await.context("closed before confirming")??;
-    ensure!(
-        confirmation.to_text()?.contains("subscription_id"),
-        "no subscription confirmation: {confirmation:?}"
-    );
-    tokio::task::spawn_local(async move {
-        let mut seen = Seen::default();
-        let mut next = ws.next().await;
-        while let Some(Ok(message)) = next {
-            if let Message::Text(text) = &message {
-                read_event(&shared, &mut seen, sub, text.as_bytes(), text.len());
-                if let Some(id) = request_id(text) {
-                    let reply = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{}}}}"#);
-                    if ws.feed(Message::text(reply)).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            next = next_flushing(&mut ws).await;
-        }
-    });
-    Ok(())
-}
-
-/// The raw reference servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RawWs {
-    /// Text messages echoed back; those already read share a write.
-    Echo,
-    /// Broadcast: subscribers over WebSocket, the publisher on the Unix socket `sock`.
-    Fanout,
-}
-
-/// Serves `kind` until killed: binds a loopback port (and for the fan-out, the Unix socket
-/// `sock`), prints the port's address on stdout, then serves. Fan-out messages are padded
-/// to `event_bytes`.
-pub fn serve(kind: RawWs, sock: &Path, event_bytes: usize) -> anyhow::Result<()> {
+/// Serves the raw echo until killed: binds a loopback port, prints its address on stdout,
+/// then echoes every text message, those already read in one write.
+pub fn serve_echo() -> anyhow::Result<()> {
     current_thread()?.block_on(async {
         let tcp = TcpListener::bind("127.0.0.1:0").await?;
-        let events = broadcast::channel::<Bytes>(4096).0;
-        if kind == RawWs::Fanout {
-            let _ = std::fs::remove_file(sock);
-            let publishers = UnixListener::bind(sock)?;
-            let events = events.clone();
-            tokio::spawn(async move {
-                while let Ok((stream, _)) = publishers.accept().await {
-                    tokio::spawn(publish(stream, events.clone(), event_bytes));
-                }
-            });
-        }
         println!("{}", tcp.local_addr()?);
         std::io::stdout().flush()?;
         loop {
             let (stream, _) = tcp.accept().await?;
             stream.set_nodelay(true)?;
-            let events = events.clone();
             tokio::spawn(async move {
                 let config = Some(hld::transport::websocket::ws_config());
                 let accepting =
                     tokio_tungstenite::accept_hdr_async_with_config(stream, HolonRpc, config);
-                let Ok(ws) = accepting.await else {
-                    return;
-                };
-                match kind {
-                    RawWs::Echo => echo(ws).await,
-                    RawWs::Fanout => subscriber(ws, events.subscribe()).await,
+                if let Ok(ws) = accepting.await {
+                    echo(ws).await;
                 }
             });
         }
@@ -298,95 +226,16 @@ async fn echo(mut ws: WebSocketStream<TcpStream>) {
     }
 }
 
-/// One publisher connection: each request's params, padded, broadcast as an event; answered
-/// `true`.
-async fn publish(stream: tokio::net::UnixStream, events: broadcast::Sender<Bytes>, bytes: usize) {
-    let (rd, mut wr) = stream.into_split();
-    let mut rd = tokio::io::BufReader::new(rd);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if !matches!(rd.read_line(&mut line).await, Ok(n) if n > 0) {
-            return;
-        }
-        let Ok(request) = serde_json::from_str::<Value>(&line) else {
-            return;
-        };
-        let mut event = json!({"type": "raw", "data": request["params"], "pad": ""});
-        // The message around the event: `{"jsonrpc":"2.0","id":"sN","method":"event",
-        // "params":{"event":…}}`, about 70 bytes.
-        let short = bytes.saturating_sub(event.to_string().len() + 70);
-        event["pad"] = Value::String("x".repeat(short));
-        let _ = events.send(Bytes::from(event.to_string()));
-        let reply = json!({"jsonrpc": "2.0", "result": true, "id": request["id"]});
-        if wr.write_all(format!("{reply}\n").as_bytes()).await.is_err() {
-            return;
-        }
-    }
-}
-
-/// One subscriber: confirms its `Subscribe`, then sends every event as server request
-/// `s<N>` (the id spliced in), those queued in one write, and reads and drops the replies.
-async fn subscriber(mut ws: WebSocketStream<TcpStream>, mut events: broadcast::Receiver<Bytes>) {
-    let Some(Ok(Message::Text(subscribe))) = ws.next().await else {
-        return;
-    };
-    let id = serde_json::from_str::<Value>(&subscribe).map_or(Value::Null, |v| v["id"].clone());
-    let confirm =
-        json!({"jsonrpc":"2.0","result":{"subscription_id":"sub_raw","message":"ok"},"id":id});
-    if ws.send(Message::text(confirm.to_string())).await.is_err() {
-        return;
-    }
-    let mut number = 0u64;
-    let mut message = |event: &Bytes| {
-        number += 1;
-        let mut text =
-            format!(r#"{{"jsonrpc":"2.0","id":"s{number}","method":"event","params":{{"event":"#);
-        text.push_str(std::str::from_utf8(event).expect("JSON is UTF-8"));
-        text.push_str("}}");
-        Message::text(text)
-    };
-    loop {
-        tokio::select! {
-            read = ws.next() => if !matches!(read, Some(Ok(_))) { return },
-            event = events.recv() => {
-                let Ok(event) = event else { return };
-                if ws.feed(message(&event)).await.is_err() {
-                    return;
-                }
-                while let Ok(event) = events.try_recv() {
-                    if ws.feed(message(&event)).await.is_err() {
-                        return;
-                    }
-                }
-                if ws.flush().await.is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// A raw WebSocket server process and the address it printed.
+/// A raw WebSocket echo server process and the address it printed.
 struct RawServer {
     child: Child,
     addr: SocketAddr,
-    /// Its Unix socket (the fan-out's publishers), and the directory holding it.
-    sock: PathBuf,
-    _dir: tempfile::TempDir,
 }
 
 impl RawServer {
-    fn start(bins: &Bins, kind: &str, event_bytes: usize) -> anyhow::Result<RawServer> {
-        let dir = tempfile::Builder::new()
-            .prefix("hld-bench-")
-            .tempdir_in("/tmp")?;
-        let sock = dir.path().join("raw.sock");
+    fn start(bins: &Bins) -> anyhow::Result<RawServer> {
         let mut child = procs::command(&bins.bench, false)
-            .args(["serve-ws", "--kind", kind, "--sock"])
-            .arg(&sock)
-            .arg("--event-bytes")
-            .arg(event_bytes.to_string())
+            .arg("serve-ws")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -399,12 +248,7 @@ impl RawServer {
             .trim()
             .parse()
             .with_context(|| format!("address {line:?}"))?;
-        Ok(RawServer {
-            child,
-            addr,
-            sock,
-            _dir: dir,
-        })
+        Ok(RawServer { child, addr })
     }
 
     fn target(&self) -> WsTarget {
@@ -427,11 +271,12 @@ fn daemon(bins: &Bins) -> anyhow::Result<(Server, WsTarget)> {
     let server = Server::daemon(
         bins,
         &DaemonOptions {
+            // Room for the load generator's 64 connections and a spare.
             args: vec![
                 "--ws".into(),
                 "127.0.0.1:0".into(),
                 "--ws-max-connections".into(),
-                "1000".into(),
+                "128".into(),
             ],
             ..Default::default()
         },
@@ -459,7 +304,7 @@ fn ws_args(
 
 /// One request/response run against a fresh hld and a fresh raw echo.
 fn round_trips(bins: &Bins, load: &str, extra: &[String]) -> anyhow::Result<[LoadResult; 2]> {
-    let raw = RawServer::start(bins, "echo", 0)?;
+    let raw = RawServer::start(bins)?;
     let mut args = ws_args(load, &raw.target(), None, extra);
     args.extend(["--mode".into(), "echo".into()]);
     let raw_result = procs::client(bins, false, &args)?;
@@ -473,37 +318,7 @@ fn round_trips(bins: &Bins, load: &str, extra: &[String]) -> anyhow::Result<[Loa
     Ok([raw_result, hld_result])
 }
 
-/// One fan-out run of `plan`'s size; `ws` subscribes over WebSocket.
-fn fanout_run(
-    bins: &Bins,
-    sock: &Path,
-    ws: Option<(&WsTarget, Option<&Path>)>,
-    session: &str,
-    subs: usize,
-    events: usize,
-) -> anyhow::Result<FanoutResult> {
-    let mut args = vec![
-        "fanout".to_owned(),
-        "--sock".into(),
-        sock.display().to_string(),
-        "--subs".into(),
-        subs.to_string(),
-        "--events".into(),
-        events.to_string(),
-        "--session".into(),
-        session.into(),
-    ];
-    if let Some((target, token)) = ws {
-        args.extend(["--ws".into(), target.addr.to_string()]);
-        if let Some(token) = token {
-            args.extend(["--token-file".into(), token.display().to_string()]);
-        }
-    }
-    procs::client(bins, false, &args)
-}
-
-/// The group: `health` round trips and 64-connection throughput next to a raw echo, and
-/// fan-out to WebSocket subscribers next to the Unix socket's and the raw floors.
+/// The group: `health` round trips and throughput at 8 and 64 connections next to a raw echo.
 pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let ping = [
         "--n".to_owned(),
@@ -511,175 +326,68 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         "--warmup".into(),
         plan.warmup.to_string(),
     ];
-    let conc = [
-        "--conns".to_owned(),
-        "64".into(),
-        "--n".into(),
-        plan.conc.to_string(),
-    ];
-    let (subs, events) = plan.ws_fanout;
+    let conc = |conns: u64| {
+        [
+            "--conns".to_owned(),
+            conns.to_string(),
+            "--n".into(),
+            plan.conc.to_string(),
+        ]
+    };
+    let conns = [8u64, 64];
     let mut latency: [Vec<LoadResult>; 2] = Default::default();
-    let mut throughput: [Vec<LoadResult>; 2] = Default::default();
-    // hld over the Unix socket, hld over WebSocket, the raw Unix and WebSocket servers.
-    let mut fanout: [Vec<FanoutResult>; 4] = Default::default();
+    let mut throughput: [[Vec<LoadResult>; 2]; 2] = Default::default();
     for _ in 0..plan.rounds {
         let [raw, hld] = round_trips(bins, "ws-pingpong", &ping)?;
         latency[0].push(raw);
         latency[1].push(hld);
-        let [raw, hld] = round_trips(bins, "ws-conc", &conc)?;
-        throughput[0].push(raw);
-        throughput[1].push(hld);
-
-        let (server, target) = daemon(bins)?;
-        let session = finished_session(&server, "hello")?;
-        let token = server.dir.path().join("daemon.ws-token");
-        let unix = fanout_run(bins, &server.sock, None, &session, subs, events)?;
-        let ws = fanout_run(
-            bins,
-            &server.sock,
-            Some((&target, Some(&token))),
-            &session,
-            subs,
-            events,
-        )?;
-        server.stop()?;
-        let pad = |r: &FanoutResult| (r.line_bytes.round() as usize).to_string();
-        let raw_unix = Server::raw(bins, "fanout", false, &["--event-bytes".into(), pad(&unix)])?;
-        let raw_unix_result = fanout_run(bins, &raw_unix.sock, None, "raw", subs, events)?;
-        raw_unix.stop()?;
-        let raw_ws = RawServer::start(bins, "fanout", ws.line_bytes.round() as usize)?;
-        let raw_ws_result = fanout_run(
-            bins,
-            &raw_ws.sock,
-            Some((&raw_ws.target(), None)),
-            "raw",
-            subs,
-            events,
-        )?;
-        drop(raw_ws);
-        for (i, result) in [unix, ws, raw_unix_result, raw_ws_result]
-            .into_iter()
-            .enumerate()
-        {
-            fanout[i].push(result);
+        for (i, &c) in conns.iter().enumerate() {
+            let [raw, hld] = round_trips(bins, "ws-conc", &conc(c))?;
+            throughput[i][0].push(raw);
+            throughput[i][1].push(hld);
         }
     }
-    let rate = |results: &[LoadResult]| results.iter().map(LoadResult::per_sec).collect::<Vec<_>>();
-    let trip_row = |name: &str, results: &[Vec<LoadResult>; 2], per_request: bool| {
-        let show = |rs: &[LoadResult]| {
-            let main = if per_request {
-                Spread::of(&rs.iter().map(LoadResult::mean_us).collect::<Vec<_>>()).show(us)
-            } else {
-                format!("{}/s", Spread::of(&rate(rs)).show(si))
-            };
-            let p99 = Spread::of(&rs.iter().map(|r| r.latency.p99_us).collect::<Vec<_>>());
-            format!("{main}; p99 {}", us(p99.median))
-        };
-        let r = ratios(&rate(&results[1]), &rate(&results[0]));
-        Row {
-            name: name.to_owned(),
-            figure: show(&results[1]),
-            baseline: show(&results[0]),
-            ratio: r.show(ratio),
-            target: "req/s ratio ≥ 0.75".into(),
-            verdict: Verdict::of(r.median >= 0.75),
-        }
-    };
-    let p99 = |rs: &[FanoutResult]| rs.iter().map(|r| r.latency.p99_us).collect::<Vec<_>>();
-    let lost = |rs: &[FanoutResult]| {
-        rs.iter()
-            .map(|r| r.lost + r.lagged + r.repeated)
-            .sum::<u64>()
-    };
-    let show = |rs: &[FanoutResult]| {
-        let p50 = Spread::of(&rs.iter().map(|r| r.latency.p50_us).collect::<Vec<_>>());
-        format!(
-            "p99 {}; p50 {}; lost or repeated {}",
-            Spread::of(&p99(rs)).show(us),
-            us(p50.median),
-            lost(rs)
-        )
-    };
-    let [unix, ws, raw_unix, raw_ws] = &fanout;
-    let vs_unix = ratios(&p99(ws), &p99(unix));
-    let floor = ratios(&p99(raw_ws), &p99(raw_unix));
-    let over_floor = ratios(&p99(ws), &p99(raw_ws));
-    let rows = vec![
-        trip_row("health round trip over WebSocket", &latency, true),
-        trip_row(
-            "health throughput over WebSocket, 64 connections",
-            &throughput,
+    let mut rows = vec![rate_row(
+        "health round trip over WebSocket",
+        &latency[1],
+        &latency[0],
+        true,
+        MIN_RATE_RATIO,
+    )];
+    for (i, &c) in conns.iter().enumerate() {
+        rows.push(rate_row(
+            &format!("health throughput over WebSocket, {c} connections"),
+            &throughput[i][1],
+            &throughput[i][0],
             false,
-        ),
-        Row {
-            name: format!("fan-out to {subs} WebSocket subscribers, 1 in flight"),
-            figure: show(ws),
-            baseline: format!("hld's Unix socket: {}", show(unix)),
-            ratio: format!("p99 ×{}", vs_unix.show(ratio)),
-            target: "p99 ≤ 2× the Unix socket's, no loss".into(),
-            verdict: Verdict::of(vs_unix.median <= 2.0 && lost(ws) == 0),
-        },
-        Row {
-            name: format!("the floor: raw WebSocket fan-out to {subs}, next to raw Unix"),
-            figure: show(raw_ws),
-            baseline: format!("raw Unix: {}", show(raw_unix)),
-            ratio: format!("p99 ×{}", floor.show(ratio)),
-            target: "reported".into(),
-            verdict: Verdict::Info,
-        },
-        Row {
-            name: format!(
-                "fan-out to {subs} WebSocket subscribers, next to the raw WebSocket floor"
-            ),
-            figure: show(ws),
-            baseline: format!("raw WebSocket: {}", show(raw_ws)),
-            ratio: format!("p99 ×{}", over_floor.show(ratio)),
-            target: "reported".into(),
-            verdict: Verdict::Info,
-        },
-    ];
+            MIN_RATE_RATIO,
+        ));
+    }
     Ok(Section {
         title: crate::groups::Group::Websocket.title().into(),
         method: format!(
-            "hld runs with `--ws 127.0.0.1:0` beside its Unix socket (the connection cap raised \
-             for the subscribers); clients are tokio \
+            "hld runs with `--ws 127.0.0.1:0` beside its Unix socket; clients are tokio \
              current_thread processes over tokio-tungstenite, unpinned, with the token as \
-             `Authorization: Bearer`. Round trips: {} sequential `health` requests on one \
-             connection (after {} untimed), then {} over 64 connections, each reply checked \
-             by its two ends; baseline, the same client against a raw tokio-tungstenite echo \
-             server (current_thread, replies to messages already read in one write) sending \
-             100-byte messages. Fan-out: {subs} subscribers of `new_approval`, {events} \
-             events one in flight, published with `createApproval` on the Unix socket; each \
-             event reaches a WebSocket subscriber as server request `s<N>`, which it answers \
-             `{{}}` (the answers to what one read brought in one write), and the latency runs \
-             to the last subscriber's read. In the same round: the same load with Unix-socket \
-             subscribers (the target's baseline), the raw Unix fan-out server of section 4, \
-             and a raw tokio-tungstenite fan-out server (per-subscriber `s<N>` ids spliced \
-             into the event's bytes, queued events in one write, replies read and dropped, \
-             messages padded to hld's length): the floor of the transport itself.",
+             `Authorization: Bearer`. {} sequential `health` requests on one connection (after \
+             {} untimed), then {} over 8 and over 64 connections, each reply checked by its two \
+             ends; baseline, the same client against a raw tokio-tungstenite echo server \
+             (current_thread, replies to messages already read in one write) sending 100-byte \
+             messages.",
             plan.pingpong, plan.warmup, plan.conc
         ),
         commands: vec![
             "hld --socket $DIR/hld.sock --database $DIR/hld.db --log-file $DIR/hld.log \
-             --claude-path fake-claude --ws 127.0.0.1:0 --ws-max-connections 1000 &"
+             --claude-path fake-claude --ws 127.0.0.1:0 --ws-max-connections 128 &"
                 .into(),
-            "hld-bench serve-ws --kind echo --sock $DIR/raw.sock &   # prints its address".into(),
+            "hld-bench serve-ws &   # prints its address".into(),
             "hld-bench client ws-pingpong --ws $ADDR [--token-file $DIR/daemon.ws-token] \
              --mode rpc|echo --n N --warmup W"
                 .into(),
-            "hld-bench client ws-conc --ws $ADDR [--token-file …] --mode rpc|echo --conns 64 --n N"
-                .into(),
-            "hld-bench serve-ws --kind fanout --sock $DIR/raw.sock --event-bytes $BYTES &".into(),
-            "hld-bench client fanout --sock $DIR/hld.sock --subs 100 --events 300 --session \
-             $SESSION [--ws $ADDR --token-file $DIR/daemon.ws-token]"
+            "hld-bench client ws-conc --ws $ADDR [--token-file …] --mode rpc|echo --conns 8|64 \
+             --n N"
                 .into(),
         ],
         rows,
-        notes: vec![format!(
-            "Message lengths: hld's event lines on the Unix socket {:.0} bytes, its WebSocket \
-             messages {:.0} bytes; the raw servers' are padded to match.",
-            Spread::of(&unix.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median,
-            Spread::of(&ws.iter().map(|r| r.line_bytes).collect::<Vec<_>>()).median,
-        )],
+        notes: Vec::new(),
     })
 }
