@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use hld_client::protocol::{ConversationEvent, SessionStatus};
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
@@ -25,8 +25,9 @@ use super::{process, publish_change, publish_conversation, Sessions};
 use crate::error::{Error, Result};
 use crate::store::{Ingest, NewEvent, Result as StoreResult, SessionUpdate, StoreError};
 
-/// At most this many lines are stored (and their events published) together.
-const MAX_BATCH_LINES: usize = 64;
+/// Lines are gathered into a batch while the one before is being stored, until it holds this
+/// many bytes (or the one before is stored).
+const MAX_BATCH_BYTES: usize = 1 << 20;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 /// The first pause before storing a session's outcome again, and the longest.
@@ -103,28 +104,20 @@ impl Supervisor {
         if let Some(stdout) = child.stdout.take() {
             let codec = LineCodec::new(self.sessions.config.max_agent_line);
             let mut lines = FramedRead::new(stdout, codec);
-            // The batch being stored, and the next one, gathered meanwhile.
+            // The batch being stored, and the next one, gathered meanwhile: its lines and bytes.
             let mut in_flight = None;
             let mut batch = Ingest::default();
-            let mut count = 0;
+            let (mut count, mut size) = (0, 0);
             let mut ended = false;
             while !(ended && count == 0 && in_flight.is_none()) {
                 tokio::select! {
-                    line = lines.next(), if !ended && count < MAX_BATCH_LINES => {
-                        let Some(Ok(first)) = line else {
-                            ended = true;
-                            continue;
-                        };
-                        self.apply(&mut transcript, first, &mut batch);
-                        count += 1;
-                        while count < MAX_BATCH_LINES {
-                            match lines.next().now_or_never() {
-                                Some(Some(Ok(line))) => self.apply(&mut transcript, line, &mut batch),
-                                _ => break,
-                            }
+                    line = lines.next(), if !ended && size < MAX_BATCH_BYTES => match line {
+                        Some(Ok(line)) => {
+                            size += self.apply(&mut transcript, line, &mut batch);
                             count += 1;
                         }
-                    }
+                        _ => ended = true,
+                    },
                     stored = stored(&mut in_flight) => self.stored(stored, &mut lost, pid),
                     Some(command) = self.commands.recv() => {
                         phase = self.command(command, phase, pid).await;
@@ -139,7 +132,8 @@ impl Supervisor {
                         }
                     }
                     let batch = std::mem::take(&mut batch);
-                    in_flight = self.store(batch, phase, std::mem::take(&mut count), &mut lost);
+                    in_flight = self.store(batch, phase, count, &mut lost);
+                    (count, size) = (0, 0);
                 }
             }
         }
@@ -248,15 +242,21 @@ impl Supervisor {
         }
     }
 
-    /// Adds a line of output to `batch`; a line that was cut is kept raw, with a marker.
-    fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) {
+    /// Adds a line of output to `batch`, and returns its length; a line that was cut is kept
+    /// raw, with a marker.
+    fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) -> usize {
         match line {
-            Line::Whole(bytes) => transcript.apply_to(text(&bytes), batch),
+            Line::Whole(bytes) => {
+                transcript.apply_to(text(&bytes), batch);
+                bytes.len()
+            }
             Line::Cut { start, dropped } => {
                 tracing::warn!(session = %self.session_id, kept = start.len(), dropped, "a line of claude's output was too long; stored cut");
                 let mut raw = text(&start).to_owned();
                 raw.push_str(&format!("[hld: cut here; {dropped} more bytes dropped]"));
+                let size = raw.len();
                 batch.raw_lines.push(raw);
+                size
             }
         }
     }
