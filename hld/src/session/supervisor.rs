@@ -1,8 +1,8 @@
 //! One actor per live session: a task that owns the `claude` process and the session's
-//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction and
-//! publishing only what is stored), takes commands over a channel, and reports how the
-//! process ended. What the status becomes is `lifecycle`'s rule; the actor says what
-//! happened.
+//! [`Phase`], reads the process's stream (gathering the next batch of lines while one is
+//! being stored, and publishing only what is stored), takes commands over a channel, and
+//! reports how the process ended. What the status becomes is `lifecycle`'s rule; the actor
+//! says what happened.
 
 use std::future::Future;
 use std::path::PathBuf;
