@@ -1,11 +1,12 @@
-//! The event bus: typed events, each serialised once and shared by every subscriber.
+//! The event bus: typed events, each serialised at most once (when a subscriber first wants
+//! its bytes) and shared by every subscriber.
 //!
 //! A `tokio::sync::broadcast` channel carries them: publishing never blocks, and its ring is
 //! every subscriber's bounded queue. A subscriber that falls more than the ring's capacity
 //! behind loses the oldest events and learns how many it missed (`Lagged`), which its
 //! connection passes on as a `lagged` event. The bus knows nothing of sockets or JSON-RPC.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use hld_client::protocol::{Event, EventType, SubscribeParams, TimedEvent};
@@ -16,22 +17,35 @@ use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 pub struct Published {
     /// The event and when it was published.
     pub event: TimedEvent,
-    /// `event` serialised.
-    pub json: Bytes,
+    /// `event` serialised, once a subscriber asked for it.
+    json: OnceLock<Bytes>,
 }
 
 impl Published {
-    /// Stamps `event` with the time and serialises it.
+    /// Stamps `event` with the time.
     pub fn new(event: Event) -> Published {
         let event = TimedEvent {
             event,
             timestamp: crate::time::now(),
         };
-        let json = serde_json::to_vec(&event).expect("events serialise");
         Published {
             event,
-            json: Bytes::from(json),
+            json: OnceLock::new(),
         }
+    }
+
+    /// `event`, sent as `json` (a shortened form of it).
+    pub fn with_json(event: TimedEvent, json: Bytes) -> Published {
+        Published {
+            event,
+            json: OnceLock::from(json),
+        }
+    }
+
+    /// The event's JSON, serialised by the first caller.
+    pub fn json(&self) -> &Bytes {
+        self.json
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&self.event).expect("events serialise")))
     }
 }
 
@@ -50,8 +64,7 @@ impl Bus {
         }
     }
 
-    /// Publishes `event` to every subscriber. Never blocks; with no subscriber it is not even
-    /// serialised.
+    /// Publishes `event` to every subscriber. Never blocks.
     pub fn publish(&self, event: Event) {
         if self.sender.receiver_count() > 0 {
             let _ = self.sender.send(Some(Arc::new(Published::new(event))));
@@ -230,7 +243,7 @@ mod tests {
             Some(Received::Event(p)) => p,
             other => panic!("{other:?}"),
         };
-        let json: serde_json::Value = serde_json::from_slice(&published.json).unwrap();
+        let json: serde_json::Value = serde_json::from_slice(published.json()).unwrap();
         assert_eq!(json["type"], "session_status_changed");
         assert_eq!(json["data"]["session_id"], "c");
         assert!(json["timestamp"].is_string());

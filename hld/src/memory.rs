@@ -1,12 +1,9 @@
-//! Gives memory freed after a burst of load back to the system.
+//! Gives SQLite's page caches back after a burst of load.
 //!
-//! glibc's malloc returns freed memory to the kernel only from the top of its heap. After a
-//! thousand connections close, the heap is left full of free holes that still count as
-//! resident, and the daemon would sit at several times its idle size all day. So once the
-//! daemon is quiet (it used under 1% of a CPU over the last [`INTERVAL`]), SQLite's page
-//! caches are emptied and `malloc_trim(0)` releases the free pages wherever they are. Under
-//! load nothing is done: a trim holds malloc's lock for milliseconds, which would show in the
-//! latency of every reply and event in flight.
+//! Each connection's page cache grows with the load and is kept after it. Once the daemon is
+//! quiet (it used under 1% of a CPU over the last [`INTERVAL`]), the caches are emptied, so
+//! that the daemon returns to near its idle size. Under load nothing is done: the next
+//! queries would only fill them again.
 
 use std::time::Duration;
 
@@ -47,7 +44,6 @@ pub async fn release_periodically(store: Store, shutdown: CancellationToken) {
         if let Err(e) = store.release_memory().await {
             tracing::debug!(error = %e, "could not shrink the database caches");
         }
-        trim();
     }
 }
 
@@ -61,18 +57,3 @@ fn cpu_time() -> Duration {
         time(usage.user_time()) + time(usage.system_time())
     })
 }
-
-/// Releases every free page malloc holds.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn trim() {
-    // SAFETY: malloc_trim(0) takes malloc's own locks and only returns free pages to the
-    // kernel (madvise); no live allocation is touched.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// Other allocators return memory on their own.
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn trim() {}

@@ -1,5 +1,6 @@
 //! Claude's `--output-format stream-json` stdout, one line at a time: each line becomes a
-//! typed [`AgentEvent`] ([`parse_line`]).
+//! typed [`AgentEvent`] ([`parse_line`]), read straight from its text by serde (nested objects
+//! are read from their own text, so that one that does not read leaves the rest intact).
 //!
 //! Nothing here fails: a line that is not a JSON object is [`AgentEvent::Malformed`], a
 //! `type` or `subtype` this module does not know is [`AgentEvent::Unknown`], a field of an
@@ -9,6 +10,7 @@
 
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// One line of Claude's output.
@@ -21,8 +23,7 @@ pub struct Line {
 }
 
 /// What one line says.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
     /// `system`: the run's start, an API retry, and others.
     System(System),
@@ -34,26 +35,22 @@ pub enum AgentEvent {
     Result(RunResult),
     /// A JSON object of a type this module does not know, or of a known type that does not
     /// read as one.
-    #[serde(skip)]
     Unknown {
         /// Its `type`.
         kind: Option<String>,
     },
     /// Not a JSON object: why.
-    #[serde(skip)]
     Malformed(String),
 }
 
 /// A `system` line.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "subtype", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq)]
 pub enum System {
     /// `init`: the run's set-up.
     Init(Init),
     /// `api_retry`: an API call failed, and the CLI tries it again after a delay.
     ApiRetry(ApiRetry),
     /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
-    #[serde(other)]
     Other,
 }
 
@@ -107,7 +104,7 @@ mod lenient {
         D: Deserializer<'de>,
         T: DeserializeOwned + Default,
     {
-        Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
+        Ok(read(<&RawValue>::deserialize(d)?).unwrap_or_default())
     }
 
     /// The elements of an array, each read as `T` (elements that fail are skipped).
@@ -116,26 +113,25 @@ mod lenient {
         D: Deserializer<'de>,
         T: DeserializeOwned,
     {
-        Ok(match Value::deserialize(d)? {
-            Value::Array(items) => items
-                .into_iter()
-                .filter_map(|v| serde_json::from_value(v).ok())
-                .collect(),
-            _ => Vec::new(),
-        })
+        let items: Vec<&RawValue> = read(<&RawValue>::deserialize(d)?).unwrap_or_default();
+        Ok(items.into_iter().filter_map(read).collect())
     }
 
     /// A message's `content`: a string is one text block, an array is read block by block,
     /// anything else is no blocks.
     pub(super) fn blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
-        Ok(match Value::deserialize(d)? {
-            Value::String(s) => vec![ContentBlock::Text(s)],
-            Value::Array(items) => items
-                .into_iter()
-                .map(|v| ContentBlock::from_raw(serde_json::from_value(v).unwrap_or_default()))
-                .collect(),
-            _ => Vec::new(),
-        })
+        let raw = <&RawValue>::deserialize(d)?;
+        if let Some(text) = read(raw) {
+            return Ok(vec![ContentBlock::Text(text)]);
+        }
+        let items: Vec<&RawValue> = read(raw).unwrap_or_default();
+        let block = |item| ContentBlock::from_raw(read(item).unwrap_or_default());
+        Ok(items.into_iter().map(block).collect())
+    }
+
+    /// The JSON text `raw` read as a `T`, if it reads as one.
+    fn read<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+        serde_json::from_str(raw.get()).ok()
     }
 }
 
@@ -487,33 +483,52 @@ impl RunResult {
 
 /// Parses one stdout line (without its `\n`). Never fails and has no size limit.
 pub fn parse_line(line: &str) -> Line {
-    let value = match serde_json::from_str::<Value>(line) {
-        Ok(value @ Value::Object(_)) => value,
-        Ok(other) => {
-            let kind = match other {
-                Value::Array(_) => "an array",
-                Value::String(_) => "a string",
-                Value::Number(_) => "a number",
-                Value::Bool(_) => "a boolean",
-                Value::Null | Value::Object(_) => "null",
-            };
-            return Line {
-                session_id: None,
-                event: AgentEvent::Malformed(format!("not a JSON object but {kind}")),
-            };
-        }
-        Err(e) => {
-            return Line {
-                session_id: None,
-                event: AgentEvent::Malformed(e.to_string()),
-            }
-        }
+    let malformed = |why: String| Line {
+        session_id: None,
+        event: AgentEvent::Malformed(why),
     };
-    let text = |key| value.get(key).and_then(Value::as_str).map(str::to_owned);
-    let session_id = text("session_id");
-    let event = AgentEvent::deserialize(&value)
-        .unwrap_or_else(|_| AgentEvent::Unknown { kind: text("type") });
-    Line { session_id, event }
+    // A struct would also read from an array.
+    if !line
+        .trim_start_matches([' ', '\t', '\r', '\n'])
+        .starts_with('{')
+    {
+        return malformed("not a JSON object".into());
+    }
+    let head = match serde_json::from_str::<Head>(line) {
+        Ok(head) => head,
+        Err(e) => return malformed(e.to_string()),
+    };
+    let event = match (head.kind.as_deref(), head.subtype.as_deref()) {
+        (Some("system"), Some("init")) => read(line).map(|i| AgentEvent::System(System::Init(i))),
+        (Some("system"), Some("api_retry")) => {
+            read(line).map(|r| AgentEvent::System(System::ApiRetry(r)))
+        }
+        (Some("system"), _) => Some(AgentEvent::System(System::Other)),
+        (Some("assistant"), _) => read(line).map(AgentEvent::Assistant),
+        (Some("user"), _) => read(line).map(AgentEvent::User),
+        (Some("result"), _) => read(line).map(AgentEvent::Result),
+        _ => None,
+    };
+    Line {
+        session_id: head.session_id,
+        event: event.unwrap_or(AgentEvent::Unknown { kind: head.kind }),
+    }
+}
+
+/// The fields of a line that say what it is.
+#[derive(Deserialize)]
+struct Head {
+    #[serde(rename = "type", default, deserialize_with = "lenient::string")]
+    kind: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    subtype: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    session_id: Option<String>,
+}
+
+/// A line read as a `T`, if it reads as one.
+fn read<T: DeserializeOwned>(line: &str) -> Option<T> {
+    serde_json::from_str(line).ok()
 }
 
 #[cfg(test)]

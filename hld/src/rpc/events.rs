@@ -155,7 +155,7 @@ impl Events {
         let mut batch = 0;
         loop {
             if let Received::Event(event) = &received {
-                batch += event.json.len();
+                batch += event.json().len();
             }
             self.feed(conn, received).await?;
             // Past the batch's size, what is left waits for the next round.
@@ -299,13 +299,13 @@ pub(super) fn request_number(id: &str) -> Option<u64> {
 /// "params":{"event":…}}`, or with `request`, the server-initiated request `"id":"s<N>"`. For
 /// transports that keep serving requests beside the events.
 pub fn event_message(event: &Published, request: Option<u64>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(event.json.len() + 64);
+    let mut out = Vec::with_capacity(event.json().len() + 64);
     out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",");
     if let Some(n) = request {
         write_request_id(&mut out, n);
     }
     out.extend_from_slice(b"\"method\":\"event\",\"params\":{\"event\":");
-    out.extend_from_slice(&event.json);
+    out.extend_from_slice(event.json());
     out.extend_from_slice(b"}}");
     out
 }

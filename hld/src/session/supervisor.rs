@@ -1,16 +1,18 @@
 //! One actor per live session: a task that owns the `claude` process and the session's
-//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction and
-//! publishing only what is stored), takes commands over a channel, and reports how the
-//! process ended. What the status becomes is `lifecycle`'s rule; the actor says what
-//! happened.
+//! [`Phase`], reads the process's stream (gathering the next batch of lines while one is
+//! being stored, and publishing only what is stored), takes commands over a channel, and
+//! reports how the process ended. What the status becomes is `lifecycle`'s rule; the actor
+//! says what happened.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use futures::{FutureExt, StreamExt};
-use hld_client::protocol::SessionStatus;
+use futures::StreamExt;
+use hld_client::protocol::{ConversationEvent, SessionStatus};
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -21,10 +23,11 @@ use super::lifecycle::Happening;
 use super::transcript::Transcript;
 use super::{process, publish_change, publish_conversation, Sessions};
 use crate::error::{Error, Result};
-use crate::store::{Ingest, NewEvent, SessionUpdate, StoreError};
+use crate::store::{Ingest, NewEvent, Result as StoreResult, SessionUpdate, StoreError};
 
-/// At most this many lines are stored (and their events published) together.
-const MAX_BATCH_LINES: usize = 64;
+/// Lines are gathered into a batch while the one before is being stored, until it holds this
+/// many bytes (or the one before is stored).
+const MAX_BATCH_BYTES: usize = 1 << 20;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
 /// The first pause before storing a session's outcome again, and the longest.
@@ -101,32 +104,36 @@ impl Supervisor {
         if let Some(stdout) = child.stdout.take() {
             let codec = LineCodec::new(self.sessions.config.max_agent_line);
             let mut lines = FramedRead::new(stdout, codec);
-            loop {
+            // The batch being stored, and the next one, gathered meanwhile: its lines and bytes.
+            let mut in_flight = None;
+            let mut batch = Ingest::default();
+            let (mut count, mut size) = (0, 0);
+            let mut ended = false;
+            while !(ended && count == 0 && in_flight.is_none()) {
                 tokio::select! {
-                    line = lines.next() => {
-                        let Some(Ok(first)) = line else { break };
-                        let mut batch = Ingest::default();
-                        self.apply(&mut transcript, first, &mut batch);
-                        let mut count = 1;
-                        while count < MAX_BATCH_LINES {
-                            match lines.next().now_or_never() {
-                                Some(Some(Ok(line))) => self.apply(&mut transcript, line, &mut batch),
-                                _ => break,
-                            }
+                    line = lines.next(), if !ended && size < MAX_BATCH_BYTES => match line {
+                        Some(Ok(line)) => {
+                            size += self.apply(&mut transcript, line, &mut batch);
                             count += 1;
                         }
-                        if let Some(claude_id) = transcript.claude_session_id() {
-                            if let Some(mut q) = query.take() {
-                                q.claude_session_id = claude_id.to_owned();
-                                batch.events.insert(0, q);
-                            }
-                        }
-                        self.store(batch, phase, count, &mut lost, pid).await;
-                    }
+                        _ => ended = true,
+                    },
+                    stored = stored(&mut in_flight) => self.stored(stored, &mut lost, pid),
                     Some(command) = self.commands.recv() => {
                         phase = self.command(command, phase, pid).await;
                     }
                     () = deadline(phase) => phase = kill_after_grace(pid),
+                }
+                if in_flight.is_none() && count > 0 {
+                    if let Some(claude_id) = transcript.claude_session_id() {
+                        if let Some(mut q) = query.take() {
+                            q.claude_session_id = claude_id.to_owned();
+                            batch.events.insert(0, q);
+                        }
+                    }
+                    let batch = std::mem::take(&mut batch);
+                    in_flight = self.store(batch, phase, count, &mut lost);
+                    (count, size) = (0, 0);
                 }
             }
         }
@@ -136,7 +143,9 @@ impl Supervisor {
                 events: vec![query],
                 ..Default::default()
             };
-            self.store(batch, phase, 0, &mut lost, pid).await;
+            if let Some((committed, lines)) = self.store(batch, phase, 0, &mut lost) {
+                self.stored((committed.await, lines), &mut lost, pid);
+            }
         }
         let exit = loop {
             tokio::select! {
@@ -233,15 +242,21 @@ impl Supervisor {
         }
     }
 
-    /// Adds a line of output to `batch`; a line that was cut is kept raw, with a marker.
-    fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) {
+    /// Adds a line of output to `batch`, and returns its length; a line that was cut is kept
+    /// raw, with a marker.
+    fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) -> usize {
         match line {
-            Line::Whole(bytes) => transcript.apply_to(text(&bytes), batch),
+            Line::Whole(bytes) => {
+                transcript.apply_to(text(&bytes), batch);
+                bytes.len()
+            }
             Line::Cut { start, dropped } => {
                 tracing::warn!(session = %self.session_id, kept = start.len(), dropped, "a line of claude's output was too long; stored cut");
                 let mut raw = text(&start).to_owned();
                 raw.push_str(&format!("[hld: cut here; {dropped} more bytes dropped]"));
+                let size = raw.len();
                 batch.raw_lines.push(raw);
+                size
             }
         }
     }
@@ -281,21 +296,19 @@ impl Supervisor {
         }
     }
 
-    /// Stores a batch and publishes its events: nothing is published before it is durable.
-    /// Once a batch cannot be stored, the conversation would have a hole: the agent is stopped
-    /// (its process group killed), what it still prints is counted in `lost` and not stored,
-    /// and the session will end failed.
-    async fn store(
+    /// Queues a batch to be stored; [`stored`](Self::stored) publishes it once committed.
+    /// Once a batch could not be stored, the conversation would have a hole: what the agent
+    /// still prints is counted in `lost` and not stored.
+    fn store(
         &self,
         mut batch: Ingest,
         phase: Phase,
         lines: usize,
         lost: &mut Option<Lost>,
-        pid: u32,
-    ) {
+    ) -> Option<InFlight> {
         if let Some(lost) = lost {
             lost.lines += lines;
-            return;
+            return None;
         }
         if let Some(update) = batch.update.as_mut() {
             if self.model_requested {
@@ -306,11 +319,19 @@ impl Supervisor {
                 update.error_message = None;
             }
         }
-        let sessions = &self.sessions;
-        match sessions.store.ingest(&self.session_id, batch).await {
+        let committed = self.sessions.store.ingest(&self.session_id, batch);
+        Some((Box::pin(committed), lines))
+    }
+
+    /// Publishes a stored batch's events: nothing is published before it is durable. A batch
+    /// that could not be stored stops the agent (its process group is killed) and the
+    /// session will end failed.
+    fn stored(&self, (stored, lines): Stored, lost: &mut Option<Lost>, pid: u32) {
+        match stored {
             Ok(events) => {
                 for event in events {
-                    publish_conversation(&sessions.bus, &self.session_id, &self.run_id, event);
+                    let bus = &self.sessions.bus;
+                    publish_conversation(bus, &self.session_id, &self.run_id, event);
                 }
             }
             Err(e) => {
@@ -323,6 +344,24 @@ impl Supervisor {
             }
         }
     }
+}
+
+/// A batch queued to the store: its outcome once committed, and how many lines it holds.
+type InFlight = (
+    Pin<Box<dyn Future<Output = StoreResult<Vec<ConversationEvent>>> + Send>>,
+    usize,
+);
+/// A batch's outcome and how many lines it held.
+type Stored = (StoreResult<Vec<ConversationEvent>>, usize);
+
+/// Resolves once the batch in flight is stored (and takes it); never if there is none.
+async fn stored(in_flight: &mut Option<InFlight>) -> Stored {
+    let Some((committed, lines)) = in_flight else {
+        return std::future::pending().await;
+    };
+    let stored = (committed.await, *lines);
+    *in_flight = None;
+    stored
 }
 
 /// The error for an interrupt a session in `status` cannot take.

@@ -1,12 +1,9 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
-//! [`Store`] is a cheap `Clone` handle with async methods. Only a write that finds the write
-//! connection idle runs on the async worker that asks for it; nothing that syncs to disk does.
+//! [`Store`] is a cheap `Clone` handle with async methods; no query runs on an async worker.
 //!
-//! - **Writes** go to the one write connection: each command is a transaction, and its caller
-//!   hears back once it is committed. A write that finds the connection idle runs at once on
-//!   the caller's thread; the others, every burst of a streaming session and every
-//!   checkpoint run on the writer thread (see the `writer` module).
+//! - **Writes** are queued for the one writer thread, which applies them in order and
+//!   answers each caller once its transaction is committed (see the `writer` module).
 //! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
 //!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
 //!
@@ -42,7 +39,7 @@ pub use types::*;
 
 use crate::approval::rules::Modes;
 use crate::session::lifecycle::Happening;
-use writer::{Msg, Slot, Writer};
+use writer::{Msg, Write, Writer};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
@@ -61,7 +58,6 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     commands: Sender<Msg>,
-    slot: Arc<Slot>,
     readers: Vec<Mutex<Connection>>,
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
@@ -91,11 +87,10 @@ impl Store {
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
         let (commands, received) = mpsc::channel();
-        let slot = Arc::new(Slot::new(Writer::new(conn))?);
-        let thread_slot = Arc::clone(&slot);
+        let writer = Writer::new(conn);
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
-            .spawn(move || writer::run(&thread_slot, received))
+            .spawn(move || writer::run(writer, received))
             .map_err(|source| StoreError::Io {
                 context: "starting the store writer thread".into(),
                 source,
@@ -104,7 +99,6 @@ impl Store {
             inner: Arc::new(Inner {
                 path: path.to_owned(),
                 commands,
-                slot,
                 readers,
                 next_reader: AtomicUsize::new(0),
                 writer: Mutex::new(Some(writer)),
@@ -139,59 +133,24 @@ impl Store {
             .await
     }
 
-    /// Runs `f` in a transaction of its own: at once on this thread if the write connection
-    /// is idle, else on the writer thread after what is queued (see the `writer` module).
-    /// Either way it is applied or queued when this is called, not when the future is
-    /// awaited, and stands even if the future is dropped; the future resolves once it is
-    /// committed (or failed).
+    /// Queues `f` for the writer thread, which runs it in a savepoint of a transaction (see
+    /// the `writer` module). It is queued when this is called, not when the future is awaited,
+    /// and stands even if the future is dropped; the future resolves once it is committed (or
+    /// failed).
     fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
     {
-        self.submit(f, true)
-    }
-
-    /// [`write`](Self::write), always on the writer thread: for a streaming session's bursts,
-    /// which would hold up every connection if they ran on the async workers.
-    fn queue<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
-    {
-        self.submit(f, false)
-    }
-
-    fn submit<T, F>(&self, f: F, inline: bool) -> impl Future<Output = Result<T>> + Send + 'static
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
-    {
         let (reply, answer) = oneshot::channel();
-        let job: writer::Job = Box::new(move |w| {
-            // The caller may have stopped waiting; the write stands regardless.
-            let _ = reply.send(w.transaction(f));
-        });
-        let inner = &self.inner;
-        let queued = if inner.closed.load(Ordering::Acquire) {
+        let queued = if self.inner.closed.load(Ordering::Acquire) {
             Err(StoreError::Closed)
         } else {
-            let left = if inline {
-                inner.slot.try_apply(job)
-            } else {
-                Some(job)
-            };
-            let msg = match left {
-                Some(job) => {
-                    inner.slot.queueing();
-                    Some(Msg::Job(job))
-                }
-                None if inner.slot.take_checkpoint_due() => Some(Msg::Checkpoint),
-                None => None,
-            };
-            msg.map_or(Ok(()), |msg| {
-                inner.commands.send(msg).map_err(|_| StoreError::Closed)
-            })
+            let write = Box::new(Write::new(f, reply));
+            self.inner
+                .commands
+                .send(Msg::Write(write))
+                .map_err(|_| StoreError::Closed)
         };
         async move {
             queued?;
@@ -238,10 +197,15 @@ impl Store {
 
     /// Stores raw lines, then events, then the optional update, atomically, and sets the
     /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
-    /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
-    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
+    /// `created_at`) in order. A `tool_result` marks its `tool_call` completed. The batch is
+    /// queued when this is called, not when the future is first polled.
+    pub fn ingest(
+        &self,
+        session_id: &str,
+        ingest: Ingest,
+    ) -> impl Future<Output = Result<Vec<ConversationEvent>>> + Send + 'static {
         let id = session_id.to_owned();
-        self.queue(move |w| w.ingest(&id, ingest)).await
+        self.write(move |w| w.ingest(&id, ingest))
     }
 
     /// One session.

@@ -133,7 +133,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.queue(move |_| {
+    store.write(move |_| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -936,32 +936,40 @@ async fn a_failing_command_rolls_back_alone() {
 }
 
 #[tokio::test]
-async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives() {
+async fn a_failing_or_panicking_command_leaves_nothing_and_the_others_stand() {
     let (_dir, store) = open_with_session().await;
-    let failing = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
-            Err::<(), _>(StoreError::Invalid("deliberate".into()))
-        })
-        .await;
+    // Held behind one command, these are applied in one transaction.
+    let (release, gate) = std::sync::mpsc::channel();
+    let held = hold_writer(&store, gate);
+    let before = store.ingest("s1", messages("c", &["before"]));
+    let failing = store.write(|w| {
+        w.ingest("s1", messages("c", &["doomed"]))?;
+        Err::<(), _>(StoreError::Invalid("deliberate".into()))
+    });
+    let panicking = store.write(|w| {
+        w.ingest("s1", messages("c", &["doomed"]))?;
+        panic!("deliberate");
+    });
+    let after = store.ingest("s1", messages("c", &["after"]));
+    let (held, before, failing, panicking, after, ()) =
+        tokio::join!(held, before, failing, panicking, after, async move {
+            release.send(()).unwrap()
+        });
+    held.unwrap();
     assert!(
         matches!(failing, Err(StoreError::Invalid(_))),
         "{failing:?}"
     );
-    let outcome = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
-            panic!("deliberate");
-        })
-        .await;
     assert!(
-        matches!(outcome, Err::<(), _>(StoreError::Panicked)),
-        "{outcome:?}"
+        matches!(panicking, Err::<(), _>(StoreError::Panicked)),
+        "{panicking:?}"
     );
     // Nothing of either was kept, and their sequences are reused: no gap.
-    let events = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
-    assert_eq!(sequences(&events), [1]);
-    assert_eq!(store.raw_events("s1").await.unwrap().len(), 1);
+    assert_eq!(sequences(&before.unwrap()), [1]);
+    assert_eq!(sequences(&after.unwrap()), [2]);
+    let alive = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
+    assert_eq!(sequences(&alive), [3]);
+    assert_eq!(store.raw_events("s1").await.unwrap().len(), 3);
 }
 
 /// A session with one tool call `toolu_1` (sequence 1).
@@ -1757,35 +1765,27 @@ async fn the_wal_is_checkpointed_as_it_grows() {
         .query_row("PRAGMA page_size", [], |r| r.get(0))
         .unwrap();
     let threshold = 1000 * page_size;
-    // Forty pages of query text per session: five times the checkpoint threshold for each way
-    // a write is applied (inline while the writer is idle, and queued for the writer thread).
+    // Forty pages of query text per session: five times the checkpoint threshold in all.
     let text = "q".repeat(40 * usize::try_from(page_size).unwrap());
-    for queued in [false, true] {
-        let mut largest = 0;
-        for i in 0..125 {
-            let new = NewSession {
-                query: text.clone(),
-                ..session(&format!("s{queued}{i}"), "2026-01-01T00:00:00.000Z")
-            };
-            if queued {
-                store.queue(move |w| w.create_session(&new)).await.unwrap();
-            } else {
-                store.create_session(new).await.unwrap();
-            }
-            let size = std::fs::metadata(&wal).unwrap().len();
-            largest = largest.max(i64::try_from(size).unwrap());
-        }
-        // The checkpoints run on the writer thread, which a busy machine may hold off for a
-        // while, so the WAL may pass the threshold; but it is restarted, and never holds all
-        // that was written (five times the threshold, and each frame's header).
-        assert!(
-            largest < 5 * threshold,
-            "queued: {queued}: the WAL grew to {largest} bytes, all that was written: it was \
-             never checkpointed (threshold {threshold})"
-        );
+    let mut largest = 0;
+    for i in 0..125 {
+        let new = NewSession {
+            query: text.clone(),
+            ..session(&format!("s{i}"), "2026-01-01T00:00:00.000Z")
+        };
+        store.create_session(new).await.unwrap();
+        let size = std::fs::metadata(&wal).unwrap().len();
+        largest = largest.max(i64::try_from(size).unwrap());
     }
+    // The WAL is restarted after a checkpoint, so it never holds all that was written (five
+    // times the threshold, and each frame's header).
+    assert!(
+        largest < 5 * threshold,
+        "the WAL grew to {largest} bytes, all that was written: it was never checkpointed \
+         (threshold {threshold})"
+    );
     let sessions = store.list_sessions().await.unwrap();
-    assert_eq!(sessions.len(), 250);
+    assert_eq!(sessions.len(), 125);
     assert!(sessions.iter().all(|s| s.new.query == text));
 }
 

@@ -1,47 +1,81 @@
-//! The one write connection. Each command runs in a transaction of its own (`BEGIN
-//! IMMEDIATE` … `COMMIT`), and its caller hears back only after the commit: what a caller is
-//! told is stored is durable.
-//!
-//! A command whose caller finds the connection idle (nothing queued, nothing being applied)
-//! runs at once on the caller's thread ([`Slot::try_apply`]); the others, and every burst of a
-//! streaming session, are queued for the writer thread, which applies them in order. A hop to
-//! the thread and back would cost two wake-ups, and on a busy runtime the caller would then
-//! wait a whole round of its tasks before going on: an approval's event would reach its
-//! subscribers that much later. An inline commit is cheap because it never syncs: with
-//! `synchronous = NORMAL` a commit only appends to the WAL, and the checkpoints, which copy
-//! the WAL into the database and sync it, run on the writer thread alone (SQLite's own
-//! automatic checkpoints are replaced by [`Slot::checkpoint`]).
+//! The one write connection and the thread that owns it. Every write command is queued for
+//! the thread, which applies them in order. It takes a command and every one queued behind
+//! it, applies each in a savepoint of its own within one transaction (`BEGIN IMMEDIATE` …
+//! `COMMIT`: group commit), and only after the commit answers each caller: what a caller is
+//! told is stored is durable. A command that fails is rolled back alone and the others stand;
+//! a failed commit fails them all. SQLite checkpoints the WAL itself as it grows (at a
+//! commit, on this thread); closing checkpoints it fully.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
-use rusqlite::hooks::Wal;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 use super::error::{Result, StoreError};
 
-/// A command for the writer thread: runs its transaction and answers its caller.
-pub(super) type Job = Box<dyn FnOnce(&mut Writer) + Send>;
-
 /// What the writer thread receives.
 pub(super) enum Msg {
     /// A write command.
-    Job(Job),
-    /// Checkpoint the WAL: one fell due after a command applied on its caller's thread.
-    Checkpoint,
+    Write(Box<dyn Command>),
     /// Checkpoint the WAL into the database, answer and stop.
     Close(oneshot::Sender<Result<()>>),
+}
+
+/// A write command and its caller.
+pub(super) trait Command: Send {
+    /// Applies the command in the open transaction and keeps its outcome.
+    fn apply(&mut self, writer: &mut Writer);
+    /// Answers the caller: its outcome if its transaction committed, else why it did not.
+    fn answer(self: Box<Self>, committed: Result<(), &StoreError>);
+}
+
+/// A write: the function to apply, then its outcome, and where to send it.
+pub(super) struct Write<T, F> {
+    f: Option<F>,
+    outcome: Option<Result<T>>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Write<T, F> {
+    pub(super) fn new(f: F, reply: oneshot::Sender<Result<T>>) -> Self {
+        Write {
+            f: Some(f),
+            outcome: None,
+            reply,
+        }
+    }
+}
+
+impl<T, F> Command for Write<T, F>
+where
+    T: Send,
+    F: FnOnce(&mut Writer) -> Result<T> + Send,
+{
+    fn apply(&mut self, writer: &mut Writer) {
+        if let Some(f) = self.f.take() {
+            self.outcome = Some(writer.savepoint(f));
+        }
+    }
+
+    fn answer(self: Box<Self>, committed: Result<(), &StoreError>) {
+        let outcome = match (self.outcome, committed) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(e)) => Err(StoreError::Commit(e.to_string())),
+            (None, Ok(())) => Err(StoreError::Commit("the command was not applied".into())),
+        };
+        // The caller may have stopped waiting; the write stands regardless.
+        let _ = self.reply.send(outcome);
+    }
 }
 
 /// The writer's state: the connection and the next sequence number of each session seen.
 pub(super) struct Writer {
     pub(super) conn: Connection,
     /// Next `sequence` per session: valid for what is committed plus the current
-    /// transaction, so it is cleared whenever a transaction is rolled back.
+    /// transaction, so it is cleared whenever anything is rolled back.
     pub(super) next_seq: HashMap<String, i64>,
     /// How many approvals are pending, once counted: every write that changes an approval's
     /// status or adds one says by how much (`pending_approvals`). Cleared as `next_seq` is.
@@ -57,28 +91,75 @@ impl Writer {
         }
     }
 
-    /// Runs `f` in a transaction: committed if it succeeds, rolled back if it fails or
-    /// panics.
-    pub(super) fn transaction<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        self.exec("BEGIN IMMEDIATE")?;
-        let outcome =
-            catch_unwind(AssertUnwindSafe(|| f(self))).unwrap_or(Err(StoreError::Panicked));
-        let committed = outcome.and_then(|value| {
-            self.exec("COMMIT")
-                .map_err(|e| StoreError::Commit(e.to_string()))?;
-            Ok(value)
-        });
-        if committed.is_err() {
-            self.next_seq.clear();
-            self.pending = None;
-            // SQLite may have rolled the transaction back itself (disk full, I/O error).
+    /// Runs `f` in a savepoint of the open transaction: released if it succeeds, rolled back
+    /// if it fails or panics.
+    fn savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        self.exec("SAVEPOINT command")?;
+        let outcome = catch_unwind(AssertUnwindSafe(|| f(self)))
+            .unwrap_or(Err(StoreError::Panicked))
+            .and_then(|value| Ok(self.exec("RELEASE command").map(|()| value)?));
+        if outcome.is_err() {
+            self.forget();
+            // SQLite may have rolled the whole transaction back itself (disk full, I/O error).
             if !self.conn.is_autocommit() {
-                if let Err(e) = self.conn.execute_batch("ROLLBACK") {
-                    tracing::error!(error = %e, "rolling back a failed store command");
-                }
+                self.rollback("ROLLBACK TO command; RELEASE command");
             }
         }
-        committed
+        outcome
+    }
+
+    /// Applies `first` and every command queued behind it in one transaction, then answers
+    /// them all. Returns the message that stopped it taking commands (a close), if any.
+    fn apply_queued(&mut self, first: Box<dyn Command>, commands: &Receiver<Msg>) -> Option<Msg> {
+        let mut applied = vec![first];
+        let mut next = None;
+        let mut committed = self.exec("BEGIN IMMEDIATE").map_err(StoreError::from);
+        if committed.is_ok() {
+            applied[0].apply(self);
+            while !self.conn.is_autocommit() {
+                match commands.try_recv() {
+                    Ok(Msg::Write(mut command)) => {
+                        command.apply(self);
+                        applied.push(command);
+                    }
+                    Ok(close) => {
+                        next = Some(close);
+                        break;
+                    }
+                    Err(_) => break,
+                }
+            }
+            committed = if self.conn.is_autocommit() {
+                Err(StoreError::Commit(
+                    "SQLite rolled the transaction back".into(),
+                ))
+            } else {
+                self.exec("COMMIT")
+                    .map_err(|e| StoreError::Commit(e.to_string()))
+            };
+        }
+        if committed.is_err() {
+            self.forget();
+            if !self.conn.is_autocommit() {
+                self.rollback("ROLLBACK");
+            }
+        }
+        for command in applied {
+            command.answer(committed.as_ref().map(|_| ()));
+        }
+        next
+    }
+
+    /// Forgets what was counted in a transaction that was rolled back.
+    fn forget(&mut self) {
+        self.next_seq.clear();
+        self.pending = None;
+    }
+
+    fn rollback(&self, sql: &str) {
+        if let Err(e) = self.conn.execute_batch(sql) {
+            tracing::error!(error = %e, "rolling back a failed store command");
+        }
     }
 
     /// Runs a statement without parameters or rows, prepared once (`BEGIN`, `COMMIT`).
@@ -88,96 +169,15 @@ impl Writer {
     }
 }
 
-/// Pages in the WAL past which a checkpoint is due: SQLite's own automatic threshold.
-const CHECKPOINT_PAGES: i32 = 1000;
-
-/// The write connection, shared by the writer thread and the callers that find it idle.
-pub(super) struct Slot {
-    writer: Mutex<Writer>,
-    /// Commands queued for the thread and not applied yet: while there are any, a caller
-    /// queues its own behind them.
-    queued: AtomicUsize,
-    /// Set after a commit that left the WAL past [`CHECKPOINT_PAGES`].
-    checkpoint_due: Arc<AtomicBool>,
-}
-
-impl Slot {
-    /// The slot for `writer`, whose connection now reports when a checkpoint is due instead of
-    /// checkpointing at the commit that crossed the threshold.
-    pub(super) fn new(mut writer: Writer) -> Result<Slot> {
-        let checkpoint_due = Arc::new(AtomicBool::new(false));
-        let due = Arc::clone(&checkpoint_due);
-        writer.conn.wal_hook(Some(move |_: &mut Wal, pages: i32| {
-            if pages >= CHECKPOINT_PAGES {
-                due.store(true, Ordering::Relaxed);
-            }
-            Ok(())
-        }))?;
-        Ok(Slot {
-            writer: Mutex::new(writer),
-            queued: AtomicUsize::new(0),
-            checkpoint_due,
-        })
-    }
-
-    fn lock(&self) -> MutexGuard<'_, Writer> {
-        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Runs `job` now if nothing is queued and the connection is free; otherwise gives it
-    /// back, to be queued with [`queueing`](Self::queueing).
-    pub(super) fn try_apply(&self, job: Job) -> Option<Job> {
-        if self.queued.load(Ordering::SeqCst) != 0 {
-            return Some(job);
-        }
-        let mut writer = match self.writer.try_lock() {
-            Ok(writer) => writer,
-            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
-            Err(TryLockError::WouldBlock) => return Some(job),
-        };
-        job(&mut writer);
-        None
-    }
-
-    /// Counts a command about to be queued for the thread.
-    pub(super) fn queueing(&self) {
-        self.queued.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Whether a checkpoint is due; clears the mark, so that one checkpoint answers it.
-    pub(super) fn take_checkpoint_due(&self) -> bool {
-        self.checkpoint_due.swap(false, Ordering::Relaxed)
-    }
-
-    /// Copies what it can of the WAL into the database without waiting for readers (a
-    /// `PASSIVE` checkpoint, as SQLite's automatic ones are).
-    fn checkpoint(&self) {
-        let copied = self
-            .lock()
-            .conn
-            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-        if let Err(e) = copied {
-            tracing::warn!(error = %e, "checkpointing the database");
-        }
-    }
-}
-
-/// The writer thread's body: applies each queued command in turn, and each checkpoint that
-/// falls due, until asked to close or every `Store` is dropped.
-pub(super) fn run(slot: &Slot, commands: Receiver<Msg>) {
-    while let Ok(msg) = commands.recv() {
-        match msg {
-            Msg::Job(job) => {
-                job(&mut slot.lock());
-                slot.queued.fetch_sub(1, Ordering::SeqCst);
-                if slot.take_checkpoint_due() {
-                    slot.checkpoint();
-                }
-            }
-            Msg::Checkpoint => slot.checkpoint(),
+/// The writer thread's body: applies what is queued, in order, until asked to close or every
+/// `Store` is dropped.
+pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
+    let mut next = commands.recv().ok();
+    while let Some(msg) = next {
+        next = match msg {
+            Msg::Write(command) => writer.apply_queued(command, &commands),
             Msg::Close(reply) => {
-                let checkpoint = slot
-                    .lock()
+                let checkpoint = writer
                     .conn
                     .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
                     .map_err(StoreError::from);
@@ -185,5 +185,6 @@ pub(super) fn run(slot: &Slot, commands: Receiver<Msg>) {
                 return;
             }
         }
+        .or_else(|| commands.recv().ok());
     }
 }

@@ -135,7 +135,7 @@ impl Encoder<Outgoing> for NdjsonCodec {
             Outgoing::Response(response) => response.write_json(dst.writer())?,
             Outgoing::Event { event, .. } => {
                 dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":{\"event\":");
-                dst.put_slice(&event.json);
+                dst.put_slice(event.json());
                 dst.put_slice(b"},\"id\":null}");
             }
             Outgoing::Heartbeat { .. } => {

@@ -49,18 +49,15 @@ fn every_line_type_reads_as_its_event() {
 
 #[test]
 fn odd_lines_are_malformed_or_unknown_never_an_error() {
-    for line in ["", "not json", r#"{"type":"assistant""#] {
-        assert!(matches!(event(line), AgentEvent::Malformed(_)), "{line}");
-    }
-    for (line, kind) in [
-        ("[1,2]", "an array"),
-        ("null", "null"),
-        ("\"s\"", "a string"),
+    for line in [
+        "",
+        "not json",
+        r#"{"type":"assistant""#,
+        "[1,2]",
+        "null",
+        "\"s\"",
     ] {
-        assert_eq!(
-            event(line),
-            AgentEvent::Malformed(format!("not a JSON object but {kind}"))
-        );
+        assert!(matches!(event(line), AgentEvent::Malformed(_)), "{line}");
     }
     assert_eq!(event("{}"), AgentEvent::Unknown { kind: None });
     assert_eq!(event(r#"{"type":5}"#), AgentEvent::Unknown { kind: None });

@@ -62,18 +62,16 @@ fn event_bytes(event: &Published, request: u64) -> Vec<u8> {
     if message.len() <= MAX_MESSAGE {
         return message;
     }
-    let frame = message.len() - event.json.len();
-    let mut value: Value = serde_json::from_slice(&event.json).expect("a published event is JSON");
+    let frame = message.len() - event.json().len();
+    let mut value: Value = serde_json::from_slice(event.json()).expect("a published event is JSON");
     fit(&mut value, MAX_MESSAGE - frame);
     tracing::warn!(
-        bytes = event.json.len(),
+        bytes = event.json().len(),
         kind = %event.event.event.type_name(),
         "an event too large for the WebSocket; sent cut"
     );
-    let cut = Published {
-        event: event.event.clone(),
-        json: Bytes::from(serde_json::to_vec(&value).expect("JSON serialises")),
-    };
+    let json = Bytes::from(serde_json::to_vec(&value).expect("JSON serialises"));
+    let cut = Published::with_json(event.event.clone(), json);
     event_message(&cut, Some(request))
 }
 
@@ -293,12 +291,10 @@ mod tests {
     fn an_oversize_event_goes_out_cut_within_the_limit() {
         use hld_client::protocol::Event;
         let event = Published::new(Event::Lagged { missed: 1 });
-        let mut value: Value = serde_json::from_slice(&event.json).unwrap();
+        let mut value: Value = serde_json::from_slice(event.json()).unwrap();
         value["data"]["note"] = Value::String("n".repeat(2 * MAX_MESSAGE));
-        let big = Published {
-            event: event.event.clone(),
-            json: Bytes::from(serde_json::to_vec(&value).unwrap()),
-        };
+        let json = Bytes::from(serde_json::to_vec(&value).unwrap());
+        let big = Published::with_json(event.event.clone(), json);
         let text = encode(Outgoing::Event {
             event: std::sync::Arc::new(big),
             request: Some(3),
