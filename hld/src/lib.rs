@@ -13,6 +13,7 @@ pub mod handlers;
 pub mod logging;
 pub mod mcp;
 pub mod memory;
+pub mod model;
 pub mod private_dir;
 pub mod rpc;
 pub mod server;

@@ -17,7 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{ApiError, CloudClient, CloudFunctionCall, CloudHumanContact, CloudItem};
 use super::Approvals;
-use crate::store::{NewApproval, Store, SESSION_ENDED};
+use crate::model::SESSION_ENDED;
+use crate::store::{NewApproval, Store};
 
 /// Time between polls (spec/000 `DEFAULT_POLL_INTERVAL`).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(5_000);

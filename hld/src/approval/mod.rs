@@ -10,7 +10,6 @@
 pub mod api;
 pub mod cloud;
 pub mod expiry;
-pub mod rules;
 pub mod server;
 
 use std::collections::HashSet;

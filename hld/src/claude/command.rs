@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use hld_client::protocol::McpConfig;
 
+use crate::model::SessionOptions;
 use crate::private_dir;
-use crate::session::SessionOptions;
 
 /// How long `claude --version` may take before it is given up on.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);

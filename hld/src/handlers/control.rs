@@ -7,9 +7,9 @@ use hld_client::protocol::*;
 
 use super::sessions::{no_nul, required};
 use crate::approval::publish_decided;
-use crate::approval::rules::Modes;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
+use crate::model::Modes;
 use crate::session::{bypass_expiry, publish_change, publish_settings};
 use crate::store::{SessionRow, StoreError};
 

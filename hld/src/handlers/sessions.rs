@@ -7,7 +7,8 @@ use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::session::{Parent, SessionOptions, Settings};
+use crate::model::{SessionOptions, Settings};
+use crate::session::Parent;
 use crate::store::SessionRow;
 
 /// A required, non-empty string param.

@@ -2,7 +2,6 @@
 //! (`supervisor`): one task owns its process and its phase and takes commands over a
 //! channel; this manager holds their handles. Every status rule lives in `lifecycle`.
 
-pub mod lifecycle;
 mod options;
 mod process;
 mod supervisor;
@@ -20,7 +19,6 @@ use hld_client::protocol::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::task::TaskTracker;
 
-use self::lifecycle::Happening;
 use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor};
 use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
@@ -28,8 +26,9 @@ use crate::bus::Bus;
 use crate::claude::command::SECRET_ENV;
 use crate::claude::{self, LaunchSpec};
 use crate::error::{Error, Result};
+use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{NewSession, SessionChange, SessionUpdate, Store};
-pub use options::{bypass_expiry, SessionOptions, Settings};
+pub use options::bypass_expiry;
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";

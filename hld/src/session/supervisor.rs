@@ -17,10 +17,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use super::lifecycle::Happening;
 use super::transcript::Transcript;
 use super::{process, publish_change, publish_conversation, Sessions};
 use crate::error::{Error, Result};
+use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, SessionUpdate, StoreError};
 
 /// At most this many lines are stored (and their events published) together.

@@ -12,7 +12,7 @@ use super::ops::{
 use super::read;
 use super::types::{ApprovalChange, CloudSync, NewApproval};
 use super::writer::Writer;
-use crate::approval::rules::{self, Modes, Settled};
+use crate::model::{self as rules, Modes, Settled};
 
 impl Writer {
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
@@ -54,7 +54,14 @@ impl Writer {
         // One that a session rule covers, or a cloud one of an ended session, is never pending.
         let now = crate::time::now();
         let session_status = parse_status(&a.session_id, &session_status)?;
-        let settled = rules::on_creation(a, &session_status, &modes, &now);
+        let settled = rules::on_creation(
+            a.source,
+            a.kind,
+            a.tool_name.as_deref(),
+            &session_status,
+            &modes,
+            &now,
+        );
         let status = settled.map_or(ApprovalStatus::Pending, Settled::status);
         let comment = settled.map(|s| s.comment().to_owned());
         let responded_at = settled.map(|_| now.clone());

@@ -8,7 +8,7 @@ use super::error::{Result, StoreError};
 use super::read;
 use super::types::{ApprovalChange, SessionRow};
 use super::writer::Writer;
-use crate::approval::rules::{self, Modes};
+use crate::model::{self as rules, Modes};
 
 impl Writer {
     /// The session `id`, read back inside this transaction.

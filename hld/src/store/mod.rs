@@ -37,11 +37,11 @@ use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 pub use error::{Result, StoreError};
-pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
+pub use ops::CORRELATION_WINDOW;
 pub use types::*;
 
-use crate::approval::rules::Modes;
-use crate::session::lifecycle::Happening;
+use crate::model::Happening;
+use crate::model::Modes;
 use writer::{Msg, Slot, Writer};
 
 /// How many read connections the pool keeps.

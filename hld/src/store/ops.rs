@@ -13,7 +13,7 @@ use super::types::{
     SessionUpdate,
 };
 use super::writer::Writer;
-use crate::session::lifecycle::{transition, Happening};
+use crate::model::{transition, Happening, SESSION_ENDED};
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
@@ -25,9 +25,6 @@ const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
     approval_id, parent_tool_use_id, subtype) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16, ?17)";
-
-/// The comment recorded on an approval resolved because its session ended.
-pub const SESSION_ENDED: &str = "the session ended before a decision";
 
 /// The `approval_status` written on a `tool_call` event for an approval in `status`.
 pub(super) fn event_approval_status(status: ApprovalStatus) -> &'static str {

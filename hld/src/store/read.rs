@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 use super::error::Result;
 use super::types::{ContextTokens, NewApproval, NewSession, SessionRow};
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::Modes;
+use crate::model::SessionOptions;
 
 /// How many parents `conversation_for_session` follows at most (a guard against cycles).
 const MAX_CHAIN_DEPTH: i64 = 10_000;

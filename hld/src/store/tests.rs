@@ -10,8 +10,8 @@ use hld_client::protocol::{
 use serde_json::json;
 
 use super::*;
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::Modes;
+use crate::model::SessionOptions;
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {

@@ -6,8 +6,8 @@ use hld_client::protocol::{
 };
 use serde_json::Value;
 
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::Modes;
+use crate::model::SessionOptions;
 
 /// A session row to insert (its status starts as `starting`).
 #[derive(Debug, Clone, PartialEq)]
