@@ -10,7 +10,7 @@ use hld_client::protocol::{
 use serde_json::json;
 
 use super::*;
-use crate::model::Modes;
+use crate::model::{Modes, SESSION_ENDED};
 use crate::model::SessionOptions;
 
 /// A session created at `created_at`, with every optional field empty.
