@@ -15,6 +15,7 @@ pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod private_dir;
+pub mod publish;
 pub mod rpc;
 pub mod server;
 pub mod session;

@@ -1,6 +1,6 @@
 //! One actor per live session: a task that owns the `claude` process and the session's
-//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction and
-//! publishing only what is stored), takes commands over a channel, and reports how the
+//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction),
+//! takes commands over a channel, and reports how the
 //! process ended. What the status becomes is `lifecycle`'s rule; the actor says what
 //! happened.
 
@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::transcript::Transcript;
-use super::{process, publish_change, publish_conversation, Sessions};
+use super::{process, Sessions};
 use crate::error::{Error, Result};
 use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, SessionUpdate, StoreError};
@@ -67,8 +67,6 @@ pub(super) struct Supervisor {
     pub(super) sessions: Arc<Sessions>,
     /// The session.
     pub(super) session_id: String,
-    /// Its run.
-    pub(super) run_id: String,
     /// The prompt, stored as the first user message.
     pub(super) query: String,
     /// Whether the launch named a model: then the one Claude resolves does not replace it.
@@ -166,12 +164,12 @@ impl Supervisor {
         };
         let update = SessionUpdate {
             completed_at: Some(crate::time::now()),
-            error_message: error.clone(),
+            error_message: error,
             exit_code,
             interrupted: Some(interrupted),
             ..Default::default()
         };
-        let status = self.store_outcome(update, error).await;
+        let status = self.store_outcome(update).await;
         if let Some(file) = &self.mcp_file {
             let _ = std::fs::remove_file(file);
         }
@@ -190,13 +188,9 @@ impl Supervisor {
     /// freed): until then the session stays live, and an interrupt is answered (there is no
     /// process left to stop). Gives up only when the store is closed, at shutdown; the next
     /// start-up's sweep then fails the session.
-    async fn store_outcome(
-        &mut self,
-        update: SessionUpdate,
-        error: Option<String>,
-    ) -> Option<SessionStatus> {
+    async fn store_outcome(&mut self, update: SessionUpdate) -> Option<SessionStatus> {
         let happening = Happening::Exited {
-            failed: error.is_some(),
+            failed: update.error_message.is_some(),
         };
         let mut pause = RETRY_FIRST;
         loop {
@@ -206,11 +200,7 @@ impl Supervisor {
                 .advance(&self.session_id, happening, update.clone())
                 .await;
             let e = match stored {
-                Ok(change) => {
-                    let change = change?;
-                    publish_change(&self.sessions.bus, &change, error);
-                    return Some(change.session.status);
-                }
+                Ok(moved) => return moved,
                 Err(StoreError::Closed) => return None,
                 Err(e) => e,
             };
@@ -255,13 +245,9 @@ impl Supervisor {
                     interrupted: Some(true),
                     ..Default::default()
                 };
+                let happening = Happening::InterruptRequested;
                 self.sessions
-                    .advance(
-                        &self.session_id,
-                        Happening::InterruptRequested,
-                        update,
-                        None,
-                    )
+                    .advance(&self.session_id, happening, update)
                     .await;
                 let _ = reply.send(Ok(()));
                 let grace = self.sessions.config.interrupt_grace;
@@ -281,8 +267,7 @@ impl Supervisor {
         }
     }
 
-    /// Stores a batch and publishes its events: nothing is published before it is durable.
-    /// Once a batch cannot be stored, the conversation would have a hole: the agent is stopped
+    /// Stores a batch (the store publishes its events once it is durable). Once a batch cannot be stored, the conversation would have a hole: the agent is stopped
     /// (its process group killed), what it still prints is counted in `lost` and not stored,
     /// and the session will end failed.
     async fn store(
@@ -307,20 +292,13 @@ impl Supervisor {
             }
         }
         let sessions = &self.sessions;
-        match sessions.store.ingest(&self.session_id, batch).await {
-            Ok(events) => {
-                for event in events {
-                    publish_conversation(&sessions.bus, &self.session_id, &self.run_id, event);
-                }
-            }
-            Err(e) => {
-                tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
-                process::kill_group(pid);
-                *lost = Some(Lost {
-                    error: e.to_string(),
-                    lines,
-                });
-            }
+        if let Err(e) = sessions.store.ingest(&self.session_id, batch).await {
+            tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
+            process::kill_group(pid);
+            *lost = Some(Lost {
+                error: e.to_string(),
+                lines,
+            });
         }
     }
 }

@@ -29,10 +29,10 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
-use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent};
+use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent, SessionStatus};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -52,6 +52,12 @@ const READERS: usize = 3;
 /// allocator arena, which the process keeps after the load that made it.
 pub const BLOCKING_THREADS: usize = READERS + 1;
 
+/// Where the store hands what each committed write changed: the daemon's bus.
+pub trait Sink: Send + Sync + 'static {
+    /// Takes one change, after its write is committed.
+    fn changed(&self, change: Change);
+}
+
 /// The handle to the database. Clones share the writer thread and the read pool.
 #[derive(Clone)]
 pub struct Store {
@@ -66,6 +72,7 @@ struct Inner {
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
+    sink: OnceLock<Box<dyn Sink>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -109,6 +116,7 @@ impl Store {
                 next_reader: AtomicUsize::new(0),
                 writer: Mutex::new(Some(writer)),
                 closed: AtomicBool::new(false),
+                sink: OnceLock::new(),
             }),
         })
     }
@@ -135,31 +143,43 @@ impl Store {
                 conn.execute_batch("PRAGMA shrink_memory")?;
             }
         }
-        self.write(|w| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
-            .await
+        self.commit(false, |w, _| {
+            Ok(w.conn.execute_batch("PRAGMA shrink_memory")?)
+        })
+        .await
     }
 
-    /// Runs `f` in a transaction of its own: at once on this thread if the write connection
-    /// is idle, else on the writer thread after what is queued (see the `writer` module).
-    /// Either way it is applied or queued when this is called, not when the future is
-    /// awaited, and stands even if the future is dropped; the future resolves once it is
-    /// committed (or failed).
-    fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
-    where
-        T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
-    {
-        self.submit(f, true)
+    /// Hands every change a committed write returns to `sink` from now on (set once, when
+    /// the daemon is wired; until then changes are dropped).
+    pub fn publish_to(&self, sink: impl Sink) {
+        let _ = self.inner.sink.set(Box::new(sink));
     }
 
-    /// [`write`](Self::write), always on the writer thread: for a streaming session's bursts,
-    /// which would hold up every connection if they ran on the async workers.
-    fn queue<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    /// Runs `f` in a transaction of its own (on the writer thread when `queued`, else at once
+    /// if the write connection is idle: see the `writer` module) and, once it is committed,
+    /// hands the changes `f` recorded to the sink: the one place anything is published. The
+    /// write is applied or queued when this is called, and stands even if the future is
+    /// dropped.
+    fn commit<T, F>(&self, queued: bool, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+        F: FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
     {
-        self.submit(f, false)
+        let written = self.submit(
+            move |w| {
+                let mut changes = Vec::new();
+                f(w, &mut changes).map(|answer| (answer, changes))
+            },
+            !queued,
+        );
+        let inner = Arc::clone(&self.inner);
+        async move {
+            let (answer, changes) = written.await?;
+            if let Some(sink) = inner.sink.get() {
+                changes.into_iter().for_each(|change| sink.changed(change));
+            }
+            Ok(answer)
+        }
     }
 
     fn submit<T, F>(&self, f: F, inline: bool) -> impl Future<Output = Result<T>> + Send + 'static
@@ -217,31 +237,108 @@ impl Store {
     /// Inserts a session and its MCP servers. Fails with [`StoreError::SessionNotFound`] if
     /// its parent does not exist.
     pub async fn create_session(&self, new: NewSession) -> Result<()> {
-        self.write(move |w| w.create_session(&new)).await
+        self.commit(false, move |w, _| w.create_session(&new)).await
     }
 
-    /// Moves a session by the rule for `happening` (`session::lifecycle`), from the status it
-    /// has when the write is applied, with `update`. Returns the status before and the
-    /// session after, or `None` when the rule keeps the status (and nothing is written);
-    /// [`StoreError::SessionNotFound`] if absent. A move to `completed` or `failed` also
-    /// resolves the session's pending approvals ([`SessionChange::expired`]).
+    /// Moves a session by `model::transition` for `happening`, from the status it has when the
+    /// write is applied (a compare-and-set), with `update`. Returns the new status, or `None`
+    /// when the rule keeps the status (and nothing is written). A move to a final status also
+    /// resolves the session's pending approvals.
     pub async fn advance(
         &self,
         id: &str,
         happening: Happening,
         update: SessionUpdate,
-    ) -> Result<Option<SessionChange>> {
+    ) -> Result<Option<SessionStatus>> {
         let id = id.to_owned();
-        self.write(move |w| w.advance(&id, happening, &update))
+        self.commit(false, move |w, out| w.advance(&id, happening, &update, out))
             .await
     }
 
-    /// Stores raw lines, then events, then the optional update, atomically, and sets the
-    /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
-    /// `created_at`) in order. A `tool_result` marks its `tool_call` completed.
-    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<Vec<ConversationEvent>> {
+    /// Stores raw lines, then events, then the optional update, atomically, on the writer
+    /// thread, and sets the session's `last_activity_at`. A `tool_result` marks its
+    /// `tool_call` completed.
+    pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<()> {
         let id = session_id.to_owned();
-        self.queue(move |w| w.ingest(&id, ingest)).await
+        self.commit(true, move |w, out| w.ingest(&id, ingest, out))
+            .await
+    }
+
+    /// Fails every session a process may have been attached to, with `error_message =
+    /// reason`, and resolves every pending approval (at start-up). Returns how many sessions
+    /// it failed.
+    pub async fn mark_orphans(&self, reason: &str) -> Result<usize> {
+        let reason = reason.to_owned();
+        self.commit(false, move |w, out| w.mark_orphans(&reason, out))
+            .await
+    }
+
+    /// Stores an approval, pending unless a session rule approves it (or, from the cloud,
+    /// its session has ended), and links the `tool_call` event it gates: the one with its
+    /// `tool_use_id`, or else, for a function call, the session's newest `tool_call` of that
+    /// tool that is neither completed nor gated and at most [`CORRELATION_WINDOW`] old.
+    pub async fn create_approval(&self, approval: NewApproval) -> Result<Approval> {
+        self.commit(false, move |w, out| w.create_approval(&approval, out))
+            .await
+    }
+
+    /// Stores an approval fetched from the cloud as [`create_approval`](Self::create_approval)
+    /// does unless its id is stored; a stored one, pending and unlinked, is linked if a tool
+    /// call now matches.
+    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
+        self.commit(false, move |w, out| w.sync_cloud_approval(&approval, out))
+            .await
+    }
+
+    /// Decides a *pending* approval: `approved`/`denied` a function call, `responded` a human
+    /// contact, `resolved` (answered elsewhere) either. Of racing decisions one wins; the
+    /// others get [`StoreError::AlreadyDecided`] ([`StoreError::Invalid`] for the wrong kind).
+    /// Its session runs again once none of its approvals is pending.
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<String>,
+    ) -> Result<Approval> {
+        let id = id.to_owned();
+        self.commit(false, move |w, out| {
+            w.decide_approval(&id, status, comment.as_deref(), None, out)
+        })
+        .await
+    }
+
+    /// Sets a session's title (`None` clears it).
+    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(false, move |w, out| w.set_title(&id, title.as_deref(), out))
+            .await
+    }
+
+    /// Archives or restores sessions, in one transaction. Returns the ids that name no session.
+    pub async fn set_archived(&self, ids: Vec<String>, archived: bool) -> Result<Vec<String>> {
+        self.commit(false, move |w, out| w.set_archived(&ids, archived, out))
+            .await
+    }
+
+    /// Sets a session's approval modes and approves its pending local approvals they cover,
+    /// in one transaction.
+    pub async fn set_modes(&self, id: &str, modes: Modes) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(false, move |w, out| w.set_modes(&id, &modes, out))
+            .await
+    }
+
+    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
+    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<String>> {
+        self.commit(false, move |w, out| w.expire_bypasses(&now, out))
+            .await
+    }
+
+    /// Deletes a session that is not running and everything stored for it
+    /// ([`StoreError::SessionActive`] if it runs).
+    pub async fn delete_session(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(false, move |w, _| w.delete_session(&id)).await
     }
 
     /// One session.
@@ -306,37 +403,10 @@ impl Store {
             .await
     }
 
-    /// Fails every session in `starting`, `running`, `waiting_input` or `completing` with
-    /// `error_message = reason` and `completed_at = now`, and resolves every pending approval
-    /// (run at start-up, when no process can be attached). Returns what changed.
-    pub async fn mark_orphans(&self, reason: &str) -> Result<Orphans> {
-        let reason = reason.to_owned();
-        self.write(move |w| w.mark_orphans(&reason)).await
-    }
-
     /// The raw stream lines of a session, in arrival order.
     pub async fn raw_events(&self, session_id: &str) -> Result<Vec<String>> {
         let id = session_id.to_owned();
         self.read(move |c| read::raw_events(c, &id)).await
-    }
-
-    /// Stores a pending approval (its `run_id` is the session's) and links the `tool_call`
-    /// event it gates, which gets `approval_status = "pending"` and `approval_id` in the same
-    /// transaction (returned in [`ApprovalChange::events`]): the event with its `tool_use_id`;
-    /// without one, for a function call, the session's newest `tool_call` of the same tool
-    /// that is not completed, not gated by another approval, and at most
-    /// [`CORRELATION_WINDOW`] old (whose tool use id the approval then records).
-    pub async fn create_approval(&self, approval: NewApproval) -> Result<ApprovalChange> {
-        self.write(move |w| w.create_approval(&approval)).await
-    }
-
-    /// Stores an approval fetched from the HumanLayer cloud as [`create_approval`]
-    /// does, unless its id is already stored; a stored one that is pending and unlinked is
-    /// linked if a tool call now matches.
-    ///
-    /// [`create_approval`]: Self::create_approval
-    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
-        self.write(move |w| w.sync_cloud_approval(&approval)).await
     }
 
     /// One approval.
@@ -359,66 +429,9 @@ impl Store {
             .await
     }
 
-    /// Decides a *pending* approval: `approved`/`denied` for a function call, `responded` for
-    /// a human contact, `resolved` (answered elsewhere) for either. Of racing decisions exactly one wins; the others get
-    /// [`StoreError::AlreadyDecided`] ([`StoreError::ApprovalNotFound`] for an unknown id,
-    /// [`StoreError::Invalid`] for a decision of the wrong kind). The linked `tool_call`
-    /// event gets the new `approval_status` (`resolved` for a response) in the same
-    /// transaction.
-    pub async fn decide_approval(
-        &self,
-        id: &str,
-        status: ApprovalStatus,
-        comment: Option<String>,
-    ) -> Result<ApprovalChange> {
-        let id = id.to_owned();
-        self.write(move |w| w.decide_approval(&id, status, comment.as_deref(), None))
-            .await
-    }
-
-    /// Sets a session's title (`None` clears it); returns the session after.
-    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<SessionRow> {
-        let id = id.to_owned();
-        self.write(move |w| w.set_title(&id, title.as_deref()))
-            .await
-    }
-
-    /// Archives or restores sessions, in one transaction. Returns the sessions that changed
-    /// and the ids that name no session.
-    pub async fn set_archived(
-        &self,
-        ids: Vec<String>,
-        archived: bool,
-    ) -> Result<(Vec<SessionRow>, Vec<String>)> {
-        self.write(move |w| w.set_archived(&ids, archived)).await
-    }
-
-    /// Sets a session's approval modes and approves its pending local approvals they cover,
-    /// in one transaction. Returns the session after and those decisions.
-    pub async fn set_modes(
-        &self,
-        id: &str,
-        modes: Modes,
-    ) -> Result<(SessionRow, Vec<ApprovalChange>)> {
-        let id = id.to_owned();
-        self.write(move |w| w.set_modes(&id, &modes)).await
-    }
-
-    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
-    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<SessionRow>> {
-        self.write(move |w| w.expire_bypasses(&now)).await
-    }
-
     /// The earliest expiry of a bypass still on.
     pub async fn next_bypass_expiry(&self) -> Result<Option<String>> {
         self.read(read::next_bypass_expiry).await
-    }
-
-    /// Deletes a session that is not running and everything stored for it
-    /// ([`StoreError::SessionActive`] if it runs).
-    pub async fn delete_session(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        self.write(move |w| w.delete_session(&id)).await
     }
 
     /// The sessions no other session continues, archived or not, most recently active first.

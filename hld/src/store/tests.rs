@@ -10,8 +10,8 @@ use hld_client::protocol::{
 use serde_json::json;
 
 use super::*;
-use crate::model::{Modes, SESSION_ENDED};
 use crate::model::SessionOptions;
+use crate::model::{Modes, SESSION_ENDED};
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {

@@ -6,8 +6,7 @@ use hld_client::protocol::{
 };
 use serde_json::Value;
 
-use crate::model::Modes;
-use crate::model::SessionOptions;
+use crate::model::{Modes, SessionOptions};
 
 /// A session row to insert (its status starts as `starting`).
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +102,7 @@ impl ContextTokens {
 }
 
 /// Fields to change on a session; `None` leaves a field alone. Every update also sets
-/// `last_activity_at` to now, in the same transaction. The status is not one of them: it
-/// moves only by `Store::advance`, under the rules of `session::lifecycle`.
+/// `last_activity_at`. The status moves only by `Store::advance`, under `model::transition`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionUpdate {
     /// Claude's session id.
@@ -299,66 +297,45 @@ impl NewApproval {
     }
 }
 
-/// What syncing one fetched cloud approval changed.
-#[derive(Debug, Clone, PartialEq)]
+/// What syncing one fetched cloud approval did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloudSync {
     /// It was new and is now stored (and linked, if a tool call matched).
-    Created(ApprovalChange),
+    Created,
     /// It was stored unlinked and is now linked to a tool call that matched.
-    Linked(ApprovalChange),
-    /// Nothing to do: already stored and linked, decided, or still without a match.
+    Linked,
+    /// Nothing: already stored and linked, decided, or still without a match.
     Unchanged,
 }
 
-/// An approval as stored after a create or a decision, with the conversation events whose
-/// `approval_status`/`approval_id` changed in the same transaction (for publishing).
+/// One thing a committed write changed. Every write returns its changes in the order
+/// subscribers hear of them, and the store hands them to its [`Sink`](super::Sink) once
+/// the write is committed: nothing is told before it is durable.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalChange {
-    /// The approval.
-    pub approval: Approval,
-    /// The linked `tool_call` events, as updated.
-    pub events: Vec<ConversationEvent>,
-    /// The approval's session, if the change moved its status in the same transaction:
-    /// `running` → `waiting_input` when an approval is stored (or linked) for it, and back
-    /// when a decision leaves none pending.
-    pub session: Option<SessionChange>,
-    /// Pending approvals of every session after the change.
-    pub pending: u64,
-}
-
-/// A session after an update, with the status it had before (for `session_status_changed`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionChange {
-    /// The status before the update.
-    pub old_status: SessionStatus,
-    /// The session after the update.
-    pub session: SessionRow,
-    /// The session's pending approvals that the update resolved because it ended the
-    /// session: nothing waits for them any more.
-    pub expired: Vec<ApprovalChange>,
-}
-
-/// What the start-up sweep changed.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Orphans {
-    /// The sessions it failed.
-    pub sessions: Vec<OrphanedSession>,
-    /// The pending approvals it resolved: every one, since no session has a live process at
-    /// start-up.
-    pub expired: Vec<ApprovalChange>,
-}
-
-/// A session that `mark_orphans` failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OrphanedSession {
-    /// The session.
-    pub id: String,
-    /// Its run.
-    pub run_id: String,
-    /// Its parent, for continuations.
-    pub parent_session_id: Option<String>,
-    /// The status it had (it is now `failed`).
-    pub old_status: SessionStatus,
+pub enum Change {
+    /// A session's status moved from `old_status`; `error` is the message it failed with.
+    Session {
+        old_status: SessionStatus,
+        session: Box<SessionRow>,
+        error: Option<String>,
+    },
+    /// A conversation event of run `run_id` was stored, or its approval status changed.
+    Conversation {
+        run_id: String,
+        event: Box<ConversationEvent>,
+    },
+    /// An approval was stored or decided; `pending`: approvals pending afterwards, of every
+    /// session.
+    Approval {
+        approval: Box<Approval>,
+        pending: u64,
+    },
+    /// A session's title, archive state or approval modes changed; `expired`: its bypass
+    /// ran out.
+    Settings {
+        session: Box<SessionRow>,
+        expired: bool,
+    },
 }
 
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.
