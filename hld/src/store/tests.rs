@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
 
 use hld_client::protocol::{
-    ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
-    SessionStatus,
+    Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
+    ConversationEventType, McpConfig, McpServer, SessionStatus,
 };
 use serde_json::json;
 
@@ -79,6 +79,125 @@ fn sequences(events: &[hld_client::protocol::ConversationEvent]) -> Vec<i64> {
     events.iter().map(|e| e.sequence).collect()
 }
 
+/// Keeps what the store hands its sink.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Change>>>);
+
+impl Sink for Recorder {
+    fn changed(&self, change: Change) {
+        self.0.lock().unwrap().push(change);
+    }
+}
+
+impl Recorder {
+    fn on(store: &Store) -> Recorder {
+        let recorder = Recorder::default();
+        store.publish_to(recorder.clone());
+        recorder
+    }
+
+    fn take(&self) -> Vec<Change> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
+/// What one write recorded, gathered for assertions.
+#[derive(Debug, Default)]
+struct Changed {
+    /// Approvals stored or decided, each with the pending total after it.
+    approvals: Vec<(Approval, u64)>,
+    /// Conversation events stored or updated.
+    events: Vec<ConversationEvent>,
+    /// Sessions that moved: the status before, and the row after.
+    moves: Vec<(SessionStatus, SessionRow)>,
+    /// Sessions whose settings changed, and whether by expiry.
+    settings: Vec<(String, bool)>,
+}
+
+impl Changed {
+    fn gather(changes: Vec<Change>) -> Changed {
+        let mut c = Changed::default();
+        for change in changes {
+            match change {
+                Change::Session {
+                    old_status,
+                    session,
+                    ..
+                } => c.moves.push((old_status, *session)),
+                Change::Conversation { event, .. } => c.events.push(*event),
+                Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
+                Change::Settings { session, expired } => c.settings.push((session.new.id, expired)),
+            }
+        }
+        c
+    }
+
+    fn approval(&self) -> &Approval {
+        &self.approvals[0].0
+    }
+
+    fn pending(&self) -> u64 {
+        self.approvals.last().expect("an approval").1
+    }
+
+    /// The first session move, as (before, after).
+    fn moved(&self) -> Option<(SessionStatus, SessionStatus)> {
+        self.moves
+            .first()
+            .map(|(old, row)| (old.clone(), row.status.clone()))
+    }
+}
+
+/// The writes as the tests call them: each returns what it recorded.
+impl Store {
+    async fn recorded<T: Send + 'static>(
+        &self,
+        queued: bool,
+        f: impl FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
+    ) -> Result<Changed> {
+        let changes = self.commit(queued, move |w, out| {
+            f(w, out)?;
+            Ok(out.clone())
+        });
+        changes.await.map(Changed::gather)
+    }
+
+    async fn ingested(&self, id: &str, batch: Ingest) -> Result<Vec<ConversationEvent>> {
+        let id = id.to_owned();
+        let changed = self.recorded(true, move |w, out| w.ingest(&id, batch, out));
+        Ok(changed.await?.events)
+    }
+
+    async fn advanced(
+        &self,
+        id: &str,
+        happening: Happening,
+        update: SessionUpdate,
+    ) -> Result<Changed> {
+        let id = id.to_owned();
+        self.recorded(false, move |w, out| w.advance(&id, happening, &update, out))
+            .await
+    }
+
+    async fn create(&self, new: NewApproval) -> Result<Changed> {
+        self.recorded(false, move |w, out| w.create_approval(&new, out))
+            .await
+    }
+
+    async fn decide(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<&str>,
+    ) -> Result<Changed> {
+        let (id, comment) = (id.to_owned(), comment.map(str::to_owned));
+        self.recorded(false, move |w, out| {
+            w.decide_approval(&id, status, comment.as_deref(), None, out)
+        })
+        .await
+    }
+}
+
 /// A raw connection to the file, to inspect or tamper with it.
 fn raw(path: &Path) -> Connection {
     Connection::open(path).unwrap()
@@ -98,7 +217,7 @@ async fn open_with_session() -> (tempfile::TempDir, Store) {
 async fn force_status(store: &Store, id: &str, status: SessionStatus) {
     let id = id.to_owned();
     store
-        .write(move |w| {
+        .commit(false, move |w, _| {
             w.conn.execute(
                 "UPDATE sessions SET status = ?2 WHERE id = ?1",
                 [id.as_str(), status.as_str()],
@@ -133,7 +252,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.queue(move |_| {
+    store.commit(true, move |_, _| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -192,7 +311,10 @@ fn pragmas(conn: &Connection) -> Result<(bool, i64, i64, String)> {
 async fn every_connection_uses_wal_normal_sync_foreign_keys_and_a_busy_timeout() {
     let (_dir, store) = Store::open_temp();
     let expected = (true, 1, 5000, "wal".to_owned());
-    assert_eq!(store.write(|w| pragmas(&w.conn)).await.unwrap(), expected);
+    assert_eq!(
+        store.commit(false, |w, _| pragmas(&w.conn)).await.unwrap(),
+        expected
+    );
     assert_eq!(store.inner.readers.len(), READERS);
     for reader in &store.inner.readers {
         assert_eq!(pragmas(&reader.lock().unwrap()).unwrap(), expected);
@@ -344,25 +466,29 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
         ..SessionUpdate::default()
     };
     let change = store
-        .advance("s1", Happening::Started, started)
+        .advanced("s1", Happening::Started, started)
         .await
-        .unwrap()
-        .expect("starting → running");
-    assert_eq!(change.old_status, SessionStatus::Starting);
-    assert_eq!(change.session.status, SessionStatus::Running);
-    assert_eq!(change.session.claude_session_id.as_deref(), Some("c1"));
-    assert!(change.session.last_activity_at > change.session.new.created_at);
+        .unwrap();
+    let (old, row) = &change.moves[0];
+    assert_eq!(
+        (old, &row.status),
+        (&SessionStatus::Starting, &SessionStatus::Running)
+    );
+    assert_eq!(row.claude_session_id.as_deref(), Some("c1"));
+    assert!(row.last_activity_at > row.new.created_at);
 
     // A happening the rules ignore in this status writes nothing, its update neither.
     let ignored = SessionUpdate {
         cost_usd: Some(9.0),
         ..SessionUpdate::default()
     };
+    let settled = Happening::ApprovalsSettled;
     assert!(store
-        .advance("s1", Happening::ApprovalsSettled, ignored)
+        .advanced("s1", settled, ignored)
         .await
         .unwrap()
-        .is_none());
+        .moves
+        .is_empty());
     assert_eq!(
         store.get_session("s1").await.unwrap().unwrap().cost_usd,
         None
@@ -372,47 +498,56 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
         cost_usd: Some(0.25),
         input_tokens: Some(10),
         output_tokens: Some(5),
-        duration_ms: Some(1200),
-        num_turns: Some(2),
-        result_content: Some("done".into()),
-        result_is_error: Some(false),
         interrupted: Some(true),
         exit_code: Some(0),
         completed_at: Some("2026-01-01T00:01:00.000Z".into()),
         ..SessionUpdate::default()
     };
-    let change = store
-        .advance("s1", Happening::Exited { failed: false }, ended)
-        .await
-        .unwrap()
-        .expect("running → completed");
-    let row = change.session;
-    assert_eq!(change.old_status, SessionStatus::Running);
-    assert_eq!(row.status, SessionStatus::Completed);
+    let exited = Happening::Exited { failed: false };
+    let mut change = store.advanced("s1", exited, ended).await.unwrap();
+    let (old, row) = change.moves.remove(0);
+    assert_eq!(
+        (old, &row.status),
+        (SessionStatus::Running, &SessionStatus::Completed)
+    );
     assert_eq!(
         row.claude_session_id.as_deref(),
         Some("c1"),
         "untouched fields stay"
     );
-    assert_eq!(row.cost_usd, Some(0.25));
     assert_eq!(row.to_state().total_tokens, Some(15));
-    assert_eq!(row.result_is_error, Some(false));
     assert!(row.interrupted);
-    assert_eq!(row.exit_code, Some(0));
+    assert_eq!((row.exit_code, row.cost_usd), (Some(0), Some(0.25)));
     assert_eq!(
         row.completed_at.as_deref(),
         Some("2026-01-01T00:01:00.000Z")
     );
     assert_eq!(store.get_session("s1").await.unwrap(), Some(row));
-    // A final status never moves again.
+    // A final status moves only by a new turn, through the same compare-and-set.
+    let none = SessionUpdate::default;
     assert!(store
-        .advance("s1", Happening::Orphaned, SessionUpdate::default())
+        .advanced("s1", Happening::Orphaned, none())
         .await
         .unwrap()
-        .is_none());
+        .moves
+        .is_empty());
+    let turn = store
+        .advanced("s1", Happening::NewTurn, none())
+        .await
+        .unwrap();
+    assert_eq!(
+        turn.moved(),
+        Some((SessionStatus::Completed, SessionStatus::Running))
+    );
+    assert!(store
+        .advanced("s1", Happening::NewTurn, none())
+        .await
+        .unwrap()
+        .moves
+        .is_empty());
 
     let err = store
-        .advance("ghost", Happening::Started, SessionUpdate::default())
+        .advance("ghost", Happening::Started, none())
         .await
         .unwrap_err();
     assert!(
@@ -438,7 +573,7 @@ async fn sessions_are_listed_by_activity_and_found_by_prefix() {
         ["bbb3", "aab2", "aaa1"]
     );
     // Activity (now, later than every created_at) brings the oldest to the top.
-    store.ingest("aaa1", Ingest::default()).await.unwrap();
+    store.ingested("aaa1", Ingest::default()).await.unwrap();
     assert_eq!(
         ids(store.list_sessions().await.unwrap()),
         ["aaa1", "bbb3", "aab2"]
@@ -465,7 +600,7 @@ async fn sessions_are_listed_by_activity_and_found_by_prefix() {
 async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
     let (_dir, store) = open_with_session().await;
     let first = store
-        .ingest("s1", messages("c1", &["hello", "there"]))
+        .ingested("s1", messages("c1", &["hello", "there"]))
         .await
         .unwrap();
     assert_eq!(sequences(&first), [1, 2]);
@@ -474,14 +609,14 @@ async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
     assert_eq!(first[0].session_id, "s1");
 
     let call = store
-        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .ingested("s1", one(tool_call("c1", "toolu_1", "Bash")))
         .await
         .unwrap();
     assert_eq!(sequences(&call), [3]);
     assert!(!call[0].is_completed);
 
     let result = store
-        .ingest(
+        .ingested(
             "s1",
             Ingest {
                 raw_lines: vec!["{\"type\":\"user\"}".into()],
@@ -527,7 +662,7 @@ async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
     assert!(row.last_activity_at > row.new.created_at);
 
     let err = store
-        .ingest("ghost", messages("c1", &["lost"]))
+        .ingested("ghost", messages("c1", &["lost"]))
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
@@ -542,7 +677,7 @@ async fn a_continuation_chain_reads_oldest_first_with_increasing_sequences() {
         .await
         .unwrap();
     store
-        .ingest("root", messages("c1", &["r1", "r2", "r3"]))
+        .ingested("root", messages("c1", &["r1", "r2", "r3"]))
         .await
         .unwrap();
     // A child without events of its own, then a grandchild: the grandchild carries on after
@@ -556,7 +691,7 @@ async fn a_continuation_chain_reads_oldest_first_with_increasing_sequences() {
         .await
         .unwrap();
     let leaf = store
-        .ingest("leaf", messages("c3", &["l1", "l2"]))
+        .ingested("leaf", messages("c3", &["l1", "l2"]))
         .await
         .unwrap();
     assert_eq!(sequences(&leaf), [4, 5]);
@@ -600,7 +735,7 @@ async fn conversations_page_on_sequence() {
         .await
         .unwrap();
     store
-        .ingest("p", messages("c1", &["1", "2", "3"]))
+        .ingested("p", messages("c1", &["1", "2", "3"]))
         .await
         .unwrap();
     store
@@ -608,7 +743,7 @@ async fn conversations_page_on_sequence() {
         .await
         .unwrap();
     store
-        .ingest("k", messages("c2", &["4", "5", "6"]))
+        .ingested("k", messages("c2", &["4", "5", "6"]))
         .await
         .unwrap();
     let page = |after, limit| {
@@ -650,7 +785,7 @@ async fn claude_session_queries_return_its_events_and_newest_session() {
             }),
             ..Ingest::default()
         };
-        store.ingest(id, named).await.unwrap();
+        store.ingested(id, named).await.unwrap();
     }
     let found = store
         .get_session_by_claude_session_id("shared")
@@ -667,10 +802,13 @@ async fn claude_session_queries_return_its_events_and_newest_session() {
     );
 
     store
-        .ingest("old", messages("c-a", &["a1", "a2"]))
+        .ingested("old", messages("c-a", &["a1", "a2"]))
         .await
         .unwrap();
-    store.ingest("old", messages("c-b", &["b1"])).await.unwrap();
+    store
+        .ingested("old", messages("c-b", &["b1"]))
+        .await
+        .unwrap();
     let a = store
         .conversation_for_claude_session("c-a", None, None)
         .await
@@ -704,7 +842,7 @@ async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
     // daemon killed before it could resolve it), and a cloud approval: no `claude` waits.
     for (id, session) in [("a-wait", "s-wait"), ("a-done", "s-done")] {
         store
-            .create_approval(NewApproval::function_call(
+            .create(NewApproval::function_call(
                 id,
                 session,
                 "Bash",
@@ -718,16 +856,18 @@ async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
         source: ApprovalSource::Cloud,
         ..NewApproval::function_call("fc-1", "s-wait", "Bash", json!({}), None)
     };
-    store.create_approval(cloud).await.unwrap();
+    store.create(cloud).await.unwrap();
 
-    let orphans = store.mark_orphans("daemon restarted").await.unwrap();
+    let recorder = Recorder::on(&store);
+    let failed = store.mark_orphans("daemon restarted").await.unwrap();
+    assert_eq!(failed, 4);
+    let orphans = Changed::gather(recorder.take());
     let reported: Vec<_> = orphans
-        .sessions
+        .moves
         .iter()
-        .map(|o| (o.id.as_str(), o.old_status.clone()))
+        .map(|(old, row)| (row.new.id.as_str(), old.clone()))
         .collect();
     assert_eq!(reported, statuses[..4]);
-    assert_eq!(orphans.sessions[1].run_id, "run-s-run");
     for (id, before) in statuses {
         let row = store.get_session(id).await.unwrap().unwrap();
         if before.is_active() {
@@ -735,29 +875,27 @@ async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
             assert_eq!(row.error_message.as_deref(), Some("daemon restarted"));
             assert!(row.completed_at.is_some());
         } else {
-            assert_eq!(row.status, before, "{id}");
-            assert_eq!(row.error_message, None);
+            assert_eq!((row.status, row.error_message), (before, None), "{id}");
         }
     }
     let expired: Vec<_> = orphans
-        .expired
+        .approvals
         .iter()
-        .map(|c| (c.approval.id.as_str(), c.approval.status))
+        .map(|(a, pending)| (a.id.as_str(), a.status, *pending))
         .collect();
+    let resolved = ApprovalStatus::Resolved;
     assert_eq!(
         expired,
         [
-            ("a-wait", ApprovalStatus::Resolved),
-            ("fc-1", ApprovalStatus::Resolved),
-            ("a-done", ApprovalStatus::Resolved)
+            ("a-wait", resolved, 2),
+            ("fc-1", resolved, 1),
+            ("a-done", resolved, 0)
         ]
     );
-    assert_eq!(orphans.expired[2].pending, 0);
     let cloud = store.get_approval("fc-1").await.unwrap().unwrap();
     assert_eq!(cloud.comment.as_deref(), Some(SESSION_ENDED));
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-    let again = store.mark_orphans("again").await.unwrap();
-    assert!(again.sessions.is_empty() && again.expired.is_empty());
+    assert_eq!(store.mark_orphans("again").await.unwrap(), 0);
+    assert!(recorder.take().is_empty());
 }
 
 #[tokio::test]
@@ -771,7 +909,7 @@ async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write
     force_status(&store, "s2", SessionStatus::Running).await;
     for (id, session) in [("a1", "s1"), ("a2", "s1"), ("b1", "s2")] {
         store
-            .create_approval(NewApproval::function_call(
+            .create(NewApproval::function_call(
                 id,
                 session,
                 "Bash",
@@ -782,29 +920,16 @@ async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write
             .unwrap();
     }
     // A move that keeps the session alive leaves them pending.
-    let interrupting = store
-        .advance(
-            "s1",
-            Happening::InterruptRequested,
-            SessionUpdate::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(interrupting.expired.is_empty());
-    let change = store
-        .advance(
-            "s1",
-            Happening::Exited { failed: false },
-            SessionUpdate::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap();
+    let interrupting = Happening::InterruptRequested;
+    let change = store.advanced("s1", interrupting, SessionUpdate::default());
+    assert!(change.await.unwrap().approvals.is_empty());
+    let exited = Happening::Exited { failed: false };
+    let change = store.advanced("s1", exited, SessionUpdate::default()).await;
+    let change = change.unwrap();
     let expired: Vec<_> = change
-        .expired
+        .approvals
         .iter()
-        .map(|c| (c.approval.id.as_str(), c.approval.status, c.pending))
+        .map(|(a, pending)| (a.id.as_str(), a.status, *pending))
         .collect();
     assert_eq!(
         expired,
@@ -818,7 +943,7 @@ async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write
     assert_eq!(left[0].id, "b1");
     // A decision now is refused as already made.
     let refused = store
-        .decide_approval("a1", ApprovalStatus::Approved, None)
+        .decide("a1", ApprovalStatus::Approved, None)
         .await
         .unwrap_err();
     assert!(matches!(
@@ -838,7 +963,7 @@ async fn writes_are_applied_in_the_order_they_are_made() {
     let held = hold_writer(&store, gate);
     let note = |name: &'static str| {
         let order = Arc::clone(&order);
-        store.write(move |_| {
+        store.commit(false, move |_, _| {
             order.lock().unwrap().push(name);
             Ok(())
         })
@@ -877,7 +1002,7 @@ async fn concurrent_ingests_are_all_committed() {
             for i in 0..PER_TASK {
                 let text = format!("t{t}-{i}");
                 store
-                    .ingest(&sid, messages("c", &[text.as_str()]))
+                    .ingested(&sid, messages("c", &[text.as_str()]))
                     .await
                     .unwrap();
             }
@@ -901,15 +1026,15 @@ async fn concurrent_ingests_are_all_committed() {
 #[tokio::test]
 async fn a_failing_command_rolls_back_alone() {
     let (_dir, store) = open_with_session().await;
-    let ok1 = store.ingest("s1", messages("c", &["first"])).await;
+    let ok1 = store.ingested("s1", messages("c", &["first"])).await;
     let failing = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
+        .commit(false, |w, out| {
+            w.ingest("s1", messages("c", &["doomed"]), out)?;
             Err::<(), _>(StoreError::Invalid("deliberate".into()))
         })
         .await;
-    let missing = store.ingest("ghost", messages("c", &["nowhere"])).await;
-    let ok2 = store.ingest("s1", messages("c", &["second"])).await;
+    let missing = store.ingested("ghost", messages("c", &["nowhere"])).await;
+    let ok2 = store.ingested("s1", messages("c", &["second"])).await;
     assert_eq!(sequences(&ok1.unwrap()), [1]);
     assert!(
         matches!(failing, Err(StoreError::Invalid(_))),
@@ -939,8 +1064,8 @@ async fn a_failing_command_rolls_back_alone() {
 async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives() {
     let (_dir, store) = open_with_session().await;
     let failing = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
+        .commit(false, |w, out| {
+            w.ingest("s1", messages("c", &["doomed"]), out)?;
             Err::<(), _>(StoreError::Invalid("deliberate".into()))
         })
         .await;
@@ -949,8 +1074,8 @@ async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives()
         "{failing:?}"
     );
     let outcome = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
+        .commit(false, |w, out| {
+            w.ingest("s1", messages("c", &["doomed"]), out)?;
             panic!("deliberate");
         })
         .await;
@@ -959,7 +1084,10 @@ async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives()
         "{outcome:?}"
     );
     // Nothing of either was kept, and their sequences are reused: no gap.
-    let events = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
+    let events = store
+        .ingested("s1", messages("c", &["alive"]))
+        .await
+        .unwrap();
     assert_eq!(sequences(&events), [1]);
     assert_eq!(store.raw_events("s1").await.unwrap().len(), 1);
 }
@@ -971,7 +1099,7 @@ async fn session_with_tool_call(store: &Store) {
         .await
         .unwrap();
     store
-        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .ingested("s1", one(tool_call("c1", "toolu_1", "Bash")))
         .await
         .unwrap();
 }
@@ -981,7 +1109,7 @@ async fn approvals_are_created_linked_listed_and_decided() {
     let (_dir, store) = Store::open_temp();
     session_with_tool_call(&store).await;
     let created = store
-        .create_approval(NewApproval::function_call(
+        .create(NewApproval::function_call(
             "local-1",
             "s1",
             "Bash",
@@ -990,7 +1118,7 @@ async fn approvals_are_created_linked_listed_and_decided() {
         ))
         .await
         .unwrap();
-    let a = &created.approval;
+    let a = created.approval();
     assert_eq!((a.id.as_str(), a.call_id.as_str()), ("local-1", "local-1"));
     assert_eq!(a.run_id, "run-s1");
     assert_eq!(a.kind, ApprovalType::FunctionCall);
@@ -1014,7 +1142,7 @@ async fn approvals_are_created_linked_listed_and_decided() {
     );
 
     let contact = store
-        .create_approval(NewApproval {
+        .create(NewApproval {
             subject: Some("Release".into()),
             timeout_at: Some("2030-01-01T00:00:00.000Z".into()),
             ..NewApproval::human_contact("local-2", "s1", "Which branch?")
@@ -1024,11 +1152,11 @@ async fn approvals_are_created_linked_listed_and_decided() {
     // What create returns (built from what it inserted) is what is read back.
     assert_eq!(
         store.get_approval("local-2").await.unwrap().as_ref(),
-        Some(&contact.approval)
+        Some(contact.approval())
     );
     assert!(contact.events.is_empty());
     assert_eq!(
-        contact.approval.human_contact.as_ref().unwrap().spec.msg,
+        contact.approval().human_contact.as_ref().unwrap().spec.msg,
         "Which branch?"
     );
 
@@ -1043,13 +1171,19 @@ async fn approvals_are_created_linked_listed_and_decided() {
         .is_empty());
 
     let decided = store
-        .decide_approval("local-1", ApprovalStatus::Approved, Some("fine".into()))
+        .decide("local-1", ApprovalStatus::Approved, Some("fine"))
         .await
         .unwrap();
-    assert_eq!(decided.approval.status, ApprovalStatus::Approved);
-    assert_eq!(decided.approval.comment.as_deref(), Some("fine"));
-    assert!(decided.approval.responded_at.is_some());
-    let status = decided.approval.function_call.unwrap().status.unwrap();
+    assert_eq!(decided.approval().status, ApprovalStatus::Approved);
+    assert_eq!(decided.approval().comment.as_deref(), Some("fine"));
+    assert!(decided.approval().responded_at.is_some());
+    let status = decided
+        .approval()
+        .function_call
+        .clone()
+        .unwrap()
+        .status
+        .unwrap();
     assert_eq!(status.approved, Some(true));
     assert_eq!(status.comment.as_deref(), Some("fine"));
     assert_eq!(
@@ -1066,20 +1200,20 @@ async fn approvals_are_created_linked_listed_and_decided() {
 
     // A response of the wrong kind, a response, and the pending list afterwards.
     let wrong = store
-        .decide_approval("local-2", ApprovalStatus::Approved, None)
+        .decide("local-2", ApprovalStatus::Approved, None)
         .await
         .unwrap_err();
     assert!(matches!(wrong, StoreError::Invalid(_)), "{wrong:?}");
     let responded = store
-        .decide_approval("local-2", ApprovalStatus::Responded, Some("main".into()))
+        .decide("local-2", ApprovalStatus::Responded, Some("main"))
         .await
         .unwrap();
-    let hc = responded.approval.human_contact.unwrap();
+    let hc = responded.approval().human_contact.clone().unwrap();
     assert_eq!(hc.status.unwrap().response.as_deref(), Some("main"));
     assert!(store.pending_approvals(None).await.unwrap().is_empty());
 
     let again = store
-        .decide_approval("local-1", ApprovalStatus::Denied, None)
+        .decide("local-1", ApprovalStatus::Denied, None)
         .await
         .unwrap_err();
     assert!(
@@ -1093,7 +1227,7 @@ async fn approvals_are_created_linked_listed_and_decided() {
         "{again:?}"
     );
     let unknown = store
-        .decide_approval("nope", ApprovalStatus::Denied, None)
+        .decide("nope", ApprovalStatus::Denied, None)
         .await
         .unwrap_err();
     assert!(
@@ -1103,7 +1237,7 @@ async fn approvals_are_created_linked_listed_and_decided() {
     assert_eq!(store.get_approval("nope").await.unwrap(), None);
 
     let orphan = store
-        .create_approval(NewApproval::human_contact("local-3", "ghost", "?"))
+        .create(NewApproval::human_contact("local-3", "ghost", "?"))
         .await
         .unwrap_err();
     assert!(
@@ -1119,7 +1253,7 @@ async fn of_two_racing_decisions_exactly_one_wins() {
     for round in 0..20 {
         let id = format!("local-{round}");
         store
-            .create_approval(NewApproval::function_call(
+            .create(NewApproval::function_call(
                 &id,
                 "s1",
                 "Bash",
@@ -1130,19 +1264,11 @@ async fn of_two_racing_decisions_exactly_one_wins() {
             .unwrap();
         let approve = {
             let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move {
-                store
-                    .decide_approval(&id, ApprovalStatus::Approved, None)
-                    .await
-            })
+            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Approved, None).await })
         };
         let deny = {
             let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move {
-                store
-                    .decide_approval(&id, ApprovalStatus::Denied, Some("no".into()))
-                    .await
-            })
+            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Denied, Some("no")).await })
         };
         let (approve, deny) = (approve.await.unwrap(), deny.await.unwrap());
         let winner = match (&approve, &deny) {
@@ -1171,7 +1297,7 @@ async fn approvals_are_found_by_a_prefix_with_or_without_local() {
         ("fc-9", "three"),
     ] {
         store
-            .create_approval(NewApproval::human_contact(id, "s1", message))
+            .create(NewApproval::human_contact(id, "s1", message))
             .await
             .unwrap();
     }
@@ -1204,7 +1330,7 @@ async fn approvals_are_found_by_a_prefix_with_or_without_local() {
 async fn a_tool_call_arriving_after_its_approval_is_linked() {
     let (_dir, store) = open_with_session().await;
     let created = store
-        .create_approval(NewApproval::function_call(
+        .create(NewApproval::function_call(
             "local-1",
             "s1",
             "Write",
@@ -1215,7 +1341,7 @@ async fn a_tool_call_arriving_after_its_approval_is_linked() {
         .unwrap();
     assert!(created.events.is_empty());
     let events = store
-        .ingest("s1", one(tool_call("c1", "toolu_9", "Write")))
+        .ingested("s1", one(tool_call("c1", "toolu_9", "Write")))
         .await
         .unwrap();
     assert_eq!(events[0].approval_status.as_deref(), Some("pending"));
@@ -1231,11 +1357,11 @@ async fn data_survives_reopening_and_sequences_continue() {
         .await
         .unwrap();
     store
-        .ingest("s1", messages("c1", &["one", "two"]))
+        .ingested("s1", messages("c1", &["one", "two"]))
         .await
         .unwrap();
     store
-        .create_approval(NewApproval::human_contact("local-1", "s1", "?"))
+        .create(NewApproval::human_contact("local-1", "s1", "?"))
         .await
         .unwrap();
     let before = store.get_session("s1").await.unwrap().unwrap();
@@ -1258,7 +1384,7 @@ async fn data_survives_reopening_and_sequences_continue() {
     assert_eq!(store.raw_events("s1").await.unwrap().len(), 2);
     assert_eq!(store.pending_approvals(Some("s1")).await.unwrap().len(), 1);
     let more = store
-        .ingest("s1", messages("c1", &["three"]))
+        .ingested("s1", messages("c1", &["three"]))
         .await
         .unwrap();
     assert_eq!(sequences(&more), [3]);
@@ -1294,10 +1420,10 @@ async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
     assert_eq!(a.function_name.as_deref(), Some("Bash"));
     // The rebuilt table accepts the new status.
     let resolved = store
-        .decide_approval("local-1", ApprovalStatus::Resolved, None)
+        .decide("local-1", ApprovalStatus::Resolved, None)
         .await
         .unwrap();
-    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
+    assert_eq!(resolved.approval().status, ApprovalStatus::Resolved);
     store.close().await.unwrap();
 }
 
@@ -1330,7 +1456,7 @@ async fn a_version_2_database_keeps_its_events_ids_and_id_counter() {
     );
     assert_eq!(events[1].tool_id.as_deref(), Some("toolu_1"));
     let done = store
-        .ingest("s1", one(tool_result("c1", "toolu_1")))
+        .ingested("s1", one(tool_result("c1", "toolu_1")))
         .await
         .unwrap();
     // AUTOINCREMENT never reuses the deleted row's id.
@@ -1375,17 +1501,14 @@ async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
         ],
         ..Ingest::default()
     };
-    store.ingest("s1", ingest).await.unwrap();
+    store.ingested("s1", ingest).await.unwrap();
 
-    let first = store
-        .create_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(first.approval.tool_use_id.as_deref(), Some("toolu_4"));
-    assert_eq!(first.approval.source, ApprovalSource::Cloud);
+    let first = store.create(cloud_call("fc-1", "Bash")).await.unwrap();
+    assert_eq!(first.approval().tool_use_id.as_deref(), Some("toolu_4"));
+    assert_eq!(first.approval().source, ApprovalSource::Cloud);
     assert_eq!(
         store.get_approval("fc-1").await.unwrap().as_ref(),
-        Some(&first.approval)
+        Some(first.approval())
     );
     assert_eq!(first.events.len(), 1);
     assert_eq!(first.events[0].tool_id.as_deref(), Some("toolu_4"));
@@ -1393,26 +1516,17 @@ async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
     assert_eq!(first.events[0].approval_status.as_deref(), Some("pending"));
 
     // The next one takes the newest call that is still ungated; then none is left.
-    let second = store
-        .create_approval(cloud_call("fc-2", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(second.approval.tool_use_id.as_deref(), Some("toolu_2"));
-    let third = store
-        .create_approval(cloud_call("fc-3", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(third.approval.tool_use_id, None);
+    let second = store.create(cloud_call("fc-2", "Bash")).await.unwrap();
+    assert_eq!(second.approval().tool_use_id.as_deref(), Some("toolu_2"));
+    let third = store.create(cloud_call("fc-3", "Bash")).await.unwrap();
+    assert_eq!(third.approval().tool_use_id, None);
     assert!(third.events.is_empty());
-    let other = store
-        .create_approval(cloud_call("fc-4", "Edit"))
-        .await
-        .unwrap();
-    assert_eq!(other.approval.tool_use_id, None);
+    let other = store.create(cloud_call("fc-4", "Edit")).await.unwrap();
+    assert_eq!(other.approval().tool_use_id, None);
 
     // Deciding goes through the link found by name.
     let denied = store
-        .decide_approval("fc-1", ApprovalStatus::Denied, Some("no".into()))
+        .decide("fc-1", ApprovalStatus::Denied, Some("no"))
         .await
         .unwrap();
     assert_eq!(denied.events[0].tool_id.as_deref(), Some("toolu_4"));
@@ -1426,7 +1540,7 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     let old = (chrono::Utc::now() - CORRELATION_WINDOW - chrono::Duration::seconds(1))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     store
-        .write(move |w| {
+        .commit(false, move |w, _| {
             w.conn.execute(
                 "UPDATE conversation_events SET created_at = ?1 WHERE tool_id = 'toolu_1'",
                 [&old],
@@ -1435,11 +1549,8 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
         })
         .await
         .unwrap();
-    let change = store
-        .create_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(change.approval.tool_use_id, None);
+    let change = store.create(cloud_call("fc-1", "Bash")).await.unwrap();
+    assert_eq!(change.approval().tool_use_id, None);
     assert!(change.events.is_empty());
 }
 
@@ -1450,10 +1561,9 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
         .sync_cloud_approval(cloud_call("fc-1", "Bash"))
         .await
         .unwrap();
-    let CloudSync::Created(change) = created else {
-        panic!("not created: {created:?}")
-    };
-    assert_eq!(change.approval.tool_use_id, None);
+    assert_eq!(created, CloudSync::Created);
+    let stored = store.get_approval("fc-1").await.unwrap().unwrap();
+    assert_eq!(stored.tool_use_id, None);
     assert_eq!(
         store
             .sync_cloud_approval(cloud_call("fc-1", "Bash"))
@@ -1462,17 +1572,15 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
         CloudSync::Unchanged
     );
     store
-        .ingest("s1", one(tool_call("c1", "toolu_7", "Bash")))
+        .ingested("s1", one(tool_call("c1", "toolu_7", "Bash")))
         .await
         .unwrap();
-    let linked = store
-        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    let CloudSync::Linked(change) = linked else {
-        panic!("not linked: {linked:?}")
-    };
-    assert_eq!(change.approval.tool_use_id.as_deref(), Some("toolu_7"));
+    let recorder = Recorder::on(&store);
+    let linked = store.sync_cloud_approval(cloud_call("fc-1", "Bash")).await;
+    assert_eq!(linked.unwrap(), CloudSync::Linked);
+    let stored = store.get_approval("fc-1").await.unwrap().unwrap();
+    assert_eq!(stored.tool_use_id.as_deref(), Some("toolu_7"));
+    let change = Changed::gather(recorder.take());
     assert_eq!(change.events[0].approval_id.as_deref(), Some("fc-1"));
     assert_eq!(
         store
@@ -1484,11 +1592,11 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
 
     // Resolved elsewhere: the tool call shows it, and a later sync changes nothing.
     let resolved = store
-        .decide_approval("fc-1", ApprovalStatus::Resolved, None)
+        .decide("fc-1", ApprovalStatus::Resolved, None)
         .await
         .unwrap();
-    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
-    assert!(resolved.approval.responded_at.is_some());
+    assert_eq!(resolved.approval().status, ApprovalStatus::Resolved);
+    assert!(resolved.approval().responded_at.is_some());
     assert_eq!(
         resolved.events[0].approval_status.as_deref(),
         Some("resolved")
@@ -1516,8 +1624,8 @@ async fn raw_lines_keep_their_order() {
         .chain(&second.raw_lines)
         .cloned()
         .collect();
-    store.ingest("s1", first).await.unwrap();
-    store.ingest("s1", second).await.unwrap();
+    store.ingested("s1", first).await.unwrap();
+    store.ingested("s1", second).await.unwrap();
     assert_eq!(store.raw_events("s1").await.unwrap(), expected);
 }
 
@@ -1666,12 +1774,9 @@ async fn status_of_s1(store: &Store) -> SessionStatus {
     store.get_session("s1").await.unwrap().unwrap().status
 }
 
-/// The status move an approval change stored, as (before, after).
-fn moved(change: &ApprovalChange) -> Option<(SessionStatus, SessionStatus)> {
-    change
-        .session
-        .as_ref()
-        .map(|c| (c.old_status.clone(), c.session.status.clone()))
+/// The status move a write stored, as (before, after).
+fn moved(change: &Changed) -> Option<(SessionStatus, SessionStatus)> {
+    change.moved()
 }
 
 #[tokio::test]
@@ -1682,7 +1787,7 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
         let store = store.clone();
         async move {
             store
-                .create_approval(NewApproval::human_contact(id, "s1", "Go on?"))
+                .create(NewApproval::human_contact(id, "s1", "Go on?"))
                 .await
                 .unwrap()
         }
@@ -1691,7 +1796,7 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
         let store = store.clone();
         async move {
             store
-                .decide_approval(id, ApprovalStatus::Responded, Some("yes".into()))
+                .decide(id, ApprovalStatus::Responded, Some("yes"))
                 .await
                 .unwrap()
         }
@@ -1711,7 +1816,7 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
     let last = decide("local-2").await;
     assert_eq!(moved(&last), Some(resumed));
-    let session = &last.session.unwrap().session;
+    let session = &last.moves[0].1;
     assert!(session.last_activity_at > session.new.created_at);
     assert_eq!(status_of_s1(&store).await, SessionStatus::Running);
 
@@ -1726,12 +1831,12 @@ async fn approvals_leave_a_session_that_ended_with_its_final_status() {
     set_status(&store, SessionStatus::Completed).await;
     // A local approval stored after the end does not make it wait, nor its decision resume it.
     let late = store
-        .create_approval(NewApproval::human_contact("local-2", "s1", "Still there?"))
+        .create(NewApproval::human_contact("local-2", "s1", "Still there?"))
         .await
         .unwrap();
     assert_eq!(moved(&late), None);
     let decided = store
-        .decide_approval("local-2", ApprovalStatus::Responded, Some("yes".into()))
+        .decide("local-2", ApprovalStatus::Responded, Some("yes"))
         .await
         .unwrap();
     assert_eq!(moved(&decided), None);
@@ -1742,10 +1847,10 @@ async fn approvals_leave_a_session_that_ended_with_its_final_status() {
         source: ApprovalSource::Cloud,
         ..NewApproval::human_contact("hc-1", "s1", "Go on?")
     };
-    let stored = store.create_approval(cloud).await.unwrap();
-    assert_eq!(stored.approval.status, ApprovalStatus::Resolved);
-    assert_eq!(stored.approval.comment.as_deref(), Some(SESSION_ENDED));
-    assert_eq!((moved(&stored), stored.pending), (None, 0));
+    let stored = store.create(cloud).await.unwrap();
+    assert_eq!(stored.approval().status, ApprovalStatus::Resolved);
+    assert_eq!(stored.approval().comment.as_deref(), Some(SESSION_ENDED));
+    assert_eq!((moved(&stored), stored.pending()), (None, 0));
     assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
 }
 
@@ -1768,7 +1873,10 @@ async fn the_wal_is_checkpointed_as_it_grows() {
                 ..session(&format!("s{queued}{i}"), "2026-01-01T00:00:00.000Z")
             };
             if queued {
-                store.queue(move |w| w.create_session(&new)).await.unwrap();
+                store
+                    .commit(true, move |w, _| w.create_session(&new))
+                    .await
+                    .unwrap();
             } else {
                 store.create_session(new).await.unwrap();
             }
@@ -1793,7 +1901,7 @@ async fn the_wal_is_checkpointed_as_it_grows() {
 async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
     let (_dir, store) = open_with_session().await;
     let create = |id: &'static str| {
-        store.create_approval(NewApproval::function_call(
+        store.create(NewApproval::function_call(
             id,
             "s1",
             "Bash",
@@ -1801,34 +1909,29 @@ async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
             None,
         ))
     };
-    assert_eq!(create("a1").await.unwrap().pending, 1);
-    assert_eq!(create("a2").await.unwrap().pending, 2);
+    assert_eq!(create("a1").await.unwrap().pending(), 1);
+    assert_eq!(create("a2").await.unwrap().pending(), 2);
     let decided = store
-        .decide_approval("a1", ApprovalStatus::Approved, None)
+        .decide("a1", ApprovalStatus::Approved, None)
         .await
         .unwrap();
-    assert_eq!(decided.pending, 1);
+    assert_eq!(decided.pending(), 1);
     // A transaction that adds an approval and then fails leaves the total as it was.
     let failed = store
-        .write(|w| {
-            w.create_approval(&NewApproval::function_call(
-                "a3",
-                "s1",
-                "Bash",
-                json!({}),
-                None,
-            ))?;
+        .commit(false, |w, out| {
+            let new = NewApproval::function_call("a3", "s1", "Bash", json!({}), None);
+            w.create_approval(&new, out)?;
             Err::<(), _>(StoreError::Invalid("changed my mind".into()))
         })
         .await;
     assert!(failed.is_err());
-    assert_eq!(create("a4").await.unwrap().pending, 2);
+    assert_eq!(create("a4").await.unwrap().pending(), 2);
     // Resolving one, as the end of its session does, lowers it too.
     let ended = store
-        .decide_approval("a2", ApprovalStatus::Resolved, None)
+        .decide("a2", ApprovalStatus::Resolved, None)
         .await
         .unwrap();
-    assert_eq!(ended.pending, 1);
+    assert_eq!(ended.pending(), 1);
     assert_eq!(store.pending_approvals(None).await.unwrap().len(), 1);
 }
 
