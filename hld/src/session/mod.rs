@@ -1,9 +1,8 @@
 //! Sessions: launching, continuing and interrupting `claude`. Each live session is an actor
 //! (`supervisor`): one task owns its process and its phase and takes commands over a
-//! channel; this manager holds their handles. Every status rule lives in `lifecycle`.
+//! channel; this manager holds their handles. Every status rule lives in `model::transition`.
 
 mod options;
-mod process;
 mod supervisor;
 pub mod transcript;
 
@@ -23,7 +22,7 @@ use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor};
 use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
 use crate::claude::command::SECRET_ENV;
-use crate::claude::{self, LaunchSpec};
+use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{NewSession, SessionUpdate, Store};

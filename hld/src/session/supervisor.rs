@@ -1,7 +1,7 @@
 //! One actor per live session: a task that owns the `claude` process and the session's
 //! [`Phase`], reads the process's stream (storing each burst of lines in one transaction),
 //! takes commands over a channel, and reports how the
-//! process ended. What the status becomes is `lifecycle`'s rule; the actor says what
+//! process ended. What the status becomes is `model::transition`'s rule; the actor says what
 //! happened.
 
 use std::path::PathBuf;
@@ -18,7 +18,8 @@ use tokio::time::Instant;
 use tokio_util::codec::{Decoder, FramedRead};
 
 use super::transcript::Transcript;
-use super::{process, Sessions};
+use super::Sessions;
+use crate::claude::process;
 use crate::error::{Error, Result};
 use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, SessionUpdate, StoreError};
