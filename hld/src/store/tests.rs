@@ -1,6 +1,6 @@
 //! Tests of the store against real SQLite files in temporary directories.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 
 use hld_client::protocol::{
@@ -558,45 +558,6 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
 }
 
 #[tokio::test]
-async fn sessions_are_listed_by_activity_and_found_by_prefix() {
-    let (_dir, store) = Store::open_temp();
-    for (id, at) in [
-        ("aaa1", "2026-01-01T00:00:01.000Z"),
-        ("aab2", "2026-01-01T00:00:02.000Z"),
-        ("bbb3", "2026-01-01T00:00:03.000Z"),
-    ] {
-        store.create_session(session(id, at)).await.unwrap();
-    }
-    let ids = |rows: Vec<SessionRow>| rows.into_iter().map(|r| r.new.id).collect::<Vec<_>>();
-    assert_eq!(
-        ids(store.list_sessions().await.unwrap()),
-        ["bbb3", "aab2", "aaa1"]
-    );
-    // Activity (now, later than every created_at) brings the oldest to the top.
-    store.ingested("aaa1", Ingest::default()).await.unwrap();
-    assert_eq!(
-        ids(store.list_sessions().await.unwrap()),
-        ["aaa1", "bbb3", "aab2"]
-    );
-
-    assert_eq!(
-        ids(store.find_sessions_by_prefix("aa").await.unwrap()),
-        ["aab2", "aaa1"]
-    );
-    assert_eq!(
-        ids(store.find_sessions_by_prefix("aaa").await.unwrap()),
-        ["aaa1"]
-    );
-    assert!(store.find_sessions_by_prefix("c").await.unwrap().is_empty());
-    // `%` and `_` are not wildcards.
-    assert!(store
-        .find_sessions_by_prefix("a_")
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
 async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
     let (_dir, store) = open_with_session().await;
     let first = store
@@ -667,159 +628,6 @@ async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
         .unwrap_err();
     assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
     assert!(store.raw_events("ghost").await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn a_continuation_chain_reads_oldest_first_with_increasing_sequences() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("root", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingested("root", messages("c1", &["r1", "r2", "r3"]))
-        .await
-        .unwrap();
-    // A child without events of its own, then a grandchild: the grandchild carries on after
-    // the root.
-    store
-        .create_session(child("mid", "root", "2026-01-01T00:00:01.000Z"))
-        .await
-        .unwrap();
-    store
-        .create_session(child("leaf", "mid", "2026-01-01T00:00:02.000Z"))
-        .await
-        .unwrap();
-    let leaf = store
-        .ingested("leaf", messages("c3", &["l1", "l2"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&leaf), [4, 5]);
-
-    let chain = store
-        .conversation_for_session("leaf", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    let contents: Vec<_> = chain.iter().map(|e| e.content.clone().unwrap()).collect();
-    assert_eq!(contents, ["r1", "r2", "r3", "l1", "l2"]);
-    assert_eq!(sequences(&chain), [1, 2, 3, 4, 5]);
-
-    // The root sees only itself; the middle sees the root's.
-    let root = store
-        .conversation_for_session("root", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&root), [1, 2, 3]);
-    let mid = store
-        .conversation_for_session("mid", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&mid), [1, 2, 3]);
-    assert_eq!(
-        store
-            .conversation_for_session("ghost", None, None)
-            .await
-            .unwrap(),
-        None
-    );
-}
-
-#[tokio::test]
-async fn conversations_page_on_sequence() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("p", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingested("p", messages("c1", &["1", "2", "3"]))
-        .await
-        .unwrap();
-    store
-        .create_session(child("k", "p", "2026-01-01T00:00:01.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingested("k", messages("c2", &["4", "5", "6"]))
-        .await
-        .unwrap();
-    let page = |after, limit| {
-        let store = store.clone();
-        async move {
-            sequences(
-                &store
-                    .conversation_for_session("k", after, limit)
-                    .await
-                    .unwrap()
-                    .unwrap(),
-            )
-        }
-    };
-    assert_eq!(page(None, Some(2)).await, [1, 2]);
-    assert_eq!(page(Some(2), Some(2)).await, [3, 4]);
-    assert_eq!(page(Some(4), Some(10)).await, [5, 6]);
-    assert_eq!(page(Some(6), None).await, Vec::<i64>::new());
-    assert_eq!(page(Some(0), Some(0)).await, Vec::<i64>::new());
-    let claude = store
-        .conversation_for_claude_session("c2", Some(4), Some(1))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&claude), [5]);
-}
-
-#[tokio::test]
-async fn claude_session_queries_return_its_events_and_newest_session() {
-    let (_dir, store) = Store::open_temp();
-    for (id, at) in [
-        ("old", "2026-01-01T00:00:00.000Z"),
-        ("new", "2026-01-01T00:00:05.000Z"),
-    ] {
-        store.create_session(session(id, at)).await.unwrap();
-        let named = Ingest {
-            update: Some(SessionUpdate {
-                claude_session_id: Some("shared".into()),
-                ..SessionUpdate::default()
-            }),
-            ..Ingest::default()
-        };
-        store.ingested(id, named).await.unwrap();
-    }
-    let found = store
-        .get_session_by_claude_session_id("shared")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(found.new.id, "new");
-    assert_eq!(
-        store
-            .get_session_by_claude_session_id("none")
-            .await
-            .unwrap(),
-        None
-    );
-
-    store
-        .ingested("old", messages("c-a", &["a1", "a2"]))
-        .await
-        .unwrap();
-    store
-        .ingested("old", messages("c-b", &["b1"]))
-        .await
-        .unwrap();
-    let a = store
-        .conversation_for_claude_session("c-a", None, None)
-        .await
-        .unwrap();
-    assert_eq!(sequences(&a), [1, 2]);
-    assert!(a.iter().all(|e| e.claude_session_id == "c-a"));
-    assert!(store
-        .conversation_for_claude_session("unknown", None, None)
-        .await
-        .unwrap()
-        .is_empty());
 }
 
 #[tokio::test]
@@ -1021,43 +829,6 @@ async fn concurrent_ingests_are_all_committed() {
         let expected: Vec<i64> = (1..=(TASKS_PER_SESSION * PER_TASK) as i64).collect();
         assert_eq!(sequences(&events), expected, "s{s}");
     }
-}
-
-#[tokio::test]
-async fn a_failing_command_rolls_back_alone() {
-    let (_dir, store) = open_with_session().await;
-    let ok1 = store.ingested("s1", messages("c", &["first"])).await;
-    let failing = store
-        .commit(false, |w, out| {
-            w.ingest("s1", messages("c", &["doomed"]), out)?;
-            Err::<(), _>(StoreError::Invalid("deliberate".into()))
-        })
-        .await;
-    let missing = store.ingested("ghost", messages("c", &["nowhere"])).await;
-    let ok2 = store.ingested("s1", messages("c", &["second"])).await;
-    assert_eq!(sequences(&ok1.unwrap()), [1]);
-    assert!(
-        matches!(failing, Err(StoreError::Invalid(_))),
-        "{failing:?}"
-    );
-    assert!(
-        matches!(missing, Err(StoreError::SessionNotFound(_))),
-        "{missing:?}"
-    );
-    // The rolled-back command's sequence is reused: no gap.
-    assert_eq!(sequences(&ok2.unwrap()), [2]);
-
-    let events = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    let contents: Vec<_> = events.iter().map(|e| e.content.clone().unwrap()).collect();
-    assert_eq!(contents, ["first", "second"]);
-    assert_eq!(
-        store.raw_events("s1").await.unwrap(),
-        ["{\"raw\":\"first\"}", "{\"raw\":\"second\"}"]
-    );
 }
 
 #[tokio::test]
@@ -1288,45 +1059,6 @@ async fn of_two_racing_decisions_exactly_one_wins() {
 }
 
 #[tokio::test]
-async fn approvals_are_found_by_a_prefix_with_or_without_local() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    for (id, message) in [
-        ("local-ab12", "one"),
-        ("local-ab34", "two"),
-        ("fc-9", "three"),
-    ] {
-        store
-            .create(NewApproval::human_contact(id, "s1", message))
-            .await
-            .unwrap();
-    }
-    let ids = |found: Vec<Approval>| found.into_iter().map(|a| a.id).collect::<Vec<_>>();
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("ab1").await.unwrap()),
-        ["local-ab12"]
-    );
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("local-ab3").await.unwrap()),
-        ["local-ab34"]
-    );
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("fc").await.unwrap()),
-        ["fc-9"]
-    );
-    // Several match: newest first, two at most.
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("local").await.unwrap()),
-        ["local-ab34", "local-ab12"]
-    );
-    assert!(store
-        .find_approvals_by_prefix("zz")
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
 async fn a_tool_call_arriving_after_its_approval_is_linked() {
     let (_dir, store) = open_with_session().await;
     let created = store
@@ -1346,59 +1078,6 @@ async fn a_tool_call_arriving_after_its_approval_is_linked() {
         .unwrap();
     assert_eq!(events[0].approval_status.as_deref(), Some("pending"));
     assert_eq!(events[0].approval_id.as_deref(), Some("local-1"));
-}
-
-#[tokio::test]
-async fn data_survives_reopening_and_sequences_continue() {
-    let (_dir, store) = Store::open_temp();
-    let path = store.path().to_owned();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingested("s1", messages("c1", &["one", "two"]))
-        .await
-        .unwrap();
-    store
-        .create(NewApproval::human_contact("local-1", "s1", "?"))
-        .await
-        .unwrap();
-    let before = store.get_session("s1").await.unwrap().unwrap();
-    store.close().await.unwrap();
-    let wal = path.with_extension("db-wal");
-    assert_eq!(
-        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0),
-        0,
-        "close checkpoints the WAL"
-    );
-    let closed = store.get_session("s1").await.unwrap_err();
-    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
-    let closed = store.mark_orphans("x").await.unwrap_err();
-    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
-    store.close().await.unwrap();
-    drop(store);
-
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.get_session("s1").await.unwrap(), Some(before));
-    assert_eq!(store.raw_events("s1").await.unwrap().len(), 2);
-    assert_eq!(store.pending_approvals(Some("s1")).await.unwrap().len(), 1);
-    let more = store
-        .ingested("s1", messages("c1", &["three"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&more), [3]);
-    let by_session: HashMap<_, _> = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.sequence, e.content.unwrap()))
-        .collect();
-    assert_eq!(by_session.len(), 3);
-    assert_eq!(by_session[&1], "one");
-    store.close().await.unwrap();
 }
 
 #[tokio::test]
@@ -1609,24 +1288,6 @@ async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_app
             .unwrap(),
         CloudSync::Unchanged
     );
-}
-
-#[tokio::test]
-async fn raw_lines_keep_their_order() {
-    let (_dir, store) = open_with_session().await;
-    let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let first = messages("c1", &texts[..37]);
-    let second = messages("c1", &texts[37..]);
-    let expected: Vec<String> = first
-        .raw_lines
-        .iter()
-        .chain(&second.raw_lines)
-        .cloned()
-        .collect();
-    store.ingested("s1", first).await.unwrap();
-    store.ingested("s1", second).await.unwrap();
-    assert_eq!(store.raw_events("s1").await.unwrap(), expected);
 }
 
 #[tokio::test]
