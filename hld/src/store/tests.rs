@@ -1444,46 +1444,25 @@ fn moved(change: &Changed) -> Option<(SessionStatus, SessionStatus)> {
 async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     let (_dir, store) = open_with_session().await;
     set_status(&store, SessionStatus::Running).await;
-    let ask = |id: &'static str| {
-        let store = store.clone();
-        async move {
-            store
-                .create(NewApproval::human_contact(id, "s1", "Go on?"))
-                .await
-                .unwrap()
-        }
-    };
-    let decide = |id: &'static str| {
-        let store = store.clone();
-        async move {
-            store
-                .decide(id, ApprovalStatus::Responded, Some("yes"))
-                .await
-                .unwrap()
-        }
-    };
-    let waiting = (SessionStatus::Running, SessionStatus::WaitingInput);
-    let resumed = (SessionStatus::WaitingInput, SessionStatus::Running);
-
-    // The first approval moves the session in its own transaction; the second finds it
-    // waiting already.
-    assert_eq!(moved(&ask("local-1").await), Some(waiting.clone()));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
-    assert_eq!(moved(&ask("local-2").await), None);
-
-    // Deciding one of two leaves the session waiting for the other; deciding the last
-    // resumes it.
-    assert_eq!(moved(&decide("local-1").await), None);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
-    let last = decide("local-2").await;
-    assert_eq!(moved(&last), Some(resumed));
-    let session = &last.moves[0].1;
-    assert!(session.last_activity_at > session.new.created_at);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Running);
-
-    // And the next approval makes it wait again.
-    assert_eq!(moved(&ask("local-3").await), Some(waiting));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
+    let (running, waiting) = (SessionStatus::Running, SessionStatus::WaitingInput);
+    let wait = Some((running.clone(), waiting.clone()));
+    // Each approval asked (true) or answered, the move its write stores, and the status after.
+    let steps = [
+        ("local-1", true, wait.clone(), &waiting),
+        ("local-2", true, None, &waiting),
+        ("local-1", false, None, &waiting),
+        ("local-2", false, Some((waiting.clone(), running.clone())), &running),
+        ("local-3", true, wait, &waiting),
+    ];
+    for (id, ask, moved, status) in steps {
+        let change = if ask {
+            store.create(NewApproval::human_contact(id, "s1", "Go on?")).await
+        } else {
+            store.decide(id, ApprovalStatus::Responded, Some("yes")).await
+        };
+        assert_eq!(change.unwrap().moved(), moved, "{id}");
+        assert_eq!(&status_of_s1(&store).await, status, "{id}");
+    }
 }
 
 #[tokio::test]
