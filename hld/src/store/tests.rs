@@ -969,12 +969,6 @@ async fn approvals_are_created_linked_listed_and_decided() {
     assert_eq!(stored[0].approval_status.as_deref(), Some("approved"));
     assert_eq!(stored[0].approval_id.as_deref(), Some("local-1"));
 
-    // A response of the wrong kind, a response, and the pending list afterwards.
-    let wrong = store
-        .decide("local-2", ApprovalStatus::Approved, None)
-        .await
-        .unwrap_err();
-    assert!(matches!(wrong, StoreError::Invalid(_)), "{wrong:?}");
     let responded = store
         .decide("local-2", ApprovalStatus::Responded, Some("main"))
         .await
@@ -983,38 +977,31 @@ async fn approvals_are_created_linked_listed_and_decided() {
     assert_eq!(hc.status.unwrap().response.as_deref(), Some("main"));
     assert!(store.pending_approvals(None).await.unwrap().is_empty());
 
-    let again = store
-        .decide("local-1", ApprovalStatus::Denied, None)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            again,
-            StoreError::AlreadyDecided {
-                status: ApprovalStatus::Approved,
-                ..
-            }
+    // Decisions refused: the wrong kind, one already made, an unknown approval.
+    let refused = [
+        ("local-3", ApprovalStatus::Approved, "Invalid"),
+        (
+            "local-1",
+            ApprovalStatus::Denied,
+            "AlreadyDecided(Approved)",
         ),
-        "{again:?}"
-    );
-    let unknown = store
-        .decide("nope", ApprovalStatus::Denied, None)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(unknown, StoreError::ApprovalNotFound(_)),
-        "{unknown:?}"
-    );
-    assert_eq!(store.get_approval("nope").await.unwrap(), None);
-
-    let orphan = store
-        .create(NewApproval::human_contact("local-3", "ghost", "?"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(orphan, StoreError::SessionNotFound(_)),
-        "{orphan:?}"
-    );
+        ("nope", ApprovalStatus::Denied, "ApprovalNotFound"),
+    ];
+    let contact = NewApproval::human_contact("local-3", "s1", "Which tag?");
+    store.create_approval(contact).await.unwrap();
+    for (id, status, expected) in refused {
+        let err = store.decide(id, status, None).await.unwrap_err();
+        let kind = match err {
+            StoreError::Invalid(_) => "Invalid".to_owned(),
+            StoreError::AlreadyDecided { status, .. } => format!("AlreadyDecided({status:?})"),
+            StoreError::ApprovalNotFound(_) => "ApprovalNotFound".to_owned(),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(kind, expected, "{id}");
+    }
+    let orphan = NewApproval::human_contact("local-4", "ghost", "?");
+    let err = store.create_approval(orphan).await.unwrap_err();
+    assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1451,14 +1438,23 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
         ("local-1", true, wait.clone(), &waiting),
         ("local-2", true, None, &waiting),
         ("local-1", false, None, &waiting),
-        ("local-2", false, Some((waiting.clone(), running.clone())), &running),
+        (
+            "local-2",
+            false,
+            Some((waiting.clone(), running.clone())),
+            &running,
+        ),
         ("local-3", true, wait, &waiting),
     ];
     for (id, ask, moved, status) in steps {
         let change = if ask {
-            store.create(NewApproval::human_contact(id, "s1", "Go on?")).await
+            store
+                .create(NewApproval::human_contact(id, "s1", "Go on?"))
+                .await
         } else {
-            store.decide(id, ApprovalStatus::Responded, Some("yes")).await
+            store
+                .decide(id, ApprovalStatus::Responded, Some("yes"))
+                .await
         };
         assert_eq!(change.unwrap().moved(), moved, "{id}");
         assert_eq!(&status_of_s1(&store).await, status, "{id}");
