@@ -263,110 +263,69 @@ mod tests {
         );
     }
 
-    #[test]
-    fn claude_args_minimal_spec_is_only_the_fixed_tail() {
-        let spec = LaunchSpec {
-            query: "hi".into(),
-            options: SessionOptions {
-                model: Some(String::new()),
-                max_turns: Some(0),
-                allowed_tools: Some(vec![]),
-                ..SessionOptions::default()
-            },
+    /// A spec with `query` and the options `set` makes from the defaults.
+    fn spec(query: &str, set: impl FnOnce(&mut LaunchSpec)) -> LaunchSpec {
+        let mut spec = LaunchSpec {
+            query: query.into(),
             ..LaunchSpec::default()
         };
-        assert_eq!(
-            strings(spec.args()),
-            [
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--print",
-                "--",
-                "hi"
-            ]
-        );
+        set(&mut spec);
+        spec
     }
 
     #[test]
-    fn claude_args_query_starting_with_dash_follows_double_dash() {
-        let spec = LaunchSpec {
-            query: "--help me with -p".into(),
-            options: SessionOptions {
-                allowed_tools: Some(vec!["Read".into()]),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let dash = args.iter().position(|a| a == "--").unwrap();
-        assert_eq!(&args[dash + 1..], ["--help me with -p"]);
-        assert_eq!(args.last().unwrap(), "--help me with -p");
-        assert!(args.iter().position(|a| a == "--allowedTools").unwrap() < dash);
-    }
-
-    #[test]
-    fn claude_args_negative_max_turns_omitted() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            options: SessionOptions {
-                max_turns: Some(-3),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        assert!(!strings(spec.args()).contains(&"--max-turns".to_owned()));
-    }
-
-    #[test]
-    fn claude_custom_instructions_alone_become_the_append_prompt() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            options: SessionOptions {
-                custom_instructions: Some("Use tabs.".into()),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let at = args
-            .iter()
-            .position(|a| a == "--append-system-prompt")
-            .unwrap();
-        assert_eq!(args[at + 1], "Use tabs.");
-
-        let only_append = LaunchSpec {
-            options: SessionOptions {
-                append_system_prompt: Some("Be brief.".into()),
-                custom_instructions: Some(String::new()),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        assert_eq!(
-            only_append.append_prompt_text().as_deref(),
-            Some("Be brief.")
-        );
-    }
-
-    #[test]
-    fn claude_fork_session_follows_resume_only() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            resume: Some("abc".into()),
-            fork_session: true,
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let at = args.iter().position(|a| a == "--resume").unwrap();
-        assert_eq!(args[at + 1..at + 3], ["abc", "--fork-session"]);
-
-        let no_resume = LaunchSpec {
-            query: "q".into(),
-            fork_session: true,
-            ..LaunchSpec::default()
-        };
-        assert!(!strings(no_resume.args()).contains(&"--fork-session".to_owned()));
+    fn claude_args_omit_what_is_not_given_and_end_with_the_query() {
+        const TAIL: [&str; 4] = ["--output-format", "stream-json", "--verbose", "--print"];
+        let cases: [(LaunchSpec, &[&str]); 6] = [
+            // Empty strings and lists, and no positive max turns, are not given.
+            (
+                spec("hi", |s| {
+                    s.options.model = Some(String::new());
+                    s.options.max_turns = Some(-3);
+                    s.options.allowed_tools = Some(vec![]);
+                }),
+                &[],
+            ),
+            // A query starting with a dash follows `--`, after every flag.
+            (
+                spec("--help me with -p", |s| {
+                    s.options.allowed_tools = Some(vec!["Read".into()]);
+                }),
+                &["--allowedTools", "Read"],
+            ),
+            // Custom instructions alone are the append prompt; an empty one is none.
+            (
+                spec("q", |s| {
+                    s.options.custom_instructions = Some("Use tabs.".into())
+                }),
+                &["--append-system-prompt", "Use tabs."],
+            ),
+            (
+                spec("q", |s| {
+                    s.options.append_system_prompt = Some("Be brief.".into());
+                    s.options.custom_instructions = Some(String::new());
+                }),
+                &["--append-system-prompt", "Be brief."],
+            ),
+            // `--fork-session` follows a resume, and only a resume.
+            (
+                spec("q", |s| {
+                    s.resume = Some("abc".into());
+                    s.fork_session = true;
+                }),
+                &["--resume", "abc", "--fork-session"],
+            ),
+            (spec("q", |s| s.fork_session = true), &[]),
+        ];
+        for (spec, flags) in cases {
+            let expected: Vec<&str> = flags
+                .iter()
+                .chain(&TAIL)
+                .copied()
+                .chain(["--", spec.query.as_str()])
+                .collect();
+            assert_eq!(strings(spec.args()), expected, "{spec:?}");
+        }
     }
 
     /// Writes an executable shell script.
