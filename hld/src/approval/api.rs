@@ -352,28 +352,27 @@ mod tests {
 
     #[test]
     fn times_with_an_offset_or_without_a_zone_are_read_as_utc() {
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30.123456").as_deref(),
-            Some("2026-03-01T10:20:30.123Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30").as_deref(),
-            Some("2026-03-01T10:20:30.000Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01 10:20:30.5").as_deref(),
-            Some("2026-03-01T10:20:30.500Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T12:20:30+02:00").as_deref(),
-            Some("2026-03-01T10:20:30.000Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30.987654321Z").as_deref(),
-            Some("2026-03-01T10:20:30.987Z")
-        );
-        assert_eq!(parse_time("yesterday"), None);
-        assert_eq!(parse_time(""), None);
+        let cases = [
+            (
+                "2026-03-01T10:20:30.123456",
+                Some("2026-03-01T10:20:30.123Z"),
+            ),
+            ("2026-03-01T10:20:30", Some("2026-03-01T10:20:30.000Z")),
+            ("2026-03-01 10:20:30.5", Some("2026-03-01T10:20:30.500Z")),
+            (
+                "2026-03-01T12:20:30+02:00",
+                Some("2026-03-01T10:20:30.000Z"),
+            ),
+            (
+                "2026-03-01T10:20:30.987654321Z",
+                Some("2026-03-01T10:20:30.987Z"),
+            ),
+            ("yesterday", None),
+            ("", None),
+        ];
+        for (text, utc) in cases {
+            assert_eq!(parse_time(text).as_deref(), utc, "{text}");
+        }
     }
 
     #[test]
@@ -438,21 +437,11 @@ mod tests {
 
     #[test]
     fn response_bodies_omit_an_absent_comment() {
-        let approve = FunctionCallResponse {
-            approved: true,
-            comment: None,
+        let body = |approved, comment| {
+            serde_json::to_value(FunctionCallResponse { approved, comment }).unwrap()
         };
-        assert_eq!(
-            serde_json::to_value(&approve).unwrap(),
-            serde_json::json!({"approved": true})
-        );
-        let deny = FunctionCallResponse {
-            approved: false,
-            comment: Some("no"),
-        };
-        assert_eq!(
-            serde_json::to_value(&deny).unwrap(),
-            serde_json::json!({"approved": false, "comment": "no"})
-        );
+        assert_eq!(body(true, None), serde_json::json!({"approved": true}));
+        let deny = serde_json::json!({"approved": false, "comment": "no"});
+        assert_eq!(body(false, Some("no")), deny);
     }
 }
