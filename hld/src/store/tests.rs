@@ -1,17 +1,16 @@
 //! Tests of the store against real SQLite files in temporary directories.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
-    ConversationEventType, McpConfig, McpServer, SessionStatus,
+    Approval, ApprovalSource, ApprovalStatus, ConversationEvent, ConversationEventType,
+    SessionStatus,
 };
 use serde_json::json;
 
 use super::*;
+use crate::model::Modes;
 use crate::model::SessionOptions;
-use crate::model::{Modes, SESSION_ENDED};
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {
@@ -25,13 +24,6 @@ fn session(id: &str, created_at: &str) -> NewSession {
         created_at: created_at.into(),
         title: None,
         modes: Modes::default(),
-    }
-}
-
-fn child(id: &str, parent: &str, created_at: &str) -> NewSession {
-    NewSession {
-        parent_session_id: Some(parent.into()),
-        ..session(id, created_at)
     }
 }
 
@@ -77,28 +69,6 @@ fn one(event: NewEvent) -> Ingest {
 
 fn sequences(events: &[hld_client::protocol::ConversationEvent]) -> Vec<i64> {
     events.iter().map(|e| e.sequence).collect()
-}
-
-/// Keeps what the store hands its sink.
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Change>>>);
-
-impl Sink for Recorder {
-    fn changed(&self, change: Change) {
-        self.0.lock().unwrap().push(change);
-    }
-}
-
-impl Recorder {
-    fn on(store: &Store) -> Recorder {
-        let recorder = Recorder::default();
-        store.publish_to(recorder.clone());
-        recorder
-    }
-
-    fn take(&self) -> Vec<Change> {
-        std::mem::take(&mut self.0.lock().unwrap())
-    }
 }
 
 /// What one write recorded, gathered for assertions.
@@ -370,95 +340,6 @@ async fn open_creates_a_private_directory_and_file() {
 }
 
 #[tokio::test]
-async fn a_session_round_trips_with_its_mcp_config() {
-    let (_dir, store) = Store::open_temp();
-    let mut servers = BTreeMap::new();
-    servers.insert(
-        "approvals".to_owned(),
-        McpServer {
-            command: Some("hlyr".into()),
-            args: Some(vec!["mcp".into(), "claude_approvals".into()]),
-            env: Some(BTreeMap::from([("HUMANLAYER_RUN_ID".into(), "r1".into())])),
-            extra: Default::default(),
-        },
-    );
-    let mut extra = serde_json::Map::new();
-    extra.insert("type".into(), json!("http"));
-    extra.insert("url".into(), json!("https://example.invalid/mcp"));
-    servers.insert(
-        "web".to_owned(),
-        McpServer {
-            extra,
-            ..McpServer::default()
-        },
-    );
-    let new = NewSession {
-        options: SessionOptions {
-            model: Some("sonnet".into()),
-            working_dir: "/tmp/w".into(),
-            max_turns: Some(7),
-            system_prompt: Some("sys".into()),
-            append_system_prompt: Some("more".into()),
-            custom_instructions: Some("be brief".into()),
-            permission_prompt_tool: Some("mcp__approvals__request_permission".into()),
-            allowed_tools: Some(vec!["Read".into(), "Bash(ls:*)".into()]),
-            disallowed_tools: Some(vec![]),
-            mcp_config: Some(McpConfig {
-                mcp_servers: servers,
-            }),
-            no_approvals: true,
-            additional_directories: vec!["/tmp/extra".into(), "/tmp/more".into()],
-        },
-        title: Some("A title".into()),
-        modes: Modes {
-            auto_accept_edits: true,
-            dangerously_skip_permissions: true,
-            bypass_expires_at: Some("2026-01-01T01:00:00.000Z".into()),
-        },
-        ..session("s1", "2026-01-01T00:00:00.000Z")
-    };
-    store.create_session(new.clone()).await.unwrap();
-    let row = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(row.new, new);
-    assert_eq!(row.status, SessionStatus::Starting);
-    assert_eq!(row.last_activity_at, new.created_at);
-    assert_eq!(row.completed_at, None);
-    assert!(!row.interrupted);
-    assert_eq!(
-        store.get_session_by_run_id("run-s1").await.unwrap(),
-        Some(row)
-    );
-    assert_eq!(store.get_session("nope").await.unwrap(), None);
-    assert_eq!(store.get_session_by_run_id("nope").await.unwrap(), None);
-
-    // An empty config is kept apart from no config.
-    let empty = NewSession {
-        options: SessionOptions {
-            mcp_config: Some(McpConfig::default()),
-            ..SessionOptions::default()
-        },
-        ..session("s2", "2026-01-01T00:00:01.000Z")
-    };
-    store.create_session(empty.clone()).await.unwrap();
-    let row = store.get_session("s2").await.unwrap().unwrap();
-    assert_eq!(row.new.options.mcp_config, Some(McpConfig::default()));
-
-    // Duplicates and unknown parents are refused.
-    assert!(store
-        .create_session(session("s1", "2026-01-01T00:00:02.000Z"))
-        .await
-        .is_err());
-    let err = store
-        .create_session(child("s3", "ghost", "2026-01-01T00:00:03.000Z"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(err, StoreError::SessionNotFound(ref id) if id == "ghost"),
-        "{err:?}"
-    );
-}
-
-#[tokio::test]
 async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
     let (_dir, store) = open_with_session().await;
     let started = SessionUpdate {
@@ -555,155 +436,6 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
         "{err:?}"
     );
     assert_eq!(err.to_string(), "session not found: ghost");
-}
-
-#[tokio::test]
-async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
-    let (_dir, store) = open_with_session().await;
-    let first = store
-        .ingested("s1", messages("c1", &["hello", "there"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&first), [1, 2]);
-    assert!(first[0].id < first[1].id);
-    assert_eq!(first[1].content.as_deref(), Some("there"));
-    assert_eq!(first[0].session_id, "s1");
-
-    let call = store
-        .ingested("s1", one(tool_call("c1", "toolu_1", "Bash")))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&call), [3]);
-    assert!(!call[0].is_completed);
-
-    let result = store
-        .ingested(
-            "s1",
-            Ingest {
-                raw_lines: vec!["{\"type\":\"user\"}".into()],
-                events: vec![tool_result("c1", "toolu_1")],
-                update: Some(SessionUpdate {
-                    cost_usd: Some(0.5),
-                    ..SessionUpdate::default()
-                }),
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(sequences(&result), [4]);
-
-    let all = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&all), [1, 2, 3, 4]);
-    assert_eq!(all[..2], first[..]);
-    assert!(all[2].is_completed, "the result completes its call");
-    assert_eq!(
-        all[2].tool_input_json.as_deref(),
-        Some(r#"{"command":"ls"}"#)
-    );
-    assert_eq!(all[3].tool_result_for_id.as_deref(), Some("toolu_1"));
-
-    assert_eq!(
-        store.raw_events("s1").await.unwrap(),
-        [
-            "{\"raw\":\"hello\"}",
-            "{\"raw\":\"there\"}",
-            "{\"type\":\"user\"}"
-        ]
-    );
-    let row = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(
-        row.cost_usd,
-        Some(0.5),
-        "the update is applied with the events"
-    );
-    assert!(row.last_activity_at > row.new.created_at);
-
-    let err = store
-        .ingested("ghost", messages("c1", &["lost"]))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
-    assert!(store.raw_events("ghost").await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
-    let (_dir, store) = Store::open_temp();
-    let statuses = [
-        ("s-start", SessionStatus::Starting),
-        ("s-run", SessionStatus::Running),
-        ("s-wait", SessionStatus::WaitingInput),
-        ("s-closing", SessionStatus::Completing),
-        ("s-done", SessionStatus::Completed),
-        ("s-failed", SessionStatus::Failed),
-    ];
-    for (i, (id, status)) in statuses.iter().enumerate() {
-        let at = format!("2026-01-01T00:00:0{i}.000Z");
-        store.create_session(session(id, &at)).await.unwrap();
-        force_status(&store, id, status.clone()).await;
-    }
-    // Pending approvals of a waiting session and of one that ended before the restart (a
-    // daemon killed before it could resolve it), and a cloud approval: no `claude` waits.
-    for (id, session) in [("a-wait", "s-wait"), ("a-done", "s-done")] {
-        store
-            .create(NewApproval::function_call(
-                id,
-                session,
-                "Bash",
-                json!({}),
-                None,
-            ))
-            .await
-            .unwrap();
-    }
-    let cloud = NewApproval {
-        source: ApprovalSource::Cloud,
-        ..NewApproval::function_call("fc-1", "s-wait", "Bash", json!({}), None)
-    };
-    store.create(cloud).await.unwrap();
-
-    let recorder = Recorder::on(&store);
-    let failed = store.mark_orphans("daemon restarted").await.unwrap();
-    assert_eq!(failed, 4);
-    let orphans = Changed::gather(recorder.take());
-    let reported: Vec<_> = orphans
-        .moves
-        .iter()
-        .map(|(old, row)| (row.new.id.as_str(), old.clone()))
-        .collect();
-    assert_eq!(reported, statuses[..4]);
-    for (id, before) in statuses {
-        let row = store.get_session(id).await.unwrap().unwrap();
-        if before.is_active() {
-            assert_eq!(row.status, SessionStatus::Failed, "{id}");
-            assert_eq!(row.error_message.as_deref(), Some("daemon restarted"));
-            assert!(row.completed_at.is_some());
-        } else {
-            assert_eq!((row.status, row.error_message), (before, None), "{id}");
-        }
-    }
-    let expired: Vec<_> = orphans
-        .approvals
-        .iter()
-        .map(|(a, pending)| (a.id.as_str(), a.status, *pending))
-        .collect();
-    let resolved = ApprovalStatus::Resolved;
-    assert_eq!(
-        expired,
-        [
-            ("a-wait", resolved, 2),
-            ("fc-1", resolved, 1),
-            ("a-done", resolved, 0)
-        ]
-    );
-    let cloud = store.get_approval("fc-1").await.unwrap().unwrap();
-    assert_eq!(cloud.comment.as_deref(), Some(SESSION_ENDED));
-    assert_eq!(store.mark_orphans("again").await.unwrap(), 0);
-    assert!(recorder.take().is_empty());
 }
 
 #[tokio::test]
@@ -875,135 +607,6 @@ async fn session_with_tool_call(store: &Store) {
         .unwrap();
 }
 
-#[tokio::test]
-async fn approvals_are_created_linked_listed_and_decided() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    let created = store
-        .create(NewApproval::function_call(
-            "local-1",
-            "s1",
-            "Bash",
-            json!({"command": "ls"}),
-            Some("toolu_1"),
-        ))
-        .await
-        .unwrap();
-    let a = created.approval();
-    assert_eq!((a.id.as_str(), a.call_id.as_str()), ("local-1", "local-1"));
-    assert_eq!(a.run_id, "run-s1");
-    assert_eq!(a.kind, ApprovalType::FunctionCall);
-    assert_eq!(a.status, ApprovalStatus::Pending);
-    assert_eq!(a.function_name.as_deref(), Some("Bash"));
-    assert_eq!(a.function_args, Some(json!({"command": "ls"})));
-    let fc = a.function_call.as_ref().unwrap();
-    assert_eq!(fc.spec.function, "Bash");
-    assert_eq!(fc.spec.kwargs, json!({"command": "ls"}));
-    assert_eq!(fc.status.as_ref().unwrap().approved, None);
-    assert_eq!(a.human_contact, None);
-    assert_eq!(created.events.len(), 1);
-    assert_eq!(
-        created.events[0].approval_status.as_deref(),
-        Some("pending")
-    );
-    assert_eq!(created.events[0].approval_id.as_deref(), Some("local-1"));
-    assert_eq!(
-        store.get_approval("local-1").await.unwrap().as_ref(),
-        Some(a)
-    );
-
-    let contact = store
-        .create(NewApproval {
-            subject: Some("Release".into()),
-            timeout_at: Some("2030-01-01T00:00:00.000Z".into()),
-            ..NewApproval::human_contact("local-2", "s1", "Which branch?")
-        })
-        .await
-        .unwrap();
-    // What create returns (built from what it inserted) is what is read back.
-    assert_eq!(
-        store.get_approval("local-2").await.unwrap().as_ref(),
-        Some(contact.approval())
-    );
-    assert!(contact.events.is_empty());
-    assert_eq!(
-        contact.approval().human_contact.as_ref().unwrap().spec.msg,
-        "Which branch?"
-    );
-
-    let pending = store.pending_approvals(Some("s1")).await.unwrap();
-    let ids: Vec<_> = pending.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["local-1", "local-2"]);
-    assert_eq!(store.pending_approvals(None).await.unwrap().len(), 2);
-    assert!(store
-        .pending_approvals(Some("other"))
-        .await
-        .unwrap()
-        .is_empty());
-
-    let decided = store
-        .decide("local-1", ApprovalStatus::Approved, Some("fine"))
-        .await
-        .unwrap();
-    assert_eq!(decided.approval().status, ApprovalStatus::Approved);
-    assert_eq!(decided.approval().comment.as_deref(), Some("fine"));
-    assert!(decided.approval().responded_at.is_some());
-    let status = decided
-        .approval()
-        .function_call
-        .clone()
-        .unwrap()
-        .status
-        .unwrap();
-    assert_eq!(status.approved, Some(true));
-    assert_eq!(status.comment.as_deref(), Some("fine"));
-    assert_eq!(
-        decided.events[0].approval_status.as_deref(),
-        Some("approved")
-    );
-    let stored = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored[0].approval_status.as_deref(), Some("approved"));
-    assert_eq!(stored[0].approval_id.as_deref(), Some("local-1"));
-
-    let responded = store
-        .decide("local-2", ApprovalStatus::Responded, Some("main"))
-        .await
-        .unwrap();
-    let hc = responded.approval().human_contact.clone().unwrap();
-    assert_eq!(hc.status.unwrap().response.as_deref(), Some("main"));
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-
-    // Decisions refused: the wrong kind, one already made, an unknown approval.
-    let refused = [
-        ("local-3", ApprovalStatus::Approved, "Invalid"),
-        (
-            "local-1",
-            ApprovalStatus::Denied,
-            "AlreadyDecided(Approved)",
-        ),
-        ("nope", ApprovalStatus::Denied, "ApprovalNotFound"),
-    ];
-    let contact = NewApproval::human_contact("local-3", "s1", "Which tag?");
-    store.create_approval(contact).await.unwrap();
-    for (id, status, expected) in refused {
-        let err = store.decide(id, status, None).await.unwrap_err();
-        let kind = match err {
-            StoreError::Invalid(_) => "Invalid".to_owned(),
-            StoreError::AlreadyDecided { status, .. } => format!("AlreadyDecided({status:?})"),
-            StoreError::ApprovalNotFound(_) => "ApprovalNotFound".to_owned(),
-            other => format!("{other:?}"),
-        };
-        assert_eq!(kind, expected, "{id}");
-    }
-    let orphan = NewApproval::human_contact("local-4", "ghost", "?");
-    let err = store.create_approval(orphan).await.unwrap_err();
-    assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_two_racing_decisions_exactly_one_wins() {
     let (_dir, store) = Store::open_temp();
@@ -1043,28 +646,6 @@ async fn of_two_racing_decisions_exactly_one_wins() {
         let stored = store.get_approval(&id).await.unwrap().unwrap();
         assert_eq!(stored.status, winner);
     }
-}
-
-#[tokio::test]
-async fn a_tool_call_arriving_after_its_approval_is_linked() {
-    let (_dir, store) = open_with_session().await;
-    let created = store
-        .create(NewApproval::function_call(
-            "local-1",
-            "s1",
-            "Write",
-            json!({"file_path": "/tmp/x"}),
-            Some("toolu_9"),
-        ))
-        .await
-        .unwrap();
-    assert!(created.events.is_empty());
-    let events = store
-        .ingested("s1", one(tool_call("c1", "toolu_9", "Write")))
-        .await
-        .unwrap();
-    assert_eq!(events[0].approval_status.as_deref(), Some("pending"));
-    assert_eq!(events[0].approval_id.as_deref(), Some("local-1"));
 }
 
 #[tokio::test]
@@ -1220,181 +801,6 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     assert!(change.events.is_empty());
 }
 
-#[tokio::test]
-async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_appears() {
-    let (_dir, store) = open_with_session().await;
-    let created = store
-        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(created, CloudSync::Created);
-    let stored = store.get_approval("fc-1").await.unwrap().unwrap();
-    assert_eq!(stored.tool_use_id, None);
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-    store
-        .ingested("s1", one(tool_call("c1", "toolu_7", "Bash")))
-        .await
-        .unwrap();
-    let recorder = Recorder::on(&store);
-    let linked = store.sync_cloud_approval(cloud_call("fc-1", "Bash")).await;
-    assert_eq!(linked.unwrap(), CloudSync::Linked);
-    let stored = store.get_approval("fc-1").await.unwrap().unwrap();
-    assert_eq!(stored.tool_use_id.as_deref(), Some("toolu_7"));
-    let change = Changed::gather(recorder.take());
-    assert_eq!(change.events[0].approval_id.as_deref(), Some("fc-1"));
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-
-    // Resolved elsewhere: the tool call shows it, and a later sync changes nothing.
-    let resolved = store
-        .decide("fc-1", ApprovalStatus::Resolved, None)
-        .await
-        .unwrap();
-    assert_eq!(resolved.approval().status, ApprovalStatus::Resolved);
-    assert!(resolved.approval().responded_at.is_some());
-    assert_eq!(
-        resolved.events[0].approval_status.as_deref(),
-        Some("resolved")
-    );
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-}
-
-#[tokio::test]
-async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
-    let (_dir, path, conn) = old_database(3);
-    drop(conn);
-    let store = Store::open(&path).unwrap();
-    let conn = raw(&path);
-    let indexes: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'approvals'
-             AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    assert_eq!(indexes, ["idx_approvals_pending", "idx_approvals_tool_use"]);
-    // Each lookup by session uses its index.
-    let pending = format!("SELECT id FROM approvals {}", read::PENDING_APPROVALS);
-    let completing = "UPDATE conversation_events SET is_completed = 1
-        WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'";
-    let lookups = [
-        (ops::TOOL_USE_APPROVAL, "idx_approvals_tool_use"),
-        (pending.as_str(), "idx_approvals_pending"),
-        (completing, "idx_events_tool"),
-    ];
-    for (sql, index) in lookups {
-        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let params = ["s1", "toolu_1"].into_iter().take(stmt.parameter_count());
-        let plan: String = stmt
-            .query_row(rusqlite::params_from_iter(params), |r| r.get(3))
-            .unwrap();
-        assert!(plan.contains(index), "{sql}: {plan}");
-    }
-    store.close().await.unwrap();
-}
-
-/// The opcodes of `sql` as SQLite compiles it on `conn`.
-fn opcodes(conn: &Connection, sql: &str) -> Vec<String> {
-    let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
-    let unbound = std::iter::repeat_n(rusqlite::types::Null, stmt.parameter_count());
-    stmt.query_map(rusqlite::params_from_iter(unbound), |r| r.get(1))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
-}
-
-#[tokio::test]
-async fn a_version_4_database_keeps_its_approvals_and_checks_status_without_a_temporary_index() {
-    let (_dir, path, conn) = old_database(4);
-    conn.execute_batch(OLD_SESSION).unwrap();
-    conn.execute_batch(
-        "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
-            tool_input, tool_use_id, requested_at)
-         VALUES ('a1', 's1', 'run-s1', 'function_call', 'local', 'pending', 'Bash',
-            '{\"command\":\"ls\"}', 'toolu_1', '2026-01-01T00:00:01.000Z');
-         INSERT INTO approvals (id, session_id, run_id, type, source, status, message, subject,
-            comment, requested_at, timeout_at, responded_at)
-         VALUES ('a2', 's1', 'run-s1', 'human_contact', 'cloud', 'responded', 'Which?', 'Q',
-            'main', '2026-01-01T00:00:02.000Z', '2026-01-02T00:00:00.000Z',
-            '2026-01-01T00:00:03.000Z');",
-    )
-    .unwrap();
-    let rows = |conn: &Connection| -> Vec<Vec<rusqlite::types::Value>> {
-        // The columns of version 4 (later versions add some).
-        let mut stmt = conn
-            .prepare(
-                "SELECT id, session_id, run_id, type, source, status, tool_name, tool_input,
-                    tool_use_id, message, subject, comment, requested_at, timeout_at,
-                    responded_at
-                 FROM approvals ORDER BY id",
-            )
-            .unwrap();
-        let n = stmt.column_count();
-        stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap()
-    };
-    let before = rows(&conn);
-    // What a status check costs on the old table: a temporary index of the IN list.
-    let decide = "UPDATE approvals SET status = ?1 WHERE id = ?2";
-    let insert = "INSERT INTO approvals (id, session_id, run_id, type, status, requested_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-    assert!(opcodes(&conn, decide).contains(&"OpenEphemeral".to_owned()));
-    drop(conn);
-
-    let store = Store::open(&path).unwrap();
-    let conn = raw(&path);
-    assert_eq!(rows(&conn), before);
-    for sql in [decide, insert] {
-        assert!(
-            !opcodes(&conn, sql).contains(&"OpenEphemeral".to_owned()),
-            "{sql}"
-        );
-    }
-    let pending = store.pending_approvals(Some("s1")).await.unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].function_args, Some(json!({"command": "ls"})));
-    let answered = store.get_approval("a2").await.unwrap().unwrap();
-    assert_eq!(
-        (
-            answered.status,
-            answered.source,
-            answered.comment.as_deref()
-        ),
-        (
-            ApprovalStatus::Responded,
-            ApprovalSource::Cloud,
-            Some("main")
-        )
-    );
-    let bogus = conn.execute(decide, ["bogus", "a1"]);
-    assert!(bogus.is_err(), "the CHECK still holds");
-    assert!(conn.execute(decide, ["denied", "a1"]).is_ok());
-    store.close().await.unwrap();
-}
-
 /// Sets `s1`'s status.
 async fn set_status(store: &Store, status: SessionStatus) {
     force_status(store, "s1", status).await;
@@ -1403,11 +809,6 @@ async fn set_status(store: &Store, status: SessionStatus) {
 /// `s1`'s stored status.
 async fn status_of_s1(store: &Store) -> SessionStatus {
     store.get_session("s1").await.unwrap().unwrap().status
-}
-
-/// The status move a write stored, as (before, after).
-fn moved(change: &Changed) -> Option<(SessionStatus, SessionStatus)> {
-    change.moved()
 }
 
 #[tokio::test]
@@ -1442,35 +843,6 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
         assert_eq!(change.unwrap().moved(), moved, "{id}");
         assert_eq!(&status_of_s1(&store).await, status, "{id}");
     }
-}
-
-#[tokio::test]
-async fn approvals_leave_a_session_that_ended_with_its_final_status() {
-    let (_dir, store) = open_with_session().await;
-    set_status(&store, SessionStatus::Completed).await;
-    // A local approval stored after the end does not make it wait, nor its decision resume it.
-    let late = store
-        .create(NewApproval::human_contact("local-2", "s1", "Still there?"))
-        .await
-        .unwrap();
-    assert_eq!(moved(&late), None);
-    let decided = store
-        .decide("local-2", ApprovalStatus::Responded, Some("yes"))
-        .await
-        .unwrap();
-    assert_eq!(moved(&decided), None);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
-    // A cloud approval the poller first sees now is stored resolved, as the end resolved
-    // the session's others: nothing could receive an answer.
-    let cloud = NewApproval {
-        source: ApprovalSource::Cloud,
-        ..NewApproval::human_contact("hc-1", "s1", "Go on?")
-    };
-    let stored = store.create(cloud).await.unwrap();
-    assert_eq!(stored.approval().status, ApprovalStatus::Resolved);
-    assert_eq!(stored.approval().comment.as_deref(), Some(SESSION_ENDED));
-    assert_eq!((moved(&stored), stored.pending()), (None, 0));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
 }
 
 #[tokio::test]
