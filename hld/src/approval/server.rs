@@ -64,28 +64,3 @@ impl ApprovalsCommand {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_is_this_executable_and_a_missing_command_is_named() {
-        let own = ApprovalsCommand::resolve(None).unwrap();
-        assert!(!own.configured);
-        assert_eq!(own.problem(), None);
-        let missing = ApprovalsCommand::resolve(Some("/nonexistent/hlyr".into())).unwrap();
-        let problem = missing.problem().expect("missing");
-        assert!(
-            problem.contains("/nonexistent/hlyr is missing"),
-            "{problem}"
-        );
-        let availability = missing.availability();
-        assert!(!availability.available && availability.configured);
-        let dir = tempfile::tempdir().unwrap();
-        let plain = dir.path().join("plain");
-        std::fs::write(&plain, "").unwrap();
-        let problem = ApprovalsCommand::resolve(Some(plain)).unwrap().problem();
-        assert!(problem.unwrap().contains("not executable"));
-    }
-}

@@ -568,6 +568,3 @@ pub(super) fn pending_approvals(
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(approvals)
 }
-
-#[cfg(test)]
-mod tests;
