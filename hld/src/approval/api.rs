@@ -126,9 +126,7 @@ pub struct CloudFunctionCall {
     /// The run (the daemon's session run id) it belongs to.
     #[serde(default)]
     pub run_id: String,
-    /// Its id.
     pub call_id: String,
-    /// What is asked.
     pub spec: FunctionCallSpec,
     /// Its state.
     #[serde(default)]
@@ -138,7 +136,6 @@ pub struct CloudFunctionCall {
 /// The `spec` of a cloud human contact (the fields the daemon uses).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct HumanContactSpec {
-    /// The question.
     pub msg: String,
     /// An optional subject line.
     #[serde(default)]
@@ -151,9 +148,7 @@ pub struct CloudHumanContact {
     /// The run it belongs to.
     #[serde(default)]
     pub run_id: String,
-    /// Its id.
     pub call_id: String,
-    /// What is asked.
     pub spec: HumanContactSpec,
     /// Its state.
     #[serde(default)]

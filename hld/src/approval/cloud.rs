@@ -30,9 +30,7 @@ pub const BACKOFF_FACTOR: f64 = 2.0;
 /// How often to poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PollSettings {
-    /// Time between good polls.
     pub interval: Duration,
-    /// The longest wait after failures.
     pub max_backoff: Duration,
 }
 

@@ -25,9 +25,7 @@ use api::{ApiError, CloudClient};
 /// Why a decision was not recorded (sent as `{"success": false, "error": …, "reason": …}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
-    /// For a program.
     pub reason: RefusalReason,
-    /// For a person.
     pub message: String,
 }
 

@@ -17,7 +17,6 @@ pub const ARGS: [&str; 2] = ["mcp", "claude_approvals"];
 /// The command serving the approvals MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalsCommand {
-    /// The executable.
     pub path: PathBuf,
     /// Whether it was configured, rather than the daemon's own binary.
     pub configured: bool,

@@ -21,10 +21,7 @@ pub enum Happening {
     /// An interrupt was asked for.
     InterruptRequested,
     /// Its process ended; `failed` when the run failed (an interrupted run did not).
-    Exited {
-        /// Whether the run failed.
-        failed: bool,
-    },
+    Exited { failed: bool },
     /// A previous daemon left it active: its process died with that daemon.
     Orphaned,
     /// A new message to the session starts another turn.

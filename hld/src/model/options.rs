@@ -10,9 +10,7 @@ use super::Modes;
 /// What a person sets on a session besides how its `claude` runs.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
-    /// The title given, if any.
     pub title: Option<String>,
-    /// Auto-accept and bypass.
     pub modes: Modes,
 }
 

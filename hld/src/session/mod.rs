@@ -36,7 +36,6 @@ pub const APPROVALS_TOOL: &str = "mcp__approvals__request_permission";
 /// Settings of the session manager.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
-    /// An explicitly configured `claude`.
     pub claude_path: Option<PathBuf>,
     /// The daemon's socket, handed to MCP servers.
     pub socket: PathBuf,
@@ -55,7 +54,6 @@ pub struct SessionConfig {
 /// The conversation a continuation resumes.
 #[derive(Debug, Clone)]
 pub struct Parent {
-    /// The parent session.
     pub session_id: String,
     /// Its Claude session, given to `--resume`.
     pub claude_session_id: String,
@@ -70,7 +68,6 @@ pub struct Sessions {
     live: Mutex<HashMap<String, Handle>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
-    /// The last answer of [`Sessions::tools`].
     tools_seen: Mutex<Option<(Instant, Arc<Tools>)>>,
 }
 

@@ -17,12 +17,7 @@ pub enum StoreError {
     ApprovalNotFound(String),
     /// The approval was already decided (by an earlier or racing decision).
     #[error("approval {id} already decided: {}", status.as_str())]
-    AlreadyDecided {
-        /// The approval.
-        id: String,
-        /// The status it already has.
-        status: ApprovalStatus,
-    },
+    AlreadyDecided { id: String, status: ApprovalStatus },
     /// The request is inconsistent (a decision of the wrong kind, a missing tool name, …).
     #[error("{0}")]
     Invalid(String),
@@ -46,9 +41,7 @@ pub enum StoreError {
     /// Creating the database directory or setting permissions failed.
     #[error("{context}: {source}")]
     Io {
-        /// What was being done.
         context: String,
-        /// The cause.
         source: std::io::Error,
     },
     /// SQLite failed.

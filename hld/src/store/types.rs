@@ -11,62 +11,42 @@ use crate::model::{Modes, SessionOptions};
 /// A session row to insert (its status starts as `starting`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSession {
-    /// The daemon's session id.
     pub id: String,
-    /// The run id.
     pub run_id: String,
-    /// The parent, for continuations.
     pub parent_session_id: Option<String>,
-    /// The prompt.
     pub query: String,
     /// The prompt shortened (see `summarize`).
     pub summary: String,
-    /// How its `claude` runs.
     pub options: SessionOptions,
     /// Creation time, RFC 3339.
     pub created_at: String,
-    /// The title given, if any.
     pub title: Option<String>,
-    /// Its approval modes.
     pub modes: Modes,
 }
 
 /// A stored session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
-    /// Everything given at creation.
     pub new: NewSession,
-    /// Claude's session id, once known.
     pub claude_session_id: Option<String>,
-    /// Current status.
     pub status: SessionStatus,
     /// Last activity, RFC 3339.
     pub last_activity_at: String,
     /// End time, RFC 3339.
     pub completed_at: Option<String>,
-    /// Error text.
     pub error_message: Option<String>,
-    /// Total cost reported by Claude.
     pub cost_usd: Option<f64>,
-    /// Input tokens reported by Claude.
     pub input_tokens: Option<i64>,
-    /// Output tokens reported by Claude.
     pub output_tokens: Option<i64>,
-    /// Duration reported by Claude.
     pub duration_ms: Option<i64>,
-    /// Turns reported by Claude.
     pub num_turns: Option<i64>,
-    /// Final text reported by Claude.
     pub result_content: Option<String>,
     /// Whether the result was an error.
     pub result_is_error: Option<bool>,
-    /// Ended by an interrupt.
     pub interrupted: bool,
-    /// The process exit code.
     pub exit_code: Option<i32>,
     /// Hidden from the normal leaf list.
     pub archived: bool,
-    /// Cache and context tokens.
     pub context: ContextTokens,
 }
 
@@ -79,7 +59,6 @@ pub struct ContextTokens {
     pub cache_read_input_tokens: Option<i64>,
     /// The last model call's input, cache-creation and cache-read tokens.
     pub effective_context_tokens: Option<i64>,
-    /// The model's context window.
     pub context_limit: Option<i64>,
 }
 
@@ -105,33 +84,20 @@ impl ContextTokens {
 /// `last_activity_at`. The status moves only by `Store::advance`, under `model::transition`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionUpdate {
-    /// Claude's session id.
     pub claude_session_id: Option<String>,
-    /// The resolved model.
     pub model: Option<String>,
-    /// Error text.
     pub error_message: Option<String>,
-    /// End time.
     pub completed_at: Option<String>,
-    /// Total cost.
     pub cost_usd: Option<f64>,
-    /// Input tokens.
     pub input_tokens: Option<i64>,
-    /// Output tokens.
     pub output_tokens: Option<i64>,
-    /// Duration.
     pub duration_ms: Option<i64>,
-    /// Turns.
     pub num_turns: Option<i64>,
-    /// Final text.
     pub result_content: Option<String>,
     /// Whether the result was an error.
     pub result_is_error: Option<bool>,
-    /// Ended by an interrupt.
     pub interrupted: Option<bool>,
-    /// Process exit code.
     pub exit_code: Option<i32>,
-    /// Cache and context tokens.
     pub context: ContextTokens,
 }
 
@@ -162,11 +128,8 @@ impl SessionUpdate {
 pub struct NewEvent {
     /// The Claude session it came from ("" before one is known).
     pub claude_session_id: String,
-    /// Kind.
     pub event_type: ConversationEventType,
-    /// `user`, `assistant` or `system`.
     pub role: Option<String>,
-    /// Text.
     pub content: Option<String>,
     /// Tool use id (tool calls).
     pub tool_id: Option<String>,
@@ -220,7 +183,6 @@ impl NewEvent {
 pub struct Ingest {
     /// Lines exactly as Claude printed them.
     pub raw_lines: Vec<String>,
-    /// Conversation events, in order.
     pub events: Vec<NewEvent>,
     /// A session update, applied after the events.
     pub update: Option<SessionUpdate>,
@@ -231,9 +193,7 @@ pub struct Ingest {
 pub struct NewApproval {
     /// Its id (`local-<uuid>`, or the cloud `call_id`).
     pub id: String,
-    /// The session asking.
     pub session_id: String,
-    /// Kind.
     pub kind: ApprovalType,
     /// Local, or fetched from the HumanLayer cloud.
     pub source: ApprovalSource,
