@@ -1,18 +1,7 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
-//!
-//! [`Store`] is a cheap `Clone` handle with async methods. Only a write that finds the write
-//! connection idle runs on the async worker that asks for it; nothing that syncs to disk does.
-//!
-//! - **Writes** go to the one write connection: each command is a transaction, and its caller
-//!   hears back once it is committed. A write that finds the connection idle runs at once on
-//!   the caller's thread; the others, every burst of a streaming session and every
-//!   checkpoint run on the writer thread (see the `writer` module).
-//! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
-//!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
-//!
-//! The file uses WAL, `synchronous=NORMAL` (durable against a killed process; see the
-//! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
-//! `schema_version` and migrated at [`Store::open`].
+//! Each write is one transaction on the one write connection (see `writer`), and returns the
+//! [`Change`]s the store hands its [`Sink`] once committed. Reads run on a small pool of
+//! read connections, each in one snapshot. The schema is migrated at [`Store::open`].
 
 mod approvals;
 mod control;
@@ -48,8 +37,7 @@ use writer::{Msg, Slot, Writer};
 const READERS: usize = 3;
 
 /// Threads the runtime's blocking pool needs: one per read connection, and one to wait for the
-/// writer thread at close. More would only wait for a connection, each holding its own
-/// allocator arena, which the process keeps after the load that made it.
+/// writer thread at close; more would only wait for a connection.
 pub const BLOCKING_THREADS: usize = READERS + 1;
 
 /// Where the store hands what each committed write changed: the daemon's bus.
@@ -84,11 +72,8 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and migrates it. A missing parent
-    /// directory is created with mode 0700 and a new file gets mode 0600. Refuses a database
-    /// whose schema is newer than this build ([`StoreError::SchemaTooNew`]).
-    ///
-    /// Blocking; call it before serving, or from `spawn_blocking`.
+    /// Opens (creating it 0600, in a 0700 directory, if needed) and migrates the database at
+    /// `path`; refuses a newer schema ([`StoreError::SchemaTooNew`]). Blocking.
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;
@@ -134,9 +119,7 @@ impl Store {
         &self.inner.path
     }
 
-    /// Hands the page caches of the idle connections back to the allocator (`PRAGMA
-    /// shrink_memory`). The database stays in the OS page cache, so the next queries refill
-    /// them with a few reads.
+    /// Hands the page caches of the idle connections back to the allocator.
     pub async fn release_memory(&self) -> Result<()> {
         for slot in &self.inner.readers {
             if let Ok(conn) = slot.try_lock() {
@@ -155,11 +138,9 @@ impl Store {
         let _ = self.inner.sink.set(Box::new(sink));
     }
 
-    /// Runs `f` in a transaction of its own (on the writer thread when `queued`, else at once
-    /// if the write connection is idle: see the `writer` module) and, once it is committed,
-    /// hands the changes `f` recorded to the sink: the one place anything is published. The
-    /// write is applied or queued when this is called, and stands even if the future is
-    /// dropped.
+    /// Runs `f` in a transaction of its own (see `writer` for `queued`) and, once it is
+    /// committed, hands the changes `f` recorded to the sink: the one place anything is
+    /// published. The write stands even if the future is dropped.
     fn commit<T, F>(&self, queued: bool, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
@@ -240,10 +221,8 @@ impl Store {
         self.commit(false, move |w, _| w.create_session(&new)).await
     }
 
-    /// Moves a session by `model::transition` for `happening`, from the status it has when the
-    /// write is applied (a compare-and-set), with `update`. Returns the new status, or `None`
-    /// when the rule keeps the status (and nothing is written). A move to a final status also
-    /// resolves the session's pending approvals.
+    /// Moves a session by `model::transition` from the status it has when the write is applied
+    /// (a compare-and-set), with `update`; `None` (nothing written) when the rule keeps it.
     pub async fn advance(
         &self,
         id: &str,
@@ -255,45 +234,36 @@ impl Store {
             .await
     }
 
-    /// Stores raw lines, then events, then the optional update, atomically, on the writer
-    /// thread, and sets the session's `last_activity_at`. A `tool_result` marks its
-    /// `tool_call` completed.
+    /// Stores raw lines, then events, then the optional update, atomically.
     pub async fn ingest(&self, session_id: &str, ingest: Ingest) -> Result<()> {
         let id = session_id.to_owned();
         self.commit(true, move |w, out| w.ingest(&id, ingest, out))
             .await
     }
 
-    /// Fails every session a process may have been attached to, with `error_message =
-    /// reason`, and resolves every pending approval (at start-up). Returns how many sessions
-    /// it failed.
+    /// At start-up: fails every active session with `reason` and resolves every pending
+    /// approval. Returns how many sessions it failed.
     pub async fn mark_orphans(&self, reason: &str) -> Result<usize> {
         let reason = reason.to_owned();
         self.commit(false, move |w, out| w.mark_orphans(&reason, out))
             .await
     }
 
-    /// Stores an approval, pending unless a session rule approves it (or, from the cloud,
-    /// its session has ended), and links the `tool_call` event it gates: the one with its
-    /// `tool_use_id`, or else, for a function call, the session's newest `tool_call` of that
-    /// tool that is neither completed nor gated and at most [`CORRELATION_WINDOW`] old.
+    /// Stores an approval, pending unless a rule settles it, and links the `tool_call` it
+    /// gates (by tool use id, else the newest open, ungated call of the tool).
     pub async fn create_approval(&self, approval: NewApproval) -> Result<Approval> {
         self.commit(false, move |w, out| w.create_approval(&approval, out))
             .await
     }
 
-    /// Stores an approval fetched from the cloud as [`create_approval`](Self::create_approval)
-    /// does unless its id is stored; a stored one, pending and unlinked, is linked if a tool
-    /// call now matches.
+    /// Stores a fetched cloud approval if new, or links a stored, unlinked one.
     pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
         self.commit(false, move |w, out| w.sync_cloud_approval(&approval, out))
             .await
     }
 
-    /// Decides a *pending* approval: `approved`/`denied` a function call, `responded` a human
-    /// contact, `resolved` (answered elsewhere) either. Of racing decisions one wins; the
-    /// others get [`StoreError::AlreadyDecided`] ([`StoreError::Invalid`] for the wrong kind).
-    /// Its session runs again once none of its approvals is pending.
+    /// Decides a pending approval (compare-and-set: of racing decisions one wins, the others
+    /// get [`StoreError::AlreadyDecided`]).
     pub async fn decide_approval(
         &self,
         id: &str,
@@ -449,9 +419,8 @@ impl Store {
         self.read(move |c| read::recent_paths(c, limit)).await
     }
 
-    /// Applies every write queued before it, checkpoints the WAL into the database, stops the
-    /// writer thread and waits for it. Later calls fail with [`StoreError::Closed`]; closing
-    /// again is a no-op.
+    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail with
+    /// [`StoreError::Closed`].
     pub async fn close(&self) -> Result<()> {
         self.inner.closed.store(true, Ordering::Release);
         let (reply, rx) = oneshot::channel();

@@ -362,47 +362,6 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
     assert_eq!(err.to_string(), "session not found: ghost");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_ingests_are_all_committed() {
-    let (_dir, store) = Store::open_temp();
-    const SESSIONS: usize = 4;
-    const PER_TASK: usize = 50;
-    const TASKS_PER_SESSION: usize = 2;
-    for s in 0..SESSIONS {
-        store
-            .create_session(session(&format!("s{s}"), "2026-01-01T00:00:00.000Z"))
-            .await
-            .unwrap();
-    }
-    let mut tasks = Vec::new();
-    for t in 0..SESSIONS * TASKS_PER_SESSION {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let sid = format!("s{}", t % SESSIONS);
-            for i in 0..PER_TASK {
-                let text = format!("t{t}-{i}");
-                store
-                    .ingested(&sid, messages("c", &[text.as_str()]))
-                    .await
-                    .unwrap();
-            }
-        }));
-    }
-    futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .for_each(|r| r.unwrap());
-    for s in 0..SESSIONS {
-        let events = store
-            .conversation_for_session(&format!("s{s}"), None, None)
-            .await
-            .unwrap()
-            .unwrap();
-        let expected: Vec<i64> = (1..=(TASKS_PER_SESSION * PER_TASK) as i64).collect();
-        assert_eq!(sequences(&events), expected, "s{s}");
-    }
-}
-
 #[tokio::test]
 async fn a_failing_or_panicking_command_leaves_nothing_and_the_writer_survives() {
     let (_dir, store) = open_with_session().await;

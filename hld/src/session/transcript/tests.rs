@@ -1,7 +1,6 @@
 //! Unit tests of `transcript`.
 
 use super::*;
-use crate::claude::stream::{McpServerStatus, System};
 use crate::store::ContextTokens;
 use hld_client::protocol::ConversationEventType as Kind;
 use serde_json::json;
@@ -288,25 +287,6 @@ fn claude_session_id_from_first_line_that_carries_one() {
 }
 
 #[test]
-fn claude_failed_resume_session_id_from_result() {
-    let line = "{\"type\":\"result\",\"subtype\":\"error_during_execution\",\"duration_ms\":0,\"is_error\":true,\"num_turns\":0,\"stop_reason\":null,\"session_id\":\"0d9c2f8e-1111-4222-8333-944445555666\",\"total_cost_usd\":0,\"errors\":[\"No conversation found with session ID: 0d9c2f8e-1111-4222-8333-944445555666\"]}";
-    let mut state = Transcript::new();
-    let ingest = state.apply(line);
-    let update = ingest.update.unwrap();
-    assert_eq!(
-        update.claude_session_id.as_deref(),
-        Some("0d9c2f8e-1111-4222-8333-944445555666")
-    );
-    assert_eq!(
-        update.error_message.as_deref(),
-        Some("No conversation found with session ID: 0d9c2f8e-1111-4222-8333-944445555666")
-    );
-    assert_eq!(update.num_turns, Some(0));
-    assert_eq!(update.result_content, None);
-    assert!(!state.result().unwrap().aborted());
-}
-
-#[test]
 fn claude_several_blocks_in_one_line_and_parent_tool_use_id() {
     let line = json!({
         "type": "assistant",
@@ -381,22 +361,4 @@ fn claude_tool_result_array_content_and_user_text() {
     let replay = Transcript::new()
         .apply("{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"do it\"}}");
     assert_eq!(replay.events, [NewEvent::message("", "user", "do it")]);
-}
-
-#[test]
-fn claude_init_info_parsed() {
-    let (_, lines, _) = run("02-tool-use-approved.jsonl");
-    let AgentEvent::System(System::Init(init)) = parse_line(&lines[0]).event else {
-        panic!("expected init")
-    };
-    assert_eq!(init.cwd.as_deref(), Some("/home/dev/project"));
-    assert_eq!(init.permission_mode.as_deref(), Some("default"));
-    assert_eq!(init.claude_code_version.as_deref(), Some("2.1.197"));
-    assert_eq!(
-        init.mcp_servers,
-        [McpServerStatus {
-            name: Some("approver".into()),
-            status: Some("connected".into()),
-        }]
-    );
 }
