@@ -120,78 +120,45 @@ pub struct ItemStatus {
     pub responded_at: Option<String>,
 }
 
-/// A HumanLayer `FunctionCall`: a permission request for one tool call.
+/// A HumanLayer `FunctionCall` (a permission request for one tool call) or `HumanContact`
+/// (a question to a human), by its `spec`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct CloudFunctionCall {
+pub struct CloudCall<S> {
     /// The run (the daemon's session run id) it belongs to.
     #[serde(default)]
     pub run_id: String,
     pub call_id: String,
-    pub spec: FunctionCallSpec,
-    /// Its state.
+    pub spec: S,
     #[serde(default)]
     pub status: Option<ItemStatus>,
 }
+
+pub type CloudFunctionCall = CloudCall<FunctionCallSpec>;
+pub type CloudHumanContact = CloudCall<HumanContactSpec>;
 
 /// The `spec` of a cloud human contact (the fields the daemon uses).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct HumanContactSpec {
     pub msg: String,
-    /// An optional subject line.
     #[serde(default)]
     pub subject: Option<String>,
 }
 
-/// A HumanLayer `HumanContact`: a question to a human.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct CloudHumanContact {
-    /// The run it belongs to.
-    #[serde(default)]
-    pub run_id: String,
-    pub call_id: String,
-    pub spec: HumanContactSpec,
-    /// Its state.
-    #[serde(default)]
-    pub status: Option<ItemStatus>,
-}
-
-/// What a cloud item has in common: whether it is still pending and when it was requested.
-pub trait CloudItem {
-    /// Its id.
-    fn call_id(&self) -> &str;
-    /// Its state.
-    fn status(&self) -> Option<&ItemStatus>;
-
+impl<S> CloudCall<S> {
     /// Not answered yet (no `responded_at`).
     fn is_pending(&self) -> bool {
-        self.status()
+        self.status
+            .as_ref()
             .and_then(|s| s.responded_at.as_ref())
             .is_none()
     }
 
     /// When it was requested, normalised to RFC 3339 UTC, if the API said so readably.
-    fn requested_at(&self) -> Option<String> {
-        self.status()
+    pub fn requested_at(&self) -> Option<String> {
+        self.status
+            .as_ref()
             .and_then(|s| s.requested_at.as_deref())
             .and_then(parse_time)
-    }
-}
-
-impl CloudItem for CloudFunctionCall {
-    fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    fn status(&self) -> Option<&ItemStatus> {
-        self.status.as_ref()
-    }
-}
-
-impl CloudItem for CloudHumanContact {
-    fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    fn status(&self) -> Option<&ItemStatus> {
-        self.status.as_ref()
     }
 }
 
@@ -284,19 +251,19 @@ impl CloudClient {
         self.pending(&["agent", "human_contacts", "pending"]).await
     }
 
-    async fn pending<T: DeserializeOwned + CloudItem>(
+    async fn pending<S: DeserializeOwned>(
         &self,
         segments: &[&str],
-    ) -> Result<Vec<T>, ApiError> {
+    ) -> Result<Vec<CloudCall<S>>, ApiError> {
         let response = self.http.get(self.url(segments)).send().await?;
         let body = check(response).await?.bytes().await?;
-        let page: Page<T> =
+        let page: Page<CloudCall<S>> =
             serde_json::from_slice(&body).map_err(|e| ApiError::Decode(e.to_string()))?;
         Ok(page
             .items
             .unwrap_or_default()
             .into_iter()
-            .filter(CloudItem::is_pending)
+            .filter(CloudCall::is_pending)
             .collect())
     }
 

@@ -15,7 +15,7 @@ use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ApiError, CloudClient, CloudFunctionCall, CloudHumanContact, CloudItem};
+use super::api::{ApiError, CloudCall, CloudClient, FunctionCallSpec, HumanContactSpec};
 use super::Approvals;
 use crate::model::SESSION_ENDED;
 use crate::store::{NewApproval, Store};
@@ -123,10 +123,10 @@ impl Poller {
 
     /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
     /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
-    async fn reconcile<T: Fetched>(
+    async fn reconcile<S: Spec>(
         &mut self,
         kind: ApprovalType,
-        fetched: Result<Vec<T>, ApiError>,
+        fetched: Result<Vec<CloudCall<S>>, ApiError>,
         what: &str,
     ) -> bool {
         let items = match fetched {
@@ -136,7 +136,7 @@ impl Poller {
                 return false;
             }
         };
-        let listed: HashSet<&str> = items.iter().map(CloudItem::call_id).collect();
+        let listed: HashSet<&str> = items.iter().map(|i| i.call_id.as_str()).collect();
         self.ignore_answers(kind, &listed);
         match self.store.pending_approvals(None).await {
             Ok(stored) => {
@@ -152,11 +152,11 @@ impl Poller {
         for item in &items {
             match self.sync(item).await {
                 Ok(true) => {
-                    self.outlived.insert((kind, item.call_id().to_owned()));
+                    self.outlived.insert((kind, item.call_id.clone()));
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::error!(approval = %item.call_id(), error = %e, "cannot store cloud approval")
+                    tracing::error!(approval = %item.call_id, error = %e, "cannot store cloud approval")
                 }
             }
         }
@@ -177,8 +177,8 @@ impl Poller {
 
     /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
     /// linked) yet. True if its stored approval was resolved because its session ended.
-    async fn sync<T: Fetched>(&self, item: &T) -> Result<bool, crate::store::StoreError> {
-        if let Some(stored) = self.store.get_approval(item.call_id()).await? {
+    async fn sync<S: Spec>(&self, item: &CloudCall<S>) -> Result<bool, crate::store::StoreError> {
+        if let Some(stored) = self.store.get_approval(&item.call_id).await? {
             if stored.status == ApprovalStatus::Resolved {
                 return Ok(stored.comment.as_deref() == Some(SESSION_ENDED));
             }
@@ -189,64 +189,51 @@ impl Poller {
                 return Ok(false);
             }
         }
-        let run_id = item.run_id();
+        let run_id = &item.run_id;
         if run_id.is_empty() {
             return Ok(false);
         }
         let Some(session) = self.store.get_session_by_run_id(run_id).await? else {
-            tracing::debug!(approval = %item.call_id(), run = %run_id, "cloud approval of another run ignored");
+            tracing::debug!(approval = %item.call_id, run = %run_id, "cloud approval of another run ignored");
             return Ok(false);
         };
         self.approvals
-            .sync_cloud(item.to_approval(&session.new.id))
+            .sync_cloud(to_approval(item, &session.new.id))
             .await?;
         Ok(false)
     }
 }
 
-/// A fetched cloud item that can be stored as an approval.
-trait Fetched: CloudItem {
-    /// The run it belongs to ("" if none).
-    fn run_id(&self) -> &str;
-    /// The approval to store for session `session_id`.
-    fn to_approval(&self, session_id: &str) -> NewApproval;
+/// The `spec` of a fetched cloud item, which says what approval it is.
+trait Spec {
+    /// The approval `call_id` asks for, of session `session_id`.
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval;
 }
 
-impl Fetched for CloudFunctionCall {
-    fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    fn to_approval(&self, session_id: &str) -> NewApproval {
-        let mut new = NewApproval::function_call(
-            &self.call_id,
-            session_id,
-            &self.spec.function,
-            self.spec.kwargs.clone(),
-            None,
-        );
-        new.source = ApprovalSource::Cloud;
-        if let Some(at) = self.requested_at() {
-            new.requested_at = at;
-        }
-        new
+impl Spec for FunctionCallSpec {
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval {
+        let (tool, input) = (&self.function, self.kwargs.clone());
+        NewApproval::function_call(call_id, session_id, tool, input, None)
     }
 }
 
-impl Fetched for CloudHumanContact {
-    fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    fn to_approval(&self, session_id: &str) -> NewApproval {
-        let mut new = NewApproval::human_contact(&self.call_id, session_id, &self.spec.msg);
-        new.source = ApprovalSource::Cloud;
-        new.subject = self.spec.subject.clone();
-        if let Some(at) = self.requested_at() {
-            new.requested_at = at;
+impl Spec for HumanContactSpec {
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval {
+        NewApproval {
+            subject: self.subject.clone(),
+            ..NewApproval::human_contact(call_id, session_id, &self.msg)
         }
-        new
     }
+}
+
+/// The cloud approval to store for a fetched item of session `session_id`.
+fn to_approval<S: Spec>(item: &CloudCall<S>, session_id: &str) -> NewApproval {
+    let mut new = item.spec.approval(&item.call_id, session_id);
+    new.source = ApprovalSource::Cloud;
+    if let Some(at) = item.requested_at() {
+        new.requested_at = at;
+    }
+    new
 }
 
 #[cfg(test)]
