@@ -45,7 +45,6 @@ pub struct SessionConfig {
     pub interrupt_grace: Duration,
     /// Longest line of output stored whole; longer ones are cut.
     pub max_agent_line: usize,
-    /// The command serving the approvals MCP server.
     pub approvals_command: ApprovalsCommand,
     /// The HumanLayer API key, handed only to the anchor's own approvals server.
     pub api_key: Option<ApiKey>,
@@ -76,7 +75,6 @@ pub struct Sessions {
 pub struct Tools {
     /// Where `claude` was found, and its version.
     pub claude: ClaudeAvailability,
-    /// Whether the approvals server can run.
     pub approvals: ApprovalsAvailability,
 }
 

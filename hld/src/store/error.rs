@@ -23,12 +23,7 @@ pub enum StoreError {
     Invalid(String),
     /// The database was written by a newer hld.
     #[error("database schema version {found} is newer than this hld supports ({supported})")]
-    SchemaTooNew {
-        /// The version recorded in the database.
-        found: i64,
-        /// The newest version this build knows.
-        supported: i64,
-    },
+    SchemaTooNew { found: i64, supported: i64 },
     /// The store was closed (or its writer thread is gone).
     #[error("store is closed")]
     Closed,

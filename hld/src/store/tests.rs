@@ -80,8 +80,6 @@ struct Changed {
     events: Vec<ConversationEvent>,
     /// Sessions that moved: the status before, and the row after.
     moves: Vec<(SessionStatus, SessionRow)>,
-    /// Sessions whose settings changed, and whether by expiry.
-    settings: Vec<(String, bool)>,
 }
 
 impl Changed {
@@ -96,7 +94,7 @@ impl Changed {
                 } => c.moves.push((old_status, *session)),
                 Change::Conversation { event, .. } => c.events.push(*event),
                 Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
-                Change::Settings { session, expired } => c.settings.push((session.new.id, expired)),
+                Change::Settings { .. } => {}
             }
         }
         c

@@ -41,7 +41,6 @@ pub struct SessionRow {
     pub duration_ms: Option<i64>,
     pub num_turns: Option<i64>,
     pub result_content: Option<String>,
-    /// Whether the result was an error.
     pub result_is_error: Option<bool>,
     pub interrupted: bool,
     pub exit_code: Option<i32>,
@@ -94,7 +93,6 @@ pub struct SessionUpdate {
     pub duration_ms: Option<i64>,
     pub num_turns: Option<i64>,
     pub result_content: Option<String>,
-    /// Whether the result was an error.
     pub result_is_error: Option<bool>,
     pub interrupted: Option<bool>,
     pub exit_code: Option<i32>,
@@ -195,7 +193,6 @@ pub struct NewApproval {
     pub id: String,
     pub session_id: String,
     pub kind: ApprovalType,
-    /// Local, or fetched from the HumanLayer cloud.
     pub source: ApprovalSource,
     /// The tool name (function calls; required for them).
     pub tool_name: Option<String>,

@@ -203,33 +203,6 @@ fn claude_fixture_figures_and_tool_calls() {
     );
 }
 
-#[test]
-fn claude_malformed_and_unknown_lines_kept_raw_without_events() {
-    let lines = [
-        "",
-        "not json",
-        "{\"type\":\"assistant\"",
-        "[1,2]",
-        "\"a string\"",
-        "null",
-        "{}",
-        "{\"type\":5}",
-        "{\"type\":\"stream_event\",\"event\":{\"type\":\"content_block_delta\"}}",
-        "{\"type\":\"assistant\",\"message\":\"oops\"}",
-        "{\"type\":\"assistant\",\"message\":{\"content\":[1,null,{\"type\":\"text\"},{\"type\":\"tool_use\",\"id\":3},{\"type\":\"redacted_thinking\",\"data\":\"x\"},{\"type\":\"server_tool_use\"}]}}",
-        "{\"type\":\"user\",\"message\":{\"content\":{\"weird\":true}}}",
-    ];
-    let mut state = Transcript::new();
-    for line in lines {
-        let ingest = state.apply(line);
-        assert_eq!(ingest.raw_lines, [line.to_owned()], "{line}");
-        assert!(ingest.events.is_empty(), "{line}");
-        assert!(ingest.update.is_none(), "{line}");
-    }
-    assert_eq!(state.claude_session_id(), None);
-    assert_eq!(state.result(), None);
-}
-
 /// Each `api_retry` line becomes a system event saying the attempt, the error and the
 /// delay.
 #[test]
