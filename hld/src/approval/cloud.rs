@@ -1,12 +1,6 @@
-//! The cloud poller (hld-anchor.md §4.2–4.3): while an API key is configured, fetch the
-//! pending function calls and human contacts from the HumanLayer API, store each one that
-//! belongs to one of our sessions (matched by `run_id`) as an approval, link function calls
-//! to their tool call, and mark as resolved the stored ones the API no longer lists. An
-//! approval resolved here because its session ended is left alone: the cloud may list it
-//! until someone answers it there, and that answer is logged once and ignored.
-//!
-//! Schedule: poll at once, then every `interval`; after a poll in which either fetch failed
-//! the next wait is `interval × 2^failures`, capped at `max_backoff`; a good poll resets it.
+//! The cloud poller (hld-anchor.md §4.2–4.3): stores the pending items of our sessions (by
+//! `run_id`) as approvals and resolves the stored ones the API no longer lists. Failed polls
+//! back off ([`PollSettings::delay`]).
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -1,8 +1,5 @@
-//! Ends each bypass of permissions when its time is up, on the daemon's clock: one task sleeps
-//! until the earliest expiry stored, turns off what is due (the store publishes it), and
-//! sleeps again. A change of settings wakes it to look again. (The approval rule compares the
-//! expiry with the clock itself, so a tool call asked after it is never approved, however late
-//! this task runs.)
+//! Ends each bypass of permissions when its time is up: one task sleeps until the earliest
+//! stored expiry, turns off what is due, and sleeps again; a change of settings wakes it.
 
 use std::sync::Arc;
 use std::time::Duration;

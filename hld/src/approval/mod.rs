@@ -1,11 +1,6 @@
 //! Approvals: a human approves or denies each tool call Claude wants to make, or answers its
-//! question. Every approval is stored before anyone hears of it; deciding one is atomic, so
-//! of two racing decisions exactly one wins.
-//!
-//! Approvals are local (`createApproval`) or fetched from the HumanLayer cloud by the poller
-//! in [`cloud`] when an API key is configured. A decision on a cloud approval is sent to the
-//! HumanLayer API first and stored only once the API accepted it. Either kind is resolved
-//! when its session ends: nothing is sent to the cloud for it after that.
+//! question. They are local (`createApproval`) or fetched by the [`cloud`] poller; a decision
+//! on a cloud one is stored only once the HumanLayer API accepted it.
 
 pub mod api;
 pub mod cloud;

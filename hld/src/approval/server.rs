@@ -1,10 +1,5 @@
-//! The approvals MCP server every launched session gets as its permission-prompt tool: which
-//! command serves it, and whether that command is there.
-//!
-//! By default the daemon serves it from its own binary (`hld mcp claude_approvals`), so a
-//! daemon can always ask a human. A configured command (`--approvals-command`) is checked at
-//! start-up and before each launch that needs it: a session whose tool calls could not reach
-//! a human is never started.
+//! The command serving the approvals MCP server (by default this binary's `mcp
+//! claude_approvals`), checked before each launch that needs it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

@@ -17,11 +17,8 @@ use crate::private_dir;
 /// How long `claude --version` may take before it is given up on.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything that goes on one `claude` command line: the session's options, and what the
-/// daemon adds (the MCP config file it wrote, the permission-prompt tool in force, the
-/// conversation to resume).
-///
-/// Empty strings and empty lists count as "not given": no flag is emitted for them.
+/// Everything on one `claude` command line: the session's options and what the daemon adds.
+/// Empty strings and lists are "not given": no flag is emitted for them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
     /// The prompt; always passed last, after `--`.

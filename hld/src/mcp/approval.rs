@@ -1,9 +1,6 @@
-//! Asking the daemon: create an approval for this server's session, then wait for its
-//! decision, event-driven through `Subscribe` with a `getApproval` poll as the fallback.
-//!
-//! The subscription is opened before `createApproval`, so a decision that comes at once is
-//! not missed. The poll also covers a lost subscription and a daemon restart: the approval
-//! is stored, so after reconnecting it can still be decided.
+//! Asking the daemon: create an approval, then wait for its decision through `Subscribe`
+//! (opened first, so no decision is missed), with a `getApproval` poll that also covers a lost
+//! subscription and a daemon restart.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,6 @@
-//! One actor per live session: a task that owns the `claude` process and the session's
-//! [`Phase`], reads the process's stream (storing each burst of lines in one transaction),
-//! takes commands over a channel, and reports how the
-//! process ended. What the status becomes is `model::transition`'s rule; the actor says what
-//! happened.
+//! One actor per live session: a task that owns the `claude` process and its [`Phase`], stores
+//! its output, takes commands over a channel, and says what happened (`model::transition`
+//! decides the status).
 
 use std::path::PathBuf;
 use std::sync::Arc;

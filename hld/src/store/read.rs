@@ -247,12 +247,8 @@ pub(super) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow
     )
 }
 
-/// Sessions whose title, query or summary match the FTS5 expression `matching`, the most
-/// recently created first (by rowid), at most `limit` of them.
-///
-/// Newest first, as every other session list, rather than by relevance: FTS5 walks its index
-/// backwards by rowid and stops at the limit, where ranking by BM25 must score every match
-/// first, and a common word matches a good part of all sessions (`hld-bench --only search`).
+/// Sessions whose title, query or summary match the FTS5 expression `matching`, newest first
+/// (as every session list; ranking would score every match before the limit), at most `limit`.
 pub(super) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
