@@ -203,30 +203,6 @@ fn claude_fixture_figures_and_tool_calls() {
     );
 }
 
-/// Each `api_retry` line becomes a system event saying the attempt, the error and the
-/// delay.
-#[test]
-fn claude_api_retries_become_system_events() {
-    let line = json!({"type": "system", "subtype": "api_retry", "attempt": 3,
-        "max_retries": 10, "retry_delay_ms": 4100, "error_status": 401,
-        "error": "authentication_failed", "session_id": "S1", "uuid": "u"})
-    .to_string();
-    let mut state = Transcript::new();
-    let ingest = state.apply(&line);
-    assert_eq!(ingest.raw_lines, std::slice::from_ref(&line));
-    let [event] = &ingest.events[..] else {
-        panic!("one event: {:?}", ingest.events)
-    };
-    assert_eq!(event.event_type, Kind::System);
-    assert_eq!(event.subtype.as_deref(), Some("api_retry"));
-    assert_eq!(event.role.as_deref(), Some("system"));
-    assert!(event.is_error);
-    assert_eq!(
-        event.content.as_deref(),
-        Some("API error 401 (authentication_failed), retrying (3/10) in 4.1 s")
-    );
-}
-
 #[test]
 fn claude_session_id_from_first_line_that_carries_one() {
     let mut state = Transcript::new();
