@@ -49,7 +49,7 @@ pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_eve
     ORDER BY sequence DESC LIMIT 1";
 
 /// The status and id of the newest approval of a tool use (`?1` session, `?2` tool use id).
-pub(super) const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
+const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
     WHERE session_id = ?1 AND tool_use_id = ?2
     ORDER BY requested_at DESC, rowid DESC LIMIT 1";
 
