@@ -15,7 +15,7 @@ use crate::model::SessionOptions;
 use crate::private_dir;
 
 /// How long `claude --version` may take before it is given up on.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Everything on one `claude` command line: the session's options and what the daemon adds.
 /// Empty strings and lists are "not given": no flag is emitted for them.
@@ -131,8 +131,9 @@ pub fn command(program: &Path) -> tokio::process::Command {
     cmd
 }
 
-/// [`claude_version`] with a chosen timeout.
-async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
+/// Runs `<path> --version` (the child is killed after `timeout`) and returns the trimmed first
+/// line of its output, e.g. `2.1.197 (Claude Code)`; `None` if that fails or prints nothing.
+pub async fn claude_version(path: &Path, timeout: Duration) -> Option<String> {
     let child = command(path)
         .arg("--version")
         .stdin(Stdio::null())
@@ -147,13 +148,6 @@ async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let first = stdout.lines().next()?.trim();
     (!first.is_empty()).then(|| first.to_owned())
-}
-
-/// Runs `<path> --version` (5 s timeout; the child is killed when it runs over) and returns the
-/// trimmed first line of its output, e.g. `2.1.197 (Claude Code)`. `None` if it cannot be run,
-/// times out, exits unsuccessfully or prints nothing.
-pub async fn claude_version(path: &Path) -> Option<String> {
-    version_within(path, VERSION_TIMEOUT).await
 }
 
 /// Writes `config` as JSON to a new file `mcp-config-<uuid>.json` with mode 0600 in `dir`,
@@ -287,22 +281,25 @@ mod tests {
             "echo '  2.1.197 (Claude Code)  '; echo second",
         );
         assert_eq!(
-            claude_version(&good).await.as_deref(),
+            claude_version(&good, VERSION_TIMEOUT).await.as_deref(),
             Some("2.1.197 (Claude Code)")
         );
 
         let failing = script(dir.path(), "claude-bad", "echo 1.0; exit 1");
-        assert_eq!(claude_version(&failing).await, None);
+        assert_eq!(claude_version(&failing, VERSION_TIMEOUT).await, None);
 
         let slow = script(dir.path(), "claude-slow", "exec sleep 30");
         let started = std::time::Instant::now();
         assert_eq!(
-            version_within(&slow, Duration::from_millis(200)).await,
+            claude_version(&slow, Duration::from_millis(200)).await,
             None
         );
         assert!(started.elapsed() < Duration::from_secs(10));
 
-        assert_eq!(claude_version(&dir.path().join("missing")).await, None);
+        assert_eq!(
+            claude_version(&dir.path().join("missing"), VERSION_TIMEOUT).await,
+            None
+        );
     }
 
     #[test]

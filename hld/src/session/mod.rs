@@ -135,7 +135,7 @@ impl Sessions {
         let version = match cached {
             Some(v) => v,
             None => {
-                let v = claude::claude_version(&path).await;
+                let v = claude::claude_version(&path, claude::command::VERSION_TIMEOUT).await;
                 self.claude_versions
                     .lock()
                     .unwrap()

@@ -213,6 +213,23 @@ pub struct NewApproval {
 }
 
 impl NewApproval {
+    /// A pending local approval of `kind`, requested now, with nothing asked yet.
+    fn asking(id: &str, session_id: &str, kind: ApprovalType) -> Self {
+        NewApproval {
+            id: id.to_owned(),
+            session_id: session_id.to_owned(),
+            kind,
+            source: ApprovalSource::Local,
+            tool_name: None,
+            tool_input: None,
+            tool_use_id: None,
+            message: None,
+            subject: None,
+            requested_at: crate::time::now(),
+            timeout_at: None,
+        }
+    }
+
     /// A pending permission request for a tool call, requested now.
     pub fn function_call(
         id: &str,
@@ -222,34 +239,18 @@ impl NewApproval {
         tool_use_id: Option<&str>,
     ) -> Self {
         NewApproval {
-            id: id.to_owned(),
-            session_id: session_id.to_owned(),
-            kind: ApprovalType::FunctionCall,
-            source: ApprovalSource::Local,
             tool_name: Some(tool_name.to_owned()),
             tool_input: Some(tool_input),
             tool_use_id: tool_use_id.map(str::to_owned),
-            message: None,
-            subject: None,
-            requested_at: crate::time::now(),
-            timeout_at: None,
+            ..Self::asking(id, session_id, ApprovalType::FunctionCall)
         }
     }
 
     /// A pending question to the human, requested now.
     pub fn human_contact(id: &str, session_id: &str, message: &str) -> Self {
         NewApproval {
-            id: id.to_owned(),
-            session_id: session_id.to_owned(),
-            kind: ApprovalType::HumanContact,
-            source: ApprovalSource::Local,
-            tool_name: None,
-            tool_input: None,
-            tool_use_id: None,
             message: Some(message.to_owned()),
-            subject: None,
-            requested_at: crate::time::now(),
-            timeout_at: None,
+            ..Self::asking(id, session_id, ApprovalType::HumanContact)
         }
     }
 }
