@@ -72,14 +72,14 @@ impl Daemon {
                 api_key: config.cloud.as_ref().map(|c| c.api_key.clone()),
             },
             store.clone(),
-            bus.clone(),
         );
         let cloud = config
             .cloud
             .as_ref()
             .map(|c| CloudClient::new(&c.base_url, &c.api_key))
             .transpose()?;
-        let approvals = Approvals::new(store.clone(), bus.clone(), cloud);
+        let approvals = Approvals::new(store.clone(), cloud);
+        store.publish_to(bus.clone());
         let budget = crate::budget::Budget::new(config.max_buffered);
         Ok(Arc::new(Daemon {
             router: crate::handlers::router(),

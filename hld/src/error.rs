@@ -18,7 +18,6 @@ pub enum Error {
     Internal {
         /// A message free of paths and secrets.
         public: String,
-        /// The full error, for the log.
         source: anyhow::Error,
     },
 }

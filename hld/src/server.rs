@@ -198,7 +198,6 @@ pub async fn run(
     tokio::spawn(announce(Arc::clone(&daemon)));
     tokio::spawn(approval::expiry::run(
         daemon.store.clone(),
-        daemon.bus.clone(),
         Arc::clone(&daemon.bypass_set),
         shutdown.clone(),
     ));

@@ -120,83 +120,45 @@ pub struct ItemStatus {
     pub responded_at: Option<String>,
 }
 
-/// A HumanLayer `FunctionCall`: a permission request for one tool call.
+/// A HumanLayer `FunctionCall` (a permission request for one tool call) or `HumanContact`
+/// (a question to a human), by its `spec`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct CloudFunctionCall {
+pub struct CloudCall<S> {
     /// The run (the daemon's session run id) it belongs to.
     #[serde(default)]
     pub run_id: String,
-    /// Its id.
     pub call_id: String,
-    /// What is asked.
-    pub spec: FunctionCallSpec,
-    /// Its state.
+    pub spec: S,
     #[serde(default)]
     pub status: Option<ItemStatus>,
 }
+
+pub type CloudFunctionCall = CloudCall<FunctionCallSpec>;
+pub type CloudHumanContact = CloudCall<HumanContactSpec>;
 
 /// The `spec` of a cloud human contact (the fields the daemon uses).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct HumanContactSpec {
-    /// The question.
     pub msg: String,
-    /// An optional subject line.
     #[serde(default)]
     pub subject: Option<String>,
 }
 
-/// A HumanLayer `HumanContact`: a question to a human.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct CloudHumanContact {
-    /// The run it belongs to.
-    #[serde(default)]
-    pub run_id: String,
-    /// Its id.
-    pub call_id: String,
-    /// What is asked.
-    pub spec: HumanContactSpec,
-    /// Its state.
-    #[serde(default)]
-    pub status: Option<ItemStatus>,
-}
-
-/// What a cloud item has in common: whether it is still pending and when it was requested.
-pub trait CloudItem {
-    /// Its id.
-    fn call_id(&self) -> &str;
-    /// Its state.
-    fn status(&self) -> Option<&ItemStatus>;
-
+impl<S> CloudCall<S> {
     /// Not answered yet (no `responded_at`).
     fn is_pending(&self) -> bool {
-        self.status()
+        self.status
+            .as_ref()
             .and_then(|s| s.responded_at.as_ref())
             .is_none()
     }
 
     /// When it was requested, normalised to RFC 3339 UTC, if the API said so readably.
-    fn requested_at(&self) -> Option<String> {
-        self.status()
+    pub fn requested_at(&self) -> Option<String> {
+        self.status
+            .as_ref()
             .and_then(|s| s.requested_at.as_deref())
             .and_then(parse_time)
-    }
-}
-
-impl CloudItem for CloudFunctionCall {
-    fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    fn status(&self) -> Option<&ItemStatus> {
-        self.status.as_ref()
-    }
-}
-
-impl CloudItem for CloudHumanContact {
-    fn call_id(&self) -> &str {
-        &self.call_id
-    }
-    fn status(&self) -> Option<&ItemStatus> {
-        self.status.as_ref()
     }
 }
 
@@ -289,19 +251,19 @@ impl CloudClient {
         self.pending(&["agent", "human_contacts", "pending"]).await
     }
 
-    async fn pending<T: DeserializeOwned + CloudItem>(
+    async fn pending<S: DeserializeOwned>(
         &self,
         segments: &[&str],
-    ) -> Result<Vec<T>, ApiError> {
+    ) -> Result<Vec<CloudCall<S>>, ApiError> {
         let response = self.http.get(self.url(segments)).send().await?;
         let body = check(response).await?.bytes().await?;
-        let page: Page<T> =
+        let page: Page<CloudCall<S>> =
             serde_json::from_slice(&body).map_err(|e| ApiError::Decode(e.to_string()))?;
         Ok(page
             .items
             .unwrap_or_default()
             .into_iter()
-            .filter(CloudItem::is_pending)
+            .filter(CloudCall::is_pending)
             .collect())
     }
 
@@ -352,42 +314,27 @@ mod tests {
 
     #[test]
     fn times_with_an_offset_or_without_a_zone_are_read_as_utc() {
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30.123456").as_deref(),
-            Some("2026-03-01T10:20:30.123Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30").as_deref(),
-            Some("2026-03-01T10:20:30.000Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01 10:20:30.5").as_deref(),
-            Some("2026-03-01T10:20:30.500Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T12:20:30+02:00").as_deref(),
-            Some("2026-03-01T10:20:30.000Z")
-        );
-        assert_eq!(
-            parse_time("2026-03-01T10:20:30.987654321Z").as_deref(),
-            Some("2026-03-01T10:20:30.987Z")
-        );
-        assert_eq!(parse_time("yesterday"), None);
-        assert_eq!(parse_time(""), None);
-    }
-
-    #[test]
-    fn the_key_never_appears_in_debug_output() {
-        let key = ApiKey::new("hl-secret-key-123");
-        assert_eq!(format!("{key:?}"), "ApiKey(<redacted>)");
-        let client = CloudClient::new("http://127.0.0.1:9/humanlayer/v1", &key).unwrap();
-        let debug = format!("{client:?}");
-        assert!(!debug.contains("hl-secret-key-123"), "{debug}");
-        assert!(debug.contains("<redacted>"), "{debug}");
-        assert!(debug.contains("127.0.0.1:9/humanlayer/v1"), "{debug}");
-        let header = key.bearer().unwrap();
-        assert!(header.is_sensitive());
-        assert!(!format!("{header:?}").contains("secret"));
+        let cases = [
+            (
+                "2026-03-01T10:20:30.123456",
+                Some("2026-03-01T10:20:30.123Z"),
+            ),
+            ("2026-03-01T10:20:30", Some("2026-03-01T10:20:30.000Z")),
+            ("2026-03-01 10:20:30.5", Some("2026-03-01T10:20:30.500Z")),
+            (
+                "2026-03-01T12:20:30+02:00",
+                Some("2026-03-01T10:20:30.000Z"),
+            ),
+            (
+                "2026-03-01T10:20:30.987654321Z",
+                Some("2026-03-01T10:20:30.987Z"),
+            ),
+            ("yesterday", None),
+            ("", None),
+        ];
+        for (text, utc) in cases {
+            assert_eq!(parse_time(text).as_deref(), utc, "{text}");
+        }
     }
 
     #[test]
@@ -406,53 +353,5 @@ mod tests {
         assert!(matches!(bad, ApiError::Config(_)), "{bad:?}");
         let bad = CloudClient::new("ftp://h/x", &key).unwrap_err();
         assert!(matches!(bad, ApiError::Config(_)), "{bad:?}");
-    }
-
-    #[test]
-    fn items_parse_leniently_and_answered_ones_are_not_pending() {
-        let page: Page<CloudFunctionCall> = serde_json::from_value(serde_json::json!({
-            "items": [
-                {"run_id": "r", "call_id": "a", "spec": {"fn": "Write", "kwargs": {"x": 1},
-                    "channel": {"slack": {"channel_or_user_id": "C1"}}},
-                 "status": {"requested_at": "2026-03-01T10:20:30.123456"}},
-                {"call_id": "b", "spec": {"fn": "Bash"},
-                 "status": {"responded_at": "2026-03-01T10:21:00Z", "approved": true}}
-            ],
-            "total": 2, "limit": 100, "offset": 0, "has_more": false
-        }))
-        .unwrap();
-        let items = page.items.unwrap();
-        assert!(items[0].is_pending());
-        assert_eq!(
-            items[0].requested_at().as_deref(),
-            Some("2026-03-01T10:20:30.123Z")
-        );
-        assert_eq!(items[0].spec.kwargs, serde_json::json!({"x": 1}));
-        assert!(!items[1].is_pending());
-        assert_eq!(items[1].run_id, "");
-        assert_eq!(items[1].spec.kwargs, Value::Null);
-        let empty: Page<CloudHumanContact> =
-            serde_json::from_value(serde_json::json!({"items": null})).unwrap();
-        assert_eq!(empty.items, None);
-    }
-
-    #[test]
-    fn response_bodies_omit_an_absent_comment() {
-        let approve = FunctionCallResponse {
-            approved: true,
-            comment: None,
-        };
-        assert_eq!(
-            serde_json::to_value(&approve).unwrap(),
-            serde_json::json!({"approved": true})
-        );
-        let deny = FunctionCallResponse {
-            approved: false,
-            comment: Some("no"),
-        };
-        assert_eq!(
-            serde_json::to_value(&deny).unwrap(),
-            serde_json::json!({"approved": false, "comment": "no"})
-        );
     }
 }

@@ -1,12 +1,6 @@
-//! The cloud poller (hld-anchor.md §4.2–4.3): while an API key is configured, fetch the
-//! pending function calls and human contacts from the HumanLayer API, store each one that
-//! belongs to one of our sessions (matched by `run_id`) as an approval, link function calls
-//! to their tool call, and mark as resolved the stored ones the API no longer lists. An
-//! approval resolved here because its session ended is left alone: the cloud may list it
-//! until someone answers it there, and that answer is logged once and ignored.
-//!
-//! Schedule: poll at once, then every `interval`; after a poll in which either fetch failed
-//! the next wait is `interval × 2^failures`, capped at `max_backoff`; a good poll resets it.
+//! The cloud poller (hld-anchor.md §4.2–4.3): stores the pending items of our sessions (by
+//! `run_id`) as approvals and resolves the stored ones the API no longer lists. Failed polls
+//! back off ([`PollSettings::delay`]).
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -15,9 +9,10 @@ use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::api::{ApiError, CloudClient, CloudFunctionCall, CloudHumanContact, CloudItem};
+use super::api::{ApiError, CloudCall, CloudClient, FunctionCallSpec, HumanContactSpec};
 use super::Approvals;
-use crate::store::{NewApproval, Store, SESSION_ENDED};
+use crate::model::SESSION_ENDED;
+use crate::store::{NewApproval, Store};
 
 /// Time between polls (spec/000 `DEFAULT_POLL_INTERVAL`).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -29,9 +24,7 @@ pub const BACKOFF_FACTOR: f64 = 2.0;
 /// How often to poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PollSettings {
-    /// Time between good polls.
     pub interval: Duration,
-    /// The longest wait after failures.
     pub max_backoff: Duration,
 }
 
@@ -124,10 +117,10 @@ impl Poller {
 
     /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
     /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
-    async fn reconcile<T: Fetched>(
+    async fn reconcile<S: Spec>(
         &mut self,
         kind: ApprovalType,
-        fetched: Result<Vec<T>, ApiError>,
+        fetched: Result<Vec<CloudCall<S>>, ApiError>,
         what: &str,
     ) -> bool {
         let items = match fetched {
@@ -137,7 +130,7 @@ impl Poller {
                 return false;
             }
         };
-        let listed: HashSet<&str> = items.iter().map(CloudItem::call_id).collect();
+        let listed: HashSet<&str> = items.iter().map(|i| i.call_id.as_str()).collect();
         self.ignore_answers(kind, &listed);
         match self.store.pending_approvals(None).await {
             Ok(stored) => {
@@ -153,11 +146,11 @@ impl Poller {
         for item in &items {
             match self.sync(item).await {
                 Ok(true) => {
-                    self.outlived.insert((kind, item.call_id().to_owned()));
+                    self.outlived.insert((kind, item.call_id.clone()));
                 }
                 Ok(false) => {}
                 Err(e) => {
-                    tracing::error!(approval = %item.call_id(), error = %e, "cannot store cloud approval")
+                    tracing::error!(approval = %item.call_id, error = %e, "cannot store cloud approval")
                 }
             }
         }
@@ -178,8 +171,8 @@ impl Poller {
 
     /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
     /// linked) yet. True if its stored approval was resolved because its session ended.
-    async fn sync<T: Fetched>(&self, item: &T) -> Result<bool, crate::store::StoreError> {
-        if let Some(stored) = self.store.get_approval(item.call_id()).await? {
+    async fn sync<S: Spec>(&self, item: &CloudCall<S>) -> Result<bool, crate::store::StoreError> {
+        if let Some(stored) = self.store.get_approval(&item.call_id).await? {
             if stored.status == ApprovalStatus::Resolved {
                 return Ok(stored.comment.as_deref() == Some(SESSION_ENDED));
             }
@@ -190,64 +183,51 @@ impl Poller {
                 return Ok(false);
             }
         }
-        let run_id = item.run_id();
+        let run_id = &item.run_id;
         if run_id.is_empty() {
             return Ok(false);
         }
         let Some(session) = self.store.get_session_by_run_id(run_id).await? else {
-            tracing::debug!(approval = %item.call_id(), run = %run_id, "cloud approval of another run ignored");
+            tracing::debug!(approval = %item.call_id, run = %run_id, "cloud approval of another run ignored");
             return Ok(false);
         };
         self.approvals
-            .sync_cloud(item.to_approval(&session.new.id))
+            .sync_cloud(to_approval(item, &session.new.id))
             .await?;
         Ok(false)
     }
 }
 
-/// A fetched cloud item that can be stored as an approval.
-trait Fetched: CloudItem {
-    /// The run it belongs to ("" if none).
-    fn run_id(&self) -> &str;
-    /// The approval to store for session `session_id`.
-    fn to_approval(&self, session_id: &str) -> NewApproval;
+/// The `spec` of a fetched cloud item, which says what approval it is.
+trait Spec {
+    /// The approval `call_id` asks for, of session `session_id`.
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval;
 }
 
-impl Fetched for CloudFunctionCall {
-    fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    fn to_approval(&self, session_id: &str) -> NewApproval {
-        let mut new = NewApproval::function_call(
-            &self.call_id,
-            session_id,
-            &self.spec.function,
-            self.spec.kwargs.clone(),
-            None,
-        );
-        new.source = ApprovalSource::Cloud;
-        if let Some(at) = self.requested_at() {
-            new.requested_at = at;
-        }
-        new
+impl Spec for FunctionCallSpec {
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval {
+        let (tool, input) = (&self.function, self.kwargs.clone());
+        NewApproval::function_call(call_id, session_id, tool, input, None)
     }
 }
 
-impl Fetched for CloudHumanContact {
-    fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    fn to_approval(&self, session_id: &str) -> NewApproval {
-        let mut new = NewApproval::human_contact(&self.call_id, session_id, &self.spec.msg);
-        new.source = ApprovalSource::Cloud;
-        new.subject = self.spec.subject.clone();
-        if let Some(at) = self.requested_at() {
-            new.requested_at = at;
+impl Spec for HumanContactSpec {
+    fn approval(&self, call_id: &str, session_id: &str) -> NewApproval {
+        NewApproval {
+            subject: self.subject.clone(),
+            ..NewApproval::human_contact(call_id, session_id, &self.msg)
         }
-        new
     }
+}
+
+/// The cloud approval to store for a fetched item of session `session_id`.
+fn to_approval<S: Spec>(item: &CloudCall<S>, session_id: &str) -> NewApproval {
+    let mut new = item.spec.approval(&item.call_id, session_id);
+    new.source = ApprovalSource::Cloud;
+    if let Some(at) = item.requested_at() {
+        new.requested_at = at;
+    }
+    new
 }
 
 #[cfg(test)]
@@ -263,58 +243,11 @@ mod tests {
         let secs: Vec<u64> = (0..=8).map(|n| settings.delay(n).as_secs()).collect();
         assert_eq!(secs, [5, 10, 20, 40, 80, 160, 300, 300, 300]);
         assert_eq!(settings.delay(u32::MAX), MAX_BACKOFF);
-    }
-
-    #[test]
-    fn short_settings_back_off_the_same_way() {
-        let settings = PollSettings {
-            interval: Duration::from_millis(50),
-            max_backoff: Duration::from_millis(400),
-        };
-        let ms: Vec<u128> = (0..6).map(|n| settings.delay(n).as_millis()).collect();
-        assert_eq!(ms, [50, 100, 200, 400, 400, 400]);
         let odd = PollSettings {
             interval: Duration::from_millis(500),
             max_backoff: Duration::from_millis(100),
         };
-        assert_eq!(
-            odd.delay(3),
-            Duration::from_millis(500),
-            "never below the interval"
-        );
-    }
-
-    #[test]
-    fn fetched_items_become_cloud_approvals() {
-        let call: CloudFunctionCall = serde_json::from_value(serde_json::json!({
-            "run_id": "r1", "call_id": "fc-1",
-            "spec": {"fn": "Write", "kwargs": {"file_path": "/tmp/x"}},
-            "status": {"requested_at": "2026-03-01T10:20:30.5"}
-        }))
-        .unwrap();
-        let new = call.to_approval("s1");
-        assert_eq!(new.id, "fc-1");
-        assert_eq!(new.session_id, "s1");
-        assert_eq!(new.source, ApprovalSource::Cloud);
-        assert_eq!(new.kind, ApprovalType::FunctionCall);
-        assert_eq!(new.tool_name.as_deref(), Some("Write"));
-        assert_eq!(
-            new.tool_input,
-            Some(serde_json::json!({"file_path": "/tmp/x"}))
-        );
-        assert_eq!(new.tool_use_id, None);
-        assert_eq!(new.requested_at, "2026-03-01T10:20:30.500Z");
-
-        let contact: CloudHumanContact = serde_json::from_value(serde_json::json!({
-            "run_id": "r1", "call_id": "hc-1",
-            "spec": {"msg": "Which branch?", "subject": "Deploy"}
-        }))
-        .unwrap();
-        let new = contact.to_approval("s1");
-        assert_eq!(new.kind, ApprovalType::HumanContact);
-        assert_eq!(new.source, ApprovalSource::Cloud);
-        assert_eq!(new.message.as_deref(), Some("Which branch?"));
-        assert_eq!(new.subject.as_deref(), Some("Deploy"));
-        assert!(new.requested_at.ends_with('Z'), "defaults to now");
+        let never_below = odd.delay(3);
+        assert_eq!(never_below, Duration::from_millis(500), "the interval");
     }
 }

@@ -1,8 +1,5 @@
-//! Ends each bypass of permissions when its time is up, on the daemon's clock: one task sleeps
-//! until the earliest expiry stored, turns off what is due, tells subscribers, and sleeps
-//! again. A change of settings wakes it to look again. (The approval rule compares the
-//! expiry with the clock itself, so a tool call asked after it is never approved, however late
-//! this task runs.)
+//! Ends each bypass of permissions when its time is up: one task sleeps until the earliest
+//! stored expiry, turns off what is due, and sleeps again; a change of settings wakes it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,14 +8,13 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::bus::Bus;
 use crate::store::Store;
 
 /// How long the task sleeps when no bypass has an expiry (a change wakes it anyway).
 const IDLE: Duration = Duration::from_secs(3600);
 
 /// Runs until `shutdown`; `wake` is notified whenever a bypass with an expiry may have been set.
-pub async fn run(store: Store, bus: Bus, wake: Arc<Notify>, shutdown: CancellationToken) {
+pub async fn run(store: Store, wake: Arc<Notify>, shutdown: CancellationToken) {
     loop {
         let pause = match store.next_bypass_expiry().await {
             Ok(Some(expiry)) => until(&expiry),
@@ -36,8 +32,7 @@ pub async fn run(store: Store, bus: Bus, wake: Arc<Notify>, shutdown: Cancellati
         match store.expire_bypasses(crate::time::now()).await {
             Ok(ended) => {
                 for session in &ended {
-                    tracing::info!(session = %session.new.id, "bypass of permissions expired");
-                    crate::session::publish_settings(&bus, session, "expired");
+                    tracing::info!(%session, "bypass of permissions expired");
                 }
             }
             Err(e) => tracing::warn!(error = %e, "cannot end expired bypasses"),

@@ -1,36 +1,26 @@
 //! Approvals: a human approves or denies each tool call Claude wants to make, or answers its
-//! question. Every approval is stored before anyone hears of it; deciding one is atomic, so
-//! of two racing decisions exactly one wins.
-//!
-//! Approvals are local (`createApproval`) or fetched from the HumanLayer cloud by the poller
-//! in [`cloud`] when an API key is configured. A decision on a cloud approval is sent to the
-//! HumanLayer API first and stored only once the API accepted it. Either kind is resolved
-//! when its session ends: nothing is sent to the cloud for it after that.
+//! question. They are local (`createApproval`) or fetched by the [`cloud`] poller; a decision
+//! on a cloud one is stored only once the HumanLayer API accepted it.
 
 pub mod api;
 pub mod cloud;
 pub mod expiry;
-pub mod rules;
 pub mod server;
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalStatus, ApprovalType, Event, RefusalReason,
-    ANSWERED_ELSEWHERE,
+    Approval, ApprovalSource, ApprovalStatus, ApprovalType, RefusalReason, ANSWERED_ELSEWHERE,
 };
 
-use crate::bus::Bus;
-use crate::store::{ApprovalChange, CloudSync, NewApproval, SessionChange, Store, StoreError};
+use crate::store::{CloudSync, NewApproval, Store, StoreError};
 use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …, "reason": …}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
-    /// For a program.
     pub reason: RefusalReason,
-    /// For a person.
     pub message: String,
 }
 
@@ -58,7 +48,6 @@ pub const ALREADY_RESPONDED: &str = "this approval has already been responded to
 #[derive(Clone)]
 pub struct Approvals {
     store: Store,
-    bus: Bus,
     cloud: Option<CloudClient>,
     /// Cloud approvals whose decision is being sent: the poller must not take their
     /// disappearance from the pending list for an outside answer.
@@ -89,12 +78,11 @@ impl Drop for Sending {
 }
 
 impl Approvals {
-    /// A manager over the daemon's store and bus; `cloud` is the HumanLayer API client when
-    /// an API key is configured.
-    pub fn new(store: Store, bus: Bus, cloud: Option<CloudClient>) -> Self {
+    /// A manager over the daemon's store; `cloud` is the HumanLayer API client when an API
+    /// key is configured.
+    pub fn new(store: Store, cloud: Option<CloudClient>) -> Self {
         Approvals {
             store,
-            bus,
             cloud,
             sending: Arc::default(),
         }
@@ -105,29 +93,29 @@ impl Approvals {
         self.cloud.as_ref()
     }
 
-    /// Stores a new pending approval, links it to its tool call, publishes `new_approval`,
-    /// and puts its session in `waiting_input`.
-    /// One that a session rule covers (auto-accept, bypass) is stored approved instead, and
-    /// published as decided: nobody is asked.
+    /// Stores a new approval, linked to its tool call; its session waits for it. One that a
+    /// session rule covers (auto-accept, bypass) is stored approved instead: nobody is asked.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
-        let change = self.store.create_approval(new).await?;
-        Ok(self.publish_created(change))
+        let approval = self.store.create_approval(new).await?;
+        tracing::info!(
+            approval = %approval.id,
+            session = %approval.session_id,
+            kind = %approval.kind.as_str(),
+            source = %approval.source.as_str(),
+            status = %approval.status.as_str(),
+            decided_by = approval.decided_by.as_deref().unwrap_or_default(),
+            "approval requested"
+        );
+        Ok(approval)
     }
 
-    /// Stores an approval fetched from the cloud (published as [`create`](Self::create)
-    /// does; one whose session has ended is stored resolved), or links a stored one whose
-    /// tool call has appeared since.
+    /// Stores an approval fetched from the cloud as [`create`](Self::create) does (one whose
+    /// session has ended is stored resolved), or links a stored one whose tool call has
+    /// appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
-        match self.store.sync_cloud_approval(new).await? {
-            CloudSync::Created(change) => {
-                self.publish_created(change);
-            }
-            CloudSync::Linked(change) => {
-                self.publish_linked(&change);
-                self.publish_session_move(change.session);
-                tracing::info!(approval = %change.approval.id, "cloud approval linked to its tool call");
-            }
-            CloudSync::Unchanged => {}
+        let id = new.id.clone();
+        if self.store.sync_cloud_approval(new).await? == CloudSync::Linked {
+            tracing::info!(approval = %id, "cloud approval linked to its tool call");
         }
         Ok(())
     }
@@ -144,53 +132,6 @@ impl Approvals {
                 tracing::debug!(approval = %id, reason = %refused.message, "cloud approval not marked resolved")
             }
         }
-    }
-
-    /// Publishes a new approval: announced if pending, or else as decided (by a session rule,
-    /// or resolved because its session had ended).
-    fn publish_created(&self, change: ApprovalChange) -> Approval {
-        if change.approval.status == ApprovalStatus::Pending {
-            return self.announce(change);
-        }
-        publish_decided(&self.bus, &change);
-        let approval = change.approval;
-        match approval.decided_by.as_deref() {
-            Some(rule) => tracing::info!(
-                approval = %approval.id,
-                session = %approval.session_id,
-                rule = %rule,
-                "approval granted by a session rule"
-            ),
-            None => tracing::info!(
-                approval = %approval.id,
-                session = %approval.session_id,
-                "approval resolved as it was stored: its session had ended"
-            ),
-        }
-        approval
-    }
-
-    /// Publishes a stored approval: its linked events, `new_approval`, and `waiting_input`.
-    fn announce(&self, change: ApprovalChange) -> Approval {
-        self.publish_linked(&change);
-        let approval = change.approval;
-        self.bus.publish(Event::NewApproval {
-            approval: Box::new(approval.clone()),
-            session_id: approval.session_id.clone(),
-            run_id: approval.run_id.clone(),
-            kind: approval.kind,
-            count: 1,
-            total: change.pending,
-        });
-        self.publish_session_move(change.session);
-        tracing::info!(
-            approval = %approval.id,
-            session = %approval.session_id,
-            kind = %approval.kind.as_str(),
-            source = %approval.source.as_str(),
-            "approval requested"
-        );
-        approval
     }
 
     /// Records a decision. `kind` is what the decider believes the approval is. A pending
@@ -308,19 +249,15 @@ impl Approvals {
         self.record(id, ApprovalStatus::Resolved, comment).await
     }
 
-    /// Stores a decision and publishes it; resumes the session once nothing is pending.
+    /// Stores a decision; the session runs again once nothing is pending.
     async fn record(
         &self,
         id: &str,
         status: ApprovalStatus,
         comment: Option<String>,
     ) -> Result<Approval, Refused> {
-        let change = match self
-            .store
-            .decide_approval(id, status, comment.clone())
-            .await
-        {
-            Ok(change) => change,
+        let approval = match self.store.decide_approval(id, status, comment).await {
+            Ok(approval) => approval,
             Err(StoreError::AlreadyDecided {
                 status: ApprovalStatus::Resolved,
                 ..
@@ -345,51 +282,7 @@ impl Approvals {
                 return Err(Refused::failed("failed to store the decision"));
             }
         };
-        publish_decided(&self.bus, &change);
-        let approval = change.approval;
-        self.publish_session_move(change.session);
         tracing::info!(approval = %approval.id, decision = %status.as_str(), "approval decided");
         Ok(approval)
-    }
-
-    /// Publishes the move of the approval's session that its change stored, if it made one.
-    fn publish_session_move(&self, moved: Option<SessionChange>) {
-        if let Some(change) = moved {
-            crate::session::publish_change(&self.bus, &change, None);
-        }
-    }
-
-    fn publish_linked(&self, change: &ApprovalChange) {
-        publish_linked(&self.bus, change);
-    }
-}
-
-/// Publishes a stored decision: the linked `tool_call` events as updated, then
-/// `approval_resolved`.
-pub fn publish_decided(bus: &Bus, change: &ApprovalChange) {
-    publish_linked(bus, change);
-    let approval = &change.approval;
-    bus.publish(Event::ApprovalResolved {
-        approval_id: approval.id.clone(),
-        call_id: approval.call_id.clone(),
-        session_id: approval.session_id.clone(),
-        run_id: approval.run_id.clone(),
-        decision: approval.status,
-        comment: approval.comment.clone(),
-        kind: approval.kind,
-        total: change.pending,
-        decided_by: approval.decided_by.clone(),
-    });
-}
-
-/// Publishes the `tool_call` events an approval change updated.
-fn publish_linked(bus: &Bus, change: &ApprovalChange) {
-    for event in &change.events {
-        crate::session::publish_conversation(
-            bus,
-            &change.approval.session_id,
-            &change.approval.run_id,
-            event.clone(),
-        );
     }
 }

@@ -1,10 +1,5 @@
-//! The approvals MCP server every launched session gets as its permission-prompt tool: which
-//! command serves it, and whether that command is there.
-//!
-//! By default the daemon serves it from its own binary (`hld mcp claude_approvals`), so a
-//! daemon can always ask a human. A configured command (`--approvals-command`) is checked at
-//! start-up and before each launch that needs it: a session whose tool calls could not reach
-//! a human is never started.
+//! The command serving the approvals MCP server (by default this binary's `mcp
+//! claude_approvals`), checked before each launch that needs it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -17,7 +12,6 @@ pub const ARGS: [&str; 2] = ["mcp", "claude_approvals"];
 /// The command serving the approvals MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalsCommand {
-    /// The executable.
     pub path: PathBuf,
     /// Whether it was configured, rather than the daemon's own binary.
     pub configured: bool,
@@ -62,30 +56,5 @@ impl ApprovalsCommand {
             configured: self.configured,
             error: problem,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_default_is_this_executable_and_a_missing_command_is_named() {
-        let own = ApprovalsCommand::resolve(None).unwrap();
-        assert!(!own.configured);
-        assert_eq!(own.problem(), None);
-        let missing = ApprovalsCommand::resolve(Some("/nonexistent/hlyr".into())).unwrap();
-        let problem = missing.problem().expect("missing");
-        assert!(
-            problem.contains("/nonexistent/hlyr is missing"),
-            "{problem}"
-        );
-        let availability = missing.availability();
-        assert!(!availability.available && availability.configured);
-        let dir = tempfile::tempdir().unwrap();
-        let plain = dir.path().join("plain");
-        std::fs::write(&plain, "").unwrap();
-        let problem = ApprovalsCommand::resolve(Some(plain)).unwrap().problem();
-        assert!(problem.unwrap().contains("not executable"));
     }
 }

@@ -11,17 +11,14 @@ use std::time::Duration;
 
 use hld_client::protocol::McpConfig;
 
+use crate::model::SessionOptions;
 use crate::private_dir;
-use crate::session::SessionOptions;
 
 /// How long `claude --version` may take before it is given up on.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything that goes on one `claude` command line: the session's options, and what the
-/// daemon adds (the MCP config file it wrote, the permission-prompt tool in force, the
-/// conversation to resume).
-///
-/// Empty strings and empty lists count as "not given": no flag is emitted for them.
+/// Everything on one `claude` command line: the session's options and what the daemon adds.
+/// Empty strings and lists are "not given": no flag is emitted for them.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
     /// The prompt; always passed last, after `--`.
@@ -134,8 +131,9 @@ pub fn command(program: &Path) -> tokio::process::Command {
     cmd
 }
 
-/// [`claude_version`] with a chosen timeout.
-async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
+/// Runs `<path> --version` (the child is killed after `timeout`) and returns the trimmed first
+/// line of its output, e.g. `2.1.197 (Claude Code)`; `None` if that fails or prints nothing.
+pub async fn claude_version(path: &Path, timeout: Duration) -> Option<String> {
     let child = command(path)
         .arg("--version")
         .stdin(Stdio::null())
@@ -150,13 +148,6 @@ async fn version_within(path: &Path, timeout: Duration) -> Option<String> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let first = stdout.lines().next()?.trim();
     (!first.is_empty()).then(|| first.to_owned())
-}
-
-/// Runs `<path> --version` (5 s timeout; the child is killed when it runs over) and returns the
-/// trimmed first line of its output, e.g. `2.1.197 (Claude Code)`. `None` if it cannot be run,
-/// times out, exits unsuccessfully or prints nothing.
-pub async fn claude_version(path: &Path) -> Option<String> {
-    version_within(path, VERSION_TIMEOUT).await
 }
 
 /// Writes `config` as JSON to a new file `mcp-config-<uuid>.json` with mode 0600 in `dir`,
@@ -202,171 +193,75 @@ pub fn clean_mcp_configs(dir: &Path) -> io::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hld_client::protocol::McpServer;
-    use std::collections::BTreeMap;
     use std::os::unix::fs::PermissionsExt;
 
     fn strings(args: Vec<OsString>) -> Vec<String> {
         args.into_iter().map(|a| a.into_string().unwrap()).collect()
     }
 
-    fn full_spec() -> LaunchSpec {
-        LaunchSpec {
-            query: "Create hello.txt".into(),
-            options: SessionOptions {
-                model: Some("sonnet".into()),
-                max_turns: Some(7),
-                system_prompt: Some("You are terse.".into()),
-                append_system_prompt: Some("Prefer Rust.".into()),
-                custom_instructions: Some("Never push.".into()),
-                allowed_tools: Some(vec!["Read".into(), "Bash(git *)".into()]),
-                disallowed_tools: Some(vec!["WebFetch".into(), "WebSearch".into()]),
-                ..SessionOptions::default()
-            },
-            mcp_config_file: Some("/run/hld/mcp/cfg.json".into()),
-            permission_prompt_tool: Some("mcp__codelayer__request_permission".into()),
-            resume: Some("f2e03c37-faaf-4854-b5c8-7d78f25b0edb".into()),
-            fork_session: false,
+    /// A spec with `query` and the options `set` makes from the defaults.
+    fn spec(query: &str, set: impl FnOnce(&mut LaunchSpec)) -> LaunchSpec {
+        let mut spec = LaunchSpec {
+            query: query.into(),
+            ..LaunchSpec::default()
+        };
+        set(&mut spec);
+        spec
+    }
+
+    #[test]
+    fn claude_args_omit_what_is_not_given_and_end_with_the_query() {
+        const TAIL: [&str; 4] = ["--output-format", "stream-json", "--verbose", "--print"];
+        let cases: [(LaunchSpec, &[&str]); 6] = [
+            // Empty strings and lists, and no positive max turns, are not given.
+            (
+                spec("hi", |s| {
+                    s.options.model = Some(String::new());
+                    s.options.max_turns = Some(-3);
+                    s.options.allowed_tools = Some(vec![]);
+                }),
+                &[],
+            ),
+            // A query starting with a dash follows `--`, after every flag.
+            (
+                spec("--help me with -p", |s| {
+                    s.options.allowed_tools = Some(vec!["Read".into()]);
+                }),
+                &["--allowedTools", "Read"],
+            ),
+            // Custom instructions alone are the append prompt; an empty one is none.
+            (
+                spec("q", |s| {
+                    s.options.custom_instructions = Some("Use tabs.".into())
+                }),
+                &["--append-system-prompt", "Use tabs."],
+            ),
+            (
+                spec("q", |s| {
+                    s.options.append_system_prompt = Some("Be brief.".into());
+                    s.options.custom_instructions = Some(String::new());
+                }),
+                &["--append-system-prompt", "Be brief."],
+            ),
+            // `--fork-session` follows a resume, and only a resume.
+            (
+                spec("q", |s| {
+                    s.resume = Some("abc".into());
+                    s.fork_session = true;
+                }),
+                &["--resume", "abc", "--fork-session"],
+            ),
+            (spec("q", |s| s.fork_session = true), &[]),
+        ];
+        for (spec, flags) in cases {
+            let expected: Vec<&str> = flags
+                .iter()
+                .chain(&TAIL)
+                .copied()
+                .chain(["--", spec.query.as_str()])
+                .collect();
+            assert_eq!(strings(spec.args()), expected, "{spec:?}");
         }
-    }
-
-    #[test]
-    fn claude_args_full_spec_in_recommended_order() {
-        assert_eq!(
-            strings(full_spec().args()),
-            [
-                "--model",
-                "sonnet",
-                "--mcp-config",
-                "/run/hld/mcp/cfg.json",
-                "--permission-prompt-tool",
-                "mcp__codelayer__request_permission",
-                "--max-turns",
-                "7",
-                "--system-prompt",
-                "You are terse.",
-                "--append-system-prompt",
-                "Prefer Rust.\n\nNever push.",
-                "--allowedTools",
-                "Read,Bash(git *)",
-                "--disallowedTools",
-                "WebFetch,WebSearch",
-                "--resume",
-                "f2e03c37-faaf-4854-b5c8-7d78f25b0edb",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--print",
-                "--",
-                "Create hello.txt",
-            ]
-        );
-    }
-
-    #[test]
-    fn claude_args_minimal_spec_is_only_the_fixed_tail() {
-        let spec = LaunchSpec {
-            query: "hi".into(),
-            options: SessionOptions {
-                model: Some(String::new()),
-                max_turns: Some(0),
-                allowed_tools: Some(vec![]),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        assert_eq!(
-            strings(spec.args()),
-            [
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--print",
-                "--",
-                "hi"
-            ]
-        );
-    }
-
-    #[test]
-    fn claude_args_query_starting_with_dash_follows_double_dash() {
-        let spec = LaunchSpec {
-            query: "--help me with -p".into(),
-            options: SessionOptions {
-                allowed_tools: Some(vec!["Read".into()]),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let dash = args.iter().position(|a| a == "--").unwrap();
-        assert_eq!(&args[dash + 1..], ["--help me with -p"]);
-        assert_eq!(args.last().unwrap(), "--help me with -p");
-        assert!(args.iter().position(|a| a == "--allowedTools").unwrap() < dash);
-    }
-
-    #[test]
-    fn claude_args_negative_max_turns_omitted() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            options: SessionOptions {
-                max_turns: Some(-3),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        assert!(!strings(spec.args()).contains(&"--max-turns".to_owned()));
-    }
-
-    #[test]
-    fn claude_custom_instructions_alone_become_the_append_prompt() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            options: SessionOptions {
-                custom_instructions: Some("Use tabs.".into()),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let at = args
-            .iter()
-            .position(|a| a == "--append-system-prompt")
-            .unwrap();
-        assert_eq!(args[at + 1], "Use tabs.");
-
-        let only_append = LaunchSpec {
-            options: SessionOptions {
-                append_system_prompt: Some("Be brief.".into()),
-                custom_instructions: Some(String::new()),
-                ..SessionOptions::default()
-            },
-            ..LaunchSpec::default()
-        };
-        assert_eq!(
-            only_append.append_prompt_text().as_deref(),
-            Some("Be brief.")
-        );
-    }
-
-    #[test]
-    fn claude_fork_session_follows_resume_only() {
-        let spec = LaunchSpec {
-            query: "q".into(),
-            resume: Some("abc".into()),
-            fork_session: true,
-            ..LaunchSpec::default()
-        };
-        let args = strings(spec.args());
-        let at = args.iter().position(|a| a == "--resume").unwrap();
-        assert_eq!(args[at + 1..at + 3], ["abc", "--fork-session"]);
-
-        let no_resume = LaunchSpec {
-            query: "q".into(),
-            fork_session: true,
-            ..LaunchSpec::default()
-        };
-        assert!(!strings(no_resume.args()).contains(&"--fork-session".to_owned()));
     }
 
     /// Writes an executable shell script.
@@ -386,44 +281,32 @@ mod tests {
             "echo '  2.1.197 (Claude Code)  '; echo second",
         );
         assert_eq!(
-            claude_version(&good).await.as_deref(),
+            claude_version(&good, VERSION_TIMEOUT).await.as_deref(),
             Some("2.1.197 (Claude Code)")
         );
 
         let failing = script(dir.path(), "claude-bad", "echo 1.0; exit 1");
-        assert_eq!(claude_version(&failing).await, None);
+        assert_eq!(claude_version(&failing, VERSION_TIMEOUT).await, None);
 
         let slow = script(dir.path(), "claude-slow", "exec sleep 30");
         let started = std::time::Instant::now();
         assert_eq!(
-            version_within(&slow, Duration::from_millis(200)).await,
+            claude_version(&slow, Duration::from_millis(200)).await,
             None
         );
         assert!(started.elapsed() < Duration::from_secs(10));
 
-        assert_eq!(claude_version(&dir.path().join("missing")).await, None);
+        assert_eq!(
+            claude_version(&dir.path().join("missing"), VERSION_TIMEOUT).await,
+            None
+        );
     }
 
     #[test]
     fn claude_mcp_config_written_private() {
         let base = tempfile::tempdir().unwrap();
         let dir = base.path().join("state").join("mcp");
-        let mut servers = BTreeMap::new();
-        servers.insert(
-            "codelayer".to_owned(),
-            McpServer {
-                command: Some("hlyr".into()),
-                args: Some(vec!["mcp".into(), "claude_approvals".into()]),
-                env: Some(BTreeMap::from([(
-                    "HUMANLAYER_SESSION_ID".to_owned(),
-                    "s1".to_owned(),
-                )])),
-                ..McpServer::default()
-            },
-        );
-        let config = McpConfig {
-            mcp_servers: servers,
-        };
+        let config = McpConfig::default();
 
         let first = write_mcp_config(&dir, &config).unwrap();
         let second = write_mcp_config(&dir, &config).unwrap();
@@ -434,16 +317,5 @@ mod tests {
         assert_eq!(dir_mode, 0o700);
         let file_mode = std::fs::metadata(&first).unwrap().permissions().mode() & 0o777;
         assert_eq!(file_mode, 0o600);
-
-        let json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&first).unwrap()).unwrap();
-        assert_eq!(
-            json,
-            serde_json::json!({"mcpServers": {"codelayer": {
-                "command": "hlyr",
-                "args": ["mcp", "claude_approvals"],
-                "env": {"HUMANLAYER_SESSION_ID": "s1"}
-            }}})
-        );
     }
 }

@@ -26,10 +26,8 @@ fn json_type(value: &serde_json::Value) -> &'static str {
     }
 }
 
-/// The id of the session asking, by run id (when no session id was given). HumanLayer HEAD's
-/// approvals server sends its session id in `run_id`, with a `tool_use_id` (its daemon reads
-/// `run_id` as a session id then), so with a tool use id a `run_id` that names no run may
-/// name a session: both generations of that server are served.
+/// The id of the session asking, by run id. HumanLayer HEAD's approvals server sends its
+/// session id in `run_id` with a `tool_use_id`: then a `run_id` may name a session.
 async fn session_of_run(
     daemon: &Daemon,
     run_id: Option<String>,

@@ -6,11 +6,10 @@ use std::sync::Arc;
 use hld_client::protocol::*;
 
 use super::sessions::{no_nul, required};
-use crate::approval::publish_decided;
-use crate::approval::rules::Modes;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::session::{bypass_expiry, publish_change, publish_settings};
+use crate::model::Modes;
+use crate::session::bypass_expiry;
 use crate::store::{SessionRow, StoreError};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
@@ -64,12 +63,11 @@ pub async fn update_session_title(
     no_nul(&p)?;
     required(&p.session_id, "session_id")?;
     let title = Some(p.title.trim().to_owned()).filter(|t| !t.is_empty());
-    let row = daemon
+    daemon
         .store
         .set_title(&p.session_id, title)
         .await
         .map_err(store_error("failed to update the title"))?;
-    publish_settings(&daemon.bus, &row, "updated");
     Ok(SuccessResult { success: true })
 }
 
@@ -78,7 +76,7 @@ pub async fn archive_session(
     p: ArchiveSessionParams,
 ) -> Result<SuccessResult> {
     required(&p.session_id, "session_id")?;
-    let (changed, missing) = daemon
+    let missing = daemon
         .store
         .set_archived(vec![p.session_id.clone()], p.archived)
         .await
@@ -87,9 +85,6 @@ pub async fn archive_session(
         return Err(store_error("failed to archive the session")(
             StoreError::SessionNotFound(p.session_id),
         ));
-    }
-    for row in &changed {
-        publish_settings(&daemon.bus, row, "updated");
     }
     Ok(SuccessResult { success: true })
 }
@@ -105,14 +100,11 @@ pub async fn bulk_archive_sessions(
             "empty array",
         ));
     }
-    let (changed, failed_sessions) = daemon
+    let failed_sessions = daemon
         .store
         .set_archived(p.session_ids, p.archived)
         .await
         .map_err(store_error("failed to archive the sessions"))?;
-    for row in &changed {
-        publish_settings(&daemon.bus, row, "updated");
-    }
     Ok(BulkArchiveSessionsResult {
         success: failed_sessions.is_empty(),
         failed_sessions,
@@ -122,17 +114,9 @@ pub async fn bulk_archive_sessions(
 /// Brings an archived session back to the list, as working with it again does (continuing,
 /// interrupting). A failure is only logged: the action itself went through.
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
-    match daemon
-        .store
-        .set_archived(vec![session_id.to_owned()], false)
-        .await
-    {
-        Ok((changed, _)) => {
-            for row in &changed {
-                publish_settings(&daemon.bus, row, "updated");
-            }
-        }
-        Err(e) => tracing::warn!(session = %session_id, error = %e, "cannot unarchive"),
+    let ids = vec![session_id.to_owned()];
+    if let Err(e) = daemon.store.set_archived(ids, false).await {
+        tracing::warn!(session = %session_id, error = %e, "cannot unarchive");
     }
 }
 
@@ -184,20 +168,13 @@ pub async fn update_session_settings(
         bypass_expires_at,
     };
     let has_expiry = modes.bypass_expires_at.is_some();
-    let (row, decided) = daemon
+    daemon
         .store
         .set_modes(&p.session_id, modes)
         .await
         .map_err(store_error("failed to update the settings"))?;
     if has_expiry {
         daemon.bypass_set.notify_one();
-    }
-    publish_settings(&daemon.bus, &row, "updated");
-    for change in &decided {
-        publish_decided(&daemon.bus, change);
-        if let Some(moved) = &change.session {
-            publish_change(&daemon.bus, moved, None);
-        }
     }
     Ok(SuccessResult { success: true })
 }

@@ -7,7 +7,8 @@ use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::session::{Parent, SessionOptions, Settings};
+use crate::model::{SessionOptions, Settings};
+use crate::session::Parent;
 use crate::store::SessionRow;
 
 /// A required, non-empty string param.
@@ -230,33 +231,4 @@ pub(super) fn no_nul(params: &impl serde::Serialize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_nul_anywhere_in_the_params_is_named_by_its_path() {
-        let param = |p: LaunchSessionParams| match no_nul(&p) {
-            Err(Error::InvalidParams { data, .. }) => Some(data.param),
-            _ => None,
-        };
-        let clean = LaunchSessionParams {
-            query: "hello".into(),
-            allowed_tools: Some(vec!["Bash".into(), "Read".into()]),
-            ..Default::default()
-        };
-        assert_eq!(param(clean.clone()), None);
-        let query = LaunchSessionParams {
-            query: "a\0b".into(),
-            ..clean.clone()
-        };
-        assert_eq!(param(query).as_deref(), Some("query"));
-        let tool = LaunchSessionParams {
-            allowed_tools: Some(vec!["Bash".into(), "Re\0ad".into()]),
-            ..clean
-        };
-        assert_eq!(param(tool).as_deref(), Some("allowed_tools[1]"));
-    }
 }

@@ -1,9 +1,6 @@
-//! Asking the daemon: create an approval for this server's session, then wait for its
-//! decision, event-driven through `Subscribe` with a `getApproval` poll as the fallback.
-//!
-//! The subscription is opened before `createApproval`, so a decision that comes at once is
-//! not missed. The poll also covers a lost subscription and a daemon restart: the approval
-//! is stored, so after reconnecting it can still be decided.
+//! Asking the daemon: create an approval, then wait for its decision through `Subscribe`
+//! (opened first, so no decision is missed), with a `getApproval` poll that also covers a lost
+//! subscription and a daemon restart.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -36,9 +33,7 @@ pub struct Daemon {
 /// A human's decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
-    /// `approved`, `denied` or `responded`.
     pub status: ApprovalStatus,
-    /// The reviewer's comment or answer.
     pub comment: Option<String>,
 }
 
@@ -56,23 +51,13 @@ pub enum Failure {
     NoSocket(String),
     /// Connecting or calling failed.
     #[error("the hld daemon could not be reached at {socket} ({error})")]
-    Unreachable {
-        /// The socket tried.
-        socket: String,
-        /// What went wrong.
-        error: Error,
-    },
+    Unreachable { socket: String, error: Error },
     /// The daemon refused to create the approval.
     #[error("the hld daemon refused the approval request ({0})")]
     Refused(String),
     /// The approval could no longer be read while waiting.
     #[error("approval {id} could not be read ({error})")]
-    Lost {
-        /// The approval.
-        id: String,
-        /// The daemon's error.
-        error: String,
-    },
+    Lost { id: String, error: String },
     /// The client cancelled the call or went away.
     #[error("the request was cancelled before a human decided")]
     Cancelled,

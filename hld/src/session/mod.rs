@@ -1,10 +1,8 @@
 //! Sessions: launching, continuing and interrupting `claude`. Each live session is an actor
 //! (`supervisor`): one task owns its process and its phase and takes commands over a
-//! channel; this manager holds their handles. Every status rule lives in `lifecycle`.
+//! channel; this manager holds their handles. Every status rule lives in `model::transition`.
 
-pub mod lifecycle;
 mod options;
-mod process;
 mod supervisor;
 pub mod transcript;
 
@@ -15,21 +13,20 @@ use std::time::{Duration, Instant};
 
 use hld_client::claude_path;
 use hld_client::protocol::{
-    ApprovalsAvailability, ClaudeAvailability, Event, McpConfig, McpServer, SessionStatus,
+    ApprovalsAvailability, ClaudeAvailability, McpConfig, McpServer, SessionStatus,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::task::TaskTracker;
 
-use self::lifecycle::Happening;
 use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor};
 use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
-use crate::bus::Bus;
 use crate::claude::command::SECRET_ENV;
-use crate::claude::{self, LaunchSpec};
+use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
-use crate::store::{NewSession, SessionChange, SessionUpdate, Store};
-pub use options::{bypass_expiry, SessionOptions, Settings};
+use crate::model::{Happening, SessionOptions, Settings};
+use crate::store::{NewSession, SessionUpdate, Store};
+pub use options::bypass_expiry;
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";
@@ -39,7 +36,6 @@ pub const APPROVALS_TOOL: &str = "mcp__approvals__request_permission";
 /// Settings of the session manager.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
-    /// An explicitly configured `claude`.
     pub claude_path: Option<PathBuf>,
     /// The daemon's socket, handed to MCP servers.
     pub socket: PathBuf,
@@ -49,7 +45,6 @@ pub struct SessionConfig {
     pub interrupt_grace: Duration,
     /// Longest line of output stored whole; longer ones are cut.
     pub max_agent_line: usize,
-    /// The command serving the approvals MCP server.
     pub approvals_command: ApprovalsCommand,
     /// The HumanLayer API key, handed only to the anchor's own approvals server.
     pub api_key: Option<ApiKey>,
@@ -58,7 +53,6 @@ pub struct SessionConfig {
 /// The conversation a continuation resumes.
 #[derive(Debug, Clone)]
 pub struct Parent {
-    /// The parent session.
     pub session_id: String,
     /// Its Claude session, given to `--resume`.
     pub claude_session_id: String,
@@ -68,13 +62,11 @@ pub struct Parent {
 pub struct Sessions {
     config: SessionConfig,
     store: Store,
-    bus: Bus,
     /// The live sessions' actors. A std Mutex: held only to read or change the map, never
     /// across an await.
     live: Mutex<HashMap<String, Handle>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
-    /// The last answer of [`Sessions::tools`].
     tools_seen: Mutex<Option<(Instant, Arc<Tools>)>>,
 }
 
@@ -83,7 +75,6 @@ pub struct Sessions {
 pub struct Tools {
     /// Where `claude` was found, and its version.
     pub claude: ClaudeAvailability,
-    /// Whether the approvals server can run.
     pub approvals: ApprovalsAvailability,
 }
 
@@ -98,12 +89,11 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    /// A manager over `store`, publishing on `bus`.
-    pub fn new(config: SessionConfig, store: Store, bus: Bus) -> Arc<Sessions> {
+    /// A manager over `store`.
+    pub fn new(config: SessionConfig, store: Store) -> Arc<Sessions> {
         Arc::new(Sessions {
             config,
             store,
-            bus,
             live: Mutex::new(HashMap::new()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
@@ -145,7 +135,7 @@ impl Sessions {
         let version = match cached {
             Some(v) => v,
             None => {
-                let v = claude::claude_version(&path).await;
+                let v = claude::claude_version(&path, claude::command::VERSION_TIMEOUT).await;
                 self.claude_versions
                     .lock()
                     .unwrap()
@@ -161,21 +151,11 @@ impl Sessions {
     }
 
     /// Marks sessions a previous daemon left active as failed, and resolves every approval
-    /// it left pending (their `claude` died with that daemon). Run before serving, so there is
-    /// no one to tell.
+    /// it left pending (their `claude` died with that daemon). Run before serving.
     pub async fn mark_orphans(&self) -> anyhow::Result<()> {
-        let orphans = self.store.mark_orphans("daemon restarted").await?;
-        if !orphans.sessions.is_empty() {
-            tracing::warn!(
-                count = orphans.sessions.len(),
-                "marked orphaned sessions as failed"
-            );
-        }
-        if !orphans.expired.is_empty() {
-            tracing::info!(
-                count = orphans.expired.len(),
-                "resolved the approvals of sessions that ended"
-            );
+        let count = self.store.mark_orphans("daemon restarted").await?;
+        if count > 0 {
+            tracing::warn!(count, "marked orphaned sessions as failed");
         }
         Ok(())
     }
@@ -255,13 +235,8 @@ impl Sessions {
                     completed_at: Some(crate::time::now()),
                     ..Default::default()
                 };
-                self.advance(
-                    &session_id,
-                    Happening::StartFailed,
-                    update,
-                    Some(message.clone()),
-                )
-                .await;
+                self.advance(&session_id, Happening::StartFailed, update)
+                    .await;
                 if let Some(f) = &mcp_file {
                     let _ = std::fs::remove_file(f);
                 }
@@ -281,17 +256,11 @@ impl Sessions {
                 done: done_rx,
             },
         );
-        self.advance(
-            &session_id,
-            Happening::Started,
-            SessionUpdate::default(),
-            None,
-        )
-        .await;
+        self.advance(&session_id, Happening::Started, SessionUpdate::default())
+            .await;
         let supervisor = Supervisor {
             sessions: Arc::clone(self),
             session_id: session_id.clone(),
-            run_id: run_id.clone(),
             query,
             model_requested,
             mcp_file,
@@ -350,21 +319,16 @@ impl Sessions {
         (Some(config), tool)
     }
 
-    /// Moves a session by `lifecycle`'s rule for `happening`, stores `update` with the move,
-    /// and publishes it (with `error` for a failure). Returns the new status, if it moved.
+    /// Moves a session by the rule for `happening`, storing `update` with the move. Returns
+    /// the new status, if it moved.
     pub(crate) async fn advance(
         &self,
         session_id: &str,
         happening: Happening,
         update: SessionUpdate,
-        error: Option<String>,
     ) -> Option<SessionStatus> {
         match self.store.advance(session_id, happening, update).await {
-            Ok(Some(change)) => {
-                publish_change(&self.bus, &change, error);
-                Some(change.session.status)
-            }
-            Ok(None) => None,
+            Ok(moved) => moved,
             Err(e) => {
                 tracing::error!(session = %session_id, error = %e, %happening, "cannot store a status change");
                 None
@@ -446,49 +410,6 @@ impl Sessions {
             let _ = tokio::time::timeout(Duration::from_secs(2), self.supervisors.wait()).await;
         }
     }
-}
-
-/// Publishes a stored status change, and the approvals it resolved.
-pub fn publish_change(bus: &Bus, change: &SessionChange, error: Option<String>) {
-    let session = &change.session;
-    bus.publish(Event::SessionStatusChanged {
-        session_id: session.new.id.clone(),
-        run_id: session.new.run_id.clone(),
-        old_status: change.old_status.clone(),
-        new_status: session.status.clone(),
-        parent_session_id: session.new.parent_session_id.clone(),
-        error,
-    });
-    for expired in &change.expired {
-        crate::approval::publish_decided(bus, expired);
-        tracing::info!(approval = %expired.approval.id, "approval resolved: its session ended");
-    }
-}
-
-/// Publishes a session's settings (`session_settings_changed`); `reason` says what changed
-/// them: `updated`, `expired`, `archived`.
-pub fn publish_settings(bus: &Bus, session: &crate::store::SessionRow, reason: &str) {
-    bus.publish(Event::SessionSettingsChanged {
-        session_id: session.new.id.clone(),
-        run_id: session.new.run_id.clone(),
-        control: session.control(),
-        reason: reason.to_owned(),
-    });
-}
-
-/// Publishes a stored conversation event.
-pub fn publish_conversation(
-    bus: &Bus,
-    session_id: &str,
-    run_id: &str,
-    event: hld_client::protocol::ConversationEvent,
-) {
-    bus.publish(Event::ConversationUpdated {
-        session_id: session_id.to_owned(),
-        run_id: run_id.to_owned(),
-        claude_session_id: event.claude_session_id.clone(),
-        event: Box::new(event),
-    });
 }
 
 /// Whether `server` is HumanLayer's approvals MCP server as the anchor's clients configure it:

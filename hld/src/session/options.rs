@@ -1,23 +1,14 @@
-//! A session's launch settings: one type shared by `launchSession`, `continueSession`, the
-//! store and the `claude` command line.
+//! A session's options and settings as a request gives them: checked, made absolute, and
+//! inherited by a continuation.
 
 use std::path::PathBuf;
 
 use chrono::{SecondsFormat, Utc};
 use hld_client::protocol::{ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam};
 
-use crate::approval::rules::Modes;
 use crate::error::{Error, Result};
+use crate::model::{Modes, SessionOptions, Settings};
 use crate::store::SessionRow;
-
-/// What a person sets on a session besides how its `claude` runs.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Settings {
-    /// The title given, if any.
-    pub title: Option<String>,
-    /// Auto-accept and bypass.
-    pub modes: Modes,
-}
 
 impl Settings {
     /// A new session's settings, checked: a bypass timeout must be positive, and given only
@@ -72,35 +63,6 @@ pub fn bypass_expiry(bypass: bool, timeout_ms: Option<i64>, param: &str) -> Resu
     }
 }
 
-/// How a session's `claude` runs. Empty strings and lists count as not given.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SessionOptions {
-    /// `--model`: an alias or a full model id.
-    pub model: Option<String>,
-    /// The working directory, absolute.
-    pub working_dir: PathBuf,
-    /// `--max-turns`; never inherited by a continuation.
-    pub max_turns: Option<i64>,
-    /// `--system-prompt`.
-    pub system_prompt: Option<String>,
-    /// `--append-system-prompt`, as requested (custom instructions are kept apart).
-    pub append_system_prompt: Option<String>,
-    /// Appended to the system prompt after `append_system_prompt`.
-    pub custom_instructions: Option<String>,
-    /// `--permission-prompt-tool`; one given means the daemon injects no approvals server.
-    pub permission_prompt_tool: Option<String>,
-    /// `--allowedTools`.
-    pub allowed_tools: Option<Vec<String>>,
-    /// `--disallowedTools`.
-    pub disallowed_tools: Option<Vec<String>>,
-    /// MCP servers as requested, before the daemon adds its own.
-    pub mcp_config: Option<McpConfig>,
-    /// Opts out of the daemon's approvals server.
-    pub no_approvals: bool,
-    /// `--add-dir`, each absolute and checked to exist.
-    pub additional_directories: Vec<PathBuf>,
-}
-
 impl SessionOptions {
     /// The options of a new session, checked.
     pub fn launch(p: LaunchSessionParams) -> Result<SessionOptions> {
@@ -152,12 +114,6 @@ impl SessionOptions {
                 None => self.additional_directories.clone(),
             },
         })
-    }
-
-    /// Whether the session gets the daemon's approvals server: unless it opts out or brings
-    /// its own permission-prompt tool.
-    pub fn needs_approvals_server(&self) -> bool {
-        self.permission_prompt_tool.is_none() && !self.no_approvals
     }
 }
 
@@ -240,70 +196,4 @@ fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
             format!("working_dir does not exist: {}", absolute.display()),
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_continuation_inherits_all_but_max_turns_and_overrides_what_it_sets() {
-        let dir = tempfile::tempdir().unwrap();
-        let parent = SessionOptions::launch(LaunchSessionParams {
-            query: "q".into(),
-            model: Some("opus".into()),
-            working_dir: Some(dir.path().display().to_string()),
-            max_turns: Some(3),
-            system_prompt: Some("sys".into()),
-            allowed_tools: Some(vec!["Read".into()]),
-            mcp_config: Some(McpConfigParam::Json(r#"{"mcpServers":{}}"#.into())),
-            no_approvals: Some(true),
-            ..Default::default()
-        })
-        .unwrap();
-        let child = parent
-            .continued(ContinueSessionParams {
-                session_id: "p".into(),
-                query: "more".into(),
-                model: Some("haiku".into()),
-                allowed_tools: Some(vec![]),
-                ..Default::default()
-            })
-            .unwrap();
-        assert_eq!(child.model.as_deref(), Some("haiku"));
-        assert_eq!(child.max_turns, None);
-        assert_eq!(child.system_prompt.as_deref(), Some("sys"));
-        assert_eq!(child.allowed_tools, Some(vec!["Read".to_owned()]));
-        assert_eq!(child.mcp_config, parent.mcp_config);
-        assert!(child.no_approvals && !child.needs_approvals_server());
-    }
-
-    #[test]
-    fn bad_launch_params_are_invalid_params() {
-        let bad = |p: LaunchSessionParams| match SessionOptions::launch(p) {
-            Err(Error::InvalidParams { data, .. }) => data.param,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(
-            bad(LaunchSessionParams {
-                max_turns: Some(-1),
-                ..Default::default()
-            }),
-            "max_turns"
-        );
-        assert_eq!(
-            bad(LaunchSessionParams {
-                working_dir: Some("/nonexistent/dir".into()),
-                ..Default::default()
-            }),
-            "working_dir"
-        );
-        assert_eq!(
-            bad(LaunchSessionParams {
-                mcp_config: Some(McpConfigParam::Json("{".into())),
-                ..Default::default()
-            }),
-            "mcp_config"
-        );
-    }
 }

@@ -1,8 +1,6 @@
-//! One actor per live session: a task that owns the `claude` process and the session's
-//! [`Phase`], reads the process's stream (gathering the next batch of lines while one is
-//! being stored, and publishing only what is stored), takes commands over a channel, and
-//! reports how the process ended. What the status becomes is `lifecycle`'s rule; the actor
-//! says what happened.
+//! One actor per live session: a task that owns the `claude` process and its [`Phase`], reads
+//! its stream (gathering the next batch of lines while one is being stored), takes commands
+//! over a channel, and says what happened (`model::transition` decides the status).
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -12,17 +10,18 @@ use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use futures::StreamExt;
-use hld_client::protocol::{ConversationEvent, SessionStatus};
+use hld_client::protocol::SessionStatus;
 use tokio::io::{AsyncRead, AsyncReadExt, BufReader};
 use tokio::process::Child;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::codec::{Decoder, FramedRead};
 
-use super::lifecycle::Happening;
 use super::transcript::Transcript;
-use super::{process, publish_change, publish_conversation, Sessions};
+use super::Sessions;
+use crate::claude::process;
 use crate::error::{Error, Result};
+use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, Result as StoreResult, SessionUpdate, StoreError};
 
 /// Lines are gathered into a batch while the one before is being stored, until it holds this
@@ -70,8 +69,6 @@ pub(super) struct Supervisor {
     pub(super) sessions: Arc<Sessions>,
     /// The session.
     pub(super) session_id: String,
-    /// Its run.
-    pub(super) run_id: String,
     /// The prompt, stored as the first user message.
     pub(super) query: String,
     /// Whether the launch named a model: then the one Claude resolves does not replace it.
@@ -175,12 +172,12 @@ impl Supervisor {
         };
         let update = SessionUpdate {
             completed_at: Some(crate::time::now()),
-            error_message: error.clone(),
+            error_message: error,
             exit_code,
             interrupted: Some(interrupted),
             ..Default::default()
         };
-        let status = self.store_outcome(update, error).await;
+        let status = self.store_outcome(update).await;
         if let Some(file) = &self.mcp_file {
             let _ = std::fs::remove_file(file);
         }
@@ -199,13 +196,9 @@ impl Supervisor {
     /// freed): until then the session stays live, and an interrupt is answered (there is no
     /// process left to stop). Gives up only when the store is closed, at shutdown; the next
     /// start-up's sweep then fails the session.
-    async fn store_outcome(
-        &mut self,
-        update: SessionUpdate,
-        error: Option<String>,
-    ) -> Option<SessionStatus> {
+    async fn store_outcome(&mut self, update: SessionUpdate) -> Option<SessionStatus> {
         let happening = Happening::Exited {
-            failed: error.is_some(),
+            failed: update.error_message.is_some(),
         };
         let mut pause = RETRY_FIRST;
         loop {
@@ -215,11 +208,7 @@ impl Supervisor {
                 .advance(&self.session_id, happening, update.clone())
                 .await;
             let e = match stored {
-                Ok(change) => {
-                    let change = change?;
-                    publish_change(&self.sessions.bus, &change, error);
-                    return Some(change.session.status);
-                }
+                Ok(moved) => return moved,
                 Err(StoreError::Closed) => return None,
                 Err(e) => e,
             };
@@ -270,13 +259,9 @@ impl Supervisor {
                     interrupted: Some(true),
                     ..Default::default()
                 };
+                let happening = Happening::InterruptRequested;
                 self.sessions
-                    .advance(
-                        &self.session_id,
-                        Happening::InterruptRequested,
-                        update,
-                        None,
-                    )
+                    .advance(&self.session_id, happening, update)
                     .await;
                 let _ = reply.send(Ok(()));
                 let grace = self.sessions.config.interrupt_grace;
@@ -296,7 +281,7 @@ impl Supervisor {
         }
     }
 
-    /// Queues a batch to be stored; [`stored`](Self::stored) publishes it once committed.
+    /// Queues a batch to be stored (the store publishes its events once it is durable).
     /// Once a batch could not be stored, the conversation would have a hole: what the agent
     /// still prints is counted in `lost` and not stored.
     fn store(
@@ -323,36 +308,24 @@ impl Supervisor {
         Some((Box::pin(committed), lines))
     }
 
-    /// Publishes a stored batch's events: nothing is published before it is durable. A batch
-    /// that could not be stored stops the agent (its process group is killed) and the
-    /// session will end failed.
+    /// A batch that could not be stored stops the agent (its process group is killed) and
+    /// the session will end failed.
     fn stored(&self, (stored, lines): Stored, lost: &mut Option<Lost>, pid: u32) {
-        match stored {
-            Ok(events) => {
-                for event in events {
-                    let bus = &self.sessions.bus;
-                    publish_conversation(bus, &self.session_id, &self.run_id, event);
-                }
-            }
-            Err(e) => {
-                tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
-                process::kill_group(pid);
-                *lost = Some(Lost {
-                    error: e.to_string(),
-                    lines,
-                });
-            }
+        if let Err(e) = stored {
+            tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
+            process::kill_group(pid);
+            *lost = Some(Lost {
+                error: e.to_string(),
+                lines,
+            });
         }
     }
 }
 
 /// A batch queued to the store: its outcome once committed, and how many lines it holds.
-type InFlight = (
-    Pin<Box<dyn Future<Output = StoreResult<Vec<ConversationEvent>>> + Send>>,
-    usize,
-);
+type InFlight = (Pin<Box<dyn Future<Output = StoreResult<()>> + Send>>, usize);
 /// A batch's outcome and how many lines it held.
-type Stored = (StoreResult<Vec<ConversationEvent>>, usize);
+type Stored = (StoreResult<()>, usize);
 
 /// Resolves once the batch in flight is stored (and takes it); never if there is none.
 async fn stored(in_flight: &mut Option<InFlight>) -> Stored {

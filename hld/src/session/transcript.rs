@@ -1,8 +1,5 @@
-//! A session's transcript: what the store writes for each line `claude` prints. Every line
-//! is kept verbatim; messages, thinking, tool calls, tool results and API retries become
-//! conversation events; the first session id, the `init` model and the `result` figures
-//! become session updates. The status is not decided here: the supervisor decides it from
-//! the `result`, whether an interrupt was asked for, and the process's exit.
+//! A session's transcript: each line `claude` prints is kept verbatim and becomes conversation
+//! events and session updates (its session id, model and `result` figures).
 
 use hld_client::protocol::ConversationEventType;
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! The approval write commands: creating one (decided at once by a session rule, or linked
 //! to the tool call it gates), syncing one from the cloud, deciding one.
 
-use hld_client::protocol::{ApprovalStatus, ApprovalType, ConversationEvent};
+use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType};
 use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
@@ -10,15 +10,19 @@ use super::ops::{
 };
 
 use super::read;
-use super::types::{ApprovalChange, CloudSync, NewApproval};
+use super::types::{Change, CloudSync, NewApproval, SessionUpdate};
 use super::writer::Writer;
-use crate::approval::rules::{self, Modes, Settled};
+use crate::model::{self as rules, Happening, Modes, Settled};
 
 impl Writer {
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
     /// one with its tool use id, or else (function calls) the newest recent one of the same
     /// tool that is neither completed nor gated yet.
-    pub(super) fn create_approval(&mut self, a: &NewApproval) -> Result<ApprovalChange> {
+    pub(super) fn create_approval(
+        &mut self,
+        a: &NewApproval,
+        out: &mut Vec<Change>,
+    ) -> Result<Approval> {
         if a.kind == ApprovalType::FunctionCall && a.tool_name.is_none() {
             return Err(StoreError::Invalid(
                 "a function_call approval needs a tool_name".into(),
@@ -54,7 +58,14 @@ impl Writer {
         // One that a session rule covers, or a cloud one of an ended session, is never pending.
         let now = crate::time::now();
         let session_status = parse_status(&a.session_id, &session_status)?;
-        let settled = rules::on_creation(a, &session_status, &modes, &now);
+        let settled = rules::on_creation(
+            a.source,
+            a.kind,
+            a.tool_name.as_deref(),
+            &session_status,
+            &modes,
+            &now,
+        );
         let status = settled.map_or(ApprovalStatus::Pending, Settled::status);
         let comment = settled.map(|s| s.comment().to_owned());
         let responded_at = settled.map(|_| now.clone());
@@ -84,10 +95,9 @@ impl Writer {
                 responded_at,
                 decided_by,
             ])?;
-        let events = match &tool_use_id {
-            Some(tool_use_id) => self.link_events(&a.session_id, tool_use_id, &a.id, status)?,
-            None => Vec::new(),
-        };
+        if let Some(tool_use_id) = &tool_use_id {
+            self.link_events(&a.session_id, tool_use_id, &a.id, status, &run_id, out)?;
+        }
         // What was inserted, without reading it back.
         let approval = read::StoredApproval {
             new: NewApproval {
@@ -101,26 +111,34 @@ impl Writer {
             decided_by,
         }
         .into_wire();
-        let (session, pending) = match settled {
-            Some(_) => (None, self.pending_approvals(0)?),
-            None => (
-                self.wait_for_approval(&a.session_id)?,
-                self.pending_approvals(1)?,
-            ),
-        };
-        Ok(ApprovalChange {
-            approval,
-            events,
-            session,
+        let pending = self.pending_approvals(if settled.is_some() { 0 } else { 1 })?;
+        out.push(Change::Approval {
+            approval: Box::new(approval.clone()),
             pending,
-        })
+        });
+        if settled.is_none() {
+            self.wait_for_approval(&a.session_id, out)?;
+        }
+        Ok(approval)
+    }
+
+    /// A pending approval: the session waits for it (if the rules say so).
+    fn wait_for_approval(&mut self, session_id: &str, out: &mut Vec<Change>) -> Result<()> {
+        let requested = Happening::ApprovalRequested;
+        self.advance(session_id, requested, &SessionUpdate::default(), out)?;
+        Ok(())
     }
 
     /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
     /// yet, tries again to link it (its tool call may have been stored since).
-    pub(super) fn sync_cloud_approval(&mut self, a: &NewApproval) -> Result<CloudSync> {
+    pub(super) fn sync_cloud_approval(
+        &mut self,
+        a: &NewApproval,
+        out: &mut Vec<Change>,
+    ) -> Result<CloudSync> {
         let Some(existing) = read::approval(&self.conn, &a.id)? else {
-            return self.create_approval(a).map(CloudSync::Created);
+            self.create_approval(a, out)?;
+            return Ok(CloudSync::Created);
         };
         let unlinked = existing.status == ApprovalStatus::Pending
             && existing.kind == ApprovalType::FunctionCall
@@ -136,21 +154,11 @@ impl Writer {
         self.conn
             .prepare_cached("UPDATE approvals SET tool_use_id = ?2 WHERE id = ?1")?
             .execute([&a.id, &tool_use_id])?;
-        let events = self.link_events(
-            &existing.session_id,
-            &tool_use_id,
-            &a.id,
-            ApprovalStatus::Pending,
-        )?;
-        let approval = read::approval(&self.conn, &a.id)?
-            .ok_or_else(|| StoreError::ApprovalNotFound(a.id.clone()))?;
-        let session = self.wait_for_approval(&existing.session_id)?;
-        Ok(CloudSync::Linked(ApprovalChange {
-            approval,
-            events,
-            session,
-            pending: self.pending_approvals(0)?,
-        }))
+        let pending = ApprovalStatus::Pending;
+        let (session, run) = (&existing.session_id, &existing.run_id);
+        self.link_events(session, &tool_use_id, &a.id, pending, run, out)?;
+        self.wait_for_approval(session, out)?;
+        Ok(CloudSync::Linked)
     }
 
     /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
@@ -172,7 +180,8 @@ impl Writer {
         status: ApprovalStatus,
         comment: Option<&str>,
         decided_by: Option<&str>,
-    ) -> Result<ApprovalChange> {
+        out: &mut Vec<Change>,
+    ) -> Result<Approval> {
         let current = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
         if current.status != ApprovalStatus::Pending {
@@ -217,19 +226,18 @@ impl Writer {
                 status: current.status,
             });
         }
-        let events = match &current.tool_use_id {
-            Some(tool_use_id) => self.link_events(&current.session_id, tool_use_id, id, status)?,
-            None => Vec::new(),
-        };
+        let (session, run) = (&current.session_id, &current.run_id);
+        if let Some(tool_use_id) = &current.tool_use_id {
+            self.link_events(session, tool_use_id, id, status, run, out)?;
+        }
         let approval = read::approval(&self.conn, id)?
             .ok_or_else(|| StoreError::ApprovalNotFound(id.into()))?;
-        let session = self.resume_if_unblocked(&current.session_id)?;
-        Ok(ApprovalChange {
-            approval,
-            events,
-            session,
+        out.push(Change::Approval {
+            approval: Box::new(approval.clone()),
             pending: self.pending_approvals(-1)?,
-        })
+        });
+        self.resume_if_unblocked(session, out)?;
+        Ok(approval)
     }
 
     /// How many approvals are pending, of every session, now that `change` more are (fewer,
@@ -249,14 +257,16 @@ impl Writer {
     }
 
     /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for
-    /// `tool_use_id` and returns them as updated.
+    /// `tool_use_id`, and records them as changed.
     fn link_events(
         &mut self,
         session_id: &str,
         tool_use_id: &str,
         approval_id: &str,
         status: ApprovalStatus,
-    ) -> Result<Vec<ConversationEvent>> {
+        run_id: &str,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let ids = self
             .conn
             .prepare_cached(
@@ -279,6 +289,10 @@ impl Writer {
             .map(|id| read::event(&self.conn, id))
             .collect::<Result<Vec<_>>>()?;
         events.sort_by_key(|e| e.sequence);
-        Ok(events)
+        out.extend(events.into_iter().map(|event| Change::Conversation {
+            run_id: run_id.to_owned(),
+            event: Box::new(event),
+        }));
+        Ok(())
     }
 }

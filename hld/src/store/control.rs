@@ -6,18 +6,25 @@ use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
 use super::read;
-use super::types::{ApprovalChange, SessionRow};
+use super::types::Change;
 use super::writer::Writer;
-use crate::approval::rules::{self, Modes};
+use crate::model::{self as rules, Modes};
 
 impl Writer {
-    /// The session `id`, read back inside this transaction.
-    fn session_after(&self, id: &str) -> Result<SessionRow> {
-        read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))
+    /// Records the session's settings as changed.
+    fn settings_changed(&self, id: &str, expired: bool, out: &mut Vec<Change>) -> Result<()> {
+        let session = Box::new(self.session_after(id)?);
+        out.push(Change::Settings { session, expired });
+        Ok(())
     }
 
-    /// Sets a session's title; `None` clears it. Returns the session after.
-    pub(super) fn set_title(&mut self, id: &str, title: Option<&str>) -> Result<SessionRow> {
+    /// Sets a session's title; `None` clears it.
+    pub(super) fn set_title(
+        &mut self,
+        id: &str,
+        title: Option<&str>,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let changed = self
             .conn
             .prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
@@ -25,17 +32,16 @@ impl Writer {
         if changed == 0 {
             return Err(StoreError::SessionNotFound(id.into()));
         }
-        self.session_after(id)
+        self.settings_changed(id, false, out)
     }
 
-    /// Archives or restores sessions. Returns the sessions whose state changed, and the ids
-    /// that name no session.
+    /// Archives or restores sessions. Returns the ids that name no session.
     pub(super) fn set_archived(
         &mut self,
         ids: &[String],
         archived: bool,
-    ) -> Result<(Vec<SessionRow>, Vec<String>)> {
-        let mut changed = Vec::new();
+        out: &mut Vec<Change>,
+    ) -> Result<Vec<String>> {
         let mut missing = Vec::new();
         for id in ids {
             let before: Option<bool> = self
@@ -50,20 +56,21 @@ impl Writer {
                     self.conn
                         .prepare_cached("UPDATE sessions SET archived = ?2 WHERE id = ?1")?
                         .execute(params![id, archived])?;
-                    changed.push(self.session_after(id)?);
+                    self.settings_changed(id, false, out)?;
                 }
             }
         }
-        Ok((changed, missing))
+        Ok(missing)
     }
 
     /// Sets a session's approval modes, and approves at once each of its pending local
-    /// approvals that they now cover. Returns the session after and those decisions.
+    /// approvals that they now cover.
     pub(super) fn set_modes(
         &mut self,
         id: &str,
         modes: &Modes,
-    ) -> Result<(SessionRow, Vec<ApprovalChange>)> {
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let changed = self
             .conn
             .prepare_cached(
@@ -80,6 +87,7 @@ impl Writer {
         if changed == 0 {
             return Err(StoreError::SessionNotFound(id.into()));
         }
+        self.settings_changed(id, false, out)?;
         let now = crate::time::now();
         let covered: Vec<(String, rules::Rule)> = read::pending_approvals(&self.conn, Some(id))?
             .into_iter()
@@ -89,22 +97,19 @@ impl Writer {
                     .map(|rule| (a.id, rule))
             })
             .collect();
-        let decided = covered
-            .iter()
-            .map(|(approval, rule)| {
-                self.decide_approval(
-                    approval,
-                    ApprovalStatus::Approved,
-                    Some(rule.comment()),
-                    Some(rule.name()),
-                )
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok((self.session_after(id)?, decided))
+        for (approval, rule) in covered {
+            let (approved, comment) = (ApprovalStatus::Approved, Some(rule.comment()));
+            self.decide_approval(&approval, approved, comment, Some(rule.name()), out)?;
+        }
+        Ok(())
     }
 
     /// Turns off every bypass whose expiry is not after `now`. Returns the sessions changed.
-    pub(super) fn expire_bypasses(&mut self, now: &str) -> Result<Vec<SessionRow>> {
+    pub(super) fn expire_bypasses(
+        &mut self,
+        now: &str,
+        out: &mut Vec<Change>,
+    ) -> Result<Vec<String>> {
         let ids = self
             .conn
             .prepare_cached(
@@ -116,7 +121,10 @@ impl Writer {
             )?
             .query_map([now], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        ids.iter().map(|id| self.session_after(id)).collect()
+        for id in &ids {
+            self.settings_changed(id, true, out)?;
+        }
+        Ok(ids)
     }
 
     /// Deletes a session that is not running, with its events, raw lines, MCP servers and

@@ -17,23 +17,13 @@ pub enum StoreError {
     ApprovalNotFound(String),
     /// The approval was already decided (by an earlier or racing decision).
     #[error("approval {id} already decided: {}", status.as_str())]
-    AlreadyDecided {
-        /// The approval.
-        id: String,
-        /// The status it already has.
-        status: ApprovalStatus,
-    },
+    AlreadyDecided { id: String, status: ApprovalStatus },
     /// The request is inconsistent (a decision of the wrong kind, a missing tool name, …).
     #[error("{0}")]
     Invalid(String),
     /// The database was written by a newer hld.
     #[error("database schema version {found} is newer than this hld supports ({supported})")]
-    SchemaTooNew {
-        /// The version recorded in the database.
-        found: i64,
-        /// The newest version this build knows.
-        supported: i64,
-    },
+    SchemaTooNew { found: i64, supported: i64 },
     /// The store was closed (or its writer thread is gone).
     #[error("store is closed")]
     Closed,
@@ -46,9 +36,7 @@ pub enum StoreError {
     /// Creating the database directory or setting permissions failed.
     #[error("{context}: {source}")]
     Io {
-        /// What was being done.
         context: String,
-        /// The cause.
         source: std::io::Error,
     },
     /// SQLite failed.

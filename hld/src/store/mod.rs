@@ -1,15 +1,10 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
+//! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
-//! [`Store`] is a cheap `Clone` handle with async methods; no query runs on an async worker.
-//!
-//! - **Writes** are queued for the one writer thread, which applies them in order and
-//!   answers each caller once its transaction is committed (see the `writer` module).
-//! - **Reads** run through `tokio::task::spawn_blocking` on a small pool of read connections.
-//!   WAL lets them proceed while the writer writes; each read sees one consistent snapshot.
-//!
-//! The file uses WAL, `synchronous=NORMAL` (durable against a killed process; see the
-//! `schema` module), foreign keys and a 5 s busy timeout. The schema is versioned in
-//! `schema_version` and migrated at [`Store::open`].
+//! Every write is queued for the one writer thread (see `writer`: group commit) and records
+//! the [`Change`]s it made; once its transaction is committed the writer thread hands them to
+//! the store's [`Sink`], in commit order. Reads run on a small pool of read connections, each
+//! in one snapshot. The schema is migrated at [`Store::open`].
 
 mod approvals;
 mod control;
@@ -26,28 +21,32 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
-use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent};
+use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent, SessionStatus};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
 pub use error::{Result, StoreError};
-pub use ops::{CORRELATION_WINDOW, SESSION_ENDED};
+pub use ops::CORRELATION_WINDOW;
 pub use types::*;
 
-use crate::approval::rules::Modes;
-use crate::session::lifecycle::Happening;
+use crate::model::{Happening, Modes};
 use writer::{Msg, Write, Writer};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
 
 /// Threads the runtime's blocking pool needs: one per read connection, and one to wait for the
-/// writer thread at close. More would only wait for a connection, each holding its own
-/// allocator arena, which the process keeps after the load that made it.
+/// writer thread at close; more would only wait for a connection.
 pub const BLOCKING_THREADS: usize = READERS + 1;
+
+/// Where the store hands what each committed write changed: the daemon's bus.
+pub trait Sink: Send + Sync + 'static {
+    /// Takes one change, after its write is committed.
+    fn changed(&self, change: Change);
+}
 
 /// The handle to the database. Clones share the writer thread and the read pool.
 #[derive(Clone)]
@@ -62,6 +61,7 @@ struct Inner {
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
+    sink: OnceLock<Box<dyn Sink>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -73,11 +73,8 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `path` and migrates it. A missing parent
-    /// directory is created with mode 0700 and a new file gets mode 0600. Refuses a database
-    /// whose schema is newer than this build ([`StoreError::SchemaTooNew`]).
-    ///
-    /// Blocking; call it before serving, or from `spawn_blocking`.
+    /// Opens (creating it 0600, in a 0700 directory, if needed) and migrates the database at
+    /// `path`; refuses a newer schema ([`StoreError::SchemaTooNew`]). Blocking.
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;
@@ -103,6 +100,7 @@ impl Store {
                 next_reader: AtomicUsize::new(0),
                 writer: Mutex::new(Some(writer)),
                 closed: AtomicBool::new(false),
+                sink: OnceLock::new(),
             }),
         })
     }
@@ -120,33 +118,52 @@ impl Store {
         &self.inner.path
     }
 
-    /// Hands the page caches of the idle connections back to the allocator (`PRAGMA
-    /// shrink_memory`). The database stays in the OS page cache, so the next queries refill
-    /// them with a few reads.
+    /// Hands the page caches of the idle connections back to the allocator.
     pub async fn release_memory(&self) -> Result<()> {
         for slot in &self.inner.readers {
             if let Ok(conn) = slot.try_lock() {
                 conn.execute_batch("PRAGMA shrink_memory")?;
             }
         }
-        self.write(|w| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
+        self.commit(|w, _| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
             .await
     }
 
-    /// Queues `f` for the writer thread, which runs it in a savepoint of a transaction (see
-    /// the `writer` module). It is queued when this is called, not when the future is awaited,
-    /// and stands even if the future is dropped; the future resolves once it is committed (or
-    /// failed).
-    fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    /// Hands every change a committed write returns to `sink` from now on (set once, when
+    /// the daemon is wired; until then changes are dropped).
+    pub fn publish_to(&self, sink: impl Sink) {
+        let _ = self.inner.sink.set(Box::new(sink));
+    }
+
+    /// Queues `f` for the writer thread. Once its transaction is committed, the changes `f`
+    /// recorded go to the sink, on the writer thread and in commit order: the one place
+    /// anything is published. The write is queued when this is called, and it and its changes
+    /// stand even if the future is dropped; the future resolves once it is committed.
+    fn commit<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
-        F: FnOnce(&mut Writer) -> Result<T> + Send + 'static,
+        F: FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
+        let apply = move |w: &mut Writer| {
+            let mut changes = Vec::new();
+            f(w, &mut changes).map(|answer| (answer, changes))
+        };
+        let inner = Arc::clone(&self.inner);
+        let done = move |outcome: Result<(T, Vec<Change>)>| {
+            let outcome = outcome.map(|(answer, changes)| {
+                if let Some(sink) = inner.sink.get() {
+                    changes.into_iter().for_each(|change| sink.changed(change));
+                }
+                answer
+            });
+            // The caller may have stopped waiting; the write stands regardless.
+            let _ = reply.send(outcome);
+        };
         let queued = if self.inner.closed.load(Ordering::Acquire) {
             Err(StoreError::Closed)
         } else {
-            let write = Box::new(Write::new(f, reply));
+            let write = Box::new(Write::new(apply, done));
             self.inner
                 .commands
                 .send(Msg::Write(write))
@@ -176,36 +193,99 @@ impl Store {
     /// Inserts a session and its MCP servers. Fails with [`StoreError::SessionNotFound`] if
     /// its parent does not exist.
     pub async fn create_session(&self, new: NewSession) -> Result<()> {
-        self.write(move |w| w.create_session(&new)).await
+        self.commit(move |w, _| w.create_session(&new)).await
     }
 
-    /// Moves a session by the rule for `happening` (`session::lifecycle`), from the status it
-    /// has when the write is applied, with `update`. Returns the status before and the
-    /// session after, or `None` when the rule keeps the status (and nothing is written);
-    /// [`StoreError::SessionNotFound`] if absent. A move to `completed` or `failed` also
-    /// resolves the session's pending approvals ([`SessionChange::expired`]).
+    /// Moves a session by `model::transition` from the status it has when the write is applied
+    /// (a compare-and-set), with `update`; `None` (nothing written) when the rule keeps it.
     pub async fn advance(
         &self,
         id: &str,
         happening: Happening,
         update: SessionUpdate,
-    ) -> Result<Option<SessionChange>> {
+    ) -> Result<Option<SessionStatus>> {
         let id = id.to_owned();
-        self.write(move |w| w.advance(&id, happening, &update))
+        self.commit(move |w, out| w.advance(&id, happening, &update, out))
             .await
     }
 
-    /// Stores raw lines, then events, then the optional update, atomically, and sets the
-    /// session's `last_activity_at`. Returns the stored events (with `id`, `sequence` and
-    /// `created_at`) in order. A `tool_result` marks its `tool_call` completed. The batch is
+    /// Stores raw lines, then events, then the optional update, atomically. The batch is
     /// queued when this is called, not when the future is first polled.
     pub fn ingest(
         &self,
         session_id: &str,
         ingest: Ingest,
-    ) -> impl Future<Output = Result<Vec<ConversationEvent>>> + Send + 'static {
+    ) -> impl Future<Output = Result<()>> + Send + 'static {
         let id = session_id.to_owned();
-        self.write(move |w| w.ingest(&id, ingest))
+        self.commit(move |w, out| w.ingest(&id, ingest, out))
+    }
+
+    /// At start-up: fails every active session with `reason` and resolves every pending
+    /// approval. Returns how many sessions it failed.
+    pub async fn mark_orphans(&self, reason: &str) -> Result<usize> {
+        let reason = reason.to_owned();
+        self.commit(move |w, out| w.mark_orphans(&reason, out))
+            .await
+    }
+
+    /// Stores an approval, pending unless a rule settles it, and links the `tool_call` it
+    /// gates (by tool use id, else the newest open, ungated call of the tool).
+    pub async fn create_approval(&self, approval: NewApproval) -> Result<Approval> {
+        self.commit(move |w, out| w.create_approval(&approval, out))
+            .await
+    }
+
+    /// Stores a fetched cloud approval if new, or links a stored, unlinked one.
+    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
+        self.commit(move |w, out| w.sync_cloud_approval(&approval, out))
+            .await
+    }
+
+    /// Decides a pending approval (compare-and-set: of racing decisions one wins, the others
+    /// get [`StoreError::AlreadyDecided`]).
+    pub async fn decide_approval(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<String>,
+    ) -> Result<Approval> {
+        let id = id.to_owned();
+        self.commit(move |w, out| w.decide_approval(&id, status, comment.as_deref(), None, out))
+            .await
+    }
+
+    /// Sets a session's title (`None` clears it).
+    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(move |w, out| w.set_title(&id, title.as_deref(), out))
+            .await
+    }
+
+    /// Archives or restores sessions, in one transaction. Returns the ids that name no session.
+    pub async fn set_archived(&self, ids: Vec<String>, archived: bool) -> Result<Vec<String>> {
+        self.commit(move |w, out| w.set_archived(&ids, archived, out))
+            .await
+    }
+
+    /// Sets a session's approval modes and approves its pending local approvals they cover,
+    /// in one transaction.
+    pub async fn set_modes(&self, id: &str, modes: Modes) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(move |w, out| w.set_modes(&id, &modes, out))
+            .await
+    }
+
+    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
+    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<String>> {
+        self.commit(move |w, out| w.expire_bypasses(&now, out))
+            .await
+    }
+
+    /// Deletes a session that is not running and everything stored for it
+    /// ([`StoreError::SessionActive`] if it runs).
+    pub async fn delete_session(&self, id: &str) -> Result<()> {
+        let id = id.to_owned();
+        self.commit(move |w, _| w.delete_session(&id)).await
     }
 
     /// One session.
@@ -270,37 +350,10 @@ impl Store {
             .await
     }
 
-    /// Fails every session in `starting`, `running`, `waiting_input` or `completing` with
-    /// `error_message = reason` and `completed_at = now`, and resolves every pending approval
-    /// (run at start-up, when no process can be attached). Returns what changed.
-    pub async fn mark_orphans(&self, reason: &str) -> Result<Orphans> {
-        let reason = reason.to_owned();
-        self.write(move |w| w.mark_orphans(&reason)).await
-    }
-
     /// The raw stream lines of a session, in arrival order.
     pub async fn raw_events(&self, session_id: &str) -> Result<Vec<String>> {
         let id = session_id.to_owned();
         self.read(move |c| read::raw_events(c, &id)).await
-    }
-
-    /// Stores a pending approval (its `run_id` is the session's) and links the `tool_call`
-    /// event it gates, which gets `approval_status = "pending"` and `approval_id` in the same
-    /// transaction (returned in [`ApprovalChange::events`]): the event with its `tool_use_id`;
-    /// without one, for a function call, the session's newest `tool_call` of the same tool
-    /// that is not completed, not gated by another approval, and at most
-    /// [`CORRELATION_WINDOW`] old (whose tool use id the approval then records).
-    pub async fn create_approval(&self, approval: NewApproval) -> Result<ApprovalChange> {
-        self.write(move |w| w.create_approval(&approval)).await
-    }
-
-    /// Stores an approval fetched from the HumanLayer cloud as [`create_approval`]
-    /// does, unless its id is already stored; a stored one that is pending and unlinked is
-    /// linked if a tool call now matches.
-    ///
-    /// [`create_approval`]: Self::create_approval
-    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
-        self.write(move |w| w.sync_cloud_approval(&approval)).await
     }
 
     /// One approval.
@@ -323,66 +376,9 @@ impl Store {
             .await
     }
 
-    /// Decides a *pending* approval: `approved`/`denied` for a function call, `responded` for
-    /// a human contact, `resolved` (answered elsewhere) for either. Of racing decisions exactly one wins; the others get
-    /// [`StoreError::AlreadyDecided`] ([`StoreError::ApprovalNotFound`] for an unknown id,
-    /// [`StoreError::Invalid`] for a decision of the wrong kind). The linked `tool_call`
-    /// event gets the new `approval_status` (`resolved` for a response) in the same
-    /// transaction.
-    pub async fn decide_approval(
-        &self,
-        id: &str,
-        status: ApprovalStatus,
-        comment: Option<String>,
-    ) -> Result<ApprovalChange> {
-        let id = id.to_owned();
-        self.write(move |w| w.decide_approval(&id, status, comment.as_deref(), None))
-            .await
-    }
-
-    /// Sets a session's title (`None` clears it); returns the session after.
-    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<SessionRow> {
-        let id = id.to_owned();
-        self.write(move |w| w.set_title(&id, title.as_deref()))
-            .await
-    }
-
-    /// Archives or restores sessions, in one transaction. Returns the sessions that changed
-    /// and the ids that name no session.
-    pub async fn set_archived(
-        &self,
-        ids: Vec<String>,
-        archived: bool,
-    ) -> Result<(Vec<SessionRow>, Vec<String>)> {
-        self.write(move |w| w.set_archived(&ids, archived)).await
-    }
-
-    /// Sets a session's approval modes and approves its pending local approvals they cover,
-    /// in one transaction. Returns the session after and those decisions.
-    pub async fn set_modes(
-        &self,
-        id: &str,
-        modes: Modes,
-    ) -> Result<(SessionRow, Vec<ApprovalChange>)> {
-        let id = id.to_owned();
-        self.write(move |w| w.set_modes(&id, &modes)).await
-    }
-
-    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
-    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<SessionRow>> {
-        self.write(move |w| w.expire_bypasses(&now)).await
-    }
-
     /// The earliest expiry of a bypass still on.
     pub async fn next_bypass_expiry(&self) -> Result<Option<String>> {
         self.read(read::next_bypass_expiry).await
-    }
-
-    /// Deletes a session that is not running and everything stored for it
-    /// ([`StoreError::SessionActive`] if it runs).
-    pub async fn delete_session(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        self.write(move |w| w.delete_session(&id)).await
     }
 
     /// The sessions no other session continues, archived or not, most recently active first.
@@ -400,9 +396,8 @@ impl Store {
         self.read(move |c| read::recent_paths(c, limit)).await
     }
 
-    /// Applies every write queued before it, checkpoints the WAL into the database, stops the
-    /// writer thread and waits for it. Later calls fail with [`StoreError::Closed`]; closing
-    /// again is a no-op.
+    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail with
+    /// [`StoreError::Closed`].
     pub async fn close(&self) -> Result<()> {
         self.inner.closed.store(true, Ordering::Release);
         let (reply, rx) = oneshot::channel();

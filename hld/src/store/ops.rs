@@ -8,12 +8,9 @@ use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
 use super::read;
-use super::types::{
-    ApprovalChange, Ingest, NewEvent, NewSession, OrphanedSession, Orphans, SessionChange,
-    SessionUpdate,
-};
+use super::types::{Change, Ingest, NewEvent, NewSession, SessionRow, SessionUpdate};
 use super::writer::Writer;
-use crate::session::lifecycle::{transition, Happening};
+use crate::model::{transition, Happening, SESSION_ENDED};
 
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
@@ -25,9 +22,6 @@ const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
     approval_id, parent_tool_use_id, subtype) \
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, ?13, ?14, ?15, ?16, ?17)";
-
-/// The comment recorded on an approval resolved because its session ended.
-pub const SESSION_ENDED: &str = "the session ended before a decision";
 
 /// The `approval_status` written on a `tool_call` event for an approval in `status`.
 pub(super) fn event_approval_status(status: ApprovalStatus) -> &'static str {
@@ -55,7 +49,7 @@ pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_eve
     ORDER BY sequence DESC LIMIT 1";
 
 /// The status and id of the newest approval of a tool use (`?1` session, `?2` tool use id).
-pub(super) const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
+const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
     WHERE session_id = ?1 AND tool_use_id = ?2
     ORDER BY requested_at DESC, rowid DESC LIMIT 1";
 
@@ -153,16 +147,21 @@ impl Writer {
             .is_some())
     }
 
-    /// Moves the session by the rule for `happening` (see `session::lifecycle`), from the
-    /// status it has now, applying `update` and setting `last_activity_at` with the move; a
-    /// move that ends the session resolves its pending approvals with it. `None` (and
-    /// nothing written) when the rule keeps the status; fails if the session does not exist.
+    /// The session `id`, read inside this transaction.
+    pub(super) fn session_after(&self, id: &str) -> Result<SessionRow> {
+        read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))
+    }
+
+    /// Moves the session by the rule for `happening`, from the status it has now, applying
+    /// `update` with the move; a move to a final status resolves its pending approvals. `None`
+    /// (and nothing written) when the rule keeps the status.
     pub(super) fn advance(
         &mut self,
         id: &str,
         happening: Happening,
         update: &SessionUpdate,
-    ) -> Result<Option<SessionChange>> {
+        out: &mut Vec<Change>,
+    ) -> Result<Option<SessionStatus>> {
         let old: Option<String> = self
             .conn
             .prepare_cached("SELECT status FROM sessions WHERE id = ?1")?
@@ -174,24 +173,20 @@ impl Writer {
             return Ok(None);
         };
         self.apply_update(id, Some(&new_status), update, &crate::time::now())?;
-        let expired = if new_status.is_active() {
-            Vec::new()
-        } else {
-            self.expire_approvals(Some(id))?
-        };
-        let session =
-            read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))?;
-        Ok(Some(SessionChange {
+        out.push(Change::Session {
             old_status,
-            session,
-            expired,
-        }))
+            session: Box::new(self.session_after(id)?),
+            error: update.error_message.clone(),
+        });
+        if !new_status.is_active() {
+            self.expire_approvals(Some(id), out)?;
+        }
+        Ok(Some(new_status))
     }
 
     /// Resolves the pending approvals of one session, or of every session: their sessions
-    /// ended, so no `claude` waits for them. Cloud ones too: the cloud may still ask, but its
-    /// answer could reach no one, and the poller leaves a settled approval alone.
-    fn expire_approvals(&mut self, session_id: Option<&str>) -> Result<Vec<ApprovalChange>> {
+    /// ended, so no `claude` waits for them. Cloud ones too: an answer could reach no one.
+    fn expire_approvals(&mut self, session_id: Option<&str>, out: &mut Vec<Change>) -> Result<()> {
         let ids = self
             .conn
             .prepare_cached(
@@ -201,27 +196,20 @@ impl Writer {
             )?
             .query_map([session_id], |r| r.get::<_, String>(0))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        ids.iter()
-            .map(|id| self.decide_approval(id, ApprovalStatus::Resolved, Some(SESSION_ENDED), None))
-            .collect()
+        for id in ids {
+            let resolved = ApprovalStatus::Resolved;
+            self.decide_approval(&id, resolved, Some(SESSION_ENDED), None, out)?;
+        }
+        Ok(())
     }
 
-    /// A pending approval: the session waits for it (if the rules say so).
-    pub(super) fn wait_for_approval(&mut self, session_id: &str) -> Result<Option<SessionChange>> {
-        self.advance(
-            session_id,
-            Happening::ApprovalRequested,
-            &SessionUpdate::default(),
-        )
-    }
-
-    /// A decided approval: the session runs again if none of its approvals is pending.
-    /// Counted and moved in the decision's transaction, so an approval created meanwhile
-    /// cannot be left pending beside a running session.
+    /// A decided approval: the session runs again if none of its approvals is pending,
+    /// counted in the decision's transaction so that none created meanwhile is missed.
     pub(super) fn resume_if_unblocked(
         &mut self,
         session_id: &str,
-    ) -> Result<Option<SessionChange>> {
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let pending: bool = self
             .conn
             .prepare_cached(
@@ -229,14 +217,11 @@ impl Writer {
                  WHERE session_id = ?1 AND status = 'pending')",
             )?
             .query_row([session_id], |r| r.get(0))?;
-        if pending {
-            return Ok(None);
+        if !pending {
+            let settled = Happening::ApprovalsSettled;
+            self.advance(session_id, settled, &SessionUpdate::default(), out)?;
         }
-        self.advance(
-            session_id,
-            Happening::ApprovalsSettled,
-            &SessionUpdate::default(),
-        )
+        Ok(())
     }
 
     /// The update itself, with a new status if one is given.
@@ -296,26 +281,32 @@ impl Writer {
         Ok(())
     }
 
-    /// Raw lines, then events, then the update, all in this command's savepoint.
+    /// Raw lines, then events, then the update, all in this command's transaction.
     pub(super) fn ingest(
         &mut self,
         session_id: &str,
         ingest: Ingest,
-    ) -> Result<Vec<ConversationEvent>> {
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let now = crate::time::now();
-        let touched = self
+        let run_id: String = self
             .conn
-            .prepare_cached("UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1")?
-            .execute(params![session_id, now])?;
-        if touched == 0 {
-            return Err(StoreError::SessionNotFound(session_id.into()));
-        }
+            .prepare_cached(
+                "UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1 RETURNING run_id",
+            )?
+            .query_row(params![session_id, now], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| StoreError::SessionNotFound(session_id.into()))?;
         self.insert_raw_lines(session_id, &ingest.raw_lines, &now)?;
         let stored = self.append_events(session_id, ingest.events, &now)?;
         if let Some(update) = &ingest.update {
             self.apply_update(session_id, None, update, &now)?;
         }
-        Ok(stored)
+        out.extend(stored.into_iter().map(|event| Change::Conversation {
+            run_id: run_id.clone(),
+            event: Box::new(event),
+        }));
+        Ok(())
     }
 
     /// Inserts raw lines in order.
@@ -464,8 +455,8 @@ impl Writer {
     }
 
     /// Fails every session that a process may have been attached to, and resolves every
-    /// pending approval.
-    pub(super) fn mark_orphans(&mut self, reason: &str) -> Result<Orphans> {
+    /// pending approval. Returns how many sessions it failed.
+    pub(super) fn mark_orphans(&mut self, reason: &str, out: &mut Vec<Change>) -> Result<usize> {
         let active: Vec<String> = self
             .conn
             .prepare(
@@ -480,19 +471,10 @@ impl Writer {
             completed_at: Some(crate::time::now()),
             ..SessionUpdate::default()
         };
-        let mut orphans = Orphans::default();
-        for id in active {
-            if let Some(change) = self.advance(&id, Happening::Orphaned, &update)? {
-                orphans.expired.extend(change.expired);
-                orphans.sessions.push(OrphanedSession {
-                    id,
-                    run_id: change.session.new.run_id,
-                    parent_session_id: change.session.new.parent_session_id,
-                    old_status: change.old_status,
-                });
-            }
+        for id in &active {
+            self.advance(id, Happening::Orphaned, &update, out)?;
         }
-        orphans.expired.extend(self.expire_approvals(None)?);
-        Ok(orphans)
+        self.expire_approvals(None, out)?;
+        Ok(active.len())
     }
 }

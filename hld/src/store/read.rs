@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 
 use super::error::Result;
 use super::types::{ContextTokens, NewApproval, NewSession, SessionRow};
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::Modes;
+use crate::model::SessionOptions;
 
 /// How many parents `conversation_for_session` follows at most (a guard against cycles).
 const MAX_CHAIN_DEPTH: i64 = 10_000;
@@ -247,12 +247,8 @@ pub(super) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow
     )
 }
 
-/// Sessions whose title, query or summary match the FTS5 expression `matching`, the most
-/// recently created first (by rowid), at most `limit` of them.
-///
-/// Newest first, as every other session list, rather than by relevance: FTS5 walks its index
-/// backwards by rowid and stops at the limit, where ranking by BM25 must score every match
-/// first, and a common word matches a good part of all sessions (`hld-bench --only search`).
+/// Sessions whose title, query or summary match the FTS5 expression `matching`, newest first
+/// (as every session list; ranking would score every match before the limit), at most `limit`.
 pub(super) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
@@ -322,10 +318,22 @@ fn event_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationEvent> {
     })
 }
 
+/// The events a query of `conversation_events` (after its `FROM`) selects.
+fn events_where(
+    conn: &Connection,
+    tail: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<ConversationEvent>> {
+    let sql = format!("SELECT {EVENT_COLUMNS} FROM conversation_events {tail}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let events = stmt.query_map(params, event_from_row)?;
+    Ok(events.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// One event by row id.
 pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
-    let sql = format!("SELECT {EVENT_COLUMNS} FROM conversation_events WHERE id = ?1");
-    Ok(conn.prepare_cached(&sql)?.query_row([id], event_from_row)?)
+    let event = events_where(conn, "WHERE id = ?1", [id])?.pop();
+    Ok(event.ok_or(rusqlite::Error::QueryReturnedNoRows)?)
 }
 
 /// The events of a session and all its ancestors, ordered by sequence (which increases along
@@ -344,31 +352,26 @@ pub(super) fn conversation_for_session(
     if !exists {
         return Ok(None);
     }
-    let sql = format!(
-        "WITH RECURSIVE chain(id, parent, depth) AS (
-             SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?1
-             UNION
-             SELECT s.id, s.parent_session_id, c.depth + 1
-             FROM sessions s JOIN chain c ON s.id = c.parent
-             WHERE c.depth < ?4
-         )
-         SELECT {EVENT_COLUMNS} FROM conversation_events
-         WHERE session_id IN (SELECT id FROM chain) AND sequence > ?2
-         ORDER BY sequence, id
-         LIMIT ?3"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let events = stmt
-        .query_map(
-            params![
-                session_id,
-                after_sequence.unwrap_or(i64::MIN),
-                limit.unwrap_or(-1),
-                MAX_CHAIN_DEPTH
-            ],
-            event_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let events = events_where(
+        conn,
+        "WHERE session_id IN (
+             WITH RECURSIVE chain(id, parent, depth) AS (
+                 SELECT id, parent_session_id, 0 FROM sessions WHERE id = ?1
+                 UNION
+                 SELECT s.id, s.parent_session_id, c.depth + 1
+                 FROM sessions s JOIN chain c ON s.id = c.parent
+                 WHERE c.depth < ?4
+             )
+             SELECT id FROM chain)
+           AND sequence > ?2
+         ORDER BY sequence, id LIMIT ?3",
+        params![
+            session_id,
+            after_sequence.unwrap_or(i64::MIN),
+            limit.unwrap_or(-1),
+            MAX_CHAIN_DEPTH
+        ],
+    )?;
     Ok(Some(events))
 }
 
@@ -379,24 +382,15 @@ pub(super) fn conversation_for_claude_session(
     after_sequence: Option<i64>,
     limit: Option<i64>,
 ) -> Result<Vec<ConversationEvent>> {
-    let sql = format!(
-        "SELECT {EVENT_COLUMNS} FROM conversation_events
-         WHERE claude_session_id = ?1 AND sequence > ?2
-         ORDER BY sequence, id
-         LIMIT ?3"
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let events = stmt
-        .query_map(
-            params![
-                claude_session_id,
-                after_sequence.unwrap_or(i64::MIN),
-                limit.unwrap_or(-1)
-            ],
-            event_from_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(events)
+    events_where(
+        conn,
+        "WHERE claude_session_id = ?1 AND sequence > ?2 ORDER BY sequence, id LIMIT ?3",
+        params![
+            claude_session_id,
+            after_sequence.unwrap_or(i64::MIN),
+            limit.unwrap_or(-1)
+        ],
+    )
 }
 
 /// The raw stream lines of a session, in arrival order.
@@ -527,47 +521,43 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
     .into_wire())
 }
 
+/// The approvals a query of `approvals` (after its `FROM`) selects.
+fn approvals_where(
+    conn: &Connection,
+    tail: &str,
+    params: impl rusqlite::Params,
+) -> Result<Vec<Approval>> {
+    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals {tail}");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let approvals = stmt.query_map(params, approval_from_row)?;
+    Ok(approvals.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
 /// One approval by id.
 pub(super) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
-    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals WHERE id = ?1");
-    Ok(conn
-        .prepare_cached(&sql)?
-        .query_row([id], approval_from_row)
-        .optional()?)
+    Ok(approvals_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
 /// At most two approvals whose id starts with `prefix`, or whose id after `local-` does,
 /// newest first: one is the approval a prefix names, two say that it names several.
 pub(super) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
-    let sql = format!(
-        "SELECT {APPROVAL_COLUMNS} FROM approvals
-         WHERE substr(id, 1, length(?1)) = ?1 OR substr(id, 1, length(?2)) = ?2
-         ORDER BY requested_at DESC, rowid DESC LIMIT 2"
-    );
-    let local = format!("local-{prefix}");
-    let rows = conn
-        .prepare_cached(&sql)?
-        .query_map([prefix, local.as_str()], approval_from_row)?
-        .collect::<rusqlite::Result<_>>()?;
-    Ok(rows)
+    approvals_where(
+        conn,
+        "WHERE substr(id, 1, length(?1)) = ?1 OR substr(id, 1, length(?2)) = ?2
+         ORDER BY requested_at DESC, rowid DESC LIMIT 2",
+        [prefix, &format!("local-{prefix}")],
+    )
 }
-
-/// The condition and order of [`pending_approvals`] (`?1`: a session id, or null for all).
-pub(super) const PENDING_APPROVALS: &str =
-    "WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1) ORDER BY requested_at, rowid";
 
 /// Pending approvals, of one session or of all, oldest first.
 pub(super) fn pending_approvals(
     conn: &Connection,
     session_id: Option<&str>,
 ) -> Result<Vec<Approval>> {
-    let sql = format!("SELECT {APPROVAL_COLUMNS} FROM approvals {PENDING_APPROVALS}");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let approvals = stmt
-        .query_map([session_id], approval_from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(approvals)
+    approvals_where(
+        conn,
+        "WHERE status = 'pending' AND (?1 IS NULL OR session_id = ?1)
+         ORDER BY requested_at, rowid",
+        [session_id],
+    )
 }
-
-#[cfg(test)]
-mod tests;

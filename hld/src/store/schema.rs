@@ -174,13 +174,8 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
         version: 3,
         description: "conversation events: a CHECK without an IN list, tool ids indexed only \
             where present",
-        // `event_type IN (five values)` made SQLite build a temporary index of the list for
-        // every inserted row (a quarter of the writer's work on a fast stream); the same
-        // CHECK written as comparisons costs nothing. SQLite cannot alter a CHECK, so the
-        // table is rebuilt (same columns, ids and AUTOINCREMENT counter; nothing references it
-        // by foreign key). Only tool calls and results carry a `tool_id`, and every query
-        // through `idx_events_tool` compares `tool_id` with a value (which implies NOT NULL),
-        // so text messages, most of a stream, no longer get an entry there.
+        // An `IN` CHECK builds a temporary index per inserted row; comparisons do not. SQLite
+        // cannot alter a CHECK, so the table is rebuilt with the same ids and counter.
         sql: r#"
 CREATE TABLE conversation_events_v3 (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -219,20 +214,14 @@ CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
     Migration {
         version: 4,
         description: "approvals: no index on (session_id, status)",
-        // Every lookup of approvals by session also names a tool use id (served by
-        // `idx_approvals_tool_use`, whose first column is the session) or lists the pending
-        // ones (`idx_approvals_pending`), so this index was only written: one more page in the
-        // WAL for each approval created or decided.
+        // Every lookup by session is served by `idx_approvals_tool_use` or
+        // `idx_approvals_pending`: this index was only written.
         sql: "DROP INDEX idx_approvals_session;",
     },
     Migration {
         version: 5,
         description: "approvals: a CHECK on status without an IN list",
-        // As for conversation events (version 3): `status IN (five values)` made SQLite build
-        // a temporary index of the list for every approval inserted or decided (a tenth of
-        // `createApproval`'s instructions); the same CHECK written as comparisons costs
-        // nothing. (`IN` lists of two values are compiled as comparisons already.) Rebuilt
-        // with the same columns; nothing references `approvals` by foreign key.
+        // As for conversation events (version 3): the status CHECK as comparisons.
         sql: r#"
 CREATE TABLE approvals_v5 (
     id TEXT PRIMARY KEY,
@@ -272,11 +261,8 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
         version: 7,
         description: "sessions: title, archive, approval modes, extra directories, cache and \
             context tokens, full-text search; a deleted parent may leave its children",
-        // `deleteSession` removes a session whose continuations stay, with a parent id that
-        // names no session; SQLite cannot drop a foreign key, so the table is rebuilt without
-        // that one (the others, on its id, stay). Foreign keys are off during migrations.
-        // Search is an external-content FTS5 index over the title, query and summary, kept in
-        // step by triggers.
+        // A deleted session's continuations keep a parent id naming no session: the table is
+        // rebuilt without that foreign key. Search: an FTS5 index kept in step by triggers.
         sql: r#"
 CREATE TABLE sessions_v7 (
     id TEXT PRIMARY KEY,
@@ -399,15 +385,12 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
 
 fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
-    // In WAL mode, NORMAL syncs the WAL only at checkpoints, not at every commit. A commit has
-    // still been written to the WAL file (the OS page cache) before it returns, so a killed or
-    // crashed hld loses nothing it acknowledged; only an OS crash or power loss can drop the
-    // last commits, and it never corrupts the database.
+    // WAL with NORMAL: a killed hld loses nothing it acknowledged; only an OS crash can drop
+    // the last commits, and never corrupts the database.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
-    // A query's plan must not depend on the values bound to it: otherwise SQLite prepares a
-    // cached statement again whenever a new value is bound to a parameter it compares with a
-    // partial index's condition (the tool-call lookup of `createApproval`).
+    // A plan must not depend on bound values, or SQLite re-prepares cached statements that
+    // compare a parameter with a partial index's condition.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
     Ok(())
 }

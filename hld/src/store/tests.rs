@@ -1,17 +1,16 @@
 //! Tests of the store against real SQLite files in temporary directories.
 
-use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::PermissionsExt;
 
 use hld_client::protocol::{
-    ApprovalSource, ApprovalStatus, ApprovalType, ConversationEventType, McpConfig, McpServer,
+    Approval, ApprovalSource, ApprovalStatus, ConversationEvent, ConversationEventType,
     SessionStatus,
 };
 use serde_json::json;
 
 use super::*;
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::Modes;
+use crate::model::SessionOptions;
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {
@@ -25,13 +24,6 @@ fn session(id: &str, created_at: &str) -> NewSession {
         created_at: created_at.into(),
         title: None,
         modes: Modes::default(),
-    }
-}
-
-fn child(id: &str, parent: &str, created_at: &str) -> NewSession {
-    NewSession {
-        parent_session_id: Some(parent.into()),
-        ..session(id, created_at)
     }
 }
 
@@ -79,6 +71,98 @@ fn sequences(events: &[hld_client::protocol::ConversationEvent]) -> Vec<i64> {
     events.iter().map(|e| e.sequence).collect()
 }
 
+/// What one write recorded, gathered for assertions.
+#[derive(Debug, Default)]
+struct Changed {
+    /// Approvals stored or decided, each with the pending total after it.
+    approvals: Vec<(Approval, u64)>,
+    /// Conversation events stored or updated.
+    events: Vec<ConversationEvent>,
+    /// Sessions that moved: the status before, and the row after.
+    moves: Vec<(SessionStatus, SessionRow)>,
+}
+
+impl Changed {
+    fn gather(changes: Vec<Change>) -> Changed {
+        let mut c = Changed::default();
+        for change in changes {
+            match change {
+                Change::Session {
+                    old_status,
+                    session,
+                    ..
+                } => c.moves.push((old_status, *session)),
+                Change::Conversation { event, .. } => c.events.push(*event),
+                Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
+                Change::Settings { .. } => {}
+            }
+        }
+        c
+    }
+
+    fn approval(&self) -> &Approval {
+        &self.approvals[0].0
+    }
+
+    fn pending(&self) -> u64 {
+        self.approvals.last().expect("an approval").1
+    }
+
+    /// The first session move, as (before, after).
+    fn moved(&self) -> Option<(SessionStatus, SessionStatus)> {
+        self.moves
+            .first()
+            .map(|(old, row)| (old.clone(), row.status.clone()))
+    }
+}
+
+/// The writes as the tests call them: each returns what it recorded.
+impl Store {
+    async fn recorded<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
+    ) -> Result<Changed> {
+        let changes = self.commit(move |w, out| {
+            f(w, out)?;
+            Ok(out.clone())
+        });
+        changes.await.map(Changed::gather)
+    }
+
+    async fn ingested(&self, id: &str, batch: Ingest) -> Result<Vec<ConversationEvent>> {
+        let id = id.to_owned();
+        let changed = self.recorded(move |w, out| w.ingest(&id, batch, out));
+        Ok(changed.await?.events)
+    }
+
+    async fn advanced(
+        &self,
+        id: &str,
+        happening: Happening,
+        update: SessionUpdate,
+    ) -> Result<Changed> {
+        let id = id.to_owned();
+        self.recorded(move |w, out| w.advance(&id, happening, &update, out))
+            .await
+    }
+
+    async fn create(&self, new: NewApproval) -> Result<Changed> {
+        self.recorded(move |w, out| w.create_approval(&new, out))
+            .await
+    }
+
+    async fn decide(
+        &self,
+        id: &str,
+        status: ApprovalStatus,
+        comment: Option<&str>,
+    ) -> Result<Changed> {
+        let (id, comment) = (id.to_owned(), comment.map(str::to_owned));
+        self.recorded(move |w, out| w.decide_approval(&id, status, comment.as_deref(), None, out))
+            .await
+    }
+}
+
 /// A raw connection to the file, to inspect or tamper with it.
 fn raw(path: &Path) -> Connection {
     Connection::open(path).unwrap()
@@ -98,7 +182,7 @@ async fn open_with_session() -> (tempfile::TempDir, Store) {
 async fn force_status(store: &Store, id: &str, status: SessionStatus) {
     let id = id.to_owned();
     store
-        .write(move |w| {
+        .commit(move |w, _| {
             w.conn.execute(
                 "UPDATE sessions SET status = ?2 WHERE id = ?1",
                 [id.as_str(), status.as_str()],
@@ -119,12 +203,6 @@ fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
     (dir, path, conn)
 }
 
-/// Session `s1`, running, as raw SQL that every schema version accepts.
-const OLD_SESSION: &str = "INSERT INTO sessions (id, run_id, query, initial_status, status,
-        created_at, last_activity_at)
-    VALUES ('s1', 'run-s1', 'q', 'starting', 'running', '2026-01-01T00:00:00.000Z',
-        '2026-01-01T00:00:00.000Z');";
-
 /// Queues, when called (not when awaited), a command that keeps the writer busy until
 /// `release` fires, so that the commands sent meanwhile queue up behind it and are applied
 /// together. Put the future that fires `release` last in a `join!`: it runs after every other
@@ -133,7 +211,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.write(move |_| {
+    store.commit(move |_, _| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -160,49 +238,7 @@ async fn migrations_are_recorded_once_and_idempotent_on_reopen() {
     assert!(versions
         .iter()
         .all(|v| v.1.ends_with('Z') && !v.2.is_empty()));
-    let tables: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name IN
-             ('sessions', 'conversation_events', 'mcp_servers', 'raw_events', 'approvals')",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(tables, 5);
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(mode, "wal");
     drop(dir);
-}
-
-/// `foreign_keys`, `synchronous` (1 = NORMAL), `busy_timeout` and `journal_mode` of `conn`.
-fn pragmas(conn: &Connection) -> Result<(bool, i64, i64, String)> {
-    let get = |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, i64>(0));
-    let mode = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-    Ok((
-        get("foreign_keys")? == 1,
-        get("synchronous")?,
-        get("busy_timeout")?,
-        mode,
-    ))
-}
-
-#[tokio::test]
-async fn every_connection_uses_wal_normal_sync_foreign_keys_and_a_busy_timeout() {
-    let (_dir, store) = Store::open_temp();
-    let expected = (true, 1, 5000, "wal".to_owned());
-    assert_eq!(store.write(|w| pragmas(&w.conn)).await.unwrap(), expected);
-    assert_eq!(store.inner.readers.len(), READERS);
-    for reader in &store.inner.readers {
-        assert_eq!(pragmas(&reader.lock().unwrap()).unwrap(), expected);
-    }
-    // Readers cannot write.
-    let err = store
-        .read(|c| Ok(c.execute("DELETE FROM sessions", [])?))
-        .await
-        .unwrap_err();
-    assert!(err.to_string().contains("readonly"), "{err}");
 }
 
 #[tokio::test]
@@ -248,95 +284,6 @@ async fn open_creates_a_private_directory_and_file() {
 }
 
 #[tokio::test]
-async fn a_session_round_trips_with_its_mcp_config() {
-    let (_dir, store) = Store::open_temp();
-    let mut servers = BTreeMap::new();
-    servers.insert(
-        "approvals".to_owned(),
-        McpServer {
-            command: Some("hlyr".into()),
-            args: Some(vec!["mcp".into(), "claude_approvals".into()]),
-            env: Some(BTreeMap::from([("HUMANLAYER_RUN_ID".into(), "r1".into())])),
-            extra: Default::default(),
-        },
-    );
-    let mut extra = serde_json::Map::new();
-    extra.insert("type".into(), json!("http"));
-    extra.insert("url".into(), json!("https://example.invalid/mcp"));
-    servers.insert(
-        "web".to_owned(),
-        McpServer {
-            extra,
-            ..McpServer::default()
-        },
-    );
-    let new = NewSession {
-        options: SessionOptions {
-            model: Some("sonnet".into()),
-            working_dir: "/tmp/w".into(),
-            max_turns: Some(7),
-            system_prompt: Some("sys".into()),
-            append_system_prompt: Some("more".into()),
-            custom_instructions: Some("be brief".into()),
-            permission_prompt_tool: Some("mcp__approvals__request_permission".into()),
-            allowed_tools: Some(vec!["Read".into(), "Bash(ls:*)".into()]),
-            disallowed_tools: Some(vec![]),
-            mcp_config: Some(McpConfig {
-                mcp_servers: servers,
-            }),
-            no_approvals: true,
-            additional_directories: vec!["/tmp/extra".into(), "/tmp/more".into()],
-        },
-        title: Some("A title".into()),
-        modes: Modes {
-            auto_accept_edits: true,
-            dangerously_skip_permissions: true,
-            bypass_expires_at: Some("2026-01-01T01:00:00.000Z".into()),
-        },
-        ..session("s1", "2026-01-01T00:00:00.000Z")
-    };
-    store.create_session(new.clone()).await.unwrap();
-    let row = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(row.new, new);
-    assert_eq!(row.status, SessionStatus::Starting);
-    assert_eq!(row.last_activity_at, new.created_at);
-    assert_eq!(row.completed_at, None);
-    assert!(!row.interrupted);
-    assert_eq!(
-        store.get_session_by_run_id("run-s1").await.unwrap(),
-        Some(row)
-    );
-    assert_eq!(store.get_session("nope").await.unwrap(), None);
-    assert_eq!(store.get_session_by_run_id("nope").await.unwrap(), None);
-
-    // An empty config is kept apart from no config.
-    let empty = NewSession {
-        options: SessionOptions {
-            mcp_config: Some(McpConfig::default()),
-            ..SessionOptions::default()
-        },
-        ..session("s2", "2026-01-01T00:00:01.000Z")
-    };
-    store.create_session(empty.clone()).await.unwrap();
-    let row = store.get_session("s2").await.unwrap().unwrap();
-    assert_eq!(row.new.options.mcp_config, Some(McpConfig::default()));
-
-    // Duplicates and unknown parents are refused.
-    assert!(store
-        .create_session(session("s1", "2026-01-01T00:00:02.000Z"))
-        .await
-        .is_err());
-    let err = store
-        .create_session(child("s3", "ghost", "2026-01-01T00:00:03.000Z"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(err, StoreError::SessionNotFound(ref id) if id == "ghost"),
-        "{err:?}"
-    );
-}
-
-#[tokio::test]
 async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
     let (_dir, store) = open_with_session().await;
     let started = SessionUpdate {
@@ -344,25 +291,29 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
         ..SessionUpdate::default()
     };
     let change = store
-        .advance("s1", Happening::Started, started)
+        .advanced("s1", Happening::Started, started)
         .await
-        .unwrap()
-        .expect("starting → running");
-    assert_eq!(change.old_status, SessionStatus::Starting);
-    assert_eq!(change.session.status, SessionStatus::Running);
-    assert_eq!(change.session.claude_session_id.as_deref(), Some("c1"));
-    assert!(change.session.last_activity_at > change.session.new.created_at);
+        .unwrap();
+    let (old, row) = &change.moves[0];
+    assert_eq!(
+        (old, &row.status),
+        (&SessionStatus::Starting, &SessionStatus::Running)
+    );
+    assert_eq!(row.claude_session_id.as_deref(), Some("c1"));
+    assert!(row.last_activity_at > row.new.created_at);
 
     // A happening the rules ignore in this status writes nothing, its update neither.
     let ignored = SessionUpdate {
         cost_usd: Some(9.0),
         ..SessionUpdate::default()
     };
+    let settled = Happening::ApprovalsSettled;
     assert!(store
-        .advance("s1", Happening::ApprovalsSettled, ignored)
+        .advanced("s1", settled, ignored)
         .await
         .unwrap()
-        .is_none());
+        .moves
+        .is_empty());
     assert_eq!(
         store.get_session("s1").await.unwrap().unwrap().cost_usd,
         None
@@ -370,49 +321,47 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
 
     let ended = SessionUpdate {
         cost_usd: Some(0.25),
-        input_tokens: Some(10),
-        output_tokens: Some(5),
-        duration_ms: Some(1200),
-        num_turns: Some(2),
-        result_content: Some("done".into()),
-        result_is_error: Some(false),
-        interrupted: Some(true),
-        exit_code: Some(0),
-        completed_at: Some("2026-01-01T00:01:00.000Z".into()),
         ..SessionUpdate::default()
     };
-    let change = store
-        .advance("s1", Happening::Exited { failed: false }, ended)
-        .await
-        .unwrap()
-        .expect("running → completed");
-    let row = change.session;
-    assert_eq!(change.old_status, SessionStatus::Running);
-    assert_eq!(row.status, SessionStatus::Completed);
+    let exited = Happening::Exited { failed: false };
+    let mut change = store.advanced("s1", exited, ended).await.unwrap();
+    let (old, row) = change.moves.remove(0);
+    assert_eq!(
+        (old, &row.status),
+        (SessionStatus::Running, &SessionStatus::Completed)
+    );
+    assert_eq!(row.cost_usd, Some(0.25));
     assert_eq!(
         row.claude_session_id.as_deref(),
         Some("c1"),
         "untouched fields stay"
     );
-    assert_eq!(row.cost_usd, Some(0.25));
-    assert_eq!(row.to_state().total_tokens, Some(15));
-    assert_eq!(row.result_is_error, Some(false));
-    assert!(row.interrupted);
-    assert_eq!(row.exit_code, Some(0));
-    assert_eq!(
-        row.completed_at.as_deref(),
-        Some("2026-01-01T00:01:00.000Z")
-    );
     assert_eq!(store.get_session("s1").await.unwrap(), Some(row));
-    // A final status never moves again.
+    // A final status moves only by a new turn, through the same compare-and-set.
+    let none = SessionUpdate::default;
     assert!(store
-        .advance("s1", Happening::Orphaned, SessionUpdate::default())
+        .advanced("s1", Happening::Orphaned, none())
         .await
         .unwrap()
-        .is_none());
+        .moves
+        .is_empty());
+    let turn = store
+        .advanced("s1", Happening::NewTurn, none())
+        .await
+        .unwrap();
+    assert_eq!(
+        turn.moved(),
+        Some((SessionStatus::Completed, SessionStatus::Running))
+    );
+    assert!(store
+        .advanced("s1", Happening::NewTurn, none())
+        .await
+        .unwrap()
+        .moves
+        .is_empty());
 
     let err = store
-        .advance("ghost", Happening::Started, SessionUpdate::default())
+        .advance("ghost", Happening::Started, none())
         .await
         .unwrap_err();
     assert!(
@@ -423,534 +372,21 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
 }
 
 #[tokio::test]
-async fn sessions_are_listed_by_activity_and_found_by_prefix() {
-    let (_dir, store) = Store::open_temp();
-    for (id, at) in [
-        ("aaa1", "2026-01-01T00:00:01.000Z"),
-        ("aab2", "2026-01-01T00:00:02.000Z"),
-        ("bbb3", "2026-01-01T00:00:03.000Z"),
-    ] {
-        store.create_session(session(id, at)).await.unwrap();
-    }
-    let ids = |rows: Vec<SessionRow>| rows.into_iter().map(|r| r.new.id).collect::<Vec<_>>();
-    assert_eq!(
-        ids(store.list_sessions().await.unwrap()),
-        ["bbb3", "aab2", "aaa1"]
-    );
-    // Activity (now, later than every created_at) brings the oldest to the top.
-    store.ingest("aaa1", Ingest::default()).await.unwrap();
-    assert_eq!(
-        ids(store.list_sessions().await.unwrap()),
-        ["aaa1", "bbb3", "aab2"]
-    );
-
-    assert_eq!(
-        ids(store.find_sessions_by_prefix("aa").await.unwrap()),
-        ["aab2", "aaa1"]
-    );
-    assert_eq!(
-        ids(store.find_sessions_by_prefix("aaa").await.unwrap()),
-        ["aaa1"]
-    );
-    assert!(store.find_sessions_by_prefix("c").await.unwrap().is_empty());
-    // `%` and `_` are not wildcards.
-    assert!(store
-        .find_sessions_by_prefix("a_")
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
-async fn ingest_assigns_sequences_stores_raw_lines_and_completes_tool_calls() {
-    let (_dir, store) = open_with_session().await;
-    let first = store
-        .ingest("s1", messages("c1", &["hello", "there"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&first), [1, 2]);
-    assert!(first[0].id < first[1].id);
-    assert_eq!(first[1].content.as_deref(), Some("there"));
-    assert_eq!(first[0].session_id, "s1");
-
-    let call = store
-        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&call), [3]);
-    assert!(!call[0].is_completed);
-
-    let result = store
-        .ingest(
-            "s1",
-            Ingest {
-                raw_lines: vec!["{\"type\":\"user\"}".into()],
-                events: vec![tool_result("c1", "toolu_1")],
-                update: Some(SessionUpdate {
-                    cost_usd: Some(0.5),
-                    ..SessionUpdate::default()
-                }),
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(sequences(&result), [4]);
-
-    let all = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&all), [1, 2, 3, 4]);
-    assert_eq!(all[..2], first[..]);
-    assert!(all[2].is_completed, "the result completes its call");
-    assert_eq!(
-        all[2].tool_input_json.as_deref(),
-        Some(r#"{"command":"ls"}"#)
-    );
-    assert_eq!(all[3].tool_result_for_id.as_deref(), Some("toolu_1"));
-
-    assert_eq!(
-        store.raw_events("s1").await.unwrap(),
-        [
-            "{\"raw\":\"hello\"}",
-            "{\"raw\":\"there\"}",
-            "{\"type\":\"user\"}"
-        ]
-    );
-    let row = store.get_session("s1").await.unwrap().unwrap();
-    assert_eq!(
-        row.cost_usd,
-        Some(0.5),
-        "the update is applied with the events"
-    );
-    assert!(row.last_activity_at > row.new.created_at);
-
-    let err = store
-        .ingest("ghost", messages("c1", &["lost"]))
-        .await
-        .unwrap_err();
-    assert!(matches!(err, StoreError::SessionNotFound(_)), "{err:?}");
-    assert!(store.raw_events("ghost").await.unwrap().is_empty());
-}
-
-#[tokio::test]
-async fn a_continuation_chain_reads_oldest_first_with_increasing_sequences() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("root", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingest("root", messages("c1", &["r1", "r2", "r3"]))
-        .await
-        .unwrap();
-    // A child without events of its own, then a grandchild: the grandchild carries on after
-    // the root.
-    store
-        .create_session(child("mid", "root", "2026-01-01T00:00:01.000Z"))
-        .await
-        .unwrap();
-    store
-        .create_session(child("leaf", "mid", "2026-01-01T00:00:02.000Z"))
-        .await
-        .unwrap();
-    let leaf = store
-        .ingest("leaf", messages("c3", &["l1", "l2"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&leaf), [4, 5]);
-
-    let chain = store
-        .conversation_for_session("leaf", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    let contents: Vec<_> = chain.iter().map(|e| e.content.clone().unwrap()).collect();
-    assert_eq!(contents, ["r1", "r2", "r3", "l1", "l2"]);
-    assert_eq!(sequences(&chain), [1, 2, 3, 4, 5]);
-
-    // The root sees only itself; the middle sees the root's.
-    let root = store
-        .conversation_for_session("root", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&root), [1, 2, 3]);
-    let mid = store
-        .conversation_for_session("mid", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(sequences(&mid), [1, 2, 3]);
-    assert_eq!(
-        store
-            .conversation_for_session("ghost", None, None)
-            .await
-            .unwrap(),
-        None
-    );
-}
-
-#[tokio::test]
-async fn conversations_page_on_sequence() {
-    let (_dir, store) = Store::open_temp();
-    store
-        .create_session(session("p", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingest("p", messages("c1", &["1", "2", "3"]))
-        .await
-        .unwrap();
-    store
-        .create_session(child("k", "p", "2026-01-01T00:00:01.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingest("k", messages("c2", &["4", "5", "6"]))
-        .await
-        .unwrap();
-    let page = |after, limit| {
-        let store = store.clone();
-        async move {
-            sequences(
-                &store
-                    .conversation_for_session("k", after, limit)
-                    .await
-                    .unwrap()
-                    .unwrap(),
-            )
-        }
-    };
-    assert_eq!(page(None, Some(2)).await, [1, 2]);
-    assert_eq!(page(Some(2), Some(2)).await, [3, 4]);
-    assert_eq!(page(Some(4), Some(10)).await, [5, 6]);
-    assert_eq!(page(Some(6), None).await, Vec::<i64>::new());
-    assert_eq!(page(Some(0), Some(0)).await, Vec::<i64>::new());
-    let claude = store
-        .conversation_for_claude_session("c2", Some(4), Some(1))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&claude), [5]);
-}
-
-#[tokio::test]
-async fn claude_session_queries_return_its_events_and_newest_session() {
-    let (_dir, store) = Store::open_temp();
-    for (id, at) in [
-        ("old", "2026-01-01T00:00:00.000Z"),
-        ("new", "2026-01-01T00:00:05.000Z"),
-    ] {
-        store.create_session(session(id, at)).await.unwrap();
-        let named = Ingest {
-            update: Some(SessionUpdate {
-                claude_session_id: Some("shared".into()),
-                ..SessionUpdate::default()
-            }),
-            ..Ingest::default()
-        };
-        store.ingest(id, named).await.unwrap();
-    }
-    let found = store
-        .get_session_by_claude_session_id("shared")
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(found.new.id, "new");
-    assert_eq!(
-        store
-            .get_session_by_claude_session_id("none")
-            .await
-            .unwrap(),
-        None
-    );
-
-    store
-        .ingest("old", messages("c-a", &["a1", "a2"]))
-        .await
-        .unwrap();
-    store.ingest("old", messages("c-b", &["b1"])).await.unwrap();
-    let a = store
-        .conversation_for_claude_session("c-a", None, None)
-        .await
-        .unwrap();
-    assert_eq!(sequences(&a), [1, 2]);
-    assert!(a.iter().all(|e| e.claude_session_id == "c-a"));
-    assert!(store
-        .conversation_for_claude_session("unknown", None, None)
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
-async fn orphans_are_failed_and_reported_and_every_approval_resolved() {
-    let (_dir, store) = Store::open_temp();
-    let statuses = [
-        ("s-start", SessionStatus::Starting),
-        ("s-run", SessionStatus::Running),
-        ("s-wait", SessionStatus::WaitingInput),
-        ("s-closing", SessionStatus::Completing),
-        ("s-done", SessionStatus::Completed),
-        ("s-failed", SessionStatus::Failed),
-    ];
-    for (i, (id, status)) in statuses.iter().enumerate() {
-        let at = format!("2026-01-01T00:00:0{i}.000Z");
-        store.create_session(session(id, &at)).await.unwrap();
-        force_status(&store, id, status.clone()).await;
-    }
-    // Pending approvals of a waiting session and of one that ended before the restart (a
-    // daemon killed before it could resolve it), and a cloud approval: no `claude` waits.
-    for (id, session) in [("a-wait", "s-wait"), ("a-done", "s-done")] {
-        store
-            .create_approval(NewApproval::function_call(
-                id,
-                session,
-                "Bash",
-                json!({}),
-                None,
-            ))
-            .await
-            .unwrap();
-    }
-    let cloud = NewApproval {
-        source: ApprovalSource::Cloud,
-        ..NewApproval::function_call("fc-1", "s-wait", "Bash", json!({}), None)
-    };
-    store.create_approval(cloud).await.unwrap();
-
-    let orphans = store.mark_orphans("daemon restarted").await.unwrap();
-    let reported: Vec<_> = orphans
-        .sessions
-        .iter()
-        .map(|o| (o.id.as_str(), o.old_status.clone()))
-        .collect();
-    assert_eq!(reported, statuses[..4]);
-    assert_eq!(orphans.sessions[1].run_id, "run-s-run");
-    for (id, before) in statuses {
-        let row = store.get_session(id).await.unwrap().unwrap();
-        if before.is_active() {
-            assert_eq!(row.status, SessionStatus::Failed, "{id}");
-            assert_eq!(row.error_message.as_deref(), Some("daemon restarted"));
-            assert!(row.completed_at.is_some());
-        } else {
-            assert_eq!(row.status, before, "{id}");
-            assert_eq!(row.error_message, None);
-        }
-    }
-    let expired: Vec<_> = orphans
-        .expired
-        .iter()
-        .map(|c| (c.approval.id.as_str(), c.approval.status))
-        .collect();
-    assert_eq!(
-        expired,
-        [
-            ("a-wait", ApprovalStatus::Resolved),
-            ("fc-1", ApprovalStatus::Resolved),
-            ("a-done", ApprovalStatus::Resolved)
-        ]
-    );
-    assert_eq!(orphans.expired[2].pending, 0);
-    let cloud = store.get_approval("fc-1").await.unwrap().unwrap();
-    assert_eq!(cloud.comment.as_deref(), Some(SESSION_ENDED));
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-    let again = store.mark_orphans("again").await.unwrap();
-    assert!(again.sessions.is_empty() && again.expired.is_empty());
-}
-
-#[tokio::test]
-async fn ending_a_session_resolves_its_pending_local_approvals_in_the_same_write() {
-    let (_dir, store) = open_with_session().await;
-    store
-        .create_session(session("s2", "2026-01-01T00:00:09.000Z"))
-        .await
-        .unwrap();
-    force_status(&store, "s1", SessionStatus::Running).await;
-    force_status(&store, "s2", SessionStatus::Running).await;
-    for (id, session) in [("a1", "s1"), ("a2", "s1"), ("b1", "s2")] {
-        store
-            .create_approval(NewApproval::function_call(
-                id,
-                session,
-                "Bash",
-                json!({}),
-                None,
-            ))
-            .await
-            .unwrap();
-    }
-    // A move that keeps the session alive leaves them pending.
-    let interrupting = store
-        .advance(
-            "s1",
-            Happening::InterruptRequested,
-            SessionUpdate::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(interrupting.expired.is_empty());
-    let change = store
-        .advance(
-            "s1",
-            Happening::Exited { failed: false },
-            SessionUpdate::default(),
-        )
-        .await
-        .unwrap()
-        .unwrap();
-    let expired: Vec<_> = change
-        .expired
-        .iter()
-        .map(|c| (c.approval.id.as_str(), c.approval.status, c.pending))
-        .collect();
-    assert_eq!(
-        expired,
-        [
-            ("a1", ApprovalStatus::Resolved, 2),
-            ("a2", ApprovalStatus::Resolved, 1)
-        ]
-    );
-    let left = store.pending_approvals(None).await.unwrap();
-    assert_eq!(left.len(), 1);
-    assert_eq!(left[0].id, "b1");
-    // A decision now is refused as already made.
-    let refused = store
-        .decide_approval("a1", ApprovalStatus::Approved, None)
-        .await
-        .unwrap_err();
-    assert!(matches!(
-        refused,
-        StoreError::AlreadyDecided {
-            status: ApprovalStatus::Resolved,
-            ..
-        }
-    ));
-}
-
-#[tokio::test]
-async fn writes_are_applied_in_the_order_they_are_made() {
-    let (_dir, store) = open_with_session().await;
-    let order = Arc::new(Mutex::new(Vec::new()));
-    let (release, gate) = std::sync::mpsc::channel();
-    let held = hold_writer(&store, gate);
-    let note = |name: &'static str| {
-        let order = Arc::clone(&order);
-        store.write(move |_| {
-            order.lock().unwrap().push(name);
-            Ok(())
-        })
-    };
-    let (first, second) = (note("first"), note("second"));
-    let (held, first, second, ()) =
-        tokio::join!(
-            held,
-            first,
-            second,
-            async move { release.send(()).unwrap() }
-        );
-    held.unwrap();
-    first.unwrap();
-    second.unwrap();
-    assert_eq!(*order.lock().unwrap(), ["first", "second"]);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn concurrent_ingests_are_all_committed() {
-    let (_dir, store) = Store::open_temp();
-    const SESSIONS: usize = 4;
-    const PER_TASK: usize = 50;
-    const TASKS_PER_SESSION: usize = 2;
-    for s in 0..SESSIONS {
-        store
-            .create_session(session(&format!("s{s}"), "2026-01-01T00:00:00.000Z"))
-            .await
-            .unwrap();
-    }
-    let mut tasks = Vec::new();
-    for t in 0..SESSIONS * TASKS_PER_SESSION {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let sid = format!("s{}", t % SESSIONS);
-            for i in 0..PER_TASK {
-                let text = format!("t{t}-{i}");
-                store
-                    .ingest(&sid, messages("c", &[text.as_str()]))
-                    .await
-                    .unwrap();
-            }
-        }));
-    }
-    futures::future::join_all(tasks)
-        .await
-        .into_iter()
-        .for_each(|r| r.unwrap());
-    for s in 0..SESSIONS {
-        let events = store
-            .conversation_for_session(&format!("s{s}"), None, None)
-            .await
-            .unwrap()
-            .unwrap();
-        let expected: Vec<i64> = (1..=(TASKS_PER_SESSION * PER_TASK) as i64).collect();
-        assert_eq!(sequences(&events), expected, "s{s}");
-    }
-}
-
-#[tokio::test]
-async fn a_failing_command_rolls_back_alone() {
-    let (_dir, store) = open_with_session().await;
-    let ok1 = store.ingest("s1", messages("c", &["first"])).await;
-    let failing = store
-        .write(|w| {
-            w.ingest("s1", messages("c", &["doomed"]))?;
-            Err::<(), _>(StoreError::Invalid("deliberate".into()))
-        })
-        .await;
-    let missing = store.ingest("ghost", messages("c", &["nowhere"])).await;
-    let ok2 = store.ingest("s1", messages("c", &["second"])).await;
-    assert_eq!(sequences(&ok1.unwrap()), [1]);
-    assert!(
-        matches!(failing, Err(StoreError::Invalid(_))),
-        "{failing:?}"
-    );
-    assert!(
-        matches!(missing, Err(StoreError::SessionNotFound(_))),
-        "{missing:?}"
-    );
-    // The rolled-back command's sequence is reused: no gap.
-    assert_eq!(sequences(&ok2.unwrap()), [2]);
-
-    let events = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    let contents: Vec<_> = events.iter().map(|e| e.content.clone().unwrap()).collect();
-    assert_eq!(contents, ["first", "second"]);
-    assert_eq!(
-        store.raw_events("s1").await.unwrap(),
-        ["{\"raw\":\"first\"}", "{\"raw\":\"second\"}"]
-    );
-}
-
-#[tokio::test]
 async fn a_failing_or_panicking_command_leaves_nothing_and_the_others_stand() {
     let (_dir, store) = open_with_session().await;
     // Held behind one command, these are applied in one transaction.
     let (release, gate) = std::sync::mpsc::channel();
     let held = hold_writer(&store, gate);
-    let before = store.ingest("s1", messages("c", &["before"]));
-    let failing = store.write(|w| {
-        w.ingest("s1", messages("c", &["doomed"]))?;
+    let before = store.ingested("s1", messages("c", &["before"]));
+    let failing = store.commit(|w, out| {
+        w.ingest("s1", messages("c", &["doomed"]), out)?;
         Err::<(), _>(StoreError::Invalid("deliberate".into()))
     });
-    let panicking = store.write(|w| {
-        w.ingest("s1", messages("c", &["doomed"]))?;
+    let panicking = store.commit(|w, out| {
+        w.ingest("s1", messages("c", &["doomed"]), out)?;
         panic!("deliberate");
     });
-    let after = store.ingest("s1", messages("c", &["after"]));
+    let after = store.ingested("s1", messages("c", &["after"]));
     let (held, before, failing, panicking, after, ()) =
         tokio::join!(held, before, failing, panicking, after, async move {
             release.send(()).unwrap()
@@ -967,7 +403,10 @@ async fn a_failing_or_panicking_command_leaves_nothing_and_the_others_stand() {
     // Nothing of either was kept, and their sequences are reused: no gap.
     assert_eq!(sequences(&before.unwrap()), [1]);
     assert_eq!(sequences(&after.unwrap()), [2]);
-    let alive = store.ingest("s1", messages("c", &["alive"])).await.unwrap();
+    let alive = store
+        .ingested("s1", messages("c", &["alive"]))
+        .await
+        .unwrap();
     assert_eq!(sequences(&alive), [3]);
     assert_eq!(store.raw_events("s1").await.unwrap().len(), 3);
 }
@@ -979,145 +418,9 @@ async fn session_with_tool_call(store: &Store) {
         .await
         .unwrap();
     store
-        .ingest("s1", one(tool_call("c1", "toolu_1", "Bash")))
+        .ingested("s1", one(tool_call("c1", "toolu_1", "Bash")))
         .await
         .unwrap();
-}
-
-#[tokio::test]
-async fn approvals_are_created_linked_listed_and_decided() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    let created = store
-        .create_approval(NewApproval::function_call(
-            "local-1",
-            "s1",
-            "Bash",
-            json!({"command": "ls"}),
-            Some("toolu_1"),
-        ))
-        .await
-        .unwrap();
-    let a = &created.approval;
-    assert_eq!((a.id.as_str(), a.call_id.as_str()), ("local-1", "local-1"));
-    assert_eq!(a.run_id, "run-s1");
-    assert_eq!(a.kind, ApprovalType::FunctionCall);
-    assert_eq!(a.status, ApprovalStatus::Pending);
-    assert_eq!(a.function_name.as_deref(), Some("Bash"));
-    assert_eq!(a.function_args, Some(json!({"command": "ls"})));
-    let fc = a.function_call.as_ref().unwrap();
-    assert_eq!(fc.spec.function, "Bash");
-    assert_eq!(fc.spec.kwargs, json!({"command": "ls"}));
-    assert_eq!(fc.status.as_ref().unwrap().approved, None);
-    assert_eq!(a.human_contact, None);
-    assert_eq!(created.events.len(), 1);
-    assert_eq!(
-        created.events[0].approval_status.as_deref(),
-        Some("pending")
-    );
-    assert_eq!(created.events[0].approval_id.as_deref(), Some("local-1"));
-    assert_eq!(
-        store.get_approval("local-1").await.unwrap().as_ref(),
-        Some(a)
-    );
-
-    let contact = store
-        .create_approval(NewApproval {
-            subject: Some("Release".into()),
-            timeout_at: Some("2030-01-01T00:00:00.000Z".into()),
-            ..NewApproval::human_contact("local-2", "s1", "Which branch?")
-        })
-        .await
-        .unwrap();
-    // What create returns (built from what it inserted) is what is read back.
-    assert_eq!(
-        store.get_approval("local-2").await.unwrap().as_ref(),
-        Some(&contact.approval)
-    );
-    assert!(contact.events.is_empty());
-    assert_eq!(
-        contact.approval.human_contact.as_ref().unwrap().spec.msg,
-        "Which branch?"
-    );
-
-    let pending = store.pending_approvals(Some("s1")).await.unwrap();
-    let ids: Vec<_> = pending.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["local-1", "local-2"]);
-    assert_eq!(store.pending_approvals(None).await.unwrap().len(), 2);
-    assert!(store
-        .pending_approvals(Some("other"))
-        .await
-        .unwrap()
-        .is_empty());
-
-    let decided = store
-        .decide_approval("local-1", ApprovalStatus::Approved, Some("fine".into()))
-        .await
-        .unwrap();
-    assert_eq!(decided.approval.status, ApprovalStatus::Approved);
-    assert_eq!(decided.approval.comment.as_deref(), Some("fine"));
-    assert!(decided.approval.responded_at.is_some());
-    let status = decided.approval.function_call.unwrap().status.unwrap();
-    assert_eq!(status.approved, Some(true));
-    assert_eq!(status.comment.as_deref(), Some("fine"));
-    assert_eq!(
-        decided.events[0].approval_status.as_deref(),
-        Some("approved")
-    );
-    let stored = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored[0].approval_status.as_deref(), Some("approved"));
-    assert_eq!(stored[0].approval_id.as_deref(), Some("local-1"));
-
-    // A response of the wrong kind, a response, and the pending list afterwards.
-    let wrong = store
-        .decide_approval("local-2", ApprovalStatus::Approved, None)
-        .await
-        .unwrap_err();
-    assert!(matches!(wrong, StoreError::Invalid(_)), "{wrong:?}");
-    let responded = store
-        .decide_approval("local-2", ApprovalStatus::Responded, Some("main".into()))
-        .await
-        .unwrap();
-    let hc = responded.approval.human_contact.unwrap();
-    assert_eq!(hc.status.unwrap().response.as_deref(), Some("main"));
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-
-    let again = store
-        .decide_approval("local-1", ApprovalStatus::Denied, None)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(
-            again,
-            StoreError::AlreadyDecided {
-                status: ApprovalStatus::Approved,
-                ..
-            }
-        ),
-        "{again:?}"
-    );
-    let unknown = store
-        .decide_approval("nope", ApprovalStatus::Denied, None)
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(unknown, StoreError::ApprovalNotFound(_)),
-        "{unknown:?}"
-    );
-    assert_eq!(store.get_approval("nope").await.unwrap(), None);
-
-    let orphan = store
-        .create_approval(NewApproval::human_contact("local-3", "ghost", "?"))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(orphan, StoreError::SessionNotFound(_)),
-        "{orphan:?}"
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1127,7 +430,7 @@ async fn of_two_racing_decisions_exactly_one_wins() {
     for round in 0..20 {
         let id = format!("local-{round}");
         store
-            .create_approval(NewApproval::function_call(
+            .create(NewApproval::function_call(
                 &id,
                 "s1",
                 "Bash",
@@ -1138,19 +441,11 @@ async fn of_two_racing_decisions_exactly_one_wins() {
             .unwrap();
         let approve = {
             let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move {
-                store
-                    .decide_approval(&id, ApprovalStatus::Approved, None)
-                    .await
-            })
+            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Approved, None).await })
         };
         let deny = {
             let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move {
-                store
-                    .decide_approval(&id, ApprovalStatus::Denied, Some("no".into()))
-                    .await
-            })
+            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Denied, Some("no")).await })
         };
         let (approve, deny) = (approve.await.unwrap(), deny.await.unwrap());
         let winner = match (&approve, &deny) {
@@ -1167,198 +462,6 @@ async fn of_two_racing_decisions_exactly_one_wins() {
         let stored = store.get_approval(&id).await.unwrap().unwrap();
         assert_eq!(stored.status, winner);
     }
-}
-
-#[tokio::test]
-async fn approvals_are_found_by_a_prefix_with_or_without_local() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    for (id, message) in [
-        ("local-ab12", "one"),
-        ("local-ab34", "two"),
-        ("fc-9", "three"),
-    ] {
-        store
-            .create_approval(NewApproval::human_contact(id, "s1", message))
-            .await
-            .unwrap();
-    }
-    let ids = |found: Vec<Approval>| found.into_iter().map(|a| a.id).collect::<Vec<_>>();
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("ab1").await.unwrap()),
-        ["local-ab12"]
-    );
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("local-ab3").await.unwrap()),
-        ["local-ab34"]
-    );
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("fc").await.unwrap()),
-        ["fc-9"]
-    );
-    // Several match: newest first, two at most.
-    assert_eq!(
-        ids(store.find_approvals_by_prefix("local").await.unwrap()),
-        ["local-ab34", "local-ab12"]
-    );
-    assert!(store
-        .find_approvals_by_prefix("zz")
-        .await
-        .unwrap()
-        .is_empty());
-}
-
-#[tokio::test]
-async fn a_tool_call_arriving_after_its_approval_is_linked() {
-    let (_dir, store) = open_with_session().await;
-    let created = store
-        .create_approval(NewApproval::function_call(
-            "local-1",
-            "s1",
-            "Write",
-            json!({"file_path": "/tmp/x"}),
-            Some("toolu_9"),
-        ))
-        .await
-        .unwrap();
-    assert!(created.events.is_empty());
-    let events = store
-        .ingest("s1", one(tool_call("c1", "toolu_9", "Write")))
-        .await
-        .unwrap();
-    assert_eq!(events[0].approval_status.as_deref(), Some("pending"));
-    assert_eq!(events[0].approval_id.as_deref(), Some("local-1"));
-}
-
-#[tokio::test]
-async fn data_survives_reopening_and_sequences_continue() {
-    let (_dir, store) = Store::open_temp();
-    let path = store.path().to_owned();
-    store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
-        .await
-        .unwrap();
-    store
-        .ingest("s1", messages("c1", &["one", "two"]))
-        .await
-        .unwrap();
-    store
-        .create_approval(NewApproval::human_contact("local-1", "s1", "?"))
-        .await
-        .unwrap();
-    let before = store.get_session("s1").await.unwrap().unwrap();
-    store.close().await.unwrap();
-    let wal = path.with_extension("db-wal");
-    assert_eq!(
-        std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0),
-        0,
-        "close checkpoints the WAL"
-    );
-    let closed = store.get_session("s1").await.unwrap_err();
-    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
-    let closed = store.mark_orphans("x").await.unwrap_err();
-    assert!(matches!(closed, StoreError::Closed), "{closed:?}");
-    store.close().await.unwrap();
-    drop(store);
-
-    let store = Store::open(&path).unwrap();
-    assert_eq!(store.get_session("s1").await.unwrap(), Some(before));
-    assert_eq!(store.raw_events("s1").await.unwrap().len(), 2);
-    assert_eq!(store.pending_approvals(Some("s1")).await.unwrap().len(), 1);
-    let more = store
-        .ingest("s1", messages("c1", &["three"]))
-        .await
-        .unwrap();
-    assert_eq!(sequences(&more), [3]);
-    let by_session: HashMap<_, _> = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap()
-        .into_iter()
-        .map(|e| (e.sequence, e.content.unwrap()))
-        .collect();
-    assert_eq!(by_session.len(), 3);
-    assert_eq!(by_session[&1], "one");
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn a_version_1_database_keeps_its_approvals_as_local_ones() {
-    let (_dir, path, conn) = old_database(1);
-    conn.execute_batch(OLD_SESSION).unwrap();
-    conn.execute_batch(
-        "INSERT INTO approvals (id, session_id, run_id, type, status, tool_name, tool_input,
-            requested_at)
-         VALUES ('local-1', 's1', 'run-s1', 'function_call', 'pending', 'Bash', '{}',
-            '2026-01-01T00:00:01.000Z');",
-    )
-    .unwrap();
-    drop(conn);
-    let store = Store::open(&path).unwrap();
-    let a = store.get_approval("local-1").await.unwrap().unwrap();
-    assert_eq!(a.source, ApprovalSource::Local);
-    assert_eq!(a.status, ApprovalStatus::Pending);
-    assert_eq!(a.function_name.as_deref(), Some("Bash"));
-    // The rebuilt table accepts the new status.
-    let resolved = store
-        .decide_approval("local-1", ApprovalStatus::Resolved, None)
-        .await
-        .unwrap();
-    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn a_version_2_database_keeps_its_events_ids_and_id_counter() {
-    let (_dir, path, conn) = old_database(2);
-    conn.execute_batch(OLD_SESSION).unwrap();
-    conn.execute_batch(
-        "INSERT INTO conversation_events (session_id, sequence, event_type, created_at, role,
-            content, tool_id)
-         VALUES ('s1', 1, 'message', '2026-01-01T00:00:01.000Z', 'user', 'hi', NULL),
-            ('s1', 2, 'tool_call', '2026-01-01T00:00:02.000Z', 'assistant', NULL, 'toolu_1'),
-            ('s1', 3, 'message', '2026-01-01T00:00:03.000Z', 'assistant', 'gone', NULL);
-         DELETE FROM conversation_events WHERE sequence = 3;",
-    )
-    .unwrap();
-    drop(conn);
-    let store = Store::open(&path).unwrap();
-    let events = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(
-        events
-            .iter()
-            .map(|e| (e.id, e.sequence))
-            .collect::<Vec<_>>(),
-        [(1, 1), (2, 2)]
-    );
-    assert_eq!(events[1].tool_id.as_deref(), Some("toolu_1"));
-    let done = store
-        .ingest("s1", one(tool_result("c1", "toolu_1")))
-        .await
-        .unwrap();
-    // AUTOINCREMENT never reuses the deleted row's id.
-    assert_eq!((done[0].id, done[0].sequence), (4, 3));
-    let events = store
-        .conversation_for_session("s1", None, None)
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(
-        events[1].is_completed,
-        "the tool index still finds the call"
-    );
-    let invalid = raw(&path).execute(
-        "INSERT INTO conversation_events (session_id, sequence, event_type, created_at)
-         VALUES ('s1', 9, 'bogus', 'now')",
-        [],
-    );
-    assert!(invalid.is_err(), "the CHECK still holds");
-    store.close().await.unwrap();
 }
 
 /// A cloud function call `id` for session `s1`'s tool `tool`, without a tool use id.
@@ -1383,17 +486,14 @@ async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
         ],
         ..Ingest::default()
     };
-    store.ingest("s1", ingest).await.unwrap();
+    store.ingested("s1", ingest).await.unwrap();
 
-    let first = store
-        .create_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(first.approval.tool_use_id.as_deref(), Some("toolu_4"));
-    assert_eq!(first.approval.source, ApprovalSource::Cloud);
+    let first = store.create(cloud_call("fc-1", "Bash")).await.unwrap();
+    assert_eq!(first.approval().tool_use_id.as_deref(), Some("toolu_4"));
+    assert_eq!(first.approval().source, ApprovalSource::Cloud);
     assert_eq!(
         store.get_approval("fc-1").await.unwrap().as_ref(),
-        Some(&first.approval)
+        Some(first.approval())
     );
     assert_eq!(first.events.len(), 1);
     assert_eq!(first.events[0].tool_id.as_deref(), Some("toolu_4"));
@@ -1401,26 +501,17 @@ async fn without_a_tool_use_id_the_newest_ungated_call_of_the_tool_is_linked() {
     assert_eq!(first.events[0].approval_status.as_deref(), Some("pending"));
 
     // The next one takes the newest call that is still ungated; then none is left.
-    let second = store
-        .create_approval(cloud_call("fc-2", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(second.approval.tool_use_id.as_deref(), Some("toolu_2"));
-    let third = store
-        .create_approval(cloud_call("fc-3", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(third.approval.tool_use_id, None);
+    let second = store.create(cloud_call("fc-2", "Bash")).await.unwrap();
+    assert_eq!(second.approval().tool_use_id.as_deref(), Some("toolu_2"));
+    let third = store.create(cloud_call("fc-3", "Bash")).await.unwrap();
+    assert_eq!(third.approval().tool_use_id, None);
     assert!(third.events.is_empty());
-    let other = store
-        .create_approval(cloud_call("fc-4", "Edit"))
-        .await
-        .unwrap();
-    assert_eq!(other.approval.tool_use_id, None);
+    let other = store.create(cloud_call("fc-4", "Edit")).await.unwrap();
+    assert_eq!(other.approval().tool_use_id, None);
 
     // Deciding goes through the link found by name.
     let denied = store
-        .decide_approval("fc-1", ApprovalStatus::Denied, Some("no".into()))
+        .decide("fc-1", ApprovalStatus::Denied, Some("no"))
         .await
         .unwrap();
     assert_eq!(denied.events[0].tool_id.as_deref(), Some("toolu_4"));
@@ -1434,7 +525,7 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     let old = (chrono::Utc::now() - CORRELATION_WINDOW - chrono::Duration::seconds(1))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     store
-        .write(move |w| {
+        .commit(move |w, _| {
             w.conn.execute(
                 "UPDATE conversation_events SET created_at = ?1 WHERE tool_id = 'toolu_1'",
                 [&old],
@@ -1443,225 +534,9 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
         })
         .await
         .unwrap();
-    let change = store
-        .create_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    assert_eq!(change.approval.tool_use_id, None);
+    let change = store.create(cloud_call("fc-1", "Bash")).await.unwrap();
+    assert_eq!(change.approval().tool_use_id, None);
     assert!(change.events.is_empty());
-}
-
-#[tokio::test]
-async fn syncing_a_cloud_approval_creates_it_once_and_links_it_when_its_call_appears() {
-    let (_dir, store) = open_with_session().await;
-    let created = store
-        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    let CloudSync::Created(change) = created else {
-        panic!("not created: {created:?}")
-    };
-    assert_eq!(change.approval.tool_use_id, None);
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-    store
-        .ingest("s1", one(tool_call("c1", "toolu_7", "Bash")))
-        .await
-        .unwrap();
-    let linked = store
-        .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-        .await
-        .unwrap();
-    let CloudSync::Linked(change) = linked else {
-        panic!("not linked: {linked:?}")
-    };
-    assert_eq!(change.approval.tool_use_id.as_deref(), Some("toolu_7"));
-    assert_eq!(change.events[0].approval_id.as_deref(), Some("fc-1"));
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-
-    // Resolved elsewhere: the tool call shows it, and a later sync changes nothing.
-    let resolved = store
-        .decide_approval("fc-1", ApprovalStatus::Resolved, None)
-        .await
-        .unwrap();
-    assert_eq!(resolved.approval.status, ApprovalStatus::Resolved);
-    assert!(resolved.approval.responded_at.is_some());
-    assert_eq!(
-        resolved.events[0].approval_status.as_deref(),
-        Some("resolved")
-    );
-    assert!(store.pending_approvals(None).await.unwrap().is_empty());
-    assert_eq!(
-        store
-            .sync_cloud_approval(cloud_call("fc-1", "Bash"))
-            .await
-            .unwrap(),
-        CloudSync::Unchanged
-    );
-}
-
-#[tokio::test]
-async fn raw_lines_keep_their_order() {
-    let (_dir, store) = open_with_session().await;
-    let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
-    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let first = messages("c1", &texts[..37]);
-    let second = messages("c1", &texts[37..]);
-    let expected: Vec<String> = first
-        .raw_lines
-        .iter()
-        .chain(&second.raw_lines)
-        .cloned()
-        .collect();
-    store.ingest("s1", first).await.unwrap();
-    store.ingest("s1", second).await.unwrap();
-    assert_eq!(store.raw_events("s1").await.unwrap(), expected);
-}
-
-#[tokio::test]
-async fn approvals_are_indexed_only_where_a_lookup_uses_it() {
-    let (_dir, path, conn) = old_database(3);
-    drop(conn);
-    let store = Store::open(&path).unwrap();
-    let conn = raw(&path);
-    let indexes: Vec<String> = conn
-        .prepare(
-            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'approvals'
-             AND name NOT LIKE 'sqlite_autoindex%' ORDER BY name",
-        )
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap();
-    assert_eq!(indexes, ["idx_approvals_pending", "idx_approvals_tool_use"]);
-    // The lookups by session: the approval of a tool use, and the pending ones.
-    let plan = |sql: &str, params: &[&str]| -> String {
-        conn.query_row(
-            &format!("EXPLAIN QUERY PLAN {sql}"),
-            rusqlite::params_from_iter(params),
-            |r| r.get(3),
-        )
-        .unwrap()
-    };
-    let by_tool_use = plan(ops::TOOL_USE_APPROVAL, &["s1", "toolu_1"]);
-    assert!(
-        by_tool_use.contains("idx_approvals_tool_use"),
-        "{by_tool_use}"
-    );
-    let pending = plan(
-        &format!("SELECT id FROM approvals {}", read::PENDING_APPROVALS),
-        &["s1"],
-    );
-    assert!(pending.contains("idx_approvals_pending"), "{pending}");
-    store.close().await.unwrap();
-}
-
-/// The opcodes of `sql` as SQLite compiles it on `conn`.
-fn opcodes(conn: &Connection, sql: &str) -> Vec<String> {
-    let mut stmt = conn.prepare(&format!("EXPLAIN {sql}")).unwrap();
-    let unbound = std::iter::repeat_n(rusqlite::types::Null, stmt.parameter_count());
-    stmt.query_map(rusqlite::params_from_iter(unbound), |r| r.get(1))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
-}
-
-#[tokio::test]
-async fn a_version_4_database_keeps_its_approvals_and_checks_status_without_a_temporary_index() {
-    let (_dir, path, conn) = old_database(4);
-    conn.execute_batch(OLD_SESSION).unwrap();
-    conn.execute_batch(
-        "INSERT INTO approvals (id, session_id, run_id, type, source, status, tool_name,
-            tool_input, tool_use_id, requested_at)
-         VALUES ('a1', 's1', 'run-s1', 'function_call', 'local', 'pending', 'Bash',
-            '{\"command\":\"ls\"}', 'toolu_1', '2026-01-01T00:00:01.000Z');
-         INSERT INTO approvals (id, session_id, run_id, type, source, status, message, subject,
-            comment, requested_at, timeout_at, responded_at)
-         VALUES ('a2', 's1', 'run-s1', 'human_contact', 'cloud', 'responded', 'Which?', 'Q',
-            'main', '2026-01-01T00:00:02.000Z', '2026-01-02T00:00:00.000Z',
-            '2026-01-01T00:00:03.000Z');",
-    )
-    .unwrap();
-    let rows = |conn: &Connection| -> Vec<Vec<rusqlite::types::Value>> {
-        // The columns of version 4 (later versions add some).
-        let mut stmt = conn
-            .prepare(
-                "SELECT id, session_id, run_id, type, source, status, tool_name, tool_input,
-                    tool_use_id, message, subject, comment, requested_at, timeout_at,
-                    responded_at
-                 FROM approvals ORDER BY id",
-            )
-            .unwrap();
-        let n = stmt.column_count();
-        stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect())
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap()
-    };
-    let before = rows(&conn);
-    // What a status check costs on the old table: a temporary index of the IN list.
-    let decide = "UPDATE approvals SET status = ?1 WHERE id = ?2";
-    let insert = "INSERT INTO approvals (id, session_id, run_id, type, status, requested_at)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
-    assert!(opcodes(&conn, decide).contains(&"OpenEphemeral".to_owned()));
-    drop(conn);
-
-    let store = Store::open(&path).unwrap();
-    let conn = raw(&path);
-    assert_eq!(rows(&conn), before);
-    for sql in [decide, insert] {
-        assert!(
-            !opcodes(&conn, sql).contains(&"OpenEphemeral".to_owned()),
-            "{sql}"
-        );
-    }
-    let pending = store.pending_approvals(Some("s1")).await.unwrap();
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].function_args, Some(json!({"command": "ls"})));
-    let answered = store.get_approval("a2").await.unwrap().unwrap();
-    assert_eq!(
-        (
-            answered.status,
-            answered.source,
-            answered.comment.as_deref()
-        ),
-        (
-            ApprovalStatus::Responded,
-            ApprovalSource::Cloud,
-            Some("main")
-        )
-    );
-    let bogus = conn.execute(decide, ["bogus", "a1"]);
-    assert!(bogus.is_err(), "the CHECK still holds");
-    assert!(conn.execute(decide, ["denied", "a1"]).is_ok());
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn tool_id_lookups_use_the_partial_index() {
-    let (_dir, store) = Store::open_temp();
-    let conn = raw(store.path());
-    let plan: String = conn
-        .query_row(
-            "EXPLAIN QUERY PLAN UPDATE conversation_events SET is_completed = 1
-             WHERE session_id = ?1 AND tool_id = ?2 AND event_type = 'tool_call'",
-            ["s1", "toolu_1"],
-            |r| r.get(3),
-        )
-        .unwrap();
-    assert!(plan.contains("idx_events_tool"), "{plan}");
 }
 
 /// Sets `s1`'s status.
@@ -1674,87 +549,38 @@ async fn status_of_s1(store: &Store) -> SessionStatus {
     store.get_session("s1").await.unwrap().unwrap().status
 }
 
-/// The status move an approval change stored, as (before, after).
-fn moved(change: &ApprovalChange) -> Option<(SessionStatus, SessionStatus)> {
-    change
-        .session
-        .as_ref()
-        .map(|c| (c.old_status.clone(), c.session.status.clone()))
-}
-
 #[tokio::test]
 async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     let (_dir, store) = open_with_session().await;
     set_status(&store, SessionStatus::Running).await;
-    let ask = |id: &'static str| {
-        let store = store.clone();
-        async move {
+    let (running, waiting) = (SessionStatus::Running, SessionStatus::WaitingInput);
+    let wait = Some((running.clone(), waiting.clone()));
+    // Each approval asked (true) or answered, the move its write stores, and the status after.
+    let steps = [
+        ("local-1", true, wait.clone(), &waiting),
+        ("local-2", true, None, &waiting),
+        ("local-1", false, None, &waiting),
+        (
+            "local-2",
+            false,
+            Some((waiting.clone(), running.clone())),
+            &running,
+        ),
+        ("local-3", true, wait, &waiting),
+    ];
+    for (id, ask, moved, status) in steps {
+        let change = if ask {
             store
-                .create_approval(NewApproval::human_contact(id, "s1", "Go on?"))
+                .create(NewApproval::human_contact(id, "s1", "Go on?"))
                 .await
-                .unwrap()
-        }
-    };
-    let decide = |id: &'static str| {
-        let store = store.clone();
-        async move {
+        } else {
             store
-                .decide_approval(id, ApprovalStatus::Responded, Some("yes".into()))
+                .decide(id, ApprovalStatus::Responded, Some("yes"))
                 .await
-                .unwrap()
-        }
-    };
-    let waiting = (SessionStatus::Running, SessionStatus::WaitingInput);
-    let resumed = (SessionStatus::WaitingInput, SessionStatus::Running);
-
-    // The first approval moves the session in its own transaction; the second finds it
-    // waiting already.
-    assert_eq!(moved(&ask("local-1").await), Some(waiting.clone()));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
-    assert_eq!(moved(&ask("local-2").await), None);
-
-    // Deciding one of two leaves the session waiting for the other; deciding the last
-    // resumes it.
-    assert_eq!(moved(&decide("local-1").await), None);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
-    let last = decide("local-2").await;
-    assert_eq!(moved(&last), Some(resumed));
-    let session = &last.session.unwrap().session;
-    assert!(session.last_activity_at > session.new.created_at);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Running);
-
-    // And the next approval makes it wait again.
-    assert_eq!(moved(&ask("local-3").await), Some(waiting));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::WaitingInput);
-}
-
-#[tokio::test]
-async fn approvals_leave_a_session_that_ended_with_its_final_status() {
-    let (_dir, store) = open_with_session().await;
-    set_status(&store, SessionStatus::Completed).await;
-    // A local approval stored after the end does not make it wait, nor its decision resume it.
-    let late = store
-        .create_approval(NewApproval::human_contact("local-2", "s1", "Still there?"))
-        .await
-        .unwrap();
-    assert_eq!(moved(&late), None);
-    let decided = store
-        .decide_approval("local-2", ApprovalStatus::Responded, Some("yes".into()))
-        .await
-        .unwrap();
-    assert_eq!(moved(&decided), None);
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
-    // A cloud approval the poller first sees now is stored resolved, as the end resolved
-    // the session's others: nothing could receive an answer.
-    let cloud = NewApproval {
-        source: ApprovalSource::Cloud,
-        ..NewApproval::human_contact("hc-1", "s1", "Go on?")
-    };
-    let stored = store.create_approval(cloud).await.unwrap();
-    assert_eq!(stored.approval.status, ApprovalStatus::Resolved);
-    assert_eq!(stored.approval.comment.as_deref(), Some(SESSION_ENDED));
-    assert_eq!((moved(&stored), stored.pending), (None, 0));
-    assert_eq!(status_of_s1(&store).await, SessionStatus::Completed);
+        };
+        assert_eq!(change.unwrap().moved(), moved, "{id}");
+        assert_eq!(&status_of_s1(&store).await, status, "{id}");
+    }
 }
 
 #[tokio::test]
@@ -1793,7 +619,7 @@ async fn the_wal_is_checkpointed_as_it_grows() {
 async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
     let (_dir, store) = open_with_session().await;
     let create = |id: &'static str| {
-        store.create_approval(NewApproval::function_call(
+        store.create(NewApproval::function_call(
             id,
             "s1",
             "Bash",
@@ -1801,51 +627,54 @@ async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
             None,
         ))
     };
-    assert_eq!(create("a1").await.unwrap().pending, 1);
-    assert_eq!(create("a2").await.unwrap().pending, 2);
+    assert_eq!(create("a1").await.unwrap().pending(), 1);
+    assert_eq!(create("a2").await.unwrap().pending(), 2);
     let decided = store
-        .decide_approval("a1", ApprovalStatus::Approved, None)
+        .decide("a1", ApprovalStatus::Approved, None)
         .await
         .unwrap();
-    assert_eq!(decided.pending, 1);
+    assert_eq!(decided.pending(), 1);
     // A transaction that adds an approval and then fails leaves the total as it was.
     let failed = store
-        .write(|w| {
-            w.create_approval(&NewApproval::function_call(
-                "a3",
-                "s1",
-                "Bash",
-                json!({}),
-                None,
-            ))?;
+        .commit(|w, out| {
+            let new = NewApproval::function_call("a3", "s1", "Bash", json!({}), None);
+            w.create_approval(&new, out)?;
             Err::<(), _>(StoreError::Invalid("changed my mind".into()))
         })
         .await;
     assert!(failed.is_err());
-    assert_eq!(create("a4").await.unwrap().pending, 2);
+    assert_eq!(create("a4").await.unwrap().pending(), 2);
     // Resolving one, as the end of its session does, lowers it too.
     let ended = store
-        .decide_approval("a2", ApprovalStatus::Resolved, None)
+        .decide("a2", ApprovalStatus::Resolved, None)
         .await
         .unwrap();
-    assert_eq!(ended.pending, 1);
+    assert_eq!(ended.pending(), 1);
     assert_eq!(store.pending_approvals(None).await.unwrap().len(), 1);
 }
 
 #[tokio::test]
-async fn a_version_6_database_keeps_its_sessions_finds_them_and_lets_a_parent_go() {
-    let (_dir, path, conn) = old_database(6);
+async fn a_version_1_database_keeps_every_row_through_every_migration() {
+    let (_dir, path, conn) = old_database(1);
     conn.execute_batch(
         "INSERT INTO sessions (id, run_id, query, summary, initial_status, status, created_at,
             last_activity_at)
          VALUES ('p', 'run-p', 'fix the flaky parser test', 'fix the flaky parser test',
-            'starting', 'completed', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+            'starting', 'running', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
          INSERT INTO sessions (id, run_id, parent_session_id, query, initial_status, status,
             created_at, last_activity_at)
          VALUES ('c', 'run-c', 'p', 'and the lexer', 'starting', 'completed',
             '2026-01-01T00:01:00.000Z', '2026-01-01T00:01:00.000Z');
-         INSERT INTO conversation_events (session_id, sequence, event_type, created_at)
-         VALUES ('p', 1, 'message', '2026-01-01T00:00:00.000Z');",
+         INSERT INTO approvals (id, session_id, run_id, type, status, tool_name, tool_input,
+            requested_at)
+         VALUES ('local-1', 'p', 'run-p', 'function_call', 'pending', 'Bash', '{}',
+            '2026-01-01T00:00:01.000Z');
+         INSERT INTO conversation_events (session_id, sequence, event_type, created_at, role,
+            content, tool_id)
+         VALUES ('p', 1, 'message', '2026-01-01T00:00:01.000Z', 'user', 'hi', NULL),
+            ('p', 2, 'tool_call', '2026-01-01T00:00:02.000Z', 'assistant', NULL, 'toolu_1'),
+            ('p', 3, 'message', '2026-01-01T00:00:03.000Z', 'assistant', 'gone', NULL);
+         DELETE FROM conversation_events WHERE sequence = 3;",
     )
     .unwrap();
     drop(conn);
@@ -1853,40 +682,45 @@ async fn a_version_6_database_keeps_its_sessions_finds_them_and_lets_a_parent_go
     let parent = store.get_session("p").await.unwrap().unwrap();
     assert_eq!(parent.title(), "fix the flaky parser test");
     assert!(!parent.archived && parent.new.modes == Modes::default());
+    // Its approval is a local one, and the rebuilt table accepts the new status.
+    let a = store.get_approval("local-1").await.unwrap().unwrap();
+    assert_eq!(
+        (a.source, a.status),
+        (ApprovalSource::Local, ApprovalStatus::Pending)
+    );
+    let resolved = store
+        .decide("local-1", ApprovalStatus::Resolved, None)
+        .await;
+    assert_eq!(
+        resolved.unwrap().approval().status,
+        ApprovalStatus::Resolved
+    );
+    // Events keep their ids, AUTOINCREMENT never reuses the deleted one, and the tool index
+    // still finds the call.
+    let done = store.ingested("p", one(tool_result("c1", "toolu_1"))).await;
+    let done = done.unwrap();
+    assert_eq!((done[0].id, done[0].sequence), (4, 3));
+    let events = store
+        .conversation_for_session("p", None, None)
+        .await
+        .unwrap();
+    let events = events.unwrap();
+    let ids: Vec<_> = events.iter().map(|e| (e.id, e.sequence)).collect();
+    assert_eq!(ids, [(1, 1), (2, 2), (4, 3)]);
+    assert!(events[1].is_completed);
     // Rows from before the migration are in the search index, as later ones are.
     let found = store.search_sessions("\"flak\"*".into(), 10).await.unwrap();
-    assert_eq!(
-        found.iter().map(|s| s.new.id.as_str()).collect::<Vec<_>>(),
-        ["p"]
-    );
-    store
-        .set_title("c", Some("Lexer work".into()))
-        .await
-        .unwrap();
-    let found = store
-        .search_sessions("\"lexer\"*".into(), 10)
-        .await
-        .unwrap();
     assert_eq!(found.len(), 1);
-    assert_eq!(found[0].title(), "Lexer work");
     // The parent goes with its events; its child stays, naming it.
+    force_status(&store, "p", SessionStatus::Completed).await;
     store.delete_session("p").await.unwrap();
-    assert!(store.get_session("p").await.unwrap().is_none());
     let child = store.get_session("c").await.unwrap().unwrap();
     assert_eq!(child.new.parent_session_id.as_deref(), Some("p"));
-    assert!(store
-        .search_sessions("\"flaky\"*".into(), 10)
-        .await
-        .unwrap()
-        .is_empty());
     let conn = raw(&path);
-    let left: i64 = conn
-        .query_row("SELECT COUNT(*) FROM conversation_events", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(left, 0);
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
+    let check = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, String>(0)).unwrap();
+    assert_eq!(check("PRAGMA integrity_check"), "ok");
+    let bogus = "INSERT INTO conversation_events (session_id, sequence, event_type, created_at)
+        VALUES ('c', 9, 'bogus', 'now')";
+    assert!(conn.execute(bogus, []).is_err(), "the CHECK still holds");
     store.close().await.unwrap();
 }

@@ -6,68 +6,46 @@ use hld_client::protocol::{
 };
 use serde_json::Value;
 
-use crate::approval::rules::Modes;
-use crate::session::SessionOptions;
+use crate::model::{Modes, SessionOptions};
 
 /// A session row to insert (its status starts as `starting`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewSession {
-    /// The daemon's session id.
     pub id: String,
-    /// The run id.
     pub run_id: String,
-    /// The parent, for continuations.
     pub parent_session_id: Option<String>,
-    /// The prompt.
     pub query: String,
     /// The prompt shortened (see `summarize`).
     pub summary: String,
-    /// How its `claude` runs.
     pub options: SessionOptions,
     /// Creation time, RFC 3339.
     pub created_at: String,
-    /// The title given, if any.
     pub title: Option<String>,
-    /// Its approval modes.
     pub modes: Modes,
 }
 
 /// A stored session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
-    /// Everything given at creation.
     pub new: NewSession,
-    /// Claude's session id, once known.
     pub claude_session_id: Option<String>,
-    /// Current status.
     pub status: SessionStatus,
     /// Last activity, RFC 3339.
     pub last_activity_at: String,
     /// End time, RFC 3339.
     pub completed_at: Option<String>,
-    /// Error text.
     pub error_message: Option<String>,
-    /// Total cost reported by Claude.
     pub cost_usd: Option<f64>,
-    /// Input tokens reported by Claude.
     pub input_tokens: Option<i64>,
-    /// Output tokens reported by Claude.
     pub output_tokens: Option<i64>,
-    /// Duration reported by Claude.
     pub duration_ms: Option<i64>,
-    /// Turns reported by Claude.
     pub num_turns: Option<i64>,
-    /// Final text reported by Claude.
     pub result_content: Option<String>,
-    /// Whether the result was an error.
     pub result_is_error: Option<bool>,
-    /// Ended by an interrupt.
     pub interrupted: bool,
-    /// The process exit code.
     pub exit_code: Option<i32>,
     /// Hidden from the normal leaf list.
     pub archived: bool,
-    /// Cache and context tokens.
     pub context: ContextTokens,
 }
 
@@ -80,7 +58,6 @@ pub struct ContextTokens {
     pub cache_read_input_tokens: Option<i64>,
     /// The last model call's input, cache-creation and cache-read tokens.
     pub effective_context_tokens: Option<i64>,
-    /// The model's context window.
     pub context_limit: Option<i64>,
 }
 
@@ -103,37 +80,22 @@ impl ContextTokens {
 }
 
 /// Fields to change on a session; `None` leaves a field alone. Every update also sets
-/// `last_activity_at` to now, in the same transaction. The status is not one of them: it
-/// moves only by `Store::advance`, under the rules of `session::lifecycle`.
+/// `last_activity_at`. The status moves only by `Store::advance`, under `model::transition`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionUpdate {
-    /// Claude's session id.
     pub claude_session_id: Option<String>,
-    /// The resolved model.
     pub model: Option<String>,
-    /// Error text.
     pub error_message: Option<String>,
-    /// End time.
     pub completed_at: Option<String>,
-    /// Total cost.
     pub cost_usd: Option<f64>,
-    /// Input tokens.
     pub input_tokens: Option<i64>,
-    /// Output tokens.
     pub output_tokens: Option<i64>,
-    /// Duration.
     pub duration_ms: Option<i64>,
-    /// Turns.
     pub num_turns: Option<i64>,
-    /// Final text.
     pub result_content: Option<String>,
-    /// Whether the result was an error.
     pub result_is_error: Option<bool>,
-    /// Ended by an interrupt.
     pub interrupted: Option<bool>,
-    /// Process exit code.
     pub exit_code: Option<i32>,
-    /// Cache and context tokens.
     pub context: ContextTokens,
 }
 
@@ -164,11 +126,8 @@ impl SessionUpdate {
 pub struct NewEvent {
     /// The Claude session it came from ("" before one is known).
     pub claude_session_id: String,
-    /// Kind.
     pub event_type: ConversationEventType,
-    /// `user`, `assistant` or `system`.
     pub role: Option<String>,
-    /// Text.
     pub content: Option<String>,
     /// Tool use id (tool calls).
     pub tool_id: Option<String>,
@@ -222,7 +181,6 @@ impl NewEvent {
 pub struct Ingest {
     /// Lines exactly as Claude printed them.
     pub raw_lines: Vec<String>,
-    /// Conversation events, in order.
     pub events: Vec<NewEvent>,
     /// A session update, applied after the events.
     pub update: Option<SessionUpdate>,
@@ -233,11 +191,8 @@ pub struct Ingest {
 pub struct NewApproval {
     /// Its id (`local-<uuid>`, or the cloud `call_id`).
     pub id: String,
-    /// The session asking.
     pub session_id: String,
-    /// Kind.
     pub kind: ApprovalType,
-    /// Local, or fetched from the HumanLayer cloud.
     pub source: ApprovalSource,
     /// The tool name (function calls; required for them).
     pub tool_name: Option<String>,
@@ -258,6 +213,23 @@ pub struct NewApproval {
 }
 
 impl NewApproval {
+    /// A pending local approval of `kind`, requested now, with nothing asked yet.
+    fn asking(id: &str, session_id: &str, kind: ApprovalType) -> Self {
+        NewApproval {
+            id: id.to_owned(),
+            session_id: session_id.to_owned(),
+            kind,
+            source: ApprovalSource::Local,
+            tool_name: None,
+            tool_input: None,
+            tool_use_id: None,
+            message: None,
+            subject: None,
+            requested_at: crate::time::now(),
+            timeout_at: None,
+        }
+    }
+
     /// A pending permission request for a tool call, requested now.
     pub fn function_call(
         id: &str,
@@ -267,98 +239,61 @@ impl NewApproval {
         tool_use_id: Option<&str>,
     ) -> Self {
         NewApproval {
-            id: id.to_owned(),
-            session_id: session_id.to_owned(),
-            kind: ApprovalType::FunctionCall,
-            source: ApprovalSource::Local,
             tool_name: Some(tool_name.to_owned()),
             tool_input: Some(tool_input),
             tool_use_id: tool_use_id.map(str::to_owned),
-            message: None,
-            subject: None,
-            requested_at: crate::time::now(),
-            timeout_at: None,
+            ..Self::asking(id, session_id, ApprovalType::FunctionCall)
         }
     }
 
     /// A pending question to the human, requested now.
     pub fn human_contact(id: &str, session_id: &str, message: &str) -> Self {
         NewApproval {
-            id: id.to_owned(),
-            session_id: session_id.to_owned(),
-            kind: ApprovalType::HumanContact,
-            source: ApprovalSource::Local,
-            tool_name: None,
-            tool_input: None,
-            tool_use_id: None,
             message: Some(message.to_owned()),
-            subject: None,
-            requested_at: crate::time::now(),
-            timeout_at: None,
+            ..Self::asking(id, session_id, ApprovalType::HumanContact)
         }
     }
 }
 
-/// What syncing one fetched cloud approval changed.
-#[derive(Debug, Clone, PartialEq)]
+/// What syncing one fetched cloud approval did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloudSync {
     /// It was new and is now stored (and linked, if a tool call matched).
-    Created(ApprovalChange),
+    Created,
     /// It was stored unlinked and is now linked to a tool call that matched.
-    Linked(ApprovalChange),
-    /// Nothing to do: already stored and linked, decided, or still without a match.
+    Linked,
+    /// Nothing: already stored and linked, decided, or still without a match.
     Unchanged,
 }
 
-/// An approval as stored after a create or a decision, with the conversation events whose
-/// `approval_status`/`approval_id` changed in the same transaction (for publishing).
+/// One thing a committed write changed. Every write returns its changes in the order
+/// subscribers hear of them, and the store hands them to its [`Sink`](super::Sink) once
+/// the write is committed: nothing is told before it is durable.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ApprovalChange {
-    /// The approval.
-    pub approval: Approval,
-    /// The linked `tool_call` events, as updated.
-    pub events: Vec<ConversationEvent>,
-    /// The approval's session, if the change moved its status in the same transaction:
-    /// `running` → `waiting_input` when an approval is stored (or linked) for it, and back
-    /// when a decision leaves none pending.
-    pub session: Option<SessionChange>,
-    /// Pending approvals of every session after the change.
-    pub pending: u64,
-}
-
-/// A session after an update, with the status it had before (for `session_status_changed`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionChange {
-    /// The status before the update.
-    pub old_status: SessionStatus,
-    /// The session after the update.
-    pub session: SessionRow,
-    /// The session's pending approvals that the update resolved because it ended the
-    /// session: nothing waits for them any more.
-    pub expired: Vec<ApprovalChange>,
-}
-
-/// What the start-up sweep changed.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Orphans {
-    /// The sessions it failed.
-    pub sessions: Vec<OrphanedSession>,
-    /// The pending approvals it resolved: every one, since no session has a live process at
-    /// start-up.
-    pub expired: Vec<ApprovalChange>,
-}
-
-/// A session that `mark_orphans` failed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OrphanedSession {
-    /// The session.
-    pub id: String,
-    /// Its run.
-    pub run_id: String,
-    /// Its parent, for continuations.
-    pub parent_session_id: Option<String>,
-    /// The status it had (it is now `failed`).
-    pub old_status: SessionStatus,
+pub enum Change {
+    /// A session's status moved from `old_status`; `error` is the message it failed with.
+    Session {
+        old_status: SessionStatus,
+        session: Box<SessionRow>,
+        error: Option<String>,
+    },
+    /// A conversation event of run `run_id` was stored, or its approval status changed.
+    Conversation {
+        run_id: String,
+        event: Box<ConversationEvent>,
+    },
+    /// An approval was stored or decided; `pending`: approvals pending afterwards, of every
+    /// session.
+    Approval {
+        approval: Box<Approval>,
+        pending: u64,
+    },
+    /// A session's title, archive state or approval modes changed; `expired`: its bypass
+    /// ran out.
+    Settings {
+        session: Box<SessionRow>,
+        expired: bool,
+    },
 }
 
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.

@@ -31,27 +31,29 @@ pub(super) trait Command: Send {
     fn answer(self: Box<Self>, committed: Result<(), &StoreError>);
 }
 
-/// A write: the function to apply, then its outcome, and where to send it.
-pub(super) struct Write<T, F> {
+/// A write: the function to apply, then its outcome, and what to do with it once the
+/// transaction is over.
+pub(super) struct Write<T, F, D> {
     f: Option<F>,
     outcome: Option<Result<T>>,
-    reply: oneshot::Sender<Result<T>>,
+    done: D,
 }
 
-impl<T, F> Write<T, F> {
-    pub(super) fn new(f: F, reply: oneshot::Sender<Result<T>>) -> Self {
+impl<T, F, D> Write<T, F, D> {
+    pub(super) fn new(f: F, done: D) -> Self {
         Write {
             f: Some(f),
             outcome: None,
-            reply,
+            done,
         }
     }
 }
 
-impl<T, F> Command for Write<T, F>
+impl<T, F, D> Command for Write<T, F, D>
 where
     T: Send,
     F: FnOnce(&mut Writer) -> Result<T> + Send,
+    D: FnOnce(Result<T>) + Send,
 {
     fn apply(&mut self, writer: &mut Writer) {
         if let Some(f) = self.f.take() {
@@ -66,8 +68,7 @@ where
             (_, Err(e)) => Err(StoreError::Commit(e.to_string())),
             (None, Ok(())) => Err(StoreError::Commit("the command was not applied".into())),
         };
-        // The caller may have stopped waiting; the write stands regardless.
-        let _ = self.reply.send(outcome);
+        (self.done)(outcome);
     }
 }
 

@@ -1,10 +1,9 @@
 //! Every rule of a session's status, in one function: status × happening → status.
 //!
-//! The store applies it inside the transaction that writes the status (a compare-and-set),
-//! so a status is only ever moved by a rule here, from the status it really has: a session
-//! that ended while an approval was being decided keeps its final status, and a decision
-//! cannot put an interrupted session back to `running`. The supervisor, the approvals and
-//! the start-up sweep say what happened; none of them decides the status.
+//! The store applies it inside the transaction that writes the status (a compare-and-set), so
+//! a status only moves by a rule here, from the status it really has: a session that ended
+//! while an approval was being decided keeps its final status. Only a new turn (a message to
+//! the same session) leaves a final status. Callers say what happened; none decides the status.
 
 use hld_client::protocol::SessionStatus;
 
@@ -22,12 +21,11 @@ pub enum Happening {
     /// An interrupt was asked for.
     InterruptRequested,
     /// Its process ended; `failed` when the run failed (an interrupted run did not).
-    Exited {
-        /// Whether the run failed.
-        failed: bool,
-    },
+    Exited { failed: bool },
     /// A previous daemon left it active: its process died with that daemon.
     Orphaned,
+    /// A new message to the session starts another turn.
+    NewTurn,
 }
 
 /// Its name in log lines.
@@ -42,6 +40,7 @@ impl std::fmt::Display for Happening {
             Happening::Exited { failed: false } => "exited",
             Happening::Exited { failed: true } => "exited-failed",
             Happening::Orphaned => "orphaned",
+            Happening::NewTurn => "new-turn",
         })
     }
 }
@@ -64,6 +63,7 @@ pub fn transition(from: &SessionStatus, happening: Happening) -> Option<SessionS
             }
         }
         (Starting | Running | WaitingInput | Completing, Orphaned) => Failed,
+        (Completed | Failed, NewTurn) => Running,
         _ => return None,
     };
     Some(to)
@@ -74,6 +74,18 @@ mod tests {
     use super::*;
     use Happening::*;
     use SessionStatus::*;
+
+    const ALL: [Happening; 9] = [
+        Started,
+        StartFailed,
+        ApprovalRequested,
+        ApprovalsSettled,
+        InterruptRequested,
+        Exited { failed: false },
+        Exited { failed: true },
+        Orphaned,
+        NewTurn,
+    ];
 
     #[test]
     fn the_table() {
@@ -86,38 +98,32 @@ mod tests {
             (Completing, ApprovalRequested, None),
             (WaitingInput, ApprovalsSettled, Some(Running)),
             (Completing, ApprovalsSettled, None),
-            (Completed, ApprovalsSettled, None),
             (Running, InterruptRequested, Some(Completing)),
             (WaitingInput, InterruptRequested, Some(Completing)),
             (Completing, InterruptRequested, None),
-            (Completed, InterruptRequested, None),
             (Completing, Exited { failed: false }, Some(Completed)),
             (WaitingInput, Exited { failed: true }, Some(Failed)),
-            (Completed, Exited { failed: true }, None),
             (Running, Orphaned, Some(Failed)),
             (Completing, Orphaned, Some(Failed)),
-            (Failed, Orphaned, None),
+            (Completed, NewTurn, Some(Running)),
+            (Failed, NewTurn, Some(Running)),
+            (Starting, NewTurn, None),
+            (Running, NewTurn, None),
+            (WaitingInput, NewTurn, None),
+            (Completing, NewTurn, None),
         ];
         for (from, happening, to) in cases {
-            assert_eq!(transition(&from, happening), to, "{from} × {happening:?}");
+            assert_eq!(transition(&from, happening), to, "{from} × {happening}");
         }
     }
 
     #[test]
-    fn a_final_status_never_moves() {
-        let all = [
-            Started,
-            StartFailed,
-            ApprovalRequested,
-            ApprovalsSettled,
-            InterruptRequested,
-            Exited { failed: false },
-            Exited { failed: true },
-            Orphaned,
-        ];
+    fn only_a_new_turn_leaves_a_final_status() {
         for from in [Completed, Failed] {
-            for happening in all {
-                assert_eq!(transition(&from, happening), None);
+            for happening in ALL {
+                let to = transition(&from, happening);
+                let expected = (happening == NewTurn).then_some(Running);
+                assert_eq!(to, expected, "{from} × {happening}");
             }
         }
     }

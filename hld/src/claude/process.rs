@@ -8,7 +8,7 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{getppid, Pid};
 use tokio::process::Child;
 
-use crate::claude::{command, LaunchSpec};
+use super::{command, LaunchSpec};
 
 /// Environment added to every `claude` child: no auto-update or telemetry from a supervised
 /// process.

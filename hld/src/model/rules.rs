@@ -1,12 +1,13 @@
 //! The rules that approve a tool call without asking anyone: auto-accept of edits, and the
 //! bypass of permissions until it expires. The store applies them inside the transaction that
-//! stores an approval, so a rule and the approval it decides are never out of step; in the
-//! same place a cloud approval of a session that has ended is stored resolved.
+//! stores an approval, so a rule and the approval it decides are never out of step; there too
+//! a cloud approval of a session that has ended is stored resolved.
 
 use chrono::{DateTime, Utc};
 use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType, SessionStatus};
 
-use crate::store::{NewApproval, SESSION_ENDED};
+/// The comment recorded on an approval resolved because its session ended.
+pub const SESSION_ENDED: &str = "the session ended before a decision";
 
 /// The tools auto-accept covers.
 pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
@@ -117,21 +118,21 @@ impl Settled {
     }
 }
 
-/// How `new`, for a session in `session` with `modes`, is settled as it is stored at `now`, if
-/// it is. A cloud approval whose session has ended is resolved, as ending the session would
-/// have resolved it (the poller may first see it after the end). A local approval a session
-/// rule covers is approved.
+/// How a new approval from `source` of `kind` for `tool`, of a session in `session` with
+/// `modes`, is settled as it is stored at `now`, if it is. A cloud approval whose session has
+/// ended is resolved, as ending the session would have resolved it (the poller may first see
+/// it after the end). A local approval a session rule covers is approved.
 pub fn on_creation(
-    new: &NewApproval,
+    source: ApprovalSource,
+    kind: ApprovalType,
+    tool: Option<&str>,
     session: &SessionStatus,
     modes: &Modes,
     now: &str,
 ) -> Option<Settled> {
-    match new.source {
+    match source {
         ApprovalSource::Cloud => (!session.is_active()).then_some(Settled::SessionEnded),
-        ApprovalSource::Local => {
-            automatic(modes, new.kind, new.tool_name.as_deref(), now).map(Settled::Rule)
-        }
+        ApprovalSource::Local => automatic(modes, kind, tool, now).map(Settled::Rule),
         // The daemon creates no approval from a source it does not know.
         _ => None,
     }
@@ -187,30 +188,43 @@ mod tests {
 
     #[test]
     fn a_cloud_approval_of_an_ended_session_is_resolved_and_only_local_ones_meet_the_rules() {
-        let local = NewApproval::function_call("a", "s", "Edit", serde_json::json!({}), None);
-        let cloud = NewApproval {
-            source: ApprovalSource::Cloud,
-            ..local.clone()
+        let call = ApprovalType::FunctionCall;
+        let local = |session: &SessionStatus, modes: &Modes| {
+            on_creation(
+                ApprovalSource::Local,
+                call,
+                Some("Edit"),
+                session,
+                modes,
+                NOW,
+            )
+        };
+        let cloud = |session: &SessionStatus, modes: &Modes| {
+            on_creation(
+                ApprovalSource::Cloud,
+                call,
+                Some("Edit"),
+                session,
+                modes,
+                NOW,
+            )
         };
         let auto = modes(true, false, None);
         let (running, done) = (SessionStatus::Running, SessionStatus::Completed);
-        let settled = on_creation(&cloud, &SessionStatus::Failed, &auto, NOW).unwrap();
+        let settled = cloud(&SessionStatus::Failed, &auto).unwrap();
         assert_eq!(settled, Settled::SessionEnded);
         assert_eq!(settled.status(), ApprovalStatus::Resolved);
         assert_eq!(
             (settled.comment(), settled.decided_by()),
             (SESSION_ENDED, None)
         );
-        assert_eq!(on_creation(&cloud, &running, &auto, NOW), None);
-        let ruled = on_creation(&local, &running, &auto, NOW).unwrap();
+        assert_eq!(cloud(&running, &auto), None);
+        let ruled = local(&running, &auto).unwrap();
         assert_eq!(ruled, Settled::Rule(Rule::AutoAcceptEdits));
         assert_eq!(ruled.status(), ApprovalStatus::Approved);
         assert_eq!(ruled.decided_by(), Some("auto_accept_edits"));
         // A local approval of an ended session waits as it always did; only rules decide it.
-        assert_eq!(
-            on_creation(&local, &done, &modes(false, false, None), NOW),
-            None
-        );
+        assert_eq!(local(&done, &modes(false, false, None)), None);
     }
 
     #[test]
