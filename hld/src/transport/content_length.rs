@@ -24,10 +24,9 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
-use super::Frame;
 use crate::budget::{busy, Budget};
 use crate::rpc::error::invalid_request;
-use crate::rpc::{event_message, oversize, Outgoing};
+use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
@@ -254,11 +253,8 @@ impl Encoder<Outgoing> for ContentLengthCodec {
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
         let body = match item {
-            Outgoing::Response(response) => response.to_json(),
-            Outgoing::Event { event, request } => event_message(&event, request),
-            Outgoing::Heartbeat { .. } => {
-                br#"{"jsonrpc":"2.0","method":"heartbeat","params":{}}"#.to_vec()
-            }
+            Outgoing::Response(response) | Outgoing::Subscribed(response) => response.to_json(),
+            Outgoing::Event(event) => event_message(&event, None),
         };
         dst.reserve(body.len() + 32);
         dst.put_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
@@ -528,8 +524,9 @@ mod tests {
             std::str::from_utf8(&out).unwrap(),
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
         );
+        let event = crate::bus::Published::new(hld_client::protocol::Event::Lagged { missed: 1 });
         codec
-            .encode(Outgoing::Heartbeat { request: None }, &mut out)
+            .encode(Outgoing::Event(std::sync::Arc::new(event)), &mut out)
             .unwrap();
         let frames = split_frames(&out).unwrap();
         assert_eq!(frames.len(), 2);
