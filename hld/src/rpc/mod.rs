@@ -278,20 +278,21 @@ async fn handle<S: Send + Sync + 'static>(
     state: &Arc<S>,
     frame: Frame,
 ) -> Handled {
-    let rejected = |id: Option<Box<RawValue>>, error: ErrorObject| {
+    // What the framing refused is a message; what the envelope refused, a request.
+    let rejected = |id: Option<Box<RawValue>>, error: ErrorObject, what: &str| {
         if let Some(count) = REJECTED.hit() {
-            tracing::warn!(code = error.code, error = %error.message, count, "rejected a message");
+            tracing::warn!(code = error.code, error = %error.message, count, "rejected a {what}");
         }
         Handled::Reply(Response::error(id.unwrap_or_else(null_id), error))
     };
     let bytes = match frame {
         Frame::Message(bytes) => bytes,
-        Frame::Rejected(error) => return rejected(None, error),
+        Frame::Rejected(error) => return rejected(None, error, "message"),
     };
     let (id, method, params) = match envelope::parse(&bytes, Strictness::Lenient) {
         Ok(Message::Request { id, method, params }) => (id, method, params),
         Ok(Message::Reply { .. }) => unreachable!("a lenient parse sees no replies"),
-        Err(e) => return rejected(e.id, e.error),
+        Err(e) => return rejected(e.id, e.error, "request"),
     };
     let reply_to = |outcome| match id {
         Some(id) => Handled::Reply(Response {
