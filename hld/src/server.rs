@@ -100,7 +100,7 @@ async fn announce(daemon: Arc<Daemon>) {
 
 /// Every method the daemon serves. A `guest`'s table (an editor's, a browser's) differs in
 /// one entry: `shutdown` ends only its connection, not what other front ends are watching.
-fn router(guest: bool) -> Router<Daemon> {
+pub fn router(guest: bool) -> Router<Daemon> {
     let mut r = Router::default();
     r.add::<p::Health, _, _>(introspection::health)
         .add::<p::Initialize, _, _>(introspection::initialize)

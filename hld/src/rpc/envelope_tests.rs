@@ -1,17 +1,34 @@
-//! The envelope parser's rules, both strictnesses: a table of messages and their verdicts,
-//! and spec/002's rules checked against arbitrary members.
+//! The envelope parser's rules, both strictnesses: tables of messages and their verdicts
+//! (one case a line, `message => verdict`), and spec/002's rules checked against arbitrary
+//! members.
 
 use super::*;
 
-/// The lenient verdict on `text`: the request's id, method and params, or the error code
-/// and the id it is answered to.
+/// Checks each `message => verdict` line of `table` with `verdict`.
+fn check_table(table: &str, verdict: fn(&[u8]) -> String) {
+    for case in table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("//"))
+    {
+        let (message, expected) = case.rsplit_once(" => ").expect("message => verdict");
+        // `<ff>` stands for a byte that is not UTF-8.
+        let bytes = match message {
+            "<ff>" => vec![0xff],
+            text => text.as_bytes().to_vec(),
+        };
+        assert_eq!(verdict(&bytes), expected, "{message}");
+    }
+}
+
+/// The lenient verdict: the request's id, method and params, or the error code and the id
+/// it is answered to.
 fn lenient(text: &[u8]) -> String {
     match parse(text, Strictness::Lenient) {
-        Ok(Message::Request { id, method, params }) => format!(
-            "{} {method} {}",
-            id.map_or("-", RawValue::get),
-            params.map_or("-", RawValue::get)
-        ),
+        Ok(Message::Request { id, method, params }) => {
+            let raw = |r: Option<&RawValue>| r.map_or("-", RawValue::get).to_owned();
+            format!("{} {method} {}", raw(id), raw(params))
+        }
         Ok(Message::Reply { .. }) => unreachable!(),
         Err(r) => format!(
             "{} to {}",
@@ -23,66 +40,39 @@ fn lenient(text: &[u8]) -> String {
 
 #[test]
 fn lenient_parsing_keeps_ids_exactly_and_answers_each_violation() {
-    let cases: [(&[u8], &str); 19] = [
-        (
-            br#"{"jsonrpc":"2.0","method":"health","id":7}"#,
-            "7 health -",
-        ),
-        (
-            br#" {"id":"a\"b","params":null,"method":"he\u0061lth","jsonrpc":"2.0"} "#,
-            r#""a\"b" health -"#,
-        ),
-        (
-            br#"{"jsonrpc":"2.0","method":"x","params":{"a":1},"id":null}"#,
-            r#"null x {"a":1}"#,
-        ),
-        (br#"{"jsonrpc":"2.0","method":"x"}"#, "- x -"),
-        (b"\xff", "-32700 to null"),
-        (b"{nope", "-32700 to null"),
-        (b"[1]", "-32600 to null"),
-        (b"[1", "-32700 to null"),
-        (b"42", "-32600 to null"),
-        (
-            br#"{"jsonrpc":"2.0","method":"x","id":{}}"#,
-            "-32600 to null",
-        ),
-        (br#"{"jsonrpc":"1.0","method":"x","id":3}"#, "-32600 to 3"),
-        (
-            br#"{"jsonrpc":"2.0","method":5,"id":"k"}"#,
-            r#"-32600 to "k""#,
-        ),
+    check_table(
+        r#"
+        {"jsonrpc":"2.0","method":"health","id":7} => 7 health -
+         {"id":"a\"b","params":null,"method":"he\u0061lth","jsonrpc":"2.0"} => "a\"b" health -
+        {"jsonrpc":"2.0","method":"x","params":{"a":1},"id":null} => null x {"a":1}
+        {"jsonrpc":"2.0","method":"x"} => - x -
+        <ff> => -32700 to null
+        {nope => -32700 to null
+        [1] => -32600 to null
+        [1 => -32700 to null
+        42 => -32600 to null
+        {"jsonrpc":"2.0","method":"x","id":{}} => -32600 to null
+        {"jsonrpc":"1.0","method":"x","id":3} => -32600 to 3
+        {"jsonrpc":"2.0","method":5,"id":"k"} => -32600 to "k"
         // Without an id, a violation is answered to `null`: only a valid notification is not.
-        (br#"{"jsonrpc":"2.0","method":5}"#, "-32600 to null"),
-        (b"{}", "-32600 to null"),
-        (br#"{"method":"version"}"#, "-32600 to null"),
+        {"jsonrpc":"2.0","method":5} => -32600 to null
+        {} => -32600 to null
+        {"method":"version"} => -32600 to null
         // A reply is no request here.
-        (
-            br#"{"jsonrpc":"2.0","result":{},"id":"s1"}"#,
-            r#"-32600 to "s1""#,
-        ),
+        {"jsonrpc":"2.0","result":{},"id":"s1"} => -32600 to "s1"
         // A repeated member is answered to the id when it is there once.
-        (
-            br#"{"jsonrpc":"2.0","method":"a","method":"b","id":12}"#,
-            "-32600 to 12",
-        ),
-        (
-            br#"{"jsonrpc":"2.0","method":"a","id":1,"id":2}"#,
-            "-32600 to null",
-        ),
-        (
-            br#"{"id":[1],"jsonrpc":"2.0","jsonrpc":"2.0"}"#,
-            "-32600 to null",
-        ),
-    ];
-    for (text, expected) in cases {
-        assert_eq!(lenient(text), expected, "{}", String::from_utf8_lossy(text));
-    }
+        {"jsonrpc":"2.0","method":"a","method":"b","id":12} => -32600 to 12
+        {"jsonrpc":"2.0","method":"a","id":1,"id":2} => -32600 to null
+        {"id":[1],"jsonrpc":"2.0","jsonrpc":"2.0"} => -32600 to null
+        "#,
+        lenient,
+    );
 }
 
-/// The strict verdict on `text`: "request", "heartbeat", "reply", the -32600 message, or the
+/// The strict verdict: "request", "heartbeat", "reply", the -32600 message to the id, or the
 /// close reason.
-fn verdict(text: &str) -> String {
-    match parse(text.as_bytes(), Strictness::Strict) {
+fn strict(text: &[u8]) -> String {
+    match parse(text, Strictness::Strict) {
         Ok(Message::Request { method, .. }) if method == "rpc.heartbeat" => "heartbeat".into(),
         Ok(Message::Request { .. }) => "request".into(),
         Ok(Message::Reply { .. }) => "reply".into(),
@@ -98,116 +88,45 @@ fn verdict(text: &str) -> String {
 }
 
 #[test]
-fn each_rule_gets_its_answer() {
-    let cases = [
-        (r#"{"jsonrpc":"2.0","id":"1","method":"health"}"#, "request"),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","params":{"a":1}}"#,
-            "request",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"h1","method":"rpc.heartbeat","params":{}}"#,
-            "heartbeat",
-        ),
-        (
-            r#"{"jsonrpc":"2\u002e0","id":"h\u0031","method":"rpc.heart\u0062eat"}"#,
-            "heartbeat",
-        ),
-        (r#"{"jsonrpc":"2.0","id":"s1","result":{}}"#, "reply"),
-        (r#"{"jsonrpc":"2.0","id":"s1","result":null}"#, "reply"),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","error":{"code":12,"message":"x","data":1}}"#,
-            "reply",
-        ),
-        ("{nope", "close: -32700 parse error: invalid JSON"),
-        ("", "close: -32700 parse error: invalid JSON"),
-        (r#"{"id":"1"} x"#, "close: -32700 parse error: invalid JSON"),
-        ("[1]", "close: -32600 not a JSON object"),
-        ("\"text\"", "close: -32600 not a JSON object"),
-        (
-            r#"{"jsonrpc":"2.0","method":"x"}"#,
-            "close: -32600 id must be one non-empty string",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":1,"method":"x"}"#,
-            "close: -32600 id must be one non-empty string",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#,
-            "close: -32600 id must be one non-empty string",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"","method":"x"}"#,
-            "close: -32600 id must be one non-empty string",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","id":"2","method":"x"}"#,
-            "close: -32600 id must be one non-empty string",
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","extra":1}"#,
-            r#""1" -> Invalid request: unknown member "extra""#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","method":"y"}"#,
-            r#""1" -> Invalid request: duplicate member "method""#,
-        ),
-        (
-            r#"{"id":"1","method":"x"}"#,
-            r#""1" -> Invalid request: jsonrpc must be "2.0""#,
-        ),
-        (
-            r#"{"jsonrpc":"1.0","id":"1","method":"x"}"#,
-            r#""1" -> Invalid request: jsonrpc must be "2.0""#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":""}"#,
-            r#""1" -> Invalid request: method must be a non-empty string"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":7}"#,
-            r#""1" -> Invalid request: method must be a non-empty string"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","result":1}"#,
-            r#""1" -> Invalid request: a request has no result or error"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","params":[1]}"#,
-            r#""1" -> Invalid request: params must be an object"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"1","method":"x","params":null}"#,
-            r#""1" -> Invalid request: params must be an object"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1"}"#,
-            r#""s1" -> Invalid request: method, result or error is required"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","result":1,"error":{"code":1,"message":"m"}}"#,
-            r#""s1" -> Invalid request: a response has result or error, not both"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","result":1,"params":{}}"#,
-            r#""s1" -> Invalid request: a response has no params"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","error":{"code":1.5,"message":"m"}}"#,
-            r#""s1" -> Invalid request: error must be an object with an integer code and a string message"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","error":{"code":1}}"#,
-            r#""s1" -> Invalid request: error must be an object with an integer code and a string message"#,
-        ),
-        (
-            r#"{"jsonrpc":"2.0","id":"s1","error":"boom"}"#,
-            r#""s1" -> Invalid request: error must be an object with an integer code and a string message"#,
-        ),
-    ];
-    for (text, expected) in cases {
-        assert_eq!(verdict(text), expected, "{text}");
-    }
+fn each_strict_rule_gets_its_answer() {
+    check_table(
+        r#"
+        {"jsonrpc":"2.0","id":"1","method":"health"} => request
+        {"jsonrpc":"2.0","id":"1","method":"x","params":{"a":1}} => request
+        {"jsonrpc":"2.0","id":"h1","method":"rpc.heartbeat","params":{}} => heartbeat
+        {"jsonrpc":"2\u002e0","id":"h\u0031","method":"rpc.heart\u0062eat"} => heartbeat
+        {"jsonrpc":"2.0","id":"s1","result":{}} => reply
+        {"jsonrpc":"2.0","id":"s1","result":null} => reply
+        {"jsonrpc":"2.0","id":"s1","error":{"code":12,"message":"x","data":1}} => reply
+        {nope => close: -32700 parse error: invalid JSON
+        {"id":"1"} x => close: -32700 parse error: invalid JSON
+        [1] => close: -32600 not a JSON object
+        "text" => close: -32600 not a JSON object
+        {"jsonrpc":"2.0","method":"x"} => close: -32600 id must be one non-empty string
+        {"jsonrpc":"2.0","id":1,"method":"x"} => close: -32600 id must be one non-empty string
+        {"jsonrpc":"2.0","id":null,"method":"x"} => close: -32600 id must be one non-empty string
+        {"jsonrpc":"2.0","id":"","method":"x"} => close: -32600 id must be one non-empty string
+        {"jsonrpc":"2.0","id":"1","id":"2","method":"x"} => close: -32600 id must be one non-empty string
+        {"jsonrpc":"2.0","id":"1","method":"x","extra":1} => "1" -> Invalid request: unknown member "extra"
+        {"jsonrpc":"2.0","id":"1","method":"x","method":"y"} => "1" -> Invalid request: duplicate member "method"
+        {"id":"1","method":"x"} => "1" -> Invalid request: jsonrpc must be "2.0"
+        {"jsonrpc":"1.0","id":"1","method":"x"} => "1" -> Invalid request: jsonrpc must be "2.0"
+        {"jsonrpc":"2.0","id":"1","method":""} => "1" -> Invalid request: method must be a non-empty string
+        {"jsonrpc":"2.0","id":"1","method":7} => "1" -> Invalid request: method must be a non-empty string
+        {"jsonrpc":"2.0","id":"1","method":"x","result":1} => "1" -> Invalid request: a request has no result or error
+        {"jsonrpc":"2.0","id":"1","method":"x","params":[1]} => "1" -> Invalid request: params must be an object
+        {"jsonrpc":"2.0","id":"1","method":"x","params":null} => "1" -> Invalid request: params must be an object
+        {"jsonrpc":"2.0","id":"s1"} => "s1" -> Invalid request: method, result or error is required
+        {"jsonrpc":"2.0","id":"s1","result":1,"error":{"code":1,"message":"m"}} => "s1" -> Invalid request: a response has result or error, not both
+        {"jsonrpc":"2.0","id":"s1","result":1,"params":{}} => "s1" -> Invalid request: a response has no params
+        {"jsonrpc":"2.0","id":"s1","error":{"code":1.5,"message":"m"}} => "s1" -> Invalid request: error must be an object with an integer code and a string message
+        {"jsonrpc":"2.0","id":"s1","error":{"code":1}} => "s1" -> Invalid request: error must be an object with an integer code and a string message
+        {"jsonrpc":"2.0","id":"s1","error":"boom"} => "s1" -> Invalid request: error must be an object with an integer code and a string message
+        "#,
+        strict,
+    );
+    // Nothing at all is no JSON either.
+    assert_eq!(strict(b""), "close: -32700 parse error: invalid JSON");
 }
 
 /// One member's value as a hostile or sloppy peer might send it.

@@ -55,12 +55,6 @@ pub struct Response {
     pub outcome: Result<Bytes, ErrorObject>,
 }
 
-impl PartialEq for Response {
-    fn eq(&self, other: &Response) -> bool {
-        self.id.get() == other.id.get() && self.outcome == other.outcome
-    }
-}
-
 impl Response {
     /// An error reply.
     pub fn error(id: Box<RawValue>, error: ErrorObject) -> Response {

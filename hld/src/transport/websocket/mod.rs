@@ -6,18 +6,9 @@
 //! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
 //!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
 //!   certificate is configured, which a non-loopback address requires.
-//! - **Messages**: one JSON object per text frame, checked strictly ([`envelope`]); at most
-//!   1 MiB in, and at most 1 MiB out ([`outgoing`]). holon-rpc's envelope, heartbeats and
-//!   server-initiated requests wrap the connection ([`holon`]).
-//! - **Events**: after `Subscribe`, server-initiated requests `{"jsonrpc":"2.0","id":"s1",
-//!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
-//!   which HolonClient closes the socket). Replies are matched to them; at most
-//!   `--ws-max-pending` wait (beyond, events are dropped, then counted by a `lagged`
-//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep
-//!   working meanwhile.
-//! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
-//!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
-//!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
+//! - **Messages**: one JSON object per text frame, at most 1 MiB either way ([`outgoing`]).
+//!   The envelope, heartbeats and events as server-initiated requests (never notifications,
+//!   never `id: null`, on which HolonClient closes the socket) are [`holon`]'s.
 //!
 //! What each violation gets (spec/002 first, then WebBridge's behaviour where the spec is
 //! silent; a reply needs a string id to echo, since HolonClient closes the socket on any
@@ -81,7 +72,7 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use self::handshake::{Check, Policy, WsToken};
+use self::handshake::{Check, Policy};
 use self::handshakes::{Handshakes, Place, HANDSHAKE_TIMEOUT};
 use self::holon::{Holon, Violation};
 use super::{accept_until, Service};
@@ -129,7 +120,7 @@ impl Listener {
     pub async fn bind(ws: &WsConfig, token_file: &Path) -> Result<Listener, String> {
         let token = match &ws.token {
             Some(token) => token.clone(),
-            None => WsToken::load_or_create(token_file)?,
+            None => handshake::load_or_create_token(token_file)?,
         };
         let tls = match &ws.tls {
             Some(files) => Some(handshake::tls_acceptor(&files.cert, &files.key)?),
