@@ -1,5 +1,5 @@
-//! What the dispatch targets share: one runtime, and one real daemon (its method table, a
-//! SQLite store in a temporary directory, the WebSocket settings) for every input.
+//! What the dispatch targets share: one runtime, and one real daemon (a SQLite store in a
+//! temporary directory, the WebSocket settings) and its method tables for every input.
 
 use std::sync::{Arc, LazyLock};
 
@@ -7,6 +7,7 @@ use clap::Parser;
 use hld::config::{Args, Config};
 use hld::daemon::Daemon;
 use hld::logging::LogControl;
+use hld::rpc::Router;
 use hld::store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -48,3 +49,7 @@ pub static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(||
     (dir, daemon)
 });
 
+
+/// The method table of the socket's NDJSON clients, and of guests (stdio, WebSocket).
+pub static ROUTERS: LazyLock<(Router<Daemon>, Router<Daemon>)> =
+    LazyLock::new(|| (hld::server::router(false), hld::server::router(true)));

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use common::{DAEMON, RUNTIME};
-use hld::rpc::{self, Settings};
+use common::{DAEMON, ROUTERS, RUNTIME};
+use hld::rpc;
 use hld::transport::content_length::{split_frames, ContentLengthConn};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -21,9 +21,10 @@ fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings::content_length(&daemon.config);
         let conn = ContentLengthConn::new(server, 65536, Duration::from_secs(3600), BytesMut::new());
-        let served = tokio::spawn(rpc::serve(conn, daemon, settings, CancellationToken::new()));
+        let served = tokio::spawn(async move {
+            rpc::serve(conn, &ROUTERS.1, daemon, CancellationToken::new()).await
+        });
         let (mut read, mut write) = tokio::io::split(client);
         let send = async {
             let _ = write.write_all(data).await;

@@ -1,6 +1,6 @@
 //! The WebSocket transport (holon-rpc, spec/002): the envelope check and dispatch. The input
-//! is a series of frames a client sends on a connection of a real daemon (`Connection` and
-//! `rpc::serve` with the WebSocket settings, the full method table): each frame is a kind
+//! is a series of frames a client sends on a connection of a real daemon (`Connection` in
+//! `Holon`, and `rpc::serve` with the guests' method table): each frame is a kind
 //! byte (text, text made valid UTF-8, binary, ping), two length bytes and its payload. The
 //! daemon must not panic or stall, and must write back only text frames that are spec/002
 //! envelopes and, at most, a close frame with one of the transport's codes.
@@ -11,9 +11,10 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{DAEMON, RUNTIME};
+use common::{DAEMON, ROUTERS, RUNTIME};
 use futures::{SinkExt, StreamExt};
 use hld::rpc;
+use hld::transport::websocket::holon::Holon;
 use hld::transport::websocket::{self, Connection};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -69,12 +70,13 @@ fuzz_target!(|data: &[u8]| {
     let messages = messages(data);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = websocket::settings(daemon.config.websocket.as_ref().expect("--ws"));
+        let config = daemon.config.websocket.clone().expect("--ws");
         let served = tokio::spawn(async move {
             let ws = WebSocketStream::from_raw_socket(server, Role::Server, Some(websocket::ws_config())).await;
-            let mut conn = Connection::new(ws);
-            let ended = rpc::serve(&mut conn, daemon, settings, CancellationToken::new()).await;
-            conn.finish(ended).await;
+            let mut conn = Holon::new(Connection::new(ws), &config);
+            let ended = rpc::serve(&mut conn, &ROUTERS.1, daemon, CancellationToken::new()).await;
+            let (conn, violation) = conn.into_parts();
+            conn.finish(ended, violation).await;
         });
         let ws = WebSocketStream::from_raw_socket(client, Role::Client, None).await;
         // Each half is dropped when its side is done, so that the daemon sees the end.

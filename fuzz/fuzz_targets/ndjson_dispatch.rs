@@ -8,27 +8,28 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{DAEMON, RUNTIME};
-use hld::rpc::{self, Settings};
-use hld::transport::ndjson::NdjsonCodec;
+use bytes::BytesMut;
+use common::{DAEMON, ROUTERS, RUNTIME};
+use hld::rpc;
+use hld::transport::ndjson::NdjsonConn;
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_util::codec::Framed;
 use tokio_util::sync::CancellationToken;
 
 fuzz_target!(|data: &[u8]| {
     let daemon = Arc::clone(&DAEMON.1);
     RUNTIME.block_on(async move {
         let (client, server) = tokio::io::duplex(64 * 1024);
-        let settings = Settings::ndjson(&daemon.config);
-        let codec = NdjsonCodec::new(daemon.config.max_message_size);
-        let served = tokio::spawn(rpc::serve(
-            Framed::new(server, codec),
-            daemon,
-            settings,
-            CancellationToken::new(),
-        ));
+        let conn = NdjsonConn::new(
+            server,
+            BytesMut::new(),
+            daemon.config.max_message_size,
+            daemon.config.heartbeat_interval,
+        );
+        let served = tokio::spawn(async move {
+            rpc::serve(conn, &ROUTERS.0, daemon, CancellationToken::new()).await
+        });
         let (mut read, mut write) = tokio::io::split(client);
         let send = async {
             let _ = write.write_all(data).await;

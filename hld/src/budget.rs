@@ -1,18 +1,13 @@
-//! One budget of bytes for what all connections together hold (`--max-buffered`): the
-//! replies they are building and those built but not yet written, and the messages being
-//! read (a Content-Length payload, an NDJSON line past 64 KiB; one the budget cannot hold
-//! now is refused, code 8, and discarded as it arrives). A connection reserves a
-//! share before it builds a reply, so it reads its next request only once the budget has
-//! room; the share is then made the reply's size, and given back once the reply is written.
-//! No number of clients, reading or not, can take more than the budget.
+//! One budget of bytes for what all connections together hold (`--max-buffered`): replies
+//! being built or not yet written, and messages being read (a Content-Length payload, an
+//! NDJSON line past 64 KiB; one the budget cannot hold now is refused, code 8). No number of
+//! clients, reading or not, can take more.
 //!
-//! A reply's size is known only once built, so the share reserved before is a quarter of the
-//! budget, held until the reply is queued for writing: at most four replies are built at once,
-//! and what building one takes (the rows read, the reply, its copy in the write buffer) is
-//! within its share unless the reply is larger. A larger reply waits for the rest, in turn
-//! with every other reservation (the semaphore is fair). While the budget is full, a
-//! connection's next request waits; its own replies are written first, so that it never
-//! waits for bytes it holds itself.
+//! A reply's size is known only once built, so a connection reserves a quarter of the budget
+//! before building one (at most four are built at once), makes the reservation the reply's
+//! size once it is queued, and gives it back once it is written. While the budget is full a
+//! connection's next request waits its turn (the semaphore is fair), after its own replies
+//! are written, so that it never waits for bytes it holds itself.
 
 use std::io;
 use std::sync::Arc;

@@ -14,7 +14,6 @@ use hld_client::protocol::DEFAULT_MAX_MESSAGE_SIZE;
 use crate::approval::api::{ApiKey, DEFAULT_BASE_URL};
 use crate::approval::cloud::{PollSettings, DEFAULT_POLL_INTERVAL, MAX_BACKOFF};
 use crate::approval::server::ApprovalsCommand;
-use crate::transport::websocket::handshake::WsToken;
 
 /// Command-line flags of `hld`.
 #[derive(Debug, Clone, Parser)]
@@ -78,10 +77,9 @@ pub struct Args {
     /// and the framing starts again, in milliseconds.
     #[arg(long, default_value_t = 30_000, value_name = "MS")]
     pub frame_timeout_ms: u64,
-    /// Serve JSON-RPC with Content-Length framing on stdin/stdout, for an editor, by the daemon
-    /// at --socket (started if none answers), so the sessions are shared with every other
-    /// front end: pipes are handed to the daemon, anything else is relayed to it. `shutdown`
-    /// ends this connection, not the daemon.
+    /// Relay JSON-RPC with Content-Length framing between stdin/stdout (an editor) and the
+    /// daemon at --socket (started if none answers), which shares its sessions with every
+    /// front end. `shutdown` ends this connection, not the daemon.
     #[arg(long)]
     pub stdio: bool,
     /// Events a subscriber may fall behind before the oldest are dropped for it (and it is
@@ -97,9 +95,8 @@ pub struct Args {
     /// and launches that need it fail.
     #[arg(long, env = "HUMANLAYER_APPROVALS_COMMAND", value_name = "PATH")]
     pub approvals_command: Option<PathBuf>,
-    /// Worker threads of the async runtime: 0 (the default) serves everything on one thread,
-    /// where no task ever waits for a cross-thread wake-up; N uses a multi-thread runtime with
-    /// N workers.
+    /// Worker threads of the async runtime: 0 (the default) serves everything on one thread;
+    /// N uses a multi-thread runtime with N workers.
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub worker_threads: usize,
     /// HumanLayer API key: enables cloud approvals. Prefer the environment variable, which
@@ -251,6 +248,40 @@ pub struct WsConfig {
     pub heartbeat_timeout: Duration,
     /// When an unanswered server request is forgotten.
     pub stale_after: Duration,
+}
+
+/// The WebSocket token every connection presents: at least 16 characters, each a letter, a
+/// digit or one of `-._~`, so that it travels in `?token=` and in a header as it is. Compared
+/// in constant time; its `Debug` shows `<redacted>`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WsToken(String);
+
+impl std::fmt::Debug for WsToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WsToken(<redacted>)")
+    }
+}
+
+impl WsToken {
+    /// Checks `token` (trimmed).
+    pub fn new(token: &str) -> Result<WsToken, String> {
+        let token = token.trim();
+        if token.len() < 16 {
+            return Err("a token has at least 16 characters".into());
+        }
+        if !token
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        {
+            return Err("a token has only letters, digits and -._~".into());
+        }
+        Ok(WsToken(token.to_owned()))
+    }
+
+    /// Whether `presented` is the token, in time that does not depend on where they differ.
+    pub fn matches(&self, presented: &str) -> bool {
+        subtle::ConstantTimeEq::ct_eq(self.0.as_bytes(), presented.as_bytes()).into()
+    }
 }
 
 /// A PEM certificate chain and its private key.
@@ -488,6 +519,13 @@ fn resolve_api_base_url(flag: Option<String>) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_ws_token_must_be_long_and_plain() {
+        assert!(WsToken::new("short").is_err());
+        assert!(WsToken::new("has a space in it, sadly").is_err());
+        assert!(WsToken::new(" 0123456789abcdef-._~ ").is_ok());
+    }
 
     #[test]
     fn the_api_key_enables_cloud_approvals_and_never_shows_in_debug_output() {

@@ -1,5 +1,5 @@
-//! The daemon's shared state: configuration, the method table, the bus and the shutdown
-//! token. One `Arc<Daemon>` is handed to every connection and handler.
+//! The daemon's shared state: configuration, the store, the sessions, the bus and the
+//! shutdown token. One `Arc<Daemon>` is handed to every handler.
 
 use std::sync::Arc;
 
@@ -7,11 +7,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approval::api::{ApiError, CloudClient};
 use crate::approval::Approvals;
+use crate::budget::Budget;
 use crate::bus::Bus;
 use crate::config::Config;
-use crate::handlers::HealthCache;
 use crate::logging::LogControl;
-use crate::rpc::Router;
 use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
 
@@ -19,10 +18,6 @@ use crate::store::Store;
 pub struct Daemon {
     /// The resolved configuration.
     pub config: Config,
-    /// The served methods.
-    pub router: Router,
-    /// `health`'s last result.
-    pub health: HealthCache,
     /// The event bus.
     pub bus: Bus,
     /// The database.
@@ -40,7 +35,13 @@ pub struct Daemon {
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
     /// The bytes all connections together may hold (`--max-buffered`).
-    pub budget: crate::budget::Budget,
+    pub budget: Budget,
+}
+
+impl AsRef<Budget> for Daemon {
+    fn as_ref(&self) -> &Budget {
+        &self.budget
+    }
 }
 
 impl std::fmt::Debug for Daemon {
@@ -80,10 +81,8 @@ impl Daemon {
             .transpose()?;
         let approvals = Approvals::new(store.clone(), cloud);
         store.publish_to(bus.clone());
-        let budget = crate::budget::Budget::new(config.max_buffered);
+        let budget = Budget::new(config.max_buffered);
         Ok(Arc::new(Daemon {
-            router: crate::handlers::router(),
-            health: HealthCache::default(),
             approvals,
             bus,
             store,

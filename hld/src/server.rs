@@ -1,18 +1,17 @@
 //! The server: a function of (config, log control, shutdown token). `main` is a thin wrapper,
-//! and tests call the same function.
-//!
-//! The Unix socket always; a WebSocket listener too with `--ws`, its connections served and
-//! drained with the socket's.
+//! and tests call the same function. Here the method table is built, and the transports are
+//! wired to it: the Unix socket always; a WebSocket listener too with `--ws`, its connections
+//! served and drained with the socket's.
 //!
 //! Shutdown order: stop accepting → let in-flight requests finish and subscriptions close
 //! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
 //! flush the store → remove the socket.
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hld_client::protocol as p;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -21,10 +20,11 @@ use crate::claude;
 use crate::clients;
 use crate::config::Config;
 use crate::daemon::Daemon;
+use crate::handlers::{self, approvals, control, introspection, sessions};
 use crate::logging::LogControl;
+use crate::rpc::Router;
 use crate::store::Store;
-use crate::throttle::Throttle;
-use crate::transport::{unix, websocket};
+use crate::transport::{unix, websocket, Service};
 
 /// How long in-flight requests get to finish at shutdown.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
@@ -98,59 +98,42 @@ async fn announce(daemon: Arc<Daemon>) {
     );
 }
 
-/// Failed accepts in a row (at the open-files limit, each fails at once until a descriptor is
-/// freed): the pause before the next grows from 10 ms to 1 s, and a warning at most once a
-/// second says how many failed since the last ([`Throttle`]).
-#[derive(Default)]
-struct AcceptFailures {
-    /// The pause after the last failure; `None` once an accept succeeds.
-    pause: Option<Duration>,
-    log: Throttle,
-}
-
-impl AcceptFailures {
-    /// Counts a failure; returns the pause before the next accept.
-    fn failed(&mut self, e: &std::io::Error) -> Duration {
-        if let Some(failures) = self.log.hit() {
-            tracing::warn!(error = %e, failures, "accept failed");
-        }
-        let pause = self.pause.map_or(Duration::from_millis(10), |p| {
-            (p * 2).min(Duration::from_secs(1))
-        });
-        self.pause = Some(pause);
-        pause
-    }
-}
-
-/// Accepts connections with `accept` until `shutdown` is cancelled, handing each to `serve`;
-/// failed accepts back off ([`AcceptFailures`]). The one accept loop of every listener.
-pub(crate) async fn accept_until<T, F>(
-    shutdown: &CancellationToken,
-    mut accept: impl FnMut() -> F,
-    mut serve: impl FnMut(T),
-) where
-    F: Future<Output = std::io::Result<T>>,
-{
-    let mut failing = AcceptFailures::default();
-    loop {
-        let accepted = tokio::select! {
-            () = shutdown.cancelled() => return,
-            accepted = accept() => accepted,
-        };
-        match accepted {
-            Ok(connection) => {
-                failing.pause = None;
-                serve(connection);
-            }
-            Err(e) => {
-                let pause = failing.failed(&e);
-                tokio::select! {
-                    () = shutdown.cancelled() => return,
-                    () = tokio::time::sleep(pause) => {}
-                }
-            }
-        }
-    }
+/// Every method the daemon serves. A `guest`'s table (an editor's, a browser's) differs in
+/// one entry: `shutdown` ends only its connection, not what other front ends are watching.
+pub fn router(guest: bool) -> Router<Daemon> {
+    let mut r = Router::default();
+    r.add::<p::Health, _, _>(introspection::health)
+        .add::<p::Initialize, _, _>(introspection::initialize)
+        .add::<p::Version, _, _>(introspection::version)
+        .list::<p::ListMethods>()
+        .describe::<p::DescribeMethods>()
+        .add::<p::SetLogLevel, _, _>(introspection::set_log_level);
+    match guest {
+        true => r.close::<p::Shutdown>(&p::ShutdownResult {
+            message: "Shutting down gracefully".into(),
+        }),
+        false => r.add::<p::Shutdown, _, _>(introspection::shutdown),
+    };
+    r.add::<p::LaunchSession, _, _>(sessions::launch_session)
+        .add::<p::ListSessions, _, _>(sessions::list_sessions)
+        .add::<p::GetSessionState, _, _>(sessions::get_session_state)
+        .add::<p::GetConversation, _, _>(sessions::get_conversation)
+        .add::<p::ContinueSession, _, _>(sessions::continue_session)
+        .add::<p::InterruptSession, _, _>(sessions::interrupt_session)
+        .add::<p::FetchApprovals, _, _>(approvals::fetch_approvals)
+        .add::<p::SendDecision, _, _>(approvals::send_decision)
+        .add::<p::CreateApproval, _, _>(approvals::create_approval)
+        .add::<p::GetApproval, _, _>(approvals::get_approval)
+        .add::<p::UpdateSessionTitle, _, _>(control::update_session_title)
+        .add::<p::ArchiveSession, _, _>(control::archive_session)
+        .add::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
+        .add::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
+        .add::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
+        .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
+        .add::<p::SearchSessions, _, _>(control::search_sessions)
+        .add::<p::DeleteSession, _, _>(control::delete_session)
+        .subscribe::<p::Subscribe, _>(handlers::subscribe);
+    r
 }
 
 /// Runs the daemon until `shutdown` is cancelled.
@@ -206,21 +189,19 @@ pub async fn run(
         shutdown.clone(),
     ));
 
+    let service = Arc::new(Service {
+        router: router(false),
+        guest: router(true),
+        state: Arc::clone(&daemon),
+        max_message: daemon.config.max_message_size,
+        frame_timeout: daemon.config.frame_timeout,
+        heartbeat: daemon.config.heartbeat_interval,
+    });
     let connections = TaskTracker::new();
-    let ws = ws
-        .map(|ws| tokio::spawn(ws.run(Arc::clone(&daemon), connections.clone(), shutdown.clone())));
-    let listener = &socket.listener;
-    accept_until(
-        &shutdown,
-        || listener.accept(),
-        |(stream, _)| {
-            // Boxed: a connection's future has room for any handler's, which is large to
-            // move by value into the task.
-            let connection = unix::serve(stream, Arc::clone(&daemon), shutdown.clone());
-            connections.spawn(Box::pin(connection));
-        },
-    )
-    .await;
+    let ws = ws.map(|ws| {
+        tokio::spawn(ws.run(Arc::clone(&service), connections.clone(), shutdown.clone()))
+    });
+    unix::run(&socket.listener, &service, &connections, &shutdown).await;
 
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
@@ -260,19 +241,4 @@ pub async fn run(
     drop(file);
     tracing::info!("daemon shutdown complete");
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn failing_accepts_back_off_to_a_second() {
-        let mut failing = AcceptFailures::default();
-        let e = std::io::Error::from_raw_os_error(libc::EMFILE);
-        let pauses: Vec<u128> = (0..10).map(|_| failing.failed(&e).as_millis()).collect();
-        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
-        // The first failure was logged; the nine since wait for the next second.
-        assert_eq!(failing.log.hit(), None);
-    }
 }

@@ -1,32 +1,24 @@
 //! `hld --stdio`: an editor's JSON-RPC connection to the daemon, one of the daemon's
 //! connections, so a session launched from the editor is seen by every other front end.
 //!
-//! When stdin and stdout are pipes or Unix stream sockets, as an editor starts its child, they
-//! are handed to the daemon (`transport::pipes`), which serves them itself: this process only
-//! holds the control connection and exits when the serving ends. Otherwise (a terminal, a
-//! file, a network socket, or a daemon that does not take them) it relays bytes between
-//! stdin/stdout and the daemon's socket, after one header line that tells the daemon the
-//! framing; the relay parses nothing. Either way stdout carries only what the daemon sent,
-//! and every diagnostic goes to stderr. One daemon serves every front end: serving stdio in
-//! a process of its own would need a second store and bus.
+//! It relays bytes between stdin/stdout and the daemon's socket, after one header line that
+//! tells the daemon the framing (Content-Length); the relay parses nothing. stdout carries
+//! only what the daemon sent, and every diagnostic goes to stderr. One daemon serves every
+//! front end: serving stdio in a process of its own would need a second store and bus.
 
-use std::io::{IoSlice, Read, Write};
-use std::mem::MaybeUninit;
+use std::io::{Read, Write};
 use std::net::Shutdown;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::time::Duration;
 
-use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::UnixStream;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
-use crate::transport::pipes::{self, Why, GRACE};
-
-/// How long the daemon has to answer the offer of the pipes.
-const OFFER_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long replies in hand may take once the relay is asked to stop (spec/004: the
+/// editor's child exits within 2 s of a signal).
+const GRACE: Duration = Duration::from_millis(1500);
 
 /// What the relay sends before the editor's first byte.
 const PREAMBLE: &[u8] = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n";
@@ -76,17 +68,11 @@ impl Signals {
     }
 }
 
-/// Connects the editor's stdin/stdout to the daemon at `socket`, starting `hld` (this binary)
-/// there first if none answers: hands them over when they are pipes, else relays them.
+/// Relays the editor's stdin/stdout to the daemon at `socket`, starting `hld` (this binary)
+/// there first if none answers.
 pub async fn run(socket: &Path) -> Result<Ended, String> {
     let mut signals = Signals::new()?;
-    let mut stream = connect(socket).await?;
-    if stdio_are_pipes() {
-        if let Some(ended) = hand_over(stream, &mut signals).await? {
-            return Ok(ended);
-        }
-        stream = connect(socket).await?;
-    }
+    let stream = connect(socket).await?;
     relay(stream, socket, &mut signals).await
 }
 
@@ -106,101 +92,8 @@ async fn connect(socket: &Path) -> Result<UnixStream, String> {
         .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
-/// Whether stdin and stdout are both of a kind the daemon takes ([`pipes::kind`]).
-fn stdio_are_pipes() -> bool {
-    pipes::kind(std::io::stdin()).is_some() && pipes::kind(std::io::stdout()).is_some()
-}
-
-/// Hands stdin and stdout to the daemon on `stream` and waits until it has served them, or a
-/// signal comes. `None` if the daemon did not take them: the caller relays instead.
-async fn hand_over(stream: UnixStream, signals: &mut Signals) -> Result<Option<Ended>, String> {
-    let (read, mut write) = stream.into_split();
-    let mut lines = BufReader::new(read).lines();
-    let cannot = |e: std::io::Error| format!("cannot offer stdio to the daemon: {e}");
-    write.write_all(pipes::ANNOUNCE).await.map_err(cannot)?;
-    let answer = tokio::time::timeout(OFFER_TIMEOUT, lines.next_line()).await;
-    if !matches!(&answer, Ok(Ok(Some(line))) if line == pipes::SEND) {
-        tracing::info!("the daemon does not take pipes; relaying");
-        return Ok(None);
-    }
-    send_stdio(write.as_ref()).await.map_err(cannot)?;
-    match lines.next_line().await {
-        Ok(Some(line)) if line == pipes::TAKEN => {}
-        Ok(Some(line)) => {
-            let reason = line.strip_prefix(pipes::REFUSED).unwrap_or(&line).trim();
-            tracing::info!(%reason, "the daemon refused stdio; relaying");
-            return Ok(None);
-        }
-        Ok(None) | Err(_) => return Ok(Some(Ended::DaemonGone)),
-    }
-    tracing::info!("the daemon serves stdin and stdout");
-    tokio::select! {
-        line = lines.next_line() => {
-            let why = match line {
-                Ok(Some(line)) => line
-                    .strip_prefix(pipes::ENDED)
-                    .and_then(|why| Why::parse(why.trim())),
-                Ok(None) | Err(_) => None,
-            };
-            Ok(Some(match why {
-                Some(Why::StdinClosed) => {
-                    tracing::info!("stdin closed, shutting down gracefully");
-                    Ended::Cleanly
-                }
-                Some(Why::StdoutClosed) => {
-                    tracing::info!("stdout closed, shutting down");
-                    Ended::Cleanly
-                }
-                Some(Why::Shutdown) => {
-                    tracing::info!("the daemon closed this connection (shutdown)");
-                    Ended::Cleanly
-                }
-                Some(Why::Stopped) => Ended::Cleanly,
-                Some(Why::DaemonStopping) | None => Ended::DaemonGone,
-            }))
-        }
-        name = signals.recv() => {
-            tracing::info!("received {name}, shutting down gracefully");
-            // The end of this connection asks the daemon to stop; it answers what it read,
-            // closes the pipes, then says so.
-            let _ = write.shutdown().await;
-            let _ = tokio::time::timeout(GRACE, lines.next_line()).await;
-            Ok(Some(Ended::Cleanly))
-        }
-    }
-}
-
-/// Sends this process's stdin and stdout on `control`, as `SCM_RIGHTS` with one byte.
-async fn send_stdio(control: &UnixStream) -> std::io::Result<()> {
-    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
-    let fds = [stdin.as_fd(), stdout.as_fd()];
-    loop {
-        control.writable().await?;
-        let sent = control.try_io(Interest::WRITABLE, || {
-            let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
-            let mut ancillary = SendAncillaryBuffer::new(&mut space);
-            ancillary.push(SendAncillaryMessage::ScmRights(&fds));
-            Ok(rustix::net::sendmsg(
-                control,
-                &[IoSlice::new(&[0])],
-                &mut ancillary,
-                SendFlags::empty(),
-            )?)
-        });
-        match sent {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) => return Err(e),
-            Ok(_) => return Ok(()),
-        }
-    }
-}
-
-/// Relays stdin/stdout to the daemon on `stream`.
-///
-/// The bytes go through two plain threads, one each way, blocked in `read`: a message costs
-/// one read and one write per hop, with no hand-over to an async runtime's blocking pool
-/// (which is how tokio serves stdin and stdout). The runtime only waits for either way to
-/// stop or for a signal.
+/// Relays stdin/stdout to the daemon on `stream`: two plain threads, one each way, blocked
+/// in `read`; the runtime only waits for either way to stop or for a signal.
 async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Result<Ended, String> {
     let cannot = |e: std::io::Error| format!("cannot use {}: {e}", socket.display());
     let mut to_daemon = stream.into_std().map_err(cannot)?;
@@ -222,8 +115,8 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
         });
     });
     // stdout unbuffered (its own descriptor, not the line-buffered `Stdout`), so that each
-    // read from the daemon, whole frames, leaves in one write: on a TCP socket the second
-    // half of a frame cut in two waits for the peer's delayed ACK (Nagle), some 40 ms.
+    // read from the daemon leaves in one write: on a TCP socket the second half of a frame
+    // cut in two would wait for the peer's delayed ACK.
     let stdout = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()

@@ -1,44 +1,30 @@
-//! The method table: which handler serves which method.
+//! The method handlers, each `async fn(Arc<Daemon>, Params) -> Result<…>`; `server.rs` puts
+//! them in the method table.
 
-mod approvals;
-mod control;
-mod introspection;
-mod sessions;
+pub mod approvals;
+pub mod control;
+pub mod introspection;
+pub mod sessions;
 
-pub use introspection::{HealthCache, VERSION};
+pub use introspection::VERSION;
 
-use hld_client::protocol as p;
+use hld_client::protocol::{EventType, SubscribeParams, EVENT_TYPES};
 
-use crate::rpc::Router;
+use crate::bus::{Filter, Subscriber};
+use crate::daemon::Daemon;
+use crate::error::{Error, Result};
 
-/// Every method the daemon serves.
-pub fn router() -> Router {
-    let mut t = Router::default();
-    t.route_encoded::<p::Health, _, _>(introspection::health)
-        .route::<p::Initialize, _, _>(introspection::initialize)
-        .route::<p::Version, _, _>(introspection::version)
-        .route::<p::ListMethods, _, _>(introspection::list_methods)
-        .route::<p::DescribeMethods, _, _>(introspection::describe_methods)
-        .route::<p::SetLogLevel, _, _>(introspection::set_log_level)
-        .route::<p::Shutdown, _, _>(introspection::shutdown)
-        .route::<p::LaunchSession, _, _>(sessions::launch_session)
-        .route::<p::ListSessions, _, _>(sessions::list_sessions)
-        .route::<p::GetSessionState, _, _>(sessions::get_session_state)
-        .route::<p::GetConversation, _, _>(sessions::get_conversation)
-        .route::<p::ContinueSession, _, _>(sessions::continue_session)
-        .route::<p::InterruptSession, _, _>(sessions::interrupt_session)
-        .route::<p::FetchApprovals, _, _>(approvals::fetch_approvals)
-        .route::<p::SendDecision, _, _>(approvals::send_decision)
-        .route::<p::CreateApproval, _, _>(approvals::create_approval)
-        .route::<p::GetApproval, _, _>(approvals::get_approval)
-        .route::<p::UpdateSessionTitle, _, _>(control::update_session_title)
-        .route::<p::ArchiveSession, _, _>(control::archive_session)
-        .route::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
-        .route::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
-        .route::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
-        .route::<p::GetRecentPaths, _, _>(control::get_recent_paths)
-        .route::<p::SearchSessions, _, _>(control::search_sessions)
-        .route::<p::DeleteSession, _, _>(control::delete_session)
-        .connection::<p::Subscribe>();
-    t
+/// `Subscribe`: a subscription to the events its filter lets through; unknown event types
+/// are refused.
+pub fn subscribe(daemon: &Daemon, params: SubscribeParams) -> Result<Subscriber> {
+    for (i, t) in params.event_types.iter().flatten().enumerate() {
+        if EventType::parse(t.as_str()).is_none() {
+            return Err(Error::not_accepted(
+                &format!("event_types[{i}]"),
+                t.as_str(),
+                &EVENT_TYPES,
+            ));
+        }
+    }
+    Ok(daemon.bus.subscribe(Filter::from(params)))
 }

@@ -1,5 +1,6 @@
 //! Reading one incoming message: JSON-RPC 2.0's envelope checked, its members kept as raw JSON
-//! for the router, and every violation turned into the error the client gets.
+//! for the router, and every violation turned into the error the client gets. One parser for
+//! every transport; holon-rpc (spec/002) asks for [`Strictness::Strict`].
 
 use std::borrow::Cow;
 
@@ -21,23 +22,31 @@ pub enum Message<'a> {
         /// The params; `None` when absent or `null`.
         params: Option<&'a RawValue>,
     },
-    /// The client's reply to a request the server sent (an event, on transports that send
-    /// events as requests).
+    /// The peer's reply to a request the server sent (strict parsing only).
     Reply {
         /// The id of the request it answers.
         id: &'a RawValue,
     },
 }
 
-/// A message that cannot be served: the error to answer with, and the id to answer to. Every
-/// one is answered, one without an id too (to `null`, as JSON-RPC 2.0 says): only a valid
-/// notification goes unanswered.
+/// A message that cannot be served: the error to answer with, and the id to answer to.
 #[derive(Debug)]
 pub struct Rejected {
     /// The error object.
     pub error: ErrorObject,
-    /// The id to echo: the message's own when it could be read, else `null`.
-    pub id: Box<RawValue>,
+    /// The message's id, when it could be read. Without one, a lenient transport answers to
+    /// `null` (as JSON-RPC 2.0 says) and a strict one closes the connection.
+    pub id: Option<Box<RawValue>>,
+}
+
+/// How strictly a message is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strictness {
+    /// JSON-RPC 2.0, requests only: what the Unix socket and stdio take.
+    Lenient,
+    /// spec/002 (holon-rpc): only the six members, each once; an `id` that is one non-empty
+    /// string; `params` an object; and the peer's replies to the server's requests.
+    Strict,
 }
 
 #[derive(Deserialize)]
@@ -50,10 +59,6 @@ struct Members<'a> {
     params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
 }
 
 /// A member that is present, `null` included (serde would read `null` as absent).
@@ -141,7 +146,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 
 /// An object's members in order, repeats included, each value raw (names borrowed unless
 /// they have escapes).
-pub(crate) struct Pairs<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
     /// The rejection of an object that repeats a member: answered to its id when that is
@@ -154,9 +159,9 @@ impl Pairs<'_> {
             .map(|(_, id)| *id);
         let id = match (ids.next(), ids.next()) {
             (Some(id), None) if matches!(json_kind(id), "string" | "number" | "null") => {
-                id.to_owned()
+                Some(id.to_owned())
             }
-            _ => null_id(),
+            _ => None,
         };
         let repeated = pairs
             .iter()
@@ -164,10 +169,7 @@ impl Pairs<'_> {
             .find(|(i, (key, _))| pairs[..*i].iter().any(|(k, _)| k == key))
             .map_or_else(String::new, |(_, (key, _))| key.escape_debug().to_string());
         Rejected {
-            error: invalid_request(
-                &format!("Invalid request: duplicate member \"{repeated}\""),
-                InvalidRequestReason::InvalidEnvelope,
-            ),
+            error: envelope_error(&format!("duplicate member \"{repeated}\"")),
             id,
         }
     }
@@ -202,19 +204,30 @@ pub fn null_id() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
-/// Reads one message. Errors, in the order they are checked: not UTF-8 or not JSON (-32700,
-/// id `null`); a batch (-32600 `batch-not-supported`); not an object (-32600
-/// `invalid-envelope`); an id that is not a string, a number or `null` (-32600
-/// `invalid-id-type`, id `null`); then, echoing the id (`null` without one), a `jsonrpc` other
-/// than "2.0" and a `method` that is not a string (-32600 `invalid-envelope`).
-pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
-    let reject = |error, id: Option<&RawValue>| Rejected {
-        error,
-        id: id.map_or_else(null_id, ToOwned::to_owned),
-    };
+/// Reads one message, as `strictness` says.
+pub fn parse(bytes: &[u8], strictness: Strictness) -> Result<Message<'_>, Rejected> {
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return Err(reject(parse_error("invalid UTF-8"), Some(&null_id())));
+        return Err(reject(parse_error("invalid UTF-8"), None));
     };
+    match strictness {
+        Strictness::Lenient => parse_lenient(text),
+        Strictness::Strict => parse_strict(text),
+    }
+}
+
+fn reject(error: ErrorObject, id: Option<&RawValue>) -> Rejected {
+    Rejected {
+        error,
+        id: id.map(ToOwned::to_owned),
+    }
+}
+
+/// Errors, in the order they are checked: not JSON (-32700, id `null`); a batch (-32600
+/// `batch-not-supported`); not an object (-32600 `invalid-envelope`); an id that is not a
+/// string, a number or `null` (-32600 `invalid-id-type`, id `null`); then, echoing the id
+/// (`null` without one), a `jsonrpc` other than "2.0" and a `method` that is not a string
+/// (-32600 `invalid-envelope`).
+fn parse_lenient(text: &str) -> Result<Message<'_>, Rejected> {
     if text.trim_start().starts_with('[') {
         let error = match serde_json::from_str::<Vec<&RawValue>>(text) {
             Ok(_) => invalid_request(
@@ -223,7 +236,7 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
             ),
             Err(_) => parse_error("invalid JSON"),
         };
-        return Err(reject(error, Some(&null_id())));
+        return Err(reject(error, None));
     }
     let members: Members = match serde_json::from_str(text) {
         Ok(m) => m,
@@ -231,16 +244,10 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
             // Every member's type is accepted above, so an object refused here repeats one.
             return Err(match serde_json::from_str::<Pairs>(text) {
                 Ok(pairs) => pairs.repeated(),
-                Err(_) => {
-                    let error = invalid_request(
-                        "Invalid request: not a JSON object",
-                        InvalidRequestReason::InvalidEnvelope,
-                    );
-                    reject(error, Some(&null_id()))
-                }
+                Err(_) => reject(envelope_error("not a JSON object"), None),
             });
         }
-        Err(_) => return Err(reject(parse_error("invalid JSON"), Some(&null_id()))),
+        Err(_) => return Err(reject(parse_error("invalid JSON"), None)),
     };
     if let Some(id) = members.id {
         if !matches!(json_kind(id), "string" | "number" | "null") {
@@ -248,41 +255,120 @@ pub fn parse(bytes: &[u8]) -> Result<Message<'_>, Rejected> {
                 "Invalid request: id must be a string, number or null",
                 InvalidRequestReason::InvalidIdType,
             );
-            return Err(reject(error, Some(&null_id())));
+            return Err(reject(error, None));
         }
     }
     let id = members.id;
-    let version = members.jsonrpc.as_ref().and_then(Text::as_str);
-    if version != Some(JSONRPC_VERSION) {
-        let error = invalid_request(
-            "Invalid request: must be JSON-RPC 2.0",
-            InvalidRequestReason::InvalidEnvelope,
-        );
-        return Err(reject(error, id));
-    }
-    if members.method.is_none() && (members.result.is_some() || members.error.is_some()) {
-        if let Some(id) = id {
-            return Ok(Message::Reply { id });
-        }
+    if members.jsonrpc.as_ref().and_then(Text::as_str) != Some(JSONRPC_VERSION) {
+        return Err(reject(envelope_error("must be JSON-RPC 2.0"), id));
     }
     let Some(method) = members.method.and_then(Text::into_str) else {
-        let error = invalid_request(
-            "Invalid request: method must be a string",
-            InvalidRequestReason::InvalidEnvelope,
-        );
-        return Err(reject(error, id));
+        return Err(reject(envelope_error("method must be a string"), id));
     };
     let params = members.params.filter(|p| p.get() != "null");
     Ok(Message::Request { id, method, params })
 }
 
-/// The error for a method the table does not have.
-pub fn method_not_found(method: &str) -> ErrorObject {
-    ErrorObject {
-        code: ErrorCode::MethodNotFound.code(),
-        message: format!("Method not found: {method}"),
-        data: None,
+/// -32600 `invalid-envelope`, `Invalid request: {what}`.
+fn envelope_error(what: &str) -> ErrorObject {
+    invalid_request(
+        &format!("Invalid request: {what}"),
+        InvalidRequestReason::InvalidEnvelope,
+    )
+}
+
+/// The members a strict envelope may have.
+const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+
+/// spec/002's rules: what is not one object with a readable id cannot be answered (the
+/// error's message names the rule, for the close reason); the rest is answered to the id.
+fn parse_strict(text: &str) -> Result<Message<'_>, Rejected> {
+    let unanswerable = |code: ErrorCode, message: &str| {
+        let error = ErrorObject {
+            code: code.code(),
+            message: message.to_owned(),
+            data: None,
+        };
+        Err(reject(error, None))
+    };
+    let members = match serde_json::from_str::<Pairs>(text) {
+        Ok(Pairs(members)) => members,
+        Err(e) if e.is_data() => {
+            return unanswerable(ErrorCode::InvalidRequest, "not a JSON object")
+        }
+        Err(_) => return unanswerable(ErrorCode::ParseError, "parse error: invalid JSON"),
+    };
+    let get = |name: &str| members.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+    let mut ids = members.iter().filter(|(name, _)| name == "id");
+    let id = match (ids.next(), ids.next()) {
+        (Some((_, id)), None) if is_nonempty_string(id) => *id,
+        _ => return unanswerable(ErrorCode::InvalidRequest, "id must be one non-empty string"),
+    };
+    let invalid = |what: &str| Err(reject(envelope_error(what), Some(id)));
+    for (i, (name, _)) in members.iter().enumerate() {
+        if !MEMBERS.contains(&name.as_ref()) {
+            return invalid(&format!("unknown member \"{}\"", name.escape_debug()));
+        }
+        if members[..i].iter().any(|(n, _)| n == name) {
+            return invalid(&format!("duplicate member \"{name}\""));
+        }
     }
+    if !get("jsonrpc").is_some_and(|v| string_is(v, JSONRPC_VERSION)) {
+        return invalid("jsonrpc must be \"2.0\"");
+    }
+    let (params, result, error) = (get("params"), get("result"), get("error"));
+    if let Some(method) = get("method") {
+        let method = serde_json::from_str::<Text>(method.get()).ok();
+        let Some(method) = method.and_then(Text::into_str).filter(|m| !m.is_empty()) else {
+            return invalid("method must be a non-empty string");
+        };
+        if result.is_some() || error.is_some() {
+            return invalid("a request has no result or error");
+        }
+        if params.is_some_and(|p| !p.get().starts_with('{')) {
+            return invalid("params must be an object");
+        }
+        let id = Some(id);
+        return Ok(Message::Request { id, method, params });
+    }
+    if params.is_some() {
+        return invalid("a response has no params");
+    }
+    match (result, error) {
+        (Some(_), Some(_)) => invalid("a response has result or error, not both"),
+        (None, None) => invalid("method, result or error is required"),
+        (Some(_), None) => Ok(Message::Reply { id }),
+        (None, Some(error)) if is_error_object(error) => Ok(Message::Reply { id }),
+        (None, Some(_)) => {
+            invalid("error must be an object with an integer code and a string message")
+        }
+    }
+}
+
+/// Whether `raw` is a JSON string of at least one character.
+fn is_nonempty_string(raw: &RawValue) -> bool {
+    raw.get().starts_with('"') && raw.get() != "\"\""
+}
+
+/// Whether `raw` is the JSON string `expected` (escaped or not).
+fn string_is(raw: &RawValue, expected: &str) -> bool {
+    serde_json::from_str::<Text>(raw.get()).is_ok_and(|t| t.as_str() == Some(expected))
+}
+
+/// Whether `raw` is an error object: an integer `code` and a string `message`, each once
+/// (other members allowed).
+fn is_error_object(raw: &RawValue) -> bool {
+    let Ok(Pairs(members)) = serde_json::from_str::<Pairs>(raw.get()) else {
+        return false;
+    };
+    let one = |name: &str, valid: fn(&str) -> bool| {
+        let mut found = members.iter().filter(|(n, _)| n == name);
+        matches!((found.next(), found.next()), (Some((_, v)), None) if valid(v.get()))
+    };
+    // A JSON number without a fraction or an exponent is an integer.
+    let integer = |v: &str| v.bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    let string = |v: &str| v.starts_with('"');
+    one("code", integer) && one("message", string)
 }
 
 /// The JSON type of a raw value, as error data names it.
@@ -298,104 +384,5 @@ pub fn json_kind(raw: &RawValue) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn request(text: &str) -> (Option<String>, String, Option<String>) {
-        match parse(text.as_bytes()).expect("valid") {
-            Message::Request { id, method, params } => (
-                id.map(|i| i.get().to_owned()),
-                method.into_owned(),
-                params.map(|p| p.get().to_owned()),
-            ),
-            Message::Reply { .. } => panic!("a request"),
-        }
-    }
-
-    fn rejected(text: &[u8]) -> (i64, String) {
-        let r = parse(text).expect_err("invalid");
-        (r.error.code, r.id.get().to_owned())
-    }
-
-    #[test]
-    fn requests_keep_their_id_exactly_and_null_params_are_absent() {
-        assert_eq!(
-            request(r#"{"jsonrpc":"2.0","method":"health","id":7}"#),
-            (Some("7".into()), "health".into(), None)
-        );
-        assert_eq!(
-            request(r#" {"id":"a\"b","params":null,"method":"he\u0061lth","jsonrpc":"2.0"} "#),
-            (Some(r#""a\"b""#.into()), "health".into(), None)
-        );
-        assert_eq!(
-            request(r#"{"jsonrpc":"2.0","method":"x","params":{"a":1},"id":null}"#),
-            (Some("null".into()), "x".into(), Some(r#"{"a":1}"#.into()))
-        );
-        assert_eq!(
-            request(r#"{"jsonrpc":"2.0","method":"x"}"#),
-            (None, "x".into(), None)
-        );
-    }
-
-    #[test]
-    fn violations_get_the_right_code_and_id() {
-        assert_eq!(rejected(b"\xff"), (-32700, "null".into()));
-        assert_eq!(rejected(b"{nope"), (-32700, "null".into()));
-        assert_eq!(rejected(b"[1]"), (-32600, "null".into()));
-        assert_eq!(rejected(b"[1"), (-32700, "null".into()));
-        assert_eq!(rejected(b"42"), (-32600, "null".into()));
-        assert_eq!(
-            rejected(br#"{"jsonrpc":"2.0","method":"x","id":{}}"#),
-            (-32600, "null".into())
-        );
-        assert_eq!(
-            rejected(br#"{"jsonrpc":"1.0","method":"x","id":3}"#),
-            (-32600, "3".into())
-        );
-        assert_eq!(
-            rejected(br#"{"jsonrpc":"2.0","method":5,"id":"k"}"#),
-            (-32600, r#""k""#.into())
-        );
-        // Without an id, a violation is answered to `null`: only a valid notification is not.
-        for text in [
-            &br#"{"jsonrpc":"2.0","method":5}"#[..],
-            b"{}",
-            br#"{"method":"version"}"#,
-            br#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#,
-        ] {
-            assert_eq!(rejected(text), (-32600, "null".into()));
-        }
-    }
-
-    #[test]
-    fn a_repeated_member_is_answered_to_the_id_when_it_is_readable() {
-        let message = |text: &str| {
-            let r = parse(text.as_bytes()).expect_err("invalid");
-            (r.error.code, r.error.message, r.id.get().to_owned())
-        };
-        assert_eq!(
-            message(r#"{"jsonrpc":"2.0","method":"a","method":"b","id":12}"#),
-            (
-                -32600,
-                r#"Invalid request: duplicate member "method""#.into(),
-                "12".into()
-            )
-        );
-        assert_eq!(
-            message(r#"{"jsonrpc":"2.0","method":"a","id":1,"id":2}"#).2,
-            "null"
-        );
-        assert_eq!(
-            message(r#"{"id":[1],"jsonrpc":"2.0","jsonrpc":"2.0"}"#).2,
-            "null"
-        );
-    }
-
-    #[test]
-    fn a_reply_from_the_client_is_told_apart() {
-        let reply = parse(br#"{"jsonrpc":"2.0","result":{},"id":"s1"}"#).unwrap();
-        assert!(matches!(reply, Message::Reply { id } if id.get() == r#""s1""#));
-        let error = parse(br#"{"jsonrpc":"2.0","error":{"code":1,"message":"x"},"id":"s2"}"#);
-        assert!(matches!(error, Ok(Message::Reply { .. })));
-    }
-}
+#[path = "envelope_tests.rs"]
+mod tests;

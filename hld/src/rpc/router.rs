@@ -1,8 +1,7 @@
-//! The one method table: every served method, its description and its typed handler.
-//! `listMethods` and `describeMethods` are generated from it.
+//! The method table, generic over the state its handlers get: every served method, its
+//! description and how it is served. `listMethods` and `describeMethods` are answered from it.
 
 use std::future::Future;
-use std::marker::PhantomData;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -13,87 +12,102 @@ use serde_json::value::RawValue;
 
 use super::envelope::json_kind;
 use super::error::from_decode_error;
-use crate::daemon::Daemon;
+use crate::bus::Subscriber;
 use crate::error::{Error, Result};
 
 /// A handler with its types erased: params as raw JSON in, the result as JSON out.
-pub type Handler =
-    Box<dyn Fn(Arc<Daemon>, Option<&RawValue>) -> BoxFuture<'static, Result<Bytes>> + Send + Sync>;
+type Handler<S> =
+    Box<dyn Fn(Arc<S>, Option<&RawValue>) -> BoxFuture<'static, Result<Bytes>> + Send + Sync>;
 
-/// One served method.
-struct Entry {
+/// A subscription opener with its params' type erased.
+type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
+
+/// How a method is served.
+pub(super) enum Route<'a, S> {
+    /// By its handler.
+    Handler(&'a Handler<S>),
+    /// By the connection, which carries the subscription's events from then on.
+    Subscribe(&'a Subscribe<S>),
+    /// By this reply, after which the connection closes.
+    Close(&'a Bytes),
+    /// By the table itself.
+    Table(Result<Bytes>),
+}
+
+enum Served<S> {
+    Handler(Handler<S>),
+    Subscribe(Subscribe<S>),
+    Close(Bytes),
+    Table(fn(&Router<S>) -> Result<Bytes>),
+}
+
+struct Entry<S> {
     name: &'static str,
     description: &'static str,
     params: &'static [&'static str],
     returns: &'static str,
-    /// `None` for a method the connection serves itself (`Subscribe`).
-    handler: Option<Handler>,
+    served: Served<S>,
 }
 
-/// How a method is served.
-pub enum Route<'a> {
-    /// By its handler.
-    Handler(&'a Handler),
-    /// By the connection loop (`Subscribe`).
-    Connection,
+/// Every method served, in registration order.
+pub struct Router<S> {
+    entries: Vec<Entry<S>>,
 }
 
-/// Every method the daemon serves, in registration order.
-#[derive(Default)]
-pub struct Router {
-    entries: Vec<Entry>,
-}
-
-impl std::fmt::Debug for Router {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.entries.iter().map(|e| e.name))
-            .finish()
+impl<S> Default for Router<S> {
+    fn default() -> Self {
+        Router {
+            entries: Vec::new(),
+        }
     }
 }
 
-impl Router {
+impl<S: Send + Sync + 'static> Router<S> {
     /// Registers method `M`, served by `handler`: typed params in, typed result (or a domain
     /// error) out.
-    pub fn route<M, F, Fut>(&mut self, handler: F) -> &mut Self
+    pub fn add<M, F, Fut>(&mut self, handler: F) -> &mut Self
     where
         M: Method,
-        F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
+        F: Fn(Arc<S>, M::Params) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<M::Result>> + Send + 'static,
     {
-        let handler: Handler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
-            Ok(params) => handler(daemon, params)
-                .map(|result| result.and_then(|r| Ok(Encoded::new(&r)?.json)))
+        let handler: Handler<S> = Box::new(move |state, raw| match decode_params::<M>(raw) {
+            Ok(params) => handler(state, params)
+                .map(|result| result.and_then(|r| encode(&r)))
                 .boxed(),
             Err(e) => futures::future::ready(Err(e)).boxed(),
         });
-        self.push::<M>(Some(handler))
+        self.push::<M>(Served::Handler(handler))
     }
 
-    /// Registers method `M`, served by `handler`, which returns its result already
-    /// serialised ([`Encoded`]): for a method called so often, with a result that changes so
-    /// seldom, that it keeps the JSON (`health`).
-    pub fn route_encoded<M, F, Fut>(&mut self, handler: F) -> &mut Self
+    /// Registers method `M`, which opens a subscription: the connection carries its events
+    /// from then on, beside the replies.
+    pub fn subscribe<M, F>(&mut self, open: F) -> &mut Self
     where
         M: Method,
-        F: Fn(Arc<Daemon>, M::Params) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Encoded<M::Result>>> + Send + 'static,
+        F: Fn(&S, M::Params) -> Result<Subscriber> + Send + Sync + 'static,
     {
-        let handler: Handler = Box::new(move |daemon, raw| match decode_params::<M>(raw) {
-            Ok(params) => handler(daemon, params)
-                .map(|result| result.map(|r| r.json))
-                .boxed(),
-            Err(e) => futures::future::ready(Err(e)).boxed(),
-        });
-        self.push::<M>(Some(handler))
+        let open: Subscribe<S> = Box::new(move |state, raw| open(state, decode_params::<M>(raw)?));
+        self.push::<M>(Served::Subscribe(open))
     }
 
-    /// Registers a method the connection loop serves itself.
-    pub fn connection<M: Method>(&mut self) -> &mut Self {
-        self.push::<M>(None)
+    /// Registers method `M`, answered with `reply`, after which the connection closes.
+    pub fn close<M: Method>(&mut self, reply: &M::Result) -> &mut Self {
+        let reply = encode(reply).expect("a fixed reply serialises");
+        self.push::<M>(Served::Close(reply))
     }
 
-    fn push<M: Method>(&mut self, handler: Option<Handler>) -> &mut Self {
+    /// Registers `listMethods`, answered from the table.
+    pub fn list<M: Method<Result = Vec<MethodSummary>>>(&mut self) -> &mut Self {
+        self.push::<M>(Served::Table(|router| encode(&router.summaries())))
+    }
+
+    /// Registers `describeMethods`, answered from the table.
+    pub fn describe<M: Method<Result = Vec<MethodDescription>>>(&mut self) -> &mut Self {
+        self.push::<M>(Served::Table(|router| encode(&router.descriptions())))
+    }
+
+    fn push<M: Method>(&mut self, served: Served<S>) -> &mut Self {
         assert!(
             self.get(M::NAME).is_none(),
             "method {} registered twice",
@@ -104,22 +118,23 @@ impl Router {
             description: M::DESCRIPTION,
             params: M::PARAMS,
             returns: M::RETURNS,
-            handler,
+            served,
         });
         self
     }
 
     /// How `name` is served, if it is.
-    pub fn get(&self, name: &str) -> Option<Route<'_>> {
+    pub(super) fn get(&self, name: &str) -> Option<Route<'_, S>> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
-        Some(match &entry.handler {
-            Some(handler) => Route::Handler(handler),
-            None => Route::Connection,
+        Some(match &entry.served {
+            Served::Handler(handler) => Route::Handler(handler),
+            Served::Subscribe(open) => Route::Subscribe(open),
+            Served::Close(reply) => Route::Close(reply),
+            Served::Table(answer) => Route::Table(answer(self)),
         })
     }
 
-    /// `listMethods`.
-    pub fn summaries(&self) -> Vec<MethodSummary> {
+    fn summaries(&self) -> Vec<MethodSummary> {
         self.entries
             .iter()
             .map(|e| MethodSummary {
@@ -129,8 +144,7 @@ impl Router {
             .collect()
     }
 
-    /// `describeMethods`.
-    pub fn descriptions(&self) -> Vec<MethodDescription> {
+    fn descriptions(&self) -> Vec<MethodDescription> {
         self.entries
             .iter()
             .map(|e| MethodDescription {
@@ -142,41 +156,18 @@ impl Router {
     }
 }
 
-/// The JSON of a `T`: a method's result, serialised.
-#[derive(Debug)]
-pub struct Encoded<T> {
-    json: Bytes,
-    of: PhantomData<fn() -> T>,
-}
-
-impl<T> Clone for Encoded<T> {
-    fn clone(&self) -> Self {
-        Encoded {
-            json: self.json.clone(),
-            of: PhantomData,
-        }
-    }
-}
-
-impl<T: serde::Serialize> Encoded<T> {
-    /// Serialises `value`.
-    pub fn new(value: &T) -> Result<Encoded<T>> {
-        let mut json = Vec::with_capacity(256);
-        serde_json::to_writer(&mut json, value)
-            .map_err(|e| Error::internal("failed to encode the result", e))?;
-        Ok(Encoded {
-            json: Bytes::from(json),
-            of: PhantomData,
-        })
-    }
+/// Serialises a result.
+fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
+    let mut json = Vec::with_capacity(256);
+    serde_json::to_writer(&mut json, value)
+        .map_err(|e| Error::internal("failed to encode the result", e))?;
+    Ok(Bytes::from(json))
 }
 
 /// Decodes `M`'s params: absent, `null` and `[]` mean `{}`; anything else but an object is
-/// -32602, and so is an object that does not decode, naming the offending field.
-///
-/// `[]` is what Neovim sends for an empty Lua table (`rpc.request("health", {}, …)`): JSON-RPC
-/// 2.0 allows params by position, and an empty list of them is no params at all, which a
-/// method whose params are all optional takes and any other refuses for the field it lacks.
+/// -32602, and so is an object that does not decode, naming the offending field. `[]` is
+/// what Neovim sends for an empty Lua table: JSON-RPC 2.0 allows params by position, and an
+/// empty list of them is no params at all.
 pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
     let raw = raw.filter(|r| !is_empty_array(r));
     let text = raw.map_or("{}", RawValue::get);
@@ -209,13 +200,10 @@ mod tests {
 
     use super::*;
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
-    }
-
     /// The param an error names, or "" for success.
     fn refused<M: Method>(text: &str) -> String {
-        match decode_params::<M>(Some(&raw(text))) {
+        let raw = RawValue::from_string(text.to_owned()).unwrap();
+        match decode_params::<M>(Some(&raw)) {
             Ok(_) => String::new(),
             Err(Error::InvalidParams { data, .. }) => data.param,
             Err(e) => panic!("{e:?}"),

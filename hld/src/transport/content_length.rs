@@ -24,18 +24,15 @@ use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
-use super::Frame;
 use crate::budget::{busy, Budget};
 use crate::rpc::error::invalid_request;
-use crate::rpc::{event_message, oversize, Outgoing};
+use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
 /// The largest header section.
 pub const MAX_HEADER: usize = 8 * 1024;
-/// How long a message may stay incomplete before it is discarded.
-pub const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The log of incomplete messages discarded, by any connection.
 static TIMED_OUT: Throttle = Throttle::new();
@@ -254,11 +251,8 @@ impl Encoder<Outgoing> for ContentLengthCodec {
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> io::Result<()> {
         let body = match item {
-            Outgoing::Response(response) => response.to_json(),
-            Outgoing::Event { event, request } => event_message(&event, request),
-            Outgoing::Heartbeat { .. } => {
-                br#"{"jsonrpc":"2.0","method":"heartbeat","params":{}}"#.to_vec()
-            }
+            Outgoing::Response(response) | Outgoing::Subscribed(response) => response.to_json(),
+            Outgoing::Event(event) => event_message(&event, None),
         };
         dst.reserve(body.len() + 32);
         dst.put_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
@@ -399,52 +393,66 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for ContentLengthConn<T> 
 mod tests {
     use super::*;
 
-    fn decode_all(input: &[u8]) -> Vec<Frame> {
-        let mut codec = ContentLengthCodec::new(64);
-        let mut buf = BytesMut::from(input);
-        let mut frames = Vec::new();
-        while let Some(frame) = codec.decode(&mut buf).unwrap() {
-            frames.push(frame);
-        }
-        frames
-    }
-
     fn message(body: &str) -> Frame {
         Frame::Message(bytes::Bytes::copy_from_slice(body.as_bytes()))
     }
 
-    fn reason(frame: &Frame) -> String {
-        match frame {
-            Frame::Rejected(e) => e
-                .data
-                .as_ref()
-                .and_then(|d| d.get("reason"))
-                .and_then(|r| r.as_str())
-                .unwrap_or(&e.message)
-                .to_owned(),
-            other => panic!("{other:?}"),
+    /// What a codec makes of `input`: each message's body, or a refusal's reason (its
+    /// message when it has none).
+    fn decoded(input: &[u8]) -> Vec<String> {
+        let mut codec = ContentLengthCodec::new(64);
+        let mut buf = BytesMut::from(input);
+        std::iter::from_fn(|| codec.decode(&mut buf).unwrap())
+            .map(|frame| match frame {
+                Frame::Message(body) => String::from_utf8_lossy(&body).into_owned(),
+                Frame::Rejected(e) => e
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("reason"))
+                    .and_then(|r| r.as_str())
+                    .unwrap_or(&e.message)
+                    .to_owned(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_input_decodes_to_its_messages_and_refusals_and_framing_goes_on() {
+        let padding: String = (0..200)
+            .map(|i| format!("X-Padding-{i}: {}\r\n", "p".repeat(40)))
+            .collect();
+        let cases: [(String, &[&str]); 4] = [
+            // Back to back, any header case, unknown headers ignored.
+            (
+                "Content-Length: 2\r\n\r\n{}content-length: 3\r\nX-Other: y\r\n\
+                 CONTENT-TYPE: application/vscode-jsonrpc; charset=UTF-8\r\n\r\n[1]"
+                    .into(),
+                &["{}", "[1]"],
+            ),
+            // A wrong content type or charset: refused, its body skipped.
+            (
+                "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\
+                 Content-Type: application/vscode-jsonrpc; charset=iso-8859-1\r\n\
+                 Content-Length: 2\r\n\r\n{}Content-Length: 1\r\n\r\n1"
+                    .into(),
+                &["unsupported-content-type", "bad-charset", "1"],
+            ),
+            (
+                format!("Content-Length: 2\r\n{padding}\r\n{{}}Content-Length: 2\r\n\r\n[]"),
+                &["header-too-large", "[]"],
+            ),
+            (
+                "X: 1\r\n\r\nContent-Length: 2\n\r\n{}Content-Length: 2\r\n\r\n{}".into(),
+                &[
+                    "Parse error: missing Content-Length header",
+                    "Parse error: header lines must end with CRLF",
+                    "{}",
+                ],
+            ),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(decoded(input.as_bytes()), expected, "{input:?}");
         }
-    }
-
-    #[test]
-    fn back_to_back_messages_with_any_header_case_and_unknown_headers() {
-        let frames = decode_all(
-            b"Content-Length: 2\r\n\r\n{}content-length: 3\r\nX-Other: y\r\n\
-              CONTENT-TYPE: application/vscode-jsonrpc; charset=UTF-8\r\n\r\n[1]",
-        );
-        assert_eq!(frames, [message("{}"), message("[1]")]);
-    }
-
-    #[test]
-    fn a_wrong_content_type_or_charset_is_refused_and_its_body_skipped() {
-        let frames = decode_all(
-            b"Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\
-              Content-Type: application/vscode-jsonrpc; charset=iso-8859-1\r\n\
-              Content-Length: 2\r\n\r\n{}Content-Length: 1\r\n\r\n1",
-        );
-        assert_eq!(reason(&frames[0]), "unsupported-content-type");
-        assert_eq!(reason(&frames[1]), "bad-charset");
-        assert_eq!(frames[2], message("1"));
     }
 
     #[test]
@@ -452,7 +460,7 @@ mod tests {
         let mut codec = ContentLengthCodec::new(64);
         let mut buf = BytesMut::from(&b"Content-Length: 100000\r\n\r\n"[..]);
         let frame = codec.decode(&mut buf).unwrap().unwrap();
-        assert_eq!(reason(&frame), "oversize");
+        assert_eq!(frame, Frame::Rejected(oversize()));
         for _ in 0..99 {
             buf.extend_from_slice(&[b'x'; 1000]);
             assert_eq!(codec.decode(&mut buf).unwrap(), None);
@@ -462,30 +470,6 @@ mod tests {
         assert_eq!(codec.decode(&mut buf).unwrap(), None);
         buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
         assert_eq!(codec.decode(&mut buf).unwrap(), Some(message("{}")));
-    }
-
-    #[test]
-    fn a_header_section_over_its_cap_is_refused_with_its_body() {
-        let mut input = b"Content-Length: 2\r\n".to_vec();
-        for i in 0..200 {
-            input.extend_from_slice(format!("X-Padding-{i}: {}\r\n", "p".repeat(40)).as_bytes());
-        }
-        input.extend_from_slice(b"\r\n{}Content-Length: 2\r\n\r\n[]");
-        let frames = decode_all(&input);
-        assert_eq!(reason(&frames[0]), "header-too-large");
-        assert_eq!(frames[1], message("[]"));
-    }
-
-    #[test]
-    fn a_missing_length_or_a_bare_newline_is_a_parse_error_and_framing_goes_on() {
-        let frames =
-            decode_all(b"X: 1\r\n\r\nContent-Length: 2\n\r\n{}Content-Length: 2\r\n\r\n{}");
-        assert_eq!(
-            frames[0],
-            Frame::Rejected(parse_error("Parse error: missing Content-Length header"))
-        );
-        assert!(matches!(&frames[1], Frame::Rejected(e) if e.message.contains("CRLF")));
-        assert_eq!(frames[2], message("{}"));
     }
 
     #[test]
@@ -528,8 +512,9 @@ mod tests {
             std::str::from_utf8(&out).unwrap(),
             format!("Content-Length: {}\r\n\r\n{body}", body.len())
         );
+        let event = crate::bus::Published::new(hld_client::protocol::Event::Lagged { missed: 1 });
         codec
-            .encode(Outgoing::Heartbeat { request: None }, &mut out)
+            .encode(Outgoing::Event(std::sync::Arc::new(event)), &mut out)
             .unwrap();
         let frames = split_frames(&out).unwrap();
         assert_eq!(frames.len(), 2);

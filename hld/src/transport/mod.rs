@@ -1,28 +1,120 @@
-//! Transports turn bytes into messages and messages into bytes; the connection loop
-//! (`rpc::serve`) and everything above it are shared.
+//! Transports turn bytes into messages and messages into bytes, and accept connections in
+//! one loop; `rpc::serve` serves each connection with the method table it is given.
 
 pub mod content_length;
 pub mod ndjson;
-pub mod pipes;
 pub mod unix;
 pub mod websocket;
 
-use bytes::Bytes;
-use hld_client::protocol::ErrorObject;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
 
-use crate::rpc::Response;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
-/// One unit read from a transport.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Frame {
-    /// A complete message (not yet parsed).
-    Message(Bytes),
-    /// A message the framing refused (over the size limit, say), already discarded: answered
-    /// with this error and `id: null`.
-    Rejected(ErrorObject),
-    /// A message the transport answered itself (a protocol's own method, or a violation it
-    /// can answer to the message's id): this reply goes out in its turn.
-    Answered(Response),
-    /// The peer's reply to a server-initiated request, already checked: the request's id.
-    Replied(String),
+use crate::budget::Budget;
+use crate::rpc::Router;
+use crate::throttle::Throttle;
+
+/// What every connection is served with.
+pub struct Service<S> {
+    /// The method table of the Unix socket's NDJSON clients (the daemon's own front ends).
+    pub router: Router<S>,
+    /// The method table of editors and browsers, where `shutdown` ends only the connection:
+    /// it must not stop what other front ends are watching.
+    pub guest: Router<S>,
+    /// What the handlers get.
+    pub state: Arc<S>,
+    /// The largest NDJSON message.
+    pub max_message: usize,
+    /// How long a Content-Length message may stay incomplete.
+    pub frame_timeout: Duration,
+    /// How long a subscription on the socket stays quiet before a heartbeat.
+    pub heartbeat: Duration,
+}
+
+impl<S: AsRef<Budget>> Service<S> {
+    /// The daemon's budget.
+    pub fn budget(&self) -> Budget {
+        (*self.state).as_ref().clone()
+    }
+}
+
+/// Failed accepts in a row (at the open-files limit, each fails at once until a descriptor is
+/// freed): the pause before the next grows from 10 ms to 1 s, and a warning at most once a
+/// second says how many failed since the last.
+#[derive(Default)]
+struct AcceptFailures {
+    /// The pause after the last failure; `None` once an accept succeeds.
+    pause: Option<Duration>,
+    log: Throttle,
+}
+
+impl AcceptFailures {
+    /// Counts a failure; returns the pause before the next accept.
+    fn failed(&mut self, e: &std::io::Error) -> Duration {
+        if let Some(failures) = self.log.hit() {
+            tracing::warn!(error = %e, failures, "accept failed");
+        }
+        let pause = self.pause.map_or(Duration::from_millis(10), |p| {
+            (p * 2).min(Duration::from_secs(1))
+        });
+        self.pause = Some(pause);
+        pause
+    }
+}
+
+/// The one accept loop of every listener: accepts with `accept` until `shutdown` is
+/// cancelled, serving each connection with `serve` as a task of `connections`; failed
+/// accepts back off ([`AcceptFailures`]).
+pub async fn accept_until<T, F, C>(
+    shutdown: &CancellationToken,
+    connections: &TaskTracker,
+    mut accept: impl FnMut() -> F,
+    mut serve: impl FnMut(T) -> C,
+) where
+    F: Future<Output = std::io::Result<T>>,
+    C: Future<Output = ()> + Send + 'static,
+{
+    let mut failing = AcceptFailures::default();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => return,
+            accepted = accept() => accepted,
+        };
+        match accepted {
+            Ok(connection) => {
+                failing.pause = None;
+                // Boxed: a connection's future has room for any handler's, which is large to
+                // move by value into the task.
+                connections.spawn(Box::pin(serve(connection)));
+            }
+            Err(e) => {
+                let pause = failing.failed(&e);
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    () = tokio::time::sleep(pause) => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod accept_tests {
+    use super::*;
+
+    #[test]
+    fn failing_accepts_back_off_to_a_second() {
+        let mut failing = AcceptFailures::default();
+        let e = std::io::Error::from_raw_os_error(libc::EMFILE);
+        let pauses: Vec<u128> = (0..10).map(|_| failing.failed(&e).as_millis()).collect();
+        assert_eq!(pauses, [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        // The first failure was logged; the nine since wait for the next second.
+        assert_eq!(failing.log.hit(), None);
+    }
 }

@@ -1,17 +1,28 @@
 //! NDJSON framing for the Unix socket: one message per `\n`-terminated line, with a size
 //! limit that discards an oversize line without buffering it. A line longer than
 //! [`UNCOUNTED`] is held in the daemon's budget until it ends; one the budget cannot hold now
-//! is refused (code 8) and discarded the same way. Events go out as the Go daemon
-//! sent them: results with `"id": null`.
+//! is refused (code 8) and discarded the same way.
+//!
+//! A subscription takes the connection over, as the Go daemon's clients expect: from its
+//! confirmation on, the connection carries only events (results with `"id": null`) and a
+//! heartbeat after each quiet interval, and what the client sends is read and dropped.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{Buf, BufMut, BytesMut};
+use futures::{Sink, Stream};
 use hld_client::protocol::{SubscriptionMessage, HEARTBEAT_MESSAGE};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
-use tokio_util::codec::{Decoder, Encoder};
+use tokio::time::{Instant, Sleep};
+use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
 
-use super::Frame;
 use crate::budget::{busy, Budget};
-use crate::rpc::{oversize, Outgoing};
+use crate::rpc::{oversize, Frame, Outgoing};
 
 /// The part of a line read that is not taken from the budget: every request of a usual size.
 pub const UNCOUNTED: usize = 64 * 1024;
@@ -132,24 +143,117 @@ impl Encoder<Outgoing> for NdjsonCodec {
 
     fn encode(&mut self, item: Outgoing, dst: &mut BytesMut) -> Result<(), std::io::Error> {
         match item {
-            Outgoing::Response(response) => response.write_json(dst.writer())?,
-            Outgoing::Event { event, .. } => {
+            Outgoing::Response(response) | Outgoing::Subscribed(response) => {
+                response.write_json(dst.writer())?
+            }
+            Outgoing::Event(event) => {
                 dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":{\"event\":");
                 dst.put_slice(event.json());
                 dst.put_slice(b"},\"id\":null}");
             }
-            Outgoing::Heartbeat { .. } => {
-                let heartbeat = SubscriptionMessage::Heartbeat {
-                    kind: "heartbeat".to_owned(),
-                    message: HEARTBEAT_MESSAGE.to_owned(),
-                };
-                dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
-                serde_json::to_writer(dst.writer(), &heartbeat)?;
-                dst.put_slice(b",\"id\":null}");
-            }
         }
         dst.put_u8(b'\n');
         Ok(())
+    }
+}
+
+/// A subscription's heartbeat line.
+fn heartbeat(dst: &mut BytesMut) -> io::Result<()> {
+    let heartbeat = SubscriptionMessage::Heartbeat {
+        kind: "heartbeat".to_owned(),
+        message: HEARTBEAT_MESSAGE.to_owned(),
+    };
+    dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"result\":");
+    serde_json::to_writer(dst.writer(), &heartbeat)?;
+    dst.put_slice(b",\"id\":null}\n");
+    Ok(())
+}
+
+/// An NDJSON connection, as `rpc::serve` takes it; see the module docs for what a
+/// subscription does to it.
+pub struct NdjsonConn<T> {
+    framed: Framed<T, NdjsonCodec>,
+    heartbeat: Duration,
+    /// Once subscribed: when the next heartbeat may be due. It is moved when it fires, not at
+    /// every write.
+    quiet: Option<Pin<Box<Sleep>>>,
+    last_write: Instant,
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> NdjsonConn<T> {
+    /// Frames `io` with lines of at most `max` bytes, `read` being what was already read of
+    /// it; a subscription's heartbeat follows `heartbeat` without a write.
+    pub fn new(io: T, read: BytesMut, max: usize, heartbeat: Duration) -> Self {
+        let mut parts = FramedParts::new::<Outgoing>(io, NdjsonCodec::new(max));
+        parts.read_buf = read;
+        NdjsonConn {
+            framed: Framed::from_parts(parts),
+            heartbeat,
+            quiet: None,
+            last_write: Instant::now(),
+        }
+    }
+
+    /// Long lines are held in `budget`.
+    pub fn budget(mut self, budget: Budget) -> Self {
+        self.framed.codec_mut().budget = Some(budget);
+        self
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Stream for NdjsonConn<T> {
+    type Item = io::Result<Frame>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let Some(quiet) = this.quiet.as_mut() else {
+            return Pin::new(&mut this.framed).poll_next(cx);
+        };
+        loop {
+            match Pin::new(&mut this.framed).poll_next(cx) {
+                Poll::Ready(Some(Ok(_))) => continue,
+                Poll::Ready(_) => return Poll::Ready(None),
+                Poll::Pending => {}
+            }
+            if quiet.as_mut().poll(cx).is_pending() {
+                break;
+            }
+            if this.last_write.elapsed() >= this.heartbeat {
+                heartbeat(this.framed.write_buffer_mut())?;
+                this.last_write = Instant::now();
+            }
+            quiet.as_mut().reset(this.last_write + this.heartbeat);
+        }
+        if !this.framed.write_buffer().is_empty() {
+            if let Poll::Ready(Err(e)) = Pin::new(&mut this.framed).poll_flush(cx) {
+                return Poll::Ready(Some(Err(e)));
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for NdjsonConn<T> {
+    type Error = io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, item: Outgoing) -> io::Result<()> {
+        self.last_write = Instant::now();
+        if matches!(item, Outgoing::Subscribed(_)) {
+            self.quiet = Some(Box::pin(tokio::time::sleep(self.heartbeat)));
+        }
+        Pin::new(&mut self.framed).start_send(item)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_flush(cx)
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.framed).poll_close(cx)
     }
 }
 

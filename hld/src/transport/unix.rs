@@ -1,31 +1,26 @@
 //! The Unix-socket transport: binding with the right permissions, refusing to start beside a
 //! live daemon, and serving each accepted connection with the framing its first bytes show:
 //! Content-Length headers (`Content-Length:` or `Content-Type:`, in any case) for editors
-//! relayed by `hld --stdio`, the announcement of `hld --stdio` handing over an editor's pipes
-//! (`pipes.rs`), NDJSON for everything else.
+//! relayed by `hld --stdio`, NDJSON for everything else.
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
+use tokio::io::AsyncReadExt;
 use tokio::net::{UnixListener, UnixStream};
 use tokio::time::Instant;
-use tokio_util::codec::{Framed, FramedParts};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::content_length::{ContentLengthConn, MAX_PAYLOAD};
-use super::ndjson::NdjsonCodec;
-use super::pipes;
-use crate::daemon::Daemon;
+use super::ndjson::NdjsonConn;
+use super::{accept_until, Service};
+use crate::budget::Budget;
 use crate::private_dir;
-use crate::rpc::{self, Settings};
+use crate::rpc;
 use crate::throttle::Throttle;
 
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
@@ -102,73 +97,79 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     })
 }
 
-/// The room a connection's read and write buffers start with.
-const BUFFER: usize = 1024;
-
 /// The log of connections closed before their framing was known.
 static UNFRAMED: Throttle = Throttle::new();
 
-/// Serves one accepted connection with the framing its first bytes show ([`framing`]); on
-/// NDJSON, `Subscribe` takes the connection over.
-pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: CancellationToken) {
-    // Buffers sized for a usual request and reply; they grow for larger ones.
-    let mut read = BytesMut::with_capacity(BUFFER);
-    let mut stream = Socket(stream);
+/// Accepts connections on `listener` until `shutdown`, each served as a task of
+/// `connections`.
+pub async fn run<S>(
+    listener: &UnixListener,
+    service: &Arc<Service<S>>,
+    connections: &TaskTracker,
+    shutdown: &CancellationToken,
+) where
+    S: AsRef<Budget> + Send + Sync + 'static,
+{
+    accept_until(
+        shutdown,
+        connections,
+        || listener.accept(),
+        |(stream, _)| serve(stream, Arc::clone(service), shutdown.clone()),
+    )
+    .await;
+}
+
+/// Serves one accepted connection with the framing its first bytes show ([`framing`]).
+async fn serve<S>(mut stream: UnixStream, service: Arc<Service<S>>, shutdown: CancellationToken)
+where
+    S: AsRef<Budget> + Send + Sync + 'static,
+{
+    let mut read = BytesMut::with_capacity(1024);
     // The bytes that choose the framing are part of the first message: with Content-Length
     // framing, its read timeout runs from the first of them.
     let mut first_byte = None;
     let framing = loop {
-        match framing(&read) {
-            Some(framing) => break framing,
-            None => {
-                let deadline = first_byte.map(|at: Instant| at + daemon.config.frame_timeout);
-                let reading = stream.read_buf(&mut read);
-                let read_now = match deadline {
-                    Some(deadline) => match tokio::time::timeout_at(deadline, reading).await {
-                        Ok(read) => read,
-                        Err(_) => {
-                            if let Some(count) = UNFRAMED.hit() {
-                                tracing::warn!(
-                                    count,
-                                    "a connection did not show its framing in time; closed"
-                                );
-                            }
-                            return;
-                        }
-                    },
-                    None => reading.await,
-                };
-                match read_now {
-                    Ok(0) | Err(_) if read.is_empty() => return,
-                    // What came is all there is: NDJSON answers it, whatever it is.
-                    Ok(0) | Err(_) => break Framing::Ndjson,
-                    Ok(_) => {
-                        first_byte.get_or_insert_with(Instant::now);
+        if let Some(framing) = framing(&read) {
+            break framing;
+        }
+        let reading = stream.read_buf(&mut read);
+        let read_now = match first_byte {
+            Some(at) => match tokio::time::timeout_at(at + service.frame_timeout, reading).await {
+                Ok(read) => read,
+                Err(_) => {
+                    if let Some(count) = UNFRAMED.hit() {
+                        tracing::warn!(
+                            count,
+                            "a connection did not show its framing in time; closed"
+                        );
                     }
+                    return;
                 }
+            },
+            None => reading.await,
+        };
+        match read_now {
+            Ok(0) | Err(_) if read.is_empty() => return,
+            // What came is all there is: NDJSON answers it, whatever it is.
+            Ok(0) | Err(_) => break Framing::Ndjson,
+            Ok(_) => {
+                first_byte.get_or_insert_with(Instant::now);
             }
         }
     };
-    let first_byte = first_byte.unwrap_or_else(Instant::now);
+    let state = Arc::clone(&service.state);
     match framing {
         Framing::Ndjson => {
-            let codec =
-                NdjsonCodec::new(daemon.config.max_message_size).budget(daemon.budget.clone());
-            let settings = Settings::ndjson(&daemon.config);
-            let mut parts = FramedParts::new::<rpc::Outgoing>(stream, codec);
-            parts.read_buf = read;
-            parts.write_buf = BytesMut::with_capacity(BUFFER);
-            rpc::serve(Framed::from_parts(parts), daemon, settings, shutdown).await;
+            let conn = NdjsonConn::new(stream, read, service.max_message, service.heartbeat)
+                .budget(service.budget());
+            rpc::serve(conn, &service.router, state, shutdown).await;
         }
         Framing::ContentLength => {
-            let settings = Settings::content_length(&daemon.config);
-            let conn =
-                ContentLengthConn::new(stream, MAX_PAYLOAD, daemon.config.frame_timeout, read)
-                    .first_byte_at(first_byte)
-                    .budget(daemon.budget.clone());
-            rpc::serve(conn, daemon, settings, shutdown).await;
+            let conn = ContentLengthConn::new(stream, MAX_PAYLOAD, service.frame_timeout, read)
+                .first_byte_at(first_byte.unwrap_or_else(Instant::now))
+                .budget(service.budget());
+            rpc::serve(conn, &service.guest, state, shutdown).await;
         }
-        Framing::Pipes => pipes::serve(stream.0, read, daemon, shutdown).await,
     }
 }
 
@@ -177,99 +178,47 @@ pub async fn serve(stream: UnixStream, daemon: Arc<Daemon>, shutdown: Cancellati
 enum Framing {
     Ndjson,
     ContentLength,
-    /// `hld --stdio` hands over an editor's pipes.
-    Pipes,
 }
 
 /// The framing of a connection whose first bytes are `read`: `None` while too few have come
 /// to tell.
-fn framing(read: &[u8]) -> Option<Framing> {
-    match (content_length_framing(read), pipes::announced(read)) {
-        (Some(true), _) => Some(Framing::ContentLength),
-        (_, Some(true)) => Some(Framing::Pipes),
-        (Some(false), Some(false)) => Some(Framing::Ndjson),
-        _ => None,
-    }
-}
-
-/// The header names a Content-Length-framed connection may start with.
-const HEADERS: [&[u8]; 2] = [b"content-length:", b"content-type:"];
-
-/// Whether a connection whose first bytes are `read` speaks Content-Length framing: it starts
-/// with one of [`HEADERS`] (in any case). `None` while `read` is too short to tell. Anything
+/// Content-Length framing if `read` starts with one of [`HEADERS`] (in any case). Anything
 /// else, garbage included, is NDJSON, which answers every line.
-fn content_length_framing(read: &[u8]) -> Option<bool> {
+fn framing(read: &[u8]) -> Option<Framing> {
     let mut undecided = false;
     for header in HEADERS {
         let n = read.len().min(header.len());
         if read[..n].eq_ignore_ascii_case(&header[..n]) {
             if n == header.len() {
-                return Some(true);
+                return Some(Framing::ContentLength);
             }
             undecided = true;
         }
     }
-    (!undecided).then_some(false)
+    (!undecided).then_some(Framing::Ndjson)
 }
 
-/// An accepted socket, written with `send` rather than `writev`. The framed writer hands over
-/// its one contiguous buffer, and the kernel's `writev` path (the iovec copied in and checked,
-/// the file position locked) costs more per call than `send` does: on a busy subscriber
-/// socket that is paid once per event.
-struct Socket(UnixStream);
-
-impl AsyncRead for Socket {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Socket {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
+/// The header names a Content-Length-framed connection may start with.
+const HEADERS: [&[u8]; 2] = [b"content-length:", b"content-type:"];
 
 #[cfg(test)]
 mod tests {
-    use super::{content_length_framing, framing, Framing};
-
-    #[test]
-    fn the_first_bytes_choose_the_framing() {
-        assert_eq!(
-            framing(b"Content-Length: 2\r\n"),
-            Some(Framing::ContentLength)
-        );
-        assert_eq!(framing(b"Hld-Stdio-Fds: 1\r\n"), Some(Framing::Pipes));
-        assert_eq!(framing(b"Hld-Stdio"), None);
-        assert_eq!(framing(b"{\"jsonrpc\""), Some(Framing::Ndjson));
-        assert_eq!(framing(b"Hld-Stdio-Fds: 9\r\n"), Some(Framing::Ndjson));
-    }
+    use super::{framing, Framing};
 
     #[test]
     fn only_a_content_header_selects_content_length_framing() {
-        assert_eq!(content_length_framing(b"Content-Length: 2\r\n"), Some(true));
-        assert_eq!(content_length_framing(b"content-type: a"), Some(true));
-        assert_eq!(content_length_framing(b"Content-Le"), None);
-        assert_eq!(content_length_framing(b""), None);
-        assert_eq!(content_length_framing(b"{\"jsonrpc\""), Some(false));
-        assert_eq!(content_length_framing(b"not json at all\n"), Some(false));
-        assert_eq!(content_length_framing(b"Contents: x"), Some(false));
+        let cases: [(&[u8], Option<Framing>); 8] = [
+            (b"Content-Length: 2\r\n", Some(Framing::ContentLength)),
+            (b"content-type: a", Some(Framing::ContentLength)),
+            (b"Content-Le", None),
+            (b"", None),
+            (b"{\"jsonrpc\"", Some(Framing::Ndjson)),
+            (b"not json at all\n", Some(Framing::Ndjson)),
+            (b"Contents: x", Some(Framing::Ndjson)),
+            (b"Hld-Stdio-Fds: 1\r\n", Some(Framing::Ndjson)),
+        ];
+        for (read, expected) in cases {
+            assert_eq!(framing(read), expected, "{}", String::from_utf8_lossy(read));
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `hld --stdio` relaying a TCP socket (stdin and stdout both, as `socat` or an editor's
-//! remote bridge gives it): a round trip costs about what one over handed-over pipes does.
-//! Each frame leaves on stdout in one write; a frame split in two would wait for the peer's
-//! delayed ACK (Nagle), some 40 ms a round trip.
+//! remote bridge gives it): a round trip costs about what one over pipes does. Each frame
+//! leaves on stdout in one write; a frame split in two would wait for the peer's delayed ACK
+//! (Nagle), some 40 ms a round trip.
 
 use std::io::{BufReader, Read, Write};
 use std::os::fd::OwnedFd;

@@ -6,17 +6,9 @@
 //! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
 //!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
 //!   certificate is configured, which a non-loopback address requires.
-//! - **Messages**: one JSON object per text frame, checked strictly ([`envelope`]); at most
-//!   1 MiB in, and at most 1 MiB out ([`outgoing`]).
-//! - **Events**: after `Subscribe`, server-initiated requests `{"jsonrpc":"2.0","id":"s1",
-//!   "method":"event","params":{"event":…}}` (never notifications, never `id: null`, on
-//!   which HolonClient closes the socket). Replies are matched to them; at most
-//!   `--ws-max-pending` wait (beyond, events are dropped, then counted by a `lagged`
-//!   event as soon as one is answered); one unanswered for 30 s is forgotten. Requests keep
-//!   working meanwhile.
-//! - **Heartbeat**: `rpc.heartbeat` is answered `{}`; the server sends its own every 15 s
-//!   (`--ws-heartbeat-ms`) and closes (1008) a peer that has sent nothing 5 s later
-//!   (`--ws-heartbeat-timeout-ms`). Any message counts, an error reply included.
+//! - **Messages**: one JSON object per text frame, at most 1 MiB either way ([`outgoing`]).
+//!   The envelope, heartbeats and events as server-initiated requests (never notifications,
+//!   never `id: null`, on which HolonClient closes the socket) are [`holon`]'s.
 //!
 //! What each violation gets (spec/002 first, then WebBridge's behaviour where the spec is
 //! silent; a reply needs a string id to echo, since HolonClient closes the socket on any
@@ -54,9 +46,9 @@
 //! | `shutdown` | its reply, then close 1000: this connection ends, the daemon serves on |
 //! | the daemon shutting down | close 1001 |
 
-pub mod envelope;
 pub mod handshake;
 pub mod handshakes;
+pub mod holon;
 pub mod outgoing;
 
 use std::io;
@@ -69,7 +61,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures::{Sink, Stream};
-use hld_client::protocol::{ErrorCode, ErrorObject};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -81,43 +72,18 @@ use tokio_tungstenite::WebSocketStream;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use self::envelope::Checked;
-use self::handshake::{Check, Policy, WsToken};
+use self::handshake::{Check, Policy};
 use self::handshakes::{Handshakes, Place, HANDSHAKE_TIMEOUT};
-use super::Frame;
+use self::holon::{Holon, Violation};
+use super::{accept_until, Service};
+use crate::budget::Budget;
 use crate::config::WsConfig;
-use crate::daemon::Daemon;
-use crate::rpc::{self, Delivery, Ended, Outgoing, Response as Reply, Settings};
-use crate::server::accept_until;
+use crate::rpc::{self, Ended};
 
 /// The largest message either way: peers close the connection on a larger one.
 pub const MAX_MESSAGE: usize = 1 << 20;
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
-
-/// The connection settings of `rpc::serve` for this transport.
-pub fn settings(ws: &WsConfig) -> Settings {
-    Settings {
-        delivery: Delivery::Requests,
-        heartbeat: ws.heartbeat,
-        heartbeat_timeout: ws.heartbeat_timeout,
-        max_pending: ws.max_pending,
-        stale_after: ws.stale_after,
-        // As over stdio: a browser tab or dashboard must not stop what other front ends are
-        // watching. The daemon stops with `hlyr daemon stop` or a signal.
-        shutdown_ends_connection: true,
-        method_not_found: not_registered,
-    }
-}
-
-/// WebBridge's error for a method it does not have.
-fn not_registered(method: &str) -> ErrorObject {
-    ErrorObject {
-        code: ErrorCode::MethodNotFound.code(),
-        message: format!("method \"{method}\" not registered"),
-        data: None,
-    }
-}
 
 /// tungstenite's limits and buffers: 1 MiB in, per message and per frame; a reply or a
 /// burst of events is written once flushed. Reads take at most 4 KiB at a time: tungstenite
@@ -139,7 +105,7 @@ struct Shared {
     slots: Arc<Semaphore>,
     /// The connections still in their handshake.
     handshakes: Handshakes,
-    settings: Settings,
+    config: WsConfig,
 }
 
 /// A bound WebSocket listener.
@@ -154,7 +120,7 @@ impl Listener {
     pub async fn bind(ws: &WsConfig, token_file: &Path) -> Result<Listener, String> {
         let token = match &ws.token {
             Some(token) => token.clone(),
-            None => WsToken::load_or_create(token_file)?,
+            None => handshake::load_or_create_token(token_file)?,
         };
         let tls = match &ws.tls {
             Some(files) => Some(handshake::tls_acceptor(&files.cert, &files.key)?),
@@ -180,7 +146,7 @@ impl Listener {
                 },
                 slots: Arc::new(Semaphore::new(ws.max_connections)),
                 handshakes: Handshakes::new(ws.max_handshakes),
-                settings: settings(ws),
+                config: ws.clone(),
             }),
         })
     }
@@ -191,25 +157,22 @@ impl Listener {
     }
 
     /// Accepts connections until `shutdown`, each served as a task of `connections`.
-    pub async fn run(
+    pub async fn run<S>(
         self,
-        daemon: Arc<Daemon>,
+        service: Arc<Service<S>>,
         connections: TaskTracker,
         shutdown: CancellationToken,
-    ) {
+    ) where
+        S: AsRef<Budget> + Send + Sync + 'static,
+    {
         let tcp = &self.tcp;
         accept_until(
             &shutdown,
+            &connections,
             || tcp.accept(),
             |(tcp, peer)| {
-                let connection = connection(
-                    tcp,
-                    peer,
-                    Arc::clone(&self.shared),
-                    Arc::clone(&daemon),
-                    shutdown.clone(),
-                );
-                connections.spawn(Box::pin(connection));
+                let shared = Arc::clone(&self.shared);
+                connection(tcp, peer, shared, Arc::clone(&service), shutdown.clone())
             },
         )
         .await;
@@ -218,13 +181,15 @@ impl Listener {
 
 /// One accepted TCP connection: TLS if configured, then the WebSocket, both within
 /// [`HANDSHAKE_TIMEOUT`] and while it keeps its place among the handshakes.
-async fn connection(
+async fn connection<S>(
     tcp: TcpStream,
     peer: SocketAddr,
     shared: Arc<Shared>,
-    daemon: Arc<Daemon>,
+    service: Arc<Service<S>>,
     shutdown: CancellationToken,
-) {
+) where
+    S: AsRef<Budget> + Send + Sync + 'static,
+{
     // Events are small writes that must go at once.
     let _ = tcp.set_nodelay(true);
     let place = shared.handshakes.enter();
@@ -234,29 +199,30 @@ async fn connection(
             let accepting = tokio::time::timeout_at(deadline, tls.accept(tcp));
             match place.run(accepting).await {
                 Some(Ok(Ok(stream))) => {
-                    serve(stream, peer, &shared, place, deadline, daemon, shutdown).await
+                    serve(stream, peer, &shared, place, deadline, &service, shutdown).await
                 }
                 Some(Ok(Err(e))) => tracing::debug!(%peer, error = %e, "TLS handshake failed"),
                 Some(Err(_)) => tracing::debug!(%peer, "TLS handshake timed out"),
                 None => tracing::debug!(%peer, "closed in its TLS handshake to make room"),
             }
         }
-        None => serve(tcp, peer, &shared, place, deadline, daemon, shutdown).await,
+        None => serve(tcp, peer, &shared, place, deadline, &service, shutdown).await,
     }
 }
 
 /// The WebSocket handshake (refused with 503 if it finds no place among the open
 /// connections), then the connection served until it ends, then closed.
-async fn serve<S>(
-    mut stream: S,
+async fn serve<T, S>(
+    mut stream: T,
     peer: SocketAddr,
     shared: &Shared,
     place: Place<'_>,
     deadline: tokio::time::Instant,
-    daemon: Arc<Daemon>,
+    service: &Service<S>,
     shutdown: CancellationToken,
 ) where
-    S: AsyncRead + AsyncWrite + Unpin,
+    T: AsyncRead + AsyncWrite + Unpin,
+    S: AsRef<Budget> + Send + Sync + 'static,
 {
     let mut slot = None;
     let check = Check {
@@ -290,17 +256,18 @@ async fn serve<S>(
         Some(Err(_)) => return tracing::debug!(%peer, "WebSocket handshake timed out"),
     };
     tracing::debug!(%peer, "WebSocket connection opened");
-    let mut conn = Connection::new(ws);
-    let ended = rpc::serve(&mut conn, daemon, shared.settings, shutdown).await;
-    conn.finish(ended).await;
+    let mut conn = Holon::new(Connection::new(ws), &shared.config);
+    let state = Arc::clone(&service.state);
+    let ended = rpc::serve(&mut conn, &service.guest, state, shutdown).await;
+    let (conn, violation) = conn.into_parts();
+    conn.finish(ended, violation).await;
     drop(slot);
     tracing::debug!(%peer, %ended, "WebSocket connection closed");
 }
 
-/// A WebSocket as `rpc::serve` takes a connection: a [`Stream`] of checked messages and a
-/// [`Sink`] of replies, events and heartbeats, each a text frame of at most 1 MiB. A
-/// violation that closes the connection ends the stream and is remembered for
-/// [`Connection::finish`].
+/// A WebSocket as a connection of text messages: a [`Stream`] of those it reads and a
+/// [`Sink`] of those it writes. A violation of WebSocket's framing ends the stream and is
+/// remembered for [`Connection::finish`].
 pub struct Connection<S> {
     ws: WebSocketStream<S>,
     /// The close a violation called for.
@@ -313,16 +280,18 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
         Connection { ws, close: None }
     }
 
-    /// Closes the connection: with the violation's code, else the one for why it `ended`
-    /// (1001 at shutdown, 1008 unresponsive, 1000 after `shutdown`), or in answer to the
-    /// peer's close; then lets the peer read it before the socket goes.
-    pub async fn finish(mut self, ended: Ended) {
-        let frame = self.close.take().or_else(|| match ended {
+    /// Closes the connection: with the code of the violation that ended it, else the one for
+    /// why it `ended` (1001 at shutdown, 1000 after `shutdown`), or in answer to the peer's
+    /// close; then lets the peer read it before the socket goes.
+    pub async fn finish(mut self, ended: Ended, violation: Option<Violation>) {
+        let violation = violation.map(|v| match v {
+            Violation::Unanswerable(reason) => close_frame(CloseCode::Protocol, reason),
+            Violation::Unresponsive => {
+                close_frame(CloseCode::Policy, "no answer to rpc.heartbeat in time")
+            }
+        });
+        let frame = self.close.take().or(violation).or_else(|| match ended {
             Ended::Shutdown => Some(close_frame(CloseCode::Away, "the daemon is shutting down")),
-            Ended::Unresponsive => Some(close_frame(
-                CloseCode::Policy,
-                "no answer to rpc.heartbeat in time",
-            )),
             Ended::Closed => Some(close_frame(
                 CloseCode::Normal,
                 "shutdown: this connection is closed; the daemon serves on",
@@ -346,10 +315,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
     }
 }
 
-fn close_frame(code: CloseCode, reason: &'static str) -> CloseFrame {
+fn close_frame(code: CloseCode, reason: impl Into<Utf8Bytes>) -> CloseFrame {
     CloseFrame {
         code,
-        reason: Utf8Bytes::from_static(reason),
+        reason: reason.into(),
     }
 }
 
@@ -369,40 +338,8 @@ fn violation(error: &WsError) -> Option<CloseFrame> {
     }
 }
 
-/// What a text message becomes: a frame for `rpc::serve`, or the close it calls for.
-fn frame_of(text: Utf8Bytes) -> Result<Frame, CloseFrame> {
-    let answered = match envelope::check(&text) {
-        Checked::Request {
-            heartbeat: false, ..
-        } => None,
-        Checked::Request {
-            id,
-            heartbeat: true,
-        } => Some(Reply {
-            id: id.to_owned(),
-            outcome: Ok(Bytes::from_static(b"{}")),
-        }),
-        Checked::Reply { id } => {
-            let id = serde_json::from_str(id.get()).expect("a checked id is a JSON string");
-            return Ok(Frame::Replied(id));
-        }
-        Checked::Invalid { id, error } => {
-            tracing::warn!(error = %error.message, "an invalid holon-rpc envelope");
-            Some(Reply::error(id.to_owned(), error))
-        }
-        Checked::Unanswerable(reason) => {
-            tracing::warn!(%reason, "an unanswerable holon-rpc message; closing");
-            return Err(close_frame(CloseCode::Protocol, reason));
-        }
-    };
-    Ok(match answered {
-        Some(reply) => Frame::Answered(reply),
-        None => Frame::Message(Bytes::from(text)),
-    })
-}
-
 impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Connection<S> {
-    type Item = io::Result<Frame>;
+    type Item = io::Result<Bytes>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
@@ -420,10 +357,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Connection<S> {
                 },
             };
             match message {
-                Message::Text(text) => match frame_of(text) {
-                    Ok(frame) => return Poll::Ready(Some(Ok(frame))),
-                    Err(close) => this.close = Some(close),
-                },
+                Message::Text(text) => return Poll::Ready(Some(Ok(Bytes::from(text)))),
                 Message::Binary(_) => {
                     tracing::warn!("a binary frame; closing");
                     this.close = Some(close_frame(
@@ -438,7 +372,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Stream for Connection<S> {
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for Connection<S> {
+impl<S: AsyncRead + AsyncWrite + Unpin> Sink<String> for Connection<S> {
     type Error = io::Error;
 
     fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -447,8 +381,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for Connection<S> {
             .map_err(io::Error::other)
     }
 
-    fn start_send(mut self: Pin<&mut Self>, item: Outgoing) -> io::Result<()> {
-        let text = outgoing::encode(item);
+    fn start_send(mut self: Pin<&mut Self>, text: String) -> io::Result<()> {
         Pin::new(&mut self.ws)
             .start_send(Message::Text(text.into()))
             .map_err(io::Error::other)
@@ -464,18 +397,5 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for Connection<S> {
         Pin::new(&mut self.ws)
             .poll_close(cx)
             .map_err(io::Error::other)
-    }
-}
-
-/// Why a connection ended, in log lines.
-impl std::fmt::Display for Ended {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Ended::Left => "left",
-            Ended::Shutdown => "shutdown",
-            Ended::Closed => "closed",
-            Ended::Unresponsive => "unresponsive",
-            Ended::Failed => "failed",
-        })
     }
 }

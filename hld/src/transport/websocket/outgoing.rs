@@ -11,35 +11,34 @@ use serde_json::Value;
 
 use super::MAX_MESSAGE;
 use crate::bus::Published;
-use crate::rpc::{event_message, heartbeat_request, Outgoing, Response};
+use crate::rpc::{event_message, Response};
 
 /// The bytes of a reply around its result and id: `{"jsonrpc":"2.0","result":`, `,"id":`
 /// and `}`.
 const REPLY_FRAME: usize = 33;
 
-/// The text of one outgoing message.
-pub fn encode(item: Outgoing) -> String {
-    let json = match item {
-        Outgoing::Response(response) => reply(response),
-        Outgoing::Event { event, request } => {
-            let request = request.expect("WebSocket connections number their server requests");
-            event_bytes(&event, request)
-        }
-        Outgoing::Heartbeat { request } => {
-            heartbeat_request(request.expect("WebSocket connections number their heartbeats"))
-        }
-    };
-    String::from_utf8(json).expect("JSON is UTF-8")
+/// The server-initiated request `rpc.heartbeat` number `request`.
+pub fn heartbeat_request(request: u64) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply, or error 8 in its place if it would be too large.
-fn reply(response: Response) -> Vec<u8> {
-    let size = match &response.outcome {
+/// A reply, or error 8 in its place if it would be too large. A method the table does not
+/// have is told in WebBridge's words.
+pub fn reply(mut response: Response) -> String {
+    let size = match &mut response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
+        Err(e) if e.code == ErrorCode::MethodNotFound.code() => {
+            let method = e
+                .message
+                .strip_prefix("Method not found: ")
+                .unwrap_or_default();
+            e.message = format!("method \"{method}\" not registered");
+            0
+        }
         Err(_) => 0,
     };
     if size <= MAX_MESSAGE {
-        return response.to_json();
+        return text(response.to_json());
     }
     tracing::warn!(
         bytes = size,
@@ -53,14 +52,18 @@ fn reply(response: Response) -> Vec<u8> {
         ),
         data: None,
     };
-    Response::error(response.id, error).to_json()
+    text(Response::error(response.id, error).to_json())
+}
+
+fn text(json: Vec<u8>) -> String {
+    String::from_utf8(json).expect("JSON is UTF-8")
 }
 
 /// An event as server request `s<request>`, cut to fit if it must be.
-fn event_bytes(event: &Published, request: u64) -> Vec<u8> {
+pub fn event(event: &Published, request: u64) -> String {
     let message = event_message(event, Some(request));
     if message.len() <= MAX_MESSAGE {
-        return message;
+        return text(message);
     }
     let frame = message.len() - event.json().len();
     let mut value: Value = serde_json::from_slice(event.json()).expect("a published event is JSON");
@@ -72,7 +75,7 @@ fn event_bytes(event: &Published, request: u64) -> Vec<u8> {
     );
     let json = Bytes::from(serde_json::to_vec(&value).expect("JSON serialises"));
     let cut = Published::with_json(event.event.clone(), json);
-    event_message(&cut, Some(request))
+    text(event_message(&cut, Some(request)))
 }
 
 /// The marker ending a string that was cut.
@@ -271,10 +274,10 @@ mod tests {
             id: id.clone(),
             outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE])),
         };
-        let reply: Value = serde_json::from_str(&encode(Outgoing::Response(big))).unwrap();
-        assert_eq!(reply["id"], "7");
-        assert_eq!(reply["error"]["code"], 8);
-        assert!(reply["error"]["message"]
+        let answer: Value = serde_json::from_str(&reply(big)).unwrap();
+        assert_eq!(answer["id"], "7");
+        assert_eq!(answer["error"]["code"], 8);
+        assert!(answer["error"]["message"]
             .as_str()
             .unwrap()
             .contains("after_sequence"));
@@ -282,7 +285,7 @@ mod tests {
             id,
             outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE - 40])),
         };
-        let text = encode(Outgoing::Response(fits));
+        let text = reply(fits);
         assert!(text.len() <= MAX_MESSAGE);
         assert!(text.contains("\"result\":111"));
     }
@@ -295,10 +298,7 @@ mod tests {
         value["data"]["note"] = Value::String("n".repeat(2 * MAX_MESSAGE));
         let json = Bytes::from(serde_json::to_vec(&value).unwrap());
         let big = Published::with_json(event.event.clone(), json);
-        let text = encode(Outgoing::Event {
-            event: std::sync::Arc::new(big),
-            request: Some(3),
-        });
+        let text = super::event(&big, 3);
         assert!(text.len() <= MAX_MESSAGE, "{}", text.len());
         let message: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(message["id"], "s3");
