@@ -234,63 +234,76 @@ pub struct SessionState {
 
 // ---- methods (spec/000, 001, 003) ----
 
-/// Params of `launchSession`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct LaunchSessionParams {
-    /// The prompt. Required and non-empty.
-    pub query: String,
-    /// Model alias or id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// MCP servers for Claude (object, or a string holding JSON).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp_config: Option<McpConfigParam>,
-    /// `--permission-prompt-tool`; supplying one disables approval injection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_prompt_tool: Option<String>,
-    /// Working directory; must exist.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<String>,
-    /// `--max-turns`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_turns: Option<i64>,
-    /// `--system-prompt`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    /// `--append-system-prompt`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub append_system_prompt: Option<String>,
-    /// `--allowedTools`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_tools: Option<Vec<String>>,
-    /// `--disallowedTools`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disallowed_tools: Option<Vec<String>>,
-    /// Appended to the system prompt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
-    /// Accepted for compatibility; stream-json always runs verbose.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub verbose: Option<bool>,
-    /// Opt out of the daemon's approvals MCP server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub no_approvals: Option<bool>,
-    /// A title (else the query's first line is shown).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Extra directories `claude` may use (`--add-dir`); each must exist.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_directories: Option<Vec<String>>,
-    /// Approve Edit, Write and MultiEdit without asking.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto_accept_edits: Option<bool>,
-    /// Approve every tool call without asking (the daemon decides; `claude`'s own flag is not
-    /// used).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dangerously_skip_permissions: Option<bool>,
-    /// How long that bypass lasts, in milliseconds; none: until turned off.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dangerously_skip_permissions_timeout: Option<i64>,
+/// Declares the params of a method that starts a turn of Claude: the struct's own fields,
+/// then the fields `launchSession` and `continueSession` share, each declared once here.
+macro_rules! turn_params {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$own:meta])* pub $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        pub struct $name {
+            $($(#[$own])* pub $field: $ty,)*
+            /// The prompt. Required and non-empty.
+            pub query: String,
+            /// Model alias or id.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub model: Option<String>,
+            /// MCP servers for Claude (object, or a string holding JSON).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub mcp_config: Option<McpConfigParam>,
+            /// `--permission-prompt-tool`; supplying one disables approval injection.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub permission_prompt_tool: Option<String>,
+            /// `--max-turns` (a continuation does not inherit it).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub max_turns: Option<i64>,
+            /// `--system-prompt`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub system_prompt: Option<String>,
+            /// `--append-system-prompt`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub append_system_prompt: Option<String>,
+            /// `--allowedTools`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub allowed_tools: Option<Vec<String>>,
+            /// `--disallowedTools`.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub disallowed_tools: Option<Vec<String>>,
+            /// Appended to the system prompt.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub custom_instructions: Option<String>,
+            /// A title (else the query's first line is shown).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub title: Option<String>,
+            /// Extra directories `claude` may use (`--add-dir`); each must exist.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub additional_directories: Option<Vec<String>>,
+        }
+    };
+}
+
+turn_params! {
+    /// Params of `launchSession`.
+    pub struct LaunchSessionParams {
+        /// Working directory; must exist.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub working_dir: Option<String>,
+        /// Accepted for compatibility; stream-json always runs verbose.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub verbose: Option<bool>,
+        /// Opt out of the daemon's approvals MCP server.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub no_approvals: Option<bool>,
+        /// Approve Edit, Write and MultiEdit without asking.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub auto_accept_edits: Option<bool>,
+        /// Approve every tool call without asking (the daemon decides; `claude`'s own flag is
+        /// not used).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dangerously_skip_permissions: Option<bool>,
+        /// How long that bypass lasts, in milliseconds; none: until turned off.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub dangerously_skip_permissions_timeout: Option<i64>,
+    }
 }
 
 /// Result of `launchSession`.
@@ -452,46 +465,13 @@ method!(
     SessionIdParams, GetSessionStateResult
 );
 
-/// Params of `continueSession`. Unset fields are inherited from the parent (except `max_turns`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ContinueSessionParams {
-    /// The parent session.
-    pub session_id: String,
-    /// The new prompt.
-    pub query: String,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_prompt: Option<String>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub append_system_prompt: Option<String>,
-    /// Overrides the parent's (a string holding JSON, or an object).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mcp_config: Option<McpConfigParam>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub permission_prompt_tool: Option<String>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub allowed_tools: Option<Vec<String>>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disallowed_tools: Option<Vec<String>>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub custom_instructions: Option<String>,
-    /// Not inherited.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_turns: Option<i64>,
-    /// Overrides the parent's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    /// Overrides the parent's title.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// Overrides the parent's extra directories.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub additional_directories: Option<Vec<String>>,
+turn_params! {
+    /// Params of `continueSession`. Unset fields are inherited from the parent (except
+    /// `max_turns`); set ones override the parent's.
+    pub struct ContinueSessionParams {
+        /// The parent session.
+        pub session_id: String,
+    }
 }
 
 /// Result of `continueSession`.
