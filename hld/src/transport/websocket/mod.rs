@@ -10,41 +10,8 @@
 //!   The envelope, heartbeats and events as server-initiated requests (never notifications,
 //!   never `id: null`, on which HolonClient closes the socket) are [`holon`]'s.
 //!
-//! What each violation gets (spec/002 first, then WebBridge's behaviour where the spec is
-//! silent; a reply needs a string id to echo, since HolonClient closes the socket on any
-//! other, so where none can be read the connection is closed instead, the close reason
-//! naming the JSON-RPC code it would have had):
-//!
-//! | violation | answer |
-//! |---|---|
-//! | handshake without the `holon-rpc` subprotocol | HTTP 400, reason in the body |
-//! | handshake without a token, or a wrong one | HTTP 401 |
-//! | handshake with an `Origin` not on the allow-list | HTTP 403 |
-//! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
-//! | a handshake not done within 3 s, or the oldest one when `--ws-max-handshakes` are under way | closed |
-//! | plain HTTP, no upgrade asked | HTTP 426 Upgrade Required |
-//! | a malformed handshake (not GET, not HTTP/1.1, no key or version, not HTTP) | HTTP 400 |
-//! | a binary frame | close 1003 |
-//! | a text frame that is not UTF-8 | close 1007 |
-//! | a message over 1 MiB | close 1009 (a new connection works) |
-//! | a broken WebSocket frame (unmasked, reserved bits, …) | close 1002 |
-//! | not JSON | close 1002, reason `-32700 parse error: invalid JSON` |
-//! | JSON, not an object (an array, a batch, a scalar) | close 1002, reason `-32600 not a JSON object` |
-//! | `id` missing, repeated, not a string, or empty | close 1002, reason `-32600 id must be one non-empty string` |
-//! | a member other than the six, or one repeated | -32600 to the id |
-//! | `jsonrpc` not `"2.0"` | -32600 to the id |
-//! | `method` not a non-empty string; a request with `result` or `error`; `params` not an object | -32600 to the id |
-//! | no `method`, `result` or `error`; both `result` and `error`; a response with `params`; `error` without an integer `code` and a string `message` | -32600 to the id |
-//! | a method not in the table | -32601 `method "X" not registered` |
-//! | params that do not decode | -32602, as on every transport |
-//! | a handler's failure | -32603 |
-//! | a reply to no pending request (unknown, duplicate or stale id) | ignored, logged with its kind |
-//! | a reply that would be over 1 MiB | error 8, telling to page with `after_sequence`/`limit` |
-//! | an event that would be over 1 MiB | sent with its longest strings cut and marked |
-//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event as soon as one is answered |
-//! | nothing sent within 5 s of a heartbeat request | close 1008 |
-//! | `shutdown` | its reply, then close 1000: this connection ends, the daemon serves on |
-//! | the daemon shutting down | close 1001 |
+//! What each violation gets (spec/002 first, then WebBridge where the spec is silent) is
+//! README.md's table: where no string id can be read, the connection is closed instead.
 
 pub mod handshake;
 pub mod handshakes;
@@ -85,10 +52,8 @@ pub const MAX_MESSAGE: usize = 1 << 20;
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// tungstenite's limits and buffers: 1 MiB in, per message and per frame; a reply or a
-/// burst of events is written once flushed. Reads take at most 4 KiB at a time: tungstenite
-/// zero-fills that much before every read, and a connection mostly reads replies of tens of
-/// bytes (its default, 128 KiB, costs microseconds per read, per subscriber, per event).
+/// tungstenite's limits: 1 MiB in, per message and per frame. Reads take at most 4 KiB:
+/// tungstenite zero-fills its read buffer before every read, and most reads are tiny replies.
 pub fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
