@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::envelope::{null_id, Message, Strictness};
 use self::error::{error_object, invalid_request};
-use self::router::Route;
+use self::router::Served;
 use crate::budget::Budget;
 use crate::bus::{Published, Received, Subscriber};
 use crate::error::Error;
@@ -303,16 +303,16 @@ async fn handle<S: Send + Sync + 'static>(
     };
     tracing::debug!(method = %method, "request");
     let outcome = match route {
-        Route::Handler(handler) => handler(Arc::clone(state), params).await,
-        Route::Table(answer) => answer,
-        Route::Close(reply) => {
+        Served::Handler(handler) => handler(Arc::clone(state), params).await,
+        Served::Table(answer) => answer(router),
+        Served::Close(reply) => {
             let reply = id.map(|id| Response {
                 id: id.to_owned(),
                 outcome: Ok(reply.clone()),
             });
             return Handled::Close(reply);
         }
-        Route::Subscribe(open) => {
+        Served::Subscribe(open) => {
             let Some(id) = id else {
                 if let Some(count) = REJECTED.hit() {
                     tracing::warn!(method = %method, count, "sent as a notification; ignored");

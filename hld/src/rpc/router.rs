@@ -23,21 +23,14 @@ type Handler<S> =
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
 
 /// How a method is served.
-pub(super) enum Route<'a, S> {
+pub(super) enum Served<S> {
     /// By its handler.
-    Handler(&'a Handler<S>),
-    /// By the connection, which carries the subscription's events from then on.
-    Subscribe(&'a Subscribe<S>),
-    /// By this reply, after which the connection closes.
-    Close(&'a Bytes),
-    /// By the table itself.
-    Table(Result<Bytes>),
-}
-
-enum Served<S> {
     Handler(Handler<S>),
+    /// By the connection, which carries the subscription's events from then on.
     Subscribe(Subscribe<S>),
+    /// By this reply, after which the connection closes.
     Close(Bytes),
+    /// By the table itself.
     Table(fn(&Router<S>) -> Result<Bytes>),
 }
 
@@ -124,14 +117,9 @@ impl<S: Send + Sync + 'static> Router<S> {
     }
 
     /// How `name` is served, if it is.
-    pub(super) fn get(&self, name: &str) -> Option<Route<'_, S>> {
+    pub(super) fn get(&self, name: &str) -> Option<&Served<S>> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
-        Some(match &entry.served {
-            Served::Handler(handler) => Route::Handler(handler),
-            Served::Subscribe(open) => Route::Subscribe(open),
-            Served::Close(reply) => Route::Close(reply),
-            Served::Table(answer) => Route::Table(answer(self)),
-        })
+        Some(&entry.served)
     }
 
     fn summaries(&self) -> Vec<MethodSummary> {
@@ -192,34 +180,4 @@ fn is_empty_array(raw: &RawValue) -> bool {
     raw.get()
         .strip_prefix('[')
         .is_some_and(|rest| rest.trim_start() == "]")
-}
-
-#[cfg(test)]
-mod tests {
-    use hld_client::protocol::{GetSessionState, Health, Subscribe};
-
-    use super::*;
-
-    /// The param an error names, or "" for success.
-    fn refused<M: Method>(text: &str) -> String {
-        let raw = RawValue::from_string(text.to_owned()).unwrap();
-        match decode_params::<M>(Some(&raw)) {
-            Ok(_) => String::new(),
-            Err(Error::InvalidParams { data, .. }) => data.param,
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-
-    #[test]
-    fn an_empty_array_is_no_params_and_any_other_array_is_refused() {
-        for empty in ["[]", "[ ]", "[\n\t]"] {
-            assert_eq!(refused::<Health>(empty), "", "{empty}");
-            assert_eq!(refused::<Subscribe>(empty), "", "{empty}");
-        }
-        assert_eq!(refused::<Health>("[1]"), "params");
-        assert_eq!(refused::<Subscribe>("[{}]"), "params");
-        assert_eq!(refused::<Health>("\"bar\""), "params");
-        // A method with a required param still needs it.
-        assert_eq!(refused::<GetSessionState>("[]"), "session_id");
-    }
 }

@@ -12,14 +12,14 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, BytesMut};
 use futures::{Sink, Stream};
-use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason};
+use hld_client::protocol::{ErrorObject, InvalidRequestReason};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use crate::budget::{busy, Budget};
-use crate::rpc::error::invalid_request;
+use crate::rpc::error::{invalid_request, parse_error};
 use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
 
@@ -87,14 +87,6 @@ impl ContentLengthCodec {
     /// Forgets the message in progress: the next bytes start a header section.
     fn reset(&mut self) {
         self.state = State::headers();
-    }
-}
-
-fn parse_error(message: &str) -> ErrorObject {
-    ErrorObject {
-        code: ErrorCode::ParseError.code(),
-        message: message.to_owned(),
-        data: None,
     }
 }
 
@@ -179,7 +171,7 @@ impl Decoder for ContentLengthCodec {
                         Some(line) => line,
                         None => {
                             error.get_or_insert_with(|| {
-                                parse_error("Parse error: header lines must end with CRLF")
+                                parse_error("header lines must end with CRLF")
                             });
                             &line[..line.len() - 1]
                         }
@@ -193,7 +185,7 @@ impl Decoder for ContentLengthCodec {
                                 Ok(n) => *length = Some(n),
                                 Err(_) => {
                                     error.get_or_insert_with(|| {
-                                        parse_error("Parse error: invalid Content-Length")
+                                        parse_error("invalid Content-Length")
                                     });
                                 }
                             }
@@ -229,7 +221,7 @@ impl Decoder for ContentLengthCodec {
                         (None, error) => {
                             self.reset();
                             let e = error.unwrap_or_else(|| {
-                                parse_error("Parse error: missing Content-Length header")
+                                parse_error("missing Content-Length header")
                             });
                             return Ok(Some(Frame::Rejected(e)));
                         }
