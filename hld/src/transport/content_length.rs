@@ -220,9 +220,8 @@ impl Decoder for ContentLengthCodec {
                         }
                         (None, error) => {
                             self.reset();
-                            let e = error.unwrap_or_else(|| {
-                                parse_error("missing Content-Length header")
-                            });
+                            let e = error
+                                .unwrap_or_else(|| parse_error("missing Content-Length header"));
                             return Ok(Some(Frame::Rejected(e)));
                         }
                     }

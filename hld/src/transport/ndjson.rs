@@ -274,7 +274,12 @@ mod tests {
         }
         // A final line without a newline still counts.
         got.extend(codec.decode_eof(&mut buf).unwrap());
-        let expected = [msg("abcd"), Frame::Rejected(oversize()), msg("ab"), msg("xy")];
+        let expected = [
+            msg("abcd"),
+            Frame::Rejected(oversize()),
+            msg("ab"),
+            msg("xy"),
+        ];
         assert_eq!(got, expected);
     }
 }
