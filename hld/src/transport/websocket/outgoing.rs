@@ -266,46 +266,4 @@ mod tests {
             .as_str()
             .is_some_and(|m| m.contains("bytes cut")));
     }
-
-    #[test]
-    fn an_oversize_reply_becomes_error_8_to_the_same_id() {
-        let id = serde_json::value::RawValue::from_string("\"7\"".into()).unwrap();
-        let big = Response {
-            id: id.clone(),
-            outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE])),
-        };
-        let answer: Value = serde_json::from_str(&reply(big)).unwrap();
-        assert_eq!(answer["id"], "7");
-        assert_eq!(answer["error"]["code"], 8);
-        assert!(answer["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("after_sequence"));
-        let fits = Response {
-            id,
-            outcome: Ok(Bytes::from(vec![b'1'; MAX_MESSAGE - 40])),
-        };
-        let text = reply(fits);
-        assert!(text.len() <= MAX_MESSAGE);
-        assert!(text.contains("\"result\":111"));
-    }
-
-    #[test]
-    fn an_oversize_event_goes_out_cut_within_the_limit() {
-        use hld_client::protocol::Event;
-        let event = Published::new(Event::Lagged { missed: 1 });
-        let mut value: Value = serde_json::from_slice(event.json()).unwrap();
-        value["data"]["note"] = Value::String("n".repeat(2 * MAX_MESSAGE));
-        let json = Bytes::from(serde_json::to_vec(&value).unwrap());
-        let big = Published::with_json(event.event.clone(), json);
-        let text = super::event(&big, 3);
-        assert!(text.len() <= MAX_MESSAGE, "{}", text.len());
-        let message: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(message["id"], "s3");
-        assert_eq!(message["params"]["event"]["type"], "lagged");
-        assert!(message["params"]["event"]["data"]["note"]
-            .as_str()
-            .unwrap()
-            .ends_with("getConversation has it whole]"));
-    }
 }
