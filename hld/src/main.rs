@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hld::config::{Args, Command, Config, McpServer};
-use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -157,19 +156,11 @@ fn raise_open_files_limit() {
 
 /// Cancels `shutdown` on SIGINT, SIGTERM or SIGHUP, logging the signal's name.
 async fn watch_signals(shutdown: CancellationToken) {
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("cannot install signal handlers");
-        return;
+    let mut signals = match hld::stdio::Signals::new() {
+        Ok(signals) => signals,
+        Err(e) => return tracing::error!("{e}"),
     };
-    let name = tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-        _ = hup.recv() => "SIGHUP",
-    };
+    let name = signals.recv().await;
     tracing::info!(signal = %name, "received {name}, shutting down gracefully");
     shutdown.cancel();
 }

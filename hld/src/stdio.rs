@@ -41,15 +41,16 @@ enum Stopped {
     Daemon,
 }
 
-/// The signals that end `hld --stdio`.
-struct Signals {
+/// The signals that end `hld` and `hld --stdio`: SIGINT, SIGTERM, SIGHUP.
+pub struct Signals {
     int: Signal,
     term: Signal,
     hup: Signal,
 }
 
 impl Signals {
-    fn new() -> Result<Signals, String> {
+    /// Listens for them from now on.
+    pub fn new() -> Result<Signals, String> {
         let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
         Ok(Signals {
             int: listen(SignalKind::interrupt())?,
@@ -59,7 +60,7 @@ impl Signals {
     }
 
     /// The name of the next signal.
-    async fn recv(&mut self) -> &'static str {
+    pub async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.int.recv() => "SIGINT",
             _ = self.term.recv() => "SIGTERM",
