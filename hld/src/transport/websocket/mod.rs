@@ -1,17 +1,9 @@
 //! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
-//! dashboards: `hld --ws 127.0.0.1:PORT` serves the whole method table through
-//! [`rpc::serve`], beside the Unix socket, in the same process. tokio-tungstenite's
-//! handshake callback is all the HTTP there is, so no web framework is needed.
-//!
-//! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
-//!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
-//!   certificate is configured, which a non-loopback address requires.
-//! - **Messages**: one JSON object per text frame, at most 1 MiB either way ([`outgoing`]).
-//!   The envelope, heartbeats and events as server-initiated requests (never notifications,
-//!   never `id: null`, on which HolonClient closes the socket) are [`holon`]'s.
-//!
-//! What each violation gets (spec/002 first, then WebBridge where the spec is silent) is
-//! README.md's table: where no string id can be read, the connection is closed instead.
+//! dashboards (`hld --ws 127.0.0.1:PORT`), beside the Unix socket. tokio-tungstenite's
+//! handshake callback is all the HTTP there is. Who may connect is [`handshake`]'s; TLS is
+//! rustls'. One JSON object per text frame, at most 1 MiB either way ([`outgoing`]); the
+//! envelope, heartbeats and events as server requests are [`holon`]'s. What each violation
+//! gets is README.md's table.
 
 pub mod handshake;
 pub mod handshakes;
@@ -227,7 +219,7 @@ async fn serve<T, S>(
     let (conn, violation) = conn.into_parts();
     conn.finish(ended, violation).await;
     drop(slot);
-    tracing::debug!(%peer, %ended, "WebSocket connection closed");
+    tracing::debug!(%peer, ?ended, "WebSocket connection closed");
 }
 
 /// A WebSocket as a connection of text messages: a [`Stream`] of those it reads and a
