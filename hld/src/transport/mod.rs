@@ -102,9 +102,6 @@ pub async fn accept_until<T, F, C>(
 }
 
 #[cfg(test)]
-mod tests;
-
-#[cfg(test)]
 mod accept_tests {
     use super::*;
 
