@@ -31,11 +31,9 @@ pub const MAX_HEADER: usize = 8 * 1024;
 /// The log of incomplete messages discarded, by any connection.
 static TIMED_OUT: Throttle = Throttle::new();
 
-/// Where the decoder is in the stream.
 #[derive(Debug)]
 enum State {
-    /// Reading header lines: the Content-Length seen, the header bytes so far, and the first
-    /// error found (answered once the section ends, its body skipped).
+    /// Reading header lines; the first error is answered once the section ends.
     Headers {
         length: Option<usize>,
         bytes: usize,
@@ -57,19 +55,16 @@ impl State {
     }
 }
 
-/// The codec. See the module docs.
 #[derive(Debug)]
 pub struct ContentLengthCodec {
     max_payload: usize,
     state: State,
-    /// The daemon's budget, which holds the body being read ([`ContentLengthConn::budget`]).
     budget: Option<Budget>,
-    /// The body's share of it, given back once the body is read.
+    /// The share of the budget holding the body being read.
     body: Option<OwnedSemaphorePermit>,
 }
 
 impl ContentLengthCodec {
-    /// A codec refusing payloads over `max_payload` bytes.
     pub fn new(max_payload: usize) -> Self {
         ContentLengthCodec {
             max_payload,
@@ -246,9 +241,8 @@ impl Encoder<Outgoing> for ContentLengthCodec {
     }
 }
 
-/// Splits `out`, bytes this codec wrote, into the payloads of its frames: each exactly
-/// `Content-Length: N\r\n\r\n` and N bytes. Strict, for checking what a client receives:
-/// any other byte is an error that shows where it is.
+/// Splits `out`, bytes this codec wrote, into its frames' payloads; any byte outside a
+/// frame is an error that shows where it is. For checking what a client receives.
 pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut frames = Vec::new();
     while !out.is_empty() {
@@ -273,8 +267,7 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     Ok(frames)
 }
 
-/// A Content-Length-framed connection with the read timeout: a [`Stream`] of frames and a
-/// [`Sink`] of replies and events, as `rpc::serve` takes them.
+/// A Content-Length-framed connection with the read timeout, as `rpc::serve` takes it.
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
@@ -285,9 +278,8 @@ pub struct ContentLengthConn<T> {
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
-    /// Frames `io`, refusing payloads over `max_payload` and discarding a message left
-    /// incomplete for `timeout`; `read` holds bytes already read from it, taken to have come
-    /// now (else see [`ContentLengthConn::first_byte_at`]).
+    /// Frames `io`, `read` being bytes already read from it (taken to have come now, unless
+    /// [`ContentLengthConn::first_byte_at`] says when).
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,
@@ -303,15 +295,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
         }
     }
 
-    /// The body of each message is held in `budget`: a payload it cannot hold now is
-    /// refused (code 8) and discarded as it arrives.
+    /// Each body is held in `budget`.
     pub fn budget(mut self, budget: Budget) -> Self {
         self.framed.codec_mut().budget = Some(budget);
         self
     }
 
-    /// The bytes already read began to come at `at`: the first message's deadline runs from
-    /// then.
+    /// The first message's deadline runs from `at`.
     pub fn first_byte_at(mut self, at: Instant) -> Self {
         self.deadline.as_mut().reset(at + self.timeout);
         self
@@ -378,8 +368,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for ContentLengthConn<T> 
 mod tests {
     use super::*;
 
-    /// What a codec makes of `input`: each message's body, or a refusal's reason (its
-    /// message when it has none).
+    /// Each message's body, or a refusal's reason (else its message).
     fn decoded(input: &[u8]) -> Vec<String> {
         let mut codec = ContentLengthCodec::new(64);
         let mut buf = BytesMut::from(input);

@@ -23,24 +23,20 @@ use crate::rpc::{oversize, Frame, Outgoing};
 /// The part of a line read that is not taken from the budget: every request of a usual size.
 pub const UNCOUNTED: usize = 64 * 1024;
 
-/// Splits a byte stream into lines of at most `max` bytes (not counting the `\n` or a
-/// trailing `\r`). A longer line yields one [`Frame::Rejected`] and the rest of it, up to its
-/// newline, is thrown away as it arrives: memory stays bounded by `max`.
+/// Lines of at most `max` bytes (without the `\n` or a trailing `\r`); see the module docs.
 #[derive(Debug)]
 pub struct NdjsonCodec {
     max: usize,
     /// Bytes of the buffer already searched for a newline.
     scanned: usize,
-    /// Inside an oversize line: drop bytes until the next newline.
+    /// Inside a refused line: drop bytes until the next newline.
     discarding: bool,
-    /// The daemon's budget, which holds a long line being read.
     budget: Option<Budget>,
-    /// The line's share of it (the most a line may be), given back when the line ends.
+    /// The long line's share of the budget (the most a line may be).
     line: Option<OwnedSemaphorePermit>,
 }
 
 impl NdjsonCodec {
-    /// A codec with the given limit.
     pub fn new(max: usize) -> Self {
         NdjsonCodec {
             max,
@@ -165,20 +161,18 @@ fn heartbeat(dst: &mut BytesMut) -> io::Result<()> {
     Ok(())
 }
 
-/// An NDJSON connection, as `rpc::serve` takes it; see the module docs for what a
-/// subscription does to it.
+/// An NDJSON connection, as `rpc::serve` takes it.
 pub struct NdjsonConn<T> {
     framed: Framed<T, NdjsonCodec>,
     heartbeat: Duration,
-    /// Once subscribed: when the next heartbeat may be due. It is moved when it fires, not at
-    /// every write.
+    /// Once subscribed: when the next heartbeat may be due (moved when it fires).
     quiet: Option<Pin<Box<Sleep>>>,
     last_write: Instant,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> NdjsonConn<T> {
-    /// Frames `io` with lines of at most `max` bytes, `read` being what was already read of
-    /// it; a subscription's heartbeat follows `heartbeat` without a write.
+    /// Frames `io`, `read` being what was already read of it; a subscription's heartbeat
+    /// follows `heartbeat` without a write.
     pub fn new(io: T, read: BytesMut, max: usize, heartbeat: Duration) -> Self {
         let mut parts = FramedParts::new::<Outgoing>(io, NdjsonCodec::new(max));
         parts.read_buf = read;

@@ -74,18 +74,15 @@ pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
 /// What a handshake must show.
 #[derive(Debug)]
 pub struct Policy {
-    /// The token.
     pub token: WsToken,
     /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
 }
 
-/// A refused handshake: its HTTP status and the reason sent as its body.
+/// A refused handshake: its HTTP status and the reason sent as its body, one line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Refusal {
-    /// The status.
     pub status: StatusCode,
-    /// The reason, one line of plain text.
     pub reason: &'static str,
 }
 
@@ -95,10 +92,8 @@ pub const BUSY: Refusal = Refusal {
     reason: "too many WebSocket connections; try again later",
 };
 
-/// The refusal of a request that is no WebSocket handshake, by tungstenite's `error` for it:
-/// 426 for plain HTTP (no `Upgrade: websocket` or `Connection: upgrade`), 400 for anything
-/// else it could not take (another method or version, no key, not HTTP at all). `None` where
-/// there is nothing to answer: [`Check`] answered already, or the connection failed.
+/// The refusal of a request that is no WebSocket handshake, by tungstenite's `error`: 426
+/// for plain HTTP, 400 for anything else; `None` if [`Check`] answered or the socket failed.
 pub fn not_a_handshake(error: &WsError) -> Option<Refusal> {
     match error {
         WsError::Protocol(
@@ -118,8 +113,7 @@ pub fn not_a_handshake(error: &WsError) -> Option<Refusal> {
     }
 }
 
-/// The HTTP response of `refusal`: its status, the reason as a plain-text body, and
-/// `Connection: close` (with `Upgrade: websocket` for a 426).
+/// The HTTP response of `refusal`, with `Connection: close` (and `Upgrade` for a 426).
 fn refusal_response(refusal: Refusal) -> ErrorResponse {
     let body = format!("{}\n", refusal.reason);
     let length = HeaderValue::from(body.len());
@@ -147,9 +141,8 @@ pub fn response_bytes(refusal: Refusal) -> Vec<u8> {
     bytes
 }
 
-/// Checks an upgrade request, in this order: its `Origin`, if any, is allowed (403); it
-/// carries the token, as `Authorization: Bearer <token>` or `?token=<token>` (401); it
-/// offers the `holon-rpc` subprotocol (400).
+/// Checks an upgrade request, in this order: `Origin` (403), the token as `Authorization:
+/// Bearer` or `?token=` (401), the `holon-rpc` subprotocol (400).
 pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     let headers = request.headers();
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -201,17 +194,12 @@ pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
 }
 
 /// The check of one handshake, as tungstenite calls it: [`admit`], then a place under the
-/// cap taken into `slot` (else [`BUSY`]), answered with the upgrade (`holon-rpc` chosen) or
-/// the refusal. Refusals are logged at most once a second, with their count.
+/// cap taken into `slot` (else [`BUSY`]), held while the connection is open.
 #[derive(Debug)]
 pub struct Check<'a> {
-    /// What the request must show.
     pub policy: &'a Policy,
-    /// The places under the connection cap.
     pub slots: &'a Arc<Semaphore>,
-    /// Where the place taken goes, held while the connection is open.
     pub slot: &'a mut Option<OwnedSemaphorePermit>,
-    /// The peer, for the log.
     pub peer: SocketAddr,
 }
 
