@@ -1,10 +1,6 @@
-//! `hld --stdio`: an editor's JSON-RPC connection to the daemon, one of the daemon's
-//! connections, so a session launched from the editor is seen by every other front end.
-//!
-//! It relays bytes between stdin/stdout and the daemon's socket, after one header line that
-//! tells the daemon the framing (Content-Length); the relay parses nothing. stdout carries
-//! only what the daemon sent, and every diagnostic goes to stderr. One daemon serves every
-//! front end: serving stdio in a process of its own would need a second store and bus.
+//! `hld --stdio`: relays an editor's stdin/stdout to the daemon's socket, after one header
+//! line that selects Content-Length framing, so that the editor is one more front end of the
+//! one daemon. The relay parses nothing; stdout carries only what the daemon sent.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -32,12 +28,10 @@ pub enum Ended {
     DaemonGone,
 }
 
-/// Which side of the relay ended.
+/// Which side of the relay ended (stopped reading, or could not be written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stopped {
-    /// The editor's: stdin ended, or stdout could not be written.
     Editor,
-    /// The daemon's: its connection ended, or could not be written.
     Daemon,
 }
 
