@@ -13,26 +13,19 @@ use super::error::{invalid_request, parse_error};
 /// A valid message.
 #[derive(Debug)]
 pub enum Message<'a> {
-    /// A request, or a notification when `id` is `None`.
+    /// A request, or a notification when `id` is `None`; `params` absent or `null` is `None`.
     Request {
-        /// The id, echoed exactly (a string, a number or `null`).
         id: Option<&'a RawValue>,
-        /// The method's name.
         method: Cow<'a, str>,
-        /// The params; `None` when absent or `null`.
         params: Option<&'a RawValue>,
     },
     /// The peer's reply to a request the server sent (strict parsing only).
-    Reply {
-        /// The id of the request it answers.
-        id: &'a RawValue,
-    },
+    Reply { id: &'a RawValue },
 }
 
 /// A message that cannot be served: the error to answer with, and the id to answer to.
 #[derive(Debug)]
 pub struct Rejected {
-    /// The error object.
     pub error: ErrorObject,
     /// The message's id, when it could be read. Without one, a lenient transport answers to
     /// `null` (as JSON-RPC 2.0 says) and a strict one closes the connection.

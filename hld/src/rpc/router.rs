@@ -22,15 +22,12 @@ type Handler<S> =
 /// A subscription opener with its params' type erased.
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
 
-/// How a method is served.
+/// How a method is served: by its handler, by opening a subscription, by a reply after
+/// which the connection closes, or from the table itself.
 pub(super) enum Served<S> {
-    /// By its handler.
     Handler(Handler<S>),
-    /// By the connection, which carries the subscription's events from then on.
     Subscribe(Subscribe<S>),
-    /// By this reply, after which the connection closes.
     Close(Bytes),
-    /// By the table itself.
     Table(fn(&Router<S>) -> Result<Bytes>),
 }
 
@@ -152,10 +149,8 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
     Ok(Bytes::from(json))
 }
 
-/// Decodes `M`'s params: absent, `null` and `[]` mean `{}`; anything else but an object is
-/// -32602, and so is an object that does not decode, naming the offending field. `[]` is
-/// what Neovim sends for an empty Lua table: JSON-RPC 2.0 allows params by position, and an
-/// empty list of them is no params at all.
+/// Decodes `M`'s params: absent, `null` and `[]` (Neovim's empty Lua table) mean `{}`;
+/// anything else but an object that decodes is -32602, naming the offending field.
 pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
     let raw = raw.filter(|r| !is_empty_array(r));
     let text = raw.map_or("{}", RawValue::get);

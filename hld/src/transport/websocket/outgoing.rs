@@ -1,9 +1,6 @@
-//! What the WebSocket transport writes, each message at most [`MAX_MESSAGE`] bytes, since
-//! peers close the connection on a larger one: a reply that would be larger becomes error 8
-//! (resource exhausted), telling the client to ask for less; an event that would be larger
-//! has its longest strings cut, each ending with a marker (the full content stays in the
-//! store, for `getConversation`), and should that not do, its largest arrays or objects
-//! replaced by a marker.
+//! What the WebSocket transport writes, each message at most [`MAX_MESSAGE`] bytes (peers
+//! close on a larger one): a larger reply becomes error 8, telling the client to ask for
+//! less; a larger event is cut to fit (the store keeps it whole, for `getConversation`).
 
 use bytes::Bytes;
 use hld_client::protocol::{ErrorCode, ErrorObject};
@@ -13,8 +10,7 @@ use super::MAX_MESSAGE;
 use crate::bus::Published;
 use crate::rpc::{event_message, Response};
 
-/// The bytes of a reply around its result and id: `{"jsonrpc":"2.0","result":`, `,"id":`
-/// and `}`.
+/// The bytes of a reply around its result and id.
 const REPLY_FRAME: usize = 33;
 
 /// The server-initiated request `rpc.heartbeat` number `request`.
@@ -89,8 +85,7 @@ fn marker_room() -> usize {
 }
 
 /// Makes `value` serialise in at most `budget` bytes: its longest strings cut to one common
-/// length, each marked; if strings alone cannot make it fit, an array or object replaced by a
-/// marker (see [`replace_container`]), and so on until it fits.
+/// length and marked, else arrays or objects replaced by a marker, until it fits.
 pub fn fit(value: &mut Value, budget: usize) {
     // Each round either fits the strings or replaces a container larger than a marker; a
     // few rounds do for any event.
