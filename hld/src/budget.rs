@@ -45,11 +45,6 @@ impl Budget {
         }
     }
 
-    /// The bytes not held by any connection.
-    pub fn available(&self) -> usize {
-        self.bytes.available_permits()
-    }
-
     /// `n` bytes of it if they are free now (at most the whole budget).
     pub fn try_take(&self, n: usize) -> Option<OwnedSemaphorePermit> {
         let n = n.min(self.total) as u32;
@@ -178,14 +173,14 @@ mod tests {
         let mut conn = sink();
         let mut account = budget.account();
         account.reserve(&mut conn).await.unwrap();
-        assert_eq!(budget.available(), 600);
+        assert_eq!(budget.bytes.available_permits(), 600);
         account.built(&mut conn, 30).await.unwrap();
-        assert_eq!(budget.available(), 770);
+        assert_eq!(budget.bytes.available_permits(), 770);
         // A reply larger than the share takes what it lacks.
         account.reserve(&mut conn).await.unwrap();
         account.built(&mut conn, 500).await.unwrap();
-        assert_eq!(budget.available(), 270);
+        assert_eq!(budget.bytes.available_permits(), 270);
         account.release();
-        assert_eq!(budget.available(), 800);
+        assert_eq!(budget.bytes.available_permits(), 800);
     }
 }

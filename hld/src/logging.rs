@@ -21,12 +21,6 @@ pub struct LogControl {
     handle: Option<reload::Handle<LevelFilter, Registry>>,
 }
 
-impl std::fmt::Debug for LogControl {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LogControl").finish_non_exhaustive()
-    }
-}
-
 /// Parses `debug|info|warn|error` in any case into (normalised name, filter).
 pub fn parse_level(level: &str) -> Option<(&'static str, LevelFilter)> {
     let lower = level.trim().to_ascii_lowercase();
