@@ -123,8 +123,8 @@ fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Says that a `humanlayer.json` in the current directory is not read, and which file is: the
-/// anchor read one there, and a user moving from it would otherwise wonder why it is ignored.
+/// Says that a `humanlayer.json` in the current directory (where the Go daemon read one) is
+/// not read, and which file is.
 fn warn_of_a_local_config_file() {
     let local = std::path::Path::new("humanlayer.json");
     let read = hld_client::config::config_file_path();
@@ -139,9 +139,8 @@ fn warn_of_a_local_config_file() {
     }
 }
 
-/// Raises the soft limit on open files to the hard limit, as Go's runtime does for the Go
-/// daemon: every connection, subscriber and session pipe holds a descriptor, and the usual
-/// soft limit (1024) would turn clients away at about a thousand subscribers.
+/// Raises the soft limit on open files to the hard limit, as Go's runtime does: each
+/// connection and session pipe holds a descriptor, and 1024 is soon reached.
 fn raise_open_files_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     match getrlimit(Resource::RLIMIT_NOFILE) {

@@ -73,8 +73,7 @@ fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
 struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
-    /// The rejection of an object that repeats a member: answered to its id when that is
-    /// there once and of a valid type, else to `null`.
+    /// The rejection of an object that repeats a member, to its id if that is there once.
     fn repeated(&self) -> Rejected {
         let Pairs(pairs) = self;
         let mut ids = pairs

@@ -137,7 +137,7 @@ impl Listener {
 }
 
 /// One accepted TCP connection: TLS if configured, then the WebSocket, both within
-/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place among the handshakes.
+/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place.
 async fn connection<S>(
     tcp: TcpStream,
     peer: SocketAddr,
@@ -167,8 +167,7 @@ async fn connection<S>(
     }
 }
 
-/// The WebSocket handshake (refused with 503 if it finds no place among the open
-/// connections), then the connection served until it ends, then closed.
+/// The WebSocket handshake, then the connection served until it ends, then closed.
 async fn serve<T, S>(
     mut stream: T,
     peer: SocketAddr,
@@ -222,9 +221,8 @@ async fn serve<T, S>(
     tracing::debug!(%peer, ?ended, "WebSocket connection closed");
 }
 
-/// A WebSocket as a connection of text messages: a [`Stream`] of those it reads and a
-/// [`Sink`] of those it writes. A violation of WebSocket's framing ends the stream and is
-/// remembered for [`Connection::finish`].
+/// A WebSocket as a stream and sink of text messages. A framing violation ends the stream
+/// and is remembered for [`Connection::finish`].
 pub struct Connection<S> {
     ws: WebSocketStream<S>,
     /// The close a violation called for.
@@ -232,14 +230,12 @@ pub struct Connection<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
-    /// Wraps an open WebSocket.
     pub fn new(ws: WebSocketStream<S>) -> Self {
         Connection { ws, close: None }
     }
 
-    /// Closes the connection: with the code of the violation that ended it, else the one for
-    /// why it `ended` (1001 at shutdown, 1000 after `shutdown`), or in answer to the peer's
-    /// close; then lets the peer read it before the socket goes.
+    /// Closes with the code of the violation that ended it, else of why it `ended` (1001 at
+    /// shutdown, 1000 after `shutdown`), and lets the peer read it before the socket goes.
     pub async fn finish(mut self, ended: Ended, violation: Option<Violation>) {
         let violation = violation.map(|v| match v {
             Violation::Unanswerable(reason) => close_frame(CloseCode::Protocol, reason),
