@@ -1,13 +1,8 @@
-//! One budget of bytes for what all connections together hold (`--max-buffered`): replies
-//! being built or not yet written, and messages being read (a Content-Length payload, an
-//! NDJSON line past 64 KiB; one the budget cannot hold now is refused, code 8). No number of
-//! clients, reading or not, can take more.
-//!
-//! A reply's size is known only once built, so a connection reserves a quarter of the budget
-//! before building one (at most four are built at once), makes the reservation the reply's
-//! size once it is queued, and gives it back once it is written. While the budget is full a
-//! connection's next request waits its turn (the semaphore is fair), after its own replies
-//! are written, so that it never waits for bytes it holds itself.
+//! One budget of bytes for what all connections together hold (`--max-buffered`): replies not
+//! yet written and long messages being read (one it cannot hold now is refused, code 8).
+//! A connection reserves a quarter of it before building a reply, shrinks that to the reply's
+//! size, and gives it back once written; while it is full, the next request waits its turn
+//! after the connection's own replies are written, so it never waits for bytes it holds.
 
 use std::io;
 use std::sync::Arc;
@@ -48,11 +43,6 @@ impl Budget {
             bytes: Arc::new(Semaphore::new(total)),
             total,
         }
-    }
-
-    /// The bytes not held by any connection.
-    pub fn available(&self) -> usize {
-        self.bytes.available_permits()
     }
 
     /// `n` bytes of it if they are free now (at most the whole budget).
@@ -120,8 +110,7 @@ impl Account {
     }
 
     /// The reply built with the reservation, now queued, is `bytes` long: the reservation
-    /// becomes that size (the rest given back, or what it lacks waited for, after this connection's own
-    /// replies are written) and is held until the reply is written.
+    /// becomes that size and is held until the reply is written.
     pub async fn built<C, T>(&mut self, conn: &mut C, bytes: usize) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,
@@ -184,33 +173,14 @@ mod tests {
         let mut conn = sink();
         let mut account = budget.account();
         account.reserve(&mut conn).await.unwrap();
-        assert_eq!(budget.available(), 600);
+        assert_eq!(budget.bytes.available_permits(), 600);
         account.built(&mut conn, 30).await.unwrap();
-        assert_eq!(budget.available(), 770);
+        assert_eq!(budget.bytes.available_permits(), 770);
         // A reply larger than the share takes what it lacks.
         account.reserve(&mut conn).await.unwrap();
         account.built(&mut conn, 500).await.unwrap();
-        assert_eq!(budget.available(), 270);
+        assert_eq!(budget.bytes.available_permits(), 270);
         account.release();
-        assert_eq!(budget.available(), 800);
-    }
-
-    #[tokio::test]
-    async fn a_full_budget_holds_back_the_next_reservation_until_bytes_are_given_back() {
-        let budget = Budget::new(800);
-        let mut conn = sink();
-        let mut hog = budget.account();
-        hog.reserve(&mut conn).await.unwrap();
-        hog.built(&mut conn, 10_000).await.unwrap();
-        assert_eq!(budget.available(), 0);
-        let mut other = budget.account();
-        let waiting = tokio::time::timeout(
-            std::time::Duration::from_millis(50),
-            other.reserve(&mut conn),
-        );
-        assert!(waiting.await.is_err(), "reserved with the budget full");
-        hog.release();
-        other.reserve(&mut conn).await.unwrap();
-        assert_eq!(budget.available(), 600);
+        assert_eq!(budget.bytes.available_permits(), 800);
     }
 }

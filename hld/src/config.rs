@@ -217,18 +217,14 @@ pub enum McpServer {
 /// as `<redacted>`.
 #[derive(Debug, Clone)]
 pub struct CloudConfig {
-    /// The API key.
     pub api_key: ApiKey,
-    /// The API base URL.
     pub base_url: String,
-    /// The poll schedule.
     pub poll: PollSettings,
 }
 
-/// The WebSocket transport (`--ws`).
+/// The WebSocket transport (`--ws`): the flags of its heading, resolved.
 #[derive(Debug, Clone)]
 pub struct WsConfig {
-    /// The address to listen on.
     pub address: SocketAddr,
     /// The certificate and key files, for wss://.
     pub tls: Option<TlsFiles>,
@@ -236,15 +232,11 @@ pub struct WsConfig {
     pub token: Option<WsToken>,
     /// Browser origins allowed to connect (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
-    /// The most connections at once.
     pub max_connections: usize,
-    /// The most connections in their handshake at once.
     pub max_handshakes: usize,
     /// The most server-initiated requests waiting for a reply, per connection.
     pub max_pending: usize,
-    /// How often the server sends `rpc.heartbeat`.
     pub heartbeat: Duration,
-    /// How long a client has to answer it.
     pub heartbeat_timeout: Duration,
     /// When an unanswered server request is forgotten.
     pub stale_after: Duration,
@@ -287,9 +279,7 @@ impl WsToken {
 /// A PEM certificate chain and its private key.
 #[derive(Debug, Clone)]
 pub struct TlsFiles {
-    /// The certificate chain.
     pub cert: PathBuf,
-    /// The private key.
     pub key: PathBuf,
 }
 
@@ -372,44 +362,30 @@ fn config_file_list(key: &str) -> Result<Vec<String>, String> {
     }
 }
 
-/// The resolved configuration.
+/// The resolved configuration: [`Args`] with paths found, durations made, limits checked.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The socket path.
     pub socket: PathBuf,
-    /// The database path.
     pub database: PathBuf,
-    /// The initial log level.
     pub log_level: String,
-    /// The log file, if any.
     pub log_file: Option<PathBuf>,
-    /// Whether colour is forbidden.
+    /// `--no-color`, or `NO_COLOR` set.
     pub no_color: bool,
-    /// Largest accepted incoming message.
     pub max_message_size: usize,
-    /// The bytes all connections together may hold.
     pub max_buffered: usize,
-    /// Longest line of `claude`'s output stored whole.
     pub max_agent_line: usize,
-    /// An explicitly configured `claude` (flag, config file or environment).
+    /// An explicitly configured `claude` (flag, config file or environment), made absolute.
     pub claude_path: Option<PathBuf>,
-    /// Heartbeat interval.
     pub heartbeat_interval: Duration,
-    /// How long a Content-Length-framed message may stay incomplete.
     pub frame_timeout: Duration,
-    /// Connect stdin/stdout to the daemon (`hld --stdio`) instead of serving.
     pub stdio: bool,
-    /// Per-subscriber buffer.
     pub subscriber_buffer: usize,
-    /// Grace period between SIGINT and SIGKILL.
     pub interrupt_grace: Duration,
-    /// The command serving the approvals MCP server.
     pub approvals_command: ApprovalsCommand,
-    /// Worker threads of a multi-thread runtime; 0 for the single-thread runtime.
+    /// 0 for the single-thread runtime.
     pub worker_threads: usize,
     /// Cloud approvals, when an API key is configured.
     pub cloud: Option<CloudConfig>,
-    /// The WebSocket transport, when configured.
     pub websocket: Option<WsConfig>,
 }
 
@@ -520,6 +496,17 @@ fn resolve_api_base_url(flag: Option<String>) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    fn parse(extra: &[&str]) -> Args {
+        let base = [
+            "hld",
+            "--socket",
+            "/tmp/hld-t.sock",
+            "--database",
+            "/tmp/hld-t.db",
+        ];
+        Args::try_parse_from(base.iter().chain(extra)).unwrap()
+    }
+
     #[test]
     fn a_configured_ws_token_must_be_long_and_plain() {
         assert!(WsToken::new("short").is_err());
@@ -529,46 +516,19 @@ mod tests {
 
     #[test]
     fn the_api_key_enables_cloud_approvals_and_never_shows_in_debug_output() {
-        let args = Args::try_parse_from([
-            "hld",
-            "--socket",
-            "/tmp/hld-config-test.sock",
-            "--database",
-            "/tmp/hld-config-test.db",
-            "--api-key",
-            "hl-secret-key-123",
-            "--api-base-url",
-            "http://127.0.0.1:1/v1",
-            "--approval-poll-interval-ms",
-            "50",
-            "--approval-max-backoff-ms",
-            "400",
-        ])
-        .unwrap();
+        let key = ["--api-key", "hl-secret-key-123"];
+        let args = parse(&[&key[..], &["--approval-poll-interval-ms", "50"]].concat());
         assert!(!format!("{args:?}").contains("hl-secret-key-123"));
         let config = Config::from_args(args).unwrap();
         let debug = format!("{config:?}");
         assert!(!debug.contains("hl-secret-key-123"), "{debug}");
         let cloud = config.cloud.expect("cloud approvals enabled");
         assert_eq!(cloud.api_key, ApiKey::new("hl-secret-key-123"));
-        assert_eq!(cloud.base_url, "http://127.0.0.1:1/v1");
         assert_eq!(cloud.poll.interval, Duration::from_millis(50));
-        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(400));
-    }
-
-    #[test]
-    fn an_empty_api_key_leaves_cloud_approvals_off() {
-        let args = Args::try_parse_from([
-            "hld",
-            "--socket",
-            "/tmp/hld-config-test.sock",
-            "--database",
-            "/tmp/hld-config-test.db",
-            "--api-key",
-            " ",
-        ])
-        .unwrap();
-        assert!(Config::from_args(args).unwrap().cloud.is_none());
+        // The backoff defaults to the spec's constant.
+        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(300_000));
+        let blank = Config::from_args(parse(&["--api-key", " "])).unwrap();
+        assert!(blank.cloud.is_none(), "an empty key leaves them off");
     }
 
     #[test]
@@ -577,22 +537,5 @@ mod tests {
         let help = Args::command().render_long_help().to_string();
         assert!(help.contains("--api-key"));
         assert!(!help.contains("--approval-poll-interval-ms"));
-    }
-
-    #[test]
-    fn the_poll_schedule_defaults_to_the_spec_constants() {
-        let args = Args::try_parse_from([
-            "hld",
-            "--socket",
-            "/tmp/hld-config-test.sock",
-            "--database",
-            "/tmp/hld-config-test.db",
-            "--api-key",
-            "k",
-        ])
-        .unwrap();
-        let cloud = Config::from_args(args).unwrap().cloud.unwrap();
-        assert_eq!(cloud.poll.interval, Duration::from_millis(5_000));
-        assert_eq!(cloud.poll.max_backoff, Duration::from_millis(300_000));
     }
 }

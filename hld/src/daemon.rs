@@ -16,17 +16,11 @@ use crate::store::Store;
 
 /// Everything a handler can reach.
 pub struct Daemon {
-    /// The resolved configuration.
     pub config: Config,
-    /// The event bus.
     pub bus: Bus,
-    /// The database.
     pub store: Store,
-    /// Live sessions.
     pub sessions: Arc<Sessions>,
-    /// Approvals.
     pub approvals: Approvals,
-    /// Changes the log level.
     pub log: LogControl,
     /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
@@ -34,7 +28,7 @@ pub struct Daemon {
     pub bypass_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
-    /// The bytes all connections together may hold (`--max-buffered`).
+    /// `--max-buffered`.
     pub budget: Budget,
 }
 

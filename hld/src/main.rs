@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use hld::config::{Args, Command, Config, McpServer};
-use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
 fn main() -> ExitCode {
@@ -124,8 +123,8 @@ fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Says that a `humanlayer.json` in the current directory is not read, and which file is: the
-/// anchor read one there, and a user moving from it would otherwise wonder why it is ignored.
+/// Says that a `humanlayer.json` in the current directory (where the Go daemon read one) is
+/// not read, and which file is.
 fn warn_of_a_local_config_file() {
     let local = std::path::Path::new("humanlayer.json");
     let read = hld_client::config::config_file_path();
@@ -140,9 +139,8 @@ fn warn_of_a_local_config_file() {
     }
 }
 
-/// Raises the soft limit on open files to the hard limit, as Go's runtime does for the Go
-/// daemon: every connection, subscriber and session pipe holds a descriptor, and the usual
-/// soft limit (1024) would turn clients away at about a thousand subscribers.
+/// Raises the soft limit on open files to the hard limit, as Go's runtime does: each
+/// connection and session pipe holds a descriptor, and 1024 is soon reached.
 fn raise_open_files_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     match getrlimit(Resource::RLIMIT_NOFILE) {
@@ -157,19 +155,11 @@ fn raise_open_files_limit() {
 
 /// Cancels `shutdown` on SIGINT, SIGTERM or SIGHUP, logging the signal's name.
 async fn watch_signals(shutdown: CancellationToken) {
-    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        tracing::error!("cannot install signal handlers");
-        return;
+    let mut signals = match hld::stdio::Signals::new() {
+        Ok(signals) => signals,
+        Err(e) => return tracing::error!("{e}"),
     };
-    let name = tokio::select! {
-        _ = int.recv() => "SIGINT",
-        _ = term.recv() => "SIGTERM",
-        _ = hup.recv() => "SIGHUP",
-    };
+    let name = signals.recv().await;
     tracing::info!(signal = %name, "received {name}, shutting down gracefully");
     shutdown.cancel();
 }

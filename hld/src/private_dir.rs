@@ -1,12 +1,6 @@
-//! Directories that only the daemon's user can change: the socket's, and the one holding the
-//! per-session MCP configs.
-//!
-//! A file in a directory that someone else can write can be replaced between the daemon's
-//! creating it and its use: another user could swap the live socket for one of their own (and
-//! receive the owner's decisions), or an MCP config before `claude` reads it (and run code as
-//! the owner). So such a directory is checked, not trusted: it must be a real directory (not a
-//! symbolic link), owned by the daemon's user, and not writable by group or others. Inside a
-//! directory that passes, a path names what the daemon put there.
+//! Directories only the daemon's user can change (the socket's, the MCP configs'): a real
+//! directory, this user's, not writable by group or others. Elsewhere another user could swap
+//! the socket or an MCP config between its creation and its use.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io;
@@ -79,55 +73,15 @@ pub fn ensure(dir: &Path, what: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
-    fn chmod(path: &Path, mode: u32) {
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-    }
-
-    #[test]
-    fn a_missing_directory_is_created_private() {
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("a/b");
-        ensure(&dir, "the socket directory").unwrap();
-        let mode = std::fs::metadata(&dir).unwrap().mode() & 0o777;
-        assert_eq!(mode, 0o700);
-    }
-
-    #[test]
-    fn a_directory_others_can_write_is_refused_with_the_fix() {
-        let root = tempfile::tempdir().unwrap();
-        chmod(root.path(), 0o777);
-        let e = ensure(root.path(), "the socket directory").unwrap_err();
-        let text = e.to_string();
-        assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
-        assert!(text.contains("writable by others (mode 777)"), "{text}");
-        assert!(text.contains("chmod go-w"), "{text}");
-        chmod(root.path(), 0o775);
-        assert!(ensure(root.path(), "d").is_err(), "group-writable");
-        chmod(root.path(), 0o755);
-        ensure(root.path(), "d").unwrap();
-    }
-
-    #[test]
-    fn a_symbolic_link_is_refused() {
-        let root = tempfile::tempdir().unwrap();
-        let real = root.path().join("real");
-        std::fs::create_dir(&real).unwrap();
-        let link = root.path().join("link");
-        std::os::unix::fs::symlink(&real, &link).unwrap();
-        let text = ensure(&link, "the socket directory")
-            .unwrap_err()
-            .to_string();
-        assert!(text.contains("is a symbolic link"), "{text}");
-    }
-
+    // The rest is e2e::security's; giving a directory away takes root.
     #[test]
     fn a_directory_of_another_user_is_refused() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("theirs");
         std::fs::create_dir(&dir).unwrap();
-        chmod(&dir, 0o700);
+        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
         // Giving a directory away takes root, as CI runs; anyone else owns only their own.
         match nix::unistd::chown(&dir, Some(nix::unistd::Uid::from_raw(65534)), None) {
             Ok(()) => {

@@ -1,11 +1,6 @@
-//! The server: a function of (config, log control, shutdown token). `main` is a thin wrapper,
-//! and tests call the same function. Here the method table is built, and the transports are
-//! wired to it: the Unix socket always; a WebSocket listener too with `--ws`, its connections
-//! served and drained with the socket's.
-//!
-//! Shutdown order: stop accepting → let in-flight requests finish and subscriptions close
-//! (at most 2 s), running sessions interrupted then killed, the cloud approval poller stopped →
-//! flush the store → remove the socket.
+//! The server: builds the method table and wires the Unix socket (and with `--ws` the
+//! WebSocket listener) to it. Shutdown: stop accepting → in-flight requests finish (2 s at
+//! most) while sessions are interrupted, then killed → flush the store → remove the socket.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -31,10 +26,8 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long running sessions get to stop after SIGINT at shutdown, before SIGKILL.
 pub const SESSION_GRACE: Duration = Duration::from_millis(1500);
 
-/// Says, once at start-up, what the daemon can do and what to do next: whether `claude` was
-/// found (probing its version now, so that the first `health` does not wait for it), whether
-/// the approvals server can run, and how to launch a session, with the client commands as
-/// they run from here ([`clients`]).
+/// Says, once at start-up, whether `claude` was found (probing its version now, so that the
+/// first `health` does not wait), whether approvals can run, and how to launch a session.
 async fn announce(daemon: Arc<Daemon>) {
     let claude = daemon.sessions.tools().await.claude.clone();
     let scripted = match (&claude.path, claude.available) {

@@ -1,10 +1,6 @@
-//! `hld --stdio`: an editor's JSON-RPC connection to the daemon, one of the daemon's
-//! connections, so a session launched from the editor is seen by every other front end.
-//!
-//! It relays bytes between stdin/stdout and the daemon's socket, after one header line that
-//! tells the daemon the framing (Content-Length); the relay parses nothing. stdout carries
-//! only what the daemon sent, and every diagnostic goes to stderr. One daemon serves every
-//! front end: serving stdio in a process of its own would need a second store and bus.
+//! `hld --stdio`: relays an editor's stdin/stdout to the daemon's socket, after one header
+//! line that selects Content-Length framing, so that the editor is one more front end of the
+//! one daemon. The relay parses nothing; stdout carries only what the daemon sent.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -32,24 +28,23 @@ pub enum Ended {
     DaemonGone,
 }
 
-/// Which side of the relay ended.
+/// Which side of the relay ended (stopped reading, or could not be written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stopped {
-    /// The editor's: stdin ended, or stdout could not be written.
     Editor,
-    /// The daemon's: its connection ended, or could not be written.
     Daemon,
 }
 
-/// The signals that end `hld --stdio`.
-struct Signals {
+/// The signals that end `hld` and `hld --stdio`: SIGINT, SIGTERM, SIGHUP.
+pub struct Signals {
     int: Signal,
     term: Signal,
     hup: Signal,
 }
 
 impl Signals {
-    fn new() -> Result<Signals, String> {
+    /// Listens for them from now on.
+    pub fn new() -> Result<Signals, String> {
         let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
         Ok(Signals {
             int: listen(SignalKind::interrupt())?,
@@ -59,7 +54,7 @@ impl Signals {
     }
 
     /// The name of the next signal.
-    async fn recv(&mut self) -> &'static str {
+    pub async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.int.recv() => "SIGINT",
             _ = self.term.recv() => "SIGTERM",

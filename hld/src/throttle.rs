@@ -73,26 +73,17 @@ mod tests {
     use super::Throttle;
 
     #[test]
-    fn one_line_a_second_tells_how_many_it_stands_for() {
-        let throttle = Throttle::new();
-        assert_eq!(throttle.hit(), Some(1));
-        for _ in 0..9 {
-            assert_eq!(throttle.hit(), None);
+    fn each_second_writes_its_first_lines_then_one_counts_the_rest() {
+        for burst in [1, 3] {
+            let throttle = Throttle::burst(burst);
+            for _ in 0..burst {
+                assert_eq!(throttle.hit(), Some(1));
+            }
+            for _ in 0..9 {
+                assert_eq!(throttle.hit(), None);
+            }
+            throttle.state.lock().unwrap().window = Some(std::time::Instant::now() - super::EVERY);
+            assert_eq!(throttle.hit(), Some(10));
         }
-        // The next line, a second on, counts the nine unwritten and itself.
-        throttle.state.lock().unwrap().window = Some(std::time::Instant::now() - super::EVERY);
-        assert_eq!(throttle.hit(), Some(10));
-    }
-
-    #[test]
-    fn a_burst_writes_its_first_lines_each_second_then_counts() {
-        let throttle = Throttle::burst(3);
-        for _ in 0..3 {
-            assert_eq!(throttle.hit(), Some(1));
-        }
-        assert_eq!(throttle.hit(), None);
-        assert_eq!(throttle.hit(), None);
-        throttle.state.lock().unwrap().window = Some(std::time::Instant::now() - super::EVERY);
-        assert_eq!(throttle.hit(), Some(3));
     }
 }

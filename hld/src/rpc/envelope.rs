@@ -13,26 +13,19 @@ use super::error::{invalid_request, parse_error};
 /// A valid message.
 #[derive(Debug)]
 pub enum Message<'a> {
-    /// A request, or a notification when `id` is `None`.
+    /// A request, or a notification when `id` is `None`; `params` absent or `null` is `None`.
     Request {
-        /// The id, echoed exactly (a string, a number or `null`).
         id: Option<&'a RawValue>,
-        /// The method's name.
         method: Cow<'a, str>,
-        /// The params; `None` when absent or `null`.
         params: Option<&'a RawValue>,
     },
     /// The peer's reply to a request the server sent (strict parsing only).
-    Reply {
-        /// The id of the request it answers.
-        id: &'a RawValue,
-    },
+    Reply { id: &'a RawValue },
 }
 
 /// A message that cannot be served: the error to answer with, and the id to answer to.
 #[derive(Debug)]
 pub struct Rejected {
-    /// The error object.
     pub error: ErrorObject,
     /// The message's id, when it could be read. Without one, a lenient transport answers to
     /// `null` (as JSON-RPC 2.0 says) and a strict one closes the connection.
@@ -51,10 +44,10 @@ pub enum Strictness {
 
 #[derive(Deserialize)]
 struct Members<'a> {
-    #[serde(default, borrow)]
-    jsonrpc: Option<Text<'a>>,
-    #[serde(default, borrow)]
-    method: Option<Text<'a>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     params: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
@@ -66,82 +59,13 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::
     <&RawValue>::deserialize(d).map(Some)
 }
 
-/// A member that must be a string: its text (borrowed unless it has escapes), or
-/// [`Text::Other`] for any other JSON value, so that a wrong type is reported, not a parse
-/// failure.
-enum Text<'a> {
-    Str(Cow<'a, str>),
-    Other,
-}
+/// A JSON string, borrowed unless it has escapes.
+#[derive(Deserialize)]
+struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 
-impl<'a> Text<'a> {
-    fn as_str(&self) -> Option<&str> {
-        match self {
-            Text::Str(s) => Some(s),
-            Text::Other => None,
-        }
-    }
-
-    fn into_str(self) -> Option<Cow<'a, str>> {
-        match self {
-            Text::Str(s) => Some(s),
-            Text::Other => None,
-        }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Text<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Text<'de>, E> {
-                Ok(Text::Str(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Text<'de>, E> {
-                Ok(Text::Str(Cow::Owned(v.to_owned())))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Text<'de>, E> {
-                Ok(Text::Str(Cow::Owned(v)))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Text<'de>, E> {
-                Ok(Text::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Text<'de>, E> {
-                Ok(Text::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Text<'de>, E> {
-                Ok(Text::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Text<'de>, E> {
-                Ok(Text::Other)
-            }
-            fn visit_unit<E>(self) -> Result<Text<'de>, E> {
-                Ok(Text::Other)
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Text<'de>, A::Error> {
-                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Text::Other)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut a: A,
-            ) -> Result<Text<'de>, A::Error> {
-                while a
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(Text::Other)
-            }
-        }
-        d.deserialize_any(Visitor)
-    }
+/// The text of `raw` if it is a JSON string; `None` for any other value.
+fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<Str>(raw.get()).ok().map(|Str(s)| s)
 }
 
 /// An object's members in order, repeats included, each value raw (names borrowed unless
@@ -149,8 +73,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
-    /// The rejection of an object that repeats a member: answered to its id when that is
-    /// there once and of a valid type, else to `null`.
+    /// The rejection of an object that repeats a member, to its id if that is there once.
     fn repeated(&self) -> Rejected {
         let Pairs(pairs) = self;
         let mut ids = pairs
@@ -188,9 +111,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
                 mut a: A,
             ) -> Result<Pairs<'de>, A::Error> {
                 let mut pairs = Vec::new();
-                while let Some((name, value)) = a.next_entry::<Text<'de>, &'de RawValue>()? {
-                    // A JSON object's member names are strings.
-                    pairs.push((name.into_str().unwrap_or_default(), value));
+                while let Some((Str(name), value)) = a.next_entry::<Str<'de>, &'de RawValue>()? {
+                    pairs.push((name, value));
                 }
                 Ok(Pairs(pairs))
             }
@@ -259,10 +181,13 @@ fn parse_lenient(text: &str) -> Result<Message<'_>, Rejected> {
         }
     }
     let id = members.id;
-    if members.jsonrpc.as_ref().and_then(Text::as_str) != Some(JSONRPC_VERSION) {
+    if !members
+        .jsonrpc
+        .is_some_and(|v| string_is(v, JSONRPC_VERSION))
+    {
         return Err(reject(envelope_error("must be JSON-RPC 2.0"), id));
     }
-    let Some(method) = members.method.and_then(Text::into_str) else {
+    let Some(method) = members.method.and_then(string_of) else {
         return Err(reject(envelope_error("method must be a string"), id));
     };
     let params = members.params.filter(|p| p.get() != "null");
@@ -318,8 +243,7 @@ fn parse_strict(text: &str) -> Result<Message<'_>, Rejected> {
     }
     let (params, result, error) = (get("params"), get("result"), get("error"));
     if let Some(method) = get("method") {
-        let method = serde_json::from_str::<Text>(method.get()).ok();
-        let Some(method) = method.and_then(Text::into_str).filter(|m| !m.is_empty()) else {
+        let Some(method) = string_of(method).filter(|m| !m.is_empty()) else {
             return invalid("method must be a non-empty string");
         };
         if result.is_some() || error.is_some() {
@@ -352,7 +276,7 @@ fn is_nonempty_string(raw: &RawValue) -> bool {
 
 /// Whether `raw` is the JSON string `expected` (escaped or not).
 fn string_is(raw: &RawValue, expected: &str) -> bool {
-    serde_json::from_str::<Text>(raw.get()).is_ok_and(|t| t.as_str() == Some(expected))
+    string_of(raw).is_some_and(|t| t == expected)
 }
 
 /// Whether `raw` is an error object: an integer `code` and a string `message`, each once

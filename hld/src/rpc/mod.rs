@@ -1,16 +1,8 @@
 //! JSON-RPC over any transport: the one connection loop, which knows the method table and
-//! the state its handlers get, and nothing of the daemon.
-//!
-//! A transport supplies a [`Stream`] of [`Frame`]s (one per message) and a [`Sink`] of
-//! [`Outgoing`] items, which it frames. [`serve`] reads a message, dispatches it through the
-//! [`Router`] and writes the reply, one message at a time, so replies come in request order.
-//! Replies to requests read together are flushed together; while the client does not read,
-//! the transport's write buffer fills, the loop stops reading, and the kernel's flow control
-//! reaches the client. What replies hold is counted in the daemon's [`Budget`].
-//!
-//! A method registered with [`Router::subscribe`] opens a subscription: its events go out
-//! beside the replies, as the transport frames them, until the client leaves or the bus
-//! closes (at shutdown, after the sessions' last events).
+//! the state its handlers get, and nothing of the daemon. A transport gives a [`Stream`] of
+//! [`Frame`]s and frames a [`Sink`] of [`Outgoing`]. Requests are served one at a time, so
+//! replies come in order; a client that does not read stops being read. A subscription's
+//! events go out beside the replies until the client leaves or the bus closes.
 
 pub mod envelope;
 pub mod error;
@@ -29,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::envelope::{null_id, Message, Strictness};
 use self::error::{error_object, invalid_request};
-use self::router::Route;
+use self::router::Served;
 use crate::budget::Budget;
 use crate::bus::{Published, Received, Subscriber};
 use crate::error::Error;
@@ -72,7 +64,7 @@ impl Response {
         out
     }
 
-    /// [`Response::to_json`] written to `out`. Every reply is written here.
+    /// [`Response::to_json`] written to `out`.
     pub fn write_json(&self, mut out: impl std::io::Write) -> io::Result<()> {
         out.write_all(b"{\"jsonrpc\":\"2.0\",")?;
         match &self.outcome {
@@ -115,17 +107,6 @@ pub enum Ended {
     Failed,
 }
 
-impl std::fmt::Display for Ended {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Ended::Left => "left",
-            Ended::Shutdown => "shutdown",
-            Ended::Closed => "closed",
-            Ended::Failed => "failed",
-        })
-    }
-}
-
 /// What the loop does with one incoming frame.
 enum Handled {
     Reply(Response),
@@ -139,8 +120,7 @@ enum Handled {
 const COALESCE: usize = 64 * 1024;
 
 /// Serves one connection until the client leaves or `shutdown` is cancelled (a subscribed
-/// one: until the bus closes): requests in order, one reply each (none for a notification).
-/// Returns why it ended.
+/// one: until the bus closes). Returns why it ended.
 pub async fn serve<S, C>(
     mut conn: C,
     router: &Router<S>,
@@ -259,8 +239,7 @@ where
     conn.flush().await
 }
 
-// What a peer sends wrong is logged through a throttle per kind, each mistake on its own line
-// up to a few a second: a client that sends nothing but mistakes cannot fill the log.
+// A peer's mistakes are logged a few a second per kind: they cannot fill the log.
 pub(crate) const MISTAKES_A_SECOND: u32 = 10;
 static REJECTED: Throttle = Throttle::burst(MISTAKES_A_SECOND);
 static UNKNOWN_METHOD: Throttle = Throttle::burst(MISTAKES_A_SECOND);
@@ -303,16 +282,16 @@ async fn handle<S: Send + Sync + 'static>(
     };
     tracing::debug!(method = %method, "request");
     let outcome = match route {
-        Route::Handler(handler) => handler(Arc::clone(state), params).await,
-        Route::Table(answer) => answer,
-        Route::Close(reply) => {
+        Served::Handler(handler) => handler(Arc::clone(state), params).await,
+        Served::Table(answer) => answer(router),
+        Served::Close(reply) => {
             let reply = id.map(|id| Response {
                 id: id.to_owned(),
                 outcome: Ok(reply.clone()),
             });
             return Handled::Close(reply);
         }
-        Route::Subscribe(open) => {
+        Served::Subscribe(open) => {
             let Some(id) = id else {
                 if let Some(count) = REJECTED.hit() {
                     tracing::warn!(method = %method, count, "sent as a notification; ignored");

@@ -22,19 +22,9 @@ type Handler<S> =
 /// A subscription opener with its params' type erased.
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
 
-/// How a method is served.
-pub(super) enum Route<'a, S> {
-    /// By its handler.
-    Handler(&'a Handler<S>),
-    /// By the connection, which carries the subscription's events from then on.
-    Subscribe(&'a Subscribe<S>),
-    /// By this reply, after which the connection closes.
-    Close(&'a Bytes),
-    /// By the table itself.
-    Table(Result<Bytes>),
-}
-
-enum Served<S> {
+/// How a method is served: by its handler, by opening a subscription, by a reply after
+/// which the connection closes, or from the table itself.
+pub(super) enum Served<S> {
     Handler(Handler<S>),
     Subscribe(Subscribe<S>),
     Close(Bytes),
@@ -124,14 +114,9 @@ impl<S: Send + Sync + 'static> Router<S> {
     }
 
     /// How `name` is served, if it is.
-    pub(super) fn get(&self, name: &str) -> Option<Route<'_, S>> {
+    pub(super) fn get(&self, name: &str) -> Option<&Served<S>> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
-        Some(match &entry.served {
-            Served::Handler(handler) => Route::Handler(handler),
-            Served::Subscribe(open) => Route::Subscribe(open),
-            Served::Close(reply) => Route::Close(reply),
-            Served::Table(answer) => Route::Table(answer(self)),
-        })
+        Some(&entry.served)
     }
 
     fn summaries(&self) -> Vec<MethodSummary> {
@@ -164,10 +149,8 @@ fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
     Ok(Bytes::from(json))
 }
 
-/// Decodes `M`'s params: absent, `null` and `[]` mean `{}`; anything else but an object is
-/// -32602, and so is an object that does not decode, naming the offending field. `[]` is
-/// what Neovim sends for an empty Lua table: JSON-RPC 2.0 allows params by position, and an
-/// empty list of them is no params at all.
+/// Decodes `M`'s params: absent, `null` and `[]` (Neovim's empty Lua table) mean `{}`;
+/// anything else but an object that decodes is -32602, naming the offending field.
 pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
     let raw = raw.filter(|r| !is_empty_array(r));
     let text = raw.map_or("{}", RawValue::get);
@@ -192,34 +175,4 @@ fn is_empty_array(raw: &RawValue) -> bool {
     raw.get()
         .strip_prefix('[')
         .is_some_and(|rest| rest.trim_start() == "]")
-}
-
-#[cfg(test)]
-mod tests {
-    use hld_client::protocol::{GetSessionState, Health, Subscribe};
-
-    use super::*;
-
-    /// The param an error names, or "" for success.
-    fn refused<M: Method>(text: &str) -> String {
-        let raw = RawValue::from_string(text.to_owned()).unwrap();
-        match decode_params::<M>(Some(&raw)) {
-            Ok(_) => String::new(),
-            Err(Error::InvalidParams { data, .. }) => data.param,
-            Err(e) => panic!("{e:?}"),
-        }
-    }
-
-    #[test]
-    fn an_empty_array_is_no_params_and_any_other_array_is_refused() {
-        for empty in ["[]", "[ ]", "[\n\t]"] {
-            assert_eq!(refused::<Health>(empty), "", "{empty}");
-            assert_eq!(refused::<Subscribe>(empty), "", "{empty}");
-        }
-        assert_eq!(refused::<Health>("[1]"), "params");
-        assert_eq!(refused::<Subscribe>("[{}]"), "params");
-        assert_eq!(refused::<Health>("\"bar\""), "params");
-        // A method with a required param still needs it.
-        assert_eq!(refused::<GetSessionState>("[]"), "session_id");
-    }
 }

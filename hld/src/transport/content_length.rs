@@ -1,14 +1,8 @@
-//! Content-Length framing (spec/004, the framing of LSP and of editors' JSON-RPC clients):
-//! `Content-Length: N\r\n` and other headers, a blank line, then N bytes of JSON. Header names
-//! are matched without regard to case and unknown ones ignored; `Content-Type`, if given, must
-//! be `application/vscode-jsonrpc` with a UTF-8 charset. A payload over the limit or a header
-//! section over its cap is answered with `id: null` and thrown away as it arrives, never
-//! buffered. Events go out as notifications: `{"method":"event","params":{"event":…}}`.
-//!
-//! [`ContentLengthConn`] adds the read timeout: a message left incomplete for that long after
-//! its first byte is discarded and the framing starts again at the next header. A payload
-//! being read is held in the daemon's budget ([`crate::budget`]); one it cannot hold now is
-//! refused (code 8) and discarded as it arrives.
+//! Content-Length framing (spec/004, LSP's): headers (names in any case, unknown ones ignored,
+//! `Content-Type` only `application/vscode-jsonrpc` in UTF-8), a blank line, N bytes of JSON.
+//! A refused payload (too large, bad headers, over the daemon's budget) is answered with
+//! `id: null` and thrown away as it arrives, never buffered. Events go out as notifications.
+//! A message left incomplete for the read timeout after its first byte is discarded.
 
 use std::future::Future;
 use std::io;
@@ -18,14 +12,14 @@ use std::time::Duration;
 
 use bytes::{Buf, BufMut, BytesMut};
 use futures::{Sink, Stream};
-use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestReason};
+use hld_client::protocol::{ErrorObject, InvalidRequestReason};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, Sleep};
 use tokio_util::codec::{Decoder, Encoder, Framed};
 
 use crate::budget::{busy, Budget};
-use crate::rpc::error::invalid_request;
+use crate::rpc::error::{invalid_request, parse_error};
 use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
 
@@ -37,11 +31,9 @@ pub const MAX_HEADER: usize = 8 * 1024;
 /// The log of incomplete messages discarded, by any connection.
 static TIMED_OUT: Throttle = Throttle::new();
 
-/// Where the decoder is in the stream.
 #[derive(Debug)]
 enum State {
-    /// Reading header lines: the Content-Length seen, the header bytes so far, and the first
-    /// error found (answered once the section ends, its body skipped).
+    /// Reading header lines; the first error is answered once the section ends.
     Headers {
         length: Option<usize>,
         bytes: usize,
@@ -63,19 +55,16 @@ impl State {
     }
 }
 
-/// The codec. See the module docs.
 #[derive(Debug)]
 pub struct ContentLengthCodec {
     max_payload: usize,
     state: State,
-    /// The daemon's budget, which holds the body being read ([`ContentLengthConn::budget`]).
     budget: Option<Budget>,
-    /// The body's share of it, given back once the body is read.
+    /// The share of the budget holding the body being read.
     body: Option<OwnedSemaphorePermit>,
 }
 
 impl ContentLengthCodec {
-    /// A codec refusing payloads over `max_payload` bytes.
     pub fn new(max_payload: usize) -> Self {
         ContentLengthCodec {
             max_payload,
@@ -93,14 +82,6 @@ impl ContentLengthCodec {
     /// Forgets the message in progress: the next bytes start a header section.
     fn reset(&mut self) {
         self.state = State::headers();
-    }
-}
-
-fn parse_error(message: &str) -> ErrorObject {
-    ErrorObject {
-        code: ErrorCode::ParseError.code(),
-        message: message.to_owned(),
-        data: None,
     }
 }
 
@@ -185,7 +166,7 @@ impl Decoder for ContentLengthCodec {
                         Some(line) => line,
                         None => {
                             error.get_or_insert_with(|| {
-                                parse_error("Parse error: header lines must end with CRLF")
+                                parse_error("header lines must end with CRLF")
                             });
                             &line[..line.len() - 1]
                         }
@@ -199,7 +180,7 @@ impl Decoder for ContentLengthCodec {
                                 Ok(n) => *length = Some(n),
                                 Err(_) => {
                                     error.get_or_insert_with(|| {
-                                        parse_error("Parse error: invalid Content-Length")
+                                        parse_error("invalid Content-Length")
                                     });
                                 }
                             }
@@ -234,9 +215,8 @@ impl Decoder for ContentLengthCodec {
                         }
                         (None, error) => {
                             self.reset();
-                            let e = error.unwrap_or_else(|| {
-                                parse_error("Parse error: missing Content-Length header")
-                            });
+                            let e = error
+                                .unwrap_or_else(|| parse_error("missing Content-Length header"));
                             return Ok(Some(Frame::Rejected(e)));
                         }
                     }
@@ -261,9 +241,8 @@ impl Encoder<Outgoing> for ContentLengthCodec {
     }
 }
 
-/// Splits `out`, bytes this codec wrote, into the payloads of its frames: each exactly
-/// `Content-Length: N\r\n\r\n` and N bytes. Strict, for checking what a client receives:
-/// any other byte is an error that shows where it is.
+/// Splits `out`, bytes this codec wrote, into its frames' payloads; any byte outside a
+/// frame is an error that shows where it is. For checking what a client receives.
 pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut frames = Vec::new();
     while !out.is_empty() {
@@ -288,8 +267,7 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     Ok(frames)
 }
 
-/// A Content-Length-framed connection with the read timeout: a [`Stream`] of frames and a
-/// [`Sink`] of replies and events, as `rpc::serve` takes them.
+/// A Content-Length-framed connection with the read timeout, as `rpc::serve` takes it.
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
@@ -300,9 +278,8 @@ pub struct ContentLengthConn<T> {
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
-    /// Frames `io`, refusing payloads over `max_payload` and discarding a message left
-    /// incomplete for `timeout`; `read` holds bytes already read from it, taken to have come
-    /// now (else see [`ContentLengthConn::first_byte_at`]).
+    /// Frames `io`, `read` being bytes already read from it (taken to have come now, unless
+    /// [`ContentLengthConn::first_byte_at`] says when).
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,
@@ -318,15 +295,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
         }
     }
 
-    /// The body of each message is held in `budget`: a payload it cannot hold now is
-    /// refused (code 8) and discarded as it arrives.
+    /// Each body is held in `budget`.
     pub fn budget(mut self, budget: Budget) -> Self {
         self.framed.codec_mut().budget = Some(budget);
         self
     }
 
-    /// The bytes already read began to come at `at`: the first message's deadline runs from
-    /// then.
+    /// The first message's deadline runs from `at`.
     pub fn first_byte_at(mut self, at: Instant) -> Self {
         self.deadline.as_mut().reset(at + self.timeout);
         self
@@ -393,12 +368,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for ContentLengthConn<T> 
 mod tests {
     use super::*;
 
-    fn message(body: &str) -> Frame {
-        Frame::Message(bytes::Bytes::copy_from_slice(body.as_bytes()))
-    }
-
-    /// What a codec makes of `input`: each message's body, or a refusal's reason (its
-    /// message when it has none).
+    /// Each message's body, or a refusal's reason (else its message).
     fn decoded(input: &[u8]) -> Vec<String> {
         let mut codec = ContentLengthCodec::new(64);
         let mut buf = BytesMut::from(input);
@@ -453,72 +423,6 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(decoded(input.as_bytes()), expected, "{input:?}");
         }
-    }
-
-    #[test]
-    fn an_oversize_payload_is_refused_and_thrown_away_as_it_arrives() {
-        let mut codec = ContentLengthCodec::new(64);
-        let mut buf = BytesMut::from(&b"Content-Length: 100000\r\n\r\n"[..]);
-        let frame = codec.decode(&mut buf).unwrap().unwrap();
-        assert_eq!(frame, Frame::Rejected(oversize()));
-        for _ in 0..99 {
-            buf.extend_from_slice(&[b'x'; 1000]);
-            assert_eq!(codec.decode(&mut buf).unwrap(), None);
-            assert!(buf.is_empty(), "buffered {} bytes", buf.len());
-        }
-        buf.extend_from_slice(&[b'x'; 1000]);
-        assert_eq!(codec.decode(&mut buf).unwrap(), None);
-        buf.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
-        assert_eq!(codec.decode(&mut buf).unwrap(), Some(message("{}")));
-    }
-
-    #[test]
-    fn a_payload_the_budget_cannot_hold_is_refused_until_another_is_read() {
-        let budget = Budget::new(16);
-        let codec = || {
-            let mut codec = ContentLengthCodec::new(64);
-            codec.budget = Some(budget.clone());
-            codec
-        };
-        let (mut first, mut second) = (codec(), codec());
-        let mut buf = BytesMut::from(&b"Content-Length: 12\r\n\r\n[1,"[..]);
-        assert_eq!(first.decode(&mut buf).unwrap(), None);
-        let mut other = BytesMut::from(&b"Content-Length: 12\r\n\r\n"[..]);
-        let refused = second.decode(&mut other).unwrap().unwrap();
-        assert!(matches!(refused, Frame::Rejected(e) if e.code == 8));
-        other.extend_from_slice(b"[2,3,4,5,67]");
-        assert_eq!(second.decode(&mut other).unwrap(), None);
-        buf.extend_from_slice(b"2,3,4,56]");
-        assert_eq!(
-            first.decode(&mut buf).unwrap(),
-            Some(message("[1,2,3,4,56]"))
-        );
-        assert_eq!(budget.available(), 16);
-        other.extend_from_slice(b"Content-Length: 2\r\n\r\n{}");
-        assert_eq!(second.decode(&mut other).unwrap(), Some(message("{}")));
-    }
-
-    #[test]
-    fn replies_are_framed_with_their_byte_length() {
-        let mut codec = ContentLengthCodec::new(64);
-        let mut out = BytesMut::new();
-        let reply = crate::rpc::Response {
-            id: serde_json::value::RawValue::from_string("1".into()).unwrap(),
-            outcome: Ok(bytes::Bytes::from_static("\"é\"".as_bytes())),
-        };
-        codec.encode(Outgoing::Response(reply), &mut out).unwrap();
-        let body = r#"{"jsonrpc":"2.0","result":"é","id":1}"#;
-        assert_eq!(
-            std::str::from_utf8(&out).unwrap(),
-            format!("Content-Length: {}\r\n\r\n{body}", body.len())
-        );
-        let event = crate::bus::Published::new(hld_client::protocol::Event::Lagged { missed: 1 });
-        codec
-            .encode(Outgoing::Event(std::sync::Arc::new(event)), &mut out)
-            .unwrap();
-        let frames = split_frames(&out).unwrap();
-        assert_eq!(frames.len(), 2);
-        assert_eq!(frames[0], body.as_bytes());
     }
 
     #[test]

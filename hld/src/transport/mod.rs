@@ -19,18 +19,14 @@ use crate::throttle::Throttle;
 
 /// What every connection is served with.
 pub struct Service<S> {
-    /// The method table of the Unix socket's NDJSON clients (the daemon's own front ends).
+    /// The method table of the daemon's own front ends (NDJSON on the socket).
     pub router: Router<S>,
-    /// The method table of editors and browsers, where `shutdown` ends only the connection:
-    /// it must not stop what other front ends are watching.
+    /// Editors' and browsers': `shutdown` ends only the connection.
     pub guest: Router<S>,
-    /// What the handlers get.
     pub state: Arc<S>,
     /// The largest NDJSON message.
     pub max_message: usize,
-    /// How long a Content-Length message may stay incomplete.
     pub frame_timeout: Duration,
-    /// How long a subscription on the socket stays quiet before a heartbeat.
     pub heartbeat: Duration,
 }
 
@@ -41,9 +37,8 @@ impl<S: AsRef<Budget>> Service<S> {
     }
 }
 
-/// Failed accepts in a row (at the open-files limit, each fails at once until a descriptor is
-/// freed): the pause before the next grows from 10 ms to 1 s, and a warning at most once a
-/// second says how many failed since the last.
+/// Failed accepts in a row (at the open-files limit each fails at once): the pause before
+/// the next grows from 10 ms to 1 s, and a warning a second at most counts them.
 #[derive(Default)]
 struct AcceptFailures {
     /// The pause after the last failure; `None` once an accept succeeds.
@@ -65,9 +60,8 @@ impl AcceptFailures {
     }
 }
 
-/// The one accept loop of every listener: accepts with `accept` until `shutdown` is
-/// cancelled, serving each connection with `serve` as a task of `connections`; failed
-/// accepts back off ([`AcceptFailures`]).
+/// The one accept loop of every listener: until `shutdown`, each connection is served by
+/// `serve` as a task of `connections`.
 pub async fn accept_until<T, F, C>(
     shutdown: &CancellationToken,
     connections: &TaskTracker,
@@ -100,9 +94,6 @@ pub async fn accept_until<T, F, C>(
         }
     }
 }
-
-#[cfg(test)]
-mod tests;
 
 #[cfg(test)]
 mod accept_tests {

@@ -1,11 +1,7 @@
-//! NDJSON framing for the Unix socket: one message per `\n`-terminated line, with a size
-//! limit that discards an oversize line without buffering it. A line longer than
-//! [`UNCOUNTED`] is held in the daemon's budget until it ends; one the budget cannot hold now
-//! is refused (code 8) and discarded the same way.
-//!
-//! A subscription takes the connection over, as the Go daemon's clients expect: from its
-//! confirmation on, the connection carries only events (results with `"id": null`) and a
-//! heartbeat after each quiet interval, and what the client sends is read and dropped.
+//! NDJSON framing for the Unix socket: one message a line. An oversize line, or a long one
+//! (over [`UNCOUNTED`]) the daemon's budget cannot hold now, is refused and discarded as it
+//! arrives. A subscription takes the connection over, as the Go daemon's clients expect: only
+//! events and heartbeats go out from then on, and what the client sends is dropped.
 
 use std::future::Future;
 use std::io;
@@ -27,24 +23,20 @@ use crate::rpc::{oversize, Frame, Outgoing};
 /// The part of a line read that is not taken from the budget: every request of a usual size.
 pub const UNCOUNTED: usize = 64 * 1024;
 
-/// Splits a byte stream into lines of at most `max` bytes (not counting the `\n` or a
-/// trailing `\r`). A longer line yields one [`Frame::Rejected`] and the rest of it, up to its
-/// newline, is thrown away as it arrives: memory stays bounded by `max`.
+/// Lines of at most `max` bytes (without the `\n` or a trailing `\r`); see the module docs.
 #[derive(Debug)]
 pub struct NdjsonCodec {
     max: usize,
     /// Bytes of the buffer already searched for a newline.
     scanned: usize,
-    /// Inside an oversize line: drop bytes until the next newline.
+    /// Inside a refused line: drop bytes until the next newline.
     discarding: bool,
-    /// The daemon's budget, which holds a long line being read.
     budget: Option<Budget>,
-    /// The line's share of it (the most a line may be), given back when the line ends.
+    /// The long line's share of the budget (the most a line may be).
     line: Option<OwnedSemaphorePermit>,
 }
 
 impl NdjsonCodec {
-    /// A codec with the given limit.
     pub fn new(max: usize) -> Self {
         NdjsonCodec {
             max,
@@ -169,20 +161,18 @@ fn heartbeat(dst: &mut BytesMut) -> io::Result<()> {
     Ok(())
 }
 
-/// An NDJSON connection, as `rpc::serve` takes it; see the module docs for what a
-/// subscription does to it.
+/// An NDJSON connection, as `rpc::serve` takes it.
 pub struct NdjsonConn<T> {
     framed: Framed<T, NdjsonCodec>,
     heartbeat: Duration,
-    /// Once subscribed: when the next heartbeat may be due. It is moved when it fires, not at
-    /// every write.
+    /// Once subscribed: when the next heartbeat may be due (moved when it fires).
     quiet: Option<Pin<Box<Sleep>>>,
     last_write: Instant,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> NdjsonConn<T> {
-    /// Frames `io` with lines of at most `max` bytes, `read` being what was already read of
-    /// it; a subscription's heartbeat follows `heartbeat` without a write.
+    /// Frames `io`, `read` being what was already read of it; a subscription's heartbeat
+    /// follows `heartbeat` without a write.
     pub fn new(io: T, read: BytesMut, max: usize, heartbeat: Duration) -> Self {
         let mut parts = FramedParts::new::<Outgoing>(io, NdjsonCodec::new(max));
         parts.read_buf = read;
@@ -261,86 +251,29 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for NdjsonConn<T> {
 mod tests {
     use super::*;
 
-    fn frames(codec: &mut NdjsonCodec, chunks: &[&[u8]]) -> Vec<Frame> {
-        let mut buf = BytesMut::new();
-        let mut out = Vec::new();
-        for chunk in chunks {
-            buf.extend_from_slice(chunk);
-            while let Some(f) = codec.decode(&mut buf).unwrap() {
-                out.push(f);
-            }
-        }
-        out
-    }
-
     fn msg(s: &str) -> Frame {
         Frame::Message(bytes::Bytes::copy_from_slice(s.as_bytes()))
     }
 
     #[test]
-    fn splits_lines_across_chunks_and_skips_blank_ones() {
-        let mut c = NdjsonCodec::new(100);
-        let got = frames(&mut c, &[b"{\"a\":1}\n{\"b\"", b":2}\r\n\n  \n{\"c\":3}\n"]);
-        assert_eq!(
-            got,
-            vec![msg("{\"a\":1}"), msg("{\"b\":2}"), msg("{\"c\":3}")]
-        );
-    }
-
-    #[test]
-    fn oversize_line_is_reported_once_and_discarded_while_streaming() {
-        let mut c = NdjsonCodec::new(8);
-        let mut buf = BytesMut::new();
-        buf.extend_from_slice(b"0123456789");
-        assert_eq!(
-            c.decode(&mut buf).unwrap(),
-            Some(Frame::Rejected(oversize()))
-        );
-        assert!(buf.is_empty(), "nothing of the oversize line is kept");
-        buf.extend_from_slice(b"more bytes of the same line");
-        assert_eq!(c.decode(&mut buf).unwrap(), None);
-        assert!(buf.is_empty());
-        buf.extend_from_slice(b"tail\n{\"ok\":1}\n");
-        assert_eq!(c.decode(&mut buf).unwrap(), Some(msg("{\"ok\":1}")));
-    }
-
-    #[test]
-    fn line_at_the_limit_is_accepted_and_one_over_is_not() {
-        let mut c = NdjsonCodec::new(4);
-        let got = frames(&mut c, &[b"abcd\nabcde\nab\n"]);
-        assert_eq!(
-            got,
-            vec![msg("abcd"), Frame::Rejected(oversize()), msg("ab")]
-        );
-    }
-
-    #[test]
-    fn a_long_line_the_budget_cannot_hold_is_refused_until_another_ends() {
-        let budget = Budget::new(UNCOUNTED * 3);
-        let codec = || NdjsonCodec::new(UNCOUNTED * 2).budget(budget.clone());
-        let (mut first, mut second) = (codec(), codec());
-        let long = vec![b' '; UNCOUNTED + 1];
-        let mut buf = BytesMut::from(&long[..]);
-        assert_eq!(first.decode(&mut buf).unwrap(), None);
-        assert_eq!(budget.available(), UNCOUNTED - 1);
-        let mut other = BytesMut::from(&long[..]);
-        let refused = second.decode(&mut other).unwrap().unwrap();
-        assert!(matches!(refused, Frame::Rejected(e) if e.code == 8));
-        buf.extend_from_slice(b"{}\n");
-        assert_eq!(
-            first.decode(&mut buf).unwrap(),
-            Some(msg(&format!("{}{{}}", " ".repeat(UNCOUNTED + 1))))
-        );
-        assert_eq!(budget.available(), UNCOUNTED * 3);
-        other.extend_from_slice(b"rest\n{\"ok\":1}\n");
-        assert_eq!(second.decode(&mut other).unwrap(), Some(msg("{\"ok\":1}")));
-    }
-
-    #[test]
-    fn final_line_without_newline_is_a_message() {
-        let mut c = NdjsonCodec::new(100);
-        let mut buf = BytesMut::from(&b"{\"x\":1}"[..]);
-        assert_eq!(c.decode(&mut buf).unwrap(), None);
-        assert_eq!(c.decode_eof(&mut buf).unwrap(), Some(msg("{\"x\":1}")));
+    fn lines_split_across_chunks_and_an_oversize_one_is_dropped_as_it_streams() {
+        let mut codec = NdjsonCodec::new(4);
+        let (mut buf, mut got) = (BytesMut::new(), Vec::new());
+        for chunk in [&b"ab"[..], b"cd\r\n\n  \nab", b"cde", b"fgh", b"ij\nab\nxy"] {
+            buf.extend_from_slice(chunk);
+            while let Some(frame) = codec.decode(&mut buf).unwrap() {
+                got.push(frame);
+            }
+            assert!(buf.len() <= 5, "buffered {} bytes", buf.len());
+        }
+        // A final line without a newline still counts.
+        got.extend(codec.decode_eof(&mut buf).unwrap());
+        let expected = [
+            msg("abcd"),
+            Frame::Rejected(oversize()),
+            msg("ab"),
+            msg("xy"),
+        ];
+        assert_eq!(got, expected);
     }
 }

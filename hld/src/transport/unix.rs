@@ -26,9 +26,7 @@ use crate::throttle::Throttle;
 /// A bound socket: the listener, and the file that is removed when `file` is dropped.
 #[derive(Debug)]
 pub struct BoundSocket {
-    /// The listener.
     pub listener: UnixListener,
-    /// The socket file.
     pub file: SocketFile,
 }
 
@@ -180,10 +178,8 @@ enum Framing {
     ContentLength,
 }
 
-/// The framing of a connection whose first bytes are `read`: `None` while too few have come
-/// to tell.
-/// Content-Length framing if `read` starts with one of [`HEADERS`] (in any case). Anything
-/// else, garbage included, is NDJSON, which answers every line.
+/// Content-Length framing if `read` starts with one of [`HEADERS`] (in any case), else NDJSON,
+/// which answers every line; `None` while too few bytes have come to tell.
 fn framing(read: &[u8]) -> Option<Framing> {
     let mut undecided = false;
     for header in HEADERS {

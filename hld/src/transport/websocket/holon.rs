@@ -1,15 +1,9 @@
 //! holon-rpc (spec/002) around a connection of text messages, so that `rpc::serve` sees only
-//! requests and writes replies and events like on any transport:
-//!
-//! - each message is checked strictly ([`Strictness::Strict`]); a violation is answered
-//!   -32600 to its id, or, without a string id to answer to, ends the connection;
-//! - `rpc.heartbeat` is answered `{}` here; the server sends its own every `heartbeat` and
-//!   gives up on a peer that has sent nothing within `heartbeat_timeout` of one (any message
-//!   counts, an error reply included);
-//! - events go out as server-initiated requests `"id":"s<N>"`, whose replies are matched
-//!   here; at most `max_pending` wait, events beyond are dropped and counted, the count told
-//!   by a `lagged` event as soon as one fewer waits; one unanswered for `stale_after` is
-//!   forgotten.
+//! requests: messages are checked strictly (a violation without a string id ends the
+//! connection); `rpc.heartbeat` is answered here, and the server's own, unanswered within
+//! `heartbeat_timeout` by any message, ends it; events go out as requests `"id":"s<N>"`, at
+//! most `max_pending` waiting (those beyond dropped, then told by a `lagged` event), each
+//! forgotten after `stale_after`.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -50,9 +44,8 @@ pub enum Violation {
 pub struct Holon<T> {
     inner: T,
     config: WsConfig,
-    /// Messages to write, in order: replies, events and this layer's own.
+    /// Replies, events and this layer's own messages, in order.
     queue: VecDeque<String>,
-    /// Whether messages were written since the last flush.
     unflushed: bool,
     /// Server-initiated requests waiting for a reply: number → when sent. Numbers grow with
     /// time, so the stalest come first.
@@ -64,7 +57,6 @@ pub struct Holon<T> {
     dropped: u64,
     /// When the next heartbeat is due, or the deadline of the one sent.
     timer: Pin<Box<Sleep>>,
-    /// When the heartbeat awaiting an answer was sent.
     beat_sent: Option<Instant>,
     /// When the peer last sent anything.
     heard: Instant,
@@ -75,7 +67,6 @@ impl<T> Holon<T>
 where
     T: Stream<Item = io::Result<Bytes>> + Sink<String, Error = io::Error> + Unpin,
 {
-    /// Wraps `inner`, with the heartbeat and the pending requests `config` sets.
     pub fn new(inner: T, config: &WsConfig) -> Self {
         Holon {
             inner,

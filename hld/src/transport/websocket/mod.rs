@@ -1,50 +1,9 @@
 //! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
-//! dashboards: `hld --ws 127.0.0.1:PORT` serves the whole method table through
-//! [`rpc::serve`], beside the Unix socket, in the same process. tokio-tungstenite's
-//! handshake callback is all the HTTP there is, so no web framework is needed.
-//!
-//! - **Handshake** ([`handshake`]): an allowed `Origin` (if any), the token, the `holon-rpc`
-//!   subprotocol (echoed back), a free place under the connection cap; TLS (rustls) when a
-//!   certificate is configured, which a non-loopback address requires.
-//! - **Messages**: one JSON object per text frame, at most 1 MiB either way ([`outgoing`]).
-//!   The envelope, heartbeats and events as server-initiated requests (never notifications,
-//!   never `id: null`, on which HolonClient closes the socket) are [`holon`]'s.
-//!
-//! What each violation gets (spec/002 first, then WebBridge's behaviour where the spec is
-//! silent; a reply needs a string id to echo, since HolonClient closes the socket on any
-//! other, so where none can be read the connection is closed instead, the close reason
-//! naming the JSON-RPC code it would have had):
-//!
-//! | violation | answer |
-//! |---|---|
-//! | handshake without the `holon-rpc` subprotocol | HTTP 400, reason in the body |
-//! | handshake without a token, or a wrong one | HTTP 401 |
-//! | handshake with an `Origin` not on the allow-list | HTTP 403 |
-//! | handshake over the connection cap (`--ws-max-connections`, 64) | HTTP 503 |
-//! | a handshake not done within 3 s, or the oldest one when `--ws-max-handshakes` are under way | closed |
-//! | plain HTTP, no upgrade asked | HTTP 426 Upgrade Required |
-//! | a malformed handshake (not GET, not HTTP/1.1, no key or version, not HTTP) | HTTP 400 |
-//! | a binary frame | close 1003 |
-//! | a text frame that is not UTF-8 | close 1007 |
-//! | a message over 1 MiB | close 1009 (a new connection works) |
-//! | a broken WebSocket frame (unmasked, reserved bits, …) | close 1002 |
-//! | not JSON | close 1002, reason `-32700 parse error: invalid JSON` |
-//! | JSON, not an object (an array, a batch, a scalar) | close 1002, reason `-32600 not a JSON object` |
-//! | `id` missing, repeated, not a string, or empty | close 1002, reason `-32600 id must be one non-empty string` |
-//! | a member other than the six, or one repeated | -32600 to the id |
-//! | `jsonrpc` not `"2.0"` | -32600 to the id |
-//! | `method` not a non-empty string; a request with `result` or `error`; `params` not an object | -32600 to the id |
-//! | no `method`, `result` or `error`; both `result` and `error`; a response with `params`; `error` without an integer `code` and a string `message` | -32600 to the id |
-//! | a method not in the table | -32601 `method "X" not registered` |
-//! | params that do not decode | -32602, as on every transport |
-//! | a handler's failure | -32603 |
-//! | a reply to no pending request (unknown, duplicate or stale id) | ignored, logged with its kind |
-//! | a reply that would be over 1 MiB | error 8, telling to page with `after_sequence`/`limit` |
-//! | an event that would be over 1 MiB | sent with its longest strings cut and marked |
-//! | more than `--ws-max-pending` events unanswered | later events dropped, then a `lagged` event as soon as one is answered |
-//! | nothing sent within 5 s of a heartbeat request | close 1008 |
-//! | `shutdown` | its reply, then close 1000: this connection ends, the daemon serves on |
-//! | the daemon shutting down | close 1001 |
+//! dashboards (`hld --ws 127.0.0.1:PORT`), beside the Unix socket. tokio-tungstenite's
+//! handshake callback is all the HTTP there is. Who may connect is [`handshake`]'s; TLS is
+//! rustls'. One JSON object per text frame, at most 1 MiB either way ([`outgoing`]); the
+//! envelope, heartbeats and events as server requests are [`holon`]'s. What each violation
+//! gets is README.md's table.
 
 pub mod handshake;
 pub mod handshakes;
@@ -85,10 +44,8 @@ pub const MAX_MESSAGE: usize = 1 << 20;
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// tungstenite's limits and buffers: 1 MiB in, per message and per frame; a reply or a
-/// burst of events is written once flushed. Reads take at most 4 KiB at a time: tungstenite
-/// zero-fills that much before every read, and a connection mostly reads replies of tens of
-/// bytes (its default, 128 KiB, costs microseconds per read, per subscriber, per event).
+/// tungstenite's limits: 1 MiB in, per message and per frame. Reads take at most 4 KiB:
+/// tungstenite zero-fills its read buffer before every read, and most reads are tiny replies.
 pub fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
@@ -180,7 +137,7 @@ impl Listener {
 }
 
 /// One accepted TCP connection: TLS if configured, then the WebSocket, both within
-/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place among the handshakes.
+/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place.
 async fn connection<S>(
     tcp: TcpStream,
     peer: SocketAddr,
@@ -210,8 +167,7 @@ async fn connection<S>(
     }
 }
 
-/// The WebSocket handshake (refused with 503 if it finds no place among the open
-/// connections), then the connection served until it ends, then closed.
+/// The WebSocket handshake, then the connection served until it ends, then closed.
 async fn serve<T, S>(
     mut stream: T,
     peer: SocketAddr,
@@ -262,12 +218,11 @@ async fn serve<T, S>(
     let (conn, violation) = conn.into_parts();
     conn.finish(ended, violation).await;
     drop(slot);
-    tracing::debug!(%peer, %ended, "WebSocket connection closed");
+    tracing::debug!(%peer, ?ended, "WebSocket connection closed");
 }
 
-/// A WebSocket as a connection of text messages: a [`Stream`] of those it reads and a
-/// [`Sink`] of those it writes. A violation of WebSocket's framing ends the stream and is
-/// remembered for [`Connection::finish`].
+/// A WebSocket as a stream and sink of text messages. A framing violation ends the stream
+/// and is remembered for [`Connection::finish`].
 pub struct Connection<S> {
     ws: WebSocketStream<S>,
     /// The close a violation called for.
@@ -275,14 +230,12 @@ pub struct Connection<S> {
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
-    /// Wraps an open WebSocket.
     pub fn new(ws: WebSocketStream<S>) -> Self {
         Connection { ws, close: None }
     }
 
-    /// Closes the connection: with the code of the violation that ended it, else the one for
-    /// why it `ended` (1001 at shutdown, 1000 after `shutdown`), or in answer to the peer's
-    /// close; then lets the peer read it before the socket goes.
+    /// Closes with the code of the violation that ended it, else of why it `ended` (1001 at
+    /// shutdown, 1000 after `shutdown`), and lets the peer read it before the socket goes.
     pub async fn finish(mut self, ended: Ended, violation: Option<Violation>) {
         let violation = violation.map(|v| match v {
             Violation::Unanswerable(reason) => close_frame(CloseCode::Protocol, reason),
