@@ -9,7 +9,7 @@ pub mod transcript;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hld_client::claude_path;
 use hld_client::protocol::{
@@ -67,7 +67,6 @@ pub struct Sessions {
     live: Mutex<HashMap<String, Handle>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
-    tools_seen: Mutex<Option<(Instant, Arc<Tools>)>>,
 }
 
 /// The programs sessions need: `claude`, and the approvals server's command.
@@ -77,10 +76,6 @@ pub struct Tools {
     pub claude: ClaudeAvailability,
     pub approvals: ApprovalsAvailability,
 }
-
-/// How long [`Sessions::tools`] reuses its last answer: `health` stays a memory read, and a
-/// `claude` (or approvals command) installed or removed shows within this time.
-const TOOLS_RECHECK: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,7 +92,6 @@ impl Sessions {
             live: Mutex::new(HashMap::new()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
-            tools_seen: Mutex::new(None),
         })
     }
 
@@ -107,19 +101,12 @@ impl Sessions {
     }
 
     /// Where `claude` is (its version probed once per path), and whether the approvals server
-    /// can run. Looked up again at most once per [`TOOLS_RECHECK`].
-    pub async fn tools(&self) -> Arc<Tools> {
-        if let Some((at, tools)) = &*self.tools_seen.lock().unwrap() {
-            if at.elapsed() < TOOLS_RECHECK {
-                return Arc::clone(tools);
-            }
-        }
-        let tools = Arc::new(Tools {
+    /// can run.
+    pub async fn tools(&self) -> Tools {
+        Tools {
             claude: self.find_claude().await,
             approvals: self.config.approvals_command.availability(),
-        });
-        *self.tools_seen.lock().unwrap() = Some((Instant::now(), Arc::clone(&tools)));
-        tools
+        }
     }
 
     /// Locates `claude` on disk and probes its version once per path.
