@@ -25,7 +25,7 @@ use crate::claude::command::SECRET_ENV;
 use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
-use crate::store::{NewSession, SessionUpdate, Store};
+use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
 pub use options::bypass_expiry;
 
 /// The name of the MCP server the daemon injects for approvals.
@@ -140,7 +140,8 @@ impl Sessions {
     /// Marks sessions a previous daemon left active as failed, and resolves every approval
     /// it left pending (their `claude` died with that daemon). Run before serving.
     pub async fn mark_orphans(&self) -> anyhow::Result<()> {
-        let count = self.store.mark_orphans("daemon restarted").await?;
+        let orphans = |w: &mut Writer, out: &mut Vec<_>| w.mark_orphans("daemon restarted", out);
+        let count = self.store.write(orphans).await?;
         if count > 0 {
             tracing::warn!(count, "marked orphaned sessions as failed");
         }
@@ -200,7 +201,7 @@ impl Sessions {
             modes: settings.modes,
         };
         self.store
-            .create_session(new)
+            .write(move |w, _| w.create_session(&new))
             .await
             .map_err(|e| Error::internal("failed to store session in database", e))?;
         let spec = LaunchSpec {
@@ -314,7 +315,10 @@ impl Sessions {
         happening: Happening,
         update: SessionUpdate,
     ) -> Option<SessionStatus> {
-        match self.store.advance(session_id, happening, update).await {
+        let id = session_id.to_owned();
+        let advance =
+            move |w: &mut Writer, out: &mut Vec<_>| w.advance(&id, happening, &update, out);
+        match self.store.write(advance).await {
             Ok(moved) => moved,
             Err(e) => {
                 tracing::error!(session = %session_id, error = %e, %happening, "cannot store a status change");
@@ -326,9 +330,10 @@ impl Sessions {
     /// Interrupts a live session: SIGINT to `claude`, status `completing`, and its process
     /// group killed after the grace period.
     pub async fn interrupt(&self, session_id: &str) -> Result<()> {
+        let id = session_id.to_owned();
         let row = self
             .store
-            .get_session(session_id)
+            .read(move |c| read::session(c, &id))
             .await
             .map_err(|e| Error::internal("failed to get session", e))?
             .ok_or_else(|| Error::not_found("session_id", "session", session_id))?;

@@ -202,10 +202,11 @@ impl Supervisor {
         };
         let mut pause = RETRY_FIRST;
         loop {
+            let (id, up) = (self.session_id.clone(), update.clone());
             let stored = self
                 .sessions
                 .store
-                .advance(&self.session_id, happening, update.clone())
+                .write(move |w, out| w.advance(&id, happening, &up, out))
                 .await;
             let e = match stored {
                 Ok(moved) => return moved,
@@ -304,7 +305,8 @@ impl Supervisor {
                 update.error_message = None;
             }
         }
-        let committed = self.sessions.store.ingest(&self.session_id, batch);
+        let id = self.session_id.clone();
+        let committed = (self.sessions.store).write(move |w, out| w.ingest(&id, batch, out));
         Some((Box::pin(committed), lines))
     }
 

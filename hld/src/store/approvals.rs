@@ -18,7 +18,7 @@ impl Writer {
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
     /// one with its tool use id, or else (function calls) the newest recent one of the same
     /// tool that is neither completed nor gated yet.
-    pub(super) fn create_approval(
+    pub(crate) fn create_approval(
         &mut self,
         a: &NewApproval,
         out: &mut Vec<Change>,
@@ -131,7 +131,7 @@ impl Writer {
 
     /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
     /// yet, tries again to link it (its tool call may have been stored since).
-    pub(super) fn sync_cloud_approval(
+    pub(crate) fn sync_cloud_approval(
         &mut self,
         a: &NewApproval,
         out: &mut Vec<Change>,
@@ -174,7 +174,7 @@ impl Writer {
     }
 
     /// Decides a pending approval and updates the `tool_call` event it gates.
-    pub(super) fn decide_approval(
+    pub(crate) fn decide_approval(
         &mut self,
         id: &str,
         status: ApprovalStatus,
