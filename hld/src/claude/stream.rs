@@ -107,16 +107,6 @@ mod lenient {
         Ok(read(<&RawValue>::deserialize(d)?).unwrap_or_default())
     }
 
-    /// The elements of an array, each read as `T` (elements that fail are skipped).
-    pub(super) fn list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: DeserializeOwned,
-    {
-        let items: Vec<&RawValue> = read(<&RawValue>::deserialize(d)?).unwrap_or_default();
-        Ok(items.into_iter().filter_map(read).collect())
-    }
-
     /// A message's `content`: a string is one text block, an array is read block by block,
     /// anything else is no blocks.
     pub(super) fn blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
@@ -141,33 +131,6 @@ pub struct Init {
     /// The resolved model id.
     #[serde(default, deserialize_with = "lenient::string")]
     pub model: Option<String>,
-    /// The working directory.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub cwd: Option<String>,
-    /// `default`, `acceptEdits`, …
-    #[serde(
-        rename = "permissionMode",
-        default,
-        deserialize_with = "lenient::string"
-    )]
-    pub permission_mode: Option<String>,
-    /// The CLI version, e.g. `2.1.197`.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub claude_code_version: Option<String>,
-    /// The MCP servers and whether they connected.
-    #[serde(default, deserialize_with = "lenient::list")]
-    pub mcp_servers: Vec<McpServerStatus>,
-}
-
-/// One entry of `system/init.mcp_servers`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct McpServerStatus {
-    /// The server's key in the MCP config.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub name: Option<String>,
-    /// `connected`, `failed`, `pending`, `needs-auth`, …
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub status: Option<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
@@ -219,9 +182,6 @@ pub struct MessageLine {
     /// The Task tool use this line was produced under (a sub-agent's).
     #[serde(default, deserialize_with = "lenient::string")]
     pub parent_tool_use_id: Option<String>,
-    /// Set on the CLI's synthetic messages of API errors (`authentication_failed`, …).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub error: Option<String>,
     /// The message.
     #[serde(default, deserialize_with = "lenient::object")]
     pub message: Message,
@@ -230,12 +190,6 @@ pub struct MessageLine {
 /// The `message` of an `assistant` or `user` line.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Message {
-    /// Its id (`msg_…`).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub id: Option<String>,
-    /// The model that wrote it.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub model: Option<String>,
     /// Its content blocks.
     #[serde(default, deserialize_with = "lenient::blocks")]
     pub content: Vec<ContentBlock>,
@@ -360,9 +314,6 @@ pub struct RunResult {
     /// `completed`, `max_turns`, `aborted_streaming`, `aborted_tools`, …
     #[serde(default, deserialize_with = "lenient::string")]
     pub terminal_reason: Option<String>,
-    /// The model's last stop reason (`end_turn`, `tool_use`, …).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub stop_reason: Option<String>,
     /// The final assistant text, or the error text of an API error; absent on `error_*`.
     #[serde(default, deserialize_with = "lenient::string")]
     pub result: Option<String>,
@@ -378,15 +329,9 @@ pub struct RunResult {
     /// Wall-clock duration of the run.
     #[serde(default, deserialize_with = "lenient::int")]
     pub duration_ms: Option<i64>,
-    /// Time spent in API calls.
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub duration_api_ms: Option<i64>,
     /// Model round-trips.
     #[serde(default, deserialize_with = "lenient::int")]
     pub num_turns: Option<i64>,
-    /// The HTTP status of a failed API call.
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub api_error_status: Option<i64>,
     /// Token counts.
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
