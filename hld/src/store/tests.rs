@@ -439,47 +439,6 @@ async fn session_with_tool_call(store: &Store) {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_two_racing_decisions_exactly_one_wins() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    for round in 0..20 {
-        let id = format!("local-{round}");
-        store
-            .create(NewApproval::function_call(
-                &id,
-                "s1",
-                "Bash",
-                json!({}),
-                Some("toolu_1"),
-            ))
-            .await
-            .unwrap();
-        let approve = {
-            let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Approved, None).await })
-        };
-        let deny = {
-            let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Denied, Some("no")).await })
-        };
-        let (approve, deny) = (approve.await.unwrap(), deny.await.unwrap());
-        let winner = match (&approve, &deny) {
-            (Ok(_), Err(StoreError::AlreadyDecided { status, .. })) => {
-                assert_eq!(*status, ApprovalStatus::Approved);
-                ApprovalStatus::Approved
-            }
-            (Err(StoreError::AlreadyDecided { status, .. }), Ok(_)) => {
-                assert_eq!(*status, ApprovalStatus::Denied);
-                ApprovalStatus::Denied
-            }
-            other => panic!("not exactly one winner: {other:?}"),
-        };
-        let stored = store.get_approval(&id).await.unwrap().unwrap();
-        assert_eq!(stored.status, winner);
-    }
-}
-
 /// A cloud function call `id` for session `s1`'s tool `tool`, without a tool use id.
 fn cloud_call(id: &str, tool: &str) -> NewApproval {
     NewApproval {
