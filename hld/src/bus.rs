@@ -86,7 +86,6 @@ impl Bus {
         }
     }
 
-    /// Live subscribers.
     pub fn subscriber_count(&self) -> usize {
         self.sender.receiver_count()
     }
@@ -97,9 +96,7 @@ impl Bus {
 pub struct Filter {
     /// Only these types (none: every type).
     pub types: Vec<EventType>,
-    /// Only this session's.
     pub session_id: Option<String>,
-    /// Only this run's.
     pub run_id: Option<String>,
 }
 

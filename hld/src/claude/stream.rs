@@ -18,7 +18,6 @@ use serde_json::Value;
 pub struct Line {
     /// The `session_id` the line carries (any type of line may).
     pub session_id: Option<String>,
-    /// What the line says.
     pub event: AgentEvent,
 }
 
@@ -27,7 +26,6 @@ pub struct Line {
 pub enum AgentEvent {
     /// `system`: the run's start, an API retry, and others.
     System(System),
-    /// `assistant`: model output.
     Assistant(MessageLine),
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
@@ -36,7 +34,6 @@ pub enum AgentEvent {
     /// A JSON object of a type this module does not know, or of a known type that does not
     /// read as one.
     Unknown {
-        /// Its `type`.
         kind: Option<String>,
     },
     /// Not a JSON object: why.
@@ -128,7 +125,6 @@ mod lenient {
 /// `system`/`init`: what the run starts with.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Init {
-    /// The resolved model id.
     #[serde(default, deserialize_with = "lenient::string")]
     pub model: Option<String>,
 }
@@ -136,13 +132,10 @@ pub struct Init {
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ApiRetry {
-    /// Which retry this is (from 1).
     #[serde(default, deserialize_with = "lenient::int")]
     pub attempt: Option<i64>,
-    /// How many retries the CLI makes in all.
     #[serde(default, deserialize_with = "lenient::int")]
     pub max_retries: Option<i64>,
-    /// How long it waits before this retry.
     #[serde(default, deserialize_with = "lenient::int")]
     pub retry_delay_ms: Option<i64>,
     /// The HTTP status of the failure (absent when no answer came).
@@ -182,7 +175,6 @@ pub struct MessageLine {
     /// The Task tool use this line was produced under (a sub-agent's).
     #[serde(default, deserialize_with = "lenient::string")]
     pub parent_tool_use_id: Option<String>,
-    /// The message.
     #[serde(default, deserialize_with = "lenient::object")]
     pub message: Message,
 }
@@ -190,7 +182,6 @@ pub struct MessageLine {
 /// The `message` of an `assistant` or `user` line.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Message {
-    /// Its content blocks.
     #[serde(default, deserialize_with = "lenient::blocks")]
     pub content: Vec<ContentBlock>,
     /// Its token counts (assistant messages).
@@ -224,20 +215,15 @@ struct BlockRaw {
 /// One content block of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
-    /// `text`.
     Text(String),
     /// `thinking`: the thinking text.
     Thinking(String),
-    /// `tool_use`.
     ToolUse {
-        /// The tool use id (`toolu_…`).
         id: String,
-        /// The tool name.
         name: String,
         /// The input (an object in practice; `null` if absent).
         input: Value,
     },
-    /// `tool_result`.
     ToolResult {
         /// The tool use it answers.
         tool_use_id: String,
@@ -320,19 +306,15 @@ pub struct RunResult {
     /// Error texts of `error_*` subtypes.
     #[serde(default, deserialize_with = "lenient::strings")]
     pub errors: Vec<String>,
-    /// The run's cost.
     #[serde(default, deserialize_with = "lenient::float")]
     pub total_cost_usd: Option<f64>,
     /// The cost, as older CLIs named it.
     #[serde(default, deserialize_with = "lenient::float")]
     pub cost_usd: Option<f64>,
-    /// Wall-clock duration of the run.
     #[serde(default, deserialize_with = "lenient::int")]
     pub duration_ms: Option<i64>,
-    /// Model round-trips.
     #[serde(default, deserialize_with = "lenient::int")]
     pub num_turns: Option<i64>,
-    /// Token counts.
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
     /// Per model: its context window.
@@ -346,7 +328,6 @@ pub struct Usage {
     /// Input tokens (without cache reads and writes).
     #[serde(default, deserialize_with = "lenient::int")]
     pub input_tokens: Option<i64>,
-    /// Output tokens.
     #[serde(default, deserialize_with = "lenient::int")]
     pub output_tokens: Option<i64>,
     /// Input tokens written to the prompt cache.

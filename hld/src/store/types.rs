@@ -129,15 +129,12 @@ pub struct NewEvent {
     pub event_type: ConversationEventType,
     pub role: Option<String>,
     pub content: Option<String>,
-    /// Tool use id (tool calls).
     pub tool_id: Option<String>,
-    /// Tool name (tool calls).
     pub tool_name: Option<String>,
     /// Tool input as JSON text (tool calls).
     pub tool_input_json: Option<String>,
     /// The tool use answered (tool results).
     pub tool_result_for_id: Option<String>,
-    /// Result text (tool results).
     pub tool_result_content: Option<String>,
     /// The tool reported an error (tool results).
     pub is_error: bool,
@@ -202,7 +199,6 @@ pub struct NewApproval {
     /// Without one, a function call is linked to the session's newest recent `tool_call` of
     /// the same tool that is neither completed nor gated yet (see `Store::create_approval`).
     pub tool_use_id: Option<String>,
-    /// The question (human contacts).
     pub message: Option<String>,
     /// An optional subject line (human contacts).
     pub subject: Option<String>,
