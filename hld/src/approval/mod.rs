@@ -14,7 +14,7 @@ use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalStatus, ApprovalType, RefusalReason, ANSWERED_ELSEWHERE,
 };
 
-use crate::store::{read, CloudSync, NewApproval, Store, StoreError, Writer};
+use crate::store::{read, NewApproval, Store, StoreError, Writer};
 use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …, "reason": …}`).
@@ -117,12 +117,8 @@ impl Approvals {
     /// appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         let id = new.id.clone();
-        if self
-            .store
-            .write(move |w, out| w.sync_cloud_approval(&new, out))
-            .await?
-            == CloudSync::Linked
-        {
+        let sync = move |w: &mut Writer, out: &mut Vec<_>| w.sync_cloud_approval(&new, out);
+        if self.store.write(sync).await? {
             tracing::info!(approval = %id, "cloud approval linked to its tool call");
         }
         Ok(())

@@ -251,17 +251,6 @@ impl NewApproval {
     }
 }
 
-/// What syncing one fetched cloud approval did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloudSync {
-    /// It was new and is now stored (and linked, if a tool call matched).
-    Created,
-    /// It was stored unlinked and is now linked to a tool call that matched.
-    Linked,
-    /// Nothing: already stored and linked, decided, or still without a match.
-    Unchanged,
-}
-
 /// One thing a committed write changed. Every write returns its changes in the order
 /// subscribers hear of them, and the store hands them to its [`Sink`](super::Sink) once
 /// the write is committed: nothing is told before it is durable.
