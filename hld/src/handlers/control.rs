@@ -18,7 +18,7 @@ const RECENT_PATHS_LIMIT: i64 = 20;
 
 /// A store failure as the error a client sees: an unknown or running session is the caller's
 /// mistake (-32602), anything else a fault (-32603).
-fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
+pub(super) fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
     move |e| match e {
         StoreError::SessionNotFound(id) => Error::invalid_param(
             "session_id",

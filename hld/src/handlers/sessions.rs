@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use hld_client::protocol::*;
 
+use super::control::store_error;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
 use crate::session::Parent;
-use crate::store::{read, SessionRow};
+use crate::store::{read, SessionRow, StoreError};
 
 /// A required, non-empty string param.
 pub(super) fn required(value: &str, param: &str) -> Result<()> {
@@ -28,17 +29,9 @@ pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<Session
     let id = session_id.to_owned();
     daemon
         .store
-        .read(move |c| read::session(c, &id))
+        .read(move |c| read::session(c, &id)?.ok_or(StoreError::SessionNotFound(id)))
         .await
-        .map_err(|e| Error::internal("failed to get session", e))?
-        .ok_or_else(|| {
-            Error::invalid_param(
-                "session_id",
-                "existing session id",
-                UNKNOWN_ID,
-                format!("failed to get session: session not found: {session_id}"),
-            )
-        })
+        .map_err(store_error("failed to get session"))
 }
 
 pub async fn launch_session(
@@ -102,22 +95,14 @@ pub async fn get_conversation(
             .read(move |c| read::conversation_for_claude_session(c, &claude_id, after, limit))
             .await
             .map_err(fault)?,
-        (None, Some(session_id)) => daemon
+        (None, Some(id)) => daemon
             .store
-            .read({
-                let id = session_id.clone();
-                move |c| read::conversation_for_session(c, &id, after, limit)
+            .read(move |c| {
+                let found = read::conversation_for_session(c, &id, after, limit)?;
+                found.ok_or(StoreError::SessionNotFound(id))
             })
             .await
-            .map_err(fault)?
-            .ok_or_else(|| {
-                Error::invalid_param(
-                    "session_id",
-                    "existing session id",
-                    UNKNOWN_ID,
-                    format!("failed to get conversation: session not found: {session_id}"),
-                )
-            })?,
+            .map_err(store_error("failed to get conversation"))?,
         (None, None) => {
             return Err(Error::invalid_param(
                 "session_id",
