@@ -150,20 +150,9 @@ pub async fn update_session_settings(
         p.dangerously_skip_permissions,
         p.dangerously_skip_permissions_timeout_ms,
     ) {
-        // Turned on (again) or given a new timeout: the expiry runs from now.
-        (Some(true), timeout) | (None, timeout @ Some(_)) => {
-            bypass_expiry(bypass, timeout, "dangerously_skip_permissions_timeout_ms")?
-        }
-        (Some(false), Some(_)) => {
-            return Err(Error::invalid_param(
-                "dangerously_skip_permissions_timeout_ms",
-                "a timeout together with dangerously_skip_permissions: true",
-                "a timeout with the bypass turned off",
-                "dangerously_skip_permissions_timeout_ms needs dangerously_skip_permissions",
-            ))
-        }
-        (Some(false), None) => None,
         (None, None) => before.bypass_expires_at.clone().filter(|_| bypass),
+        // Turned on or off, or given a new timeout: the expiry runs from now.
+        (_, timeout) => bypass_expiry(bypass, timeout, "dangerously_skip_permissions_timeout_ms")?,
     };
     let modes = Modes {
         auto_accept_edits: p.auto_accept_edits.unwrap_or(before.auto_accept_edits),
