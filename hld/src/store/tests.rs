@@ -514,20 +514,10 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     assert!(change.events.is_empty());
 }
 
-/// Sets `s1`'s status.
-async fn set_status(store: &Store, status: SessionStatus) {
-    force_status(store, "s1", status).await;
-}
-
-/// `s1`'s stored status.
-async fn status_of_s1(store: &Store) -> SessionStatus {
-    store.get_session("s1").await.unwrap().unwrap().status
-}
-
 #[tokio::test]
 async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     let (_dir, store) = open_with_session().await;
-    set_status(&store, SessionStatus::Running).await;
+    force_status(&store, "s1", SessionStatus::Running).await;
     let (running, waiting) = (SessionStatus::Running, SessionStatus::WaitingInput);
     let wait = Some((running.clone(), waiting.clone()));
     // Each approval asked (true) or answered, the move its write stores, and the status after.
@@ -554,7 +544,8 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
                 .await
         };
         assert_eq!(change.unwrap().moved(), moved, "{id}");
-        assert_eq!(&status_of_s1(&store).await, status, "{id}");
+        let now = store.get_session("s1").await.unwrap().unwrap().status;
+        assert_eq!(&now, status, "{id}");
     }
 }
 
