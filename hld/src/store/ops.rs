@@ -410,7 +410,7 @@ impl Writer {
             })
             .optional()?
             .map(|(status, id)| {
-                let status = read::parse_approval_status(&status).map(event_approval_status);
+                let status = read::parse_wire(&status).map(event_approval_status);
                 (status.map(str::to_owned), Some(id))
             })
             .unwrap_or_default())

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
-    ConversationEventType, FunctionCall, FunctionCallSpec, FunctionCallStatus, HumanContact,
-    HumanContactSpec, HumanContactStatus, McpConfig, McpServer, SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
+    FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
+    McpConfig, McpServer, SessionStatus,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -73,29 +73,9 @@ fn json_col<T: serde::de::DeserializeOwned>(
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
 }
 
-/// Parses an approval status.
-pub(super) fn parse_approval_status(s: &str) -> Option<ApprovalStatus> {
-    [
-        ApprovalStatus::Pending,
-        ApprovalStatus::Approved,
-        ApprovalStatus::Denied,
-        ApprovalStatus::Responded,
-        ApprovalStatus::Resolved,
-    ]
-    .into_iter()
-    .find(|v| v.as_str() == s)
-}
-
-fn parse_approval_source(s: &str) -> Option<ApprovalSource> {
-    [ApprovalSource::Local, ApprovalSource::Cloud]
-        .into_iter()
-        .find(|v| v.as_str() == s)
-}
-
-fn parse_approval_type(s: &str) -> Option<ApprovalType> {
-    [ApprovalType::FunctionCall, ApprovalType::HumanContact]
-        .into_iter()
-        .find(|v| v.as_str() == s)
+/// The value of a unit enum (approval status, type, source) that serde spells `s`, if any.
+pub(super) fn parse_wire<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(Value::String(s.to_owned())).ok()
 }
 
 /// A session row without its MCP servers, and whether it has a config to load.
@@ -481,8 +461,8 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
         new: NewApproval {
             id: row.get(0)?,
             session_id: row.get(1)?,
-            kind: enum_col(row, 3, "approval type", parse_approval_type)?,
-            source: enum_col(row, 14, "approval source", parse_approval_source)?,
+            kind: enum_col(row, 3, "approval type", parse_wire)?,
+            source: enum_col(row, 14, "approval source", parse_wire)?,
             tool_name: row.get(5)?,
             tool_input: json_col(row, 6)?,
             tool_use_id: row.get(7)?,
@@ -492,7 +472,7 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
             timeout_at: row.get(12)?,
         },
         run_id: row.get(2)?,
-        status: enum_col(row, 4, "approval status", parse_approval_status)?,
+        status: enum_col(row, 4, "approval status", parse_wire)?,
         comment: row.get(10)?,
         responded_at: row.get(13)?,
         decided_by: row.get(15)?,
