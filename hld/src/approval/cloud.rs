@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::api::{ApiError, CloudCall, CloudClient, FunctionCallSpec, HumanContactSpec};
 use super::Approvals;
 use crate::model::SESSION_ENDED;
-use crate::store::{NewApproval, Store};
+use crate::store::{read, NewApproval, Store};
 
 /// Time between polls (spec/000 `DEFAULT_POLL_INTERVAL`).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(5_000);
@@ -132,7 +132,7 @@ impl Poller {
         };
         let listed: HashSet<&str> = items.iter().map(|i| i.call_id.as_str()).collect();
         self.ignore_answers(kind, &listed);
-        match self.store.pending_approvals(None).await {
+        match self.store.read(|c| read::pending_approvals(c, None)).await {
             Ok(stored) => {
                 for approval in stored {
                     let ours = approval.source == ApprovalSource::Cloud && approval.kind == kind;
@@ -172,7 +172,12 @@ impl Poller {
     /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
     /// linked) yet. True if its stored approval was resolved because its session ended.
     async fn sync<S: Spec>(&self, item: &CloudCall<S>) -> Result<bool, crate::store::StoreError> {
-        if let Some(stored) = self.store.get_approval(&item.call_id).await? {
+        let call_id = item.call_id.clone();
+        if let Some(stored) = self
+            .store
+            .read(move |c| read::approval(c, &call_id))
+            .await?
+        {
             if stored.status == ApprovalStatus::Resolved {
                 return Ok(stored.comment.as_deref() == Some(SESSION_ENDED));
             }
@@ -183,12 +188,16 @@ impl Poller {
                 return Ok(false);
             }
         }
-        let run_id = &item.run_id;
+        let run_id = item.run_id.clone();
         if run_id.is_empty() {
             return Ok(false);
         }
-        let Some(session) = self.store.get_session_by_run_id(run_id).await? else {
-            tracing::debug!(approval = %item.call_id, run = %run_id, "cloud approval of another run ignored");
+        let Some(session) = self
+            .store
+            .read(move |c| read::session_by_run_id(c, &run_id))
+            .await?
+        else {
+            tracing::debug!(approval = %item.call_id, run = %item.run_id, "cloud approval of another run ignored");
             return Ok(false);
         };
         self.approvals

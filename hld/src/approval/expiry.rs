@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::Store;
+use crate::store::{read, Store};
 
 /// How long the task sleeps when no bypass has an expiry (a change wakes it anyway).
 const IDLE: Duration = Duration::from_secs(3600);
@@ -16,7 +16,7 @@ const IDLE: Duration = Duration::from_secs(3600);
 /// Runs until `shutdown`; `wake` is notified whenever a bypass with an expiry may have been set.
 pub async fn run(store: Store, wake: Arc<Notify>, shutdown: CancellationToken) {
     loop {
-        let pause = match store.next_bypass_expiry().await {
+        let pause = match store.read(read::next_bypass_expiry).await {
             Ok(Some(expiry)) => until(&expiry),
             Ok(None) => IDLE,
             Err(e) => {
@@ -29,7 +29,10 @@ pub async fn run(store: Store, wake: Arc<Notify>, shutdown: CancellationToken) {
             () = wake.notified() => continue,
             () = tokio::time::sleep(pause) => {}
         }
-        match store.expire_bypasses(crate::time::now()).await {
+        match store
+            .write(|w, out| w.expire_bypasses(&crate::time::now(), out))
+            .await
+        {
             Ok(ended) => {
                 for session in &ended {
                     tracing::info!(%session, "bypass of permissions expired");

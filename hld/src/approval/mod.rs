@@ -14,7 +14,7 @@ use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalStatus, ApprovalType, RefusalReason, ANSWERED_ELSEWHERE,
 };
 
-use crate::store::{CloudSync, NewApproval, Store, StoreError};
+use crate::store::{read, NewApproval, Store, StoreError, Writer};
 use api::{ApiError, CloudClient};
 
 /// Why a decision was not recorded (sent as `{"success": false, "error": …, "reason": …}`).
@@ -96,7 +96,10 @@ impl Approvals {
     /// Stores a new approval, linked to its tool call; its session waits for it. One that a
     /// session rule covers (auto-accept, bypass) is stored approved instead: nobody is asked.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
-        let approval = self.store.create_approval(new).await?;
+        let approval = self
+            .store
+            .write(move |w, out| w.create_approval(&new, out))
+            .await?;
         tracing::info!(
             approval = %approval.id,
             session = %approval.session_id,
@@ -114,7 +117,8 @@ impl Approvals {
     /// appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         let id = new.id.clone();
-        if self.store.sync_cloud_approval(new).await? == CloudSync::Linked {
+        let sync = move |w: &mut Writer, out: &mut Vec<_>| w.sync_cloud_approval(&new, out);
+        if self.store.write(sync).await? {
             tracing::info!(approval = %id, "cloud approval linked to its tool call");
         }
         Ok(())
@@ -157,7 +161,8 @@ impl Approvals {
 
     /// The approval `id`, which must be of `kind`.
     async fn lookup(&self, id: &str, kind: ApprovalType) -> Result<Approval, Refused> {
-        let existing = match self.store.get_approval(id).await {
+        let owned = id.to_owned();
+        let existing = match self.store.read(move |c| read::approval(c, &owned)).await {
             Ok(Some(a)) => a,
             Ok(None) => return Err(Refused::not_found(id)),
             Err(e) => {
@@ -256,7 +261,11 @@ impl Approvals {
         status: ApprovalStatus,
         comment: Option<String>,
     ) -> Result<Approval, Refused> {
-        let approval = match self.store.decide_approval(id, status, comment).await {
+        let owned = id.to_owned();
+        let decide = move |w: &mut Writer, out: &mut Vec<_>| {
+            w.decide_approval(&owned, status, comment.as_deref(), None, out)
+        };
+        let approval = match self.store.write(decide).await {
             Ok(approval) => approval,
             Err(StoreError::AlreadyDecided {
                 status: ApprovalStatus::Resolved,

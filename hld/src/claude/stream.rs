@@ -18,7 +18,6 @@ use serde_json::Value;
 pub struct Line {
     /// The `session_id` the line carries (any type of line may).
     pub session_id: Option<String>,
-    /// What the line says.
     pub event: AgentEvent,
 }
 
@@ -27,7 +26,6 @@ pub struct Line {
 pub enum AgentEvent {
     /// `system`: the run's start, an API retry, and others.
     System(System),
-    /// `assistant`: model output.
     Assistant(MessageLine),
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
@@ -36,7 +34,6 @@ pub enum AgentEvent {
     /// A JSON object of a type this module does not know, or of a known type that does not
     /// read as one.
     Unknown {
-        /// Its `type`.
         kind: Option<String>,
     },
     /// Not a JSON object: why.
@@ -107,16 +104,6 @@ mod lenient {
         Ok(read(<&RawValue>::deserialize(d)?).unwrap_or_default())
     }
 
-    /// The elements of an array, each read as `T` (elements that fail are skipped).
-    pub(super) fn list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: DeserializeOwned,
-    {
-        let items: Vec<&RawValue> = read(<&RawValue>::deserialize(d)?).unwrap_or_default();
-        Ok(items.into_iter().filter_map(read).collect())
-    }
-
     /// A message's `content`: a string is one text block, an array is read block by block,
     /// anything else is no blocks.
     pub(super) fn blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
@@ -138,48 +125,17 @@ mod lenient {
 /// `system`/`init`: what the run starts with.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Init {
-    /// The resolved model id.
     #[serde(default, deserialize_with = "lenient::string")]
     pub model: Option<String>,
-    /// The working directory.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub cwd: Option<String>,
-    /// `default`, `acceptEdits`, …
-    #[serde(
-        rename = "permissionMode",
-        default,
-        deserialize_with = "lenient::string"
-    )]
-    pub permission_mode: Option<String>,
-    /// The CLI version, e.g. `2.1.197`.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub claude_code_version: Option<String>,
-    /// The MCP servers and whether they connected.
-    #[serde(default, deserialize_with = "lenient::list")]
-    pub mcp_servers: Vec<McpServerStatus>,
-}
-
-/// One entry of `system/init.mcp_servers`.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-pub struct McpServerStatus {
-    /// The server's key in the MCP config.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub name: Option<String>,
-    /// `connected`, `failed`, `pending`, `needs-auth`, …
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub status: Option<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ApiRetry {
-    /// Which retry this is (from 1).
     #[serde(default, deserialize_with = "lenient::int")]
     pub attempt: Option<i64>,
-    /// How many retries the CLI makes in all.
     #[serde(default, deserialize_with = "lenient::int")]
     pub max_retries: Option<i64>,
-    /// How long it waits before this retry.
     #[serde(default, deserialize_with = "lenient::int")]
     pub retry_delay_ms: Option<i64>,
     /// The HTTP status of the failure (absent when no answer came).
@@ -219,10 +175,6 @@ pub struct MessageLine {
     /// The Task tool use this line was produced under (a sub-agent's).
     #[serde(default, deserialize_with = "lenient::string")]
     pub parent_tool_use_id: Option<String>,
-    /// Set on the CLI's synthetic messages of API errors (`authentication_failed`, …).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub error: Option<String>,
-    /// The message.
     #[serde(default, deserialize_with = "lenient::object")]
     pub message: Message,
 }
@@ -230,13 +182,6 @@ pub struct MessageLine {
 /// The `message` of an `assistant` or `user` line.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Message {
-    /// Its id (`msg_…`).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub id: Option<String>,
-    /// The model that wrote it.
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub model: Option<String>,
-    /// Its content blocks.
     #[serde(default, deserialize_with = "lenient::blocks")]
     pub content: Vec<ContentBlock>,
     /// Its token counts (assistant messages).
@@ -270,20 +215,15 @@ struct BlockRaw {
 /// One content block of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
-    /// `text`.
     Text(String),
     /// `thinking`: the thinking text.
     Thinking(String),
-    /// `tool_use`.
     ToolUse {
-        /// The tool use id (`toolu_…`).
         id: String,
-        /// The tool name.
         name: String,
         /// The input (an object in practice; `null` if absent).
         input: Value,
     },
-    /// `tool_result`.
     ToolResult {
         /// The tool use it answers.
         tool_use_id: String,
@@ -360,34 +300,21 @@ pub struct RunResult {
     /// `completed`, `max_turns`, `aborted_streaming`, `aborted_tools`, …
     #[serde(default, deserialize_with = "lenient::string")]
     pub terminal_reason: Option<String>,
-    /// The model's last stop reason (`end_turn`, `tool_use`, …).
-    #[serde(default, deserialize_with = "lenient::string")]
-    pub stop_reason: Option<String>,
     /// The final assistant text, or the error text of an API error; absent on `error_*`.
     #[serde(default, deserialize_with = "lenient::string")]
     pub result: Option<String>,
     /// Error texts of `error_*` subtypes.
     #[serde(default, deserialize_with = "lenient::strings")]
     pub errors: Vec<String>,
-    /// The run's cost.
     #[serde(default, deserialize_with = "lenient::float")]
     pub total_cost_usd: Option<f64>,
     /// The cost, as older CLIs named it.
     #[serde(default, deserialize_with = "lenient::float")]
     pub cost_usd: Option<f64>,
-    /// Wall-clock duration of the run.
     #[serde(default, deserialize_with = "lenient::int")]
     pub duration_ms: Option<i64>,
-    /// Time spent in API calls.
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub duration_api_ms: Option<i64>,
-    /// Model round-trips.
     #[serde(default, deserialize_with = "lenient::int")]
     pub num_turns: Option<i64>,
-    /// The HTTP status of a failed API call.
-    #[serde(default, deserialize_with = "lenient::int")]
-    pub api_error_status: Option<i64>,
-    /// Token counts.
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
     /// Per model: its context window.
@@ -401,7 +328,6 @@ pub struct Usage {
     /// Input tokens (without cache reads and writes).
     #[serde(default, deserialize_with = "lenient::int")]
     pub input_tokens: Option<i64>,
-    /// Output tokens.
     #[serde(default, deserialize_with = "lenient::int")]
     pub output_tokens: Option<i64>,
     /// Input tokens written to the prompt cache.

@@ -6,7 +6,7 @@ use hld_client::protocol::*;
 
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::store::{NewApproval, StoreError};
+use crate::store::{read, NewApproval, StoreError};
 
 const DECISION_TYPES: [&str; 2] = ["function_call", "human_contact"];
 
@@ -42,14 +42,15 @@ async fn session_of_run(
         ));
     };
     let failed = |e| Error::internal("failed to look up the session", e);
-    let mut session = daemon
+    let wanted = run.clone();
+    let session = daemon
         .store
-        .get_session_by_run_id(&run)
+        .read(move |c| match read::session_by_run_id(c, &wanted)? {
+            None if with_tool_use_id => read::session(c, &wanted),
+            found => Ok(found),
+        })
         .await
         .map_err(failed)?;
-    if session.is_none() && with_tool_use_id {
-        session = daemon.store.get_session(&run).await.map_err(failed)?;
-    }
     session.map(|session| session.new.id).ok_or_else(|| {
         Error::invalid_param(
             "run_id",
@@ -127,17 +128,13 @@ pub async fn get_approval(daemon: Arc<Daemon>, p: GetApprovalParams) -> Result<G
         ));
     }
     let failed = |e| Error::internal("failed to get approval", e);
-    if let Some(approval) = daemon
-        .store
-        .get_approval(&p.approval_id)
-        .await
-        .map_err(failed)?
-    {
-        return Ok(GetApprovalResult { approval });
-    }
+    let id = p.approval_id.clone();
     let mut found = daemon
         .store
-        .find_approvals_by_prefix(&p.approval_id)
+        .read(move |c| match read::approval(c, &id)? {
+            Some(approval) => Ok(vec![approval]),
+            None => read::approvals_by_prefix(c, &id),
+        })
         .await
         .map_err(failed)?;
     match found.len() {
@@ -160,9 +157,10 @@ pub async fn fetch_approvals(
 ) -> Result<FetchApprovalsResult> {
     let session = present(p.session_id);
     if let Some(id) = &session {
+        let wanted = id.clone();
         let known = daemon
             .store
-            .get_session(id)
+            .read(move |c| read::session(c, &wanted))
             .await
             .map_err(|e| Error::internal("failed to look up the session", e))?;
         if known.is_none() {
@@ -171,7 +169,7 @@ pub async fn fetch_approvals(
     }
     let approvals = daemon
         .store
-        .pending_approvals(session.as_deref())
+        .read(move |c| read::pending_approvals(c, session.as_deref()))
         .await
         .map_err(|e| Error::internal("failed to fetch approvals", e))?;
     Ok(FetchApprovalsResult { approvals })

@@ -10,7 +10,7 @@ use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::Modes;
 use crate::session::bypass_expiry;
-use crate::store::{SessionRow, StoreError};
+use crate::store::{read, SessionRow, StoreError, Writer};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
 const SEARCH_LIMIT: (i64, i64) = (50, 1000);
@@ -18,7 +18,7 @@ const RECENT_PATHS_LIMIT: i64 = 20;
 
 /// A store failure as the error a client sees: an unknown or running session is the caller's
 /// mistake (-32602), anything else a fault (-32603).
-fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
+pub(super) fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
     move |e| match e {
         StoreError::SessionNotFound(id) => Error::invalid_param(
             "session_id",
@@ -63,9 +63,10 @@ pub async fn update_session_title(
     no_nul(&p)?;
     required(&p.session_id, "session_id")?;
     let title = Some(p.title.trim().to_owned()).filter(|t| !t.is_empty());
+    let id = p.session_id.clone();
     daemon
         .store
-        .set_title(&p.session_id, title)
+        .write(move |w, out| w.set_title(&id, title.as_deref(), out))
         .await
         .map_err(store_error("failed to update the title"))?;
     Ok(SuccessResult { success: true })
@@ -76,9 +77,10 @@ pub async fn archive_session(
     p: ArchiveSessionParams,
 ) -> Result<SuccessResult> {
     required(&p.session_id, "session_id")?;
+    let id = p.session_id.clone();
     let missing = daemon
         .store
-        .set_archived(vec![p.session_id.clone()], p.archived)
+        .write(move |w, out| w.set_archived(&[id], p.archived, out))
         .await
         .map_err(store_error("failed to archive the session"))?;
     if !missing.is_empty() {
@@ -102,7 +104,7 @@ pub async fn bulk_archive_sessions(
     }
     let failed_sessions = daemon
         .store
-        .set_archived(p.session_ids, p.archived)
+        .write(move |w, out| w.set_archived(&p.session_ids, p.archived, out))
         .await
         .map_err(store_error("failed to archive the sessions"))?;
     Ok(BulkArchiveSessionsResult {
@@ -115,7 +117,8 @@ pub async fn bulk_archive_sessions(
 /// interrupting). A failure is only logged: the action itself went through.
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
     let ids = vec![session_id.to_owned()];
-    if let Err(e) = daemon.store.set_archived(ids, false).await {
+    let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);
+    if let Err(e) = daemon.store.write(unarchive).await {
         tracing::warn!(session = %session_id, error = %e, "cannot unarchive");
     }
 }
@@ -127,7 +130,7 @@ pub async fn get_session_leaves(
     let archived = p.filter.unwrap_or_default() == LeafFilter::Archived;
     let rows = daemon
         .store
-        .leaves(archived)
+        .read(move |c| read::leaves(c, archived))
         .await
         .map_err(|e| Error::internal("failed to list sessions", e))?;
     Ok(infos(&rows))
@@ -147,20 +150,9 @@ pub async fn update_session_settings(
         p.dangerously_skip_permissions,
         p.dangerously_skip_permissions_timeout_ms,
     ) {
-        // Turned on (again) or given a new timeout: the expiry runs from now.
-        (Some(true), timeout) | (None, timeout @ Some(_)) => {
-            bypass_expiry(bypass, timeout, "dangerously_skip_permissions_timeout_ms")?
-        }
-        (Some(false), Some(_)) => {
-            return Err(Error::invalid_param(
-                "dangerously_skip_permissions_timeout_ms",
-                "a timeout together with dangerously_skip_permissions: true",
-                "a timeout with the bypass turned off",
-                "dangerously_skip_permissions_timeout_ms needs dangerously_skip_permissions",
-            ))
-        }
-        (Some(false), None) => None,
         (None, None) => before.bypass_expires_at.clone().filter(|_| bypass),
+        // Turned on or off, or given a new timeout: the expiry runs from now.
+        (_, timeout) => bypass_expiry(bypass, timeout, "dangerously_skip_permissions_timeout_ms")?,
     };
     let modes = Modes {
         auto_accept_edits: p.auto_accept_edits.unwrap_or(before.auto_accept_edits),
@@ -168,9 +160,10 @@ pub async fn update_session_settings(
         bypass_expires_at,
     };
     let has_expiry = modes.bypass_expires_at.is_some();
+    let id = p.session_id.clone();
     daemon
         .store
-        .set_modes(&p.session_id, modes)
+        .write(move |w, out| w.set_modes(&id, &modes, out))
         .await
         .map_err(store_error("failed to update the settings"))?;
     if has_expiry {
@@ -186,7 +179,7 @@ pub async fn get_recent_paths(
     let limit = limit(p.limit, RECENT_PATHS_LIMIT, SEARCH_LIMIT.1)?;
     let paths = daemon
         .store
-        .recent_paths(limit)
+        .read(move |c| read::recent_paths(c, limit))
         .await
         .map_err(|e| Error::internal("failed to list recent paths", e))?
         .into_iter()
@@ -225,7 +218,7 @@ pub async fn search_sessions(
     let limit = limit(p.limit, SEARCH_LIMIT.0, SEARCH_LIMIT.1)?;
     let rows = daemon
         .store
-        .search_sessions(matching, limit)
+        .read(move |c| read::search(c, &matching, limit))
         .await
         .map_err(|e| Error::internal("failed to search sessions", e))?;
     Ok(infos(&rows))
@@ -233,9 +226,10 @@ pub async fn search_sessions(
 
 pub async fn delete_session(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {
     required(&p.session_id, "session_id")?;
+    let id = p.session_id.clone();
     daemon
         .store
-        .delete_session(&p.session_id)
+        .write(move |w, _| w.delete_session(&id))
         .await
         .map_err(store_error("failed to delete the session"))?;
     tracing::info!(session = %p.session_id, "session deleted");

@@ -16,8 +16,8 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
     Ok(HealthResult {
         status: "ok".into(),
         version: VERSION.into(),
-        claude: Some(tools.claude.clone()),
-        approvals: Some(tools.approvals.clone()),
+        claude: Some(tools.claude),
+        approvals: Some(tools.approvals),
         subscribers: daemon.bus.subscriber_count() as u64,
         active_sessions: daemon.sessions.active_count() as u64,
         pid: Some(std::process::id()),

@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use hld_client::protocol::*;
 
+use super::control::store_error;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
 use crate::session::Parent;
-use crate::store::SessionRow;
+use crate::store::{read, SessionRow, StoreError};
 
 /// A required, non-empty string param.
 pub(super) fn required(value: &str, param: &str) -> Result<()> {
@@ -25,19 +26,12 @@ fn non_empty(value: Option<String>) -> Option<String> {
 
 pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
     required(session_id, "session_id")?;
+    let id = session_id.to_owned();
     daemon
         .store
-        .get_session(session_id)
+        .read(move |c| read::session(c, &id)?.ok_or(StoreError::SessionNotFound(id)))
         .await
-        .map_err(|e| Error::internal("failed to get session", e))?
-        .ok_or_else(|| {
-            Error::invalid_param(
-                "session_id",
-                "existing session id",
-                UNKNOWN_ID,
-                format!("failed to get session: session not found: {session_id}"),
-            )
-        })
+        .map_err(store_error("failed to get session"))
 }
 
 pub async fn launch_session(
@@ -63,7 +57,7 @@ pub async fn launch_session(
 pub async fn list_sessions(daemon: Arc<Daemon>, _: NoParams) -> Result<ListSessionsResult> {
     let rows = daemon
         .store
-        .list_sessions()
+        .read(read::list_sessions)
         .await
         .map_err(|e| Error::internal("failed to list sessions", e))?;
     Ok(ListSessionsResult {
@@ -94,25 +88,21 @@ pub async fn get_conversation(
         ));
     }
     let fault = |e| Error::internal("failed to get conversation", e);
+    let (after, limit) = (p.after_sequence, p.limit);
     let events = match (non_empty(p.claude_session_id), non_empty(p.session_id)) {
         (Some(claude_id), _) => daemon
             .store
-            .conversation_for_claude_session(&claude_id, p.after_sequence, p.limit)
+            .read(move |c| read::conversation_for_claude_session(c, &claude_id, after, limit))
             .await
             .map_err(fault)?,
-        (None, Some(session_id)) => daemon
+        (None, Some(id)) => daemon
             .store
-            .conversation_for_session(&session_id, p.after_sequence, p.limit)
+            .read(move |c| {
+                let found = read::conversation_for_session(c, &id, after, limit)?;
+                found.ok_or(StoreError::SessionNotFound(id))
+            })
             .await
-            .map_err(fault)?
-            .ok_or_else(|| {
-                Error::invalid_param(
-                    "session_id",
-                    "existing session id",
-                    UNKNOWN_ID,
-                    format!("failed to get conversation: session not found: {session_id}"),
-                )
-            })?,
+            .map_err(store_error("failed to get conversation"))?,
         (None, None) => {
             return Err(Error::invalid_param(
                 "session_id",

@@ -164,36 +164,30 @@ impl Waiter<'_> {
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         poll.tick().await;
         loop {
-            tokio::select! {
+            let check = tokio::select! {
                 item = next_event(&mut self.events) => match item {
-                    Some(Ok(SubscriptionItem::Event(timed))) => {
-                        if let Event::ApprovalResolved { approval_id, decision, comment, .. } =
-                            timed.event
+                    Some(Ok(SubscriptionItem::Event(timed))) => match timed.event {
+                        Event::ApprovalResolved { approval_id, decision, comment, .. }
+                            if approval_id == self.id =>
                         {
-                            if approval_id == self.id {
-                                return Ok(Decision { status: decision, comment });
-                            }
+                            return Ok(Decision { status: decision, comment });
                         }
-                    }
-                    Some(Ok(SubscriptionItem::Reconnected { .. })) => {
-                        if let Some(decision) = self.check().await? {
-                            return Ok(decision);
-                        }
-                    }
+                        _ => false,
+                    },
+                    Some(Ok(SubscriptionItem::Reconnected { .. })) => true,
                     // An item this version does not know: nothing to decide on.
-                    Some(Ok(_)) => {}
+                    Some(Ok(_)) => false,
+                    // The subscription is gone: poll at once, and resubscribe later.
                     Some(Err(_)) | None => {
-                        // The subscription is gone: poll at once, and resubscribe later.
                         self.events = None;
-                        if let Some(decision) = self.check().await? {
-                            return Ok(decision);
-                        }
+                        true
                     }
                 },
-                _ = poll.tick() => {
-                    if let Some(decision) = self.check().await? {
-                        return Ok(decision);
-                    }
+                _ = poll.tick() => true,
+            };
+            if check {
+                if let Some(decision) = self.check().await? {
+                    return Ok(decision);
                 }
             }
         }

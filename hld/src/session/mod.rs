@@ -9,7 +9,7 @@ pub mod transcript;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hld_client::claude_path;
 use hld_client::protocol::{
@@ -25,7 +25,7 @@ use crate::claude::command::SECRET_ENV;
 use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
-use crate::store::{NewSession, SessionUpdate, Store};
+use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
 pub use options::bypass_expiry;
 
 /// The name of the MCP server the daemon injects for approvals.
@@ -67,7 +67,6 @@ pub struct Sessions {
     live: Mutex<HashMap<String, Handle>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
-    tools_seen: Mutex<Option<(Instant, Arc<Tools>)>>,
 }
 
 /// The programs sessions need: `claude`, and the approvals server's command.
@@ -77,10 +76,6 @@ pub struct Tools {
     pub claude: ClaudeAvailability,
     pub approvals: ApprovalsAvailability,
 }
-
-/// How long [`Sessions::tools`] reuses its last answer: `health` stays a memory read, and a
-/// `claude` (or approvals command) installed or removed shows within this time.
-const TOOLS_RECHECK: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Sessions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,7 +92,6 @@ impl Sessions {
             live: Mutex::new(HashMap::new()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
-            tools_seen: Mutex::new(None),
         })
     }
 
@@ -107,19 +101,12 @@ impl Sessions {
     }
 
     /// Where `claude` is (its version probed once per path), and whether the approvals server
-    /// can run. Looked up again at most once per [`TOOLS_RECHECK`].
-    pub async fn tools(&self) -> Arc<Tools> {
-        if let Some((at, tools)) = &*self.tools_seen.lock().unwrap() {
-            if at.elapsed() < TOOLS_RECHECK {
-                return Arc::clone(tools);
-            }
-        }
-        let tools = Arc::new(Tools {
+    /// can run.
+    pub async fn tools(&self) -> Tools {
+        Tools {
             claude: self.find_claude().await,
             approvals: self.config.approvals_command.availability(),
-        });
-        *self.tools_seen.lock().unwrap() = Some((Instant::now(), Arc::clone(&tools)));
-        tools
+        }
     }
 
     /// Locates `claude` on disk and probes its version once per path.
@@ -153,7 +140,8 @@ impl Sessions {
     /// Marks sessions a previous daemon left active as failed, and resolves every approval
     /// it left pending (their `claude` died with that daemon). Run before serving.
     pub async fn mark_orphans(&self) -> anyhow::Result<()> {
-        let count = self.store.mark_orphans("daemon restarted").await?;
+        let orphans = |w: &mut Writer, out: &mut Vec<_>| w.mark_orphans("daemon restarted", out);
+        let count = self.store.write(orphans).await?;
         if count > 0 {
             tracing::warn!(count, "marked orphaned sessions as failed");
         }
@@ -213,7 +201,7 @@ impl Sessions {
             modes: settings.modes,
         };
         self.store
-            .create_session(new)
+            .write(move |w, _| w.create_session(&new))
             .await
             .map_err(|e| Error::internal("failed to store session in database", e))?;
         let spec = LaunchSpec {
@@ -327,7 +315,10 @@ impl Sessions {
         happening: Happening,
         update: SessionUpdate,
     ) -> Option<SessionStatus> {
-        match self.store.advance(session_id, happening, update).await {
+        let id = session_id.to_owned();
+        let advance =
+            move |w: &mut Writer, out: &mut Vec<_>| w.advance(&id, happening, &update, out);
+        match self.store.write(advance).await {
             Ok(moved) => moved,
             Err(e) => {
                 tracing::error!(session = %session_id, error = %e, %happening, "cannot store a status change");
@@ -339,9 +330,10 @@ impl Sessions {
     /// Interrupts a live session: SIGINT to `claude`, status `completing`, and its process
     /// group killed after the grace period.
     pub async fn interrupt(&self, session_id: &str) -> Result<()> {
+        let id = session_id.to_owned();
         let row = self
             .store
-            .get_session(session_id)
+            .read(move |c| read::session(c, &id))
             .await
             .map_err(|e| Error::internal("failed to get session", e))?
             .ok_or_else(|| Error::not_found("session_id", "session", session_id))?;

@@ -57,7 +57,6 @@ pub(super) enum Command {
 /// The manager's handle on a live session's actor.
 #[derive(Debug)]
 pub(super) struct Handle {
-    /// Commands for the actor.
     pub(super) commands: mpsc::UnboundedSender<Command>,
     /// Becomes true once the outcome is stored.
     pub(super) done: watch::Receiver<bool>,
@@ -65,9 +64,7 @@ pub(super) struct Handle {
 
 /// A live session's actor, before it runs.
 pub(super) struct Supervisor {
-    /// The manager.
     pub(super) sessions: Arc<Sessions>,
-    /// The session.
     pub(super) session_id: String,
     /// The prompt, stored as the first user message.
     pub(super) query: String,
@@ -75,7 +72,6 @@ pub(super) struct Supervisor {
     pub(super) model_requested: bool,
     /// The private MCP config file, deleted when the process has ended.
     pub(super) mcp_file: Option<PathBuf>,
-    /// Commands from the manager.
     pub(super) commands: mpsc::UnboundedReceiver<Command>,
     /// Set to true once the outcome is stored.
     pub(super) done: watch::Sender<bool>,
@@ -202,10 +198,11 @@ impl Supervisor {
         };
         let mut pause = RETRY_FIRST;
         loop {
+            let (id, up) = (self.session_id.clone(), update.clone());
             let stored = self
                 .sessions
                 .store
-                .advance(&self.session_id, happening, update.clone())
+                .write(move |w, out| w.advance(&id, happening, &up, out))
                 .await;
             let e = match stored {
                 Ok(moved) => return moved,
@@ -304,7 +301,8 @@ impl Supervisor {
                 update.error_message = None;
             }
         }
-        let committed = self.sessions.store.ingest(&self.session_id, batch);
+        let id = self.session_id.clone();
+        let committed = (self.sessions.store).write(move |w, out| w.ingest(&id, batch, out));
         Some((Box::pin(committed), lines))
     }
 

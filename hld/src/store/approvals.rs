@@ -10,7 +10,7 @@ use super::ops::{
 };
 
 use super::read;
-use super::types::{Change, CloudSync, NewApproval, SessionUpdate};
+use super::types::{Change, NewApproval, SessionUpdate};
 use super::writer::Writer;
 use crate::model::{self as rules, Happening, Modes, Settled};
 
@@ -18,7 +18,7 @@ impl Writer {
     /// Inserts a pending approval and links the session's `tool_call` event it gates: the
     /// one with its tool use id, or else (function calls) the newest recent one of the same
     /// tool that is neither completed nor gated yet.
-    pub(super) fn create_approval(
+    pub(crate) fn create_approval(
         &mut self,
         a: &NewApproval,
         out: &mut Vec<Change>,
@@ -130,15 +130,16 @@ impl Writer {
     }
 
     /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
-    /// yet, tries again to link it (its tool call may have been stored since).
-    pub(super) fn sync_cloud_approval(
+    /// yet, tries again to link it (its tool call may have been stored since). True if it
+    /// linked a stored one.
+    pub(crate) fn sync_cloud_approval(
         &mut self,
         a: &NewApproval,
         out: &mut Vec<Change>,
-    ) -> Result<CloudSync> {
+    ) -> Result<bool> {
         let Some(existing) = read::approval(&self.conn, &a.id)? else {
             self.create_approval(a, out)?;
-            return Ok(CloudSync::Created);
+            return Ok(false);
         };
         let unlinked = existing.status == ApprovalStatus::Pending
             && existing.kind == ApprovalType::FunctionCall
@@ -149,7 +150,7 @@ impl Writer {
             _ => None,
         };
         let Some(tool_use_id) = found else {
-            return Ok(CloudSync::Unchanged);
+            return Ok(false);
         };
         self.conn
             .prepare_cached("UPDATE approvals SET tool_use_id = ?2 WHERE id = ?1")?
@@ -158,7 +159,7 @@ impl Writer {
         let (session, run) = (&existing.session_id, &existing.run_id);
         self.link_events(session, &tool_use_id, &a.id, pending, run, out)?;
         self.wait_for_approval(session, out)?;
-        Ok(CloudSync::Linked)
+        Ok(true)
     }
 
     /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
@@ -174,7 +175,7 @@ impl Writer {
     }
 
     /// Decides a pending approval and updates the `tool_call` event it gates.
-    pub(super) fn decide_approval(
+    pub(crate) fn decide_approval(
         &mut self,
         id: &str,
         status: ApprovalStatus,

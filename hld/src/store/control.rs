@@ -19,7 +19,7 @@ impl Writer {
     }
 
     /// Sets a session's title; `None` clears it.
-    pub(super) fn set_title(
+    pub(crate) fn set_title(
         &mut self,
         id: &str,
         title: Option<&str>,
@@ -36,7 +36,7 @@ impl Writer {
     }
 
     /// Archives or restores sessions. Returns the ids that name no session.
-    pub(super) fn set_archived(
+    pub(crate) fn set_archived(
         &mut self,
         ids: &[String],
         archived: bool,
@@ -65,7 +65,7 @@ impl Writer {
 
     /// Sets a session's approval modes, and approves at once each of its pending local
     /// approvals that they now cover.
-    pub(super) fn set_modes(
+    pub(crate) fn set_modes(
         &mut self,
         id: &str,
         modes: &Modes,
@@ -105,7 +105,7 @@ impl Writer {
     }
 
     /// Turns off every bypass whose expiry is not after `now`. Returns the sessions changed.
-    pub(super) fn expire_bypasses(
+    pub(crate) fn expire_bypasses(
         &mut self,
         now: &str,
         out: &mut Vec<Change>,
@@ -129,7 +129,7 @@ impl Writer {
 
     /// Deletes a session that is not running, with its events, raw lines, MCP servers and
     /// approvals. Its continuations keep their parent id.
-    pub(super) fn delete_session(&mut self, id: &str) -> Result<()> {
+    pub(crate) fn delete_session(&mut self, id: &str) -> Result<()> {
         let session = self.session_after(id)?;
         if session.status.is_active() {
             return Err(StoreError::SessionActive(id.into()));

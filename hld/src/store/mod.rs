@@ -1,5 +1,4 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
-//! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
 //!
 //! Every write is queued for the one writer thread (see `writer`: group commit) and records
 //! the [`Change`]s it made; once its transaction is committed the writer thread hands them to
@@ -10,7 +9,7 @@ mod approvals;
 mod control;
 mod error;
 mod ops;
-mod read;
+pub(crate) mod read;
 mod schema;
 #[cfg(test)]
 mod tests;
@@ -24,7 +23,6 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
-use hld_client::protocol::{Approval, ApprovalStatus, ConversationEvent, SessionStatus};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -32,8 +30,8 @@ pub use error::{Result, StoreError};
 pub use ops::CORRELATION_WINDOW;
 pub use types::*;
 
-use crate::model::{Happening, Modes};
-use writer::{Msg, Write, Writer};
+pub(crate) use writer::Writer;
+use writer::{Msg, Write};
 
 /// How many read connections the pool keeps.
 const READERS: usize = 3;
@@ -125,7 +123,7 @@ impl Store {
                 conn.execute_batch("PRAGMA shrink_memory")?;
             }
         }
-        self.commit(|w, _| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
+        self.write(|w, _| Ok(w.conn.execute_batch("PRAGMA shrink_memory")?))
             .await
     }
 
@@ -139,7 +137,7 @@ impl Store {
     /// recorded go to the sink, on the writer thread and in commit order: the one place
     /// anything is published. The write is queued when this is called, and it and its changes
     /// stand even if the future is dropped; the future resolves once it is committed.
-    fn commit<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
+    pub(crate) fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
         F: FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
@@ -176,7 +174,7 @@ impl Store {
     }
 
     /// Runs `f` on a read connection, inside one read transaction, off the async workers.
-    async fn read<T, F>(&self, f: F) -> Result<T>
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -188,212 +186,6 @@ impl Store {
         tokio::task::spawn_blocking(move || inner.with_reader(f))
             .await
             .map_err(|_| StoreError::Panicked)?
-    }
-
-    /// Inserts a session and its MCP servers. Fails with [`StoreError::SessionNotFound`] if
-    /// its parent does not exist.
-    pub async fn create_session(&self, new: NewSession) -> Result<()> {
-        self.commit(move |w, _| w.create_session(&new)).await
-    }
-
-    /// Moves a session by `model::transition` from the status it has when the write is applied
-    /// (a compare-and-set), with `update`; `None` (nothing written) when the rule keeps it.
-    pub async fn advance(
-        &self,
-        id: &str,
-        happening: Happening,
-        update: SessionUpdate,
-    ) -> Result<Option<SessionStatus>> {
-        let id = id.to_owned();
-        self.commit(move |w, out| w.advance(&id, happening, &update, out))
-            .await
-    }
-
-    /// Stores raw lines, then events, then the optional update, atomically. The batch is
-    /// queued when this is called, not when the future is first polled.
-    pub fn ingest(
-        &self,
-        session_id: &str,
-        ingest: Ingest,
-    ) -> impl Future<Output = Result<()>> + Send + 'static {
-        let id = session_id.to_owned();
-        self.commit(move |w, out| w.ingest(&id, ingest, out))
-    }
-
-    /// At start-up: fails every active session with `reason` and resolves every pending
-    /// approval. Returns how many sessions it failed.
-    pub async fn mark_orphans(&self, reason: &str) -> Result<usize> {
-        let reason = reason.to_owned();
-        self.commit(move |w, out| w.mark_orphans(&reason, out))
-            .await
-    }
-
-    /// Stores an approval, pending unless a rule settles it, and links the `tool_call` it
-    /// gates (by tool use id, else the newest open, ungated call of the tool).
-    pub async fn create_approval(&self, approval: NewApproval) -> Result<Approval> {
-        self.commit(move |w, out| w.create_approval(&approval, out))
-            .await
-    }
-
-    /// Stores a fetched cloud approval if new, or links a stored, unlinked one.
-    pub async fn sync_cloud_approval(&self, approval: NewApproval) -> Result<CloudSync> {
-        self.commit(move |w, out| w.sync_cloud_approval(&approval, out))
-            .await
-    }
-
-    /// Decides a pending approval (compare-and-set: of racing decisions one wins, the others
-    /// get [`StoreError::AlreadyDecided`]).
-    pub async fn decide_approval(
-        &self,
-        id: &str,
-        status: ApprovalStatus,
-        comment: Option<String>,
-    ) -> Result<Approval> {
-        let id = id.to_owned();
-        self.commit(move |w, out| w.decide_approval(&id, status, comment.as_deref(), None, out))
-            .await
-    }
-
-    /// Sets a session's title (`None` clears it).
-    pub async fn set_title(&self, id: &str, title: Option<String>) -> Result<()> {
-        let id = id.to_owned();
-        self.commit(move |w, out| w.set_title(&id, title.as_deref(), out))
-            .await
-    }
-
-    /// Archives or restores sessions, in one transaction. Returns the ids that name no session.
-    pub async fn set_archived(&self, ids: Vec<String>, archived: bool) -> Result<Vec<String>> {
-        self.commit(move |w, out| w.set_archived(&ids, archived, out))
-            .await
-    }
-
-    /// Sets a session's approval modes and approves its pending local approvals they cover,
-    /// in one transaction.
-    pub async fn set_modes(&self, id: &str, modes: Modes) -> Result<()> {
-        let id = id.to_owned();
-        self.commit(move |w, out| w.set_modes(&id, &modes, out))
-            .await
-    }
-
-    /// Turns off every bypass whose expiry is not after `now`; returns the sessions changed.
-    pub async fn expire_bypasses(&self, now: String) -> Result<Vec<String>> {
-        self.commit(move |w, out| w.expire_bypasses(&now, out))
-            .await
-    }
-
-    /// Deletes a session that is not running and everything stored for it
-    /// ([`StoreError::SessionActive`] if it runs).
-    pub async fn delete_session(&self, id: &str) -> Result<()> {
-        let id = id.to_owned();
-        self.commit(move |w, _| w.delete_session(&id)).await
-    }
-
-    /// One session.
-    pub async fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
-        let id = id.to_owned();
-        self.read(move |c| read::session(c, &id)).await
-    }
-
-    /// The session with this run id.
-    pub async fn get_session_by_run_id(&self, run_id: &str) -> Result<Option<SessionRow>> {
-        let run_id = run_id.to_owned();
-        self.read(move |c| read::session_by_run_id(c, &run_id))
-            .await
-    }
-
-    /// The newest session with this Claude session id.
-    pub async fn get_session_by_claude_session_id(
-        &self,
-        claude_session_id: &str,
-    ) -> Result<Option<SessionRow>> {
-        let id = claude_session_id.to_owned();
-        self.read(move |c| read::session_by_claude_session_id(c, &id))
-            .await
-    }
-
-    /// Every session, most recently active first (then newest first).
-    pub async fn list_sessions(&self) -> Result<Vec<SessionRow>> {
-        self.read(read::list_sessions).await
-    }
-
-    /// Sessions whose id starts with `prefix`, newest first (for unique-prefix lookups).
-    pub async fn find_sessions_by_prefix(&self, prefix: &str) -> Result<Vec<SessionRow>> {
-        let prefix = prefix.to_owned();
-        self.read(move |c| read::sessions_by_prefix(c, &prefix))
-            .await
-    }
-
-    /// The conversation of a session and all its ancestors (oldest first, by sequence), or
-    /// `None` if the session does not exist. Pages with `after_sequence` (exclusive) and
-    /// `limit` (a negative limit means none).
-    pub async fn conversation_for_session(
-        &self,
-        session_id: &str,
-        after_sequence: Option<i64>,
-        limit: Option<i64>,
-    ) -> Result<Option<Vec<ConversationEvent>>> {
-        let id = session_id.to_owned();
-        self.read(move |c| read::conversation_for_session(c, &id, after_sequence, limit))
-            .await
-    }
-
-    /// The conversation of one Claude session, by sequence (empty if unknown). Paged as
-    /// [`conversation_for_session`](Self::conversation_for_session).
-    pub async fn conversation_for_claude_session(
-        &self,
-        claude_session_id: &str,
-        after_sequence: Option<i64>,
-        limit: Option<i64>,
-    ) -> Result<Vec<ConversationEvent>> {
-        let id = claude_session_id.to_owned();
-        self.read(move |c| read::conversation_for_claude_session(c, &id, after_sequence, limit))
-            .await
-    }
-
-    /// The raw stream lines of a session, in arrival order.
-    pub async fn raw_events(&self, session_id: &str) -> Result<Vec<String>> {
-        let id = session_id.to_owned();
-        self.read(move |c| read::raw_events(c, &id)).await
-    }
-
-    /// One approval.
-    pub async fn get_approval(&self, id: &str) -> Result<Option<Approval>> {
-        let id = id.to_owned();
-        self.read(move |c| read::approval(c, &id)).await
-    }
-
-    /// At most two approvals whose id starts with `prefix` (with or without `local-`).
-    pub async fn find_approvals_by_prefix(&self, prefix: &str) -> Result<Vec<Approval>> {
-        let prefix = prefix.to_owned();
-        self.read(move |c| read::approvals_by_prefix(c, &prefix))
-            .await
-    }
-
-    /// Pending approvals, of one session or of all, oldest first.
-    pub async fn pending_approvals(&self, session_id: Option<&str>) -> Result<Vec<Approval>> {
-        let id = session_id.map(str::to_owned);
-        self.read(move |c| read::pending_approvals(c, id.as_deref()))
-            .await
-    }
-
-    /// The earliest expiry of a bypass still on.
-    pub async fn next_bypass_expiry(&self) -> Result<Option<String>> {
-        self.read(read::next_bypass_expiry).await
-    }
-
-    /// The sessions no other session continues, archived or not, most recently active first.
-    pub async fn leaves(&self, archived: bool) -> Result<Vec<SessionRow>> {
-        self.read(move |c| read::leaves(c, archived)).await
-    }
-
-    /// Sessions matching an FTS5 expression over title, query and summary, newest first.
-    pub async fn search_sessions(&self, matching: String, limit: i64) -> Result<Vec<SessionRow>> {
-        self.read(move |c| read::search(c, &matching, limit)).await
-    }
-
-    /// Working directories, most recently used first: `(path, last used, sessions)`.
-    pub async fn recent_paths(&self, limit: i64) -> Result<Vec<(String, String, i64)>> {
-        self.read(move |c| read::recent_paths(c, limit)).await
     }
 
     /// Applies the queued writes, checkpoints, and stops the writer; later calls fail with

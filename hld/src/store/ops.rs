@@ -69,7 +69,7 @@ pub(super) fn parse_status(id: &str, status: &str) -> Result<SessionStatus> {
 
 impl Writer {
     /// Inserts a session and its MCP servers.
-    pub(super) fn create_session(&mut self, new: &NewSession) -> Result<()> {
+    pub(crate) fn create_session(&mut self, new: &NewSession) -> Result<()> {
         if let Some(parent) = &new.parent_session_id {
             if !self.session_exists(parent)? {
                 return Err(StoreError::SessionNotFound(parent.clone()));
@@ -155,7 +155,7 @@ impl Writer {
     /// Moves the session by the rule for `happening`, from the status it has now, applying
     /// `update` with the move; a move to a final status resolves its pending approvals. `None`
     /// (and nothing written) when the rule keeps the status.
-    pub(super) fn advance(
+    pub(crate) fn advance(
         &mut self,
         id: &str,
         happening: Happening,
@@ -282,7 +282,7 @@ impl Writer {
     }
 
     /// Raw lines, then events, then the update, all in this command's transaction.
-    pub(super) fn ingest(
+    pub(crate) fn ingest(
         &mut self,
         session_id: &str,
         ingest: Ingest,
@@ -410,7 +410,7 @@ impl Writer {
             })
             .optional()?
             .map(|(status, id)| {
-                let status = read::parse_approval_status(&status).map(event_approval_status);
+                let status = read::parse_wire(&status).map(event_approval_status);
                 (status.map(str::to_owned), Some(id))
             })
             .unwrap_or_default())
@@ -456,7 +456,7 @@ impl Writer {
 
     /// Fails every session that a process may have been attached to, and resolves every
     /// pending approval. Returns how many sessions it failed.
-    pub(super) fn mark_orphans(&mut self, reason: &str, out: &mut Vec<Change>) -> Result<usize> {
+    pub(crate) fn mark_orphans(&mut self, reason: &str, out: &mut Vec<Change>) -> Result<usize> {
         let active: Vec<String> = self
             .conn
             .prepare(

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalStatus, ApprovalType, ConversationEvent,
-    ConversationEventType, FunctionCall, FunctionCallSpec, FunctionCallStatus, HumanContact,
-    HumanContactSpec, HumanContactStatus, McpConfig, McpServer, SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
+    FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
+    McpConfig, McpServer, SessionStatus,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -73,29 +73,9 @@ fn json_col<T: serde::de::DeserializeOwned>(
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(idx, Type::Text, Box::new(e)))
 }
 
-/// Parses an approval status.
-pub(super) fn parse_approval_status(s: &str) -> Option<ApprovalStatus> {
-    [
-        ApprovalStatus::Pending,
-        ApprovalStatus::Approved,
-        ApprovalStatus::Denied,
-        ApprovalStatus::Responded,
-        ApprovalStatus::Resolved,
-    ]
-    .into_iter()
-    .find(|v| v.as_str() == s)
-}
-
-fn parse_approval_source(s: &str) -> Option<ApprovalSource> {
-    [ApprovalSource::Local, ApprovalSource::Cloud]
-        .into_iter()
-        .find(|v| v.as_str() == s)
-}
-
-fn parse_approval_type(s: &str) -> Option<ApprovalType> {
-    [ApprovalType::FunctionCall, ApprovalType::HumanContact]
-        .into_iter()
-        .find(|v| v.as_str() == s)
+/// The value of a unit enum (approval status, type, source) that serde spells `s`, if any.
+pub(super) fn parse_wire<T: serde::de::DeserializeOwned>(s: &str) -> Option<T> {
+    serde_json::from_value(Value::String(s.to_owned())).ok()
 }
 
 /// A session row without its MCP servers, and whether it has a config to load.
@@ -205,30 +185,17 @@ fn sessions_where(
 }
 
 /// One session by id.
-pub(super) fn session(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
+pub(crate) fn session(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
 /// One session by run id.
-pub(super) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Option<SessionRow>> {
+pub(crate) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE run_id = ?1", [run_id])?.pop())
 }
 
-/// The newest session with this Claude session id.
-pub(super) fn session_by_claude_session_id(
-    conn: &Connection,
-    claude_session_id: &str,
-) -> Result<Option<SessionRow>> {
-    Ok(sessions_where(
-        conn,
-        "WHERE claude_session_id = ?1 ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        [claude_session_id],
-    )?
-    .pop())
-}
-
 /// Every session, most recently active first.
-pub(super) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
+pub(crate) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
         "ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
@@ -237,7 +204,7 @@ pub(super) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
 }
 
 /// The sessions no other session continues, archived or not, most recently active first.
-pub(super) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow>> {
+pub(crate) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
         "WHERE archived = ?1
@@ -249,7 +216,7 @@ pub(super) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow
 
 /// Sessions whose title, query or summary match the FTS5 expression `matching`, newest first
 /// (as every session list; ranking would score every match before the limit), at most `limit`.
-pub(super) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Vec<SessionRow>> {
+pub(crate) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
         "JOIN (SELECT rowid AS hit FROM sessions_fts
@@ -261,7 +228,7 @@ pub(super) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Ve
 }
 
 /// Working directories, most recently used first: `(path, last used, sessions)`.
-pub(super) fn recent_paths(conn: &Connection, limit: i64) -> Result<Vec<(String, String, i64)>> {
+pub(crate) fn recent_paths(conn: &Connection, limit: i64) -> Result<Vec<(String, String, i64)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT working_dir, MAX(created_at) AS last_used, COUNT(*) FROM sessions
          WHERE working_dir IS NOT NULL AND working_dir != ''
@@ -274,7 +241,7 @@ pub(super) fn recent_paths(conn: &Connection, limit: i64) -> Result<Vec<(String,
 }
 
 /// The earliest expiry of a bypass still on, RFC 3339.
-pub(super) fn next_bypass_expiry(conn: &Connection) -> Result<Option<String>> {
+pub(crate) fn next_bypass_expiry(conn: &Connection) -> Result<Option<String>> {
     Ok(conn
         .prepare_cached(
             "SELECT MIN(dangerously_skip_permissions_expires_at) FROM sessions
@@ -282,15 +249,6 @@ pub(super) fn next_bypass_expiry(conn: &Connection) -> Result<Option<String>> {
                AND dangerously_skip_permissions = 1",
         )?
         .query_row([], |r| r.get(0))?)
-}
-
-/// Sessions whose id starts with `prefix`, newest first.
-pub(super) fn sessions_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<SessionRow>> {
-    sessions_where(
-        conn,
-        "WHERE substr(id, 1, length(?1)) = ?1 ORDER BY created_at DESC, rowid DESC",
-        [prefix],
-    )
 }
 
 /// Maps a `conversation_events` row selected with `EVENT_COLUMNS`.
@@ -338,7 +296,7 @@ pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
 
 /// The events of a session and all its ancestors, ordered by sequence (which increases along
 /// a continuation chain), or `None` if the session does not exist.
-pub(super) fn conversation_for_session(
+pub(crate) fn conversation_for_session(
     conn: &Connection,
     session_id: &str,
     after_sequence: Option<i64>,
@@ -376,7 +334,7 @@ pub(super) fn conversation_for_session(
 }
 
 /// The events of one Claude session, ordered by sequence.
-pub(super) fn conversation_for_claude_session(
+pub(crate) fn conversation_for_claude_session(
     conn: &Connection,
     claude_session_id: &str,
     after_sequence: Option<i64>,
@@ -394,7 +352,8 @@ pub(super) fn conversation_for_claude_session(
 }
 
 /// The raw stream lines of a session, in arrival order.
-pub(super) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
+#[cfg(test)]
+pub(crate) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<String>> {
     let mut stmt =
         conn.prepare_cached("SELECT event_json FROM raw_events WHERE session_id = ?1 ORDER BY id")?;
     let lines = stmt
@@ -502,8 +461,8 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
         new: NewApproval {
             id: row.get(0)?,
             session_id: row.get(1)?,
-            kind: enum_col(row, 3, "approval type", parse_approval_type)?,
-            source: enum_col(row, 14, "approval source", parse_approval_source)?,
+            kind: enum_col(row, 3, "approval type", parse_wire)?,
+            source: enum_col(row, 14, "approval source", parse_wire)?,
             tool_name: row.get(5)?,
             tool_input: json_col(row, 6)?,
             tool_use_id: row.get(7)?,
@@ -513,7 +472,7 @@ fn approval_from_row(row: &Row<'_>) -> rusqlite::Result<Approval> {
             timeout_at: row.get(12)?,
         },
         run_id: row.get(2)?,
-        status: enum_col(row, 4, "approval status", parse_approval_status)?,
+        status: enum_col(row, 4, "approval status", parse_wire)?,
         comment: row.get(10)?,
         responded_at: row.get(13)?,
         decided_by: row.get(15)?,
@@ -534,13 +493,13 @@ fn approvals_where(
 }
 
 /// One approval by id.
-pub(super) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
+pub(crate) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
     Ok(approvals_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
 /// At most two approvals whose id starts with `prefix`, or whose id after `local-` does,
 /// newest first: one is the approval a prefix names, two say that it names several.
-pub(super) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
+pub(crate) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
     approvals_where(
         conn,
         "WHERE substr(id, 1, length(?1)) = ?1 OR substr(id, 1, length(?2)) = ?2
@@ -550,7 +509,7 @@ pub(super) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec
 }
 
 /// Pending approvals, of one session or of all, oldest first.
-pub(super) fn pending_approvals(
+pub(crate) fn pending_approvals(
     conn: &Connection,
     session_id: Option<&str>,
 ) -> Result<Vec<Approval>> {

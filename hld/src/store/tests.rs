@@ -9,8 +9,7 @@ use hld_client::protocol::{
 use serde_json::json;
 
 use super::*;
-use crate::model::Modes;
-use crate::model::SessionOptions;
+use crate::model::{Happening, Modes, SessionOptions};
 
 /// A session created at `created_at`, with every optional field empty.
 fn session(id: &str, created_at: &str) -> NewSession {
@@ -122,7 +121,7 @@ impl Store {
         &self,
         f: impl FnOnce(&mut Writer, &mut Vec<Change>) -> Result<T> + Send + 'static,
     ) -> Result<Changed> {
-        let changes = self.commit(move |w, out| {
+        let changes = self.write(move |w, out| {
             f(w, out)?;
             Ok(out.clone())
         });
@@ -161,6 +160,16 @@ impl Store {
         self.recorded(move |w, out| w.decide_approval(&id, status, comment.as_deref(), None, out))
             .await
     }
+
+    async fn get_session(&self, id: &str) -> Result<Option<SessionRow>> {
+        let id = id.to_owned();
+        self.read(move |c| read::session(c, &id)).await
+    }
+
+    async fn get_approval(&self, id: &str) -> Result<Option<Approval>> {
+        let id = id.to_owned();
+        self.read(move |c| read::approval(c, &id)).await
+    }
 }
 
 /// A raw connection to the file, to inspect or tamper with it.
@@ -172,7 +181,7 @@ fn raw(path: &Path) -> Connection {
 async fn open_with_session() -> (tempfile::TempDir, Store) {
     let (dir, store) = Store::open_temp();
     store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .write(move |w, _| w.create_session(&session("s1", "2026-01-01T00:00:00.000Z")))
         .await
         .unwrap();
     (dir, store)
@@ -182,7 +191,7 @@ async fn open_with_session() -> (tempfile::TempDir, Store) {
 async fn force_status(store: &Store, id: &str, status: SessionStatus) {
     let id = id.to_owned();
     store
-        .commit(move |w, _| {
+        .write(move |w, _| {
             w.conn.execute(
                 "UPDATE sessions SET status = ?2 WHERE id = ?1",
                 [id.as_str(), status.as_str()],
@@ -211,7 +220,7 @@ fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
 ) -> impl Future<Output = Result<()>> {
-    store.commit(move |_, _| {
+    store.write(move |_, _| {
         let _ = release.recv_timeout(std::time::Duration::from_secs(10));
         Ok(())
     })
@@ -361,7 +370,7 @@ async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
         .is_empty());
 
     let err = store
-        .advance("ghost", Happening::Started, none())
+        .advanced("ghost", Happening::Started, none())
         .await
         .unwrap_err();
     assert!(
@@ -378,11 +387,11 @@ async fn a_failing_or_panicking_command_leaves_nothing_and_the_others_stand() {
     let (release, gate) = std::sync::mpsc::channel();
     let held = hold_writer(&store, gate);
     let before = store.ingested("s1", messages("c", &["before"]));
-    let failing = store.commit(|w, out| {
+    let failing = store.write(|w, out| {
         w.ingest("s1", messages("c", &["doomed"]), out)?;
         Err::<(), _>(StoreError::Invalid("deliberate".into()))
     });
-    let panicking = store.commit(|w, out| {
+    let panicking = store.write(|w, out| {
         w.ingest("s1", messages("c", &["doomed"]), out)?;
         panic!("deliberate");
     });
@@ -408,60 +417,26 @@ async fn a_failing_or_panicking_command_leaves_nothing_and_the_others_stand() {
         .await
         .unwrap();
     assert_eq!(sequences(&alive), [3]);
-    assert_eq!(store.raw_events("s1").await.unwrap().len(), 3);
+    assert_eq!(
+        store
+            .read(|c| read::raw_events(c, "s1"))
+            .await
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 /// A session with one tool call `toolu_1` (sequence 1).
 async fn session_with_tool_call(store: &Store) {
     store
-        .create_session(session("s1", "2026-01-01T00:00:00.000Z"))
+        .write(move |w, _| w.create_session(&session("s1", "2026-01-01T00:00:00.000Z")))
         .await
         .unwrap();
     store
         .ingested("s1", one(tool_call("c1", "toolu_1", "Bash")))
         .await
         .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn of_two_racing_decisions_exactly_one_wins() {
-    let (_dir, store) = Store::open_temp();
-    session_with_tool_call(&store).await;
-    for round in 0..20 {
-        let id = format!("local-{round}");
-        store
-            .create(NewApproval::function_call(
-                &id,
-                "s1",
-                "Bash",
-                json!({}),
-                Some("toolu_1"),
-            ))
-            .await
-            .unwrap();
-        let approve = {
-            let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Approved, None).await })
-        };
-        let deny = {
-            let (store, id) = (store.clone(), id.clone());
-            tokio::spawn(async move { store.decide(&id, ApprovalStatus::Denied, Some("no")).await })
-        };
-        let (approve, deny) = (approve.await.unwrap(), deny.await.unwrap());
-        let winner = match (&approve, &deny) {
-            (Ok(_), Err(StoreError::AlreadyDecided { status, .. })) => {
-                assert_eq!(*status, ApprovalStatus::Approved);
-                ApprovalStatus::Approved
-            }
-            (Err(StoreError::AlreadyDecided { status, .. }), Ok(_)) => {
-                assert_eq!(*status, ApprovalStatus::Denied);
-                ApprovalStatus::Denied
-            }
-            other => panic!("not exactly one winner: {other:?}"),
-        };
-        let stored = store.get_approval(&id).await.unwrap().unwrap();
-        assert_eq!(stored.status, winner);
-    }
 }
 
 /// A cloud function call `id` for session `s1`'s tool `tool`, without a tool use id.
@@ -525,7 +500,7 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     let old = (chrono::Utc::now() - CORRELATION_WINDOW - chrono::Duration::seconds(1))
         .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     store
-        .commit(move |w, _| {
+        .write(move |w, _| {
             w.conn.execute(
                 "UPDATE conversation_events SET created_at = ?1 WHERE tool_id = 'toolu_1'",
                 [&old],
@@ -539,20 +514,10 @@ async fn a_tool_call_older_than_the_correlation_window_is_not_linked() {
     assert!(change.events.is_empty());
 }
 
-/// Sets `s1`'s status.
-async fn set_status(store: &Store, status: SessionStatus) {
-    force_status(store, "s1", status).await;
-}
-
-/// `s1`'s stored status.
-async fn status_of_s1(store: &Store) -> SessionStatus {
-    store.get_session("s1").await.unwrap().unwrap().status
-}
-
 #[tokio::test]
 async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     let (_dir, store) = open_with_session().await;
-    set_status(&store, SessionStatus::Running).await;
+    force_status(&store, "s1", SessionStatus::Running).await;
     let (running, waiting) = (SessionStatus::Running, SessionStatus::WaitingInput);
     let wait = Some((running.clone(), waiting.clone()));
     // Each approval asked (true) or answered, the move its write stores, and the status after.
@@ -579,7 +544,8 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
                 .await
         };
         assert_eq!(change.unwrap().moved(), moved, "{id}");
-        assert_eq!(&status_of_s1(&store).await, status, "{id}");
+        let now = store.get_session("s1").await.unwrap().unwrap().status;
+        assert_eq!(&now, status, "{id}");
     }
 }
 
@@ -599,7 +565,10 @@ async fn the_wal_is_checkpointed_as_it_grows() {
             query: text.clone(),
             ..session(&format!("s{i}"), "2026-01-01T00:00:00.000Z")
         };
-        store.create_session(new).await.unwrap();
+        store
+            .write(move |w, _| w.create_session(&new))
+            .await
+            .unwrap();
         let size = std::fs::metadata(&wal).unwrap().len();
         largest = largest.max(i64::try_from(size).unwrap());
     }
@@ -610,7 +579,7 @@ async fn the_wal_is_checkpointed_as_it_grows() {
         "the WAL grew to {largest} bytes, all that was written: it was never checkpointed \
          (threshold {threshold})"
     );
-    let sessions = store.list_sessions().await.unwrap();
+    let sessions = store.read(read::list_sessions).await.unwrap();
     assert_eq!(sessions.len(), 125);
     assert!(sessions.iter().all(|s| s.new.query == text));
 }
@@ -636,7 +605,7 @@ async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
     assert_eq!(decided.pending(), 1);
     // A transaction that adds an approval and then fails leaves the total as it was.
     let failed = store
-        .commit(|w, out| {
+        .write(|w, out| {
             let new = NewApproval::function_call("a3", "s1", "Bash", json!({}), None);
             w.create_approval(&new, out)?;
             Err::<(), _>(StoreError::Invalid("changed my mind".into()))
@@ -650,7 +619,14 @@ async fn the_pending_total_follows_every_change_and_forgets_rolled_back_ones() {
         .await
         .unwrap();
     assert_eq!(ended.pending(), 1);
-    assert_eq!(store.pending_approvals(None).await.unwrap().len(), 1);
+    assert_eq!(
+        store
+            .read(|c| read::pending_approvals(c, None))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
@@ -701,7 +677,7 @@ async fn a_version_1_database_keeps_every_row_through_every_migration() {
     let done = done.unwrap();
     assert_eq!((done[0].id, done[0].sequence), (4, 3));
     let events = store
-        .conversation_for_session("p", None, None)
+        .read(|c| read::conversation_for_session(c, "p", None, None))
         .await
         .unwrap();
     let events = events.unwrap();
@@ -709,11 +685,14 @@ async fn a_version_1_database_keeps_every_row_through_every_migration() {
     assert_eq!(ids, [(1, 1), (2, 2), (4, 3)]);
     assert!(events[1].is_completed);
     // Rows from before the migration are in the search index, as later ones are.
-    let found = store.search_sessions("\"flak\"*".into(), 10).await.unwrap();
+    let found = store
+        .read(|c| read::search(c, "\"flak\"*", 10))
+        .await
+        .unwrap();
     assert_eq!(found.len(), 1);
     // The parent goes with its events; its child stays, naming it.
     force_status(&store, "p", SessionStatus::Completed).await;
-    store.delete_session("p").await.unwrap();
+    store.write(|w, _| w.delete_session("p")).await.unwrap();
     let child = store.get_session("c").await.unwrap().unwrap();
     assert_eq!(child.new.parent_session_id.as_deref(), Some("p"));
     let conn = raw(&path);

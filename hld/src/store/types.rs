@@ -129,15 +129,12 @@ pub struct NewEvent {
     pub event_type: ConversationEventType,
     pub role: Option<String>,
     pub content: Option<String>,
-    /// Tool use id (tool calls).
     pub tool_id: Option<String>,
-    /// Tool name (tool calls).
     pub tool_name: Option<String>,
     /// Tool input as JSON text (tool calls).
     pub tool_input_json: Option<String>,
     /// The tool use answered (tool results).
     pub tool_result_for_id: Option<String>,
-    /// Result text (tool results).
     pub tool_result_content: Option<String>,
     /// The tool reported an error (tool results).
     pub is_error: bool,
@@ -202,7 +199,6 @@ pub struct NewApproval {
     /// Without one, a function call is linked to the session's newest recent `tool_call` of
     /// the same tool that is neither completed nor gated yet (see `Store::create_approval`).
     pub tool_use_id: Option<String>,
-    /// The question (human contacts).
     pub message: Option<String>,
     /// An optional subject line (human contacts).
     pub subject: Option<String>,
@@ -253,17 +249,6 @@ impl NewApproval {
             ..Self::asking(id, session_id, ApprovalType::HumanContact)
         }
     }
-}
-
-/// What syncing one fetched cloud approval did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloudSync {
-    /// It was new and is now stored (and linked, if a tool call matched).
-    Created,
-    /// It was stored unlinked and is now linked to a tool call that matched.
-    Linked,
-    /// Nothing: already stored and linked, decided, or still without a match.
-    Unchanged,
 }
 
 /// One thing a committed write changed. Every write returns its changes in the order

@@ -73,7 +73,7 @@ where
 }
 
 /// The writer's state: the connection and the next sequence number of each session seen.
-pub(super) struct Writer {
+pub(crate) struct Writer {
     pub(super) conn: Connection,
     /// Next `sequence` per session: valid for what is committed plus the current
     /// transaction, so it is cleared whenever anything is rolled back.

@@ -8,43 +8,18 @@ fn event(line: &str) -> AgentEvent {
 }
 
 #[test]
-fn every_line_type_reads_as_its_event() {
-    let init = parse_line(
-        r#"{"type":"system","subtype":"init","session_id":"S","model":"m","cwd":"/w","permissionMode":"default","mcp_servers":[{"name":"a","status":"connected"},3]}"#,
-    );
+fn system_lines_read_as_init_or_other() {
+    let init = parse_line(r#"{"type":"system","subtype":"init","session_id":"S","model":"m"}"#);
     assert_eq!(init.session_id.as_deref(), Some("S"));
     let AgentEvent::System(System::Init(init)) = init.event else {
         panic!("init")
     };
     assert_eq!(init.model.as_deref(), Some("m"));
-    assert_eq!(init.mcp_servers.len(), 1);
 
     assert_eq!(
         event(r#"{"type":"system","subtype":"thinking_tokens","session_id":"S"}"#),
         AgentEvent::System(System::Other)
     );
-    let AgentEvent::Assistant(msg) = event(
-        r#"{"type":"assistant","parent_tool_use_id":"T","message":{"content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"u","name":"Read","input":{"a":1}},{"type":"image"}]}}"#,
-    ) else {
-        panic!("assistant")
-    };
-    assert_eq!(msg.parent_tool_use_id.as_deref(), Some("T"));
-    assert_eq!(
-        msg.message.content,
-        [
-            ContentBlock::Text("hi".into()),
-            ContentBlock::ToolUse {
-                id: "u".into(),
-                name: "Read".into(),
-                input: json!({"a": 1})
-            },
-            ContentBlock::Other(Some("image".into())),
-        ]
-    );
-    let AgentEvent::User(user) = event(r#"{"type":"user","message":{"content":"do it"}}"#) else {
-        panic!("user")
-    };
-    assert_eq!(user.message.content, [ContentBlock::Text("do it".into())]);
 }
 
 #[test]
@@ -103,16 +78,7 @@ fn results_read_leniently() {
 }
 
 #[test]
-fn api_retries_say_the_attempt_the_error_and_the_delay() {
-    let AgentEvent::System(System::ApiRetry(retry)) = event(
-        r#"{"type":"system","subtype":"api_retry","attempt":3,"max_retries":10,"retry_delay_ms":4100,"error_status":401,"error":"authentication_failed"}"#,
-    ) else {
-        panic!("api_retry")
-    };
-    assert_eq!(
-        retry.describe(),
-        "API error 401 (authentication_failed), retrying (3/10) in 4.1 s"
-    );
+fn an_api_retry_without_a_status_says_the_error_and_the_delay() {
     let AgentEvent::System(System::ApiRetry(offline)) = event(
         r#"{"type":"system","subtype":"api_retry","attempt":1,"max_retries":1,"retry_delay_ms":512,"error_status":null,"error":"unknown"}"#,
     ) else {
