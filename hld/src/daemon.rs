@@ -28,6 +28,8 @@ pub struct Daemon {
     pub bypass_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
+    /// This process's id (`health` reports it; each `getpid` would be a system call).
+    pub pid: u32,
     /// `--max-buffered`.
     pub budget: Budget,
 }
@@ -87,6 +89,7 @@ impl Daemon {
             bypass_set: Arc::default(),
             budget,
             started_at: crate::time::now(),
+            pid: std::process::id(),
         }))
     }
 }

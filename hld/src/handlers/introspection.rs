@@ -20,7 +20,7 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
         approvals: Some(tools.approvals),
         subscribers: daemon.bus.subscriber_count() as u64,
         active_sessions: daemon.sessions.active_count() as u64,
-        pid: Some(std::process::id()),
+        pid: Some(daemon.pid),
         started_at: Some(daemon.started_at.clone()),
         socket: Some(daemon.config.socket.display().to_string()),
         database: Some(daemon.config.database.display().to_string()),
