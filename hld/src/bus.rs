@@ -1,10 +1,6 @@
-//! The event bus: typed events, each serialised at most once (when a subscriber first wants
-//! its bytes) and shared by every subscriber.
-//!
-//! A `tokio::sync::broadcast` channel carries them: publishing never blocks, and its ring is
-//! every subscriber's bounded queue. A subscriber that falls more than the ring's capacity
-//! behind loses the oldest events and learns how many it missed (`Lagged`), which its
-//! connection passes on as a `lagged` event. The bus knows nothing of sockets or JSON-RPC.
+//! The event bus: typed events, each serialised at most once and shared by every subscriber,
+//! over a `tokio::sync::broadcast` ring: publishing never blocks, and a subscriber that falls
+//! behind loses the oldest events and learns how many (`Lagged`).
 
 use std::sync::{Arc, OnceLock};
 
@@ -64,15 +60,13 @@ impl Bus {
         }
     }
 
-    /// Publishes `event` to every subscriber. Never blocks.
     pub fn publish(&self, event: Event) {
         if self.sender.receiver_count() > 0 {
             let _ = self.sender.send(Some(Arc::new(Published::new(event))));
         }
     }
 
-    /// Ends every subscription: each subscriber receives what was published before, then its
-    /// end.
+    /// Ends every subscription once its subscriber received what was published before.
     pub fn close(&self) {
         let _ = self.sender.send(None);
     }
@@ -127,10 +121,8 @@ impl From<SubscribeParams> for Filter {
 /// What a subscriber receives.
 #[derive(Debug, Clone)]
 pub enum Received {
-    /// An event it wants.
     Event(Arc<Published>),
-    /// It fell behind and this many events were dropped for it (some of which its filter
-    /// might have let pass, some not).
+    /// It fell behind and this many events were dropped for it (filtered or not).
     Lagged(u64),
 }
 
@@ -159,8 +151,7 @@ impl Subscriber {
         None
     }
 
-    /// The next event already queued, without waiting; `None` if there is none (or the bus
-    /// has closed).
+    /// The next event already queued, without waiting; `None` if none (or the bus closed).
     pub fn try_next(&mut self) -> Option<Received> {
         while !self.ended {
             let received = match self.receiver.try_recv() {

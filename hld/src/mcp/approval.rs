@@ -12,15 +12,12 @@ use hld_client::protocol::{
 };
 use hld_client::{Client, Error, SubscribeOptions, Subscription, SubscriptionItem};
 
-/// Per-call timeout towards the daemon: a daemon that accepts but never answers is
-/// reported as unreachable instead of hanging Claude.
+/// Per-call timeout: a daemon that accepts but never answers is reported, not waited on.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the decision is polled while waiting, unless `HUMANLAYER_APPROVAL_POLL_MS` says
-/// otherwise.
+/// How often the decision is polled (`HUMANLAYER_APPROVAL_POLL_MS` overrides it).
 const POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// How this server reaches the daemon and which session it speaks for (from the
-/// environment the daemon gives it).
+/// How this server reaches the daemon and which session it speaks for (from its environment).
 #[derive(Debug)]
 pub struct Daemon {
     /// The socket, or why it could not be resolved.
@@ -46,19 +43,14 @@ pub enum Failure {
          started by the hld daemon for one of its sessions"
     )]
     NoSession,
-    /// The socket path could not be resolved.
     #[error("the hld daemon socket could not be resolved ({0})")]
     NoSocket(String),
-    /// Connecting or calling failed.
     #[error("the hld daemon could not be reached at {socket} ({error})")]
     Unreachable { socket: String, error: Error },
-    /// The daemon refused to create the approval.
     #[error("the hld daemon refused the approval request ({0})")]
     Refused(String),
-    /// The approval could no longer be read while waiting.
     #[error("approval {id} could not be read ({error})")]
     Lost { id: String, error: String },
-    /// The client cancelled the call or went away.
     #[error("the request was cancelled before a human decided")]
     Cancelled,
 }
@@ -130,8 +122,7 @@ impl Daemon {
         Ok(decision)
     }
 
-    /// A subscription to this session's `approval_resolved` events; `None` when it cannot
-    /// be had (the poll then does all the work).
+    /// A subscription to this session's `approval_resolved` events, if one can be had.
     async fn subscribe(&self, client: &Client) -> Option<Subscription> {
         let params = SubscribeParams {
             event_types: Some(vec![EventType::ApprovalResolved]),

@@ -10,7 +10,6 @@ use serde_json::value::RawValue;
 
 use super::error::{invalid_request, parse_error};
 
-/// A valid message.
 #[derive(Debug)]
 pub enum Message<'a> {
     /// A request, or a notification when `id` is `None`; `params` absent or `null` is `None`.
@@ -32,7 +31,6 @@ pub struct Rejected {
     pub id: Option<Box<RawValue>>,
 }
 
-/// How strictly a message is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strictness {
     /// JSON-RPC 2.0, requests only: what the Unix socket and stdio take.
@@ -68,8 +66,7 @@ fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Str>(raw.get()).ok().map(|Str(s)| s)
 }
 
-/// An object's members in order, repeats included, each value raw (names borrowed unless
-/// they have escapes).
+/// An object's members in order, repeats included, each value raw.
 struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
@@ -126,7 +123,6 @@ pub fn null_id() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
-/// Reads one message, as `strictness` says.
 pub fn parse(bytes: &[u8], strictness: Strictness) -> Result<Message<'_>, Rejected> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Err(reject(parse_error("invalid UTF-8"), None));
@@ -144,11 +140,9 @@ fn reject(error: ErrorObject, id: Option<&RawValue>) -> Rejected {
     }
 }
 
-/// Errors, in the order they are checked: not JSON (-32700, id `null`); a batch (-32600
-/// `batch-not-supported`); not an object (-32600 `invalid-envelope`); an id that is not a
-/// string, a number or `null` (-32600 `invalid-id-type`, id `null`); then, echoing the id
-/// (`null` without one), a `jsonrpc` other than "2.0" and a `method` that is not a string
-/// (-32600 `invalid-envelope`).
+/// Errors, in order: not JSON (-32700, id `null`); a batch (-32600 `batch-not-supported`); not
+/// an object (-32600 `invalid-envelope`); a bad id type (-32600 `invalid-id-type`, id `null`);
+/// then, to the id, a `jsonrpc` other than "2.0" or a non-string `method` (`invalid-envelope`).
 fn parse_lenient(text: &str) -> Result<Message<'_>, Rejected> {
     if text.trim_start().starts_with('[') {
         let error = match serde_json::from_str::<Vec<&RawValue>>(text) {
@@ -279,8 +273,7 @@ fn string_is(raw: &RawValue, expected: &str) -> bool {
     string_of(raw).is_some_and(|t| t == expected)
 }
 
-/// Whether `raw` is an error object: an integer `code` and a string `message`, each once
-/// (other members allowed).
+/// Whether `raw` is an error object: an integer `code` and a string `message`, each once.
 fn is_error_object(raw: &RawValue) -> bool {
     let Ok(Pairs(members)) = serde_json::from_str::<Pairs>(raw.get()) else {
         return false;

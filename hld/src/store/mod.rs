@@ -1,9 +1,6 @@
 //! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
-//!
-//! Every write is queued for the one writer thread (see `writer`: group commit) and records
-//! the [`Change`]s it made; once its transaction is committed the writer thread hands them to
-//! the store's [`Sink`], in commit order. Reads run on a small pool of read connections, each
-//! in one snapshot. The schema is migrated at [`Store::open`].
+//! Writes go through the one writer thread (`writer`), which hands their [`Change`]s to the
+//! [`Sink`] once committed; reads run on a small pool, each in one snapshot.
 
 mod approvals;
 mod control;
@@ -33,16 +30,13 @@ pub use types::*;
 pub(crate) use writer::Writer;
 use writer::{Msg, Write};
 
-/// How many read connections the pool keeps.
 const READERS: usize = 3;
 
-/// Threads the runtime's blocking pool needs: one per read connection, and one to wait for the
-/// writer thread at close; more would only wait for a connection.
+/// The runtime's blocking threads: one per read connection, and one for the writer's close.
 pub const BLOCKING_THREADS: usize = READERS + 1;
 
 /// Where the store hands what each committed write changed: the daemon's bus.
 pub trait Sink: Send + Sync + 'static {
-    /// Takes one change, after its write is committed.
     fn changed(&self, change: Change);
 }
 
@@ -111,7 +105,6 @@ impl Store {
         (dir, store)
     }
 
-    /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -127,16 +120,13 @@ impl Store {
             .await
     }
 
-    /// Hands every change a committed write returns to `sink` from now on (set once, when
-    /// the daemon is wired; until then changes are dropped).
+    /// Hands every committed write's changes to `sink` from now on (before that, they drop).
     pub fn publish_to(&self, sink: impl Sink) {
         let _ = self.inner.sink.set(Box::new(sink));
     }
 
-    /// Queues `f` for the writer thread. Once its transaction is committed, the changes `f`
-    /// recorded go to the sink, on the writer thread and in commit order: the one place
-    /// anything is published. The write is queued when this is called, and it and its changes
-    /// stand even if the future is dropped; the future resolves once it is committed.
+    /// Queues `f` for the writer thread; once committed, its changes go to the sink in commit
+    /// order. The write stands even if the future is dropped; it resolves once committed.
     pub(crate) fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
@@ -236,12 +226,10 @@ impl Inner {
 fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
     let tx = conn.unchecked_transaction()?;
     let out = f(&tx);
-    // Nothing was written; ending the transaction just releases the snapshot.
     tx.rollback()?;
     out
 }
 
-/// Creates the database's directory with mode 0700 if it is missing.
 fn create_parent_dir(path: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match path.parent() {

@@ -1,5 +1,4 @@
-//! The write commands, each run by the writer thread inside a transaction of its own (see
-//! [`writer`](super::writer)).
+//! The write commands, each run by the writer thread in a transaction of its own.
 
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, SessionStatus,
@@ -35,8 +34,7 @@ pub(super) fn event_approval_status(status: ApprovalStatus) -> &'static str {
     }
 }
 
-/// How recent a `tool_call` must be for an approval without a tool use id to be linked to
-/// it by tool name (spec/000 `CORRELATION_TIME_WINDOW`, 300 s).
+/// How recent a `tool_call` linked by tool name must be (spec/000 `CORRELATION_TIME_WINDOW`).
 pub const CORRELATION_WINDOW: chrono::Duration = chrono::Duration::seconds(300);
 
 /// The newest open, ungated call of a tool in a session since a time (`?1` session, `?2`
@@ -53,7 +51,6 @@ const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
     WHERE session_id = ?1 AND tool_use_id = ?2
     ORDER BY requested_at DESC, rowid DESC LIMIT 1";
 
-/// Encodes an optional value as JSON text.
 pub(super) fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
     value
         .map(serde_json::to_string)
@@ -152,9 +149,8 @@ impl Writer {
         read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))
     }
 
-    /// Moves the session by the rule for `happening`, from the status it has now, applying
-    /// `update` with the move; a move to a final status resolves its pending approvals. `None`
-    /// (and nothing written) when the rule keeps the status.
+    /// Moves the session by the rule for `happening` from its status now, applying `update`;
+    /// a final status resolves its pending approvals. `None` when the rule keeps the status.
     pub(crate) fn advance(
         &mut self,
         id: &str,
@@ -309,7 +305,6 @@ impl Writer {
         Ok(())
     }
 
-    /// Inserts raw lines in order.
     fn insert_raw_lines(&self, session_id: &str, lines: &[String], now: &str) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?2, ?3)",
@@ -320,9 +315,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Inserts events in order with the session's next sequences, through one prepared insert
-    /// (bound once for the session and the time); a tool result completes its call, and a tool
-    /// call picks up an approval that was requested for it before it arrived.
+    /// Inserts events with the session's next sequences; a tool result completes its call, and
+    /// a tool call picks up an approval requested for it before it arrived.
     fn append_events(
         &mut self,
         session_id: &str,
@@ -416,8 +410,7 @@ impl Writer {
             .unwrap_or_default())
     }
 
-    /// Reserves the session's next `count` sequence numbers and returns the first (cached;
-    /// computed on first use).
+    /// Reserves the session's next `count` sequences (cached after first use); the first.
     fn reserve_sequences(&mut self, session_id: &str, count: usize) -> Result<i64> {
         let count =
             i64::try_from(count).map_err(|_| StoreError::Invalid("too many events".into()))?;

@@ -60,7 +60,6 @@ fn enum_col<T>(
     parse(&s).ok_or_else(|| bad_value(idx, what, &s))
 }
 
-/// Reads a nullable column holding JSON.
 fn json_col<T: serde::de::DeserializeOwned>(
     row: &Row<'_>,
     idx: usize,
@@ -140,7 +139,6 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
     Ok((session, has_mcp_config))
 }
 
-/// The MCP config stored for a session.
 fn mcp_config(conn: &Connection, session_id: &str) -> Result<McpConfig> {
     let mut stmt = conn.prepare_cached(
         "SELECT name, command, args_json, env_json, extra_json FROM mcp_servers
@@ -184,12 +182,10 @@ fn sessions_where(
         .collect()
 }
 
-/// One session by id.
 pub(crate) fn session(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
-/// One session by run id.
 pub(crate) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE run_id = ?1", [run_id])?.pop())
 }
@@ -288,7 +284,6 @@ fn events_where(
     Ok(events.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// One event by row id.
 pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
     let event = events_where(conn, "WHERE id = ?1", [id])?.pop();
     Ok(event.ok_or(rusqlite::Error::QueryReturnedNoRows)?)
@@ -362,8 +357,7 @@ pub(crate) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<Stri
     Ok(lines)
 }
 
-/// An `approvals` row: what the store keeps of an approval (with `new.tool_use_id` the
-/// tool use it is linked to).
+/// An `approvals` row (with `new.tool_use_id` the tool use it is linked to).
 pub(super) struct StoredApproval {
     pub new: NewApproval,
     pub run_id: String,
@@ -492,7 +486,6 @@ fn approvals_where(
     Ok(approvals.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// One approval by id.
 pub(crate) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
     Ok(approvals_where(conn, "WHERE id = ?1", [id])?.pop())
 }

@@ -11,8 +11,7 @@ use super::error::{Result, StoreError};
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Prepared statements the writer keeps: it uses about 30, more than rusqlite's default cache
-/// of 16, which would prepare some of them again on every command.
+/// Prepared statements the writer keeps: it uses about 30, over rusqlite's default of 16.
 const WRITER_STATEMENTS: usize = 64;
 
 /// One schema step. Applied in order, each in its own transaction, and recorded in
@@ -137,8 +136,7 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
     Migration {
         version: 2,
         description: "approvals: source (local or cloud) and the status resolved",
-        // SQLite cannot alter a CHECK constraint, so the table is rebuilt. Nothing references
-        // `approvals` by foreign key.
+        // SQLite cannot alter a CHECK constraint, so the table is rebuilt.
         sql: r#"
 CREATE TABLE approvals_v2 (
     id TEXT PRIMARY KEY,
@@ -174,8 +172,7 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
         version: 3,
         description: "conversation events: a CHECK without an IN list, tool ids indexed only \
             where present",
-        // An `IN` CHECK builds a temporary index per inserted row; comparisons do not. SQLite
-        // cannot alter a CHECK, so the table is rebuilt with the same ids and counter.
+        // An `IN` CHECK builds a temporary index per inserted row; comparisons do not.
         sql: r#"
 CREATE TABLE conversation_events_v3 (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -214,8 +211,7 @@ CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
     Migration {
         version: 4,
         description: "approvals: no index on (session_id, status)",
-        // Every lookup by session is served by `idx_approvals_tool_use` or
-        // `idx_approvals_pending`: this index was only written.
+        // Lookups by session use `idx_approvals_tool_use` or `idx_approvals_pending`.
         sql: "DROP INDEX idx_approvals_session;",
     },
     Migration {
@@ -355,7 +351,6 @@ INSERT INTO sessions_fts (sessions_fts) VALUES ('rebuild');
     },
 ];
 
-/// The newest schema version this build knows.
 pub(super) fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
@@ -395,9 +390,8 @@ fn configure(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Brings the schema up to [`latest_version`], or refuses a database from a newer hld. Each
-/// migration runs in its own `IMMEDIATE` transaction that re-reads the version, so two
-/// processes opening the same new file cannot apply one twice.
+/// Brings the schema up to [`latest_version`], or refuses a newer hld's. Each migration
+/// re-reads the version in its own `IMMEDIATE` transaction, so none is applied twice.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     migrate_up_to(conn, latest_version())
 }
@@ -420,8 +414,7 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
     result
 }
 
-/// Applies the missing migrations up to `target`; one info line says what was applied (each
-/// migration has its own debug line).
+/// Applies the missing migrations up to `target`, with one info line for all.
 fn apply(conn: &mut Connection, target: i64, supported: i64) -> Result<()> {
     // The schema version found and the versions applied since.
     let mut applied: Option<(i64, Vec<i64>)> = None;

@@ -1,8 +1,6 @@
-//! Content-Length framing (spec/004, LSP's): headers (names in any case, unknown ones ignored,
-//! `Content-Type` only `application/vscode-jsonrpc` in UTF-8), a blank line, N bytes of JSON.
-//! A refused payload (too large, bad headers, over the daemon's budget) is answered with
-//! `id: null` and thrown away as it arrives, never buffered. Events go out as notifications.
-//! A message left incomplete for the read timeout after its first byte is discarded.
+//! Content-Length framing (spec/004, LSP's): headers (any case, unknown ones ignored, only
+//! `application/vscode-jsonrpc` in UTF-8), a blank line, N bytes of JSON. A refused or
+//! timed-out payload is answered with `id: null` and discarded as it arrives, never buffered.
 
 use std::future::Future;
 use std::io;
@@ -25,7 +23,6 @@ use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
-/// The largest header section.
 pub const MAX_HEADER: usize = 8 * 1024;
 
 /// The log of incomplete messages discarded, by any connection.
@@ -74,7 +71,6 @@ impl ContentLengthCodec {
         }
     }
 
-    /// Whether part of a message has been read.
     fn mid_message(&self) -> bool {
         !matches!(self.state, State::Headers { bytes: 0, .. })
     }
@@ -142,9 +138,8 @@ impl Decoder for ContentLengthCodec {
                     error,
                 } => {
                     let Some(end) = memchr::memchr(b'\n', buf) else {
-                        // A line longer than the whole section allows: drop what came so far
-                        // (keeping a possible `\r` of its end) and remember the section is
-                        // too large.
+                        // A line longer than the section allows: drop it (but a final `\r`)
+                        // and remember the section is too large.
                         if *bytes + buf.len() > MAX_HEADER {
                             let keep = usize::from(buf.last() == Some(&b'\r'));
                             *bytes += buf.len() - keep;
@@ -191,7 +186,6 @@ impl Decoder for ContentLengthCodec {
                         }
                         continue;
                     }
-                    // The blank line: the body follows.
                     let (length, error) = (length.take(), error.take());
                     match (length, error) {
                         (Some(n), _) if n > self.max_payload => {

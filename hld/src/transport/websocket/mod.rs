@@ -1,9 +1,6 @@
-//! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
-//! dashboards (`hld --ws 127.0.0.1:PORT`), beside the Unix socket. tokio-tungstenite's
-//! handshake callback is all the HTTP there is. Who may connect is [`handshake`]'s; TLS is
-//! rustls'. One JSON object per text frame, at most 1 MiB either way ([`outgoing`]); the
-//! envelope, heartbeats and events as server requests are [`holon`]'s. What each violation
-//! gets is README.md's table.
+//! The WebSocket transport, subprotocol `holon-rpc` (spec/002), beside the Unix socket:
+//! tokio-tungstenite and rustls. Who may connect is [`handshake`]'s; message sizes
+//! [`outgoing`]'s; envelope, heartbeats and events [`holon`]'s. Violations: README.md's table.
 
 pub mod handshake;
 pub mod handshakes;
@@ -60,12 +57,10 @@ struct Shared {
     policy: Policy,
     /// One permit per open connection, taken once its handshake is admitted.
     slots: Arc<Semaphore>,
-    /// The connections still in their handshake.
     handshakes: Handshakes,
     config: WsConfig,
 }
 
-/// A bound WebSocket listener.
 pub struct Listener {
     tcp: TcpListener,
     shared: Arc<Shared>,
@@ -108,7 +103,6 @@ impl Listener {
         })
     }
 
-    /// The address it listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
     }
@@ -256,9 +250,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 tracing::debug!(code = u16::from(frame.code), reason = %frame.reason, "closing the WebSocket");
             }
             let _ = self.ws.close(frame).await;
-            // Half-close, then read what the peer still sends (the rest of an oversize
-            // message, its close) until it goes: a socket closed with unread input would
-            // be reset, and the peer might never read the close frame.
+            // Half-close, then read what the peer still sends until it goes: a socket closed
+            // with unread input would be reset, and the peer might miss the close frame.
             let stream = self.ws.get_mut();
             let _ = stream.shutdown().await;
             let mut scratch = [0u8; 8192];
