@@ -1,8 +1,6 @@
 //! One budget of bytes for what all connections together hold (`--max-buffered`): replies not
-//! yet written and long messages being read (one it cannot hold now is refused, code 8).
-//! A connection reserves a quarter of it before building a reply, shrinks that to the reply's
-//! size, and gives it back once written; while it is full, the next request waits its turn
-//! after the connection's own replies are written, so it never waits for bytes it holds.
+//! yet written and long messages being read (refused, code 8, when it cannot hold them). A
+//! full budget makes a connection write its own replies first, so it never waits for itself.
 
 use std::io;
 use std::sync::Arc;
@@ -31,7 +29,6 @@ pub fn busy() -> ErrorObject {
 #[derive(Debug, Clone)]
 pub struct Budget {
     bytes: Arc<Semaphore>,
-    /// Its size.
     total: usize,
 }
 
@@ -89,9 +86,8 @@ pub struct Account {
 }
 
 impl Account {
-    /// Reserves the share for building a reply. When the budget has no room, the replies
-    /// this connection holds are written first (waiting for its peer to read them) and given
-    /// back, then it waits its turn. `Err` if writing fails.
+    /// Reserves a quarter of the budget for building a reply; when there is no room, writes the
+    /// replies this connection holds first (giving them back), then waits. `Err` if writing fails.
     pub async fn reserve<C, T>(&mut self, conn: &mut C) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,
@@ -138,8 +134,7 @@ impl Account {
         Ok(())
     }
 
-    /// Writes what the connection holds (waiting for its peer to read it) and gives its bytes
-    /// back, with any reservation left.
+    /// Writes what the connection holds (waiting for its peer) and gives back its bytes.
     async fn written<C, T>(&mut self, conn: &mut C) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,

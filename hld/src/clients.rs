@@ -1,8 +1,6 @@
-//! How to run the daemon's clients (`hlyr`, `hld-tui`) and the scripted stand-in for `claude`
-//! (`fake-claude`) from where the daemon was started, for its first lines: a name that `PATH`
-//! finds is given as is, otherwise the path of the binary built next to `hld` (relative to
-//! the current directory when it lies below it), so that a command the daemon prints can be
-//! pasted as it is.
+//! How to run the daemon's clients (`hlyr`, `hld-tui`) and `fake-claude` from where the
+//! daemon was started, so a command it prints can be pasted: a name `PATH` finds, else the
+//! binary built next to `hld` (relative when it lies below the current directory).
 
 use std::path::{Path, PathBuf};
 

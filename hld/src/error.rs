@@ -6,8 +6,7 @@ use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 /// Why a request failed.
 #[derive(Debug)]
 pub enum Error {
-    /// The client asked for something invalid: a bad parameter, an unknown id, a session in
-    /// the wrong state.
+    /// The client asked for something invalid: a bad parameter, an unknown id, a wrong state.
     InvalidParams {
         /// The message, e.g. `query is required`.
         message: String,
@@ -22,11 +21,9 @@ pub enum Error {
     },
 }
 
-/// The result of a domain operation.
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// A bad parameter.
     pub fn invalid_param(
         param: &str,
         expected: &str,

@@ -108,12 +108,10 @@ pub fn init(
     Ok((control, sink.to_owned()))
 }
 
-/// A writer that escapes what the formatter wrote, record by record (it writes each record,
-/// with its final newline, in one call).
+/// A writer that escapes what the formatter wrote, one record (with its newline) per call.
 struct Escaping<M> {
     inner: M,
-    /// Whether ESC passes: only when colouring, whose codes the formatter writes itself (it
-    /// escapes those in fields and messages).
+    /// Whether ESC passes: only when colouring (the formatter escapes it in fields itself).
     keep_esc: bool,
 }
 

@@ -203,9 +203,8 @@ pub async fn run(
         // It stops at the same token, and drops its listener.
         let _ = ws.await;
     }
-    // 2–3. In-flight requests finish, while running sessions are interrupted, given a grace
-    //      period, then killed; their outcome is stored and published, and then the bus
-    //      closes, which ends the subscriptions.
+    // 2–3. In-flight requests finish while running sessions are interrupted, then killed;
+    //      their outcome is stored and published, then the bus closes the subscriptions.
     connections.close();
     let drain = async {
         if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())

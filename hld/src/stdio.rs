@@ -1,6 +1,5 @@
 //! `hld --stdio`: relays an editor's stdin/stdout to the daemon's socket, after one header
-//! line that selects Content-Length framing, so that the editor is one more front end of the
-//! one daemon. The relay parses nothing; stdout carries only what the daemon sent.
+//! line that selects Content-Length framing. The relay parses nothing.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -19,12 +18,10 @@ const GRACE: Duration = Duration::from_millis(1500);
 /// What the relay sends before the editor's first byte.
 const PREAMBLE: &[u8] = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n";
 
-/// How the connection ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ended {
     /// stdin closed, a signal came, or the daemon closed the connection after `shutdown`.
     Cleanly,
-    /// The daemon went away.
     DaemonGone,
 }
 
@@ -43,7 +40,6 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// Listens for them from now on.
     pub fn new() -> Result<Signals, String> {
         let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
         Ok(Signals {
@@ -63,15 +59,13 @@ impl Signals {
     }
 }
 
-/// Relays the editor's stdin/stdout to the daemon at `socket`, starting `hld` (this binary)
-/// there first if none answers.
+/// Relays the editor's stdin/stdout to the daemon at `socket`, started first if none answers.
 pub async fn run(socket: &Path) -> Result<Ended, String> {
     let mut signals = Signals::new()?;
     let stream = connect(socket).await?;
     relay(stream, socket, &mut signals).await
 }
 
-/// A connection to the daemon at `socket`, started if none answers.
 async fn connect(socket: &Path) -> Result<UnixStream, String> {
     hld_client::trust::check_socket(socket).map_err(|e| e.to_string())?;
     if let Ok(stream) = UnixStream::connect(socket).await {
@@ -95,8 +89,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
     to_daemon.set_nonblocking(false).map_err(cannot)?;
     tracing::info!(socket = %socket.display(), "relaying stdio to the daemon");
     // The daemon serves Content-Length framing to a connection that starts with a content
-    // header. This one joins the editor's first header section, which may start with any
-    // header of its own.
+    // header; this one joins the editor's first header section.
     to_daemon.write_all(PREAMBLE).map_err(cannot)?;
     let from_daemon = to_daemon.try_clone().map_err(cannot)?;
     let writer = to_daemon.try_clone().map_err(cannot)?;
@@ -109,9 +102,8 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
             Err(()) => Stopped::Daemon,
         });
     });
-    // stdout unbuffered (its own descriptor, not the line-buffered `Stdout`), so that each
-    // read from the daemon leaves in one write: on a TCP socket the second half of a frame
-    // cut in two would wait for the peer's delayed ACK.
+    // stdout unbuffered, so that each read from the daemon leaves in one write (half a frame
+    // would wait for the peer's delayed ACK).
     let stdout = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()

@@ -1,6 +1,5 @@
-//! Log lines for what a peer can make happen without bound (failed accepts, refused or
-//! evicted connections, timed-out messages): at most one line a second for each kind, which
-//! says how many happened since the last, so that a flood cannot fill the log.
+//! Log lines for what a peer can make happen without bound: at most one line a second for
+//! each kind, saying how many happened since the last, so that a flood cannot fill the log.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -20,7 +19,6 @@ pub struct Throttle {
 struct State {
     /// When the current second began (at its first line).
     window: Option<Instant>,
-    /// Lines written in it.
     written: u32,
     /// Occurrences not yet told by a line.
     unlogged: u64,
@@ -33,13 +31,11 @@ impl Default for Throttle {
 }
 
 impl Throttle {
-    /// A throttle that writes one line a second.
     pub const fn new() -> Throttle {
         Throttle::burst(1)
     }
 
-    /// A throttle that writes up to `burst` lines a second, for mistakes a peer may make a
-    /// few of at once, each worth its own line.
+    /// Up to `burst` lines a second, for mistakes a peer may make a few of at once.
     pub const fn burst(burst: u32) -> Throttle {
         Throttle {
             burst,

@@ -44,7 +44,6 @@ impl Refused {
 /// The refusal of a cloud approval that was answered elsewhere (the API said 409).
 pub const ALREADY_RESPONDED: &str = "this approval has already been responded to";
 
-/// The approval manager.
 #[derive(Clone)]
 pub struct Approvals {
     store: Store,
@@ -78,8 +77,7 @@ impl Drop for Sending {
 }
 
 impl Approvals {
-    /// A manager over the daemon's store; `cloud` is the HumanLayer API client when an API
-    /// key is configured.
+    /// A manager over `store`, with the HumanLayer API client when an API key is configured.
     pub fn new(store: Store, cloud: Option<CloudClient>) -> Self {
         Approvals {
             store,
@@ -88,7 +86,6 @@ impl Approvals {
         }
     }
 
-    /// The HumanLayer API client, if cloud approvals are enabled.
     pub fn cloud(&self) -> Option<&CloudClient> {
         self.cloud.as_ref()
     }
@@ -112,9 +109,8 @@ impl Approvals {
         Ok(approval)
     }
 
-    /// Stores an approval fetched from the cloud as [`create`](Self::create) does (one whose
-    /// session has ended is stored resolved), or links a stored one whose tool call has
-    /// appeared since.
+    /// Stores a cloud approval as [`create`](Self::create) does (resolved if its session ended),
+    /// or links a stored one whose tool call has appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         let id = new.id.clone();
         let sync = move |w: &mut Writer, out: &mut Vec<_>| w.sync_cloud_approval(&new, out);
@@ -138,9 +134,8 @@ impl Approvals {
         }
     }
 
-    /// Records a decision. `kind` is what the decider believes the approval is. A pending
-    /// cloud approval's decision goes to the HumanLayer API first; if the API answers 409
-    /// the approval is marked `resolved` and the decision refused.
+    /// Records a decision on an approval of `kind`. A pending cloud one goes to the HumanLayer
+    /// API first; if it answers 409 the approval is marked `resolved` and the decision refused.
     pub async fn decide(
         &self,
         id: &str,
@@ -200,7 +195,6 @@ impl Approvals {
         })
     }
 
-    /// Sends a decision on a cloud approval to the HumanLayer API.
     async fn send_to_cloud(
         &self,
         approval: &Approval,
@@ -247,8 +241,7 @@ impl Approvals {
         }
     }
 
-    /// Marks cloud approval `id` as answered in the cloud: `resolved`, with the comment that
-    /// says so.
+    /// Marks cloud approval `id` `resolved`, with the comment that it was answered elsewhere.
     async fn resolve_elsewhere(&self, id: &str) -> Result<Approval, Refused> {
         let comment = Some(ANSWERED_ELSEWHERE.to_owned());
         self.record(id, ApprovalStatus::Resolved, comment).await

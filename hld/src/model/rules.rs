@@ -1,7 +1,5 @@
-//! The rules that approve a tool call without asking anyone: auto-accept of edits, and the
-//! bypass of permissions until it expires. The store applies them inside the transaction that
-//! stores an approval, so a rule and the approval it decides are never out of step; there too
-//! a cloud approval of a session that has ended is stored resolved.
+//! The rules that approve a tool call without asking: auto-accept of edits, and the bypass
+//! until it expires. The store applies them in the transaction that stores the approval.
 
 use chrono::{DateTime, Utc};
 use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType, SessionStatus};
@@ -15,7 +13,6 @@ pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
 /// A session's approval modes, as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Modes {
-    /// Edit, Write and MultiEdit are approved at once.
     pub auto_accept_edits: bool,
     /// Every tool call is approved at once, until `bypass_expires_at`.
     pub dangerously_skip_permissions: bool,
@@ -86,14 +83,12 @@ impl Rule {
 /// How a new approval is stored when nobody is to be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
-    /// Approved by a session rule.
     Rule(Rule),
     /// Resolved: its session had ended, so no `claude` waits for it.
     SessionEnded,
 }
 
 impl Settled {
-    /// The status it is stored with.
     pub fn status(self) -> ApprovalStatus {
         match self {
             Settled::Rule(_) => ApprovalStatus::Approved,
@@ -118,10 +113,8 @@ impl Settled {
     }
 }
 
-/// How a new approval from `source` of `kind` for `tool`, of a session in `session` with
-/// `modes`, is settled as it is stored at `now`, if it is. A cloud approval whose session has
-/// ended is resolved, as ending the session would have resolved it (the poller may first see
-/// it after the end). A local approval a session rule covers is approved.
+/// How a new approval is settled as it is stored at `now`, if it is: a cloud one of an ended
+/// session is resolved (the poller may see it after the end), one a rule covers is approved.
 pub fn on_creation(
     source: ApprovalSource,
     kind: ApprovalType,

@@ -53,8 +53,7 @@ impl<S> Default for Router<S> {
 }
 
 impl<S: Send + Sync + 'static> Router<S> {
-    /// Registers method `M`, served by `handler`: typed params in, typed result (or a domain
-    /// error) out.
+    /// Registers method `M`, served by `handler`: typed params in, typed result or error out.
     pub fn add<M, F, Fut>(&mut self, handler: F) -> &mut Self
     where
         M: Method,
@@ -70,8 +69,7 @@ impl<S: Send + Sync + 'static> Router<S> {
         self.push::<M>(Served::Handler(handler))
     }
 
-    /// Registers method `M`, which opens a subscription: the connection carries its events
-    /// from then on, beside the replies.
+    /// Registers method `M`, which opens a subscription: its events follow on the connection.
     pub fn subscribe<M, F>(&mut self, open: F) -> &mut Self
     where
         M: Method,
@@ -141,7 +139,6 @@ impl<S: Send + Sync + 'static> Router<S> {
     }
 }
 
-/// Serialises a result.
 fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
     let mut json = Vec::with_capacity(256);
     serde_json::to_writer(&mut json, value)
@@ -162,8 +159,7 @@ pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
             "params must be an object",
         ));
     }
-    // Valid params decode without tracking the path; a failure is decoded again, to name the
-    // field that failed.
+    // Valid params decode without tracking the path; a failure is decoded again to name it.
     serde_json::from_str(text).or_else(|_| {
         let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))

@@ -18,7 +18,6 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// A transcript of no line yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -28,15 +27,13 @@ impl Transcript {
         self.claude_session_id.as_deref()
     }
 
-    /// The last `result` seen; `None` if none arrived (the process was killed or failed
-    /// before running).
+    /// The last `result` seen; `None` if none arrived.
     pub fn result(&self) -> Option<&RunResult> {
         self.result.as_ref()
     }
 
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
-    /// conversation events, and a session update merged into the batch's (fields this line
-    /// sets win).
+    /// events, and a session update merged into the batch's (this line's fields win).
     pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();

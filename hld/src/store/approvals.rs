@@ -15,9 +15,8 @@ use super::writer::Writer;
 use crate::model::{self as rules, Happening, Modes, Settled};
 
 impl Writer {
-    /// Inserts a pending approval and links the session's `tool_call` event it gates: the
-    /// one with its tool use id, or else (function calls) the newest recent one of the same
-    /// tool that is neither completed nor gated yet.
+    /// Inserts a pending approval and links the `tool_call` it gates: the one with its tool use
+    /// id, else (function calls) the newest recent open, ungated one of that tool.
     pub(crate) fn create_approval(
         &mut self,
         a: &NewApproval,
@@ -129,9 +128,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
-    /// yet, tries again to link it (its tool call may have been stored since). True if it
-    /// linked a stored one.
+    /// Stores a fetched cloud approval if it is new, or retries linking a stored, pending,
+    /// unlinked one (its tool call may have been stored since). True if it linked one.
     pub(crate) fn sync_cloud_approval(
         &mut self,
         a: &NewApproval,
@@ -241,9 +239,8 @@ impl Writer {
         Ok(approval)
     }
 
-    /// How many approvals are pending, of every session, now that `change` more are (fewer,
-    /// when negative). Counted once, then kept up to date: a count of every pending row at
-    /// each approval would grow with them.
+    /// How many approvals of every session are pending, now that `change` more are. Counted
+    /// once, then kept up to date: a count at each approval would grow with them.
     fn pending_approvals(&mut self, change: i64) -> Result<u64> {
         let count = match self.pending {
             Some(before) => before + change,

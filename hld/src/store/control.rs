@@ -63,8 +63,7 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes, and approves at once each of its pending local
-    /// approvals that they now cover.
+    /// Sets a session's approval modes, approving at once its pending local ones they cover.
     pub(crate) fn set_modes(
         &mut self,
         id: &str,

@@ -1,10 +1,6 @@
-//! The one write connection and the thread that owns it. Every write command is queued for
-//! the thread, which applies them in order. It takes a command and every one queued behind
-//! it, applies each in a savepoint of its own within one transaction (`BEGIN IMMEDIATE` …
-//! `COMMIT`: group commit), and only after the commit answers each caller: what a caller is
-//! told is stored is durable. A command that fails is rolled back alone and the others stand;
-//! a failed commit fails them all. SQLite checkpoints the WAL itself as it grows (at a
-//! commit, on this thread); closing checkpoints it fully.
+//! The one write connection and its thread: each command queued behind the first is applied
+//! in a savepoint of one transaction (group commit), and each caller is answered only after
+//! the commit. A failed command is rolled back alone; a failed commit fails them all.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,9 +11,7 @@ use tokio::sync::oneshot;
 
 use super::error::{Result, StoreError};
 
-/// What the writer thread receives.
 pub(super) enum Msg {
-    /// A write command.
     Write(Box<dyn Command>),
     /// Checkpoint the WAL into the database, answer and stop.
     Close(oneshot::Sender<Result<()>>),
@@ -31,8 +25,7 @@ pub(super) trait Command: Send {
     fn answer(self: Box<Self>, committed: Result<(), &StoreError>);
 }
 
-/// A write: the function to apply, then its outcome, and what to do with it once the
-/// transaction is over.
+/// A write: the function to apply, its outcome, and what to do with it after the transaction.
 pub(super) struct Write<T, F, D> {
     f: Option<F>,
     outcome: Option<Result<T>>,
@@ -92,8 +85,7 @@ impl Writer {
         }
     }
 
-    /// Runs `f` in a savepoint of the open transaction: released if it succeeds, rolled back
-    /// if it fails or panics.
+    /// Runs `f` in a savepoint: released if it succeeds, rolled back if it fails or panics.
     fn savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
         self.exec("SAVEPOINT command")?;
         let outcome = catch_unwind(AssertUnwindSafe(|| f(self)))
@@ -170,8 +162,7 @@ impl Writer {
     }
 }
 
-/// The writer thread's body: applies what is queued, in order, until asked to close or every
-/// `Store` is dropped.
+/// The writer thread: applies what is queued, in order, until closed or every `Store` dropped.
 pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
     let mut next = commands.recv().ok();
     while let Some(msg) = next {

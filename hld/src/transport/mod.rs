@@ -31,7 +31,6 @@ pub struct Service<S> {
 }
 
 impl<S: AsRef<Budget>> Service<S> {
-    /// The daemon's budget.
     pub fn budget(&self) -> Budget {
         (*self.state).as_ref().clone()
     }
@@ -60,8 +59,7 @@ impl AcceptFailures {
     }
 }
 
-/// The one accept loop of every listener: until `shutdown`, each connection is served by
-/// `serve` as a task of `connections`.
+/// The one accept loop of every listener: each connection served by `serve` as a task.
 pub async fn accept_until<T, F, C>(
     shutdown: &CancellationToken,
     connections: &TaskTracker,
@@ -80,8 +78,7 @@ pub async fn accept_until<T, F, C>(
         match accepted {
             Ok(connection) => {
                 failing.pause = None;
-                // Boxed: a connection's future has room for any handler's, which is large to
-                // move by value into the task.
+                // Boxed: a connection's future is large to move into the task.
                 connections.spawn(Box::pin(serve(connection)));
             }
             Err(e) => {

@@ -1,7 +1,6 @@
-//! NDJSON framing for the Unix socket: one message a line. An oversize line, or a long one
-//! (over [`UNCOUNTED`]) the daemon's budget cannot hold now, is refused and discarded as it
-//! arrives. A subscription takes the connection over, as the Go daemon's clients expect: only
-//! events and heartbeats go out from then on, and what the client sends is dropped.
+//! NDJSON framing for the Unix socket: one message a line. An oversize line, or a long one the
+//! budget cannot hold now, is refused and discarded as it arrives. A subscription takes the
+//! connection over: only events and heartbeats go out, and what the client sends is dropped.
 
 use std::future::Future;
 use std::io;

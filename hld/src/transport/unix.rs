@@ -1,7 +1,5 @@
-//! The Unix-socket transport: binding with the right permissions, refusing to start beside a
-//! live daemon, and serving each accepted connection with the framing its first bytes show:
-//! Content-Length headers (`Content-Length:` or `Content-Type:`, in any case) for editors
-//! relayed by `hld --stdio`, NDJSON for everything else.
+//! The Unix-socket transport: binding safely, refusing to start beside a live daemon, and
+//! serving each connection with the framing its first bytes show (Content-Length or NDJSON).
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -48,10 +46,9 @@ impl Drop for SocketFile {
     }
 }
 
-/// Binds `path`: checks its directory ([`private_dir::ensure`]: created 0700 if missing),
-/// replaces a stale socket file of our own, refuses if a live daemon answers or the file is
-/// another user's, and makes the socket 0600. Inside a directory only we can change, the
-/// path still names our socket when its mode is set.
+/// Binds `path` in a checked private directory ([`private_dir::ensure`]), replacing a stale
+/// socket of our own, refusing if a live daemon answers or the file is another user's, and
+/// makes the socket 0600.
 pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     private_dir::ensure(
         path.parent().unwrap_or(Path::new(".")),
@@ -98,8 +95,7 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
 /// The log of connections closed before their framing was known.
 static UNFRAMED: Throttle = Throttle::new();
 
-/// Accepts connections on `listener` until `shutdown`, each served as a task of
-/// `connections`.
+/// Accepts connections until `shutdown`, each served as a task of `connections`.
 pub async fn run<S>(
     listener: &UnixListener,
     service: &Arc<Service<S>>,

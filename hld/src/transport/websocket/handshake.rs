@@ -1,9 +1,7 @@
-//! Who may open a WebSocket, decided from its upgrade request: an allowed `Origin` if any
-//! (403), the token (401), the `holon-rpc` subprotocol (400), a place under the cap (503);
-//! 426 or 400 for what is no handshake. A refusal is its status and a plain-text reason.
-//! Also the token file and the TLS set-up. The origin allow-list stops web pages the user did
-//! not name; the token, anything that cannot read the daemon's private directory. The token
-//! is never logged (nor the URI that may carry it), returned, or passed to a child.
+//! Who may open a WebSocket, from its upgrade request: an allowed `Origin` if any (403), the
+//! token (401), the `holon-rpc` subprotocol (400), a place under the cap (503); 426 or 400 for
+//! what is no handshake. Also the token file and TLS set-up. The token is never logged (nor
+//! the URI that may carry it), returned, or passed to a child.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -75,7 +73,6 @@ pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
 #[derive(Debug)]
 pub struct Policy {
     pub token: WsToken,
-    /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
 }
 
@@ -141,8 +138,7 @@ pub fn response_bytes(refusal: Refusal) -> Vec<u8> {
     bytes
 }
 
-/// Checks an upgrade request, in this order: `Origin` (403), the token as `Authorization:
-/// Bearer` or `?token=` (401), the `holon-rpc` subprotocol (400).
+/// Checks an upgrade request: `Origin`, the token (`Authorization` or `?token=`), subprotocol.
 pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     let headers = request.headers();
     if let Some(origin) = headers.get(header::ORIGIN) {

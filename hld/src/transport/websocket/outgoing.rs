@@ -87,8 +87,7 @@ fn marker_room() -> usize {
 /// Makes `value` serialise in at most `budget` bytes: its longest strings cut to one common
 /// length and marked, else arrays or objects replaced by a marker, until it fits.
 pub fn fit(value: &mut Value, budget: usize) {
-    // Each round either fits the strings or replaces a container larger than a marker; a
-    // few rounds do for any event.
+    // Each round fits the strings or replaces a container larger than a marker.
     for _ in 0..16 {
         let size = json_len(value);
         if size <= budget {
@@ -101,9 +100,8 @@ pub fn fit(value: &mut Value, budget: usize) {
     }
 }
 
-/// Cuts the strings longer than a common length (the longest one that saves `excess`
-/// bytes), each at a character boundary and marked; `false` if cutting every string would
-/// not save that much.
+/// Cuts the strings longer than the longest common length that saves `excess` bytes, each at a
+/// char boundary and marked; `false` if cutting every string would not save that much.
 fn cut_strings(value: &mut Value, excess: usize) -> bool {
     let mut strings = Vec::new();
     collect_strings(value, &mut strings);
@@ -192,7 +190,6 @@ fn largest_container(value: &Value) -> Option<(usize, usize)> {
         .max()
 }
 
-/// The `i`th child of an array or object.
 fn child(value: &mut Value, i: usize) -> &mut Value {
     match value {
         Value::Array(items) => &mut items[i],
@@ -201,7 +198,6 @@ fn child(value: &mut Value, i: usize) -> &mut Value {
     }
 }
 
-/// The length of `value` as compact JSON.
 fn json_len(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
