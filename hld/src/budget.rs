@@ -105,8 +105,7 @@ impl Account {
         Ok(())
     }
 
-    /// The reply built with the reservation, now queued, is `bytes` long: the reservation
-    /// becomes that size and is held until the reply is written.
+    /// The reply built is queued, `bytes` long: the reservation shrinks to that until written.
     pub async fn built<C, T>(&mut self, conn: &mut C, bytes: usize) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,

@@ -11,8 +11,7 @@ fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| find_in_path(name, &path).is_some())
 }
 
-/// How to run the program `name` from here: its name when `PATH` finds it, else the path of
-/// the one next to this executable; `None` when neither exists.
+/// How to run `name` from here: its name when `PATH` finds it, else [`beside`]; `None` if neither.
 pub fn command(name: &str) -> Option<String> {
     if on_path(name) {
         return Some(name.to_owned());
@@ -20,8 +19,7 @@ pub fn command(name: &str) -> Option<String> {
     beside(name).map(|path| path.display().to_string())
 }
 
-/// The program `name` next to this executable, relative to the current directory when it
-/// lies below it (`target/release/hlyr`).
+/// `name` next to this executable, relative to here when below it (`target/release/hlyr`).
 pub fn beside(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe.parent()?.join(name);
@@ -36,8 +34,7 @@ pub fn beside(name: &str) -> Option<PathBuf> {
     )
 }
 
-/// The directory to put on `PATH` so that `name` runs by its name: this executable's, when
-/// `name` is there and `PATH` does not find it.
+/// The directory to put on `PATH` for `name`: this executable's, if `name` is there but not on it.
 pub fn path_hint(name: &str) -> Option<PathBuf> {
     if on_path(name) {
         return None;

@@ -1,5 +1,4 @@
-//! The daemon's shared state: configuration, the store, the sessions, the bus and the
-//! shutdown token. One `Arc<Daemon>` is handed to every handler.
+//! The daemon's shared state: config, store, sessions, bus and shutdown token, in one `Arc`.
 
 use std::sync::Arc;
 
@@ -22,7 +21,6 @@ pub struct Daemon {
     pub sessions: Arc<Sessions>,
     pub approvals: Approvals,
     pub log: LogControl,
-    /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
     /// Wakes the task that ends bypasses when one with an expiry may have been set.
     pub bypass_set: Arc<tokio::sync::Notify>,
@@ -47,8 +45,7 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
-    /// Builds the daemon's state over an open store. Fails only if the HumanLayer API
-    /// client cannot be built (a bad base URL or key).
+    /// The daemon's state over an open store; fails only on a bad HumanLayer base URL or key.
     pub fn new(
         config: Config,
         store: Store,

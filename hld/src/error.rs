@@ -1,5 +1,4 @@
-//! The daemon's domain error: what a request can fail with, whatever transport carried it.
-//! `rpc::error` turns it into a JSON-RPC error object, in one place.
+//! The daemon's domain error, whatever the transport; `rpc::error` maps it to JSON-RPC.
 
 use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 

@@ -1,6 +1,5 @@
-//! Logging: tracing to stderr or a file, colour only on a terminal, and a level that
-//! `setLogLevel` can change at run time. Control characters are escaped in every record, so
-//! that nothing a client sends can forge a log line.
+//! Logging: tracing to stderr or a file, colour only on a terminal, a level `setLogLevel` can
+//! change, and control characters escaped in every record so that no client can forge a line.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};

@@ -11,8 +11,7 @@ use tokio::net::UnixStream;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
-/// How long replies in hand may take once the relay is asked to stop (spec/004: the
-/// editor's child exits within 2 s of a signal).
+/// How long replies in hand may take after a stop (spec/004: the editor's child exits in 2 s).
 const GRACE: Duration = Duration::from_millis(1500);
 
 /// What the relay sends before the editor's first byte.
@@ -81,8 +80,7 @@ async fn connect(socket: &Path) -> Result<UnixStream, String> {
         .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
-/// Relays stdin/stdout to the daemon on `stream`: two plain threads, one each way, blocked
-/// in `read`; the runtime only waits for either way to stop or for a signal.
+/// Relays over `stream` on two plain threads, one each way; the runtime awaits either or a signal.
 async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Result<Ended, String> {
     let cannot = |e: std::io::Error| format!("cannot use {}: {e}", socket.display());
     let mut to_daemon = stream.into_std().map_err(cannot)?;
@@ -143,8 +141,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
     Ok(Ended::Cleanly)
 }
 
-/// Copies `from` to `to`, each read in one write, flushed, so that a reply is never held
-/// back: `Ok` once `from` ends (or fails), `Err` once `to` fails.
+/// Copies each read of `from` to `to` in one flushed write; `Err` once `to` fails, else `Ok`.
 fn pump(mut from: impl Read, mut to: impl Write) -> Result<(), ()> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {

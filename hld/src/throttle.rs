@@ -47,8 +47,7 @@ impl Throttle {
         }
     }
 
-    /// Counts one occurrence. `Some(n)` when its line is to be written now, `n` being the
-    /// occurrences it stands for (this one and those not written since the last line).
+    /// Counts one occurrence; `Some(n)` when its line is due, `n` counting those since the last.
     pub fn hit(&self) -> Option<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.unlogged += 1;

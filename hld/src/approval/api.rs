@@ -154,8 +154,7 @@ impl<S> CloudCall<S> {
     }
 }
 
-/// Parses an API time, RFC 3339 or zoneless (UTC, as the Go client read it), into the daemon's
-/// own format: RFC 3339 UTC with milliseconds.
+/// Parses an API time (RFC 3339, or zoneless as UTC) into RFC 3339 UTC with milliseconds.
 pub fn parse_time(text: &str) -> Option<String> {
     let text = text.trim();
     let utc = match DateTime::parse_from_rfc3339(text) {

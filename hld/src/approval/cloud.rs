@@ -115,8 +115,7 @@ impl Poller {
         calls_ok && contacts_ok
     }
 
-    /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
-    /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
+    /// Applies one fetched list (false if the fetch failed): items stored, absent ones resolved.
     async fn reconcile<S: Spec>(
         &mut self,
         kind: ApprovalType,
@@ -169,8 +168,7 @@ impl Poller {
         });
     }
 
-    /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
-    /// linked) yet. True if its stored approval was resolved because its session ended.
+    /// Stores one item of our sessions if new (or unlinked); true if resolved as its session ended.
     async fn sync<S: Spec>(&self, item: &CloudCall<S>) -> Result<bool, crate::store::StoreError> {
         let call_id = item.call_id.clone();
         if let Some(stored) = self

@@ -48,8 +48,7 @@ pub const ALREADY_RESPONDED: &str = "this approval has already been responded to
 pub struct Approvals {
     store: Store,
     cloud: Option<CloudClient>,
-    /// Cloud approvals whose decision is being sent: the poller must not take their
-    /// disappearance from the pending list for an outside answer.
+    /// Cloud approvals being decided: their leaving the pending list is no outside answer.
     sending: Arc<Mutex<HashSet<String>>>,
 }
 
@@ -120,8 +119,7 @@ impl Approvals {
         Ok(())
     }
 
-    /// Marks a pending cloud approval that left the cloud's pending list as `resolved` (it
-    /// was answered elsewhere, outcome unknown), unless a decision on it is being sent.
+    /// Marks a cloud approval gone from the pending list `resolved`, unless a decision is sent.
     pub async fn resolve_externally(&self, id: &str) {
         if self.lock_sending().contains(id) {
             return;

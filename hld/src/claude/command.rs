@@ -1,5 +1,4 @@
 //! Building the `claude` command line, asking its version and writing the `--mcp-config` file.
-//! (Finding the binary is [`hld_client::claude_path`], shared with `hlyr`.)
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
@@ -17,8 +16,7 @@ use crate::private_dir;
 /// How long `claude --version` may take before it is given up on.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything on one `claude` command line: the session's options and what the daemon adds.
-/// Empty strings and lists are "not given": no flag is emitted for them.
+/// Everything on one `claude` command line; empty strings and lists emit no flag.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
     /// The prompt; always passed last, after `--`.
@@ -39,8 +37,7 @@ fn given(s: &Option<String>) -> Option<&str> {
 }
 
 impl LaunchSpec {
-    /// The text for `--append-system-prompt`: the append prompt and the custom instructions,
-    /// separated by a blank line, or whichever of the two is given.
+    /// `--append-system-prompt`: the append prompt and custom instructions, blank-line separated.
     pub fn append_prompt_text(&self) -> Option<String> {
         match (
             given(&self.options.append_system_prompt),
@@ -124,8 +121,7 @@ pub fn command(program: &Path) -> tokio::process::Command {
     cmd
 }
 
-/// Runs `<path> --version` (the child is killed after `timeout`) and returns the trimmed first
-/// line of its output, e.g. `2.1.197 (Claude Code)`; `None` if that fails or prints nothing.
+/// The first line of `<path> --version` (killed after `timeout`), e.g. `2.1.197 (Claude Code)`.
 pub async fn claude_version(path: &Path, timeout: Duration) -> Option<String> {
     let child = command(path)
         .arg("--version")
@@ -161,8 +157,7 @@ pub fn write_mcp_config(dir: &Path, config: &McpConfig) -> io::Result<PathBuf> {
 
 const MCP_CONFIG_PREFIX: &str = "mcp-config-";
 
-/// Checks `dir` and removes the MCP configs a daemon that did not exit cleanly left in it
-/// (call it before any session starts); returns how many.
+/// Checks `dir` and removes MCP configs left by an unclean exit (before any session); how many.
 pub fn clean_mcp_configs(dir: &Path) -> io::Result<usize> {
     private_dir::ensure(dir, "the directory of per-session files")?;
     let mut removed = 0;

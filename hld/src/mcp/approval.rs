@@ -56,9 +56,8 @@ pub enum Failure {
 }
 
 impl Daemon {
-    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; the
-    /// session comes from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID`, the poll interval
-    /// from `HUMANLAYER_APPROVAL_POLL_MS`.
+    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; identity and
+    /// poll interval from `HUMANLAYER_SESSION_ID`/`_RUN_ID`/`_APPROVAL_POLL_MS`.
     pub fn from_env(explicit: Option<&Path>) -> Daemon {
         let var = |key| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
         let poll_interval = var("HUMANLAYER_APPROVAL_POLL_MS")
@@ -72,8 +71,7 @@ impl Daemon {
         }
     }
 
-    /// Creates the approval described by `params` (this session's identity is added) and
-    /// waits for its decision, until `stop` resolves.
+    /// Creates the approval of `params` (plus this session's identity); waits for its decision.
     pub async fn ask(
         &self,
         params: CreateApprovalParams,
@@ -184,8 +182,7 @@ impl Waiter<'_> {
         }
     }
 
-    /// Polls the approval, reconnecting (and resubscribing) first if needed. `Ok(None)`
-    /// while it is pending or the daemon is out of reach.
+    /// Polls the approval, reconnecting first if needed; `Ok(None)` while pending or unreachable.
     async fn check(&mut self) -> Result<Option<Decision>, Failure> {
         if self.client.is_none() {
             match Client::connect_with_timeout(&self.socket, CALL_TIMEOUT).await {

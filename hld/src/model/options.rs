@@ -1,5 +1,4 @@
-//! A session's launch settings: how its `claude` runs, and what a person set on it. One type
-//! shared by `launchSession`, `continueSession`, the store and the `claude` command line.
+//! A session's launch settings, one type for both launch methods, the store and the command line.
 
 use std::path::PathBuf;
 

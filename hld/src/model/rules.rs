@@ -21,8 +21,7 @@ pub struct Modes {
 }
 
 impl Modes {
-    /// Whether the bypass is on at `now` (RFC 3339). An expiry that cannot be read counts as
-    /// passed: a bypass is never extended by a fault.
+    /// Whether the bypass is on at `now`; an unreadable expiry counts as passed (never extended).
     pub fn bypass_active(&self, now: &str) -> bool {
         self.dangerously_skip_permissions
             && self.bypass_expires_at.as_deref().is_none_or(|expiry| {
@@ -33,8 +32,7 @@ impl Modes {
             })
     }
 
-    /// The modes a continuation starts with at `now`: auto-accept as is, and the bypass only
-    /// if it is still on, until the same expiry.
+    /// A continuation's modes at `now`: auto-accept as is, the bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {
         let bypass = self.bypass_active(now);
         Modes {
@@ -131,8 +129,7 @@ pub fn on_creation(
     }
 }
 
-/// The rule that approves an approval of `kind` for `tool` at `now`, if any. Questions to the
-/// human are never answered by a rule.
+/// The rule that approves an approval of `kind` for `tool` at `now`; never a question.
 pub fn automatic(modes: &Modes, kind: ApprovalType, tool: Option<&str>, now: &str) -> Option<Rule> {
     if kind != ApprovalType::FunctionCall {
         return None;

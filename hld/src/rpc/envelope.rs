@@ -1,6 +1,5 @@
-//! Reading one incoming message: JSON-RPC 2.0's envelope checked, its members kept as raw JSON
-//! for the router, and every violation turned into the error the client gets. One parser for
-//! every transport; holon-rpc (spec/002) asks for [`Strictness::Strict`].
+//! Reading one incoming message: the JSON-RPC 2.0 envelope checked, members kept raw for the
+//! router, violations turned into errors. holon-rpc (spec/002) asks for [`Strictness::Strict`].
 
 use std::borrow::Cow;
 
@@ -26,8 +25,7 @@ pub enum Message<'a> {
 #[derive(Debug)]
 pub struct Rejected {
     pub error: ErrorObject,
-    /// The message's id, when it could be read. Without one, a lenient transport answers to
-    /// `null` (as JSON-RPC 2.0 says) and a strict one closes the connection.
+    /// The id, if readable; without one, lenient answers to `null`, strict closes the connection.
     pub id: Option<Box<RawValue>>,
 }
 

@@ -108,8 +108,7 @@ enum Handled {
 /// At most this many bytes of events are coalesced into one write.
 const COALESCE: usize = 64 * 1024;
 
-/// Serves one connection until the client leaves or `shutdown` is cancelled (a subscribed
-/// one: until the bus closes). Returns why it ended.
+/// Serves one connection until the client leaves or `shutdown` (subscribed: the bus closes).
 pub async fn serve<S, C>(
     mut conn: C,
     router: &Router<S>,

@@ -1,5 +1,4 @@
-//! The method table, generic over the state its handlers get: every served method, its
-//! description and how it is served. `listMethods` and `describeMethods` are answered from it.
+//! The method table: every served method, its description and how it is served.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,8 +21,7 @@ type Handler<S> =
 /// A subscription opener with its params' type erased.
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
 
-/// How a method is served: by its handler, by opening a subscription, by a reply after
-/// which the connection closes, or from the table itself.
+/// How a method is served: by its handler, a subscription, a closing reply, or the table.
 pub(super) enum Served<S> {
     Handler(Handler<S>),
     Subscribe(Subscribe<S>),

@@ -130,8 +130,7 @@ impl Sessions {
         }
     }
 
-    /// Marks sessions a previous daemon left active as failed, and resolves every approval
-    /// it left pending (their `claude` died with that daemon). Run before serving.
+    /// Before serving: fails the sessions a previous daemon left active, resolves its approvals.
     pub async fn mark_orphans(&self) -> anyhow::Result<()> {
         let orphans = |w: &mut Writer, out: &mut Vec<_>| w.mark_orphans("daemon restarted", out);
         let count = self.store.write(orphans).await?;
@@ -261,8 +260,7 @@ impl Sessions {
     ) -> (Option<McpConfig>, Option<String>) {
         let mut config = options.mcp_config.clone().unwrap_or_default();
         let mut tool = options.permission_prompt_tool.clone();
-        // The anchor's own approvals server (`npx humanlayer mcp claude_approvals`) reads the
-        // API key from its environment for the cloud flow: it alone gets it.
+        // The anchor's approvals server reads the API key from its environment; it alone gets it.
         if let Some(key) = &self.config.api_key {
             for server in config.mcp_servers.values_mut() {
                 if is_humanlayer_approvals_server(server) {
@@ -362,8 +360,7 @@ impl Sessions {
         self.live.lock().unwrap().remove(session_id);
     }
 
-    /// Daemon shutdown: interrupt every live session, wait up to `grace`, kill the rest, and
-    /// wait for their actors to store the outcome.
+    /// Shutdown: interrupt every live session, kill the rest after `grace`, await their outcomes.
     pub async fn shutdown(&self, grace: Duration) {
         let commands: Vec<_> = self
             .live
@@ -392,8 +389,7 @@ impl Sessions {
     }
 }
 
-/// Whether `server` is HumanLayer's approvals MCP server as the anchor's clients configure it:
-/// `humanlayer mcp claude_approvals`, directly or through `npx`.
+/// Whether `server` is `humanlayer mcp claude_approvals`, directly or through `npx`.
 fn is_humanlayer_approvals_server(server: &McpServer) -> bool {
     let program = server
         .command

@@ -27,8 +27,7 @@ impl Settings {
         })
     }
 
-    /// A continuation's settings: the title given, else the parent's; auto-accept as the
-    /// parent has it, and its bypass only while it lasts, until the same expiry.
+    /// A continuation's settings: the title given, else the parent's; modes as `Modes::inherited`.
     pub fn continued(parent: &SessionRow, title: Option<String>) -> Settings {
         Settings {
             title: given(title).or_else(|| Some(parent.title()).filter(|t| !t.is_empty())),
@@ -86,8 +85,7 @@ impl SessionOptions {
         })
     }
 
-    /// A continuation's options: the parent's, with what the request sets instead; its
-    /// `max_turns` only from the request. The working directory must still exist.
+    /// A continuation's options: the parent's, overridden by the request (`max_turns` only from it).
     pub fn continued(&self, p: ContinueSessionParams) -> Result<SessionOptions> {
         Ok(SessionOptions {
             model: given(p.model).or_else(|| self.model.clone()),
@@ -159,8 +157,7 @@ fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
         .collect()
 }
 
-/// `dir` with `~` expanded, made absolute against the daemon's working directory; the path
-/// is the error when it is not an existing directory.
+/// `dir` with `~` expanded, made absolute from the daemon's directory; `Err(path)` if no directory.
 fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
     let path = hld_client::config::expand_tilde(dir);
     let absolute = if path.is_absolute() {

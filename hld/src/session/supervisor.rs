@@ -348,8 +348,7 @@ fn kill_after_grace(pid: u32) -> Phase {
     Phase::Interrupting { deadline: None }
 }
 
-/// The error the session ends with, if it failed: an interrupt is no failure; otherwise the
-/// `result` line decides, not the exit code; no `result` at all is a failure.
+/// The session's error, if it failed: not on interrupt; else by the `result` line (none: failed).
 fn outcome(
     result: Option<&crate::claude::RunResult>,
     interrupted: bool,
@@ -384,8 +383,7 @@ enum Line {
     },
 }
 
-/// Splits a byte stream into lines; a line longer than `max` is cut to its first `max` bytes,
-/// and the rest is dropped as it arrives, so that no more than about `max` is held.
+/// Splits bytes into lines; a line over `max` keeps its first `max` bytes, the rest dropped.
 struct LineCodec {
     max: usize,
     /// The start of a line being cut, and the bytes dropped of it so far.

@@ -1,5 +1,4 @@
-//! A session's transcript: each line `claude` prints is kept verbatim and becomes conversation
-//! events and session updates (its session id, model and `result` figures).
+//! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
 use hld_client::protocol::ConversationEventType;
 use serde_json::Value;

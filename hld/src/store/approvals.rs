@@ -1,5 +1,4 @@
-//! The approval write commands: creating one (decided at once by a session rule, or linked
-//! to the tool call it gates), syncing one from the cloud, deciding one.
+//! The approval write commands: creating (rule-decided or linked to its call), syncing, deciding.
 
 use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType};
 use rusqlite::{params, OptionalExtension};
@@ -160,8 +159,7 @@ impl Writer {
         Ok(true)
     }
 
-    /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
-    /// completed, has no approval, and was stored within [`CORRELATION_WINDOW`].
+    /// The newest open, ungated `tool_call` of `tool_name` within [`CORRELATION_WINDOW`]: its id.
     fn ungated_tool_call(&self, session_id: &str, tool_name: &str) -> Result<Option<String>> {
         let since = (chrono::Utc::now() - CORRELATION_WINDOW)
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -254,8 +252,7 @@ impl Writer {
         Ok(u64::try_from(count).unwrap_or_default())
     }
 
-    /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for
-    /// `tool_use_id`, and records them as changed.
+    /// Sets `approval_status`/`approval_id` on the `tool_call` events of `tool_use_id`, as changes.
     fn link_events(
         &mut self,
         session_id: &str,

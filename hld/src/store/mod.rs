@@ -65,8 +65,7 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating it 0600, in a 0700 directory, if needed) and migrates the database at
-    /// `path`; refuses a newer schema ([`StoreError::SchemaTooNew`]). Blocking.
+    /// Opens (creating 0600, in a 0700 directory) and migrates the database; refuses a newer schema.
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;
@@ -178,8 +177,7 @@ impl Store {
             .map_err(|_| StoreError::Panicked)?
     }
 
-    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail with
-    /// [`StoreError::Closed`].
+    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail `Closed`.
     pub async fn close(&self) -> Result<()> {
         self.inner.closed.store(true, Ordering::Release);
         let (reply, rx) = oneshot::channel();
@@ -245,8 +243,7 @@ fn create_parent_dir(path: &Path) -> Result<()> {
     }
 }
 
-/// Creates the database file (empty, which SQLite reads as an empty database) with mode 0600
-/// if it is missing, so that neither it nor its WAL is ever readable by others.
+/// Creates the (empty) database file 0600 if missing, so neither it nor its WAL is others'.
 fn create_private_file(path: &Path) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()

@@ -14,8 +14,7 @@ use crate::model::{transition, Happening, SESSION_ENDED};
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
 
-/// The insert of one conversation event: `?1` the session, `?5` the time (bound once per
-/// batch), the rest per event.
+/// One event's insert: `?1` session and `?5` time (bound once per batch), the rest per event.
 const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_session_id, \
     sequence, event_type, created_at, role, content, tool_id, tool_name, tool_input_json, \
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
@@ -37,8 +36,7 @@ pub(super) fn event_approval_status(status: ApprovalStatus) -> &'static str {
 /// How recent a `tool_call` linked by tool name must be (spec/000 `CORRELATION_TIME_WINDOW`).
 pub const CORRELATION_WINDOW: chrono::Duration = chrono::Duration::seconds(300);
 
-/// The newest open, ungated call of a tool in a session since a time (`?1` session, `?2`
-/// tool name, `?3` earliest `created_at`).
+/// The newest open, ungated call of a tool (`?1` session, `?2` tool, `?3` earliest `created_at`).
 pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_events
     WHERE session_id = ?1 AND event_type = 'tool_call' AND tool_name = ?2
         AND tool_id IS NOT NULL AND is_completed = 0
@@ -180,8 +178,7 @@ impl Writer {
         Ok(Some(new_status))
     }
 
-    /// Resolves the pending approvals of one session, or of every session: their sessions
-    /// ended, so no `claude` waits for them. Cloud ones too: an answer could reach no one.
+    /// Resolves the pending approvals (cloud ones too) of ended sessions: one, or every one.
     fn expire_approvals(&mut self, session_id: Option<&str>, out: &mut Vec<Change>) -> Result<()> {
         let ids = self
             .conn
@@ -447,8 +444,7 @@ impl Writer {
         Ok(0)
     }
 
-    /// Fails every session that a process may have been attached to, and resolves every
-    /// pending approval. Returns how many sessions it failed.
+    /// Fails every session a process may have been attached to, resolves every pending approval.
     pub(crate) fn mark_orphans(&mut self, reason: &str, out: &mut Vec<Change>) -> Result<usize> {
         let active: Vec<String> = self
             .conn

@@ -1,5 +1,4 @@
-//! Queries and row mapping, shared by the read pool and the writer (which reads back what it
-//! changed inside its transaction).
+//! Queries and row mapping, for the read pool and the writer (reading back what it changed).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -289,8 +288,7 @@ pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
     Ok(event.ok_or(rusqlite::Error::QueryReturnedNoRows)?)
 }
 
-/// The events of a session and all its ancestors, ordered by sequence (which increases along
-/// a continuation chain), or `None` if the session does not exist.
+/// The events of a session and its ancestors by sequence, or `None` if the session does not exist.
 pub(crate) fn conversation_for_session(
     conn: &Connection,
     session_id: &str,

@@ -14,8 +14,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Prepared statements the writer keeps: it uses about 30, over rusqlite's default of 16.
 const WRITER_STATEMENTS: usize = 64;
 
-/// One schema step. Applied in order, each in its own transaction, and recorded in
-/// `schema_version`. Never edit a released migration: append a new one.
+/// One schema step, applied in order in its own transaction. Never edit a released one: append.
 struct Migration {
     version: i64,
     description: &'static str,
@@ -355,8 +354,7 @@ pub(super) fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
-/// Opens the connection that writes: creates the file if needed and switches the database to
-/// WAL (a persistent property of the file, so readers opened later see it too).
+/// Opens the writing connection, creating the file, in WAL mode (kept by the file for readers).
 pub(super) fn open_writer(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -380,8 +378,7 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
 
 fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
-    // WAL with NORMAL: a killed hld loses nothing it acknowledged; only an OS crash can drop
-    // the last commits, and never corrupts the database.
+    // WAL + NORMAL: a killed hld loses nothing acknowledged; an OS crash may lose the last commits.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // A plan must not depend on bound values, or SQLite re-prepares cached statements that
@@ -406,8 +403,7 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
         )",
     )?;
     let supported = latest_version();
-    // A table rebuilt by a migration is dropped while other tables still refer to it, which
-    // foreign keys would refuse; each migration checks them itself before it commits.
+    // Migrations drop tables others refer to; each checks foreign keys itself before commit.
     conn.pragma_update(None, "foreign_keys", false)?;
     let result = apply(conn, target, supported);
     conn.pragma_update(None, "foreign_keys", true)?;

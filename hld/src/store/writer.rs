@@ -68,11 +68,9 @@ where
 /// The writer's state: the connection and the next sequence number of each session seen.
 pub(crate) struct Writer {
     pub(super) conn: Connection,
-    /// Next `sequence` per session: valid for what is committed plus the current
-    /// transaction, so it is cleared whenever anything is rolled back.
+    /// Next `sequence` per session, including the open transaction: cleared on any rollback.
     pub(super) next_seq: HashMap<String, i64>,
-    /// How many approvals are pending, once counted: every write that changes an approval's
-    /// status or adds one says by how much (`pending_approvals`). Cleared as `next_seq` is.
+    /// Pending approvals, once counted, kept by `pending_approvals`; cleared as `next_seq` is.
     pub(super) pending: Option<i64>,
 }
 
@@ -101,8 +99,7 @@ impl Writer {
         outcome
     }
 
-    /// Applies `first` and every command queued behind it in one transaction, then answers
-    /// them all. Returns the message that stopped it taking commands (a close), if any.
+    /// Applies `first` and those queued behind it in one transaction; returns a close it met.
     fn apply_queued(&mut self, first: Box<dyn Command>, commands: &Receiver<Msg>) -> Option<Msg> {
         let mut applied = vec![first];
         let mut next = None;

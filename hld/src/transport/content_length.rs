@@ -155,8 +155,7 @@ impl Decoder for ContentLengthCodec {
                             InvalidRequestReason::HeaderTooLarge,
                         ));
                     }
-                    // A bare `\n` is refused, but the line is still read, so that the body's
-                    // length is known and the framing stays in step.
+                    // A bare `\n` is refused, but the line is read to keep the framing in step.
                     let line = match line.strip_suffix(b"\r\n") {
                         Some(line) => line,
                         None => {
@@ -235,8 +234,7 @@ impl Encoder<Outgoing> for ContentLengthCodec {
     }
 }
 
-/// Splits `out`, bytes this codec wrote, into its frames' payloads; any byte outside a
-/// frame is an error that shows where it is. For checking what a client receives.
+/// Splits `out`, bytes this codec wrote, into payloads; a byte outside a frame is an error.
 pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut frames = Vec::new();
     while !out.is_empty() {
@@ -265,15 +263,13 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
-    /// Armed (`armed`) from a message's first byte, and never moved until the message is
-    /// complete: however slowly the rest arrives, it is discarded `timeout` after that byte.
+    /// Armed at a message's first byte, never moved until it is complete.
     deadline: Pin<Box<Sleep>>,
     armed: bool,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
-    /// Frames `io`, `read` being bytes already read from it (taken to have come now, unless
-    /// [`ContentLengthConn::first_byte_at`] says when).
+    /// Frames `io`; `read` came now, unless [`ContentLengthConn::first_byte_at`] says when.
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,

@@ -1,5 +1,4 @@
-//! Transports turn bytes into messages and messages into bytes, and accept connections in
-//! one loop; `rpc::serve` serves each connection with the method table it is given.
+//! Transports: bytes to messages and back, and the one accept loop; `rpc::serve` serves each.
 
 pub mod content_length;
 pub mod ndjson;

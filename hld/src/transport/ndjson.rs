@@ -170,8 +170,7 @@ pub struct NdjsonConn<T> {
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> NdjsonConn<T> {
-    /// Frames `io`, `read` being what was already read of it; a subscription's heartbeat
-    /// follows `heartbeat` without a write.
+    /// Frames `io`, `read` already read of it; subscribed, heartbeats follow `heartbeat` of quiet.
     pub fn new(io: T, read: BytesMut, max: usize, heartbeat: Duration) -> Self {
         let mut parts = FramedParts::new::<Outgoing>(io, NdjsonCodec::new(max));
         parts.read_buf = read;

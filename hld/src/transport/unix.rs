@@ -119,8 +119,7 @@ where
     S: AsRef<Budget> + Send + Sync + 'static,
 {
     let mut read = BytesMut::with_capacity(1024);
-    // The bytes that choose the framing are part of the first message: with Content-Length
-    // framing, its read timeout runs from the first of them.
+    // The bytes that choose the framing start the first message: its timeout runs from them.
     let mut first_byte = None;
     let framing = loop {
         if let Some(framing) = framing(&read) {
@@ -174,8 +173,7 @@ enum Framing {
     ContentLength,
 }
 
-/// Content-Length framing if `read` starts with one of [`HEADERS`] (in any case), else NDJSON,
-/// which answers every line; `None` while too few bytes have come to tell.
+/// Content-Length if `read` starts with one of [`HEADERS`], else NDJSON; `None` until it can tell.
 fn framing(read: &[u8]) -> Option<Framing> {
     let mut undecided = false;
     for header in HEADERS {

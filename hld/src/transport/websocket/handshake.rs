@@ -34,8 +34,7 @@ fn generate() -> std::io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The token of `path`, made (0600, 32 random bytes) if there is none. An existing file must
-/// be a regular file of this user that no one else can read.
+/// The token of `path`, made (0600, 32 random bytes) if missing; else a private file of this user.
 pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
@@ -189,8 +188,7 @@ pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The check of one handshake, as tungstenite calls it: [`admit`], then a place under the
-/// cap taken into `slot` (else [`BUSY`]), held while the connection is open.
+/// Each handshake's check: [`admit`], then a place under the cap into `slot` (else [`BUSY`]).
 #[derive(Debug)]
 pub struct Check<'a> {
     pub policy: &'a Policy,

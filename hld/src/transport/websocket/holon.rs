@@ -107,8 +107,7 @@ where
         }
     }
 
-    /// Queues a `lagged` event with the count of those dropped, when there are some and a
-    /// request may wait (stale requests forgotten first).
+    /// Queues a `lagged` event with the dropped count, if any and a request may wait.
     fn tell_dropped(&mut self) {
         let stale_after = self.config.stale_after;
         while let Some((&n, sent)) = self.pending.first_key_value() {

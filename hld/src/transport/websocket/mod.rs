@@ -67,8 +67,7 @@ pub struct Listener {
 }
 
 impl Listener {
-    /// Binds `ws.address` with the token (`ws_token`, else the file `token_file`, made at
-    /// first start) and the TLS certificate, if any.
+    /// Binds `ws.address` with the token (`ws_token`, else `token_file`'s) and TLS, if any.
     pub async fn bind(ws: &WsConfig, token_file: &Path) -> Result<Listener, String> {
         let token = match &ws.token {
             Some(token) => token.clone(),
@@ -130,8 +129,7 @@ impl Listener {
     }
 }
 
-/// One accepted TCP connection: TLS if configured, then the WebSocket, both within
-/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place.
+/// One TCP connection: TLS if configured, then the WebSocket, within [`HANDSHAKE_TIMEOUT`].
 async fn connection<S>(
     tcp: TcpStream,
     peer: SocketAddr,
@@ -215,8 +213,7 @@ async fn serve<T, S>(
     tracing::debug!(%peer, ?ended, "WebSocket connection closed");
 }
 
-/// A WebSocket as a stream and sink of text messages. A framing violation ends the stream
-/// and is remembered for [`Connection::finish`].
+/// A WebSocket as text messages; a framing violation ends the stream, kept for `finish`.
 pub struct Connection<S> {
     ws: WebSocketStream<S>,
     /// The close a violation called for.

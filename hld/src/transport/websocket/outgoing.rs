@@ -18,8 +18,7 @@ pub fn heartbeat_request(request: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply, or error 8 in its place if it would be too large. A method the table does not
-/// have is told in WebBridge's words.
+/// A reply, or error 8 in its place if too large; an unknown method in WebBridge's words.
 pub fn reply(mut response: Response) -> String {
     let size = match &mut response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
@@ -84,8 +83,7 @@ fn marker_room() -> usize {
     marker(usize::MAX).len()
 }
 
-/// Makes `value` serialise in at most `budget` bytes: its longest strings cut to one common
-/// length and marked, else arrays or objects replaced by a marker, until it fits.
+/// Makes `value` serialise in `budget` bytes: long strings cut, else containers replaced.
 pub fn fit(value: &mut Value, budget: usize) {
     // Each round fits the strings or replaces a container larger than a marker.
     for _ in 0..16 {
@@ -148,9 +146,8 @@ fn collect_strings<'a>(value: &'a mut Value, out: &mut Vec<&'a mut String>) {
     }
 }
 
-/// Replaces with a marker the deepest array or object whose removal alone saves `excess`
-/// bytes, keeping the rest of the event's shape; if no child of the top level is that large,
-/// its largest container child. `false` if there is none larger than a marker.
+/// Replaces with a marker the deepest container whose removal saves `excess` bytes (else the
+/// largest top-level one); `false` if none is larger than a marker.
 fn replace_container(value: &mut Value, excess: usize) -> bool {
     let room = marker_room();
     let mut node = value;
