@@ -11,7 +11,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::throttle::Throttle;
 
-/// The log of connections waiting for the budget.
 static FULL: Throttle = Throttle::new();
 
 /// The error for a message the budget cannot hold now (code 8, as for a reply too large).
@@ -48,7 +47,6 @@ impl Budget {
         Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
     }
 
-    /// A connection's account with this budget.
     pub fn account(&self) -> Account {
         Account {
             budget: self.clone(),

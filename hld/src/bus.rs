@@ -1,6 +1,5 @@
-//! The event bus: typed events, each serialised at most once and shared by every subscriber,
-//! over a `tokio::sync::broadcast` ring: publishing never blocks, and a subscriber that falls
-//! behind loses the oldest events and learns how many (`Lagged`).
+//! The event bus: typed events, serialised at most once and shared, over a `broadcast` ring:
+//! publishing never blocks; a subscriber that falls behind loses the oldest and learns how many.
 
 use std::sync::{Arc, OnceLock};
 
@@ -11,14 +10,12 @@ use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 /// A published event: the typed value and its JSON (`{"type", "timestamp", "data"}`).
 #[derive(Debug)]
 pub struct Published {
-    /// The event and when it was published.
     pub event: TimedEvent,
     /// `event` serialised, once a subscriber asked for it.
     json: OnceLock<Bytes>,
 }
 
 impl Published {
-    /// Stamps `event` with the time.
     pub fn new(event: Event) -> Published {
         let event = TimedEvent {
             event,
@@ -45,7 +42,6 @@ impl Published {
     }
 }
 
-/// The bus. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Bus {
     /// Events, and `None` once the bus is closed.
@@ -118,7 +114,6 @@ impl From<SubscribeParams> for Filter {
     }
 }
 
-/// What a subscriber receives.
 #[derive(Debug, Clone)]
 pub enum Received {
     Event(Arc<Published>),

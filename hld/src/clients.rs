@@ -1,12 +1,10 @@
-//! How to run the daemon's clients (`hlyr`, `hld-tui`) and `fake-claude` from where the
-//! daemon was started, so a command it prints can be pasted: a name `PATH` finds, else the
-//! binary built next to `hld` (relative when it lies below the current directory).
+//! How to run `hlyr`, `hld-tui` and `fake-claude` from where the daemon started, so that a
+//! printed command pastes: a name `PATH` finds, else the binary next to `hld`.
 
 use std::path::{Path, PathBuf};
 
 use hld_client::claude_path::find_in_path;
 
-/// Whether `PATH` finds an executable `name`.
 fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| find_in_path(name, &path).is_some())
 }

@@ -13,7 +13,6 @@ use crate::logging::LogControl;
 use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
 
-/// Everything a handler can reach.
 pub struct Daemon {
     pub config: Config,
     pub bus: Bus,
@@ -26,7 +25,6 @@ pub struct Daemon {
     pub bypass_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
-    /// `--max-buffered`.
     pub budget: Budget,
 }
 

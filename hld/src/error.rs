@@ -2,7 +2,6 @@
 
 use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 
-/// Why a request failed.
 #[derive(Debug)]
 pub enum Error {
     /// The client asked for something invalid: a bad parameter, an unknown id, a wrong state.
@@ -68,7 +67,6 @@ impl Error {
         }
     }
 
-    /// A fault, with a public message.
     pub fn internal(public: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
         Error::Internal {
             public: public.into(),

@@ -93,8 +93,7 @@ fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode 
     }
 }
 
-/// `hld --stdio`: connects an editor's stdin and stdout to the daemon. Exits 0 when the editor
-/// or a signal ends it, 1 when the daemon goes away (so that the editor can start it again).
+/// `hld --stdio`: exits 0 when the editor or a signal ends it, 1 when the daemon goes away.
 fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     let ended = tokio::runtime::Builder::new_current_thread()
         .enable_all()

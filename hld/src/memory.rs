@@ -1,6 +1,5 @@
-//! Gives SQLite's page caches back after a burst of load: once the daemon is quiet (under 1%
-//! of a CPU over the last [`INTERVAL`]), the caches are emptied so it returns to near its
-//! idle size; under load nothing is done, as the next queries would only fill them again.
+//! Gives SQLite's page caches back after load: once the daemon is quiet (under 1% of a CPU over
+//! the last [`INTERVAL`]), not under load, when the next queries would only refill them.
 
 use std::time::Duration;
 

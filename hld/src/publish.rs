@@ -12,7 +12,6 @@ impl Sink for Bus {
     }
 }
 
-/// The event that tells subscribers of `change`.
 fn event(change: Change) -> Event {
     match change {
         Change::Session {

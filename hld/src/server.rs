@@ -127,7 +127,6 @@ pub fn router(guest: bool) -> Router<Daemon> {
     r
 }
 
-/// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(
     config: Config,
     log: LogControl,

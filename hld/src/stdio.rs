@@ -48,7 +48,6 @@ impl Signals {
         })
     }
 
-    /// The name of the next signal.
     pub async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.int.recv() => "SIGINT",
@@ -100,8 +99,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
             Err(()) => Stopped::Daemon,
         });
     });
-    // stdout unbuffered, so that each read from the daemon leaves in one write (half a frame
-    // would wait for the peer's delayed ACK).
+    // stdout unbuffered, so each read from the daemon leaves in one write (no delayed-ACK wait).
     let stdout = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()

@@ -10,7 +10,6 @@ const EVERY: Duration = Duration::from_secs(1);
 /// One kind of throttled line. `static` for lines of the whole daemon.
 #[derive(Debug)]
 pub struct Throttle {
-    /// The lines that may be written in a second.
     burst: u32,
     state: Mutex<State>,
 }

@@ -1,6 +1,5 @@
-//! The HumanLayer cloud API client (hld-anchor.md §4.1–4.4): pending function calls and human
-//! contacts, and the respond calls. The API key is sent only in the `Authorization` header,
-//! which is marked sensitive; nothing here prints it.
+//! The HumanLayer cloud API client (hld-anchor.md §4.1–4.4): pending calls and contacts, and the
+//! respond calls. The key goes only in the `Authorization` header, marked sensitive.
 
 use std::convert::Infallible;
 use std::str::FromStr;
@@ -16,7 +15,6 @@ use serde_json::Value;
 /// The HumanLayer API used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.humanlayer.dev/humanlayer/v1";
 
-/// How long one API request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A HumanLayer API key: no `Display`, and `Debug` prints `<redacted>`, so no log shows it.

@@ -1,6 +1,5 @@
-//! The cloud poller (hld-anchor.md §4.2–4.3): stores the pending items of our sessions (by
-//! `run_id`) as approvals and resolves the stored ones the API no longer lists. Failed polls
-//! back off ([`PollSettings::delay`]).
+//! The cloud poller (hld-anchor.md §4.2–4.3): stores our sessions' pending items as approvals,
+//! resolves those the API no longer lists, and backs off ([`PollSettings::delay`]) on failure.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -21,7 +20,6 @@ pub const MAX_BACKOFF: Duration = Duration::from_millis(300_000);
 /// How much the wait grows per consecutive failure (spec/000 `BACKOFF_FACTOR`).
 pub const BACKOFF_FACTOR: f64 = 2.0;
 
-/// How often to poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PollSettings {
     pub interval: Duration,

@@ -1,6 +1,5 @@
-//! Approvals: a human approves or denies each tool call Claude wants to make, or answers its
-//! question. They are local (`createApproval`) or fetched by the [`cloud`] poller; a decision
-//! on a cloud one is stored only once the HumanLayer API accepted it.
+//! Approvals: a human approves or denies each tool call, or answers a question. Local or fetched
+//! by the [`cloud`] poller; a cloud decision is stored only once the HumanLayer API accepted it.
 
 pub mod api;
 pub mod cloud;
@@ -89,8 +88,7 @@ impl Approvals {
         self.cloud.as_ref()
     }
 
-    /// Stores a new approval, linked to its tool call; its session waits for it. One that a
-    /// session rule covers (auto-accept, bypass) is stored approved instead: nobody is asked.
+    /// Stores a new approval linked to its tool call (its session waits), or approved by a rule.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let approval = self
             .store

@@ -17,12 +17,10 @@ pub struct Line {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    /// `system`: the run's start, an API retry, and others.
     System(System),
     Assistant(MessageLine),
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
-    /// `result`: how the run ended.
     Result(RunResult),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
@@ -34,7 +32,6 @@ pub enum AgentEvent {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum System {
-    /// `init`: the run's set-up.
     Init(Init),
     ApiRetry(ApiRetry),
     /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
@@ -306,10 +303,8 @@ pub struct Usage {
     pub input_tokens: Option<i64>,
     #[serde(default, deserialize_with = "lenient::int")]
     pub output_tokens: Option<i64>,
-    /// Input tokens written to the prompt cache.
     #[serde(default, deserialize_with = "lenient::int")]
     pub cache_creation_input_tokens: Option<i64>,
-    /// Input tokens read from the prompt cache.
     #[serde(default, deserialize_with = "lenient::int")]
     pub cache_read_input_tokens: Option<i64>,
 }
@@ -426,7 +421,6 @@ struct Head {
     session_id: Option<String>,
 }
 
-/// A line read as a `T`, if it reads as one.
 fn read<T: DeserializeOwned>(line: &str) -> Option<T> {
     serde_json::from_str(line).ok()
 }

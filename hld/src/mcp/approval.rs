@@ -1,6 +1,5 @@
-//! Asking the daemon: create an approval, then wait for its decision through `Subscribe`
-//! (opened first, so no decision is missed), with a `getApproval` poll that also covers a lost
-//! subscription and a daemon restart.
+//! Asking the daemon: create an approval, then await its decision via `Subscribe` (opened first),
+//! with a `getApproval` poll that also covers a lost subscription and a daemon restart.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -27,7 +26,6 @@ pub struct Daemon {
     poll_interval: Duration,
 }
 
-/// A human's decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub status: ApprovalStatus,

@@ -1,6 +1,5 @@
-//! The `claude_approvals` MCP server: Claude Code's `--permission-prompt-tool`
-//! (`request_permission`) and `contact_human`, each turned into an approval in the hld daemon
-//! and answered by a human (contract: claude-code.md §3.2, hld-anchor.md §4.6).
+//! The `claude_approvals` MCP server: `request_permission` and `contact_human`, each an approval
+//! in the daemon answered by a human (claude-code.md §3.2, hld-anchor.md §4.6).
 
 mod approval;
 mod stdin;
@@ -231,7 +230,6 @@ fn deny(reason: Option<&str>) -> String {
     json!({"behavior": "deny", "message": reason.unwrap_or(DEFAULT_DENIAL)}).to_string()
 }
 
-/// Exactly one text content item.
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }

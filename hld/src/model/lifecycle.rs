@@ -1,12 +1,12 @@
-//! Every rule of a session's status, in one function: status × happening → status. The store
-//! applies it in the transaction that writes the status, from the status it really has; only a
-//! new turn leaves a final status. Callers say what happened; none decides the status.
+//! Every rule of a session's status, in one function: status × happening → status, applied by
+//! the store from the status it really has; only a new turn leaves a final status.
 
 use hld_client::protocol::SessionStatus;
 
 /// Something that happened to a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Happening {
+    /// Its `claude` process started.
     Started,
     /// Its `claude` process could not be started.
     StartFailed,
@@ -14,11 +14,10 @@ pub enum Happening {
     ApprovalRequested,
     /// None of its approvals is pending any more.
     ApprovalsSettled,
+    /// An interrupt was asked for.
     InterruptRequested,
     /// Its process ended; `failed` when the run failed (an interrupted run did not).
-    Exited {
-        failed: bool,
-    },
+    Exited { failed: bool },
     /// A previous daemon left it active: its process died with that daemon.
     Orphaned,
     /// A new message to the session starts another turn.

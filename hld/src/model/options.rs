@@ -33,7 +33,6 @@ pub struct SessionOptions {
     pub disallowed_tools: Option<Vec<String>>,
     /// MCP servers as requested, before the daemon adds its own.
     pub mcp_config: Option<McpConfig>,
-    /// Opts out of the daemon's approvals server.
     pub no_approvals: bool,
     /// `--add-dir`, each absolute and checked to exist.
     pub additional_directories: Vec<PathBuf>,

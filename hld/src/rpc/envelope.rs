@@ -116,7 +116,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
     }
 }
 
-/// The raw JSON `null`.
 pub fn null_id() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
@@ -194,7 +193,6 @@ fn envelope_error(what: &str) -> ErrorObject {
     )
 }
 
-/// The members a strict envelope may have.
 const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
 
 /// spec/002's rules: what is not one object with a readable id cannot be answered (the

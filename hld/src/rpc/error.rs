@@ -29,7 +29,6 @@ pub fn invalid_request(message: &str, reason: InvalidRequestReason) -> ErrorObje
     }
 }
 
-/// The -32700 error object.
 pub fn parse_error(detail: &str) -> ErrorObject {
     ErrorObject {
         code: ErrorCode::ParseError.code(),

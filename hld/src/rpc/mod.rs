@@ -34,7 +34,6 @@ pub enum Frame {
     Rejected(ErrorObject),
 }
 
-/// A reply to one request.
 #[derive(Debug, Clone)]
 pub struct Response {
     pub id: Box<RawValue>,
@@ -81,7 +80,6 @@ pub enum Outgoing {
     Response(Response),
     /// The reply that opened a subscription: its events follow.
     Subscribed(Response),
-    /// An event of the connection's subscription.
     Event(Arc<Published>),
 }
 

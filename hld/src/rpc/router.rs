@@ -109,7 +109,6 @@ impl<S: Send + Sync + 'static> Router<S> {
         self
     }
 
-    /// How `name` is served, if it is.
     pub(super) fn get(&self, name: &str) -> Option<&Served<S>> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
         Some(&entry.served)

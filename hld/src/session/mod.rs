@@ -90,7 +90,6 @@ impl Sessions {
         })
     }
 
-    /// Sessions with a live process.
     pub fn active_count(&self) -> usize {
         self.live.lock().unwrap().len()
     }

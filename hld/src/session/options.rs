@@ -85,7 +85,7 @@ impl SessionOptions {
         })
     }
 
-    /// A continuation's options: the parent's, overridden by the request (`max_turns` only from it).
+    /// A continuation's options: the parent's, overridden by the request's; `max_turns` only its.
     pub fn continued(&self, p: ContinueSessionParams) -> Result<SessionOptions> {
         Ok(SessionOptions {
             model: given(p.model).or_else(|| self.model.clone()),

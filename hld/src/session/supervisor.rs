@@ -310,7 +310,6 @@ impl Supervisor {
 
 /// A batch queued to the store: its outcome once committed, and how many lines it holds.
 type InFlight = (Pin<Box<dyn Future<Output = StoreResult<()>> + Send>>, usize);
-/// A batch's outcome and how many lines it held.
 type Stored = (StoreResult<()>, usize);
 
 /// Resolves once the batch in flight is stored (and takes it); never if there is none.
@@ -375,12 +374,10 @@ fn outcome(
 
 #[derive(Debug, PartialEq)]
 enum Line {
+    /// The whole line, without its `\n`.
     Whole(BytesMut),
     /// A line longer than the limit: its first bytes, and how many more were dropped.
-    Cut {
-        start: BytesMut,
-        dropped: usize,
-    },
+    Cut { start: BytesMut, dropped: usize },
 }
 
 /// Splits bytes into lines; a line over `max` keeps its first `max` bytes, the rest dropped.

@@ -98,9 +98,8 @@ impl Transcript {
     }
 }
 
-/// The conversation events of one message: text → message from `role`, thinking → thinking
-/// from `role`, tool_use → tool call (no role, as the Go daemon stored it), tool_result → tool
-/// result (role `user`); other blocks → nothing.
+/// The events of one message: text → message and thinking → thinking from `role`, tool_use →
+/// tool call (no role, as the Go daemon stored it), tool_result → tool result (`user`).
 fn message_events(sid: &str, role: &str, line: MessageLine, events: &mut Vec<NewEvent>) {
     let parent = line.parent_tool_use_id;
     events.extend(line.message.content.into_iter().filter_map(|block| {

@@ -125,7 +125,7 @@ impl Writer {
         Ok(ids)
     }
 
-    /// Deletes a session not running, with everything of it; its continuations keep their parent id.
+    /// Deletes a session not running, with all of it; its continuations keep their parent id.
     pub(crate) fn delete_session(&mut self, id: &str) -> Result<()> {
         let session = self.session_after(id)?;
         if session.status.is_active() {

@@ -36,7 +36,6 @@ pub enum StoreError {
     },
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    /// A JSON column could not be encoded or decoded.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
 }

@@ -1,6 +1,5 @@
-//! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
-//! Writes go through the one writer thread (`writer`), which hands their [`Change`]s to the
-//! [`Sink`] once committed; reads run on a small pool, each in one snapshot.
+//! SQLite storage. Writes go through the one writer thread (`writer`), which hands their
+//! [`Change`]s to the [`Sink`] once committed; reads run on a small pool, one snapshot each.
 
 mod approvals;
 mod control;
@@ -65,7 +64,7 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating 0600, in a 0700 directory) and migrates the database; refuses a newer schema.
+    /// Opens (creating 0600 in a 0700 directory) and migrates the database; refuses a newer one.
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;

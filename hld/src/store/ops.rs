@@ -56,7 +56,6 @@ pub(super) fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<S
         .map_err(StoreError::from)
 }
 
-/// A stored session status.
 pub(super) fn parse_status(id: &str, status: &str) -> Result<SessionStatus> {
     SessionStatus::parse(status)
         .ok_or_else(|| StoreError::Invalid(format!("session {id} has unknown status {status:?}")))
@@ -421,8 +420,7 @@ impl Writer {
         Ok(first)
     }
 
-    /// The highest sequence of the session, or, if it has no events yet, of its nearest
-    /// ancestor that has some (0 for none), so that a continuation carries on after its parent.
+    /// The last sequence of the session, else of its nearest ancestor with events (0 for none).
     fn last_sequence(&self, session_id: &str) -> Result<i64> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT (SELECT MAX(sequence) FROM conversation_events WHERE session_id = s.id),

@@ -488,8 +488,7 @@ pub(crate) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> 
     Ok(approvals_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
-/// At most two approvals whose id starts with `prefix`, or whose id after `local-` does,
-/// newest first: one is the approval a prefix names, two say that it names several.
+/// Up to two approvals whose id (or id after `local-`) starts with `prefix`, newest first.
 pub(crate) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
     approvals_where(
         conn,

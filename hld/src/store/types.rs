@@ -23,7 +23,6 @@ pub struct NewSession {
     pub modes: Modes,
 }
 
-/// A stored session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
     pub new: NewSession,
@@ -49,9 +48,7 @@ pub struct SessionRow {
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ContextTokens {
-    /// Tokens written to the prompt cache, over the session.
     pub cache_creation_input_tokens: Option<i64>,
-    /// Tokens read from the prompt cache, over the session.
     pub cache_read_input_tokens: Option<i64>,
     /// The last model call's input, cache-creation and cache-read tokens.
     pub effective_context_tokens: Option<i64>,
@@ -133,7 +130,6 @@ pub struct NewEvent {
     /// The tool use answered (tool results).
     pub tool_result_for_id: Option<String>,
     pub tool_result_content: Option<String>,
-    /// The tool reported an error (tool results).
     pub is_error: bool,
     /// The Task tool use it ran under.
     pub parent_tool_use_id: Option<String>,

@@ -1,6 +1,5 @@
-//! The one write connection and its thread: each command queued behind the first is applied
-//! in a savepoint of one transaction (group commit), and each caller is answered only after
-//! the commit. A failed command is rolled back alone; a failed commit fails them all.
+//! The one write connection and its thread: commands queued together run in savepoints of one
+//! transaction (group commit), answered after the commit; a failed one rolls back alone.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -25,7 +25,6 @@ use crate::throttle::Throttle;
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
 pub const MAX_HEADER: usize = 8 * 1024;
 
-/// The log of incomplete messages discarded, by any connection.
 static TIMED_OUT: Throttle = Throttle::new();
 
 #[derive(Debug)]
@@ -138,8 +137,7 @@ impl Decoder for ContentLengthCodec {
                     error,
                 } => {
                     let Some(end) = memchr::memchr(b'\n', buf) else {
-                        // A line longer than the section allows: drop it (but a final `\r`)
-                        // and remember the section is too large.
+                        // A line over the section's limit: drop it (but a final `\r`).
                         if *bytes + buf.len() > MAX_HEADER {
                             let keep = usize::from(buf.last() == Some(&b'\r'));
                             *bytes += buf.len() - keep;

@@ -16,14 +16,12 @@ use crate::budget::Budget;
 use crate::rpc::Router;
 use crate::throttle::Throttle;
 
-/// What every connection is served with.
 pub struct Service<S> {
     /// The method table of the daemon's own front ends (NDJSON on the socket).
     pub router: Router<S>,
     /// Editors' and browsers': `shutdown` ends only the connection.
     pub guest: Router<S>,
     pub state: Arc<S>,
-    /// The largest NDJSON message.
     pub max_message: usize,
     pub frame_timeout: Duration,
     pub heartbeat: Duration,
@@ -35,8 +33,8 @@ impl<S: AsRef<Budget>> Service<S> {
     }
 }
 
-/// Failed accepts in a row (at the open-files limit each fails at once): the pause before
-/// the next grows from 10 ms to 1 s, and a warning a second at most counts them.
+/// Failed accepts in a row (as at the open-files limit): the pause grows from 10 ms to 1 s,
+/// and a warning a second at most counts them.
 #[derive(Default)]
 struct AcceptFailures {
     /// The pause after the last failure; `None` once an accept succeeds.

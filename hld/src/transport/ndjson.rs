@@ -1,6 +1,5 @@
-//! NDJSON framing for the Unix socket: one message a line. An oversize line, or a long one the
-//! budget cannot hold now, is refused and discarded as it arrives. A subscription takes the
-//! connection over: only events and heartbeats go out, and what the client sends is dropped.
+//! NDJSON framing for the Unix socket: one message a line; a line too long (or over budget) is
+//! refused as it arrives; a subscribed connection only gets events and heartbeats.
 
 use std::future::Future;
 use std::io;
@@ -148,7 +147,6 @@ impl Encoder<Outgoing> for NdjsonCodec {
     }
 }
 
-/// A subscription's heartbeat line.
 fn heartbeat(dst: &mut BytesMut) -> io::Result<()> {
     let heartbeat = SubscriptionMessage::Heartbeat {
         kind: "heartbeat".to_owned(),

@@ -46,9 +46,8 @@ impl Drop for SocketFile {
     }
 }
 
-/// Binds `path` in a checked private directory ([`private_dir::ensure`]), replacing a stale
-/// socket of our own, refusing if a live daemon answers or the file is another user's, and
-/// makes the socket 0600.
+/// Binds `path` 0600 in a checked private directory ([`private_dir::ensure`]), replacing a stale
+/// socket of ours; refuses if a live daemon answers or the file is another user's.
 pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     private_dir::ensure(
         path.parent().unwrap_or(Path::new(".")),
@@ -92,7 +91,6 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     })
 }
 
-/// The log of connections closed before their framing was known.
 static UNFRAMED: Throttle = Throttle::new();
 
 /// Accepts connections until `shutdown`, each served as a task of `connections`.
@@ -166,7 +164,6 @@ where
     }
 }
 
-/// What a connection speaks, as its first bytes show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Framing {
     Ndjson,

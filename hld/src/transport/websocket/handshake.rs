@@ -1,7 +1,6 @@
-//! Who may open a WebSocket, from its upgrade request: an allowed `Origin` if any (403), the
-//! token (401), the `holon-rpc` subprotocol (400), a place under the cap (503); 426 or 400 for
-//! what is no handshake. Also the token file and TLS set-up. The token is never logged (nor
-//! the URI that may carry it), returned, or passed to a child.
+//! Who may open a WebSocket: an allowed `Origin` if any (403), the token (401), `holon-rpc`
+//! (400), a place under the cap (503); 426 or 400 for no handshake. Also the token file and
+//! TLS. The token is never logged (nor a URI carrying it), returned, or passed to a child.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -197,7 +196,6 @@ pub struct Check<'a> {
     pub peer: SocketAddr,
 }
 
-/// The log of refused handshakes.
 static REFUSED: Throttle = Throttle::new();
 
 impl Callback for Check<'_> {

@@ -14,10 +14,8 @@ use crate::throttle::Throttle;
 /// How long a connection may take to finish its TLS and WebSocket handshakes together.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// The log of connections closed to make room.
 static EVICTED: Throttle = Throttle::new();
 
-/// The places of connections in their handshake.
 #[derive(Debug)]
 pub struct Handshakes {
     max: usize,

@@ -55,7 +55,6 @@ pub struct Holon<T> {
     /// When the next heartbeat is due, or the deadline of the one sent.
     timer: Pin<Box<Sleep>>,
     beat_sent: Option<Instant>,
-    /// When the peer last sent anything.
     heard: Instant,
     violation: Option<Violation>,
 }
@@ -93,8 +92,7 @@ where
         self.last_request
     }
 
-    /// The peer replied to request `id`. A reply to no pending request is ignored and logged
-    /// with spec/002's classification: stale, duplicate or unknown.
+    /// The peer replied to request `id`; a reply to none is logged as stale, duplicate or unknown.
     fn replied(&mut self, id: &str) {
         let kind = match request_number(id) {
             Some(n) if self.pending.remove(&n).is_some() => return,

@@ -41,8 +41,7 @@ pub const MAX_MESSAGE: usize = 1 << 20;
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// tungstenite's limits: 1 MiB in, per message and per frame. Reads take at most 4 KiB:
-/// tungstenite zero-fills its read buffer before every read, and most reads are tiny replies.
+/// tungstenite's limits: 1 MiB a message and frame; 4 KiB reads, as it zero-fills its buffer.
 pub fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
@@ -51,7 +50,6 @@ pub fn ws_config() -> WebSocketConfig {
         .max_frame_size(Some(MAX_MESSAGE))
 }
 
-/// What every connection of a listener shares.
 struct Shared {
     tls: Option<TlsAcceptor>,
     policy: Policy,

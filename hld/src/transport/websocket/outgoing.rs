@@ -1,6 +1,5 @@
-//! What the WebSocket transport writes, each message at most [`MAX_MESSAGE`] bytes (peers
-//! close on a larger one): a larger reply becomes error 8, telling the client to ask for
-//! less; a larger event is cut to fit (the store keeps it whole, for `getConversation`).
+//! What the WebSocket transport writes, at most [`MAX_MESSAGE`] bytes a message: a larger reply
+//! becomes error 8; a larger event is cut to fit (the store keeps it whole).
 
 use bytes::Bytes;
 use hld_client::protocol::{ErrorCode, ErrorObject};
@@ -78,7 +77,6 @@ fn marker(cut: usize) -> String {
     format!(" [… {cut} bytes cut: over the 1 MiB WebSocket limit; getConversation has it whole]")
 }
 
-/// The longest a marker can be.
 fn marker_room() -> usize {
     marker(usize::MAX).len()
 }
