@@ -1,8 +1,6 @@
 //! One budget of bytes for what all connections together hold (`--max-buffered`): replies not
-//! yet written and long messages being read (one it cannot hold now is refused, code 8).
-//! A connection reserves a quarter of it before building a reply, shrinks that to the reply's
-//! size, and gives it back once written; while it is full, the next request waits its turn
-//! after the connection's own replies are written, so it never waits for bytes it holds.
+//! yet written and long messages being read (refused, code 8, when it cannot hold them). A
+//! full budget makes a connection write its own replies first, so it never waits for itself.
 
 use std::io;
 use std::sync::Arc;
@@ -13,7 +11,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::throttle::Throttle;
 
-/// The log of connections waiting for the budget.
 static FULL: Throttle = Throttle::new();
 
 /// The error for a message the budget cannot hold now (code 8, as for a reply too large).
@@ -31,7 +28,6 @@ pub fn busy() -> ErrorObject {
 #[derive(Debug, Clone)]
 pub struct Budget {
     bytes: Arc<Semaphore>,
-    /// Its size.
     total: usize,
 }
 
@@ -51,7 +47,6 @@ impl Budget {
         Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
     }
 
-    /// A connection's account with this budget.
     pub fn account(&self) -> Account {
         Account {
             budget: self.clone(),
@@ -89,9 +84,8 @@ pub struct Account {
 }
 
 impl Account {
-    /// Reserves the share for building a reply. When the budget has no room, the replies
-    /// this connection holds are written first (waiting for its peer to read them) and given
-    /// back, then it waits its turn. `Err` if writing fails.
+    /// Reserves a quarter of the budget for building a reply; when there is no room, writes the
+    /// replies this connection holds first (giving them back), then waits. `Err` if writing fails.
     pub async fn reserve<C, T>(&mut self, conn: &mut C) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,
@@ -109,8 +103,7 @@ impl Account {
         Ok(())
     }
 
-    /// The reply built with the reservation, now queued, is `bytes` long: the reservation
-    /// becomes that size and is held until the reply is written.
+    /// The reply built is queued, `bytes` long: the reservation shrinks to that until written.
     pub async fn built<C, T>(&mut self, conn: &mut C, bytes: usize) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,
@@ -138,8 +131,7 @@ impl Account {
         Ok(())
     }
 
-    /// Writes what the connection holds (waiting for its peer to read it) and gives its bytes
-    /// back, with any reservation left.
+    /// Writes what the connection holds (waiting for its peer) and gives back its bytes.
     async fn written<C, T>(&mut self, conn: &mut C) -> io::Result<()>
     where
         C: Sink<T, Error = io::Error> + Unpin,

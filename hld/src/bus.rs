@@ -1,10 +1,5 @@
-//! The event bus: typed events, each serialised at most once (when a subscriber first wants
-//! its bytes) and shared by every subscriber.
-//!
-//! A `tokio::sync::broadcast` channel carries them: publishing never blocks, and its ring is
-//! every subscriber's bounded queue. A subscriber that falls more than the ring's capacity
-//! behind loses the oldest events and learns how many it missed (`Lagged`), which its
-//! connection passes on as a `lagged` event. The bus knows nothing of sockets or JSON-RPC.
+//! The event bus: typed events, serialised at most once and shared, over a `broadcast` ring:
+//! publishing never blocks; a subscriber that falls behind loses the oldest and learns how many.
 
 use std::sync::{Arc, OnceLock};
 
@@ -15,14 +10,12 @@ use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 /// A published event: the typed value and its JSON (`{"type", "timestamp", "data"}`).
 #[derive(Debug)]
 pub struct Published {
-    /// The event and when it was published.
     pub event: TimedEvent,
     /// `event` serialised, once a subscriber asked for it.
     json: OnceLock<Bytes>,
 }
 
 impl Published {
-    /// Stamps `event` with the time.
     pub fn new(event: Event) -> Published {
         let event = TimedEvent {
             event,
@@ -49,7 +42,6 @@ impl Published {
     }
 }
 
-/// The bus. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Bus {
     /// Events, and `None` once the bus is closed.
@@ -64,15 +56,13 @@ impl Bus {
         }
     }
 
-    /// Publishes `event` to every subscriber. Never blocks.
     pub fn publish(&self, event: Event) {
         if self.sender.receiver_count() > 0 {
             let _ = self.sender.send(Some(Arc::new(Published::new(event))));
         }
     }
 
-    /// Ends every subscription: each subscriber receives what was published before, then its
-    /// end.
+    /// Ends every subscription once its subscriber received what was published before.
     pub fn close(&self) {
         let _ = self.sender.send(None);
     }
@@ -124,13 +114,10 @@ impl From<SubscribeParams> for Filter {
     }
 }
 
-/// What a subscriber receives.
 #[derive(Debug, Clone)]
 pub enum Received {
-    /// An event it wants.
     Event(Arc<Published>),
-    /// It fell behind and this many events were dropped for it (some of which its filter
-    /// might have let pass, some not).
+    /// It fell behind and this many events were dropped for it (filtered or not).
     Lagged(u64),
 }
 
@@ -159,8 +146,7 @@ impl Subscriber {
         None
     }
 
-    /// The next event already queued, without waiting; `None` if there is none (or the bus
-    /// has closed).
+    /// The next event already queued, without waiting; `None` if none (or the bus closed).
     pub fn try_next(&mut self) -> Option<Received> {
         while !self.ended {
             let received = match self.receiver.try_recv() {

@@ -1,20 +1,15 @@
-//! How to run the daemon's clients (`hlyr`, `hld-tui`) and the scripted stand-in for `claude`
-//! (`fake-claude`) from where the daemon was started, for its first lines: a name that `PATH`
-//! finds is given as is, otherwise the path of the binary built next to `hld` (relative to
-//! the current directory when it lies below it), so that a command the daemon prints can be
-//! pasted as it is.
+//! How to run `hlyr`, `hld-tui` and `fake-claude` from where the daemon started, so that a
+//! printed command pastes: a name `PATH` finds, else the binary next to `hld`.
 
 use std::path::{Path, PathBuf};
 
 use hld_client::claude_path::find_in_path;
 
-/// Whether `PATH` finds an executable `name`.
 fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|path| find_in_path(name, &path).is_some())
 }
 
-/// How to run the program `name` from here: its name when `PATH` finds it, else the path of
-/// the one next to this executable; `None` when neither exists.
+/// How to run `name` from here: its name when `PATH` finds it, else [`beside`]; `None` if neither.
 pub fn command(name: &str) -> Option<String> {
     if on_path(name) {
         return Some(name.to_owned());
@@ -22,8 +17,7 @@ pub fn command(name: &str) -> Option<String> {
     beside(name).map(|path| path.display().to_string())
 }
 
-/// The program `name` next to this executable, relative to the current directory when it
-/// lies below it (`target/release/hlyr`).
+/// `name` next to this executable, relative to here when below it (`target/release/hlyr`).
 pub fn beside(name: &str) -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe.parent()?.join(name);
@@ -38,8 +32,7 @@ pub fn beside(name: &str) -> Option<PathBuf> {
     )
 }
 
-/// The directory to put on `PATH` so that `name` runs by its name: this executable's, when
-/// `name` is there and `PATH` does not find it.
+/// The directory to put on `PATH` for `name`: this executable's, if `name` is there but not on it.
 pub fn path_hint(name: &str) -> Option<PathBuf> {
     if on_path(name) {
         return None;

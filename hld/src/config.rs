@@ -213,8 +213,7 @@ pub enum McpServer {
     ClaudeApprovals,
 }
 
-/// Cloud approvals: the HumanLayer API and how often to poll it. Its `Debug` shows the key
-/// as `<redacted>`.
+/// Cloud approvals: the HumanLayer API and its poll timing (`Debug` redacts the key).
 #[derive(Debug, Clone)]
 pub struct CloudConfig {
     pub api_key: ApiKey,
@@ -242,9 +241,8 @@ pub struct WsConfig {
     pub stale_after: Duration,
 }
 
-/// The WebSocket token every connection presents: at least 16 characters, each a letter, a
-/// digit or one of `-._~`, so that it travels in `?token=` and in a header as it is. Compared
-/// in constant time; its `Debug` shows `<redacted>`.
+/// The WebSocket token: at least 16 letters, digits or `-._~`, so it travels as it is in
+/// `?token=` and in a header. Compared in constant time; its `Debug` shows `<redacted>`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct WsToken(String);
 
@@ -284,8 +282,7 @@ pub struct TlsFiles {
 }
 
 impl WsConfig {
-    /// The WebSocket settings of `args`, `None` without `--ws` or `ws_address`. A
-    /// non-loopback address needs `--ws-allow-remote` and TLS.
+    /// The WebSocket settings, if any; a non-loopback address needs `--ws-allow-remote` and TLS.
     fn resolve(args: &Args) -> Result<Option<WsConfig>, String> {
         let Some(address) = args.ws.clone().or(config_file_value("ws_address")?) else {
             return Ok(None);
@@ -454,8 +451,7 @@ impl Config {
         })
     }
 
-    /// The WebSocket token's file: `daemon.ws-token` beside the socket, in its checked
-    /// private directory.
+    /// The WebSocket token's file: `daemon.ws-token` in the socket's private directory.
     pub fn ws_token_file(&self) -> PathBuf {
         self.socket
             .parent()
@@ -463,8 +459,7 @@ impl Config {
             .join("daemon.ws-token")
     }
 
-    /// The daemon's private directory for per-session files (MCP configs), next to the
-    /// database.
+    /// The daemon's private directory for per-session files (MCP configs), by the database.
     pub fn run_dir(&self) -> PathBuf {
         self.database
             .parent()

@@ -1,5 +1,4 @@
-//! The daemon's shared state: configuration, the store, the sessions, the bus and the
-//! shutdown token. One `Arc<Daemon>` is handed to every handler.
+//! The daemon's shared state: config, store, sessions, bus and shutdown token, in one `Arc`.
 
 use std::sync::Arc;
 
@@ -14,7 +13,6 @@ use crate::logging::LogControl;
 use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
 
-/// Everything a handler can reach.
 pub struct Daemon {
     pub config: Config,
     pub bus: Bus,
@@ -22,15 +20,13 @@ pub struct Daemon {
     pub sessions: Arc<Sessions>,
     pub approvals: Approvals,
     pub log: LogControl,
-    /// Cancelled when the daemon shuts down.
     pub shutdown: CancellationToken,
     /// Wakes the task that ends bypasses when one with an expiry may have been set.
     pub bypass_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
-    /// This process's id (`health` reports it; each `getpid` would be a system call).
+    /// This process's id, for `health` (read once: each `getpid` is a system call).
     pub pid: u32,
-    /// `--max-buffered`.
     pub budget: Budget,
 }
 
@@ -49,8 +45,7 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
-    /// Builds the daemon's state over an open store. Fails only if the HumanLayer API
-    /// client cannot be built (a bad base URL or key).
+    /// The daemon's state over an open store; fails only on a bad HumanLayer base URL or key.
     pub fn new(
         config: Config,
         store: Store,

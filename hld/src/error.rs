@@ -1,13 +1,10 @@
-//! The daemon's domain error: what a request can fail with, whatever transport carried it.
-//! `rpc::error` turns it into a JSON-RPC error object, in one place.
+//! The daemon's domain error, whatever the transport; `rpc::error` maps it to JSON-RPC.
 
 use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 
-/// Why a request failed.
 #[derive(Debug)]
 pub enum Error {
-    /// The client asked for something invalid: a bad parameter, an unknown id, a session in
-    /// the wrong state.
+    /// The client asked for something invalid: a bad parameter, an unknown id, a wrong state.
     InvalidParams {
         /// The message, e.g. `query is required`.
         message: String,
@@ -22,11 +19,9 @@ pub enum Error {
     },
 }
 
-/// The result of a domain operation.
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    /// A bad parameter.
     pub fn invalid_param(
         param: &str,
         expected: &str,
@@ -72,7 +67,6 @@ impl Error {
         }
     }
 
-    /// A fault, with a public message.
     pub fn internal(public: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
         Error::Internal {
             public: public.into(),

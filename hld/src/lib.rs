@@ -1,5 +1,4 @@
-//! The hld daemon library: configuration, transports, JSON-RPC dispatch, the method handlers,
-//! the event bus and subscriptions. The `hld` binary is a thin wrapper around [`server::run`].
+//! The hld daemon library; the `hld` binary is a thin wrapper around [`server::run`].
 
 pub mod approval;
 pub mod budget;

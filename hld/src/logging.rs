@@ -1,6 +1,5 @@
-//! Logging: tracing to stderr or a file, colour only on a terminal, and a level that
-//! `setLogLevel` can change at run time. Control characters are escaped in every record, so
-//! that nothing a client sends can forge a log line.
+//! Logging: tracing to stderr or a file, colour only on a terminal, a level `setLogLevel` can
+//! change, and control characters escaped in every record so that no client can forge a line.
 
 use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
@@ -108,12 +107,10 @@ pub fn init(
     Ok((control, sink.to_owned()))
 }
 
-/// A writer that escapes what the formatter wrote, record by record (it writes each record,
-/// with its final newline, in one call).
+/// A writer that escapes what the formatter wrote, one record (with its newline) per call.
 struct Escaping<M> {
     inner: M,
-    /// Whether ESC passes: only when colouring, whose codes the formatter writes itself (it
-    /// escapes those in fields and messages).
+    /// Whether ESC passes: only when colouring (the formatter escapes it in fields itself).
     keep_esc: bool,
 }
 

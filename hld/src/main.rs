@@ -1,5 +1,4 @@
-//! The `hld` binary: parse flags, set up logging, run the server on a single-threaded runtime
-//! (or a multi-thread one when asked).
+//! The `hld` binary: parse flags, set up logging, run the server (single-threaded by default).
 
 use std::process::ExitCode;
 
@@ -42,8 +41,7 @@ fn main() -> ExitCode {
     );
     warn_of_a_local_config_file();
     raise_open_files_limit();
-    // By default one thread serves every connection, so a reply or an event never waits for
-    // another thread to wake. Blocking work (SQLite) runs off that thread.
+    // One thread serves every connection by default, so nothing waits for a thread to wake.
     let mut builder = match config.worker_threads {
         0 => tokio::runtime::Builder::new_current_thread(),
         n => {
@@ -78,8 +76,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// `hld mcp SERVER`: serves an MCP server on stdio until the client closes stdin. Its
-/// diagnostics go to stderr, which `claude` keeps apart from the MCP channel.
+/// `hld mcp SERVER`: serves an MCP server on stdio (diagnostics to stderr) until stdin closes.
 fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode {
     let McpServer::ClaudeApprovals = server;
     let served = tokio::runtime::Builder::new_current_thread()
@@ -96,8 +93,7 @@ fn serve_mcp(server: McpServer, socket: Option<std::path::PathBuf>) -> ExitCode 
     }
 }
 
-/// `hld --stdio`: connects an editor's stdin and stdout to the daemon. Exits 0 when the editor
-/// or a signal ends it, 1 when the daemon goes away (so that the editor can start it again).
+/// `hld --stdio`: exits 0 when the editor or a signal ends it, 1 when the daemon goes away.
 fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     let ended = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -123,8 +119,7 @@ fn serve_stdio(socket: &std::path::Path) -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Says that a `humanlayer.json` in the current directory (where the Go daemon read one) is
-/// not read, and which file is.
+/// Says that a `humanlayer.json` here (where the Go daemon read one) is not read, and which is.
 fn warn_of_a_local_config_file() {
     let local = std::path::Path::new("humanlayer.json");
     let read = hld_client::config::config_file_path();
@@ -139,8 +134,7 @@ fn warn_of_a_local_config_file() {
     }
 }
 
-/// Raises the soft limit on open files to the hard limit, as Go's runtime does: each
-/// connection and session pipe holds a descriptor, and 1024 is soon reached.
+/// Raises the soft open-files limit to the hard one, as Go does: 1024 descriptors go fast.
 fn raise_open_files_limit() {
     use nix::sys::resource::{getrlimit, setrlimit, Resource};
     match getrlimit(Resource::RLIMIT_NOFILE) {

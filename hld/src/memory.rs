@@ -1,9 +1,5 @@
-//! Gives SQLite's page caches back after a burst of load.
-//!
-//! Each connection's page cache grows with the load and is kept after it. Once the daemon is
-//! quiet (it used under 1% of a CPU over the last [`INTERVAL`]), the caches are emptied, so
-//! that the daemon returns to near its idle size. Under load nothing is done: the next
-//! queries would only fill them again.
+//! Gives SQLite's page caches back after load: once the daemon is quiet (under 1% of a CPU over
+//! the last [`INTERVAL`]), not under load, when the next queries would only refill them.
 
 use std::time::Duration;
 
@@ -17,8 +13,7 @@ pub const INTERVAL: Duration = Duration::from_secs(3);
 /// The CPU time, as a share of [`INTERVAL`], under which the daemon counts as quiet.
 const QUIET: f64 = 0.01;
 
-/// Hands memory back at the end of each quiet [`INTERVAL`] that follows a busy one, until
-/// `shutdown`.
+/// Hands memory back after each quiet [`INTERVAL`] that follows a busy one, until `shutdown`.
 pub async fn release_periodically(store: Store, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(INTERVAL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,14 +1,12 @@
-//! Directories only the daemon's user can change (the socket's, the MCP configs'): a real
-//! directory, this user's, not writable by group or others. Elsewhere another user could swap
-//! the socket or an MCP config between its creation and its use.
+//! Directories only the daemon's user can change (the socket's, the MCP configs'), so that no
+//! other user can swap the socket or an MCP config between its creation and its use.
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-/// Creates `dir` (mode 0700, with missing parents) if it is missing, then checks it. `what`
-/// names it in the error, which says what is wrong and how to fix it.
+/// Creates `dir` (0700, with parents) if missing, then checks it; `what` names it in errors.
 pub fn ensure(dir: &Path, what: &str) -> io::Result<()> {
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
@@ -24,8 +22,7 @@ pub fn ensure(dir: &Path, what: &str) -> io::Result<()> {
             format!("{what} {} {problem}; {fix}", dir.display()),
         )
     };
-    // O_NOFOLLOW: a symbolic link as the last component fails to open, so what is checked
-    // below is the directory itself.
+    // O_NOFOLLOW: a symbolic link fails to open, so the directory itself is checked.
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)

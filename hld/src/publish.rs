@@ -1,6 +1,5 @@
-//! The one place events are published: the store hands the bus each [`Change`] a write
-//! returned, once the write is committed, and here it becomes the event subscribers see.
-//! Nothing else publishes, so nothing is published before it is durable.
+//! The one place events are published: the store hands the bus each committed [`Change`],
+//! which becomes the event subscribers see, so nothing is published before it is durable.
 
 use hld_client::protocol::{ApprovalStatus, Event};
 
@@ -13,7 +12,6 @@ impl Sink for Bus {
     }
 }
 
-/// The event that tells subscribers of `change`.
 fn event(change: Change) -> Event {
     match change {
         Change::Session {

@@ -1,6 +1,5 @@
-//! The server: builds the method table and wires the Unix socket (and with `--ws` the
-//! WebSocket listener) to it. Shutdown: stop accepting → in-flight requests finish (2 s at
-//! most) while sessions are interrupted, then killed → flush the store → remove the socket.
+//! The server: the method table, the Unix socket and `--ws` listener. Shutdown: stop accepting →
+//! requests finish (2 s at most) while sessions are interrupted, then killed → flush → unlink.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -91,8 +90,7 @@ async fn announce(daemon: Arc<Daemon>) {
     );
 }
 
-/// Every method the daemon serves. A `guest`'s table (an editor's, a browser's) differs in
-/// one entry: `shutdown` ends only its connection, not what other front ends are watching.
+/// Every method served; a `guest`'s table (editor, browser) has `shutdown` end only its connection.
 pub fn router(guest: bool) -> Router<Daemon> {
     let mut r = Router::default();
     r.add::<p::Health, _, _>(introspection::health)
@@ -129,7 +127,6 @@ pub fn router(guest: bool) -> Router<Daemon> {
     r
 }
 
-/// Runs the daemon until `shutdown` is cancelled.
 pub async fn run(
     config: Config,
     log: LogControl,
@@ -203,9 +200,8 @@ pub async fn run(
         // It stops at the same token, and drops its listener.
         let _ = ws.await;
     }
-    // 2–3. In-flight requests finish, while running sessions are interrupted, given a grace
-    //      period, then killed; their outcome is stored and published, and then the bus
-    //      closes, which ends the subscriptions.
+    // 2–3. In-flight requests finish while running sessions are interrupted, then killed;
+    //      their outcome is stored and published, then the bus closes the subscriptions.
     connections.close();
     let drain = async {
         if tokio::time::timeout(DRAIN_TIMEOUT, connections.wait())

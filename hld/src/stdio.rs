@@ -1,6 +1,5 @@
 //! `hld --stdio`: relays an editor's stdin/stdout to the daemon's socket, after one header
-//! line that selects Content-Length framing, so that the editor is one more front end of the
-//! one daemon. The relay parses nothing; stdout carries only what the daemon sent.
+//! line that selects Content-Length framing. The relay parses nothing.
 
 use std::io::{Read, Write};
 use std::net::Shutdown;
@@ -12,19 +11,16 @@ use tokio::net::UnixStream;
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use tokio::sync::mpsc;
 
-/// How long replies in hand may take once the relay is asked to stop (spec/004: the
-/// editor's child exits within 2 s of a signal).
+/// How long replies in hand may take after a stop (spec/004: the editor's child exits in 2 s).
 const GRACE: Duration = Duration::from_millis(1500);
 
 /// What the relay sends before the editor's first byte.
 const PREAMBLE: &[u8] = b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n";
 
-/// How the connection ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ended {
     /// stdin closed, a signal came, or the daemon closed the connection after `shutdown`.
     Cleanly,
-    /// The daemon went away.
     DaemonGone,
 }
 
@@ -43,7 +39,6 @@ pub struct Signals {
 }
 
 impl Signals {
-    /// Listens for them from now on.
     pub fn new() -> Result<Signals, String> {
         let listen = |kind| signal(kind).map_err(|e| format!("cannot listen for signals: {e}"));
         Ok(Signals {
@@ -53,7 +48,6 @@ impl Signals {
         })
     }
 
-    /// The name of the next signal.
     pub async fn recv(&mut self) -> &'static str {
         tokio::select! {
             _ = self.int.recv() => "SIGINT",
@@ -63,15 +57,13 @@ impl Signals {
     }
 }
 
-/// Relays the editor's stdin/stdout to the daemon at `socket`, starting `hld` (this binary)
-/// there first if none answers.
+/// Relays the editor's stdin/stdout to the daemon at `socket`, started first if none answers.
 pub async fn run(socket: &Path) -> Result<Ended, String> {
     let mut signals = Signals::new()?;
     let stream = connect(socket).await?;
     relay(stream, socket, &mut signals).await
 }
 
-/// A connection to the daemon at `socket`, started if none answers.
 async fn connect(socket: &Path) -> Result<UnixStream, String> {
     hld_client::trust::check_socket(socket).map_err(|e| e.to_string())?;
     if let Ok(stream) = UnixStream::connect(socket).await {
@@ -87,16 +79,14 @@ async fn connect(socket: &Path) -> Result<UnixStream, String> {
         .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
-/// Relays stdin/stdout to the daemon on `stream`: two plain threads, one each way, blocked
-/// in `read`; the runtime only waits for either way to stop or for a signal.
+/// Relays over `stream` on two plain threads, one each way; the runtime awaits either or a signal.
 async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Result<Ended, String> {
     let cannot = |e: std::io::Error| format!("cannot use {}: {e}", socket.display());
     let mut to_daemon = stream.into_std().map_err(cannot)?;
     to_daemon.set_nonblocking(false).map_err(cannot)?;
     tracing::info!(socket = %socket.display(), "relaying stdio to the daemon");
     // The daemon serves Content-Length framing to a connection that starts with a content
-    // header. This one joins the editor's first header section, which may start with any
-    // header of its own.
+    // header; this one joins the editor's first header section.
     to_daemon.write_all(PREAMBLE).map_err(cannot)?;
     let from_daemon = to_daemon.try_clone().map_err(cannot)?;
     let writer = to_daemon.try_clone().map_err(cannot)?;
@@ -109,9 +99,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
             Err(()) => Stopped::Daemon,
         });
     });
-    // stdout unbuffered (its own descriptor, not the line-buffered `Stdout`), so that each
-    // read from the daemon leaves in one write: on a TCP socket the second half of a frame
-    // cut in two would wait for the peer's delayed ACK.
+    // stdout unbuffered, so each read from the daemon leaves in one write (no delayed-ACK wait).
     let stdout = std::io::stdout()
         .as_fd()
         .try_clone_to_owned()
@@ -151,8 +139,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
     Ok(Ended::Cleanly)
 }
 
-/// Copies `from` to `to`, each read in one write, flushed, so that a reply is never held
-/// back: `Ok` once `from` ends (or fails), `Err` once `to` fails.
+/// Copies each read of `from` to `to` in one flushed write; `Err` once `to` fails, else `Ok`.
 fn pump(mut from: impl Read, mut to: impl Write) -> Result<(), ()> {
     let mut buf = vec![0u8; 64 * 1024];
     loop {

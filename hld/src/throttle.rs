@@ -1,6 +1,5 @@
-//! Log lines for what a peer can make happen without bound (failed accepts, refused or
-//! evicted connections, timed-out messages): at most one line a second for each kind, which
-//! says how many happened since the last, so that a flood cannot fill the log.
+//! Log lines for what a peer can make happen without bound: at most one line a second for
+//! each kind, saying how many happened since the last, so that a flood cannot fill the log.
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -11,7 +10,6 @@ const EVERY: Duration = Duration::from_secs(1);
 /// One kind of throttled line. `static` for lines of the whole daemon.
 #[derive(Debug)]
 pub struct Throttle {
-    /// The lines that may be written in a second.
     burst: u32,
     state: Mutex<State>,
 }
@@ -20,7 +18,6 @@ pub struct Throttle {
 struct State {
     /// When the current second began (at its first line).
     window: Option<Instant>,
-    /// Lines written in it.
     written: u32,
     /// Occurrences not yet told by a line.
     unlogged: u64,
@@ -33,13 +30,11 @@ impl Default for Throttle {
 }
 
 impl Throttle {
-    /// A throttle that writes one line a second.
     pub const fn new() -> Throttle {
         Throttle::burst(1)
     }
 
-    /// A throttle that writes up to `burst` lines a second, for mistakes a peer may make a
-    /// few of at once, each worth its own line.
+    /// Up to `burst` lines a second, for mistakes a peer may make a few of at once.
     pub const fn burst(burst: u32) -> Throttle {
         Throttle {
             burst,
@@ -51,8 +46,7 @@ impl Throttle {
         }
     }
 
-    /// Counts one occurrence. `Some(n)` when its line is to be written now, `n` being the
-    /// occurrences it stands for (this one and those not written since the last line).
+    /// Counts one occurrence; `Some(n)` when its line is due, `n` counting those since the last.
     pub fn hit(&self) -> Option<u64> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         state.unlogged += 1;

@@ -1,6 +1,5 @@
-//! The HumanLayer cloud API client (hld-anchor.md §4.1–4.4): pending function calls and human
-//! contacts, and the respond calls. The API key is sent only in the `Authorization` header,
-//! which is marked sensitive; nothing here prints it.
+//! The HumanLayer cloud API client (hld-anchor.md §4.1–4.4): pending calls and contacts, and the
+//! respond calls. The key goes only in the `Authorization` header, marked sensitive.
 
 use std::convert::Infallible;
 use std::str::FromStr;
@@ -16,16 +15,13 @@ use serde_json::Value;
 /// The HumanLayer API used when none is configured.
 pub const DEFAULT_BASE_URL: &str = "https://api.humanlayer.dev/humanlayer/v1";
 
-/// How long one API request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// A HumanLayer API key. It has no `Display`, and its `Debug` prints `<redacted>`, so it
-/// cannot end up in a log line or a config dump by accident.
+/// A HumanLayer API key: no `Display`, and `Debug` prints `<redacted>`, so no log shows it.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey(String);
 
 impl ApiKey {
-    /// Wraps a key.
     pub fn new(key: impl Into<String>) -> Self {
         ApiKey(key.into())
     }
@@ -35,8 +31,7 @@ impl ApiKey {
         self.0.trim().is_empty()
     }
 
-    /// The key itself, for the one child that may hold it: the anchor's own approvals server,
-    /// through its entry of the private MCP config.
+    /// The key, for the one child that may hold it: the approvals server, via its MCP config.
     pub fn expose(&self) -> &str {
         self.0.trim()
     }
@@ -76,10 +71,8 @@ pub enum ApiError {
     /// No response (connection refused, timeout, TLS failure, …).
     #[error("API request failed: {0}")]
     Transport(String),
-    /// A response that is not the expected JSON.
     #[error("API response not understood: {0}")]
     Decode(String),
-    /// A bad base URL or key.
     #[error("API client misconfigured: {0}")]
     Config(String),
 }
@@ -101,7 +94,6 @@ struct Page<T> {
 /// The `spec` of a cloud function call (the fields the daemon uses).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct FunctionCallSpec {
-    /// The tool name.
     #[serde(rename = "fn")]
     pub function: String,
     /// The tool input (may be null).
@@ -112,7 +104,6 @@ pub struct FunctionCallSpec {
 /// The `status` of a cloud item (the fields the daemon uses); times as the API sent them.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ItemStatus {
-    /// When it was requested.
     #[serde(default)]
     pub requested_at: Option<String>,
     /// When it was answered; an answered item is no longer pending.
@@ -120,8 +111,7 @@ pub struct ItemStatus {
     pub responded_at: Option<String>,
 }
 
-/// A HumanLayer `FunctionCall` (a permission request for one tool call) or `HumanContact`
-/// (a question to a human), by its `spec`.
+/// A HumanLayer `FunctionCall` (a permission request) or `HumanContact` (a question), by `spec`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct CloudCall<S> {
     /// The run (the daemon's session run id) it belongs to.
@@ -162,9 +152,7 @@ impl<S> CloudCall<S> {
     }
 }
 
-/// Parses an API time: RFC 3339 with an offset, or without a zone (then it is UTC, as the
-/// Go client read `2006-01-02T15:04:05.999999`). Returns RFC 3339 UTC with milliseconds,
-/// the daemon's own format.
+/// Parses an API time (RFC 3339, or zoneless as UTC) into RFC 3339 UTC with milliseconds.
 pub fn parse_time(text: &str) -> Option<String> {
     let text = text.trim();
     let utc = match DateTime::parse_from_rfc3339(text) {
@@ -177,7 +165,6 @@ pub fn parse_time(text: &str) -> Option<String> {
     Some(utc.to_rfc3339_opts(SecondsFormat::Millis, true))
 }
 
-/// The body of a function call response.
 #[derive(Debug, Serialize)]
 struct FunctionCallResponse<'a> {
     approved: bool,
@@ -185,7 +172,6 @@ struct FunctionCallResponse<'a> {
     comment: Option<&'a str>,
 }
 
-/// The body of a human contact response.
 #[derive(Debug, Serialize)]
 struct HumanContactResponse<'a> {
     response: &'a str,
@@ -208,8 +194,7 @@ impl std::fmt::Debug for CloudClient {
 }
 
 impl CloudClient {
-    /// A client of the API at `base_url` (e.g. [`DEFAULT_BASE_URL`]) authenticating with
-    /// `key`. Requests time out after [`REQUEST_TIMEOUT`].
+    /// A client of the API at `base_url` with `key`; requests time out after [`REQUEST_TIMEOUT`].
     pub fn new(base_url: &str, key: &ApiKey) -> Result<Self, ApiError> {
         let base = Url::parse(base_url)
             .ok()

@@ -1,6 +1,5 @@
-//! The cloud poller (hld-anchor.md §4.2–4.3): stores the pending items of our sessions (by
-//! `run_id`) as approvals and resolves the stored ones the API no longer lists. Failed polls
-//! back off ([`PollSettings::delay`]).
+//! The cloud poller (hld-anchor.md §4.2–4.3): stores our sessions' pending items as approvals,
+//! resolves those the API no longer lists, and backs off ([`PollSettings::delay`]) on failure.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -21,7 +20,6 @@ pub const MAX_BACKOFF: Duration = Duration::from_millis(300_000);
 /// How much the wait grows per consecutive failure (spec/000 `BACKOFF_FACTOR`).
 pub const BACKOFF_FACTOR: f64 = 2.0;
 
-/// How often to poll.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PollSettings {
     pub interval: Duration,
@@ -115,8 +113,7 @@ impl Poller {
         calls_ok && contacts_ok
     }
 
-    /// Applies one fetched list: stored pending approvals of `kind` that it lacks were
-    /// resolved elsewhere; its items are stored or linked. False if the fetch failed.
+    /// Applies one fetched list (false if the fetch failed): items stored, absent ones resolved.
     async fn reconcile<S: Spec>(
         &mut self,
         kind: ApprovalType,
@@ -169,8 +166,7 @@ impl Poller {
         });
     }
 
-    /// Stores one fetched item if it belongs to one of our sessions and is not stored (and
-    /// linked) yet. True if its stored approval was resolved because its session ended.
+    /// Stores one item of our sessions if new (or unlinked); true if resolved as its session ended.
     async fn sync<S: Spec>(&self, item: &CloudCall<S>) -> Result<bool, crate::store::StoreError> {
         let call_id = item.call_id.clone();
         if let Some(stored) = self

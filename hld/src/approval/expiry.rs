@@ -1,5 +1,4 @@
-//! Ends each bypass of permissions when its time is up: one task sleeps until the earliest
-//! stored expiry, turns off what is due, and sleeps again; a change of settings wakes it.
+//! Ends each bypass when its time is up: a task sleeps until the earliest expiry or a change.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,5 @@
-//! Approvals: a human approves or denies each tool call Claude wants to make, or answers its
-//! question. They are local (`createApproval`) or fetched by the [`cloud`] poller; a decision
-//! on a cloud one is stored only once the HumanLayer API accepted it.
+//! Approvals: a human approves or denies each tool call, or answers a question. Local or fetched
+//! by the [`cloud`] poller; a cloud decision is stored only once the HumanLayer API accepted it.
 
 pub mod api;
 pub mod cloud;
@@ -44,13 +43,11 @@ impl Refused {
 /// The refusal of a cloud approval that was answered elsewhere (the API said 409).
 pub const ALREADY_RESPONDED: &str = "this approval has already been responded to";
 
-/// The approval manager.
 #[derive(Clone)]
 pub struct Approvals {
     store: Store,
     cloud: Option<CloudClient>,
-    /// Cloud approvals whose decision is being sent: the poller must not take their
-    /// disappearance from the pending list for an outside answer.
+    /// Cloud approvals being decided: their leaving the pending list is no outside answer.
     sending: Arc<Mutex<HashSet<String>>>,
 }
 
@@ -78,8 +75,7 @@ impl Drop for Sending {
 }
 
 impl Approvals {
-    /// A manager over the daemon's store; `cloud` is the HumanLayer API client when an API
-    /// key is configured.
+    /// A manager over `store`, with the HumanLayer API client when an API key is configured.
     pub fn new(store: Store, cloud: Option<CloudClient>) -> Self {
         Approvals {
             store,
@@ -88,13 +84,11 @@ impl Approvals {
         }
     }
 
-    /// The HumanLayer API client, if cloud approvals are enabled.
     pub fn cloud(&self) -> Option<&CloudClient> {
         self.cloud.as_ref()
     }
 
-    /// Stores a new approval, linked to its tool call; its session waits for it. One that a
-    /// session rule covers (auto-accept, bypass) is stored approved instead: nobody is asked.
+    /// Stores a new approval linked to its tool call (its session waits), or approved by a rule.
     pub async fn create(&self, new: NewApproval) -> Result<Approval, StoreError> {
         let approval = self
             .store
@@ -112,9 +106,8 @@ impl Approvals {
         Ok(approval)
     }
 
-    /// Stores an approval fetched from the cloud as [`create`](Self::create) does (one whose
-    /// session has ended is stored resolved), or links a stored one whose tool call has
-    /// appeared since.
+    /// Stores a cloud approval as [`create`](Self::create) does (resolved if its session ended),
+    /// or links a stored one whose tool call has appeared since.
     pub async fn sync_cloud(&self, new: NewApproval) -> Result<(), StoreError> {
         let id = new.id.clone();
         let sync = move |w: &mut Writer, out: &mut Vec<_>| w.sync_cloud_approval(&new, out);
@@ -124,8 +117,7 @@ impl Approvals {
         Ok(())
     }
 
-    /// Marks a pending cloud approval that left the cloud's pending list as `resolved` (it
-    /// was answered elsewhere, outcome unknown), unless a decision on it is being sent.
+    /// Marks a cloud approval gone from the pending list `resolved`, unless a decision is sent.
     pub async fn resolve_externally(&self, id: &str) {
         if self.lock_sending().contains(id) {
             return;
@@ -138,9 +130,8 @@ impl Approvals {
         }
     }
 
-    /// Records a decision. `kind` is what the decider believes the approval is. A pending
-    /// cloud approval's decision goes to the HumanLayer API first; if the API answers 409
-    /// the approval is marked `resolved` and the decision refused.
+    /// Records a decision on an approval of `kind`. A pending cloud one goes to the HumanLayer
+    /// API first; if it answers 409 the approval is marked `resolved` and the decision refused.
     pub async fn decide(
         &self,
         id: &str,
@@ -200,7 +191,6 @@ impl Approvals {
         })
     }
 
-    /// Sends a decision on a cloud approval to the HumanLayer API.
     async fn send_to_cloud(
         &self,
         approval: &Approval,
@@ -247,8 +237,7 @@ impl Approvals {
         }
     }
 
-    /// Marks cloud approval `id` as answered in the cloud: `resolved`, with the comment that
-    /// says so.
+    /// Marks cloud approval `id` `resolved`, with the comment that it was answered elsewhere.
     async fn resolve_elsewhere(&self, id: &str) -> Result<Approval, Refused> {
         let comment = Some(ANSWERED_ELSEWHERE.to_owned());
         self.record(id, ApprovalStatus::Resolved, comment).await

@@ -9,7 +9,6 @@ use hld_client::protocol::ApprovalsAvailability;
 /// The arguments that make the command serve the server.
 pub const ARGS: [&str; 2] = ["mcp", "claude_approvals"];
 
-/// The command serving the approvals MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalsCommand {
     pub path: PathBuf,

@@ -1,5 +1,4 @@
 //! Building the `claude` command line, asking its version and writing the `--mcp-config` file.
-//! (Finding the binary is [`hld_client::claude_path`], shared with `hlyr`.)
 
 use std::ffi::{OsStr, OsString};
 use std::fs::OpenOptions;
@@ -17,8 +16,7 @@ use crate::private_dir;
 /// How long `claude --version` may take before it is given up on.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything on one `claude` command line: the session's options and what the daemon adds.
-/// Empty strings and lists are "not given": no flag is emitted for them.
+/// Everything on one `claude` command line; empty strings and lists emit no flag.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
     /// The prompt; always passed last, after `--`.
@@ -27,24 +25,19 @@ pub struct LaunchSpec {
     pub options: SessionOptions,
     /// `--mcp-config`: a file written by [`write_mcp_config`].
     pub mcp_config_file: Option<PathBuf>,
-    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`, the session's own or the one the
-    /// daemon injected.
+    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`, the session's own or the daemon's.
     pub permission_prompt_tool: Option<String>,
-    /// `--resume <claude session id>`.
     pub resume: Option<String>,
-    /// `--fork-session` (only together with `resume`): since CLI 2.0 a plain resume keeps the
-    /// resumed session's id; forking makes Claude report a new one.
+    /// `--fork-session` (with `resume` only): forking makes Claude report a new session id.
     pub fork_session: bool,
 }
 
-/// `Some(s)` when `s` is present and not empty.
 fn given(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 
 impl LaunchSpec {
-    /// The text for `--append-system-prompt`: the append prompt and the custom instructions,
-    /// separated by a blank line, or whichever of the two is given.
+    /// `--append-system-prompt`: the append prompt and custom instructions, blank-line separated.
     pub fn append_prompt_text(&self) -> Option<String> {
         match (
             given(&self.options.append_system_prompt),
@@ -56,9 +49,8 @@ impl LaunchSpec {
         }
     }
 
-    /// The arguments after the program name: every flag first, then
-    /// `--output-format stream-json --verbose --print -- <query>`, so that variadic flags cannot
-    /// swallow the prompt and a prompt starting with `-` is not taken for a flag.
+    /// The arguments: every flag, then `--output-format stream-json --verbose --print -- <query>`,
+    /// so that variadic flags cannot swallow the prompt nor a leading `-` pass for a flag.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let options = &self.options;
@@ -111,15 +103,13 @@ impl LaunchSpec {
     }
 }
 
-/// Appends `name value`.
 fn push_flag(args: &mut Vec<OsString>, name: &str, value: &OsStr) {
     args.push(name.into());
     args.push(value.to_owned());
 }
 
-/// The environment variables that carry the daemon's own secrets. No child inherits them: an
-/// agent can read its environment and send it anywhere. A server that needs one gets it in
-/// its own entry of the private MCP config instead.
+/// The daemon's own secrets, which no child inherits (an agent can send its environment
+/// anywhere); a server that needs one gets it in its private MCP config entry.
 pub const SECRET_ENV: [&str; 1] = ["HUMANLAYER_API_KEY"];
 
 /// A command for `claude` (or anything it starts), without the daemon's secrets.
@@ -131,8 +121,7 @@ pub fn command(program: &Path) -> tokio::process::Command {
     cmd
 }
 
-/// Runs `<path> --version` (the child is killed after `timeout`) and returns the trimmed first
-/// line of its output, e.g. `2.1.197 (Claude Code)`; `None` if that fails or prints nothing.
+/// The first line of `<path> --version` (killed after `timeout`), e.g. `2.1.197 (Claude Code)`.
 pub async fn claude_version(path: &Path, timeout: Duration) -> Option<String> {
     let child = command(path)
         .arg("--version")
@@ -150,10 +139,8 @@ pub async fn claude_version(path: &Path, timeout: Duration) -> Option<String> {
     (!first.is_empty()).then(|| first.to_owned())
 }
 
-/// Writes `config` as JSON to a new file `mcp-config-<uuid>.json` with mode 0600 in `dir`,
-/// which is checked first ([`private_dir::ensure`]: created 0700 if missing). The file is
-/// created anew (`O_EXCL | O_NOFOLLOW`): nothing already there is written through. The caller
-/// removes it when the session's process has exited.
+/// Writes `config` to a new 0600 file `mcp-config-<uuid>.json` (`O_EXCL | O_NOFOLLOW`) in
+/// `dir`, checked first ([`private_dir::ensure`]); the caller removes it once `claude` exited.
 pub fn write_mcp_config(dir: &Path, config: &McpConfig) -> io::Result<PathBuf> {
     private_dir::ensure(dir, "the directory of per-session files")?;
     let path = dir.join(format!("{MCP_CONFIG_PREFIX}{}.json", uuid::Uuid::new_v4()));
@@ -168,11 +155,9 @@ pub fn write_mcp_config(dir: &Path, config: &McpConfig) -> io::Result<PathBuf> {
     Ok(path)
 }
 
-/// The start of every MCP config file's name.
 const MCP_CONFIG_PREFIX: &str = "mcp-config-";
 
-/// Checks `dir` and removes the MCP configs a daemon that did not exit cleanly left in it
-/// (call it before any session starts); returns how many.
+/// Checks `dir` and removes MCP configs left by an unclean exit (before any session); how many.
 pub fn clean_mcp_configs(dir: &Path) -> io::Result<usize> {
     private_dir::ensure(dir, "the directory of per-session files")?;
     let mut removed = 0;
@@ -264,7 +249,6 @@ mod tests {
         }
     }
 
-    /// Writes an executable shell script.
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
         let path = dir.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();

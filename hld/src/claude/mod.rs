@@ -1,6 +1,5 @@
-//! The one boundary to the agent CLI, `claude`: its command line ([`command`]), its process
-//! and process group ([`process`]), and its stream-json output ([`stream`]). Sessions reach
-//! the agent only through here; this module knows nothing of sessions beyond `model`.
+//! The one boundary to `claude`: its command line ([`command`]), process group ([`process`])
+//! and stream-json output ([`stream`]); sessions reach the agent only through here.
 
 pub mod command;
 pub mod process;

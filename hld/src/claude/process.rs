@@ -10,18 +10,16 @@ use tokio::process::Child;
 
 use super::{command, LaunchSpec};
 
-/// Environment added to every `claude` child: no auto-update or telemetry from a supervised
-/// process.
+/// Environment added to every `claude` child: no auto-update or telemetry when supervised.
 const CHILD_ENV: [(&str, &str); 3] = [
     ("DISABLE_AUTOUPDATER", "1"),
     ("DISABLE_TELEMETRY", "1"),
     ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
 ];
 
-/// Spawns `claude` with the spec's command line in `working_dir`, stdin closed, stdout and
-/// stderr piped, as the leader of a new process group, without the daemon's secrets in its
-/// environment. If the daemon dies, even by SIGKILL, the child gets SIGTERM: no Claude runs
-/// on unsupervised.
+/// Spawns `claude` with the spec's command line in `working_dir` (stdin closed, stdout and
+/// stderr piped) as a new process group leader, without the daemon's secrets. If the daemon
+/// dies, even by SIGKILL, the child gets SIGTERM.
 pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::Result<Child> {
     let mut cmd = command::command(claude);
     cmd.args(spec.args())
@@ -49,9 +47,8 @@ pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::R
     cmd.spawn()
 }
 
-/// Sends SIGINT to `claude` alone: it stops its turn, records the interruption and shuts
-/// its own tools and MCP servers down. (Signalling the whole group would race its MCP
-/// servers' deaths against Claude's orderly rejection of a pending tool call.)
+/// Sends SIGINT to `claude` alone, which stops its turn and its own tools and MCP servers
+/// (signalling the group would race them against Claude's rejection of a pending tool call).
 pub fn interrupt(pid: u32) {
     let Ok(raw) = i32::try_from(pid) else { return };
     match kill(Pid::from_raw(raw), Signal::SIGINT) {

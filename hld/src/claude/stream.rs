@@ -1,12 +1,6 @@
-//! Claude's `--output-format stream-json` stdout, one line at a time: each line becomes a
-//! typed [`AgentEvent`] ([`parse_line`]), read straight from its text by serde (nested objects
-//! are read from their own text, so that one that does not read leaves the rest intact).
-//!
-//! Nothing here fails: a line that is not a JSON object is [`AgentEvent::Malformed`], a
-//! `type` or `subtype` this module does not know is [`AgentEvent::Unknown`], a field of an
-//! unexpected type reads as absent, and a content block that lacks its essential fields is
-//! [`ContentBlock::Other`]. What a session stores from each event is the session layer's
-//! business (`session::transcript`).
+//! Claude's `--output-format stream-json` stdout, one line at a time, read by serde into a
+//! typed [`AgentEvent`] ([`parse_line`]). Nothing here fails: a line that is not a JSON object
+//! is `Malformed`, an unknown type `Unknown`, a field of the wrong type absent.
 
 use serde::de::{DeserializeOwned, Deserializer};
 use serde::Deserialize;
@@ -21,18 +15,14 @@ pub struct Line {
     pub event: AgentEvent,
 }
 
-/// What one line says.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentEvent {
-    /// `system`: the run's start, an API retry, and others.
     System(System),
     Assistant(MessageLine),
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
-    /// `result`: how the run ended.
     Result(RunResult),
-    /// A JSON object of a type this module does not know, or of a known type that does not
-    /// read as one.
+    /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
     },
@@ -40,12 +30,9 @@ pub enum AgentEvent {
     Malformed(String),
 }
 
-/// A `system` line.
 #[derive(Debug, Clone, PartialEq)]
 pub enum System {
-    /// `init`: the run's set-up.
     Init(Init),
-    /// `api_retry`: an API call failed, and the CLI tries it again after a delay.
     ApiRetry(ApiRetry),
     /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
     Other,
@@ -55,7 +42,6 @@ pub enum System {
 mod lenient {
     use super::*;
 
-    /// A string, else `None`.
     pub(super) fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
         Ok(match Value::deserialize(d)? {
             Value::String(s) => Some(s),
@@ -69,18 +55,15 @@ mod lenient {
         Ok(v.as_i64().or_else(|| v.as_f64().map(|f| f as i64)))
     }
 
-    /// A number, else `None`.
     pub(super) fn float<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
         Ok(Value::deserialize(d)?.as_f64())
     }
 
-    /// A boolean, else `None`.
     pub(super) fn boolean<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
         Ok(Value::deserialize(d)?.as_bool())
     }
 
-    /// The strings of an array (other elements skipped), a lone string as a one-element list,
-    /// else empty.
+    /// The strings of an array (others skipped), a lone string as one, else empty.
     pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
         Ok(match Value::deserialize(d)? {
             Value::Array(items) => items
@@ -104,8 +87,7 @@ mod lenient {
         Ok(read(<&RawValue>::deserialize(d)?).unwrap_or_default())
     }
 
-    /// A message's `content`: a string is one text block, an array is read block by block,
-    /// anything else is no blocks.
+    /// `content`: a string is one text block, an array is read block by block, else none.
     pub(super) fn blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBlock>, D::Error> {
         let raw = <&RawValue>::deserialize(d)?;
         if let Some(text) = read(raw) {
@@ -116,7 +98,6 @@ mod lenient {
         Ok(items.into_iter().map(block).collect())
     }
 
-    /// The JSON text `raw` read as a `T`, if it reads as one.
     fn read<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
         serde_json::from_str(raw.get()).ok()
     }
@@ -179,12 +160,10 @@ pub struct MessageLine {
     pub message: Message,
 }
 
-/// The `message` of an `assistant` or `user` line.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Message {
     #[serde(default, deserialize_with = "lenient::blocks")]
     pub content: Vec<ContentBlock>,
-    /// Its token counts (assistant messages).
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
 }
@@ -212,11 +191,9 @@ struct BlockRaw {
     is_error: Option<bool>,
 }
 
-/// One content block of a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
     Text(String),
-    /// `thinking`: the thinking text.
     Thinking(String),
     ToolUse {
         id: String,
@@ -225,7 +202,6 @@ pub enum ContentBlock {
         input: Value,
     },
     ToolResult {
-        /// The tool use it answers.
         tool_use_id: String,
         /// The content as text (see [`render_tool_result`]); `None` if absent.
         content: Option<String>,
@@ -258,9 +234,8 @@ impl ContentBlock {
     }
 }
 
-/// A tool result's `content` as text: a string as is; an array of blocks with each block
-/// rendered (a text block as its text, an image as `[image]`, another block as `[<type>]`) and
-/// joined by `\n`; `None` for absent or `null`; any other JSON as compact JSON text.
+/// A tool result's `content` as text: a string as is, an array of blocks rendered (text as is,
+/// an image `[image]`, others `[<type>]`) joined by `\n`, `null` as `None`, else JSON text.
 pub fn render_tool_result(content: &Value) -> Option<String> {
     match content {
         Value::Null => None,
@@ -286,12 +261,10 @@ pub fn render_tool_result(content: &Value) -> Option<String> {
     }
 }
 
-/// The `result` line: how the run ended. A session's outcome comes from this (and from
-/// whether it arrived at all), not from the exit code.
+/// The `result` line: a session's outcome comes from it (or its absence), not the exit code.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct RunResult {
-    /// `success`, `error_max_turns`, `error_during_execution`, … API failures arrive as
-    /// `success` with `is_error`.
+    /// `success`, `error_max_turns`, …; API failures arrive as `success` with `is_error`.
     #[serde(default, deserialize_with = "lenient::string")]
     pub subtype: Option<String>,
     /// The success flag as sent; see [`RunResult::is_error`].
@@ -330,10 +303,8 @@ pub struct Usage {
     pub input_tokens: Option<i64>,
     #[serde(default, deserialize_with = "lenient::int")]
     pub output_tokens: Option<i64>,
-    /// Input tokens written to the prompt cache.
     #[serde(default, deserialize_with = "lenient::int")]
     pub cache_creation_input_tokens: Option<i64>,
-    /// Input tokens read from the prompt cache.
     #[serde(default, deserialize_with = "lenient::int")]
     pub cache_read_input_tokens: Option<i64>,
 }
@@ -356,7 +327,6 @@ impl Usage {
 /// One model's entry of `result.modelUsage`, the figure kept.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct ModelUsage {
-    /// The model's context window, in tokens.
     #[serde(default, rename = "contextWindow", deserialize_with = "lenient::int")]
     pub context_window: Option<i64>,
 }
@@ -376,8 +346,7 @@ impl RunResult {
         self.total_cost_usd.or(self.cost_usd)
     }
 
-    /// The error text when [`is_error`](Self::is_error): the `errors` joined by `"; "`, else
-    /// the `result` text, else the subtype.
+    /// The error text when failed: `errors` joined by `"; "`, else `result`, else the subtype.
     pub fn error_message(&self) -> Option<String> {
         if !self.is_error() {
             return None;
@@ -452,7 +421,6 @@ struct Head {
     session_id: Option<String>,
 }
 
-/// A line read as a `T`, if it reads as one.
 fn read<T: DeserializeOwned>(line: &str) -> Option<T> {
     serde_json::from_str(line).ok()
 }

@@ -70,8 +70,7 @@ pub async fn create_approval(
         "human_contact" => ApprovalType::HumanContact,
         other => return Err(Error::not_accepted("type", other, &DECISION_TYPES)),
     };
-    // With a session id, the store checks that the session exists while it inserts: one trip
-    // to the writer instead of a read and then a write.
+    // With a session id, the store checks the session exists as it inserts: one writer trip.
     let session_id = match present(p.session_id) {
         Some(id) => id,
         None => {

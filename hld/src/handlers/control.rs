@@ -1,5 +1,4 @@
-//! Organising sessions after launch: titles, the archive, the leaf list, approval modes,
-//! recent paths, search and deletion.
+//! Organising sessions: titles, the archive, leaves, approval modes, paths, search, deletion.
 
 use std::sync::Arc;
 
@@ -16,8 +15,7 @@ use crate::store::{read, SessionRow, StoreError, Writer};
 const SEARCH_LIMIT: (i64, i64) = (50, 1000);
 const RECENT_PATHS_LIMIT: i64 = 20;
 
-/// A store failure as the error a client sees: an unknown or running session is the caller's
-/// mistake (-32602), anything else a fault (-32603).
+/// A store failure as the client sees it: unknown or running session -32602, else -32603.
 pub(super) fn store_error(action: &str) -> impl Fn(StoreError) -> Error + '_ {
     move |e| match e {
         StoreError::SessionNotFound(id) => Error::invalid_param(
@@ -113,8 +111,7 @@ pub async fn bulk_archive_sessions(
     })
 }
 
-/// Brings an archived session back to the list, as working with it again does (continuing,
-/// interrupting). A failure is only logged: the action itself went through.
+/// Brings an archived session back to the list, as working with it does; failures are logged.
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
     let ids = vec![session_id.to_owned()];
     let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);

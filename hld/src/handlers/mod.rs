@@ -1,5 +1,4 @@
-//! The method handlers, each `async fn(Arc<Daemon>, Params) -> Result<…>`; `server.rs` puts
-//! them in the method table.
+//! The method handlers, each `async fn(Arc<Daemon>, Params) -> Result<…>`, tabled by `server`.
 
 pub mod approvals;
 pub mod control;
@@ -14,8 +13,7 @@ use crate::bus::{Filter, Subscriber};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 
-/// `Subscribe`: a subscription to the events its filter lets through; unknown event types
-/// are refused.
+/// `Subscribe`: the events its filter lets through; unknown event types are refused.
 pub fn subscribe(daemon: &Daemon, params: SubscribeParams) -> Result<Subscriber> {
     for (i, t) in params.event_types.iter().flatten().enumerate() {
         if EventType::parse(t.as_str()).is_none() {

@@ -179,8 +179,7 @@ pub async fn interrupt_session(
     })
 }
 
-/// Refuses params with a NUL character in any string or key: no command line, environment or
-/// file name can carry one, so `claude` could not be started with them.
+/// Refuses params with a NUL in any string or key: no command line or environment carries one.
 pub(super) fn no_nul(params: &impl serde::Serialize) -> Result<()> {
     fn find(value: &serde_json::Value, path: &mut String) -> bool {
         let nul = |s: &str| s.contains('\0');

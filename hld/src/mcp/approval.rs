@@ -1,6 +1,5 @@
-//! Asking the daemon: create an approval, then wait for its decision through `Subscribe`
-//! (opened first, so no decision is missed), with a `getApproval` poll that also covers a lost
-//! subscription and a daemon restart.
+//! Asking the daemon: create an approval, then await its decision via `Subscribe` (opened first),
+//! with a `getApproval` poll that also covers a lost subscription and a daemon restart.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -12,15 +11,12 @@ use hld_client::protocol::{
 };
 use hld_client::{Client, Error, SubscribeOptions, Subscription, SubscriptionItem};
 
-/// Per-call timeout towards the daemon: a daemon that accepts but never answers is
-/// reported as unreachable instead of hanging Claude.
+/// Per-call timeout: a daemon that accepts but never answers is reported, not waited on.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often the decision is polled while waiting, unless `HUMANLAYER_APPROVAL_POLL_MS` says
-/// otherwise.
+/// How often the decision is polled (`HUMANLAYER_APPROVAL_POLL_MS` overrides it).
 const POLL_INTERVAL: Duration = Duration::from_secs(2);
 
-/// How this server reaches the daemon and which session it speaks for (from the
-/// environment the daemon gives it).
+/// How this server reaches the daemon and which session it speaks for (from its environment).
 #[derive(Debug)]
 pub struct Daemon {
     /// The socket, or why it could not be resolved.
@@ -30,7 +26,6 @@ pub struct Daemon {
     poll_interval: Duration,
 }
 
-/// A human's decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     pub status: ApprovalStatus,
@@ -46,27 +41,21 @@ pub enum Failure {
          started by the hld daemon for one of its sessions"
     )]
     NoSession,
-    /// The socket path could not be resolved.
     #[error("the hld daemon socket could not be resolved ({0})")]
     NoSocket(String),
-    /// Connecting or calling failed.
     #[error("the hld daemon could not be reached at {socket} ({error})")]
     Unreachable { socket: String, error: Error },
-    /// The daemon refused to create the approval.
     #[error("the hld daemon refused the approval request ({0})")]
     Refused(String),
-    /// The approval could no longer be read while waiting.
     #[error("approval {id} could not be read ({error})")]
     Lost { id: String, error: String },
-    /// The client cancelled the call or went away.
     #[error("the request was cancelled before a human decided")]
     Cancelled,
 }
 
 impl Daemon {
-    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; the
-    /// session comes from `HUMANLAYER_SESSION_ID` and `HUMANLAYER_RUN_ID`, the poll interval
-    /// from `HUMANLAYER_APPROVAL_POLL_MS`.
+    /// The socket is `explicit`, else `HUMANLAYER_DAEMON_SOCKET`, else the default; identity and
+    /// poll interval from `HUMANLAYER_SESSION_ID`/`_RUN_ID`/`_APPROVAL_POLL_MS`.
     pub fn from_env(explicit: Option<&Path>) -> Daemon {
         let var = |key| std::env::var(key).ok().filter(|v| !v.trim().is_empty());
         let poll_interval = var("HUMANLAYER_APPROVAL_POLL_MS")
@@ -80,8 +69,7 @@ impl Daemon {
         }
     }
 
-    /// Creates the approval described by `params` (this session's identity is added) and
-    /// waits for its decision, until `stop` resolves.
+    /// Creates the approval of `params` (plus this session's identity); waits for its decision.
     pub async fn ask(
         &self,
         params: CreateApprovalParams,
@@ -130,8 +118,7 @@ impl Daemon {
         Ok(decision)
     }
 
-    /// A subscription to this session's `approval_resolved` events; `None` when it cannot
-    /// be had (the poll then does all the work).
+    /// A subscription to this session's `approval_resolved` events, if one can be had.
     async fn subscribe(&self, client: &Client) -> Option<Subscription> {
         let params = SubscribeParams {
             event_types: Some(vec![EventType::ApprovalResolved]),
@@ -193,8 +180,7 @@ impl Waiter<'_> {
         }
     }
 
-    /// Polls the approval, reconnecting (and resubscribing) first if needed. `Ok(None)`
-    /// while it is pending or the daemon is out of reach.
+    /// Polls the approval, reconnecting first if needed; `Ok(None)` while pending or unreachable.
     async fn check(&mut self) -> Result<Option<Decision>, Failure> {
         if self.client.is_none() {
             match Client::connect_with_timeout(&self.socket, CALL_TIMEOUT).await {

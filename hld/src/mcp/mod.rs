@@ -1,6 +1,5 @@
-//! The `claude_approvals` MCP server: Claude Code's `--permission-prompt-tool`
-//! (`request_permission`) and `contact_human`, each turned into an approval in the hld daemon
-//! and answered by a human (contract: claude-code.md §3.2, hld-anchor.md §4.6).
+//! The `claude_approvals` MCP server: `request_permission` and `contact_human`, each an approval
+//! in the daemon answered by a human (claude-code.md §3.2, hld-anchor.md §4.6).
 
 mod approval;
 mod stdin;
@@ -22,19 +21,15 @@ use approval::{Daemon, Decision};
 
 /// The name announced in `initialize`.
 const SERVER_NAME: &str = "hld-claude-approvals";
-/// The permission-prompt tool.
 const REQUEST_PERMISSION: &str = "request_permission";
-/// The question tool.
 const CONTACT_HUMAN: &str = "contact_human";
-/// `contact_human` as Claude names it when the daemon injects this server as `approvals`.
-/// Asking the human whether Claude may ask the human is noise, so it is allowed at once.
+/// `contact_human` as injected (`approvals`): asking whether Claude may ask is allowed at once.
 const OWN_CONTACT_TOOL: &str = "mcp__approvals__contact_human";
 /// The deny message when the reviewer gave no reason.
 const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
 
-/// Serves the server on stdin/stdout until the client closes stdin. `socket` is an explicit
-/// daemon socket (`--daemon-socket`); otherwise the usual resolution applies, starting with
-/// `HUMANLAYER_DAEMON_SOCKET`.
+/// Serves the server on stdin/stdout until the client closes stdin; `socket` is
+/// `--daemon-socket`, else the usual resolution (`HUMANLAYER_DAEMON_SOCKET` first).
 pub async fn serve_stdio(socket: Option<&Path>) -> Result<(), String> {
     let closed = CancellationToken::new();
     let server = ApprovalsServer {
@@ -58,9 +53,8 @@ pub async fn serve_stdio(socket: Option<&Path>) -> Result<(), String> {
     Ok(())
 }
 
-/// The MCP handler. Every tool call runs in its own task; `closed` ends the waits of calls
-/// still in flight when stdin closes, so that the process exits at once instead of after
-/// rmcp's drain timeout.
+/// The MCP handler. Each tool call runs in its own task; `closed` ends the waits in flight
+/// when stdin closes, so the process exits at once, not after rmcp's drain timeout.
 struct ApprovalsServer {
     daemon: Daemon,
     closed: CancellationToken,
@@ -236,7 +230,6 @@ fn deny(reason: Option<&str>) -> String {
     json!({"behavior": "deny", "message": reason.unwrap_or(DEFAULT_DENIAL)}).to_string()
 }
 
-/// Exactly one text content item.
 fn text_result(text: String) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(text)])
 }

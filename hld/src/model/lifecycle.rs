@@ -1,9 +1,5 @@
-//! Every rule of a session's status, in one function: status × happening → status.
-//!
-//! The store applies it inside the transaction that writes the status (a compare-and-set), so
-//! a status only moves by a rule here, from the status it really has: a session that ended
-//! while an approval was being decided keeps its final status. Only a new turn (a message to
-//! the same session) leaves a final status. Callers say what happened; none decides the status.
+//! Every rule of a session's status, in one function: status × happening → status, applied by
+//! the store from the status it really has; only a new turn leaves a final status.
 
 use hld_client::protocol::SessionStatus;
 
@@ -28,7 +24,6 @@ pub enum Happening {
     NewTurn,
 }
 
-/// Its name in log lines.
 impl std::fmt::Display for Happening {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

@@ -1,6 +1,5 @@
-//! The domain's pure types and rules: a session's status transitions, its approval modes and
-//! the rules they imply, and how its `claude` runs. No I/O, and nothing of the daemon but the
-//! wire types of `hld_client::protocol`: every layer above may use them.
+//! The domain's pure types and rules: status transitions, approval modes and their rules, and
+//! how `claude` runs. No I/O; nothing of the daemon but `hld_client::protocol`'s wire types.
 
 mod lifecycle;
 mod options;

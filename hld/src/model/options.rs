@@ -1,5 +1,4 @@
-//! A session's launch settings: how its `claude` runs, and what a person set on it. One type
-//! shared by `launchSession`, `continueSession`, the store and the `claude` command line.
+//! A session's launch settings, one type for both launch methods, the store and the command line.
 
 use std::path::PathBuf;
 
@@ -23,7 +22,6 @@ pub struct SessionOptions {
     pub working_dir: PathBuf,
     /// `--max-turns`; never inherited by a continuation.
     pub max_turns: Option<i64>,
-    /// `--system-prompt`.
     pub system_prompt: Option<String>,
     /// `--append-system-prompt`, as requested (custom instructions are kept apart).
     pub append_system_prompt: Option<String>,
@@ -31,21 +29,17 @@ pub struct SessionOptions {
     pub custom_instructions: Option<String>,
     /// `--permission-prompt-tool`; one given means the daemon injects no approvals server.
     pub permission_prompt_tool: Option<String>,
-    /// `--allowedTools`.
     pub allowed_tools: Option<Vec<String>>,
-    /// `--disallowedTools`.
     pub disallowed_tools: Option<Vec<String>>,
     /// MCP servers as requested, before the daemon adds its own.
     pub mcp_config: Option<McpConfig>,
-    /// Opts out of the daemon's approvals server.
     pub no_approvals: bool,
     /// `--add-dir`, each absolute and checked to exist.
     pub additional_directories: Vec<PathBuf>,
 }
 
 impl SessionOptions {
-    /// Whether the session gets the daemon's approvals server: unless it opts out or brings
-    /// its own permission-prompt tool.
+    /// Whether the session gets the daemon's approvals server (no opt-out, no tool of its own).
     pub fn needs_approvals_server(&self) -> bool {
         self.permission_prompt_tool.is_none() && !self.no_approvals
     }

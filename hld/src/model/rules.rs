@@ -1,7 +1,5 @@
-//! The rules that approve a tool call without asking anyone: auto-accept of edits, and the
-//! bypass of permissions until it expires. The store applies them inside the transaction that
-//! stores an approval, so a rule and the approval it decides are never out of step; there too
-//! a cloud approval of a session that has ended is stored resolved.
+//! The rules that approve a tool call without asking: auto-accept of edits, and the bypass
+//! until it expires. The store applies them in the transaction that stores the approval.
 
 use chrono::{DateTime, Utc};
 use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType, SessionStatus};
@@ -15,7 +13,6 @@ pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
 /// A session's approval modes, as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Modes {
-    /// Edit, Write and MultiEdit are approved at once.
     pub auto_accept_edits: bool,
     /// Every tool call is approved at once, until `bypass_expires_at`.
     pub dangerously_skip_permissions: bool,
@@ -24,8 +21,7 @@ pub struct Modes {
 }
 
 impl Modes {
-    /// Whether the bypass is on at `now` (RFC 3339). An expiry that cannot be read counts as
-    /// passed: a bypass is never extended by a fault.
+    /// Whether the bypass is on at `now`; an unreadable expiry counts as passed (never extended).
     pub fn bypass_active(&self, now: &str) -> bool {
         self.dangerously_skip_permissions
             && self.bypass_expires_at.as_deref().is_none_or(|expiry| {
@@ -36,8 +32,7 @@ impl Modes {
             })
     }
 
-    /// The modes a continuation starts with at `now`: auto-accept as is, and the bypass only
-    /// if it is still on, until the same expiry.
+    /// A continuation's modes at `now`: auto-accept as is, the bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {
         let bypass = self.bypass_active(now);
         Modes {
@@ -86,14 +81,12 @@ impl Rule {
 /// How a new approval is stored when nobody is to be asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
-    /// Approved by a session rule.
     Rule(Rule),
     /// Resolved: its session had ended, so no `claude` waits for it.
     SessionEnded,
 }
 
 impl Settled {
-    /// The status it is stored with.
     pub fn status(self) -> ApprovalStatus {
         match self {
             Settled::Rule(_) => ApprovalStatus::Approved,
@@ -118,10 +111,8 @@ impl Settled {
     }
 }
 
-/// How a new approval from `source` of `kind` for `tool`, of a session in `session` with
-/// `modes`, is settled as it is stored at `now`, if it is. A cloud approval whose session has
-/// ended is resolved, as ending the session would have resolved it (the poller may first see
-/// it after the end). A local approval a session rule covers is approved.
+/// How a new approval is settled as it is stored at `now`, if it is: a cloud one of an ended
+/// session is resolved (the poller may see it after the end), one a rule covers is approved.
 pub fn on_creation(
     source: ApprovalSource,
     kind: ApprovalType,
@@ -138,8 +129,7 @@ pub fn on_creation(
     }
 }
 
-/// The rule that approves an approval of `kind` for `tool` at `now`, if any. Questions to the
-/// human are never answered by a rule.
+/// The rule that approves an approval of `kind` for `tool` at `now`; never a question.
 pub fn automatic(modes: &Modes, kind: ApprovalType, tool: Option<&str>, now: &str) -> Option<Rule> {
     if kind != ApprovalType::FunctionCall {
         return None;

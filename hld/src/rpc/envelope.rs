@@ -1,6 +1,5 @@
-//! Reading one incoming message: JSON-RPC 2.0's envelope checked, its members kept as raw JSON
-//! for the router, and every violation turned into the error the client gets. One parser for
-//! every transport; holon-rpc (spec/002) asks for [`Strictness::Strict`].
+//! Reading one incoming message: the JSON-RPC 2.0 envelope checked, members kept raw for the
+//! router, violations turned into errors. holon-rpc (spec/002) asks for [`Strictness::Strict`].
 
 use std::borrow::Cow;
 
@@ -10,7 +9,6 @@ use serde_json::value::RawValue;
 
 use super::error::{invalid_request, parse_error};
 
-/// A valid message.
 #[derive(Debug)]
 pub enum Message<'a> {
     /// A request, or a notification when `id` is `None`; `params` absent or `null` is `None`.
@@ -27,12 +25,10 @@ pub enum Message<'a> {
 #[derive(Debug)]
 pub struct Rejected {
     pub error: ErrorObject,
-    /// The message's id, when it could be read. Without one, a lenient transport answers to
-    /// `null` (as JSON-RPC 2.0 says) and a strict one closes the connection.
+    /// The id, if readable; without one, lenient answers to `null`, strict closes the connection.
     pub id: Option<Box<RawValue>>,
 }
 
-/// How strictly a message is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strictness {
     /// JSON-RPC 2.0, requests only: what the Unix socket and stdio take.
@@ -68,8 +64,7 @@ fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
     serde_json::from_str::<Str>(raw.get()).ok().map(|Str(s)| s)
 }
 
-/// An object's members in order, repeats included, each value raw (names borrowed unless
-/// they have escapes).
+/// An object's members in order, repeats included, each value raw.
 struct Pairs<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
 impl Pairs<'_> {
@@ -121,12 +116,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Pairs<'a> {
     }
 }
 
-/// The raw JSON `null`.
 pub fn null_id() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is JSON")
 }
 
-/// Reads one message, as `strictness` says.
 pub fn parse(bytes: &[u8], strictness: Strictness) -> Result<Message<'_>, Rejected> {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Err(reject(parse_error("invalid UTF-8"), None));
@@ -144,11 +137,9 @@ fn reject(error: ErrorObject, id: Option<&RawValue>) -> Rejected {
     }
 }
 
-/// Errors, in the order they are checked: not JSON (-32700, id `null`); a batch (-32600
-/// `batch-not-supported`); not an object (-32600 `invalid-envelope`); an id that is not a
-/// string, a number or `null` (-32600 `invalid-id-type`, id `null`); then, echoing the id
-/// (`null` without one), a `jsonrpc` other than "2.0" and a `method` that is not a string
-/// (-32600 `invalid-envelope`).
+/// Errors, in order: not JSON (-32700, id `null`); a batch (-32600 `batch-not-supported`); not
+/// an object (-32600 `invalid-envelope`); a bad id type (-32600 `invalid-id-type`, id `null`);
+/// then, to the id, a `jsonrpc` other than "2.0" or a non-string `method` (`invalid-envelope`).
 fn parse_lenient(text: &str) -> Result<Message<'_>, Rejected> {
     if text.trim_start().starts_with('[') {
         let error = match serde_json::from_str::<Vec<&RawValue>>(text) {
@@ -202,7 +193,6 @@ fn envelope_error(what: &str) -> ErrorObject {
     )
 }
 
-/// The members a strict envelope may have.
 const MEMBERS: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
 
 /// spec/002's rules: what is not one object with a readable id cannot be answered (the
@@ -279,8 +269,7 @@ fn string_is(raw: &RawValue, expected: &str) -> bool {
     string_of(raw).is_some_and(|t| t == expected)
 }
 
-/// Whether `raw` is an error object: an integer `code` and a string `message`, each once
-/// (other members allowed).
+/// Whether `raw` is an error object: an integer `code` and a string `message`, each once.
 fn is_error_object(raw: &RawValue) -> bool {
     let Ok(Pairs(members)) = serde_json::from_str::<Pairs>(raw.get()) else {
         return false;

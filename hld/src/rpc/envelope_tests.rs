@@ -1,6 +1,5 @@
-//! The envelope parser's rules, both strictnesses: tables of messages and their verdicts
-//! (one case a line, `message => verdict`), and spec/002's rules checked against arbitrary
-//! members.
+//! The envelope parser's rules, both strictnesses: tables of `message => verdict` lines, and
+//! spec/002's rules checked against arbitrary members.
 
 use super::*;
 
@@ -21,8 +20,7 @@ fn check_table(table: &str, verdict: fn(&[u8]) -> String) {
     }
 }
 
-/// The lenient verdict: the request's id, method and params, or the error code and the id
-/// it is answered to.
+/// The lenient verdict: id, method and params, or the error code and the id answered to.
 fn lenient(text: &[u8]) -> String {
     match parse(text, Strictness::Lenient) {
         Ok(Message::Request { id, method, params }) => {
@@ -69,8 +67,7 @@ fn lenient_parsing_keeps_ids_exactly_and_answers_each_violation() {
     );
 }
 
-/// The strict verdict: "request", "heartbeat", "reply", the -32600 message to the id, or the
-/// close reason.
+/// The strict verdict: request, heartbeat, reply, the -32600 message to the id, or the close.
 fn strict(text: &[u8]) -> String {
     match parse(text, Strictness::Strict) {
         Ok(Message::Request { method, .. }) if method == "rpc.heartbeat" => "heartbeat".into(),
@@ -170,8 +167,7 @@ fn text_of(members: &[(String, serde_json::Value)]) -> String {
     format!("{{{}}}", members.join(","))
 }
 
-/// spec/002's verdict on an object's members, written from the spec, apart from
-/// [`parse`].
+/// spec/002's verdict on an object's members, written from the spec apart from [`parse`].
 fn expected(members: &[(String, serde_json::Value)]) -> &'static str {
     use serde_json::Value;
     let all = |name: &str| {

@@ -1,12 +1,10 @@
-//! The one mapping from failures to JSON-RPC error objects: domain errors, envelope errors,
-//! and params that do not decode.
+//! The one mapping from failures (domain, envelope, undecodable params) to JSON-RPC errors.
 
 use hld_client::protocol::{ErrorCode, ErrorObject, InvalidRequestData, InvalidRequestReason};
 
 use crate::error::Error;
 
-/// The JSON-RPC error object of a domain error: -32602 with `data` for invalid params,
-/// -32603 with the public message for a fault.
+/// A domain error's object: -32602 with `data` for invalid params, -32603 for a fault.
 pub fn error_object(error: &Error) -> ErrorObject {
     match error {
         Error::InvalidParams { message, data } => ErrorObject {
@@ -31,7 +29,6 @@ pub fn invalid_request(message: &str, reason: InvalidRequestReason) -> ErrorObje
     }
 }
 
-/// The -32700 error object.
 pub fn parse_error(detail: &str) -> ErrorObject {
     ErrorObject {
         code: ErrorCode::ParseError.code(),
@@ -40,9 +37,8 @@ pub fn parse_error(detail: &str) -> ErrorObject {
     }
 }
 
-/// Turns a params decoding failure into -32602 with `{param, expected, received}`.
-/// `signatures` are the method's `describeMethods` strings, used to name the expected type of
-/// a missing field.
+/// Turns a params decoding failure into -32602 with `{param, expected, received}`; the
+/// method's `describeMethods` `signatures` name the expected type of a missing field.
 pub fn from_decode_error(
     err: serde_path_to_error::Error<serde_json::Error>,
     signatures: &[&str],

@@ -1,8 +1,6 @@
-//! JSON-RPC over any transport: the one connection loop, which knows the method table and
-//! the state its handlers get, and nothing of the daemon. A transport gives a [`Stream`] of
-//! [`Frame`]s and frames a [`Sink`] of [`Outgoing`]. Requests are served one at a time, so
-//! replies come in order; a client that does not read stops being read. A subscription's
-//! events go out beside the replies until the client leaves or the bus closes.
+//! JSON-RPC over any transport: the one connection loop. A transport gives a [`Stream`] of
+//! [`Frame`]s and frames a [`Sink`] of [`Outgoing`]. Requests are served one at a time, in
+//! order; a client that does not read stops being read; events go out beside the replies.
 
 pub mod envelope;
 pub mod error;
@@ -31,24 +29,18 @@ pub use router::Router;
 /// One unit read from a transport.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Frame {
-    /// A complete message (not yet parsed).
     Message(Bytes),
-    /// A message the framing refused (over the size limit, say), already discarded: answered
-    /// with this error and `id: null`.
+    /// A message the framing refused and discarded: answered with this error and `id: null`.
     Rejected(ErrorObject),
 }
 
-/// A reply to one request.
 #[derive(Debug, Clone)]
 pub struct Response {
-    /// The request's id, as it came.
     pub id: Box<RawValue>,
-    /// The result as JSON, or the error.
     pub outcome: Result<Bytes, ErrorObject>,
 }
 
 impl Response {
-    /// An error reply.
     pub fn error(id: Box<RawValue>, error: ErrorObject) -> Response {
         Response {
             id,
@@ -64,7 +56,6 @@ impl Response {
         out
     }
 
-    /// [`Response::to_json`] written to `out`.
     pub fn write_json(&self, mut out: impl std::io::Write) -> io::Result<()> {
         out.write_all(b"{\"jsonrpc\":\"2.0\",")?;
         match &self.outcome {
@@ -86,11 +77,9 @@ impl Response {
 /// What a connection writes; the transport frames it.
 #[derive(Debug)]
 pub enum Outgoing {
-    /// A reply.
     Response(Response),
     /// The reply that opened a subscription: its events follow.
     Subscribed(Response),
-    /// An event of the connection's subscription.
     Event(Arc<Published>),
 }
 
@@ -99,11 +88,9 @@ pub enum Outgoing {
 pub enum Ended {
     /// The peer left, or the transport ended the stream (it knows why).
     Left,
-    /// The daemon is shutting down.
     Shutdown,
     /// A method registered with [`Router::close`] ended this connection.
     Closed,
-    /// Writing to the peer failed.
     Failed,
 }
 
@@ -119,8 +106,7 @@ enum Handled {
 /// At most this many bytes of events are coalesced into one write.
 const COALESCE: usize = 64 * 1024;
 
-/// Serves one connection until the client leaves or `shutdown` is cancelled (a subscribed
-/// one: until the bus closes). Returns why it ended.
+/// Serves one connection until the client leaves or `shutdown` (subscribed: the bus closes).
 pub async fn serve<S, C>(
     mut conn: C,
     router: &Router<S>,
@@ -204,7 +190,6 @@ async fn next_event(events: &mut Option<Subscriber>) -> Option<Received> {
     }
 }
 
-/// The outgoing item of what the bus gave.
 fn event_item(received: Received) -> Outgoing {
     Outgoing::Event(match received {
         Received::Event(event) => event,
@@ -212,8 +197,7 @@ fn event_item(received: Received) -> Outgoing {
     })
 }
 
-/// Writes `received` and the events already queued behind it (up to [`COALESCE`] bytes),
-/// then flushes them together.
+/// Writes `received` and the events queued behind it (up to [`COALESCE`] bytes), one flush.
 async fn send_events<C>(
     conn: &mut C,
     events: &mut Option<Subscriber>,

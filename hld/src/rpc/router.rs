@@ -1,5 +1,4 @@
-//! The method table, generic over the state its handlers get: every served method, its
-//! description and how it is served. `listMethods` and `describeMethods` are answered from it.
+//! The method table: every served method, its description and how it is served.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -22,8 +21,7 @@ type Handler<S> =
 /// A subscription opener with its params' type erased.
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
 
-/// How a method is served: by its handler, by opening a subscription, by a reply after
-/// which the connection closes, or from the table itself.
+/// How a method is served: by its handler, a subscription, a closing reply, or the table.
 pub(super) enum Served<S> {
     Handler(Handler<S>),
     Subscribe(Subscribe<S>),
@@ -53,8 +51,7 @@ impl<S> Default for Router<S> {
 }
 
 impl<S: Send + Sync + 'static> Router<S> {
-    /// Registers method `M`, served by `handler`: typed params in, typed result (or a domain
-    /// error) out.
+    /// Registers method `M`, served by `handler`: typed params in, typed result or error out.
     pub fn add<M, F, Fut>(&mut self, handler: F) -> &mut Self
     where
         M: Method,
@@ -70,8 +67,7 @@ impl<S: Send + Sync + 'static> Router<S> {
         self.push::<M>(Served::Handler(handler))
     }
 
-    /// Registers method `M`, which opens a subscription: the connection carries its events
-    /// from then on, beside the replies.
+    /// Registers method `M`, which opens a subscription: its events follow on the connection.
     pub fn subscribe<M, F>(&mut self, open: F) -> &mut Self
     where
         M: Method,
@@ -113,7 +109,6 @@ impl<S: Send + Sync + 'static> Router<S> {
         self
     }
 
-    /// How `name` is served, if it is.
     pub(super) fn get(&self, name: &str) -> Option<&Served<S>> {
         let entry = self.entries.iter().find(|e| e.name == name)?;
         Some(&entry.served)
@@ -141,7 +136,6 @@ impl<S: Send + Sync + 'static> Router<S> {
     }
 }
 
-/// Serialises a result.
 fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
     let mut json = Vec::with_capacity(256);
     serde_json::to_writer(&mut json, value)
@@ -162,8 +156,7 @@ pub fn decode_params<M: Method>(raw: Option<&RawValue>) -> Result<M::Params> {
             "params must be an object",
         ));
     }
-    // Valid params decode without tracking the path; a failure is decoded again, to name the
-    // field that failed.
+    // Valid params decode without tracking the path; a failure is decoded again to name it.
     serde_json::from_str(text).or_else(|_| {
         let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| from_decode_error(e, M::PARAMS))

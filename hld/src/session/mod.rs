@@ -1,6 +1,5 @@
 //! Sessions: launching, continuing and interrupting `claude`. Each live session is an actor
-//! (`supervisor`): one task owns its process and its phase and takes commands over a
-//! channel; this manager holds their handles. Every status rule lives in `model::transition`.
+//! (`supervisor`); this manager holds their handles. Status rules live in `model::transition`.
 
 mod options;
 mod supervisor;
@@ -33,7 +32,6 @@ pub const APPROVALS_SERVER: &str = "approvals";
 /// The permission-prompt tool the daemon injects.
 pub const APPROVALS_TOOL: &str = "mcp__approvals__request_permission";
 
-/// Settings of the session manager.
 #[derive(Debug, Clone)]
 pub struct SessionConfig {
     pub claude_path: Option<PathBuf>,
@@ -41,7 +39,6 @@ pub struct SessionConfig {
     pub socket: PathBuf,
     /// Where private MCP config files are written (created 0700).
     pub run_dir: PathBuf,
-    /// How long an interrupted `claude` gets before SIGKILL.
     pub interrupt_grace: Duration,
     /// Longest line of output stored whole; longer ones are cut.
     pub max_agent_line: usize,
@@ -62,8 +59,7 @@ pub struct Parent {
 pub struct Sessions {
     config: SessionConfig,
     store: Store,
-    /// The live sessions' actors. A std Mutex: held only to read or change the map, never
-    /// across an await.
+    /// The live sessions' actors (a std Mutex: never held across an await).
     live: Mutex<HashMap<String, Handle>>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
@@ -84,7 +80,6 @@ impl std::fmt::Debug for Sessions {
 }
 
 impl Sessions {
-    /// A manager over `store`.
     pub fn new(config: SessionConfig, store: Store) -> Arc<Sessions> {
         Arc::new(Sessions {
             config,
@@ -95,13 +90,11 @@ impl Sessions {
         })
     }
 
-    /// Sessions with a live process.
     pub fn active_count(&self) -> usize {
         self.live.lock().unwrap().len()
     }
 
-    /// Where `claude` is (its version probed once per path), and whether the approvals server
-    /// can run.
+    /// Where `claude` is (version probed once per path), and whether the approvals server runs.
     pub async fn tools(&self) -> Tools {
         Tools {
             claude: self.find_claude().await,
@@ -109,7 +102,6 @@ impl Sessions {
         }
     }
 
-    /// Locates `claude` on disk and probes its version once per path.
     async fn find_claude(&self) -> ClaudeAvailability {
         let Some(path) = claude_path::locate(self.config.claude_path.as_deref()) else {
             return ClaudeAvailability {
@@ -137,8 +129,7 @@ impl Sessions {
         }
     }
 
-    /// Marks sessions a previous daemon left active as failed, and resolves every approval
-    /// it left pending (their `claude` died with that daemon). Run before serving.
+    /// Before serving: fails the sessions a previous daemon left active, resolves its approvals.
     pub async fn mark_orphans(&self) -> anyhow::Result<()> {
         let orphans = |w: &mut Writer, out: &mut Vec<_>| w.mark_orphans("daemon restarted", out);
         let count = self.store.write(orphans).await?;
@@ -148,8 +139,7 @@ impl Sessions {
         Ok(())
     }
 
-    /// Starts a session (a continuation of `parent`, if given): stores it, spawns `claude`,
-    /// and returns its id and run id once the process runs.
+    /// Starts a session (continuing `parent`, if given); returns its ids once `claude` runs.
     pub async fn launch(
         self: &Arc<Self>,
         query: String,
@@ -209,8 +199,7 @@ impl Sessions {
             options,
             mcp_config_file: mcp_file.clone(),
             permission_prompt_tool: permission_tool,
-            // Every continuation forks: it owns its history, so two continuations of one
-            // parent are two branches that never see each other's turns.
+            // Every continuation forks, so two continuations of one parent never share turns.
             fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
         };
@@ -260,9 +249,8 @@ impl Sessions {
         Ok((session_id, run_id))
     }
 
-    /// The MCP config handed to Claude, and the permission tool: the session's servers, plus
-    /// the approvals server unless it opts out or brings its own tool; every server gets the
-    /// session's identity in its environment.
+    /// The MCP config and permission tool handed to Claude: the session's servers, plus ours
+    /// unless it opts out or brings its own tool; each gets the session's identity in its env.
     fn effective_mcp(
         &self,
         options: &SessionOptions,
@@ -271,8 +259,7 @@ impl Sessions {
     ) -> (Option<McpConfig>, Option<String>) {
         let mut config = options.mcp_config.clone().unwrap_or_default();
         let mut tool = options.permission_prompt_tool.clone();
-        // The anchor's own approvals server (`npx humanlayer mcp claude_approvals`) reads the
-        // API key from its environment for the cloud flow: it alone gets it.
+        // The anchor's approvals server reads the API key from its environment; it alone gets it.
         if let Some(key) = &self.config.api_key {
             for server in config.mcp_servers.values_mut() {
                 if is_humanlayer_approvals_server(server) {
@@ -307,8 +294,7 @@ impl Sessions {
         (Some(config), tool)
     }
 
-    /// Moves a session by the rule for `happening`, storing `update` with the move. Returns
-    /// the new status, if it moved.
+    /// Moves a session by the rule for `happening`, storing `update`; the new status if it moved.
     pub(crate) async fn advance(
         &self,
         session_id: &str,
@@ -327,8 +313,7 @@ impl Sessions {
         }
     }
 
-    /// Interrupts a live session: SIGINT to `claude`, status `completing`, and its process
-    /// group killed after the grace period.
+    /// Interrupts a live session: SIGINT, status `completing`, its group killed after the grace.
     pub async fn interrupt(&self, session_id: &str) -> Result<()> {
         let id = session_id.to_owned();
         let row = self
@@ -374,8 +359,7 @@ impl Sessions {
         self.live.lock().unwrap().remove(session_id);
     }
 
-    /// Daemon shutdown: interrupt every live session, wait up to `grace`, kill the rest, and
-    /// wait for their actors to store the outcome.
+    /// Shutdown: interrupt every live session, kill the rest after `grace`, await their outcomes.
     pub async fn shutdown(&self, grace: Duration) {
         let commands: Vec<_> = self
             .live
@@ -404,8 +388,7 @@ impl Sessions {
     }
 }
 
-/// Whether `server` is HumanLayer's approvals MCP server as the anchor's clients configure it:
-/// `humanlayer mcp claude_approvals`, directly or through `npx`.
+/// Whether `server` is `humanlayer mcp claude_approvals`, directly or through `npx`.
 fn is_humanlayer_approvals_server(server: &McpServer) -> bool {
     let program = server
         .command

@@ -1,5 +1,4 @@
-//! A session's options and settings as a request gives them: checked, made absolute, and
-//! inherited by a continuation.
+//! A session's options and settings as a request gives them: checked, made absolute, inherited.
 
 use std::path::PathBuf;
 
@@ -11,8 +10,7 @@ use crate::model::{Modes, SessionOptions, Settings};
 use crate::store::SessionRow;
 
 impl Settings {
-    /// A new session's settings, checked: a bypass timeout must be positive, and given only
-    /// with the bypass.
+    /// A new session's settings: a bypass timeout must be positive, and only with the bypass.
     pub fn launch(p: &LaunchSessionParams) -> Result<Settings> {
         let bypass = p.dangerously_skip_permissions.unwrap_or(false);
         Ok(Settings {
@@ -29,8 +27,7 @@ impl Settings {
         })
     }
 
-    /// A continuation's settings: the title given, else the parent's; auto-accept as the
-    /// parent has it, and its bypass only while it lasts, until the same expiry.
+    /// A continuation's settings: the title given, else the parent's; modes as `Modes::inherited`.
     pub fn continued(parent: &SessionRow, title: Option<String>) -> Settings {
         Settings {
             title: given(title).or_else(|| Some(parent.title()).filter(|t| !t.is_empty())),
@@ -39,8 +36,7 @@ impl Settings {
     }
 }
 
-/// When a bypass given now with `timeout_ms` ends (`None`: when turned off). `param` names
-/// the timeout in errors.
+/// When a bypass given now with `timeout_ms` ends (`None`: when off); `param` names it in errors.
 pub fn bypass_expiry(bypass: bool, timeout_ms: Option<i64>, param: &str) -> Result<Option<String>> {
     match timeout_ms {
         None => Ok(None),
@@ -64,7 +60,6 @@ pub fn bypass_expiry(bypass: bool, timeout_ms: Option<i64>, param: &str) -> Resu
 }
 
 impl SessionOptions {
-    /// The options of a new session, checked.
     pub fn launch(p: LaunchSessionParams) -> Result<SessionOptions> {
         if p.max_turns.is_some_and(|n| n < 0) {
             return Err(Error::invalid_param(
@@ -90,8 +85,7 @@ impl SessionOptions {
         })
     }
 
-    /// A continuation's options: the parent's, with what the request sets instead; its
-    /// `max_turns` only from the request. The working directory must still exist.
+    /// A continuation's options: the parent's, overridden by the request's; `max_turns` only its.
     pub fn continued(&self, p: ContinueSessionParams) -> Result<SessionOptions> {
         Ok(SessionOptions {
             model: given(p.model).or_else(|| self.model.clone()),
@@ -163,8 +157,7 @@ fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
         .collect()
 }
 
-/// `dir` with `~` expanded, made absolute against the daemon's working directory; the path
-/// is the error when it is not an existing directory.
+/// `dir` with `~` expanded, made absolute from the daemon's directory; `Err(path)` if no directory.
 fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
     let path = hld_client::config::expand_tilde(dir);
     let absolute = if path.is_absolute() {
@@ -181,8 +174,7 @@ fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
     }
 }
 
-/// A working directory made absolute (`~` expanded; relative to the daemon's own) and
-/// checked to exist.
+/// A working directory made absolute as `absolute_dir` does, and checked to exist.
 fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
     let Some(dir) = requested.filter(|s| !s.is_empty()) else {
         return std::env::current_dir()

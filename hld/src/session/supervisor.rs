@@ -1,6 +1,5 @@
-//! One actor per live session: a task that owns the `claude` process and its [`Phase`], reads
-//! its stream (gathering the next batch of lines while one is being stored), takes commands
-//! over a channel, and says what happened (`model::transition` decides the status).
+//! One actor per live session: a task that owns the `claude` process and its [`Phase`], stores
+//! its stream in batches and takes commands; `model::transition` decides the status.
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -24,8 +23,7 @@ use crate::error::{Error, Result};
 use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, Result as StoreResult, SessionUpdate, StoreError};
 
-/// Lines are gathered into a batch while the one before is being stored, until it holds this
-/// many bytes (or the one before is stored).
+/// The most bytes gathered into the next batch while the one before is being stored.
 const MAX_BATCH_BYTES: usize = 1 << 20;
 /// The tail of stderr kept for the error message.
 const STDERR_TAIL: usize = 4096;
@@ -36,7 +34,6 @@ const RETRY_MAX: Duration = Duration::from_secs(5);
 /// Where the process is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
-    /// It runs.
     Running,
     /// It was sent SIGINT; its process group is killed at `deadline` unless it has ended.
     Interrupting {
@@ -45,7 +42,6 @@ enum Phase {
     },
 }
 
-/// What the manager can ask of a session's actor.
 #[derive(Debug)]
 pub(super) enum Command {
     /// Stop the current turn: SIGINT now, the whole group killed after the grace period.
@@ -73,15 +69,12 @@ pub(super) struct Supervisor {
     /// The private MCP config file, deleted when the process has ended.
     pub(super) mcp_file: Option<PathBuf>,
     pub(super) commands: mpsc::UnboundedReceiver<Command>,
-    /// Set to true once the outcome is stored.
     pub(super) done: watch::Sender<bool>,
 }
 
 /// Output that could not be stored: the conversation is incomplete.
 struct Lost {
-    /// The first storage error.
     error: String,
-    /// Lines of output not stored.
     lines: usize,
 }
 
@@ -188,10 +181,8 @@ impl Supervisor {
         );
     }
 
-    /// Stores how the session ended, retrying while the store fails (a full disk may be
-    /// freed): until then the session stays live, and an interrupt is answered (there is no
-    /// process left to stop). Gives up only when the store is closed, at shutdown; the next
-    /// start-up's sweep then fails the session.
+    /// Stores how the session ended, retrying while the store fails (a full disk may be freed);
+    /// gives up only when the store closes at shutdown (the next start-up's sweep fails it).
     async fn store_outcome(&mut self, update: SessionUpdate) -> Option<SessionStatus> {
         let happening = Happening::Exited {
             failed: update.error_message.is_some(),
@@ -228,8 +219,7 @@ impl Supervisor {
         }
     }
 
-    /// Adds a line of output to `batch`, and returns its length; a line that was cut is kept
-    /// raw, with a marker.
+    /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length.
     fn apply(&self, transcript: &mut Transcript, line: Line, batch: &mut Ingest) -> usize {
         match line {
             Line::Whole(bytes) => {
@@ -278,9 +268,8 @@ impl Supervisor {
         }
     }
 
-    /// Queues a batch to be stored (the store publishes its events once it is durable).
-    /// Once a batch could not be stored, the conversation would have a hole: what the agent
-    /// still prints is counted in `lost` and not stored.
+    /// Queues a batch to be stored. Once one could not be stored, the conversation has a hole:
+    /// what the agent still prints is counted in `lost`, not stored.
     fn store(
         &self,
         mut batch: Ingest,
@@ -306,8 +295,7 @@ impl Supervisor {
         Some((Box::pin(committed), lines))
     }
 
-    /// A batch that could not be stored stops the agent (its process group is killed) and
-    /// the session will end failed.
+    /// A batch that could not be stored kills the agent's group: the session ends failed.
     fn stored(&self, (stored, lines): Stored, lost: &mut Option<Lost>, pid: u32) {
         if let Err(e) = stored {
             tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
@@ -322,7 +310,6 @@ impl Supervisor {
 
 /// A batch queued to the store: its outcome once committed, and how many lines it holds.
 type InFlight = (Pin<Box<dyn Future<Output = StoreResult<()>> + Send>>, usize);
-/// A batch's outcome and how many lines it held.
 type Stored = (StoreResult<()>, usize);
 
 /// Resolves once the batch in flight is stored (and takes it); never if there is none.
@@ -360,8 +347,7 @@ fn kill_after_grace(pid: u32) -> Phase {
     Phase::Interrupting { deadline: None }
 }
 
-/// The error the session ends with, if it failed: an interrupt is no failure; otherwise the
-/// `result` line decides, not the exit code; no `result` at all is a failure.
+/// The session's error, if it failed: not on interrupt; else by the `result` line (none: failed).
 fn outcome(
     result: Option<&crate::claude::RunResult>,
     interrupted: bool,
@@ -386,7 +372,6 @@ fn outcome(
     }
 }
 
-/// A line of output.
 #[derive(Debug, PartialEq)]
 enum Line {
     /// The whole line, without its `\n`.
@@ -395,8 +380,7 @@ enum Line {
     Cut { start: BytesMut, dropped: usize },
 }
 
-/// Splits a byte stream into lines; a line longer than `max` is cut to its first `max` bytes,
-/// and the rest is dropped as it arrives, so that no more than about `max` is held.
+/// Splits bytes into lines; a line over `max` keeps its first `max` bytes, the rest dropped.
 struct LineCodec {
     max: usize,
     /// The start of a line being cut, and the bytes dropped of it so far.

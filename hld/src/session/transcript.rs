@@ -1,5 +1,4 @@
-//! A session's transcript: each line `claude` prints is kept verbatim and becomes conversation
-//! events and session updates (its session id, model and `result` figures).
+//! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
 use hld_client::protocol::ConversationEventType;
 use serde_json::Value;
@@ -18,7 +17,6 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// A transcript of no line yet.
     pub fn new() -> Self {
         Self::default()
     }
@@ -28,15 +26,13 @@ impl Transcript {
         self.claude_session_id.as_deref()
     }
 
-    /// The last `result` seen; `None` if none arrived (the process was killed or failed
-    /// before running).
+    /// The last `result` seen; `None` if none arrived.
     pub fn result(&self) -> Option<&RunResult> {
         self.result.as_ref()
     }
 
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
-    /// conversation events, and a session update merged into the batch's (fields this line
-    /// sets win).
+    /// events, and a session update merged into the batch's (this line's fields win).
     pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();
@@ -102,9 +98,8 @@ impl Transcript {
     }
 }
 
-/// The conversation events of one message: text → message from `role`, thinking → thinking
-/// from `role`, tool_use → tool call (no role, as the Go daemon stored it), tool_result → tool
-/// result (role `user`); other blocks → nothing.
+/// The events of one message: text → message and thinking → thinking from `role`, tool_use →
+/// tool call (no role, as the Go daemon stored it), tool_result → tool result (`user`).
 fn message_events(sid: &str, role: &str, line: MessageLine, events: &mut Vec<NewEvent>) {
     let parent = line.parent_tool_use_id;
     events.extend(line.message.content.into_iter().filter_map(|block| {

@@ -1,5 +1,4 @@
-//! The approval write commands: creating one (decided at once by a session rule, or linked
-//! to the tool call it gates), syncing one from the cloud, deciding one.
+//! The approval write commands: creating (rule-decided or linked to its call), syncing, deciding.
 
 use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType};
 use rusqlite::{params, OptionalExtension};
@@ -15,9 +14,8 @@ use super::writer::Writer;
 use crate::model::{self as rules, Happening, Modes, Settled};
 
 impl Writer {
-    /// Inserts a pending approval and links the session's `tool_call` event it gates: the
-    /// one with its tool use id, or else (function calls) the newest recent one of the same
-    /// tool that is neither completed nor gated yet.
+    /// Inserts a pending approval and links the `tool_call` it gates: the one with its tool use
+    /// id, else (function calls) the newest recent open, ungated one of that tool.
     pub(crate) fn create_approval(
         &mut self,
         a: &NewApproval,
@@ -129,9 +127,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Stores a fetched cloud approval if it is new; if it is stored, pending and not linked
-    /// yet, tries again to link it (its tool call may have been stored since). True if it
-    /// linked a stored one.
+    /// Stores a fetched cloud approval if it is new, or retries linking a stored, pending,
+    /// unlinked one (its tool call may have been stored since). True if it linked one.
     pub(crate) fn sync_cloud_approval(
         &mut self,
         a: &NewApproval,
@@ -162,8 +159,7 @@ impl Writer {
         Ok(true)
     }
 
-    /// The tool use id of the session's newest `tool_call` of `tool_name` that is not
-    /// completed, has no approval, and was stored within [`CORRELATION_WINDOW`].
+    /// The newest open, ungated `tool_call` of `tool_name` within [`CORRELATION_WINDOW`]: its id.
     fn ungated_tool_call(&self, session_id: &str, tool_name: &str) -> Result<Option<String>> {
         let since = (chrono::Utc::now() - CORRELATION_WINDOW)
             .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
@@ -241,9 +237,8 @@ impl Writer {
         Ok(approval)
     }
 
-    /// How many approvals are pending, of every session, now that `change` more are (fewer,
-    /// when negative). Counted once, then kept up to date: a count of every pending row at
-    /// each approval would grow with them.
+    /// How many approvals of every session are pending, now that `change` more are. Counted
+    /// once, then kept up to date: a count at each approval would grow with them.
     fn pending_approvals(&mut self, change: i64) -> Result<u64> {
         let count = match self.pending {
             Some(before) => before + change,
@@ -257,8 +252,7 @@ impl Writer {
         Ok(u64::try_from(count).unwrap_or_default())
     }
 
-    /// Sets `approval_status`/`approval_id` on the session's `tool_call` events for
-    /// `tool_use_id`, and records them as changed.
+    /// Sets `approval_status`/`approval_id` on the `tool_call` events of `tool_use_id`, as changes.
     fn link_events(
         &mut self,
         session_id: &str,

@@ -1,5 +1,4 @@
-//! Writes that organise sessions after launch: titles, the archive, approval modes and their
-//! expiry, and deletion.
+//! Writes that organise sessions: titles, the archive, approval modes and expiry, deletion.
 
 use hld_client::protocol::ApprovalStatus;
 use rusqlite::{params, OptionalExtension};
@@ -63,8 +62,7 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes, and approves at once each of its pending local
-    /// approvals that they now cover.
+    /// Sets a session's approval modes, approving at once its pending local ones they cover.
     pub(crate) fn set_modes(
         &mut self,
         id: &str,
@@ -127,8 +125,7 @@ impl Writer {
         Ok(ids)
     }
 
-    /// Deletes a session that is not running, with its events, raw lines, MCP servers and
-    /// approvals. Its continuations keep their parent id.
+    /// Deletes a session not running, with all of it; its continuations keep their parent id.
     pub(crate) fn delete_session(&mut self, id: &str) -> Result<()> {
         let session = self.session_after(id)?;
         if session.status.is_active() {

@@ -2,17 +2,14 @@
 
 use hld_client::protocol::ApprovalStatus;
 
-/// A store error. The "not found" and "already decided" cases are their own variants so
-/// callers can map them to precise RPC errors.
+/// A store error; not-found and already-decided cases are their own, for precise RPC errors.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// No session has this id.
     #[error("session not found: {0}")]
     SessionNotFound(String),
     /// The session is still running (it cannot be deleted).
     #[error("session is still running: {0}")]
     SessionActive(String),
-    /// No approval has this id.
     #[error("approval not found: {0}")]
     ApprovalNotFound(String),
     /// The approval was already decided (by an earlier or racing decision).
@@ -21,10 +18,8 @@ pub enum StoreError {
     /// The request is inconsistent (a decision of the wrong kind, a missing tool name, …).
     #[error("{0}")]
     Invalid(String),
-    /// The database was written by a newer hld.
     #[error("database schema version {found} is newer than this hld supports ({supported})")]
     SchemaTooNew { found: i64, supported: i64 },
-    /// The store was closed (or its writer thread is gone).
     #[error("store is closed")]
     Closed,
     /// The transaction holding this command could not be committed; nothing of it was stored.
@@ -39,13 +34,10 @@ pub enum StoreError {
         context: String,
         source: std::io::Error,
     },
-    /// SQLite failed.
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
-    /// A JSON column could not be encoded or decoded.
     #[error(transparent)]
     Json(#[from] serde_json::Error),
 }
 
-/// The store's result type.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;

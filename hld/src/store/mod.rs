@@ -1,9 +1,5 @@
-//! SQLite storage: sessions, conversation events, raw stream lines, MCP servers, approvals.
-//!
-//! Every write is queued for the one writer thread (see `writer`: group commit) and records
-//! the [`Change`]s it made; once its transaction is committed the writer thread hands them to
-//! the store's [`Sink`], in commit order. Reads run on a small pool of read connections, each
-//! in one snapshot. The schema is migrated at [`Store::open`].
+//! SQLite storage. Writes go through the one writer thread (`writer`), which hands their
+//! [`Change`]s to the [`Sink`] once committed; reads run on a small pool, one snapshot each.
 
 mod approvals;
 mod control;
@@ -33,16 +29,13 @@ pub use types::*;
 pub(crate) use writer::Writer;
 use writer::{Msg, Write};
 
-/// How many read connections the pool keeps.
 const READERS: usize = 3;
 
-/// Threads the runtime's blocking pool needs: one per read connection, and one to wait for the
-/// writer thread at close; more would only wait for a connection.
+/// The runtime's blocking threads: one per read connection, and one for the writer's close.
 pub const BLOCKING_THREADS: usize = READERS + 1;
 
 /// Where the store hands what each committed write changed: the daemon's bus.
 pub trait Sink: Send + Sync + 'static {
-    /// Takes one change, after its write is committed.
     fn changed(&self, change: Change);
 }
 
@@ -71,8 +64,7 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating it 0600, in a 0700 directory, if needed) and migrates the database at
-    /// `path`; refuses a newer schema ([`StoreError::SchemaTooNew`]). Blocking.
+    /// Opens (creating 0600 in a 0700 directory) and migrates the database; refuses a newer one.
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;
@@ -111,7 +103,6 @@ impl Store {
         (dir, store)
     }
 
-    /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
     }
@@ -127,16 +118,13 @@ impl Store {
             .await
     }
 
-    /// Hands every change a committed write returns to `sink` from now on (set once, when
-    /// the daemon is wired; until then changes are dropped).
+    /// Hands every committed write's changes to `sink` from now on (before that, they drop).
     pub fn publish_to(&self, sink: impl Sink) {
         let _ = self.inner.sink.set(Box::new(sink));
     }
 
-    /// Queues `f` for the writer thread. Once its transaction is committed, the changes `f`
-    /// recorded go to the sink, on the writer thread and in commit order: the one place
-    /// anything is published. The write is queued when this is called, and it and its changes
-    /// stand even if the future is dropped; the future resolves once it is committed.
+    /// Queues `f` for the writer thread; once committed, its changes go to the sink in commit
+    /// order. The write stands even if the future is dropped; it resolves once committed.
     pub(crate) fn write<T, F>(&self, f: F) -> impl Future<Output = Result<T>> + Send + 'static
     where
         T: Send + 'static,
@@ -188,8 +176,7 @@ impl Store {
             .map_err(|_| StoreError::Panicked)?
     }
 
-    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail with
-    /// [`StoreError::Closed`].
+    /// Applies the queued writes, checkpoints, and stops the writer; later calls fail `Closed`.
     pub async fn close(&self) -> Result<()> {
         self.inner.closed.store(true, Ordering::Release);
         let (reply, rx) = oneshot::channel();
@@ -236,12 +223,10 @@ impl Inner {
 fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
     let tx = conn.unchecked_transaction()?;
     let out = f(&tx);
-    // Nothing was written; ending the transaction just releases the snapshot.
     tx.rollback()?;
     out
 }
 
-/// Creates the database's directory with mode 0700 if it is missing.
 fn create_parent_dir(path: &Path) -> Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match path.parent() {
@@ -257,8 +242,7 @@ fn create_parent_dir(path: &Path) -> Result<()> {
     }
 }
 
-/// Creates the database file (empty, which SQLite reads as an empty database) with mode 0600
-/// if it is missing, so that neither it nor its WAL is ever readable by others.
+/// Creates the (empty) database file 0600 if missing, so neither it nor its WAL is others'.
 fn create_private_file(path: &Path) -> Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     match std::fs::OpenOptions::new()

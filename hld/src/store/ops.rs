@@ -1,5 +1,4 @@
-//! The write commands, each run by the writer thread inside a transaction of its own (see
-//! [`writer`](super::writer)).
+//! The write commands, each run by the writer thread in a transaction of its own.
 
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, SessionStatus,
@@ -15,8 +14,7 @@ use crate::model::{transition, Happening, SESSION_ENDED};
 /// How many ancestors are followed to find where a continuation's sequence starts.
 const MAX_CHAIN_DEPTH: usize = 10_000;
 
-/// The insert of one conversation event: `?1` the session, `?5` the time (bound once per
-/// batch), the rest per event.
+/// One event's insert: `?1` session and `?5` time (bound once per batch), the rest per event.
 const EVENT_INSERT: &str = "INSERT INTO conversation_events (session_id, claude_session_id, \
     sequence, event_type, created_at, role, content, tool_id, tool_name, tool_input_json, \
     tool_result_for_id, tool_result_content, is_completed, is_error, approval_status, \
@@ -35,12 +33,10 @@ pub(super) fn event_approval_status(status: ApprovalStatus) -> &'static str {
     }
 }
 
-/// How recent a `tool_call` must be for an approval without a tool use id to be linked to
-/// it by tool name (spec/000 `CORRELATION_TIME_WINDOW`, 300 s).
+/// How recent a `tool_call` linked by tool name must be (spec/000 `CORRELATION_TIME_WINDOW`).
 pub const CORRELATION_WINDOW: chrono::Duration = chrono::Duration::seconds(300);
 
-/// The newest open, ungated call of a tool in a session since a time (`?1` session, `?2`
-/// tool name, `?3` earliest `created_at`).
+/// The newest open, ungated call of a tool (`?1` session, `?2` tool, `?3` earliest `created_at`).
 pub(super) const UNGATED_TOOL_CALL: &str = "SELECT tool_id FROM conversation_events
     WHERE session_id = ?1 AND event_type = 'tool_call' AND tool_name = ?2
         AND tool_id IS NOT NULL AND is_completed = 0
@@ -53,7 +49,6 @@ const TOOL_USE_APPROVAL: &str = "SELECT status, id FROM approvals
     WHERE session_id = ?1 AND tool_use_id = ?2
     ORDER BY requested_at DESC, rowid DESC LIMIT 1";
 
-/// Encodes an optional value as JSON text.
 pub(super) fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<String>> {
     value
         .map(serde_json::to_string)
@@ -61,7 +56,6 @@ pub(super) fn to_json<T: serde::Serialize>(value: Option<&T>) -> Result<Option<S
         .map_err(StoreError::from)
 }
 
-/// A stored session status.
 pub(super) fn parse_status(id: &str, status: &str) -> Result<SessionStatus> {
     SessionStatus::parse(status)
         .ok_or_else(|| StoreError::Invalid(format!("session {id} has unknown status {status:?}")))
@@ -152,9 +146,8 @@ impl Writer {
         read::session(&self.conn, id)?.ok_or_else(|| StoreError::SessionNotFound(id.into()))
     }
 
-    /// Moves the session by the rule for `happening`, from the status it has now, applying
-    /// `update` with the move; a move to a final status resolves its pending approvals. `None`
-    /// (and nothing written) when the rule keeps the status.
+    /// Moves the session by the rule for `happening` from its status now, applying `update`;
+    /// a final status resolves its pending approvals. `None` when the rule keeps the status.
     pub(crate) fn advance(
         &mut self,
         id: &str,
@@ -184,8 +177,7 @@ impl Writer {
         Ok(Some(new_status))
     }
 
-    /// Resolves the pending approvals of one session, or of every session: their sessions
-    /// ended, so no `claude` waits for them. Cloud ones too: an answer could reach no one.
+    /// Resolves the pending approvals (cloud ones too) of ended sessions: one, or every one.
     fn expire_approvals(&mut self, session_id: Option<&str>, out: &mut Vec<Change>) -> Result<()> {
         let ids = self
             .conn
@@ -309,7 +301,6 @@ impl Writer {
         Ok(())
     }
 
-    /// Inserts raw lines in order.
     fn insert_raw_lines(&self, session_id: &str, lines: &[String], now: &str) -> Result<()> {
         let mut stmt = self.conn.prepare_cached(
             "INSERT INTO raw_events (session_id, event_json, created_at) VALUES (?1, ?2, ?3)",
@@ -320,9 +311,8 @@ impl Writer {
         Ok(())
     }
 
-    /// Inserts events in order with the session's next sequences, through one prepared insert
-    /// (bound once for the session and the time); a tool result completes its call, and a tool
-    /// call picks up an approval that was requested for it before it arrived.
+    /// Inserts events with the session's next sequences; a tool result completes its call, and
+    /// a tool call picks up an approval requested for it before it arrived.
     fn append_events(
         &mut self,
         session_id: &str,
@@ -416,8 +406,7 @@ impl Writer {
             .unwrap_or_default())
     }
 
-    /// Reserves the session's next `count` sequence numbers and returns the first (cached;
-    /// computed on first use).
+    /// Reserves the session's next `count` sequences (cached after first use); the first.
     fn reserve_sequences(&mut self, session_id: &str, count: usize) -> Result<i64> {
         let count =
             i64::try_from(count).map_err(|_| StoreError::Invalid("too many events".into()))?;
@@ -431,8 +420,7 @@ impl Writer {
         Ok(first)
     }
 
-    /// The highest sequence of the session, or, if it has no events yet, of its nearest
-    /// ancestor that has some (0 for none), so that a continuation carries on after its parent.
+    /// The last sequence of the session, else of its nearest ancestor with events (0 for none).
     fn last_sequence(&self, session_id: &str) -> Result<i64> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT (SELECT MAX(sequence) FROM conversation_events WHERE session_id = s.id),
@@ -454,8 +442,7 @@ impl Writer {
         Ok(0)
     }
 
-    /// Fails every session that a process may have been attached to, and resolves every
-    /// pending approval. Returns how many sessions it failed.
+    /// Fails every session a process may have been attached to, resolves every pending approval.
     pub(crate) fn mark_orphans(&mut self, reason: &str, out: &mut Vec<Change>) -> Result<usize> {
         let active: Vec<String> = self
             .conn

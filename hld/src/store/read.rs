@@ -1,5 +1,4 @@
-//! Queries and row mapping, shared by the read pool and the writer (which reads back what it
-//! changed inside its transaction).
+//! Queries and row mapping, for the read pool and the writer (reading back what it changed).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -60,7 +59,6 @@ fn enum_col<T>(
     parse(&s).ok_or_else(|| bad_value(idx, what, &s))
 }
 
-/// Reads a nullable column holding JSON.
 fn json_col<T: serde::de::DeserializeOwned>(
     row: &Row<'_>,
     idx: usize,
@@ -140,7 +138,6 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
     Ok((session, has_mcp_config))
 }
 
-/// The MCP config stored for a session.
 fn mcp_config(conn: &Connection, session_id: &str) -> Result<McpConfig> {
     let mut stmt = conn.prepare_cached(
         "SELECT name, command, args_json, env_json, extra_json FROM mcp_servers
@@ -184,12 +181,10 @@ fn sessions_where(
         .collect()
 }
 
-/// One session by id.
 pub(crate) fn session(conn: &Connection, id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
-/// One session by run id.
 pub(crate) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Option<SessionRow>> {
     Ok(sessions_where(conn, "WHERE run_id = ?1", [run_id])?.pop())
 }
@@ -288,14 +283,12 @@ fn events_where(
     Ok(events.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// One event by row id.
 pub(super) fn event(conn: &Connection, id: i64) -> Result<ConversationEvent> {
     let event = events_where(conn, "WHERE id = ?1", [id])?.pop();
     Ok(event.ok_or(rusqlite::Error::QueryReturnedNoRows)?)
 }
 
-/// The events of a session and all its ancestors, ordered by sequence (which increases along
-/// a continuation chain), or `None` if the session does not exist.
+/// The events of a session and its ancestors by sequence, or `None` if the session does not exist.
 pub(crate) fn conversation_for_session(
     conn: &Connection,
     session_id: &str,
@@ -362,8 +355,7 @@ pub(crate) fn raw_events(conn: &Connection, session_id: &str) -> Result<Vec<Stri
     Ok(lines)
 }
 
-/// An `approvals` row: what the store keeps of an approval (with `new.tool_use_id` the
-/// tool use it is linked to).
+/// An `approvals` row (with `new.tool_use_id` the tool use it is linked to).
 pub(super) struct StoredApproval {
     pub new: NewApproval,
     pub run_id: String,
@@ -492,13 +484,11 @@ fn approvals_where(
     Ok(approvals.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// One approval by id.
 pub(crate) fn approval(conn: &Connection, id: &str) -> Result<Option<Approval>> {
     Ok(approvals_where(conn, "WHERE id = ?1", [id])?.pop())
 }
 
-/// At most two approvals whose id starts with `prefix`, or whose id after `local-` does,
-/// newest first: one is the approval a prefix names, two say that it names several.
+/// Up to two approvals whose id (or id after `local-`) starts with `prefix`, newest first.
 pub(crate) fn approvals_by_prefix(conn: &Connection, prefix: &str) -> Result<Vec<Approval>> {
     approvals_where(
         conn,

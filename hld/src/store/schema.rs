@@ -11,12 +11,10 @@ use super::error::{Result, StoreError};
 /// How long a connection waits for a lock held by another connection before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Prepared statements the writer keeps: it uses about 30, more than rusqlite's default cache
-/// of 16, which would prepare some of them again on every command.
+/// Prepared statements the writer keeps: it uses about 30, over rusqlite's default of 16.
 const WRITER_STATEMENTS: usize = 64;
 
-/// One schema step. Applied in order, each in its own transaction, and recorded in
-/// `schema_version`. Never edit a released migration: append a new one.
+/// One schema step, applied in order in its own transaction. Never edit a released one: append.
 struct Migration {
     version: i64,
     description: &'static str,
@@ -137,8 +135,7 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
     Migration {
         version: 2,
         description: "approvals: source (local or cloud) and the status resolved",
-        // SQLite cannot alter a CHECK constraint, so the table is rebuilt. Nothing references
-        // `approvals` by foreign key.
+        // SQLite cannot alter a CHECK constraint, so the table is rebuilt.
         sql: r#"
 CREATE TABLE approvals_v2 (
     id TEXT PRIMARY KEY,
@@ -174,8 +171,7 @@ CREATE INDEX idx_approvals_tool_use ON approvals(session_id, tool_use_id);
         version: 3,
         description: "conversation events: a CHECK without an IN list, tool ids indexed only \
             where present",
-        // An `IN` CHECK builds a temporary index per inserted row; comparisons do not. SQLite
-        // cannot alter a CHECK, so the table is rebuilt with the same ids and counter.
+        // An `IN` CHECK builds a temporary index per inserted row; comparisons do not.
         sql: r#"
 CREATE TABLE conversation_events_v3 (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -214,8 +210,7 @@ CREATE INDEX idx_events_tool ON conversation_events(session_id, tool_id)
     Migration {
         version: 4,
         description: "approvals: no index on (session_id, status)",
-        // Every lookup by session is served by `idx_approvals_tool_use` or
-        // `idx_approvals_pending`: this index was only written.
+        // Lookups by session use `idx_approvals_tool_use` or `idx_approvals_pending`.
         sql: "DROP INDEX idx_approvals_session;",
     },
     Migration {
@@ -355,13 +350,11 @@ INSERT INTO sessions_fts (sessions_fts) VALUES ('rebuild');
     },
 ];
 
-/// The newest schema version this build knows.
 pub(super) fn latest_version() -> i64 {
     MIGRATIONS.last().map_or(0, |m| m.version)
 }
 
-/// Opens the connection that writes: creates the file if needed and switches the database to
-/// WAL (a persistent property of the file, so readers opened later see it too).
+/// Opens the writing connection, creating the file, in WAL mode (kept by the file for readers).
 pub(super) fn open_writer(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
@@ -385,8 +378,7 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
 
 fn configure(conn: &Connection) -> Result<()> {
     conn.pragma_update(None, "foreign_keys", true)?;
-    // WAL with NORMAL: a killed hld loses nothing it acknowledged; only an OS crash can drop
-    // the last commits, and never corrupts the database.
+    // WAL + NORMAL: a killed hld loses nothing acknowledged; an OS crash may lose the last commits.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
     // A plan must not depend on bound values, or SQLite re-prepares cached statements that
@@ -395,9 +387,8 @@ fn configure(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-/// Brings the schema up to [`latest_version`], or refuses a database from a newer hld. Each
-/// migration runs in its own `IMMEDIATE` transaction that re-reads the version, so two
-/// processes opening the same new file cannot apply one twice.
+/// Brings the schema up to [`latest_version`], or refuses a newer hld's. Each migration
+/// re-reads the version in its own `IMMEDIATE` transaction, so none is applied twice.
 pub(super) fn migrate(conn: &mut Connection) -> Result<()> {
     migrate_up_to(conn, latest_version())
 }
@@ -412,16 +403,14 @@ pub(super) fn migrate_up_to(conn: &mut Connection, target: i64) -> Result<()> {
         )",
     )?;
     let supported = latest_version();
-    // A table rebuilt by a migration is dropped while other tables still refer to it, which
-    // foreign keys would refuse; each migration checks them itself before it commits.
+    // Migrations drop tables others refer to; each checks foreign keys itself before commit.
     conn.pragma_update(None, "foreign_keys", false)?;
     let result = apply(conn, target, supported);
     conn.pragma_update(None, "foreign_keys", true)?;
     result
 }
 
-/// Applies the missing migrations up to `target`; one info line says what was applied (each
-/// migration has its own debug line).
+/// Applies the missing migrations up to `target`, with one info line for all.
 fn apply(conn: &mut Connection, target: i64, supported: i64) -> Result<()> {
     // The schema version found and the versions applied since.
     let mut applied: Option<(i64, Vec<i64>)> = None;

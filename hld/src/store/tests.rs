@@ -75,7 +75,6 @@ fn sequences(events: &[hld_client::protocol::ConversationEvent]) -> Vec<i64> {
 struct Changed {
     /// Approvals stored or decided, each with the pending total after it.
     approvals: Vec<(Approval, u64)>,
-    /// Conversation events stored or updated.
     events: Vec<ConversationEvent>,
     /// Sessions that moved: the status before, and the row after.
     moves: Vec<(SessionStatus, SessionRow)>,
@@ -202,8 +201,7 @@ async fn force_status(store: &Store, id: &str, status: SessionStatus) {
         .unwrap();
 }
 
-/// A database file migrated only up to `version`, as an older hld left it, and a raw
-/// connection to it.
+/// A database migrated only up to `version`, as an older hld left it, and a raw connection.
 fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hld.db");
@@ -212,10 +210,8 @@ fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
     (dir, path, conn)
 }
 
-/// Queues, when called (not when awaited), a command that keeps the writer busy until
-/// `release` fires, so that the commands sent meanwhile queue up behind it and are applied
-/// together. Put the future that fires `release` last in a `join!`: it runs after every other
-/// future of the join has sent its command.
+/// Queues at once (not when awaited) a command holding the writer until `release` fires, so
+/// that commands sent meanwhile are applied together; put the releasing future last in `join!`.
 fn hold_writer(
     store: &Store,
     release: std::sync::mpsc::Receiver<()>,
@@ -572,8 +568,7 @@ async fn the_wal_is_checkpointed_as_it_grows() {
         let size = std::fs::metadata(&wal).unwrap().len();
         largest = largest.max(i64::try_from(size).unwrap());
     }
-    // The WAL is restarted after a checkpoint, so it never holds all that was written (five
-    // times the threshold, and each frame's header).
+    // The WAL restarts after a checkpoint, so it never holds all that was written.
     assert!(
         largest < 5 * threshold,
         "the WAL grew to {largest} bytes, all that was written: it was never checkpointed \
@@ -671,8 +666,7 @@ async fn a_version_1_database_keeps_every_row_through_every_migration() {
         resolved.unwrap().approval().status,
         ApprovalStatus::Resolved
     );
-    // Events keep their ids, AUTOINCREMENT never reuses the deleted one, and the tool index
-    // still finds the call.
+    // Events keep their ids, the deleted one is not reused, and the tool index finds the call.
     let done = store.ingested("p", one(tool_result("c1", "toolu_1"))).await;
     let done = done.unwrap();
     assert_eq!((done[0].id, done[0].sequence), (4, 3));

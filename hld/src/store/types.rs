@@ -18,21 +18,17 @@ pub struct NewSession {
     /// The prompt shortened (see `summarize`).
     pub summary: String,
     pub options: SessionOptions,
-    /// Creation time, RFC 3339.
     pub created_at: String,
     pub title: Option<String>,
     pub modes: Modes,
 }
 
-/// A stored session.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionRow {
     pub new: NewSession,
     pub claude_session_id: Option<String>,
     pub status: SessionStatus,
-    /// Last activity, RFC 3339.
     pub last_activity_at: String,
-    /// End time, RFC 3339.
     pub completed_at: Option<String>,
     pub error_message: Option<String>,
     pub cost_usd: Option<f64>,
@@ -52,9 +48,7 @@ pub struct SessionRow {
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ContextTokens {
-    /// Tokens written to the prompt cache, over the session.
     pub cache_creation_input_tokens: Option<i64>,
-    /// Tokens read from the prompt cache, over the session.
     pub cache_read_input_tokens: Option<i64>,
     /// The last model call's input, cache-creation and cache-read tokens.
     pub effective_context_tokens: Option<i64>,
@@ -136,7 +130,6 @@ pub struct NewEvent {
     /// The tool use answered (tool results).
     pub tool_result_for_id: Option<String>,
     pub tool_result_content: Option<String>,
-    /// The tool reported an error (tool results).
     pub is_error: bool,
     /// The Task tool use it ran under.
     pub parent_tool_use_id: Option<String>,
@@ -163,7 +156,6 @@ impl NewEvent {
         }
     }
 
-    /// A text message from `role`.
     pub fn message(claude_session_id: &str, role: &str, content: impl Into<String>) -> Self {
         NewEvent {
             role: Some(role.to_owned()),
@@ -193,18 +185,14 @@ pub struct NewApproval {
     pub source: ApprovalSource,
     /// The tool name (function calls; required for them).
     pub tool_name: Option<String>,
-    /// The tool input (function calls).
     pub tool_input: Option<Value>,
-    /// The Claude tool use id it gates: links the session's `tool_call` event with that id.
-    /// Without one, a function call is linked to the session's newest recent `tool_call` of
-    /// the same tool that is neither completed nor gated yet (see `Store::create_approval`).
+    /// The Claude tool use id it gates; without one, a function call gates the session's newest
+    /// recent `tool_call` of that tool not completed nor gated yet (`Store::create_approval`).
     pub tool_use_id: Option<String>,
     pub message: Option<String>,
     /// An optional subject line (human contacts).
     pub subject: Option<String>,
-    /// When it was requested, RFC 3339.
     pub requested_at: String,
-    /// When it times out, RFC 3339.
     pub timeout_at: Option<String>,
 }
 
@@ -251,9 +239,8 @@ impl NewApproval {
     }
 }
 
-/// One thing a committed write changed. Every write returns its changes in the order
-/// subscribers hear of them, and the store hands them to its [`Sink`](super::Sink) once
-/// the write is committed: nothing is told before it is durable.
+/// One thing a committed write changed, in the order subscribers hear of them; the store hands
+/// them to its [`Sink`](super::Sink) only once the write is committed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     /// A session's status moved from `old_status`; `error` is the message it failed with.
@@ -267,14 +254,12 @@ pub enum Change {
         run_id: String,
         event: Box<ConversationEvent>,
     },
-    /// An approval was stored or decided; `pending`: approvals pending afterwards, of every
-    /// session.
+    /// An approval was stored or decided; `pending`: how many of every session are now pending.
     Approval {
         approval: Box<Approval>,
         pending: u64,
     },
-    /// A session's title, archive state or approval modes changed; `expired`: its bypass
-    /// ran out.
+    /// A session's title, archive state or approval modes changed; `expired`: its bypass ran out.
     Settings {
         session: Box<SessionRow>,
         expired: bool,

@@ -1,10 +1,5 @@
-//! The one write connection and the thread that owns it. Every write command is queued for
-//! the thread, which applies them in order. It takes a command and every one queued behind
-//! it, applies each in a savepoint of its own within one transaction (`BEGIN IMMEDIATE` …
-//! `COMMIT`: group commit), and only after the commit answers each caller: what a caller is
-//! told is stored is durable. A command that fails is rolled back alone and the others stand;
-//! a failed commit fails them all. SQLite checkpoints the WAL itself as it grows (at a
-//! commit, on this thread); closing checkpoints it fully.
+//! The one write connection and its thread: commands queued together run in savepoints of one
+//! transaction (group commit), answered after the commit; a failed one rolls back alone.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,9 +10,7 @@ use tokio::sync::oneshot;
 
 use super::error::{Result, StoreError};
 
-/// What the writer thread receives.
 pub(super) enum Msg {
-    /// A write command.
     Write(Box<dyn Command>),
     /// Checkpoint the WAL into the database, answer and stop.
     Close(oneshot::Sender<Result<()>>),
@@ -31,8 +24,7 @@ pub(super) trait Command: Send {
     fn answer(self: Box<Self>, committed: Result<(), &StoreError>);
 }
 
-/// A write: the function to apply, then its outcome, and what to do with it once the
-/// transaction is over.
+/// A write: the function to apply, its outcome, and what to do with it after the transaction.
 pub(super) struct Write<T, F, D> {
     f: Option<F>,
     outcome: Option<Result<T>>,
@@ -75,11 +67,9 @@ where
 /// The writer's state: the connection and the next sequence number of each session seen.
 pub(crate) struct Writer {
     pub(super) conn: Connection,
-    /// Next `sequence` per session: valid for what is committed plus the current
-    /// transaction, so it is cleared whenever anything is rolled back.
+    /// Next `sequence` per session, including the open transaction: cleared on any rollback.
     pub(super) next_seq: HashMap<String, i64>,
-    /// How many approvals are pending, once counted: every write that changes an approval's
-    /// status or adds one says by how much (`pending_approvals`). Cleared as `next_seq` is.
+    /// Pending approvals, once counted, kept by `pending_approvals`; cleared as `next_seq` is.
     pub(super) pending: Option<i64>,
 }
 
@@ -92,8 +82,7 @@ impl Writer {
         }
     }
 
-    /// Runs `f` in a savepoint of the open transaction: released if it succeeds, rolled back
-    /// if it fails or panics.
+    /// Runs `f` in a savepoint: released if it succeeds, rolled back if it fails or panics.
     fn savepoint<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
         self.exec("SAVEPOINT command")?;
         let outcome = catch_unwind(AssertUnwindSafe(|| f(self)))
@@ -109,8 +98,7 @@ impl Writer {
         outcome
     }
 
-    /// Applies `first` and every command queued behind it in one transaction, then answers
-    /// them all. Returns the message that stopped it taking commands (a close), if any.
+    /// Applies `first` and those queued behind it in one transaction; returns a close it met.
     fn apply_queued(&mut self, first: Box<dyn Command>, commands: &Receiver<Msg>) -> Option<Msg> {
         let mut applied = vec![first];
         let mut next = None;
@@ -170,8 +158,7 @@ impl Writer {
     }
 }
 
-/// The writer thread's body: applies what is queued, in order, until asked to close or every
-/// `Store` is dropped.
+/// The writer thread: applies what is queued, in order, until closed or every `Store` dropped.
 pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
     let mut next = commands.recv().ok();
     while let Some(msg) = next {

@@ -1,8 +1,6 @@
-//! Content-Length framing (spec/004, LSP's): headers (names in any case, unknown ones ignored,
-//! `Content-Type` only `application/vscode-jsonrpc` in UTF-8), a blank line, N bytes of JSON.
-//! A refused payload (too large, bad headers, over the daemon's budget) is answered with
-//! `id: null` and thrown away as it arrives, never buffered. Events go out as notifications.
-//! A message left incomplete for the read timeout after its first byte is discarded.
+//! Content-Length framing (spec/004, LSP's): headers (any case, unknown ones ignored, only
+//! `application/vscode-jsonrpc` in UTF-8), a blank line, N bytes of JSON. A refused or
+//! timed-out payload is answered with `id: null` and discarded as it arrives, never buffered.
 
 use std::future::Future;
 use std::io;
@@ -25,10 +23,8 @@ use crate::throttle::Throttle;
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
-/// The largest header section.
 pub const MAX_HEADER: usize = 8 * 1024;
 
-/// The log of incomplete messages discarded, by any connection.
 static TIMED_OUT: Throttle = Throttle::new();
 
 #[derive(Debug)]
@@ -74,7 +70,6 @@ impl ContentLengthCodec {
         }
     }
 
-    /// Whether part of a message has been read.
     fn mid_message(&self) -> bool {
         !matches!(self.state, State::Headers { bytes: 0, .. })
     }
@@ -142,9 +137,7 @@ impl Decoder for ContentLengthCodec {
                     error,
                 } => {
                     let Some(end) = memchr::memchr(b'\n', buf) else {
-                        // A line longer than the whole section allows: drop what came so far
-                        // (keeping a possible `\r` of its end) and remember the section is
-                        // too large.
+                        // A line over the section's limit: drop it (but a final `\r`).
                         if *bytes + buf.len() > MAX_HEADER {
                             let keep = usize::from(buf.last() == Some(&b'\r'));
                             *bytes += buf.len() - keep;
@@ -160,8 +153,7 @@ impl Decoder for ContentLengthCodec {
                             InvalidRequestReason::HeaderTooLarge,
                         ));
                     }
-                    // A bare `\n` is refused, but the line is still read, so that the body's
-                    // length is known and the framing stays in step.
+                    // A bare `\n` is refused, but the line is read to keep the framing in step.
                     let line = match line.strip_suffix(b"\r\n") {
                         Some(line) => line,
                         None => {
@@ -191,7 +183,6 @@ impl Decoder for ContentLengthCodec {
                         }
                         continue;
                     }
-                    // The blank line: the body follows.
                     let (length, error) = (length.take(), error.take());
                     match (length, error) {
                         (Some(n), _) if n > self.max_payload => {
@@ -241,8 +232,7 @@ impl Encoder<Outgoing> for ContentLengthCodec {
     }
 }
 
-/// Splits `out`, bytes this codec wrote, into its frames' payloads; any byte outside a
-/// frame is an error that shows where it is. For checking what a client receives.
+/// Splits `out`, bytes this codec wrote, into payloads; a byte outside a frame is an error.
 pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
     let mut frames = Vec::new();
     while !out.is_empty() {
@@ -271,15 +261,13 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
 pub struct ContentLengthConn<T> {
     framed: Framed<T, ContentLengthCodec>,
     timeout: Duration,
-    /// Armed (`armed`) from a message's first byte, and never moved until the message is
-    /// complete: however slowly the rest arrives, it is discarded `timeout` after that byte.
+    /// Armed at a message's first byte, never moved until it is complete.
     deadline: Pin<Box<Sleep>>,
     armed: bool,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> ContentLengthConn<T> {
-    /// Frames `io`, `read` being bytes already read from it (taken to have come now, unless
-    /// [`ContentLengthConn::first_byte_at`] says when).
+    /// Frames `io`; `read` came now, unless [`ContentLengthConn::first_byte_at`] says when.
     pub fn new(io: T, max_payload: usize, timeout: Duration, read: BytesMut) -> Self {
         let mut parts = tokio_util::codec::FramedParts::new::<Outgoing>(
             io,

@@ -1,5 +1,4 @@
-//! Transports turn bytes into messages and messages into bytes, and accept connections in
-//! one loop; `rpc::serve` serves each connection with the method table it is given.
+//! Transports: bytes to messages and back, and the one accept loop; `rpc::serve` serves each.
 
 pub mod content_length;
 pub mod ndjson;
@@ -17,28 +16,25 @@ use crate::budget::Budget;
 use crate::rpc::Router;
 use crate::throttle::Throttle;
 
-/// What every connection is served with.
 pub struct Service<S> {
     /// The method table of the daemon's own front ends (NDJSON on the socket).
     pub router: Router<S>,
     /// Editors' and browsers': `shutdown` ends only the connection.
     pub guest: Router<S>,
     pub state: Arc<S>,
-    /// The largest NDJSON message.
     pub max_message: usize,
     pub frame_timeout: Duration,
     pub heartbeat: Duration,
 }
 
 impl<S: AsRef<Budget>> Service<S> {
-    /// The daemon's budget.
     pub fn budget(&self) -> Budget {
         (*self.state).as_ref().clone()
     }
 }
 
-/// Failed accepts in a row (at the open-files limit each fails at once): the pause before
-/// the next grows from 10 ms to 1 s, and a warning a second at most counts them.
+/// Failed accepts in a row (as at the open-files limit): the pause grows from 10 ms to 1 s,
+/// and a warning a second at most counts them.
 #[derive(Default)]
 struct AcceptFailures {
     /// The pause after the last failure; `None` once an accept succeeds.
@@ -60,8 +56,7 @@ impl AcceptFailures {
     }
 }
 
-/// The one accept loop of every listener: until `shutdown`, each connection is served by
-/// `serve` as a task of `connections`.
+/// The one accept loop of every listener: each connection served by `serve` as a task.
 pub async fn accept_until<T, F, C>(
     shutdown: &CancellationToken,
     connections: &TaskTracker,
@@ -80,8 +75,7 @@ pub async fn accept_until<T, F, C>(
         match accepted {
             Ok(connection) => {
                 failing.pause = None;
-                // Boxed: a connection's future has room for any handler's, which is large to
-                // move by value into the task.
+                // Boxed: a connection's future is large to move into the task.
                 connections.spawn(Box::pin(serve(connection)));
             }
             Err(e) => {

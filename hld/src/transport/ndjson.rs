@@ -1,7 +1,5 @@
-//! NDJSON framing for the Unix socket: one message a line. An oversize line, or a long one
-//! (over [`UNCOUNTED`]) the daemon's budget cannot hold now, is refused and discarded as it
-//! arrives. A subscription takes the connection over, as the Go daemon's clients expect: only
-//! events and heartbeats go out from then on, and what the client sends is dropped.
+//! NDJSON framing for the Unix socket: one message a line; a line too long (or over budget) is
+//! refused as it arrives; a subscribed connection only gets events and heartbeats.
 
 use std::future::Future;
 use std::io;
@@ -149,7 +147,6 @@ impl Encoder<Outgoing> for NdjsonCodec {
     }
 }
 
-/// A subscription's heartbeat line.
 fn heartbeat(dst: &mut BytesMut) -> io::Result<()> {
     let heartbeat = SubscriptionMessage::Heartbeat {
         kind: "heartbeat".to_owned(),
@@ -171,8 +168,7 @@ pub struct NdjsonConn<T> {
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> NdjsonConn<T> {
-    /// Frames `io`, `read` being what was already read of it; a subscription's heartbeat
-    /// follows `heartbeat` without a write.
+    /// Frames `io`, `read` already read of it; subscribed, heartbeats follow `heartbeat` of quiet.
     pub fn new(io: T, read: BytesMut, max: usize, heartbeat: Duration) -> Self {
         let mut parts = FramedParts::new::<Outgoing>(io, NdjsonCodec::new(max));
         parts.read_buf = read;

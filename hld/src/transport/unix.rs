@@ -1,7 +1,5 @@
-//! The Unix-socket transport: binding with the right permissions, refusing to start beside a
-//! live daemon, and serving each accepted connection with the framing its first bytes show:
-//! Content-Length headers (`Content-Length:` or `Content-Type:`, in any case) for editors
-//! relayed by `hld --stdio`, NDJSON for everything else.
+//! The Unix-socket transport: binding safely, refusing to start beside a live daemon, and
+//! serving each connection with the framing its first bytes show (Content-Length or NDJSON).
 
 use std::io::ErrorKind;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -48,10 +46,8 @@ impl Drop for SocketFile {
     }
 }
 
-/// Binds `path`: checks its directory ([`private_dir::ensure`]: created 0700 if missing),
-/// replaces a stale socket file of our own, refuses if a live daemon answers or the file is
-/// another user's, and makes the socket 0600. Inside a directory only we can change, the
-/// path still names our socket when its mode is set.
+/// Binds `path` 0600 in a checked private directory ([`private_dir::ensure`]), replacing a stale
+/// socket of ours; refuses if a live daemon answers or the file is another user's.
 pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     private_dir::ensure(
         path.parent().unwrap_or(Path::new(".")),
@@ -95,11 +91,9 @@ pub fn bind(path: &Path) -> std::io::Result<BoundSocket> {
     })
 }
 
-/// The log of connections closed before their framing was known.
 static UNFRAMED: Throttle = Throttle::new();
 
-/// Accepts connections on `listener` until `shutdown`, each served as a task of
-/// `connections`.
+/// Accepts connections until `shutdown`, each served as a task of `connections`.
 pub async fn run<S>(
     listener: &UnixListener,
     service: &Arc<Service<S>>,
@@ -123,8 +117,7 @@ where
     S: AsRef<Budget> + Send + Sync + 'static,
 {
     let mut read = BytesMut::with_capacity(1024);
-    // The bytes that choose the framing are part of the first message: with Content-Length
-    // framing, its read timeout runs from the first of them.
+    // The bytes that choose the framing start the first message: its timeout runs from them.
     let mut first_byte = None;
     let framing = loop {
         if let Some(framing) = framing(&read) {
@@ -171,15 +164,13 @@ where
     }
 }
 
-/// What a connection speaks, as its first bytes show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Framing {
     Ndjson,
     ContentLength,
 }
 
-/// Content-Length framing if `read` starts with one of [`HEADERS`] (in any case), else NDJSON,
-/// which answers every line; `None` while too few bytes have come to tell.
+/// Content-Length if `read` starts with one of [`HEADERS`], else NDJSON; `None` until it can tell.
 fn framing(read: &[u8]) -> Option<Framing> {
     let mut undecided = false;
     for header in HEADERS {

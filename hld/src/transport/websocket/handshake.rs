@@ -1,9 +1,6 @@
-//! Who may open a WebSocket, decided from its upgrade request: an allowed `Origin` if any
-//! (403), the token (401), the `holon-rpc` subprotocol (400), a place under the cap (503);
-//! 426 or 400 for what is no handshake. A refusal is its status and a plain-text reason.
-//! Also the token file and the TLS set-up. The origin allow-list stops web pages the user did
-//! not name; the token, anything that cannot read the daemon's private directory. The token
-//! is never logged (nor the URI that may carry it), returned, or passed to a child.
+//! Who may open a WebSocket: an allowed `Origin` if any (403), the token (401), `holon-rpc`
+//! (400), a place under the cap (503); 426 or 400 for no handshake. Also the token file and
+//! TLS. The token is never logged (nor a URI carrying it), returned, or passed to a child.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -36,8 +33,7 @@ fn generate() -> std::io::Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// The token of `path`, made (0600, 32 random bytes) if there is none. An existing file must
-/// be a regular file of this user that no one else can read.
+/// The token of `path`, made (0600, 32 random bytes) if missing; else a private file of this user.
 pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
@@ -75,7 +71,6 @@ pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
 #[derive(Debug)]
 pub struct Policy {
     pub token: WsToken,
-    /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
 }
 
@@ -141,8 +136,7 @@ pub fn response_bytes(refusal: Refusal) -> Vec<u8> {
     bytes
 }
 
-/// Checks an upgrade request, in this order: `Origin` (403), the token as `Authorization:
-/// Bearer` or `?token=` (401), the `holon-rpc` subprotocol (400).
+/// Checks an upgrade request: `Origin`, the token (`Authorization` or `?token=`), subprotocol.
 pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     let headers = request.headers();
     if let Some(origin) = headers.get(header::ORIGIN) {
@@ -193,8 +187,7 @@ pub fn admit(request: &Request, policy: &Policy) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The check of one handshake, as tungstenite calls it: [`admit`], then a place under the
-/// cap taken into `slot` (else [`BUSY`]), held while the connection is open.
+/// Each handshake's check: [`admit`], then a place under the cap into `slot` (else [`BUSY`]).
 #[derive(Debug)]
 pub struct Check<'a> {
     pub policy: &'a Policy,
@@ -203,7 +196,6 @@ pub struct Check<'a> {
     pub peer: SocketAddr,
 }
 
-/// The log of refused handshakes.
 static REFUSED: Throttle = Throttle::new();
 
 impl Callback for Check<'_> {

@@ -1,7 +1,6 @@
 //! The connections still in their handshake (TLS, then WebSocket), bounded apart from the
-//! open ones: at most `--ws-max-handshakes`, each for [`HANDSHAKE_TIMEOUT`] at most. A new
-//! connection always gets a place, the oldest still handshaking closed to make room: a flood
-//! of silent connections cannot lock out a client that sends its handshake as it connects.
+//! open ones: at most `--ws-max-handshakes`, each for [`HANDSHAKE_TIMEOUT`]. A new one closes
+//! the oldest when full, so silent connections cannot lock out a real client.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -15,10 +14,8 @@ use crate::throttle::Throttle;
 /// How long a connection may take to finish its TLS and WebSocket handshakes together.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(3);
 
-/// The log of connections closed to make room.
 static EVICTED: Throttle = Throttle::new();
 
-/// The places of connections in their handshake.
 #[derive(Debug)]
 pub struct Handshakes {
     max: usize,
@@ -27,7 +24,6 @@ pub struct Handshakes {
 
 #[derive(Debug, Default)]
 struct Places {
-    /// The number of the next connection.
     next: u64,
     /// The connections handshaking, oldest first: their number and what closes them.
     taken: VecDeque<(u64, CancellationToken)>,
@@ -42,7 +38,6 @@ pub struct Place<'a> {
 }
 
 impl Handshakes {
-    /// At most `max` connections in their handshake at once.
     pub fn new(max: usize) -> Handshakes {
         Handshakes {
             max: max.max(1),
@@ -50,8 +45,7 @@ impl Handshakes {
         }
     }
 
-    /// A place for a new connection's handshake; when all are taken, the oldest connection
-    /// still handshaking is closed to make room.
+    /// A place for a new connection's handshake (the oldest closed when all are taken).
     pub fn enter(&self) -> Place<'_> {
         let mut places = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if places.taken.len() >= self.max {

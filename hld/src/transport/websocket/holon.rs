@@ -1,9 +1,7 @@
 //! holon-rpc (spec/002) around a connection of text messages, so that `rpc::serve` sees only
-//! requests: messages are checked strictly (a violation without a string id ends the
-//! connection); `rpc.heartbeat` is answered here, and the server's own, unanswered within
-//! `heartbeat_timeout` by any message, ends it; events go out as requests `"id":"s<N>"`, at
-//! most `max_pending` waiting (those beyond dropped, then told by a `lagged` event), each
-//! forgotten after `stale_after`.
+//! requests: strict envelope checks (a violation without a string id ends the connection),
+//! heartbeats both ways (an unanswered one ends it), and events as requests `"id":"s<N>"`,
+//! at most `max_pending` waiting (the rest dropped and told by `lagged`).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -47,8 +45,7 @@ pub struct Holon<T> {
     /// Replies, events and this layer's own messages, in order.
     queue: VecDeque<String>,
     unflushed: bool,
-    /// Server-initiated requests waiting for a reply: number → when sent. Numbers grow with
-    /// time, so the stalest come first.
+    /// Server requests waiting for a reply: number → when sent (so the stalest come first).
     pending: BTreeMap<u64, Instant>,
     /// The last requests forgotten as stale, to tell a late reply from a duplicate one.
     stale: VecDeque<u64>,
@@ -58,7 +55,6 @@ pub struct Holon<T> {
     /// When the next heartbeat is due, or the deadline of the one sent.
     timer: Pin<Box<Sleep>>,
     beat_sent: Option<Instant>,
-    /// When the peer last sent anything.
     heard: Instant,
     violation: Option<Violation>,
 }
@@ -96,8 +92,7 @@ where
         self.last_request
     }
 
-    /// The peer replied to request `id`. A reply to no pending request is ignored and logged
-    /// with spec/002's classification: stale, duplicate or unknown.
+    /// The peer replied to request `id`; a reply to none is logged as stale, duplicate or unknown.
     fn replied(&mut self, id: &str) {
         let kind = match request_number(id) {
             Some(n) if self.pending.remove(&n).is_some() => return,
@@ -110,8 +105,7 @@ where
         }
     }
 
-    /// Queues a `lagged` event with the count of those dropped, when there are some and a
-    /// request may wait (stale requests forgotten first).
+    /// Queues a `lagged` event with the dropped count, if any and a request may wait.
     fn tell_dropped(&mut self) {
         let stale_after = self.config.stale_after;
         while let Some((&n, sent)) = self.pending.first_key_value() {
@@ -147,7 +141,6 @@ where
         self.queue.push_back(outgoing::event(event, request));
     }
 
-    /// Writes what is queued into the connection.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while !self.queue.is_empty() {
             ready!(Pin::new(&mut self.inner).poll_ready(cx))?;

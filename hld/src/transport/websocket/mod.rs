@@ -1,9 +1,6 @@
-//! The WebSocket transport, subprotocol `holon-rpc` (spec/002), for browser tools and remote
-//! dashboards (`hld --ws 127.0.0.1:PORT`), beside the Unix socket. tokio-tungstenite's
-//! handshake callback is all the HTTP there is. Who may connect is [`handshake`]'s; TLS is
-//! rustls'. One JSON object per text frame, at most 1 MiB either way ([`outgoing`]); the
-//! envelope, heartbeats and events as server requests are [`holon`]'s. What each violation
-//! gets is README.md's table.
+//! The WebSocket transport, subprotocol `holon-rpc` (spec/002), beside the Unix socket:
+//! tokio-tungstenite and rustls. Who may connect is [`handshake`]'s; message sizes
+//! [`outgoing`]'s; envelope, heartbeats and events [`holon`]'s. Violations: README.md's table.
 
 pub mod handshake;
 pub mod handshakes;
@@ -44,8 +41,7 @@ pub const MAX_MESSAGE: usize = 1 << 20;
 /// How long a closing connection waits for its peer to go.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
-/// tungstenite's limits: 1 MiB in, per message and per frame. Reads take at most 4 KiB:
-/// tungstenite zero-fills its read buffer before every read, and most reads are tiny replies.
+/// tungstenite's limits: 1 MiB a message and frame; 4 KiB reads, as it zero-fills its buffer.
 pub fn ws_config() -> WebSocketConfig {
     WebSocketConfig::default()
         .read_buffer_size(4 * 1024)
@@ -54,26 +50,22 @@ pub fn ws_config() -> WebSocketConfig {
         .max_frame_size(Some(MAX_MESSAGE))
 }
 
-/// What every connection of a listener shares.
 struct Shared {
     tls: Option<TlsAcceptor>,
     policy: Policy,
     /// One permit per open connection, taken once its handshake is admitted.
     slots: Arc<Semaphore>,
-    /// The connections still in their handshake.
     handshakes: Handshakes,
     config: WsConfig,
 }
 
-/// A bound WebSocket listener.
 pub struct Listener {
     tcp: TcpListener,
     shared: Arc<Shared>,
 }
 
 impl Listener {
-    /// Binds `ws.address` with the token (`ws_token`, else the file `token_file`, made at
-    /// first start) and the TLS certificate, if any.
+    /// Binds `ws.address` with the token (`ws_token`, else `token_file`'s) and TLS, if any.
     pub async fn bind(ws: &WsConfig, token_file: &Path) -> Result<Listener, String> {
         let token = match &ws.token {
             Some(token) => token.clone(),
@@ -108,7 +100,6 @@ impl Listener {
         })
     }
 
-    /// The address it listens on.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
     }
@@ -136,8 +127,7 @@ impl Listener {
     }
 }
 
-/// One accepted TCP connection: TLS if configured, then the WebSocket, both within
-/// [`HANDSHAKE_TIMEOUT`] and while it keeps its place.
+/// One TCP connection: TLS if configured, then the WebSocket, within [`HANDSHAKE_TIMEOUT`].
 async fn connection<S>(
     tcp: TcpStream,
     peer: SocketAddr,
@@ -221,8 +211,7 @@ async fn serve<T, S>(
     tracing::debug!(%peer, ?ended, "WebSocket connection closed");
 }
 
-/// A WebSocket as a stream and sink of text messages. A framing violation ends the stream
-/// and is remembered for [`Connection::finish`].
+/// A WebSocket as text messages; a framing violation ends the stream, kept for `finish`.
 pub struct Connection<S> {
     ws: WebSocketStream<S>,
     /// The close a violation called for.
@@ -256,9 +245,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Connection<S> {
                 tracing::debug!(code = u16::from(frame.code), reason = %frame.reason, "closing the WebSocket");
             }
             let _ = self.ws.close(frame).await;
-            // Half-close, then read what the peer still sends (the rest of an oversize
-            // message, its close) until it goes: a socket closed with unread input would
-            // be reset, and the peer might never read the close frame.
+            // Half-close, then read what the peer still sends until it goes: a socket closed
+            // with unread input would be reset, and the peer might miss the close frame.
             let stream = self.ws.get_mut();
             let _ = stream.shutdown().await;
             let mut scratch = [0u8; 8192];

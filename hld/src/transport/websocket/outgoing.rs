@@ -1,6 +1,5 @@
-//! What the WebSocket transport writes, each message at most [`MAX_MESSAGE`] bytes (peers
-//! close on a larger one): a larger reply becomes error 8, telling the client to ask for
-//! less; a larger event is cut to fit (the store keeps it whole, for `getConversation`).
+//! What the WebSocket transport writes, at most [`MAX_MESSAGE`] bytes a message: a larger reply
+//! becomes error 8; a larger event is cut to fit (the store keeps it whole).
 
 use bytes::Bytes;
 use hld_client::protocol::{ErrorCode, ErrorObject};
@@ -18,8 +17,7 @@ pub fn heartbeat_request(request: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply, or error 8 in its place if it would be too large. A method the table does not
-/// have is told in WebBridge's words.
+/// A reply, or error 8 in its place if too large; an unknown method in WebBridge's words.
 pub fn reply(mut response: Response) -> String {
     let size = match &mut response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
@@ -79,16 +77,13 @@ fn marker(cut: usize) -> String {
     format!(" [… {cut} bytes cut: over the 1 MiB WebSocket limit; getConversation has it whole]")
 }
 
-/// The longest a marker can be.
 fn marker_room() -> usize {
     marker(usize::MAX).len()
 }
 
-/// Makes `value` serialise in at most `budget` bytes: its longest strings cut to one common
-/// length and marked, else arrays or objects replaced by a marker, until it fits.
+/// Makes `value` serialise in `budget` bytes: long strings cut, else containers replaced.
 pub fn fit(value: &mut Value, budget: usize) {
-    // Each round either fits the strings or replaces a container larger than a marker; a
-    // few rounds do for any event.
+    // Each round fits the strings or replaces a container larger than a marker.
     for _ in 0..16 {
         let size = json_len(value);
         if size <= budget {
@@ -101,9 +96,8 @@ pub fn fit(value: &mut Value, budget: usize) {
     }
 }
 
-/// Cuts the strings longer than a common length (the longest one that saves `excess`
-/// bytes), each at a character boundary and marked; `false` if cutting every string would
-/// not save that much.
+/// Cuts the strings longer than the longest common length that saves `excess` bytes, each at a
+/// char boundary and marked; `false` if cutting every string would not save that much.
 fn cut_strings(value: &mut Value, excess: usize) -> bool {
     let mut strings = Vec::new();
     collect_strings(value, &mut strings);
@@ -150,9 +144,8 @@ fn collect_strings<'a>(value: &'a mut Value, out: &mut Vec<&'a mut String>) {
     }
 }
 
-/// Replaces with a marker the deepest array or object whose removal alone saves `excess`
-/// bytes, keeping the rest of the event's shape; if no child of the top level is that large,
-/// its largest container child. `false` if there is none larger than a marker.
+/// Replaces with a marker the deepest container whose removal saves `excess` bytes (else the
+/// largest top-level one); `false` if none is larger than a marker.
 fn replace_container(value: &mut Value, excess: usize) -> bool {
     let room = marker_room();
     let mut node = value;
@@ -192,7 +185,6 @@ fn largest_container(value: &Value) -> Option<(usize, usize)> {
         .max()
 }
 
-/// The `i`th child of an array or object.
 fn child(value: &mut Value, i: usize) -> &mut Value {
     match value {
         Value::Array(items) => &mut items[i],
@@ -201,7 +193,6 @@ fn child(value: &mut Value, i: usize) -> &mut Value {
     }
 }
 
-/// The length of `value` as compact JSON.
 fn json_len(value: &Value) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
