@@ -6,6 +6,11 @@ use clap::Parser;
 use hld::config::{Args, Command, Config, McpServer};
 use tokio_util::sync::CancellationToken;
 
+/// jemalloc, whose background thread hands freed pages back to the system a few seconds after
+/// a load, where glibc's malloc keeps what a burst of connections left fragmented.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Some(Command::Mcp { server }) = args.command {
@@ -41,6 +46,7 @@ fn main() -> ExitCode {
     );
     warn_of_a_local_config_file();
     raise_open_files_limit();
+    purge_in_the_background();
     // One thread serves every connection by default, so nothing waits for a thread to wake.
     let mut builder = match config.worker_threads {
         0 => tokio::runtime::Builder::new_current_thread(),
@@ -156,4 +162,13 @@ async fn watch_signals(shutdown: CancellationToken) {
     let name = signals.recv().await;
     tracing::info!(signal = %name, "received {name}, shutting down gracefully");
     shutdown.cancel();
+}
+
+/// Starts jemalloc's one background thread, which purges freed pages as they age.
+fn purge_in_the_background() {
+    let started = tikv_jemalloc_ctl::max_background_threads::write(1)
+        .and_then(|()| tikv_jemalloc_ctl::background_thread::write(true));
+    if let Err(e) = started {
+        tracing::warn!(error = %e, "memory freed after a load will be kept");
+    }
 }
