@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::approvals::{Approval, ApprovalStatus, ApprovalType};
 use super::conversation::ConversationEvent;
+use super::messages::QueuedMessage;
 use super::sessions::{SessionControl, SessionStatus};
 
 open_enum!(
@@ -22,13 +23,19 @@ open_enum!(
         ConversationUpdated = "conversation_updated",
         /// [`Event::SessionSettingsChanged`].
         SessionSettingsChanged = "session_settings_changed",
+        /// [`Event::MessageQueued`].
+        MessageQueued = "message_queued",
+        /// [`Event::MessageDelivered`].
+        MessageDelivered = "message_delivered",
+        /// [`Event::MessageCancelled`].
+        MessageCancelled = "message_cancelled",
         /// [`Event::Lagged`].
         Lagged = "lagged",
     }
 );
 
 /// The names of the bus event types, as used in `Subscribe.event_types`.
-pub const EVENT_TYPES: [&str; 6] = EventType::NAMES;
+pub const EVENT_TYPES: [&str; 9] = EventType::NAMES;
 
 /// A bus event, serialised as `{"type": …, "data": {…}}`. An event of a type this version
 /// does not know reads as [`Event::Unknown`], its data kept as sent.
@@ -119,6 +126,34 @@ pub enum Event {
         /// continuation at launch.
         reason: String,
     },
+    /// A message sent with `sendMessage` waits for the agent's turn to end.
+    MessageQueued {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The message (status `queued`).
+        message: QueuedMessage,
+    },
+    /// A message was handed to the agent: a turn started with it.
+    MessageDelivered {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The message (status `delivered`).
+        message: QueuedMessage,
+    },
+    /// A queued message will not be delivered: cancelled by a person (status `cancelled`), or
+    /// the daemon could not hand it over (status `undelivered`, with the reason in `error`).
+    MessageCancelled {
+        /// The session.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The message.
+        message: QueuedMessage,
+    },
     /// This subscriber fell behind and `missed` events were dropped for it.
     Lagged {
         /// How many events were dropped.
@@ -146,6 +181,9 @@ impl Event {
             Event::NewApproval { .. } => "new_approval",
             Event::ApprovalResolved { .. } => "approval_resolved",
             Event::SessionSettingsChanged { .. } => "session_settings_changed",
+            Event::MessageQueued { .. } => "message_queued",
+            Event::MessageDelivered { .. } => "message_delivered",
+            Event::MessageCancelled { .. } => "message_cancelled",
             Event::Lagged { .. } => "lagged",
             Event::Unknown { type_name, .. } => type_name,
         }
@@ -163,7 +201,10 @@ impl Event {
             | Event::ConversationUpdated { session_id, .. }
             | Event::NewApproval { session_id, .. }
             | Event::ApprovalResolved { session_id, .. }
-            | Event::SessionSettingsChanged { session_id, .. } => Some(session_id),
+            | Event::SessionSettingsChanged { session_id, .. }
+            | Event::MessageQueued { session_id, .. }
+            | Event::MessageDelivered { session_id, .. }
+            | Event::MessageCancelled { session_id, .. } => Some(session_id),
             Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }
@@ -175,7 +216,10 @@ impl Event {
             | Event::ConversationUpdated { run_id, .. }
             | Event::NewApproval { run_id, .. }
             | Event::ApprovalResolved { run_id, .. }
-            | Event::SessionSettingsChanged { run_id, .. } => Some(run_id),
+            | Event::SessionSettingsChanged { run_id, .. }
+            | Event::MessageQueued { run_id, .. }
+            | Event::MessageDelivered { run_id, .. }
+            | Event::MessageCancelled { run_id, .. } => Some(run_id),
             Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }

@@ -34,6 +34,8 @@
 //! - sessions: [`LaunchSession`], [`ListSessions`], [`GetSessionState`], [`GetConversation`],
 //!   [`ContinueSession`] and [`InterruptSession`], with the records they carry
 //!   ([`SessionInfo`], [`SessionState`], [`ConversationEvent`], [`McpConfig`]);
+//! - live sessions: [`SendMessage`], [`ListQueuedMessages`] and [`CancelQueuedMessage`], with
+//!   [`QueuedMessage`];
 //! - approvals: [`FetchApprovals`], [`SendDecision`], [`CreateApproval`] and [`GetApproval`],
 //!   with [`Approval`];
 //! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
@@ -192,6 +194,7 @@ mod envelope;
 mod events;
 mod introspection;
 mod mcp;
+mod messages;
 mod sessions;
 
 pub use approvals::*;
@@ -201,6 +204,7 @@ pub use envelope::*;
 pub use events::*;
 pub use introspection::*;
 pub use mcp::*;
+pub use messages::*;
 pub use sessions::*;
 
 /// The default largest incoming message, in bytes.

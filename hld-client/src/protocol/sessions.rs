@@ -115,6 +115,13 @@ pub struct SessionInfo {
     /// Whether the session was ended by an interrupt.
     #[serde(default)]
     pub interrupted: bool,
+    /// Whether the session's `claude` process is alive: between turns it reads the next
+    /// message at once. The status stays the anchor's (`completed` or `failed` between turns).
+    #[serde(default)]
+    pub live: bool,
+    /// Until when a process waiting between turns is kept, RFC 3339 (none while it works).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_until: Option<String>,
     /// Total cost reported by Claude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
@@ -206,6 +213,13 @@ pub struct SessionState {
     /// Whether the session was ended by an interrupt.
     #[serde(default)]
     pub interrupted: bool,
+    /// Whether the session's `claude` process is alive: between turns it reads the next
+    /// message at once. The status stays the anchor's (`completed` or `failed` between turns).
+    #[serde(default)]
+    pub live: bool,
+    /// Until when a process waiting between turns is kept, RFC 3339 (none while it works).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_until: Option<String>,
     /// The `claude` process exit code, once it exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,

@@ -308,6 +308,8 @@ impl SessionRow {
     pub fn to_info(&self) -> SessionInfo {
         let interrupting = self.status == SessionStatus::Completing;
         SessionInfo {
+            live: false,
+            live_until: None,
             id: self.new.id.clone(),
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),
@@ -374,6 +376,8 @@ impl SessionRow {
             (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
         };
         SessionState {
+            live: false,
+            live_until: None,
             id: self.new.id.clone(),
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),

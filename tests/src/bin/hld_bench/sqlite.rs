@@ -294,6 +294,8 @@ pub fn raw_search(
                 || cost_usd.is_some()
                 || duration_ms.is_some();
             Ok(SessionInfo {
+                live: false,
+                live_until: None,
                 id: row.get(0)?,
                 run_id: row.get(1)?,
                 parent_session_id: row.get(3)?,

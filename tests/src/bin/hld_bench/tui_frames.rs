@@ -130,6 +130,8 @@ fn sessions(n: usize, now: DateTime<Utc>) -> Vec<SessionInfo> {
                  then run the tests"
             );
             SessionInfo {
+                live: false,
+                live_until: None,
                 id: session_id(i),
                 run_id: format!("run-{i}"),
                 claude_session_id: Some(format!("claude-{i}")),
