@@ -5,14 +5,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{FollowItem, PAGE};
 use crate::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event, SessionControl,
-    SessionState, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event, MessageStatus,
+    QueuedMessage, SessionControl, SessionState, SessionStatus,
 };
 
 /// What the session's state, read after the store, asks of the follower.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Settled {
-    /// It is active: listen.
+    /// It is active, or a message waits for its next turn: listen.
     Live,
     /// It ended after the store was read: read what was stored since, then settle again.
     ReadAgain,
@@ -73,6 +73,13 @@ pub(super) struct Ledger {
     pub(super) status: SessionStatus,
     /// The settings last yielded or read.
     pub(super) control: SessionControl,
+    /// A turn ended (the status went from active to `completed` or `failed`) since the
+    /// state was last read: how.
+    pub(super) turn_end: Option<SessionStatus>,
+    /// Each message sent into the session that was yielded, by id: its status as yielded.
+    pub(super) messages: HashMap<String, MessageStatus>,
+    /// The messages known to wait for the session's next turn.
+    pub(super) queued: HashSet<String>,
 }
 
 impl Ledger {
@@ -89,6 +96,9 @@ impl Ledger {
             end_known: !state.status.is_active(),
             status: state.status,
             control: state.control,
+            turn_end: None,
+            messages: HashMap::new(),
+            queued: HashSet::new(),
         }
     }
 
@@ -126,6 +136,7 @@ impl Ledger {
                 ..
             } => {
                 if new_status != self.status {
+                    self.turn_ended(&new_status);
                     self.status = new_status.clone();
                     self.queue.push_back(FollowItem::Status {
                         old_status,
@@ -138,7 +149,12 @@ impl Ledger {
                     self.end_known = true;
                     return Next::CatchUp;
                 }
+                // A new turn: the store no longer holds all of the conversation.
+                self.end_known = false;
             }
+            Event::MessageQueued { message, .. }
+            | Event::MessageDelivered { message, .. }
+            | Event::MessageCancelled { message, .. } => self.message(message),
             Event::NewApproval { approval, .. } => self.requested(*approval),
             Event::ApprovalResolved {
                 approval_id,
@@ -275,6 +291,37 @@ impl Ledger {
         }
     }
 
+    /// Notes a turn's end when the status moves from active to `new` final one.
+    fn turn_ended(&mut self, new: &SessionStatus) {
+        if self.status.is_active() && !new.is_active() {
+            self.turn_end = Some(new.clone());
+        }
+    }
+
+    /// Takes in a message sent into the session, live or from the queue read: yielded when its
+    /// status is news.
+    pub(super) fn message(&mut self, message: QueuedMessage) {
+        if message.status == MessageStatus::Queued {
+            self.queued.insert(message.id.clone());
+        } else {
+            self.queued.remove(&message.id);
+        }
+        if self.messages.get(&message.id) != Some(&message.status) {
+            self.messages
+                .insert(message.id.clone(), message.status.clone());
+            self.queue.push_back(FollowItem::Message(Box::new(message)));
+        }
+    }
+
+    /// Takes in the queue as read: the messages in it wait; those that had waited and are no
+    /// longer in it left it meanwhile (how is told by their event, if it comes).
+    pub(super) fn queue_read(&mut self, queued: Vec<QueuedMessage>) {
+        self.queued.clear();
+        for message in queued {
+            self.message(message);
+        }
+    }
+
     /// Takes in settings, if they changed.
     pub(super) fn settings(&mut self, control: SessionControl, reason: Option<String>) {
         if control != self.control {
@@ -294,14 +341,23 @@ impl Ledger {
             .collect()
     }
 
-    /// Takes in the session's state read after a catch-up: a status or settings it missed,
-    /// and the end, once the store was read after it.
+    /// Takes in the session's state read after a catch-up (with its queue, taken in just
+    /// before): a status or settings it missed; a turn's end, when the process stays or a
+    /// message waits; the end, once the store was read after it and nothing waits.
     pub(super) fn state(&mut self, state: SessionState) -> Settled {
         let active = state.status.is_active();
         if !active && !self.end_known {
             // It ended while the store was read: what it stored meanwhile is still to read.
             self.end_known = true;
             return Settled::ReadAgain;
+        }
+        self.turn_ended(&state.status);
+        let next_turn = active || state.live || !self.queued.is_empty();
+        if let Some(status) = self.turn_end.take().filter(|_| next_turn) {
+            self.queue.push_back(FollowItem::TurnEnded {
+                status,
+                state: Box::new(state.clone()),
+            });
         }
         if state.status != self.status {
             self.queue.push_back(FollowItem::Status {
@@ -311,7 +367,8 @@ impl Ledger {
             });
         }
         self.settings(state.control.clone(), None);
-        if active {
+        if active || !self.queued.is_empty() {
+            self.end_known = !active;
             return Settled::Live;
         }
         self.queue.push_back(FollowItem::Ended(Box::new(state)));

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::ledger::*;
 use super::*;
-use crate::protocol::Event;
+use crate::protocol::{Event, QueuedMessage};
 
 const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
 
@@ -323,4 +323,131 @@ fn an_event_of_an_unknown_type_is_skipped() {
     };
     assert_eq!(l.event(event), Next::Listen);
     assert!(l.queue.is_empty());
+}
+
+fn live_state(status: &str) -> SessionState {
+    SessionState {
+        live: true,
+        ..state(status)
+    }
+}
+
+fn queued_message(id: &str, status: &str) -> QueuedMessage {
+    serde_json::from_value(json!({
+        "id": id, "session_id": SESSION, "text": "and the tests", "mode": "queue",
+        "status": status, "created_at": "2025-06-12T09:15:00Z",
+    }))
+    .unwrap()
+}
+
+fn message_event(id: &str, status: &str) -> Event {
+    let message = queued_message(id, status);
+    match status {
+        "queued" => Event::MessageQueued {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+        "delivered" => Event::MessageDelivered {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+        _ => Event::MessageCancelled {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+    }
+}
+
+/// What the items are, in order, in a word each.
+fn kinds(items: &[FollowItem]) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| match item {
+            FollowItem::Status { new_status, .. } => format!("status {new_status}"),
+            FollowItem::TurnEnded { status, .. } => format!("turn {status}"),
+            FollowItem::Message(m) => format!("message {} {}", m.id, m.status.as_str()),
+            FollowItem::Ended(s) => format!("ended {}", s.status),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_turn_whose_process_stays_ends_with_turn_ended_then_ended() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("completed")), Settled::Ended);
+    let items = drain(&mut l);
+    assert_eq!(
+        kinds(&items),
+        ["status completed", "turn completed", "ended completed"]
+    );
+    assert!(matches!(&items[1], FollowItem::TurnEnded { state, .. } if state.live));
+}
+
+#[test]
+fn a_queued_message_carries_the_follow_into_the_next_turn() {
+    let mut l = ledger();
+    assert_eq!(l.event(message_event("m1", "queued")), Next::Listen);
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    // Read before the daemon delivered it: it still waits, so the follow goes on.
+    l.queue_read(vec![queued_message("m1", "queued")]);
+    assert_eq!(l.state(state("completed")), Settled::Live);
+    assert_eq!(l.event(message_event("m1", "delivered")), Next::Listen);
+    assert_eq!(l.event(status("completed", "running")), Next::Listen);
+    assert_eq!(l.event(status("running", "failed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("failed")), Settled::Ended);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        [
+            "message m1 queued",
+            "status completed",
+            "turn completed",
+            "message m1 delivered",
+            "status running",
+            "status failed",
+            "turn failed",
+            "ended failed"
+        ]
+    );
+}
+
+/// The daemon delivers a queued message as the turn ends: the next turn may have begun by
+/// the time the state is read, and the turn's end is told all the same.
+#[test]
+fn a_turn_end_overtaken_by_the_next_turn_is_still_told() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("running")), Settled::Live);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        ["status completed", "turn completed", "status running"]
+    );
+    // The next turn's end is read from the store again before it is told.
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(state("completed")), Settled::Ended);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        ["status completed", "ended completed"]
+    );
+}
+
+#[test]
+fn each_message_status_comes_once_and_one_that_left_the_queue_no_longer_waits() {
+    let mut l = Ledger::new(SESSION, state("completed"));
+    l.queue_read(vec![queued_message("m1", "queued")]);
+    assert_eq!(l.event(message_event("m1", "queued")), Next::Listen);
+    assert_eq!(l.state(state("completed")), Settled::Live);
+    assert_eq!(kinds(&drain(&mut l)), ["message m1 queued"]);
+    // Cancelled while events were dropped: the queue read shows it gone.
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(state("completed")), Settled::Ended);
+    assert_eq!(kinds(&drain(&mut l)), ["ended completed"]);
 }
