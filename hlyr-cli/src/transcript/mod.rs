@@ -6,7 +6,7 @@ pub mod tool_input;
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
-    SessionStatus, ANSWERED_ELSEWHERE,
+    MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::clean;
 
@@ -100,7 +100,27 @@ impl Render for Update {
                 YELLOW,
                 "⚠ bypass of permissions expired: tool calls are asked again",
             ),
+            Update::Message(message) => message_text(message),
             Update::Finished(state) => finished_text(state),
+        }
+    }
+}
+
+/// A message sent into the session, as its status changes. A delivered one says nothing:
+/// the turn it starts shows it as the user's message.
+fn message_text(message: &QueuedMessage) -> String {
+    let text = hang(&message.text, 2);
+    match message.status {
+        MessageStatus::Queued => format!(
+            "{} {text} {}",
+            paint(YELLOW, "⧗ queued:"),
+            paint(DIM, "(sent when the turn ends)")
+        ),
+        MessageStatus::Delivered => String::new(),
+        MessageStatus::Cancelled => paint(DIM, format!("· cancelled: {text}")),
+        _ => {
+            let why = clean(message.error.as_deref().unwrap_or("no reason given"));
+            format!("{} {text} ({why})", paint(RED, "✗ not delivered:"))
         }
     }
 }
