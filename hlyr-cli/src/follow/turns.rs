@@ -5,6 +5,8 @@
 //! same session; an empty line or Ctrl-D ends), and while the agent works, a line typed beside
 //! the spinner is queued for the turn's end (Enter) or steers the agent at once (Tab).
 
+use std::io::Write;
+
 use futures::StreamExt;
 use hld_client::protocol::{MessageMode, SessionStatus};
 use hld_client::{Client, Follow, FollowItem};
@@ -18,6 +20,9 @@ use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
 use crate::output::{paint, Printer, BOLD, DIM};
 use crate::prompt::Prompter;
+
+/// What the prompt for the next message says about its keys.
+const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
 /// What a conversation's first turn says about the keys.
 const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
@@ -213,7 +218,7 @@ impl Turns {
             }
             if between_turns {
                 // The conversation shows the message as the next turn starts with it.
-                anstream::eprint!("\r\x1b[2K");
+                erase_line();
                 let follow = follower
                     .client
                     .follow_after(follower.session_id, self.last_sequence)
@@ -229,22 +234,20 @@ impl Turns {
         Ok(None)
     }
 
-    /// Draws the prompt line with what was typed so far (`fresh`: on a line of its own).
+    /// Draws the prompt line with what was typed so far; `fresh`, below a line saying
+    /// which keys do what.
     fn prompt(&self, fresh: bool) {
         if fresh {
-            anstream::eprintln!();
+            anstream::eprintln!("\n{}", paint(DIM, PROMPT_HELP));
         }
-        let mark = paint(BOLD, "›");
-        let hint = if self.composer.text().is_empty() {
-            paint(DIM, "  (Enter sends · empty line or Ctrl-D ends)")
-        } else {
-            String::new()
-        };
-        anstream::eprint!("\r\x1b[2K{mark} {}{hint}", self.composer.text());
-        if !hint.is_empty() {
-            // The cursor goes back to where typing goes, before the hint.
-            anstream::eprint!("\r\x1b[{}C", self.composer.text().chars().count() + 2);
-        }
-        let _ = std::io::Write::flush(&mut std::io::stderr());
+        erase_line();
+        anstream::eprint!("{} {}", paint(BOLD, "›"), self.composer.text());
+        let _ = std::io::stderr().flush();
     }
+}
+
+/// Clears the terminal line the cursor is on, for the prompt to be drawn again. (Written
+/// past anstream, which would strip the sequence under NO_COLOR.)
+fn erase_line() {
+    let _ = std::io::stderr().write_all(b"\r\x1b[2K");
 }
