@@ -397,4 +397,31 @@ mod tests {
             "{expired}"
         );
     }
+
+    /// A message sent into the session reads by its status; one delivered says nothing (its
+    /// turn shows it), and the agent's text is cleaned.
+    #[test]
+    fn a_sent_message_reads_by_its_status() {
+        let message = |text: &str, status: &str, error: Option<&str>| {
+            let message: QueuedMessage = serde_json::from_value(json!({
+                "id": "m1", "session_id": "s", "text": text, "mode": "queue",
+                "status": status, "created_at": "2026-11-29T01:00:00Z", "error": error,
+            }))
+            .unwrap();
+            Update::Message(message).human()
+        };
+        let text =
+            |status: &str, error: Option<&str>| plain(&message("and the docs", status, error));
+        assert!(!message("clear \u{1b}[2J", "queued", None).contains("\u{1b}[2J"));
+        assert_eq!(
+            text("queued", None),
+            "⧗ queued: and the docs (sent when the turn ends)"
+        );
+        assert_eq!(text("delivered", None), "");
+        assert_eq!(text("cancelled", None), "· cancelled: and the docs");
+        assert_eq!(
+            text("undelivered", Some("the daemon restarted")),
+            "✗ not delivered: and the docs (the daemon restarted)"
+        );
+    }
 }
