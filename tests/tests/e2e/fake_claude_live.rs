@@ -494,3 +494,20 @@ fn a_line_that_is_not_json_ends_the_process_with_exit_1() {
         "{stderr}"
     );
 }
+
+#[test]
+fn closing_stdin_during_a_permission_request_denies_the_call() {
+    let sandbox = Sandbox::new();
+    let mut agent = Agent::start(&sandbox, &["--permission-prompt-tool", "stdio"], &[]);
+    agent.say("scenario:tool");
+    agent.asked();
+    let (lines, code, _) = agent.close();
+    let failed = "Tool permission request failed: Error: Tool permission stream closed before \
+                  response received";
+    assert_eq!(user_block(&lines[0]).unwrap()["content"], failed);
+    let result = lines.last().unwrap();
+    assert_eq!(result["subtype"], "success");
+    assert_eq!(result["permission_denials"].as_array().unwrap().len(), 1);
+    assert_eq!(code, Some(0));
+    assert!(!sandbox.work.join("hello.txt").exists());
+}

@@ -152,6 +152,11 @@ impl Inbox {
         })
     }
 
+    /// Whether stdin is closed: no more input will come.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
     /// Why the input ended early: a line that was not JSON (the CLI exits 1 with this).
     pub fn error(&self) -> Option<&str> {
         self.error.as_deref()

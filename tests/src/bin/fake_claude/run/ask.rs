@@ -8,10 +8,15 @@ use super::{mcp_tool_name, Permission, Run, Stop, ToolUse};
 use crate::control::{self, CanUseTool};
 use crate::daemon;
 use crate::events::Event;
+use crate::input::Inbox;
 use crate::mcp::CallError;
 use crate::permissions::{first_text, Reply};
 use crate::signals::{Signal, POLL};
 use crate::tools::ToolOutput;
+
+/// The denial of a `can_use_tool` request left unanswered when stdin closes.
+const STREAM_CLOSED: &str =
+    "Tool permission request failed: Error: Tool permission stream closed before response received";
 
 /// The tool_result text of a failed permission step.
 fn call_error(tool: &str, text: &str) -> String {
@@ -114,7 +119,8 @@ impl Run {
     }
 
     /// Asks the SDK host with a `can_use_tool` control request and waits for its
-    /// `control_response` on stdin, unless a signal or an `interrupt` request comes first.
+    /// `control_response` on stdin, unless a signal or an `interrupt` request comes first;
+    /// if stdin closes first, the call is denied.
     /// `late` (the call's tool_use line, not printed yet) follows the request.
     pub(super) fn ask_stdio(
         &mut self,
@@ -137,6 +143,10 @@ impl Run {
             match self.read_inbox(Some(POLL), Some(&call.id)) {
                 Ok(Some(response)) if response["request_id"] == request_id.as_str() => {
                     break response
+                }
+                Ok(_) if self.inbox.as_ref().is_some_and(Inbox::is_closed) => {
+                    self.asking = None;
+                    return Ok(Permission::Deny(STREAM_CLOSED.into()));
                 }
                 Ok(_) => {}
                 Err(stop) => {
