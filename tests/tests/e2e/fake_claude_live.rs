@@ -382,6 +382,13 @@ fn interrupt_while_streaming_ends_the_turn_and_exit_1_follows_at_eof() {
             &json!("aborted_streaming")
         )
     );
+    // As in the real CLI: the aborted response counts as a turn but costs nothing.
+    assert_eq!(result["num_turns"], 2);
+    assert_eq!(result["usage"]["output_tokens"], 0);
+    assert_eq!(
+        (&result["total_cost_usd"], &result["modelUsage"]),
+        (&json!(0), &json!({}))
+    );
     // An interrupt between turns just succeeds.
     agent.control("idle", json!({"subtype": "interrupt"}));
     let idle = agent.read_until(|line| line["type"] == "control_response");

@@ -32,6 +32,13 @@ impl Tokens {
         self.output += other.output;
     }
 
+    pub fn sub(&mut self, other: Tokens) {
+        self.input -= other.input;
+        self.cache_creation -= other.cache_creation;
+        self.cache_read -= other.cache_read;
+        self.output -= other.output;
+    }
+
     fn is_zero(&self) -> bool {
         self.input + self.cache_creation + self.cache_read + self.output == 0
     }

@@ -156,9 +156,10 @@ pub struct Run {
     /// Model round-trips of the current turn, and of the process.
     turns: u32,
     api_calls: u32,
-    /// The `message.usage` snapshot of the current round-trip, the turn's tokens, and the
-    /// tokens per model since the process started.
+    /// The `message.usage` snapshot of the current round-trip, all the round-trip's tokens,
+    /// the turn's, and the tokens per model since the process started.
     turn_tokens: Tokens,
+    inflight: Tokens,
     tokens: Tokens,
     spent: BTreeMap<String, Tokens>,
     denials: Vec<Denial>,
@@ -190,6 +191,7 @@ impl Run {
             turns: 0,
             api_calls: 0,
             turn_tokens: Tokens::default(),
+            inflight: Tokens::default(),
             tokens: Tokens::default(),
             spent: BTreeMap::new(),
             denials: Vec::new(),
@@ -286,6 +288,7 @@ impl Run {
                 output: 2,
             }
         };
+        self.inflight = Tokens::default();
         self.count(self.turn_tokens);
         Ok(())
     }
@@ -450,11 +453,19 @@ impl Run {
                             self.turns + 2,
                         )
                     }
-                    None => (
-                        "[Request interrupted by user]",
-                        Failure::AbortedStreaming,
-                        self.turns,
-                    ),
+                    None => {
+                        // The aborted response is not billed, and counts as one more turn.
+                        let aborted = std::mem::take(&mut self.inflight);
+                        self.tokens.sub(aborted);
+                        if let Some(spent) = self.spent.get_mut(&self.session.model) {
+                            spent.sub(aborted);
+                        }
+                        (
+                            "[Request interrupted by user]",
+                            Failure::AbortedStreaming,
+                            self.turns + 1,
+                        )
+                    }
                 };
                 let _ = self.out.emit(&Event::User(User::text(&session_id, marker)));
                 self.fail(turns, failure);
@@ -506,8 +517,9 @@ impl Run {
         }
     }
 
-    /// Adds `tokens` to the turn's and the process's counts.
+    /// Adds `tokens` to the round-trip's, the turn's and the process's counts.
     fn count(&mut self, tokens: Tokens) {
+        self.inflight.add(tokens);
         self.tokens.add(tokens);
         self.spent
             .entry(self.session.model.clone())
