@@ -9,6 +9,8 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 
 use hld_e2e::WAIT;
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde_json::{json, Value};
 
 use super::fake_claude::{assistant_text, parse_line, user_block, Sandbox};
@@ -517,4 +519,19 @@ fn closing_stdin_during_a_permission_request_denies_the_call() {
     assert_eq!(result["permission_denials"].as_array().unwrap().len(), 1);
     assert_eq!(code, Some(0));
     assert!(!sandbox.work.join("hello.txt").exists());
+}
+
+#[test]
+fn signals_between_turns_end_the_process_as_in_the_real_cli() {
+    let sandbox = Sandbox::new();
+    for (signal, expected) in [(Signal::SIGTERM, 143), (Signal::SIGINT, 0)] {
+        let mut agent = Agent::start(&sandbox, &[], &[]);
+        agent.say("hello");
+        agent.turn();
+        kill(Pid::from_raw(agent.child.id() as i32), signal).unwrap();
+        // stdin stays open: the signal alone ends the process, without output.
+        let code = agent.child.wait().unwrap().code();
+        let rest: Vec<Value> = agent.lines.iter().collect();
+        assert_eq!((code, rest.len()), (Some(expected), 0), "{signal}");
+    }
 }

@@ -52,7 +52,7 @@ use output::Output;
 use permissions::Policy;
 use record::Invocation;
 use results::{Failed, Failure, RunStats, Tokens};
-use run::{ends_process, Run, Session};
+use run::{ends_process, Next, Run, Session};
 use scenarios::Scenario;
 use signals::Signals;
 use store::{Conversation, Store};
@@ -216,11 +216,16 @@ fn play(args: &Args, run: &mut Run, scenario: Scenario, prompt: String, saved: &
     run.end_turn(outcome)
 }
 
-/// Stream-json input: one turn per user message, until stdin closes (or a turn ends the
-/// process); returns the last turn's exit code (0 without any).
+/// Stream-json input: one turn per user message, until stdin closes (or a turn or a signal
+/// ends the process); returns the last turn's exit code (0 without any).
 fn serve(args: &Args, run: &mut Run, saved: &mut Saved) -> i32 {
     let mut code = 0;
-    while let Some(prompt) = run.next_message() {
+    loop {
+        let prompt = match run.next_message() {
+            Next::Message(prompt) => prompt,
+            Next::Closed => break,
+            Next::Exit(code) => return code,
+        };
         let scenario = match Scenario::select(&prompt) {
             Ok(scenario) => scenario,
             Err(message) => {

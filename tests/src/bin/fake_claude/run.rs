@@ -6,6 +6,8 @@ mod ask;
 mod live;
 mod tool_call;
 
+pub use live::Next;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -11,6 +11,7 @@ use crate::control::{Answer, Cancel, Initialized, Response};
 use crate::events::{Event, Replay, System};
 use crate::ids;
 use crate::input::Input;
+use crate::signals::{Signal, POLL};
 
 /// The permission modes `set_permission_mode` reports with a `system/status` line.
 const MODES: &[&str] = &[
@@ -22,32 +23,55 @@ const MODES: &[&str] = &[
     "plan",
 ];
 
+/// What comes after a turn.
+#[derive(Debug)]
+pub enum Next {
+    /// A user message: the next turn.
+    Message(String),
+    /// stdin is closed: the process exits with the last turn's code.
+    Closed,
+    /// The process exits with this code at once.
+    Exit(i32),
+}
+
 impl Run {
-    /// The next user message to answer, between turns: a held one, else the next from stdin
-    /// (answering control requests meanwhile); `None` once stdin is closed.
-    pub fn next_message(&mut self) -> Option<String> {
+    /// Between turns: the next user message to answer, a held one first, else the next from
+    /// stdin (answering control requests meanwhile); or why the process ends: stdin closed, or
+    /// a signal (SIGINT exits 0, SIGTERM and SIGHUP 128 + the signal, without output).
+    pub fn next_message(&mut self) -> Next {
         loop {
-            let inbox = self.inbox.as_mut()?;
-            if let Some(text) = inbox.next_held() {
-                return Some(text);
+            match self.signals.pending() {
+                Some(Signal::Interrupt) => return Next::Exit(0),
+                Some(Signal::Fatal(code)) => return Next::Exit(code),
+                Some(Signal::Requested) | None => {}
             }
-            match inbox.receive(None)? {
-                Input::User(text) => return Some(text),
-                Input::Control {
+            let Some(inbox) = self.inbox.as_mut() else {
+                return Next::Closed;
+            };
+            if let Some(text) = inbox.next_held() {
+                return Next::Message(text);
+            }
+            if inbox.is_closed() {
+                return Next::Closed;
+            }
+            match inbox.receive(Some(POLL)) {
+                Some(Input::User(text)) => return Next::Message(text),
+                Some(Input::Control {
                     request_id,
                     request,
-                } => {
-                    if request["subtype"] == "interrupt" {
+                }) => {
+                    let answered = if request["subtype"] == "interrupt" {
                         // Nothing runs: the interrupt just succeeds.
                         self.signals.interrupt_answered();
-                        let _ =
-                            self.emit(&Event::ControlResponse(Response::success(request_id, None)));
-                    } else if self.answer(request_id, &request).is_err() {
-                        return None;
+                        self.emit(&Event::ControlResponse(Response::success(request_id, None)))
+                    } else {
+                        self.answer(request_id, &request)
+                    };
+                    if answered.is_err() {
+                        return Next::Exit(1);
                     }
                 }
-                Input::ControlResponse(_) | Input::Invalid(_) => {}
-                Input::Eof => return None,
+                Some(Input::ControlResponse(_) | Input::Invalid(_) | Input::Eof) | None => {}
             }
         }
     }
