@@ -168,8 +168,8 @@ const OPTIONS: &[(&[&str], Arity, &str)] = &[
     (&["-v", "--version"], Arity::Flag, "-v, --version"),
 ];
 
-/// The choices of `--permission-mode`.
-const PERMISSION_MODES: &[&str] = &[
+/// The choices of `--permission-mode` (also the modes `set_permission_mode` switches to).
+pub const PERMISSION_MODES: &[&str] = &[
     "acceptEdits",
     "auto",
     "bypassPermissions",

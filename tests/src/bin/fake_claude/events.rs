@@ -186,7 +186,8 @@ pub struct InitFacts {
     pub permission_mode: String,
     pub mcp_servers: Vec<McpServerStatus>,
     pub mcp_tools: Vec<String>,
-    pub api_key_set: bool,
+    /// `ANTHROPIC_API_KEY` or `none` (see [`api_key_source`]).
+    pub api_key_source: &'static str,
     pub telemetry_disabled: bool,
     pub home: String,
 }
@@ -208,11 +209,7 @@ impl Init {
             model: facts.model,
             permission_mode: facts.permission_mode,
             slash_commands: SKILLS.iter().chain(BUILTIN_COMMANDS).copied().collect(),
-            api_key_source: if facts.api_key_set {
-                "ANTHROPIC_API_KEY"
-            } else {
-                "none"
-            },
+            api_key_source: facts.api_key_source,
             claude_code_version: CLI_VERSION,
             output_style: "default",
             agents: AGENTS,
@@ -223,6 +220,15 @@ impl Init {
             uuid: crate::ids::uuid(),
             fast_mode_state: "off",
         }
+    }
+}
+
+/// Where the API key comes from, as `init` and the `initialize` answer report it.
+pub fn api_key_source() -> &'static str {
+    if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|v| !v.is_empty()) {
+        "ANTHROPIC_API_KEY"
+    } else {
+        "none"
     }
 }
 

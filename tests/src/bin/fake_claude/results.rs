@@ -32,11 +32,12 @@ impl Tokens {
         self.output += other.output;
     }
 
+    /// Takes `other` away, down to zero.
     pub fn sub(&mut self, other: Tokens) {
-        self.input -= other.input;
-        self.cache_creation -= other.cache_creation;
-        self.cache_read -= other.cache_read;
-        self.output -= other.output;
+        self.input = self.input.saturating_sub(other.input);
+        self.cache_creation = self.cache_creation.saturating_sub(other.cache_creation);
+        self.cache_read = self.cache_read.saturating_sub(other.cache_read);
+        self.output = self.output.saturating_sub(other.output);
     }
 
     fn is_zero(&self) -> bool {

@@ -210,6 +210,7 @@ impl Run {
         self.max_turns = max_turns;
         self.started = Instant::now();
         self.turns = 0;
+        self.inflight = Tokens::default();
         self.tokens = Tokens::default();
         self.exit_code = 0;
         self.last_text.clear();
@@ -233,7 +234,7 @@ impl Run {
                 })
                 .collect(),
             mcp_tools: self.mcp.tool_names(),
-            api_key_set: env_set("ANTHROPIC_API_KEY"),
+            api_key_source: crate::events::api_key_source(),
             telemetry_disabled: env_set("DISABLE_TELEMETRY")
                 || env_set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"),
             home: std::env::var("HOME").unwrap_or_default(),

@@ -7,21 +7,12 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Run, Stop};
+use crate::cli::PERMISSION_MODES;
 use crate::control::{Answer, Cancel, Initialized, Response};
 use crate::events::{Event, Replay, System};
 use crate::ids;
 use crate::input::Input;
 use crate::signals::{Signal, POLL};
-
-/// The permission modes `set_permission_mode` reports with a `system/status` line.
-const MODES: &[&str] = &[
-    "acceptEdits",
-    "auto",
-    "bypassPermissions",
-    "default",
-    "dontAsk",
-    "plan",
-];
 
 /// What comes after a turn.
 #[derive(Debug)]
@@ -155,18 +146,12 @@ impl Run {
         let subtype = request["subtype"].as_str().unwrap_or_default();
         let response = match subtype {
             "initialize" => {
-                let key_source =
-                    if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|v| !v.is_empty()) {
-                        "ANTHROPIC_API_KEY"
-                    } else {
-                        "none"
-                    };
-                let initialized = Initialized::new(key_source);
+                let initialized = Initialized::new(crate::events::api_key_source());
                 Response::success(request_id, Some(Answer::Initialized(Box::new(initialized))))
             }
             "set_permission_mode" => {
                 let mode = request["mode"].as_str().unwrap_or_default().to_string();
-                let known = MODES.contains(&mode.as_str());
+                let known = PERMISSION_MODES.contains(&mode.as_str());
                 if known {
                     self.policy.set_mode(&mode);
                     self.session.permission_mode = mode.clone();
