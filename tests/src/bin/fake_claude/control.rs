@@ -26,7 +26,8 @@ pub struct CanUseTool {
     tool_name: String,
     display_name: String,
     input: Value,
-    description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
     permission_suggestions: Vec<Suggestion>,
     tool_use_id: String,
 }
@@ -57,7 +58,8 @@ struct Rule {
 impl CanUseTool {
     /// The request for a call of `name` with `input` in `cwd`: file tools are described by
     /// their path relative to `cwd` and offer `acceptEdits`, Bash by its description and offers
-    /// a rule for the command, other tools by their name and offer a rule for the tool.
+    /// a rule for the command; MCP tools show their name in words (`mcp__approvals__
+    /// contact_human` is "Contact Human"), have no description and offer a rule for the tool.
     pub fn new(cwd: &Path, name: &str, input: &Value, tool_use_id: &str) -> Self {
         let text = |key: &str| input.get(key).and_then(Value::as_str);
         let (description, suggestion) = match name {
@@ -65,7 +67,7 @@ impl CanUseTool {
                 let path = Path::new(text("file_path").unwrap_or_default());
                 let relative = path.strip_prefix(cwd).unwrap_or(path);
                 (
-                    relative.display().to_string(),
+                    Some(relative.display().to_string()),
                     Suggestion::SetMode {
                         mode: "acceptEdits",
                         destination: "session",
@@ -73,18 +75,28 @@ impl CanUseTool {
                 )
             }
             "Bash" => (
-                text("description")
-                    .or(text("command"))
-                    .unwrap_or_default()
-                    .to_string(),
+                text("description").or(text("command")).map(str::to_string),
                 Suggestion::rule(name, text("command")),
             ),
-            _ => (name.to_string(), Suggestion::rule(name, None)),
+            _ => (None, Suggestion::rule(name, None)),
+        };
+        let display_name = match name.strip_prefix("mcp__").and_then(|n| n.split_once("__")) {
+            Some((_, tool)) => tool
+                .split('_')
+                .map(|word| {
+                    let mut chars = word.chars();
+                    chars.next().map_or_else(String::new, |first| {
+                        first.to_uppercase().chain(chars).collect()
+                    })
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => name.into(),
         };
         Self {
             subtype: "can_use_tool",
             tool_name: name.into(),
-            display_name: name.into(),
+            display_name,
             input: input.clone(),
             description,
             permission_suggestions: vec![suggestion],
@@ -206,4 +218,53 @@ impl Response {
 #[derive(Debug, Serialize)]
 pub struct Cancel {
     pub request_id: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The requests as the real CLI 2.1.197 printed them for these calls.
+    #[test]
+    fn can_use_tool_requests_read_as_the_real_ones() {
+        let cwd = Path::new("/work");
+        let cases = [
+            (
+                "Write",
+                json!({"file_path": "/work/hello.txt", "content": "hi\n"}),
+                json!({"display_name": "Write", "description": "hello.txt",
+                    "permission_suggestions": [{"type": "setMode", "mode": "acceptEdits",
+                        "destination": "session"}]}),
+            ),
+            (
+                "Bash",
+                json!({"command": "touch made.txt", "description": "Create made.txt"}),
+                json!({"display_name": "Bash", "description": "Create made.txt",
+                    "permission_suggestions": [{"type": "addRules", "rules": [
+                        {"toolName": "Bash", "ruleContent": "touch made.txt"}],
+                        "behavior": "allow", "destination": "localSettings"}]}),
+            ),
+            (
+                "mcp__approver__request_permission",
+                json!({"tool_name": "X", "input": {}}),
+                json!({"display_name": "Request Permission",
+                    "permission_suggestions": [{"type": "addRules", "rules": [
+                        {"toolName": "mcp__approver__request_permission"}],
+                        "behavior": "allow", "destination": "localSettings"}]}),
+            ),
+        ];
+        for (name, input, expected) in cases {
+            let request =
+                serde_json::to_value(CanUseTool::new(cwd, name, &input, "toolu_1")).unwrap();
+            let mut expected = expected;
+            let fields = expected.as_object_mut().unwrap();
+            fields.insert("subtype".into(), json!("can_use_tool"));
+            fields.insert("tool_name".into(), json!(name));
+            fields.insert("input".into(), input);
+            fields.insert("tool_use_id".into(), json!("toolu_1"));
+            assert_eq!(request, expected, "{name}");
+        }
+    }
 }
