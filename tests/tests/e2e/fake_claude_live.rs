@@ -535,3 +535,16 @@ fn signals_between_turns_end_the_process_as_in_the_real_cli() {
         assert_eq!((code, rest.len()), (Some(expected), 0), "{signal}");
     }
 }
+
+#[test]
+fn a_control_response_after_a_buffered_turn_goes_out_at_once() {
+    let sandbox = Sandbox::new();
+    let mut agent = Agent::start(&sandbox, &[], &[("FAKE_CLAUDE_COUNT", "3")]);
+    // `many` buffers its lines; what follows the turn must not wait in the buffer.
+    agent.say("scenario:many");
+    agent.turn();
+    agent.control("i", json!({"subtype": "initialize"}));
+    let answered = agent.read_until(|line| line["type"] == "control_response");
+    assert_eq!(answered[0]["response"]["request_id"], "i");
+    agent.close();
+}

@@ -482,6 +482,8 @@ impl Run {
             Err(Stop::StdoutClosed) => 1,
         };
         let _ = self.out.flush();
+        // Lines between turns (control responses) go out at once, whatever the turn chose.
+        self.out.set_line_flush(true);
         let prompt = std::mem::take(&mut self.session.prompt);
         self.session.history.push(prompt);
         code
