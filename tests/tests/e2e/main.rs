@@ -20,6 +20,7 @@ mod control;
 mod envelope;
 mod events;
 mod fake_claude;
+mod fake_claude_live;
 mod golden;
 mod hlyr;
 mod hlyr_admin;
