@@ -30,6 +30,7 @@ mod hlyr_lists;
 mod hlyr_live;
 mod hlyr_outcomes;
 mod limits;
+mod live;
 mod logging;
 mod neovim;
 mod newcomer;
