@@ -90,6 +90,14 @@ pub struct Args {
     /// How long an interrupted `claude` gets before SIGKILL, in milliseconds.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     pub interrupt_grace_ms: u64,
+    /// How long a session's `claude` stays warm after a turn, for the next message, in
+    /// milliseconds.
+    #[arg(long, default_value_t = 300_000, value_name = "MS")]
+    pub live_idle_ms: u64,
+    /// At most this many warm `claude` processes between turns; the least recently used
+    /// closes first.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub max_live: usize,
     /// The command serving the approvals MCP server (`<command> mcp claude_approvals`)
     /// [default: this hld itself]. Checked at start-up: when it is missing, `health` says so
     /// and launches that need it fail.
@@ -378,6 +386,8 @@ pub struct Config {
     pub stdio: bool,
     pub subscriber_buffer: usize,
     pub interrupt_grace: Duration,
+    pub live_idle: Duration,
+    pub max_live: usize,
     pub approvals_command: ApprovalsCommand,
     /// 0 for the single-thread runtime.
     pub worker_threads: usize,
@@ -444,6 +454,8 @@ impl Config {
             stdio: args.stdio,
             subscriber_buffer: args.subscriber_buffer.max(1),
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
+            live_idle: Duration::from_millis(args.live_idle_ms),
+            max_live: args.max_live,
             approvals_command: ApprovalsCommand::resolve(args.approvals_command)?,
             cloud,
             worker_threads: args.worker_threads,

@@ -62,6 +62,8 @@ impl Daemon {
                 max_agent_line: config.max_agent_line,
                 approvals_command: config.approvals_command.clone(),
                 api_key: config.cloud.as_ref().map(|c| c.api_key.clone()),
+                live_idle: config.live_idle,
+                max_live: config.max_live,
             },
             store.clone(),
         );
@@ -71,7 +73,10 @@ impl Daemon {
             .map(|c| CloudClient::new(&c.base_url, &c.api_key))
             .transpose()?;
         let approvals = Approvals::new(store.clone(), cloud);
-        store.publish_to(bus.clone());
+        store.publish_to(crate::publish::Publisher {
+            bus: bus.clone(),
+            sessions: Arc::clone(&sessions),
+        });
         let budget = Budget::new(config.max_buffered);
         Ok(Arc::new(Daemon {
             approvals,

@@ -73,4 +73,12 @@ impl Error {
             source: source.into(),
         }
     }
+
+    /// The message a client may read.
+    pub fn public_message(&self) -> &str {
+        match self {
+            Error::InvalidParams { message, .. } => message,
+            Error::Internal { public, .. } => public,
+        }
+    }
 }

@@ -1,14 +1,30 @@
 //! The one place events are published: the store hands the bus each committed [`Change`],
-//! which becomes the event subscribers see, so nothing is published before it is durable.
+//! which becomes the event subscribers see, so nothing is published before it is durable. A
+//! decided approval also goes to its session's process, which may wait for it on the control
+//! channel.
 
-use hld_client::protocol::{ApprovalStatus, Event};
+use std::sync::Arc;
+
+use hld_client::protocol::{ApprovalStatus, Event, MessageStatus};
 
 use crate::bus::Bus;
+use crate::session::Sessions;
 use crate::store::{Change, Sink};
 
-impl Sink for Bus {
+/// Where committed changes go: the bus, and decisions to the sessions.
+pub struct Publisher {
+    pub bus: Bus,
+    pub sessions: Arc<Sessions>,
+}
+
+impl Sink for Publisher {
     fn changed(&self, change: Change) {
-        self.publish(event(change));
+        if let Change::Approval { approval, .. } = &change {
+            if approval.status != ApprovalStatus::Pending {
+                self.sessions.decided(approval);
+            }
+        }
+        self.bus.publish(event(change));
     }
 }
 
@@ -59,5 +75,25 @@ fn event(change: Change) -> Event {
             run_id: session.new.run_id,
             reason: if expired { "expired" } else { "updated" }.to_owned(),
         },
+        Change::Message { run_id, message } => {
+            let (session_id, message) = (message.session_id.clone(), *message);
+            match message.status {
+                MessageStatus::Queued => Event::MessageQueued {
+                    session_id,
+                    run_id,
+                    message,
+                },
+                MessageStatus::Delivered => Event::MessageDelivered {
+                    session_id,
+                    run_id,
+                    message,
+                },
+                _ => Event::MessageCancelled {
+                    session_id,
+                    run_id,
+                    message,
+                },
+            }
+        }
     }
 }

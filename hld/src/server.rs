@@ -14,7 +14,7 @@ use crate::claude;
 use crate::clients;
 use crate::config::Config;
 use crate::daemon::Daemon;
-use crate::handlers::{self, approvals, control, introspection, sessions};
+use crate::handlers::{self, approvals, control, introspection, messages, sessions};
 use crate::logging::LogControl;
 use crate::rpc::Router;
 use crate::store::Store;
@@ -111,6 +111,9 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::GetConversation, _, _>(sessions::get_conversation)
         .add::<p::ContinueSession, _, _>(sessions::continue_session)
         .add::<p::InterruptSession, _, _>(sessions::interrupt_session)
+        .add::<p::SendMessage, _, _>(messages::send_message)
+        .add::<p::ListQueuedMessages, _, _>(messages::list_queued_messages)
+        .add::<p::CancelQueuedMessage, _, _>(messages::cancel_queued_message)
         .add::<p::FetchApprovals, _, _>(approvals::fetch_approvals)
         .add::<p::SendDecision, _, _>(approvals::send_decision)
         .add::<p::CreateApproval, _, _>(approvals::create_approval)
@@ -151,6 +154,7 @@ pub async fn run(
     let store = Store::open(&config.database)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;
+    daemon.sessions.resume_queued().await?;
     let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
         tracing::info!(api = %cloud.base_url, "cloud approvals enabled");
         approval::cloud::spawn(

@@ -6,3 +6,12 @@ use chrono::{SecondsFormat, Utc};
 pub fn now() -> String {
     Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true)
 }
+
+/// The time `later` from now, as [`now`] spells it.
+pub fn after(later: std::time::Duration) -> String {
+    let later = chrono::Duration::from_std(later).unwrap_or(chrono::Duration::MAX);
+    let at = Utc::now()
+        .checked_add_signed(later)
+        .unwrap_or(chrono::DateTime::<Utc>::MAX_UTC);
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}

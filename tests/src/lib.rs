@@ -23,6 +23,7 @@ pub mod cloud;
 pub mod corpus;
 pub mod frames;
 pub mod http;
+mod keyed;
 pub mod pty;
 pub mod ws;
 

@@ -40,6 +40,9 @@ impl Refused {
     }
 }
 
+/// The deny message Claude reads when the reviewer gave no reason.
+pub const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
+
 /// The refusal of a cloud approval that was answered elsewhere (the API said 409).
 pub const ALREADY_RESPONDED: &str = "this approval has already been responded to";
 

@@ -16,16 +16,16 @@ use crate::private_dir;
 /// How long `claude --version` may take before it is given up on.
 pub const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Everything on one `claude` command line; empty strings and lists emit no flag.
+/// Everything on one `claude` command line; empty strings and lists emit no flag. The prompt
+/// is not on it: it is the first message on stdin ([`super::control::user_message`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LaunchSpec {
-    /// The prompt; always passed last, after `--`.
-    pub query: String,
     /// The session's options (its working directory is the process's, not a flag).
     pub options: SessionOptions,
     /// `--mcp-config`: a file written by [`write_mcp_config`].
     pub mcp_config_file: Option<PathBuf>,
-    /// `--permission-prompt-tool`: `mcp__<server>__<tool>`, the session's own or the daemon's.
+    /// `--permission-prompt-tool`: `mcp__<server>__<tool>` (the session's own or the daemon's
+    /// server), or `stdio` for the control channel.
     pub permission_prompt_tool: Option<String>,
     pub resume: Option<String>,
     /// `--fork-session` (with `resume` only): forking makes Claude report a new session id.
@@ -49,8 +49,8 @@ impl LaunchSpec {
         }
     }
 
-    /// The arguments: every flag, then `--output-format stream-json --verbose --print -- <query>`,
-    /// so that variadic flags cannot swallow the prompt nor a leading `-` pass for a flag.
+    /// The arguments: every flag, then `--input-format stream-json --output-format stream-json
+    /// --verbose --print`: the process reads messages and control requests on stdin.
     pub fn args(&self) -> Vec<OsString> {
         let mut args: Vec<OsString> = Vec::new();
         let options = &self.options;
@@ -90,15 +90,15 @@ impl LaunchSpec {
             }
         }
         for fixed in [
+            "--input-format",
+            "stream-json",
             "--output-format",
             "stream-json",
             "--verbose",
             "--print",
-            "--",
         ] {
             args.push(fixed.into());
         }
-        args.push(self.query.clone().into());
         args
     }
 }
@@ -184,45 +184,53 @@ mod tests {
         args.into_iter().map(|a| a.into_string().unwrap()).collect()
     }
 
-    /// A spec with `query` and the options `set` makes from the defaults.
-    fn spec(query: &str, set: impl FnOnce(&mut LaunchSpec)) -> LaunchSpec {
-        let mut spec = LaunchSpec {
-            query: query.into(),
-            ..LaunchSpec::default()
-        };
+    /// A spec with the options `set` makes from the defaults.
+    fn spec(set: impl FnOnce(&mut LaunchSpec)) -> LaunchSpec {
+        let mut spec = LaunchSpec::default();
         set(&mut spec);
         spec
     }
 
     #[test]
-    fn claude_args_omit_what_is_not_given_and_end_with_the_query() {
-        const TAIL: [&str; 4] = ["--output-format", "stream-json", "--verbose", "--print"];
+    fn claude_args_omit_what_is_not_given_and_read_stdin() {
+        const TAIL: [&str; 6] = [
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--print",
+        ];
         let cases: [(LaunchSpec, &[&str]); 6] = [
             // Empty strings and lists, and no positive max turns, are not given.
             (
-                spec("hi", |s| {
+                spec(|s| {
                     s.options.model = Some(String::new());
                     s.options.max_turns = Some(-3);
                     s.options.allowed_tools = Some(vec![]);
                 }),
                 &[],
             ),
-            // A query starting with a dash follows `--`, after every flag.
+            // The control channel's permission prompt.
             (
-                spec("--help me with -p", |s| {
+                spec(|s| {
                     s.options.allowed_tools = Some(vec!["Read".into()]);
+                    s.permission_prompt_tool = Some("stdio".into());
                 }),
-                &["--allowedTools", "Read"],
+                &[
+                    "--permission-prompt-tool",
+                    "stdio",
+                    "--allowedTools",
+                    "Read",
+                ],
             ),
             // Custom instructions alone are the append prompt; an empty one is none.
             (
-                spec("q", |s| {
-                    s.options.custom_instructions = Some("Use tabs.".into())
-                }),
+                spec(|s| s.options.custom_instructions = Some("Use tabs.".into())),
                 &["--append-system-prompt", "Use tabs."],
             ),
             (
-                spec("q", |s| {
+                spec(|s| {
                     s.options.append_system_prompt = Some("Be brief.".into());
                     s.options.custom_instructions = Some(String::new());
                 }),
@@ -230,21 +238,16 @@ mod tests {
             ),
             // `--fork-session` follows a resume, and only a resume.
             (
-                spec("q", |s| {
+                spec(|s| {
                     s.resume = Some("abc".into());
                     s.fork_session = true;
                 }),
                 &["--resume", "abc", "--fork-session"],
             ),
-            (spec("q", |s| s.fork_session = true), &[]),
+            (spec(|s| s.fork_session = true), &[]),
         ];
         for (spec, flags) in cases {
-            let expected: Vec<&str> = flags
-                .iter()
-                .chain(&TAIL)
-                .copied()
-                .chain(["--", spec.query.as_str()])
-                .collect();
+            let expected: Vec<&str> = flags.iter().chain(&TAIL).copied().collect();
             assert_eq!(strings(spec.args()), expected, "{spec:?}");
         }
     }

@@ -1,7 +1,9 @@
-//! The one boundary to `claude`: its command line ([`command`]), process group ([`process`])
-//! and stream-json output ([`stream`]); sessions reach the agent only through here.
+//! The one boundary to `claude`: its command line ([`command`]), process group ([`process`]),
+//! stream-json output ([`stream`]) and the control channel on its stdin ([`control`]);
+//! sessions reach the agent only through here.
 
 pub mod command;
+pub mod control;
 pub mod process;
 pub mod stream;
 

@@ -17,15 +17,15 @@ const CHILD_ENV: [(&str, &str); 3] = [
     ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
 ];
 
-/// Spawns `claude` with the spec's command line in `working_dir` (stdin closed, stdout and
-/// stderr piped) as a new process group leader, without the daemon's secrets. If the daemon
+/// Spawns `claude` with the spec's command line in `working_dir` (stdin, stdout and stderr
+/// piped: stdin carries its messages and control requests) as a new process group leader, without the daemon's secrets. If the daemon
 /// dies, even by SIGKILL, the child gets SIGTERM.
 pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::Result<Child> {
     let mut cmd = command::command(claude);
     cmd.args(spec.args())
         .current_dir(working_dir)
         .envs(CHILD_ENV)
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
@@ -47,7 +47,8 @@ pub fn spawn(claude: &Path, spec: &LaunchSpec, working_dir: &Path) -> std::io::R
     cmd.spawn()
 }
 
-/// Sends SIGINT to `claude` alone, which stops its turn and its own tools and MCP servers
+/// Sends SIGINT to `claude` alone (the fallback of the `interrupt` control request), which
+/// stops its turn and its own tools and MCP servers
 /// (signalling the group would race them against Claude's rejection of a pending tool call).
 pub fn interrupt(pid: u32) {
     let Ok(raw) = i32::try_from(pid) else { return };

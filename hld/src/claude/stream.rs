@@ -7,6 +7,8 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::control::Control;
+
 /// One line of Claude's output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
@@ -22,6 +24,9 @@ pub enum AgentEvent {
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
     Result(RunResult),
+    /// `control_request` (`claude` asks the daemon, e.g. for a permission) or
+    /// `control_cancel_request` (an earlier request is no longer waited for).
+    Control(super::control::Control),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
@@ -402,6 +407,12 @@ pub fn parse_line(line: &str) -> Line {
         (Some("assistant"), _) => read(line).map(AgentEvent::Assistant),
         (Some("user"), _) => read(line).map(AgentEvent::User),
         (Some("result"), _) => read(line).map(AgentEvent::Result),
+        (Some("control_request"), _) => {
+            read(line).map(|r| AgentEvent::Control(Control::Request(r)))
+        }
+        (Some("control_cancel_request"), _) => {
+            read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
+        }
         _ => None,
     };
     Line {

@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod control;
 pub mod introspection;
+pub mod messages;
 pub mod sessions;
 
 pub use introspection::VERSION;

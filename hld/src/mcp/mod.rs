@@ -17,6 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::DEFAULT_DENIAL;
 use approval::{Daemon, Decision};
 
 /// The name announced in `initialize`.
@@ -25,8 +26,6 @@ const REQUEST_PERMISSION: &str = "request_permission";
 const CONTACT_HUMAN: &str = "contact_human";
 /// `contact_human` as injected (`approvals`): asking whether Claude may ask is allowed at once.
 const OWN_CONTACT_TOOL: &str = "mcp__approvals__contact_human";
-/// The deny message when the reviewer gave no reason.
-const DEFAULT_DENIAL: &str = "Request denied by human reviewer";
 
 /// Serves the server on stdin/stdout until the client closes stdin; `socket` is
 /// `--daemon-socket`, else the usual resolution (`HUMANLAYER_DAEMON_SOCKET` first).

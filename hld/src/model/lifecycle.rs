@@ -16,6 +16,8 @@ pub enum Happening {
     ApprovalsSettled,
     /// An interrupt was asked for.
     InterruptRequested,
+    /// A turn's `result` arrived; `failed` when the turn failed (an interrupted one did not).
+    TurnEnded { failed: bool },
     /// Its process ended; `failed` when the run failed (an interrupted run did not).
     Exited { failed: bool },
     /// A previous daemon left it active: its process died with that daemon.
@@ -32,6 +34,8 @@ impl std::fmt::Display for Happening {
             Happening::ApprovalRequested => "approval-requested",
             Happening::ApprovalsSettled => "approvals-settled",
             Happening::InterruptRequested => "interrupt-requested",
+            Happening::TurnEnded { failed: false } => "turn-ended",
+            Happening::TurnEnded { failed: true } => "turn-failed",
             Happening::Exited { failed: false } => "exited",
             Happening::Exited { failed: true } => "exited-failed",
             Happening::Orphaned => "orphaned",
@@ -50,7 +54,10 @@ pub fn transition(from: &SessionStatus, happening: Happening) -> Option<SessionS
         (Running, ApprovalRequested) => WaitingInput,
         (WaitingInput, ApprovalsSettled) => Running,
         (Starting | Running | WaitingInput, InterruptRequested) => Completing,
-        (Starting | Running | WaitingInput | Completing, Exited { failed }) => {
+        (
+            Starting | Running | WaitingInput | Completing,
+            Exited { failed } | TurnEnded { failed },
+        ) => {
             if failed {
                 Failed
             } else {
@@ -70,12 +77,14 @@ mod tests {
     use Happening::*;
     use SessionStatus::*;
 
-    const ALL: [Happening; 9] = [
+    const ALL: [Happening; 11] = [
         Started,
         StartFailed,
         ApprovalRequested,
         ApprovalsSettled,
         InterruptRequested,
+        TurnEnded { failed: false },
+        TurnEnded { failed: true },
         Exited { failed: false },
         Exited { failed: true },
         Orphaned,
@@ -97,6 +106,9 @@ mod tests {
             (WaitingInput, InterruptRequested, Some(Completing)),
             (Completing, InterruptRequested, None),
             (Completing, Exited { failed: false }, Some(Completed)),
+            (Running, TurnEnded { failed: false }, Some(Completed)),
+            (Completing, TurnEnded { failed: true }, Some(Failed)),
+            (Completed, TurnEnded { failed: false }, None),
             (WaitingInput, Exited { failed: true }, Some(Failed)),
             (Running, Orphaned, Some(Failed)),
             (Completing, Orphaned, Some(Failed)),

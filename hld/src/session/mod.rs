@@ -1,9 +1,14 @@
-//! Sessions: launching, continuing and interrupting `claude`. Each live session is an actor
-//! (`supervisor`); this manager holds their handles. Status rules live in `model::transition`.
+//! Sessions: launching, continuing and interrupting `claude`. Each session process is an actor
+//! (`supervisor`, `turn`) that stays warm between turns; this manager holds their handles and
+//! sends messages into sessions, resuming them when no process is left (`live`). Status rules
+//! live in `model::transition`.
 
+mod lines;
+mod live;
 mod options;
 mod supervisor;
 pub mod transcript;
+mod turn;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,10 +22,12 @@ use hld_client::protocol::{
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::task::TaskTracker;
 
-use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor};
+use self::supervisor::{cannot_interrupt, Command, Handle, Supervisor, Turns};
+use self::transcript::Transcript;
 use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
 use crate::claude::command::SECRET_ENV;
+use crate::claude::control::STDIO_PROMPT_TOOL;
 use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
@@ -43,8 +50,25 @@ pub struct SessionConfig {
     /// Longest line of output stored whole; longer ones are cut.
     pub max_agent_line: usize,
     pub approvals_command: ApprovalsCommand,
-    /// The HumanLayer API key, handed only to the anchor's own approvals server.
+    /// The HumanLayer API key, handed only to the anchor's own approvals server. Without one,
+    /// approvals come over the control channel (`--permission-prompt-tool stdio`).
     pub api_key: Option<ApiKey>,
+    /// How long a process stays warm after a turn.
+    pub live_idle: Duration,
+    /// At most this many warm processes; the least recently used closes first.
+    pub max_live: usize,
+}
+
+/// What [`Sessions::start`] starts: a stored session's process.
+struct Start<'a> {
+    session_id: &'a str,
+    run_id: &'a str,
+    options: SessionOptions,
+    fork_session: bool,
+    /// The Claude session resumed, if any.
+    resume: Option<String>,
+    /// A launch's prompt, stored once Claude names its session.
+    query: Option<String>,
 }
 
 /// The conversation a continuation resumes.
@@ -61,6 +85,8 @@ pub struct Sessions {
     store: Store,
     /// The live sessions' actors (a std Mutex: never held across an await).
     live: Mutex<HashMap<String, Handle>>,
+    /// Held while a session without a process is resumed, so that it gets one process.
+    resuming: tokio::sync::Mutex<()>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
 }
@@ -85,6 +111,7 @@ impl Sessions {
             config,
             store,
             live: Mutex::new(HashMap::new()),
+            resuming: tokio::sync::Mutex::new(()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
         })
@@ -147,38 +174,8 @@ impl Sessions {
         settings: Settings,
         parent: Option<Parent>,
     ) -> Result<(String, String)> {
-        let claude_path =
-            claude_path::locate(self.config.claude_path.as_deref()).ok_or_else(|| {
-                Error::internal(
-                    claude_path::NOT_FOUND,
-                    anyhow::anyhow!(
-                        "claude not found (configured: {:?})",
-                        self.config.claude_path
-                    ),
-                )
-            })?;
-        if options.needs_approvals_server() {
-            if let Some(problem) = self.config.approvals_command.problem() {
-                return Err(Error::internal(
-                    "the approvals MCP server cannot run (see `health`): fix \
-                     --approvals-command, or launch with no_approvals",
-                    anyhow::anyhow!(problem),
-                ));
-            }
-        }
         let session_id = uuid::Uuid::new_v4().to_string();
         let run_id = uuid::Uuid::new_v4().to_string();
-
-        let (mcp_for_claude, permission_tool) = self.effective_mcp(&options, &session_id, &run_id);
-        let mcp_file = match &mcp_for_claude {
-            Some(config) => Some(
-                claude::write_mcp_config(&self.config.run_dir, config)
-                    .map_err(|e| Error::internal("failed to write the MCP config", e))?,
-            ),
-            None => None,
-        };
-        let working_dir = options.working_dir.clone();
-        let model_requested = options.model.is_some();
         let new = NewSession {
             id: session_id.clone(),
             run_id: run_id.clone(),
@@ -190,20 +187,88 @@ impl Sessions {
             title: settings.title,
             modes: settings.modes,
         };
+        let claude_path = self.claude_path(&options)?;
         self.store
             .write(move |w, _| w.create_session(&new))
             .await
             .map_err(|e| Error::internal("failed to store session in database", e))?;
-        let spec = LaunchSpec {
-            query: query.clone(),
+        let start = Start {
+            session_id: &session_id,
+            run_id: &run_id,
             options,
-            mcp_config_file: mcp_file.clone(),
-            permission_prompt_tool: permission_tool,
             // Every continuation forks, so two continuations of one parent never share turns.
             fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
+            query: Some(query.clone()),
         };
-        let child = match process::spawn(&claude_path, &spec, &working_dir) {
+        self.start(&claude_path, start, query).await?;
+        Ok((session_id, run_id))
+    }
+
+    /// Where `claude` is, and that the approvals server can run if `options` need it.
+    fn claude_path(&self, options: &SessionOptions) -> Result<PathBuf> {
+        let claude_path =
+            claude_path::locate(self.config.claude_path.as_deref()).ok_or_else(|| {
+                Error::internal(
+                    claude_path::NOT_FOUND,
+                    anyhow::anyhow!(
+                        "claude not found (configured: {:?})",
+                        self.config.claude_path
+                    ),
+                )
+            })?;
+        if self.uses_approvals_server(options) {
+            if let Some(problem) = self.config.approvals_command.problem() {
+                return Err(Error::internal(
+                    "the approvals MCP server cannot run (see `health`): fix \
+                     --approvals-command, or launch with no_approvals",
+                    anyhow::anyhow!(problem),
+                ));
+            }
+        }
+        Ok(claude_path)
+    }
+
+    /// Whether a session gets the approvals MCP server: with a HumanLayer API key only (the
+    /// cloud path); without one its approvals come over the control channel.
+    fn uses_approvals_server(&self, options: &SessionOptions) -> bool {
+        options.needs_approvals_server() && self.config.api_key.is_some()
+    }
+
+    /// Starts a stored session's process, with `first` as its first message; once it runs,
+    /// the session is `running` and live. A process that cannot start fails the session.
+    async fn start(
+        self: &Arc<Self>,
+        claude_path: &Path,
+        start: Start<'_>,
+        first: String,
+    ) -> Result<()> {
+        let Start {
+            session_id,
+            run_id,
+            options,
+            fork_session,
+            resume,
+            query,
+        } = start;
+        let (mcp_for_claude, permission_tool) = self.effective_mcp(&options, session_id, run_id);
+        let mcp_file = match &mcp_for_claude {
+            Some(config) => Some(
+                claude::write_mcp_config(&self.config.run_dir, config)
+                    .map_err(|e| Error::internal("failed to write the MCP config", e))?,
+            ),
+            None => None,
+        };
+        let working_dir = options.working_dir.clone();
+        let model_requested = options.model.is_some();
+        let spec = LaunchSpec {
+            options,
+            mcp_config_file: mcp_file.clone(),
+            permission_prompt_tool: permission_tool,
+            fork_session,
+            resume: resume.clone(),
+        };
+        let child = match process::spawn(claude_path, &spec, &working_dir) {
             Ok(child) => child,
             Err(e) => {
                 let message = format!("failed to start claude: {}", e.kind());
@@ -212,7 +277,12 @@ impl Sessions {
                     completed_at: Some(crate::time::now()),
                     ..Default::default()
                 };
-                self.advance(&session_id, Happening::StartFailed, update)
+                self.advance(session_id, Happening::StartFailed, update.clone())
+                    .await;
+                let id = session_id.to_owned();
+                let failed = Happening::Exited { failed: true };
+                let _ = (self.store)
+                    .write(move |w, out| w.process_ended(&id, failed, &update, out))
                     .await;
                 if let Some(f) = &mcp_file {
                     let _ = std::fs::remove_file(f);
@@ -227,26 +297,40 @@ impl Sessions {
         let (commands_tx, commands) = mpsc::unbounded_channel();
         let (done_tx, done_rx) = watch::channel(false);
         self.live.lock().unwrap().insert(
-            session_id.clone(),
+            session_id.to_owned(),
             Handle {
                 commands: commands_tx,
                 done: done_rx,
+                warm_since: None,
             },
         );
-        self.advance(&session_id, Happening::Started, SessionUpdate::default())
-            .await;
+        let id = session_id.to_owned();
+        let started = move |w: &mut Writer, out: &mut Vec<_>| {
+            w.set_live(&id, true, None)?;
+            w.advance(&id, Happening::Started, &SessionUpdate::default(), out)
+        };
+        if let Err(e) = self.store.write(started).await {
+            tracing::error!(session = %session_id, error = %e, "cannot store that the session started");
+        }
+        let what = match (&resume, fork_session) {
+            (Some(_), false) => "session resumed",
+            _ => "session launched",
+        };
         let supervisor = Supervisor {
             sessions: Arc::clone(self),
-            session_id: session_id.clone(),
+            session_id: session_id.to_owned(),
             query,
+            resumed: resume.filter(|_| !fork_session),
             model_requested,
             mcp_file,
             commands,
             done: done_tx,
+            turns: Turns::new(),
+            transcript: Transcript::new(),
         };
-        self.supervisors.spawn(supervisor.run(child));
-        tracing::info!(session = %session_id, run = %run_id, pid, "session launched");
-        Ok((session_id, run_id))
+        self.supervisors.spawn(supervisor.run(child, first));
+        tracing::info!(session = %session_id, run = %run_id, pid, "{what}");
+        Ok(())
     }
 
     /// The MCP config and permission tool handed to Claude: the session's servers, plus ours
@@ -268,7 +352,9 @@ impl Sessions {
                 }
             }
         }
-        if options.needs_approvals_server() {
+        if options.needs_approvals_server() && self.config.api_key.is_none() {
+            tool = Some(STDIO_PROMPT_TOOL.to_owned());
+        } else if options.needs_approvals_server() {
             config.mcp_servers.insert(
                 APPROVALS_SERVER.to_owned(),
                 McpServer {
@@ -359,7 +445,8 @@ impl Sessions {
         self.live.lock().unwrap().remove(session_id);
     }
 
-    /// Shutdown: interrupt every live session, kill the rest after `grace`, await their outcomes.
+    /// Shutdown: interrupt every turn and close every process, kill the rest after `grace`,
+    /// await their outcomes. Queued messages stay queued for the next start.
     pub async fn shutdown(&self, grace: Duration) {
         let commands: Vec<_> = self
             .live
@@ -371,9 +458,12 @@ impl Sessions {
         if commands.is_empty() {
             return;
         }
-        tracing::info!(count = commands.len(), "interrupting running sessions");
+        tracing::info!(
+            count = commands.len(),
+            "interrupting running sessions, closing warm ones"
+        );
         for command in &commands {
-            let _ = command.send(Command::Interrupt(oneshot::channel().0));
+            let _ = command.send(Command::Shutdown);
         }
         self.supervisors.close();
         if tokio::time::timeout(grace, self.supervisors.wait())

@@ -3,6 +3,7 @@
 use hld_client::protocol::ConversationEventType;
 use serde_json::Value;
 
+use crate::claude::control::Control;
 use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
@@ -13,7 +14,12 @@ pub const API_RETRY: &str = "api_retry";
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     claude_session_id: Option<String>,
+    /// The `result` that ended a turn, until taken.
     result: Option<RunResult>,
+    /// The cost the process has reported so far: each `result` reports it since the start.
+    process_cost: f64,
+    /// Control lines read, until taken.
+    controls: Vec<Control>,
 }
 
 impl Transcript {
@@ -21,14 +27,27 @@ impl Transcript {
         Self::default()
     }
 
+    /// A transcript of a process resuming Claude session `id`.
+    pub fn resuming(id: Option<String>) -> Self {
+        Transcript {
+            claude_session_id: id,
+            ..Self::default()
+        }
+    }
+
     /// Claude's session id: from the first line that carried a non-empty one.
     pub fn claude_session_id(&self) -> Option<&str> {
         self.claude_session_id.as_deref()
     }
 
-    /// The last `result` seen; `None` if none arrived.
-    pub fn result(&self) -> Option<&RunResult> {
-        self.result.as_ref()
+    /// The `result` that ended a turn since last asked.
+    pub fn take_result(&mut self) -> Option<RunResult> {
+        self.result.take()
+    }
+
+    /// The control lines read since last asked.
+    pub fn take_controls(&mut self) -> Vec<Control> {
+        std::mem::take(&mut self.controls)
     }
 
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
@@ -63,7 +82,11 @@ impl Transcript {
             }
             AgentEvent::User(msg) => message_events(sid, "user", msg, events),
             AgentEvent::Result(result) => {
-                update.cost_usd = result.cost();
+                // The turn's own cost; an interrupted turn may report less (0) than before.
+                if let Some(cost) = result.cost() {
+                    update.cost_usd = Some((cost - self.process_cost).max(0.0));
+                    self.process_cost = self.process_cost.max(cost);
+                }
                 update.duration_ms = result.duration_ms;
                 update.num_turns = result.num_turns;
                 update.result_content = result.result.clone();
@@ -81,6 +104,7 @@ impl Transcript {
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }
+            AgentEvent::Control(control) => self.controls.push(control),
             AgentEvent::Unknown { kind } => {
                 tracing::info!(kind = %kind.as_deref().unwrap_or("none"), "unknown line type kept raw");
             }

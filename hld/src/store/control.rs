@@ -136,6 +136,7 @@ impl Writer {
             "conversation_events",
             "raw_events",
             "mcp_servers",
+            "queued_messages",
         ] {
             self.conn
                 .prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1"))?

@@ -12,6 +12,9 @@ pub enum StoreError {
     SessionActive(String),
     #[error("approval not found: {0}")]
     ApprovalNotFound(String),
+    /// No message of that id waits in a queue (unknown, or delivered or cancelled already).
+    #[error("no queued message {0}")]
+    MessageNotQueued(String),
     /// The approval was already decided (by an earlier or racing decision).
     #[error("approval {id} already decided: {}", status.as_str())]
     AlreadyDecided { id: String, status: ApprovalStatus },

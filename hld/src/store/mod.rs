@@ -4,6 +4,7 @@
 mod approvals;
 mod control;
 mod error;
+pub(crate) mod messages;
 mod ops;
 pub(crate) mod read;
 mod schema;

@@ -232,18 +232,20 @@ impl Writer {
                     model = COALESCE(?4, model),
                     error_message = COALESCE(?5, error_message),
                     completed_at = COALESCE(?6, completed_at),
-                    cost_usd = COALESCE(?7, cost_usd),
-                    input_tokens = COALESCE(?8, input_tokens),
-                    output_tokens = COALESCE(?9, output_tokens),
-                    duration_ms = COALESCE(?10, duration_ms),
-                    num_turns = COALESCE(?11, num_turns),
+                    cost_usd = COALESCE(cost_usd + ?7, ?7, cost_usd),
+                    input_tokens = COALESCE(input_tokens + ?8, ?8, input_tokens),
+                    output_tokens = COALESCE(output_tokens + ?9, ?9, output_tokens),
+                    duration_ms = COALESCE(duration_ms + ?10, ?10, duration_ms),
+                    num_turns = COALESCE(num_turns + ?11, ?11, num_turns),
                     result_content = COALESCE(?12, result_content),
                     result_is_error = COALESCE(?13, result_is_error),
                     interrupted = COALESCE(?14, interrupted),
                     exit_code = COALESCE(?15, exit_code),
                     last_activity_at = ?16,
-                    cache_creation_input_tokens = COALESCE(?17, cache_creation_input_tokens),
-                    cache_read_input_tokens = COALESCE(?18, cache_read_input_tokens),
+                    cache_creation_input_tokens = COALESCE(cache_creation_input_tokens + ?17,
+                        ?17, cache_creation_input_tokens),
+                    cache_read_input_tokens = COALESCE(cache_read_input_tokens + ?18, ?18,
+                        cache_read_input_tokens),
                     effective_context_tokens = COALESCE(?19, effective_context_tokens),
                     context_limit = COALESCE(?20, context_limit)
                  WHERE id = ?1",
@@ -298,7 +300,40 @@ impl Writer {
             run_id: run_id.clone(),
             event: Box::new(event),
         }));
+        if let Some(end) = ingest.turn_end {
+            let update = SessionUpdate {
+                completed_at: Some(now),
+                error_message: end.error,
+                ..SessionUpdate::default()
+            };
+            let failed = update.error_message.is_some();
+            self.advance(session_id, Happening::TurnEnded { failed }, &update, out)?;
+            match end.live_until {
+                Some(until) => self.set_live(session_id, true, Some(&until))?,
+                None => self.start_turn(session_id, out)?,
+            }
+        }
         Ok(())
+    }
+
+    /// The session's process has ended: its status moves by `happening` with `update` (a final
+    /// one stays, keeping only the exit code), and the session is no longer live.
+    pub(crate) fn process_ended(
+        &mut self,
+        id: &str,
+        happening: Happening,
+        update: &SessionUpdate,
+        out: &mut Vec<Change>,
+    ) -> Result<Option<SessionStatus>> {
+        self.set_live(id, false, None)?;
+        let moved = self.advance(id, happening, update, out)?;
+        if moved.is_none() {
+            // A process closed between turns: no activity, only its exit code.
+            self.conn
+                .prepare_cached("UPDATE sessions SET exit_code = ?2 WHERE id = ?1")?
+                .execute(params![id, update.exit_code])?;
+        }
+        Ok(moved)
     }
 
     fn insert_raw_lines(&self, session_id: &str, lines: &[String], now: &str) -> Result<()> {
@@ -313,7 +348,7 @@ impl Writer {
 
     /// Inserts events with the session's next sequences; a tool result completes its call, and
     /// a tool call picks up an approval requested for it before it arrived.
-    fn append_events(
+    pub(super) fn append_events(
         &mut self,
         session_id: &str,
         events: Vec<NewEvent>,
@@ -461,6 +496,9 @@ impl Writer {
         for id in &active {
             self.advance(id, Happening::Orphaned, &update, out)?;
         }
+        self.conn
+            .prepare("UPDATE sessions SET live = 0, live_until = NULL WHERE live = 1")?
+            .execute([])?;
         self.expire_approvals(None, out)?;
         Ok(active.len())
     }

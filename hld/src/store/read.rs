@@ -28,7 +28,7 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     result_content, result_is_error, interrupted, exit_code, title, archived, \
     auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
     additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
-    effective_context_tokens, context_limit";
+    effective_context_tokens, context_limit, live, live_until";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -134,6 +134,8 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
             effective_context_tokens: row.get(40)?,
             context_limit: row.get(41)?,
         },
+        live: row.get(42)?,
+        live_until: row.get(43)?,
     };
     Ok((session, has_mcp_config))
 }

@@ -348,6 +348,28 @@ END;
 INSERT INTO sessions_fts (sessions_fts) VALUES ('rebuild');
 "#,
     },
+    Migration {
+        version: 8,
+        description: "live sessions: whether a process is attached and until when it stays \
+            warm; the messages sent into sessions",
+        sql: r#"
+ALTER TABLE sessions ADD COLUMN live INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN live_until TEXT;
+CREATE TABLE queued_messages (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    text TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status = 'queued' OR status = 'delivered'
+        OR status = 'cancelled' OR status = 'undelivered'),
+    created_at TEXT NOT NULL,
+    settled_at TEXT,
+    error TEXT
+);
+CREATE INDEX idx_queued_messages_session ON queued_messages(session_id, created_at)
+    WHERE status = 'queued';
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

@@ -37,6 +37,7 @@ fn messages(claude: &str, texts: &[&str]) -> Ingest {
             .map(|t| NewEvent::message(claude, "assistant", *t))
             .collect(),
         update: None,
+        turn_end: None,
     }
 }
 
@@ -92,7 +93,7 @@ impl Changed {
                 } => c.moves.push((old_status, *session)),
                 Change::Conversation { event, .. } => c.events.push(*event),
                 Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
-                Change::Settings { .. } => {}
+                Change::Settings { .. } | Change::Message { .. } => {}
             }
         }
         c

@@ -2,7 +2,7 @@
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
-    SessionControl, SessionInfo, SessionResult, SessionState, SessionStatus,
+    QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState, SessionStatus,
 };
 use serde_json::Value;
 
@@ -43,6 +43,10 @@ pub struct SessionRow {
     /// Hidden from the normal leaf list.
     pub archived: bool,
     pub context: ContextTokens,
+    /// Whether a `claude` process serves the session.
+    pub live: bool,
+    /// Until when its process stays warm between turns, RFC 3339.
+    pub live_until: Option<String>,
 }
 
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
@@ -75,6 +79,7 @@ impl ContextTokens {
 
 /// Fields to change on a session; `None` leaves a field alone. Every update also sets
 /// `last_activity_at`. The status moves only by `Store::advance`, under `model::transition`.
+/// Cost, tokens, duration and turns are one turn's own figures, added to the session's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionUpdate {
     pub claude_session_id: Option<String>,
@@ -173,6 +178,18 @@ pub struct Ingest {
     pub events: Vec<NewEvent>,
     /// A session update, applied after the events.
     pub update: Option<SessionUpdate>,
+    /// The turn these lines end, applied after the update.
+    pub turn_end: Option<TurnEnd>,
+}
+
+/// A turn's end: its `result` arrived.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnEnd {
+    /// Why the turn failed, if it did (an interrupted one did not).
+    pub error: Option<String>,
+    /// `Some`: the process stays warm until then (RFC 3339). `None`: the next turn starts at
+    /// once, with a message already handed to the process.
+    pub live_until: Option<String>,
 }
 
 /// An approval to store. The store fills `run_id` from the session and starts it `pending`.
@@ -264,6 +281,11 @@ pub enum Change {
         session: Box<SessionRow>,
         expired: bool,
     },
+    /// A message sent into session run `run_id` was queued, delivered, cancelled or given up.
+    Message {
+        run_id: String,
+        message: Box<QueuedMessage>,
+    },
 }
 
 /// Collapses whitespace and cuts to 50 characters (47 + `...`), as the Go daemon did.
@@ -308,8 +330,8 @@ impl SessionRow {
     pub fn to_info(&self) -> SessionInfo {
         let interrupting = self.status == SessionStatus::Completing;
         SessionInfo {
-            live: false,
-            live_until: None,
+            live: self.live,
+            live_until: self.live_until.clone(),
             id: self.new.id.clone(),
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),
@@ -376,8 +398,8 @@ impl SessionRow {
             (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
         };
         SessionState {
-            live: false,
-            live_until: None,
+            live: self.live,
+            live_until: self.live_until.clone(),
             id: self.new.id.clone(),
             run_id: self.new.run_id.clone(),
             claude_session_id: self.claude_session_id.clone(),

@@ -30,8 +30,10 @@ fn hld() -> PathBuf {
     workspace_bin("hld")
 }
 
+/// These tests ask through the approvals MCP server (the keyed path); the control channel's
+/// approvals are `live.rs`'s and `control.rs`'s.
 fn options() -> DaemonOptions {
-    DaemonOptions::fake_claude()
+    DaemonOptions::fake_claude_with_approvals_server()
 }
 
 fn daemon() -> TestDaemon {

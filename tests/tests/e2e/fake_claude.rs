@@ -52,15 +52,15 @@ log.write(json.dumps({"eof": True}) + "\n")
 "#;
 
 /// A working directory, conversation store and invocation log of one test.
-struct Sandbox {
+pub(super) struct Sandbox {
     _root: tempfile::TempDir,
-    work: PathBuf,
-    home: PathBuf,
-    log: PathBuf,
+    pub(super) work: PathBuf,
+    pub(super) home: PathBuf,
+    pub(super) log: PathBuf,
 }
 
 impl Sandbox {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let root = tempfile::tempdir().unwrap();
         let work = root.path().join("work");
         std::fs::create_dir(&work).unwrap();
@@ -133,19 +133,19 @@ impl Outcome {
     }
 }
 
-fn parse_line(line: &str) -> Value {
+pub(super) fn parse_line(line: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
 }
 
 /// The text of an assistant line, if it is a text block.
-fn assistant_text(line: &Value) -> Option<&str> {
+pub(super) fn assistant_text(line: &Value) -> Option<&str> {
     (line["type"] == "assistant")
         .then(|| line["message"]["content"][0]["text"].as_str())
         .flatten()
 }
 
 /// The content block of a user line.
-fn user_block(line: &Value) -> Option<&Value> {
+pub(super) fn user_block(line: &Value) -> Option<&Value> {
     (line["type"] == "user").then(|| &line["message"]["content"][0])
 }
 

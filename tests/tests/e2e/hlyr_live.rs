@@ -6,7 +6,7 @@ use hld_client::protocol::ApprovalStatus;
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
+use crate::hlyr::{hlyr, hlyr_command, wait_decided, workdir, Running};
 
 /// The session id `hlyr` printed in `text` (`Session <id>`).
 fn session_in(text: &str) -> String {
@@ -28,7 +28,8 @@ fn pending(d: &TestDaemon, session_id: &str) -> String {
 /// (contact_human) is its readable line, without the raw tool call before it.
 #[test]
 fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_plainly() {
-    let d = fake();
+    // fake-claude's question goes to the approvals server's `contact_human`.
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude_with_approvals_server());
     let wd = workdir(&d);
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.args(["launch", "-w", &wd, "scenario:tool in a pipe"]);

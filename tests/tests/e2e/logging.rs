@@ -89,7 +89,9 @@ fn the_log_file_gets_start_up_fields_and_never_request_bodies() {
 
 #[test]
 fn a_first_start_logs_one_migration_line_and_fields_hold_plain_values() {
-    let mut d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    // No idle window: each process closes after its turn and logs its end.
+    let options = DaemonOptions::fake_claude().arg("--live-idle-ms").arg("0");
+    let mut d = TestDaemon::start_with(options);
     for query in ["scenario:error", "scenario:malformed"] {
         let id = d.launch(launch_params(query, &d.dir));
         d.wait_ended(&id);

@@ -79,12 +79,12 @@ fn cli_version(bin: &Path) -> Option<String> {
 
 /// A daemon running the real CLI with the real approvals server; `api` answers its model calls
 /// (without one the CLI has no credentials and no endpoint).
-fn daemon(api: Option<&AnthropicStandIn>) -> TestDaemon {
+pub(super) fn daemon(api: Option<&AnthropicStandIn>) -> TestDaemon {
     TestDaemon::start_with(options(api))
 }
 
 /// The options of [`daemon`].
-fn options(api: Option<&AnthropicStandIn>) -> DaemonOptions {
+pub(super) fn options(api: Option<&AnthropicStandIn>) -> DaemonOptions {
     let mut options = DaemonOptions::default()
         .arg("--claude-path")
         .arg(&claude_cli().display().to_string())
@@ -103,14 +103,14 @@ fn options(api: Option<&AnthropicStandIn>) -> DaemonOptions {
 }
 
 /// A working directory of its own for the session.
-fn workdir(d: &TestDaemon) -> PathBuf {
+pub(super) fn workdir(d: &TestDaemon) -> PathBuf {
     let dir = d.dir.join("work");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// `event_type/role` of each conversation event.
-fn kinds(events: &[ConversationEvent]) -> Vec<String> {
+pub(super) fn kinds(events: &[ConversationEvent]) -> Vec<String> {
     events
         .iter()
         .map(|e| {
@@ -124,7 +124,10 @@ fn kinds(events: &[ConversationEvent]) -> Vec<String> {
 }
 
 /// The first event of a type.
-fn event(events: &[ConversationEvent], event_type: ConversationEventType) -> &ConversationEvent {
+pub(super) fn event(
+    events: &[ConversationEvent],
+    event_type: ConversationEventType,
+) -> &ConversationEvent {
     events
         .iter()
         .find(|e| e.event_type == event_type)
@@ -132,13 +135,13 @@ fn event(events: &[ConversationEvent], event_type: ConversationEventType) -> &Co
 }
 
 /// Polls `fetchApprovals` until the session has one pending approval.
-fn wait_pending_approval(d: &TestDaemon, session_id: &str) -> Approval {
+pub(super) fn wait_pending_approval(d: &TestDaemon, session_id: &str) -> Approval {
     let approvals = d.wait_approvals(Some(session_id), |a| !a.is_empty());
     assert_eq!(approvals.len(), 1, "{approvals:?}");
     approvals.into_iter().next().unwrap()
 }
 
-fn decide(
+pub(super) fn decide(
     d: &TestDaemon,
     approval: &Approval,
     decision: &str,
@@ -153,7 +156,7 @@ fn decide(
 }
 
 /// The reply to a decision that was recorded.
-fn recorded() -> SendDecisionResult {
+pub(super) fn recorded() -> SendDecisionResult {
     SendDecisionResult {
         success: true,
         error: None,
@@ -163,7 +166,7 @@ fn recorded() -> SendDecisionResult {
 
 /// The text of every message in a request, in order, as `role: text` (strings and text blocks,
 /// trimmed).
-fn message_texts(request: &Value) -> Vec<String> {
+pub(super) fn message_texts(request: &Value) -> Vec<String> {
     let mut texts = Vec::new();
     for message in request["messages"].as_array().unwrap() {
         let role = message["role"].as_str().unwrap_or("-");
@@ -181,13 +184,13 @@ fn message_texts(request: &Value) -> Vec<String> {
 }
 
 /// Whether a request carries the user prompt `prompt`.
-fn asks(request: &Value, prompt: &str) -> bool {
+pub(super) fn asks(request: &Value, prompt: &str) -> bool {
     message_texts(request).contains(&format!("user: {prompt}"))
 }
 
 /// Replies with a `Write` of `<dir>/hello.txt`, then (once the tool result is in) with a final
 /// text.
-fn write_hello(dir: PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
+pub(super) fn write_hello(dir: PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync + 'static {
     move |request| {
         if anthropic::tool_results(request).is_empty() {
             Reply::tool_use(
@@ -203,7 +206,7 @@ fn write_hello(dir: PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync + 'static
 }
 
 /// A work directory made before the daemon, for stand-ins that need its path.
-fn scratch() -> tempfile::TempDir {
+pub(super) fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("real-claude-")
         .tempdir()
@@ -227,7 +230,8 @@ fn without_credentials_the_session_fails_not_logged_in() {
             .contains("Not logged in"),
         "{s:?}"
     );
-    assert_eq!(s.exit_code, Some(1));
+    // The turn failed; the process stays warm for the next message.
+    assert!(s.live && s.exit_code.is_none(), "{s:?}");
     assert_eq!(s.claude_session_id.as_deref().unwrap().len(), 36, "{s:?}");
     assert_eq!(
         s.model.as_deref(),
@@ -291,7 +295,8 @@ fn api_retries_show_in_the_conversation() {
 #[test]
 fn a_text_answer_completes_the_session() {
     let api = AnthropicStandIn::start(|_| Reply::text("The capital of France is Paris."));
-    let d = daemon(Some(&api));
+    // A short idle window: the process closes soon after the turn.
+    let d = TestDaemon::start_with(options(Some(&api)).arg("--live-idle-ms").arg("1000"));
     let wd = workdir(&d);
     let id = d.launch(launch_params("What is the capital of France?", &wd));
     let s = d.wait_ended(&id);
@@ -301,7 +306,7 @@ fn a_text_answer_completes_the_session() {
         "{s:?}\nlog:\n{}",
         d.log_text()
     );
-    assert_eq!(s.exit_code, Some(0));
+    assert!(s.live && s.exit_code.is_none(), "{s:?}");
     assert_eq!(s.num_turns, Some(1));
     assert_eq!(
         s.model.as_deref(),
@@ -320,7 +325,8 @@ fn a_text_answer_completes_the_session() {
         "{cost} vs {expected_cost}"
     );
 
-    // The Claude session is the one the CLI stored under the private HOME.
+    // The Claude session is the one the CLI stored under the private HOME, once it closed.
+    assert_eq!(d.wait_session(&id, |s| !s.live).exit_code, Some(0));
     let claude_id = s.claude_session_id.unwrap();
     let project = wd.display().to_string().replace(['/', '.'], "-");
     let stored = d
@@ -347,8 +353,8 @@ fn a_text_answer_completes_the_session() {
     let turns = api.model_turns();
     assert_eq!(turns.len(), 1, "one model call");
     assert_eq!(turns[0]["model"], "claude-opus-4-8");
-    // The injected approvals server connected: the model is offered its question tool, while
-    // the permission-prompt tool stays hidden from it.
+    // Permissions come over the control channel (no API key): no approvals server runs, and
+    // the model is offered the CLI's own question tool.
     let tools: Vec<&str> = turns[0]["tools"]
         .as_array()
         .unwrap()
@@ -356,14 +362,8 @@ fn a_text_answer_completes_the_session() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert!(tools.contains(&"Write"), "{tools:?}");
-    assert!(
-        tools.contains(&"mcp__approvals__contact_human"),
-        "{tools:?}"
-    );
-    assert!(
-        !tools.contains(&"mcp__approvals__request_permission"),
-        "{tools:?}"
-    );
+    assert!(tools.contains(&"AskUserQuestion"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t.starts_with("mcp__")), "{tools:?}");
     assert!(
         asks(&turns[0], "What is the capital of France?"),
         "{:?}",
@@ -489,14 +489,23 @@ fn a_denied_write_tells_the_model_the_reviewers_comment() {
 }
 
 #[test]
-fn a_question_to_the_human_is_answered_through_the_real_approvals_server() {
-    let api = AnthropicStandIn::start(|request| {
+fn a_question_to_the_human_is_answered_over_the_control_channel() {
+    let questions = json!([{
+        "question": "What colour should the button be?",
+        "header": "Colour",
+        "options": [
+            {"label": "Blue", "description": "like the sky"},
+            {"label": "Red", "description": "like a cherry"}
+        ],
+        "multiSelect": false
+    }]);
+    let api = AnthropicStandIn::start(move |request| {
         if anthropic::tool_results(request).is_empty() {
             Reply::tool_use(
                 "Let me ask.",
                 "toolu_01StandInAskHuman00001",
-                "mcp__approvals__contact_human",
-                json!({"message": "What colour should the button be?"}),
+                "AskUserQuestion",
+                json!({"questions": questions}),
             )
         } else {
             Reply::text("Blue it is.")
@@ -504,18 +513,14 @@ fn a_question_to_the_human_is_answered_through_the_real_approvals_server() {
     });
     let d = daemon(Some(&api));
     let id = d.launch(launch_params("Pick a colour", workdir(&d)));
-    // Claude asks permission to ask; the server grants that itself, so the human sees only
-    // the question.
+    // The CLI's permission request for its question tool is a question to the human.
     let approval = wait_pending_approval(&d, &id);
     assert!(approval.function_call.is_none(), "{approval:?}");
     assert_eq!(
         approval.human_contact.as_ref().unwrap().spec.msg,
         "What colour should the button be?"
     );
-    assert_eq!(
-        decide(&d, &approval, "respond", Some("Blue, like the sky")),
-        recorded()
-    );
+    assert_eq!(decide(&d, &approval, "respond", Some("Blue")), recorded());
     let s = d.wait_ended(&id);
     assert_eq!(
         s.status,
@@ -524,29 +529,19 @@ fn a_question_to_the_human_is_answered_through_the_real_approvals_server() {
         d.log_text()
     );
 
+    // The answer reached the model as the question tool's result.
     let turns = api.wait_model_turns(2);
     let results = anthropic::tool_results(&turns[1]);
     assert_eq!(results.len(), 1, "{results:?}");
-    // An MCP tool's result reaches the model as content blocks; the daemon stores their text.
-    assert_eq!(
-        results[0]["content"],
-        json!([{"type": "text", "text": "Blue, like the sky"}])
+    let content = results[0]["content"].to_string();
+    assert!(
+        content.contains(r#"\"What colour should the button be?\"=\"Blue\""#),
+        "{content}"
     );
     let events = d.conversation(&id);
     let call = event(&events, ConversationEventType::ToolCall);
-    assert_eq!(
-        call.tool_name.as_deref(),
-        Some("mcp__approvals__contact_human")
-    );
-    let result = event(&events, ConversationEventType::ToolResult);
-    assert_eq!(
-        result.tool_result_for_id.as_deref(),
-        Some("toolu_01StandInAskHuman00001")
-    );
-    assert_eq!(
-        result.tool_result_content.as_deref(),
-        Some("Blue, like the sky")
-    );
+    assert_eq!(call.tool_name.as_deref(), Some("AskUserQuestion"));
+    assert_eq!(call.approval_id.as_deref(), Some(approval.id.as_str()));
     assert_eq!(
         events.last().unwrap().content.as_deref(),
         Some("Blue it is.")
@@ -576,8 +571,8 @@ fn an_interrupt_while_an_approval_is_pending_rejects_the_tool_and_expires_the_ap
     assert!(!wd.path().join("hello.txt").exists());
     assert_eq!(api.model_turns().len(), 1, "the model is not asked again");
 
-    // SIGINT goes to the CLI alone: it rejects the waiting call and records the interrupt
-    // (its MCP servers are left for it to shut down, so their exit cannot win a race).
+    // The interrupt control request: the CLI withdraws its permission request, rejects the
+    // call and records the interrupt.
     let events = d.conversation(&id);
     let result = event(&events, ConversationEventType::ToolResult);
     assert!(result.is_error);

@@ -16,6 +16,9 @@ use hld_e2e::{
 };
 use serde_json::{json, Value};
 
+const STREAMING_TAIL: &str =
+    "--input-format stream-json --output-format stream-json --verbose --print";
+
 fn fake() -> TestDaemon {
     TestDaemon::start_with(DaemonOptions::fake_claude())
 }
@@ -104,7 +107,10 @@ fn a_plain_session_runs_to_completion_and_its_conversation_is_stored() {
     assert!(s.num_turns.unwrap() >= 1);
     assert!(s.cost_usd.is_some());
     assert!(s.completed_at.is_some());
-    assert_eq!(s.exit_code, Some(0));
+    assert!(
+        s.live && s.live_until.is_some() && s.exit_code.is_none(),
+        "warm: {s:?}"
+    );
 
     let events = d.conversation(&id);
     assert_eq!(types(&events), ["message/user", "message/assistant"]);
@@ -189,7 +195,7 @@ fn an_error_result_fails_the_session_with_its_message() {
         .as_deref()
         .unwrap()
         .contains("Not logged in"));
-    assert_eq!(s.exit_code, Some(1));
+    assert!(s.live, "a failed turn leaves the process warm: {s:?}");
 }
 
 #[test]
@@ -237,7 +243,7 @@ fn a_tool_output_of_several_megabytes_is_stored_whole() {
 
 #[test]
 fn custom_instructions_and_every_flag_reach_claude() {
-    let d = fake();
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().arg("--live-idle-ms").arg("9"));
     let wd = tmp_workdir(&d);
     let id = d.launch(LaunchSessionParams {
         model: Some("opus".into()),
@@ -270,9 +276,8 @@ fn custom_instructions_and_every_flag_reach_claude() {
     assert_eq!(after("--allowedTools"), "Read,Bash(ls:*)");
     assert_eq!(after("--disallowedTools"), "WebFetch");
     assert_eq!(after("--output-format"), "stream-json");
-    assert!(argv.contains(&"--verbose".to_owned()) && argv.contains(&"--print".to_owned()));
-    assert_eq!(argv[argv.len() - 2], "--");
-    assert_eq!(argv[argv.len() - 1], "-starts with a dash");
+    // No prompt on the command line: it is the first message on stdin.
+    assert_eq!(argv[argv.len() - 6..].join(" "), STREAMING_TAIL, "{argv:?}");
     assert_eq!(inv["cwd"], wd);
     assert_eq!(inv["prompt"], "-starts with a dash");
 
@@ -286,9 +291,10 @@ fn custom_instructions_and_every_flag_reach_claude() {
         server["env"]["HUMANLAYER_DAEMON_SOCKET"],
         d.socket.display().to_string()
     );
+    d.wait_session(&id, |s| !s.live);
     assert!(
         !std::path::Path::new(&config_path).exists(),
-        "the MCP config file is removed when the session ends"
+        "the MCP config file is removed when the process ends"
     );
 }
 
@@ -860,7 +866,8 @@ fn a_killed_claude_fails_its_session_and_keeps_what_it_said() {
 
 #[test]
 fn a_killed_approvals_server_ends_its_session_and_leaves_no_approval_pending() {
-    let d = fake();
+    let options = DaemonOptions::fake_claude_with_approvals_server().arg("--live-idle-ms");
+    let d = TestDaemon::start_with(options.arg("0"));
     let marker = format!("FAKE_CLAUDE_HOME={}", d.dir.join("fake-claude").display());
     let id = d.launch(launch_params("scenario:tool", tmp_workdir(&d)));
     d.wait_approvals(Some(&id), |pending| pending.len() == 1);

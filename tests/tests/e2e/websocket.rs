@@ -543,11 +543,11 @@ async fn a_session_launched_over_websocket_is_the_one_the_unix_socket_sees() {
         .result("getSessionState", json!({"session_id": id}))
         .await;
     assert_eq!(state["session"]["status"], "completed");
-    // The token reached no child: not in the arguments and HUMANLAYER_ environment that
+    // The token reached no child: not in the arguments, environment and stdin that
     // fake-claude recorded.
     let recorded = std::fs::read_to_string(daemon.dir.join("fake-log/invocations.jsonl"))
         .expect("fake-claude's record");
-    assert!(recorded.contains("HUMANLAYER_"), "{recorded}");
+    assert!(recorded.contains("--input-format"), "{recorded}");
     assert!(!recorded.contains(&token), "the token reached claude");
 }
 

@@ -104,3 +104,38 @@ fn tool_results_render_as_text() {
         Some("{\"a\":1}")
     );
 }
+
+#[test]
+fn control_lines_read_as_requests_and_cancellations() {
+    use crate::claude::control::{CanUseTool, Control, ControlCancel, ControlRequest, Request};
+    let can_use = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Write","display_name":"Write","input":{"file_path":"/x"},"tool_use_id":"toolu_1"}}"#;
+    assert_eq!(
+        event(can_use),
+        AgentEvent::Control(Control::Request(ControlRequest {
+            request_id: "r1".into(),
+            request: Request::CanUseTool(CanUseTool {
+                tool_name: "Write".into(),
+                input: json!({"file_path": "/x"}),
+                tool_use_id: Some("toolu_1".into()),
+            }),
+        }))
+    );
+    let other =
+        r#"{"type":"control_request","request_id":"r2","request":{"subtype":"hook_callback"}}"#;
+    assert!(matches!(
+        event(other),
+        AgentEvent::Control(Control::Request(ControlRequest {
+            request: Request::Other,
+            ..
+        }))
+    ));
+    assert_eq!(
+        event(r#"{"type":"control_cancel_request","request_id":"r1"}"#),
+        AgentEvent::Control(Control::Cancel(ControlCancel {
+            request_id: "r1".into()
+        }))
+    );
+    let answer =
+        r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}"#;
+    assert!(matches!(event(answer), AgentEvent::Unknown { .. }));
+}

@@ -117,7 +117,7 @@ const FIXTURES: [Fixture; 5] = [
 #[test]
 fn claude_fixtures_become_events_and_updates() {
     for f in FIXTURES {
-        let (state, lines, ingests) = run(f.file);
+        let (mut state, lines, ingests) = run(f.file);
         // Every line kept verbatim, one per ingest; every event tagged with the session id.
         assert_eq!(lines.len(), ingests.len(), "{}", f.file);
         for (line, ingest) in lines.iter().zip(&ingests) {
@@ -157,7 +157,12 @@ fn claude_fixtures_become_events_and_updates() {
             update.error_message.as_deref(),
         );
         assert_eq!(outcome, f.outcome, "{}", f.file);
-        assert_eq!(state.result().unwrap().aborted(), f.aborted, "{}", f.file);
+        assert_eq!(
+            state.take_result().unwrap().aborted(),
+            f.aborted,
+            "{}",
+            f.file
+        );
     }
 }
 

@@ -23,6 +23,14 @@ pub enum OutputFormat {
     StreamJson,
 }
 
+/// `--input-format`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum InputFormat {
+    #[default]
+    Text,
+    StreamJson,
+}
+
 /// The parsed flags of one run.
 #[derive(Debug, Default)]
 pub struct Args {
@@ -30,6 +38,7 @@ pub struct Args {
     pub argv: Vec<String>,
     pub print: bool,
     pub output_format: OutputFormat,
+    pub input_format: InputFormat,
     pub verbose: bool,
     pub model: Option<String>,
     pub mcp_configs: Vec<String>,
@@ -78,6 +87,11 @@ const OPTIONS: &[(&[&str], Arity, &str)] = &[
         &["--output-format"],
         Arity::Required,
         "--output-format <format>",
+    ),
+    (
+        &["--input-format"],
+        Arity::Required,
+        "--input-format <format>",
     ),
     (&["--verbose"], Arity::Flag, "--verbose"),
     (&["--model"], Arity::Required, "--model <model>"),
@@ -154,8 +168,8 @@ const OPTIONS: &[(&[&str], Arity, &str)] = &[
     (&["-v", "--version"], Arity::Flag, "-v, --version"),
 ];
 
-/// The choices of `--permission-mode`.
-const PERMISSION_MODES: &[&str] = &[
+/// The choices of `--permission-mode` (also the modes `set_permission_mode` switches to).
+pub const PERMISSION_MODES: &[&str] = &[
     "acceptEdits",
     "auto",
     "bypassPermissions",
@@ -279,6 +293,19 @@ fn apply(
                     return Err(UsageError(format!(
                         "error: option '{usage}' argument '{value}' is invalid. \
                          Allowed choices are text, json, stream-json."
+                    )))
+                }
+            };
+        }
+        "--input-format" => {
+            let value = single(&mut values).unwrap_or_default();
+            args.input_format = match value.as_str() {
+                "text" => InputFormat::Text,
+                "stream-json" => InputFormat::StreamJson,
+                _ => {
+                    return Err(UsageError(format!(
+                        "error: option '{usage}' argument '{value}' is invalid. \
+                         Allowed choices are text, stream-json."
                     )))
                 }
             };

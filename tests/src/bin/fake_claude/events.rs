@@ -1,11 +1,10 @@
 //! The stream-json events, as structs whose field order follows the real CLI's output
 //! (see `tests/fixtures/transcripts/`).
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::results::{CacheCreation, Completed, Failed, ServerToolUse};
 use crate::CLI_VERSION;
 
 /// One stdout line.
@@ -23,6 +22,15 @@ pub enum Event {
     /// `result` of an aborted turn (`error_*` subtypes).
     #[serde(rename = "result")]
     FailedResult(Failed),
+    /// A user line echoing a command's output (`set_model`), with `isReplay: true`.
+    #[serde(rename = "user")]
+    Replay(Replay),
+    /// The CLI asks the SDK host (`can_use_tool`).
+    ControlRequest(crate::control::Request),
+    /// The answer to a control request read from stdin.
+    ControlResponse(crate::control::Response),
+    /// The CLI withdraws a control request it sent.
+    ControlCancelRequest(crate::control::Cancel),
     /// A type no parser knows, for the `malformed` scenario.
     #[serde(rename = "mystery_event")]
     Mystery {
@@ -39,6 +47,14 @@ pub enum System {
     ThinkingTokens {
         estimated_tokens: u64,
         estimated_tokens_delta: u64,
+        uuid: String,
+        session_id: String,
+    },
+    /// The permission mode changed (after `set_permission_mode`).
+    Status {
+        status: Option<()>,
+        #[serde(rename = "permissionMode")]
+        permission_mode: String,
         uuid: String,
         session_id: String,
     },
@@ -170,7 +186,8 @@ pub struct InitFacts {
     pub permission_mode: String,
     pub mcp_servers: Vec<McpServerStatus>,
     pub mcp_tools: Vec<String>,
-    pub api_key_set: bool,
+    /// `ANTHROPIC_API_KEY` or `none` (see [`api_key_source`]).
+    pub api_key_source: &'static str,
     pub telemetry_disabled: bool,
     pub home: String,
 }
@@ -192,11 +209,7 @@ impl Init {
             model: facts.model,
             permission_mode: facts.permission_mode,
             slash_commands: SKILLS.iter().chain(BUILTIN_COMMANDS).copied().collect(),
-            api_key_source: if facts.api_key_set {
-                "ANTHROPIC_API_KEY"
-            } else {
-                "none"
-            },
+            api_key_source: facts.api_key_source,
             claude_code_version: CLI_VERSION,
             output_style: "default",
             agents: AGENTS,
@@ -207,6 +220,15 @@ impl Init {
             uuid: crate::ids::uuid(),
             fast_mode_state: "off",
         }
+    }
+}
+
+/// Where the API key comes from, as `init` and the `initialize` answer report it.
+pub fn api_key_source() -> &'static str {
+    if std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|v| !v.is_empty()) {
+        "ANTHROPIC_API_KEY"
+    } else {
+        "none"
     }
 }
 
@@ -436,311 +458,37 @@ impl User {
     }
 }
 
-/// Token counts, per turn or summed over the run.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Tokens {
-    pub input: u64,
-    pub cache_creation: u64,
-    pub cache_read: u64,
-    pub output: u64,
-}
-
-impl Tokens {
-    /// The price in USD at Sonnet 4.5 rates (what the transcripts' costs work out to).
-    pub fn cost_usd(&self) -> f64 {
-        (self.input as f64 * 3.0
-            + self.cache_creation as f64 * 3.75
-            + self.cache_read as f64 * 0.3
-            + self.output as f64 * 15.0)
-            / 1_000_000.0
-    }
-
-    pub fn add(&mut self, other: Tokens) {
-        self.input += other.input;
-        self.cache_creation += other.cache_creation;
-        self.cache_read += other.cache_read;
-        self.output += other.output;
-    }
-
-    fn is_zero(&self) -> bool {
-        self.input + self.cache_creation + self.cache_read + self.output == 0
-    }
-}
-
-/// Costs as JavaScript prints them: a zero cost is `0`, not `0.0`.
-fn serialize_cost<S: serde::Serializer>(cost: &f64, serializer: S) -> Result<S::Ok, S::Error> {
-    if *cost == 0.0 {
-        serializer.serialize_u64(0)
-    } else {
-        serializer.serialize_f64(*cost)
-    }
-}
-
-/// `result.usage`.
+/// A replayed user line, as `set_model` prints its `<local-command-stdout>`.
 #[derive(Debug, Serialize)]
-pub struct ResultUsage {
-    input_tokens: u64,
-    cache_creation_input_tokens: u64,
-    cache_read_input_tokens: u64,
-    output_tokens: u64,
-    server_tool_use: ServerToolUse,
-    service_tier: &'static str,
-    cache_creation: CacheCreation,
-    inference_geo: &'static str,
-    iterations: [(); 0],
-    speed: &'static str,
-}
-
-#[derive(Debug, Default, Serialize)]
-struct ServerToolUse {
-    web_search_requests: u64,
-    web_fetch_requests: u64,
-}
-
-#[derive(Debug, Default, Serialize)]
-struct CacheCreation {
-    ephemeral_1h_input_tokens: u64,
-    ephemeral_5m_input_tokens: u64,
-}
-
-/// An entry of `result.modelUsage`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelUsage {
-    input_tokens: u64,
-    output_tokens: u64,
-    cache_read_input_tokens: u64,
-    cache_creation_input_tokens: u64,
-    web_search_requests: u64,
-    #[serde(rename = "costUSD", serialize_with = "serialize_cost")]
-    cost_usd: f64,
-    context_window: u64,
-    max_output_tokens: u64,
-}
-
-/// An entry of `result.permission_denials`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Denial {
-    pub tool_name: String,
-    pub tool_use_id: String,
-    pub tool_input: Value,
-}
-
-/// What every `result` line reports about the run.
-#[derive(Debug)]
-pub struct RunStats {
-    pub session_id: String,
-    pub model: String,
-    pub duration_ms: u64,
-    pub duration_api_ms: u64,
-    pub num_turns: u32,
-    pub tokens: Tokens,
-    pub permission_denials: Vec<Denial>,
-}
-
-impl RunStats {
-    fn usage(&self) -> ResultUsage {
-        ResultUsage {
-            input_tokens: self.tokens.input,
-            cache_creation_input_tokens: self.tokens.cache_creation,
-            cache_read_input_tokens: self.tokens.cache_read,
-            output_tokens: self.tokens.output,
-            server_tool_use: ServerToolUse::default(),
-            service_tier: "standard",
-            cache_creation: CacheCreation::default(),
-            inference_geo: "",
-            iterations: [],
-            speed: "standard",
-        }
-    }
-
-    fn model_usage(&self) -> BTreeMap<String, ModelUsage> {
-        if self.tokens.is_zero() {
-            return BTreeMap::new();
-        }
-        let usage = ModelUsage {
-            input_tokens: self.tokens.input,
-            output_tokens: self.tokens.output,
-            cache_read_input_tokens: self.tokens.cache_read,
-            cache_creation_input_tokens: self.tokens.cache_creation,
-            web_search_requests: 0,
-            cost_usd: self.tokens.cost_usd(),
-            context_window: 200_000,
-            max_output_tokens: 32_000,
-        };
-        BTreeMap::from([(self.model.clone(), usage)])
-    }
-}
-
-/// A `result` line of a turn that ran to its end.
-#[derive(Debug, Serialize)]
-pub struct Completed {
-    subtype: &'static str,
-    is_error: bool,
-    api_error_status: Option<u16>,
-    duration_ms: u64,
-    duration_api_ms: u64,
-    #[serde(flatten)]
-    timing: Option<Timing>,
-    num_turns: u32,
-    result: String,
-    stop_reason: &'static str,
+pub struct Replay {
+    message: ReplayMessage,
     session_id: String,
-    #[serde(serialize_with = "serialize_cost")]
-    total_cost_usd: f64,
-    usage: ResultUsage,
-    #[serde(rename = "modelUsage")]
-    model_usage: BTreeMap<String, ModelUsage>,
-    permission_denials: Vec<Denial>,
-    terminal_reason: &'static str,
-    fast_mode_state: &'static str,
+    parent_tool_use_id: Option<String>,
     uuid: String,
+    timestamp: String,
+    #[serde(rename = "isReplay")]
+    is_replay: bool,
 }
 
-/// Latency figures present on results of real API responses.
 #[derive(Debug, Serialize)]
-struct Timing {
-    ttft_ms: u64,
-    ttft_stream_ms: u64,
-    time_to_request_ms: u64,
+struct ReplayMessage {
+    role: &'static str,
+    content: String,
 }
 
-impl Completed {
-    /// `success` with the final assistant text.
-    pub fn success(stats: RunStats, text: String) -> Self {
-        Self::new(stats, text, false)
-    }
-
-    /// `success` with `is_error: true`: the API failed and `text` is the error shown.
-    pub fn api_error(stats: RunStats, text: String) -> Self {
-        Self::new(stats, text, true)
-    }
-
-    fn new(stats: RunStats, result: String, is_error: bool) -> Self {
+impl Replay {
+    /// The output `text` of a local command.
+    pub fn command_output(session_id: &str, text: &str) -> Self {
         Self {
-            subtype: "success",
-            is_error,
-            api_error_status: None,
-            duration_ms: stats.duration_ms,
-            duration_api_ms: stats.duration_api_ms,
-            timing: (!is_error).then_some(Timing {
-                ttft_ms: 52,
-                ttft_stream_ms: 51,
-                time_to_request_ms: 41,
-            }),
-            num_turns: stats.num_turns,
-            result,
-            stop_reason: if is_error {
-                "stop_sequence"
-            } else {
-                "end_turn"
+            message: ReplayMessage {
+                role: "user",
+                content: format!("<local-command-stdout>{text}</local-command-stdout>"),
             },
-            total_cost_usd: stats.tokens.cost_usd(),
-            usage: stats.usage(),
-            model_usage: stats.model_usage(),
-            session_id: stats.session_id,
-            permission_denials: stats.permission_denials,
-            terminal_reason: "completed",
-            fast_mode_state: "off",
+            session_id: session_id.into(),
+            parent_tool_use_id: None,
             uuid: crate::ids::uuid(),
+            timestamp: crate::ids::timestamp(),
+            is_replay: true,
         }
-    }
-}
-
-/// A `result` line with an `error_*` subtype.
-#[derive(Debug, Serialize)]
-pub struct Failed {
-    subtype: &'static str,
-    duration_ms: u64,
-    duration_api_ms: u64,
-    is_error: bool,
-    num_turns: u32,
-    stop_reason: Option<&'static str>,
-    session_id: String,
-    #[serde(serialize_with = "serialize_cost")]
-    total_cost_usd: f64,
-    usage: ResultUsage,
-    #[serde(rename = "modelUsage")]
-    model_usage: BTreeMap<String, ModelUsage>,
-    permission_denials: Vec<Denial>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    terminal_reason: Option<&'static str>,
-    fast_mode_state: &'static str,
-    uuid: String,
-    errors: Vec<String>,
-}
-
-/// Why a run ended without completing its turn.
-#[derive(Debug, Clone)]
-pub enum Failure {
-    /// SIGINT while the model was "streaming".
-    AbortedStreaming,
-    /// SIGINT (or a deny with `interrupt`) during a tool call or permission wait.
-    AbortedTools,
-    /// `--max-turns` reached; the limit.
-    MaxTurns(u32),
-    /// `--resume` of a conversation that does not exist here.
-    NoConversation,
-    /// `--resume` without a usable value; the stderr message.
-    InvalidResume(String),
-}
-
-impl Failed {
-    pub fn new(stats: RunStats, failure: Failure) -> Self {
-        let diagnostic = |stop: &str| {
-            format!("[ede_diagnostic] result_type=user last_content_type=n/a stop_reason={stop}")
-        };
-        let (subtype, stop_reason, terminal_reason, error) = match failure {
-            Failure::AbortedStreaming => (
-                "error_during_execution",
-                None,
-                Some("aborted_streaming"),
-                diagnostic("null"),
-            ),
-            Failure::AbortedTools => (
-                "error_during_execution",
-                Some("tool_use"),
-                Some("aborted_tools"),
-                diagnostic("tool_use"),
-            ),
-            Failure::MaxTurns(limit) => (
-                "error_max_turns",
-                Some("tool_use"),
-                Some("max_turns"),
-                format!("Reached maximum number of turns ({limit})"),
-            ),
-            Failure::NoConversation => (
-                "error_during_execution",
-                None,
-                None,
-                format!(
-                    "No conversation found with session ID: {}",
-                    stats.session_id
-                ),
-            ),
-            Failure::InvalidResume(message) => ("error_during_execution", None, None, message),
-        };
-        Self {
-            subtype,
-            duration_ms: stats.duration_ms,
-            duration_api_ms: stats.duration_api_ms,
-            is_error: true,
-            num_turns: stats.num_turns,
-            stop_reason,
-            total_cost_usd: stats.tokens.cost_usd(),
-            usage: stats.usage(),
-            model_usage: stats.model_usage(),
-            session_id: stats.session_id,
-            permission_denials: stats.permission_denials,
-            terminal_reason,
-            fast_mode_state: "off",
-            uuid: crate::ids::uuid(),
-            errors: vec![error],
-        }
-    }
-
-    /// The errors joined (what `--output-format text` prints).
-    pub fn text(&self) -> String {
-        self.errors.join("\n")
     }
 }

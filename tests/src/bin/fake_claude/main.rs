@@ -5,26 +5,36 @@
 //! the "model" does is scripted by a scenario. Reference: `shared/reference/claude-code.md`
 //! and `tests/fixtures/transcripts/`.
 //!
+//! With `--input-format stream-json` the prompt is not on the command line: the process
+//! reads stdin and plays one turn per user message (its own `init` and `result`; messages
+//! that arrive during a turn wait for its end), answers control requests (`interrupt`,
+//! `initialize`, `set_permission_mode`, `set_model`), asks `can_use_tool` with
+//! `--permission-prompt-tool stdio`, and exits when stdin closes (`run/live.rs`).
+//!
 //! Environment:
-//! - `FAKE_CLAUDE_SCENARIO`: the scenario (else `scenario:<name>` in the prompt, else
-//!   `plain`); see `scenarios.rs` for the list and `FAKE_CLAUDE_COUNT`,
+//! - `FAKE_CLAUDE_SCENARIO`: the scenario (else `scenario:<name>` in the prompt or the
+//!   turn's message, else `plain`); see `scenarios.rs` for the list and `FAKE_CLAUDE_COUNT`,
 //!   `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`, `FAKE_CLAUDE_COMMAND`.
 //! - `FAKE_CLAUDE_HOME`: where conversations are stored (default `$HOME/.fake-claude`).
-//! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded (see `record.rs`).
+//! - `FAKE_CLAUDE_LOG_DIR`: where each invocation is recorded, with each stdin line of
+//!   streaming input and when it was read (see `record.rs`).
 //! - `FAKE_CLAUDE_ASK_LOG`: a file where each permission request is stamped as it is sent
 //!   (see `record.rs`).
 //! - `FAKE_CLAUDE_STDERR`: a text to print on stderr at start-up.
 //! - `FAKE_CLAUDE_INTERRUPT_DELAY_MS`: how long an interrupted run takes to stop.
 
 mod cli;
+mod control;
 mod daemon;
 mod events;
 mod ids;
+mod input;
 mod mcp;
 mod mcp_config;
 mod output;
 mod permissions;
 mod record;
+mod results;
 mod run;
 mod scenarios;
 mod signals;
@@ -34,14 +44,15 @@ mod tools;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 
-use cli::{Args, Command, OutputFormat};
-use events::{Event, Failed, Failure, RunStats, Tokens};
+use cli::{Args, Command, InputFormat, OutputFormat};
+use events::Event;
+use input::Inbox;
 use mcp::McpServers;
-use mcp_config::McpConfig;
 use output::Output;
 use permissions::Policy;
 use record::Invocation;
-use run::{Run, Session};
+use results::{Failed, Failure, RunStats, Tokens};
+use run::{ends_process, Next, Run, Session};
 use scenarios::Scenario;
 use signals::Signals;
 use store::{Conversation, Store};
@@ -85,17 +96,30 @@ fn launch(signals: &Signals) -> Result<i32, String> {
             "Error: When using --print, --output-format=stream-json requires --verbose".into(),
         );
     }
-    if args.permission_prompt_tool.as_deref() == Some("stdio") {
-        return Err("fake-claude: --permission-prompt-tool stdio is not supported".into());
+    let streaming = args.input_format == InputFormat::StreamJson;
+    if streaming && args.output_format != OutputFormat::StreamJson {
+        return Err("Error: --input-format=stream-json requires output-format=stream-json.".into());
+    }
+    if args.permission_prompt_tool.as_deref() == Some("stdio") && !streaming {
+        return Err(
+            "fake-claude: --permission-prompt-tool stdio needs --input-format stream-json".into(),
+        );
     }
     let cwd = std::env::current_dir()
         .map_err(|error| format!("fake-claude: no working directory: {error}"))?;
+    // With stream-json input the prompts are the user messages on stdin; the real CLI
+    // ignores a positional prompt then.
     let prompt = match &args.prompt {
+        _ if streaming => String::new(),
         Some(prompt) => prompt.clone(),
         None => read_prompt_from_stdin()?,
     };
     let mcp_config = mcp_config::load(&args.mcp_configs, &cwd)?;
-    let scenario = Scenario::select(&prompt)?;
+    let scenario = if streaming {
+        None
+    } else {
+        Some(Scenario::select(&prompt)?)
+    };
     if let Ok(text) = std::env::var("FAKE_CLAUDE_STDERR") {
         eprintln!("{text}");
     }
@@ -112,7 +136,7 @@ fn launch(signals: &Signals) -> Result<i32, String> {
         mcp_config.as_ref().map(|config| &config.raw),
         &prompt,
         &session_id,
-        scenario.name(),
+        scenario.map_or("", Scenario::name),
     );
     if let Err(error) = invocation.write() {
         eprintln!("fake-claude: cannot write the invocation log: {error}");
@@ -124,41 +148,14 @@ fn launch(signals: &Signals) -> Result<i32, String> {
         } => (history, resumed),
         Opened::Refused { failure, .. } => return Ok(refuse(&mut out, session_id, failure)),
     };
-    if !args.no_session_persistence {
-        let mut prompts = history.clone();
-        prompts.push(prompt.clone());
-        let conversation = Conversation {
+    let mut saved = Saved {
+        store: (!args.no_session_persistence).then_some(store),
+        conversation: Conversation {
             session_id: session_id.clone(),
             cwd: cwd.clone(),
-            prompts,
+            prompts: history.clone(),
             forked_from: resumed.filter(|_| args.fork_session),
-        };
-        if let Err(error) = store.save(&conversation) {
-            eprintln!("fake-claude: cannot store the conversation: {error}");
-        }
-    }
-    let session = Session {
-        id: session_id,
-        model: resolve_model(args.model.as_deref()),
-        cwd,
-        prompt,
-        history,
-    };
-    Ok(play(&args, mcp_config, scenario, session, out, signals))
-}
-
-/// Starts the MCP servers, prints `init`, plays the scenario and returns the exit code.
-fn play(
-    args: &Args,
-    mcp_config: Option<McpConfig>,
-    scenario: Scenario,
-    session: Session,
-    out: Output,
-    signals: &Signals,
-) -> i32 {
-    let mcp = match McpServers::start(mcp_config.as_ref(), &session.cwd, signals) {
-        Ok(mcp) => mcp,
-        Err(exit_code) => return exit_code,
+        },
     };
     let permission_mode = if args.skip_permissions {
         "bypassPermissions".to_string()
@@ -167,19 +164,91 @@ fn play(
             .clone()
             .unwrap_or_else(|| "default".into())
     };
-    let max_turns = args.max_turns.or(scenario.default_max_turns());
+    let session = Session {
+        id: session_id,
+        model: resolve_model(args.model.as_deref()),
+        cwd,
+        prompt: String::new(),
+        history,
+        permission_mode,
+    };
+    let mcp = match McpServers::start(mcp_config.as_ref(), &session.cwd, signals) {
+        Ok(mcp) => mcp,
+        Err(exit_code) => return Ok(exit_code),
+    };
+    let inbox = streaming.then(|| Inbox::start(invocation, signals.clone()));
     let mut run = Run::new(
         session,
-        Policy::new(args),
-        max_turns,
+        Policy::new(&args),
         out,
         mcp,
         signals.clone(),
+        inbox,
     );
-    let outcome = run
-        .announce(&permission_mode)
-        .and_then(|()| scenario.play(&mut run));
-    run.finish(outcome)
+    Ok(match scenario {
+        Some(scenario) => play(&args, &mut run, scenario, prompt, &mut saved),
+        None => serve(&args, &mut run, &mut saved),
+    })
+}
+
+/// The conversation as stored for `--resume` (unless `--no-session-persistence`).
+struct Saved {
+    store: Option<Store>,
+    conversation: Conversation,
+}
+
+impl Saved {
+    /// Stores the conversation with `prompt` added.
+    fn add(&mut self, prompt: &str) {
+        let Some(store) = &self.store else { return };
+        self.conversation.prompts.push(prompt.into());
+        if let Err(error) = store.save(&self.conversation) {
+            eprintln!("fake-claude: cannot store the conversation: {error}");
+        }
+    }
+}
+
+/// Plays one turn: `init`, the scenario for `prompt`, the `result`; returns its exit code.
+fn play(args: &Args, run: &mut Run, scenario: Scenario, prompt: String, saved: &mut Saved) -> i32 {
+    saved.add(&prompt);
+    run.begin(prompt, args.max_turns.or(scenario.default_max_turns()));
+    let outcome = run.announce().and_then(|()| scenario.play(run));
+    run.end_turn(outcome)
+}
+
+/// Stream-json input: one turn per user message, until stdin closes (or a turn or a signal
+/// ends the process); returns the last turn's exit code (0 without any).
+fn serve(args: &Args, run: &mut Run, saved: &mut Saved) -> i32 {
+    let mut code = 0;
+    loop {
+        let prompt = match run.next_message() {
+            Next::Message(prompt) => prompt,
+            Next::Closed => break,
+            Next::Exit(code) => return code,
+        };
+        let scenario = match Scenario::select(&prompt) {
+            Ok(scenario) => scenario,
+            Err(message) => {
+                eprintln!("{message}");
+                return 1;
+            }
+        };
+        saved.add(&prompt);
+        run.begin(prompt, args.max_turns.or(scenario.default_max_turns()));
+        let outcome = run.announce().and_then(|()| scenario.play(run));
+        let last = ends_process(&outcome);
+        code = run.end_turn(outcome);
+        if last {
+            return code;
+        }
+    }
+    match run.input_error() {
+        Some(message) => {
+            eprintln!("{message}");
+            1
+        }
+        None => code,
+    }
 }
 
 /// The conversation a run continues or starts.
@@ -255,11 +324,11 @@ fn open_conversation(args: &Args, store: &Store, cwd: &Path) -> Result<Opened, S
 fn refuse(out: &mut Output, session_id: String, failure: Failure) -> i32 {
     let stats = RunStats {
         session_id,
-        model: String::new(),
         duration_ms: 0,
         duration_api_ms: 0,
         num_turns: 0,
         tokens: Tokens::default(),
+        spent: Default::default(),
         permission_denials: Vec::new(),
     };
     let result = Failed::new(stats, failure);
@@ -289,8 +358,8 @@ fn read_prompt_from_stdin() -> Result<String, String> {
     Ok(prompt)
 }
 
-/// The model id `init` reports for `--model` (aliases as resolved by 2.1.197).
-fn resolve_model(model: Option<&str>) -> String {
+/// The model id `init` reports for `--model` or `set_model` (aliases as resolved by 2.1.197).
+pub fn resolve_model(model: Option<&str>) -> String {
     match model {
         None | Some("opus" | "default") => "claude-opus-4-8[1m]",
         Some("sonnet") => "claude-sonnet-5",

@@ -39,6 +39,12 @@ impl Policy {
         }
     }
 
+    /// Follows a `set_permission_mode` control request.
+    pub fn set_mode(&mut self, mode: &str) {
+        self.bypass = mode == "bypassPermissions";
+        self.accept_edits = mode == "acceptEdits";
+    }
+
     /// Decides a call of tool `name` with `input`.
     pub fn check(&self, name: &str, input: &Value) -> Verdict {
         if self.disallowed.iter().any(|rule| rule.matches(name, input)) {
@@ -159,9 +165,11 @@ impl Reply {
     pub fn parse(call_result: &Value) -> Self {
         let reply =
             first_text(call_result).and_then(|text| serde_json::from_str::<Value>(&text).ok());
-        let Some(reply) = reply else {
-            return Self::Invalid;
-        };
+        reply.map_or(Self::Invalid, |reply| Self::from_value(&reply))
+    }
+
+    /// Reads `{"behavior": ...}` (also the `response` of a `can_use_tool` control response).
+    pub fn from_value(reply: &Value) -> Self {
         match reply["behavior"].as_str() {
             Some("allow") if reply["updatedInput"].is_object() => {
                 Self::Allow(reply["updatedInput"].clone())

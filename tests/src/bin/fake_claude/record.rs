@@ -1,6 +1,9 @@
 //! The invocation log for tests: with `FAKE_CLAUDE_LOG_DIR` set, every run writes
 //! `<dir>/<session id>.json` (the latest run of that session) and appends the same object
-//! as one line to `<dir>/invocations.jsonl` (all runs, in order). With `FAKE_CLAUDE_ASK_LOG`
+//! as one line to `<dir>/invocations.jsonl` (all runs, in order). With `--input-format
+//! stream-json`, `<dir>/<session id>.json` is rewritten as each stdin line arrives: `stdin`
+//! lists the lines with the times they were read, and `prompt` is the first user message's
+//! text (empty until it comes, and in `invocations.jsonl`). With `FAKE_CLAUDE_ASK_LOG`
 //! set, every permission request is stamped in that file as it is sent.
 
 use std::collections::BTreeMap;
@@ -36,6 +39,33 @@ pub struct Invocation {
     pub max_turns: Option<u32>,
     pub scenario: &'static str,
     pub pid: u32,
+    /// With stream-json input: every stdin line, in the order read.
+    pub stdin: Vec<StdinLine>,
+}
+
+/// A stdin line and when fake-claude read it.
+#[derive(Debug, Serialize)]
+pub struct StdinLine {
+    /// The line as JSON (a string when it is not JSON).
+    pub line: Value,
+    /// CLOCK_MONOTONIC, in ns: comparable with any process's monotonic clock.
+    pub monotonic_ns: i128,
+    /// Wall-clock time, in ns since the Unix epoch.
+    pub unix_ns: i128,
+}
+
+impl StdinLine {
+    /// `line`, stamped now.
+    pub fn now(line: &str) -> Self {
+        let unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| i128::try_from(since.as_nanos()).unwrap_or(0));
+        Self {
+            line: serde_json::from_str(line).unwrap_or_else(|_| Value::String(line.into())),
+            monotonic_ns: monotonic_ns().unwrap_or(0),
+            unix_ns,
+        }
+    }
 }
 
 impl Invocation {
@@ -66,7 +96,26 @@ impl Invocation {
             max_turns: args.max_turns,
             scenario,
             pid: std::process::id(),
+            stdin: Vec::new(),
         }
+    }
+
+    /// Records the first user message's text as the prompt, and its scenario (later ones
+    /// are in `stdin`).
+    pub fn first_prompt(&mut self, text: &str, scenario: &'static str) {
+        if !self.stdin.iter().any(|line| line.line["type"] == "user") {
+            self.prompt = text.into();
+            self.scenario = scenario;
+        }
+    }
+
+    /// Rewrites `<dir>/<session id>.json` if `FAKE_CLAUDE_LOG_DIR` is set.
+    pub fn rewrite(&self) -> io::Result<()> {
+        let Some(dir) = std::env::var_os("FAKE_CLAUDE_LOG_DIR") else {
+            return Ok(());
+        };
+        let path = Path::new(&dir).join(format!("{}.json", self.session_id));
+        write_json_atomically(&path, &serde_json::to_value(self)?)
     }
 
     /// The environment variables worth recording.
@@ -102,13 +151,18 @@ pub fn permission_asked(tool_use_id: &str) -> io::Result<()> {
     let Some(path) = std::env::var_os("FAKE_CLAUDE_ASK_LOG") else {
         return Ok(());
     };
-    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
-    let ns = i128::from(now.tv_sec()) * 1_000_000_000 + i128::from(now.tv_nsec());
+    let ns = monotonic_ns()?;
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)?
         .write_all(format!("{tool_use_id} {ns}\n").as_bytes())
+}
+
+/// The time on CLOCK_MONOTONIC, in ns.
+fn monotonic_ns() -> io::Result<i128> {
+    let now = nix::time::clock_gettime(nix::time::ClockId::CLOCK_MONOTONIC)?;
+    Ok(i128::from(now.tv_sec()) * 1_000_000_000 + i128::from(now.tv_nsec()))
 }
 
 /// Writes pretty JSON to a temporary file beside `path` and renames it into place, so a

@@ -1,22 +1,30 @@
-//! One run of the fake model: the conversation state, the steps scenarios are made of
-//! (turns, text, tool calls with their permission step), and how a run ends.
+//! One process of the fake model: the conversation state, the steps scenarios are made of
+//! (model round-trips, text, tool calls with their permission step), and how a turn ends.
+//! With stream-json input a process plays one turn per user message (`live.rs`).
 
+mod ask;
+mod live;
+mod tool_call;
+
+pub use live::Next;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::daemon;
 use crate::events::{
-    Assistant, Block, Completed, Denial, Event, Failed, Failure, Init, InitFacts, McpServerStatus,
-    Message, MessageUsage, RunStats, SyntheticAssistant, System, Tokens, User,
+    Assistant, Block, Event, Init, InitFacts, McpServerStatus, Message, MessageUsage,
+    SyntheticAssistant, System, User,
 };
 use crate::ids;
-use crate::mcp::{CallError, McpServers};
+use crate::input::Inbox;
+use crate::mcp::McpServers;
 use crate::output::Output;
-use crate::permissions::{first_text, Policy, Reply, Verdict};
+use crate::permissions::Policy;
+use crate::results::{Completed, Denial, Failed, Failure, RunStats, Tokens};
 use crate::signals::{Signal, Signals};
-use crate::tools::{self, ToolOutput};
 
 /// The tool_result the real CLI prints for a tool call cut short by an interrupt.
 const REJECTED: &str = "The user doesn't want to proceed with this tool use. The tool use was \
@@ -29,11 +37,12 @@ const SIGNATURE: &str = "EqQBCkYIBxgCKkBmYWtlLXNpZ25hdHVyZQ==";
 /// Why a scenario stopped before its end.
 #[derive(Debug)]
 pub enum Stop {
-    /// SIGINT, or a permission deny with `interrupt`; `tool_use_id` names the tool call that
-    /// was running or waiting for permission.
+    /// SIGINT (`by_sigint`: exit 0 after the result), an `interrupt` control request or a
+    /// permission deny with `interrupt` (the turn's exit code is 1, a live process reads on);
+    /// `tool_use_id` names the tool call that was running or waiting for permission.
     Interrupted {
         tool_use_id: Option<String>,
-        exit_code: i32,
+        by_sigint: bool,
     },
     /// The next turn would exceed `--max-turns` (the limit).
     MaxTurns(u32),
@@ -47,13 +56,27 @@ impl Stop {
     /// The stop for `signal` arriving while tool call `tool_use_id` runs (if any).
     fn from_signal(signal: Signal, tool_use_id: Option<&str>) -> Self {
         match signal {
-            Signal::Interrupt => Self::Interrupted {
+            Signal::Interrupt | Signal::Requested => Self::Interrupted {
                 tool_use_id: tool_use_id.map(str::to_string),
-                exit_code: 0,
+                by_sigint: signal == Signal::Interrupt,
             },
             Signal::Fatal(code) => Self::Killed(code),
         }
     }
+}
+
+/// Whether a turn that came to `outcome` ends the process, also with stream-json input
+/// (SIGINT ends it after the result, as in the real CLI; an `interrupt` request does not).
+pub fn ends_process(outcome: &Result<Ending, Stop>) -> bool {
+    matches!(
+        outcome,
+        Ok(Ending::Crash)
+            | Err(Stop::Killed(_) | Stop::StdoutClosed)
+            | Err(Stop::Interrupted {
+                by_sigint: true,
+                ..
+            })
+    )
 }
 
 /// How a scenario that ran to its end wants the run to end.
@@ -109,12 +132,15 @@ pub struct Session {
     pub cwd: PathBuf,
     /// The resolved model id.
     pub model: String,
+    /// The current turn's prompt.
     pub prompt: String,
-    /// The prompts of earlier runs of this conversation (when resumed).
+    /// The prompts of earlier turns of this conversation (also of resumed runs).
     pub history: Vec<String>,
+    /// `default`, `acceptEdits`, ... as `init` reports it.
+    pub permission_mode: String,
 }
 
-/// A run in progress.
+/// A process in progress: the current turn and what the process has spent so far.
 #[derive(Debug)]
 pub struct Run {
     session: Session,
@@ -123,11 +149,21 @@ pub struct Run {
     out: Output,
     mcp: McpServers,
     signals: Signals,
+    /// Stdin with stream-json input.
+    inbox: Option<Inbox>,
+    /// The pending `can_use_tool` request: its id and the call's denial entry.
+    asking: Option<(String, Denial)>,
+    /// When the current turn started.
     started: Instant,
+    /// Model round-trips of the current turn, and of the process.
     turns: u32,
-    /// Tokens of the current turn (the `message.usage` snapshot) and of the whole run.
+    api_calls: u32,
+    /// The `message.usage` snapshot of the current round-trip, all the round-trip's tokens,
+    /// the turn's, and the tokens per model since the process started.
     turn_tokens: Tokens,
+    inflight: Tokens,
     tokens: Tokens,
+    spent: BTreeMap<String, Tokens>,
     denials: Vec<Denial>,
     exit_code: i32,
     message_id: String,
@@ -139,22 +175,27 @@ impl Run {
     pub fn new(
         session: Session,
         policy: Policy,
-        max_turns: Option<u32>,
         out: Output,
         mcp: McpServers,
         signals: Signals,
+        inbox: Option<Inbox>,
     ) -> Self {
         Self {
             session,
             policy,
-            max_turns,
+            max_turns: None,
             out,
             mcp,
             signals,
+            inbox,
+            asking: None,
             started: Instant::now(),
             turns: 0,
+            api_calls: 0,
             turn_tokens: Tokens::default(),
+            inflight: Tokens::default(),
             tokens: Tokens::default(),
+            spent: BTreeMap::new(),
             denials: Vec::new(),
             exit_code: 0,
             message_id: String::new(),
@@ -163,14 +204,26 @@ impl Run {
         }
     }
 
+    /// Starts a turn answering `prompt`, at most `max_turns` model round-trips long.
+    pub fn begin(&mut self, prompt: String, max_turns: Option<u32>) {
+        self.session.prompt = prompt;
+        self.max_turns = max_turns;
+        self.started = Instant::now();
+        self.turns = 0;
+        self.inflight = Tokens::default();
+        self.tokens = Tokens::default();
+        self.exit_code = 0;
+        self.last_text.clear();
+    }
+
     /// Prints `system/init`.
-    pub fn announce(&mut self, permission_mode: &str) -> Result<(), Stop> {
+    pub fn announce(&mut self) -> Result<(), Stop> {
         let env_set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
         let facts = InitFacts {
             cwd: self.session.cwd.display().to_string(),
             session_id: self.session.id.clone(),
             model: self.session.model.clone(),
-            permission_mode: permission_mode.into(),
+            permission_mode: self.session.permission_mode.clone(),
             mcp_servers: self
                 .mcp
                 .servers()
@@ -181,7 +234,7 @@ impl Run {
                 })
                 .collect(),
             mcp_tools: self.mcp.tool_names(),
-            api_key_set: env_set("ANTHROPIC_API_KEY"),
+            api_key_source: crate::events::api_key_source(),
             telemetry_disabled: env_set("DISABLE_TELEMETRY")
                 || env_set("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"),
             home: std::env::var("HOME").unwrap_or_default(),
@@ -220,9 +273,10 @@ impl Run {
             return Err(Stop::MaxTurns(limit));
         }
         self.turns += 1;
+        self.api_calls += 1;
         self.message_id = ids::prefixed("msg_01", 28);
         self.request_id = ids::prefixed("req_011CV", 26);
-        self.turn_tokens = if self.turns == 1 {
+        self.turn_tokens = if self.api_calls == 1 {
             Tokens {
                 input: 4,
                 cache_creation: 15873,
@@ -233,11 +287,12 @@ impl Run {
             Tokens {
                 input: 6,
                 cache_creation: 412,
-                cache_read: 15873 + 412 * u64::from(self.turns - 2),
+                cache_read: 15873 + 412 * u64::from(self.api_calls - 2),
                 output: 2,
             }
         };
-        self.tokens.add(self.turn_tokens);
+        self.inflight = Tokens::default();
+        self.count(self.turn_tokens);
         Ok(())
     }
 
@@ -304,89 +359,6 @@ impl Run {
         Ok(call)
     }
 
-    /// Runs a tool call the way the CLI does: availability, permission rules, the
-    /// permission-prompt tool, execution, and the tool_result line.
-    pub fn use_tool(&mut self, call: &ToolUse) -> Result<ToolReport, Stop> {
-        self.run_tool(call, None)
-    }
-
-    /// A tool call whose permission is asked before its tool_use line is printed: the line
-    /// goes out only once the daemon lists the approval, as when Claude's stdout reaches the
-    /// daemon after its permission request did.
-    pub fn tool_use_asked_first(&mut self, name: &str, input: Value) -> Result<ToolReport, Stop> {
-        self.checkpoint(None)?;
-        let call = ToolUse {
-            id: ids::tool_use_id(),
-            name: name.into(),
-            input,
-        };
-        let line = self.assistant(Block::ToolUse {
-            id: call.id.clone(),
-            name: call.name.clone(),
-            input: call.input.clone(),
-        });
-        self.run_tool(&call, Some(line))
-    }
-
-    /// [`Self::use_tool`]; `late` is the call's tool_use line when it is not printed yet: it
-    /// is printed once the approval shows, or before anything else the call prints.
-    fn run_tool(&mut self, call: &ToolUse, mut late: Option<Event>) -> Result<ToolReport, Stop> {
-        self.checkpoint(Some(&call.id))?;
-        if let Some((server, tool)) = mcp_tool_name(&call.name) {
-            if !self.mcp.has_tool(server, tool) {
-                self.print_late(&mut late)?;
-                return self.tool_result(call, ToolOutput::unavailable(&call.name));
-            }
-        }
-        let input = match self.policy.check(&call.name, &call.input) {
-            Verdict::Allow => {
-                self.print_late(&mut late)?;
-                call.input.clone()
-            }
-            Verdict::Deny(message) => {
-                self.print_late(&mut late)?;
-                return self.deny(call, message);
-            }
-            Verdict::Ask(prompt_tool) => {
-                let asked = self.ask_permission(call, &prompt_tool, &mut late);
-                self.print_late(&mut late)?;
-                match asked? {
-                    Permission::Allow(input) => input,
-                    Permission::Deny(message) => return self.deny(call, message),
-                    Permission::Failed(text) => {
-                        return self.tool_result(call, ToolOutput::error(text))
-                    }
-                }
-            }
-        };
-        let output = self.execute(call, input)?;
-        self.tool_result(call, output)
-    }
-
-    /// Prints a tool_use line held back, if there is one.
-    fn print_late(&mut self, late: &mut Option<Event>) -> Result<(), Stop> {
-        match late.take() {
-            Some(line) => self.emit(&line),
-            None => Ok(()),
-        }
-    }
-
-    /// Prints the tool_result line of `call`.
-    pub fn tool_result(&mut self, call: &ToolUse, output: ToolOutput) -> Result<ToolReport, Stop> {
-        let report = ToolReport {
-            ok: output.is_error != Some(true),
-            text: output.text(),
-        };
-        self.emit(&Event::User(User::tool_result(
-            &self.session.id,
-            &call.id,
-            output.content,
-            output.is_error,
-            output.tool_use_result,
-        )))?;
-        Ok(report)
-    }
-
     /// The synthetic assistant message of a failed API call; ends the turn.
     pub fn api_error(&mut self, text: &str, error: &'static str) -> Result<Ending, Stop> {
         self.checkpoint(None)?;
@@ -414,11 +386,23 @@ impl Run {
         })
     }
 
-    /// Waits, unless a signal comes first.
-    pub fn sleep(&self, duration: Duration) -> Result<(), Stop> {
-        self.signals
-            .sleep(duration)
-            .map_err(|signal| Stop::from_signal(signal, None))
+    /// Waits, unless a signal or an `interrupt` control request comes first.
+    pub fn sleep(&mut self, duration: Duration) -> Result<(), Stop> {
+        if self.inbox.is_none() {
+            return self
+                .signals
+                .sleep(duration)
+                .map_err(|signal| Stop::from_signal(signal, None));
+        }
+        let deadline = Instant::now() + duration;
+        loop {
+            self.checkpoint(None)?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(());
+            }
+            self.read_inbox(Some(left.min(crate::signals::POLL)), None)?;
+        }
     }
 
     /// Turns per-line flushing of stdout on or off.
@@ -426,9 +410,9 @@ impl Run {
         self.out.set_line_flush(on);
     }
 
-    /// Prints how the run ended and returns the exit code. Dropping the run afterwards shuts
-    /// the MCP servers down.
-    pub fn finish(mut self, outcome: Result<Ending, Stop>) -> i32 {
+    /// Prints how the turn ended (the `result` line) and returns the turn's exit code: the
+    /// process's, when it ends with this turn.
+    pub fn end_turn(&mut self, outcome: Result<Ending, Stop>) -> i32 {
         let session_id = self.session.id.clone();
         // Write errors no longer matter here: the exit code is all that is left to report.
         let code = match outcome {
@@ -449,9 +433,10 @@ impl Run {
             Ok(Ending::Crash) => 2,
             Err(Stop::Interrupted {
                 tool_use_id,
-                exit_code,
+                by_sigint,
             }) => {
-                // The real CLI can take seconds to wind down after SIGINT.
+                self.settle_interrupts();
+                // The real CLI can take seconds to wind down after an interrupt.
                 if let Some(delay) = interrupt_delay() {
                     std::thread::sleep(delay);
                 }
@@ -471,15 +456,23 @@ impl Run {
                             self.turns + 2,
                         )
                     }
-                    None => (
-                        "[Request interrupted by user]",
-                        Failure::AbortedStreaming,
-                        self.turns,
-                    ),
+                    None => {
+                        // The aborted response is not billed, and counts as one more turn.
+                        let aborted = std::mem::take(&mut self.inflight);
+                        self.tokens.sub(aborted);
+                        if let Some(spent) = self.spent.get_mut(&self.session.model) {
+                            spent.sub(aborted);
+                        }
+                        (
+                            "[Request interrupted by user]",
+                            Failure::AbortedStreaming,
+                            self.turns + 1,
+                        )
+                    }
                 };
                 let _ = self.out.emit(&Event::User(User::text(&session_id, marker)));
                 self.fail(turns, failure);
-                exit_code
+                i32::from(!by_sigint)
             }
             Err(Stop::MaxTurns(limit)) => {
                 self.fail(self.turns + 1, Failure::MaxTurns(limit));
@@ -489,6 +482,10 @@ impl Run {
             Err(Stop::StdoutClosed) => 1,
         };
         let _ = self.out.flush();
+        // Lines between turns (control responses) go out at once, whatever the turn chose.
+        self.out.set_line_flush(true);
+        let prompt = std::mem::take(&mut self.session.prompt);
+        self.session.history.push(prompt);
         code
     }
 
@@ -500,24 +497,39 @@ impl Run {
     }
 
     fn stats(&mut self, num_turns: u32) -> RunStats {
-        let duration_api_ms = 20 * u64::from(self.turns);
         RunStats {
             session_id: self.session.id.clone(),
-            model: self.session.model.clone(),
-            duration_ms: duration_ms(self.started.elapsed()).max(duration_api_ms),
-            duration_api_ms,
+            duration_ms: duration_ms(self.started.elapsed()).max(20 * u64::from(self.turns)),
+            duration_api_ms: 20 * u64::from(self.api_calls),
             num_turns,
             tokens: self.tokens,
+            spent: self.spent.clone(),
             permission_denials: std::mem::take(&mut self.denials),
         }
     }
 
-    /// Stops if a signal arrived (during tool call `tool_use_id`, if given).
-    fn checkpoint(&self, tool_use_id: Option<&str>) -> Result<(), Stop> {
+    /// Stops if a signal or an `interrupt` control request arrived (during tool call
+    /// `tool_use_id`, if given); answers the other control requests that arrived.
+    fn checkpoint(&mut self, tool_use_id: Option<&str>) -> Result<(), Stop> {
+        // Control responses nobody waits for are dropped.
+        while self
+            .read_inbox(Some(Duration::ZERO), tool_use_id)?
+            .is_some()
+        {}
         match self.signals.pending() {
             Some(signal) => Err(Stop::from_signal(signal, tool_use_id)),
             None => Ok(()),
         }
+    }
+
+    /// Adds `tokens` to the round-trip's, the turn's and the process's counts.
+    fn count(&mut self, tokens: Tokens) {
+        self.inflight.add(tokens);
+        self.tokens.add(tokens);
+        self.spent
+            .entry(self.session.model.clone())
+            .or_default()
+            .add(tokens);
     }
 
     fn emit(&mut self, event: &Event) -> Result<(), Stop> {
@@ -528,7 +540,11 @@ impl Run {
     fn block(&mut self, block: Block) -> Result<(), Stop> {
         self.checkpoint(None)?;
         if let Block::Text { text } | Block::Thinking { thinking: text, .. } = &block {
-            self.tokens.output += text.len() as u64 / 4 + 1;
+            let output = text.len() as u64 / 4 + 1;
+            self.count(Tokens {
+                output,
+                ..Tokens::default()
+            });
         }
         let event = self.assistant(block);
         self.emit(&event)
@@ -558,137 +574,6 @@ impl Run {
             session_id: self.session.id.clone(),
             uuid: ids::uuid(),
             request_id: self.request_id.clone(),
-        })
-    }
-
-    /// A refused call: listed in `permission_denials`, error tool_result with `message`.
-    fn deny(&mut self, call: &ToolUse, message: String) -> Result<ToolReport, Stop> {
-        self.denials.push(call.denial());
-        self.tool_result(call, ToolOutput::error(message))
-    }
-
-    /// Asks the `--permission-prompt-tool` about `call` (claude-code.md §3.2), waiting for
-    /// as long as it takes unless a signal arrives. `late` (the call's tool_use line, not
-    /// printed yet) is printed as soon as the daemon lists the approval.
-    fn ask_permission(
-        &mut self,
-        call: &ToolUse,
-        prompt_tool: &str,
-        late: &mut Option<Event>,
-    ) -> Result<Permission, Stop> {
-        let call_error = |text: &str| {
-            format!(
-                "<tool_use_error>Error calling tool ({}): {text}</tool_use_error>",
-                call.name
-            )
-        };
-        let target = mcp_tool_name(prompt_tool).filter(|(s, t)| self.mcp.has_tool(s, t));
-        let Some((server, tool)) = target else {
-            let available = self.mcp.tool_names();
-            let message = format!(
-                "Error: MCP tool {prompt_tool} (passed via --permission-prompt-tool) not found. \
-                 Available MCP tools: {}",
-                if available.is_empty() {
-                    "none".to_string()
-                } else {
-                    available.join(", ")
-                }
-            );
-            eprintln!("{message}");
-            self.exit_code = 1;
-            return Ok(Permission::Failed(call_error(&message)));
-        };
-        let arguments =
-            json!({"tool_name": call.name, "input": call.input, "tool_use_id": call.id});
-        let daemon = self.mcp.env(server).and_then(daemon::Peer::from_env);
-        let out = &mut self.out;
-        let mut waiting = || {
-            if let (Some(line), Some(daemon)) = (late.as_ref(), daemon.as_ref()) {
-                if daemon.lists_approval(&call.id) {
-                    let _ = out.emit(line);
-                    *late = None;
-                }
-            }
-        };
-        if let Err(error) = crate::record::permission_asked(&call.id) {
-            eprintln!("fake-claude: cannot write the ask log: {error}");
-        }
-        let reply = self.mcp.call_tool_while(
-            server,
-            tool,
-            arguments,
-            &call.id,
-            &self.signals,
-            &mut waiting,
-        );
-        let result = match reply {
-            Ok(result) => result,
-            Err(CallError::Signal(Signal::Interrupt)) => {
-                self.denials.push(call.denial());
-                return Err(Stop::from_signal(Signal::Interrupt, Some(&call.id)));
-            }
-            Err(CallError::Signal(Signal::Fatal(code))) => {
-                // The real CLI reports the MCP connection closing under it, then exits.
-                let closed = ToolOutput::error(call_error(&CallError::Closed.describe()));
-                let _ = self.tool_result(call, closed);
-                return Err(Stop::Killed(code));
-            }
-            Err(error) => return Ok(Permission::Failed(call_error(&error.describe()))),
-        };
-        if result["isError"] == true {
-            let text = first_text(&result).unwrap_or_default();
-            return Ok(Permission::Failed(call_error(&text)));
-        }
-        match Reply::parse(&result) {
-            Reply::Allow(input) => Ok(Permission::Allow(input)),
-            Reply::Deny {
-                message,
-                interrupt: false,
-            } => Ok(Permission::Deny(message)),
-            Reply::Deny {
-                interrupt: true, ..
-            } => {
-                self.denials.push(call.denial());
-                Err(Stop::Interrupted {
-                    tool_use_id: Some(call.id.clone()),
-                    exit_code: 1,
-                })
-            }
-            Reply::Invalid => Ok(Permission::Failed(call_error(
-                "invalid permission response",
-            ))),
-        }
-    }
-
-    /// Executes an allowed call with its (possibly updated) input.
-    fn execute(&mut self, call: &ToolUse, input: Value) -> Result<ToolOutput, Stop> {
-        let cwd = &self.session.cwd;
-        let stop = |signal| Stop::from_signal(signal, Some(&call.id));
-        Ok(match call.name.as_str() {
-            "Write" => tools::write_file(cwd, &input),
-            "Edit" => tools::edit_file(cwd, &input),
-            "Bash" => tools::bash(cwd, &input, &self.signals).map_err(stop)?,
-            "Glob" => tools::glob(cwd),
-            name => match mcp_tool_name(name) {
-                Some((server, tool)) => {
-                    match self
-                        .mcp
-                        .call_tool(server, tool, input, &call.id, &self.signals)
-                    {
-                        Ok(result) => {
-                            let content = result.get("content").cloned().unwrap_or(json!([]));
-                            ToolOutput {
-                                is_error: (result["isError"] == true).then_some(true),
-                                tool_use_result: content.clone(),
-                                content,
-                            }
-                        }
-                        Err(CallError::Signal(signal)) => return Err(stop(signal)),
-                        Err(error) => ToolOutput::error(error.describe()),
-                    }
-                }
-                None => ToolOutput::unavailable(name),
-            },
         })
     }
 }

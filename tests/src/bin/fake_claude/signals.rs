@@ -1,4 +1,5 @@
-//! Signal flags: SIGINT interrupts the turn, SIGTERM/SIGHUP end the process (exit 143/129).
+//! Signal flags: SIGINT interrupts the turn, SIGTERM/SIGHUP end the process (exit 143/129),
+//! and an `interrupt` control request on stdin (stream-json input) interrupts the turn too.
 //!
 //! The handlers only set atomics; every waiting loop in the fake polls [`Signals::pending`]
 //! at [`POLL`] intervals, so a signal is noticed promptly wherever the fake is blocked.
@@ -18,6 +19,8 @@ pub const POLL: Duration = Duration::from_millis(10);
 pub enum Signal {
     /// SIGINT: abort the turn, print the interrupt markers and a result, exit 0.
     Interrupt,
+    /// An `interrupt` control request: abort the turn like SIGINT, then read on.
+    Requested,
     /// SIGTERM or SIGHUP: exit with this code (128 + signal number), no result line.
     Fatal(i32),
 }
@@ -27,6 +30,8 @@ pub enum Signal {
 pub struct Signals {
     interrupted: Arc<AtomicBool>,
     fatal_exit: Arc<AtomicUsize>,
+    /// `interrupt` control requests read from stdin and not answered yet.
+    requested: Arc<AtomicUsize>,
 }
 
 impl Signals {
@@ -35,6 +40,7 @@ impl Signals {
         let signals = Self {
             interrupted: Arc::new(AtomicBool::new(false)),
             fatal_exit: Arc::new(AtomicUsize::new(0)),
+            requested: Arc::new(AtomicUsize::new(0)),
         };
         signal_hook::flag::register(SIGINT, Arc::clone(&signals.interrupted))?;
         for signal in [SIGTERM, SIGHUP] {
@@ -44,15 +50,35 @@ impl Signals {
         Ok(signals)
     }
 
-    /// The signal received so far, if any; a fatal one wins over an interrupt.
+    /// The signal received so far, if any; a fatal one wins over an interrupt, SIGINT over a
+    /// control request.
     pub fn pending(&self) -> Option<Signal> {
         match self.fatal_exit.load(Ordering::SeqCst) {
             0 if self.interrupted.load(Ordering::SeqCst) => Some(Signal::Interrupt),
+            0 if self.requested.load(Ordering::SeqCst) > 0 => Some(Signal::Requested),
             0 => None,
             code => Some(Signal::Fatal(
                 i32::try_from(code).expect("exit codes are small"),
             )),
         }
+    }
+
+    /// Counts an `interrupt` control request, raised by the stdin reader as soon as it reads
+    /// one, so that every wait of a running turn stops at once.
+    pub fn request_interrupt(&self) {
+        self.requested.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Marks one `interrupt` control request as answered.
+    pub fn interrupt_answered(&self) {
+        let _ = self
+            .requested
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+    }
+
+    /// Whether `interrupt` control requests wait for their answer.
+    pub fn interrupt_requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst) > 0
     }
 
     /// Sleeps for `duration` unless a signal arrives first.

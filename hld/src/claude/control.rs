@@ -1,0 +1,158 @@
+//! The control channel of `--input-format stream-json` (claude-code.md 3.3, 3.4): the lines
+//! the daemon writes on `claude`'s stdin (user messages, `interrupt`, permission answers) and
+//! the control lines `claude` prints (`can_use_tool` requests and their cancellation).
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+/// The `--permission-prompt-tool` value that asks for permission over the control channel.
+pub const STDIO_PROMPT_TOOL: &str = "stdio";
+
+/// The tool whose permission request carries questions to the human.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// A user message: the next turn's prompt.
+pub fn user_message(text: &str) -> String {
+    line(json!({
+        "type": "user",
+        "message": {"role": "user", "content": text},
+        "parent_tool_use_id": null,
+        "session_id": "",
+    }))
+}
+
+/// The request that stops the current turn (its `result` follows).
+pub fn interrupt(request_id: &str) -> String {
+    line(json!({
+        "type": "control_request",
+        "request_id": request_id,
+        "request": {"subtype": "interrupt"},
+    }))
+}
+
+/// The answer to a permission request: the tool runs with `input`.
+pub fn allow(request_id: &str, input: &Value) -> String {
+    answer(
+        request_id,
+        json!({"behavior": "allow", "updatedInput": input}),
+    )
+}
+
+/// The answer to a permission request: the tool does not run; the model reads `message`.
+pub fn deny(request_id: &str, message: &str) -> String {
+    answer(request_id, json!({"behavior": "deny", "message": message}))
+}
+
+fn answer(request_id: &str, response: Value) -> String {
+    line(json!({
+        "type": "control_response",
+        "response": {"subtype": "success", "request_id": request_id, "response": response},
+    }))
+}
+
+fn line(value: Value) -> String {
+    let mut text = value.to_string();
+    text.push('\n');
+    text
+}
+
+/// A control line from `claude`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    Request(ControlRequest),
+    Cancel(ControlCancel),
+}
+
+/// `control_request` from `claude`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ControlRequest {
+    pub request_id: String,
+    pub request: Request,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "subtype")]
+pub enum Request {
+    /// May the tool run? Answered by [`allow`] or [`deny`].
+    #[serde(rename = "can_use_tool")]
+    CanUseTool(CanUseTool),
+    /// A request the daemon does not serve.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct CanUseTool {
+    pub tool_name: String,
+    #[serde(default)]
+    pub input: Value,
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+}
+
+/// `control_cancel_request`: `claude` no longer waits for the answer to `request_id`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ControlCancel {
+    pub request_id: String,
+}
+
+/// The questions of an `AskUserQuestion` input, one a line.
+pub fn questions(input: &Value) -> String {
+    let texts: Vec<&str> = input["questions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|q| q["question"].as_str())
+        .collect();
+    if texts.is_empty() {
+        input.to_string()
+    } else {
+        texts.join("\n")
+    }
+}
+
+/// An `AskUserQuestion` input with the human's `answer` to each of its questions.
+pub fn answered(input: &Value, answer: &str) -> Value {
+    let mut answered = input.clone();
+    let answers: serde_json::Map<String, Value> = input["questions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|q| q["question"].as_str())
+        .map(|q| (q.to_owned(), Value::String(answer.to_owned())))
+        .collect();
+    if let Value::Object(fields) = &mut answered {
+        fields.insert("answers".to_owned(), Value::Object(answers));
+    }
+    answered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_written_are_one_json_object_each() {
+        let parse = |l: String| -> Value {
+            assert!(l.ends_with('\n') && !l[..l.len() - 1].contains('\n'));
+            serde_json::from_str(&l).unwrap()
+        };
+        let user = parse(user_message("hi\nthere"));
+        assert_eq!(user["message"]["content"], "hi\nthere");
+        assert_eq!(parse(interrupt("r1"))["request"]["subtype"], "interrupt");
+        let allowed = parse(allow("r2", &json!({"a": 1})));
+        assert_eq!(allowed["response"]["request_id"], "r2");
+        assert_eq!(allowed["response"]["response"]["updatedInput"]["a"], 1);
+        let denied = parse(deny("r3", "no"));
+        assert_eq!(denied["response"]["response"]["behavior"], "deny");
+    }
+
+    #[test]
+    fn questions_are_answered_in_the_input() {
+        let input = json!({"questions": [{"question": "Which colour?"}, {"question": "Size?"}]});
+        assert_eq!(questions(&input), "Which colour?\nSize?");
+        let answered = answered(&input, "Blue");
+        assert_eq!(answered["answers"]["Size?"], "Blue");
+        assert_eq!(answered["questions"], input["questions"]);
+    }
+}

@@ -1,0 +1,233 @@
+//! Messages into sessions: handed to the session's process (queued while a turn runs), or
+//! delivered by resuming the session (`--resume`, no fork: same session, one conversation)
+//! when no process is left; warm processes past `--max-live` closed; after a restart, queued
+//! messages delivered by resuming, or given up as `undelivered`, never dropped silently.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use hld_client::protocol::{Approval, MessageMode, SendMessageResult, SessionStatus};
+use tokio::sync::oneshot;
+
+use super::supervisor::{Command, Sent};
+use super::{Sessions, Start};
+use crate::error::{Error, Result};
+use crate::store::{messages, read, SessionRow};
+
+/// How long a message waits for a closing process to end before the session is resumed.
+const CLOSING_WAIT: Duration = Duration::from_secs(30);
+
+/// The reason recorded on messages that cannot be delivered by resuming.
+const CANNOT_RESUME: &str = "the session has no Claude session to resume";
+
+impl Sessions {
+    /// `sendMessage`: into the session's process, or by resuming the session.
+    pub async fn send_message(
+        self: &Arc<Self>,
+        session_id: &str,
+        text: String,
+        mode: MessageMode,
+    ) -> Result<SendMessageResult> {
+        let row = self.session_row(session_id).await?;
+        if row.status == SessionStatus::Starting {
+            return Err(Error::invalid_param(
+                "session_id",
+                "a session that has started",
+                "starting",
+                "the session is still starting: send the message once it runs",
+            ));
+        }
+        if let Some(sent) = self.to_process(session_id, &text, mode.clone()).await? {
+            return Ok(sent);
+        }
+        let _one = self.resuming.lock().await;
+        // Another message may have resumed the session meanwhile.
+        if let Some(sent) = self.to_process(session_id, &text, mode.clone()).await? {
+            return Ok(sent);
+        }
+        let row = self.session_row(session_id).await?;
+        let Some(claude_id) = row.claude_session_id.clone() else {
+            return Err(Error::invalid_param(
+                "session_id",
+                "a session with a claude_session_id",
+                "no claude_session_id",
+                format!("cannot send to session {session_id}: {CANNOT_RESUME}"),
+            ));
+        };
+        let id = session_id.to_owned();
+        let message_text = text.clone();
+        let delivered = self
+            .store
+            .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out))
+            .await
+            .map_err(|e| Error::internal("failed to deliver the message", e))?;
+        self.resume(&row, text).await?;
+        Ok(SendMessageResult {
+            message_id: delivered.id,
+            queued: false,
+        })
+    }
+
+    /// Hands a message to the session's process; `None` when there is none (or it closed).
+    async fn to_process(
+        &self,
+        session_id: &str,
+        text: &str,
+        mode: MessageMode,
+    ) -> Result<Option<SendMessageResult>> {
+        let (reply, answer) = oneshot::channel();
+        let command = Command::Send {
+            text: text.to_owned(),
+            mode,
+            reply,
+        };
+        let sent = match self.live.lock().unwrap().get(session_id) {
+            Some(handle) => handle.commands.send(command).is_ok(),
+            None => false,
+        };
+        if !sent {
+            return Ok(None);
+        }
+        let (message_id, queued) = match answer.await {
+            Ok(Ok(Sent::Queued(id))) => (id, true),
+            Ok(Ok(Sent::Delivered(id))) => (id, false),
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(Sent::Closing)) | Err(_) => {
+                self.wait_finished(session_id, CLOSING_WAIT).await;
+                return Ok(None);
+            }
+        };
+        Ok(Some(SendMessageResult { message_id, queued }))
+    }
+
+    async fn session_row(&self, session_id: &str) -> Result<SessionRow> {
+        let id = session_id.to_owned();
+        self.store
+            .read(move |c| read::session(c, &id))
+            .await
+            .map_err(|e| Error::internal("failed to get session", e))?
+            .ok_or_else(|| Error::not_found("session_id", "session", session_id))
+    }
+
+    /// Resumes stored session `row` in a new process (same session, no fork) with `first`,
+    /// a message stored as delivered already.
+    async fn resume(self: &Arc<Self>, row: &SessionRow, first: String) -> Result<()> {
+        let options = row.new.options.clone();
+        let claude_path = self.claude_path(&options)?;
+        let start = Start {
+            session_id: &row.new.id,
+            run_id: &row.new.run_id,
+            options,
+            fork_session: false,
+            resume: row.claude_session_id.clone(),
+            query: None,
+        };
+        tracing::info!(session = %row.new.id, "resuming the session for a message");
+        self.start(&claude_path, start, first).await
+    }
+
+    /// After a process ended: a steering message it never answered, else the oldest queued
+    /// message, resumes the session; one that cannot be resumed gives its queue up. (Boxed:
+    /// it starts a process whose actor calls it in turn.)
+    pub(super) fn after_exit(
+        self: Arc<Self>,
+        session_id: String,
+        steered: Option<String>,
+    ) -> BoxFuture<'static, ()> {
+        Box::pin(async move {
+            let _one = self.resuming.lock().await;
+            if self.live.lock().unwrap().contains_key(&session_id) {
+                return;
+            }
+            let row = match self.session_row(&session_id).await {
+                Ok(row) => row,
+                Err(e) => {
+                    let error = e.public_message();
+                    return tracing::error!(session = %session_id, error = %error, "cannot read the session to resume");
+                }
+            };
+            let first = match steered {
+                Some(text) => Some(text),
+                None => self.next_queued(&row).await,
+            };
+            let Some(first) = first else { return };
+            if let Err(e) = self.resume(&row, first).await {
+                self.give_up(&session_id, e.public_message()).await;
+            }
+        })
+    }
+
+    /// Delivers the session's oldest queued message (its text), or gives the queue up when
+    /// the session cannot be resumed.
+    async fn next_queued(&self, row: &SessionRow) -> Option<String> {
+        let Some(claude_id) = row.claude_session_id.clone() else {
+            self.give_up(&row.new.id, CANNOT_RESUME).await;
+            return None;
+        };
+        let id = row.new.id.clone();
+        let next = self
+            .store
+            .write(move |w, out| w.deliver_next(&id, &claude_id, out))
+            .await;
+        match next {
+            Ok(next) => next.map(|m| m.text),
+            Err(e) => {
+                tracing::error!(session = %row.new.id, error = %e, "cannot deliver a queued message");
+                None
+            }
+        }
+    }
+
+    async fn give_up(&self, session_id: &str, reason: &str) {
+        let (id, why) = (session_id.to_owned(), reason.to_owned());
+        let given_up = self
+            .store
+            .write(move |w, out| w.give_up_messages(&id, &why, out))
+            .await;
+        match given_up {
+            Ok(0) => {}
+            Ok(count) => {
+                tracing::warn!(session = %session_id, count, reason = %reason, "queued messages undelivered")
+            }
+            Err(e) => {
+                tracing::error!(session = %session_id, error = %e, "cannot give queued messages up")
+            }
+        }
+    }
+
+    /// At start-up: every session with queued messages is resumed with the oldest.
+    pub async fn resume_queued(self: &Arc<Self>) -> anyhow::Result<()> {
+        let sessions = self.store.read(messages::sessions_with_queued).await?;
+        for session_id in sessions {
+            Arc::clone(self).after_exit(session_id, None).await;
+        }
+        Ok(())
+    }
+
+    /// Marks a session's process warm (between turns) or not; past `--max-live` warm ones,
+    /// the least recently used is closed.
+    pub(super) fn set_warm(&self, session_id: &str, warm: bool) {
+        let mut live = self.live.lock().unwrap();
+        if let Some(handle) = live.get_mut(session_id) {
+            handle.warm_since = warm.then(tokio::time::Instant::now);
+        }
+        let warm: Vec<_> = live.values().filter(|h| h.warm_since.is_some()).collect();
+        if warm.len() > self.config.max_live {
+            if let Some(oldest) = warm.into_iter().min_by_key(|h| h.warm_since) {
+                let _ = oldest.commands.send(Command::Close);
+            }
+        }
+    }
+
+    /// Hands a decided approval to its session's process, which may be waiting for it.
+    pub fn decided(&self, approval: &Approval) {
+        if let Some(handle) = self.live.lock().unwrap().get(&approval.session_id) {
+            let _ = handle.commands.send(Command::Decided {
+                approval_id: approval.id.clone(),
+                status: approval.status,
+                comment: approval.comment.clone(),
+            });
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Tool calls as the CLI runs them: availability, permission rules, the permission step,
+//! execution, and the tool_result line.
+
+use serde_json::{json, Value};
+
+use super::{mcp_tool_name, Permission, Run, Stop, ToolReport, ToolUse};
+use crate::events::{Block, Event, User};
+use crate::ids;
+use crate::mcp::CallError;
+use crate::permissions::Verdict;
+use crate::tools::{self, ToolOutput};
+
+impl Run {
+    /// Runs a tool call the way the CLI does: availability, permission rules, the
+    /// permission-prompt tool, execution, and the tool_result line.
+    pub fn use_tool(&mut self, call: &ToolUse) -> Result<ToolReport, Stop> {
+        self.run_tool(call, None)
+    }
+
+    /// A tool call whose permission is asked before its tool_use line is printed: the line
+    /// goes out only once the daemon lists the approval, as when Claude's stdout reaches the
+    /// daemon after its permission request did.
+    pub fn tool_use_asked_first(&mut self, name: &str, input: Value) -> Result<ToolReport, Stop> {
+        self.checkpoint(None)?;
+        let call = ToolUse {
+            id: ids::tool_use_id(),
+            name: name.into(),
+            input,
+        };
+        let line = self.assistant(Block::ToolUse {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input: call.input.clone(),
+        });
+        self.run_tool(&call, Some(line))
+    }
+
+    /// [`Self::use_tool`]; `late` is the call's tool_use line when it is not printed yet: it
+    /// is printed once the approval shows, or before anything else the call prints.
+    fn run_tool(&mut self, call: &ToolUse, mut late: Option<Event>) -> Result<ToolReport, Stop> {
+        self.checkpoint(Some(&call.id))?;
+        if let Some((server, tool)) = mcp_tool_name(&call.name) {
+            if !self.mcp.has_tool(server, tool) {
+                self.print_late(&mut late)?;
+                return self.tool_result(call, ToolOutput::unavailable(&call.name));
+            }
+        }
+        let input = match self.policy.check(&call.name, &call.input) {
+            Verdict::Allow => {
+                self.print_late(&mut late)?;
+                call.input.clone()
+            }
+            Verdict::Deny(message) => {
+                self.print_late(&mut late)?;
+                return self.deny(call, message);
+            }
+            Verdict::Ask(prompt_tool) => {
+                let asked = if prompt_tool == "stdio" {
+                    self.ask_stdio(call, &mut late)
+                } else {
+                    self.ask_permission(call, &prompt_tool, &mut late)
+                };
+                self.print_late(&mut late)?;
+                match asked? {
+                    Permission::Allow(input) => input,
+                    Permission::Deny(message) => return self.deny(call, message),
+                    Permission::Failed(text) => {
+                        return self.tool_result(call, ToolOutput::error(text))
+                    }
+                }
+            }
+        };
+        let output = self.execute(call, input)?;
+        self.tool_result(call, output)
+    }
+
+    /// Prints a tool_use line held back, if there is one.
+    fn print_late(&mut self, late: &mut Option<Event>) -> Result<(), Stop> {
+        match late.take() {
+            Some(line) => self.emit(&line),
+            None => Ok(()),
+        }
+    }
+
+    /// Prints the tool_result line of `call`.
+    pub fn tool_result(&mut self, call: &ToolUse, output: ToolOutput) -> Result<ToolReport, Stop> {
+        let report = ToolReport {
+            ok: output.is_error != Some(true),
+            text: output.text(),
+        };
+        self.emit(&Event::User(User::tool_result(
+            &self.session.id,
+            &call.id,
+            output.content,
+            output.is_error,
+            output.tool_use_result,
+        )))?;
+        Ok(report)
+    }
+
+    /// A refused call: listed in `permission_denials`, error tool_result with `message`.
+    fn deny(&mut self, call: &ToolUse, message: String) -> Result<ToolReport, Stop> {
+        self.denials.push(call.denial());
+        self.tool_result(call, ToolOutput::error(message))
+    }
+
+    /// Executes an allowed call with its (possibly updated) input.
+    fn execute(&mut self, call: &ToolUse, input: Value) -> Result<ToolOutput, Stop> {
+        let cwd = &self.session.cwd;
+        let stop = |signal| Stop::from_signal(signal, Some(&call.id));
+        Ok(match call.name.as_str() {
+            "Write" => tools::write_file(cwd, &input),
+            "Edit" => tools::edit_file(cwd, &input),
+            "Bash" => tools::bash(cwd, &input, &self.signals).map_err(stop)?,
+            "Glob" => tools::glob(cwd),
+            name => match mcp_tool_name(name) {
+                Some((server, tool)) => {
+                    match self
+                        .mcp
+                        .call_tool(server, tool, input, &call.id, &self.signals)
+                    {
+                        Ok(result) => {
+                            let content = result.get("content").cloned().unwrap_or(json!([]));
+                            ToolOutput {
+                                is_error: (result["isError"] == true).then_some(true),
+                                tool_use_result: content.clone(),
+                                content,
+                            }
+                        }
+                        Err(CallError::Signal(signal)) => return Err(stop(signal)),
+                        Err(error) => ToolOutput::error(error.describe()),
+                    }
+                }
+                None => ToolOutput::unavailable(name),
+            },
+        })
+    }
+}
