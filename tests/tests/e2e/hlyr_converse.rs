@@ -189,17 +189,15 @@ fn send_queue_and_cancel_from_a_script() {
         "{}",
         steered.stdout
     );
-    let messages = wait_for(WAIT, || {
-        let m = user_messages(&d, &id);
-        (m.len() == 3).then_some(m)
-    })
-    .unwrap_or_else(|| panic!("three user messages: {:?}", user_messages(&d, &id)));
+    // (Claude records the interrupt itself as a user message between them.)
+    let delivered = |m: &Vec<String>| {
+        ["scenario:plain steer", "scenario:plain first later"]
+            .iter()
+            .all(|text| m.iter().any(|said| said == text))
+    };
+    let messages = wait_for(WAIT, || Some(user_messages(&d, &id)).filter(delivered))
+        .unwrap_or_else(|| panic!("both delivered: {:?}", user_messages(&d, &id)));
     assert_eq!(messages[0], "scenario:slow");
-    assert!(
-        messages[1..].contains(&"scenario:plain first later".to_owned())
-            && messages[1..].contains(&"scenario:plain steer".to_owned()),
-        "{messages:?}"
-    );
     let ended = d.wait_ended(&id);
     assert_eq!(ended.status, SessionStatus::Completed);
 
