@@ -14,7 +14,8 @@ use crate::protocol::{
 pub(super) enum Settled {
     /// It is active, or a message waits for its next turn: listen.
     Live,
-    /// It ended after the store was read: read what was stored since, then settle again.
+    /// It ended, and the store was not read since this end was read: read what was stored
+    /// since, then settle again.
     ReadAgain,
     /// It ended, and the store was read since: the stream is over.
     Ended,
@@ -66,9 +67,10 @@ pub(super) struct Ledger {
     pub(super) open_calls: HashMap<String, i64>,
     /// Each approval yielded, by id: whether its decision was.
     pub(super) approvals: HashMap<String, bool>,
-    /// Whether the session was known to have ended when the store was last read: only then
-    /// does the store hold all of its conversation.
-    pub(super) end_known: bool,
+    /// The ended state read last, before the store was read again. The store holds all
+    /// of a turn's conversation once read between two reads of the same ended state: a status
+    /// event may tell of an earlier turn's end, another turn having run since.
+    pub(super) ended_read: Option<SessionState>,
     /// The status last yielded or read.
     pub(super) status: SessionStatus,
     /// The settings last yielded or read.
@@ -93,7 +95,7 @@ impl Ledger {
             links: HashMap::new(),
             open_calls: HashMap::new(),
             approvals: HashMap::new(),
-            end_known: !state.status.is_active(),
+            ended_read: (!state.status.is_active()).then(|| state.clone()),
             status: state.status,
             control: state.control,
             turn_end: None,
@@ -146,11 +148,8 @@ impl Ledger {
                 }
                 if !self.status.is_active() {
                     // What was stored before the end, and the approvals it resolved.
-                    self.end_known = true;
                     return Next::CatchUp;
                 }
-                // A new turn: the store no longer holds all of the conversation.
-                self.end_known = false;
             }
             Event::MessageQueued { message, .. }
             | Event::MessageDelivered { message, .. }
@@ -346,9 +345,11 @@ impl Ledger {
     /// message waits; the end, once the store was read after it and nothing waits.
     pub(super) fn state(&mut self, state: SessionState) -> Settled {
         let active = state.status.is_active();
-        if !active && !self.end_known {
-            // It ended while the store was read: what it stored meanwhile is still to read.
-            self.end_known = true;
+        if active {
+            self.ended_read = None;
+        } else if self.ended_read.as_ref() != Some(&state) {
+            // What it stored before this end may not have been read yet.
+            self.ended_read = Some(state);
             return Settled::ReadAgain;
         }
         self.turn_ended(&state.status);
@@ -368,7 +369,6 @@ impl Ledger {
         }
         self.settings(state.control.clone(), None);
         if active || !self.queued.is_empty() {
-            self.end_known = !active;
             return Settled::Live;
         }
         self.queue.push_back(FollowItem::Ended(Box::new(state)));

@@ -256,6 +256,8 @@ fn the_end_is_a_status_then_a_catch_up_then_ended() {
     let mut l = ledger();
     assert_eq!(l.event(status("starting", "running")), Next::Listen);
     assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    // The store is read again once the state tells the end, and then the end is told.
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
     assert_eq!(l.state(state("completed")), Settled::Ended);
     let items = drain(&mut l);
     assert_eq!(items.len(), 2, "the status once, then the end: {items:?}");
@@ -380,6 +382,7 @@ fn a_turn_whose_process_stays_ends_with_turn_ended_then_ended() {
     let mut l = ledger();
     assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
     l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("completed")), Settled::ReadAgain);
     assert_eq!(l.state(live_state("completed")), Settled::Ended);
     let items = drain(&mut l);
     assert_eq!(
@@ -396,11 +399,13 @@ fn a_queued_message_carries_the_follow_into_the_next_turn() {
     assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
     // Read before the daemon delivered it: it still waits, so the follow goes on.
     l.queue_read(vec![queued_message("m1", "queued")]);
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
     assert_eq!(l.state(state("completed")), Settled::Live);
     assert_eq!(l.event(message_event("m1", "delivered")), Next::Listen);
     assert_eq!(l.event(status("completed", "running")), Next::Listen);
     assert_eq!(l.event(status("running", "failed")), Next::CatchUp);
     l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("failed")), Settled::ReadAgain);
     assert_eq!(l.state(live_state("failed")), Settled::Ended);
     assert_eq!(
         kinds(&drain(&mut l)),
@@ -429,9 +434,9 @@ fn a_turn_end_overtaken_by_the_next_turn_is_still_told() {
         kinds(&drain(&mut l)),
         ["status completed", "turn completed", "status running"]
     );
-    // The next turn's end is read from the store again before it is told.
     assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
     l.queue_read(Vec::new());
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
     assert_eq!(l.state(state("completed")), Settled::Ended);
     assert_eq!(
         kinds(&drain(&mut l)),
@@ -449,5 +454,33 @@ fn each_message_status_comes_once_and_one_that_left_the_queue_no_longer_waits() 
     // Cancelled while events were dropped: the queue read shows it gone.
     l.queue_read(Vec::new());
     assert_eq!(l.state(state("completed")), Settled::Ended);
+
     assert_eq!(kinds(&drain(&mut l)), ["ended completed"]);
+}
+
+/// A steer: the interrupted turn's end is published, and the steered turn runs and ends while
+/// the store is read. The state read then tells the second end: the store is read again, for
+/// the second turn's conversation, before the end is told.
+#[test]
+fn an_end_read_in_the_state_is_told_after_the_store_is_read_again() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.stored(vec![message(1, 1)]);
+    let second = SessionState {
+        num_turns: Some(2),
+        ..live_state("completed")
+    };
+    assert_eq!(l.state(second.clone()), Settled::ReadAgain);
+    l.stored(vec![message(2, 2)]);
+    // Another turn ran meanwhile: its state differs, and the store is read once more.
+    let third = SessionState {
+        num_turns: Some(3),
+        ..second
+    };
+    assert_eq!(l.state(third.clone()), Settled::ReadAgain);
+    l.stored(vec![message(3, 3)]);
+    assert_eq!(l.state(third), Settled::Ended);
+    let items = drain(&mut l);
+    assert_eq!(sequences(&items), [1, 2, 3]);
+    assert!(matches!(items.last(), Some(FollowItem::Ended(s)) if s.num_turns == Some(3)));
 }

@@ -224,6 +224,8 @@ impl Turns {
                     .follow_after(follower.session_id, self.last_sequence)
                     .await?;
                 self.follow = Some(follow);
+                // The next turn's end is told, even when it ended before following began.
+                self.told = None;
                 follower.next_turn();
                 return Ok(None);
             }
