@@ -76,7 +76,8 @@
 //! for a follower that fell behind (it sends `lagged`), the stream yields
 //! [`FollowItem::Lagged`] and catches up from the store: conversation events after the last
 //! `sequence` it yielded, tool calls still waiting for a decision, the pending approvals, the
-//! decisions on approvals it announced, and the session's status and settings (a change found
+//! decisions on approvals it announced (and on those a tool call read names, told right after
+//! it: a session rule's decision is never pending), and the session's status and settings (a change found
 //! this way has no `reason`). What no store keeps can still be missed: an approval both asked
 //! and decided while events were dropped shows only as its tool call's
 //! `ConversationChanged`, and a status that came and went as one `Status` item from the first
@@ -314,6 +315,7 @@ impl Follower {
             .await?;
         let full = page.len() == PAGE;
         let last = self.ledger.stored(page);
+        self.tell_decisions().await?;
         if full {
             self.phase = Phase::CatchingUp { after: last };
             return Ok(());
@@ -335,12 +337,27 @@ impl Follower {
                     ..Default::default()
                 })
                 .await?;
-            if self.ledger.fill(page, limit) {
+            let more = self.ledger.fill(page, limit);
+            self.tell_decisions().await?;
+            if more {
                 return Ok(());
             }
         }
         self.ledger.filled();
         self.phase = Phase::Live;
+        Ok(())
+    }
+
+    /// Reads the decisions the tool calls just read from the store name and were not told.
+    async fn tell_decisions(&mut self) -> Result<(), Error> {
+        while let Some(id) = self.ledger.untold.first().cloned() {
+            match self.client.get_approval(&id).await {
+                Ok(approval) => self.ledger.told(approval),
+                // One the daemon cannot give: its tool call still shows how it ended.
+                Err(Error::Rpc(_)) => self.ledger.untold.retain(|untold| untold != &id),
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 

@@ -67,6 +67,10 @@ pub(super) struct Ledger {
     pub(super) open_calls: HashMap<String, i64>,
     /// Each approval yielded, by id: whether its decision was.
     pub(super) approvals: HashMap<String, bool>,
+    /// Approvals that tool calls read from the store name as decided, their decision not yet
+    /// yielded: read and told right after their call (a session rule's decision, which no
+    /// store read of pending approvals finds, would be lost when its event was not taken in).
+    pub(super) untold: Vec<String>,
     /// The ended state read last, before the store was read again. The store holds all
     /// of a turn's conversation once read between two reads of the same ended state: a status
     /// event may tell of an earlier turn's end, another turn having run since.
@@ -95,6 +99,7 @@ impl Ledger {
             links: HashMap::new(),
             open_calls: HashMap::new(),
             approvals: HashMap::new(),
+            untold: Vec::new(),
             ended_read: (!state.status.is_active()).then(|| state.clone()),
             status: state.status,
             control: state.control,
@@ -119,7 +124,16 @@ impl Ledger {
     pub(super) fn stored(&mut self, page: Vec<ConversationEvent>) -> Option<i64> {
         let last = page.last().map(|e| e.sequence);
         for event in page {
+            let decided = (event.event_type == ConversationEventType::ToolCall
+                && link_rank(&event) == DECIDED)
+                .then(|| event.approval_id.clone())
+                .flatten();
             self.conversation(event);
+            if let Some(id) = decided.filter(|id| self.approvals.get(id) != Some(&true)) {
+                if !self.untold.contains(&id) {
+                    self.untold.push(id);
+                }
+            }
         }
         if let Some(last) = last {
             self.read_to = Some(self.read_to.map_or(last, |read| read.max(last)));
@@ -318,6 +332,33 @@ impl Ledger {
         self.queued.clear();
         for message in queued {
             self.message(message);
+        }
+    }
+
+    /// Takes in a decision read for an [untold](Ledger::untold) approval: yielded right after
+    /// the tool call naming it, if that is still to yield, once.
+    pub(super) fn told(&mut self, approval: Approval) {
+        self.untold.retain(|id| id != &approval.id);
+        if approval.status == ApprovalStatus::Pending
+            || self.approvals.insert(approval.id.clone(), true) == Some(true)
+        {
+            return;
+        }
+        let call = self.queue.iter().rposition(|item| match item {
+            FollowItem::Conversation(e) | FollowItem::ConversationChanged(e) => {
+                e.approval_id.as_deref() == Some(approval.id.as_str())
+            }
+            _ => false,
+        });
+        let item = FollowItem::ApprovalResolved {
+            approval_id: approval.id,
+            decision: approval.status,
+            comment: approval.comment,
+            decided_by: approval.decided_by,
+        };
+        match call {
+            Some(at) => self.queue.insert(at + 1, item),
+            None => self.queue.push_back(item),
         }
     }
 

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::ledger::*;
 use super::*;
-use crate::protocol::{Event, QueuedMessage};
+use crate::protocol::{ApprovalType, Event, QueuedMessage};
 
 const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
 
@@ -483,4 +483,47 @@ fn an_end_read_in_the_state_is_told_after_the_store_is_read_again() {
     let items = drain(&mut l);
     assert_eq!(sequences(&items), [1, 2, 3]);
     assert!(matches!(items.last(), Some(FollowItem::Ended(s)) if s.num_turns == Some(3)));
+}
+
+/// A session rule decided an approval whose event was not taken in (the turn ended while the
+/// store was read): the decision read for the tool call naming it comes right after the call,
+/// once.
+#[test]
+fn a_decision_named_by_a_stored_tool_call_comes_after_it_once() {
+    let mut l = ledger();
+    l.stored(vec![tool_call(1, 1, Some("approved")), message(2, 2)]);
+    assert_eq!(l.untold, ["local-1"]);
+    let decided = Approval {
+        decided_by: Some("auto_accept_edits".into()),
+        ..approval("local-1", "approved")
+    };
+    l.told(decided.clone());
+    assert!(l.untold.is_empty());
+    let items = drain(&mut l);
+    assert!(matches!(&items[0], FollowItem::Conversation(e) if e.id == 1));
+    assert!(matches!(
+        &items[1],
+        FollowItem::ApprovalResolved { approval_id, decided_by: Some(rule), .. }
+            if approval_id == "local-1" && rule == "auto_accept_edits"
+    ));
+    assert!(matches!(&items[2], FollowItem::Conversation(e) if e.id == 2));
+    // Told once: neither the read again nor its live event repeat it.
+    l.told(decided);
+    l.stored(vec![tool_call(1, 1, Some("approved"))]);
+    assert!(l.untold.is_empty());
+    assert_eq!(
+        l.event(Event::ApprovalResolved {
+            approval_id: "local-1".into(),
+            decision: ApprovalStatus::Approved,
+            comment: None,
+            decided_by: Some("auto_accept_edits".into()),
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            call_id: "local-1".into(),
+            kind: ApprovalType::FunctionCall,
+            total: 0,
+        }),
+        Next::Listen
+    );
+    assert!(l.queue.is_empty());
 }
