@@ -599,7 +599,6 @@ fn a_daemon_without_claude_is_told_where_hlyr_finds_it_and_restarted_on_a_termin
     let mut term = terminal_at(&socket, home, "launch hi", &env);
     term.wait_for("[y/N]", 1);
     term.type_line("y");
-    // On a terminal the conversation goes on after the turn: an empty line ends it.
     term.wait_for("Ctrl-D ends)", 1);
     term.type_line("");
     let run = term.finish();

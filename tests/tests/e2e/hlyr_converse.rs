@@ -19,6 +19,15 @@ fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {
     Terminal::spawn(cmd, 50, 120)
 }
 
+/// The exit code of `hlyr launch` on `term` once its session's turn ended: the conversation
+/// it holds on a terminal is ended with Ctrl-D at the prompt for the next message.
+#[track_caller]
+pub(crate) fn ended(term: &mut Terminal) -> u32 {
+    term.wait_screen(PROMPT_HINT);
+    term.send("\x04");
+    term.wait_exit(WAIT).exit_code()
+}
+
 /// The daemon's only session: its id.
 fn only_session(d: &TestDaemon) -> String {
     let sessions = d.request::<ListSessions>(NoParams {}).sessions;

@@ -17,6 +17,7 @@ use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon,
 use crate::hlyr::{
     fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon, workdir, Running,
 };
+use crate::hlyr_converse::ended;
 
 const ROWS: u16 = 60;
 const COLS: u16 = 120;
@@ -51,15 +52,6 @@ fn on_terminal(d: &TestDaemon, args: &[&str], env: &[(&str, &str)]) -> Terminal 
 #[track_caller]
 fn exit_code(term: &mut Terminal) -> u32 {
     term.wait_exit(WAIT).exit_code()
-}
-
-/// The exit code of `hlyr launch` on `term` once its session's turn ended: the conversation
-/// it holds on a terminal is ended with Ctrl-D at the prompt for the next message.
-#[track_caller]
-fn ended(term: &mut Terminal) -> u32 {
-    term.wait_screen("Ctrl-D ends)");
-    term.send("\x04");
-    exit_code(term)
 }
 
 /// The rows of `screen` from the first that starts with `from` to the first after it that
