@@ -6,7 +6,7 @@ use hld_client::protocol::{ConversationEventType, ListSessions, NoParams, Sessio
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{fake, hlyr, slow_daemon, workdir};
+use crate::hlyr::{fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
 
 /// What the prompt for the next message says while nothing is typed.
 const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
@@ -95,7 +95,7 @@ fn a_line_typed_while_the_agent_works_is_shown_queued_and_delivered_after_the_tu
     assert!(!screen.contains("You said"), "{screen}");
     let queued = hlyr(&d, &["--json", "queue", &id]);
     assert_eq!(
-        queued.assert_code(0).json()[0]["text"],
+        queued.assert_code(0).json_as("queue")[0]["text"],
         "scenario:plain then this"
     );
     // Delivered when the slow turn ends, in the same session.
@@ -141,6 +141,11 @@ fn send_queue_and_cancel_from_a_script() {
     let id = d.launch(launch_params("scenario:slow", workdir(&d)));
     d.wait_session(&id, |s| s.status == SessionStatus::Running);
     let short = &id[..8];
+    // A follower in a pipe, as a script reads it: one JSON line per update, messages included.
+    let mut follow = hlyr_command(&d.socket, &d.dir);
+    follow.args(["--json", "conversation", short, "--follow"]);
+    let follower = Running::spawn(follow);
+    follower.wait_for("chunk 1", 1);
 
     let sent = hlyr(&d, &["send", short, "scenario:plain", "first", "later"]);
     assert!(
@@ -155,7 +160,7 @@ fn send_queue_and_cancel_from_a_script() {
         sent.stdout
     );
     let second = hlyr(&d, &["--json", "send", short, "scenario:plain second"]);
-    let second = second.assert_code(0).json();
+    let second = second.assert_code(0).json_as("sent");
     assert_eq!(second["queued"], true);
     assert_eq!(second["session_id"], id.as_str());
 
@@ -174,13 +179,12 @@ fn send_queue_and_cancel_from_a_script() {
     );
 
     let message = second["message_id"].as_str().unwrap();
-    let cancelled = hlyr(&d, &["queue", short, "--cancel", &message[..8]]);
-    assert!(
-        cancelled.assert_code(0).stdout.contains("✓ cancelled"),
-        "{}",
-        cancelled.stdout
+    let cancelled = hlyr(&d, &["--json", "queue", short, "--cancel", &message[..8]]);
+    assert_eq!(
+        cancelled.assert_code(0).json_as("unqueued")["message_id"],
+        message
     );
-    let left = hlyr(&d, &["--json", "queue", short]).json();
+    let left = hlyr(&d, &["--json", "queue", short]).json_as("queue");
     assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
     // Cancelled already, or never queued: a usage error naming it.
     let again = hlyr(&d, &["queue", short, "--cancel", &message[..8]]);
@@ -207,6 +211,25 @@ fn send_queue_and_cancel_from_a_script() {
     let messages = wait_for(WAIT, || Some(user_messages(&d, &id)).filter(delivered))
         .unwrap_or_else(|| panic!("both delivered: {:?}", user_messages(&d, &id)));
     assert_eq!(messages[0], "scenario:slow");
+    // The follower stopped at the end of the steered turn, having told each message's status.
+    let followed = follower.finish();
+    let statuses: Vec<(String, String)> = followed
+        .json_lines_as("update")
+        .into_iter()
+        .filter(|line| line["type"] == "message")
+        .map(|line| {
+            let text = line["data"]["text"].as_str().unwrap().to_owned();
+            (text, line["data"]["status"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    for expected in [
+        ("scenario:plain first later", "queued"),
+        ("scenario:plain second", "queued"),
+        ("scenario:plain second", "cancelled"),
+    ] {
+        let expected = (expected.0.to_owned(), expected.1.to_owned());
+        assert!(statuses.contains(&expected), "{expected:?} in {statuses:?}");
+    }
     let ended = d.wait_ended(&id);
     assert_eq!(ended.status, SessionStatus::Completed);
 
