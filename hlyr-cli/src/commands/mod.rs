@@ -33,7 +33,12 @@ use crate::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Launch a Claude Code session and follow it until it ends.
+    /// Launch a Claude Code session and follow it; on a terminal, talk on after each turn.
+    ///
+    /// On a terminal, after each turn a prompt takes the next message (Enter sends it into the
+    /// same session; an empty line or Ctrl-D ends). While the agent works, a line typed is
+    /// queued for the end of its turn (Enter) or steers it at once (Tab). In a pipe or with
+    /// --json, hlyr exits after the first turn.
     Launch(launch::Args),
     /// List sessions, one per chain: id, status, age, model, cost, modes and title.
     Sessions(sessions::Args),
