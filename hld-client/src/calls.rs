@@ -188,6 +188,78 @@ impl Client {
         self.call::<InterruptSession>(params).await
     }
 
+    /// [`SendMessage`]: sends `text` into the session, which goes on as the same session. While
+    /// the agent works, [`MessageMode::Queue`] waits for the turn to end (`queued: true`) and
+    /// [`MessageMode::Steer`] interrupts it; after a turn, a new one starts at once.
+    ///
+    /// ```no_run
+    /// use hld_client::protocol::MessageMode;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let session = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
+    /// let sent = client
+    ///     .send_message(session, "Also update the changelog", MessageMode::Queue)
+    ///     .await?;
+    /// if sent.queued {
+    ///     println!("queued as {}; cancel it with cancel_queued_message", sent.message_id);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn send_message(
+        &self,
+        session_id: &str,
+        text: &str,
+        mode: MessageMode,
+    ) -> Result<SendMessageResult, Error> {
+        let params = SendMessageParams {
+            session_id: session_id.to_owned(),
+            text: text.to_owned(),
+            mode: Some(mode),
+        };
+        self.call::<SendMessage>(params).await
+    }
+
+    /// [`ListQueuedMessages`]: the session's messages waiting for its turn to end, next first.
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// for message in client.list_queued_messages("4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13").await? {
+    ///     println!("{} {}", message.id, message.text);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn list_queued_messages(
+        &self,
+        session_id: &str,
+    ) -> Result<Vec<QueuedMessage>, Error> {
+        let params = SessionIdParams {
+            session_id: session_id.to_owned(),
+        };
+        Ok(self.call::<ListQueuedMessages>(params).await?.messages)
+    }
+
+    /// [`CancelQueuedMessage`]: takes a queued message back before it is delivered; one
+    /// delivered or cancelled already is an [`Error::Rpc`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// client.cancel_queued_message("0b6e2f1c-5d9a-4c1e-8f3b-7a2d4e6c8b10").await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn cancel_queued_message(&self, message_id: &str) -> Result<(), Error> {
+        let params = CancelQueuedMessageParams {
+            message_id: message_id.to_owned(),
+        };
+        self.call::<CancelQueuedMessage>(params).await?;
+        Ok(())
+    }
+
     /// [`FetchApprovals`]: the approvals waiting for a human, of every session or of one.
     ///
     /// ```no_run

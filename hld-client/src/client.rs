@@ -238,7 +238,41 @@ impl Client {
     /// # }
     /// ```
     pub async fn follow(&self, session_id: &str) -> Result<crate::Follow, Error> {
-        crate::follow::follow(self.clone(), session_id).await
+        crate::follow::follow(self.clone(), session_id, None).await
+    }
+
+    /// [Follows](Self::follow) session `session_id` from after its conversation event
+    /// `sequence`: for the next turn of a session followed before, without its history again.
+    /// [`Follow::last_sequence`](crate::Follow::last_sequence) says where a follow got to.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hld_client::protocol::MessageMode;
+    /// use hld_client::FollowItem;
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let client = hld_client::Client::connect_default().await?;
+    /// let session = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
+    /// let mut follow = client.follow(session).await?;
+    /// while let Some(item) = follow.next().await {
+    ///     if let FollowItem::TurnEnded { .. } = item? {
+    ///         break;
+    ///     }
+    /// }
+    /// client.send_message(session, "Now the tests", MessageMode::Queue).await?;
+    /// let mut next = client.follow_after(session, follow.last_sequence()).await?;
+    /// while let Some(item) = next.next().await {
+    ///     println!("{:?}", item?);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn follow_after(
+        &self,
+        session_id: &str,
+        sequence: Option<i64>,
+    ) -> Result<crate::Follow, Error> {
+        crate::follow::follow(self.clone(), session_id, sequence).await
     }
 
     /// Launches a session and [follows](Self::follow) it; [`Follow::session_id`] says which.

@@ -47,10 +47,19 @@
 //! 2. The session's pending approvals, as [`FollowItem::ApprovalRequested`].
 //! 3. Then, live, whatever happens: new conversation events, tool calls that changed
 //!    ([`FollowItem::ConversationChanged`]: linked to their approval, then to its decision),
-//!    status changes, approvals asked and decided, settings changed.
-//! 4. Last, [`FollowItem::Ended`] with the session's final state, once its status is
-//!    `completed` or `failed` and everything stored before the end was yielded. The stream
-//!    then ends. For a session that had already ended, the history is followed by `Ended`.
+//!    status changes, approvals asked and decided, settings changed, messages sent into the
+//!    session queued and delivered ([`FollowItem::Message`]; those waiting as following
+//!    begins come first).
+//! 4. At the end of each turn (the status moves to `completed` or `failed`) whose session goes
+//!    on, because its process stays for the next message or a message is queued,
+//!    [`FollowItem::TurnEnded`], after everything stored before it. A queued message then
+//!    starts the next turn, which is followed in turn.
+//! 5. Last, [`FollowItem::Ended`] with the session's final state, once its status is
+//!    `completed` or `failed`, nothing is queued, and everything stored before the end was
+//!    yielded. The stream then ends. For a session that had already ended, the history is
+//!    followed by `Ended`. To follow the turn a later message starts, without the history
+//!    again, [`Client::follow_after`](crate::Client::follow_after) picks up at
+//!    [`Follow::last_sequence`].
 //!
 //! Each conversation event comes once, as `Conversation`, whether the store or a live event
 //! told it first; each approval is asked once and decided once. Conversation events come in
@@ -67,7 +76,8 @@
 //! for a follower that fell behind (it sends `lagged`), the stream yields
 //! [`FollowItem::Lagged`] and catches up from the store: conversation events after the last
 //! `sequence` it yielded, tool calls still waiting for a decision, the pending approvals, the
-//! decisions on approvals it announced, and the session's status and settings (a change found
+//! decisions on approvals it announced (and on those a tool call read names, told right after
+//! it: a session rule's decision is never pending), and the session's status and settings (a change found
 //! this way has no `reason`). What no store keeps can still be missed: an approval both asked
 //! and decided while events were dropped shows only as its tool call's
 //! `ConversationChanged`, and a status that came and went as one `Status` item from the first
@@ -78,7 +88,7 @@
 //!
 //! ## Where it stops
 //!
-//! Only `completed` and `failed` end a follow: a status this version does not know
+//! Only `completed` and `failed` with nothing queued end a follow: a status this version does not know
 //! ([`SessionStatus::Unknown`]) counts as active. Drop the stream to stop following earlier;
 //! the session keeps running.
 
@@ -89,8 +99,8 @@ use futures::{Stream, StreamExt};
 
 use crate::error::Error;
 use crate::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, GetConversationParams, SessionControl,
-    SessionState, SessionStatus, SubscribeParams,
+    Approval, ApprovalStatus, ConversationEvent, ErrorCode, GetConversationParams, QueuedMessage,
+    SessionControl, SessionState, SessionStatus, SubscribeParams,
 };
 use crate::{Client, SubscribeOptions, Subscription, SubscriptionItem};
 
@@ -141,6 +151,18 @@ pub enum FollowItem {
         /// found while catching up.
         reason: Option<String>,
     },
+    /// A message sent into the session (`sendMessage`) was queued, delivered, cancelled or
+    /// given up: its `status` says which.
+    Message(Box<QueuedMessage>),
+    /// A turn ended (the status moved to `completed` or `failed`) and the session goes on:
+    /// its process stays for the next message, or a queued one starts the next turn.
+    TurnEnded {
+        /// How the turn ended: `completed` or `failed`.
+        status: SessionStatus,
+        /// The session's state read after the turn ended: its result, cost and `live`. A
+        /// queued message may have started the next turn by then.
+        state: Box<SessionState>,
+    },
     /// The daemon dropped `missed` events for this follower, which fell behind; what comes
     /// next was caught up from the store.
     Lagged {
@@ -156,6 +178,7 @@ pub enum FollowItem {
 pub struct Follow {
     session_id: String,
     initial_state: SessionState,
+    last_sequence: Option<i64>,
     items: Pin<Box<dyn Stream<Item = Result<FollowItem, Error>> + Send>>,
 }
 
@@ -178,19 +201,38 @@ impl Follow {
     pub fn initial_state(&self) -> &SessionState {
         &self.initial_state
     }
+
+    /// The `sequence` of the session's last conversation event yielded (or the one following
+    /// started after): where [`Client::follow_after`](crate::Client::follow_after) picks up.
+    pub fn last_sequence(&self) -> Option<i64> {
+        self.last_sequence
+    }
 }
 
 impl Stream for Follow {
     type Item = Result<FollowItem, Error>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.items.as_mut().poll_next(cx)
+        let polled = self.items.as_mut().poll_next(cx);
+        if let Poll::Ready(Some(Ok(FollowItem::Conversation(event)))) = &polled {
+            if event.session_id == self.session_id {
+                self.last_sequence = Some(
+                    self.last_sequence
+                        .map_or(event.sequence, |s| s.max(event.sequence)),
+                );
+            }
+        }
+        polled
     }
 }
 
 /// Subscribes to `session_id`'s events, reads its state, and returns the stream that catches
-/// up and then follows.
-pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, Error> {
+/// up (from after conversation event `after`, by `sequence`) and then follows.
+pub(crate) async fn follow(
+    client: Client,
+    session_id: &str,
+    after: Option<i64>,
+) -> Result<Follow, Error> {
     let subscription = client
         .subscribe(
             SubscribeParams::default().session(session_id),
@@ -198,11 +240,13 @@ pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, E
         )
         .await?;
     let state = client.get_session_state(session_id).await?;
+    let mut ledger = Ledger::new(session_id, state.clone());
+    ledger.read_to = after;
     let follower = Follower {
         client,
         subscription,
-        phase: Phase::CatchingUp { after: None },
-        ledger: Ledger::new(session_id, state.clone()),
+        phase: Phase::CatchingUp { after },
+        ledger,
     };
     let items = futures::stream::unfold(follower, |mut follower| async move {
         let item = follower.next().await?;
@@ -211,6 +255,7 @@ pub(crate) async fn follow(client: Client, session_id: &str) -> Result<Follow, E
     Ok(Follow {
         session_id: session_id.to_owned(),
         initial_state: state,
+        last_sequence: after,
         items: Box::pin(items),
     })
 }
@@ -270,6 +315,7 @@ impl Follower {
             .await?;
         let full = page.len() == PAGE;
         let last = self.ledger.stored(page);
+        self.tell_decisions().await?;
         if full {
             self.phase = Phase::CatchingUp { after: last };
             return Ok(());
@@ -291,12 +337,27 @@ impl Follower {
                     ..Default::default()
                 })
                 .await?;
-            if self.ledger.fill(page, limit) {
+            let more = self.ledger.fill(page, limit);
+            self.tell_decisions().await?;
+            if more {
                 return Ok(());
             }
         }
         self.ledger.filled();
         self.phase = Phase::Live;
+        Ok(())
+    }
+
+    /// Reads the decisions the tool calls just read from the store name and were not told.
+    async fn tell_decisions(&mut self) -> Result<(), Error> {
+        while let Some(id) = self.ledger.untold.first().cloned() {
+            match self.client.get_approval(&id).await {
+                Ok(approval) => self.ledger.told(approval),
+                // One the daemon cannot give: its tool call still shows how it ended.
+                Err(Error::Rpc(_)) => self.ledger.untold.retain(|untold| untold != &id),
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
@@ -321,6 +382,12 @@ impl Follower {
         for approval in pending {
             self.ledger.requested(approval);
         }
+        let queued = match self.client.list_queued_messages(&session_id).await {
+            // A daemon without message queues has nothing queued.
+            Err(Error::Rpc(e)) if e.code == ErrorCode::MethodNotFound.code() => Vec::new(),
+            queued => queued?,
+        };
+        self.ledger.queue_read(queued);
         let state = self.client.get_session_state(&session_id).await?;
         self.phase = match self.ledger.state(state) {
             Settled::Live => Phase::Live,

@@ -19,8 +19,11 @@
 //! [`Client::follow`] and [`Client::launch_and_follow`] turn a session into one stream of
 //! what happens to it, from its first event to its end, losing nothing ([`follow`] is the
 //! guide). [`Client::approve`], [`Client::deny`] and [`Client::respond`] decide approvals and
-//! report a refusal as [`Error::Refused`] with its reason. The examples in `examples/`
-//! (`launch_and_follow`, `approve_all_writes`, `list_json`) are whole programs.
+//! report a refusal as [`Error::Refused`] with its reason. [`Client::send_message`] talks to
+//! a session while it works (queued, or steering it) or after a turn, as the same session;
+//! [`FollowItem::TurnEnded`] marks each turn's end. The examples in `examples/`
+//! (`launch_and_follow`, `conversation`, `approve_all_writes`, `list_json`) are whole
+//! programs.
 
 pub mod autostart;
 mod calls;

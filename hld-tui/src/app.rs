@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ContinueSessionParams, ConversationEvent,
-    ConversationEventType, Event, LaunchSessionParams, SendDecisionParams, SessionInfo,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
+    LaunchSessionParams, MessageStatus, QueuedMessage, SendDecisionParams, SessionInfo,
     SessionStatus, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
@@ -20,12 +20,14 @@ use crate::render::{self, Mark, Options};
 mod events;
 mod input;
 mod modal;
+mod queue;
 mod state;
 
 use events::*;
 use input::*;
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
+pub use queue::{working, QUEUE_LINES};
 
 /// Rows taken by the title bar and the key-help line around every screen.
 pub const CHROME_ROWS: u16 = 2;
@@ -61,7 +63,12 @@ pub enum Msg {
         events: Vec<ConversationEvent>,
         approvals: Vec<Approval>,
     },
-    /// A session was launched or continued: open it.
+    /// `listQueuedMessages` of an opened session.
+    Queue {
+        session_id: String,
+        messages: Vec<QueuedMessage>,
+    },
+    /// A session was launched: open it.
     Opened(String),
     /// A command finished; `text` says what happened.
     Done(String),
@@ -75,8 +82,14 @@ pub enum Command {
     LoadSessions,
     LoadApprovals,
     LoadConversation(String),
-    Launch(LaunchSessionParams),
-    Continue(ContinueSessionParams),
+    LoadQueue(String),
+    Launch(Box<LaunchSessionParams>),
+    /// A message into the session (`sendMessage`, queued while the agent works).
+    Send {
+        session_id: String,
+        text: String,
+    },
+    CancelMessage(String),
     Interrupt(String),
     Decide(SendDecisionParams),
     Archive {
@@ -204,6 +217,8 @@ pub struct Conversation {
     pub options: Options,
     /// The reply box, while open.
     pub reply: Option<TextArea<'static>>,
+    /// The session's messages waiting for its turn to end, oldest first.
+    pub queue: Vec<QueuedMessage>,
 }
 
 impl Conversation {
@@ -434,6 +449,13 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
                 c.loaded = true;
                 state.add_events(events);
             }
+            Vec::new()
+        }
+        Msg::Queue {
+            session_id,
+            messages,
+        } => {
+            queue::loaded(state, &session_id, messages);
             Vec::new()
         }
         Msg::Opened(session_id) => {

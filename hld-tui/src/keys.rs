@@ -88,6 +88,8 @@ pub enum Action {
     Deny,
     /// Replies to the session, or answers the question.
     Reply,
+    /// Cancels the newest queued message.
+    CancelQueued,
     Thinking,
     Expand,
     Back,
@@ -226,7 +228,7 @@ pub const BINDINGS: &[Binding] = &[
         "bypass (asks how long)",
         &[(Alt('y'), A::Bypass)],
     ),
-    bind(Sessions, "✎  ⚠15m", "auto-accept; bypass, left", &[]),
+    bind(Sessions, "◉  ✎  ⚠15m", "warm; auto-accept; bypass", &[]),
     bind(Sessions, "p", "open parent", &[(key('p'), A::Parent)]),
     bind(
         Sessions,
@@ -269,8 +271,14 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Conversation,
         "r  Enter",
-        "reply (continue)",
+        "reply (queued if busy)",
         &[(key('r'), A::Reply), (Plain(KeyCode::Enter), A::Reply)],
+    ),
+    bind(
+        Conversation,
+        "x",
+        "cancel the last queued",
+        &[(key('x'), A::CancelQueued)],
     ),
     bind(
         Conversation,
@@ -370,7 +378,7 @@ pub fn hints(screen: crate::app::Screen) -> &'static str {
     use crate::app::Screen;
     match screen {
         Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · ? help · q quit",
-        Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · t thinking · i expand · p parent · Esc back · ? help",
+        Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · x unqueue · t thinking · i expand · p parent · Esc back · ? help",
         Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
     }
 }

@@ -11,7 +11,7 @@ use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams, MessageMode,
     SubscribeParams, UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
@@ -99,6 +99,7 @@ enum Load {
     Sessions,
     Approvals,
     Conversation,
+    Queue,
 }
 
 impl Load {
@@ -107,6 +108,7 @@ impl Load {
             Command::LoadSessions => Some(Load::Sessions),
             Command::LoadApprovals => Some(Load::Approvals),
             Command::LoadConversation(_) => Some(Load::Conversation),
+            Command::LoadQueue(_) => Some(Load::Queue),
             _ => None,
         }
     }
@@ -177,8 +179,25 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 approvals,
             }
         }
-        Command::Launch(params) => Msg::Opened(client.launch_session(params).await?.session_id),
-        Command::Continue(params) => Msg::Opened(client.continue_session(params).await?.session_id),
+        Command::Launch(params) => Msg::Opened(client.launch_session(*params).await?.session_id),
+        Command::LoadQueue(session_id) => Msg::Queue {
+            messages: client.list_queued_messages(&session_id).await?,
+            session_id,
+        },
+        Command::Send { session_id, text } => {
+            let sent = client
+                .send_message(&session_id, &text, MessageMode::Queue)
+                .await?;
+            Msg::Done(if sent.queued {
+                "queued: sent when the agent's turn ends (x cancels)".into()
+            } else {
+                "sent: the session goes on".into()
+            })
+        }
+        Command::CancelMessage(message_id) => {
+            client.cancel_queued_message(&message_id).await?;
+            Msg::Done("queued message cancelled".into())
+        }
         Command::Interrupt(session_id) => {
             let result = client.interrupt_session(&session_id).await?;
             Msg::Done(format!("interrupt: {}", result.message))

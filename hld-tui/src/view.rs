@@ -8,7 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use crate::app::{Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, REPLY_ROWS};
+use crate::app::{
+    Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, QUEUE_LINES, REPLY_ROWS,
+};
 use crate::keys::{hints, BINDINGS};
 use crate::render::first_line;
 use hld_client::view::clean;
@@ -218,6 +220,10 @@ pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
     if s.control.auto_accept_edits {
         spans.push(Span::styled("✎ ", Style::new().fg(Color::Cyan)));
     }
+    if s.live && !s.status.is_active() {
+        // Its process is warm: a reply starts at once.
+        spans.push(Span::styled("◉ ", Style::new().fg(Color::Green)));
+    }
     spans
 }
 
@@ -271,11 +277,13 @@ pub fn age(now: DateTime<Utc>, rfc3339: &str) -> String {
 fn conversation(state: &State, frame: &mut Frame, area: Rect) {
     let Some(c) = &state.conversation else { return };
     let reply = c.reply.is_some();
-    let [body, reply_area] = Layout::vertical([
+    let [body, queue_area, reply_area] = Layout::vertical([
         Constraint::Min(0),
+        Constraint::Length(c.queue_rows()),
         Constraint::Length(if reply { REPLY_ROWS } else { 0 }),
     ])
     .areas(area);
+    queue(c, frame, queue_area);
     if c.events.is_empty() {
         let text = if c.loaded {
             "No events yet."
@@ -305,13 +313,45 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
         }
     }
     if let Some(input) = &c.reply {
-        let block = Block::new()
-            .borders(Borders::TOP)
-            .title(" Reply (continues the session) ");
+        let title = if crate::app::working(state) {
+            " Message (queued until the agent's turn ends) "
+        } else {
+            " Reply (the session goes on) "
+        };
+        let block = Block::new().borders(Borders::TOP).title(title);
         let inner = block.inner(reply_area);
         frame.render_widget(block, reply_area);
         frame.render_widget(input, inner);
     }
+}
+
+/// The messages waiting for the session's turn to end, oldest first.
+fn queue(c: &crate::app::Conversation, frame: &mut Frame, area: Rect) {
+    if c.queue.is_empty() {
+        return;
+    }
+    let block = Block::new()
+        .borders(Borders::TOP)
+        .title(" Queued for the next turn (x cancels the last) ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let shown = c.queue.len().min(QUEUE_LINES);
+    let mut lines: Vec<Line> = c.queue[..shown]
+        .iter()
+        .map(|m| {
+            let text = first_line(&m.text);
+            Line::from(vec![
+                Span::styled("⧗ ", Style::new().fg(Color::Yellow)),
+                Span::raw(text),
+            ])
+        })
+        .collect();
+    if c.queue.len() > shown {
+        let more = c.queue.len() - shown + 1;
+        lines.pop();
+        lines.push(Line::styled(format!("… and {more} more"), DIM));
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn help(frame: &mut Frame, area: Rect) {

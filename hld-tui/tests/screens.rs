@@ -15,6 +15,8 @@ use serde_json::json;
 mod details;
 #[path = "screens/fixtures.rs"]
 mod fixtures;
+#[path = "screens/queue.rs"]
+mod queue;
 
 use fixtures::*;
 
@@ -398,7 +400,8 @@ fn a_reconnect_reloads_everything_shown_and_replaces_it() {
         [
             Command::LoadSessions,
             Command::LoadApprovals,
-            Command::LoadConversation("s-wait".into())
+            Command::LoadConversation("s-wait".into()),
+            Command::LoadQueue("s-wait".into())
         ]
     );
     update(

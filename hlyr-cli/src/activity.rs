@@ -21,6 +21,8 @@ pub struct Activity {
     enabled: bool,
     /// What the session is doing, and since when.
     doing: Option<(String, Instant)>,
+    /// The message being typed, shown after the spinner (a conversation's next message).
+    typed: String,
     /// The spinner on screen.
     bar: Option<ProgressBar>,
 }
@@ -31,6 +33,7 @@ impl Activity {
         Activity {
             enabled: std::io::stderr().is_terminal(),
             doing: None,
+            typed: String::new(),
             bar: None,
         }
     }
@@ -46,6 +49,16 @@ impl Activity {
         }
     }
 
+    /// Shows `text`, the message being typed, after what the session does.
+    pub fn typing(&mut self, text: &str) {
+        if self.typed != text {
+            self.typed = text.to_owned();
+            if let Some(bar) = &self.bar {
+                bar.set_prefix(typed_text(text));
+            }
+        }
+    }
+
     /// Draws the spinner, with what the session is doing, if it is not on screen.
     pub fn show(&mut self) {
         let Some((what, since)) = &self.doing else {
@@ -54,12 +67,13 @@ impl Activity {
         if !self.enabled || self.bar.is_some() {
             return;
         }
-        let style =
-            ProgressStyle::with_template("{spinner} {msg} {elapsed}").expect("a valid template");
+        let style = ProgressStyle::with_template("{spinner} {msg} {elapsed}{prefix}")
+            .expect("a valid template");
         let target = ProgressDrawTarget::term_like(Box::new(Narrow(Term::stderr())));
         let bar = ProgressBar::with_draw_target(None, target)
             .with_style(style)
             .with_message(what.clone())
+            .with_prefix(typed_text(&self.typed))
             .with_elapsed(since.elapsed());
         bar.enable_steady_tick(TICK);
         self.bar = Some(bar);
@@ -79,6 +93,15 @@ impl Activity {
             Some(bar) => bar.suspend(print),
             None => print(),
         }
+    }
+}
+
+/// How the spinner shows a message being typed.
+fn typed_text(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("  › {text}")
     }
 }
 

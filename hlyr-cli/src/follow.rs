@@ -13,21 +13,20 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use futures::StreamExt;
 use hld_client::protocol::{
     Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
     SessionStatus, UpdateSessionSettings, UpdateSessionSettingsParams,
 };
 use hld_client::{Client, FollowItem};
-use tokio::signal::unix::{signal, SignalKind};
 
 use crate::activity::Activity;
 use crate::error::{CliError, Exit};
-use crate::keys::QuietControls;
 use crate::notify::Notify;
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
 use crate::transcript;
+
+mod turns;
 
 /// What Ctrl-C does while a session is followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,9 +46,12 @@ pub struct Options {
     pub on_ctrl_c: OnCtrlC,
     /// Ring and notify when an approval waits and when the session ends.
     pub notify: bool,
+    /// Hold a conversation: after each turn, ask for the next message (see [`turns`]).
+    pub converse: bool,
 }
 
-/// Prints `session_id`'s conversation so far, then follows it until it ends. Returns
+/// Prints `session_id`'s conversation so far, then follows it until its turn ends (with
+/// [`Options::converse`], until the user ends the conversation). Returns
 /// [`Exit::Ok`] when it completed, [`Exit::Failure`] when it failed, [`Exit::Interrupted`]
 /// when it was interrupted from elsewhere, and [`Exit::CtrlC`] after Ctrl-C.
 pub async fn follow(
@@ -58,87 +60,12 @@ pub async fn follow(
     session_id: &str,
     options: Options,
 ) -> Result<Exit, CliError> {
-    following(client, out, session_id, options)
+    turns::following(client, out, session_id, options)
         .await
         .map_err(|e| match e.exit {
             Exit::Unreachable => lost_daemon(session_id),
             _ => e,
         })
-}
-
-async fn following(
-    client: &Client,
-    out: Printer,
-    session_id: &str,
-    options: Options,
-) -> Result<Exit, CliError> {
-    // Listening from the start: once following has begun, Ctrl-C does what `OnCtrlC` says
-    // and never kills hlyr.
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
-    // Before the follower, whose key reader takes the terminal's modes as they are then:
-    // dropped after it, this gives the terminal its echo of `^C` back last.
-    let _quiet = QuietControls::on_terminal();
-    let mut items = client.follow(session_id).await?;
-    let mut follower = Follower {
-        client,
-        out,
-        session_id,
-        calls: HashSet::new(),
-        early: HashMap::new(),
-        queue: VecDeque::new(),
-        printed: HashSet::new(),
-        decided: HashSet::new(),
-        linked: HashSet::new(),
-        held: HashMap::new(),
-        retrying: false,
-        prompter: Prompter::on_terminal(),
-        activity: Activity::on_terminal(),
-        notify: Notify::new(options.notify),
-        doing: None,
-        waiting: Vec::new(),
-        tools: HashMap::new(),
-        question: None,
-        interrupting: false,
-        ended: false,
-    };
-    let status = &items.initial_state().status;
-    if !status.is_active() {
-        // Ended already: its history is no news, and nothing is asked.
-        follower.end();
-    } else if *status == SessionStatus::Starting {
-        follower.doing = Some("starting".to_owned());
-    }
-
-    loop {
-        follower.idle();
-        let asking = follower.asking();
-        tokio::select! {
-            item = items.next() => match item {
-                Some(Ok(FollowItem::Ended(state))) => return follower.finish(*state),
-                Some(Ok(item)) => {
-                    follower.item(item);
-                    follower.flush()?;
-                }
-                Some(Err(e)) => return Err(e.into()),
-                // The stream ends only after `Ended` or an error.
-                None => return Err(lost_daemon(session_id)),
-            },
-            keys = async { follower.prompter.as_mut()?.keys().await }, if asking => {
-                let answer = keys.and_then(|keys| follower.prompter.as_mut()?.typed(keys));
-                if let Some(answer) = answer {
-                    follower.answer(answer).await?;
-                }
-                follower.flush()?;
-            }
-            _ = sigint.recv() => {
-                if let Some(exit) = follower.ctrl_c(options.on_ctrl_c).await {
-                    return Ok(exit);
-                }
-                follower.flush()?;
-            }
-        }
-    }
 }
 
 /// The `reason` of a `session_settings_changed` telling that a bypass of permissions ran out.
@@ -190,8 +117,11 @@ struct Follower<'a> {
     question: Option<ConversationEvent>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
-    /// The session ended: what is printed now is no longer news, and nothing is asked.
+    /// The session ended (or its turn did): what is printed now is no longer news, and
+    /// nothing is asked.
     ended: bool,
+    /// A conversation is held: the keys are kept across turns.
+    converse: bool,
 }
 
 impl Follower<'_> {
@@ -414,6 +344,8 @@ impl Follower<'_> {
             } => {
                 if !new_status.is_active() {
                     self.end();
+                } else if self.ended {
+                    self.next_turn();
                 }
                 self.queue.push_back(Update::Status {
                     session_id: self.session_id.to_owned(),
@@ -423,6 +355,7 @@ impl Follower<'_> {
                 });
             }
             FollowItem::ApprovalRequested(approval) => self.approval_requested(*approval),
+            FollowItem::Message(message) => self.queue.push_back(Update::Message(*message)),
             FollowItem::ApprovalResolved {
                 approval_id,
                 decision,
@@ -558,13 +491,21 @@ impl Follower<'_> {
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.interrupt();
         }
-        self.prompter = None;
+        if !self.converse {
+            self.prompter = None;
+        }
         self.activity.hide();
         self.ended = true;
     }
 
-    /// Prints what is left and the outcome, `state`.
-    fn finish(mut self, state: SessionState) -> Result<Exit, CliError> {
+    /// A conversation's next turn started: it is news again, and its approvals are asked.
+    fn next_turn(&mut self) {
+        self.ended = false;
+        self.doing = Some("thinking".to_owned());
+    }
+
+    /// Prints what is left and the outcome of the session's turn, `state`.
+    fn finish(&mut self, state: SessionState) -> Result<Exit, CliError> {
         self.end();
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));

@@ -2,7 +2,8 @@
 //! in `fetchApprovals` (callers pass the list, fetched with whichever client they hold). A
 //! prefix may leave out an id's leading word (`local-`).
 
-use hld_client::protocol::{Approval, SessionInfo};
+use hld_client::protocol::{Approval, QueuedMessage, SessionInfo};
+use hld_client::view::clean;
 
 use crate::error::{CliError, Kind};
 use crate::output::{bare_id, short_id};
@@ -94,6 +95,18 @@ pub fn approval(prefix: &str, pending: Vec<Approval>) -> Result<Option<Approval>
         format!("{} ({what})", short_id(&a.id))
     };
     Ok(unique("approval", prefix, &pending, |a| &a.id, describe)?.cloned())
+}
+
+/// The message, among a session's `queued` ones (`listQueuedMessages`), whose id is `prefix`
+/// or starts with it. None is an error: it was never queued there, or has left the queue.
+pub fn message(prefix: &str, queued: Vec<QueuedMessage>) -> Result<QueuedMessage, CliError> {
+    let describe = |m: &QueuedMessage| format!("{} ({:?})", short_id(&m.id), clean(&m.text));
+    unique("message", prefix, &queued, |m| &m.id, describe)?
+        .cloned()
+        .ok_or_else(|| {
+            CliError::not_found(format!("no queued message {prefix} in this session"))
+                .hint("it may have been delivered or cancelled already")
+        })
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
-//! Keys typed on the terminal, one at a time, while a question waits for them.
+//! Keys typed on the terminal, one at a time, while a question waits for them, or all along
+//! while `hlyr launch` holds a conversation.
 //!
 //! Stdin is read on its own thread (a blocked read must never hold up the runtime), and what it
-//! reads is parsed into [`Key`]s. Only while a question is on screen is the terminal taken out
-//! of its line mode (no line editing, no echo, so that each key arrives as it is pressed); its
-//! other modes stay, so Ctrl-C is still a signal and a newline still starts a line. The modes
-//! it had are restored as soon as the question leaves the screen, and on drop.
+//! reads is parsed into [`Key`]s. Only while a question is on screen, or while a conversation
+//! [holds](Keys::hold) them, is the terminal taken out of its line mode (no line editing, no
+//! echo, so that each key arrives as it is pressed); its other modes stay, so Ctrl-C is still a
+//! signal and a newline still starts a line. The modes it had are restored as soon as the
+//! question leaves the screen (unless held), and on drop.
 
 use std::io::{IsTerminal, Read};
 
@@ -18,6 +20,9 @@ pub enum Key {
     Enter,
     Esc,
     Backspace,
+    Tab,
+    /// Ctrl-D.
+    EndOfInput,
 }
 
 /// The terminal on stdin, read key by key while a question waits.
@@ -28,6 +33,8 @@ pub struct Keys {
     found: Termios,
     /// Whether keys are read one at a time now.
     single: bool,
+    /// Keys are read one at a time until drop, questions or not.
+    held: bool,
 }
 
 impl Keys {
@@ -57,6 +64,7 @@ impl Keys {
             chunks: rx,
             found,
             single: false,
+            held: false,
         })
     }
 
@@ -80,9 +88,16 @@ impl Keys {
         self.single = termios::tcsetattr(&stdin, SetArg::TCSANOW, &modes).is_ok();
     }
 
-    /// Gives the terminal its modes back: lines, echoed.
+    /// Reads keys one at a time from now until drop: [`Keys::lines`] no longer gives the
+    /// terminal its line mode back.
+    pub fn hold(&mut self) {
+        self.single(false);
+        self.held = true;
+    }
+
+    /// Gives the terminal its modes back: lines, echoed (unless [held](Keys::hold)).
     pub fn lines(&mut self) {
-        if std::mem::take(&mut self.single) {
+        if !self.held && std::mem::take(&mut self.single) {
             let _ = termios::tcsetattr(std::io::stdin(), SetArg::TCSANOW, &self.found);
         }
     }
@@ -95,6 +110,7 @@ impl Keys {
 
 impl Drop for Keys {
     fn drop(&mut self) {
+        self.held = false;
         self.lines();
     }
 }
@@ -142,6 +158,8 @@ fn parse(chunk: &[u8]) -> Vec<Key> {
     while let Some(c) = chars.next() {
         match c {
             '\r' | '\n' => keys.push(Key::Enter),
+            '\t' => keys.push(Key::Tab),
+            '\u{4}' => keys.push(Key::EndOfInput),
             '\u{7f}' | '\u{8}' => keys.push(Key::Backspace),
             '\u{1b}' => match chars.next() {
                 None => keys.push(Key::Esc),
@@ -176,6 +194,6 @@ mod tests {
         // Arrows, F5 and Alt+x are not keys a question reads.
         assert_eq!(parse(b"\x1b[A\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
         assert_eq!(parse(b"ab\x1b"), [Char('a'), Char('b'), Esc]);
-        assert_eq!(parse(b"\x01\x04z"), [Char('z')]);
+        assert_eq!(parse(b"\x01\x04z\t"), [EndOfInput, Char('z'), Tab]);
     }
 }

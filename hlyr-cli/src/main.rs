@@ -6,6 +6,7 @@ mod ask;
 mod claude;
 mod commands;
 mod complete;
+mod composer;
 mod connect;
 mod decision;
 mod duration;

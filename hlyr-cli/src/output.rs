@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, SessionControl, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, QueuedMessage, SessionControl, SessionStatus,
 };
 use serde::Serialize;
 
@@ -301,6 +301,8 @@ pub enum Update {
         #[serde(skip_serializing_if = "Option::is_none")]
         decided_by: Option<String>,
     },
+    /// A message sent into the session was queued, delivered, cancelled or given up.
+    Message(QueuedMessage),
     /// The session's bypass of permissions ran out: tool calls are asked again.
     BypassExpired { session_id: String },
     /// The session ended.

@@ -74,6 +74,17 @@ impl Prompter {
         })
     }
 
+    /// Reads keys one at a time from now on, for a conversation's messages as well as for
+    /// questions.
+    pub fn hold_keys(&mut self) {
+        self.keys.hold();
+    }
+
+    /// Whether keys can still come (stdin has not ended).
+    pub fn reads(&self) -> bool {
+        !self.closed
+    }
+
     /// Whether a question is waiting for keys.
     pub fn asking(&self) -> bool {
         !self.closed && !self.queue.is_empty()
@@ -213,6 +224,7 @@ impl Prompter {
                 self.skip(&head);
                 None
             }
+            (_, Key::Tab | Key::EndOfInput) => None,
         }
     }
 

@@ -5,16 +5,17 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{FollowItem, PAGE};
 use crate::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event, SessionControl,
-    SessionState, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event, MessageStatus,
+    QueuedMessage, SessionControl, SessionState, SessionStatus,
 };
 
 /// What the session's state, read after the store, asks of the follower.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Settled {
-    /// It is active: listen.
+    /// It is active, or a message waits for its next turn: listen.
     Live,
-    /// It ended after the store was read: read what was stored since, then settle again.
+    /// It ended, and the store was not read since this end was read: read what was stored
+    /// since, then settle again.
     ReadAgain,
     /// It ended, and the store was read since: the stream is over.
     Ended,
@@ -66,13 +67,25 @@ pub(super) struct Ledger {
     pub(super) open_calls: HashMap<String, i64>,
     /// Each approval yielded, by id: whether its decision was.
     pub(super) approvals: HashMap<String, bool>,
-    /// Whether the session was known to have ended when the store was last read: only then
-    /// does the store hold all of its conversation.
-    pub(super) end_known: bool,
+    /// Approvals that tool calls read from the store name as decided, their decision not yet
+    /// yielded: read and told right after their call (a session rule's decision, which no
+    /// store read of pending approvals finds, would be lost when its event was not taken in).
+    pub(super) untold: Vec<String>,
+    /// The ended state read last, before the store was read again. The store holds all
+    /// of a turn's conversation once read between two reads of the same ended state: a status
+    /// event may tell of an earlier turn's end, another turn having run since.
+    pub(super) ended_read: Option<SessionState>,
     /// The status last yielded or read.
     pub(super) status: SessionStatus,
     /// The settings last yielded or read.
     pub(super) control: SessionControl,
+    /// A turn ended (the status went from active to `completed` or `failed`) since the
+    /// state was last read: how.
+    pub(super) turn_end: Option<SessionStatus>,
+    /// Each message sent into the session that was yielded, by id: its status as yielded.
+    pub(super) messages: HashMap<String, MessageStatus>,
+    /// The messages known to wait for the session's next turn.
+    pub(super) queued: HashSet<String>,
 }
 
 impl Ledger {
@@ -86,9 +99,13 @@ impl Ledger {
             links: HashMap::new(),
             open_calls: HashMap::new(),
             approvals: HashMap::new(),
-            end_known: !state.status.is_active(),
+            untold: Vec::new(),
+            ended_read: (!state.status.is_active()).then(|| state.clone()),
             status: state.status,
             control: state.control,
+            turn_end: None,
+            messages: HashMap::new(),
+            queued: HashSet::new(),
         }
     }
 
@@ -107,7 +124,16 @@ impl Ledger {
     pub(super) fn stored(&mut self, page: Vec<ConversationEvent>) -> Option<i64> {
         let last = page.last().map(|e| e.sequence);
         for event in page {
+            let decided = (event.event_type == ConversationEventType::ToolCall
+                && link_rank(&event) == DECIDED)
+                .then(|| event.approval_id.clone())
+                .flatten();
             self.conversation(event);
+            if let Some(id) = decided.filter(|id| self.approvals.get(id) != Some(&true)) {
+                if !self.untold.contains(&id) {
+                    self.untold.push(id);
+                }
+            }
         }
         if let Some(last) = last {
             self.read_to = Some(self.read_to.map_or(last, |read| read.max(last)));
@@ -126,6 +152,7 @@ impl Ledger {
                 ..
             } => {
                 if new_status != self.status {
+                    self.turn_ended(&new_status);
                     self.status = new_status.clone();
                     self.queue.push_back(FollowItem::Status {
                         old_status,
@@ -135,10 +162,12 @@ impl Ledger {
                 }
                 if !self.status.is_active() {
                     // What was stored before the end, and the approvals it resolved.
-                    self.end_known = true;
                     return Next::CatchUp;
                 }
             }
+            Event::MessageQueued { message, .. }
+            | Event::MessageDelivered { message, .. }
+            | Event::MessageCancelled { message, .. } => self.message(message),
             Event::NewApproval { approval, .. } => self.requested(*approval),
             Event::ApprovalResolved {
                 approval_id,
@@ -275,6 +304,64 @@ impl Ledger {
         }
     }
 
+    /// Notes a turn's end when the status moves from active to `new` final one.
+    fn turn_ended(&mut self, new: &SessionStatus) {
+        if self.status.is_active() && !new.is_active() {
+            self.turn_end = Some(new.clone());
+        }
+    }
+
+    /// Takes in a message sent into the session, live or from the queue read: yielded when its
+    /// status is news.
+    pub(super) fn message(&mut self, message: QueuedMessage) {
+        if message.status == MessageStatus::Queued {
+            self.queued.insert(message.id.clone());
+        } else {
+            self.queued.remove(&message.id);
+        }
+        if self.messages.get(&message.id) != Some(&message.status) {
+            self.messages
+                .insert(message.id.clone(), message.status.clone());
+            self.queue.push_back(FollowItem::Message(Box::new(message)));
+        }
+    }
+
+    /// Takes in the queue as read: the messages in it wait; those that had waited and are no
+    /// longer in it left it meanwhile (how is told by their event, if it comes).
+    pub(super) fn queue_read(&mut self, queued: Vec<QueuedMessage>) {
+        self.queued.clear();
+        for message in queued {
+            self.message(message);
+        }
+    }
+
+    /// Takes in a decision read for an [untold](Ledger::untold) approval: yielded right after
+    /// the tool call naming it, if that is still to yield, once.
+    pub(super) fn told(&mut self, approval: Approval) {
+        self.untold.retain(|id| id != &approval.id);
+        if approval.status == ApprovalStatus::Pending
+            || self.approvals.insert(approval.id.clone(), true) == Some(true)
+        {
+            return;
+        }
+        let call = self.queue.iter().rposition(|item| match item {
+            FollowItem::Conversation(e) | FollowItem::ConversationChanged(e) => {
+                e.approval_id.as_deref() == Some(approval.id.as_str())
+            }
+            _ => false,
+        });
+        let item = FollowItem::ApprovalResolved {
+            approval_id: approval.id,
+            decision: approval.status,
+            comment: approval.comment,
+            decided_by: approval.decided_by,
+        };
+        match call {
+            Some(at) => self.queue.insert(at + 1, item),
+            None => self.queue.push_back(item),
+        }
+    }
+
     /// Takes in settings, if they changed.
     pub(super) fn settings(&mut self, control: SessionControl, reason: Option<String>) {
         if control != self.control {
@@ -294,14 +381,25 @@ impl Ledger {
             .collect()
     }
 
-    /// Takes in the session's state read after a catch-up: a status or settings it missed,
-    /// and the end, once the store was read after it.
+    /// Takes in the session's state read after a catch-up (with its queue, taken in just
+    /// before): a status or settings it missed; a turn's end, when the process stays or a
+    /// message waits; the end, once the store was read after it and nothing waits.
     pub(super) fn state(&mut self, state: SessionState) -> Settled {
         let active = state.status.is_active();
-        if !active && !self.end_known {
-            // It ended while the store was read: what it stored meanwhile is still to read.
-            self.end_known = true;
+        if active {
+            self.ended_read = None;
+        } else if self.ended_read.as_ref() != Some(&state) {
+            // What it stored before this end may not have been read yet.
+            self.ended_read = Some(state);
             return Settled::ReadAgain;
+        }
+        self.turn_ended(&state.status);
+        let next_turn = active || state.live || !self.queued.is_empty();
+        if let Some(status) = self.turn_end.take().filter(|_| next_turn) {
+            self.queue.push_back(FollowItem::TurnEnded {
+                status,
+                state: Box::new(state.clone()),
+            });
         }
         if state.status != self.status {
             self.queue.push_back(FollowItem::Status {
@@ -311,7 +409,7 @@ impl Ledger {
             });
         }
         self.settings(state.control.clone(), None);
-        if active {
+        if active || !self.queued.is_empty() {
             return Settled::Live;
         }
         self.queue.push_back(FollowItem::Ended(Box::new(state)));

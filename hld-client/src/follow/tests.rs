@@ -4,7 +4,7 @@ use serde_json::json;
 
 use super::ledger::*;
 use super::*;
-use crate::protocol::Event;
+use crate::protocol::{ApprovalType, Event, QueuedMessage};
 
 const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
 
@@ -256,6 +256,8 @@ fn the_end_is_a_status_then_a_catch_up_then_ended() {
     let mut l = ledger();
     assert_eq!(l.event(status("starting", "running")), Next::Listen);
     assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    // The store is read again once the state tells the end, and then the end is told.
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
     assert_eq!(l.state(state("completed")), Settled::Ended);
     let items = drain(&mut l);
     assert_eq!(items.len(), 2, "the status once, then the end: {items:?}");
@@ -322,5 +324,206 @@ fn an_event_of_an_unknown_type_is_skipped() {
         data: json!({"session_id": SESSION}),
     };
     assert_eq!(l.event(event), Next::Listen);
+    assert!(l.queue.is_empty());
+}
+
+fn live_state(status: &str) -> SessionState {
+    SessionState {
+        live: true,
+        ..state(status)
+    }
+}
+
+fn queued_message(id: &str, status: &str) -> QueuedMessage {
+    serde_json::from_value(json!({
+        "id": id, "session_id": SESSION, "text": "and the tests", "mode": "queue",
+        "status": status, "created_at": "2025-06-12T09:15:00Z",
+    }))
+    .unwrap()
+}
+
+fn message_event(id: &str, status: &str) -> Event {
+    let message = queued_message(id, status);
+    match status {
+        "queued" => Event::MessageQueued {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+        "delivered" => Event::MessageDelivered {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+        _ => Event::MessageCancelled {
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            message,
+        },
+    }
+}
+
+/// What the items are, in order, in a word each.
+fn kinds(items: &[FollowItem]) -> Vec<String> {
+    items
+        .iter()
+        .map(|item| match item {
+            FollowItem::Status { new_status, .. } => format!("status {new_status}"),
+            FollowItem::TurnEnded { status, .. } => format!("turn {status}"),
+            FollowItem::Message(m) => format!("message {} {}", m.id, m.status.as_str()),
+            FollowItem::Ended(s) => format!("ended {}", s.status),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_turn_whose_process_stays_ends_with_turn_ended_then_ended() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("completed")), Settled::ReadAgain);
+    assert_eq!(l.state(live_state("completed")), Settled::Ended);
+    let items = drain(&mut l);
+    assert_eq!(
+        kinds(&items),
+        ["status completed", "turn completed", "ended completed"]
+    );
+    assert!(matches!(&items[1], FollowItem::TurnEnded { state, .. } if state.live));
+}
+
+#[test]
+fn a_queued_message_carries_the_follow_into_the_next_turn() {
+    let mut l = ledger();
+    assert_eq!(l.event(message_event("m1", "queued")), Next::Listen);
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    // Read before the daemon delivered it: it still waits, so the follow goes on.
+    l.queue_read(vec![queued_message("m1", "queued")]);
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
+    assert_eq!(l.state(state("completed")), Settled::Live);
+    assert_eq!(l.event(message_event("m1", "delivered")), Next::Listen);
+    assert_eq!(l.event(status("completed", "running")), Next::Listen);
+    assert_eq!(l.event(status("running", "failed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("failed")), Settled::ReadAgain);
+    assert_eq!(l.state(live_state("failed")), Settled::Ended);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        [
+            "message m1 queued",
+            "status completed",
+            "turn completed",
+            "message m1 delivered",
+            "status running",
+            "status failed",
+            "turn failed",
+            "ended failed"
+        ]
+    );
+}
+
+/// The daemon delivers a queued message as the turn ends: the next turn may have begun by
+/// the time the state is read, and the turn's end is told all the same.
+#[test]
+fn a_turn_end_overtaken_by_the_next_turn_is_still_told() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("running")), Settled::Live);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        ["status completed", "turn completed", "status running"]
+    );
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(state("completed")), Settled::ReadAgain);
+    assert_eq!(l.state(state("completed")), Settled::Ended);
+    assert_eq!(
+        kinds(&drain(&mut l)),
+        ["status completed", "ended completed"]
+    );
+}
+
+#[test]
+fn each_message_status_comes_once_and_one_that_left_the_queue_no_longer_waits() {
+    let mut l = Ledger::new(SESSION, state("completed"));
+    l.queue_read(vec![queued_message("m1", "queued")]);
+    assert_eq!(l.event(message_event("m1", "queued")), Next::Listen);
+    assert_eq!(l.state(state("completed")), Settled::Live);
+    assert_eq!(kinds(&drain(&mut l)), ["message m1 queued"]);
+    // Cancelled while events were dropped: the queue read shows it gone.
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(state("completed")), Settled::Ended);
+
+    assert_eq!(kinds(&drain(&mut l)), ["ended completed"]);
+}
+
+/// A steer: the interrupted turn's end is published, and the steered turn runs and ends while
+/// the store is read. The state read then tells the second end: the store is read again, for
+/// the second turn's conversation, before the end is told.
+#[test]
+fn an_end_read_in_the_state_is_told_after_the_store_is_read_again() {
+    let mut l = ledger();
+    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
+    l.stored(vec![message(1, 1)]);
+    let second = SessionState {
+        num_turns: Some(2),
+        ..live_state("completed")
+    };
+    assert_eq!(l.state(second.clone()), Settled::ReadAgain);
+    l.stored(vec![message(2, 2)]);
+    // Another turn ran meanwhile: its state differs, and the store is read once more.
+    let third = SessionState {
+        num_turns: Some(3),
+        ..second
+    };
+    assert_eq!(l.state(third.clone()), Settled::ReadAgain);
+    l.stored(vec![message(3, 3)]);
+    assert_eq!(l.state(third), Settled::Ended);
+    let items = drain(&mut l);
+    assert_eq!(sequences(&items), [1, 2, 3]);
+    assert!(matches!(items.last(), Some(FollowItem::Ended(s)) if s.num_turns == Some(3)));
+}
+
+/// A session rule decided an approval whose event was not taken in (the turn ended while the
+/// store was read): the decision read for the tool call naming it comes right after the call,
+/// once.
+#[test]
+fn a_decision_named_by_a_stored_tool_call_comes_after_it_once() {
+    let mut l = ledger();
+    l.stored(vec![tool_call(1, 1, Some("approved")), message(2, 2)]);
+    assert_eq!(l.untold, ["local-1"]);
+    let decided = Approval {
+        decided_by: Some("auto_accept_edits".into()),
+        ..approval("local-1", "approved")
+    };
+    l.told(decided.clone());
+    assert!(l.untold.is_empty());
+    let items = drain(&mut l);
+    assert!(matches!(&items[0], FollowItem::Conversation(e) if e.id == 1));
+    assert!(matches!(
+        &items[1],
+        FollowItem::ApprovalResolved { approval_id, decided_by: Some(rule), .. }
+            if approval_id == "local-1" && rule == "auto_accept_edits"
+    ));
+    assert!(matches!(&items[2], FollowItem::Conversation(e) if e.id == 2));
+    // Told once: neither the read again nor its live event repeat it.
+    l.told(decided);
+    l.stored(vec![tool_call(1, 1, Some("approved"))]);
+    assert!(l.untold.is_empty());
+    assert_eq!(
+        l.event(Event::ApprovalResolved {
+            approval_id: "local-1".into(),
+            decision: ApprovalStatus::Approved,
+            comment: None,
+            decided_by: Some("auto_accept_edits".into()),
+            session_id: SESSION.into(),
+            run_id: "r".into(),
+            call_id: "local-1".into(),
+            kind: ApprovalType::FunctionCall,
+            total: 0,
+        }),
+        Next::Listen
+    );
     assert!(l.queue.is_empty());
 }

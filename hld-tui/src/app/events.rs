@@ -71,6 +71,12 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             }
             None => vec![Command::LoadSessions],
         },
+        Event::MessageQueued { message, .. }
+        | Event::MessageDelivered { message, .. }
+        | Event::MessageCancelled { message, .. } => {
+            queue::changed(state, message);
+            Vec::new()
+        }
         Event::Lagged { .. } => reload(state),
         // An event this version does not know: nothing here depends on it.
         _ => Vec::new(),
@@ -86,6 +92,7 @@ pub(super) fn reload(state: &mut State) -> Vec<Command> {
         c.events.clear();
         c.blocks.clear();
         commands.push(Command::LoadConversation(c.session_id.clone()));
+        commands.push(Command::LoadQueue(c.session_id.clone()));
     }
     commands
 }
@@ -137,7 +144,11 @@ pub(super) fn open(state: &mut State, session_id: &str) -> Vec<Command> {
             expanded: false,
         },
         reply: None,
+        queue: Vec::new(),
     });
     state.screen = Screen::Conversation;
-    vec![Command::LoadConversation(session_id.to_owned())]
+    vec![
+        Command::LoadConversation(session_id.to_owned()),
+        Command::LoadQueue(session_id.to_owned()),
+    ]
 }

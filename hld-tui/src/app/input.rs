@@ -291,23 +291,8 @@ fn conversation_act(state: &mut State, action: Action) -> Vec<Command> {
             c.options.expanded = !c.options.expanded;
             state.rerender();
         }
-        Action::Reply => {
-            let status = state
-                .sessions
-                .iter()
-                .find(|s| s.id == c.session_id)
-                .map(|s| &s.status);
-            if status.is_some_and(SessionStatus::is_active) {
-                state.flash(
-                    "the session is still running: wait for it, or interrupt it (Ctrl+X)",
-                    true,
-                );
-            } else {
-                let mut reply = TextArea::default();
-                reply.set_placeholder_text("Continue the conversation… (Enter sends, Esc cancels)");
-                c.reply = Some(reply);
-            }
-        }
+        Action::Reply => queue::open_reply(state),
+        Action::CancelQueued => return queue::cancel_last(state),
         Action::Approve | Action::Deny => {
             let id = c.session_id.clone();
             let Some(i) = state.approvals.iter().position(|a| a.session_id == id) else {
@@ -332,18 +317,11 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     match key.code {
         KeyCode::Esc => c.reply = None,
         KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
-            let query = reply.lines().join("\n");
-            if query.trim().is_empty() {
+            let text = reply.lines().join("\n");
+            if text.trim().is_empty() {
                 return Vec::new();
             }
-            let session_id = c.session_id.clone();
-            c.reply = None;
-            state.flash("continuing…", false);
-            return vec![Command::Continue(ContinueSessionParams {
-                session_id,
-                query,
-                ..Default::default()
-            })];
+            return queue::send(state, text);
         }
         KeyCode::Enter => reply.insert_newline(),
         _ => {

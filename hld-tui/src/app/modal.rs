@@ -197,7 +197,7 @@ pub(super) fn launch_key(
             ..Default::default()
         };
         state.flash("launching…", false);
-        return Some(vec![Command::Launch(params)]);
+        return Some(vec![Command::Launch(Box::new(params))]);
     }
     match action {
         Some(Action::Back) => return Some(Vec::new()),

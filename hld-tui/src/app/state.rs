@@ -96,11 +96,10 @@ impl State {
 
     /// Rows of the conversation body.
     pub fn conversation_height(&self) -> usize {
-        let reply = self
-            .conversation
-            .as_ref()
-            .is_some_and(|c| c.reply.is_some());
-        let chrome = CHROME_ROWS + if reply { REPLY_ROWS } else { 0 };
+        let below = self.conversation.as_ref().map_or(0, |c| {
+            c.queue_rows() + if c.reply.is_some() { REPLY_ROWS } else { 0 }
+        });
+        let chrome = CHROME_ROWS + below;
         usize::from(self.height.saturating_sub(chrome))
     }
 

@@ -324,6 +324,9 @@ fn the_selection_stays_on_its_session_when_another_one_moves_up() {
     );
     assert_eq!(
         update(&mut state, key(KeyCode::Enter)),
-        [hld_tui::app::Command::LoadConversation("s-int".into())]
+        [
+            hld_tui::app::Command::LoadConversation("s-int".into()),
+            hld_tui::app::Command::LoadQueue("s-int".into())
+        ]
     );
 }

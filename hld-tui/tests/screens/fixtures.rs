@@ -212,7 +212,10 @@ pub fn with_conversation(width: u16, height: u16) -> State {
     update(&mut state, key(KeyCode::Down));
     assert_eq!(
         update(&mut state, key(KeyCode::Enter)),
-        [Command::LoadConversation("s-wait".into())]
+        [
+            Command::LoadConversation("s-wait".into()),
+            Command::LoadQueue("s-wait".into())
+        ]
     );
     update(
         &mut state,

@@ -75,6 +75,7 @@ async fn follow_session(ctx: &Context, prefix: String) -> Result<Exit, CliError>
     let options = Options {
         on_ctrl_c: OnCtrlC::StopWatching,
         notify: false,
+        converse: false,
     };
     follow(&client, ctx.out, &session.id, options).await
 }

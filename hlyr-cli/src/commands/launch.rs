@@ -1,6 +1,7 @@
 //! `hlyr launch QUERY`: start a session (and the daemon, if none answers), then follow it.
 //! `hlyr launch -` reads the query from stdin.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -79,6 +80,7 @@ impl FollowArgs {
                 OnCtrlC::Interrupt
             },
             notify: self.notify,
+            converse: false,
         }
     }
 }
@@ -163,20 +165,28 @@ pub fn tools(list: &[String]) -> Option<Vec<String>> {
 /// The query words joined, or stdin's text for `-` alone (as `claude -p` reads it); an
 /// empty query is a usage error.
 pub fn query(words: &[String]) -> Result<String, CliError> {
+    text(words, "query")
+}
+
+/// `words` joined, or stdin's text for `-` alone; empty text is a usage error naming it
+/// `what`.
+pub fn text(words: &[String], what: &str) -> Result<String, CliError> {
     if words == ["-"] {
         let text = std::io::read_to_string(std::io::stdin())
-            .map_err(|e| CliError::usage(format!("cannot read the query from stdin: {e}")))?;
-        let query = text.trim_end();
-        if query.trim().is_empty() {
-            return Err(CliError::usage("the query read from stdin is empty"));
+            .map_err(|e| CliError::usage(format!("cannot read the {what} from stdin: {e}")))?;
+        let text = text.trim_end();
+        if text.trim().is_empty() {
+            return Err(CliError::usage(format!(
+                "the {what} read from stdin is empty"
+            )));
         }
-        return Ok(query.to_owned());
+        return Ok(text.to_owned());
     }
-    let query = words.join(" ");
-    if query.trim().is_empty() {
-        return Err(CliError::usage("the query is empty"));
+    let text = words.join(" ");
+    if text.trim().is_empty() {
+        return Err(CliError::usage(format!("the {what} is empty")));
     }
-    Ok(query)
+    Ok(text)
 }
 
 /// `-w` made absolute (the daemon runs elsewhere), or the current directory.
@@ -241,11 +251,13 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.detach {
         return Ok(Exit::Ok);
     }
-    follow(
-        &client,
-        ctx.out,
-        &launched.session_id,
-        args.follow.options(),
-    )
-    .await
+    // On a terminal, the conversation goes on after the first turn, as `claude`'s does.
+    let terminal = std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+        && std::io::stderr().is_terminal();
+    let options = Options {
+        converse: terminal && !ctx.out.is_json(),
+        ..args.follow.options()
+    };
+    follow(&client, ctx.out, &launched.session_id, options).await
 }

@@ -15,9 +15,11 @@ mod launch;
 mod man;
 mod mcp;
 mod prune;
+mod queue;
 mod rename;
 mod respond;
 mod search;
+mod send;
 mod sessions;
 mod settings;
 mod show;
@@ -31,7 +33,12 @@ use crate::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Launch a Claude Code session and follow it until it ends.
+    /// Launch a Claude Code session and follow it; on a terminal, talk on after each turn.
+    ///
+    /// On a terminal, after each turn a prompt takes the next message (Enter sends it into the
+    /// same session; an empty line or Ctrl-D ends). While the agent works, a line typed is
+    /// queued for the end of its turn (Enter) or steers it at once (Tab). In a pipe or with
+    /// --json, hlyr exits after the first turn.
     Launch(launch::Args),
     /// List sessions, one per chain: id, status, age, model, cost, modes and title.
     Sessions(sessions::Args),
@@ -43,6 +50,11 @@ pub enum Command {
     Conversation(conversation::Args),
     /// Continue a session with a new query, and follow the new session.
     Continue(r#continue::Args),
+    /// Send a message into a session: queued while the agent works (or steering it), else
+    /// starting its next turn; the same session goes on.
+    Send(send::Args),
+    /// List a session's queued messages, or cancel one.
+    Queue(queue::Args),
     /// Interrupt a running session.
     Interrupt(interrupt::Args),
     /// Set a session's title.
@@ -86,6 +98,8 @@ impl Command {
             Command::Show(args) => show::run(ctx, args).await,
             Command::Conversation(args) => conversation::run(ctx, args).await,
             Command::Continue(args) => r#continue::run(ctx, args).await,
+            Command::Send(args) => send::run(ctx, args).await,
+            Command::Queue(args) => queue::run(ctx, args).await,
             Command::Interrupt(args) => interrupt::run(ctx, args).await,
             Command::Rename(args) => rename::run(ctx, args).await,
             Command::Archive(args) => archive::run(ctx, args).await,

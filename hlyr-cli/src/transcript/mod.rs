@@ -6,7 +6,7 @@ pub mod tool_input;
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
-    SessionStatus, ANSWERED_ELSEWHERE,
+    MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::clean;
 
@@ -100,7 +100,27 @@ impl Render for Update {
                 YELLOW,
                 "⚠ bypass of permissions expired: tool calls are asked again",
             ),
+            Update::Message(message) => message_text(message),
             Update::Finished(state) => finished_text(state),
+        }
+    }
+}
+
+/// A message sent into the session, as its status changes. A delivered one says nothing:
+/// the turn it starts shows it as the user's message.
+fn message_text(message: &QueuedMessage) -> String {
+    let text = hang(&message.text, 2);
+    match message.status {
+        MessageStatus::Queued => format!(
+            "{} {text} {}",
+            paint(YELLOW, "⧗ queued:"),
+            paint(DIM, "(sent when the turn ends)")
+        ),
+        MessageStatus::Delivered => String::new(),
+        MessageStatus::Cancelled => paint(DIM, format!("· cancelled: {text}")),
+        _ => {
+            let why = clean(message.error.as_deref().unwrap_or("no reason given"));
+            format!("{} {text} ({why})", paint(RED, "✗ not delivered:"))
         }
     }
 }
@@ -375,6 +395,33 @@ mod tests {
         assert!(
             expired.contains("bypass of permissions expired"),
             "{expired}"
+        );
+    }
+
+    /// A message sent into the session reads by its status; one delivered says nothing (its
+    /// turn shows it), and the agent's text is cleaned.
+    #[test]
+    fn a_sent_message_reads_by_its_status() {
+        let message = |text: &str, status: &str, error: Option<&str>| {
+            let message: QueuedMessage = serde_json::from_value(json!({
+                "id": "m1", "session_id": "s", "text": text, "mode": "queue",
+                "status": status, "created_at": "2026-11-29T01:00:00Z", "error": error,
+            }))
+            .unwrap();
+            Update::Message(message).human()
+        };
+        let text =
+            |status: &str, error: Option<&str>| plain(&message("and the docs", status, error));
+        assert!(!message("clear \u{1b}[2J", "queued", None).contains("\u{1b}[2J"));
+        assert_eq!(
+            text("queued", None),
+            "⧗ queued: and the docs (sent when the turn ends)"
+        );
+        assert_eq!(text("delivered", None), "");
+        assert_eq!(text("cancelled", None), "· cancelled: and the docs");
+        assert_eq!(
+            text("undelivered", Some("the daemon restarted")),
+            "✗ not delivered: and the docs (the daemon restarted)"
         );
     }
 }

@@ -37,7 +37,7 @@ fn start_at(socket: &Path, home: &Path, env: &[(&str, &str)]) -> Value {
 #[test]
 fn every_schema_builds_and_rejects_what_breaks_it() {
     let kinds = schema::kinds();
-    assert_eq!(kinds.len(), 19, "{kinds:?}");
+    assert_eq!(kinds.len(), 23, "{kinds:?}");
     let session = json!({
         "id": "s", "run_id": "r", "status": "interrupted", "query": "q", "summary": "q",
         "created_at": "2025-06-12T09:14:05.118Z", "last_activity_at": "2025-06-12T09:14:05.118Z",
@@ -599,6 +599,8 @@ fn a_daemon_without_claude_is_told_where_hlyr_finds_it_and_restarted_on_a_termin
     let mut term = terminal_at(&socket, home, "launch hi", &env);
     term.wait_for("[y/N]", 1);
     term.type_line("y");
+    term.wait_for("Ctrl-D ends)", 1);
+    term.type_line("");
     let run = term.finish();
     run.assert_code(0);
     crate::hlyr::assert_in_order(

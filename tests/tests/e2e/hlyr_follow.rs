@@ -17,6 +17,7 @@ use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon,
 use crate::hlyr::{
     fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon, workdir, Running,
 };
+use crate::hlyr_converse::ended;
 
 const ROWS: u16 = 60;
 const COLS: u16 = 120;
@@ -132,7 +133,7 @@ fn a_write_is_its_path_and_numbered_content_and_a_approves_it() {
 
     term.send("a");
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert!(
         screen.contains(&format!(
             "[s]kip approve\n✓ approved {}\n",
@@ -203,7 +204,7 @@ I'll widen the greeting.
 
     term.send("e");
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert!(
         screen.contains("[s]kip approve, auto-accept edits\n"),
         "{screen}"
@@ -260,7 +261,7 @@ Let me list the files in the working directory.
     term.wait_screen("none): not nowX");
     term.send("\x7f\r");
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert!(
         screen.contains(&format!("✗ denied {}: not now\n", short(&approval))),
         "{screen}"
@@ -340,7 +341,7 @@ fn a_long_input_is_cut_v_shows_all_of_it_and_esc_denies_without_a_reason() {
     term.wait_screen("none): why");
     term.send(ESC);
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert!(
         screen.contains(&format!("✗ denied {}\n", short(&approval))),
         "no reason shown: {screen}"
@@ -373,7 +374,7 @@ fn the_spinner_says_what_the_session_does_and_leaves_no_trace() {
             .any(|l| l.ends_with(" writing 1s") || l.ends_with(" writing 2s"))
     });
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert_no_spinner(&screen);
     assert_eq!(screen.matches("chunk ").count(), 3, "{screen}");
 
@@ -391,7 +392,7 @@ fn the_spinner_says_what_the_session_does_and_leaves_no_trace() {
     );
     term.wait_screen("running Bash");
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert_no_spinner(&screen);
 
     // Skipped, the approval waits for another front end, and the spinner says so.
@@ -403,7 +404,7 @@ fn the_spinner_says_what_the_session_does_and_leaves_no_trace() {
     term.wait_screen("waiting for a decision on Write");
     hlyr(&d, &["approve", &approval]).assert_code(0);
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert_no_spinner(&screen);
 }
 
@@ -628,7 +629,7 @@ fn notify_rings_and_runs_notify_send_when_an_approval_waits_and_at_the_end() {
 
     term.send("a");
     term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     let both = wait_for(WAIT, || Some(read_log()).filter(|l| l.lines().count() == 2))
         .unwrap_or_else(|| panic!("notify-send did not run at the end: {:?}", read_log()));
     assert_eq!(
@@ -674,7 +675,7 @@ fn an_approval_that_comes_before_its_tool_call_is_shown_after_it_and_asked_once(
     );
     term.send("a");
     let screen = term.wait_screen("✓ completed");
-    assert_eq!(exit_code(&mut term), 0);
+    assert_eq!(ended(&mut term), 0);
     assert!(Path::new(&wd).join("hello.txt").exists());
     assert_eq!(screen.matches("allow Write?").count(), 1, "{screen}");
     assert_eq!(screen.matches("? approval").count(), 1, "{screen}");
@@ -755,7 +756,7 @@ fn api_retries_are_one_updating_line_on_a_terminal() {
     let wd = workdir(&d);
     let mut term = on_terminal(&d, &["launch", "-w", &wd, "scenario:retry hello"], &[]);
     let screen = term.wait_screen("✗ failed: Invalid API key");
-    assert_eq!(exit_code(&mut term), 1);
+    assert_eq!(ended(&mut term), 1);
     let retries: Vec<&str> = screen.lines().filter(|l| l.contains("retrying")).collect();
     assert_eq!(
         retries,

@@ -25,6 +25,7 @@ mod golden;
 mod hlyr;
 mod hlyr_admin;
 mod hlyr_control;
+mod hlyr_converse;
 mod hlyr_follow;
 mod hlyr_lists;
 mod hlyr_live;

@@ -531,3 +531,34 @@ async fn decisions_are_typed_and_a_refusal_says_why() {
     let late = client.approve(&pending[0].id).await.unwrap_err();
     assert_eq!(late.refusal(), Some(RefusalReason::Resolved), "{late:?}");
 }
+
+/// The `conversation` example: launched with the first prompt, it follows the session to the
+/// end of its turn, sends the next prompt into the same session and follows that turn.
+#[test]
+fn the_conversation_example_holds_a_conversation_in_one_session() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let mut cmd = example_against(&d, "conversation");
+    cmd.args(["first question", "second question"]);
+    let run = run_command(cmd);
+    run.assert_code(0);
+    let id = run
+        .stdout
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("session "))
+        .expect("the session first")
+        .to_owned();
+    crate::hlyr::assert_in_order(
+        &run.stdout,
+        &[
+            "assistant: Hello! You asked: first question\n",
+            "turn ended: completed\n",
+            "user: second question\n",
+            "assistant: Continuing our conversation (turn 2). You said: second question",
+            "turn ended: completed\n",
+        ],
+    );
+    let sessions = d.request::<hld_client::protocol::ListSessions>(Default::default());
+    assert_eq!(sessions.sessions.len(), 1, "one session: {sessions:#?}");
+    assert_eq!(sessions.sessions[0].id, id);
+}

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hld_client::protocol::{
-    ConversationEventType, Health, InterruptSession, ListSessions, NoParams, SendDecision,
-    SendDecisionParams, SessionIdParams, SessionStatus, Shutdown,
+    ConversationEventType, Health, InterruptSession, ListQueuedMessages, ListSessions, NoParams,
+    SendDecision, SendDecisionParams, SessionIdParams, SessionStatus, Shutdown,
 };
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
@@ -490,4 +490,59 @@ fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
         state.working_dir.as_deref(),
         Some(work.path().to_str().unwrap())
     );
+}
+
+/// The reply box sends into the session: while the agent works the message is queued (the box
+/// and the message line say so) and listed above the box, `x` cancels the newest one, and
+/// the one left is delivered when the turn ends, in the same session.
+#[test]
+fn a_reply_is_queued_while_the_agent_works_x_cancels_one_and_the_other_is_delivered() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_COUNT", "150"),
+    );
+    let work = workdir();
+    let id = d.launch(launch_params("scenario:slow", work.path()));
+    let mut tui = tui_on(&d);
+    tui.wait_screen("running");
+    tui.send("\r");
+    tui.wait_screen("chunk 2");
+
+    tui.send("r");
+    tui.wait_screen("Message (queued until the agent's turn ends)");
+    tui.send("scenario:plain from the tui");
+    tui.send("\r");
+    tui.wait_screen("queued: sent when the agent's turn ends");
+    tui.wait_screen("⧗ scenario:plain from the tui");
+    tui.send("r");
+    tui.send("scenario:plain take this back");
+    tui.send("\r");
+    let screen = tui.wait_screen("⧗ scenario:plain take this back");
+    assert!(screen.contains("Queued for the next turn"), "{screen}");
+    let queued = |d: &TestDaemon| {
+        d.request::<ListQueuedMessages>(SessionIdParams {
+            session_id: id.clone(),
+        })
+        .messages
+    };
+    assert_eq!(queued(&d).len(), 2);
+
+    tui.send("x");
+    tui.wait_screen("queued message cancelled");
+    tui.wait_until("the cancelled message gone", WAIT, |s| {
+        !s.contains("take this back") && s.contains("⧗ scenario:plain from the tui")
+    });
+    let left = queued(&d);
+    assert_eq!(left.len(), 1, "{left:#?}");
+    assert_eq!(left[0].text, "scenario:plain from the tui");
+
+    // The turn ends; the queued message starts the next one, in this session.
+    let screen = tui.wait_screen("You said: scenario:plain from the tui");
+    assert!(!screen.contains('⧗'), "{screen}");
+    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
+    assert_eq!(sessions.len(), 1, "{sessions:#?}");
+    tui.send("q");
+    tui.send("q");
+    tui.assert_clean_exit();
 }

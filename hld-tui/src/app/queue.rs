@@ -1,0 +1,97 @@
+//! Talking to the open conversation's session: the reply box sends into it (`sendMessage`,
+//! queued while the agent works), and its queue is shown and kept up to date from the
+//! `message_*` events, the newest queued message cancelled with a key.
+
+use super::*;
+
+/// The most queued messages listed above the reply box; more are counted on one line.
+pub const QUEUE_LINES: usize = 3;
+
+impl Conversation {
+    /// Rows the queue takes below the conversation: a heading, then a line per message.
+    pub fn queue_rows(&self) -> u16 {
+        match self.queue.len() {
+            0 => 0,
+            n => 1 + n.min(QUEUE_LINES) as u16,
+        }
+    }
+}
+
+/// Whether the open conversation's session is working (a message to it is queued).
+pub fn working(state: &State) -> bool {
+    let Some(c) = &state.conversation else {
+        return false;
+    };
+    state
+        .sessions
+        .iter()
+        .find(|s| s.id == c.session_id)
+        .is_some_and(|s| s.status.is_active())
+}
+
+/// Opens the reply box, saying where the message goes.
+pub(super) fn open_reply(state: &mut State) {
+    let placeholder = if working(state) {
+        "Message for the agent: queued until its turn ends (Enter sends, Esc cancels)"
+    } else {
+        "Reply: the session goes on with it (Enter sends, Esc cancels)"
+    };
+    if let Some(c) = state.conversation.as_mut() {
+        let mut reply = TextArea::default();
+        reply.set_placeholder_text(placeholder);
+        c.reply = Some(reply);
+    }
+}
+
+/// Sends what the reply box holds into the session.
+pub(super) fn send(state: &mut State, text: String) -> Vec<Command> {
+    let Some(c) = state.conversation.as_mut() else {
+        return Vec::new();
+    };
+    c.reply = None;
+    let session_id = c.session_id.clone();
+    state.flash("sending…", false);
+    vec![Command::Send { session_id, text }]
+}
+
+/// Cancels the newest message queued for the open conversation's session.
+pub(super) fn cancel_last(state: &mut State) -> Vec<Command> {
+    match state.conversation.as_ref().and_then(|c| c.queue.last()) {
+        Some(message) => vec![Command::CancelMessage(message.id.clone())],
+        None => {
+            state.flash("no queued message", false);
+            Vec::new()
+        }
+    }
+}
+
+/// The open conversation's queue, as loaded.
+pub(super) fn loaded(state: &mut State, session_id: &str, messages: Vec<QueuedMessage>) {
+    if let Some(c) = state
+        .conversation
+        .as_mut()
+        .filter(|c| c.session_id == session_id)
+    {
+        c.queue = messages;
+    }
+}
+
+/// A message of the open conversation's session changed: queued ones join its queue,
+/// delivered or cancelled ones leave it.
+pub(super) fn changed(state: &mut State, message: QueuedMessage) {
+    let Some(c) = state
+        .conversation
+        .as_mut()
+        .filter(|c| c.session_id == message.session_id)
+    else {
+        return;
+    };
+    let known = c.queue.iter().position(|m| m.id == message.id);
+    match (message.status == MessageStatus::Queued, known) {
+        (true, None) => c.queue.push(message),
+        (false, Some(at)) => {
+            c.queue.remove(at);
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,117 @@
+//! Talking to a session from its conversation: the reply box sends into it (queued while the
+//! agent works, which the box says), the queue shows above it and `x` cancels the newest
+//! queued message; a session whose process is warm between turns is marked `◉`.
+
+use crossterm::event::KeyCode;
+use hld_client::protocol::{Event, QueuedMessage, SessionStatus};
+use hld_tui::app::{update, Command, Msg};
+use serde_json::json;
+
+use super::fixtures::*;
+
+fn message(id: &str, text: &str, status: &str) -> QueuedMessage {
+    serde_json::from_value(json!({
+        "id": id, "session_id": "s-wait", "text": text, "mode": "queue", "status": status,
+        "created_at": ago(1),
+    }))
+    .unwrap()
+}
+
+fn queued(id: &str, text: &str) -> Msg {
+    timed(Event::MessageQueued {
+        session_id: "s-wait".into(),
+        run_id: "run-s-wait".into(),
+        message: message(id, text, "queued"),
+    })
+}
+
+#[test]
+fn a_reply_while_the_agent_works_is_sent_queued_shown_and_cancelled_with_x() {
+    let mut state = with_conversation(80, 24);
+    keys(&mut state, "r");
+    assert!(screen(&state, false).contains("Message (queued until the agent's turn ends)"));
+    keys(&mut state, "and the docs");
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::Send {
+            session_id: "s-wait".into(),
+            text: "and the docs".into()
+        }]
+    );
+    // The queue as loaded, then as the daemon's events change it.
+    update(
+        &mut state,
+        Msg::Queue {
+            session_id: "s-wait".into(),
+            messages: vec![message("m1", "first", "queued")],
+        },
+    );
+    update(&mut state, queued("m2", "and the docs"));
+    update(&mut state, queued("m2", "and the docs"));
+    let shown = screen(&state, false);
+    assert!(shown.contains("Queued for the next turn"), "{shown}");
+    assert!(
+        shown.contains("⧗ first") && shown.contains("⧗ and the docs"),
+        "{shown}"
+    );
+    assert_eq!(shown.matches("⧗ and the docs").count(), 1, "{shown}");
+    // `x` cancels the newest; it leaves the screen when the daemon says so.
+    assert_eq!(keys(&mut state, "x"), [Command::CancelMessage("m2".into())]);
+    update(
+        &mut state,
+        timed(Event::MessageCancelled {
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            message: message("m2", "and the docs", "cancelled"),
+        }),
+    );
+    update(
+        &mut state,
+        timed(Event::MessageDelivered {
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            message: message("m1", "first", "delivered"),
+        }),
+    );
+    let shown = screen(&state, false);
+    assert!(!shown.contains('⧗') && !shown.contains("Queued"), "{shown}");
+    assert!(keys(&mut state, "x").is_empty());
+    assert!(screen(&state, false).contains("no queued message"));
+}
+
+#[test]
+fn a_reply_after_the_turn_goes_on_in_the_same_session_and_a_warm_one_is_marked() {
+    let mut state = with_conversation(120, 40);
+    let mut list = sessions();
+    for s in &mut list {
+        if s.id == "s-wait" {
+            s.status = SessionStatus::Completed;
+            s.live = true;
+        }
+    }
+    update(&mut state, Msg::Sessions(list));
+    // The title bar marks the warm session.
+    assert!(screen(&state, false).lines().next().unwrap().contains("◉"));
+    keys(&mut state, "r");
+    assert!(screen(&state, false).contains("Reply (the session goes on)"));
+    keys(&mut state, "more");
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::Send {
+            session_id: "s-wait".into(),
+            text: "more".into()
+        }]
+    );
+    keys(&mut state, "q");
+    let list = screen(&state, false);
+    let row = list
+        .lines()
+        .find(|l| l.contains("Fix the flaky test"))
+        .unwrap();
+    assert!(row.contains("◉"), "{list}");
+    let other = list
+        .lines()
+        .find(|l| l.contains("Refactor the parser"))
+        .unwrap();
+    assert!(!other.contains("◉"), "{list}");
+}

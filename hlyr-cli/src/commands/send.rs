@@ -1,0 +1,85 @@
+//! `hlyr send ID TEXT [--steer]`: a message into a session, which goes on as the same
+//! session. While the agent works it is queued until the turn ends (or, with `--steer`,
+//! interrupts the turn); after a turn it starts the next one at once.
+
+use clap_complete::ArgValueCompleter;
+use hld_client::protocol::MessageMode;
+
+use crate::complete;
+use crate::error::{CliError, Exit};
+use crate::output::{paint, short_id, Render, DIM, GREEN, YELLOW};
+use crate::{ids, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session (a unique prefix is enough).
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
+    id: String,
+    /// The message (several words are joined with spaces; `-` reads it from stdin).
+    #[arg(required = true, value_name = "TEXT")]
+    text: Vec<String>,
+    /// Interrupt the agent's current turn and send the message at once, instead of queueing
+    /// it until the turn ends.
+    #[arg(long)]
+    steer: bool,
+}
+
+#[derive(serde::Serialize)]
+struct Sent {
+    session_id: String,
+    message_id: String,
+    queued: bool,
+    #[serde(skip)]
+    steer: bool,
+}
+
+impl Render for Sent {
+    fn human(&self) -> String {
+        let id = short_id(&self.session_id);
+        if self.queued {
+            format!(
+                "{} {} {}\n{}",
+                paint(YELLOW, "queued"),
+                short_id(&self.message_id),
+                paint(DIM, format!("for session {id}: delivered when its turn ends")),
+                paint(
+                    DIM,
+                    format!(
+                        "  `hlyr queue {id}` lists the queue; `hlyr queue {id} --cancel {}` takes it back",
+                        short_id(&self.message_id)
+                    )
+                )
+            )
+        } else {
+            let how = if self.steer { "steered" } else { "sent" };
+            format!(
+                "{} {}\n{}",
+                paint(GREEN, format!("✓ {how}")),
+                paint(DIM, format!("session {id} is on a new turn")),
+                paint(
+                    DIM,
+                    format!("  follow it with `hlyr conversation {id} --follow`")
+                )
+            )
+        }
+    }
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let text = super::launch::text(&args.text, "message")?;
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let mode = if args.steer {
+        MessageMode::Steer
+    } else {
+        MessageMode::Queue
+    };
+    let sent = client.send_message(&session.id, &text, mode).await?;
+    ctx.out.print(&Sent {
+        session_id: session.id,
+        message_id: sent.message_id,
+        queued: sent.queued,
+        steer: args.steer,
+    })?;
+    Ok(Exit::Ok)
+}

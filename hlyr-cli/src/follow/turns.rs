@@ -1,0 +1,255 @@
+//! The follow loop, turn after turn. It watches the SDK's follow stream, the terminal's keys
+//! and Ctrl-C at once. By default it stops at the end of the session's turn, as a `claude -p`
+//! run does. Holding a conversation ([`Options::converse`], `hlyr launch` on a terminal), it
+//! stays: after a turn it asks for the next message on a prompt line (Enter sends it into the
+//! same session; an empty line or Ctrl-D ends), and while the agent works, a line typed beside
+//! the spinner is queued for the turn's end (Enter) or steers the agent at once (Tab).
+
+use std::io::Write;
+
+use futures::StreamExt;
+use hld_client::protocol::{MessageMode, SessionStatus};
+use hld_client::{Client, Follow, FollowItem};
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::{note, Follower, Options};
+use crate::activity::Activity;
+use crate::composer::{Composer, Typed};
+use crate::error::{CliError, Exit};
+use crate::keys::{Key, QuietControls};
+use crate::notify::Notify;
+use crate::output::{paint, Printer, BOLD, DIM};
+use crate::prompt::Prompter;
+
+/// What the prompt for the next message says about its keys.
+const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
+
+/// What a conversation's first turn says about the keys.
+const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
+its turn, Tab sends it now (interrupting the turn); after a turn, an empty line or Ctrl-D ends";
+
+pub(super) async fn following(
+    client: &Client,
+    out: Printer,
+    session_id: &str,
+    options: Options,
+) -> Result<Exit, CliError> {
+    // Listening from the start: once following has begun, Ctrl-C does what `OnCtrlC` says
+    // and never kills hlyr.
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    // Before the follower, whose key reader takes the terminal's modes as they are then:
+    // dropped after it, this gives the terminal its echo of `^C` back last.
+    let _quiet = QuietControls::on_terminal();
+    let follow = client.follow(session_id).await?;
+    let mut follower = Follower {
+        client,
+        out,
+        session_id,
+        calls: Default::default(),
+        early: Default::default(),
+        queue: Default::default(),
+        printed: Default::default(),
+        decided: Default::default(),
+        linked: Default::default(),
+        held: Default::default(),
+        retrying: false,
+        prompter: Prompter::on_terminal(),
+        activity: Activity::on_terminal(),
+        notify: Notify::new(options.notify),
+        doing: None,
+        waiting: Vec::new(),
+        tools: Default::default(),
+        question: None,
+        interrupting: false,
+        ended: false,
+        converse: options.converse,
+    };
+    let status = &follow.initial_state().status;
+    if !status.is_active() {
+        // Ended already: its history is no news, and nothing is asked.
+        follower.end();
+    } else if *status == SessionStatus::Starting {
+        follower.doing = Some("starting".to_owned());
+    }
+    let mut turns = Turns {
+        follow: Some(follow),
+        told: None,
+        last_sequence: None,
+        composer: Composer::default(),
+    };
+    if options.converse {
+        if let Some(prompter) = follower.prompter.as_mut() {
+            prompter.hold_keys();
+            note(TYPING_HELP);
+        }
+    }
+
+    loop {
+        follower.idle();
+        follower.activity.typing(turns.composer.text());
+        let asking = follower.asking();
+        let reading =
+            asking || (options.converse && follower.prompter.as_ref().is_some_and(Prompter::reads));
+        tokio::select! {
+            item = async { turns.follow.as_mut()?.next().await }, if turns.follow.is_some() => {
+                if let Some(exit) = turns.item(&mut follower, item)? {
+                    return Ok(exit);
+                }
+            }
+            keys = async { follower.prompter.as_mut()?.keys().await }, if reading => {
+                let Some(keys) = keys else {
+                    // Stdin ended: nothing more can be typed.
+                    match turns.told {
+                        Some(exit) if turns.follow.is_none() => return Ok(exit),
+                        _ => continue,
+                    }
+                };
+                if asking {
+                    let answer = follower.prompter.as_mut().and_then(|p| p.typed(keys));
+                    if let Some(answer) = answer {
+                        follower.answer(answer).await?;
+                    }
+                } else if let Some(exit) = turns.typed(&mut follower, keys).await? {
+                    return Ok(exit);
+                }
+                follower.flush()?;
+            }
+            _ = sigint.recv() => {
+                if let (None, Some(exit)) = (&turns.follow, turns.told) {
+                    // At the prompt between turns: the conversation ends.
+                    anstream::eprintln!();
+                    return Ok(exit);
+                }
+                if let Some(exit) = follower.ctrl_c(options.on_ctrl_c).await {
+                    return Ok(exit);
+                }
+                follower.flush()?;
+            }
+        }
+    }
+}
+
+/// Where a conversation is, turn after turn.
+struct Turns {
+    /// The follow of the current turn; `None` at the prompt between turns.
+    follow: Option<Follow>,
+    /// The end of the last turn was told: how it ended.
+    told: Option<Exit>,
+    /// Where the last follow got to, for the next turn's.
+    last_sequence: Option<i64>,
+    /// The next message, being typed.
+    composer: Composer,
+}
+
+impl Turns {
+    /// Takes in the follow's next item; returns the exit code once following is over.
+    fn item(
+        &mut self,
+        follower: &mut Follower<'_>,
+        item: Option<Result<FollowItem, hld_client::Error>>,
+    ) -> Result<Option<Exit>, CliError> {
+        let converse = follower.converse && !follower.interrupting;
+        match item {
+            Some(Ok(FollowItem::TurnEnded { state, .. })) => {
+                let exit = follower.finish(*state)?;
+                if !converse {
+                    return Ok(Some(exit));
+                }
+                self.told = Some(exit);
+            }
+            Some(Ok(FollowItem::Ended(state))) => {
+                let exit = match self.told {
+                    Some(exit) => exit,
+                    None => follower.finish(*state)?,
+                };
+                if !converse {
+                    return Ok(Some(exit));
+                }
+                self.told = Some(exit);
+                self.last_sequence = self.follow.take().and_then(|f| f.last_sequence());
+                self.prompt(true);
+            }
+            Some(Ok(item)) => {
+                if matches!(&item, FollowItem::Status { new_status, .. } if new_status.is_active())
+                {
+                    self.told = None;
+                }
+                follower.item(item);
+                follower.flush()?;
+            }
+            Some(Err(e)) => return Err(e.into()),
+            // The stream ends only after `Ended` or an error.
+            None => return Err(super::lost_daemon(follower.session_id)),
+        }
+        Ok(None)
+    }
+
+    /// Takes in keys typed for the next message (no question being on screen); returns the
+    /// exit code when they end the conversation.
+    async fn typed(
+        &mut self,
+        follower: &mut Follower<'_>,
+        keys: Vec<Key>,
+    ) -> Result<Option<Exit>, CliError> {
+        let between_turns = self.follow.is_none();
+        for key in keys {
+            let (text, mode) = match self.composer.key(key, between_turns) {
+                Typed::Nothing => continue,
+                Typed::End => {
+                    anstream::eprintln!();
+                    return Ok(self.told);
+                }
+                Typed::Send(text) => (text, MessageMode::Queue),
+                Typed::Steer(text) => (text, MessageMode::Steer),
+            };
+            if mode == MessageMode::Steer {
+                follower
+                    .activity
+                    .suspend(|| note("steering: the turn is interrupted for your message"));
+            }
+            let sent = follower
+                .client
+                .send_message(follower.session_id, &text, mode)
+                .await;
+            if let Err(e) = sent {
+                follower.activity.suspend(|| CliError::from(e).print());
+                continue;
+            }
+            if between_turns {
+                // The conversation shows the message as the next turn starts with it.
+                erase_line();
+                let follow = follower
+                    .client
+                    .follow_after(follower.session_id, self.last_sequence)
+                    .await?;
+                self.follow = Some(follow);
+                // The next turn's end is told, even when it ended before following began.
+                self.told = None;
+                follower.next_turn();
+                return Ok(None);
+            }
+        }
+        if between_turns {
+            self.prompt(false);
+        }
+        Ok(None)
+    }
+
+    /// Draws the prompt line with what was typed so far; `fresh`, below a line saying
+    /// which keys do what.
+    fn prompt(&self, fresh: bool) {
+        if fresh {
+            anstream::eprintln!("\n{}", paint(DIM, PROMPT_HELP));
+        }
+        erase_line();
+        anstream::eprint!("{} {}", paint(BOLD, "›"), self.composer.text());
+        let _ = std::io::stderr().flush();
+    }
+}
+
+/// Clears the terminal line the cursor is on, for the prompt to be drawn again. (Written
+/// past anstream, which would strip the sequence under NO_COLOR.)
+fn erase_line() {
+    let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+}

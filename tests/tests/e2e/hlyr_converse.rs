@@ -1,0 +1,250 @@
+//! Talking to a live session from `hlyr`: `launch` on a terminal holds a conversation (a
+//! prompt after each turn; lines typed while the agent works are queued, or steer it), and
+//! `send`, `queue` and `queue --cancel` from a script, all in one session.
+
+use hld_client::protocol::{ConversationEventType, ListSessions, NoParams, SessionStatus};
+use hld_e2e::pty::{self, Terminal};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
+
+use crate::hlyr::{fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
+
+/// What the prompt for the next message says while nothing is typed.
+const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
+
+/// `hlyr launch -w <work> QUERY` on a new terminal against `d`.
+fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(d), query]);
+    Terminal::spawn(cmd, 50, 120)
+}
+
+/// The exit code of `hlyr launch` on `term` once its session's turn ended: the conversation
+/// it holds on a terminal is ended with Ctrl-D at the prompt for the next message.
+#[track_caller]
+pub(crate) fn ended(term: &mut Terminal) -> u32 {
+    term.wait_screen(PROMPT_HINT);
+    term.send("\x04");
+    term.wait_exit(WAIT).exit_code()
+}
+
+/// The daemon's only session: its id.
+fn only_session(d: &TestDaemon) -> String {
+    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
+    assert_eq!(sessions.len(), 1, "one session: {sessions:#?}");
+    sessions[0].id.clone()
+}
+
+/// The user messages of `session_id`'s conversation, in order.
+fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
+    d.conversation(session_id)
+        .into_iter()
+        .filter(|e| {
+            e.event_type == ConversationEventType::Message && e.role.as_deref() == Some("user")
+        })
+        .map(|e| e.content.unwrap_or_default())
+        .collect()
+}
+
+/// Waits until the screen shows `text` `times` times.
+#[track_caller]
+fn wait_count(term: &Terminal, text: &str, times: usize) -> String {
+    term.wait_until(&format!("{text:?} ×{times}"), WAIT, |s| {
+        s.matches(text).count() >= times
+    })
+}
+
+#[test]
+fn launch_on_a_terminal_holds_a_two_turn_conversation_in_one_session() {
+    let d = fake();
+    let mut term = launch_on_terminal(&d, "first question");
+    term.wait_screen("Hello! You asked: first question");
+    term.wait_screen(PROMPT_HINT);
+    let id = only_session(&d);
+    term.send("second question\r");
+    let screen = term.wait_screen("You said: second question");
+    assert!(screen.contains("> second question"), "{screen}");
+    // The second turn ends at the prompt again; an empty line ends the conversation.
+    wait_count(&term, "✓ completed", 2);
+    term.wait_screen(PROMPT_HINT);
+    term.send("\r");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(only_session(&d), id, "one session, not a fork");
+    assert_eq!(
+        user_messages(&d, &id),
+        ["first question", "second question"]
+    );
+    let cooked = libc::ICANON | libc::ECHO;
+    assert_eq!(term.local_flags() & cooked, cooked, "line mode given back");
+}
+
+#[test]
+fn a_line_typed_while_the_agent_works_is_shown_queued_and_delivered_after_the_turn() {
+    // Ten lines half a second apart: the screen holds the whole conversation.
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "500")
+            .env("FAKE_CLAUDE_COUNT", "10"),
+    );
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = only_session(&d);
+    // Typed beside the spinner, it is queued, not sent into the running turn.
+    term.send("scenario:plain then this\r");
+    let screen = term.wait_screen("⧗ queued: scenario:plain then this");
+    assert!(!screen.contains("You said"), "{screen}");
+    let queued = hlyr(&d, &["--json", "queue", &id]);
+    assert_eq!(
+        queued.assert_code(0).json_as("queue")[0]["text"],
+        "scenario:plain then this"
+    );
+    // Delivered when the slow turn ends, in the same session.
+    let screen = term.wait_screen("You said: scenario:plain then this");
+    crate::hlyr::assert_in_order(
+        &screen,
+        &[
+            "⧗ queued",
+            "chunk 10",
+            "> scenario:plain then this",
+            "You said",
+        ],
+    );
+    term.wait_screen(PROMPT_HINT);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(
+        user_messages(&d, &id),
+        ["scenario:slow", "scenario:plain then this"]
+    );
+}
+
+#[test]
+fn tab_steers_the_agent_with_the_line_typed() {
+    let d = slow_daemon(60);
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = only_session(&d);
+    term.send("scenario:plain change of plan\t");
+    // The minute-long turn is cut short: the message is answered long before it would end.
+    let screen = term.wait_screen("You said: scenario:plain change of plan");
+    assert!(!screen.contains("chunk 600"), "{screen}");
+    assert!(!screen.contains("⧗ queued"), "{screen}");
+    term.wait_screen(PROMPT_HINT);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(only_session(&d), id);
+}
+
+#[test]
+fn send_queue_and_cancel_from_a_script() {
+    let d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&id, |s| s.status == SessionStatus::Running);
+    let short = &id[..8];
+    // A follower in a pipe, as a script reads it: one JSON line per update, messages included.
+    let mut follow = hlyr_command(&d.socket, &d.dir);
+    follow.args(["--json", "conversation", short, "--follow"]);
+    let follower = Running::spawn(follow);
+    follower.wait_for("chunk 1", 1);
+
+    let sent = hlyr(&d, &["send", short, "scenario:plain", "first", "later"]);
+    assert!(
+        sent.assert_code(0).stdout.starts_with("queued "),
+        "{}",
+        sent.stdout
+    );
+    assert!(
+        sent.stdout
+            .contains(&format!("`hlyr queue {short} --cancel ")),
+        "{}",
+        sent.stdout
+    );
+    let second = hlyr(&d, &["--json", "send", short, "scenario:plain second"]);
+    let second = second.assert_code(0).json_as("sent");
+    assert_eq!(second["queued"], true);
+    assert_eq!(second["session_id"], id.as_str());
+
+    let listed = hlyr(&d, &["queue", short]);
+    let rows: Vec<&str> = listed.assert_code(0).stdout.lines().collect();
+    assert_eq!(rows.len(), 3, "a header and two rows: {}", listed.stdout);
+    assert!(
+        rows[1].contains("scenario:plain first later"),
+        "{}",
+        listed.stdout
+    );
+    assert!(
+        rows[2].contains("scenario:plain second"),
+        "{}",
+        listed.stdout
+    );
+
+    let message = second["message_id"].as_str().unwrap();
+    let cancelled = hlyr(&d, &["--json", "queue", short, "--cancel", &message[..8]]);
+    assert_eq!(
+        cancelled.assert_code(0).json_as("unqueued")["message_id"],
+        message
+    );
+    let left = hlyr(&d, &["--json", "queue", short]).json_as("queue");
+    assert_eq!(left.as_array().unwrap().len(), 1, "{left}");
+    // Cancelled already, or never queued: a usage error naming it.
+    let again = hlyr(&d, &["queue", short, "--cancel", &message[..8]]);
+    assert!(
+        again.assert_code(2).stderr.contains("no queued message"),
+        "{}",
+        again.stderr
+    );
+    hlyr(&d, &["send", short, " "]).assert_code(2);
+
+    // Steering cuts the slow turn short; the queued message follows in its own turn.
+    let steered = hlyr(&d, &["send", "--steer", short, "scenario:plain steer"]);
+    assert!(
+        steered.assert_code(0).stdout.contains("✓ steered"),
+        "{}",
+        steered.stdout
+    );
+    // (Claude records the interrupt itself as a user message between them.)
+    let delivered = |m: &Vec<String>| {
+        ["scenario:plain steer", "scenario:plain first later"]
+            .iter()
+            .all(|text| m.iter().any(|said| said == text))
+    };
+    let messages = wait_for(WAIT, || Some(user_messages(&d, &id)).filter(delivered))
+        .unwrap_or_else(|| panic!("both delivered: {:?}", user_messages(&d, &id)));
+    assert_eq!(messages[0], "scenario:slow");
+    // The follower stopped at the end of the steered turn, having told each message's status.
+    let followed = follower.finish();
+    let statuses: Vec<(String, String)> = followed
+        .json_lines_as("update")
+        .into_iter()
+        .filter(|line| line["type"] == "message")
+        .map(|line| {
+            let text = line["data"]["text"].as_str().unwrap().to_owned();
+            (text, line["data"]["status"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    for expected in [
+        ("scenario:plain first later", "queued"),
+        ("scenario:plain second", "queued"),
+        ("scenario:plain second", "cancelled"),
+    ] {
+        let expected = (expected.0.to_owned(), expected.1.to_owned());
+        assert!(statuses.contains(&expected), "{expected:?} in {statuses:?}");
+    }
+    let ended = d.wait_ended(&id);
+    assert_eq!(ended.status, SessionStatus::Completed);
+
+    // After the turn: sent at once, and the same session goes on.
+    let after = hlyr(&d, &["send", short, "scenario:plain", "once", "more"]);
+    assert!(
+        after.assert_code(0).stdout.contains("✓ sent"),
+        "{}",
+        after.stdout
+    );
+    wait_for(WAIT, || {
+        user_messages(&d, &id)
+            .contains(&"scenario:plain once more".to_owned())
+            .then_some(())
+    })
+    .expect("delivered into the same session");
+    assert_eq!(only_session(&d), id);
+}
