@@ -1,10 +1,15 @@
 //! The one write connection and its thread: commands queued together run in savepoints of one
 //! transaction (group commit), answered after the commit; a failed one rolls back alone.
+//! Checkpoints run on a thread of their own.
 
 use std::collections::HashMap;
+use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::Receiver;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
 
+use rusqlite::hooks::Wal;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -71,6 +76,8 @@ pub(crate) struct Writer {
     pub(super) next_seq: HashMap<String, i64>,
     /// Pending approvals, once counted, kept by `pending_approvals`; cleared as `next_seq` is.
     pub(super) pending: Option<i64>,
+    /// Set after a commit that left the WAL past [`RESTART_PAGES`].
+    restart: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -79,6 +86,7 @@ impl Writer {
             conn,
             next_seq: HashMap::new(),
             pending: None,
+            restart: Arc::default(),
         }
     }
 
@@ -158,18 +166,70 @@ impl Writer {
     }
 }
 
+/// WAL pages past which a commit asks for a checkpoint (SQLite's own threshold).
+const CHECKPOINT_PAGES: c_int = 1000;
+/// WAL pages past which the writer checkpoints itself, so that the WAL starts over.
+const RESTART_PAGES: c_int = 4 * CHECKPOINT_PAGES;
+
+impl Writer {
+    /// Hands checkpoints to `checkpointer`, on a thread of its own: a commit that leaves the WAL
+    /// past [`CHECKPOINT_PAGES`] asks it for a PASSIVE checkpoint, which copies the WAL into the
+    /// database beside the writer, so that neither the copy nor its fsyncs delay the next
+    /// commits (nor the events published after them). The WAL starts over only if a checkpoint
+    /// copied it all before the next write: past [`RESTART_PAGES`], a writer that never paused
+    /// copies the rest itself, once its commit is answered. The thread ends with the writer's
+    /// connection.
+    pub(super) fn checkpoint_apart(&mut self, checkpointer: Connection) -> Result<()> {
+        let (ask, asked) = mpsc::sync_channel(1);
+        let restart = Arc::clone(&self.restart);
+        // Registering the hook turns SQLite's auto-checkpoint off for this connection.
+        self.conn.wal_hook(Some(move |_: &mut Wal, pages: c_int| {
+            if pages >= RESTART_PAGES {
+                restart.store(true, Ordering::Relaxed);
+            } else if pages >= CHECKPOINT_PAGES {
+                let _ = ask.try_send(());
+            }
+            Ok(())
+        }))?;
+        let checkpoints = move || {
+            asked
+                .iter()
+                .for_each(|()| drop(checkpoint(&checkpointer, "PASSIVE")))
+        };
+        std::thread::Builder::new()
+            .name("hld-checkpoint".into())
+            .spawn(checkpoints)
+            .map(drop)
+            .map_err(|source| StoreError::Io {
+                context: "starting the store's checkpoint thread".into(),
+                source,
+            })
+    }
+}
+
+fn checkpoint(conn: &Connection, mode: &str) -> Result<()> {
+    let done = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+    if let Err(e) = &done {
+        tracing::warn!(error = %e, mode, "checkpointing the store's WAL");
+    }
+    Ok(done?)
+}
+
 /// The writer thread: applies what is queued, in order, until closed or every `Store` dropped.
 pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
     let mut next = commands.recv().ok();
     while let Some(msg) = next {
         next = match msg {
-            Msg::Write(command) => writer.apply_queued(command, &commands),
+            Msg::Write(command) => {
+                let close = writer.apply_queued(command, &commands);
+                // Busy while the other checkpoint runs: tried again after the next commit.
+                if writer.restart.swap(false, Ordering::Relaxed) {
+                    let _ = checkpoint(&writer.conn, "PASSIVE");
+                }
+                close
+            }
             Msg::Close(reply) => {
-                let checkpoint = writer
-                    .conn
-                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                    .map_err(StoreError::from);
-                let _ = reply.send(checkpoint);
+                let _ = reply.send(checkpoint(&writer.conn, "TRUNCATE"));
                 return;
             }
         }
