@@ -5,9 +5,7 @@
 use std::collections::HashMap;
 use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Arc;
 
 use rusqlite::hooks::Wal;
 use rusqlite::Connection;
@@ -76,8 +74,6 @@ pub(crate) struct Writer {
     pub(super) next_seq: HashMap<String, i64>,
     /// Pending approvals, once counted, kept by `pending_approvals`; cleared as `next_seq` is.
     pub(super) pending: Option<i64>,
-    /// Set after a commit that left the WAL past [`RESTART_PAGES`].
-    restart: Arc<AtomicBool>,
 }
 
 impl Writer {
@@ -86,7 +82,6 @@ impl Writer {
             conn,
             next_seq: HashMap::new(),
             pending: None,
-            restart: Arc::default(),
         }
     }
 
@@ -168,25 +163,19 @@ impl Writer {
 
 /// WAL pages past which a commit asks for a checkpoint (SQLite's own threshold).
 const CHECKPOINT_PAGES: c_int = 1000;
-/// WAL pages past which the writer checkpoints itself, so that the WAL starts over.
-const RESTART_PAGES: c_int = 4 * CHECKPOINT_PAGES;
 
 impl Writer {
     /// Hands checkpoints to `checkpointer`, on a thread of its own: a commit that leaves the WAL
     /// past [`CHECKPOINT_PAGES`] asks it for a PASSIVE checkpoint, which copies the WAL into the
     /// database beside the writer, so that neither the copy nor its fsyncs delay the next
-    /// commits (nor the events published after them). The WAL starts over only if a checkpoint
-    /// copied it all before the next write: past [`RESTART_PAGES`], a writer that never paused
-    /// copies the rest itself, once its commit is answered. The thread ends with the writer's
-    /// connection.
+    /// commits (nor the events published after them). The WAL starts over at the first write
+    /// after a checkpoint that copied it all, so it grows while the writer never pauses and
+    /// shrinks back once it does. The thread ends with the writer's connection.
     pub(super) fn checkpoint_apart(&mut self, checkpointer: Connection) -> Result<()> {
         let (ask, asked) = mpsc::sync_channel(1);
-        let restart = Arc::clone(&self.restart);
         // Registering the hook turns SQLite's auto-checkpoint off for this connection.
         self.conn.wal_hook(Some(move |_: &mut Wal, pages: c_int| {
-            if pages >= RESTART_PAGES {
-                restart.store(true, Ordering::Relaxed);
-            } else if pages >= CHECKPOINT_PAGES {
+            if pages >= CHECKPOINT_PAGES {
                 let _ = ask.try_send(());
             }
             Ok(())
@@ -220,14 +209,7 @@ pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
     let mut next = commands.recv().ok();
     while let Some(msg) = next {
         next = match msg {
-            Msg::Write(command) => {
-                let close = writer.apply_queued(command, &commands);
-                // Busy while the other checkpoint runs: tried again after the next commit.
-                if writer.restart.swap(false, Ordering::Relaxed) {
-                    let _ = checkpoint(&writer.conn, "PASSIVE");
-                }
-                close
-            }
+            Msg::Write(command) => writer.apply_queued(command, &commands),
             Msg::Close(reply) => {
                 let _ = reply.send(checkpoint(&writer.conn, "TRUNCATE"));
                 return;
