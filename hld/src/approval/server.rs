@@ -1,5 +1,5 @@
 //! The command serving the approvals MCP server (by default this binary's `mcp
-//! claude_approvals`), checked before each launch that needs it.
+//! claude_approvals`), checked at start-up and before each launch that needs it.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -46,9 +46,8 @@ impl ApprovalsCommand {
         }
     }
 
-    /// What `health` reports.
-    pub fn availability(&self) -> ApprovalsAvailability {
-        let problem = self.problem();
+    /// What `health` reports, given what [`Self::problem`] last said.
+    pub fn availability(&self, problem: Option<String>) -> ApprovalsAvailability {
         ApprovalsAvailability {
             available: problem.is_none(),
             command: self.path.display().to_string(),

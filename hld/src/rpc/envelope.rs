@@ -21,6 +21,14 @@ pub enum Message<'a> {
     Reply { id: &'a RawValue },
 }
 
+/// A request a transport read [`Strictness::Strict`]ly (holon-rpc), kept for `serve`.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub id: Box<RawValue>,
+    pub method: String,
+    pub params: Option<Box<RawValue>>,
+}
+
 /// A message that cannot be served: the error to answer with, and the id to answer to.
 #[derive(Debug)]
 pub struct Rejected {

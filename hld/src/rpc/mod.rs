@@ -6,6 +6,7 @@ pub mod envelope;
 pub mod error;
 pub mod router;
 
+use std::borrow::Cow;
 use std::io;
 use std::sync::Arc;
 
@@ -27,9 +28,12 @@ use crate::throttle::Throttle;
 pub use router::Router;
 
 /// One unit read from a transport.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Frame {
+    /// A message, its envelope read here leniently.
     Message(Bytes),
+    /// A request whose envelope the transport read itself, strictly (holon-rpc).
+    Request(envelope::Request),
     /// A message the framing refused and discarded: answered with this error and `id: null`.
     Rejected(ErrorObject),
 }
@@ -242,14 +246,14 @@ async fn handle<S: Send + Sync + 'static>(
         }
         Handled::Reply(Response::error(id.unwrap_or_else(null_id), error))
     };
-    let bytes = match frame {
-        Frame::Message(bytes) => bytes,
-        Frame::Rejected(error) => return rejected(None, error, "message"),
-    };
-    let (id, method, params) = match envelope::parse(&bytes, Strictness::Lenient) {
-        Ok(Message::Request { id, method, params }) => (id, method, params),
-        Ok(Message::Reply { .. }) => unreachable!("a lenient parse sees no replies"),
-        Err(e) => return rejected(e.id, e.error, "request"),
+    let (id, method, params) = match &frame {
+        Frame::Message(bytes) => match envelope::parse(bytes, Strictness::Lenient) {
+            Ok(Message::Request { id, method, params }) => (id, method, params),
+            Ok(Message::Reply { .. }) => unreachable!("a lenient parse sees no replies"),
+            Err(e) => return rejected(e.id, e.error, "request"),
+        },
+        Frame::Request(r) => (Some(&*r.id), Cow::from(&r.method), r.params.as_deref()),
+        Frame::Rejected(error) => return rejected(None, error.clone(), "message"),
     };
     let reply_to = |outcome| match id {
         Some(id) => Handled::Reply(Response {
@@ -262,7 +266,8 @@ async fn handle<S: Send + Sync + 'static>(
         if let Some(count) = UNKNOWN_METHOD.hit() {
             tracing::warn!(method = %method.escape_debug(), count, "unknown method");
         }
-        return reply_to(Err(method_not_found(&method)));
+        let strict = matches!(frame, Frame::Request(_));
+        return reply_to(Err(method_not_found(&method, strict)));
     };
     tracing::debug!(method = %method, "request");
     let outcome = match route {
@@ -315,11 +320,15 @@ async fn handle<S: Send + Sync + 'static>(
     }))
 }
 
-/// The error for a method the table does not have.
-pub fn method_not_found(method: &str) -> ErrorObject {
+/// The error for a method the table does not have; holon-rpc's in WebBridge's words.
+pub fn method_not_found(method: &str, strict: bool) -> ErrorObject {
+    let message = match strict {
+        true => format!("method \"{method}\" not registered"),
+        false => format!("Method not found: {method}"),
+    };
     ErrorObject {
         code: ErrorCode::MethodNotFound.code(),
-        message: format!("Method not found: {method}"),
+        message,
         data: None,
     }
 }

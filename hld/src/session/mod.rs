@@ -89,6 +89,9 @@ pub struct Sessions {
     resuming: tokio::sync::Mutex<()>,
     supervisors: TaskTracker,
     claude_versions: Mutex<HashMap<PathBuf, Option<String>>>,
+    /// Where `claude` is, and why the approvals command cannot run, as found at start-up and
+    /// then at each launch: `health` reports these rather than looking again.
+    found: Mutex<(Option<PathBuf>, Option<String>)>,
 }
 
 /// The programs sessions need: `claude`, and the approvals server's command.
@@ -107,53 +110,64 @@ impl std::fmt::Debug for Sessions {
 
 impl Sessions {
     pub fn new(config: SessionConfig, store: Store) -> Arc<Sessions> {
-        Arc::new(Sessions {
+        let sessions = Sessions {
             config,
             store,
             live: Mutex::new(HashMap::new()),
             resuming: tokio::sync::Mutex::new(()),
             supervisors: TaskTracker::new(),
             claude_versions: Mutex::new(HashMap::new()),
-        })
+            found: Mutex::default(),
+        };
+        sessions.locate_claude();
+        sessions.approvals_problem();
+        Arc::new(sessions)
     }
 
     pub fn active_count(&self) -> usize {
         self.live.lock().unwrap().len()
     }
 
-    /// Where `claude` is (version probed once per path), and whether the approvals server runs.
+    /// Where `claude` was found (version probed once per path), and whether the approvals
+    /// server runs, as the last look found them.
     pub async fn tools(&self) -> Tools {
+        let (claude, problem) = self.found.lock().unwrap().clone();
+        let version = match &claude {
+            Some(path) => self.version_of(path).await,
+            None => None,
+        };
         Tools {
-            claude: self.find_claude().await,
-            approvals: self.config.approvals_command.availability(),
+            claude: ClaudeAvailability {
+                available: claude.is_some(),
+                path: claude.map(|path| path.display().to_string()),
+                version,
+            },
+            approvals: self.config.approvals_command.availability(problem),
         }
     }
 
-    async fn find_claude(&self) -> ClaudeAvailability {
-        let Some(path) = claude_path::locate(self.config.claude_path.as_deref()) else {
-            return ClaudeAvailability {
-                available: false,
-                path: None,
-                version: None,
-            };
-        };
-        let cached = self.claude_versions.lock().unwrap().get(&path).cloned();
-        let version = match cached {
-            Some(v) => v,
-            None => {
-                let v = claude::claude_version(&path, claude::command::VERSION_TIMEOUT).await;
-                self.claude_versions
-                    .lock()
-                    .unwrap()
-                    .insert(path.clone(), v.clone());
-                v
-            }
-        };
-        ClaudeAvailability {
-            available: true,
-            path: Some(path.display().to_string()),
-            version,
+    async fn version_of(&self, path: &Path) -> Option<String> {
+        if let Some(known) = self.claude_versions.lock().unwrap().get(path) {
+            return known.clone();
         }
+        let version = claude::claude_version(path, claude::command::VERSION_TIMEOUT).await;
+        let mut versions = self.claude_versions.lock().unwrap();
+        versions.insert(path.to_owned(), version.clone());
+        version
+    }
+
+    /// Looks for `claude` again, and keeps what it found.
+    fn locate_claude(&self) -> Option<PathBuf> {
+        let path = claude_path::locate(self.config.claude_path.as_deref());
+        self.found.lock().unwrap().0.clone_from(&path);
+        path
+    }
+
+    /// Checks the approvals command again, and keeps what it found.
+    fn approvals_problem(&self) -> Option<String> {
+        let problem = self.config.approvals_command.problem();
+        self.found.lock().unwrap().1.clone_from(&problem);
+        problem
     }
 
     /// Before serving: fails the sessions a previous daemon left active, resolves its approvals.
@@ -207,18 +221,17 @@ impl Sessions {
 
     /// Where `claude` is, and that the approvals server can run if `options` need it.
     fn claude_path(&self, options: &SessionOptions) -> Result<PathBuf> {
-        let claude_path =
-            claude_path::locate(self.config.claude_path.as_deref()).ok_or_else(|| {
-                Error::internal(
-                    claude_path::NOT_FOUND,
-                    anyhow::anyhow!(
-                        "claude not found (configured: {:?})",
-                        self.config.claude_path
-                    ),
-                )
-            })?;
+        let claude_path = self.locate_claude().ok_or_else(|| {
+            Error::internal(
+                claude_path::NOT_FOUND,
+                anyhow::anyhow!(
+                    "claude not found (configured: {:?})",
+                    self.config.claude_path
+                ),
+            )
+        })?;
         if self.uses_approvals_server(options) {
-            if let Some(problem) = self.config.approvals_command.problem() {
+            if let Some(problem) = self.approvals_problem() {
                 return Err(Error::internal(
                     "the approvals MCP server cannot run (see `health`): fix \
                      --approvals-command, or launch with no_approvals",

@@ -75,7 +75,8 @@ impl Store {
             .map(|_| schema::open_reader(path).map(Mutex::new))
             .collect::<Result<Vec<_>>>()?;
         let (commands, received) = mpsc::channel();
-        let writer = Writer::new(conn);
+        let mut writer = Writer::new(conn);
+        writer.checkpoint_apart(schema::open_reader(path)?)?;
         let writer = std::thread::Builder::new()
             .name("hld-store-writer".into())
             .spawn(move || writer::run(writer, received))

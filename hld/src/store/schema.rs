@@ -403,6 +403,8 @@ fn configure(conn: &Connection) -> Result<()> {
     // WAL + NORMAL: a killed hld loses nothing acknowledged; an OS crash may lose the last commits.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Savepoints' journals (one per command of a group commit) are kept in memory, not spilled.
+    conn.pragma_update(None, "temp_store", "MEMORY")?;
     // A plan must not depend on bound values, or SQLite re-prepares cached statements that
     // compare a parameter with a partial index's condition.
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;

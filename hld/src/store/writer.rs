@@ -1,10 +1,13 @@
 //! The one write connection and its thread: commands queued together run in savepoints of one
 //! transaction (group commit), answered after the commit; a failed one rolls back alone.
+//! Checkpoints run on a thread of their own.
 
 use std::collections::HashMap;
+use std::ffi::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{self, Receiver};
 
+use rusqlite::hooks::Wal;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
@@ -158,6 +161,49 @@ impl Writer {
     }
 }
 
+/// WAL pages past which a commit asks for a checkpoint (SQLite's own threshold).
+const CHECKPOINT_PAGES: c_int = 1000;
+
+impl Writer {
+    /// Hands checkpoints to `checkpointer`, on a thread of its own: a commit that leaves the WAL
+    /// past [`CHECKPOINT_PAGES`] asks it for a PASSIVE checkpoint, which copies the WAL into the
+    /// database beside the writer, so that neither the copy nor its fsyncs delay the next
+    /// commits (nor the events published after them). The WAL starts over at the first write
+    /// after a checkpoint that copied it all, so it grows while the writer never pauses and
+    /// shrinks back once it does. The thread ends with the writer's connection.
+    pub(super) fn checkpoint_apart(&mut self, checkpointer: Connection) -> Result<()> {
+        let (ask, asked) = mpsc::sync_channel(1);
+        // Registering the hook turns SQLite's auto-checkpoint off for this connection.
+        self.conn.wal_hook(Some(move |_: &mut Wal, pages: c_int| {
+            if pages >= CHECKPOINT_PAGES {
+                let _ = ask.try_send(());
+            }
+            Ok(())
+        }))?;
+        let checkpoints = move || {
+            asked
+                .iter()
+                .for_each(|()| drop(checkpoint(&checkpointer, "PASSIVE")))
+        };
+        std::thread::Builder::new()
+            .name("hld-checkpoint".into())
+            .spawn(checkpoints)
+            .map(drop)
+            .map_err(|source| StoreError::Io {
+                context: "starting the store's checkpoint thread".into(),
+                source,
+            })
+    }
+}
+
+fn checkpoint(conn: &Connection, mode: &str) -> Result<()> {
+    let done = conn.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |_| Ok(()));
+    if let Err(e) = &done {
+        tracing::warn!(error = %e, mode, "checkpointing the store's WAL");
+    }
+    Ok(done?)
+}
+
 /// The writer thread: applies what is queued, in order, until closed or every `Store` dropped.
 pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
     let mut next = commands.recv().ok();
@@ -165,11 +211,7 @@ pub(super) fn run(mut writer: Writer, commands: Receiver<Msg>) {
         next = match msg {
             Msg::Write(command) => writer.apply_queued(command, &commands),
             Msg::Close(reply) => {
-                let checkpoint = writer
-                    .conn
-                    .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                    .map_err(StoreError::from);
-                let _ = reply.send(checkpoint);
+                let _ = reply.send(checkpoint(&writer.conn, "TRUNCATE"));
                 return;
             }
         }

@@ -363,6 +363,7 @@ mod tests {
         std::iter::from_fn(|| codec.decode(&mut buf).unwrap())
             .map(|frame| match frame {
                 Frame::Message(body) => String::from_utf8_lossy(&body).into_owned(),
+                Frame::Request(request) => request.method,
                 Frame::Rejected(e) => e
                     .data
                     .as_ref()

@@ -270,6 +270,6 @@ mod tests {
             msg("ab"),
             msg("xy"),
         ];
-        assert_eq!(got, expected);
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"));
     }
 }

@@ -614,6 +614,28 @@ fn health_reports_the_claude_version() {
     assert_eq!(claude.version.as_deref(), Some("2.1.197 (Claude Code)"));
 }
 
+/// `health` reports what the daemon found at start-up and at the last launch, which looks
+/// again: a `claude` installed after start-up is found by the next launch, then reported.
+#[test]
+fn a_launch_looks_for_claude_again_and_health_reports_what_it_found() {
+    let bin = tempfile::tempdir().unwrap();
+    let claude = bin.path().join("claude");
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--claude-path")
+            .arg(&claude.display().to_string())
+            .env("PATH", "/usr/bin:/bin"),
+    );
+    assert!(!d.request::<Health>(NoParams {}).claude.unwrap().available);
+    std::fs::copy(hld_e2e::fake_claude(), &claude).unwrap();
+    let id = d.launch(launch_params("scenario:plain hi", tmp_workdir(&d)));
+    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
+    let found = d.request::<Health>(NoParams {}).claude.unwrap();
+    assert!(found.available, "{found:?}");
+    assert_eq!(found.path, Some(claude.display().to_string()));
+    assert_eq!(found.version.as_deref(), Some("2.1.197 (Claude Code)"));
+}
+
 fn pids_of(marker: &str) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .unwrap()

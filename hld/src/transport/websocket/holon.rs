@@ -17,7 +17,7 @@ use tokio::time::{Instant, Sleep};
 use super::outgoing;
 use crate::bus::Published;
 use crate::config::WsConfig;
-use crate::rpc::envelope::{self, Message, Rejected, Strictness};
+use crate::rpc::envelope::{self, Message, Rejected, Request, Strictness};
 use crate::rpc::{Frame, Outgoing, Response, MISTAKES_A_SECOND};
 use crate::throttle::Throttle;
 
@@ -174,8 +174,8 @@ where
         Ok(())
     }
 
-    /// What one message from the peer calls for: `true` to pass it on as a request.
-    fn read(&mut self, text: &Bytes) -> Result<bool, Violation> {
+    /// What one message from the peer calls for: a request to pass on, if it is one.
+    fn read(&mut self, text: &Bytes) -> Result<Option<Request>, Violation> {
         self.heard = Instant::now();
         match envelope::parse(text, Strictness::Strict) {
             Ok(Message::Request { id, method, .. }) if method == HEARTBEAT => {
@@ -185,7 +185,13 @@ where
                 };
                 self.queue.push_back(outgoing::reply(reply));
             }
-            Ok(Message::Request { .. }) => return Ok(true),
+            Ok(Message::Request { id, method, params }) => {
+                return Ok(Some(Request {
+                    id: id.expect("a strict request has an id").to_owned(),
+                    method: method.into_owned(),
+                    params: params.map(ToOwned::to_owned),
+                }))
+            }
             Ok(Message::Reply { id }) => {
                 let id: String = serde_json::from_str(id.get()).expect("a checked id is a string");
                 self.replied(&id);
@@ -207,7 +213,7 @@ where
                 return Err(Violation::Unanswerable(reason));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 }
 
@@ -244,8 +250,8 @@ where
                 other => return Poll::Ready(other.map(|r| r.map(Frame::Message))),
             };
             match this.read(&text) {
-                Ok(true) => return Poll::Ready(Some(Ok(Frame::Message(text)))),
-                Ok(false) => {}
+                Ok(Some(request)) => return Poll::Ready(Some(Ok(Frame::Request(request)))),
+                Ok(None) => {}
                 Err(violation) => this.violation = Some(violation),
             }
         }

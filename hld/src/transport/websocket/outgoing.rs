@@ -17,18 +17,10 @@ pub fn heartbeat_request(request: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply, or error 8 in its place if too large; an unknown method in WebBridge's words.
-pub fn reply(mut response: Response) -> String {
-    let size = match &mut response.outcome {
+/// A reply, or error 8 in its place if too large.
+pub fn reply(response: Response) -> String {
+    let size = match &response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
-        Err(e) if e.code == ErrorCode::MethodNotFound.code() => {
-            let method = e
-                .message
-                .strip_prefix("Method not found: ")
-                .unwrap_or_default();
-            e.message = format!("method \"{method}\" not registered");
-            0
-        }
         Err(_) => 0,
     };
     if size <= MAX_MESSAGE {

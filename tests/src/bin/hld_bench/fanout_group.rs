@@ -118,7 +118,7 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             let hld: FanoutResult = procs::client(bins, pinned, &args(load, &sock, &session))?;
             server.stop()?;
             let pad = (hld.line_bytes.round() as usize).to_string();
-            let server = Server::raw(bins, "fanout", pinned, &["--event-bytes".into(), pad])?;
+            let server = Server::raw(bins, "fanout", pinned, &["--event-bytes".into(), pad], &[])?;
             let sock = server.sock.display().to_string();
             let raw: FanoutResult = procs::client(bins, pinned, &args(load, &sock, "raw"))?;
             server.stop()?;

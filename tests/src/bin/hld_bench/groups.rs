@@ -242,7 +242,7 @@ fn start(bins: &Bins, target: Target, pinned: bool) -> anyhow::Result<Server> {
                 ..Default::default()
             },
         ),
-        Target::Raw(kind) => Server::raw(bins, kind, pinned, &[]),
+        Target::Raw(kind) => Server::raw(bins, kind, pinned, &[], &[]),
     }
 }
 

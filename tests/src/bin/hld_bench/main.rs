@@ -81,6 +81,9 @@ enum Internal {
         /// Pad fan-out event lines to this many bytes.
         #[arg(long, default_value_t = 0)]
         event_bytes: usize,
+        /// The program a fan-out server's `launchSession` starts (as hld starts `claude`).
+        #[arg(long)]
+        agent: Option<PathBuf>,
     },
     /// Serve a raw Content-Length echo on stdin and stdout.
     #[command(hide = true)]
@@ -199,7 +202,8 @@ fn main() -> ExitCode {
             kind,
             sock,
             event_bytes,
-        }) => servers::serve(kind, &sock, event_bytes),
+            agent,
+        }) => servers::serve(kind, &sock, event_bytes, agent),
         Some(Internal::PipeEcho) => stdio::pipe_echo(),
         Some(Internal::ServeWs) => websocket::serve_echo(),
         Some(Internal::Client { load }) => run_load(load),

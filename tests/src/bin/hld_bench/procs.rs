@@ -135,8 +135,15 @@ impl Server {
         Ok(server)
     }
 
-    /// Starts a raw reference server (this binary, `serve --kind <kind> <extra>…`).
-    pub fn raw(bins: &Bins, kind: &str, pinned: bool, extra: &[String]) -> anyhow::Result<Server> {
+    /// Starts a raw reference server (this binary, `serve --kind <kind> <extra>…`), with
+    /// `env` and, for the agents it may start, the daemon's `fake-claude` directories.
+    pub fn raw(
+        bins: &Bins,
+        kind: &str,
+        pinned: bool,
+        extra: &[String],
+        env: &[(String, String)],
+    ) -> anyhow::Result<Server> {
         let dir = private_dir()?;
         let sock = dir.path().join("raw.sock");
         let child = command(&bins.bench, pinned)
@@ -146,6 +153,11 @@ impl Server {
             .arg("--sock")
             .arg(&sock)
             .args(extra)
+            .env("HOME", dir.path())
+            .env("FAKE_CLAUDE_HOME", dir.path().join("fake-claude"))
+            .env("FAKE_CLAUDE_LOG_DIR", dir.path().join("fake-log"))
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

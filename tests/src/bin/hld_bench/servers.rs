@@ -6,15 +6,20 @@
 //! - `fanout`: tokio current_thread; `Subscribe` turns a connection into a subscriber fed by a
 //!   broadcast channel with per-subscriber coalescing; any other request is parsed, its
 //!   `params` serialised once into an event line (padded to a given length), broadcast, and
-//!   answered.
+//!   answered. With an agent program, `launchSession` starts it as hld starts `claude` (its
+//!   stdout piped, `--output-format stream-json --verbose --print -- <query>`, in
+//!   `working_dir`), and each line it writes but the final `result` (which hld keeps as the
+//!   session's outcome) is broadcast as it is, padded likewise.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{UnixListener, UnixStream};
+use tokio::process::Command;
 use tokio::sync::broadcast;
 
 /// Which reference server.
@@ -44,8 +49,14 @@ struct Response<'a, T> {
 }
 
 /// Serves `kind` on `sock` until killed. The fan-out server pads its event lines to
-/// `event_bytes`, to carry as many bytes per event as the daemon's.
-pub fn serve(kind: Kind, sock: &Path, event_bytes: usize) -> anyhow::Result<()> {
+/// `event_bytes`, to carry as many bytes per event as the daemon's, and runs `agent` for each
+/// `launchSession`.
+pub fn serve(
+    kind: Kind,
+    sock: &Path,
+    event_bytes: usize,
+    agent: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let _ = std::fs::remove_file(sock);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -57,7 +68,14 @@ pub fn serve(kind: Kind, sock: &Path, event_bytes: usize) -> anyhow::Result<()> 
             let (stream, _) = listener.accept().await?;
             match kind {
                 Kind::Echo => tokio::spawn(echo(stream)),
-                Kind::Fanout => tokio::spawn(fanout(stream, events.clone(), event_bytes)),
+                Kind::Fanout => {
+                    let fanout = Fanout {
+                        tx: events.clone(),
+                        event_bytes,
+                        agent: agent.clone(),
+                    };
+                    tokio::spawn(fanout.serve(stream))
+                }
             };
         }
     })
@@ -83,64 +101,132 @@ async fn echo(stream: UnixStream) {
     }
 }
 
-async fn fanout(stream: UnixStream, tx: broadcast::Sender<Bytes>, event_bytes: usize) {
-    let (rd, mut wr) = stream.into_split();
-    let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
-    let mut line = Vec::new();
-    let mut out = Vec::new();
-    loop {
-        line.clear();
-        match rd.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {}
-        }
-        let Ok(req) = serde_json::from_slice::<Request>(&line) else {
-            return;
-        };
-        let id = req.id.unwrap_or(Value::Null);
-        if req.method == "Subscribe" {
-            let rx = tx.subscribe();
-            let confirm = serde_json::json!({"jsonrpc": "2.0", "result": {"subscription_id": "sub_raw", "message": "ok"}, "id": id});
-            let mut confirm = confirm.to_string().into_bytes();
-            confirm.push(b'\n');
-            if wr.write_all(&confirm).await.is_ok() {
-                subscriber(rd, wr, rx).await;
+/// What every fan-out connection shares.
+struct Fanout {
+    tx: broadcast::Sender<Bytes>,
+    event_bytes: usize,
+    agent: Option<PathBuf>,
+}
+
+impl Fanout {
+    async fn serve(self, stream: UnixStream) {
+        let (rd, mut wr) = stream.into_split();
+        let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
+        let mut line = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            line.clear();
+            match rd.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
             }
-            return;
-        }
-        let mut event = br#"{"jsonrpc":"2.0","result":{"event":{"type":"raw","data":"#.to_vec();
-        let params = req.params.unwrap_or(Value::Null);
-        if serde_json::to_writer(&mut event, &params).is_err() {
-            return;
-        }
-        const TAIL: &[u8] = b"}},\"id\":null}\n";
-        const PAD: &[u8] = b",\"pad\":\"\"";
-        let short = event_bytes.saturating_sub(event.len() + TAIL.len() + PAD.len());
-        if short > 0 {
-            event.extend_from_slice(&PAD[..PAD.len() - 1]);
-            event.resize(event.len() + short, b'x');
-            event.push(b'"');
-        }
-        event.extend_from_slice(TAIL);
-        let _ = tx.send(Bytes::from(event));
-        out.clear();
-        if serde_json::to_writer(
-            &mut out,
-            &Response {
+            let Ok(req) = serde_json::from_slice::<Request>(&line) else {
+                return;
+            };
+            let id = req.id.unwrap_or(Value::Null);
+            let params = req.params.unwrap_or(Value::Null);
+            let result = match req.method.as_str() {
+                "Subscribe" => {
+                    let rx = self.tx.subscribe();
+                    let confirm = serde_json::json!({"jsonrpc": "2.0", "result": {"subscription_id": "sub_raw", "message": "ok"}, "id": id});
+                    let mut confirm = confirm.to_string().into_bytes();
+                    confirm.push(b'\n');
+                    if wr.write_all(&confirm).await.is_ok() {
+                        subscriber(rd, wr, rx).await;
+                    }
+                    return;
+                }
+                "launchSession" if self.agent.is_some() => match self.launch(&params) {
+                    Ok(()) => serde_json::json!({"session_id": "raw"}),
+                    Err(_) => return,
+                },
+                _ => {
+                    let data = |out: &mut Vec<u8>| serde_json::to_writer(out, &params);
+                    let Ok(event) = event(self.event_bytes, data) else {
+                        return;
+                    };
+                    let _ = self.tx.send(event);
+                    Value::Bool(true)
+                }
+            };
+            out.clear();
+            let reply = Response {
                 jsonrpc: "2.0",
-                result: Value::Bool(true),
+                result,
                 id: &id,
-            },
-        )
-        .is_err()
-        {
-            return;
-        }
-        out.push(b'\n');
-        if wr.write_all(&out).await.is_err() {
-            return;
+            };
+            if serde_json::to_writer(&mut out, &reply).is_err() {
+                return;
+            }
+            out.push(b'\n');
+            if wr.write_all(&out).await.is_err() {
+                return;
+            }
         }
     }
+
+    /// Starts the agent on `params.query` and broadcasts each line it writes.
+    fn launch(&self, params: &Value) -> std::io::Result<()> {
+        let program = self.agent.as_deref().expect("launched with an agent");
+        let mut child = Command::new(program)
+            .args([
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--print",
+                "--",
+            ])
+            .arg(params["query"].as_str().unwrap_or_default())
+            .current_dir(params["working_dir"].as_str().unwrap_or("."))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, event_bytes) = (self.tx.clone(), self.event_bytes);
+        tokio::spawn(async move {
+            let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match rd.read_until(b'\n', &mut line).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                // The final result, which hld keeps as the session's outcome, repeats the text.
+                if line.starts_with(br#"{"type":"result""#) {
+                    continue;
+                }
+                let data = |out: &mut Vec<u8>| {
+                    out.extend_from_slice(line.trim_ascii_end());
+                    Ok(())
+                };
+                let _ = event(event_bytes, data).map(|event| tx.send(event));
+            }
+            let _ = child.wait().await;
+        });
+        Ok(())
+    }
+}
+
+/// An event line carrying the JSON that `data` writes, padded to `event_bytes`.
+fn event(
+    event_bytes: usize,
+    data: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+) -> serde_json::Result<Bytes> {
+    const TAIL: &[u8] = b"}},\"id\":null}\n";
+    const PAD: &[u8] = b",\"pad\":\"\"";
+    let mut event = br#"{"jsonrpc":"2.0","result":{"event":{"type":"raw","data":"#.to_vec();
+    data(&mut event)?;
+    let short = event_bytes.saturating_sub(event.len() + TAIL.len() + PAD.len());
+    if short > 0 {
+        event.extend_from_slice(&PAD[..PAD.len() - 1]);
+        event.resize(event.len() + short, b'x');
+        event.push(b'"');
+    }
+    event.extend_from_slice(TAIL);
+    Ok(Bytes::from(event))
 }
 
 /// Feeds one subscriber: everything already queued goes out in one write (up to 64 KiB).

@@ -1,7 +1,9 @@
 //! Streaming sessions: many real sessions (`fake-claude` in its `stream` scenario) each
 //! writing timed lines at a steady rate, their events carried claude stdout → hld → store →
-//! bus → subscribers (`hld-bench client stream …`), next to the raw broadcast server carrying
-//! the same rate of same-sized events to as many subscribers (the fan-out load generator).
+//! bus → subscribers (`hld-bench client stream …`), next to the raw broadcast server running
+//! the same agents and relaying each line they write, padded to the size of hld's events, to
+//! as many subscribers of the same load generator: both sides carry an event through the
+//! same processes (agent → server → subscriber) among the same agent processes.
 //!
 //! Each line of the agent is `stamp <n> <µs on CLOCK_MONOTONIC when written>`; a subscriber
 //! finds the stamp in its `conversation_updated` line by substring search. An event's latency
@@ -238,25 +240,6 @@ fn stream_args(sock: &Path, dir: &Path, sessions: u64, events: u64, subs: u32) -
     ]
 }
 
-/// The raw baseline's arguments: the same events at the same rate from as many publishers.
-fn raw_args(sock: &Path, sessions: u64, events: u64, subs: u32) -> Vec<String> {
-    vec![
-        "fanout".into(),
-        "--sock".into(),
-        sock.display().to_string(),
-        "--subs".into(),
-        subs.to_string(),
-        "--events".into(),
-        (sessions * events).to_string(),
-        "--rate".into(),
-        (sessions * PER_SESSION_RATE).to_string(),
-        "--publishers".into(),
-        sessions.to_string(),
-        "--session".into(),
-        "raw".into(),
-    ]
-}
-
 /// The group: `rounds` rounds of hld, then the raw server padded to hld's event lines.
 pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let (sessions, events, subs) = plan.streaming;
@@ -274,12 +257,11 @@ pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         server.stop()?;
         let pad = (result.line_bytes.round() as usize).to_string();
         hld.push(result);
-        let server = Server::raw(bins, "fanout", false, &["--event-bytes".into(), pad])?;
-        raw.push(procs::client(
-            bins,
-            false,
-            &raw_args(&server.sock, sessions, events, subs),
-        )?);
+        let agent = bins.fake_claude.display().to_string();
+        let flags = ["--event-bytes".into(), pad, "--agent".into(), agent];
+        let server = Server::raw(bins, "fanout", false, &flags, &daemon_env(events))?;
+        let args = stream_args(&server.sock, server.dir.path(), sessions, events, subs);
+        raw.push(procs::client(bins, false, &args)?);
         server.stop()?;
     }
     let p99 = |rs: &[FanoutResult]| rs.iter().map(|r| r.latency.p99_us).collect::<Vec<_>>();
@@ -312,12 +294,11 @@ pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
              from the agent's stamp to the last subscriber's read: claude's stdout, hld's \
              parser, the store (committed), the bus, the socket; the percentiles are of the \
              events written once every session is launched (all are checked for loss). \
-             Baseline, same round: the raw broadcast server of section 3 carrying the same {} \
-             events at {} events/s, sent from {sessions} publisher connections in turn, to \
-             {subs} subscribers, its event lines padded to the length of hld's \
-             ({line_bytes:.0} bytes).",
-            sessions * events,
-            sessions * PER_SESSION_RATE,
+             Baseline, same round: the raw broadcast server of section 3 running the same \
+             sessions for the same load generator: its `launchSession` starts `fake-claude` as \
+             hld does (stdout piped, same scenario and environment), and each line the agent \
+             writes goes out as it is to the {subs} subscribers, padded to the length of hld's \
+             event lines ({line_bytes:.0} bytes)."
         ),
         commands: vec![
             format!(
@@ -329,10 +310,14 @@ pub fn group(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
                 "hld-bench client stream --sock $DIR/hld.sock --dir $DIR --sessions {sessions} \
                  --events {events} --subs {subs}"
             ),
-            "hld-bench serve --kind fanout --sock $DIR/raw.sock --event-bytes $BYTES &".into(),
             format!(
-                "hld-bench client {}",
-                raw_args(Path::new("$DIR/raw.sock"), sessions, events, subs).join(" ")
+                "FAKE_CLAUDE_COUNT={events} FAKE_CLAUDE_DELAY_MS={} hld-bench serve --kind \
+                 fanout --sock $DIR/raw.sock --event-bytes $BYTES --agent fake-claude &",
+                1000 / PER_SESSION_RATE
+            ),
+            format!(
+                "hld-bench client stream --sock $DIR/raw.sock --dir $DIR --sessions {sessions} \
+                 --events {events} --subs {subs}"
             ),
         ],
         rows: vec![Row {
