@@ -334,3 +334,68 @@ fn a_message_queued_when_the_daemon_dies_is_delivered_after_the_restart() {
         .messages
         .is_empty());
 }
+
+#[test]
+fn a_queued_message_that_cannot_be_resumed_after_a_restart_is_reported_undelivered() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let slow = DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    let mut d = TestDaemon::start_with(
+        slow.env("FAKE_CLAUDE_COUNT", "400")
+            .env("FAKE_CLAUDE_DELAY_MS", "25"),
+    );
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&id, |s| s.claude_session_id.is_some());
+    assert!(send(&d, &id, "Never delivered", None).queued);
+    d.kill9();
+    drop(d);
+
+    // The restarted daemon finds no `claude`: the session cannot be resumed.
+    let d = TestDaemon::start_with(DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        args: vec!["--claude-path".into(), "/nonexistent/claude".into()],
+        ..DaemonOptions::default()
+    });
+    assert!(d
+        .request::<ListQueuedMessages>(SessionIdParams {
+            session_id: id.clone()
+        })
+        .messages
+        .is_empty());
+    let db = rusqlite::Connection::open(base.path().join("hld.db")).unwrap();
+    let (status, error): (String, Option<String>) = db
+        .query_row("SELECT status, error FROM queued_messages", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "undelivered");
+    assert!(
+        error.is_some_and(|e| e.contains("claude")),
+        "the reason is kept"
+    );
+    assert!(d.log_text().contains("queued messages undelivered"));
+    assert_eq!(d.state(&id).status, SessionStatus::Failed);
+}
+
+#[test]
+fn past_max_live_warm_processes_the_least_recently_used_closes() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().arg("--max-live").arg("1"));
+    let first = d.launch(launch_params("scenario:plain first", workdir(&d)));
+    let warm = d.wait_session(&first, |s| s.status == SessionStatus::Completed);
+    assert!(warm.live && warm.live_until.is_some(), "{warm:?}");
+    let second = d.launch(launch_params("scenario:plain second", workdir(&d)));
+    d.wait_session(&second, |s| s.status == SessionStatus::Completed);
+    let closed = d.wait_session(&first, |s| !s.live);
+    assert_eq!(closed.status, SessionStatus::Completed, "{closed:?}");
+    assert_eq!(closed.exit_code, Some(0));
+    assert!(d.state(&second).live);
+    // The closed one still takes a message: it is resumed, and the other closes.
+    assert!(!send(&d, &first, "scenario:plain again", None).queued);
+    d.wait_session(&first, |s| s.live && s.num_turns == Some(2));
+    d.wait_session(&second, |s| !s.live);
+}
