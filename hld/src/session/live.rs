@@ -223,6 +223,7 @@ impl Sessions {
         let mut live = self.live.lock().unwrap();
         if let Some(handle) = live.get_mut(session_id) {
             handle.warm_since = warm.then(tokio::time::Instant::now);
+            handle.warm.send_replace(warm);
         }
         let warm: Vec<_> = live.values().filter(|h| h.warm_since.is_some()).collect();
         if warm.len() > self.config.max_live {

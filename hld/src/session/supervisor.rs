@@ -87,6 +87,8 @@ pub(super) struct Handle {
     pub(super) done: watch::Receiver<bool>,
     /// Since when the process is warm between turns; `None` during a turn.
     pub(super) warm_since: Option<Instant>,
+    /// Whether it is warm, for those waiting for a turn's end.
+    pub(super) warm: watch::Sender<bool>,
 }
 
 /// A permission request waiting for a human's decision.

@@ -399,3 +399,35 @@ fn past_max_live_warm_processes_the_least_recently_used_closes() {
     d.wait_session(&first, |s| s.live && s.num_turns == Some(2));
     d.wait_session(&second, |s| !s.live);
 }
+
+#[test]
+fn continuing_a_running_session_waits_for_its_turn_not_its_process() {
+    // A grace longer than a request may take: only the turn's end can answer in time.
+    let fake = hld_e2e::fake_claude().display().to_string();
+    let options = DaemonOptions::default()
+        .arg("--claude-path")
+        .arg(&fake)
+        .arg("--interrupt-grace-ms")
+        .arg("60000");
+    let d = TestDaemon::start_with(
+        options
+            .env("FAKE_CLAUDE_COUNT", "400")
+            .env("FAKE_CLAUDE_DELAY_MS", "25"),
+    );
+    let parent = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&parent, |s| s.claude_session_id.is_some());
+    let child = d.request::<hld_client::protocol::ContinueSession>(
+        hld_client::protocol::ContinueSessionParams {
+            session_id: parent.clone(),
+            query: "scenario:plain go on".into(),
+            ..Default::default()
+        },
+    );
+    let s = d.wait_session(&child.session_id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(s.parent_session_id.as_ref(), Some(&parent));
+    let p = d.state(&parent);
+    assert!(
+        p.interrupted && p.status == SessionStatus::Completed,
+        "{p:?}"
+    );
+}
