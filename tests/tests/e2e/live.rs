@@ -10,7 +10,7 @@ use hld_client::protocol::{
     LaunchSessionParams, ListQueuedMessages, MessageMode, MessageStatus, SendMessage,
     SendMessageParams, SendMessageResult, SessionIdParams, SessionStatus, SubscribeParams,
 };
-use hld_e2e::anthropic::{AnthropicStandIn, Reply};
+use hld_e2e::anthropic::{AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 use serde_json::Value;
 
@@ -117,9 +117,16 @@ fn two_messages_queued_during_a_turn_are_answered_in_order_in_one_session() {
         })
         .messages
         .is_empty());
-    // Each turn's own cost is added once: three turns of the same price.
-    let one_turn = s.cost_usd.unwrap() / 3.0;
-    assert!(one_turn > 0.0, "{s:?}");
+    // Each turn's own figures are added once (the CLI reports cost since its start): three
+    // model calls of the stand-in's tokens, priced $5/$25 per million.
+    let one_call = (INPUT_TOKENS * 5 + OUTPUT_TOKENS * 25) as f64 / 1e6;
+    let cost = s.cost_usd.unwrap();
+    assert!(
+        (cost - 3.0 * one_call).abs() < 1e-9,
+        "{cost} vs 3 × {one_call}"
+    );
+    assert_eq!(s.input_tokens, Some(3 * INPUT_TOKENS as i64));
+    assert_eq!(s.num_turns, Some(3));
 
     // Queued, then delivered, each message in order; the session went back to running.
     let seen = events.until(
