@@ -321,13 +321,13 @@ impl Sessions {
             sessions: Arc::clone(self),
             session_id: session_id.to_owned(),
             query,
-            resumed: resume.filter(|_| !fork_session),
             model_requested,
             mcp_file,
             commands,
             done: done_tx,
             turns: Turns::new(),
-            transcript: Transcript::new(),
+            // A resume without a fork keeps Claude's session id, known before any line.
+            transcript: Transcript::resuming(resume.filter(|_| !fork_session)),
         };
         self.supervisors.spawn(supervisor.run(child, first));
         tracing::info!(session = %session_id, run = %run_id, pid, "{what}");

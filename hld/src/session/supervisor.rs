@@ -144,8 +144,6 @@ pub(super) struct Supervisor {
     /// A launch's prompt, stored as the first user message once Claude names its session
     /// (`None` when resuming: the message is stored already).
     pub(super) query: Option<String>,
-    /// The Claude session resumed, if any.
-    pub(super) resumed: Option<String>,
     /// Whether the launch named a model: then the one Claude resolves does not replace it.
     pub(super) model_requested: bool,
     /// The private MCP config file, deleted when the process has ended.
@@ -169,7 +167,6 @@ impl Supervisor {
         let pid = child.id().unwrap_or_default();
         self.turns.pid = pid;
         self.turns.stdin = child.stdin.take();
-        self.transcript = Transcript::resuming(self.resumed.clone());
         self.write(&crate::claude::control::user_message(&first))
             .await;
         let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
