@@ -184,7 +184,12 @@ impl Supervisor {
             let mut controls = Vec::new();
             while !(ended && count == 0 && in_flight.is_none()) {
                 let open = !ended && size < MAX_BATCH_BYTES && batch.turn_end.is_none();
+                // A stored batch first: a turn's end is then settled before a message sent
+                // as it ended is taken (which finds the process warm, not ending).
                 tokio::select! {
+                    biased;
+                    stored = stored(&mut in_flight) => self.stored(stored, &mut lost).await,
+                    Some(command) = self.commands.recv() => self.command(command).await,
                     line = lines.next(), if open => match line {
                         Some(Ok(line)) => {
                             size += self.apply(line, &mut batch);
@@ -196,8 +201,6 @@ impl Supervisor {
                         }
                         _ => ended = true,
                     },
-                    stored = stored(&mut in_flight) => self.stored(stored, &mut lost).await,
-                    Some(command) = self.commands.recv() => self.command(command).await,
                     () = deadline(self.turns.phase) => self.escalate(),
                     () = idle(self.turns.idle_until) => self.close("its idle window ended"),
                 }
