@@ -131,10 +131,10 @@ pub async fn continue_session(
         ));
     };
     if parent.status.is_active() {
-        // A running parent is interrupted first, and the continuation waits for it to end.
+        // A running parent is interrupted first, and the continuation waits for its turn to end.
         if daemon.sessions.interrupt(&parent.new.id).await.is_ok() {
             let wait = daemon.config.interrupt_grace + Duration::from_secs(5);
-            daemon.sessions.wait_finished(&parent.new.id, wait).await;
+            daemon.sessions.wait_turn_ended(&parent.new.id, wait).await;
         }
     }
     let query = std::mem::take(&mut p.query);

@@ -3,6 +3,7 @@
 //! when no process is left; warm processes past `--max-live` closed; after a restart, queued
 //! messages delivered by resuming, or given up as `undelivered`, never dropped silently.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,6 +56,8 @@ impl Sessions {
                 format!("cannot send to session {session_id}: {CANNOT_RESUME}"),
             ));
         };
+        // Checked before the message is stored as delivered.
+        let claude_path = self.claude_path(&row.new.options)?;
         let id = session_id.to_owned();
         let message_text = text.clone();
         let delivered = self
@@ -62,7 +65,7 @@ impl Sessions {
             .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out))
             .await
             .map_err(|e| Error::internal("failed to deliver the message", e))?;
-        self.resume(&row, text).await?;
+        self.resume(&claude_path, &row, text).await?;
         Ok(SendMessageResult {
             message_id: delivered.id,
             queued: false,
@@ -112,9 +115,13 @@ impl Sessions {
 
     /// Resumes stored session `row` in a new process (same session, no fork) with `first`,
     /// a message stored as delivered already.
-    async fn resume(self: &Arc<Self>, row: &SessionRow, first: String) -> Result<()> {
+    async fn resume(
+        self: &Arc<Self>,
+        claude_path: &Path,
+        row: &SessionRow,
+        first: String,
+    ) -> Result<()> {
         let options = row.new.options.clone();
-        let claude_path = self.claude_path(&options)?;
         let start = Start {
             session_id: &row.new.id,
             run_id: &row.new.run_id,
@@ -124,7 +131,7 @@ impl Sessions {
             query: None,
         };
         tracing::info!(session = %row.new.id, "resuming the session for a message");
-        self.start(&claude_path, start, first).await
+        self.start(claude_path, start, first).await
     }
 
     /// After a process ended: a steering message it never answered, else the oldest queued
@@ -147,12 +154,17 @@ impl Sessions {
                     return tracing::error!(session = %session_id, error = %error, "cannot read the session to resume");
                 }
             };
+            // Checked before a queued message is taken as delivered.
+            let claude_path = match self.claude_path(&row.new.options) {
+                Ok(path) => path,
+                Err(e) => return self.give_up(&session_id, e.public_message()).await,
+            };
             let first = match steered {
                 Some(text) => Some(text),
                 None => self.next_queued(&row).await,
             };
             let Some(first) = first else { return };
-            if let Err(e) = self.resume(&row, first).await {
+            if let Err(e) = self.resume(&claude_path, &row, first).await {
                 self.give_up(&session_id, e.public_message()).await;
             }
         })
@@ -211,6 +223,7 @@ impl Sessions {
         let mut live = self.live.lock().unwrap();
         if let Some(handle) = live.get_mut(session_id) {
             handle.warm_since = warm.then(tokio::time::Instant::now);
+            handle.warm.send_replace(warm);
         }
         let warm: Vec<_> = live.values().filter(|h| h.warm_since.is_some()).collect();
         if warm.len() > self.config.max_live {

@@ -315,6 +315,7 @@ impl Sessions {
                 commands: commands_tx,
                 done: done_rx,
                 warm_since: None,
+                warm: watch::channel(false).0,
             },
         );
         let id = session_id.to_owned();
@@ -333,13 +334,13 @@ impl Sessions {
             sessions: Arc::clone(self),
             session_id: session_id.to_owned(),
             query,
-            resumed: resume.filter(|_| !fork_session),
             model_requested,
             mcp_file,
             commands,
             done: done_tx,
             turns: Turns::new(),
-            transcript: Transcript::new(),
+            // A resume without a fork keeps Claude's session id, known before any line.
+            transcript: Transcript::resuming(resume.filter(|_| !fork_session)),
         };
         self.supervisors.spawn(supervisor.run(child, first));
         tracing::info!(session = %session_id, run = %run_id, pid, "{what}");
@@ -439,18 +440,31 @@ impl Sessions {
 
     /// Waits until a session has no live process (at most `timeout`).
     pub async fn wait_finished(&self, session_id: &str, timeout: Duration) -> bool {
-        let done = self
+        self.wait_until(session_id, timeout, false).await
+    }
+
+    /// Waits until a session's process is between turns, or gone (at most `timeout`).
+    pub async fn wait_turn_ended(&self, session_id: &str, timeout: Duration) -> bool {
+        self.wait_until(session_id, timeout, true).await
+    }
+
+    async fn wait_until(&self, session_id: &str, timeout: Duration, or_warm: bool) -> bool {
+        let watched = self
             .live
             .lock()
             .unwrap()
             .get(session_id)
-            .map(|h| h.done.clone());
-        match done {
-            None => true,
-            Some(mut done) => tokio::time::timeout(timeout, done.wait_for(|d| *d))
-                .await
-                .is_ok(),
-        }
+            .map(|h| (h.done.clone(), h.warm.subscribe()));
+        let Some((mut done, mut warm)) = watched else {
+            return true;
+        };
+        let ended = async {
+            tokio::select! {
+                _ = done.wait_for(|d| *d) => {}
+                _ = warm.wait_for(|w| *w), if or_warm => {}
+            }
+        };
+        tokio::time::timeout(timeout, ended).await.is_ok()
     }
 
     /// Drops a session's handle once its actor is done.

@@ -87,6 +87,8 @@ pub(super) struct Handle {
     pub(super) done: watch::Receiver<bool>,
     /// Since when the process is warm between turns; `None` during a turn.
     pub(super) warm_since: Option<Instant>,
+    /// Whether it is warm, for those waiting for a turn's end.
+    pub(super) warm: watch::Sender<bool>,
 }
 
 /// A permission request waiting for a human's decision.
@@ -142,8 +144,6 @@ pub(super) struct Supervisor {
     /// A launch's prompt, stored as the first user message once Claude names its session
     /// (`None` when resuming: the message is stored already).
     pub(super) query: Option<String>,
-    /// The Claude session resumed, if any.
-    pub(super) resumed: Option<String>,
     /// Whether the launch named a model: then the one Claude resolves does not replace it.
     pub(super) model_requested: bool,
     /// The private MCP config file, deleted when the process has ended.
@@ -167,7 +167,6 @@ impl Supervisor {
         let pid = child.id().unwrap_or_default();
         self.turns.pid = pid;
         self.turns.stdin = child.stdin.take();
-        self.transcript = Transcript::resuming(self.resumed.clone());
         self.write(&crate::claude::control::user_message(&first))
             .await;
         let stderr = child.stderr.take().map(|s| tokio::spawn(stderr_tail(s)));
@@ -182,36 +181,49 @@ impl Supervisor {
             let mut batch = Ingest::default();
             let (mut count, mut size) = (0, 0);
             let mut ended = false;
+            let mut controls = Vec::new();
             while !(ended && count == 0 && in_flight.is_none()) {
                 let open = !ended && size < MAX_BATCH_BYTES && batch.turn_end.is_none();
+                // A stored batch first: a turn's end is then settled before a message sent
+                // as it ended is taken (which finds the process warm, not ending).
                 tokio::select! {
+                    biased;
+                    stored = stored(&mut in_flight) => self.stored(stored, &mut lost).await,
+                    Some(command) = self.commands.recv() => self.command(command).await,
                     line = lines.next(), if open => match line {
                         Some(Ok(line)) => {
                             size += self.apply(line, &mut batch);
                             count += 1;
-                            for control in self.transcript.take_controls() {
-                                self.control(control).await;
-                            }
+                            controls.extend(self.transcript.take_controls());
                             if let Some(result) = self.transcript.take_result() {
                                 self.turn_ended(&result, &mut batch);
                             }
                         }
                         _ => ended = true,
                     },
-                    stored = stored(&mut in_flight) => self.stored(stored, &mut lost).await,
-                    Some(command) = self.commands.recv() => self.command(command).await,
                     () = deadline(self.turns.phase) => self.escalate(),
                     () = idle(self.turns.idle_until) => self.close("its idle window ended"),
                 }
+                // A control request is served once the lines before it are queued to the
+                // store (which commits in order): an approval then finds its tool call.
+                let flushed = if !controls.is_empty() && count > 0 {
+                    let next = self.next_batch(&mut batch, &mut query);
+                    let lines = std::mem::take(&mut count);
+                    size = 0;
+                    self.store(next, lines, &mut lost)
+                } else {
+                    None
+                };
+                for control in std::mem::take(&mut controls) {
+                    self.control(control).await;
+                }
+                if let Some((committed, lines, turn_end)) = flushed {
+                    let stored = (committed.await, lines, turn_end);
+                    self.stored(stored, &mut lost).await;
+                }
                 if in_flight.is_none() && count > 0 {
-                    if let Some(claude_id) = self.transcript.claude_session_id() {
-                        if let Some(mut q) = query.take() {
-                            q.claude_session_id = claude_id.to_owned();
-                            batch.events.insert(0, q);
-                        }
-                    }
-                    let batch = std::mem::take(&mut batch);
-                    in_flight = self.store(batch, count, &mut lost);
+                    let next = self.next_batch(&mut batch, &mut query);
+                    in_flight = self.store(next, count, &mut lost);
                     (count, size) = (0, 0);
                 }
             }
@@ -282,7 +294,8 @@ impl Supervisor {
     }
 
     /// Stores how the process ended, retrying while the store fails (a full disk may be freed);
-    /// gives up only when the store closes at shutdown (the next start-up's sweep fails it).
+    /// gives up only when the store closes at shutdown (the next start-up's sweep fails it)
+    /// or the session is gone.
     async fn store_outcome(&mut self, update: SessionUpdate) -> Option<SessionStatus> {
         let happening = Happening::Exited {
             failed: update.error_message.is_some(),
@@ -297,7 +310,8 @@ impl Supervisor {
                 .await;
             let e = match stored {
                 Ok(moved) => return moved,
-                Err(StoreError::Closed) => return None,
+                // Closed at shutdown, or the session was deleted while its process was warm.
+                Err(StoreError::Closed | StoreError::SessionNotFound(_)) => return None,
                 Err(e) => e,
             };
             if pause == RETRY_FIRST {
@@ -317,6 +331,17 @@ impl Supervisor {
             }
             pause = (pause * 2).min(RETRY_MAX);
         }
+    }
+
+    /// The batch gathered so far, taken; the query goes first once Claude named its session.
+    fn next_batch(&self, batch: &mut Ingest, query: &mut Option<NewEvent>) -> Ingest {
+        if let Some(claude_id) = self.transcript.claude_session_id() {
+            if let Some(mut q) = query.take() {
+                q.claude_session_id = claude_id.to_owned();
+                batch.events.insert(0, q);
+            }
+        }
+        std::mem::take(batch)
     }
 
     /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length.

@@ -85,10 +85,10 @@ impl Supervisor {
         }
         let (id, claude_id) = (self.session_id.clone(), self.claude_id());
         let message_text = text.clone();
+        // Queued to the store now, committed in order: before anything the agent answers.
+        // The agent does not wait for the commit.
         let delivered = (self.sessions.store)
-            .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out))
-            .await
-            .map_err(|e| Error::internal("failed to deliver the message", e))?;
+            .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out));
         if self.turns.owed > 0 {
             if self.turns.phase == Phase::Running {
                 self.start_interrupt().await;
@@ -96,6 +96,9 @@ impl Supervisor {
             self.turns.steered = Some(text.clone());
         }
         self.hand_over(&text).await;
+        let delivered = delivered
+            .await
+            .map_err(|e| Error::internal("failed to store the delivered message", e))?;
         Ok(Sent::Delivered(delivered.id))
     }
 

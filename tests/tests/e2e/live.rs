@@ -10,7 +10,7 @@ use hld_client::protocol::{
     LaunchSessionParams, ListQueuedMessages, MessageMode, MessageStatus, SendMessage,
     SendMessageParams, SendMessageResult, SessionIdParams, SessionStatus, SubscribeParams,
 };
-use hld_e2e::anthropic::{AnthropicStandIn, Reply};
+use hld_e2e::anthropic::{AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 use serde_json::Value;
 
@@ -117,9 +117,16 @@ fn two_messages_queued_during_a_turn_are_answered_in_order_in_one_session() {
         })
         .messages
         .is_empty());
-    // Each turn's own cost is added once: three turns of the same price.
-    let one_turn = s.cost_usd.unwrap() / 3.0;
-    assert!(one_turn > 0.0, "{s:?}");
+    // Each turn's own figures are added once (the CLI reports cost since its start): three
+    // model calls of the stand-in's tokens, priced $5/$25 per million.
+    let one_call = (INPUT_TOKENS * 5 + OUTPUT_TOKENS * 25) as f64 / 1e6;
+    let cost = s.cost_usd.unwrap();
+    assert!(
+        (cost - 3.0 * one_call).abs() < 1e-9,
+        "{cost} vs 3 × {one_call}"
+    );
+    assert_eq!(s.input_tokens, Some(3 * INPUT_TOKENS as i64));
+    assert_eq!(s.num_turns, Some(3));
 
     // Queued, then delivered, each message in order; the session went back to running.
     let seen = events.until(
@@ -333,4 +340,101 @@ fn a_message_queued_when_the_daemon_dies_is_delivered_after_the_restart() {
         })
         .messages
         .is_empty());
+}
+
+#[test]
+fn a_queued_message_that_cannot_be_resumed_after_a_restart_is_reported_undelivered() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let slow = DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    let mut d = TestDaemon::start_with(
+        slow.env("FAKE_CLAUDE_COUNT", "400")
+            .env("FAKE_CLAUDE_DELAY_MS", "25"),
+    );
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&id, |s| s.claude_session_id.is_some());
+    assert!(send(&d, &id, "Never delivered", None).queued);
+    d.kill9();
+    drop(d);
+
+    // The restarted daemon finds no `claude`: the session cannot be resumed.
+    let d = TestDaemon::start_with(DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        args: vec!["--claude-path".into(), "/nonexistent/claude".into()],
+        ..DaemonOptions::default()
+    });
+    assert!(d
+        .request::<ListQueuedMessages>(SessionIdParams {
+            session_id: id.clone()
+        })
+        .messages
+        .is_empty());
+    let db = rusqlite::Connection::open(base.path().join("hld.db")).unwrap();
+    let (status, error): (String, Option<String>) = db
+        .query_row("SELECT status, error FROM queued_messages", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(status, "undelivered");
+    assert!(
+        error.is_some_and(|e| e.contains("claude")),
+        "the reason is kept"
+    );
+    assert!(d.log_text().contains("queued messages undelivered"));
+    assert_eq!(d.state(&id).status, SessionStatus::Failed);
+}
+
+#[test]
+fn past_max_live_warm_processes_the_least_recently_used_closes() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().arg("--max-live").arg("1"));
+    let first = d.launch(launch_params("scenario:plain first", workdir(&d)));
+    let warm = d.wait_session(&first, |s| s.status == SessionStatus::Completed);
+    assert!(warm.live && warm.live_until.is_some(), "{warm:?}");
+    let second = d.launch(launch_params("scenario:plain second", workdir(&d)));
+    d.wait_session(&second, |s| s.status == SessionStatus::Completed);
+    let closed = d.wait_session(&first, |s| !s.live);
+    assert_eq!(closed.status, SessionStatus::Completed, "{closed:?}");
+    assert_eq!(closed.exit_code, Some(0));
+    assert!(d.state(&second).live);
+    // The closed one still takes a message: it is resumed, and the other closes.
+    assert!(!send(&d, &first, "scenario:plain again", None).queued);
+    d.wait_session(&first, |s| s.live && s.num_turns == Some(2));
+    d.wait_session(&second, |s| !s.live);
+}
+
+#[test]
+fn continuing_a_running_session_waits_for_its_turn_not_its_process() {
+    // A grace longer than a request may take: only the turn's end can answer in time.
+    let fake = hld_e2e::fake_claude().display().to_string();
+    let options = DaemonOptions::default()
+        .arg("--claude-path")
+        .arg(&fake)
+        .arg("--interrupt-grace-ms")
+        .arg("60000");
+    let d = TestDaemon::start_with(
+        options
+            .env("FAKE_CLAUDE_COUNT", "400")
+            .env("FAKE_CLAUDE_DELAY_MS", "25"),
+    );
+    let parent = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&parent, |s| s.claude_session_id.is_some());
+    let child = d.request::<hld_client::protocol::ContinueSession>(
+        hld_client::protocol::ContinueSessionParams {
+            session_id: parent.clone(),
+            query: "scenario:plain go on".into(),
+            ..Default::default()
+        },
+    );
+    let s = d.wait_session(&child.session_id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(s.parent_session_id.as_ref(), Some(&parent));
+    let p = d.state(&parent);
+    assert!(
+        p.interrupted && p.status == SessionStatus::Completed,
+        "{p:?}"
+    );
 }

@@ -316,3 +316,17 @@ fn claude_tool_result_array_content_and_user_text() {
         .apply("{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"do it\"}}");
     assert_eq!(replay.events, [NewEvent::message("", "user", "do it")]);
 }
+
+#[test]
+fn each_result_of_a_live_process_costs_what_its_turn_added() {
+    let mut process = Transcript::new();
+    let mut turn = |total: f64| {
+        let line = json!({"type": "result", "subtype": "success", "total_cost_usd": total});
+        let ingest = process.apply(&line.to_string());
+        assert!(process.take_result().is_some());
+        ingest.update.unwrap().cost_usd.unwrap()
+    };
+    // Totals since the process started; an interrupted turn reports 0.
+    let costs: Vec<f64> = [0.5, 1.25, 0.0, 1.5].into_iter().map(&mut turn).collect();
+    assert_eq!(costs, [0.5, 0.75, 0.0, 0.25]);
+}

@@ -43,11 +43,13 @@ pub enum Group {
     Stdio,
     /// The WebSocket transport: round trips and throughput.
     Websocket,
+    /// Live sessions: a message to a warm agent, an approval over the control channel.
+    Live,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 12] = [
+    pub const ALL: [Group; 13] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -60,6 +62,7 @@ impl Group {
         Group::Search,
         Group::Stdio,
         Group::Websocket,
+        Group::Live,
     ];
 
     /// The section title.
@@ -77,6 +80,7 @@ impl Group {
             Group::Search => "10. search: searchSessions over many sessions",
             Group::Stdio => "11. hld --stdio: an editor's connection",
             Group::Websocket => "12. WebSocket (holon-rpc): round trips and throughput",
+            Group::Live => "13. live sessions: messages and approvals",
         }
     }
 
@@ -95,6 +99,7 @@ impl Group {
             Group::Search => "search",
             Group::Stdio => "stdio",
             Group::Websocket => "websocket",
+            Group::Live => "live",
         }
     }
 }
@@ -223,6 +228,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         }
         Group::Stdio => crate::stdio::run(bins, plan),
         Group::Websocket => crate::websocket::run(bins, plan),
+        Group::Live => crate::live::run(bins, plan),
     }
 }
 

@@ -18,6 +18,7 @@
 mod fanout;
 mod fanout_group;
 mod groups;
+mod live;
 mod load;
 mod memory;
 mod procs;
