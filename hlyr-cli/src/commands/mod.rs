@@ -33,7 +33,7 @@ use crate::Context;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Launch a Claude Code session and follow it; on a terminal, talk on after each turn.
+    /// Launch a Claude Code session and follow it; on a terminal, talk on after each turn
     ///
     /// On a terminal, after each turn a prompt takes the next message (Enter sends it into the
     /// same session; an empty line or Ctrl-D ends). While the agent works, a line typed is
