@@ -242,6 +242,7 @@ pub(crate) async fn follow(
     let state = client.get_session_state(session_id).await?;
     let mut ledger = Ledger::new(session_id, state.clone());
     ledger.read_to = after;
+    ledger.turn_from = after;
     let follower = Follower {
         client,
         subscription,

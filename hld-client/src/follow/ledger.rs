@@ -82,6 +82,10 @@ pub(super) struct Ledger {
     /// A turn ended (the status went from active to `completed` or `failed`) since the
     /// state was last read: how.
     pub(super) turn_end: Option<SessionStatus>,
+    /// Following after a `sequence`: conversation stored past it is a turn this follower may
+    /// not have seen start (it can run whole before the follow subscribes); once the status is
+    /// final, that turn ended. Cleared at that end.
+    pub(super) turn_from: Option<i64>,
     /// Each message sent into the session that was yielded, by id: its status as yielded.
     pub(super) messages: HashMap<String, MessageStatus>,
     /// The messages known to wait for the session's next turn.
@@ -104,6 +108,7 @@ impl Ledger {
             status: state.status,
             control: state.control,
             turn_end: None,
+            turn_from: None,
             messages: HashMap::new(),
             queued: HashSet::new(),
         }
@@ -394,6 +399,12 @@ impl Ledger {
             return Settled::ReadAgain;
         }
         self.turn_ended(&state.status);
+        if let Some(from) = self.turn_from {
+            if !active && self.read_to > Some(from) {
+                self.turn_end.get_or_insert_with(|| state.status.clone());
+                self.turn_from = None;
+            }
+        }
         let next_turn = active || state.live || !self.queued.is_empty();
         if let Some(status) = self.turn_end.take().filter(|_| next_turn) {
             self.queue.push_back(FollowItem::TurnEnded {

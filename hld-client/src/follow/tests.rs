@@ -393,6 +393,28 @@ fn a_turn_whose_process_stays_ends_with_turn_ended_then_ended() {
 }
 
 #[test]
+fn following_after_a_turn_that_ran_whole_before_the_follow_tells_its_end() {
+    // The next turn started and ended before the follow read anything: no status event.
+    let mut l = Ledger::new(SESSION, live_state("completed"));
+    l.read_to = Some(2);
+    l.turn_from = Some(2);
+    l.queue_read(Vec::new());
+    l.stored(vec![message(3, 3), message(4, 4)]);
+    assert_eq!(l.state(live_state("completed")), Settled::Ended);
+    assert_eq!(
+        kinds(&drain(&mut l))[2..],
+        ["turn completed", "ended completed"]
+    );
+    // Nothing stored past the point followed from: no turn ended.
+    let mut l = Ledger::new(SESSION, live_state("completed"));
+    l.read_to = Some(2);
+    l.turn_from = Some(2);
+    l.queue_read(Vec::new());
+    assert_eq!(l.state(live_state("completed")), Settled::Ended);
+    assert_eq!(kinds(&drain(&mut l)), ["ended completed"]);
+}
+
+#[test]
 fn a_queued_message_carries_the_follow_into_the_next_turn() {
     let mut l = ledger();
     assert_eq!(l.event(message_event("m1", "queued")), Next::Listen);
