@@ -14,7 +14,8 @@
 //! subscriber or was counted in a `lagged` notice it got (a subscriber that falls behind
 //! loses the oldest, by design, but never silently); the daemon's descriptors and threads are
 //! back to their baseline and its RSS is at most twice its baseline within
-//! 10 s.
+//! 10 s. The agents' processes stay warm after their turn for a short idle window only
+//! (`--live-idle-ms`), so that what is left after it is what the daemon must not keep.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,8 @@ struct Load {
 
 /// The daemon's limit on a message, and the length of the oversize lines sent.
 const MAX_MESSAGE: usize = 64 * 1024;
+/// How long an agent's process stays warm after its turn, in milliseconds.
+const IDLE_MS: u64 = 200;
 
 /// What a request line is, and so what its reply must be.
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +99,8 @@ fn main() -> anyhow::Result<()> {
         DaemonOptions::fake_claude()
             .arg("--max-message-size")
             .arg(&MAX_MESSAGE.to_string())
+            .arg("--live-idle-ms")
+            .arg(&IDLE_MS.to_string())
             .env("FAKE_CLAUDE_COUNT", &load.lines.to_string())
             .env("FAKE_CLAUDE_DELAY_MS", &load.delay_ms.to_string()),
     );
