@@ -229,6 +229,7 @@ pub async fn delete_session(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<S
         .write(move |w, _| w.delete_session(&id))
         .await
         .map_err(store_error("failed to delete the session"))?;
+    daemon.sessions.close_deleted(&p.session_id);
     tracing::info!(session = %p.session_id, "session deleted");
     Ok(SuccessResult { success: true })
 }

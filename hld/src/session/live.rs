@@ -228,8 +228,18 @@ impl Sessions {
         let warm: Vec<_> = live.values().filter(|h| h.warm_since.is_some()).collect();
         if warm.len() > self.config.max_live {
             if let Some(oldest) = warm.into_iter().min_by_key(|h| h.warm_since) {
-                let _ = oldest.commands.send(Command::Close);
+                let why = "more processes are warm than --max-live allows";
+                let _ = oldest.commands.send(Command::Close(why));
             }
+        }
+    }
+
+    /// Closes a deleted session's process if it waits between turns: nobody can talk to it.
+    pub fn close_deleted(&self, session_id: &str) {
+        if let Some(handle) = self.live.lock().unwrap().get(session_id) {
+            let _ = handle
+                .commands
+                .send(Command::Close("its session was deleted"));
         }
     }
 

@@ -60,8 +60,9 @@ pub(super) enum Command {
         status: ApprovalStatus,
         comment: Option<String>,
     },
-    /// Close the process if it is between turns (too many warm ones).
-    Close,
+    /// Close the process if it is between turns (too many warm ones, or its session was
+    /// deleted), saying why.
+    Close(&'static str),
     /// The daemon shuts down: the turn is interrupted and the process closed.
     Shutdown,
     /// Kill the process group at once (daemon shutdown, after the grace period).

@@ -46,9 +46,9 @@ impl Supervisor {
                 status,
                 comment,
             } => self.decided(&approval_id, status, comment).await,
-            Command::Close => {
+            Command::Close(why) => {
                 if self.turns.idle_until.is_some() {
-                    self.close("more processes are warm than --max-live allows");
+                    self.close(why);
                 }
             }
             Command::Shutdown => {

@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use hld_client::protocol::{
-    ApprovalStatus, CancelQueuedMessage, CancelQueuedMessageParams, ConversationEvent, Event,
-    LaunchSessionParams, ListQueuedMessages, MessageMode, MessageStatus, SendMessage,
-    SendMessageParams, SendMessageResult, SessionIdParams, SessionStatus, SubscribeParams,
+    ApprovalStatus, CancelQueuedMessage, CancelQueuedMessageParams, ConversationEvent,
+    DeleteSession, Event, Health, LaunchSessionParams, ListQueuedMessages, MessageMode,
+    MessageStatus, NoParams, SendMessage, SendMessageParams, SendMessageResult, SessionIdParams,
+    SessionStatus, SubscribeParams,
 };
 use hld_e2e::anthropic::{AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
@@ -405,6 +406,24 @@ fn past_max_live_warm_processes_the_least_recently_used_closes() {
     assert!(!send(&d, &first, "scenario:plain again", None).queued);
     d.wait_session(&first, |s| s.live && s.num_turns == Some(2));
     d.wait_session(&second, |s| !s.live);
+}
+
+#[test]
+fn deleting_a_warm_session_closes_its_process() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let id = d.launch(launch_params("scenario:plain", workdir(&d)));
+    assert!(
+        d.wait_session(&id, |s| s.status == SessionStatus::Completed)
+            .live
+    );
+    let active = || d.request::<Health>(NoParams {}).active_sessions;
+    assert_eq!(active(), 1, "the warm process is the daemon's");
+    d.request::<DeleteSession>(SessionIdParams { session_id: id });
+    // Without the close it would stay for the whole idle window (five minutes by default).
+    assert!(
+        wait_for(WAIT, || (active() == 0).then_some(())).is_some(),
+        "the deleted session's process is still there"
+    );
 }
 
 #[test]
