@@ -217,6 +217,7 @@ impl Client {
             session_id: session_id.to_owned(),
             text: text.to_owned(),
             mode: Some(mode),
+            images: None,
         };
         self.call::<SendMessage>(params).await
     }

@@ -33,6 +33,7 @@ mod codec;
 pub mod config;
 mod error;
 pub mod follow;
+pub mod mode;
 pub mod protocol;
 mod subscription;
 pub mod trust;

@@ -579,6 +579,7 @@ fn archive_rename_and_the_archived_view() {
             session_id: "s-run".into(),
             run_id: "run-s-run".into(),
             control: archived,
+            model: None,
             reason: "updated".into(),
         }),
     );
@@ -628,6 +629,7 @@ fn alt_a_toggles_auto_accept_and_alt_y_asks_how_long_to_bypass() {
             session_id: "s-run".into(),
             run_id: "run-s-run".into(),
             control: on,
+            model: None,
             reason: "updated".into(),
         }),
     );

@@ -71,6 +71,7 @@ fn event(change: Change) -> Event {
         },
         Change::Settings { session, expired } => Event::SessionSettingsChanged {
             control: session.control(),
+            model: session.new.options.model.clone(),
             session_id: session.new.id,
             run_id: session.new.run_id,
             reason: if expired { "expired" } else { "updated" }.to_owned(),

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{SessionIdParams, SessionInfo};
+use super::{PermissionMode, SessionIdParams, SessionInfo};
 
 /// `{success}`: the change was made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,14 +151,24 @@ pub struct UpdateSessionSettingsParams {
     /// With bypass on: how long it lasts, in milliseconds, from now; none: until turned off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dangerously_skip_permissions_timeout_ms: Option<i64>,
+    /// The model alias or id, passed to `claude` unchecked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `default` or `plan`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<PermissionMode>,
 }
 
 method!(
-    /// Turns auto-accept of edits or the bypass of permissions on or off.
+    /// Changes a session's model, permission mode, auto-accept of edits or bypass of
+    /// permissions.
     ///
-    /// The daemon enforces both in its approval path: turning one on approves the pending
-    /// approvals it covers at once, and a bypass with a timeout ends on the daemon's clock when
-    /// due. Questions to the human are never answered automatically. Every change publishes
+    /// `model` and `permission_mode` are applied at once to a live process (the control
+    /// requests `set_model` and `set_permission_mode`), else at the next resume; the model
+    /// string goes to `claude` unchecked. The daemon enforces auto-accept and bypass in its
+    /// approval path: turning one on approves the pending approvals it covers at once, and a
+    /// bypass with a timeout ends on the daemon's clock when due. Questions to the human and
+    /// plans (`ExitPlanMode`) are never answered automatically. Every change publishes
     /// `session_settings_changed`.
     ///
     /// ```json
@@ -166,10 +176,14 @@ method!(
     /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
     /// ```
     ///
-    /// -32602 for an unknown session, a non-positive timeout, or a timeout without bypass.
-    UpdateSessionSettings, "updateSessionSettings", "Set a session's auto-accept and bypass modes",
+    /// -32602 for an unknown session, a non-positive timeout, a timeout without bypass, an
+    /// empty model, or a permission mode other than `default` and `plan` (the CLI's
+    /// `acceptEdits` and `bypassPermissions` are the daemon's `auto_accept_edits` and
+    /// `dangerously_skip_permissions`).
+    UpdateSessionSettings, "updateSessionSettings", "Set a session's model, permission mode, auto-accept and bypass",
     ["session_id: string", "auto_accept_edits?: boolean", "dangerously_skip_permissions?: boolean",
-     "dangerously_skip_permissions_timeout_ms?: number"], "{success: boolean}",
+     "dangerously_skip_permissions_timeout_ms?: number", "model?: string",
+     "permission_mode?: \"default\" | \"plan\""], "{success: boolean}",
     UpdateSessionSettingsParams, SuccessResult
 );
 

@@ -112,7 +112,7 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decided_by: Option<String>,
     },
-    /// A session's title, archive state or approval modes changed (by a person, or a bypass
+    /// A session's title, archive state, approval modes, permission mode or model changed (by a person, or a bypass
     /// that expired).
     SessionSettingsChanged {
         /// The session.
@@ -122,6 +122,9 @@ pub enum Event {
         /// The settings now.
         #[serde(flatten)]
         control: SessionControl,
+        /// The model now.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
         /// Why: `updated` by a method, `expired` when a bypass ran out, `inherited` by a
         /// continuation at launch.
         reason: String,

@@ -50,6 +50,9 @@ pub struct QueuedMessage {
     /// Why it was not delivered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The image files attached, as sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 /// Params of `sendMessage`.
@@ -62,7 +65,16 @@ pub struct SendMessageParams {
     /// `queue` (the default) or `steer`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<MessageMode>,
+    /// Image files to attach: absolute paths the daemon reads, each a PNG, JPEG, GIF or WebP
+    /// of at most [`MAX_IMAGE_BYTES`]. They reach the model as image blocks before the text;
+    /// the conversation stores the text and names the images.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub images: Option<Vec<String>>,
 }
+
+/// The largest image file `sendMessage` and `launchSession` attach (Anthropic's API limit
+/// per image).
+pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 
 /// Result of `sendMessage`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,10 +101,14 @@ method!(
     /// {"jsonrpc":"2.0","result":{"message_id":"0b6e2f1c-5d9a-4c1e-8f3b-7a2d4e6c8b10","queued":true},"id":1}
     /// ```
     ///
-    /// -32602 for an unknown session, empty text, an unknown mode, or a session that cannot
+    /// `/compact` sent as text compacts the conversation; its `compact_boundary` is stored as
+    /// a `system` event.
+    ///
+    /// -32602 for an unknown session, empty text without images, an unknown mode, an image
+    /// that is missing, too large or not a PNG, JPEG, GIF or WebP, or a session that cannot
     /// take messages (still starting, or without a Claude session to resume).
     SendMessage, "sendMessage", "Send a message into a session: queued while the agent works, or steering it",
-    ["session_id: string", "text: string", "mode?: \"queue\" | \"steer\""],
+    ["session_id: string", "text: string", "mode?: \"queue\" | \"steer\"", "images?: [string]"],
     "{message_id: string, queued: boolean}",
     SendMessageParams, SendMessageResult
 );

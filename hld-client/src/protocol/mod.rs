@@ -35,7 +35,7 @@
 //!   [`ContinueSession`] and [`InterruptSession`], with the records they carry
 //!   ([`SessionInfo`], [`SessionState`], [`ConversationEvent`], [`McpConfig`]);
 //! - live sessions: [`SendMessage`], [`ListQueuedMessages`] and [`CancelQueuedMessage`], with
-//!   [`QueuedMessage`];
+//!   [`QueuedMessage`]; completing a reply: [`ListSlashCommands`] and [`SuggestFiles`];
 //! - approvals: [`FetchApprovals`], [`SendDecision`], [`CreateApproval`] and [`GetApproval`],
 //!   with [`Approval`];
 //! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
@@ -188,6 +188,7 @@ macro_rules! open_enum {
 }
 
 mod approvals;
+mod commands;
 mod control;
 mod conversation;
 mod envelope;
@@ -198,6 +199,7 @@ mod messages;
 mod sessions;
 
 pub use approvals::*;
+pub use commands::*;
 pub use control::*;
 pub use conversation::*;
 pub use envelope::*;

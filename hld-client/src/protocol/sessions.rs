@@ -130,6 +130,21 @@ pub struct SessionInfo {
     pub control: SessionControl,
 }
 
+open_enum!(
+    /// The permission mode `claude` runs in. The CLI's own `acceptEdits` and
+    /// `bypassPermissions` are never set: they would hide tool calls from the daemon's approvals
+    /// (the daemon's `auto_accept_edits` and `dangerously_skip_permissions` do that job).
+    #[derive(Default)]
+    PermissionMode {
+        /// Tool calls ask for approval as the rules say.
+        #[default]
+        Default = "default",
+        /// Claude plans without editing; the plan arrives as an approval of the tool
+        /// `ExitPlanMode`, and approving it leaves plan mode for `default`.
+        Plan = "plan",
+    }
+);
+
 /// What a person sets on a session after launch, shown in lists and state alike (HumanLayer
 /// HEAD's names).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -152,6 +167,9 @@ pub struct SessionControl {
     /// Extra directories `claude` may use (`--add-dir`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub additional_directories: Vec<String>,
+    /// `default` or `plan`: what the live process runs in, else what the next resume uses.
+    #[serde(default)]
+    pub permission_mode: PermissionMode,
 }
 
 /// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).
@@ -291,6 +309,12 @@ macro_rules! turn_params {
             /// Extra directories `claude` may use (`--add-dir`); each must exist.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub additional_directories: Option<Vec<String>>,
+            /// `default` or `plan` (`--permission-mode`); a continuation inherits its parent's.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub permission_mode: Option<PermissionMode>,
+            /// Image files sent with the query as image blocks (see [`SendMessageParams::images`]).
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub images: Option<Vec<String>>,
         }
     };
 }
@@ -354,9 +378,10 @@ method!(
     /// # Errors
     ///
     /// - -32602 when `query` is missing or empty (`query is required`), `max_turns` is negative,
-    ///   `working_dir` does not exist (`working_dir does not exist: …`) or `mcp_config` is a
-    ///   string that is not JSON (`invalid mcp_config JSON: …`); `data.param` names the
-    ///   parameter:
+    ///   `working_dir` does not exist (`working_dir does not exist: …`), `mcp_config` is a
+    ///   string that is not JSON (`invalid mcp_config JSON: …`), `permission_mode` is not
+    ///   `default` or `plan`, or an image is missing, too large or not an image;
+    ///   `data.param` names the parameter:
     ///
     ///   ```json
     ///   {"jsonrpc":"2.0","error":{"code":-32602,"message":"query is required","data":{"param":"query","expected":"non-empty string","received":"empty string"}},"id":1}
@@ -394,7 +419,8 @@ method!(
      "allowed_tools?: [string]", "disallowed_tools?: [string]", "custom_instructions?: string",
      "verbose?: boolean", "no_approvals?: boolean", "title?: string",
      "additional_directories?: [string]", "auto_accept_edits?: boolean",
-     "dangerously_skip_permissions?: boolean", "dangerously_skip_permissions_timeout?: number"],
+     "dangerously_skip_permissions?: boolean", "dangerously_skip_permissions_timeout?: number",
+     "permission_mode?: \"default\" | \"plan\"", "images?: [string]"],
     "{session_id: string, run_id: string}",
     LaunchSessionParams, LaunchSessionResult
 );
@@ -538,7 +564,8 @@ method!(
     ["session_id: string", "query: string", "system_prompt?: string", "append_system_prompt?: string",
      "mcp_config?: string|object", "permission_prompt_tool?: string", "allowed_tools?: [string]",
      "disallowed_tools?: [string]", "custom_instructions?: string", "max_turns?: number", "model?: string",
-     "title?: string", "additional_directories?: [string]"],
+     "title?: string", "additional_directories?: [string]",
+     "permission_mode?: \"default\" | \"plan\"", "images?: [string]"],
     "{session_id: string, run_id: string, claude_session_id: string, parent_session_id: string}",
     ContinueSessionParams, ContinueSessionResult
 );

@@ -24,6 +24,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<QueuedMessage> {
         created_at: row.get(5)?,
         settled_at: row.get(6)?,
         error: row.get(7)?,
+        images: Vec::new(),
     })
 }
 
@@ -94,6 +95,7 @@ impl Writer {
             created_at: now,
             settled_at,
             error: None,
+            images: Vec::new(),
         };
         self.run_id(session_id)?;
         self.conn

@@ -388,6 +388,7 @@ impl SessionRow {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
+            permission_mode: Default::default(),
         }
     }
 

@@ -88,6 +88,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
                 auto_accept_edits: args.auto_accept_edits,
                 dangerously_skip_permissions: skip,
                 dangerously_skip_permissions_timeout_ms: timeout,
+                ..Default::default()
             })
             .await?;
     }

@@ -41,6 +41,7 @@ fn send(d: &TestDaemon, id: &str, text: &str, mode: Option<MessageMode>) -> Send
         session_id: id.to_owned(),
         text: text.to_owned(),
         mode,
+        images: None,
     })
 }
 

@@ -331,6 +331,7 @@ pub fn raw_search(
                     additional_directories: directories
                         .and_then(|d| serde_json::from_str(&d).ok())
                         .unwrap_or_default(),
+                    permission_mode: Default::default(),
                 },
                 query,
                 claude_session_id,
