@@ -41,6 +41,7 @@ impl Supervisor {
             Command::Send { text, mode, reply } => {
                 let _ = reply.send(self.send(text, mode).await);
             }
+            Command::Control { request, reply } => self.request(request, reply).await,
             Command::Decided {
                 approval_id,
                 status,
@@ -249,6 +250,7 @@ impl Supervisor {
             Control::Request(ControlRequest { request_id, .. }) => {
                 tracing::debug!(session = %self.session_id, request = %request_id, "control request not served");
             }
+            Control::Response(response) => self.responded(response),
             Control::Cancel(cancel) => {
                 let Some(asked) = self.turns.asked.remove(&cancel.request_id) else {
                     return;

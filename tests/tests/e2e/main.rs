@@ -33,6 +33,7 @@ mod hlyr_outcomes;
 mod limits;
 mod live;
 mod logging;
+mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
