@@ -37,6 +37,7 @@ mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
+mod real_claude_modes;
 mod rpc;
 mod schema;
 mod sdk;

@@ -25,7 +25,7 @@ fn workdir(d: &TestDaemon) -> std::path::PathBuf {
     dir
 }
 
-fn id_params(session_id: &str) -> SessionIdParams {
+pub(super) fn id_params(session_id: &str) -> SessionIdParams {
     SessionIdParams {
         session_id: session_id.to_owned(),
     }
@@ -86,14 +86,14 @@ fn slash_commands_are_what_claude_answered_to_initialize() {
 }
 
 /// The one pending approval of a session, once there is one.
-fn pending(d: &TestDaemon, id: &str) -> Approval {
+pub(super) fn pending(d: &TestDaemon, id: &str) -> Approval {
     let approvals = d.wait_approvals(Some(id), |a| !a.is_empty());
     assert_eq!(approvals.len(), 1, "{approvals:#?}");
     approvals.into_iter().next().unwrap()
 }
 
 /// The tool results of a session's conversation: their text, and whether they are errors.
-fn tool_results(d: &TestDaemon, id: &str) -> Vec<(String, bool)> {
+pub(super) fn tool_results(d: &TestDaemon, id: &str) -> Vec<(String, bool)> {
     d.conversation(id)
         .into_iter()
         .filter(|e| e.event_type == ConversationEventType::ToolResult)
@@ -101,7 +101,7 @@ fn tool_results(d: &TestDaemon, id: &str) -> Vec<(String, bool)> {
         .collect()
 }
 
-fn mode_of(d: &TestDaemon, id: &str) -> PermissionMode {
+pub(super) fn mode_of(d: &TestDaemon, id: &str) -> PermissionMode {
     d.state(id).control.permission_mode
 }
 
@@ -184,7 +184,7 @@ fn a_denied_plan_keeps_plan_mode_and_claude_reads_the_comment() {
     );
 }
 
-fn settings(id: &str) -> UpdateSessionSettingsParams {
+pub(super) fn settings(id: &str) -> UpdateSessionSettingsParams {
     UpdateSessionSettingsParams {
         session_id: id.to_owned(),
         ..Default::default()
@@ -240,7 +240,7 @@ fn has_flag(invocation: &serde_json::Value, flag: &str, value: &str) -> bool {
     argv.windows(2).any(|w| w == [flag, value])
 }
 
-fn send(d: &TestDaemon, id: &str, text: &str) {
+pub(super) fn send(d: &TestDaemon, id: &str, text: &str) {
     d.request::<SendMessage>(SendMessageParams {
         session_id: id.to_owned(),
         text: text.to_owned(),
