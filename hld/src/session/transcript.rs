@@ -10,6 +10,10 @@ use crate::store::{Ingest, NewEvent, SessionUpdate};
 /// The subtype of the system event an `api_retry` line becomes.
 pub const API_RETRY: &str = "api_retry";
 
+/// The subtype of the system event a command's output becomes (`Set model to …` after
+/// `set_model`), which `claude` replays as a user line in `<local-command-stdout>` tags.
+pub const LOCAL_COMMAND: &str = "local_command";
+
 /// The transcript of one `claude` process.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
@@ -93,7 +97,15 @@ impl Transcript {
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
             }
-            AgentEvent::User(msg) => message_events(sid, "user", msg, events),
+            AgentEvent::User(msg) => match command_output(&msg) {
+                Some(output) => events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(output.to_owned()),
+                    subtype: Some(LOCAL_COMMAND.to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                }),
+                None => message_events(sid, "user", msg, events),
+            },
             AgentEvent::Result(result) => {
                 // The turn's own cost; an interrupted turn may report less (0) than before.
                 if let Some(cost) = result.cost() {
@@ -141,6 +153,16 @@ impl Transcript {
             });
         }
         true
+    }
+}
+
+/// The output of a command `claude` ran itself, if `line` replays one: not the user's words.
+fn command_output(line: &MessageLine) -> Option<&str> {
+    match &line.message.content[..] {
+        [ContentBlock::Text(text)] => text
+            .strip_prefix("<local-command-stdout>")?
+            .strip_suffix("</local-command-stdout>"),
+        _ => None,
     }
 }
 

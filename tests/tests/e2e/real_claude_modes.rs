@@ -49,6 +49,32 @@ fn a_model_switched_on_the_live_process_answers_the_next_message() {
     assert!(second.live);
     assert_eq!(second.context_limit, Some(200_000), "{second:#?}");
     assert_eq!(second.effective_context_tokens, Some(INPUT_TOKENS as i64));
+    // The CLI's "Set model to" line shows as a system line, not as the user's words.
+    let lines: Vec<(String, String)> = d
+        .conversation(&id)
+        .into_iter()
+        .map(|e| {
+            let kind = e.subtype.unwrap_or(e.role.unwrap_or_default());
+            (kind, e.content.unwrap_or_default())
+        })
+        .collect();
+    let said = |kind: &str, text: &str| (kind.to_owned(), text.to_owned());
+    let switched = said("local_command", "Set model to claude-haiku-4-5");
+    assert_eq!(
+        lines.iter().filter(|l| **l == switched).count(),
+        1,
+        "{lines:#?}"
+    );
+    let words: Vec<_> = lines.iter().filter(|l| **l != switched).cloned().collect();
+    assert_eq!(
+        words,
+        [
+            said("user", "First"),
+            said("assistant", "Noted."),
+            said("user", "Second"),
+            said("assistant", "Noted."),
+        ]
+    );
 }
 
 #[test]

@@ -369,3 +369,20 @@ fn an_answer_to_the_daemons_request_is_handed_over_not_stored() {
     assert_eq!(responses[0].outcome, Ok(json!({"mode": "plan"})));
     assert!(state.take_controls().is_empty());
 }
+
+#[test]
+fn a_commands_output_is_a_system_line_not_the_users_words() {
+    let line = json!({"type": "user", "session_id": "S1", "isReplay": true,
+        "message": {"role": "user",
+            "content": "<local-command-stdout>Set model to claude-haiku-4-5</local-command-stdout>"}});
+    let ingest = Transcript::new().apply(&line.to_string());
+    assert_eq!(
+        ingest.events,
+        [NewEvent {
+            role: Some("system".into()),
+            content: Some("Set model to claude-haiku-4-5".into()),
+            subtype: Some(LOCAL_COMMAND.into()),
+            ..NewEvent::new("S1", Kind::System)
+        }]
+    );
+}
