@@ -66,7 +66,7 @@ impl Transcript {
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
     /// events, and a session update merged into the batch's (this line's fields win). False
     /// for an answer to a control request of the daemon's, which is not stored (its asker
-    /// keeps what it needs; an `initialize` answer alone is tens of KiB).
+    /// keeps what it needs; an `initialize` answer is about 10 KiB).
     pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) -> bool {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();
