@@ -41,6 +41,7 @@ pub enum AgentEvent {
 pub enum System {
     Init(Init),
     ApiRetry(ApiRetry),
+    Status(Status),
     /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
     Other,
 }
@@ -118,6 +119,18 @@ pub struct Init {
     /// The skills among the slash commands.
     #[serde(default, deserialize_with = "lenient::strings")]
     pub skills: Vec<String>,
+}
+
+/// `system`/`status`: the CLI's permission mode changed (a control request, `EnterPlanMode`, an
+/// approved plan).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Status {
+    #[serde(
+        rename = "permissionMode",
+        default,
+        deserialize_with = "lenient::string"
+    )]
+    pub permission_mode: Option<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
@@ -407,6 +420,9 @@ pub fn parse_line(line: &str) -> Line {
         (Some("system"), Some("init")) => read(line).map(|i| AgentEvent::System(System::Init(i))),
         (Some("system"), Some("api_retry")) => {
             read(line).map(|r| AgentEvent::System(System::ApiRetry(r)))
+        }
+        (Some("system"), Some("status")) => {
+            read(line).map(|s| AgentEvent::System(System::Status(s)))
         }
         (Some("system"), _) => Some(AgentEvent::System(System::Other)),
         (Some("assistant"), _) => read(line).map(AgentEvent::Assistant),

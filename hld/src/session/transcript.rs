@@ -1,6 +1,6 @@
 //! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
-use hld_client::protocol::ConversationEventType;
+use hld_client::protocol::{ConversationEventType, PermissionMode};
 use serde_json::Value;
 
 use crate::claude::control::{Control, ControlResponse};
@@ -91,6 +91,14 @@ impl Transcript {
                 subtype: Some(API_RETRY.to_owned()),
                 ..NewEvent::new(sid, ConversationEventType::System)
             }),
+            AgentEvent::System(System::Status(status)) => {
+                // The daemon sets only `default` and `plan`; Claude may enter plan mode itself.
+                let mode = status
+                    .permission_mode
+                    .as_deref()
+                    .and_then(PermissionMode::parse);
+                update.permission_mode = mode;
+            }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
                 // The last call's context is what the conversation now takes of the window.

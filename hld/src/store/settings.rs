@@ -29,6 +29,26 @@ impl Writer {
         Ok(())
     }
 
+    /// `claude` reported the permission mode it runs in: stored, and published if it changed
+    /// (Claude may enter plan mode itself, with `EnterPlanMode`).
+    pub(super) fn follow_mode(
+        &mut self,
+        id: &str,
+        mode: &PermissionMode,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET permission_mode = ?2 WHERE id = ?1 AND permission_mode != ?2",
+            )?
+            .execute(params![id, mode.as_str()])?;
+        if changed == 1 {
+            self.settings_changed(id, false, out)?;
+        }
+        Ok(())
+    }
+
     /// A session's plan was approved: it runs in `default` mode from now on (`claude` itself
     /// leaves plan mode when its `ExitPlanMode` is allowed).
     pub(super) fn leave_plan_mode(&mut self, id: &str, out: &mut Vec<Change>) -> Result<()> {

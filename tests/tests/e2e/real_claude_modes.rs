@@ -176,3 +176,40 @@ fn the_slash_commands_are_those_the_cli_reported() {
     assert!(compact.argument_hint.is_some(), "{compact:?}");
     assert!(!compact.description.is_empty());
 }
+
+#[test]
+fn plan_mode_entered_by_the_model_shows_and_refuses_its_edits() {
+    let dir = scratch();
+    let path = dir.path().join("hello.txt");
+    let api = AnthropicStandIn::start(move |request| {
+        let answered = anthropic::tool_results(request);
+        match answered.first().and_then(|r| r["tool_use_id"].as_str()) {
+            None => Reply::tool_use(
+                "Let me plan first.",
+                "toolu_01StandInEnterPlanMode1",
+                "EnterPlanMode",
+                json!({}),
+            ),
+            Some("toolu_01StandInEnterPlanMode1") => Reply::tool_use(
+                "I'll create the file.",
+                "toolu_01StandInWriteWhilePlan",
+                "Write",
+                json!({"file_path": path, "content": "Hello, world!\n"}),
+            ),
+            Some(_) => Reply::text("I will present a plan."),
+        }
+    });
+    let d = TestDaemon::start_with(options(Some(&api)));
+    let mut events = d.subscribe(SubscribeParams::default());
+    let id = d.launch(launch_params("Create hello.txt", dir.path()));
+    events.until(|e| {
+        matches!(e, Event::SessionSettingsChanged { session_id, control, .. }
+            if *session_id == id && control.permission_mode == PermissionMode::Plan)
+    });
+    let s = d.wait_session(&id, |s| !s.status.is_active());
+    assert_eq!(s.result_content.as_deref(), Some("I will present a plan."));
+    assert_eq!(s.control.permission_mode, PermissionMode::Plan);
+    assert!(!dir.path().join("hello.txt").exists());
+    let refusal = &anthropic::tool_results(&api.model_turns()[2])[0];
+    assert!(refusal.to_string().contains("plan mode"), "{refusal:#}");
+}

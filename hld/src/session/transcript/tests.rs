@@ -3,6 +3,7 @@
 use super::*;
 use crate::store::ContextTokens;
 use hld_client::protocol::ConversationEventType as Kind;
+use hld_client::protocol::PermissionMode;
 use serde_json::json;
 
 /// One line on its own: [`Transcript::apply_to`] an empty batch.
@@ -385,4 +386,23 @@ fn a_commands_output_is_a_system_line_not_the_users_words() {
             ..NewEvent::new("S1", Kind::System)
         }]
     );
+}
+
+#[test]
+fn the_permission_mode_claude_reports_is_followed() {
+    let status = |mode: &str| {
+        json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode,
+            "session_id": "S1"})
+        .to_string()
+    };
+    let mode = |line: String| {
+        Transcript::new()
+            .apply(&line)
+            .update
+            .and_then(|u| u.permission_mode)
+    };
+    assert_eq!(mode(status("plan")), Some(PermissionMode::Plan));
+    assert_eq!(mode(status("default")), Some(PermissionMode::Default));
+    // Modes the daemon never sets are not taken up.
+    assert_eq!(mode(status("acceptEdits")), None);
 }
