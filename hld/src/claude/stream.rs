@@ -27,6 +27,8 @@ pub enum AgentEvent {
     /// `control_request` (`claude` asks the daemon, e.g. for a permission) or
     /// `control_cancel_request` (an earlier request is no longer waited for).
     Control(super::control::Control),
+    /// `control_response`: the answer to one of the daemon's requests.
+    ControlResponse(super::control::ControlResponse),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
@@ -39,6 +41,7 @@ pub enum AgentEvent {
 pub enum System {
     Init(Init),
     ApiRetry(ApiRetry),
+    Status(Status),
     /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
     Other,
 }
@@ -113,6 +116,21 @@ mod lenient {
 pub struct Init {
     #[serde(default, deserialize_with = "lenient::string")]
     pub model: Option<String>,
+    /// The skills among the slash commands.
+    #[serde(default, deserialize_with = "lenient::strings")]
+    pub skills: Vec<String>,
+}
+
+/// `system`/`status`: the CLI's permission mode changed (a control request, `EnterPlanMode`, an
+/// approved plan).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Status {
+    #[serde(
+        rename = "permissionMode",
+        default,
+        deserialize_with = "lenient::string"
+    )]
+    pub permission_mode: Option<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
@@ -403,6 +421,9 @@ pub fn parse_line(line: &str) -> Line {
         (Some("system"), Some("api_retry")) => {
             read(line).map(|r| AgentEvent::System(System::ApiRetry(r)))
         }
+        (Some("system"), Some("status")) => {
+            read(line).map(|s| AgentEvent::System(System::Status(s)))
+        }
         (Some("system"), _) => Some(AgentEvent::System(System::Other)),
         (Some("assistant"), _) => read(line).map(AgentEvent::Assistant),
         (Some("user"), _) => read(line).map(AgentEvent::User),
@@ -413,6 +434,7 @@ pub fn parse_line(line: &str) -> Line {
         (Some("control_cancel_request"), _) => {
             read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
         }
+        (Some("control_response"), _) => read(line).map(AgentEvent::ControlResponse),
         _ => None,
     };
     Line {

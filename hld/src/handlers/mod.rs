@@ -5,6 +5,7 @@ pub mod control;
 pub mod introspection;
 pub mod messages;
 pub mod sessions;
+pub mod settings;
 
 pub use introspection::VERSION;
 

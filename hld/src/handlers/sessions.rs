@@ -9,7 +9,7 @@ use super::control::store_error;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
-use crate::session::Parent;
+use crate::session::{permission_mode, Parent};
 use crate::store::{read, SessionRow, StoreError};
 
 /// A required, non-empty string param.
@@ -121,6 +121,7 @@ pub async fn continue_session(
 ) -> Result<ContinueSessionResult> {
     no_nul(&p)?;
     required(&p.query, "query")?;
+    let mode = permission_mode(p.permission_mode.take())?;
     let parent = session(&daemon, &p.session_id).await?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
         return Err(Error::invalid_param(
@@ -140,7 +141,7 @@ pub async fn continue_session(
     let query = std::mem::take(&mut p.query);
     // Read again: the interrupt above may have ended a bypass or changed the parent.
     let parent = session(&daemon, &parent.new.id).await?;
-    let settings = Settings::continued(&parent, p.title.take());
+    let settings = Settings::continued(&parent, p.title.take(), mode);
     let options = parent.new.options.continued(p)?;
     let expires = settings.modes.bypass_expires_at.is_some();
     let parent = Parent {

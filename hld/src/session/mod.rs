@@ -6,6 +6,7 @@
 mod lines;
 mod live;
 mod options;
+mod requests;
 mod supervisor;
 pub mod transcript;
 mod turn;
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 use hld_client::claude_path;
 use hld_client::protocol::{
-    ApprovalsAvailability, ClaudeAvailability, McpConfig, McpServer, SessionStatus,
+    ApprovalsAvailability, ClaudeAvailability, McpConfig, McpServer, PermissionMode, SessionStatus,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::task::TaskTracker;
@@ -32,7 +33,8 @@ use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
-pub use options::bypass_expiry;
+pub use options::{bypass_expiry, permission_mode};
+pub use requests::ControlError;
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";
@@ -69,6 +71,7 @@ struct Start<'a> {
     resume: Option<String>,
     /// A launch's prompt, stored once Claude names its session.
     query: Option<String>,
+    permission_mode: PermissionMode,
 }
 
 /// The conversation a continuation resumes.
@@ -190,6 +193,7 @@ impl Sessions {
     ) -> Result<(String, String)> {
         let session_id = uuid::Uuid::new_v4().to_string();
         let run_id = uuid::Uuid::new_v4().to_string();
+        let permission_mode = settings.modes.permission_mode.clone();
         let new = NewSession {
             id: session_id.clone(),
             run_id: run_id.clone(),
@@ -214,6 +218,7 @@ impl Sessions {
             fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
             query: Some(query.clone()),
+            permission_mode,
         };
         self.start(&claude_path, start, query).await?;
         Ok((session_id, run_id))
@@ -263,6 +268,7 @@ impl Sessions {
             fork_session,
             resume,
             query,
+            permission_mode,
         } = start;
         let (mcp_for_claude, permission_tool) = self.effective_mcp(&options, session_id, run_id);
         let mcp_file = match &mcp_for_claude {
@@ -280,6 +286,7 @@ impl Sessions {
             permission_prompt_tool: permission_tool,
             fork_session,
             resume: resume.clone(),
+            permission_mode,
         };
         let child = match process::spawn(claude_path, &spec, &working_dir) {
             Ok(child) => child,
@@ -343,6 +350,7 @@ impl Sessions {
             transcript: Transcript::resuming(resume.filter(|_| !fork_session)),
         };
         self.supervisors.spawn(supervisor.run(child, first));
+        tokio::spawn(Arc::clone(self).initialize(session_id.to_owned()));
         tracing::info!(session = %session_id, run = %run_id, pid, "{what}");
         Ok(())
     }

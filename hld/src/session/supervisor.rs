@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 
 use super::lines::{stderr_tail, text, Line, LineCodec};
+use super::requests::Reply;
 use super::transcript::Transcript;
 use super::Sessions;
 use crate::claude::process;
@@ -54,6 +55,8 @@ pub(super) enum Command {
         mode: MessageMode,
         reply: oneshot::Sender<Result<Sent>>,
     },
+    /// A control request for `claude`, answered on `reply`.
+    Control { request: Value, reply: Reply },
     /// An approval, perhaps one asked over the control channel, was decided.
     Decided {
         approval_id: String,
@@ -119,6 +122,8 @@ pub(super) struct Turns {
     pub(super) closing: bool,
     /// Permission requests waiting for a decision, by control request id.
     pub(super) asked: HashMap<String, Asked>,
+    /// The daemon's control requests waiting for `claude`'s answer, by request id.
+    pub(super) requests: HashMap<String, Reply>,
 }
 
 impl Turns {
@@ -134,6 +139,7 @@ impl Turns {
             steered: None,
             closing: false,
             asked: HashMap::new(),
+            requests: HashMap::new(),
         }
     }
 }
@@ -193,8 +199,13 @@ impl Supervisor {
                     Some(command) = self.commands.recv() => self.command(command).await,
                     line = lines.next(), if open => match line {
                         Some(Ok(line)) => {
-                            size += self.apply(line, &mut batch);
-                            count += 1;
+                            if let Some(bytes) = self.apply(line, &mut batch) {
+                                size += bytes;
+                                count += 1;
+                            }
+                            for response in self.transcript.take_responses() {
+                                self.responded(response);
+                            }
                             controls.extend(self.transcript.take_controls());
                             if let Some(result) = self.transcript.take_result() {
                                 self.turn_ended(&result, &mut batch);
@@ -230,6 +241,8 @@ impl Supervisor {
             }
         }
         self.turns.stdin = None;
+        // No answer comes once stdout has ended: the callers learn the process is gone.
+        self.turns.requests.clear();
         if let Some(query) = query {
             // Claude never named its session: the query is still stored.
             let batch = Ingest {
@@ -345,12 +358,13 @@ impl Supervisor {
         std::mem::take(batch)
     }
 
-    /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length.
-    fn apply(&mut self, line: Line, batch: &mut Ingest) -> usize {
+    /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length,
+    /// `None` for a line not stored.
+    fn apply(&mut self, line: Line, batch: &mut Ingest) -> Option<usize> {
         match line {
             Line::Whole(bytes) => {
-                self.transcript.apply_to(text(&bytes), batch);
-                bytes.len()
+                let stored = self.transcript.apply_to(text(&bytes), batch);
+                stored.then_some(bytes.len())
             }
             Line::Cut { start, dropped } => {
                 tracing::warn!(session = %self.session_id, kept = start.len(), dropped, "a line of claude's output was too long; stored cut");
@@ -358,7 +372,7 @@ impl Supervisor {
                 raw.push_str(&format!("[hld: cut here; {dropped} more bytes dropped]"));
                 let size = raw.len();
                 batch.raw_lines.push(raw);
-                size
+                Some(size)
             }
         }
     }

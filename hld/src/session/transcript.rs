@@ -1,14 +1,18 @@
 //! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
-use hld_client::protocol::ConversationEventType;
+use hld_client::protocol::{ConversationEventType, PermissionMode};
 use serde_json::Value;
 
-use crate::claude::control::Control;
+use crate::claude::control::{Control, ControlResponse};
 use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
 /// The subtype of the system event an `api_retry` line becomes.
 pub const API_RETRY: &str = "api_retry";
+
+/// The subtype of the system event a command's output becomes (`Set model to …` after
+/// `set_model`), which `claude` replays as a user line in `<local-command-stdout>` tags.
+pub const LOCAL_COMMAND: &str = "local_command";
 
 /// The transcript of one `claude` process.
 #[derive(Debug, Clone, Default)]
@@ -20,6 +24,10 @@ pub struct Transcript {
     process_cost: f64,
     /// Control lines read, until taken.
     controls: Vec<Control>,
+    /// Answers to the daemon's control requests, until taken.
+    responses: Vec<ControlResponse>,
+    /// The model of the current turn, as its `init` names it (a live switch changes it).
+    model: Option<String>,
 }
 
 impl Transcript {
@@ -50,9 +58,16 @@ impl Transcript {
         std::mem::take(&mut self.controls)
     }
 
+    /// The answers to the daemon's control requests read since last asked.
+    pub fn take_responses(&mut self) -> Vec<ControlResponse> {
+        std::mem::take(&mut self.responses)
+    }
+
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
-    /// events, and a session update merged into the batch's (this line's fields win).
-    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) {
+    /// events, and a session update merged into the batch's (this line's fields win). False
+    /// for an answer to a control request of the daemon's, which is not stored (its asker
+    /// keeps what it needs; an `initialize` answer is about 10 KiB).
+    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) -> bool {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();
         if self.claude_session_id.is_none() {
@@ -66,6 +81,8 @@ impl Transcript {
         match line.event {
             AgentEvent::System(System::Init(init)) => {
                 update.model = init.model.filter(|m| !m.is_empty());
+                update.skills = Some(init.skills);
+                self.model.clone_from(&update.model);
             }
             AgentEvent::System(System::ApiRetry(retry)) => events.push(NewEvent {
                 role: Some("system".to_owned()),
@@ -74,13 +91,29 @@ impl Transcript {
                 subtype: Some(API_RETRY.to_owned()),
                 ..NewEvent::new(sid, ConversationEventType::System)
             }),
+            AgentEvent::System(System::Status(status)) => {
+                // The daemon sets only `default` and `plan`; Claude may enter plan mode itself.
+                let mode = status
+                    .permission_mode
+                    .as_deref()
+                    .and_then(PermissionMode::parse);
+                update.permission_mode = mode;
+            }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
                 // The last call's context is what the conversation now takes of the window.
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
             }
-            AgentEvent::User(msg) => message_events(sid, "user", msg, events),
+            AgentEvent::User(msg) => match command_output(&msg) {
+                Some(output) => events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(output.to_owned()),
+                    subtype: Some(LOCAL_COMMAND.to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                }),
+                None => message_events(sid, "user", msg, events),
+            },
             AgentEvent::Result(result) => {
                 // The turn's own cost; an interrupted turn may report less (0) than before.
                 if let Some(cost) = result.cost() {
@@ -96,13 +129,21 @@ impl Transcript {
                 update.context.cache_creation_input_tokens =
                     result.usage.cache_creation_input_tokens;
                 update.context.cache_read_input_tokens = result.usage.cache_read_input_tokens;
-                update.context.context_limit = result
-                    .model_usage
-                    .values()
-                    .filter_map(|m| m.context_window)
-                    .max();
+                // The window of the turn's model; `model_usage` counts every model the
+                // process used (a switched one, subagents), so the largest is only a fallback.
+                let turn_model = self.model.as_ref().and_then(|m| result.model_usage.get(m));
+                update.context.context_limit = match turn_model.and_then(|m| m.context_window) {
+                    Some(window) => Some(window),
+                    None => (result.model_usage.values())
+                        .filter_map(|m| m.context_window)
+                        .max(),
+                };
                 update.error_message = result.error_message();
                 self.result = Some(result);
+            }
+            AgentEvent::ControlResponse(response) => {
+                self.responses.push(response);
+                return false;
             }
             AgentEvent::Control(control) => self.controls.push(control),
             AgentEvent::Unknown { kind } => {
@@ -119,6 +160,17 @@ impl Transcript {
                 None => update,
             });
         }
+        true
+    }
+}
+
+/// The output of a command `claude` ran itself, if `line` replays one: not the user's words.
+fn command_output(line: &MessageLine) -> Option<&str> {
+    match &line.message.content[..] {
+        [ContentBlock::Text(text)] => text
+            .strip_prefix("<local-command-stdout>")?
+            .strip_suffix("</local-command-stdout>"),
+        _ => None,
     }
 }
 

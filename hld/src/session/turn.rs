@@ -41,6 +41,7 @@ impl Supervisor {
             Command::Send { text, mode, reply } => {
                 let _ = reply.send(self.send(text, mode).await);
             }
+            Command::Control { request, reply } => self.request(request, reply).await,
             Command::Decided {
                 approval_id,
                 status,

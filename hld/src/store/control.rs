@@ -11,7 +11,12 @@ use crate::model::{self as rules, Modes};
 
 impl Writer {
     /// Records the session's settings as changed.
-    fn settings_changed(&self, id: &str, expired: bool, out: &mut Vec<Change>) -> Result<()> {
+    pub(super) fn settings_changed(
+        &self,
+        id: &str,
+        expired: bool,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let session = Box::new(self.session_after(id)?);
         out.push(Change::Settings { session, expired });
         Ok(())
@@ -62,7 +67,8 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes, approving at once its pending local ones they cover.
+    /// Sets a session's approval modes (its permission mode apart: see `set_run_settings`),
+    /// approving at once its pending local ones they cover.
     pub(crate) fn set_modes(
         &mut self,
         id: &str,

@@ -2,7 +2,8 @@
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
-    QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState, SessionStatus,
+    PermissionMode, QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState,
+    SessionStatus,
 };
 use serde_json::Value;
 
@@ -96,6 +97,10 @@ pub struct SessionUpdate {
     pub interrupted: Option<bool>,
     pub exit_code: Option<i32>,
     pub context: ContextTokens,
+    /// The skills `claude` listed at `init`: those of its slash commands that are skills.
+    pub skills: Option<Vec<String>>,
+    /// The permission mode `claude` reported it runs in (`default` or `plan`).
+    pub permission_mode: Option<PermissionMode>,
 }
 
 impl SessionUpdate {
@@ -116,6 +121,8 @@ impl SessionUpdate {
             interrupted: later.interrupted.or(self.interrupted),
             exit_code: later.exit_code.or(self.exit_code),
             context: self.context.merged_with(later.context),
+            skills: later.skills.or(self.skills),
+            permission_mode: later.permission_mode.or(self.permission_mode),
         }
     }
 }
@@ -388,7 +395,7 @@ impl SessionRow {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
-            permission_mode: Default::default(),
+            permission_mode: modes.permission_mode.clone(),
         }
     }
 

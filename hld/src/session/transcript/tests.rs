@@ -3,6 +3,7 @@
 use super::*;
 use crate::store::ContextTokens;
 use hld_client::protocol::ConversationEventType as Kind;
+use hld_client::protocol::PermissionMode;
 use serde_json::json;
 
 /// One line on its own: [`Transcript::apply_to`] an empty batch.
@@ -221,12 +222,15 @@ fn claude_session_id_from_first_line_that_carries_one() {
         })
     );
     // A later, different id does not replace it.
-    let init = state
-        .apply("{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"S2\",\"model\":\"m\"}");
+    let init = state.apply(
+        "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"S2\",\"model\":\"m\",\
+         \"skills\":[\"debug\"]}",
+    );
     assert_eq!(
         init.update,
         Some(SessionUpdate {
             model: Some("m".into()),
+            skills: Some(vec!["debug".into()]),
             ..SessionUpdate::default()
         })
     );
@@ -329,4 +333,76 @@ fn each_result_of_a_live_process_costs_what_its_turn_added() {
     // Totals since the process started; an interrupted turn reports 0.
     let costs: Vec<f64> = [0.5, 1.25, 0.0, 1.5].into_iter().map(&mut turn).collect();
     assert_eq!(costs, [0.5, 0.75, 0.0, 0.25]);
+}
+
+#[test]
+fn the_context_window_is_the_one_of_the_turns_model() {
+    let mut state = Transcript::new();
+    let result = |model_usage: Value| {
+        json!({"type": "result", "subtype": "success", "session_id": "S1",
+            "modelUsage": model_usage})
+        .to_string()
+    };
+    let both = json!({"claude-opus-4-8[1m]": {"contextWindow": 1_000_000},
+        "claude-haiku-4-5": {"contextWindow": 200_000}});
+    let limit = |ingest: Ingest| ingest.update.unwrap().context.context_limit;
+    // Before any init (a resumed turn's result alone): the largest window.
+    assert_eq!(limit(state.apply(&result(both.clone()))), Some(1_000_000));
+    let init = |model: &str| {
+        json!({"type": "system", "subtype": "init", "session_id": "S1", "model": model}).to_string()
+    };
+    state.apply(&init("claude-haiku-4-5"));
+    assert_eq!(limit(state.apply(&result(both.clone()))), Some(200_000));
+    state.apply(&init("claude-opus-4-8[1m]"));
+    assert_eq!(limit(state.apply(&result(both))), Some(1_000_000));
+}
+
+#[test]
+fn an_answer_to_the_daemons_request_is_handed_over_not_stored() {
+    let mut state = Transcript::new();
+    let mut batch = Ingest::default();
+    let line = r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"mode":"plan"}}}"#;
+    assert!(!state.apply_to(line, &mut batch));
+    assert_eq!(batch, Ingest::default());
+    let responses = state.take_responses();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].request_id, "r1");
+    assert_eq!(responses[0].outcome, Ok(json!({"mode": "plan"})));
+    assert!(state.take_controls().is_empty());
+}
+
+#[test]
+fn a_commands_output_is_a_system_line_not_the_users_words() {
+    let line = json!({"type": "user", "session_id": "S1", "isReplay": true,
+        "message": {"role": "user",
+            "content": "<local-command-stdout>Set model to claude-haiku-4-5</local-command-stdout>"}});
+    let ingest = Transcript::new().apply(&line.to_string());
+    assert_eq!(
+        ingest.events,
+        [NewEvent {
+            role: Some("system".into()),
+            content: Some("Set model to claude-haiku-4-5".into()),
+            subtype: Some(LOCAL_COMMAND.into()),
+            ..NewEvent::new("S1", Kind::System)
+        }]
+    );
+}
+
+#[test]
+fn the_permission_mode_claude_reports_is_followed() {
+    let status = |mode: &str| {
+        json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode,
+            "session_id": "S1"})
+        .to_string()
+    };
+    let mode = |line: String| {
+        Transcript::new()
+            .apply(&line)
+            .update
+            .and_then(|u| u.permission_mode)
+    };
+    assert_eq!(mode(status("plan")), Some(PermissionMode::Plan));
+    assert_eq!(mode(status("default")), Some(PermissionMode::Default));
+    // Modes the daemon never sets are not taken up.
+    assert_eq!(mode(status("acceptEdits")), None);
 }
