@@ -11,8 +11,10 @@ use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams, MessageMode,
-    SubscribeParams, UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
+    ListSlashCommands, MessageMode, SessionIdParams, SubscribeParams, SuggestFiles,
+    SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
+    UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
@@ -100,6 +102,8 @@ enum Load {
     Approvals,
     Conversation,
     Queue,
+    Commands,
+    Files,
 }
 
 impl Load {
@@ -109,6 +113,8 @@ impl Load {
             Command::LoadApprovals => Some(Load::Approvals),
             Command::LoadConversation(_) => Some(Load::Conversation),
             Command::LoadQueue(_) => Some(Load::Queue),
+            Command::LoadCommands(_) => Some(Load::Commands),
+            Command::SuggestFiles { .. } => Some(Load::Files),
             _ => None,
         }
     }
@@ -184,6 +190,29 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
             messages: client.list_queued_messages(&session_id).await?,
             session_id,
         },
+        Command::LoadCommands(session_id) => {
+            let params = SessionIdParams {
+                session_id: session_id.clone(),
+            };
+            let commands = client.call::<ListSlashCommands>(params).await?.commands;
+            Msg::Commands {
+                session_id,
+                commands,
+            }
+        }
+        Command::SuggestFiles { session_id, query } => {
+            let params = SuggestFilesParams {
+                session_id: session_id.clone(),
+                query: query.clone(),
+                limit: None,
+            };
+            let files = client.call::<SuggestFiles>(params).await?.files;
+            Msg::Files {
+                session_id,
+                query,
+                files: files.into_iter().map(|f| f.path).collect(),
+            }
+        }
         Command::Send { session_id, text } => {
             let sent = client
                 .send_message(&session_id, &text, MessageMode::Queue)
@@ -212,6 +241,25 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                         .unwrap_or_else(|| "the decision was refused".into()),
                 ),
             }
+        }
+        Command::ApproveAcceptingEdits {
+            decision,
+            session_id,
+        } => {
+            let result = client.send_decision(decision).await?;
+            if !result.success {
+                let error = result.error;
+                return Ok(Msg::Failed(
+                    error.unwrap_or_else(|| "the decision was refused".into()),
+                ));
+            }
+            let params = UpdateSessionSettingsParams {
+                session_id,
+                auto_accept_edits: Some(true),
+                ..Default::default()
+            };
+            client.call::<UpdateSessionSettings>(params).await?;
+            Msg::Done("approved; edits are accepted from now on".into())
         }
         Command::Archive {
             session_id,

@@ -62,10 +62,14 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
         Event::SessionSettingsChanged {
             session_id,
             control,
+            model,
             ..
         } => match state.sessions.iter_mut().find(|s| s.id == session_id) {
             Some(session) => {
                 session.control = control;
+                if model.is_some() {
+                    session.model = model;
+                }
                 clamp_selection(state);
                 Vec::new()
             }
@@ -145,6 +149,7 @@ pub(super) fn open(state: &mut State, session_id: &str) -> Vec<Command> {
         },
         reply: None,
         queue: Vec::new(),
+        complete: Completer::default(),
     });
     state.screen = Screen::Conversation;
     vec![

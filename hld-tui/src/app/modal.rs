@@ -140,6 +140,12 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             state.modal = Some(Modal::Launch(form));
             Vec::new()
         }),
+        Modal::Model(mut picker) => {
+            settings::picker_key(state, &mut picker, key).unwrap_or_else(|| {
+                state.modal = Some(Modal::Model(picker));
+                Vec::new()
+            })
+        }
     }
 }
 
