@@ -32,7 +32,7 @@ impl ModelPicker {
         let typed = self.input.lines().join("").trim().to_owned();
         let needle = typed.to_lowercase();
         let mut rows: Vec<String> = Vec::new();
-        if !typed.is_empty() && !self.models.iter().any(|m| *m == typed) {
+        if !typed.is_empty() && !self.models.contains(&typed) {
             rows.push(typed);
         }
         rows.extend(
