@@ -277,14 +277,17 @@ pub enum ApprovalMode {
     Ask,
     /// Edits are approved at once; the rest asks.
     AutoAcceptEdits,
+    /// Plan mode: the plan asks first, then each call as in `Ask`.
+    Plan,
     /// Nothing asks: no approvals server.
     Off,
 }
 
 impl ApprovalMode {
-    const ORDER: [ApprovalMode; 3] = [
+    const ORDER: [ApprovalMode; 4] = [
         ApprovalMode::Ask,
         ApprovalMode::AutoAcceptEdits,
+        ApprovalMode::Plan,
         ApprovalMode::Off,
     ];
 
@@ -293,6 +296,7 @@ impl ApprovalMode {
         match self {
             ApprovalMode::Ask => "ask here (hld approvals)",
             ApprovalMode::AutoAcceptEdits => "auto-accept edits, ask the rest",
+            ApprovalMode::Plan => "plan mode: approve a plan first, then ask",
             ApprovalMode::Off => "none: tools run unasked",
         }
     }

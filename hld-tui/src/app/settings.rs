@@ -7,7 +7,7 @@ use hld_client::mode::Mode;
 use super::*;
 
 /// The aliases `claude` takes for its current models, offered after the recent models.
-pub const ALIASES: [&str; 3] = ["opus", "sonnet", "haiku"];
+const ALIASES: [&str; 3] = ["opus", "sonnet", "haiku"];
 /// The most recent models the picker offers.
 const RECENT_MODELS: usize = 8;
 

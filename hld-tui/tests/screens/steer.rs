@@ -405,3 +405,22 @@ fn screen_model_picker() {
         insta::assert_snapshot!(format!("model_picker_{w}x{h}"), screen(&state, true));
     }
 }
+
+#[test]
+fn the_launch_form_launches_in_plan_mode() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "cplan the refactor");
+    for _ in 0..3 {
+        update(&mut state, key(KeyCode::Tab));
+    }
+    update(&mut state, key(KeyCode::Right));
+    update(&mut state, key(KeyCode::Right));
+    assert!(screen(&state, false).contains("plan mode: approve a plan first"));
+    let commands = update(&mut state, key(KeyCode::Enter));
+    let [Command::Launch(params)] = commands.as_slice() else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.permission_mode, Some(PermissionMode::Plan));
+    assert_eq!(params.auto_accept_edits, None);
+    assert_eq!(params.no_approvals, None);
+}
