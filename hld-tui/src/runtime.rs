@@ -370,6 +370,13 @@ mod tests {
             assert_eq!(tagged.msg_if_latest(&latest).is_some(), kept, "{load:?}");
         }
         assert_eq!(Load::of(&Command::LoadSessions), Some(Load::Sessions));
+        let suggest = Command::SuggestFiles {
+            session_id: "s".into(),
+            query: "src/".into(),
+        };
+        assert_eq!(Load::of(&suggest), Some(Load::Files));
+        let commands = Command::LoadCommands("s".into());
+        assert_eq!(Load::of(&commands), Some(Load::Commands));
         assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
     }
 }
