@@ -47,6 +47,7 @@ mod stdio_relay;
 mod subscribe;
 mod trust;
 mod tui;
+mod tui_modes;
 mod websocket;
 mod websocket_connection;
 mod ws_flood;
