@@ -30,6 +30,7 @@ mod hlyr_follow;
 mod hlyr_lists;
 mod hlyr_live;
 mod hlyr_outcomes;
+mod inputs;
 mod limits;
 mod live;
 mod logging;
