@@ -124,6 +124,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
         .add::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
         .add::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
+        .add::<p::ListSlashCommands, _, _>(handlers::settings::list_slash_commands)
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
         .add::<p::DeleteSession, _, _>(control::delete_session)

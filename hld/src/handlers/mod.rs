@@ -6,6 +6,7 @@ pub mod files;
 pub mod introspection;
 pub mod messages;
 pub mod sessions;
+pub mod settings;
 
 pub use introspection::VERSION;
 

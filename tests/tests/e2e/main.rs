@@ -34,6 +34,7 @@ mod inputs;
 mod limits;
 mod live;
 mod logging;
+mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
