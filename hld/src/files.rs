@@ -1,18 +1,33 @@
-//! Files for an `@` mention when no live `claude` answers: a walk of the working directory
-//! with the `ignore` crate (what `.gitignore` and `.ignore` exclude is skipped, and `.git`),
-//! bounded in time and entries, and a fuzzy match of the relative paths (`nucleo-matcher`,
-//! helix's matcher), best first.
+//! Files for an `@` mention: the live `claude`'s `file_suggestions` (claude-code.md 3.4), or,
+//! when none answers, a walk of the working directory with the `ignore` crate (what
+//! `.gitignore` and `.ignore` exclude is skipped, and `.git`), bounded in time and entries,
+//! and a fuzzy match of the relative paths (`nucleo-matcher`, helix's matcher), best first.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher};
+use serde_json::{json, Value};
 
 /// How long a scan walks before it matches what it found.
 pub const SCAN_TIME: Duration = Duration::from_millis(200);
 /// The most entries a scan collects.
 pub const SCAN_ENTRIES: usize = 50_000;
+
+/// The control request that asks `claude` for the files matching `query`.
+pub fn request(query: &str) -> Value {
+    json!({"subtype": "file_suggestions", "query": query})
+}
+
+/// The paths of `claude`'s answer, `{"suggestions": [{"path", "score"?}]}`, best first.
+pub fn answered(answer: &Value) -> Vec<String> {
+    let suggestions = answer["suggestions"].as_array().into_iter().flatten();
+    suggestions
+        .filter_map(|s| s["path"].as_str().filter(|p| !p.is_empty()))
+        .map(str::to_owned)
+        .collect()
+}
 
 /// The paths under `root` (relative, directories ending in `/`) that match `query`, best
 /// first, at most `limit`; an empty query lists those nearest the top. Blocking: the walk
@@ -102,6 +117,15 @@ mod tests {
             .iter()
             .any(|p| p.starts_with(".git/") || p.starts_with("build")));
         assert_eq!(suggest(dir.path(), "", 2).len(), 2);
+    }
+
+    #[test]
+    fn claudes_answer_reads_as_paths() {
+        let answer = json!({"suggestions": [{"path": "src/"}, {"path": "src/main.rs", "score": 0.5},
+            {"score": 1}, {"path": ""}]});
+        assert_eq!(answered(&answer), ["src/", "src/main.rs"]);
+        assert!(answered(&Value::Null).is_empty());
+        assert_eq!(request("ma")["subtype"], "file_suggestions");
     }
 
     #[test]

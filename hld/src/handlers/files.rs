@@ -1,16 +1,22 @@
-//! `suggestFiles`: files of a session's working directory for an `@` mention.
+//! `suggestFiles`: files of a session's working directory for an `@` mention, from its live
+//! `claude` (`file_suggestions`) or else a scan.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use hld_client::protocol::{FileSuggestion, SuggestFilesParams, SuggestFilesResult};
 
 use super::sessions::session;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
+use crate::files;
+use crate::session::ControlError;
 
 /// How many files when the params do not say, and the most they may ask for.
 const DEFAULT_LIMIT: usize = 20;
 const MAX_LIMIT: usize = 200;
+/// How long a completion waits for the live `claude` before the daemon scans instead.
+const LIVE_WAIT: Duration = Duration::from_secs(2);
 
 pub async fn suggest_files(
     daemon: Arc<Daemon>,
@@ -43,10 +49,30 @@ pub async fn suggest_files(
             ),
         ));
     }
-    let query = p.query;
-    let paths = tokio::task::spawn_blocking(move || crate::files::suggest(&root, &query, limit))
-        .await
-        .map_err(|e| Error::internal("failed to search the working directory", e))?;
+    let asked = daemon
+        .sessions
+        .control(&p.session_id, files::request(&p.query));
+    let live = match tokio::time::timeout(LIVE_WAIT, asked).await {
+        Ok(Ok(answer)) => files::answered(&answer),
+        Ok(Err(ControlError::NotLive)) => Vec::new(),
+        Ok(Err(e)) => {
+            tracing::debug!(session = %p.session_id, error = %e, "file_suggestions failed; scanning");
+            Vec::new()
+        }
+        Err(_) => {
+            tracing::debug!(session = %p.session_id, "claude is slow to suggest files; scanning");
+            Vec::new()
+        }
+    };
+    // An empty answer too: claude answers none until its file index is built.
+    let paths = if live.is_empty() {
+        let query = p.query;
+        tokio::task::spawn_blocking(move || files::suggest(&root, &query, limit))
+            .await
+            .map_err(|e| Error::internal("failed to search the working directory", e))?
+    } else {
+        live.into_iter().take(limit).collect()
+    };
     Ok(SuggestFilesResult {
         files: paths
             .into_iter()

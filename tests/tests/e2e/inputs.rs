@@ -297,6 +297,22 @@ fn suggest_files_scans_a_session_without_a_process_skipping_what_is_ignored() {
 }
 
 #[test]
+fn suggest_files_asks_a_live_claude() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let dir = project(&d);
+    let id = d.launch(launch_params("hello", &dir));
+    d.wait_session(&id, |s| s.status == SessionStatus::Completed && s.live);
+    assert_eq!(suggest(&d, &id, "main"), ["src/main.rs"]);
+    // claude lists the directory's own entries for an empty query, ignored ones too: the
+    // answer is its, not the daemon's scan.
+    let top = suggest(&d, &id, "");
+    for entry in [".git/", "build/", "src/", "README.md", ".gitignore"] {
+        assert!(top.contains(&entry.to_owned()), "{entry} in {top:?}");
+    }
+    assert!(d.state(&id).live);
+}
+
+#[test]
 fn compact_stores_its_boundary_as_one_line_and_the_session_carries_on() {
     let d = TestDaemon::start_with(DaemonOptions::fake_claude());
     let id = idle_session(&d, "first");
