@@ -21,7 +21,12 @@ fn workdir(d: &TestDaemon) -> PathBuf {
     dir
 }
 
-fn send_images(d: &TestDaemon, id: &str, text: &str, images: &[&Path]) -> SendMessageResult {
+pub(super) fn send_images(
+    d: &TestDaemon,
+    id: &str,
+    text: &str,
+    images: &[&Path],
+) -> SendMessageResult {
     d.request::<SendMessage>(SendMessageParams {
         session_id: id.to_owned(),
         text: text.to_owned(),
@@ -31,7 +36,7 @@ fn send_images(d: &TestDaemon, id: &str, text: &str, images: &[&Path]) -> SendMe
 }
 
 /// Waits until an assistant message of the session contains `part`; returns the conversation.
-fn wait_reply(d: &TestDaemon, id: &str, part: &str) -> Vec<ConversationEvent> {
+pub(super) fn wait_reply(d: &TestDaemon, id: &str, part: &str) -> Vec<ConversationEvent> {
     wait_for(WAIT, || {
         let events = d.conversation(id);
         events
@@ -47,7 +52,7 @@ fn content(event: &ConversationEvent) -> &str {
 }
 
 /// The user messages of a conversation.
-fn user_texts(events: &[ConversationEvent]) -> Vec<&str> {
+pub(super) fn user_texts(events: &[ConversationEvent]) -> Vec<&str> {
     events
         .iter()
         .filter(|e| {
@@ -223,7 +228,7 @@ fn a_queued_message_keeps_its_image_while_waiting_and_across_a_restart() {
     assert!(user_texts(&events).contains(&"third\n[image: later.png]"));
 }
 
-fn suggest(d: &TestDaemon, id: &str, query: &str) -> Vec<String> {
+pub(super) fn suggest(d: &TestDaemon, id: &str, query: &str) -> Vec<String> {
     d.request::<SuggestFiles>(SuggestFilesParams {
         session_id: id.to_owned(),
         query: query.to_owned(),
@@ -236,7 +241,7 @@ fn suggest(d: &TestDaemon, id: &str, query: &str) -> Vec<String> {
 }
 
 /// A working directory with `src/main.rs`, an ignored `build/main_out.rs` and `.git`.
-fn project(d: &TestDaemon) -> PathBuf {
+pub(super) fn project(d: &TestDaemon) -> PathBuf {
     let dir = workdir(d);
     for (path, text) in [
         (".gitignore", "build/\n"),

@@ -38,6 +38,7 @@ mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
+mod real_claude_inputs;
 mod rpc;
 mod schema;
 mod sdk;
