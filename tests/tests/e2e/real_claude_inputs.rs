@@ -68,8 +68,7 @@ fn a_message_queued_with_an_image_reaches_the_api_with_it() {
     let api = AnthropicStandIn::start(|request| {
         let last = message_texts(request)
             .into_iter()
-            .filter(|t| t.starts_with("user: "))
-            .next_back()
+            .rfind(|t| t.starts_with("user: "))
             .unwrap_or_default();
         if last.starts_with("user: Count") {
             let count: String = (1..=60).map(|n| format!("{n} ")).collect();
