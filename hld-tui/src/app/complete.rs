@@ -99,8 +99,9 @@ fn matching(commands: &[SlashCommand], query: &str) -> Vec<Choice> {
         .chain(contains)
         .map(|c| Choice {
             text: c.name.clone(),
-            detail: match &c.argument_hint {
-                Some(hint) => format!("{hint}  {}", render::first_line(&c.description)),
+            // The description first: a narrow list cuts the hint.
+            detail: match c.argument_hint.as_deref().filter(|h| !h.trim().is_empty()) {
+                Some(hint) => format!("{}  {hint}", render::first_line(&c.description)),
                 None => render::first_line(&c.description),
             },
         })

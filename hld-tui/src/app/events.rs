@@ -64,17 +64,19 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             control,
             model,
             ..
-        } => match state.sessions.iter_mut().find(|s| s.id == session_id) {
-            Some(session) => {
+        } => {
+            if let Some(session) = state.sessions.iter_mut().find(|s| s.id == session_id) {
                 session.control = control;
                 if model.is_some() {
                     session.model = model;
                 }
                 clamp_selection(state);
-                Vec::new()
             }
-            None => vec![Command::LoadSessions],
-        },
+            // A list fetched before the change may still be on its way: a newer load
+            // overtakes it (the runtime drops the older answer). An unknown session needs
+            // its row.
+            vec![Command::LoadSessions]
+        }
         Event::MessageQueued { message, .. }
         | Event::MessageDelivered { message, .. }
         | Event::MessageCancelled { message, .. } => {

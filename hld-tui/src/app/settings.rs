@@ -70,17 +70,14 @@ pub(super) fn cycle_mode(state: &mut State) -> Vec<Command> {
     let Some(id) = state.selected_session().map(|s| s.id.clone()) else {
         return Vec::new();
     };
-    let Some(session) = state.sessions.iter_mut().find(|s| s.id == id) else {
+    let Some(session) = state.sessions.iter().find(|s| s.id == id) else {
         return Vec::new();
     };
+    // The next of the mode the daemon last reported: its `session_settings_changed` shows
+    // the change, so the row never shows a mode the daemon does not have.
     let mode = Mode::of(&session.control).next();
-    let params = mode.settings(&id);
-    // Shown at once, so that presses in a row step on from each other; the daemon's
-    // `session_settings_changed` confirms it, and a refusal reloads the sessions.
-    session.control.permission_mode = params.permission_mode.clone().unwrap_or_default();
-    session.control.auto_accept_edits = params.auto_accept_edits.unwrap_or_default();
-    state.flash(format!("mode: {} (S-Tab cycles)", mode.label()), false);
-    vec![Command::Settings(params)]
+    state.flash(format!("mode: {}…", mode.label()), false);
+    vec![Command::Settings(mode.settings(&id))]
 }
 
 /// Opens the model picker for the selected session.

@@ -3,12 +3,11 @@
 //! completes `/` commands and `@` files from the daemon, and a compaction and attached images
 //! read as such in the conversation.
 
-use hld_client::protocol::{
-    PermissionMode, SendMessage, SendMessageParams, UpdateSessionSettings,
-    UpdateSessionSettingsParams,
-};
-use hld_e2e::{launch_params, TestDaemon};
+use hld_client::protocol::{PermissionMode, UpdateSessionSettings, UpdateSessionSettingsParams};
+use hld_e2e::images::red_png;
+use hld_e2e::{launch_params, TestDaemon, WAIT};
 
+use super::inputs::{project, send_images, wait_reply};
 use super::tui::{fake, tui_on, workdir, Tui};
 
 /// Shift+Tab as a terminal sends it.
@@ -29,6 +28,21 @@ fn open_first(tui: &mut Tui, shows: &str) {
     tui.wait_screen(shows);
 }
 
+/// Waits until the session's row shows `badge` (or, for `None`, no mode badge) before its
+/// title.
+#[track_caller]
+fn wait_badge(tui: &Tui, badge: Option<char>) {
+    tui.wait_until(&format!("{badge:?} in the row"), WAIT, |screen| {
+        screen.lines().any(|l| {
+            l.split_once("scenario:plain hello")
+                .is_some_and(|(before, _)| match badge {
+                    Some(badge) => before.contains(badge),
+                    None => !before.contains('⏸') && !before.contains('✎'),
+                })
+        })
+    });
+}
+
 #[test]
 fn shift_tab_cycles_plan_accept_edits_default_in_the_daemon_and_shows_what_it_says() {
     let d = fake();
@@ -41,17 +55,17 @@ fn shift_tab_cycles_plan_accept_edits_default_in_the_daemon_and_shows_what_it_sa
     tui.send(SHIFT_TAB);
     let s = d.wait_session(&id, |s| s.control.permission_mode == PermissionMode::Plan);
     assert!(!s.control.auto_accept_edits, "{s:#?}");
-    tui.wait_screen("⏸ scenario:plain hello");
+    wait_badge(&tui, Some('⏸'));
     tui.send(SHIFT_TAB);
     d.wait_session(&id, |s| {
         s.control.permission_mode == PermissionMode::Default && s.control.auto_accept_edits
     });
-    tui.wait_screen("✎ scenario:plain hello");
+    wait_badge(&tui, Some('✎'));
     tui.send(SHIFT_TAB);
     d.wait_session(&id, |s| {
         s.control.permission_mode == PermissionMode::Default && !s.control.auto_accept_edits
     });
-    tui.wait_screen("mode: default");
+    wait_badge(&tui, None);
 
     // In the conversation the title bar says the mode; a change made elsewhere shows too.
     open_first(&mut tui, "Hello! You asked: scenario:plain hello");
@@ -83,33 +97,21 @@ fn m_switches_the_model_from_the_picker_and_the_title_bar_shows_it() {
     tui.wait_screen("· haiku-9");
 }
 
-/// A working directory with a source file, a note, and an ignored build directory.
-fn project() -> tempfile::TempDir {
-    let work = workdir();
-    let root = work.path();
-    std::fs::create_dir_all(root.join("src")).unwrap();
-    std::fs::create_dir_all(root.join("target")).unwrap();
-    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
-    std::fs::write(root.join("target/mainframe.rs"), "// built\n").unwrap();
-    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
-    work
-}
-
 #[test]
 fn the_reply_box_completes_slash_commands_and_at_files_from_the_daemon() {
     let d = fake();
-    let work = project();
-    ended_session(&d, "scenario:plain hello", work.path());
+    let work = project(&d);
+    ended_session(&d, "scenario:plain hello", &work);
     let mut tui = tui_on(&d);
     open_first(&mut tui, "Hello! You asked: scenario:plain hello");
 
     // `/` at the start: the commands the session's claude reported.
     tui.send("r");
     tui.send("/compa");
-    let screen = tui.wait_screen("/compact  Clear conversation history");
+    let screen = tui.wait_screen("/compact  Free up context by summarizing");
     assert!(screen.contains(" Commands (Tab takes"), "{screen}");
     tui.send("\t");
-    tui.wait_until("the command taken", hld_e2e::WAIT, |s| {
+    tui.wait_until("the command taken", WAIT, |s| {
         s.lines().any(|l| l.trim_end() == "/compact") && !s.contains(" Commands (")
     });
     tui.send(ESC);
@@ -120,9 +122,9 @@ fn the_reply_box_completes_slash_commands_and_at_files_from_the_daemon() {
     tui.send("look at @mai");
     tui.wait_screen("@src/main.rs");
     let screen = tui.screen_text();
-    assert!(!screen.contains("mainframe"), "{screen}");
+    assert!(!screen.contains("main_out"), "{screen}");
     tui.send("\r");
-    tui.wait_until("the file taken", hld_e2e::WAIT, |s| {
+    tui.wait_until("the file taken", WAIT, |s| {
         s.lines().any(|l| l.trim_end() == "look at @src/main.rs") && !s.contains(" Files")
     });
 }
@@ -132,36 +134,35 @@ fn compact_sent_from_the_reply_box_shows_as_one_line() {
     let d = fake();
     let work = workdir();
     let id = ended_session(&d, "scenario:plain hello", work.path());
+    // Claude compacts nothing before a second turn.
+    send_images(&d, &id, "scenario:plain again", &[]);
+    wait_reply(&d, &id, "You said: scenario:plain again");
+    d.wait_ended(&id);
     let mut tui = tui_on(&d);
-    open_first(&mut tui, "Hello! You asked: scenario:plain hello");
+    open_first(&mut tui, "You said: scenario:plain again");
     tui.send("r");
     tui.send("/compact");
-    tui.wait_screen("/compact  ");
+    tui.wait_screen("/compact  Free up context");
     // The token is complete: Enter sends it.
     tui.send("\r");
-    tui.wait_screen("──── Conversation compacted");
-    d.wait_ended(&id);
+    let screen = tui.wait_screen("──── Conversation compacted (");
+    assert!(screen.contains(" tokens before) ────"), "{screen}");
 }
-
-/// The smallest PNG a magic-number check accepts: its signature and an IHDR chunk.
-const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89\0\0\0\nIDATx\x9cc\0\x01\0\0\x05\0\x01\r\n-\xb4\0\0\0\0IEND\xaeB`\x82";
 
 #[test]
 fn an_image_sent_with_a_message_shows_as_an_attachment() {
     let d = fake();
     let work = workdir();
     let id = ended_session(&d, "scenario:plain hello", work.path());
-    let shot = work.path().join("shot.png");
-    std::fs::write(&shot, PNG).unwrap();
+    let png = red_png(work.path(), "shot.png");
     let mut tui = tui_on(&d);
     open_first(&mut tui, "Hello! You asked: scenario:plain hello");
-    d.request::<SendMessage>(SendMessageParams {
-        session_id: id,
-        text: "scenario:plain what is this".into(),
-        mode: None,
-        images: Some(vec![shot.display().to_string()]),
-    });
+    send_images(&d, &id, "scenario:plain what is this", &[&png]);
     let screen = tui.wait_screen("[image] shot.png");
-    assert!(screen.contains("› scenario:plain what is this"), "{screen}");
-    assert!(!screen.contains("[image: "), "{screen}");
+    let lines: Vec<&str> = screen.lines().map(str::trim_end).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "› scenario:plain what is this");
+    let at = at.unwrap_or_else(|| panic!("{screen}"));
+    assert_eq!(lines[at + 1], "  [image] shot.png", "{screen}");
 }
