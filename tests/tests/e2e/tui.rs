@@ -108,7 +108,7 @@ pub(super) fn tui_on(d: &TestDaemon) -> Tui {
 }
 
 /// The only session of the daemon: its id.
-fn only_session(d: &TestDaemon) -> String {
+pub(super) fn only_session(d: &TestDaemon) -> String {
     let sessions = d.request::<ListSessions>(NoParams {}).sessions;
     assert_eq!(sessions.len(), 1, "{sessions:#?}");
     sessions[0].id.clone()

@@ -166,3 +166,70 @@ fn an_image_sent_with_a_message_shows_as_an_attachment() {
     let at = at.unwrap_or_else(|| panic!("{screen}"));
     assert_eq!(lines[at + 1], "  [image] shot.png", "{screen}");
 }
+
+/// Launches fake-claude's `plan` scenario in `work` from the launch form, in plan mode.
+fn launch_planning_from_the_form(tui: &mut Tui, work: &std::path::Path) {
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    tui.send("scenario:plan");
+    tui.send("\t");
+    tui.send(&work.display().to_string());
+    // Model, then approvals: two steps right of "ask here" is plan mode.
+    tui.send("\t\t");
+    tui.send("\x1b[C\x1b[C");
+    tui.wait_screen("plan mode: approve a plan first");
+    tui.send("\r");
+}
+
+#[test]
+fn a_plan_shows_as_markdown_and_capital_a_approves_it_and_accepts_edits() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    launch_planning_from_the_form(&mut tui, work.path());
+
+    // The conversation opens on the plan, as markdown, in plan mode.
+    let screen = tui.wait_screen("plan waiting: a approve · A approve + accept edits");
+    for line in [
+        "│ # Plan",
+        "│ 1. Create hello.txt with Hello, world!",
+        "⏸ plan",
+    ] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+    assert!(!screen.contains("\"plan\""), "not as JSON:\n{screen}");
+    let id = super::tui::only_session(&d);
+    assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
+
+    // A: the plan approved, plan mode left for accept edits; the Write is then approved by
+    // the daemon's auto-accept, with nobody asked.
+    tui.send("A");
+    let s = d.wait_ended(&id);
+    assert_eq!(s.control.permission_mode, PermissionMode::Default, "{s:#?}");
+    assert!(s.control.auto_accept_edits, "{s:#?}");
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("hello.txt")).unwrap(),
+        "Hello, world!\n"
+    );
+    tui.wait_screen("⏵⏵ accept edits");
+    tui.wait_screen("Done - hello.txt now contains");
+}
+
+#[test]
+fn d_on_a_plan_keeps_planning_and_claude_reads_what_to_change() {
+    let d = fake();
+    let work = workdir();
+    let mut tui = tui_on(&d);
+    launch_planning_from_the_form(&mut tui, work.path());
+    tui.wait_screen("plan waiting");
+    tui.send("d");
+    tui.wait_screen("Keep planning: what should change?");
+    tui.send("Add a test first");
+    tui.send("\r");
+    tui.wait_screen("The plan was not approved: Add a test first");
+    let id = super::tui::only_session(&d);
+    let s = d.wait_ended(&id);
+    assert_eq!(s.control.permission_mode, PermissionMode::Plan, "{s:#?}");
+    assert!(!work.path().join("hello.txt").exists());
+    tui.wait_screen("⏸ plan");
+}
