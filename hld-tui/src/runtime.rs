@@ -10,9 +10,10 @@ use base64::Engine;
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
+use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
-    ListSlashCommands, MessageMode, SessionIdParams, SubscribeParams, SuggestFiles,
+    ListSlashCommands, MessageMode, SessionControl, SessionIdParams, SubscribeParams, SuggestFiles,
     SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
     UpdateSessionTitleParams,
 };
@@ -278,11 +279,28 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
             Msg::Done("renamed".into())
         }
         Command::Settings(params) => {
+            let done = settings_done(&params);
             client.call::<UpdateSessionSettings>(params).await?;
-            Msg::Done("settings changed".into())
+            Msg::Done(done)
         }
         Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
     })
+}
+
+/// What a settings change that succeeded did, for the flash.
+fn settings_done(params: &UpdateSessionSettingsParams) -> String {
+    if let Some(model) = &params.model {
+        return format!("model: {model}");
+    }
+    if let Some(permission_mode) = &params.permission_mode {
+        let control = SessionControl {
+            permission_mode: permission_mode.clone(),
+            auto_accept_edits: params.auto_accept_edits.unwrap_or_default(),
+            ..Default::default()
+        };
+        return format!("mode: {} (S-Tab cycles)", Mode::of(&control).label());
+    }
+    "settings changed".into()
 }
 
 /// The approvals that `events`' tool calls link to and that are no longer pending: how each
