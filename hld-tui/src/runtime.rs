@@ -397,4 +397,20 @@ mod tests {
         assert_eq!(Load::of(&commands), Some(Load::Commands));
         assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
     }
+
+    #[test]
+    fn a_settings_change_says_what_it_changed() {
+        let model = UpdateSessionSettingsParams {
+            model: Some("haiku".into()),
+            ..Default::default()
+        };
+        assert_eq!(settings_done(&model), "model: haiku");
+        let edits = Mode::AcceptEdits.settings("s");
+        assert_eq!(settings_done(&edits), "mode: accept edits (S-Tab cycles)");
+        let bypass = UpdateSessionSettingsParams {
+            dangerously_skip_permissions: Some(false),
+            ..Default::default()
+        };
+        assert_eq!(settings_done(&bypass), "settings changed");
+    }
 }
