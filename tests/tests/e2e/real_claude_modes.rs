@@ -7,7 +7,7 @@ use hld_client::protocol::{
     Event, LaunchSessionParams, ListSlashCommands, PermissionMode, SlashCommandKind,
     SubscribeParams, UpdateSessionSettings,
 };
-use hld_e2e::anthropic::{self, AnthropicStandIn, Reply};
+use hld_e2e::anthropic::{self, AnthropicStandIn, Reply, INPUT_TOKENS};
 use hld_e2e::{launch_params, wait_for, TestDaemon, WAIT};
 use serde_json::{json, Value};
 
@@ -38,13 +38,17 @@ fn a_model_switched_on_the_live_process_answers_the_next_message() {
     let d = TestDaemon::start_with(options(Some(&api)));
     let dir = scratch();
     let id = d.launch(launch_params("First", dir.path()));
-    d.wait_session(&id, |s| s.live && !s.status.is_active());
+    let first = d.wait_session(&id, |s| s.live && !s.status.is_active());
+    assert_eq!(first.context_limit, Some(1_000_000), "{first:#?}");
     set_model(&d, &id, "claude-haiku-4-5");
     send(&d, &id, "Second");
     api.wait_model_turns(2);
     assert_eq!(models(&api), ["claude-opus-4-8", "claude-haiku-4-5"]);
-    // One process answered both.
-    assert!(d.state(&id).live);
+    let second = d.wait_session(&id, |s| s.num_turns == Some(2) && !s.status.is_active());
+    // One process answered both; the context is now measured against the new model's window.
+    assert!(second.live);
+    assert_eq!(second.context_limit, Some(200_000), "{second:#?}");
+    assert_eq!(second.effective_context_tokens, Some(INPUT_TOKENS as i64));
 }
 
 #[test]
