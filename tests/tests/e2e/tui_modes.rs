@@ -114,8 +114,12 @@ fn the_reply_box_completes_slash_commands_and_at_files_from_the_daemon() {
     tui.wait_until("the command taken", WAIT, |s| {
         s.lines().any(|l| l.trim_end() == "/compact") && !s.contains(" Commands (")
     });
+    // With the list closed, Esc closes the box. (The screen is waited for: a terminal's Esc
+    // and the next key in one read are that key with Alt.)
     tui.send(ESC);
-    tui.send(ESC);
+    tui.wait_until("no reply box", WAIT, |s| {
+        !s.contains(" Reply (the session goes on) ")
+    });
 
     // `@`: the files of the working directory, the ignored ones left out.
     tui.send("r");
