@@ -25,7 +25,7 @@ mod queue;
 mod settings;
 mod state;
 
-pub use complete::{token, Choice, Completer, Completion, Trigger};
+pub use complete::{Choice, Completer, Completion, Trigger};
 use events::*;
 use input::*;
 use modal::*;

@@ -98,7 +98,7 @@ fn message(event: &ConversationEvent) -> Vec<Line<'static>> {
 
 /// The file name of a line that stands for an attached image (`[image: NAME]`, as the
 /// daemon stores a message sent with images).
-pub fn attachment(line: &str) -> Option<&str> {
+fn attachment(line: &str) -> Option<&str> {
     line.strip_prefix("[image: ")?.strip_suffix(']')
 }
 

@@ -64,7 +64,7 @@ pub struct Completer {
 /// The token at `cursor` (row, column in characters) of `lines`: `/…` that starts the text,
 /// or `@…` at a line's start or after a space. Its trigger, the column of its sigil, and
 /// what follows the sigil up to the cursor.
-pub fn token(lines: &[String], cursor: (usize, usize)) -> Option<(Trigger, usize, String)> {
+fn token(lines: &[String], cursor: (usize, usize)) -> Option<(Trigger, usize, String)> {
     let (row, col) = cursor;
     let before: Vec<char> = lines.get(row)?.chars().take(col).collect();
     let start = before
