@@ -24,10 +24,11 @@ pub enum AgentEvent {
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
     Result(RunResult),
-    /// `control_request` (`claude` asks the daemon, e.g. for a permission),
-    /// `control_cancel_request` (an earlier request is no longer waited for) or
-    /// `control_response` (the answer to one of the daemon's requests).
+    /// `control_request` (`claude` asks the daemon, e.g. for a permission) or
+    /// `control_cancel_request` (an earlier request is no longer waited for).
     Control(super::control::Control),
+    /// `control_response`: the answer to one of the daemon's requests.
+    ControlResponse(super::control::ControlResponse),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
@@ -473,9 +474,7 @@ pub fn parse_line(line: &str) -> Line {
         (Some("control_cancel_request"), _) => {
             read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
         }
-        (Some("control_response"), _) => {
-            read(line).map(|r| AgentEvent::Control(Control::Response(r)))
-        }
+        (Some("control_response"), _) => read(line).map(AgentEvent::ControlResponse),
         _ => None,
     };
     Line {

@@ -3,7 +3,7 @@
 use hld_client::protocol::ConversationEventType;
 use serde_json::Value;
 
-use crate::claude::control::Control;
+use crate::claude::control::{Control, ControlResponse};
 use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
@@ -22,6 +22,8 @@ pub struct Transcript {
     process_cost: f64,
     /// Control lines read, until taken.
     controls: Vec<Control>,
+    /// Answers to the daemon's control requests, until taken.
+    responses: Vec<ControlResponse>,
     /// The model of the current turn, as its `init` names it (a live switch changes it).
     model: Option<String>,
 }
@@ -54,9 +56,16 @@ impl Transcript {
         std::mem::take(&mut self.controls)
     }
 
+    /// The answers to the daemon's control requests read since last asked.
+    pub fn take_responses(&mut self) -> Vec<ControlResponse> {
+        std::mem::take(&mut self.responses)
+    }
+
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
-    /// events, and a session update merged into the batch's (this line's fields win).
-    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) {
+    /// events, and a session update merged into the batch's (this line's fields win). False
+    /// for an answer to a control request of the daemon's, which is not stored (its asker
+    /// keeps what it needs; an `initialize` answer alone is tens of KiB).
+    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) -> bool {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();
         if self.claude_session_id.is_none() {
@@ -127,11 +136,9 @@ impl Transcript {
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }
-            AgentEvent::Control(Control::Response(response)) => {
-                // The answer to the daemon's own request, kept by whoever asked: not stored
-                // (an `initialize` answer alone is tens of KiB).
-                self.controls.push(Control::Response(response));
-                return;
+            AgentEvent::ControlResponse(response) => {
+                self.responses.push(response);
+                return false;
             }
             AgentEvent::Control(control) => self.controls.push(control),
             AgentEvent::Unknown { kind } => {
@@ -148,6 +155,7 @@ impl Transcript {
                 None => update,
             });
         }
+        true
     }
 }
 

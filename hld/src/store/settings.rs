@@ -1,6 +1,6 @@
-//! What a session's `claude` reported about itself: the slash commands, skills and agents it
-//! answered to `initialize` (the skills named by its `init` line, stored with each turn); and
-//! the end of plan mode when its plan is approved.
+//! How a session's `claude` runs and what it reported about itself: the model and permission
+//! mode (plan mode ends when its plan is approved); the slash commands, skills and agents it
+//! answered to `initialize` (the skills named by its `init` line, stored with each turn).
 
 use hld_client::protocol::{PermissionMode, SlashCommand, SlashCommandKind};
 use rusqlite::{params, OptionalExtension};

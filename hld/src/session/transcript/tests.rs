@@ -400,3 +400,17 @@ fn the_context_window_is_the_one_of_the_turns_model() {
     state.apply(&init("claude-opus-4-8[1m]"));
     assert_eq!(limit(state.apply(&result(both))), Some(1_000_000));
 }
+
+#[test]
+fn an_answer_to_the_daemons_request_is_handed_over_not_stored() {
+    let mut state = Transcript::new();
+    let mut batch = Ingest::default();
+    let line = r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"mode":"plan"}}}"#;
+    assert!(!state.apply_to(line, &mut batch));
+    assert_eq!(batch, Ingest::default());
+    let responses = state.take_responses();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].request_id, "r1");
+    assert_eq!(responses[0].outcome, Ok(json!({"mode": "plan"})));
+    assert!(state.take_controls().is_empty());
+}
