@@ -9,7 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
     LaunchSessionParams, MessageStatus, QueuedMessage, SendDecisionParams, SessionInfo,
-    SessionStatus, TimedEvent, UpdateSessionSettingsParams,
+    SessionStatus, SlashCommand, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -17,17 +17,21 @@ use tui_textarea::TextArea;
 use crate::keys::{self, Action, Key, Scope};
 use crate::render::{self, Mark, Options};
 
+mod complete;
 mod events;
 mod input;
 mod modal;
 mod queue;
+mod settings;
 mod state;
 
+pub use complete::{Choice, Completer, Completion, Trigger};
 use events::*;
 use input::*;
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
+pub use settings::{recent_models, ModelPicker};
 
 /// Rows taken by the title bar and the key-help line around every screen.
 pub const CHROME_ROWS: u16 = 2;
@@ -68,6 +72,17 @@ pub enum Msg {
         session_id: String,
         messages: Vec<QueuedMessage>,
     },
+    /// `listSlashCommands` of the open conversation's session.
+    Commands {
+        session_id: String,
+        commands: Vec<SlashCommand>,
+    },
+    /// `suggestFiles` of a session for what followed an `@`.
+    Files {
+        session_id: String,
+        query: String,
+        files: Vec<String>,
+    },
     /// A session was launched: open it.
     Opened(String),
     /// A command finished; `text` says what happened.
@@ -83,6 +98,13 @@ pub enum Command {
     LoadApprovals,
     LoadConversation(String),
     LoadQueue(String),
+    /// The session's slash commands, for `/` in the reply box.
+    LoadCommands(String),
+    /// Files for an `@` mention in the reply box.
+    SuggestFiles {
+        session_id: String,
+        query: String,
+    },
     Launch(Box<LaunchSessionParams>),
     /// A message into the session (`sendMessage`, queued while the agent works).
     Send {
@@ -92,6 +114,12 @@ pub enum Command {
     CancelMessage(String),
     Interrupt(String),
     Decide(SendDecisionParams),
+    /// Approves, then turns the session's auto-accept of edits on (in this order: approving a
+    /// plan leaves plan mode).
+    ApproveAcceptingEdits {
+        decision: SendDecisionParams,
+        session_id: String,
+    },
     Archive {
         session_id: String,
         archived: bool,
@@ -219,6 +247,8 @@ pub struct Conversation {
     pub reply: Option<TextArea<'static>>,
     /// The session's messages waiting for its turn to end, oldest first.
     pub queue: Vec<QueuedMessage>,
+    /// Completion of `/` commands and `@` files in the reply box.
+    pub complete: Completer,
 }
 
 impl Conversation {
@@ -247,14 +277,17 @@ pub enum ApprovalMode {
     Ask,
     /// Edits are approved at once; the rest asks.
     AutoAcceptEdits,
+    /// Plan mode: the plan asks first, then each call as in `Ask`.
+    Plan,
     /// Nothing asks: no approvals server.
     Off,
 }
 
 impl ApprovalMode {
-    const ORDER: [ApprovalMode; 3] = [
+    const ORDER: [ApprovalMode; 4] = [
         ApprovalMode::Ask,
         ApprovalMode::AutoAcceptEdits,
+        ApprovalMode::Plan,
         ApprovalMode::Off,
     ];
 
@@ -263,6 +296,7 @@ impl ApprovalMode {
         match self {
             ApprovalMode::Ask => "ask here (hld approvals)",
             ApprovalMode::AutoAcceptEdits => "auto-accept edits, ask the rest",
+            ApprovalMode::Plan => "plan mode: approve a plan first, then ask",
             ApprovalMode::Off => "none: tools run unasked",
         }
     }
@@ -330,6 +364,8 @@ pub enum Modal {
         session_id: String,
         input: Box<TextArea<'static>>,
     },
+    /// The session's next model.
+    Model(Box<ModelPicker>),
 }
 
 /// A one-line message in the key-help line.
@@ -456,6 +492,21 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             messages,
         } => {
             queue::loaded(state, &session_id, messages);
+            Vec::new()
+        }
+        Msg::Commands {
+            session_id,
+            commands,
+        } => {
+            complete::commands(state, &session_id, commands);
+            Vec::new()
+        }
+        Msg::Files {
+            session_id,
+            query,
+            files,
+        } => {
+            complete::files(state, &session_id, &query, files);
             Vec::new()
         }
         Msg::Opened(session_id) => {

@@ -3,13 +3,15 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// Where a binding applies: everywhere, on one screen, or in the launch form.
+/// Where a binding applies: everywhere, on one screen, in the reply box, or in a form (the
+/// launch form, the model picker).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
     Sessions,
     Conversation,
     Approvals,
+    Reply,
     Forms,
 }
 
@@ -21,6 +23,7 @@ impl Scope {
             Scope::Sessions => "Sessions",
             Scope::Conversation => "Conversation",
             Scope::Approvals => "Approvals",
+            Scope::Reply => "Reply box",
             Scope::Forms => "Forms",
         }
     }
@@ -85,7 +88,15 @@ pub enum Action {
     Parent,
     Interrupt,
     Approve,
+    /// Approves, then turns auto-accept of edits on (a plan: leaves plan mode for it).
+    ApproveAcceptEdits,
     Deny,
+    /// Shift+Tab: the next mode of the cycle plan → accept edits → default.
+    CycleMode,
+    /// Opens the model picker.
+    Model,
+    /// Takes the completion chosen in the reply box.
+    Complete,
     /// Replies to the session, or answers the question.
     Reply,
     /// Cancels the newest queued message.
@@ -132,7 +143,7 @@ const fn key(c: char) -> Key {
 
 use Action as A;
 use Key::{AfterG, Alt, Ctrl, Plain};
-use Scope::{Approvals, Conversation, Forms, Global, Sessions};
+use Scope::{Approvals, Conversation, Forms, Global, Reply, Sessions};
 
 /// The moves over a list: j k, arrows, Home/End, paging.
 const MOVES: &[(Key, Action)] = &[
@@ -151,12 +162,15 @@ const MOVES: &[(Key, Action)] = &[
 /// Every binding, in the help screen's order. The first that matches in the global scope,
 /// then the screen's, is the key's action.
 pub const BINDINGS: &[Binding] = &[
-    bind(Global, "?", "help", &[(key('?'), A::Help)]),
     bind(
         Global,
-        "q  Ctrl+C",
-        "quit (q: back first)",
-        &[(key('q'), A::QuitOrBack), (Ctrl('c'), A::Quit)],
+        "?  q  ^C",
+        "help; quit (q: back)",
+        &[
+            (key('?'), A::Help),
+            (key('q'), A::QuitOrBack),
+            (Ctrl('c'), A::Quit),
+        ],
     ),
     bind(
         Global,
@@ -178,8 +192,12 @@ pub const BINDINGS: &[Binding] = &[
         &[(Ctrl('g'), A::JumpToApproval)],
     ),
     bind(Global, "c", "new session", &[(key('c'), A::NewSession)]),
-    bind(Global, "Y", "copy id (OSC 52)", &[(key('Y'), A::CopyId)]),
-    bind(Global, "B", "bell on/off", &[(key('B'), A::ToggleBell)]),
+    bind(
+        Global,
+        "Y  B",
+        "copy id (OSC 52); bell",
+        &[(key('Y'), A::CopyId), (key('B'), A::ToggleBell)],
+    ),
     bind(Sessions, "j k gg G", "move; first, last", MOVES),
     bind(
         Sessions,
@@ -199,11 +217,14 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Sessions,
-        "/",
-        "search (Esc clears)",
-        &[(key('/'), A::Search), (Plain(KeyCode::Esc), A::Clear)],
+        "/  f",
+        "search, filter (Esc: off)",
+        &[
+            (key('/'), A::Search),
+            (key('f'), A::Filter),
+            (Plain(KeyCode::Esc), A::Clear),
+        ],
     ),
-    bind(Sessions, "f", "filter by status", &[(key('f'), A::Filter)]),
     bind(
         Sessions,
         "Tab",
@@ -212,24 +233,31 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Sessions,
-        "e  R",
-        "archive; rename",
-        &[(key('e'), A::Archive), (key('R'), A::Rename)],
+        "p  e  R",
+        "parent; archive; rename",
+        &[
+            (key('p'), A::Parent),
+            (key('e'), A::Archive),
+            (key('R'), A::Rename),
+        ],
+    ),
+    // Claude Code's Shift+Tab; CodeLayer's ⇧M.
+    bind(
+        Sessions,
+        "S-Tab  M",
+        "mode (plan…); model",
+        &[
+            (Plain(KeyCode::BackTab), A::CycleMode),
+            (key('M'), A::Model),
+        ],
     ),
     bind(
         Sessions,
-        "Alt+A",
-        "auto-accept edits",
-        &[(Alt('a'), A::AutoAccept)],
+        "Alt+A Alt+Y",
+        "auto-accept; bypass",
+        &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
     ),
-    bind(
-        Sessions,
-        "Alt+Y",
-        "bypass (asks how long)",
-        &[(Alt('y'), A::Bypass)],
-    ),
-    bind(Sessions, "◉  ✎  ⚠15m", "warm; auto-accept; bypass", &[]),
-    bind(Sessions, "p", "open parent", &[(key('p'), A::Parent)]),
+    bind(Sessions, "◉ ✎ ⏸ ⚠15m", "warm; edits; plan; bypass", &[]),
     bind(
         Sessions,
         "Ctrl+X",
@@ -264,9 +292,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "a  d",
-        "approve, deny",
-        &[(key('a'), A::Approve), (key('d'), A::Deny)],
+        "a  A  d",
+        "approve (A: +edits), deny",
+        &[
+            (key('a'), A::Approve),
+            (key('A'), A::ApproveAcceptEdits),
+            (key('d'), A::Deny),
+        ],
     ),
     bind(
         Conversation,
@@ -298,28 +330,56 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
+        "S-Tab  M",
+        "mode (plan…); model",
+        &[
+            (Plain(KeyCode::BackTab), A::CycleMode),
+            (key('M'), A::Model),
+        ],
+    ),
+    bind(
+        Conversation,
         "Alt+A Alt+Y",
         "auto-accept; bypass",
         &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
     ),
     bind(
         Conversation,
-        "Ctrl+X",
-        "interrupt (asks)",
-        &[(Ctrl('x'), A::Interrupt)],
+        "^X  Esc",
+        "interrupt (asks); back",
+        &[(Ctrl('x'), A::Interrupt), (Plain(KeyCode::Esc), A::Back)],
+    ),
+    // Enter and Alt+Enter are the box's own (the map has no Alt+Enter); listed for the help.
+    bind(Reply, "⏎  Alt+⏎", "send; new line", &[]),
+    bind(
+        Reply,
+        "/  @  Tab",
+        "complete command, file",
+        &[
+            (Plain(KeyCode::Tab), A::Complete),
+            (Plain(KeyCode::Up), A::Up),
+            (Plain(KeyCode::Down), A::Down),
+        ],
     ),
     bind(
-        Conversation,
-        "Esc",
-        "back",
-        &[(Plain(KeyCode::Esc), A::Back)],
+        Reply,
+        "S-Tab  Esc",
+        "mode; close list, box",
+        &[
+            (Plain(KeyCode::BackTab), A::CycleMode),
+            (Plain(KeyCode::Esc), A::Back),
+        ],
     ),
     bind(Approvals, "j k  ↓ ↑", "move", MOVES),
     bind(
         Approvals,
-        "a  y",
-        "approve",
-        &[(key('a'), A::Approve), (key('y'), A::Approve)],
+        "a  y  A",
+        "approve (A: +edits)",
+        &[
+            (key('a'), A::Approve),
+            (key('y'), A::Approve),
+            (key('A'), A::ApproveAcceptEdits),
+        ],
     ),
     bind(
         Approvals,
@@ -359,8 +419,12 @@ pub const BINDINGS: &[Binding] = &[
             (Plain(KeyCode::Down), A::Down),
         ],
     ),
-    bind(Forms, "Ctrl+S", "submit", &[(Ctrl('s'), A::Submit)]),
-    bind(Forms, "Esc", "cancel", &[(Plain(KeyCode::Esc), A::Back)]),
+    bind(
+        Forms,
+        "Ctrl+S  Esc",
+        "submit; cancel",
+        &[(Ctrl('s'), A::Submit), (Plain(KeyCode::Esc), A::Back)],
+    ),
 ];
 
 /// What `key` does in `scopes`: the first binding that has it, in the order of [`BINDINGS`].
@@ -378,7 +442,7 @@ pub fn hints(screen: crate::app::Screen) -> &'static str {
     use crate::app::Screen;
     match screen {
         Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · ? help · q quit",
-        Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · x unqueue · t thinking · i expand · p parent · Esc back · ? help",
+        Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · S-Tab mode · M model · x unqueue · t thinking · i expand · Esc back · ? help",
         Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
     }
 }
@@ -467,7 +531,7 @@ mod tests {
     /// A key means one thing in each scope it is looked up in.
     #[test]
     fn no_key_is_bound_twice_where_it_is_looked_up() {
-        for screen in [Sessions, Conversation, Approvals, Forms] {
+        for screen in [Sessions, Conversation, Approvals, Reply, Forms] {
             let scopes = [Global, screen];
             let keys: Vec<Key> = BINDINGS
                 .iter()

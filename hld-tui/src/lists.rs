@@ -140,7 +140,7 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 0 => title,
                 d => format!("{}└ {title}", "  ".repeat(d - 1)),
             };
-            (modes_of(row.session, state.now), title)
+            (modes_of(row.session, state.now, true), title)
         })
         .collect();
     let dirs: Vec<String> = shown
@@ -353,6 +353,7 @@ pub fn summary(a: &Approval) -> String {
     let text = field("command")
         .or(field("file_path"))
         .or(field("pattern"))
+        .or(field("plan"))
         .map(str::to_owned)
         .unwrap_or_else(|| args.map(|v| v.to_string()).unwrap_or_default());
     first_line(&text)

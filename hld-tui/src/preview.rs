@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::app::State;
 use crate::lists::{summary, what};
-use crate::render::tool_input;
+use crate::render::{tool_input, PLAN_TOOL};
 use crate::view::{age, model_of, status_span, title_of, DIM};
 use hld_client::view::clean;
 
@@ -214,7 +214,11 @@ pub fn approval_detail(state: &State, a: &Approval) -> Vec<Line<'static>> {
             lines.extend(tool_input(&what(a), &input, true));
             lines.push(Line::default());
             lines.push(Line::styled(
-                "a/y approve · d/n deny (with an optional comment) · Enter opens the session",
+                if what(a) == PLAN_TOOL {
+                    "a/y approve (leaves plan mode) · A approve + accept edits · d/n keep planning (say what to change)"
+                } else {
+                    "a/y approve · d/n deny (with an optional comment) · Enter opens the session"
+                },
                 DIM,
             ));
         }

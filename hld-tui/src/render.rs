@@ -6,7 +6,6 @@ use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::{clean, Change, DiffLine, ToolInput};
-use pulldown_cmark::{CodeBlockKind, Event as Md, HeadingLevel, Parser, Tag, TagEnd};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -78,16 +77,29 @@ fn message(event: &ConversationEvent) -> Vec<Line<'static>> {
         return content
             .lines()
             .enumerate()
-            .map(|(i, l)| {
-                let lead = if i == 0 { "› " } else { "  " };
-                Line::from(vec![
-                    Span::styled(lead, style),
-                    Span::styled(l.to_owned(), style),
-                ])
+            .map(|(i, l)| match attachment(l) {
+                Some(name) => Line::from(vec![
+                    Span::styled(if i == 0 { "› " } else { "  " }, style),
+                    Span::styled("[image] ", Style::new().fg(Color::Magenta)),
+                    Span::styled(name.to_owned(), DIM),
+                ]),
+                None => {
+                    let lead = if i == 0 { "› " } else { "  " };
+                    Line::from(vec![
+                        Span::styled(lead, style),
+                        Span::styled(l.to_owned(), style),
+                    ])
+                }
             })
             .collect();
     }
-    markdown(&content)
+    crate::markdown::lines(&content)
+}
+
+/// The file name of a line that stands for an attached image (`[image: NAME]`, as the
+/// daemon stores a message sent with images).
+fn attachment(line: &str) -> Option<&str> {
+    line.strip_prefix("[image: ")?.strip_suffix(']')
 }
 
 fn thinking(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
@@ -111,8 +123,16 @@ fn thinking(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
 }
 
 /// A notice: its text (an API retry's says the error, the attempt and the delay), else its
-/// subtype; an error's in yellow.
+/// subtype; an error's in yellow. A compaction is a rule across the conversation.
 fn system(event: &ConversationEvent) -> Vec<Line<'static>> {
+    if event.subtype.as_deref() == Some("compact_boundary") {
+        let what = event
+            .content
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+            .unwrap_or("Conversation compacted");
+        return vec![Line::styled(format!("──── {} ────", first_line(what)), DIM)];
+    }
     let what = [event.content.as_deref(), event.subtype.as_deref()]
         .into_iter()
         .flatten()
@@ -143,10 +163,13 @@ fn tool_call(
     ])];
     lines.extend(tool_input(&name, &input, options.expanded));
     if let Some(mark) = mark {
-        lines.push(mark_line(mark));
+        lines.push(mark_line(mark, name == PLAN_TOOL));
     }
     lines
 }
+
+/// The tool whose approval is a plan (`tool_input.plan`, markdown).
+pub const PLAN_TOOL: &str = "ExitPlanMode";
 
 /// A tool's input as Claude Code shows it: Bash as its command, Edit as a diff, Write as a
 /// preview of the file, a path for the tools that read, anything else as indented JSON.
@@ -157,6 +180,18 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
             Span::styled(clean(path).into_owned(), BOLD),
         ])
     };
+    if let Some(plan) = input.get("plan").and_then(Value::as_str) {
+        if name == PLAN_TOOL {
+            // The plan is what is approved: shown in full, as markdown.
+            return crate::markdown::lines(&clean(plan))
+                .into_iter()
+                .map(|mut line| {
+                    line.spans.insert(0, Span::styled("  │ ", DIM));
+                    line
+                })
+                .collect();
+        }
+    }
     match ToolInput::of(name, input) {
         ToolInput::Bash {
             command,
@@ -239,8 +274,12 @@ fn collapse(mut lines: Vec<Line<'static>>, expanded: bool) -> Vec<Line<'static>>
     lines
 }
 
-fn mark_line(mark: &Mark) -> Line<'static> {
+fn mark_line(mark: &Mark, plan: bool) -> Line<'static> {
     let (text, color) = match mark.status {
+        ApprovalStatus::Pending if plan => (
+            "⏳ plan waiting: a approve · A approve + accept edits · d keep planning".to_owned(),
+            Color::Yellow,
+        ),
         ApprovalStatus::Pending => (
             "⏳ waiting for approval (a approves, d denies)".to_owned(),
             Color::Yellow,
@@ -287,135 +326,6 @@ fn tool_result(event: &ConversationEvent, options: Options) -> Vec<Line<'static>
         lines.push(Line::styled("  ⎿ (no output)", DIM));
     }
     collapse(lines, options.expanded)
-}
-
-/// Assistant markdown: headings, lists, block quotes, code blocks and inline styles.
-fn markdown(text: &str) -> Vec<Line<'static>> {
-    let mut out: Vec<Line<'static>> = Vec::new();
-    let mut spans: Vec<Span<'static>> = Vec::new();
-    let mut styles: Vec<Style> = vec![Style::new()];
-    let mut lists: Vec<Option<u64>> = Vec::new();
-    let mut in_code = false;
-    let mut quote = 0usize;
-    let flush = |spans: &mut Vec<Span<'static>>, out: &mut Vec<Line<'static>>| {
-        if !spans.is_empty() {
-            out.push(Line::from(std::mem::take(spans)));
-        }
-    };
-    let prefix = |quote: usize, lists: &[Option<u64>]| {
-        "│ ".repeat(quote) + &"  ".repeat(lists.len().saturating_sub(1))
-    };
-    for event in Parser::new(text) {
-        let style = *styles.last().unwrap_or(&Style::new());
-        match event {
-            Md::Start(Tag::Heading { level, .. }) => {
-                flush(&mut spans, &mut out);
-                let hashes = match level {
-                    HeadingLevel::H1 => "# ",
-                    HeadingLevel::H2 => "## ",
-                    _ => "### ",
-                };
-                let h = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-                spans.push(Span::styled(hashes, h));
-                styles.push(h);
-            }
-            Md::End(TagEnd::Heading(_)) => {
-                styles.pop();
-                flush(&mut spans, &mut out);
-                out.push(Line::default());
-            }
-            Md::Start(Tag::Emphasis) => styles.push(style.add_modifier(Modifier::ITALIC)),
-            Md::Start(Tag::Strong) => styles.push(style.add_modifier(Modifier::BOLD)),
-            Md::Start(Tag::Strikethrough) => styles.push(style.add_modifier(Modifier::CROSSED_OUT)),
-            Md::Start(Tag::Link { .. }) => {
-                styles.push(style.fg(Color::Blue).add_modifier(Modifier::UNDERLINED))
-            }
-            Md::End(TagEnd::Emphasis | TagEnd::Strong | TagEnd::Strikethrough | TagEnd::Link) => {
-                styles.pop();
-            }
-            Md::Start(Tag::BlockQuote(_)) => {
-                flush(&mut spans, &mut out);
-                quote += 1;
-            }
-            Md::End(TagEnd::BlockQuote(_)) => {
-                flush(&mut spans, &mut out);
-                quote = quote.saturating_sub(1);
-            }
-            Md::Start(Tag::List(start)) => {
-                flush(&mut spans, &mut out);
-                lists.push(start);
-            }
-            Md::End(TagEnd::List(_)) => {
-                flush(&mut spans, &mut out);
-                lists.pop();
-                if lists.is_empty() {
-                    out.push(Line::default());
-                }
-            }
-            Md::Start(Tag::Item) => {
-                flush(&mut spans, &mut out);
-                let bullet = match lists.last_mut() {
-                    Some(Some(n)) => {
-                        *n += 1;
-                        format!("{}. ", *n - 1)
-                    }
-                    _ => "• ".to_owned(),
-                };
-                spans.push(Span::raw(prefix(quote, &lists) + &bullet));
-            }
-            Md::End(TagEnd::Item) => flush(&mut spans, &mut out),
-            Md::End(TagEnd::Paragraph) => {
-                flush(&mut spans, &mut out);
-                // Paragraphs are set apart, except the items of a tight list.
-                if lists.is_empty() {
-                    out.push(Line::default());
-                }
-            }
-            Md::Start(Tag::Paragraph) if spans.is_empty() && quote > 0 => {
-                spans.push(Span::styled(prefix(quote, &lists), DIM));
-            }
-            Md::Start(Tag::CodeBlock(kind)) => {
-                flush(&mut spans, &mut out);
-                in_code = true;
-                let lang = match kind {
-                    CodeBlockKind::Fenced(lang) => lang.to_string(),
-                    CodeBlockKind::Indented => String::new(),
-                };
-                out.push(Line::styled(format!("┌─ {lang}"), DIM));
-            }
-            Md::End(TagEnd::CodeBlock) => {
-                in_code = false;
-                out.push(Line::styled("└─", DIM));
-                out.push(Line::default());
-            }
-            Md::Text(t) if in_code => {
-                for l in t.lines() {
-                    out.push(Line::from(vec![
-                        Span::styled("│ ", DIM),
-                        Span::styled(l.to_owned(), Style::new().fg(Color::Yellow)),
-                    ]));
-                }
-            }
-            Md::Text(t) => spans.push(Span::styled(t.into_string(), style)),
-            Md::Code(t) => spans.push(Span::styled(
-                t.into_string(),
-                Style::new().fg(Color::Yellow),
-            )),
-            Md::SoftBreak => spans.push(Span::raw(" ")),
-            Md::HardBreak => flush(&mut spans, &mut out),
-            Md::Rule => {
-                flush(&mut spans, &mut out);
-                out.push(Line::styled("────────", DIM));
-            }
-            Md::Html(t) | Md::InlineHtml(t) => spans.push(Span::styled(t.into_string(), DIM)),
-            _ => {}
-        }
-    }
-    flush(&mut spans, &mut out);
-    while out.last().is_some_and(|l| l.width() == 0) {
-        out.pop();
-    }
-    out
 }
 
 /// The columns a wrapped line's continuations are indented by: its leading spaces, and the
@@ -509,26 +419,6 @@ mod tests {
         assert_eq!(wrap(Line::from("abcdefghij"), 4, 2).len(), 2);
         let lines = wrap(Line::from("  ⎿ aaa bbb ccc"), 10, 10);
         assert_eq!(text(&lines), ["  ⎿ aaa ", "    bbb ", "    ccc"]);
-    }
-
-    #[test]
-    fn markdown_renders_headings_lists_and_code() {
-        let lines = markdown("# Title\n\n- one\n- two\n\n1. first\n\n```rust\nfn main() {}\n```\n");
-        assert_eq!(
-            text(&lines),
-            [
-                "# Title",
-                "",
-                "• one",
-                "• two",
-                "",
-                "1. first",
-                "",
-                "┌─ rust",
-                "│ fn main() {}",
-                "└─"
-            ]
-        );
     }
 
     #[test]

@@ -10,9 +10,12 @@ use base64::Engine;
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
+use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams, MessageMode,
-    SubscribeParams, UpdateSessionSettings, UpdateSessionTitle, UpdateSessionTitleParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
+    ListSlashCommands, MessageMode, SessionControl, SessionIdParams, SubscribeParams, SuggestFiles,
+    SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
+    UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
@@ -100,6 +103,8 @@ enum Load {
     Approvals,
     Conversation,
     Queue,
+    Commands,
+    Files,
 }
 
 impl Load {
@@ -109,6 +114,8 @@ impl Load {
             Command::LoadApprovals => Some(Load::Approvals),
             Command::LoadConversation(_) => Some(Load::Conversation),
             Command::LoadQueue(_) => Some(Load::Queue),
+            Command::LoadCommands(_) => Some(Load::Commands),
+            Command::SuggestFiles { .. } => Some(Load::Files),
             _ => None,
         }
     }
@@ -184,6 +191,29 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
             messages: client.list_queued_messages(&session_id).await?,
             session_id,
         },
+        Command::LoadCommands(session_id) => {
+            let params = SessionIdParams {
+                session_id: session_id.clone(),
+            };
+            let commands = client.call::<ListSlashCommands>(params).await?.commands;
+            Msg::Commands {
+                session_id,
+                commands,
+            }
+        }
+        Command::SuggestFiles { session_id, query } => {
+            let params = SuggestFilesParams {
+                session_id: session_id.clone(),
+                query: query.clone(),
+                limit: None,
+            };
+            let files = client.call::<SuggestFiles>(params).await?.files;
+            Msg::Files {
+                session_id,
+                query,
+                files: files.into_iter().map(|f| f.path).collect(),
+            }
+        }
         Command::Send { session_id, text } => {
             let sent = client
                 .send_message(&session_id, &text, MessageMode::Queue)
@@ -213,6 +243,25 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 ),
             }
         }
+        Command::ApproveAcceptingEdits {
+            decision,
+            session_id,
+        } => {
+            let result = client.send_decision(decision).await?;
+            if !result.success {
+                let error = result.error;
+                return Ok(Msg::Failed(
+                    error.unwrap_or_else(|| "the decision was refused".into()),
+                ));
+            }
+            let params = UpdateSessionSettingsParams {
+                session_id,
+                auto_accept_edits: Some(true),
+                ..Default::default()
+            };
+            client.call::<UpdateSessionSettings>(params).await?;
+            Msg::Done("approved; edits are accepted from now on".into())
+        }
         Command::Archive {
             session_id,
             archived,
@@ -230,11 +279,28 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
             Msg::Done("renamed".into())
         }
         Command::Settings(params) => {
+            let done = settings_done(&params);
             client.call::<UpdateSessionSettings>(params).await?;
-            Msg::Done("settings changed".into())
+            Msg::Done(done)
         }
         Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
     })
+}
+
+/// What a settings change that succeeded did, for the flash.
+fn settings_done(params: &UpdateSessionSettingsParams) -> String {
+    if let Some(model) = &params.model {
+        return format!("model: {model}");
+    }
+    if let Some(permission_mode) = &params.permission_mode {
+        let control = SessionControl {
+            permission_mode: permission_mode.clone(),
+            auto_accept_edits: params.auto_accept_edits.unwrap_or_default(),
+            ..Default::default()
+        };
+        return format!("mode: {} (S-Tab cycles)", Mode::of(&control).label());
+    }
+    "settings changed".into()
 }
 
 /// The approvals that `events`' tool calls link to and that are no longer pending: how each
@@ -322,6 +388,29 @@ mod tests {
             assert_eq!(tagged.msg_if_latest(&latest).is_some(), kept, "{load:?}");
         }
         assert_eq!(Load::of(&Command::LoadSessions), Some(Load::Sessions));
+        let suggest = Command::SuggestFiles {
+            session_id: "s".into(),
+            query: "src/".into(),
+        };
+        assert_eq!(Load::of(&suggest), Some(Load::Files));
+        let commands = Command::LoadCommands("s".into());
+        assert_eq!(Load::of(&commands), Some(Load::Commands));
         assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
+    }
+
+    #[test]
+    fn a_settings_change_says_what_it_changed() {
+        let model = UpdateSessionSettingsParams {
+            model: Some("haiku".into()),
+            ..Default::default()
+        };
+        assert_eq!(settings_done(&model), "model: haiku");
+        let edits = Mode::AcceptEdits.settings("s");
+        assert_eq!(settings_done(&edits), "mode: accept edits (S-Tab cycles)");
+        let bypass = UpdateSessionSettingsParams {
+            dangerously_skip_permissions: Some(false),
+            ..Default::default()
+        };
+        assert_eq!(settings_done(&bypass), "settings changed");
     }
 }

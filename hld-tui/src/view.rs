@@ -1,7 +1,8 @@
 //! `draw`: the state as a screen. It reads the state and writes cells, nothing else.
 
 use chrono::{DateTime, Utc};
-use hld_client::protocol::{ApprovalType, SessionInfo, SessionStatus};
+use hld_client::mode::Mode;
+use hld_client::protocol::{ApprovalType, PermissionMode, SessionInfo, SessionStatus};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
@@ -11,8 +12,8 @@ use ratatui::Frame;
 use crate::app::{
     Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, QUEUE_LINES, REPLY_ROWS,
 };
-use crate::keys::{hints, BINDINGS};
-use crate::render::first_line;
+use crate::keys::{hints, Scope, BINDINGS};
+use crate::render::{first_line, PLAN_TOOL};
 use hld_client::view::clean;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -74,6 +75,9 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                     )
                 }
                 (ApprovalType::HumanContact, None) => " Answer ".to_owned(),
+                (_, Some(a)) if a.function_name.as_deref() == Some(PLAN_TOOL) => {
+                    " Keep planning: what should change? ".to_owned()
+                }
                 // A tool call, or a kind this version does not know.
                 (_, a) => format!(
                     " Deny {} ",
@@ -105,6 +109,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             " Bypass permissions for how long? 30s, 15m, 2h; empty: until turned off ",
             input,
         ),
+        Some(Modal::Model(picker)) => crate::pickers::model(picker, frame, area),
     }
     if !color {
         for cell in frame.buffer_mut().content.iter_mut() {
@@ -141,7 +146,13 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             if let Some(s) = session {
                 spans.push(status_span(s, state.frame));
                 spans.push(Span::raw(" "));
-                spans.extend(modes_of(s, state.now));
+                spans.push(mode_span(s));
+                let model = model_of(s);
+                if !model.is_empty() {
+                    spans.push(Span::styled(format!(" · {model}"), DIM));
+                }
+                spans.push(Span::raw(" "));
+                spans.extend(modes_of(s, state.now, false));
                 spans.push(Span::raw(title_of(s)));
             }
         }
@@ -196,9 +207,10 @@ pub fn title_of(s: &SessionInfo) -> String {
     first_line(text)
 }
 
-/// A session's approval modes, as short badges before its title: `✎` auto-accept, `⚠` the
-/// bypass with the time it has left (`⚠∞` without an expiry).
-pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
+/// A session's modes, as short badges before its title: `⚠` the bypass with the time it has
+/// left (`⚠∞` without an expiry), `◉` a warm process, and with `mode`, `⏸` plan mode and `✎`
+/// auto-accept of edits.
+pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>, mode: bool) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     if let Some(left) = crate::app::bypass_left(s, now) {
         let left = left.map_or_else(
@@ -217,7 +229,10 @@ pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
             Style::new().fg(Color::Red).bold(),
         ));
     }
-    if s.control.auto_accept_edits {
+    if mode && s.control.permission_mode == PermissionMode::Plan {
+        spans.push(Span::styled("⏸ ", Style::new().fg(Color::Magenta).bold()));
+    }
+    if mode && s.control.auto_accept_edits {
         spans.push(Span::styled("✎ ", Style::new().fg(Color::Cyan)));
     }
     if s.live && !s.status.is_active() {
@@ -225,6 +240,15 @@ pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>) -> Vec<Span<'static>> {
         spans.push(Span::styled("◉ ", Style::new().fg(Color::Green)));
     }
     spans
+}
+
+/// A session's mode (plan, accept edits, default) as Claude Code words it.
+pub(crate) fn mode_span(s: &SessionInfo) -> Span<'static> {
+    match Mode::of(&s.control) {
+        Mode::Plan => Span::styled("⏸ plan", Style::new().fg(Color::Magenta).bold()),
+        Mode::AcceptEdits => Span::styled("⏵⏵ accept edits", Style::new().fg(Color::Cyan)),
+        Mode::Default => Span::styled("default", DIM),
+    }
 }
 
 /// A session's model, without the `claude-` every id starts with.
@@ -322,6 +346,9 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
         let inner = block.inner(reply_area);
         frame.render_widget(block, reply_area);
         frame.render_widget(input, inner);
+        if let Some(open) = &c.complete.open {
+            crate::pickers::completion(open, frame, body);
+        }
     }
 }
 
@@ -355,20 +382,18 @@ fn queue(c: &crate::app::Conversation, frame: &mut Frame, area: Rect) {
 }
 
 fn help(frame: &mut Frame, area: Rect) {
-    let mut lines: Vec<Line> = Vec::new();
-    let mut scope = None;
+    let heading = |scope: Scope| Line::styled(scope.title(), Style::new().bold().fg(Color::Cyan));
+    // Each line with the scope it belongs to and whether it is the scope's heading.
+    let mut lines: Vec<(Scope, bool, Line)> = Vec::new();
     for b in BINDINGS {
-        if scope != Some(b.scope) {
-            scope = Some(b.scope);
-            lines.push(Line::styled(
-                b.scope.title(),
-                Style::new().bold().fg(Color::Cyan),
-            ));
+        if lines.last().is_none_or(|(scope, _, _)| *scope != b.scope) {
+            lines.push((b.scope, true, heading(b.scope)));
         }
-        lines.push(Line::from(vec![
+        let line = Line::from(vec![
             Span::styled(format!(" {:<12}", b.label), Style::new().bold()),
             Span::raw(b.help),
-        ]));
+        ]);
+        lines.push((b.scope, false, line));
     }
     let rect = centered(
         area,
@@ -380,11 +405,18 @@ fn help(frame: &mut Frame, area: Rect) {
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let half = lines.len().div_ceil(2);
-    let right = lines.split_off(half);
+    let mut right = lines.split_off(half);
+    // A scope cut in two has its heading again atop the second column.
+    if let Some(&(scope, false, _)) = right.first() {
+        right.insert(0, (scope, true, heading(scope)));
+    }
+    let column = |lines: Vec<(Scope, bool, Line<'static>)>| {
+        Paragraph::new(lines.into_iter().map(|(_, _, l)| l).collect::<Vec<_>>())
+    };
     let [l, r] =
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(inner);
-    frame.render_widget(Paragraph::new(lines), l);
-    frame.render_widget(Paragraph::new(right), r);
+    frame.render_widget(column(lines), l);
+    frame.render_widget(column(right), r);
 }
 
 fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
@@ -469,7 +501,7 @@ fn text_box(frame: &mut Frame, area: Rect, title: &str, input: &tui_textarea::Te
 }
 
 /// A `width`×`height` rectangle in the middle of `area`, clipped to it.
-fn centered(area: Rect, width: u16, height: u16) -> Rect {
+pub(crate) fn centered(area: Rect, width: u16, height: u16) -> Rect {
     let width = width.min(area.width);
     let height = height.min(area.height);
     Rect::new(

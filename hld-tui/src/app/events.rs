@@ -62,15 +62,21 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
         Event::SessionSettingsChanged {
             session_id,
             control,
+            model,
             ..
-        } => match state.sessions.iter_mut().find(|s| s.id == session_id) {
-            Some(session) => {
+        } => {
+            if let Some(session) = state.sessions.iter_mut().find(|s| s.id == session_id) {
                 session.control = control;
+                if model.is_some() {
+                    session.model = model;
+                }
                 clamp_selection(state);
-                Vec::new()
             }
-            None => vec![Command::LoadSessions],
-        },
+            // A list fetched before the change may still be on its way: a newer load
+            // overtakes it (the runtime drops the older answer). An unknown session needs
+            // its row.
+            vec![Command::LoadSessions]
+        }
         Event::MessageQueued { message, .. }
         | Event::MessageDelivered { message, .. }
         | Event::MessageCancelled { message, .. } => {
@@ -145,6 +151,7 @@ pub(super) fn open(state: &mut State, session_id: &str) -> Vec<Command> {
         },
         reply: None,
         queue: Vec::new(),
+        complete: Completer::default(),
     });
     state.screen = Screen::Conversation;
     vec![

@@ -139,6 +139,8 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
                 });
             }
         }
+        Action::CycleMode => return settings::cycle_mode(state),
+        Action::Model => settings::open_picker(state),
         Action::Parent => {
             let parent = state
                 .selected_session()
@@ -291,14 +293,17 @@ fn conversation_act(state: &mut State, action: Action) -> Vec<Command> {
             c.options.expanded = !c.options.expanded;
             state.rerender();
         }
-        Action::Reply => queue::open_reply(state),
+        Action::Reply => return queue::open_reply(state),
         Action::CancelQueued => return queue::cancel_last(state),
-        Action::Approve | Action::Deny => {
+        Action::Approve | Action::ApproveAcceptEdits | Action::Deny => {
             let id = c.session_id.clone();
             let Some(i) = state.approvals.iter().position(|a| a.session_id == id) else {
                 state.flash("this session has no pending approval", false);
                 return Vec::new();
             };
+            if action == Action::ApproveAcceptEdits {
+                return settings::approve_accepting_edits(state, i);
+            }
             return decide(state, i, action == Action::Approve);
         }
         Action::Back => state.screen = Screen::Sessions,
@@ -307,28 +312,47 @@ fn conversation_act(state: &mut State, action: Action) -> Vec<Command> {
     Vec::new()
 }
 
+/// A key in the reply box: the completion list's keys while it is open, the mode, sending,
+/// and the rest to the text.
 pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
+    let action = keys::action(&[Scope::Reply], Key::of(key, false));
+    if action == Some(Action::CycleMode) {
+        return settings::cycle_mode(state);
+    }
     let Some(c) = state.conversation.as_mut() else {
         return Vec::new();
     };
-    let Some(reply) = c.reply.as_mut() else {
-        return Vec::new();
-    };
-    match key.code {
-        KeyCode::Esc => c.reply = None,
-        KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
-            let text = reply.lines().join("\n");
-            if text.trim().is_empty() {
-                return Vec::new();
-            }
-            return queue::send(state, text);
+    let choosing = complete::choosing(c);
+    let send = key.code == KeyCode::Enter && !key.modifiers.contains(KeyModifiers::ALT);
+    match action {
+        Some(Action::Back) if c.complete.open.is_some() => complete::dismiss(c),
+        Some(Action::Back) => c.reply = None,
+        Some(step @ (Action::Up | Action::Down)) if choosing => {
+            complete::step(c, step == Action::Down)
         }
-        KeyCode::Enter => reply.insert_newline(),
+        Some(Action::Complete) if choosing => {
+            complete::accept(c);
+        }
+        // Enter takes the chosen entry, unless the token is that entry already.
+        _ if send && choosing && complete::accept(c) => {}
+        _ if send => {
+            let text = c.reply.as_ref().map(|r| r.lines().join("\n"));
+            match text.filter(|t| !t.trim().is_empty()) {
+                Some(text) => return queue::send(state, text),
+                None => return Vec::new(),
+            }
+        }
         _ => {
-            reply.input(key);
+            if let Some(reply) = c.reply.as_mut() {
+                if key.code == KeyCode::Enter {
+                    reply.insert_newline();
+                } else {
+                    reply.input(key);
+                }
+            }
         }
     }
-    Vec::new()
+    complete::refresh(state)
 }
 
 fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
@@ -346,6 +370,7 @@ fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
     let question = approval.kind == ApprovalType::HumanContact;
     match action {
         Action::Approve => return decide(state, i, true),
+        Action::ApproveAcceptEdits => return settings::approve_accepting_edits(state, i),
         Action::Deny => return decide(state, i, false),
         Action::Reply | Action::Open if question => return decide(state, i, false),
         Action::Open => {
@@ -378,10 +403,15 @@ pub(super) fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command>
         false,
     );
     resolve(state, &id, ApprovalStatus::Approved, None);
-    vec![Command::Decide(SendDecisionParams {
+    vec![Command::Decide(approve_params(id))]
+}
+
+/// The decision that approves tool call `id`.
+pub(super) fn approve_params(id: String) -> SendDecisionParams {
+    SendDecisionParams {
         call_id: Some(id),
         kind: Some("function_call".into()),
         decision: Some("approve".into()),
         comment: None,
-    })]
+    }
 }

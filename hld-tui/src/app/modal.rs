@@ -1,6 +1,8 @@
 //! Keys of the modal dialogs (deny, answer, launch form, confirmations) and the launch form's
 //! values.
 
+use hld_client::protocol::PermissionMode;
+
 use super::*;
 
 pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
@@ -140,6 +142,12 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             state.modal = Some(Modal::Launch(form));
             Vec::new()
         }),
+        Modal::Model(mut picker) => {
+            settings::picker_key(state, &mut picker, key).unwrap_or_else(|| {
+                state.modal = Some(Modal::Model(picker));
+                Vec::new()
+            })
+        }
     }
 }
 
@@ -194,6 +202,7 @@ pub(super) fn launch_key(
             working_dir: Some(dir.trim().to_owned()).filter(|d| !d.is_empty()),
             no_approvals: (form.approvals == ApprovalMode::Off).then_some(true),
             auto_accept_edits: (form.approvals == ApprovalMode::AutoAcceptEdits).then_some(true),
+            permission_mode: (form.approvals == ApprovalMode::Plan).then_some(PermissionMode::Plan),
             ..Default::default()
         };
         state.flash("launching…", false);

@@ -29,18 +29,21 @@ pub fn working(state: &State) -> bool {
         .is_some_and(|s| s.status.is_active())
 }
 
-/// Opens the reply box, saying where the message goes.
-pub(super) fn open_reply(state: &mut State) {
+/// Opens the reply box, saying where the message goes, and loads the session's slash
+/// commands for `/` completion.
+pub(super) fn open_reply(state: &mut State) -> Vec<Command> {
     let placeholder = if working(state) {
         "Message for the agent: queued until its turn ends (Enter sends, Esc cancels)"
     } else {
         "Reply: the session goes on with it (Enter sends, Esc cancels)"
     };
-    if let Some(c) = state.conversation.as_mut() {
-        let mut reply = TextArea::default();
-        reply.set_placeholder_text(placeholder);
-        c.reply = Some(reply);
-    }
+    let Some(c) = state.conversation.as_mut() else {
+        return Vec::new();
+    };
+    let mut reply = TextArea::default();
+    reply.set_placeholder_text(placeholder);
+    c.reply = Some(reply);
+    vec![Command::LoadCommands(c.session_id.clone())]
 }
 
 /// Sends what the reply box holds into the session.
@@ -49,6 +52,7 @@ pub(super) fn send(state: &mut State, text: String) -> Vec<Command> {
         return Vec::new();
     };
     c.reply = None;
+    c.complete.open = None;
     let session_id = c.session_id.clone();
     state.flash("sending…", false);
     vec![Command::Send { session_id, text }]

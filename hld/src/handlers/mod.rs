@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod control;
+pub mod files;
 pub mod introspection;
 pub mod messages;
 pub mod sessions;

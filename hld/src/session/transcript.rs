@@ -9,6 +9,8 @@ use crate::store::{Ingest, NewEvent, SessionUpdate};
 
 /// The subtype of the system event an `api_retry` line becomes.
 pub const API_RETRY: &str = "api_retry";
+/// The subtype of the system event a `compact_boundary` line becomes.
+pub const COMPACT_BOUNDARY: &str = "compact_boundary";
 
 /// The subtype of the system event a command's output becomes (`Set model to …` after
 /// `set_model`), which `claude` replays as a user line in `<local-command-stdout>` tags.
@@ -28,6 +30,9 @@ pub struct Transcript {
     responses: Vec<ControlResponse>,
     /// The model of the current turn, as its `init` names it (a live switch changes it).
     model: Option<String>,
+    /// A compaction's boundary was stored and the command's own output ("Compacted") not yet
+    /// read: that output belongs to the boundary, which already shows it.
+    compacted: bool,
 }
 
 impl Transcript {
@@ -99,19 +104,36 @@ impl Transcript {
                     .and_then(PermissionMode::parse);
                 update.permission_mode = mode;
             }
+            AgentEvent::System(System::CompactBoundary(boundary)) => {
+                self.compacted = true;
+                events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(boundary.describe()),
+                    subtype: Some(COMPACT_BOUNDARY.to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                })
+            }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
                 // The last call's context is what the conversation now takes of the window.
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
             }
+            // What the CLI writes for itself was not said by anyone: a command's output is a
+            // system line, a compaction shows as its boundary, the user's words as sent.
             AgentEvent::User(msg) => match command_output(&msg) {
+                Some(_) if std::mem::take(&mut self.compacted) => {
+                    tracing::debug!("a compaction's output kept raw")
+                }
                 Some(output) => events.push(NewEvent {
                     role: Some("system".to_owned()),
-                    content: Some(output.to_owned()),
+                    content: Some(output.trim().to_owned()),
                     subtype: Some(LOCAL_COMMAND.to_owned()),
                     ..NewEvent::new(sid, ConversationEventType::System)
                 }),
+                None if msg.is_replay == Some(true) || msg.is_synthetic == Some(true) => {
+                    tracing::debug!("replayed or synthetic user line kept raw")
+                }
                 None => message_events(sid, "user", msg, events),
             },
             AgentEvent::Result(result) => {

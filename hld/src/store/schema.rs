@@ -380,6 +380,13 @@ ALTER TABLE sessions ADD COLUMN slash_commands TEXT;
 ALTER TABLE sessions ADD COLUMN skills TEXT;
 "#,
     },
+    Migration {
+        version: 10,
+        description: "the image files attached to messages",
+        sql: r#"
+ALTER TABLE queued_messages ADD COLUMN images TEXT;
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

@@ -22,7 +22,7 @@ const CTRL_S: &str = "\x13";
 const APPROVAL_DETAIL: &str = "d/n deny (with an optional comment)";
 
 /// A running `hld-tui` on a pseudo-terminal of [`ROWS`]×[`COLS`], with a home of its own.
-struct Tui {
+pub(super) struct Tui {
     term: Terminal,
     /// `HOME`, `XDG_CONFIG_HOME` and the working directory of the program (and of a daemon it
     /// starts).
@@ -88,19 +88,19 @@ impl Tui {
 }
 
 /// A fresh directory for a session to work in.
-fn workdir() -> tempfile::TempDir {
+pub(super) fn workdir() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("hld-tui-work-")
         .tempdir_in("/tmp")
         .expect("tempdir")
 }
 
-fn fake() -> TestDaemon {
+pub(super) fn fake() -> TestDaemon {
     TestDaemon::start_with(DaemonOptions::fake_claude())
 }
 
 /// `hld-tui` on `d`'s socket, once it shows the session list and is connected.
-fn tui_on(d: &TestDaemon) -> Tui {
+pub(super) fn tui_on(d: &TestDaemon) -> Tui {
     let tui = Tui::spawn(&d.socket, &["--no-bell"]);
     tui.wait_screen(" Sessions (");
     tui.wait_screen("● connected");
@@ -108,7 +108,7 @@ fn tui_on(d: &TestDaemon) -> Tui {
 }
 
 /// The only session of the daemon: its id.
-fn only_session(d: &TestDaemon) -> String {
+pub(super) fn only_session(d: &TestDaemon) -> String {
     let sessions = d.request::<ListSessions>(NoParams {}).sessions;
     assert_eq!(sessions.len(), 1, "{sessions:#?}");
     sessions[0].id.clone()
