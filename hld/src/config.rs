@@ -394,6 +394,8 @@ pub struct Config {
     /// Cloud approvals, when an API key is configured.
     pub cloud: Option<CloudConfig>,
     pub websocket: Option<WsConfig>,
+    /// `worktree_setup` in humanlayer.json: each repository's command for a new worktree.
+    pub worktree_setup: crate::worktree::SetupCommands,
 }
 
 impl Config {
@@ -460,6 +462,7 @@ impl Config {
             cloud,
             worker_threads: args.worker_threads,
             websocket,
+            worktree_setup: crate::worktree::setup_commands()?,
         })
     }
 
@@ -477,6 +480,11 @@ impl Config {
             .parent()
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
             .join("run")
+    }
+
+    /// The one directory isolated sessions' worktrees are made in, by the database.
+    pub fn worktree_root(&self) -> PathBuf {
+        self.run_dir().with_file_name("worktrees")
     }
 }
 

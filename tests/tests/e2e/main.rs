@@ -53,4 +53,5 @@ mod trust;
 mod tui;
 mod websocket;
 mod websocket_connection;
+mod worktrees;
 mod ws_flood;
