@@ -17,6 +17,9 @@ pub const SETUP_TIMEOUT: Duration = Duration::from_secs(600);
 /// The most of its output kept (its end, where failures are told).
 const MAX_OUTPUT: usize = 64 * 1024;
 
+/// The most of a failed command's output told in the error (its end).
+const MAX_TOLD: usize = 2000;
+
 /// The setup command of each repository, by its path (made canonical).
 #[derive(Debug, Clone, Default)]
 pub struct SetupCommands(BTreeMap<PathBuf, String>);
@@ -97,9 +100,14 @@ impl SetupCommands {
                 .status
                 .code()
                 .map_or("a signal".to_owned(), |c| format!("exit {c}"));
+            let trimmed = text.trim();
+            let mut start = trimmed.len().saturating_sub(MAX_TOLD);
+            while !trimmed.is_char_boundary(start) {
+                start += 1;
+            }
             return Err(failed(format!(
                 "worktree_setup failed ({code}); the worktree was removed: {}",
-                text.trim()
+                &trimmed[start..]
             )));
         }
         Ok(Some(text))

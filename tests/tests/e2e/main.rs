@@ -54,4 +54,5 @@ mod tui;
 mod websocket;
 mod websocket_connection;
 mod worktrees;
+mod worktrees_setup;
 mod ws_flood;

@@ -14,7 +14,7 @@ use hld_client::protocol::{
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon};
 
 /// Runs git in `dir`; its stdout (it must succeed).
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(super) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
@@ -30,7 +30,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// The ten lines of `shared.txt`, with `changes` (line number, new text) made.
-fn shared(changes: &[(usize, &str)]) -> String {
+pub(super) fn shared(changes: &[(usize, &str)]) -> String {
     (1..=10)
         .map(|i| {
             let line = changes
@@ -43,8 +43,13 @@ fn shared(changes: &[(usize, &str)]) -> String {
 }
 
 /// A repository on `main` with one commit holding `shared.txt`.
-fn repo(d: &TestDaemon) -> PathBuf {
-    let repo = d.dir.join("repo");
+pub(super) fn repo(d: &TestDaemon) -> PathBuf {
+    repo_at(&d.dir.join("repo"))
+}
+
+/// A repository at `repo` on `main` with one commit holding `shared.txt`.
+pub(super) fn repo_at(repo: &Path) -> PathBuf {
+    let repo = repo.to_owned();
     std::fs::create_dir_all(&repo).unwrap();
     git(&repo, &["init", "-q", "-b", "main"]);
     git(&repo, &["config", "user.name", "Ada"]);
@@ -62,7 +67,7 @@ fn daemon() -> TestDaemon {
 
 /// Launches an isolated session whose agent writes `shared.txt` with `changes`, and waits
 /// for its turn to end.
-fn isolated(
+pub(super) fn isolated(
     d: &TestDaemon,
     repo: &Path,
     branch: Option<&str>,
@@ -320,6 +325,31 @@ fn refusals_are_plain() {
     });
     assert!(refusal::<LaunchSession>(&d, p).contains("names no commit"));
 
+    // A turn waiting for an approval is still running: no merge or discard under it.
+    let mut p = launch_params("scenario:tool write", &repo);
+    p.worktree = Some(WorktreeParams {
+        branch: Some("busy".into()),
+        base: None,
+    });
+    let busy = d.launch(p);
+    d.wait_approvals(Some(&busy), |a| !a.is_empty());
+    let msg = refusal::<MergeSession>(
+        &d,
+        MergeSessionParams {
+            session_id: busy.clone(),
+            ..Default::default()
+        },
+    );
+    assert!(msg.contains("a turn is still running"), "{msg}");
+    let msg = refusal::<DiscardSession>(
+        &d,
+        DiscardSessionParams {
+            session_id: busy,
+            force: Some(true),
+        },
+    );
+    assert!(msg.contains("a turn is still running"), "{msg}");
+
     // A session that is not isolated has nothing to merge.
     let plain = d.launch(launch_params("scenario:plain hi", &repo));
     d.wait_ended(&plain);
@@ -387,7 +417,7 @@ fn refusals_are_plain() {
     assert!(!Path::new(&path).exists());
     assert_eq!(
         git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
-        "main\nother"
+        "busy\nmain\nother"
     );
 }
 
