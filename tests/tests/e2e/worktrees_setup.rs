@@ -71,7 +71,9 @@ fn setup_runs_in_the_new_worktree_and_its_failure_removes_what_was_made() {
 
     let mut p = launch_params("scenario:plain hi", &bad);
     p.worktree = Some(WorktreeParams::default());
-    let e = d.try_request::<LaunchSession>(p).err().expect("refused");
+    let Err(e) = d.try_request::<LaunchSession>(p) else {
+        panic!("a failing setup did not fail the launch");
+    };
     assert!(
         e.message.contains("worktree_setup failed (exit 3)"),
         "{e:?}"
