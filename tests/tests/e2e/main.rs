@@ -54,5 +54,6 @@ mod tui;
 mod websocket;
 mod websocket_connection;
 mod worktrees;
+mod worktrees_hlyr;
 mod worktrees_setup;
 mod ws_flood;

@@ -1,0 +1,84 @@
+//! Isolated sessions from `hlyr`: `launch --worktree`, `diff` (patch, `--stat`, `--json`),
+//! `merge` (`--squash`, conflicts) and `discard`, over the real binaries and git.
+
+use serde_json::Value;
+
+use super::hlyr::{fake, hlyr, printed_session};
+use super::worktrees::{git, repo, shared};
+
+#[test]
+fn hlyr_launches_isolated_reviews_merges_and_discards() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let launch = |branch: &str, changes: &[(usize, &str)]| {
+        let query = format!("scenario:write shared.txt\n{}", shared(changes));
+        let run = hlyr(
+            &d,
+            &[
+                "launch",
+                "--worktree",
+                "--branch",
+                branch,
+                "--detach",
+                "-w",
+                &wd,
+                "--dangerously-skip-permissions",
+                &query,
+            ],
+        );
+        run.assert_code(0);
+        let id = printed_session(&run);
+        d.wait_ended(&id);
+        id
+    };
+    let one = launch("cli-one", &[(1, "one by cli")]);
+    let two = launch("cli-two", &[(1, "one by two")]);
+
+    let patch = hlyr(&d, &["diff", &one]);
+    patch.assert_code(0);
+    for part in ["shared.txt (modified)", "@@ -1", "-line 1", "+one by cli"] {
+        assert!(patch.stdout.contains(part), "{part:?} in {}", patch.stdout);
+    }
+    assert!(patch
+        .stdout
+        .contains("1 files changed, 1 insertions(+), 1 deletions(-)"));
+    let stat = hlyr(&d, &["diff", &one, "--stat"]);
+    assert!(
+        stat.stdout.starts_with("shared.txt modified +1 -1\n"),
+        "{}",
+        stat.stdout
+    );
+    let json = hlyr(&d, &["--json", "diff", &one]);
+    let diff: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(diff["files"][0]["path"], "shared.txt");
+    assert_eq!(diff["files"][0]["hunks"][0]["lines"][1], "+one by cli");
+
+    let merged = hlyr(&d, &["merge", &one, "--squash"]);
+    merged.assert_code(0);
+    assert!(merged.stdout.starts_with("merged "), "{}", merged.stdout);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("shared.txt")).unwrap(),
+        shared(&[(1, "one by cli")])
+    );
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "2");
+
+    let conflict = hlyr(&d, &["merge", &two]);
+    assert_ne!(conflict.code, 0);
+    assert!(
+        conflict.stdout.contains("conflicts in shared.txt"),
+        "{conflict:#?}"
+    );
+    let refused = hlyr(&d, &["discard", &two]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("never merged"), "{refused:#?}");
+    for id in [&one, &two] {
+        let run = hlyr(&d, &["discard", id, "--force"]);
+        run.assert_code(0);
+        assert!(run.stdout.starts_with("discarded "), "{}", run.stdout);
+    }
+    assert_eq!(
+        git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
+    );
+}
