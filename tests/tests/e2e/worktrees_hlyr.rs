@@ -82,3 +82,36 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
         "main"
     );
 }
+
+#[test]
+fn the_sdk_example_runs_three_isolated_agents_and_prints_their_diffs() {
+    let d = fake();
+    let repo = repo(&d);
+    let mut cmd = std::process::Command::new(hld_e2e::workspace_bin("examples/isolated_agents"));
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket)
+        .env("HOME", &d.dir)
+        .env("XDG_CONFIG_HOME", d.dir.join("config"))
+        .current_dir(&repo)
+        .args(["a", "b", "c"].map(|n| format!("scenario:write {n}.txt\n{n}\n")));
+    let out = cmd.output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for n in ["a", "b", "c"] {
+        // Each agent's diff holds its own file only.
+        assert_eq!(
+            stdout.matches(&format!("  added {n}.txt +1 -0")).count(),
+            1,
+            "{stdout}"
+        );
+    }
+    assert_eq!(stdout.matches(": +1 -0\n").count(), 3, "{stdout}");
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        "",
+        "the main checkout is untouched"
+    );
+}
