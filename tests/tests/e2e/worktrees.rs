@@ -464,3 +464,32 @@ fn a_continuation_works_in_its_parents_worktree_or_its_own() {
         "{lines:?}"
     );
 }
+
+#[test]
+fn parallel_launches_on_one_repository_each_get_their_worktree() {
+    let d = daemon();
+    let repo = repo(&d);
+    let ids: Vec<String> = std::thread::scope(|s| {
+        let launches: Vec<_> = (1..=4)
+            .map(|i| {
+                let (d, repo) = (&d, &repo);
+                s.spawn(move || isolated(d, repo, None, &[(i, "changed")]))
+            })
+            .collect();
+        launches.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut branches: Vec<String> = ids
+        .iter()
+        .map(|id| d.state(id).worktree.unwrap().branch)
+        .collect();
+    branches.sort();
+    branches.dedup();
+    assert_eq!(branches.len(), 4, "{branches:?}");
+    assert_eq!(git(&repo, &["worktree", "list"]).lines().count(), 5);
+    for (i, id) in ids.iter().enumerate() {
+        let diff = diff(&d, id);
+        let lines = &diff.files[0].hunks[0].lines;
+        let removed: Vec<&String> = lines.iter().filter(|l| l.starts_with('-')).collect();
+        assert_eq!(removed, [&format!("-line {}", i + 1)], "{lines:?}");
+    }
+}
