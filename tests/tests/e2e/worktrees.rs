@@ -493,3 +493,50 @@ fn parallel_launches_on_one_repository_each_get_their_worktree() {
         assert_eq!(removed, [&format!("-line {}", i + 1)], "{lines:?}");
     }
 }
+
+#[test]
+fn unborn_and_detached_repositories_and_a_symlinked_root_are_refused() {
+    let d = daemon();
+    let launch = |dir: &Path, branch: &str| {
+        let mut p = launch_params("scenario:plain hi", dir);
+        p.worktree = Some(WorktreeParams {
+            branch: Some(branch.into()),
+            base: None,
+        });
+        refusal::<LaunchSession>(&d, p)
+    };
+    let empty = d.dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    git(&empty, &["init", "-q"]);
+    assert!(launch(&empty, "x").contains("unborn branch"));
+
+    let repo = repo(&d);
+    git(&repo, &["checkout", "-q", "--detach"]);
+    assert!(launch(&repo, "x").contains("detached HEAD"));
+    git(&repo, &["checkout", "-q", "main"]);
+
+    // The repository's directory under the root swapped for a link out of it.
+    let id = isolated(&d, &repo, Some("first"), &[]);
+    let repo_dir = Path::new(&d.state(&id).worktree.unwrap().path)
+        .parent()
+        .unwrap()
+        .to_owned();
+    d.request::<DiscardSession>(DiscardSessionParams {
+        session_id: id,
+        force: Some(true),
+    });
+    std::fs::remove_dir(&repo_dir).unwrap();
+    let outside = d.dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, &repo_dir).unwrap();
+    let e = d
+        .try_request::<LaunchSession>({
+            let mut p = launch_params("scenario:plain hi", &repo);
+            p.worktree = Some(WorktreeParams::default());
+            p
+        })
+        .map(|_| ())
+        .unwrap_err();
+    assert!(e.message.contains("symbolic link"), "{e:?}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
