@@ -161,7 +161,8 @@ pub async fn continue_session(
     let images = read_images(p.images.take().unwrap_or_default()).await?;
     let mode = permission_mode(p.permission_mode.take())?;
     let parent = session(&daemon, &p.session_id).await?;
-    if p.worktree.is_none() {
+    let discarded = parent.worktree.as_ref().map(|w| &w.state) == Some(&WorktreeState::Discarded);
+    if p.worktree.is_none() || discarded {
         still_open(&parent)?;
     } else if p.worktree.as_ref().is_some_and(|w| w.base.is_some()) {
         return Err(Error::invalid_param(

@@ -103,9 +103,9 @@ where
 /// Git's failure in plain words: -32602 for what the user can fix, else -32603 with git's
 /// own first line.
 pub fn failure(stderr: &str) -> Error {
-    let user = |message: &str| {
+    let user = |param: &str, message: &str| {
         Error::invalid_param(
-            "session_id",
+            param,
             "a repository git can work with",
             "git refused",
             message,
@@ -113,13 +113,16 @@ pub fn failure(stderr: &str) -> Error {
     };
     let lower = stderr.to_ascii_lowercase();
     if lower.contains("not a git repository") {
-        return user("not a git repository: working_dir is in no git repository");
+        let message = "not a git repository: working_dir is in no git repository";
+        return user("working_dir", message);
     }
     if lower.contains("is locked") {
-        return user("the worktree is locked: `git worktree unlock` it first");
+        let message = "the worktree is locked: `git worktree unlock` it first";
+        return user("session_id", message);
     }
     if lower.contains("please tell me who you are") || lower.contains("empty ident") {
-        return user("git has no identity to commit with: set user.name and user.email");
+        let message = "git has no identity to commit with: set user.name and user.email";
+        return user("session_id", message);
     }
     let first = stderr
         .lines()

@@ -69,6 +69,11 @@ pub(crate) fn refused(message: impl Into<String>) -> Error {
     )
 }
 
+/// A -32602 about the worktree a launch or continuation asked for.
+fn not_made(message: impl Into<String>) -> Error {
+    Error::invalid_param("worktree", "a worktree git can make", "refused", message)
+}
+
 impl Worktrees {
     pub fn new(root: PathBuf, setup: SetupCommands) -> Worktrees {
         Worktrees {
@@ -114,7 +119,7 @@ impl Worktrees {
             .await?
             .ok
         {
-            return Err(refused(
+            return Err(not_made(
                 "the repository has no commits yet (unborn branch): commit once first",
             ));
         }
@@ -132,7 +137,7 @@ impl Worktrees {
                 )
                 .await?;
                 if !commit.ok || base.starts_with('-') {
-                    return Err(refused(format!("base {base:?} names no commit")));
+                    return Err(not_made(format!("base {base:?} names no commit")));
                 }
                 let is_branch = git::run(
                     &repository,
@@ -157,7 +162,7 @@ impl Worktrees {
             Some(branch) => branch,
             None if current.ok => current.line(),
             None => {
-                return Err(refused(
+                return Err(not_made(
                     "the main checkout is on a detached HEAD: check out a branch, or give a \
                      base branch",
                 ))
@@ -166,7 +171,7 @@ impl Worktrees {
         let id = uuid::Uuid::new_v4().to_string();
         let branch = match &req.branch {
             Some(given) => names::sanitize_branch(given)
-                .ok_or_else(|| refused(format!("{given:?} cannot be a branch name")))?,
+                .ok_or_else(|| not_made(format!("{given:?} cannot be a branch name")))?,
             None => names::branch_from_text(req.text, &id),
         };
         let _one = self.lock(&repository).await;
@@ -182,7 +187,7 @@ impl Worktrees {
         .await?
         .ok
         {
-            return Err(refused(format!("branch {branch} already exists")));
+            return Err(not_made(format!("branch {branch} already exists")));
         }
         let repo_dir = names::repo_dir(&self.root, &repository);
         for dir in [&self.root, &repo_dir] {
@@ -191,7 +196,7 @@ impl Worktrees {
         }
         let path = names::worktree_dir(&repo_dir, &branch);
         if std::fs::symlink_metadata(&path).is_ok() {
-            return Err(refused(format!(
+            return Err(not_made(format!(
                 "a worktree directory for branch {branch} already exists: {}",
                 path.display()
             )));

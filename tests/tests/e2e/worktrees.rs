@@ -101,12 +101,26 @@ fn merge(d: &TestDaemon, id: &str, strategy: MergeStrategy) -> MergeSessionResul
     })
 }
 
+/// The -32602 message a call is refused with.
 fn refusal<M: hld_client::protocol::Method>(d: &TestDaemon, params: M::Params) -> String {
+    refused_param::<M>(d, params).1
+}
+
+/// The parameter a -32602 names, and its message.
+fn refused_param<M: hld_client::protocol::Method>(
+    d: &TestDaemon,
+    params: M::Params,
+) -> (String, String) {
     let Err(e) = d.try_request::<M>(params) else {
         panic!("{} was not refused", M::NAME);
     };
     assert_eq!(e.code, -32602, "{e:?}");
-    e.message
+    let param = e
+        .data
+        .as_ref()
+        .and_then(|d| d["param"].as_str())
+        .unwrap_or_default();
+    (param.to_owned(), e.message)
 }
 
 #[test]
@@ -309,7 +323,9 @@ fn refusals_are_plain() {
     std::fs::create_dir_all(&not_repo).unwrap();
     let mut p = launch_params("scenario:plain hi", &not_repo);
     p.worktree = Some(WorktreeParams::default());
-    assert!(refusal::<LaunchSession>(&d, p).contains("not a git repository"));
+    let (param, message) = refused_param::<LaunchSession>(&d, p);
+    assert!(message.contains("not a git repository"), "{message}");
+    assert_eq!(param, "working_dir");
 
     let id = isolated(&d, &repo, Some("taken"), &[(4, "four")]);
     let mut p = launch_params("scenario:plain hi", &repo);
@@ -317,7 +333,9 @@ fn refusals_are_plain() {
         branch: Some("taken".into()),
         base: None,
     });
-    assert!(refusal::<LaunchSession>(&d, p).contains("branch taken already exists"));
+    let (param, message) = refused_param::<LaunchSession>(&d, p);
+    assert!(message.contains("branch taken already exists"), "{message}");
+    assert_eq!(param, "worktree");
     let mut p = launch_params("scenario:plain hi", &repo);
     p.worktree = Some(WorktreeParams {
         branch: None,
@@ -463,6 +481,20 @@ fn a_continuation_works_in_its_parents_worktree_or_its_own() {
         lines.contains(&"+seven") && !lines.contains(&"+six"),
         "{lines:?}"
     );
+
+    // Once the parent's worktree is discarded, nothing branches from it any more.
+    d.request::<DiscardSession>(DiscardSessionParams {
+        session_id: parent.clone(),
+        force: Some(true),
+    });
+    let again = ContinueSessionParams {
+        session_id: parent,
+        query: "scenario:plain more".into(),
+        worktree: Some(WorktreeParams::default()),
+        ..Default::default()
+    };
+    let msg = refusal::<ContinueSession>(&d, again);
+    assert!(msg.contains("was discarded"), "{msg}");
 }
 
 #[test]
