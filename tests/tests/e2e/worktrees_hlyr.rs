@@ -35,6 +35,15 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let one = launch("cli-one", &[(1, "one by cli")]);
     let two = launch("cli-two", &[(1, "one by two")]);
 
+    let show = hlyr(&d, &["show", &one]);
+    assert!(
+        show.stdout.contains("cli-one (active, from main at "),
+        "{}",
+        show.stdout
+    );
+    let shown = &hlyr(&d, &["--json", "show", &one]).json_lines_as("session")[0];
+    assert_eq!(shown["worktree"]["branch"], "cli-one");
+
     let patch = hlyr(&d, &["diff", &one]);
     patch.assert_code(0);
     for part in ["shared.txt (modified)", "@@ -1", "-line 1", "+one by cli"] {
