@@ -9,6 +9,7 @@ mod names;
 mod setup;
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -123,51 +124,7 @@ impl Worktrees {
                 "the repository has no commits yet (unborn branch): commit once first",
             ));
         }
-        let current = git::run(&repository, ["symbolic-ref", "--quiet", "--short", "HEAD"]).await?;
-        let (base_commit, base_branch) = match &req.base {
-            Some(base) => {
-                let commit = git::run(
-                    &repository,
-                    [
-                        "rev-parse",
-                        "--verify",
-                        "--quiet",
-                        &format!("{base}^{{commit}}"),
-                    ],
-                )
-                .await?;
-                if !commit.ok || base.starts_with('-') {
-                    return Err(not_made(format!("base {base:?} names no commit")));
-                }
-                let is_branch = git::run(
-                    &repository,
-                    [
-                        "show-ref",
-                        "--verify",
-                        "--quiet",
-                        &format!("refs/heads/{base}"),
-                    ],
-                )
-                .await?
-                .ok;
-                let branch = if is_branch { Some(base.clone()) } else { None };
-                (commit.line(), branch)
-            }
-            None => {
-                let commit = git::ok(&repository, ["rev-parse", "HEAD"]).await?.line();
-                (commit, None)
-            }
-        };
-        let base_branch = match req.base_branch.clone().or(base_branch) {
-            Some(branch) => branch,
-            None if current.ok => current.line(),
-            None => {
-                return Err(not_made(
-                    "the main checkout is on a detached HEAD: check out a branch, or give a \
-                     base branch",
-                ))
-            }
-        };
+        let (base_commit, base_branch) = base_of(&repository, &req).await?;
         let id = uuid::Uuid::new_v4().to_string();
         let branch = match &req.branch {
             Some(given) => names::sanitize_branch(given)
@@ -175,18 +132,7 @@ impl Worktrees {
             None => names::branch_from_text(req.text, &id),
         };
         let _one = self.lock(&repository).await;
-        if git::run(
-            &repository,
-            [
-                "show-ref",
-                "--verify",
-                "--quiet",
-                &format!("refs/heads/{branch}"),
-            ],
-        )
-        .await?
-        .ok
-        {
+        if branch_exists(&repository, &branch).await? {
             return Err(not_made(format!("branch {branch} already exists")));
         }
         let repo_dir = names::repo_dir(&self.root, &repository);
@@ -219,19 +165,15 @@ impl Worktrees {
             .write(move |w, _| w.create_worktree(&stored, &crate::time::now()))
             .await
             .map_err(|e| Error::internal("failed to store the worktree", e))?;
-        let path_arg = path.as_os_str().to_owned();
-        let added = git::run(
-            &repository,
-            [
-                "worktree".as_ref(),
-                "add".as_ref(),
-                "-b".as_ref(),
-                branch.as_ref(),
-                path_arg.as_os_str(),
-                base_commit.as_ref(),
-            ] as [&std::ffi::OsStr; 6],
-        )
-        .await;
+        let add: [&OsStr; 6] = [
+            "worktree".as_ref(),
+            "add".as_ref(),
+            "-b".as_ref(),
+            branch.as_ref(),
+            path.as_os_str(),
+            base_commit.as_ref(),
+        ];
+        let added = git::run(&repository, add).await;
         let setup = match added {
             Ok(out) if out.ok => self.setup.run(&repository, &path).await,
             Ok(out) => Err(git::failure(&out.stderr)),
@@ -317,6 +259,47 @@ impl Worktrees {
         *self.stray.lock().unwrap() = stray;
         Ok(())
     }
+}
+
+/// The commit a new worktree starts from, and the branch it merges into: `base` (a branch
+/// merges into itself), else HEAD; the current branch when neither names one.
+async fn base_of(repository: &Path, req: &Request<'_>) -> Result<(String, String)> {
+    let (commit, branch) = match &req.base {
+        Some(base) => {
+            let no_commit = || not_made(format!("base {base:?} names no commit"));
+            if base.starts_with('-') {
+                return Err(no_commit());
+            }
+            let spec = format!("{base}^{{commit}}");
+            let commit = git::run(repository, ["rev-parse", "--verify", "--quiet", &spec]).await?;
+            if !commit.ok {
+                return Err(no_commit());
+            }
+            let branch = branch_exists(repository, base).await?.then(|| base.clone());
+            (commit.line(), branch)
+        }
+        None => (
+            git::ok(repository, ["rev-parse", "HEAD"]).await?.line(),
+            None,
+        ),
+    };
+    if let Some(branch) = req.base_branch.clone().or(branch) {
+        return Ok((commit, branch));
+    }
+    let current = git::run(repository, ["symbolic-ref", "--quiet", "--short", "HEAD"]).await?;
+    if !current.ok {
+        return Err(not_made(
+            "the main checkout is on a detached HEAD: check out a branch, or give a base branch",
+        ));
+    }
+    Ok((commit, current.line()))
+}
+
+/// Whether `repository` has a local branch `name`.
+async fn branch_exists(repository: &Path, name: &str) -> Result<bool> {
+    let reference = format!("refs/heads/{name}");
+    let found = git::run(repository, ["show-ref", "--verify", "--quiet", &reference]).await?;
+    Ok(found.ok)
 }
 
 /// The entries of a directory (none if it cannot be read).

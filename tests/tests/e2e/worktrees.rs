@@ -188,7 +188,10 @@ fn three_isolated_sessions_are_reviewed_merged_squashed_and_discarded() {
     assert!(d.wait_session(&first, |s| s.live).live);
     let merged = merge(&d, &first, MergeStrategy::Merge);
     assert!(merged.merged && merged.conflicts.is_empty(), "{merged:?}");
-    assert!(!d.state(&first).live, "the merge ended the warm process first");
+    assert!(
+        !d.state(&first).live,
+        "the merge ended the warm process first"
+    );
     let squashed = merge(&d, &second, MergeStrategy::Squash);
     assert!(squashed.merged, "{squashed:?}");
     assert_eq!(
