@@ -7,14 +7,14 @@ use hld_client::protocol::*;
 
 use super::control::store_error;
 use super::messages::read_images;
-use super::worktrees::still_open;
+use super::worktrees::{continuable, run_in, settle};
 use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
 use crate::session::{permission_mode, Parent};
 use crate::store::{read, SessionRow, StoreError};
-use crate::worktree::{refused, Request};
+use crate::worktree::Request;
 
 /// A required, non-empty string param.
 pub(super) fn required(value: &str, param: &str) -> Result<()> {
@@ -68,22 +68,12 @@ pub async fn launch_session(
         }
         None => None,
     };
-    if let Some(made) = &made {
-        options.working_dir.clone_from(&made.dir);
-        options.worktree = Some(made.id.clone());
-    }
+    run_in(&mut options, made.as_ref());
     let launched = daemon
         .sessions
         .launch(prompt, options, settings, None)
         .await;
-    let (session_id, run_id) = match (launched, &made) {
-        (Ok(ids), _) => ids,
-        (Err(e), Some(made)) => {
-            daemon.worktrees.abandon(&daemon.store, made).await;
-            return Err(e);
-        }
-        (Err(e), None) => return Err(e),
-    };
+    let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {
         daemon.bypass_set.notify_one();
     }
@@ -161,17 +151,7 @@ pub async fn continue_session(
     let images = read_images(p.images.take().unwrap_or_default()).await?;
     let mode = permission_mode(p.permission_mode.take())?;
     let parent = session(&daemon, &p.session_id).await?;
-    let discarded = parent.worktree.as_ref().map(|w| &w.state) == Some(&WorktreeState::Discarded);
-    if p.worktree.is_none() || discarded {
-        still_open(&parent)?;
-    } else if p.worktree.as_ref().is_some_and(|w| w.base.is_some()) {
-        return Err(Error::invalid_param(
-            "worktree.base",
-            "no base (a continuation branches from its parent's branch)",
-            "a base",
-            "worktree.base is for launchSession: a continuation branches from its parent's branch",
-        ));
-    }
+    continuable(&parent, p.worktree.as_ref())?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
         return Err(Error::invalid_param(
             "session_id",
@@ -194,12 +174,6 @@ pub async fn continue_session(
     let isolate = p.worktree.take();
     let mut options = parent.new.options.continued(p)?;
     let made = match (isolate, &parent.worktree) {
-        (None, _) => None,
-        (Some(_), None) => {
-            return Err(refused(
-                "the parent session is not isolated: a worktree of its own is branched from                  its parent's",
-            ))
-        }
         (Some(w), Some(info)) => {
             let req = Request {
                 working_dir: std::path::Path::new(&info.repository),
@@ -210,11 +184,9 @@ pub async fn continue_session(
             };
             Some(daemon.worktrees.create(&daemon.store, req).await?)
         }
+        _ => None,
     };
-    if let Some(made) = &made {
-        options.working_dir.clone_from(&made.dir);
-        options.worktree = Some(made.id.clone());
-    }
+    run_in(&mut options, made.as_ref());
     let expires = settings.modes.bypass_expires_at.is_some();
     let parent = Parent {
         session_id: parent.new.id,
@@ -229,14 +201,7 @@ pub async fn continue_session(
         .sessions
         .launch(prompt, options, settings, Some(parent))
         .await;
-    let (session_id, run_id) = match (launched, &made) {
-        (Ok(ids), _) => ids,
-        (Err(e), Some(made)) => {
-            daemon.worktrees.abandon(&daemon.store, made).await;
-            return Err(e);
-        }
-        (Err(e), None) => return Err(e),
-    };
+    let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {
         daemon.bypass_set.notify_one();
     }

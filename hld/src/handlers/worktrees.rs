@@ -8,8 +8,9 @@ use hld_client::protocol::*;
 use super::sessions::{required, session};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
+use crate::model::SessionOptions;
 use crate::store::SessionRow;
-use crate::worktree::{self, refused, session_diff};
+use crate::worktree::{self, refused, session_diff, Made};
 
 /// The session's worktree id, or a refusal for a session that is not isolated.
 fn worktree_id(row: &SessionRow) -> Result<&str> {
@@ -32,6 +33,50 @@ pub(super) fn still_open(row: &SessionRow) -> Result<()> {
         )),
         _ => Ok(()),
     }
+}
+
+/// Refuses a continuation of `parent` that cannot be: in a worktree merged or discarded, or
+/// in a worktree of its own (`isolate`) off a parent that has none, or with a base.
+pub(super) fn continuable(parent: &SessionRow, isolate: Option<&WorktreeParams>) -> Result<()> {
+    let Some(isolate) = isolate else {
+        return still_open(parent);
+    };
+    if isolate.base.is_some() {
+        return Err(Error::invalid_param(
+            "worktree.base",
+            "no base (a continuation branches from its parent's branch)",
+            "a base",
+            "worktree.base is for launchSession: a continuation branches from its parent's branch",
+        ));
+    }
+    match parent.worktree.as_ref().map(|w| &w.state) {
+        None => Err(refused(
+            "the parent session is not isolated: a worktree of its own is branched from its \
+             parent's",
+        )),
+        Some(WorktreeState::Discarded) => still_open(parent),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Runs the agent in the worktree made for it, if one was.
+pub(super) fn run_in(options: &mut SessionOptions, made: Option<&Made>) {
+    if let Some(made) = made {
+        options.working_dir.clone_from(&made.dir);
+        options.worktree = Some(made.id.clone());
+    }
+}
+
+/// A launch's outcome; when it failed, the worktree made for it is removed.
+pub(super) async fn settle<T>(
+    daemon: &Daemon,
+    launched: Result<T>,
+    made: Option<&Made>,
+) -> Result<T> {
+    if let (Err(_), Some(made)) = (&launched, made) {
+        daemon.worktrees.abandon(&daemon.store, made).await;
+    }
+    launched
 }
 
 pub async fn get_session_diff(

@@ -380,11 +380,19 @@ fn refusals_are_plain() {
     let msg = refusal::<MergeSession>(
         &d,
         MergeSessionParams {
-            session_id: plain,
+            session_id: plain.clone(),
             ..Default::default()
         },
     );
     assert!(msg.contains("not isolated"), "{msg}");
+    let own = ContinueSessionParams {
+        session_id: plain,
+        query: "more".into(),
+        worktree: Some(WorktreeParams::default()),
+        ..Default::default()
+    };
+    let msg = refusal::<ContinueSession>(&d, own);
+    assert!(msg.contains("the parent session is not isolated"), "{msg}");
 
     // A dirty main checkout, then one on another branch.
     std::fs::write(repo.join("shared.txt"), "dirty\n").unwrap();
