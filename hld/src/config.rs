@@ -30,7 +30,8 @@ use crate::approval::server::ApprovalsCommand;
       API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n  \
       WebSocket: --ws, ws_address in humanlayer.json; TLS: --ws-tls-cert/--ws-tls-key, ws_tls_cert/ws_tls_key;\n             \
       origins: --ws-allowed-origin, ws_allowed_origins (an array); token: ws_token in humanlayer.json,\n             \
-      else the file daemon.ws-token next to the socket (made 0600 at first start)\n\
+      else the file daemon.ws-token next to the socket (made 0600 at first start)\n  \
+      worktrees: <database dir>/worktrees; worktree_setup in humanlayer.json, {\"REPO PATH\": \"COMMAND\"}\n\
       humanlayer.json is read from $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/), never from ./,\n  \
       and only if it and its directory are yours (or root's) and no one else can write them.\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."

@@ -1,6 +1,8 @@
 //! Isolated sessions from `hlyr`: `launch --worktree`, `diff` (patch, `--stat`, `--json`),
 //! `merge` (`--squash`, conflicts) and `discard`, over the real binaries and git.
 
+use hld_e2e::pty::{self, Terminal};
+use hld_e2e::{workspace_bin, WAIT};
 use serde_json::Value;
 
 use super::hlyr::{fake, hlyr, printed_session};
@@ -52,6 +54,16 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     assert!(patch
         .stdout
         .contains("1 files changed, 1 insertions(+), 1 deletions(-)"));
+    // On a terminal the patch goes through the user's pager, coloured.
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.env("PAGER", "cat -v | sed s/^/paged:/");
+    cmd.args(["diff", &one]);
+    let mut term = Terminal::spawn(cmd, 40, 120);
+    let screen = term.wait_screen("paged:1 files changed");
+    assert!(screen.contains("paged:^[[32m+one by cli"), "{screen}");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+
     let stat = hlyr(&d, &["diff", &one, "--stat"]);
     assert!(
         stat.stdout.starts_with("shared.txt modified +1 -1\n"),
