@@ -38,6 +38,7 @@ pub mod protocol;
 mod subscription;
 pub mod trust;
 pub mod view;
+mod worktree_calls;
 
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;

@@ -30,7 +30,8 @@ use crate::approval::server::ApprovalsCommand;
       API URL:  --api-base-url, $HUMANLAYER_API_BASE_URL, $HUMANLAYER_API_BASE, api_base_url in humanlayer.json\n  \
       WebSocket: --ws, ws_address in humanlayer.json; TLS: --ws-tls-cert/--ws-tls-key, ws_tls_cert/ws_tls_key;\n             \
       origins: --ws-allowed-origin, ws_allowed_origins (an array); token: ws_token in humanlayer.json,\n             \
-      else the file daemon.ws-token next to the socket (made 0600 at first start)\n\
+      else the file daemon.ws-token next to the socket (made 0600 at first start)\n  \
+      worktrees: <database dir>/worktrees; worktree_setup in humanlayer.json, {\"REPO PATH\": \"COMMAND\"}\n\
       humanlayer.json is read from $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/), never from ./,\n  \
       and only if it and its directory are yours (or root's) and no one else can write them.\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."
@@ -394,6 +395,8 @@ pub struct Config {
     /// Cloud approvals, when an API key is configured.
     pub cloud: Option<CloudConfig>,
     pub websocket: Option<WsConfig>,
+    /// `worktree_setup` in humanlayer.json: each repository's command for a new worktree.
+    pub worktree_setup: crate::worktree::SetupCommands,
 }
 
 impl Config {
@@ -460,6 +463,7 @@ impl Config {
             cloud,
             worker_threads: args.worker_threads,
             websocket,
+            worktree_setup: crate::worktree::setup_commands()?,
         })
     }
 
@@ -477,6 +481,11 @@ impl Config {
             .parent()
             .map_or_else(|| PathBuf::from("."), std::path::Path::to_path_buf)
             .join("run")
+    }
+
+    /// The one directory isolated sessions' worktrees are made in, by the database.
+    pub fn worktree_root(&self) -> PathBuf {
+        self.run_dir().with_file_name("worktrees")
     }
 }
 

@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::logging::LogControl;
 use crate::session::{SessionConfig, Sessions};
 use crate::store::Store;
+use crate::worktree::Worktrees;
 
 pub struct Daemon {
     pub config: Config,
@@ -28,6 +29,7 @@ pub struct Daemon {
     /// This process's id, for `health` (read once: each `getpid` is a system call).
     pub pid: u32,
     pub budget: Budget,
+    pub worktrees: Worktrees,
 }
 
 impl AsRef<Budget> for Daemon {
@@ -78,6 +80,7 @@ impl Daemon {
             sessions: Arc::clone(&sessions),
         });
         let budget = Budget::new(config.max_buffered);
+        let worktrees = Worktrees::new(config.worktree_root(), config.worktree_setup.clone());
         Ok(Arc::new(Daemon {
             approvals,
             bus,
@@ -90,6 +93,7 @@ impl Daemon {
             budget,
             started_at: crate::time::now(),
             pid: std::process::id(),
+            worktrees,
         }))
     }
 }

@@ -24,3 +24,4 @@ pub mod store;
 pub mod throttle;
 pub mod time;
 pub mod transport;
+pub mod worktree;

@@ -128,6 +128,9 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
         .add::<p::DeleteSession, _, _>(control::delete_session)
+        .add::<p::GetSessionDiff, _, _>(handlers::worktrees::get_session_diff)
+        .add::<p::MergeSession, _, _>(handlers::worktrees::merge_session)
+        .add::<p::DiscardSession, _, _>(handlers::worktrees::discard_session)
         .subscribe::<p::Subscribe, _>(handlers::subscribe);
     r
 }
@@ -157,6 +160,7 @@ pub async fn run(
     let daemon = Daemon::new(config, store, log, shutdown.clone())?;
     daemon.sessions.mark_orphans().await?;
     daemon.sessions.resume_queued().await?;
+    daemon.worktrees.check_at_start(&daemon.store).await?;
     let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
         tracing::info!(api = %cloud.base_url, "cloud approvals enabled");
         approval::cloud::spawn(
@@ -169,6 +173,7 @@ pub async fn run(
     tracing::info!(
         socket = %daemon.config.socket.display(),
         database = %daemon.config.database.display(),
+        worktrees = %daemon.worktrees.root().display(),
         log = %daemon.config.log_file.as_deref().map_or("stderr".into(), |f| f.display().to_string()),
         version = %crate::handlers::VERSION,
         pid = std::process::id(),

@@ -3,7 +3,9 @@
 //! entry or its full state alike, and the status word that tells an interrupted or failed
 //! session from a completed one.
 
-use hld_client::protocol::{SessionControl, SessionInfo, SessionState, SessionStatus};
+use hld_client::protocol::{
+    SessionControl, SessionInfo, SessionState, SessionStatus, WorktreeInfo,
+};
 use serde::Serialize;
 
 use crate::output::{paint, CYAN, DIM, GREEN, MAGENTA, RED, YELLOW};
@@ -103,6 +105,9 @@ pub struct Session {
     pub num_turns: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
+    /// The git worktree of an isolated session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
     /// Title, archive state, approval modes and extra directories.
     #[serde(flatten)]
     pub control: SessionControl,
@@ -149,6 +154,7 @@ impl From<SessionInfo> for Session {
             cost_usd: s.cost_usd,
             num_turns: result.as_ref().map(|r| r.num_turns),
             duration_ms: result.as_ref().map(|r| r.duration_ms),
+            worktree: s.worktree,
             control: s.control,
         }
     }
@@ -174,6 +180,7 @@ impl From<SessionState> for Session {
             cost_usd: s.cost_usd,
             num_turns: s.num_turns,
             duration_ms: s.duration_ms,
+            worktree: s.worktree,
             control: s.control,
         }
     }

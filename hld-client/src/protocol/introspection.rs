@@ -39,6 +39,13 @@ pub struct HealthResult {
     /// Its log file; none when it logs to stderr.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_file: Option<String>,
+    /// The one directory isolated sessions' worktrees are made in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree_root: Option<String>,
+    /// Worktrees found at start-up whose session is gone or whose directory vanished, and
+    /// directories under the root the daemon did not make (none is deleted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stray_worktrees: Vec<super::StrayWorktree>,
 }
 
 /// Where `claude` was found.

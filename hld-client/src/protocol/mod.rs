@@ -41,6 +41,8 @@
 //! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
 //!   [`BulkArchiveSessions`], [`GetSessionLeaves`], [`UpdateSessionSettings`],
 //!   [`GetRecentPaths`], [`SearchSessions`] and [`DeleteSession`], with [`SessionControl`];
+//! - isolated sessions (git worktrees): [`GetSessionDiff`], [`MergeSession`] and
+//!   [`DiscardSession`], with [`WorktreeInfo`];
 //! - events: [`Subscribe`], which streams [`Event`]s;
 //! - introspection: [`Health`], [`Initialize`], [`Version`], [`ListMethods`],
 //!   [`DescribeMethods`], [`SetLogLevel`] and [`Shutdown`];
@@ -193,10 +195,12 @@ mod control;
 mod conversation;
 mod envelope;
 mod events;
+mod interrupt;
 mod introspection;
 mod mcp;
 mod messages;
 mod sessions;
+mod worktrees;
 
 pub use approvals::*;
 pub use commands::*;
@@ -204,10 +208,12 @@ pub use control::*;
 pub use conversation::*;
 pub use envelope::*;
 pub use events::*;
+pub use interrupt::*;
 pub use introspection::*;
 pub use mcp::*;
 pub use messages::*;
 pub use sessions::*;
+pub use worktrees::*;
 
 /// The default largest incoming message, in bytes.
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 1024 * 1024;

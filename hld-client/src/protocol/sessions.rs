@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::mcp::McpConfigParam;
+use super::worktrees::{WorktreeInfo, WorktreeParams};
 use super::NoParams;
 
 open_enum!(
@@ -125,6 +126,9 @@ pub struct SessionInfo {
     /// Total cost reported by Claude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The git worktree an isolated session runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
     /// Title, archive state and approval modes.
     #[serde(flatten)]
     pub control: SessionControl,
@@ -260,6 +264,9 @@ pub struct SessionState {
     /// The model's context window, in tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<i64>,
+    /// The git worktree an isolated session runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeInfo>,
     /// Title, archive state and approval modes.
     #[serde(flatten)]
     pub control: SessionControl,
@@ -342,6 +349,10 @@ turn_params! {
         /// How long that bypass lasts, in milliseconds; none: until turned off.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub dangerously_skip_permissions_timeout: Option<i64>,
+        /// Run isolated: in a new git worktree of the repository holding `working_dir`, on a
+        /// new branch (see [`WorktreeParams`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub worktree: Option<WorktreeParams>,
     }
 }
 
@@ -421,7 +432,8 @@ method!(
      "verbose?: boolean", "no_approvals?: boolean", "title?: string",
      "additional_directories?: [string]", "auto_accept_edits?: boolean",
      "dangerously_skip_permissions?: boolean", "dangerously_skip_permissions_timeout?: number",
-     "permission_mode?: \"default\" | \"plan\"", "images?: [string]"],
+     "permission_mode?: \"default\" | \"plan\"", "images?: [string]",
+     "worktree?: {branch?: string, base?: string}"],
     "{session_id: string, run_id: string}",
     LaunchSessionParams, LaunchSessionResult
 );
@@ -512,6 +524,10 @@ turn_params! {
     pub struct ContinueSessionParams {
         /// The parent session.
         pub session_id: String,
+        /// A worktree of its own, on a new branch from the parent's (`branch` only); else a
+        /// continuation of an isolated session works in its parent's worktree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub worktree: Option<WorktreeParams>,
     }
 }
 
@@ -566,52 +582,8 @@ method!(
      "mcp_config?: string|object", "permission_prompt_tool?: string", "allowed_tools?: [string]",
      "disallowed_tools?: [string]", "custom_instructions?: string", "max_turns?: number", "model?: string",
      "title?: string", "additional_directories?: [string]",
-     "permission_mode?: \"default\" | \"plan\"", "images?: [string]"],
+     "permission_mode?: \"default\" | \"plan\"", "images?: [string]",
+     "worktree?: {branch?: string}"],
     "{session_id: string, run_id: string, claude_session_id: string, parent_session_id: string}",
     ContinueSessionParams, ContinueSessionResult
-);
-
-/// Result of `interruptSession`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InterruptSessionResult {
-    /// Always true on success.
-    pub success: bool,
-    /// The session.
-    pub session_id: String,
-    /// Always `"completing"`.
-    pub status: String,
-    /// What happens next.
-    pub message: String,
-}
-
-method!(
-    /// Stop a running session.
-    ///
-    /// The session goes to `completing` and then to `completed` with `interrupted: true`.
-    ///
-    /// # Request
-    ///
-    /// ```json
-    /// {"jsonrpc":"2.0","method":"interruptSession","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13"},"id":1}
-    /// ```
-    ///
-    /// # Reply
-    ///
-    /// ```json
-    /// {"jsonrpc":"2.0","result":{"success":true,"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","status":"completing","message":"Session interrupt requested, shutting down gracefully"},"id":1}
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// -32602 when `session_id` is missing or empty (`session_id is required`), names no session
-    /// (`session not found: …`), or names one without a live process:
-    ///
-    /// ```json
-    /// {"jsonrpc":"2.0","error":{"code":-32602,"message":"cannot interrupt session with status completed (must be running)","data":{"param":"session_id","expected":"a running session","received":"completed"}},"id":1}
-    /// ```
-    ///
-    /// From Rust: `client.interrupt_session(id)`.
-    InterruptSession, "interruptSession", "Interrupt a running session (SIGINT, then SIGKILL after a grace period)",
-    ["session_id: string"], "{success: boolean, session_id: string, status: string, message: string}",
-    SessionIdParams, InterruptSessionResult
 );

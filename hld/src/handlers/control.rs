@@ -240,7 +240,10 @@ pub async fn search_sessions(
 }
 
 pub async fn delete_session(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {
-    required(&p.session_id, "session_id")?;
+    let row = super::sessions::session(&daemon, &p.session_id).await?;
+    if !row.status.is_active() {
+        super::worktrees::release(&daemon, &row).await?;
+    }
     let id = p.session_id.clone();
     daemon
         .store

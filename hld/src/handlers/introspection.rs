@@ -29,6 +29,8 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
             .log_file
             .as_ref()
             .map(|f| f.display().to_string()),
+        worktree_root: Some(daemon.worktrees.root().display().to_string()),
+        stray_worktrees: daemon.worktrees.stray(),
     })
 }
 

@@ -30,6 +30,7 @@ pub async fn send_message(daemon: Arc<Daemon>, p: SendMessageParams) -> Result<S
             ))
         }
     };
+    super::worktrees::still_open(&session(&daemon, &p.session_id).await?)?;
     let prompt = Prompt {
         text: p.text,
         images: read_images(images).await?,

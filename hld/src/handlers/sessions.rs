@@ -7,12 +7,14 @@ use hld_client::protocol::*;
 
 use super::control::store_error;
 use super::messages::read_images;
+use super::worktrees::{continuable, run_in, settle};
 use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
 use crate::session::{permission_mode, Parent};
 use crate::store::{read, SessionRow, StoreError};
+use crate::worktree::Request;
 
 /// A required, non-empty string param.
 pub(super) fn required(value: &str, param: &str) -> Result<()> {
@@ -45,16 +47,33 @@ pub async fn launch_session(
     let query = std::mem::take(&mut p.query);
     let settings = Settings::launch(&p)?;
     let images = p.images.take().unwrap_or_default();
-    let options = SessionOptions::launch(p)?;
+    let isolate = p.worktree.take();
+    let mut options = SessionOptions::launch(p)?;
     let prompt = Prompt {
         text: query,
         images: read_images(images).await?,
     };
     let expires = settings.modes.bypass_expires_at.is_some();
-    let (session_id, run_id) = daemon
+    let made = match isolate {
+        Some(w) => {
+            let text = settings.title.as_deref().unwrap_or(&prompt.text);
+            let req = Request {
+                working_dir: &options.working_dir,
+                branch: w.branch,
+                base: w.base,
+                text,
+                base_branch: None,
+            };
+            Some(daemon.worktrees.create(&daemon.store, req).await?)
+        }
+        None => None,
+    };
+    run_in(&mut options, made.as_ref());
+    let launched = daemon
         .sessions
         .launch(prompt, options, settings, None)
-        .await?;
+        .await;
+    let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {
         daemon.bypass_set.notify_one();
     }
@@ -132,6 +151,7 @@ pub async fn continue_session(
     let images = read_images(p.images.take().unwrap_or_default()).await?;
     let mode = permission_mode(p.permission_mode.take())?;
     let parent = session(&daemon, &p.session_id).await?;
+    continuable(&parent, p.worktree.as_ref())?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
         return Err(Error::invalid_param(
             "session_id",
@@ -151,7 +171,22 @@ pub async fn continue_session(
     // Read again: the interrupt above may have ended a bypass or changed the parent.
     let parent = session(&daemon, &parent.new.id).await?;
     let settings = Settings::continued(&parent, p.title.take(), mode);
-    let options = parent.new.options.continued(p)?;
+    let isolate = p.worktree.take();
+    let mut options = parent.new.options.continued(p)?;
+    let made = match (isolate, &parent.worktree) {
+        (Some(w), Some(info)) => {
+            let req = Request {
+                working_dir: std::path::Path::new(&info.repository),
+                branch: w.branch,
+                base: Some(info.branch.clone()),
+                text: settings.title.as_deref().unwrap_or(&query),
+                base_branch: Some(info.base_branch.clone()),
+            };
+            Some(daemon.worktrees.create(&daemon.store, req).await?)
+        }
+        _ => None,
+    };
+    run_in(&mut options, made.as_ref());
     let expires = settings.modes.bypass_expires_at.is_some();
     let parent = Parent {
         session_id: parent.new.id,
@@ -162,10 +197,11 @@ pub async fn continue_session(
         text: query,
         images,
     };
-    let (session_id, run_id) = daemon
+    let launched = daemon
         .sessions
         .launch(prompt, options, settings, Some(parent))
-        .await?;
+        .await;
+    let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {
         daemon.bypass_set.notify_one();
     }

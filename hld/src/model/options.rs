@@ -36,6 +36,8 @@ pub struct SessionOptions {
     pub no_approvals: bool,
     /// `--add-dir`, each absolute and checked to exist.
     pub additional_directories: Vec<PathBuf>,
+    /// The git worktree the session runs in (its id), when isolated.
+    pub worktree: Option<String>,
 }
 
 impl SessionOptions {

@@ -252,6 +252,18 @@ impl Sessions {
         }
     }
 
+    /// Ends a session's process if it waits between turns, and waits (a while) for it to exit:
+    /// its worktree is about to be merged or removed.
+    pub async fn end_warm(&self, session_id: &str, why: &'static str) {
+        let sent = match self.live.lock().unwrap().get(session_id) {
+            Some(handle) => handle.commands.send(Command::Close(why)).is_ok(),
+            None => false,
+        };
+        if sent {
+            self.wait_finished(session_id, CLOSING_WAIT).await;
+        }
+    }
+
     /// Hands a decided approval to its session's process, which may be waiting for it.
     pub fn decided(&self, approval: &Approval) {
         if let Some(handle) = self.live.lock().unwrap().get(&approval.session_id) {

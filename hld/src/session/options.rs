@@ -112,6 +112,7 @@ impl SessionOptions {
             mcp_config: mcp_config(p.mcp_config)?,
             no_approvals: p.no_approvals.unwrap_or(false),
             additional_directories: additional_directories(p.additional_directories)?,
+            worktree: None,
         })
     }
 
@@ -137,6 +138,7 @@ impl SessionOptions {
                 Some(dirs) => additional_directories(Some(dirs))?,
                 None => self.additional_directories.clone(),
             },
+            worktree: self.worktree.clone(),
         })
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 mod types;
+pub(crate) mod worktrees;
 mod writer;
 
 use std::future::Future;

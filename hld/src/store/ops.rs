@@ -78,9 +78,9 @@ impl Writer {
                     has_mcp_config, no_approvals, initial_status, status, created_at,
                     last_activity_at, title, additional_directories, auto_accept_edits,
                     dangerously_skip_permissions, dangerously_skip_permissions_expires_at,
-                    permission_mode)
+                    permission_mode, worktree_id)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
+                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
             )?
             .execute(params![
                 new.id,
@@ -106,6 +106,7 @@ impl Writer {
                 new.modes.dangerously_skip_permissions,
                 new.modes.bypass_expires_at,
                 new.modes.permission_mode.as_str(),
+                o.worktree,
             ])?;
         // Continuing an archived session brings its chain back.
         if let Some(parent) = &new.parent_session_id {

@@ -28,7 +28,7 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     result_content, result_is_error, interrupted, exit_code, title, archived, \
     auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
     additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
-    effective_context_tokens, context_limit, live, live_until, permission_mode";
+    effective_context_tokens, context_limit, live, live_until, permission_mode, worktree_id";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -94,6 +94,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         mcp_config: None,
         no_approvals: row.get(15)?,
         additional_directories: json_col::<Vec<PathBuf>>(row, 37)?.unwrap_or_default(),
+        worktree: row.get(45)?,
     };
     let new = NewSession {
         id: row.get(0)?,
@@ -137,6 +138,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         },
         live: row.get(42)?,
         live_until: row.get(43)?,
+        worktree: None,
     };
     Ok((session, has_mcp_config))
 }
@@ -178,6 +180,9 @@ fn sessions_where(
         .map(|(mut session, has_mcp)| {
             if has_mcp {
                 session.new.options.mcp_config = Some(mcp_config(conn, &session.new.id)?);
+            }
+            if let Some(id) = &session.new.options.worktree {
+                session.worktree = super::worktrees::worktree(conn, id)?.map(|w| w.info);
             }
             Ok(session)
         })

@@ -387,6 +387,25 @@ ALTER TABLE sessions ADD COLUMN skills TEXT;
 ALTER TABLE queued_messages ADD COLUMN images TEXT;
 "#,
     },
+    Migration {
+        version: 11,
+        description: "the git worktrees isolated sessions run in, and the one each session uses",
+        sql: r#"
+CREATE TABLE worktrees (
+    id TEXT PRIMARY KEY,
+    repository TEXT NOT NULL,
+    path TEXT NOT NULL UNIQUE,
+    branch TEXT NOT NULL,
+    base_branch TEXT NOT NULL,
+    base_commit TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('creating', 'active', 'merged', 'discarded')),
+    setup_output TEXT,
+    created_at TEXT NOT NULL
+);
+ALTER TABLE sessions ADD COLUMN worktree_id TEXT;
+CREATE INDEX idx_sessions_worktree ON sessions(worktree_id) WHERE worktree_id IS NOT NULL;
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

@@ -3,7 +3,7 @@
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
     PermissionMode, QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState,
-    SessionStatus,
+    SessionStatus, WorktreeInfo,
 };
 use serde_json::Value;
 
@@ -48,6 +48,8 @@ pub struct SessionRow {
     pub live: bool,
     /// Until when its process stays warm between turns, RFC 3339.
     pub live_until: Option<String>,
+    /// The worktree it runs in, when isolated.
+    pub worktree: Option<WorktreeInfo>,
 }
 
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
@@ -360,6 +362,7 @@ impl SessionRow {
             result: self.result(),
             interrupted: self.interrupted,
             cost_usd: self.cost_usd,
+            worktree: self.worktree.clone(),
             control: self.control(),
         }
     }
@@ -436,6 +439,7 @@ impl SessionRow {
             cache_read_input_tokens: self.context.cache_read_input_tokens,
             effective_context_tokens: self.context.effective_context_tokens,
             context_limit: self.context.context_limit,
+            worktree: self.worktree.clone(),
             control: self.control(),
         }
     }

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam};
+use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam, WorktreeParams};
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
@@ -48,6 +48,16 @@ pub struct Args {
         value_parser = crate::duration::parse_positive
     )]
     bypass_for: Option<Duration>,
+    /// Run isolated: in a new git worktree of the repository, on a new branch (review it
+    /// with `hlyr diff`, then `hlyr merge` or `hlyr discard`).
+    #[arg(long)]
+    worktree: bool,
+    /// The new branch's name [default: one made from the title or query].
+    #[arg(long, value_name = "NAME", requires = "worktree")]
+    branch: Option<String>,
+    /// What the branch starts from [default: the current branch's HEAD].
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    base: Option<String>,
     /// Print the session and run ids and return, without following.
     #[arg(long)]
     detach: bool,
@@ -229,6 +239,10 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         allowed_tools: tools(&args.agent.allowed_tools),
         disallowed_tools: tools(&args.agent.disallowed_tools),
         no_approvals: args.no_approvals.then_some(true),
+        worktree: args.worktree.then_some(WorktreeParams {
+            branch: args.branch,
+            base: args.base,
+        }),
         ..Default::default()
     };
     let (mut client, started) = ctx.connect_or_start(&args.start).await?;

@@ -18,6 +18,7 @@ mod prune;
 mod queue;
 mod rename;
 mod respond;
+mod review;
 mod search;
 mod send;
 mod sessions;
@@ -59,6 +60,12 @@ pub enum Command {
     Interrupt(interrupt::Args),
     /// Set a session's title.
     Rename(rename::Args),
+    /// Show an isolated session's changes against its base (through the pager on a terminal).
+    Diff(review::DiffArgs),
+    /// Merge an isolated session's branch into its base branch in the main checkout.
+    Merge(review::MergeArgs),
+    /// Remove an isolated session's worktree and branch.
+    Discard(review::DiscardArgs),
     /// Archive sessions: their chains leave `hlyr sessions` (see `sessions --archived`).
     Archive(archive::Args),
     /// Bring archived sessions back to `hlyr sessions`.
@@ -102,6 +109,9 @@ impl Command {
             Command::Queue(args) => queue::run(ctx, args).await,
             Command::Interrupt(args) => interrupt::run(ctx, args).await,
             Command::Rename(args) => rename::run(ctx, args).await,
+            Command::Diff(args) => review::diff(ctx, args).await,
+            Command::Merge(args) => review::merge(ctx, args).await,
+            Command::Discard(args) => review::discard(ctx, args).await,
             Command::Archive(args) => archive::run(ctx, args).await,
             Command::Unarchive(args) => unarchive::run(ctx, args).await,
             Command::Settings(args) => settings::run(ctx, args).await,

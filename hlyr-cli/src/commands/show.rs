@@ -2,7 +2,7 @@
 //! prints.
 
 use clap_complete::ArgValueCompleter;
-use hld_client::protocol::SessionState;
+use hld_client::protocol::{SessionState, WorktreeInfo};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -49,6 +49,7 @@ impl Render for Show {
             ("Model", s.model.clone()),
             ("Working dir", s.working_dir.clone()),
             ("Extra dirs", extra_dirs),
+            ("Worktree", s.worktree.as_ref().map(worktree_text)),
             ("Error", s.error_message.as_ref().map(|e| paint(RED, e))),
         ];
         lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
@@ -79,6 +80,15 @@ impl Render for Show {
         }
         fields(&lines)
     }
+}
+
+/// An isolated session's branch, its state and where it started.
+fn worktree_text(w: &WorktreeInfo) -> String {
+    let base = &w.base_commit[..w.base_commit.len().min(12)];
+    format!(
+        "{} ({}, from {} at {base}) in {}",
+        w.branch, w.state, w.base_branch, w.path
+    )
 }
 
 /// The tokens Claude reported: the total, then its parts that are known.

@@ -144,7 +144,7 @@ pub struct Session {
 /// A process in progress: the current turn and what the process has spent so far.
 #[derive(Debug)]
 pub struct Run {
-    session: Session,
+    pub(crate) session: Session,
     policy: Policy,
     max_turns: Option<u32>,
     out: Output,

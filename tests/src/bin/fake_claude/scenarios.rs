@@ -56,6 +56,9 @@ pub enum Scenario {
     Edit,
     /// A `Write` of `long.txt` with `count` (default 40) lines `line <i>`.
     Long { count: u64 },
+    /// A `Write` of the file named after `scenario:write` in the prompt, its content the
+    /// prompt's lines after that one.
+    Write,
     /// For plan mode: a `Write` of `hello.txt`, then the plan ([`PLAN`]) by `ExitPlanMode`,
     /// and once it is approved the `Write` again.
     Plan,
@@ -83,6 +86,7 @@ const NAMES: &[&str] = &[
     "edit",
     "long",
     "plan",
+    "write",
 ];
 
 impl Scenario {
@@ -147,6 +151,7 @@ impl Scenario {
                 count: knob("FAKE_CLAUDE_COUNT", 40)?,
             },
             "plan" => Self::Plan,
+            "write" => Self::Write,
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -176,6 +181,7 @@ impl Scenario {
             Self::Edit => "edit",
             Self::Long { .. } => "long",
             Self::Plan => "plan",
+            Self::Write => "write",
         }
     }
 
@@ -262,6 +268,7 @@ impl Scenario {
             Self::Edit => edit_greeting(run)?,
             Self::Long { count } => write_long(run, count)?,
             Self::Plan => plan_then_write(run)?,
+            Self::Write => write_named(run)?,
             Self::MaxTurns => loop {
                 run.start_turn()?;
                 run.say("Let me look at the files first.")?;
@@ -336,6 +343,25 @@ fn write_long(run: &mut Run, count: u64) -> Result<(), Stop> {
         run.say(&format!("long.txt has {count} lines."))
     } else {
         run.say(&format!("I couldn't write long.txt: {}", report.text))
+    }
+}
+
+/// `write`: the file named after `scenario:write` gets the prompt's following lines.
+fn write_named(run: &mut Run) -> Result<(), Stop> {
+    let prompt = run.session.prompt.clone();
+    let after = prompt.split_once("scenario:write").map_or("", |(_, r)| r);
+    let (name, content) = after.split_once('\n').unwrap_or((after, ""));
+    let name = name.trim();
+    run.start_turn()?;
+    run.say(&format!("I'll write {name}."))?;
+    let path = run.cwd().join(name);
+    let call = run.tool_use("Write", json!({"file_path": path, "content": content}))?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say(&format!("{name} is written."))
+    } else {
+        run.say(&format!("I couldn't write {name}: {}", report.text))
     }
 }
 

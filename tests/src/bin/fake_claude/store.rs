@@ -34,12 +34,25 @@ impl Store {
         Self { dir }
     }
 
-    /// The conversation `id` if it was stored from `cwd` (the real CLI keeps sessions per
-    /// working directory).
+    /// The conversation `id` if it was stored from `cwd`, or from another worktree of the same
+    /// git repository (the real CLI keeps sessions per working directory, and falls back to
+    /// the repository's other worktrees: its `tengu_resume_worktree_fallback`).
     pub fn load(&self, id: &str, cwd: &Path) -> Option<Conversation> {
         let text = std::fs::read_to_string(self.path(id)).ok()?;
         let conversation: Conversation = serde_json::from_str(&text).ok()?;
-        (conversation.cwd == cwd).then_some(conversation)
+        let same_repo = || {
+            let common = |dir: &Path| {
+                let out = std::process::Command::new("git")
+                    .arg("-C")
+                    .arg(dir)
+                    .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                    .output()
+                    .ok()?;
+                out.status.success().then_some(out.stdout)
+            };
+            common(cwd).is_some_and(|c| Some(c) == common(&conversation.cwd))
+        };
+        (conversation.cwd == cwd || same_repo()).then_some(conversation)
     }
 
     /// Whether any conversation `id` exists.

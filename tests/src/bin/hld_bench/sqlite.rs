@@ -296,6 +296,7 @@ pub fn raw_search(
             Ok(SessionInfo {
                 live: false,
                 live_until: None,
+                worktree: None,
                 id: row.get(0)?,
                 run_id: row.get(1)?,
                 parent_session_id: row.get(3)?,

@@ -132,6 +132,7 @@ fn sessions(n: usize, now: DateTime<Utc>) -> Vec<SessionInfo> {
             SessionInfo {
                 live: false,
                 live_until: None,
+                worktree: None,
                 id: session_id(i),
                 run_id: format!("run-{i}"),
                 claude_session_id: Some(format!("claude-{i}")),

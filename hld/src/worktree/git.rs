@@ -1,0 +1,134 @@
+//! Running the git CLI: off the async threads (`tokio::process`), with a time limit, and its
+//! failures told in plain words.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::process::Command;
+
+use crate::error::Error;
+
+/// How long one git command may run; a slower one is killed and reported.
+pub const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What a git command printed, once it exited (successfully or not).
+#[derive(Debug)]
+pub struct Output {
+    pub ok: bool,
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    /// The first line of stdout, trimmed.
+    pub fn line(&self) -> String {
+        self.stdout.lines().next().unwrap_or("").trim().to_owned()
+    }
+}
+
+/// A git command to run in `dir`: the user's configuration and hooks apply; it never asks
+/// for a password on a terminal, and its messages are in English, so that they can be read.
+fn command<I, S>(dir: &Path, args: I) -> Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Runs git in `dir`, with `env` added; its exit status is in the output, not an error.
+pub async fn run_env<I, S>(dir: &Path, args: I, env: &[(&str, &OsStr)]) -> Result<Output, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = command(dir, args);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let output = match tokio::time::timeout(GIT_TIMEOUT, cmd.output()).await {
+        Err(_) => {
+            return Err(Error::internal(
+                format!("git took longer than {} s", GIT_TIMEOUT.as_secs()),
+                anyhow::anyhow!("git timed out in {}", dir.display()),
+            ))
+        }
+        Ok(Err(e)) => return Err(Error::internal("git could not be run: is it installed?", e)),
+        Ok(Ok(output)) => output,
+    };
+    Ok(Output {
+        ok: output.status.success(),
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    })
+}
+
+/// Runs git in `dir`; its exit status is in the output, not an error.
+pub async fn run<I, S>(dir: &Path, args: I) -> Result<Output, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_env(dir, args, &[]).await
+}
+
+/// Runs git in `dir` and requires success; a failure is told in plain words.
+pub async fn ok<I, S>(dir: &Path, args: I) -> Result<Output, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let output = run(dir, args).await?;
+    if output.ok {
+        Ok(output)
+    } else {
+        Err(failure(&output.stderr))
+    }
+}
+
+/// Git's failure in plain words: -32602 for what the user can fix, else -32603 with git's
+/// own first line.
+pub fn failure(stderr: &str) -> Error {
+    let user = |param: &str, message: &str| {
+        Error::invalid_param(
+            param,
+            "a repository git can work with",
+            "git refused",
+            message,
+        )
+    };
+    let lower = stderr.to_ascii_lowercase();
+    if lower.contains("not a git repository") {
+        let message = "not a git repository: working_dir is in no git repository";
+        return user("working_dir", message);
+    }
+    if lower.contains("is locked") {
+        let message = "the worktree is locked: `git worktree unlock` it first";
+        return user("session_id", message);
+    }
+    if lower.contains("please tell me who you are") || lower.contains("empty ident") {
+        let message = "git has no identity to commit with: set user.name and user.email";
+        return user("session_id", message);
+    }
+    let first = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("git failed");
+    let first = first.strip_prefix("fatal: ").unwrap_or(first);
+    Error::internal(format!("git failed: {first}"), anyhow::anyhow!("{stderr}"))
+}

@@ -1,0 +1,258 @@
+//! `hlyr diff ID`, `hlyr merge ID` and `hlyr discard ID`: review an isolated session's branch,
+//! merge it into its base branch, or throw it away.
+
+use std::io::{IsTerminal, Write};
+use std::process::{Command, Stdio};
+
+use clap_complete::ArgValueCompleter;
+use hld_client::protocol::{
+    DiffFile, DiffStatus, GetSessionDiffParams, GetSessionDiffResult, MergeSessionParams,
+    MergeSessionResult, MergeStrategy,
+};
+use serde::Serialize;
+
+use crate::complete;
+use crate::error::{CliError, Exit};
+use crate::output::{paint, short_id, Render, BOLD, CYAN, GREEN, RED, YELLOW};
+use crate::{ids, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct DiffArgs {
+    /// The isolated session (a unique prefix is enough).
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
+    id: String,
+    /// Only the changed files and their +/- counts.
+    #[arg(long)]
+    stat: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct MergeArgs {
+    /// The isolated session (a unique prefix is enough).
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
+    id: String,
+    /// One new commit holding all of the branch's changes.
+    #[arg(long, conflicts_with = "rebase")]
+    squash: bool,
+    /// Replay the branch's commits onto the base branch, which moves forward to them.
+    #[arg(long)]
+    rebase: bool,
+    /// The merge or squash commit's message.
+    #[arg(short, long, value_name = "TEXT")]
+    message: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct DiscardArgs {
+    /// The isolated session (a unique prefix is enough).
+    #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
+    id: String,
+    /// Discard work that was never merged.
+    #[arg(long)]
+    force: bool,
+}
+
+/// A whole diff (every page), printed as a patch or a summary.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Diff {
+    result: GetSessionDiffResult,
+    #[serde(skip)]
+    stat: bool,
+}
+
+fn status_mark(status: &DiffStatus) -> String {
+    match status {
+        DiffStatus::Added => paint(GREEN, "added"),
+        DiffStatus::Deleted => paint(RED, "deleted"),
+        DiffStatus::Renamed => paint(YELLOW, "renamed"),
+        other => other.as_str().to_owned(),
+    }
+}
+
+fn file_name(file: &DiffFile) -> String {
+    match &file.old_path {
+        Some(old) => format!("{old} → {}", file.path),
+        None => file.path.clone(),
+    }
+}
+
+impl Render for Diff {
+    fn human(&self) -> String {
+        let r = &self.result;
+        let mut out = Vec::new();
+        for file in &r.files {
+            let counts = format!(
+                "{} {}",
+                paint(GREEN, format!("+{}", file.additions)),
+                paint(RED, format!("-{}", file.deletions))
+            );
+            if self.stat {
+                out.push(format!(
+                    "{} {} {counts}",
+                    file_name(file),
+                    status_mark(&file.status)
+                ));
+                continue;
+            }
+            out.push(paint(
+                BOLD,
+                format!("{} ({})", file_name(file), file.status),
+            ));
+            for hunk in &file.hunks {
+                out.push(paint(CYAN, &hunk.header));
+                for line in &hunk.lines {
+                    out.push(match line.chars().next() {
+                        Some('+') => paint(GREEN, line),
+                        Some('-') => paint(RED, line),
+                        _ => line.clone(),
+                    });
+                }
+            }
+        }
+        out.push(format!(
+            "{} files changed, {} insertions(+), {} deletions(-)",
+            r.total_files, r.additions, r.deletions
+        ));
+        out.join("\n")
+    }
+}
+
+/// Shows `text` through the user's pager (`$PAGER`, else `less -FRX`) on a terminal.
+fn page(text: &str) -> Result<(), CliError> {
+    let pager = std::env::var("PAGER")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "less".to_owned());
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let text = if no_color {
+        anstream::adapter::strip_str(text).to_string()
+    } else {
+        text.to_owned()
+    };
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(&pager)
+        .env(
+            "LESS",
+            std::env::var("LESS").unwrap_or_else(|_| "FRX".into()),
+        )
+        .stdin(Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::failure(format!("cannot start the pager {pager:?}: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A pager quit early closes its input: not an error.
+        let _ = writeln!(stdin, "{text}");
+    }
+    child.wait()?;
+    Ok(())
+}
+
+pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let mut params = GetSessionDiffParams {
+        session_id: session.id.clone(),
+        ..Default::default()
+    };
+    let mut whole = client.get_session_diff(params.clone()).await?;
+    while let Some(next) = whole.next_offset {
+        params.offset = Some(next);
+        let page = client.get_session_diff(params.clone()).await?;
+        whole.files.extend(page.files);
+        whole.next_offset = page.next_offset;
+    }
+    let diff = Diff {
+        result: whole,
+        stat: args.stat,
+    };
+    if !ctx.out.is_json() && std::io::stdout().is_terminal() {
+        page(&diff.human())?;
+    } else {
+        ctx.out.print(&diff)?;
+    }
+    Ok(Exit::Ok)
+}
+
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Merged {
+    result: MergeSessionResult,
+    #[serde(skip)]
+    id: String,
+}
+
+impl Render for Merged {
+    fn human(&self) -> String {
+        match &self.result.commit {
+            Some(commit) if self.result.merged => format!(
+                "{} {} at {}",
+                paint(GREEN, "merged"),
+                short_id(&self.id),
+                &commit[..commit.len().min(12)]
+            ),
+            _ => format!(
+                "{} {}: conflicts in {}",
+                paint(RED, "not merged"),
+                short_id(&self.id),
+                self.result.conflicts.join(", ")
+            ),
+        }
+    }
+}
+
+pub async fn merge(ctx: &Context, args: MergeArgs) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let strategy = match (args.squash, args.rebase) {
+        (true, _) => MergeStrategy::Squash,
+        (_, true) => MergeStrategy::Rebase,
+        _ => MergeStrategy::Merge,
+    };
+    let result = client
+        .merge_session(MergeSessionParams {
+            session_id: session.id.clone(),
+            strategy,
+            message: args.message,
+        })
+        .await?;
+    let merged = result.merged;
+    ctx.out.print(&Merged {
+        result,
+        id: session.id,
+    })?;
+    if merged {
+        Ok(Exit::Ok)
+    } else {
+        Err(CliError::failure(
+            "the branch conflicts with its base: nothing was merged",
+        ))
+    }
+}
+
+#[derive(Serialize)]
+struct Discarded {
+    session_id: String,
+    discarded: bool,
+}
+
+impl Render for Discarded {
+    fn human(&self) -> String {
+        format!(
+            "{} {}",
+            paint(YELLOW, "discarded"),
+            short_id(&self.session_id)
+        )
+    }
+}
+
+pub async fn discard(ctx: &Context, args: DiscardArgs) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let session = ids::session(&args.id, client.list_sessions().await?)?;
+    client.discard_session(&session.id, args.force).await?;
+    ctx.out.print(&Discarded {
+        session_id: session.id,
+        discarded: true,
+    })?;
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,138 @@
+//! Isolated sessions from `hlyr`: `launch --worktree`, `diff` (patch, `--stat`, `--json`),
+//! `merge` (`--squash`, conflicts) and `discard`, over the real binaries and git.
+
+use hld_e2e::pty::{self, Terminal};
+use hld_e2e::{workspace_bin, WAIT};
+use serde_json::Value;
+
+use super::hlyr::{fake, hlyr, printed_session};
+use super::worktrees::{git, repo, shared};
+
+#[test]
+fn hlyr_launches_isolated_reviews_merges_and_discards() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let launch = |branch: &str, changes: &[(usize, &str)]| {
+        let query = format!("scenario:write shared.txt\n{}", shared(changes));
+        let run = hlyr(
+            &d,
+            &[
+                "launch",
+                "--worktree",
+                "--branch",
+                branch,
+                "--detach",
+                "-w",
+                &wd,
+                "--dangerously-skip-permissions",
+                &query,
+            ],
+        );
+        run.assert_code(0);
+        let id = printed_session(&run);
+        d.wait_ended(&id);
+        id
+    };
+    let one = launch("cli-one", &[(1, "one by cli")]);
+    let two = launch("cli-two", &[(1, "one by two")]);
+
+    let show = hlyr(&d, &["show", &one]);
+    assert!(
+        show.stdout.contains("cli-one (active, from main at "),
+        "{}",
+        show.stdout
+    );
+    let shown = &hlyr(&d, &["--json", "show", &one]).json_lines_as("session")[0];
+    assert_eq!(shown["worktree"]["branch"], "cli-one");
+
+    let patch = hlyr(&d, &["diff", &one]);
+    patch.assert_code(0);
+    for part in ["shared.txt (modified)", "@@ -1", "-line 1", "+one by cli"] {
+        assert!(patch.stdout.contains(part), "{part:?} in {}", patch.stdout);
+    }
+    assert!(patch
+        .stdout
+        .contains("1 files changed, 1 insertions(+), 1 deletions(-)"));
+    // On a terminal the patch goes through the user's pager, coloured.
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.env("PAGER", "cat -v | sed s/^/paged:/");
+    cmd.args(["diff", &one]);
+    let mut term = Terminal::spawn(cmd, 40, 120);
+    let screen = term.wait_screen("paged:1 files changed");
+    assert!(screen.contains("paged:^[[32m+one by cli"), "{screen}");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+
+    let stat = hlyr(&d, &["diff", &one, "--stat"]);
+    assert!(
+        stat.stdout.starts_with("shared.txt modified +1 -1\n"),
+        "{}",
+        stat.stdout
+    );
+    let json = hlyr(&d, &["--json", "diff", &one]);
+    let diff: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(diff["files"][0]["path"], "shared.txt");
+    assert_eq!(diff["files"][0]["hunks"][0]["lines"][1], "+one by cli");
+
+    let merged = hlyr(&d, &["merge", &one, "--squash"]);
+    merged.assert_code(0);
+    assert!(merged.stdout.starts_with("merged "), "{}", merged.stdout);
+    assert_eq!(
+        std::fs::read_to_string(repo.join("shared.txt")).unwrap(),
+        shared(&[(1, "one by cli")])
+    );
+    assert_eq!(git(&repo, &["rev-list", "--count", "main"]).trim(), "2");
+
+    let conflict = hlyr(&d, &["merge", &two]);
+    assert_ne!(conflict.code, 0);
+    assert!(
+        conflict.stdout.contains("conflicts in shared.txt"),
+        "{conflict:#?}"
+    );
+    let refused = hlyr(&d, &["discard", &two]);
+    assert_ne!(refused.code, 0);
+    assert!(refused.stderr.contains("never merged"), "{refused:#?}");
+    for id in [&one, &two] {
+        let run = hlyr(&d, &["discard", id, "--force"]);
+        run.assert_code(0);
+        assert!(run.stdout.starts_with("discarded "), "{}", run.stdout);
+    }
+    assert_eq!(
+        git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
+    );
+}
+
+#[test]
+fn the_sdk_example_runs_three_isolated_agents_and_prints_their_diffs() {
+    let d = fake();
+    let repo = repo(&d);
+    let mut cmd = std::process::Command::new(hld_e2e::workspace_bin("examples/isolated_agents"));
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket)
+        .env("HOME", &d.dir)
+        .env("XDG_CONFIG_HOME", d.dir.join("config"))
+        .current_dir(&repo)
+        .args(["a", "b", "c"].map(|n| format!("scenario:write {n}.txt\n{n}\n")));
+    let out = cmd.output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for n in ["a", "b", "c"] {
+        // Each agent's diff holds its own file only.
+        assert_eq!(
+            stdout.matches(&format!("  added {n}.txt +1 -0")).count(),
+            1,
+            "{stdout}"
+        );
+    }
+    assert_eq!(stdout.matches(": +1 -0\n").count(), 3, "{stdout}");
+    assert_eq!(
+        git(&repo, &["status", "--porcelain"]),
+        "",
+        "the main checkout is untouched"
+    );
+}
