@@ -45,11 +45,13 @@ pub enum Group {
     Websocket,
     /// Live sessions: a message to a warm agent, an approval over the control channel.
     Live,
+    /// Isolated sessions: their diff, the making of their worktree.
+    Worktrees,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 13] = [
+    pub const ALL: [Group; 14] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -63,6 +65,7 @@ impl Group {
         Group::Stdio,
         Group::Websocket,
         Group::Live,
+        Group::Worktrees,
     ];
 
     /// The section title.
@@ -81,6 +84,7 @@ impl Group {
             Group::Stdio => "11. hld --stdio: an editor's connection",
             Group::Websocket => "12. WebSocket (holon-rpc): round trips and throughput",
             Group::Live => "13. live sessions: messages and approvals",
+            Group::Worktrees => "14. isolated sessions: diff and worktree",
         }
     }
 
@@ -100,6 +104,7 @@ impl Group {
             Group::Stdio => "stdio",
             Group::Websocket => "websocket",
             Group::Live => "live",
+            Group::Worktrees => "worktrees",
         }
     }
 }
@@ -229,6 +234,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Stdio => crate::stdio::run(bins, plan),
         Group::Websocket => crate::websocket::run(bins, plan),
         Group::Live => crate::live::run(bins, plan),
+        Group::Worktrees => crate::worktrees::run(bins, plan),
     }
 }
 

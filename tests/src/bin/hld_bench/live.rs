@@ -26,7 +26,7 @@ fn request(method: &str, params: Value) -> String {
     json!({"jsonrpc": "2.0", "method": method, "params": params, "id": 1}).to_string()
 }
 
-fn result(conn: &mut UnixStream, method: &str, params: Value) -> anyhow::Result<Value> {
+pub(crate) fn result(conn: &mut UnixStream, method: &str, params: Value) -> anyhow::Result<Value> {
     let reply = call(conn, &request(method, params))?;
     match reply.get("result") {
         Some(result) => Ok(result.clone()),

@@ -35,6 +35,7 @@ mod tui;
 mod tui_frames;
 mod tui_idle;
 mod websocket;
+mod worktrees;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
