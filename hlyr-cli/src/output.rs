@@ -305,6 +305,12 @@ pub enum Update {
     Message(QueuedMessage),
     /// The session's bypass of permissions ran out: tool calls are asked again.
     BypassExpired { session_id: String },
+    /// The session moved to another mode of the Shift+Tab cycle (`plan`, `accept edits`,
+    /// `default`).
+    Mode {
+        session_id: String,
+        mode: &'static str,
+    },
     /// The session ended.
     Finished(Session),
 }

@@ -11,8 +11,8 @@ use hld_client::protocol::{
 use hld_client::view::clean;
 
 use crate::output::{
-    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN,
-    MAGENTA, RED, YELLOW,
+    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM,
+    GREEN, MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
 use tool_input::View;
@@ -100,10 +100,16 @@ impl Render for Update {
                 YELLOW,
                 "⚠ bypass of permissions expired: tool calls are asked again",
             ),
+            Update::Mode { mode, .. } => mode_text(mode),
             Update::Message(message) => message_text(message),
             Update::Finished(state) => finished_text(state),
         }
     }
+}
+
+/// The mode a session moved to.
+pub fn mode_text(mode: &str) -> String {
+    format!("{} {}", paint(CYAN, "◆ mode:"), paint(BOLD, mode))
 }
 
 /// A message sent into the session, as its status changes. A delivered one says nothing:
