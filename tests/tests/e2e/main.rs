@@ -29,6 +29,7 @@ mod hlyr_converse;
 mod hlyr_follow;
 mod hlyr_lists;
 mod hlyr_live;
+mod hlyr_modes;
 mod hlyr_outcomes;
 mod limits;
 mod live;
