@@ -5,17 +5,30 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::prompt::Prompt;
+
 /// The `--permission-prompt-tool` value that asks for permission over the control channel.
 pub const STDIO_PROMPT_TOOL: &str = "stdio";
 
 /// The tool whose permission request carries questions to the human.
 pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
 
-/// A user message: the next turn's prompt.
-pub fn user_message(text: &str) -> String {
+/// A user message: the next turn's prompt. Text alone is a string; images come as base64
+/// `image` blocks before the text block (left out when empty: the API refuses empty text).
+pub fn user_message(prompt: &Prompt) -> String {
+    let content = if prompt.images.is_empty() {
+        Value::String(prompt.text.clone())
+    } else {
+        let images = prompt.images.iter().map(|image| {
+            json!({"type": "image", "source": {"type": "base64",
+                "media_type": image.media_type, "data": image.data}})
+        });
+        let text = (!prompt.text.is_empty()).then(|| json!({"type": "text", "text": prompt.text}));
+        Value::Array(images.chain(text).collect())
+    };
     line(json!({
         "type": "user",
-        "message": {"role": "user", "content": text},
+        "message": {"role": "user", "content": content},
         "parent_tool_use_id": null,
         "session_id": "",
     }))
@@ -130,6 +143,7 @@ pub fn answered(input: &Value, answer: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claude::prompt::Image;
 
     #[test]
     fn lines_written_are_one_json_object_each() {
@@ -137,8 +151,25 @@ mod tests {
             assert!(l.ends_with('\n') && !l[..l.len() - 1].contains('\n'));
             serde_json::from_str(&l).unwrap()
         };
-        let user = parse(user_message("hi\nthere"));
+        let user = parse(user_message(&Prompt::text("hi\nthere")));
         assert_eq!(user["message"]["content"], "hi\nthere");
+        let image = Image {
+            path: "/tmp/a.png".into(),
+            media_type: "image/png",
+            data: "iVBO".into(),
+        };
+        let mut prompt = Prompt {
+            text: "what is this?".into(),
+            images: vec![image.clone(), image],
+        };
+        let blocks = parse(user_message(&prompt))["message"]["content"].clone();
+        assert_eq!(blocks.as_array().unwrap().len(), 3);
+        assert_eq!(blocks[0]["source"]["media_type"], "image/png");
+        assert_eq!(blocks[1]["source"]["data"], "iVBO");
+        assert_eq!(blocks[2], json!({"type": "text", "text": "what is this?"}));
+        prompt.text.clear();
+        let blocks = parse(user_message(&prompt))["message"]["content"].clone();
+        assert_eq!(blocks.as_array().unwrap().len(), 2);
         assert_eq!(parse(interrupt("r1"))["request"]["subtype"], "interrupt");
         let allowed = parse(allow("r2", &json!({"a": 1})));
         assert_eq!(allowed["response"]["request_id"], "r2");

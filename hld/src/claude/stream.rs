@@ -39,7 +39,8 @@ pub enum AgentEvent {
 pub enum System {
     Init(Init),
     ApiRetry(ApiRetry),
-    /// Another subtype (`thinking_tokens`, `task_started`, `compact_boundary`, …).
+    CompactBoundary(CompactBoundary),
+    /// Another subtype (`thinking_tokens`, `task_started`, `status`, …).
     Other,
 }
 
@@ -155,12 +156,64 @@ impl ApiRetry {
     }
 }
 
+/// `system`/`compact_boundary`: the conversation was compacted (`/compact`, or automatically
+/// near the context limit); a summary replaces what came before.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CompactBoundary {
+    #[serde(default, deserialize_with = "lenient::object")]
+    pub compact_metadata: CompactMetadata,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct CompactMetadata {
+    /// `manual` or `auto`.
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub trigger: Option<String>,
+    /// The context's tokens before the compaction.
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub pre_tokens: Option<i64>,
+}
+
+impl CompactBoundary {
+    /// In words: `Conversation compacted (45,210 tokens before)`.
+    pub fn describe(&self) -> String {
+        let meta = &self.compact_metadata;
+        let mut text = match meta.trigger.as_deref() {
+            Some("auto") => "Conversation compacted automatically".to_owned(),
+            _ => "Conversation compacted".to_owned(),
+        };
+        if let Some(tokens) = meta.pre_tokens.and_then(|t| u64::try_from(t).ok()) {
+            text.push_str(&format!(" ({} tokens before)", thousands(tokens)));
+        }
+        text
+    }
+}
+
+/// `45210` as `45,210`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// An `assistant` or `user` line.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct MessageLine {
     /// The Task tool use this line was produced under (a sub-agent's).
     #[serde(default, deserialize_with = "lenient::string")]
     pub parent_tool_use_id: Option<String>,
+    /// A user line the CLI echoes: a local command's output (`<local-command-stdout>`).
+    #[serde(default, rename = "isReplay", deserialize_with = "lenient::boolean")]
+    pub is_replay: Option<bool>,
+    /// A user line the CLI wrote itself: the summary a compaction leaves.
+    #[serde(default, rename = "isSynthetic", deserialize_with = "lenient::boolean")]
+    pub is_synthetic: Option<bool>,
     #[serde(default, deserialize_with = "lenient::object")]
     pub message: Message,
 }
@@ -402,6 +455,9 @@ pub fn parse_line(line: &str) -> Line {
         (Some("system"), Some("init")) => read(line).map(|i| AgentEvent::System(System::Init(i))),
         (Some("system"), Some("api_retry")) => {
             read(line).map(|r| AgentEvent::System(System::ApiRetry(r)))
+        }
+        (Some("system"), Some("compact_boundary")) => {
+            read(line).map(|b| AgentEvent::System(System::CompactBoundary(b)))
         }
         (Some("system"), _) => Some(AgentEvent::System(System::Other)),
         (Some("assistant"), _) => read(line).map(AgentEvent::Assistant),

@@ -6,6 +6,7 @@ use hld_client::protocol::*;
 
 use super::control::store_error;
 use super::sessions::{no_nul, required, session};
+use crate::claude::prompt::{self, Image, Prompt, MAX_IMAGES};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::store::{messages, StoreError};
@@ -13,7 +14,11 @@ use crate::store::{messages, StoreError};
 pub async fn send_message(daemon: Arc<Daemon>, p: SendMessageParams) -> Result<SendMessageResult> {
     no_nul(&p)?;
     required(&p.session_id, "session_id")?;
-    required(&p.text, "text")?;
+    let images = p.images.unwrap_or_default();
+    // Images may go without text.
+    if images.is_empty() {
+        required(&p.text, "text")?;
+    }
     let mode = match p.mode {
         None => MessageMode::Queue,
         Some(mode @ (MessageMode::Queue | MessageMode::Steer)) => mode,
@@ -25,13 +30,39 @@ pub async fn send_message(daemon: Arc<Daemon>, p: SendMessageParams) -> Result<S
             ))
         }
     };
+    let prompt = Prompt {
+        text: p.text,
+        images: read_images(images).await?,
+    };
     let sent = daemon
         .sessions
-        .send_message(&p.session_id, p.text, mode)
+        .send_message(&p.session_id, prompt, mode)
         .await?;
     // Talking to an archived session is working with it again: it comes back to the list.
     super::control::unarchive(&daemon, &p.session_id).await;
     Ok(sent)
+}
+
+/// Reads and checks the images attached to a message (off the runtime); -32602 naming the
+/// first one refused.
+pub(super) async fn read_images(paths: Vec<String>) -> Result<Vec<Image>> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    let read = tokio::task::spawn_blocking(move || prompt::read_all(&paths)).await;
+    match read {
+        Ok(Ok(images)) => Ok(images),
+        Ok(Err((index, why))) => Err(Error::invalid_param(
+            "images",
+            &format!(
+                "at most {MAX_IMAGES} absolute paths of PNG, JPEG, GIF or WebP files of at \
+                 most {MAX_IMAGE_BYTES} bytes"
+            ),
+            &format!("images[{index}]"),
+            format!("invalid images[{index}]: {why}"),
+        )),
+        Err(e) => Err(Error::internal("failed to read the images", e)),
+    }
 }
 
 pub async fn list_queued_messages(

@@ -6,6 +6,8 @@ use std::time::Duration;
 use hld_client::protocol::*;
 
 use super::control::store_error;
+use super::messages::read_images;
+use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
@@ -42,11 +44,16 @@ pub async fn launch_session(
     required(&p.query, "query")?;
     let query = std::mem::take(&mut p.query);
     let settings = Settings::launch(&p)?;
+    let images = p.images.take().unwrap_or_default();
     let options = SessionOptions::launch(p)?;
+    let prompt = Prompt {
+        text: query,
+        images: read_images(images).await?,
+    };
     let expires = settings.modes.bypass_expires_at.is_some();
     let (session_id, run_id) = daemon
         .sessions
-        .launch(query, options, settings, None)
+        .launch(prompt, options, settings, None)
         .await?;
     if expires {
         daemon.bypass_set.notify_one();
@@ -121,6 +128,8 @@ pub async fn continue_session(
 ) -> Result<ContinueSessionResult> {
     no_nul(&p)?;
     required(&p.query, "query")?;
+    // Checked before a running parent is interrupted.
+    let images = read_images(p.images.take().unwrap_or_default()).await?;
     let parent = session(&daemon, &p.session_id).await?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
         return Err(Error::invalid_param(
@@ -148,9 +157,13 @@ pub async fn continue_session(
         claude_session_id,
     };
     let parent_session_id = parent.session_id.clone();
+    let prompt = Prompt {
+        text: query,
+        images,
+    };
     let (session_id, run_id) = daemon
         .sessions
-        .launch(query, options, settings, Some(parent))
+        .launch(prompt, options, settings, Some(parent))
         .await?;
     if expires {
         daemon.bypass_set.notify_one();

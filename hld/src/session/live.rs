@@ -8,12 +8,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use hld_client::protocol::{Approval, MessageMode, SendMessageResult, SessionStatus};
+use hld_client::protocol::{
+    Approval, MessageMode, QueuedMessage, SendMessageResult, SessionStatus,
+};
 use tokio::sync::oneshot;
 
 use super::supervisor::{Command, Sent};
 use super::{Sessions, Start};
+use crate::claude::prompt::{self, Prompt};
 use crate::error::{Error, Result};
+use crate::store::messages::Outgoing;
 use crate::store::{messages, read, SessionRow};
 
 /// How long a message waits for a closing process to end before the session is resumed.
@@ -27,7 +31,7 @@ impl Sessions {
     pub async fn send_message(
         self: &Arc<Self>,
         session_id: &str,
-        text: String,
+        prompt: Prompt,
         mode: MessageMode,
     ) -> Result<SendMessageResult> {
         let row = self.session_row(session_id).await?;
@@ -39,12 +43,12 @@ impl Sessions {
                 "the session is still starting: send the message once it runs",
             ));
         }
-        if let Some(sent) = self.to_process(session_id, &text, mode.clone()).await? {
+        if let Some(sent) = self.to_process(session_id, &prompt, mode.clone()).await? {
             return Ok(sent);
         }
         let _one = self.resuming.lock().await;
         // Another message may have resumed the session meanwhile.
-        if let Some(sent) = self.to_process(session_id, &text, mode.clone()).await? {
+        if let Some(sent) = self.to_process(session_id, &prompt, mode.clone()).await? {
             return Ok(sent);
         }
         let row = self.session_row(session_id).await?;
@@ -59,13 +63,16 @@ impl Sessions {
         // Checked before the message is stored as delivered.
         let claude_path = self.claude_path(&row.new.options)?;
         let id = session_id.to_owned();
-        let message_text = text.clone();
+        let (text, images) = (prompt.text.clone(), prompt.paths());
         let delivered = self
             .store
-            .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out))
+            .write(move |w, out| {
+                let (text, images) = (&text, &images);
+                w.deliver(&id, Outgoing { text, images, mode }, &claude_id, out)
+            })
             .await
             .map_err(|e| Error::internal("failed to deliver the message", e))?;
-        self.resume(&claude_path, &row, text).await?;
+        self.resume(&claude_path, &row, prompt).await?;
         Ok(SendMessageResult {
             message_id: delivered.id,
             queued: false,
@@ -76,12 +83,12 @@ impl Sessions {
     async fn to_process(
         &self,
         session_id: &str,
-        text: &str,
+        prompt: &Prompt,
         mode: MessageMode,
     ) -> Result<Option<SendMessageResult>> {
         let (reply, answer) = oneshot::channel();
         let command = Command::Send {
-            text: text.to_owned(),
+            prompt: prompt.clone(),
             mode,
             reply,
         };
@@ -119,7 +126,7 @@ impl Sessions {
         self: &Arc<Self>,
         claude_path: &Path,
         row: &SessionRow,
-        first: String,
+        first: Prompt,
     ) -> Result<()> {
         let options = row.new.options.clone();
         let start = Start {
@@ -140,7 +147,7 @@ impl Sessions {
     pub(super) fn after_exit(
         self: Arc<Self>,
         session_id: String,
-        steered: Option<String>,
+        steered: Option<Prompt>,
     ) -> BoxFuture<'static, ()> {
         Box::pin(async move {
             let _one = self.resuming.lock().await;
@@ -160,7 +167,7 @@ impl Sessions {
                 Err(e) => return self.give_up(&session_id, e.public_message()).await,
             };
             let first = match steered {
-                Some(text) => Some(text),
+                Some(prompt) => Some(prompt),
                 None => self.next_queued(&row).await,
             };
             let Some(first) = first else { return };
@@ -170,9 +177,9 @@ impl Sessions {
         })
     }
 
-    /// Delivers the session's oldest queued message (its text), or gives the queue up when
-    /// the session cannot be resumed.
-    async fn next_queued(&self, row: &SessionRow) -> Option<String> {
+    /// Delivers the session's oldest queued message, or gives the queue up when the session
+    /// cannot be resumed.
+    async fn next_queued(&self, row: &SessionRow) -> Option<Prompt> {
         let Some(claude_id) = row.claude_session_id.clone() else {
             self.give_up(&row.new.id, CANNOT_RESUME).await;
             return None;
@@ -183,7 +190,8 @@ impl Sessions {
             .write(move |w, out| w.deliver_next(&id, &claude_id, out))
             .await;
         match next {
-            Ok(next) => next.map(|m| m.text),
+            Ok(Some(message)) => Some(stored_prompt(&row.new.id, message).await),
+            Ok(None) => None,
             Err(e) => {
                 tracing::error!(session = %row.new.id, error = %e, "cannot deliver a queued message");
                 None
@@ -252,5 +260,26 @@ impl Sessions {
                 comment: approval.comment.clone(),
             });
         }
+    }
+}
+
+/// A stored message as the prompt it is delivered with, its images read again (off the
+/// runtime); one that cannot be read any more is left out, and logged.
+pub(super) async fn stored_prompt(session_id: &str, message: QueuedMessage) -> Prompt {
+    let paths = message.images;
+    let id = session_id.to_owned();
+    let read = tokio::task::spawn_blocking(move || {
+        let readable = |path: &String| match prompt::read(path) {
+            Ok(image) => Some(image),
+            Err(why) => {
+                tracing::warn!(session = %id, %why, "an image of a queued message is left out");
+                None
+            }
+        };
+        paths.iter().filter_map(readable).collect()
+    });
+    Prompt {
+        text: message.text,
+        images: read.await.unwrap_or_default(),
     }
 }

@@ -28,6 +28,7 @@ use crate::approval::api::ApiKey;
 use crate::approval::server::{self, ApprovalsCommand};
 use crate::claude::command::SECRET_ENV;
 use crate::claude::control::STDIO_PROMPT_TOOL;
+use crate::claude::prompt::Prompt;
 use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
@@ -67,7 +68,7 @@ struct Start<'a> {
     fork_session: bool,
     /// The Claude session resumed, if any.
     resume: Option<String>,
-    /// A launch's prompt, stored once Claude names its session.
+    /// A launch's prompt as stored (its images named), once Claude names its session.
     query: Option<String>,
 }
 
@@ -180,10 +181,11 @@ impl Sessions {
         Ok(())
     }
 
-    /// Starts a session (continuing `parent`, if given); returns its ids once `claude` runs.
+    /// Starts a session with `prompt` (continuing `parent`, if given); returns its ids once
+    /// `claude` runs.
     pub async fn launch(
         self: &Arc<Self>,
-        query: String,
+        prompt: Prompt,
         options: SessionOptions,
         settings: Settings,
         parent: Option<Parent>,
@@ -194,8 +196,8 @@ impl Sessions {
             id: session_id.clone(),
             run_id: run_id.clone(),
             parent_session_id: parent.as_ref().map(|p| p.session_id.clone()),
-            query: query.clone(),
-            summary: crate::store::summarize(&query),
+            query: prompt.text.clone(),
+            summary: crate::store::summarize(&prompt.text),
             options: options.clone(),
             created_at: crate::time::now(),
             title: settings.title,
@@ -213,9 +215,9 @@ impl Sessions {
             // Every continuation forks, so two continuations of one parent never share turns.
             fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
-            query: Some(query.clone()),
+            query: Some(prompt.described()),
         };
-        self.start(&claude_path, start, query).await?;
+        self.start(&claude_path, start, prompt).await?;
         Ok((session_id, run_id))
     }
 
@@ -254,7 +256,7 @@ impl Sessions {
         self: &Arc<Self>,
         claude_path: &Path,
         start: Start<'_>,
-        first: String,
+        first: Prompt,
     ) -> Result<()> {
         let Start {
             session_id,

@@ -21,6 +21,7 @@ use super::lines::{stderr_tail, text, Line, LineCodec};
 use super::transcript::Transcript;
 use super::Sessions;
 use crate::claude::process;
+use crate::claude::prompt::Prompt;
 use crate::error::{Error, Result};
 use crate::model::Happening;
 use crate::store::{Ingest, NewEvent, Result as StoreResult, SessionUpdate, StoreError};
@@ -50,7 +51,7 @@ pub(super) enum Command {
     Interrupt(oneshot::Sender<Result<()>>),
     /// A message from `sendMessage`.
     Send {
-        text: String,
+        prompt: Prompt,
         mode: MessageMode,
         reply: oneshot::Sender<Result<Sent>>,
     },
@@ -114,7 +115,7 @@ pub(super) struct Turns {
     /// Until when the process stays warm between turns.
     pub(super) idle_until: Option<Instant>,
     /// A steering message, until its turn has ended: resumed with if the process exits.
-    pub(super) steered: Option<String>,
+    pub(super) steered: Option<Prompt>,
     /// The daemon shuts down: nothing more is delivered; the process closes after the turn.
     pub(super) closing: bool,
     /// Permission requests waiting for a decision, by control request id.
@@ -164,7 +165,7 @@ struct Lost {
 impl Supervisor {
     /// Supervises `child`, whose first message is `first`, until it has ended and its outcome
     /// is stored.
-    pub(super) async fn run(mut self, mut child: Child, first: String) {
+    pub(super) async fn run(mut self, mut child: Child, first: Prompt) {
         let pid = child.id().unwrap_or_default();
         self.turns.pid = pid;
         self.turns.stdin = child.stdin.take();

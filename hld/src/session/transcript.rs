@@ -9,6 +9,8 @@ use crate::store::{Ingest, NewEvent, SessionUpdate};
 
 /// The subtype of the system event an `api_retry` line becomes.
 pub const API_RETRY: &str = "api_retry";
+/// The subtype of the system event a `compact_boundary` line becomes.
+pub const COMPACT_BOUNDARY: &str = "compact_boundary";
 
 /// The transcript of one `claude` process.
 #[derive(Debug, Clone, Default)]
@@ -74,11 +76,24 @@ impl Transcript {
                 subtype: Some(API_RETRY.to_owned()),
                 ..NewEvent::new(sid, ConversationEventType::System)
             }),
+            AgentEvent::System(System::CompactBoundary(boundary)) => events.push(NewEvent {
+                role: Some("system".to_owned()),
+                content: Some(boundary.describe()),
+                subtype: Some(COMPACT_BOUNDARY.to_owned()),
+                ..NewEvent::new(sid, ConversationEventType::System)
+            }),
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
                 // The last call's context is what the conversation now takes of the window.
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
+            }
+            // What the CLI echoes or writes for itself was not said by anyone: the
+            // conversation shows the compaction as its boundary, the user's words as sent.
+            AgentEvent::User(msg)
+                if msg.is_replay == Some(true) || msg.is_synthetic == Some(true) =>
+            {
+                tracing::debug!("replayed or synthetic user line kept raw");
             }
             AgentEvent::User(msg) => message_events(sid, "user", msg, events),
             AgentEvent::Result(result) => {

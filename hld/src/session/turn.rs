@@ -9,9 +9,11 @@ use tokio::time::Instant;
 use super::supervisor::{cannot_interrupt, Asked, Command, Phase, Sent, Supervisor};
 use crate::approval::DEFAULT_DENIAL;
 use crate::claude::control::{self, CanUseTool, Control, ControlRequest, Request};
+use crate::claude::prompt::Prompt;
 use crate::claude::{process, RunResult};
 use crate::error::{Error, Result};
 use crate::model::Happening;
+use crate::store::messages::Outgoing;
 use crate::store::{Ingest, NewApproval, SessionUpdate, TurnEnd};
 
 /// The comment on an approval whose request `claude` withdrew: its turn was interrupted.
@@ -38,8 +40,12 @@ impl Supervisor {
             Command::Interrupt(reply) => {
                 let _ = reply.send(self.interrupt().await);
             }
-            Command::Send { text, mode, reply } => {
-                let _ = reply.send(self.send(text, mode).await);
+            Command::Send {
+                prompt,
+                mode,
+                reply,
+            } => {
+                let _ = reply.send(self.send(prompt, mode).await);
             }
             Command::Decided {
                 approval_id,
@@ -70,32 +76,37 @@ impl Supervisor {
 
     /// A message: queued while a turn runs (a steer interrupts it and goes in at once),
     /// else delivered as the next turn.
-    async fn send(&mut self, text: String, mode: MessageMode) -> Result<Sent> {
+    async fn send(&mut self, prompt: Prompt, mode: MessageMode) -> Result<Sent> {
         if self.turns.stdin.is_none() || self.turns.closing {
             return Ok(Sent::Closing);
         }
         let busy = self.turns.owed > 0 || self.turns.ending;
+        let (text, images) = (prompt.text.clone(), prompt.paths());
         if busy && mode != MessageMode::Steer {
             let id = self.session_id.clone();
             let queued = (self.sessions.store)
-                .write(move |w, out| w.queue_message(&id, &text, mode, out))
+                .write(move |w, out| {
+                    let (text, images) = (&text, &images);
+                    w.queue_message(&id, Outgoing { text, images, mode }, out)
+                })
                 .await
                 .map_err(|e| Error::internal("failed to queue the message", e))?;
             return Ok(Sent::Queued(queued.id));
         }
         let (id, claude_id) = (self.session_id.clone(), self.claude_id());
-        let message_text = text.clone();
         // Queued to the store now, committed in order: before anything the agent answers.
         // The agent does not wait for the commit.
-        let delivered = (self.sessions.store)
-            .write(move |w, out| w.deliver(&id, &message_text, mode, &claude_id, out));
+        let delivered = (self.sessions.store).write(move |w, out| {
+            let (text, images) = (&text, &images);
+            w.deliver(&id, Outgoing { text, images, mode }, &claude_id, out)
+        });
         if self.turns.owed > 0 {
             if self.turns.phase == Phase::Running {
                 self.start_interrupt().await;
             }
-            self.turns.steered = Some(text.clone());
+            self.turns.steered = Some(prompt.clone());
         }
-        self.hand_over(&text).await;
+        self.hand_over(&prompt).await;
         let delivered = delivered
             .await
             .map_err(|e| Error::internal("failed to store the delivered message", e))?;
@@ -103,11 +114,11 @@ impl Supervisor {
     }
 
     /// Writes a delivered message: a turn runs with it.
-    async fn hand_over(&mut self, text: &str) {
+    async fn hand_over(&mut self, prompt: &Prompt) {
         self.turns.owed += 1;
         self.turns.idle_until = None;
         self.sessions.set_warm(&self.session_id, false);
-        self.write(&control::user_message(text)).await;
+        self.write(&control::user_message(prompt)).await;
     }
 
     fn claude_id(&self) -> String {
@@ -229,7 +240,10 @@ impl Supervisor {
             .write(move |w, out| w.deliver_next(&id, &claude_id, out))
             .await;
         match next {
-            Ok(Some(message)) => return self.hand_over(&message.text).await,
+            Ok(Some(message)) => {
+                let prompt = super::live::stored_prompt(&self.session_id, message).await;
+                return self.hand_over(&prompt).await;
+            }
             Ok(None) => {}
             Err(e) => {
                 tracing::error!(session = %self.session_id, error = %e, "cannot deliver the next queued message")

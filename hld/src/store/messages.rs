@@ -8,13 +8,24 @@ use super::error::{Result, StoreError};
 use super::read::parse_wire;
 use super::types::{Change, NewEvent, SessionUpdate};
 use super::writer::Writer;
+use crate::claude::prompt::described;
 use crate::model::Happening;
 
-const COLUMNS: &str = "id, session_id, text, mode, status, created_at, settled_at, error";
+/// A message as sent: its text, the paths of the images attached, and how it was sent.
+#[derive(Debug, Clone)]
+pub(crate) struct Outgoing<'a> {
+    pub text: &'a str,
+    pub images: &'a [String],
+    pub mode: MessageMode,
+}
+
+const COLUMNS: &str = "id, session_id, text, mode, status, created_at, settled_at, error, images";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<QueuedMessage> {
     let mode: String = row.get(3)?;
     let status: String = row.get(4)?;
+    // A JSON array of paths; NULL when none.
+    let images: Option<String> = row.get(8)?;
     Ok(QueuedMessage {
         id: row.get(0)?,
         session_id: row.get(1)?,
@@ -24,7 +35,9 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<QueuedMessage> {
         created_at: row.get(5)?,
         settled_at: row.get(6)?,
         error: row.get(7)?,
-        images: Vec::new(),
+        images: images
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default(),
     })
 }
 
@@ -80,10 +93,10 @@ impl Writer {
     fn insert_message(
         &mut self,
         session_id: &str,
-        text: &str,
-        mode: MessageMode,
+        sent: Outgoing<'_>,
         status: MessageStatus,
     ) -> Result<QueuedMessage> {
+        let Outgoing { text, images, mode } = sent;
         let now = crate::time::now();
         let settled_at = (status != MessageStatus::Queued).then(|| now.clone());
         let message = QueuedMessage {
@@ -95,13 +108,14 @@ impl Writer {
             created_at: now,
             settled_at,
             error: None,
-            images: Vec::new(),
+            images: images.to_vec(),
         };
+        let images = (!images.is_empty()).then(|| serde_json::Value::from(images).to_string());
         self.run_id(session_id)?;
         self.conn
             .prepare_cached(
                 "INSERT INTO queued_messages (id, session_id, text, mode, status, created_at,
-                    settled_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    settled_at, images) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
                 message.id,
@@ -111,6 +125,7 @@ impl Writer {
                 message.status.as_str(),
                 message.created_at,
                 message.settled_at,
+                images,
             ])?;
         Ok(message)
     }
@@ -119,11 +134,10 @@ impl Writer {
     pub(crate) fn queue_message(
         &mut self,
         session_id: &str,
-        text: &str,
-        mode: MessageMode,
+        sent: Outgoing<'_>,
         out: &mut Vec<Change>,
     ) -> Result<QueuedMessage> {
-        let message = self.insert_message(session_id, text, mode, MessageStatus::Queued)?;
+        let message = self.insert_message(session_id, sent, MessageStatus::Queued)?;
         self.message_changed(message.clone(), out)?;
         Ok(message)
     }
@@ -133,12 +147,11 @@ impl Writer {
     pub(crate) fn deliver(
         &mut self,
         session_id: &str,
-        text: &str,
-        mode: MessageMode,
+        sent: Outgoing<'_>,
         claude_session_id: &str,
         out: &mut Vec<Change>,
     ) -> Result<QueuedMessage> {
-        let message = self.insert_message(session_id, text, mode, MessageStatus::Delivered)?;
+        let message = self.insert_message(session_id, sent, MessageStatus::Delivered)?;
         self.delivered(message, claude_session_id, out)
     }
 
@@ -174,7 +187,8 @@ impl Writer {
     ) -> Result<QueuedMessage> {
         let session_id = message.session_id.clone();
         self.message_changed(message.clone(), out)?;
-        let event = NewEvent::message(claude_session_id, "user", message.text.as_str());
+        let content = described(&message.text, &message.images);
+        let event = NewEvent::message(claude_session_id, "user", content);
         let now = crate::time::now();
         let run_id = self.run_id(&session_id)?;
         let stored = self.append_events(&session_id, vec![event], &now)?;

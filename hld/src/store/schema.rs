@@ -370,6 +370,13 @@ CREATE INDEX idx_queued_messages_session ON queued_messages(session_id, created_
     WHERE status = 'queued';
 "#,
     },
+    Migration {
+        version: 10,
+        description: "the image files attached to messages",
+        sql: r#"
+ALTER TABLE queued_messages ADD COLUMN images TEXT;
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

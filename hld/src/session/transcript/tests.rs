@@ -330,3 +330,48 @@ fn each_result_of_a_live_process_costs_what_its_turn_added() {
     let costs: Vec<f64> = [0.5, 1.25, 0.0, 1.5].into_iter().map(&mut turn).collect();
     assert_eq!(costs, [0.5, 0.75, 0.0, 0.25]);
 }
+
+/// The lines the real CLI 2.1.197 prints for `/compact` (captured, trimmed): the boundary is
+/// one system event; the summary it writes for itself and its "Compacted" echo are kept raw.
+#[test]
+fn a_compaction_is_one_system_event() {
+    let lines = [
+        json!({"type": "system", "subtype": "status", "status": "compacting", "session_id": "S"}),
+        json!({"type": "system", "subtype": "status", "status": null,
+            "compact_result": "success", "session_id": "S"}),
+        json!({"type": "system", "subtype": "init", "session_id": "S",
+            "model": "claude-opus-4-8[1m]"}),
+        json!({"type": "system", "subtype": "compact_boundary", "session_id": "S",
+            "compact_metadata": {"trigger": "manual", "pre_tokens": 45220, "post_tokens": 582}}),
+        json!({"type": "user", "message": {"role": "user", "content":
+            "This session is being continued from a previous conversation..."},
+            "session_id": "S", "parent_tool_use_id": null, "isReplay": false,
+            "isSynthetic": true}),
+        json!({"type": "user", "message": {"role": "user", "content":
+            "<local-command-stdout>Compacted </local-command-stdout>"},
+            "session_id": "S", "parent_tool_use_id": null, "isReplay": true}),
+    ];
+    let mut transcript = Transcript::new();
+    let ingests: Vec<Ingest> = lines
+        .iter()
+        .map(|l| transcript.apply(&l.to_string()))
+        .collect();
+    assert!(ingests.iter().all(|i| i.raw_lines.len() == 1));
+    let evs = events(&ingests);
+    assert_eq!(kinds(&evs), [(Kind::System, Some("system"))]);
+    assert_eq!(evs[0].subtype.as_deref(), Some(COMPACT_BOUNDARY));
+    assert_eq!(
+        evs[0].content.as_deref(),
+        Some("Conversation compacted (45,220 tokens before)")
+    );
+    let auto = json!({"type": "system", "subtype": "compact_boundary",
+        "compact_metadata": {"trigger": "auto", "pre_tokens": 1234567}});
+    let evs = Transcript::new().apply(&auto.to_string()).events;
+    assert_eq!(
+        evs[0].content.as_deref(),
+        Some("Conversation compacted automatically (1,234,567 tokens before)")
+    );
+    let bare = json!({"type": "system", "subtype": "compact_boundary"});
+    let evs = Transcript::new().apply(&bare.to_string()).events;
+    assert_eq!(evs[0].content.as_deref(), Some("Conversation compacted"));
+}

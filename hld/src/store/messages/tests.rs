@@ -3,7 +3,16 @@
 use hld_client::protocol::{MessageMode, MessageStatus, SessionStatus};
 
 use crate::model::{Happening, Modes, SessionOptions};
+use crate::store::messages::Outgoing;
 use crate::store::{messages, read, Ingest, NewSession, SessionUpdate, Store, TurnEnd};
+
+fn queued(text: &str) -> Outgoing<'_> {
+    Outgoing {
+        text,
+        images: &[],
+        mode: MessageMode::Queue,
+    }
+}
 
 async fn running_session(store: &Store) -> String {
     let new = NewSession {
@@ -64,7 +73,7 @@ async fn queued_messages_are_delivered_oldest_first_each_as_a_new_turn() {
     let id = running_session(&store).await;
     let queue = |text: &'static str| {
         let id = id.clone();
-        store.write(move |w, out| w.queue_message(&id, text, MessageMode::Queue, out))
+        store.write(move |w, out| w.queue_message(&id, queued(text), out))
     };
     let first = queue("first").await.unwrap();
     let dropped = queue("dropped").await.unwrap();
@@ -125,7 +134,7 @@ async fn a_turn_followed_at_once_runs_on_and_a_given_up_queue_says_why() {
     assert_eq!(status(&store, &id).await.0, SessionStatus::Running);
     let sid = id.clone();
     store
-        .write(move |w, out| w.queue_message(&sid, "later", MessageMode::Queue, out))
+        .write(move |w, out| w.queue_message(&sid, queued("later"), out))
         .await
         .unwrap();
     let sid = id.clone();
@@ -142,4 +151,52 @@ async fn a_turn_followed_at_once_runs_on_and_a_given_up_queue_says_why() {
         .await
         .unwrap()
         .is_empty());
+}
+
+#[tokio::test]
+async fn a_queued_message_keeps_its_images_and_the_conversation_names_them() {
+    let (_dir, store) = Store::open_temp();
+    let id = running_session(&store).await;
+    let sid = id.clone();
+    let queued = store
+        .write(move |w, out| {
+            let images = ["/pics/one.png".to_owned(), "/pics/two.gif".to_owned()];
+            let text = "see these";
+            w.queue_message(
+                &sid,
+                Outgoing {
+                    text,
+                    images: &images,
+                    mode: MessageMode::Queue,
+                },
+                out,
+            )
+        })
+        .await
+        .unwrap();
+    assert_eq!(queued.images, ["/pics/one.png", "/pics/two.gif"]);
+    let sid = id.clone();
+    let listed = store
+        .read(move |c| messages::queued(c, &sid))
+        .await
+        .unwrap();
+    assert_eq!(listed, [queued.clone()]);
+    end_turn(&store, &id, 0.1, true).await;
+    let sid = id.clone();
+    let next = store
+        .write(move |w, out| w.deliver_next(&sid, "claude-1", out))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(next.images, queued.images);
+    let sid = id.clone();
+    let events = store
+        .read(move |c| read::conversation_for_session(c, &sid, None, None))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        events.last().unwrap().content.as_deref(),
+        Some("see these\n[image: one.png]\n[image: two.gif]")
+    );
 }
