@@ -282,10 +282,11 @@ fn images_given_relative_to_the_cwd_are_attached_to_launch_and_send() {
     let stdin = d.fake_invocation(&claude)["stdin"].to_string();
     assert!(stdin.contains(r#""type":"image""#), "{stdin}");
 
-    // A missing image is refused, naming it; nothing is sent.
+    // The daemon refuses a missing image, naming it as resolved; nothing is sent.
     let missing = hlyr(&d, &["send", &id, "--image", "nope.png", "x"]);
+    let nope = d.dir.join("nope.png").display().to_string();
     assert!(
-        missing.assert_code(2).stderr.contains("nope.png"),
+        missing.assert_code(1).stderr.contains(&nope),
         "{}",
         missing.stderr
     );
