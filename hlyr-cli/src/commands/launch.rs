@@ -288,3 +288,22 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     };
     follow(&client, ctx.out, &launched.session_id, options).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_made_absolute_against_the_current_directory() {
+        assert_eq!(images(&[]).unwrap(), None);
+        let cwd = std::env::current_dir().unwrap();
+        let given = [PathBuf::from("shots/a.png"), PathBuf::from("/tmp/b.png")];
+        assert_eq!(
+            images(&given).unwrap(),
+            Some(vec![
+                cwd.join("shots/a.png").display().to_string(),
+                "/tmp/b.png".to_owned()
+            ])
+        );
+    }
+}
