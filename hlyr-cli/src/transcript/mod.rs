@@ -54,6 +54,17 @@ impl Render for Update {
                 text
             }
             Update::Approval(a) => approval_text(a, true),
+            // A rule's denial (plan mode refuses edits) tells the agent why in its result.
+            Update::Decision {
+                approval_id,
+                decision: ApprovalStatus::Denied,
+                decided_by: Some(rule),
+                ..
+            } => format!(
+                "{} {}",
+                paint(RED, format!("✗ denied automatically ({rule})")),
+                short_id(approval_id)
+            ),
             Update::Decision {
                 approval_id,
                 decided_by: Some(rule),
@@ -393,6 +404,17 @@ mod tests {
         assert_eq!(
             text,
             "✓ approved automatically (auto_accept_edits) local-1234abcd"
+        );
+        let denied = Update::Decision {
+            approval_id: "local-1234abcd-0000".into(),
+            decision: ApprovalStatus::Denied,
+            comment: Some("Denied: the session is in plan mode".into()),
+            decided_by: Some("plan_mode".into()),
+        }
+        .human();
+        assert_eq!(
+            anstream::adapter::strip_str(&denied).to_string(),
+            "✗ denied automatically (plan_mode) local-1234abcd"
         );
         let expired = Update::BypassExpired {
             session_id: "s".into(),

@@ -14,11 +14,10 @@ use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
 
 use crate::hlyr::{ask_tool, assert_in_order, fake, hlyr, slow_daemon, wait_decided, workdir};
+use crate::hlyr_converse::{ended, PROMPT_HINT};
 
 /// Shift+Tab, as a terminal sends it.
 const SHIFT_TAB: &str = "\x1b[Z";
-/// What the prompt for the next message says while nothing is typed.
-const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
 /// A 1×1 PNG.
 const PNG: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
@@ -141,60 +140,76 @@ fn shift_tab_and_slash_model_reach_the_live_process_while_the_agent_works() {
     assert!(asked.is_some(), "{:#}", d.fake_invocation(&claude)["stdin"]);
     hlyr(&d, &["interrupt", &id]).assert_code(0);
     term.wait_screen("■ interrupted");
-    term.wait_exit(WAIT);
+    assert_eq!(ended(&mut term), 4);
 }
 
+/// What a plan's question offers.
+const PLAN_CHOICES: &str = "approve the plan? [a]pprove (default mode)  [e] approve, accept \
+edits  [d]eny, say what to change  [s]kip";
+
 #[test]
-fn a_plan_is_shown_whole_and_approving_it_can_accept_edits_or_denying_say_what_to_change() {
-    let d = slow_daemon(60);
+fn a_plan_shows_as_markdown_and_e_approves_it_leaving_plan_mode_for_accepted_edits() {
+    let d = fake();
     let wd = workdir(&d);
     let mut term = on_terminal(
         &d,
-        &["launch", "--mode", "plan", "-w", &wd, "scenario:slow"],
+        &["launch", "--mode", "plan", "-w", &wd, "scenario:plan"],
     );
-    term.wait_screen("chunk 1");
+    let screen = term.wait_screen(PLAN_CHOICES);
     let id = only_session(&d);
     assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
-
-    let steps: String = (1..=20).map(|i| format!("{i}. step {i}\n")).collect();
-    let plan = format!("# Greeting plan\n\n{steps}```sh\ncargo test\n```\n");
-    let first = ask_tool(&d, &id, "ExitPlanMode", serde_json::json!({ "plan": plan }));
-    let choices =
-        "approve the plan? [a]pprove (default mode)  [e] approve, accept edits  [d]eny, say what to change  [s]kip";
-    let screen = term.wait_screen(choices);
-    // The whole plan, as written, however long.
+    // The Write tried while planning was refused; the plan reads as its markdown.
     assert_in_order(
         &screen,
         &[
-            "ExitPlanMode\n    # Greeting plan\n",
-            "    1. step 1\n",
-            "    20. step 20\n",
-            "    ```sh\n    cargo test\n    ```\n",
-            choices,
+            "→ Write",
+            "✗ denied automatically (plan_mode)",
+            "→ ExitPlanMode\n    # Plan\n    \n    1. Create `hello.txt` with `Hello, world!`\n",
+            "? approval ",
+            PLAN_CHOICES,
         ],
     );
-    assert!(!screen.contains("more line"), "{screen}");
+    assert!(!Path::new(&wd).join("hello.txt").exists());
     term.send("e");
-    assert_eq!(wait_decided(&d, &first).status, ApprovalStatus::Approved);
-    term.wait_screen("◆ mode: accept edits");
-    wait_state(&d, &id, |s| Mode::of(&s.control) == Mode::AcceptEdits);
-
-    let second = ask_tool(
-        &d,
-        &id,
-        "ExitPlanMode",
-        serde_json::json!({ "plan": "# Again" }),
+    // Plan mode is left for accepted edits: the Write goes through without asking.
+    let screen = term.wait_screen("◆ mode: accept edits");
+    assert_in_order(
+        &screen,
+        &[
+            "[s]kip approve, auto-accept edits",
+            "✓ approved",
+            "auto-accept of edits is on for this session",
+        ],
     );
-    wait_count(&term, choices, 2);
+    term.wait_screen("✓ approved automatically (auto_accept_edits)");
+    assert_eq!(ended(&mut term), 0);
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&wd).join("hello.txt")).unwrap(),
+        "Hello, world!\n"
+    );
+    assert_eq!(Mode::of(&d.state(&id).control), Mode::AcceptEdits);
+}
+
+#[test]
+fn denying_a_plan_says_what_to_change_and_stays_in_plan_mode() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut term = on_terminal(
+        &d,
+        &["launch", "--mode", "plan", "-w", &wd, "scenario:plan"],
+    );
+    term.wait_screen(PLAN_CHOICES);
+    let id = only_session(&d);
     term.send("d");
     term.wait_screen("what to change in the plan (Enter or Esc for nothing):");
     term.send("smaller steps\r");
-    let denied = wait_decided(&d, &second);
-    assert_eq!(denied.status, ApprovalStatus::Denied);
-    assert_eq!(denied.comment.as_deref(), Some("smaller steps"));
-    hlyr(&d, &["interrupt", &id]).assert_code(0);
-    term.wait_screen("■ interrupted");
-    term.wait_exit(WAIT);
+    term.wait_screen("The plan was not approved");
+    term.wait_screen("smaller steps");
+    assert_eq!(ended(&mut term), 0);
+    let plan = d.approvals(None);
+    assert!(plan.is_empty(), "{plan:#?}");
+    assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
+    assert!(!Path::new(&wd).join("hello.txt").exists());
 }
 
 #[test]
