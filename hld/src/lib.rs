@@ -8,6 +8,7 @@ pub mod clients;
 pub mod config;
 pub mod daemon;
 pub mod error;
+pub mod files;
 pub mod handlers;
 pub mod logging;
 pub mod mcp;

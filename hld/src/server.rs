@@ -14,7 +14,7 @@ use crate::claude;
 use crate::clients;
 use crate::config::Config;
 use crate::daemon::Daemon;
-use crate::handlers::{self, approvals, control, introspection, messages, sessions};
+use crate::handlers::{self, approvals, control, files, introspection, messages, sessions};
 use crate::logging::LogControl;
 use crate::rpc::Router;
 use crate::store::Store;
@@ -114,6 +114,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::SendMessage, _, _>(messages::send_message)
         .add::<p::ListQueuedMessages, _, _>(messages::list_queued_messages)
         .add::<p::CancelQueuedMessage, _, _>(messages::cancel_queued_message)
+        .add::<p::SuggestFiles, _, _>(files::suggest_files)
         .add::<p::FetchApprovals, _, _>(approvals::fetch_approvals)
         .add::<p::SendDecision, _, _>(approvals::send_decision)
         .add::<p::CreateApproval, _, _>(approvals::create_approval)
@@ -123,6 +124,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
         .add::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
         .add::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
+        .add::<p::ListSlashCommands, _, _>(handlers::settings::list_slash_commands)
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
         .add::<p::DeleteSession, _, _>(control::delete_session)

@@ -24,6 +24,7 @@ pub mod cloud;
 pub mod corpus;
 pub mod frames;
 pub mod http;
+pub mod images;
 mod keyed;
 mod line_conn;
 pub mod pty;

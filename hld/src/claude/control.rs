@@ -1,7 +1,9 @@
 //! The control channel of `--input-format stream-json` (claude-code.md 3.3, 3.4): the lines
-//! the daemon writes on `claude`'s stdin (user messages, `interrupt`, permission answers) and
-//! the control lines `claude` prints (`can_use_tool` requests and their cancellation).
+//! the daemon writes on `claude`'s stdin (user messages, control requests such as `interrupt`,
+//! permission answers) and the control lines `claude` prints (`can_use_tool` requests, their
+//! cancellation, and the responses to the daemon's requests).
 
+use hld_client::protocol::{SlashCommand, SlashCommandKind};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -36,10 +38,16 @@ pub fn user_message(prompt: &Prompt) -> String {
 
 /// The request that stops the current turn (its `result` follows).
 pub fn interrupt(request_id: &str) -> String {
+    request(request_id, &json!({"subtype": "interrupt"}))
+}
+
+/// A control request to `claude`: `request` names its `subtype`; `claude` answers with a
+/// `control_response` carrying `request_id`.
+pub fn request(request_id: &str, request: &Value) -> String {
     line(json!({
         "type": "control_request",
         "request_id": request_id,
-        "request": {"subtype": "interrupt"},
+        "request": request,
     }))
 }
 
@@ -74,6 +82,7 @@ fn line(value: Value) -> String {
 pub enum Control {
     Request(ControlRequest),
     Cancel(ControlCancel),
+    Response(ControlResponse),
 }
 
 /// `control_request` from `claude`.
@@ -107,6 +116,78 @@ pub struct CanUseTool {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ControlCancel {
     pub request_id: String,
+}
+
+/// `control_response`: `claude`'s answer to the daemon's request `request_id`, its `response`
+/// (`null` when it has none) or its error text.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(from = "ResponseLine")]
+pub struct ControlResponse {
+    pub request_id: String,
+    pub outcome: std::result::Result<Value, String>,
+}
+
+#[derive(Deserialize)]
+struct ResponseLine {
+    response: Outcome,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+enum Outcome {
+    Success {
+        request_id: String,
+        #[serde(default)]
+        response: Value,
+    },
+    Error {
+        request_id: String,
+        #[serde(default)]
+        error: String,
+    },
+}
+
+impl From<ResponseLine> for ControlResponse {
+    fn from(line: ResponseLine) -> Self {
+        let (request_id, outcome) = match line.response {
+            Outcome::Success {
+                request_id,
+                response,
+            } => (request_id, Ok(response)),
+            Outcome::Error { request_id, error } => (request_id, Err(error)),
+        };
+        ControlResponse {
+            request_id,
+            outcome,
+        }
+    }
+}
+
+/// The request `claude` answers with its slash commands and agents (claude-code.md 3.4).
+pub fn initialize() -> Value {
+    json!({"subtype": "initialize"})
+}
+
+/// The slash commands and agents of an answer to [`initialize`]: `commands` as commands
+/// (skills are told apart by `init`'s list), `agents` as agents; entries without a name skipped.
+pub fn slash_commands(initialized: &Value) -> Vec<SlashCommand> {
+    let entries = |key: &str, kind: SlashCommandKind| {
+        let items = initialized[key].as_array().cloned().unwrap_or_default();
+        items.into_iter().filter_map(move |item| {
+            let text = |field: &str| item[field].as_str().unwrap_or_default().to_owned();
+            let name = text("name");
+            let hint = text("argumentHint");
+            (!name.is_empty()).then(|| SlashCommand {
+                name,
+                description: text("description"),
+                argument_hint: (!hint.is_empty()).then_some(hint),
+                kind: kind.clone(),
+            })
+        })
+    };
+    entries("commands", SlashCommandKind::Command)
+        .chain(entries("agents", SlashCommandKind::Agent))
+        .collect()
 }
 
 /// The questions of an `AskUserQuestion` input, one a line.
@@ -176,6 +257,42 @@ mod tests {
         assert_eq!(allowed["response"]["response"]["updatedInput"]["a"], 1);
         let denied = parse(deny("r3", "no"));
         assert_eq!(denied["response"]["response"]["behavior"], "deny");
+        let asked = parse(request(
+            "r4",
+            &json!({"subtype": "set_model", "model": "m"}),
+        ));
+        assert_eq!(asked["type"], "control_request");
+        assert_eq!(asked["request_id"], "r4");
+        assert_eq!(asked["request"]["model"], "m");
+    }
+
+    #[test]
+    fn an_initialize_answer_lists_commands_then_agents() {
+        let answer = json!({
+            "commands": [
+                {"name": "compact", "description": "Compact", "argumentHint": "<instructions>"},
+                {"name": "init", "description": "Init", "argumentHint": ""},
+                {"description": "no name"},
+            ],
+            "agents": [{"name": "Explore", "description": "Search", "model": "haiku"}],
+        });
+        let listed: Vec<_> = slash_commands(&answer)
+            .into_iter()
+            .map(|c| (c.name, c.argument_hint, c.kind))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                (
+                    "compact".into(),
+                    Some("<instructions>".into()),
+                    SlashCommandKind::Command
+                ),
+                ("init".into(), None, SlashCommandKind::Command),
+                ("Explore".into(), None, SlashCommandKind::Agent),
+            ]
+        );
+        assert!(slash_commands(&json!(null)).is_empty());
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! by its first bytes) and carried as base64 for the message's `image` blocks.
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use base64::Engine;
@@ -90,7 +91,12 @@ pub fn read(path: &str) -> Result<Image, String> {
     if !Path::new(path).is_absolute() {
         return Err(format!("{path} is not an absolute path"));
     }
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+    // Without blocking: opening a FIFO for reading would wait for a writer.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| format!("cannot open {path}: {e}"))?;
     let meta = file
         .metadata()
         .map_err(|e| format!("cannot read {path}: {e}"))?;
@@ -173,6 +179,8 @@ mod tests {
         assert!(refused("a.png").contains("not an absolute path"));
         assert!(refused(&at("missing.png")).contains("cannot open"));
         assert!(refused(&dir.path().display().to_string()).contains("not a regular file"));
+        nix::unistd::mkfifo(&dir.path().join("pipe.png"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(refused(&at("pipe.png")).contains("not a regular file"));
         assert!(refused(&at("notes.txt")).contains("not a PNG, JPEG, GIF or WebP"));
         let big = std::fs::File::create(at("big.png")).unwrap();
         big.set_len(MAX_IMAGE_BYTES + 1).unwrap();

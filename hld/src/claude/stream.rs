@@ -24,8 +24,9 @@ pub enum AgentEvent {
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
     Result(RunResult),
-    /// `control_request` (`claude` asks the daemon, e.g. for a permission) or
-    /// `control_cancel_request` (an earlier request is no longer waited for).
+    /// `control_request` (`claude` asks the daemon, e.g. for a permission),
+    /// `control_cancel_request` (an earlier request is no longer waited for) or
+    /// `control_response` (the answer to one of the daemon's requests).
     Control(super::control::Control),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
@@ -114,6 +115,9 @@ mod lenient {
 pub struct Init {
     #[serde(default, deserialize_with = "lenient::string")]
     pub model: Option<String>,
+    /// The skills among the slash commands.
+    #[serde(default, deserialize_with = "lenient::strings")]
+    pub skills: Vec<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
@@ -194,7 +198,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -468,6 +472,9 @@ pub fn parse_line(line: &str) -> Line {
         }
         (Some("control_cancel_request"), _) => {
             read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
+        }
+        (Some("control_response"), _) => {
+            read(line).map(|r| AgentEvent::Control(Control::Response(r)))
         }
         _ => None,
     };

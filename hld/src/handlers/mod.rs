@@ -2,9 +2,11 @@
 
 pub mod approvals;
 pub mod control;
+pub mod files;
 pub mod introspection;
 pub mod messages;
 pub mod sessions;
+pub mod settings;
 
 pub use introspection::VERSION;
 

@@ -267,6 +267,9 @@ impl Sessions {
 /// runtime); one that cannot be read any more is left out, and logged.
 pub(super) async fn stored_prompt(session_id: &str, message: QueuedMessage) -> Prompt {
     let paths = message.images;
+    if paths.is_empty() {
+        return Prompt::text(message.text);
+    }
     let id = session_id.to_owned();
     let read = tokio::task::spawn_blocking(move || {
         let readable = |path: &String| match prompt::read(path) {

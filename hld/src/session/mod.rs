@@ -6,6 +6,7 @@
 mod lines;
 mod live;
 mod options;
+mod requests;
 mod supervisor;
 pub mod transcript;
 mod turn;
@@ -34,6 +35,7 @@ use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
 pub use options::bypass_expiry;
+pub use requests::ControlError;
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";
@@ -345,6 +347,7 @@ impl Sessions {
             transcript: Transcript::resuming(resume.filter(|_| !fork_session)),
         };
         self.supervisors.spawn(supervisor.run(child, first));
+        tokio::spawn(Arc::clone(self).initialize(session_id.to_owned()));
         tracing::info!(session = %session_id, run = %run_id, pid, "{what}");
         Ok(())
     }

@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 
 use super::lines::{stderr_tail, text, Line, LineCodec};
+use super::requests::Reply;
 use super::transcript::Transcript;
 use super::Sessions;
 use crate::claude::process;
@@ -55,6 +56,8 @@ pub(super) enum Command {
         mode: MessageMode,
         reply: oneshot::Sender<Result<Sent>>,
     },
+    /// A control request for `claude`, answered on `reply`.
+    Control { request: Value, reply: Reply },
     /// An approval, perhaps one asked over the control channel, was decided.
     Decided {
         approval_id: String,
@@ -120,6 +123,8 @@ pub(super) struct Turns {
     pub(super) closing: bool,
     /// Permission requests waiting for a decision, by control request id.
     pub(super) asked: HashMap<String, Asked>,
+    /// The daemon's control requests waiting for `claude`'s answer, by request id.
+    pub(super) requests: HashMap<String, Reply>,
 }
 
 impl Turns {
@@ -135,6 +140,7 @@ impl Turns {
             steered: None,
             closing: false,
             asked: HashMap::new(),
+            requests: HashMap::new(),
         }
     }
 }
@@ -231,6 +237,8 @@ impl Supervisor {
             }
         }
         self.turns.stdin = None;
+        // No answer comes once stdout has ended: the callers learn the process is gone.
+        self.turns.requests.clear();
         if let Some(query) = query {
             // Claude never named its session: the query is still stored.
             let batch = Ingest {

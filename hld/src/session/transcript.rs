@@ -68,6 +68,7 @@ impl Transcript {
         match line.event {
             AgentEvent::System(System::Init(init)) => {
                 update.model = init.model.filter(|m| !m.is_empty());
+                update.skills = Some(init.skills);
             }
             AgentEvent::System(System::ApiRetry(retry)) => events.push(NewEvent {
                 role: Some("system".to_owned()),
@@ -118,6 +119,12 @@ impl Transcript {
                     .max();
                 update.error_message = result.error_message();
                 self.result = Some(result);
+            }
+            AgentEvent::Control(Control::Response(response)) => {
+                // The answer to the daemon's own request, kept by whoever asked: not stored
+                // (an `initialize` answer alone is tens of KiB).
+                self.controls.push(Control::Response(response));
+                return;
             }
             AgentEvent::Control(control) => self.controls.push(control),
             AgentEvent::Unknown { kind } => {

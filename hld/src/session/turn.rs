@@ -47,6 +47,7 @@ impl Supervisor {
             } => {
                 let _ = reply.send(self.send(prompt, mode).await);
             }
+            Command::Control { request, reply } => self.request(request, reply).await,
             Command::Decided {
                 approval_id,
                 status,
@@ -263,6 +264,7 @@ impl Supervisor {
             Control::Request(ControlRequest { request_id, .. }) => {
                 tracing::debug!(session = %self.session_id, request = %request_id, "control request not served");
             }
+            Control::Response(response) => self.responded(response),
             Control::Cancel(cancel) => {
                 let Some(asked) = self.turns.asked.remove(&cancel.request_id) else {
                     return;

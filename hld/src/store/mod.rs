@@ -8,6 +8,7 @@ pub(crate) mod messages;
 mod ops;
 pub(crate) mod read;
 mod schema;
+pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 mod types;

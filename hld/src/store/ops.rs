@@ -247,7 +247,8 @@ impl Writer {
                     cache_read_input_tokens = COALESCE(cache_read_input_tokens + ?18, ?18,
                         cache_read_input_tokens),
                     effective_context_tokens = COALESCE(?19, effective_context_tokens),
-                    context_limit = COALESCE(?20, context_limit)
+                    context_limit = COALESCE(?20, context_limit),
+                    skills = COALESCE(?21, skills)
                  WHERE id = ?1",
             )?
             .execute(params![
@@ -271,6 +272,7 @@ impl Writer {
                 u.context.cache_read_input_tokens,
                 u.context.effective_context_tokens,
                 u.context.context_limit,
+                to_json(u.skills.as_ref())?,
             ])?;
         Ok(())
     }

@@ -371,6 +371,16 @@ CREATE INDEX idx_queued_messages_session ON queued_messages(session_id, created_
 "#,
     },
     Migration {
+        version: 9,
+        description: "the permission mode a session runs in; the slash commands and agents its \
+            claude reported at initialize, and the skills among them (JSON)",
+        sql: r#"
+ALTER TABLE sessions ADD COLUMN permission_mode TEXT NOT NULL DEFAULT 'default';
+ALTER TABLE sessions ADD COLUMN slash_commands TEXT;
+ALTER TABLE sessions ADD COLUMN skills TEXT;
+"#,
+    },
+    Migration {
         version: 10,
         description: "the image files attached to messages",
         sql: r#"

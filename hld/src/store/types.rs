@@ -96,6 +96,8 @@ pub struct SessionUpdate {
     pub interrupted: Option<bool>,
     pub exit_code: Option<i32>,
     pub context: ContextTokens,
+    /// The skills `claude` listed at `init`: those of its slash commands that are skills.
+    pub skills: Option<Vec<String>>,
 }
 
 impl SessionUpdate {
@@ -116,6 +118,7 @@ impl SessionUpdate {
             interrupted: later.interrupted.or(self.interrupted),
             exit_code: later.exit_code.or(self.exit_code),
             context: self.context.merged_with(later.context),
+            skills: later.skills.or(self.skills),
         }
     }
 }

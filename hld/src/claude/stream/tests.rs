@@ -107,7 +107,9 @@ fn tool_results_render_as_text() {
 
 #[test]
 fn control_lines_read_as_requests_and_cancellations() {
-    use crate::claude::control::{CanUseTool, Control, ControlCancel, ControlRequest, Request};
+    use crate::claude::control::{
+        CanUseTool, Control, ControlCancel, ControlRequest, ControlResponse, Request,
+    };
     let can_use = r#"{"type":"control_request","request_id":"r1","request":{"subtype":"can_use_tool","tool_name":"Write","display_name":"Write","input":{"file_path":"/x"},"tool_use_id":"toolu_1"}}"#;
     assert_eq!(
         event(can_use),
@@ -135,7 +137,19 @@ fn control_lines_read_as_requests_and_cancellations() {
             request_id: "r1".into()
         }))
     );
-    let answer =
-        r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}"#;
-    assert!(matches!(event(answer), AgentEvent::Unknown { .. }));
+    let answered = |outcome| {
+        AgentEvent::Control(Control::Response(ControlResponse {
+            request_id: "i1".into(),
+            outcome,
+        }))
+    };
+    let bare = r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}"#;
+    assert_eq!(event(bare), answered(Ok(Value::Null)));
+    let mode = r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1","response":{"mode":"plan"}}}"#;
+    assert_eq!(event(mode), answered(Ok(json!({"mode": "plan"}))));
+    let error = r#"{"type":"control_response","response":{"subtype":"error","request_id":"i1","error":"Unsupported control request subtype: compact"}}"#;
+    assert_eq!(
+        event(error),
+        answered(Err("Unsupported control request subtype: compact".into()))
+    );
 }

@@ -221,12 +221,15 @@ fn claude_session_id_from_first_line_that_carries_one() {
         })
     );
     // A later, different id does not replace it.
-    let init = state
-        .apply("{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"S2\",\"model\":\"m\"}");
+    let init = state.apply(
+        "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"S2\",\"model\":\"m\",\
+         \"skills\":[\"debug\"]}",
+    );
     assert_eq!(
         init.update,
         Some(SessionUpdate {
             model: Some("m".into()),
+            skills: Some(vec!["debug".into()]),
             ..SessionUpdate::default()
         })
     );

@@ -180,7 +180,7 @@ async fn a_queued_message_keeps_its_images_and_the_conversation_names_them() {
         .read(move |c| messages::queued(c, &sid))
         .await
         .unwrap();
-    assert_eq!(listed, [queued.clone()]);
+    assert_eq!(listed, std::slice::from_ref(&queued));
     end_turn(&store, &id, 0.1, true).await;
     let sid = id.clone();
     let next = store

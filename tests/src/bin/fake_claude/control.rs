@@ -147,6 +147,10 @@ pub enum Answer {
     Mode { mode: String },
     /// `initialize`.
     Initialized(Box<Initialized>),
+    /// `file_suggestions`.
+    Files {
+        suggestions: Vec<crate::files::Suggestion>,
+    },
 }
 
 /// The answer to `initialize`.

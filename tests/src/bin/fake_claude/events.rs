@@ -58,6 +58,23 @@ pub enum System {
         uuid: String,
         session_id: String,
     },
+    /// A compaction starts (`status: "compacting"`) or ends (`compact_result`).
+    #[serde(rename = "status")]
+    Compacting {
+        status: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        compact_result: Option<&'static str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        compact_error: Option<&'static str>,
+        session_id: String,
+        uuid: String,
+    },
+    /// The conversation was compacted: a summary replaces what came before.
+    CompactBoundary {
+        session_id: String,
+        uuid: String,
+        compact_metadata: CompactMetadata,
+    },
     /// A failed API call about to be retried (claude-code.md §2.2).
     ApiRetry {
         attempt: u32,
@@ -68,6 +85,16 @@ pub enum System {
         uuid: String,
         session_id: String,
     },
+}
+
+/// What a `compact_boundary` reports (the real CLI adds the preserved messages' uuids).
+#[derive(Debug, Serialize)]
+pub struct CompactMetadata {
+    pub trigger: &'static str,
+    pub pre_tokens: u64,
+    pub post_tokens: u64,
+    pub cumulative_dropped_tokens: u64,
+    pub duration_ms: u64,
 }
 
 /// The built-in tools of 2.1.197 as listed in `init` (transcript 02).
@@ -292,7 +319,8 @@ pub struct SyntheticAssistant {
     parent_tool_use_id: Option<String>,
     session_id: String,
     uuid: String,
-    error: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
 }
 
 #[derive(Debug, Serialize)]
@@ -357,7 +385,15 @@ impl SyntheticAssistant {
             parent_tool_use_id: None,
             session_id: session_id.into(),
             uuid: crate::ids::uuid(),
-            error,
+            error: Some(error),
+        }
+    }
+
+    /// A synthetic message saying `text` without an API error (a command that did not run).
+    pub fn notice(session_id: &str, text: &str) -> Self {
+        Self {
+            error: None,
+            ..Self::new(session_id, text, "")
         }
     }
 }
@@ -468,6 +504,8 @@ pub struct Replay {
     timestamp: String,
     #[serde(rename = "isReplay")]
     is_replay: bool,
+    #[serde(rename = "isSynthetic", skip_serializing_if = "std::ops::Not::not")]
+    is_synthetic: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -489,6 +527,20 @@ impl Replay {
             uuid: crate::ids::uuid(),
             timestamp: crate::ids::timestamp(),
             is_replay: true,
+            is_synthetic: false,
+        }
+    }
+
+    /// A message the CLI writes itself (the summary a compaction leaves).
+    pub fn synthetic(session_id: &str, text: &str) -> Self {
+        Self {
+            message: ReplayMessage {
+                role: "user",
+                content: text.into(),
+            },
+            is_replay: false,
+            is_synthetic: true,
+            ..Self::command_output(session_id, "")
         }
     }
 }

@@ -8,6 +8,7 @@ use std::io::BufRead;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
+use base64::Engine;
 use serde_json::Value;
 
 use crate::record::{Invocation, StdinLine};
@@ -53,16 +54,40 @@ impl Input {
     }
 }
 
-/// The text of a user message's content: a string, or its text blocks joined by newlines.
+/// The text of a user message's content: a string, or its blocks joined by newlines, each
+/// image block as the line `[image: <media type>, <n> bytes]` (its base64 data decoded;
+/// `invalid base64` when it does not decode).
 fn user_text(content: &Value) -> String {
     match content {
         Value::String(text) => text.clone(),
         Value::Array(blocks) => blocks
             .iter()
-            .filter_map(|block| block["text"].as_str())
+            .filter_map(|block| match block["type"].as_str() {
+                Some("image") => Some(image_line(&block["source"])),
+                _ => block["text"].as_str().map(str::to_string),
+            })
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),
+    }
+}
+
+fn image_line(source: &Value) -> String {
+    let media_type = source["media_type"].as_str().unwrap_or("unknown");
+    let data = source["data"].as_str().unwrap_or_default();
+    match base64::engine::general_purpose::STANDARD.decode(data) {
+        Ok(bytes) => format!("[image: {media_type}, {} bytes]", bytes.len()),
+        Err(_) => format!("[image: {media_type}, invalid base64]"),
+    }
+}
+
+/// What the model says of the images in a user message's text (as [`user_text`] renders
+/// it): `I see 2 images. `, or nothing without images.
+pub fn images_seen(text: &str) -> String {
+    match text.lines().filter(|l| l.starts_with("[image: ")).count() {
+        0 => String::new(),
+        1 => "I see 1 image. ".to_string(),
+        n => format!("I see {n} images. "),
     }
 }
 

@@ -7,8 +7,9 @@
 //!
 //! With `--input-format stream-json` the prompt is not on the command line: the process
 //! reads stdin and plays one turn per user message (its own `init` and `result`; messages
-//! that arrive during a turn wait for its end), answers control requests (`interrupt`,
-//! `initialize`, `set_permission_mode`, `set_model`), asks `can_use_tool` with
+//! that arrive during a turn wait for its end; image blocks read as lines `[image: …]`),
+//! answers control requests (`interrupt`, `initialize`, `set_permission_mode`, `set_model`,
+//! `file_suggestions`), plays `/compact` (`run/compact.rs`), asks `can_use_tool` with
 //! `--permission-prompt-tool stdio`, and exits when stdin closes (`run/live.rs`).
 //!
 //! Environment:
@@ -27,6 +28,7 @@ mod cli;
 mod control;
 mod daemon;
 mod events;
+mod files;
 mod ids;
 mod input;
 mod mcp;
@@ -226,6 +228,13 @@ fn serve(args: &Args, run: &mut Run, saved: &mut Saved) -> i32 {
             Next::Closed => break,
             Next::Exit(code) => return code,
         };
+        if run::compact::asked(&prompt) {
+            let earlier = saved.conversation.prompts.len();
+            run.begin(prompt, None);
+            let outcome = run.compact(earlier);
+            code = run.end_turn(outcome);
+            continue;
+        }
         let scenario = match Scenario::select(&prompt) {
             Ok(scenario) => scenario,
             Err(message) => {

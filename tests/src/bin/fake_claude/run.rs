@@ -3,6 +3,7 @@
 //! With stream-json input a process plays one turn per user message (`live.rs`).
 
 mod ask;
+pub mod compact;
 mod live;
 mod tool_call;
 
@@ -249,8 +250,9 @@ impl Run {
     /// The answer to the prompt, mentioning the loaded history on a resumed conversation.
     pub fn greeting(&self) -> String {
         let prompt = &self.session.prompt;
+        let seen = crate::input::images_seen(prompt);
         if self.session.history.is_empty() {
-            return format!("Hello! You asked: {prompt}");
+            return format!("{seen}Hello! You asked: {prompt}");
         }
         let earlier: Vec<String> = self
             .session
@@ -259,7 +261,7 @@ impl Run {
             .map(|p| Value::String(p.clone()).to_string())
             .collect();
         format!(
-            "Continuing our conversation (turn {}). You said: {prompt}\n\n\
+            "{seen}Continuing our conversation (turn {}). You said: {prompt}\n\n\
              (Earlier in this conversation you said: {})",
             self.session.history.len() + 1,
             earlier.join(", ")

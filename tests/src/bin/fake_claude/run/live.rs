@@ -186,6 +186,11 @@ impl Run {
                 }
                 Response::success(request_id, None)
             }
+            "file_suggestions" => {
+                let query = request["query"].as_str().unwrap_or_default();
+                let suggestions = crate::files::suggest(&self.session.cwd, query);
+                Response::success(request_id, Some(Answer::Files { suggestions }))
+            }
             _ => Response::error(
                 request_id,
                 format!("Unsupported control request subtype: {subtype}"),

@@ -1,0 +1,130 @@
+//! What a session's `claude` reported about itself: the slash commands, skills and agents it
+//! answered to `initialize` (the skills named by its `init` line, stored with each turn).
+
+use hld_client::protocol::{SlashCommand, SlashCommandKind};
+use rusqlite::{params, OptionalExtension};
+
+use super::error::{Result, StoreError};
+use super::ops::to_json;
+use super::writer::Writer;
+
+impl Writer {
+    /// Stores the commands and agents a session's `claude` answered to `initialize`.
+    pub(crate) fn set_slash_commands(&mut self, id: &str, commands: &[SlashCommand]) -> Result<()> {
+        let changed = self
+            .conn
+            .prepare_cached("UPDATE sessions SET slash_commands = ?2 WHERE id = ?1")?
+            .execute(params![id, to_json(Some(&commands))?])?;
+        if changed == 0 {
+            return Err(StoreError::SessionNotFound(id.into()));
+        }
+        Ok(())
+    }
+}
+
+/// A session's slash commands, skills and agents: commands and skills by name, then agents by
+/// name (empty when its `claude` never answered `initialize`); `None` for an unknown session.
+pub(crate) fn slash_commands(
+    conn: &rusqlite::Connection,
+    id: &str,
+) -> Result<Option<Vec<SlashCommand>>> {
+    let row: Option<(Option<String>, Option<String>)> = conn
+        .prepare_cached("SELECT slash_commands, skills FROM sessions WHERE id = ?1")?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((commands, skills)) = row else {
+        return Ok(None);
+    };
+    let mut commands: Vec<SlashCommand> = match commands {
+        Some(json) => serde_json::from_str(&json)?,
+        None => Vec::new(),
+    };
+    let skills: Vec<String> = match skills {
+        Some(json) => serde_json::from_str(&json)?,
+        None => Vec::new(),
+    };
+    for command in &mut commands {
+        if command.kind == SlashCommandKind::Command && skills.contains(&command.name) {
+            command.kind = SlashCommandKind::Skill;
+        }
+    }
+    commands.sort_by(|a, b| {
+        let agent = |c: &SlashCommand| c.kind == SlashCommandKind::Agent;
+        (agent(a), &a.name).cmp(&(agent(b), &b.name))
+    });
+    Ok(Some(commands))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Modes, SessionOptions};
+    use crate::store::{NewSession, SessionUpdate, Store};
+
+    fn command(name: &str, kind: SlashCommandKind) -> SlashCommand {
+        SlashCommand {
+            name: name.into(),
+            description: String::new(),
+            argument_hint: None,
+            kind,
+        }
+    }
+
+    #[tokio::test]
+    async fn skills_are_told_apart_and_agents_listed_last() {
+        let (_dir, store) = Store::open_temp();
+        let new = NewSession {
+            id: "s1".into(),
+            run_id: "r1".into(),
+            parent_session_id: None,
+            query: "q".into(),
+            summary: "q".into(),
+            options: SessionOptions::default(),
+            created_at: "2026-01-01T00:00:00.000Z".into(),
+            title: None,
+            modes: Modes::default(),
+        };
+        store
+            .write(move |w, _| w.create_session(&new))
+            .await
+            .unwrap();
+        let listed = |store: &Store| {
+            let store = store.clone();
+            async move { store.read(|c| slash_commands(c, "s1")).await.unwrap() }
+        };
+        assert_eq!(listed(&store).await, Some(Vec::new()));
+        let reported = vec![
+            command("review", SlashCommandKind::Command),
+            command("Explore", SlashCommandKind::Agent),
+            command("debug", SlashCommandKind::Command),
+        ];
+        store
+            .write(move |w, _| w.set_slash_commands("s1", &reported))
+            .await
+            .unwrap();
+        let init = SessionUpdate {
+            skills: Some(vec!["debug".into()]),
+            ..SessionUpdate::default()
+        };
+        let ingest = crate::store::Ingest {
+            update: Some(init),
+            ..Default::default()
+        };
+        store
+            .write(move |w, out| w.ingest("s1", ingest, out))
+            .await
+            .unwrap();
+        assert_eq!(
+            listed(&store).await,
+            Some(vec![
+                command("debug", SlashCommandKind::Skill),
+                command("review", SlashCommandKind::Command),
+                command("Explore", SlashCommandKind::Agent),
+            ])
+        );
+        assert_eq!(
+            store.read(|c| slash_commands(c, "nope")).await.unwrap(),
+            None
+        );
+    }
+}
