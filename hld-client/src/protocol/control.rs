@@ -168,8 +168,8 @@ method!(
     /// string goes to `claude` unchecked. The daemon enforces auto-accept and bypass in its
     /// approval path: turning one on approves the pending approvals it covers at once, and a
     /// bypass with a timeout ends on the daemon's clock when due. Questions to the human and
-    /// plans (`ExitPlanMode`) are never answered automatically. Every change publishes
-    /// `session_settings_changed`.
+    /// plans (`ExitPlanMode`) are never answered automatically; in plan mode, edits are
+    /// denied at once. Every change publishes `session_settings_changed`.
     ///
     /// ```json
     /// {"jsonrpc":"2.0","method":"updateSessionSettings","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","dangerously_skip_permissions":true,"dangerously_skip_permissions_timeout_ms":900000},"id":1}

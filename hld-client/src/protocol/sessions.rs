@@ -139,8 +139,9 @@ open_enum!(
         /// Tool calls ask for approval as the rules say.
         #[default]
         Default = "default",
-        /// Claude plans without editing; the plan arrives as an approval of the tool
-        /// `ExitPlanMode`, and approving it leaves plan mode for `default`.
+        /// Claude plans without editing (the daemon denies Edit, Write and MultiEdit at once);
+        /// the plan arrives as an approval of the tool `ExitPlanMode`, and approving it leaves
+        /// plan mode for `default`.
         Plan = "plan",
     }
 );

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use hld_client::protocol::McpConfig;
+use hld_client::protocol::{McpConfig, PermissionMode};
 
 use crate::model::SessionOptions;
 use crate::private_dir;
@@ -30,6 +30,8 @@ pub struct LaunchSpec {
     pub resume: Option<String>,
     /// `--fork-session` (with `resume` only): forking makes Claude report a new session id.
     pub fork_session: bool,
+    /// `--permission-mode plan` when planning; the CLI's default otherwise.
+    pub permission_mode: PermissionMode,
 }
 
 fn given(s: &Option<String>) -> Option<&str> {
@@ -62,6 +64,9 @@ impl LaunchSpec {
         }
         if let Some(tool) = given(&self.permission_prompt_tool) {
             push_flag(&mut args, "--permission-prompt-tool", tool.as_ref());
+        }
+        if self.permission_mode == PermissionMode::Plan {
+            push_flag(&mut args, "--permission-mode", "plan".as_ref());
         }
         if let Some(turns) = options.max_turns.filter(|n| *n > 0) {
             push_flag(&mut args, "--max-turns", turns.to_string().as_ref());

@@ -8,7 +8,7 @@ use super::sessions::{no_nul, required};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::Modes;
-use crate::session::bypass_expiry;
+use crate::session::{bypass_expiry, permission_mode};
 use crate::store::{read, SessionRow, StoreError, Writer};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
@@ -133,10 +133,22 @@ pub async fn get_session_leaves(
     Ok(infos(&rows))
 }
 
+/// `updateSessionSettings`: stored (publishing `session_settings_changed`), then the model and
+/// permission mode given applied to the session's live process, if it has one.
 pub async fn update_session_settings(
     daemon: Arc<Daemon>,
-    p: UpdateSessionSettingsParams,
+    mut p: UpdateSessionSettingsParams,
 ) -> Result<SuccessResult> {
+    let mode = permission_mode(p.permission_mode.take())?;
+    if p.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+        return Err(Error::invalid_param(
+            "model",
+            "a model alias or id",
+            "empty string",
+            "model must not be empty",
+        ));
+    }
+    no_nul(&p)?;
     let current = super::sessions::session(&daemon, &p.session_id).await?;
     let now = crate::time::now();
     let before = &current.new.modes;
@@ -155,17 +167,19 @@ pub async fn update_session_settings(
         auto_accept_edits: p.auto_accept_edits.unwrap_or(before.auto_accept_edits),
         dangerously_skip_permissions: bypass,
         bypass_expires_at,
+        permission_mode: mode.clone().unwrap_or(before.permission_mode.clone()),
     };
     let has_expiry = modes.bypass_expires_at.is_some();
-    let id = p.session_id.clone();
+    let (id, model) = (p.session_id.clone(), p.model.clone());
     daemon
         .store
-        .write(move |w, out| w.set_modes(&id, &modes, out))
+        .write(move |w, out| w.set_modes(&id, &modes, model.as_deref(), out))
         .await
         .map_err(store_error("failed to update the settings"))?;
     if has_expiry {
         daemon.bypass_set.notify_one();
     }
+    daemon.sessions.apply(&p.session_id, p.model, mode).await;
     Ok(SuccessResult { success: true })
 }
 

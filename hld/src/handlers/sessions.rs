@@ -11,7 +11,7 @@ use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
-use crate::session::Parent;
+use crate::session::{permission_mode, Parent};
 use crate::store::{read, SessionRow, StoreError};
 
 /// A required, non-empty string param.
@@ -130,6 +130,7 @@ pub async fn continue_session(
     required(&p.query, "query")?;
     // Checked before a running parent is interrupted.
     let images = read_images(p.images.take().unwrap_or_default()).await?;
+    let mode = permission_mode(p.permission_mode.take())?;
     let parent = session(&daemon, &p.session_id).await?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
         return Err(Error::invalid_param(
@@ -149,7 +150,7 @@ pub async fn continue_session(
     let query = std::mem::take(&mut p.query);
     // Read again: the interrupt above may have ended a bypass or changed the parent.
     let parent = session(&daemon, &parent.new.id).await?;
-    let settings = Settings::continued(&parent, p.title.take());
+    let settings = Settings::continued(&parent, p.title.take(), mode);
     let options = parent.new.options.continued(p)?;
     let expires = settings.modes.bypass_expires_at.is_some();
     let parent = Parent {

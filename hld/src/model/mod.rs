@@ -7,4 +7,6 @@ mod rules;
 
 pub use lifecycle::{transition, Happening};
 pub use options::{SessionOptions, Settings};
-pub use rules::{automatic, on_creation, Modes, Rule, Settled, EDIT_TOOLS, SESSION_ENDED};
+pub use rules::{
+    automatic, on_creation, Modes, Rule, Settled, EDIT_TOOLS, EXIT_PLAN_MODE, SESSION_ENDED,
+};

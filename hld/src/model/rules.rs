@@ -1,14 +1,24 @@
-//! The rules that approve a tool call without asking: auto-accept of edits, and the bypass
-//! until it expires. The store applies them in the transaction that stores the approval.
+//! The rules that decide a tool call without asking: auto-accept of edits and the bypass
+//! (until it expires) approve, plan mode refuses edits; a plan (`ExitPlanMode`) is never
+//! decided by a rule. The store applies them in the transaction that stores the approval.
 
 use chrono::{DateTime, Utc};
-use hld_client::protocol::{ApprovalSource, ApprovalStatus, ApprovalType, SessionStatus};
+use hld_client::protocol::{
+    ApprovalSource, ApprovalStatus, ApprovalType, PermissionMode, SessionStatus,
+};
 
 /// The comment recorded on an approval resolved because its session ended.
 pub const SESSION_ENDED: &str = "the session ended before a decision";
 
-/// The tools auto-accept covers.
+/// The tools auto-accept covers, and plan mode refuses.
 pub const EDIT_TOOLS: [&str; 3] = ["Edit", "Write", "MultiEdit"];
+
+/// The tool whose approval carries a plan; approving it leaves plan mode.
+pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
+
+/// The comment on an edit refused in plan mode, which Claude reads.
+pub const PLAN_MODE_REFUSAL: &str = "Denied: the session is in plan mode, so nothing is \
+    edited yet. Present your plan with ExitPlanMode; edits are possible once it is approved.";
 
 /// A session's approval modes, as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -18,6 +28,8 @@ pub struct Modes {
     pub dangerously_skip_permissions: bool,
     /// When the bypass ends, RFC 3339; `None`: when turned off.
     pub bypass_expires_at: Option<String>,
+    /// `plan`: Claude plans, edits are refused until its plan is approved.
+    pub permission_mode: PermissionMode,
 }
 
 impl Modes {
@@ -32,13 +44,15 @@ impl Modes {
             })
     }
 
-    /// A continuation's modes at `now`: auto-accept as is, the bypass only while it lasts.
+    /// A continuation's modes at `now`: auto-accept and the permission mode as they are, the
+    /// bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {
         let bypass = self.bypass_active(now);
         Modes {
             auto_accept_edits: self.auto_accept_edits,
             dangerously_skip_permissions: bypass,
             bypass_expires_at: self.bypass_expires_at.clone().filter(|_| bypass),
+            permission_mode: self.permission_mode.clone(),
         }
     }
 }
@@ -82,6 +96,8 @@ impl Rule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Settled {
     Rule(Rule),
+    /// Denied: an edit while the session plans.
+    PlanMode,
     /// Resolved: its session had ended, so no `claude` waits for it.
     SessionEnded,
 }
@@ -90,6 +106,7 @@ impl Settled {
     pub fn status(self) -> ApprovalStatus {
         match self {
             Settled::Rule(_) => ApprovalStatus::Approved,
+            Settled::PlanMode => ApprovalStatus::Denied,
             Settled::SessionEnded => ApprovalStatus::Resolved,
         }
     }
@@ -98,21 +115,24 @@ impl Settled {
     pub fn comment(self) -> &'static str {
         match self {
             Settled::Rule(rule) => rule.comment(),
+            Settled::PlanMode => PLAN_MODE_REFUSAL,
             Settled::SessionEnded => SESSION_ENDED,
         }
     }
 
-    /// Its decider: the rule; nobody for a resolution.
+    /// Its decider: the rule or the mode; nobody for a resolution.
     pub fn decided_by(self) -> Option<&'static str> {
         match self {
             Settled::Rule(rule) => Some(rule.name()),
+            Settled::PlanMode => Some("plan_mode"),
             Settled::SessionEnded => None,
         }
     }
 }
 
 /// How a new approval is settled as it is stored at `now`, if it is: a cloud one of an ended
-/// session is resolved (the poller may see it after the end), one a rule covers is approved.
+/// session is resolved (the poller may see it after the end), an edit in plan mode is denied
+/// (whatever else is on), one a rule covers is approved.
 pub fn on_creation(
     source: ApprovalSource,
     kind: ApprovalType,
@@ -123,15 +143,23 @@ pub fn on_creation(
 ) -> Option<Settled> {
     match source {
         ApprovalSource::Cloud => (!session.is_active()).then_some(Settled::SessionEnded),
+        ApprovalSource::Local
+            if modes.permission_mode == PermissionMode::Plan
+                && kind == ApprovalType::FunctionCall
+                && tool.is_some_and(|t| EDIT_TOOLS.contains(&t)) =>
+        {
+            Some(Settled::PlanMode)
+        }
         ApprovalSource::Local => automatic(modes, kind, tool, now).map(Settled::Rule),
         // The daemon creates no approval from a source it does not know.
         _ => None,
     }
 }
 
-/// The rule that approves an approval of `kind` for `tool` at `now`; never a question.
+/// The rule that approves an approval of `kind` for `tool` at `now`; never a question or a
+/// plan: those wait for a human.
 pub fn automatic(modes: &Modes, kind: ApprovalType, tool: Option<&str>, now: &str) -> Option<Rule> {
-    if kind != ApprovalType::FunctionCall {
+    if kind != ApprovalType::FunctionCall || tool == Some(EXIT_PLAN_MODE) {
         return None;
     }
     if modes.bypass_active(now) {
@@ -152,7 +180,38 @@ mod tests {
             auto_accept_edits: auto,
             dangerously_skip_permissions: bypass,
             bypass_expires_at: expiry.map(str::to_owned),
+            permission_mode: PermissionMode::Default,
         }
+    }
+
+    #[test]
+    fn a_plan_waits_for_a_human_and_plan_mode_refuses_edits_whatever_else_is_on() {
+        let call = ApprovalType::FunctionCall;
+        let all = modes(true, true, None);
+        assert_eq!(automatic(&all, call, Some(EXIT_PLAN_MODE), NOW), None);
+        let planning = Modes {
+            permission_mode: PermissionMode::Plan,
+            ..all
+        };
+        let settle = |tool| {
+            on_creation(
+                ApprovalSource::Local,
+                call,
+                Some(tool),
+                &SessionStatus::Running,
+                &planning,
+                NOW,
+            )
+        };
+        let refused = settle("Write").unwrap();
+        assert_eq!(refused, Settled::PlanMode);
+        assert_eq!(refused.status(), ApprovalStatus::Denied);
+        assert_eq!(refused.decided_by(), Some("plan_mode"));
+        assert_eq!(settle(EXIT_PLAN_MODE), None);
+        assert_eq!(
+            settle("Bash"),
+            Some(Settled::Rule(Rule::DangerouslySkipPermissions))
+        );
     }
 
     #[test]

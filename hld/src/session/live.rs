@@ -136,6 +136,7 @@ impl Sessions {
             fork_session: false,
             resume: row.claude_session_id.clone(),
             query: None,
+            permission_mode: row.new.modes.permission_mode.clone(),
         };
         tracing::info!(session = %row.new.id, "resuming the session for a message");
         self.start(claude_path, start, first).await

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use hld_client::claude_path;
 use hld_client::protocol::{
-    ApprovalsAvailability, ClaudeAvailability, McpConfig, McpServer, SessionStatus,
+    ApprovalsAvailability, ClaudeAvailability, McpConfig, McpServer, PermissionMode, SessionStatus,
 };
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::task::TaskTracker;
@@ -34,7 +34,7 @@ use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
-pub use options::bypass_expiry;
+pub use options::{bypass_expiry, permission_mode};
 pub use requests::ControlError;
 
 /// The name of the MCP server the daemon injects for approvals.
@@ -72,6 +72,7 @@ struct Start<'a> {
     resume: Option<String>,
     /// A launch's prompt as stored (its images named), once Claude names its session.
     query: Option<String>,
+    permission_mode: PermissionMode,
 }
 
 /// The conversation a continuation resumes.
@@ -194,6 +195,7 @@ impl Sessions {
     ) -> Result<(String, String)> {
         let session_id = uuid::Uuid::new_v4().to_string();
         let run_id = uuid::Uuid::new_v4().to_string();
+        let permission_mode = settings.modes.permission_mode.clone();
         let new = NewSession {
             id: session_id.clone(),
             run_id: run_id.clone(),
@@ -218,6 +220,7 @@ impl Sessions {
             fork_session: parent.is_some(),
             resume: parent.map(|p| p.claude_session_id),
             query: Some(prompt.described()),
+            permission_mode,
         };
         self.start(&claude_path, start, prompt).await?;
         Ok((session_id, run_id))
@@ -267,6 +270,7 @@ impl Sessions {
             fork_session,
             resume,
             query,
+            permission_mode,
         } = start;
         let (mcp_for_claude, permission_tool) = self.effective_mcp(&options, session_id, run_id);
         let mcp_file = match &mcp_for_claude {
@@ -284,6 +288,7 @@ impl Sessions {
             permission_prompt_tool: permission_tool,
             fork_session,
             resume: resume.clone(),
+            permission_mode,
         };
         let child = match process::spawn(claude_path, &spec, &working_dir) {
             Ok(child) => child,

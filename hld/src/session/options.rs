@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use chrono::{SecondsFormat, Utc};
-use hld_client::protocol::{ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam};
+use hld_client::protocol::{
+    ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode,
+};
 
 use crate::error::{Error, Result};
 use crate::model::{Modes, SessionOptions, Settings};
@@ -23,16 +25,44 @@ impl Settings {
                     p.dangerously_skip_permissions_timeout,
                     "dangerously_skip_permissions_timeout",
                 )?,
+                permission_mode: permission_mode(p.permission_mode.clone())?.unwrap_or_default(),
             },
         })
     }
 
-    /// A continuation's settings: the title given, else the parent's; modes as `Modes::inherited`.
-    pub fn continued(parent: &SessionRow, title: Option<String>) -> Settings {
+    /// A continuation's settings: the title given, else the parent's; modes as
+    /// `Modes::inherited`, with the permission mode given (checked by [`permission_mode`]).
+    pub fn continued(
+        parent: &SessionRow,
+        title: Option<String>,
+        mode: Option<PermissionMode>,
+    ) -> Settings {
+        let mut modes = parent.new.modes.inherited(&crate::time::now());
+        if let Some(mode) = mode {
+            modes.permission_mode = mode;
+        }
         Settings {
             title: given(title).or_else(|| Some(parent.title()).filter(|t| !t.is_empty())),
-            modes: parent.new.modes.inherited(&crate::time::now()),
+            modes,
         }
+    }
+}
+
+/// A permission mode a request gives: `default` or `plan`. The CLI's `acceptEdits` and
+/// `bypassPermissions` would hide tool calls from the daemon's approvals: their jobs are the
+/// daemon's `auto_accept_edits` and `dangerously_skip_permissions`.
+pub fn permission_mode(mode: Option<PermissionMode>) -> Result<Option<PermissionMode>> {
+    match mode {
+        Some(PermissionMode::Unknown(other)) => Err(Error::invalid_param(
+            "permission_mode",
+            "default or plan",
+            &other,
+            format!(
+                "invalid permission_mode: {other} (default or plan; to approve edits or every \
+                 tool call without asking, set auto_accept_edits or dangerously_skip_permissions)"
+            ),
+        )),
+        mode => Ok(mode),
     }
 }
 

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use hld_client::protocol::SlashCommand;
-use serde_json::Value;
+use hld_client::protocol::{PermissionMode, SlashCommand};
+use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use super::supervisor::{Command, Supervisor};
@@ -81,6 +81,29 @@ impl Sessions {
             .await;
         if let Err(e) = stored {
             tracing::warn!(session = %session_id, error = %e, "cannot store the slash commands");
+        }
+    }
+
+    /// Applies a model and a permission mode to the session's live process (`set_model`,
+    /// `set_permission_mode`). Without one, the next process starts with them (they are
+    /// stored): nothing to do.
+    pub async fn apply(
+        &self,
+        session_id: &str,
+        model: Option<String>,
+        mode: Option<PermissionMode>,
+    ) {
+        let requests = [
+            model.map(|m| json!({"subtype": "set_model", "model": m})),
+            mode.map(|m| json!({"subtype": "set_permission_mode", "mode": m.as_str()})),
+        ];
+        for request in requests.into_iter().flatten() {
+            match self.control(session_id, request.clone()).await {
+                Ok(_) | Err(ControlError::NotLive) => {}
+                Err(e) => {
+                    tracing::warn!(session = %session_id, error = %e, request = %request["subtype"], "the live process did not take the setting; the next one starts with it")
+                }
+            }
         }
     }
 

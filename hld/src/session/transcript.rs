@@ -22,6 +22,8 @@ pub struct Transcript {
     process_cost: f64,
     /// Control lines read, until taken.
     controls: Vec<Control>,
+    /// The model of the current turn, as its `init` names it (a live switch changes it).
+    model: Option<String>,
 }
 
 impl Transcript {
@@ -69,6 +71,7 @@ impl Transcript {
             AgentEvent::System(System::Init(init)) => {
                 update.model = init.model.filter(|m| !m.is_empty());
                 update.skills = Some(init.skills);
+                self.model.clone_from(&update.model);
             }
             AgentEvent::System(System::ApiRetry(retry)) => events.push(NewEvent {
                 role: Some("system".to_owned()),
@@ -112,11 +115,15 @@ impl Transcript {
                 update.context.cache_creation_input_tokens =
                     result.usage.cache_creation_input_tokens;
                 update.context.cache_read_input_tokens = result.usage.cache_read_input_tokens;
-                update.context.context_limit = result
-                    .model_usage
-                    .values()
-                    .filter_map(|m| m.context_window)
-                    .max();
+                // The window of the turn's model; `model_usage` counts every model the
+                // process used (a switched one, subagents), so the largest is only a fallback.
+                let turn_model = self.model.as_ref().and_then(|m| result.model_usage.get(m));
+                update.context.context_limit = match turn_model.and_then(|m| m.context_window) {
+                    Some(window) => Some(window),
+                    None => (result.model_usage.values())
+                        .filter_map(|m| m.context_window)
+                        .max(),
+                };
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }

@@ -1,6 +1,6 @@
 //! The approval write commands: creating (rule-decided or linked to its call), syncing, deciding.
 
-use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType};
+use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType, PermissionMode};
 use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
@@ -35,7 +35,7 @@ impl Writer {
             .conn
             .prepare_cached(
                 "SELECT run_id, status, auto_accept_edits, dangerously_skip_permissions,
-                    dangerously_skip_permissions_expires_at
+                    dangerously_skip_permissions_expires_at, permission_mode
                  FROM sessions WHERE id = ?1",
             )?
             .query_row([&a.session_id], |r| {
@@ -43,6 +43,8 @@ impl Writer {
                     auto_accept_edits: r.get(2)?,
                     dangerously_skip_permissions: r.get(3)?,
                     bypass_expires_at: r.get(4)?,
+                    permission_mode: PermissionMode::parse(&r.get::<_, String>(5)?)
+                        .unwrap_or_default(),
                 };
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, modes))
             })
@@ -233,6 +235,11 @@ impl Writer {
             approval: Box::new(approval.clone()),
             pending: self.pending_approvals(-1)?,
         });
+        if status == ApprovalStatus::Approved
+            && approval.function_name.as_deref() == Some(rules::EXIT_PLAN_MODE)
+        {
+            self.leave_plan_mode(session, out)?;
+        }
         self.resume_if_unblocked(session, out)?;
         Ok(approval)
     }

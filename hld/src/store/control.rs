@@ -11,7 +11,12 @@ use crate::model::{self as rules, Modes};
 
 impl Writer {
     /// Records the session's settings as changed.
-    fn settings_changed(&self, id: &str, expired: bool, out: &mut Vec<Change>) -> Result<()> {
+    pub(super) fn settings_changed(
+        &self,
+        id: &str,
+        expired: bool,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
         let session = Box::new(self.session_after(id)?);
         out.push(Change::Settings { session, expired });
         Ok(())
@@ -62,25 +67,30 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes, approving at once its pending local ones they cover.
+    /// Sets a session's approval modes and its model (if given), approving at once its pending
+    /// local approvals the modes cover.
     pub(crate) fn set_modes(
         &mut self,
         id: &str,
         modes: &Modes,
+        model: Option<&str>,
         out: &mut Vec<Change>,
     ) -> Result<()> {
         let changed = self
             .conn
             .prepare_cached(
                 "UPDATE sessions SET auto_accept_edits = ?2, dangerously_skip_permissions = ?3,
-                    dangerously_skip_permissions_expires_at = ?4
+                    dangerously_skip_permissions_expires_at = ?4, permission_mode = ?5,
+                    model = COALESCE(?6, model)
                  WHERE id = ?1",
             )?
             .execute(params![
                 id,
                 modes.auto_accept_edits,
                 modes.dangerously_skip_permissions,
-                modes.bypass_expires_at
+                modes.bypass_expires_at,
+                modes.permission_mode.as_str(),
+                model,
             ])?;
         if changed == 0 {
             return Err(StoreError::SessionNotFound(id.into()));

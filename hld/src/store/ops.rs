@@ -77,9 +77,10 @@ impl Writer {
                     custom_instructions, permission_prompt_tool, allowed_tools, disallowed_tools,
                     has_mcp_config, no_approvals, initial_status, status, created_at,
                     last_activity_at, title, additional_directories, auto_accept_edits,
-                    dangerously_skip_permissions, dangerously_skip_permissions_expires_at)
+                    dangerously_skip_permissions, dangerously_skip_permissions_expires_at,
+                    permission_mode)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22)",
+                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             )?
             .execute(params![
                 new.id,
@@ -104,6 +105,7 @@ impl Writer {
                 new.modes.auto_accept_edits,
                 new.modes.dangerously_skip_permissions,
                 new.modes.bypass_expires_at,
+                new.modes.permission_mode.as_str(),
             ])?;
         // Continuing an archived session brings its chain back.
         if let Some(parent) = &new.parent_session_id {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
     FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
-    McpConfig, McpServer, SessionStatus,
+    McpConfig, McpServer, PermissionMode, SessionStatus,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -28,7 +28,7 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     result_content, result_is_error, interrupted, exit_code, title, archived, \
     auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
     additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
-    effective_context_tokens, context_limit, live, live_until";
+    effective_context_tokens, context_limit, live, live_until, permission_mode";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -108,6 +108,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
             auto_accept_edits: row.get(34)?,
             dangerously_skip_permissions: row.get(35)?,
             bypass_expires_at: row.get(36)?,
+            permission_mode: enum_col(row, 44, "permission mode", PermissionMode::parse)?,
         },
     };
     let has_mcp_config: bool = row.get(14)?;

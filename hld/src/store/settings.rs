@@ -1,14 +1,32 @@
 //! What a session's `claude` reported about itself: the slash commands, skills and agents it
-//! answered to `initialize` (the skills named by its `init` line, stored with each turn).
+//! answered to `initialize` (the skills named by its `init` line, stored with each turn); and
+//! the end of plan mode when its plan is approved.
 
 use hld_client::protocol::{SlashCommand, SlashCommandKind};
 use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
 use super::ops::to_json;
+use super::types::Change;
 use super::writer::Writer;
 
 impl Writer {
+    /// A session's plan was approved: it runs in `default` mode from now on (`claude` itself
+    /// leaves plan mode when its `ExitPlanMode` is allowed).
+    pub(super) fn leave_plan_mode(&mut self, id: &str, out: &mut Vec<Change>) -> Result<()> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET permission_mode = 'default'
+                 WHERE id = ?1 AND permission_mode = 'plan'",
+            )?
+            .execute([id])?;
+        if changed == 1 {
+            self.settings_changed(id, false, out)?;
+        }
+        Ok(())
+    }
+
     /// Stores the commands and agents a session's `claude` answered to `initialize`.
     pub(crate) fn set_slash_commands(&mut self, id: &str, commands: &[SlashCommand]) -> Result<()> {
         let changed = self

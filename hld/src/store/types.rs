@@ -391,7 +391,7 @@ impl SessionRow {
                 .iter()
                 .map(|d| d.display().to_string())
                 .collect(),
-            permission_mode: Default::default(),
+            permission_mode: modes.permission_mode.clone(),
         }
     }
 

@@ -40,6 +40,7 @@ mod neovim;
 mod newcomer;
 mod real_claude;
 mod real_claude_inputs;
+mod real_claude_modes;
 mod rpc;
 mod schema;
 mod sdk;

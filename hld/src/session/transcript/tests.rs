@@ -378,3 +378,25 @@ fn a_compaction_is_one_system_event() {
     let evs = Transcript::new().apply(&bare.to_string()).events;
     assert_eq!(evs[0].content.as_deref(), Some("Conversation compacted"));
 }
+
+#[test]
+fn the_context_window_is_the_one_of_the_turns_model() {
+    let mut state = Transcript::new();
+    let result = |model_usage: Value| {
+        json!({"type": "result", "subtype": "success", "session_id": "S1",
+            "modelUsage": model_usage})
+        .to_string()
+    };
+    let both = json!({"claude-opus-4-8[1m]": {"contextWindow": 1_000_000},
+        "claude-haiku-4-5": {"contextWindow": 200_000}});
+    let limit = |ingest: Ingest| ingest.update.unwrap().context.context_limit;
+    // Before any init (a resumed turn's result alone): the largest window.
+    assert_eq!(limit(state.apply(&result(both.clone()))), Some(1_000_000));
+    let init = |model: &str| {
+        json!({"type": "system", "subtype": "init", "session_id": "S1", "model": model}).to_string()
+    };
+    state.apply(&init("claude-haiku-4-5"));
+    assert_eq!(limit(state.apply(&result(both.clone()))), Some(200_000));
+    state.apply(&init("claude-opus-4-8[1m]"));
+    assert_eq!(limit(state.apply(&result(both))), Some(1_000_000));
+}

@@ -51,8 +51,10 @@ impl Policy {
             return Verdict::Deny(format!("Permission to use {name} has been denied."));
         }
         let is_edit = matches!(name, "Write" | "Edit" | "MultiEdit" | "NotebookEdit");
-        let needs_permission =
-            is_edit || matches!(name, "Bash" | "WebFetch") || name.starts_with("mcp__");
+        // A plan is always shown to the user: `ExitPlanMode` asks (claude-code.md §3.4).
+        let needs_permission = is_edit
+            || matches!(name, "Bash" | "WebFetch" | "ExitPlanMode")
+            || name.starts_with("mcp__");
         if !needs_permission
             || self.bypass
             || (is_edit && self.accept_edits)

@@ -56,7 +56,13 @@ pub enum Scenario {
     Edit,
     /// A `Write` of `long.txt` with `count` (default 40) lines `line <i>`.
     Long { count: u64 },
+    /// For plan mode: a `Write` of `hello.txt`, then the plan ([`PLAN`]) by `ExitPlanMode`,
+    /// and once it is approved the `Write` again.
+    Plan,
 }
+
+/// The plan of the `plan` scenario, markdown.
+pub const PLAN: &str = "# Plan\n\n1. Create `hello.txt` with `Hello, world!`";
 
 /// The scenario names, as accepted in `FAKE_CLAUDE_SCENARIO` and `scenario:<name>`.
 const NAMES: &[&str] = &[
@@ -76,6 +82,7 @@ const NAMES: &[&str] = &[
     "retry",
     "edit",
     "long",
+    "plan",
 ];
 
 impl Scenario {
@@ -139,6 +146,7 @@ impl Scenario {
             "long" => Self::Long {
                 count: knob("FAKE_CLAUDE_COUNT", 40)?,
             },
+            "plan" => Self::Plan,
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -167,6 +175,7 @@ impl Scenario {
             Self::Retry { .. } => "retry",
             Self::Edit => "edit",
             Self::Long { .. } => "long",
+            Self::Plan => "plan",
         }
     }
 
@@ -252,6 +261,7 @@ impl Scenario {
             Self::Ask => ask_human(run)?,
             Self::Edit => edit_greeting(run)?,
             Self::Long { count } => write_long(run, count)?,
+            Self::Plan => plan_then_write(run)?,
             Self::MaxTurns => loop {
                 run.start_turn()?;
                 run.say("Let me look at the files first.")?;
@@ -326,6 +336,32 @@ fn write_long(run: &mut Run, count: u64) -> Result<(), Stop> {
         run.say(&format!("long.txt has {count} lines."))
     } else {
         run.say(&format!("I couldn't write long.txt: {}", report.text))
+    }
+}
+
+/// `plan`: the `Write` of `hello.txt` (refused while planning), the plan, the `Write` again
+/// once the plan is approved.
+fn plan_then_write(run: &mut Run) -> Result<(), Stop> {
+    run.start_turn()?;
+    run.say("Let me try creating hello.txt.")?;
+    let path = run.cwd().join("hello.txt");
+    let input = json!({"file_path": path, "content": "Hello, world!\n"});
+    let call = run.tool_use("Write", input.clone())?;
+    run.use_tool(&call)?;
+    run.start_turn()?;
+    let call = run.tool_use("ExitPlanMode", json!({"plan": PLAN}))?;
+    let plan = run.use_tool(&call)?;
+    run.start_turn()?;
+    if !plan.ok {
+        return run.say(&format!("The plan was not approved: {}", plan.text));
+    }
+    let call = run.tool_use("Write", input)?;
+    let report = run.use_tool(&call)?;
+    run.start_turn()?;
+    if report.ok {
+        run.say("Done - hello.txt now contains \"Hello, world!\".")
+    } else {
+        run.say(&format!("I couldn't create hello.txt: {}", report.text))
     }
 }
 

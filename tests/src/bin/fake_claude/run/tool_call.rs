@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{mcp_tool_name, Permission, Run, Stop, ToolReport, ToolUse};
-use crate::events::{Block, Event, User};
+use crate::events::{Block, Event, System, User};
 use crate::ids;
 use crate::mcp::CallError;
 use crate::permissions::Verdict;
@@ -104,6 +104,30 @@ impl Run {
         self.tool_result(call, ToolOutput::error(message))
     }
 
+    /// An approved plan: the CLI leaves plan mode by itself (a `status` line says so) and
+    /// tells the model, as 2.1.197 does.
+    fn exit_plan_mode(&mut self, input: &Value) -> Result<ToolOutput, Stop> {
+        let mode = "default";
+        self.policy.set_mode(mode);
+        self.session.permission_mode = mode.into();
+        self.emit(&Event::System(System::Status {
+            status: None,
+            permission_mode: mode.into(),
+            uuid: ids::uuid(),
+            session_id: self.session.id.clone(),
+        }))?;
+        let plan = input["plan"].as_str().unwrap_or_default();
+        let text = format!(
+            "User has approved your plan. You can now start coding. Start with updating your \
+             todo list if applicable\n\n## Approved Plan:\n{plan}"
+        );
+        Ok(ToolOutput {
+            content: Value::String(text),
+            is_error: None,
+            tool_use_result: json!({"plan": plan}),
+        })
+    }
+
     /// Executes an allowed call with its (possibly updated) input.
     fn execute(&mut self, call: &ToolUse, input: Value) -> Result<ToolOutput, Stop> {
         let cwd = &self.session.cwd;
@@ -113,6 +137,7 @@ impl Run {
             "Edit" => tools::edit_file(cwd, &input),
             "Bash" => tools::bash(cwd, &input, &self.signals).map_err(stop)?,
             "Glob" => tools::glob(cwd),
+            "ExitPlanMode" => return self.exit_plan_mode(&input),
             name => match mcp_tool_name(name) {
                 Some((server, tool)) => {
                     match self
