@@ -7,13 +7,13 @@ use std::path::Path;
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ApprovalStatus, ConversationEventType, ListSessions, NoParams, PermissionMode,
-    SendMessageParams, SessionState, SlashCommandKind, UpdateSessionSettingsParams,
+    ConversationEventType, ListSessions, NoParams, PermissionMode, SendMessageParams, SessionState,
+    SlashCommandKind, UpdateSessionSettingsParams,
 };
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
 
-use crate::hlyr::{ask_tool, assert_in_order, fake, hlyr, slow_daemon, wait_decided, workdir};
+use crate::hlyr::{assert_in_order, fake, hlyr, slow_daemon, workdir};
 use crate::hlyr_converse::{ended, PROMPT_HINT};
 
 /// Shift+Tab, as a terminal sends it.
