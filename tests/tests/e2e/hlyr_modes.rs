@@ -102,12 +102,26 @@ fn shift_tab_cycles_the_mode_and_slash_model_switches_the_model_between_turns() 
     term.send("/model\r");
     term.wait_screen("◆ model: claude-haiku-4-5 (`/model NAME` switches it");
 
-    // Any other command goes to Claude as a message, and starts a turn.
-    term.send("/compact\r");
+    // Any other command goes to Claude as a message, and starts a turn; a compaction (of
+    // two exchanges at least) is one line.
+    term.send("second question\r");
     wait_count(&term, PROMPT_HINT, 2);
+    term.send("/compact\r");
+    wait_count(&term, PROMPT_HINT, 3);
+    let screen = term.wait_screen("Conversation compacted");
+    let line = screen
+        .lines()
+        .find(|l| l.contains("Conversation compacted"));
+    assert!(
+        line.is_some_and(|l| l.starts_with("system: Conversation compacted (")),
+        "{screen}"
+    );
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(user_messages(&d, &id), ["first question", "/compact"]);
+    assert_eq!(
+        user_messages(&d, &id),
+        ["first question", "second question", "/compact"]
+    );
 }
 
 #[test]
