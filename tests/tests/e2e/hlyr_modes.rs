@@ -28,7 +28,7 @@ const PNG: &[u8] = &[
 ];
 
 /// `hlyr ARGS` on a new terminal against `d`, in `d`'s directory.
-fn on_terminal(d: &TestDaemon, args: &[&str]) -> Terminal {
+pub(super) fn on_terminal(d: &TestDaemon, args: &[&str]) -> Terminal {
     let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
     cmd.args(args);
@@ -37,14 +37,14 @@ fn on_terminal(d: &TestDaemon, args: &[&str]) -> Terminal {
 
 /// Waits until the screen shows `text` `times` times.
 #[track_caller]
-fn wait_count(term: &Terminal, text: &str, times: usize) -> String {
+pub(super) fn wait_count(term: &Terminal, text: &str, times: usize) -> String {
     term.wait_until(&format!("{text:?} ×{times}"), WAIT, |s| {
         s.matches(text).count() >= times
     })
 }
 
 /// The daemon's only session.
-fn only_session(d: &TestDaemon) -> String {
+pub(super) fn only_session(d: &TestDaemon) -> String {
     let sessions = d.request::<ListSessions>(NoParams {}).sessions;
     assert_eq!(sessions.len(), 1, "one session: {sessions:#?}");
     sessions[0].id.clone()
@@ -158,7 +158,8 @@ fn shift_tab_and_slash_model_reach_the_live_process_while_the_agent_works() {
 }
 
 /// What a plan's question offers.
-const PLAN_CHOICES: &str = "approve the plan? [a]pprove (default mode)  [e] approve, accept \
+pub(super) const PLAN_CHOICES: &str =
+    "approve the plan? [a]pprove (default mode)  [e] approve, accept \
 edits  [d]eny, say what to change  [s]kip";
 
 #[test]

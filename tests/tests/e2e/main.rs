@@ -39,6 +39,7 @@ mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
+mod real_claude_hlyr;
 mod real_claude_inputs;
 mod real_claude_modes;
 mod rpc;
