@@ -8,7 +8,8 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, QueuedMessage, SessionControl, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, PermissionMode, QueuedMessage, SessionControl,
+    SessionStatus,
 };
 use serde::Serialize;
 
@@ -230,6 +231,17 @@ pub fn mode_marks(control: &SessionControl) -> String {
         marks.push(' ');
     }
     marks
+}
+
+/// A session's permission mode in words (`show`, `settings`).
+pub fn mode_text(control: &SessionControl) -> String {
+    match control.permission_mode {
+        PermissionMode::Plan => format!(
+            "plan {}",
+            paint(DIM, "(edits wait until the plan is approved)")
+        ),
+        ref other => other.as_str().to_owned(),
+    }
 }
 
 /// A session's approval modes in words (`show`, `settings`).

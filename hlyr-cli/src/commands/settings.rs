@@ -12,7 +12,7 @@ use hld_client::view::clean;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{fields, modes_text, paint, Render, DIM};
+use crate::output::{fields, mode_text, modes_text, Render};
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -79,20 +79,11 @@ impl Render for Settings {
             Some(model) => clean(model).into_owned(),
             None => "claude's default".to_owned(),
         };
-        let mode = match self.control.permission_mode {
-            PermissionMode::Plan => {
-                format!(
-                    "plan {}",
-                    paint(DIM, "(edits wait until the plan is approved)")
-                )
-            }
-            ref other => other.as_str().to_owned(),
-        };
         fields(&[
             ("Session", self.session_id.clone()),
             ("Title", self.control.title.clone()),
             ("Model", model),
-            ("Mode", mode),
+            ("Mode", mode_text(&self.control)),
             ("Modes", modes_text(&self.control)),
         ])
     }

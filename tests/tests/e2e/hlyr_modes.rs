@@ -256,6 +256,14 @@ fn settings_switch_the_model_and_the_mode_and_show_them() {
     let state = d.state(&id);
     assert_eq!(state.model.as_deref(), Some("claude-haiku-4-5"));
     assert_eq!(state.control.permission_mode, PermissionMode::Plan);
+    let show = hlyr(&d, &["show", short]);
+    assert_in_order(
+        &show.assert_code(0).stdout,
+        &[
+            "Mode            plan (edits wait until the plan is approved)\n",
+            "Model           claude-haiku-4-5\n",
+        ],
+    );
 
     let shown = hlyr(&d, &["--json", "settings", short, "--mode", "default"]);
     let shown = shown.assert_code(0).json_as("settings");
