@@ -167,13 +167,17 @@ pub async fn update_session_settings(
         auto_accept_edits: p.auto_accept_edits.unwrap_or(before.auto_accept_edits),
         dangerously_skip_permissions: bypass,
         bypass_expires_at,
-        permission_mode: mode.clone().unwrap_or(before.permission_mode.clone()),
+        permission_mode: before.permission_mode.clone(),
     };
     let has_expiry = modes.bypass_expires_at.is_some();
-    let (id, model) = (p.session_id.clone(), p.model.clone());
+    let (id, model, run_mode) = (p.session_id.clone(), p.model.clone(), mode.clone());
+    let set = move |w: &mut Writer, out: &mut Vec<_>| {
+        w.set_run_settings(&id, model.as_deref(), run_mode.as_ref())?;
+        w.set_modes(&id, &modes, out)
+    };
     daemon
         .store
-        .write(move |w, out| w.set_modes(&id, &modes, model.as_deref(), out))
+        .write(set)
         .await
         .map_err(store_error("failed to update the settings"))?;
     if has_expiry {

@@ -70,6 +70,10 @@ impl Sessions {
     pub(super) async fn initialize(self: Arc<Self>, session_id: String) {
         let answer = match self.control(&session_id, control::initialize()).await {
             Ok(answer) => answer,
+            // A process that ended at once (it failed, or was closed) is not news here.
+            Err(e @ (ControlError::NotLive | ControlError::Gone)) => {
+                return tracing::debug!(session = %session_id, error = %e, "claude did not answer initialize")
+            }
             Err(e) => {
                 return tracing::warn!(session = %session_id, error = %e, "claude did not answer initialize")
             }

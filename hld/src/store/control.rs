@@ -67,30 +67,26 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes and its model (if given), approving at once its pending
-    /// local approvals the modes cover.
+    /// Sets a session's approval modes (its permission mode apart: see `set_run_settings`),
+    /// approving at once its pending local ones they cover.
     pub(crate) fn set_modes(
         &mut self,
         id: &str,
         modes: &Modes,
-        model: Option<&str>,
         out: &mut Vec<Change>,
     ) -> Result<()> {
         let changed = self
             .conn
             .prepare_cached(
                 "UPDATE sessions SET auto_accept_edits = ?2, dangerously_skip_permissions = ?3,
-                    dangerously_skip_permissions_expires_at = ?4, permission_mode = ?5,
-                    model = COALESCE(?6, model)
+                    dangerously_skip_permissions_expires_at = ?4
                  WHERE id = ?1",
             )?
             .execute(params![
                 id,
                 modes.auto_accept_edits,
                 modes.dangerously_skip_permissions,
-                modes.bypass_expires_at,
-                modes.permission_mode.as_str(),
-                model,
+                modes.bypass_expires_at
             ])?;
         if changed == 0 {
             return Err(StoreError::SessionNotFound(id.into()));

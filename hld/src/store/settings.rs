@@ -2,7 +2,7 @@
 //! answered to `initialize` (the skills named by its `init` line, stored with each turn); and
 //! the end of plan mode when its plan is approved.
 
-use hld_client::protocol::{SlashCommand, SlashCommandKind};
+use hld_client::protocol::{PermissionMode, SlashCommand, SlashCommandKind};
 use rusqlite::{params, OptionalExtension};
 
 use super::error::{Result, StoreError};
@@ -11,6 +11,24 @@ use super::types::Change;
 use super::writer::Writer;
 
 impl Writer {
+    /// Sets the model and the permission mode a session's `claude` runs with, those given;
+    /// each is written alone, so that a plan approved meanwhile is not undone.
+    pub(crate) fn set_run_settings(
+        &mut self,
+        id: &str,
+        model: Option<&str>,
+        mode: Option<&PermissionMode>,
+    ) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "UPDATE sessions SET model = COALESCE(?2, model),
+                    permission_mode = COALESCE(?3, permission_mode)
+                 WHERE id = ?1",
+            )?
+            .execute(params![id, model, mode.map(PermissionMode::as_str)])?;
+        Ok(())
+    }
+
     /// A session's plan was approved: it runs in `default` mode from now on (`claude` itself
     /// leaves plan mode when its `ExitPlanMode` is allowed).
     pub(super) fn leave_plan_mode(&mut self, id: &str, out: &mut Vec<Change>) -> Result<()> {

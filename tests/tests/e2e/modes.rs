@@ -4,8 +4,8 @@
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ContinueSession, ContinueSessionParams, ConversationEventType, Event,
-    ListSessions, ListSlashCommands, NoParams, PermissionMode, SendMessage, SendMessageParams,
-    SessionIdParams, SlashCommandKind, SubscribeParams, UpdateSessionSettings,
+    LaunchSession, ListSessions, ListSlashCommands, NoParams, PermissionMode, SendMessage,
+    SendMessageParams, SessionIdParams, SlashCommandKind, SubscribeParams, UpdateSessionSettings,
     UpdateSessionSettingsParams,
 };
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
@@ -212,6 +212,11 @@ fn settings_that_cannot_be_applied_are_refused() {
         let refused = d.try_request::<UpdateSessionSettings>(params).unwrap_err();
         assert_eq!(refused.code, -32602, "{model:?}");
     }
+    let mut launch = launch_params("hello", workdir(&d));
+    launch.permission_mode = Some(PermissionMode::Unknown("acceptEdits".into()));
+    let refused = d.try_request::<LaunchSession>(launch).unwrap_err();
+    assert_eq!(refused.code, -32602);
+    assert!(refused.message.contains("auto_accept_edits"), "{refused:?}");
     let mut unknown = settings("no-such-session");
     unknown.model = Some("haiku".into());
     let refused = d.try_request::<UpdateSessionSettings>(unknown).unwrap_err();
