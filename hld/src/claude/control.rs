@@ -77,12 +77,11 @@ fn line(value: Value) -> String {
     text
 }
 
-/// A control line from `claude`.
+/// A control line from `claude` that asks the daemon something.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
     Request(ControlRequest),
     Cancel(ControlCancel),
-    Response(ControlResponse),
 }
 
 /// `control_request` from `claude`.

@@ -24,10 +24,11 @@ pub enum AgentEvent {
     /// `user`: tool results, interrupt markers, replayed input.
     User(MessageLine),
     Result(RunResult),
-    /// `control_request` (`claude` asks the daemon, e.g. for a permission),
-    /// `control_cancel_request` (an earlier request is no longer waited for) or
-    /// `control_response` (the answer to one of the daemon's requests).
+    /// `control_request` (`claude` asks the daemon, e.g. for a permission) or
+    /// `control_cancel_request` (an earlier request is no longer waited for).
     Control(super::control::Control),
+    /// `control_response`: the answer to one of the daemon's requests.
+    ControlResponse(super::control::ControlResponse),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
@@ -40,8 +41,9 @@ pub enum AgentEvent {
 pub enum System {
     Init(Init),
     ApiRetry(ApiRetry),
+    Status(Status),
     CompactBoundary(CompactBoundary),
-    /// Another subtype (`thinking_tokens`, `task_started`, `status`, …).
+    /// Another subtype (`thinking_tokens`, `task_started`, …).
     Other,
 }
 
@@ -118,6 +120,18 @@ pub struct Init {
     /// The skills among the slash commands.
     #[serde(default, deserialize_with = "lenient::strings")]
     pub skills: Vec<String>,
+}
+
+/// `system`/`status`: the CLI's permission mode changed (a control request, `EnterPlanMode`, an
+/// approved plan).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Status {
+    #[serde(
+        rename = "permissionMode",
+        default,
+        deserialize_with = "lenient::string"
+    )]
+    pub permission_mode: Option<String>,
 }
 
 /// `system`/`api_retry`: an API call failed, and the CLI tries it again after a delay.
@@ -460,6 +474,9 @@ pub fn parse_line(line: &str) -> Line {
         (Some("system"), Some("api_retry")) => {
             read(line).map(|r| AgentEvent::System(System::ApiRetry(r)))
         }
+        (Some("system"), Some("status")) => {
+            read(line).map(|s| AgentEvent::System(System::Status(s)))
+        }
         (Some("system"), Some("compact_boundary")) => {
             read(line).map(|b| AgentEvent::System(System::CompactBoundary(b)))
         }
@@ -473,9 +490,7 @@ pub fn parse_line(line: &str) -> Line {
         (Some("control_cancel_request"), _) => {
             read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
         }
-        (Some("control_response"), _) => {
-            read(line).map(|r| AgentEvent::Control(Control::Response(r)))
-        }
+        (Some("control_response"), _) => read(line).map(AgentEvent::ControlResponse),
         _ => None,
     };
     Line {

@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use super::supervisor::{Command, Supervisor};
 use super::Sessions;
 use crate::claude::control::{self, ControlResponse};
+use crate::error::{Error, Result as RpcResult};
 
 /// How long a caller waits for `claude` to answer a control request.
 const ANSWER_WAIT: Duration = Duration::from_secs(30);
@@ -62,9 +63,7 @@ impl Sessions {
             Err(_) => Err(ControlError::NoAnswer),
         }
     }
-}
 
-impl Sessions {
     /// Asks a session's new process for its slash commands and agents (`initialize`), and
     /// stores them with the session for `listSlashCommands`.
     pub(super) async fn initialize(self: Arc<Self>, session_id: String) {
@@ -112,16 +111,13 @@ impl Sessions {
     }
 
     /// `listSlashCommands`: what the session's `claude` last reported.
-    pub async fn slash_commands(
-        &self,
-        session_id: &str,
-    ) -> crate::error::Result<Vec<SlashCommand>> {
+    pub async fn slash_commands(&self, session_id: &str) -> RpcResult<Vec<SlashCommand>> {
         let id = session_id.to_owned();
         self.store
             .read(move |c| crate::store::settings::slash_commands(c, &id))
             .await
-            .map_err(|e| crate::error::Error::internal("failed to read the slash commands", e))?
-            .ok_or_else(|| crate::error::Error::not_found("session_id", "session", session_id))
+            .map_err(|e| Error::internal("failed to read the slash commands", e))?
+            .ok_or_else(|| Error::not_found("session_id", "session", session_id))
     }
 }
 
@@ -130,8 +126,7 @@ impl Supervisor {
     /// process reads no more requests).
     pub(super) async fn request(&mut self, request: Value, reply: Reply) {
         let request_id = uuid::Uuid::new_v4().to_string();
-        if self.turns.stdin.is_none() || !self.write(&control::request(&request_id, &request)).await
-        {
+        if !self.write(&control::request(&request_id, &request)).await {
             let _ = reply.send(Err(ControlError::NotLive));
             return;
         }

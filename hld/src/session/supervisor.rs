@@ -200,8 +200,13 @@ impl Supervisor {
                     Some(command) = self.commands.recv() => self.command(command).await,
                     line = lines.next(), if open => match line {
                         Some(Ok(line)) => {
-                            size += self.apply(line, &mut batch);
-                            count += 1;
+                            if let Some(bytes) = self.apply(line, &mut batch) {
+                                size += bytes;
+                                count += 1;
+                            }
+                            for response in self.transcript.take_responses() {
+                                self.responded(response);
+                            }
                             controls.extend(self.transcript.take_controls());
                             if let Some(result) = self.transcript.take_result() {
                                 self.turn_ended(&result, &mut batch);
@@ -354,12 +359,13 @@ impl Supervisor {
         std::mem::take(batch)
     }
 
-    /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length.
-    fn apply(&mut self, line: Line, batch: &mut Ingest) -> usize {
+    /// Adds a line of output to `batch` (a cut line raw, with a marker); returns its length,
+    /// `None` for a line not stored.
+    fn apply(&mut self, line: Line, batch: &mut Ingest) -> Option<usize> {
         match line {
             Line::Whole(bytes) => {
-                self.transcript.apply_to(text(&bytes), batch);
-                bytes.len()
+                let stored = self.transcript.apply_to(text(&bytes), batch);
+                stored.then_some(bytes.len())
             }
             Line::Cut { start, dropped } => {
                 tracing::warn!(session = %self.session_id, kept = start.len(), dropped, "a line of claude's output was too long; stored cut");
@@ -367,7 +373,7 @@ impl Supervisor {
                 raw.push_str(&format!("[hld: cut here; {dropped} more bytes dropped]"));
                 let size = raw.len();
                 batch.raw_lines.push(raw);
-                size
+                Some(size)
             }
         }
     }

@@ -1,9 +1,9 @@
 //! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
-use hld_client::protocol::ConversationEventType;
+use hld_client::protocol::{ConversationEventType, PermissionMode};
 use serde_json::Value;
 
-use crate::claude::control::Control;
+use crate::claude::control::{Control, ControlResponse};
 use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
@@ -11,6 +11,10 @@ use crate::store::{Ingest, NewEvent, SessionUpdate};
 pub const API_RETRY: &str = "api_retry";
 /// The subtype of the system event a `compact_boundary` line becomes.
 pub const COMPACT_BOUNDARY: &str = "compact_boundary";
+
+/// The subtype of the system event a command's output becomes (`Set model to …` after
+/// `set_model`), which `claude` replays as a user line in `<local-command-stdout>` tags.
+pub const LOCAL_COMMAND: &str = "local_command";
 
 /// The transcript of one `claude` process.
 #[derive(Debug, Clone, Default)]
@@ -22,8 +26,13 @@ pub struct Transcript {
     process_cost: f64,
     /// Control lines read, until taken.
     controls: Vec<Control>,
+    /// Answers to the daemon's control requests, until taken.
+    responses: Vec<ControlResponse>,
     /// The model of the current turn, as its `init` names it (a live switch changes it).
     model: Option<String>,
+    /// A compaction's boundary was stored and the command's own output ("Compacted") not yet
+    /// read: that output belongs to the boundary, which already shows it.
+    compacted: bool,
 }
 
 impl Transcript {
@@ -54,9 +63,16 @@ impl Transcript {
         std::mem::take(&mut self.controls)
     }
 
+    /// The answers to the daemon's control requests read since last asked.
+    pub fn take_responses(&mut self) -> Vec<ControlResponse> {
+        std::mem::take(&mut self.responses)
+    }
+
     /// Adds what one stdout line (without its `\n`) writes to `batch`: the verbatim line, its
-    /// events, and a session update merged into the batch's (this line's fields win).
-    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) {
+    /// events, and a session update merged into the batch's (this line's fields win). False
+    /// for an answer to a control request of the daemon's, which is not stored (its asker
+    /// keeps what it needs; an `initialize` answer is about 10 KiB).
+    pub fn apply_to(&mut self, text: &str, batch: &mut Ingest) -> bool {
         let line = parse_line(text);
         let mut update = SessionUpdate::default();
         if self.claude_session_id.is_none() {
@@ -80,26 +96,46 @@ impl Transcript {
                 subtype: Some(API_RETRY.to_owned()),
                 ..NewEvent::new(sid, ConversationEventType::System)
             }),
-            AgentEvent::System(System::CompactBoundary(boundary)) => events.push(NewEvent {
-                role: Some("system".to_owned()),
-                content: Some(boundary.describe()),
-                subtype: Some(COMPACT_BOUNDARY.to_owned()),
-                ..NewEvent::new(sid, ConversationEventType::System)
-            }),
+            AgentEvent::System(System::Status(status)) => {
+                // The daemon sets only `default` and `plan`; Claude may enter plan mode itself.
+                let mode = status
+                    .permission_mode
+                    .as_deref()
+                    .and_then(PermissionMode::parse);
+                update.permission_mode = mode;
+            }
+            AgentEvent::System(System::CompactBoundary(boundary)) => {
+                self.compacted = true;
+                events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(boundary.describe()),
+                    subtype: Some(COMPACT_BOUNDARY.to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                })
+            }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
                 // The last call's context is what the conversation now takes of the window.
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
             }
-            // What the CLI echoes or writes for itself was not said by anyone: the
-            // conversation shows the compaction as its boundary, the user's words as sent.
-            AgentEvent::User(msg)
-                if msg.is_replay == Some(true) || msg.is_synthetic == Some(true) =>
-            {
-                tracing::debug!("replayed or synthetic user line kept raw");
-            }
-            AgentEvent::User(msg) => message_events(sid, "user", msg, events),
+            // What the CLI writes for itself was not said by anyone: a command's output is a
+            // system line, a compaction shows as its boundary, the user's words as sent.
+            AgentEvent::User(msg) => match command_output(&msg) {
+                Some(_) if std::mem::take(&mut self.compacted) => {
+                    tracing::debug!("a compaction's output kept raw")
+                }
+                Some(output) => events.push(NewEvent {
+                    role: Some("system".to_owned()),
+                    content: Some(output.trim().to_owned()),
+                    subtype: Some(LOCAL_COMMAND.to_owned()),
+                    ..NewEvent::new(sid, ConversationEventType::System)
+                }),
+                None if msg.is_replay == Some(true) || msg.is_synthetic == Some(true) => {
+                    tracing::debug!("replayed or synthetic user line kept raw")
+                }
+                None => message_events(sid, "user", msg, events),
+            },
             AgentEvent::Result(result) => {
                 // The turn's own cost; an interrupted turn may report less (0) than before.
                 if let Some(cost) = result.cost() {
@@ -127,11 +163,9 @@ impl Transcript {
                 update.error_message = result.error_message();
                 self.result = Some(result);
             }
-            AgentEvent::Control(Control::Response(response)) => {
-                // The answer to the daemon's own request, kept by whoever asked: not stored
-                // (an `initialize` answer alone is tens of KiB).
-                self.controls.push(Control::Response(response));
-                return;
+            AgentEvent::ControlResponse(response) => {
+                self.responses.push(response);
+                return false;
             }
             AgentEvent::Control(control) => self.controls.push(control),
             AgentEvent::Unknown { kind } => {
@@ -148,6 +182,17 @@ impl Transcript {
                 None => update,
             });
         }
+        true
+    }
+}
+
+/// The output of a command `claude` ran itself, if `line` replays one: not the user's words.
+fn command_output(line: &MessageLine) -> Option<&str> {
+    match &line.message.content[..] {
+        [ContentBlock::Text(text)] => text
+            .strip_prefix("<local-command-stdout>")?
+            .strip_suffix("</local-command-stdout>"),
+        _ => None,
     }
 }
 

@@ -264,7 +264,6 @@ impl Supervisor {
             Control::Request(ControlRequest { request_id, .. }) => {
                 tracing::debug!(session = %self.session_id, request = %request_id, "control request not served");
             }
-            Control::Response(response) => self.responded(response),
             Control::Cancel(cancel) => {
                 let Some(asked) = self.turns.asked.remove(&cancel.request_id) else {
                     return;

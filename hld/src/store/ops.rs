@@ -299,6 +299,9 @@ impl Writer {
         let stored = self.append_events(session_id, ingest.events, &now)?;
         if let Some(update) = &ingest.update {
             self.apply_update(session_id, None, update, &now)?;
+            if let Some(mode) = &update.permission_mode {
+                self.follow_mode(session_id, mode, out)?;
+            }
         }
         out.extend(stored.into_iter().map(|event| Change::Conversation {
             run_id: run_id.clone(),

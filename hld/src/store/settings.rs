@@ -1,6 +1,6 @@
-//! What a session's `claude` reported about itself: the slash commands, skills and agents it
-//! answered to `initialize` (the skills named by its `init` line, stored with each turn); and
-//! the end of plan mode when its plan is approved.
+//! How a session's `claude` runs and what it reported about itself: the model and permission
+//! mode (plan mode ends when its plan is approved); the slash commands, skills and agents it
+//! answered to `initialize` (the skills named by its `init` line, stored with each turn).
 
 use hld_client::protocol::{PermissionMode, SlashCommand, SlashCommandKind};
 use rusqlite::{params, OptionalExtension};
@@ -26,6 +26,26 @@ impl Writer {
                  WHERE id = ?1",
             )?
             .execute(params![id, model, mode.map(PermissionMode::as_str)])?;
+        Ok(())
+    }
+
+    /// `claude` reported the permission mode it runs in: stored, and published if it changed
+    /// (Claude may enter plan mode itself, with `EnterPlanMode`).
+    pub(super) fn follow_mode(
+        &mut self,
+        id: &str,
+        mode: &PermissionMode,
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE sessions SET permission_mode = ?2 WHERE id = ?1 AND permission_mode != ?2",
+            )?
+            .execute(params![id, mode.as_str()])?;
+        if changed == 1 {
+            self.settings_changed(id, false, out)?;
+        }
         Ok(())
     }
 

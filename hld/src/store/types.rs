@@ -2,7 +2,8 @@
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
-    QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState, SessionStatus,
+    PermissionMode, QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState,
+    SessionStatus,
 };
 use serde_json::Value;
 
@@ -98,6 +99,8 @@ pub struct SessionUpdate {
     pub context: ContextTokens,
     /// The skills `claude` listed at `init`: those of its slash commands that are skills.
     pub skills: Option<Vec<String>>,
+    /// The permission mode `claude` reported it runs in (`default` or `plan`).
+    pub permission_mode: Option<PermissionMode>,
 }
 
 impl SessionUpdate {
@@ -119,6 +122,7 @@ impl SessionUpdate {
             exit_code: later.exit_code.or(self.exit_code),
             context: self.context.merged_with(later.context),
             skills: later.skills.or(self.skills),
+            permission_mode: later.permission_mode.or(self.permission_mode),
         }
     }
 }

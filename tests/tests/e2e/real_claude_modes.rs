@@ -49,6 +49,32 @@ fn a_model_switched_on_the_live_process_answers_the_next_message() {
     assert!(second.live);
     assert_eq!(second.context_limit, Some(200_000), "{second:#?}");
     assert_eq!(second.effective_context_tokens, Some(INPUT_TOKENS as i64));
+    // The CLI's "Set model to" line shows as a system line, not as the user's words.
+    let lines: Vec<(String, String)> = d
+        .conversation(&id)
+        .into_iter()
+        .map(|e| {
+            let kind = e.subtype.unwrap_or(e.role.unwrap_or_default());
+            (kind, e.content.unwrap_or_default())
+        })
+        .collect();
+    let said = |kind: &str, text: &str| (kind.to_owned(), text.to_owned());
+    let switched = said("local_command", "Set model to claude-haiku-4-5");
+    assert_eq!(
+        lines.iter().filter(|l| **l == switched).count(),
+        1,
+        "{lines:#?}"
+    );
+    let words: Vec<_> = lines.iter().filter(|l| **l != switched).cloned().collect();
+    assert_eq!(
+        words,
+        [
+            said("user", "First"),
+            said("assistant", "Noted."),
+            said("user", "Second"),
+            said("assistant", "Noted."),
+        ]
+    );
 }
 
 #[test]
@@ -149,4 +175,41 @@ fn the_slash_commands_are_those_the_cli_reported() {
     let compact = commands.iter().find(|c| c.name == "compact").unwrap();
     assert!(compact.argument_hint.is_some(), "{compact:?}");
     assert!(!compact.description.is_empty());
+}
+
+#[test]
+fn plan_mode_entered_by_the_model_shows_and_refuses_its_edits() {
+    let dir = scratch();
+    let path = dir.path().join("hello.txt");
+    let api = AnthropicStandIn::start(move |request| {
+        let answered = anthropic::tool_results(request);
+        match answered.first().and_then(|r| r["tool_use_id"].as_str()) {
+            None => Reply::tool_use(
+                "Let me plan first.",
+                "toolu_01StandInEnterPlanMode1",
+                "EnterPlanMode",
+                json!({}),
+            ),
+            Some("toolu_01StandInEnterPlanMode1") => Reply::tool_use(
+                "I'll create the file.",
+                "toolu_01StandInWriteWhilePlan",
+                "Write",
+                json!({"file_path": path, "content": "Hello, world!\n"}),
+            ),
+            Some(_) => Reply::text("I will present a plan."),
+        }
+    });
+    let d = TestDaemon::start_with(options(Some(&api)));
+    let mut events = d.subscribe(SubscribeParams::default());
+    let id = d.launch(launch_params("Create hello.txt", dir.path()));
+    events.until(|e| {
+        matches!(e, Event::SessionSettingsChanged { session_id, control, .. }
+            if *session_id == id && control.permission_mode == PermissionMode::Plan)
+    });
+    let s = d.wait_session(&id, |s| !s.status.is_active());
+    assert_eq!(s.result_content.as_deref(), Some("I will present a plan."));
+    assert_eq!(s.control.permission_mode, PermissionMode::Plan);
+    assert!(!dir.path().join("hello.txt").exists());
+    let refusal = &anthropic::tool_results(&api.model_turns()[2])[0];
+    assert!(refusal.to_string().contains("plan mode"), "{refusal:#}");
 }

@@ -138,10 +138,10 @@ fn control_lines_read_as_requests_and_cancellations() {
         }))
     );
     let answered = |outcome| {
-        AgentEvent::Control(Control::Response(ControlResponse {
+        AgentEvent::ControlResponse(ControlResponse {
             request_id: "i1".into(),
             outcome,
-        }))
+        })
     };
     let bare = r#"{"type":"control_response","response":{"subtype":"success","request_id":"i1"}}"#;
     assert_eq!(event(bare), answered(Ok(Value::Null)));

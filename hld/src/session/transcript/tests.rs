@@ -3,6 +3,7 @@
 use super::*;
 use crate::store::ContextTokens;
 use hld_client::protocol::ConversationEventType as Kind;
+use hld_client::protocol::PermissionMode;
 use serde_json::json;
 
 /// One line on its own: [`Transcript::apply_to`] an empty batch.
@@ -399,4 +400,54 @@ fn the_context_window_is_the_one_of_the_turns_model() {
     assert_eq!(limit(state.apply(&result(both.clone()))), Some(200_000));
     state.apply(&init("claude-opus-4-8[1m]"));
     assert_eq!(limit(state.apply(&result(both))), Some(1_000_000));
+}
+
+#[test]
+fn an_answer_to_the_daemons_request_is_handed_over_not_stored() {
+    let mut state = Transcript::new();
+    let mut batch = Ingest::default();
+    let line = r#"{"type":"control_response","response":{"subtype":"success","request_id":"r1","response":{"mode":"plan"}}}"#;
+    assert!(!state.apply_to(line, &mut batch));
+    assert_eq!(batch, Ingest::default());
+    let responses = state.take_responses();
+    assert_eq!(responses.len(), 1);
+    assert_eq!(responses[0].request_id, "r1");
+    assert_eq!(responses[0].outcome, Ok(json!({"mode": "plan"})));
+    assert!(state.take_controls().is_empty());
+}
+
+#[test]
+fn a_commands_output_is_a_system_line_not_the_users_words() {
+    let line = json!({"type": "user", "session_id": "S1", "isReplay": true,
+        "message": {"role": "user",
+            "content": "<local-command-stdout>Set model to claude-haiku-4-5</local-command-stdout>"}});
+    let ingest = Transcript::new().apply(&line.to_string());
+    assert_eq!(
+        ingest.events,
+        [NewEvent {
+            role: Some("system".into()),
+            content: Some("Set model to claude-haiku-4-5".into()),
+            subtype: Some(LOCAL_COMMAND.into()),
+            ..NewEvent::new("S1", Kind::System)
+        }]
+    );
+}
+
+#[test]
+fn the_permission_mode_claude_reports_is_followed() {
+    let status = |mode: &str| {
+        json!({"type": "system", "subtype": "status", "status": null, "permissionMode": mode,
+            "session_id": "S1"})
+        .to_string()
+    };
+    let mode = |line: String| {
+        Transcript::new()
+            .apply(&line)
+            .update
+            .and_then(|u| u.permission_mode)
+    };
+    assert_eq!(mode(status("plan")), Some(PermissionMode::Plan));
+    assert_eq!(mode(status("default")), Some(PermissionMode::Default));
+    // Modes the daemon never sets are not taken up.
+    assert_eq!(mode(status("acceptEdits")), None);
 }
