@@ -5,6 +5,8 @@ use crate::error::Error;
 use crate::protocol::*;
 use crate::Client;
 
+mod course;
+
 impl Client {
     /// Calls method `M` with its typed params and decodes its typed result: any method of
     /// [`crate::protocol`], including those without a helper here.
@@ -190,7 +192,8 @@ impl Client {
 
     /// [`SendMessage`]: sends `text` into the session, which goes on as the same session. While
     /// the agent works, [`MessageMode::Queue`] waits for the turn to end (`queued: true`) and
-    /// [`MessageMode::Steer`] interrupts it; after a turn, a new one starts at once.
+    /// [`MessageMode::Steer`] interrupts it; after a turn, a new one starts at once. To attach
+    /// images, see [`send_message_with`](Self::send_message_with).
     ///
     /// ```no_run
     /// use hld_client::protocol::MessageMode;
@@ -213,13 +216,13 @@ impl Client {
         text: &str,
         mode: MessageMode,
     ) -> Result<SendMessageResult, Error> {
-        let params = SendMessageParams {
+        self.send_message_with(SendMessageParams {
             session_id: session_id.to_owned(),
             text: text.to_owned(),
             mode: Some(mode),
             images: None,
-        };
-        self.call::<SendMessage>(params).await
+        })
+        .await
     }
 
     /// [`ListQueuedMessages`]: the session's messages waiting for its turn to end, next first.

@@ -21,7 +21,10 @@
 //! guide). [`Client::approve`], [`Client::deny`] and [`Client::respond`] decide approvals and
 //! report a refusal as [`Error::Refused`] with its reason. [`Client::send_message`] talks to
 //! a session while it works (queued, or steering it) or after a turn, as the same session;
-//! [`FollowItem::TurnEnded`] marks each turn's end. The examples in `examples/`
+//! [`FollowItem::TurnEnded`] marks each turn's end. [`Client::update_session_settings`]
+//! changes a session's model and mode (the Shift+Tab cycle is [`mode::Mode`]), and
+//! [`Client::list_slash_commands`] and [`Client::suggest_files`] complete `/` commands and `@`
+//! files; [`Client::send_message_with`] attaches images. The examples in `examples/`
 //! (`launch_and_follow`, `conversation`, `approve_all_writes`, `list_json`) are whole
 //! programs.
 

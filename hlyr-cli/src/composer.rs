@@ -1,7 +1,9 @@
 //! The message being typed while `hlyr launch` holds a conversation on a terminal: between
 //! turns, on a prompt line (Enter sends; an empty line or Ctrl-D ends the conversation); while
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
-//! it at once, steering the agent). Keys in, what to do out: no I/O.
+//! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
+//! switches its model, at any time; any other line, `/compact` included, is a message. Keys
+//! in, what to do out: no I/O.
 
 use crate::keys::Key;
 
@@ -16,7 +18,14 @@ pub enum Typed {
     Steer(String),
     /// End the conversation (between turns only).
     End,
+    /// Move the session to the next mode of the Shift+Tab cycle.
+    CycleMode,
+    /// Switch the session's model (`/model NAME`; empty for `/model` alone).
+    Model(String),
 }
+
+/// The command that switches the model rather than going to the agent as a message.
+const MODEL_COMMAND: &str = "/model";
 
 /// The line being typed.
 #[derive(Debug, Default)]
@@ -39,8 +48,12 @@ impl Composer {
                 self.text.pop();
             }
             Key::Esc => self.text.clear(),
+            Key::BackTab => return Typed::CycleMode,
             Key::Enter | Key::Tab if !blank => {
                 let text = std::mem::take(&mut self.text).trim().to_owned();
+                if let Some(model) = model(&text) {
+                    return Typed::Model(model.to_owned());
+                }
                 return match key {
                     Key::Tab if !between_turns => Typed::Steer(text),
                     _ => Typed::Send(text),
@@ -54,6 +67,12 @@ impl Composer {
         }
         Typed::Nothing
     }
+}
+
+/// The model `/model NAME` names (empty for `/model` alone); `None` for any other line.
+fn model(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix(MODEL_COMMAND)?;
+    (rest.is_empty() || rest.starts_with(char::is_whitespace)).then(|| rest.trim())
 }
 
 #[cfg(test)]
@@ -97,5 +116,38 @@ mod tests {
         typed(&mut c, "oops", false);
         assert_eq!(c.key(Key::Esc, false), Typed::Nothing);
         assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn shift_tab_cycles_the_mode_and_keeps_the_line() {
+        for between_turns in [true, false] {
+            let mut c = Composer::default();
+            typed(&mut c, "half", between_turns);
+            assert_eq!(c.key(Key::BackTab, between_turns), Typed::CycleMode);
+            assert_eq!(c.text(), "half");
+        }
+    }
+
+    #[test]
+    fn slash_model_switches_the_model_and_other_commands_are_messages() {
+        for (between_turns, key) in [(true, Key::Enter), (false, Key::Enter), (false, Key::Tab)] {
+            let mut c = Composer::default();
+            typed(&mut c, " /model  claude-opus-4-1 ", between_turns);
+            assert_eq!(
+                c.key(key, between_turns),
+                Typed::Model("claude-opus-4-1".into())
+            );
+            assert_eq!(c.text(), "");
+            typed(&mut c, "/model", between_turns);
+            assert_eq!(c.key(key, between_turns), Typed::Model(String::new()));
+        }
+        let mut c = Composer::default();
+        typed(&mut c, "/compact", false);
+        assert_eq!(c.key(Key::Enter, false), Typed::Send("/compact".into()));
+        typed(&mut c, "/models are next", true);
+        assert_eq!(
+            c.key(Key::Enter, true),
+            Typed::Send("/models are next".into())
+        );
     }
 }

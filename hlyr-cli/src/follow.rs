@@ -13,9 +13,10 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use hld_client::mode::Mode;
 use hld_client::protocol::{
     Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus, UpdateSessionSettings, UpdateSessionSettingsParams,
+    SessionStatus, UpdateSessionSettingsParams,
 };
 use hld_client::{Client, FollowItem};
 
@@ -26,6 +27,7 @@ use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
 use crate::transcript;
 
+mod course;
 mod turns;
 
 /// What Ctrl-C does while a session is followed.
@@ -122,6 +124,8 @@ struct Follower<'a> {
     ended: bool,
     /// A conversation is held: the keys are kept across turns.
     converse: bool,
+    /// The session's mode of the Shift+Tab cycle, as last known.
+    mode: Mode,
 }
 
 impl Follower<'_> {
@@ -367,15 +371,18 @@ impl Follower<'_> {
                 comment,
                 decided_by,
             }),
-            // Changes a person made are theirs to know; the end of a bypass is news.
-            FollowItem::SettingsChanged {
-                reason: Some(reason),
-                ..
-            } if reason == BYPASS_EXPIRED => self.queue.push_back(Update::BypassExpired {
-                session_id: self.session_id.to_owned(),
-            }),
-            // Other settings changes; a lag, which the stream caught up from the store; an
-            // item this version does not know: nothing to show.
+            // Changes a person made are theirs to know; the end of a bypass is news, and so
+            // is a new mode in a conversation, whose prompt tells the mode.
+            FollowItem::SettingsChanged { control, reason } => {
+                if reason.as_deref() == Some(BYPASS_EXPIRED) {
+                    self.queue.push_back(Update::BypassExpired {
+                        session_id: self.session_id.to_owned(),
+                    });
+                }
+                self.mode_now(Mode::of(&control));
+            }
+            // A lag, which the stream caught up from the store; an item this version does not
+            // know: nothing to show.
             _ => {}
         }
     }
@@ -470,7 +477,7 @@ impl Follower<'_> {
         if accept_edits {
             let turned_on = self
                 .client
-                .call::<UpdateSessionSettings>(UpdateSessionSettingsParams {
+                .update_session_settings(UpdateSessionSettingsParams {
                     session_id: self.session_id.to_owned(),
                     auto_accept_edits: Some(true),
                     ..Default::default()

@@ -21,6 +21,8 @@ pub enum Key {
     Esc,
     Backspace,
     Tab,
+    /// Shift+Tab.
+    BackTab,
     /// Ctrl-D.
     EndOfInput,
 }
@@ -149,8 +151,9 @@ impl Drop for QuietControls {
     }
 }
 
-/// The keys in one read. A read of Esc alone is the Esc key; an escape sequence (an arrow, a
-/// function key, Alt with a key) is skipped whole. Other control characters are ignored.
+/// The keys in one read. A read of Esc alone is the Esc key; Shift+Tab is `CSI Z`; any other
+/// escape sequence (an arrow, a function key, Alt with a key) is skipped whole. Other control
+/// characters are ignored.
 fn parse(chunk: &[u8]) -> Vec<Key> {
     let text = String::from_utf8_lossy(chunk);
     let mut chars = text.chars().peekable();
@@ -164,9 +167,13 @@ fn parse(chunk: &[u8]) -> Vec<Key> {
             '\u{1b}' => match chars.next() {
                 None => keys.push(Key::Esc),
                 // CSI and SS3 sequences end with a byte in `@`..=`~`.
-                Some('[') | Some('O') => {
-                    for c in chars.by_ref() {
+                Some(lead @ ('[' | 'O')) => {
+                    for (at, c) in chars.by_ref().enumerate() {
                         if ('@'..='~').contains(&c) {
+                            // Shift+Tab is CSI Z without parameters.
+                            if lead == '[' && c == 'Z' && at == 0 {
+                                keys.push(Key::BackTab);
+                            }
                             break;
                         }
                     }
@@ -195,5 +202,12 @@ mod tests {
         assert_eq!(parse(b"\x1b[A\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
         assert_eq!(parse(b"ab\x1b"), [Char('a'), Char('b'), Esc]);
         assert_eq!(parse(b"\x01\x04z\t"), [EndOfInput, Char('z'), Tab]);
+        // Shift+Tab, alone or among other keys; a CSI Z with parameters is not it.
+        assert_eq!(parse(b"\x1b[Z"), [BackTab]);
+        assert_eq!(
+            parse(b"a\x1b[Z\x1b[Zb"),
+            [Char('a'), BackTab, BackTab, Char('b')]
+        );
+        assert_eq!(parse(b"\x1b[1;5Z\x1bOZ"), []);
     }
 }

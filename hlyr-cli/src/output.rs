@@ -8,7 +8,8 @@ use std::io::{IsTerminal, Write};
 
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, QueuedMessage, SessionControl, SessionStatus,
+    Approval, ApprovalStatus, ConversationEvent, PermissionMode, QueuedMessage, SessionControl,
+    SessionStatus,
 };
 use serde::Serialize;
 
@@ -232,6 +233,17 @@ pub fn mode_marks(control: &SessionControl) -> String {
     marks
 }
 
+/// A session's permission mode in words (`show`, `settings`).
+pub fn mode_text(control: &SessionControl) -> String {
+    match control.permission_mode {
+        PermissionMode::Plan => format!(
+            "plan {}",
+            paint(DIM, "(edits wait until the plan is approved)")
+        ),
+        ref other => other.as_str().to_owned(),
+    }
+}
+
 /// A session's approval modes in words (`show`, `settings`).
 pub fn modes_text(control: &SessionControl) -> String {
     let mut modes = Vec::new();
@@ -305,6 +317,12 @@ pub enum Update {
     Message(QueuedMessage),
     /// The session's bypass of permissions ran out: tool calls are asked again.
     BypassExpired { session_id: String },
+    /// The session moved to another mode of the Shift+Tab cycle (`plan`, `accept edits`,
+    /// `default`).
+    Mode {
+        session_id: String,
+        mode: &'static str,
+    },
     /// The session ended.
     Finished(Session),
 }

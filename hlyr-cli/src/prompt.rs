@@ -2,7 +2,9 @@
 //! approval is asked on the spot, a key for each choice, as Claude Code asks: approve; approve
 //! and auto-accept edits for the rest of the session; deny, then an optional reason; skip and
 //! leave it to another front end; or view the whole tool input. Questions to the human are
-//! answered with a line. Prompts go to stderr so that stdout keeps only the session's output.
+//! answered with a line. A plan (`ExitPlanMode`) is asked the same way: approving it leaves
+//! plan mode (with `e`, for auto-accepted edits); denying it says what to change. Prompts go
+//! to stderr so that stdout keeps only the session's output.
 //!
 //! The follow loop polls [`Prompter::keys`] alongside the daemon's events and hands each key
 //! to [`Prompter::key`]. Output printed while a question is on screen goes through
@@ -18,12 +20,19 @@ use crate::decision::Decision;
 use crate::keys::{Key, Keys};
 use crate::output::{paint, short_id, BOLD, DIM, MAGENTA, YELLOW};
 use crate::transcript::approval_input;
+use crate::transcript::tool_input::EXIT_PLAN_MODE;
 
 /// What a tool call's question offers, as its prompt lists it.
 const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip";
 /// What an invalid key is told.
 const VALID_KEYS: &str =
     "press a to approve, e to approve and auto-accept edits from now on, d to deny, s to skip";
+/// What a plan's question offers (`ExitPlanMode`): approving leaves plan mode.
+const PLAN_CHOICES: &str =
+    "[a]pprove (default mode)  [e] approve, accept edits  [d]eny, say what to change  [s]kip";
+/// What an invalid key is told about a plan.
+const PLAN_KEYS: &str = "press a to approve the plan (edits are then asked), e to approve it and \
+auto-accept edits, d to deny it and say what to change, s to skip";
 
 /// Where the question at the head of the queue stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -194,7 +203,12 @@ impl Prompter {
                 } else {
                     ""
                 };
-                anstream::eprintln!("  {}", paint(YELLOW, format!("{VALID_KEYS}{view}")));
+                let keys = if is_plan(&head) {
+                    PLAN_KEYS
+                } else {
+                    VALID_KEYS
+                };
+                anstream::eprintln!("  {}", paint(YELLOW, format!("{keys}{view}")));
                 self.show();
                 None
             }
@@ -224,7 +238,7 @@ impl Prompter {
                 self.skip(&head);
                 None
             }
-            (_, Key::Tab | Key::EndOfInput) => None,
+            (_, Key::Tab | Key::BackTab | Key::EndOfInput) => None,
         }
     }
 
@@ -285,6 +299,9 @@ impl Prompter {
             return;
         };
         let question = match &self.stage {
+            Stage::Choose if is_plan(head) => {
+                format!("{} {PLAN_CHOICES} ", paint(MAGENTA, "approve the plan?"))
+            }
             Stage::Choose => {
                 let name = head.function_name.as_deref().unwrap_or("this tool call");
                 let view = if approval_input(head).is_long() {
@@ -298,6 +315,13 @@ impl Prompter {
                     paint(BOLD, name)
                 )
             }
+            Stage::DenyReason(typed) if is_plan(head) => format!(
+                "{} {typed}",
+                paint(
+                    MAGENTA,
+                    "what to change in the plan (Enter or Esc for nothing):"
+                )
+            ),
             Stage::DenyReason(typed) => format!(
                 "{} {typed}",
                 paint(MAGENTA, "reason for denying (Enter or Esc for none):")
@@ -326,9 +350,17 @@ pub fn left_pending(approval: &Approval) -> String {
     format!("left pending: decide it with {how}, or in another front end")
 }
 
+/// Whether `approval` is Claude's plan, asked in plan mode (`ExitPlanMode`).
+fn is_plan(approval: &Approval) -> bool {
+    approval.function_name.as_deref() == Some(EXIT_PLAN_MODE)
+}
+
 /// What the spinner and a notification say while `approval` waits.
 pub fn waiting_text(approval: &Approval) -> String {
     match approval.kind {
+        ApprovalType::FunctionCall if is_plan(approval) => {
+            "waiting for approval of the plan".to_owned()
+        }
         ApprovalType::FunctionCall => format!(
             "waiting for a decision on {}",
             approval.function_name.as_deref().unwrap_or("a tool call")

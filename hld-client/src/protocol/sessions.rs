@@ -320,7 +320,7 @@ macro_rules! turn_params {
             /// `default` or `plan` (`--permission-mode`); a continuation inherits its parent's.
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub permission_mode: Option<PermissionMode>,
-            /// Image files sent with the query as image blocks (see [`SendMessageParams::images`]).
+            /// Image files sent with the query (see [`super::SendMessageParams::images`]).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub images: Option<Vec<String>>,
         }

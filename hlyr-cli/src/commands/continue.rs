@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use hld_client::protocol::{ContinueSessionParams, SessionInfo};
 
-use super::launch::{query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
+use super::launch::{images, query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
 use crate::complete;
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
@@ -58,6 +58,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     };
     let mcp_config = args.agent.mcp_config()?;
     let additional_directories = args.agent.additional_directories()?;
+    let images = images(&args.agent.images)?;
     let (mut client, started) = ctx.connect_or_start(&args.start).await?;
     if let Some(started) = started {
         crate::connect::announce(&started);
@@ -80,6 +81,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         append_system_prompt: args.agent.append_system_prompt,
         allowed_tools: tools(&args.agent.allowed_tools),
         disallowed_tools: tools(&args.agent.disallowed_tools),
+        permission_mode: args.agent.mode,
+        images,
         ..Default::default()
     };
     let continued = match client.continue_session(params.clone()).await {

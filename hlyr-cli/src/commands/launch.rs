@@ -5,7 +5,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use hld_client::protocol::{LaunchSessionParams, McpConfig, McpConfigParam, WorktreeParams};
+use hld_client::protocol::{
+    LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode, WorktreeParams,
+};
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
@@ -129,6 +131,14 @@ pub struct AgentArgs {
     /// MCP servers for the session: a JSON file with an `mcpServers` object.
     #[arg(long, value_name = "FILE")]
     pub mcp_config: Option<PathBuf>,
+    /// Start in this mode: plan (Claude plans and edits nothing until its plan is approved)
+    /// or default [default: default; a continuation keeps its parent's].
+    #[arg(long, value_name = "plan|default", value_parser = super::permission_mode)]
+    pub mode: Option<PermissionMode>,
+    /// An image to attach to the query: a PNG, JPEG, GIF or WebP file (repeat the flag for
+    /// more).
+    #[arg(long = "image", value_name = "PATH")]
+    pub images: Vec<PathBuf>,
 }
 
 impl AgentArgs {
@@ -160,6 +170,23 @@ impl AgentArgs {
         })?;
         Ok(Some(McpConfigParam::Object(config)))
     }
+}
+
+/// `--image` files made absolute against the current directory (the daemon, which runs
+/// elsewhere, reads and checks them); `None` when none was given.
+pub fn images(paths: &[PathBuf]) -> Result<Option<Vec<String>>, CliError> {
+    if paths.is_empty() {
+        return Ok(None);
+    }
+    let absolute = paths
+        .iter()
+        .map(|path| {
+            std::path::absolute(path)
+                .map(|p| p.display().to_string())
+                .map_err(|e| CliError::usage(format!("--image {}: {e}", path.display())))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Some(absolute))
 }
 
 /// A tool list flag as sent: trimmed, `None` when empty.
@@ -243,6 +270,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             branch: args.branch,
             base: args.base,
         }),
+        permission_mode: args.agent.mode,
+        images: images(&args.agent.images)?,
         ..Default::default()
     };
     let (mut client, started) = ctx.connect_or_start(&args.start).await?;
@@ -274,4 +303,23 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         ..args.follow.options()
     };
     follow(&client, ctx.out, &launched.session_id, options).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_are_made_absolute_against_the_current_directory() {
+        assert_eq!(images(&[]).unwrap(), None);
+        let cwd = std::env::current_dir().unwrap();
+        let given = [PathBuf::from("shots/a.png"), PathBuf::from("/tmp/b.png")];
+        assert_eq!(
+            images(&given).unwrap(),
+            Some(vec![
+                cwd.join("shots/a.png").display().to_string(),
+                "/tmp/b.png".to_owned()
+            ])
+        );
+    }
 }

@@ -29,6 +29,8 @@ mod unarchive;
 
 use clap::Subcommand;
 
+use hld_client::protocol::PermissionMode;
+
 use crate::error::{CliError, Exit};
 use crate::Context;
 
@@ -38,8 +40,10 @@ pub enum Command {
     ///
     /// On a terminal, after each turn a prompt takes the next message (Enter sends it into the
     /// same session; an empty line or Ctrl-D ends). While the agent works, a line typed is
-    /// queued for the end of its turn (Enter) or steers it at once (Tab). In a pipe or with
-    /// --json, hlyr exits after the first turn.
+    /// queued for the end of its turn (Enter) or steers it at once (Tab). At any time,
+    /// Shift+Tab cycles the mode (plan, accept edits, default) and `/model NAME` switches the
+    /// model; other `/` commands (such as /compact) go to Claude. In a pipe or with --json,
+    /// hlyr exits after the first turn.
     Launch(launch::Args),
     /// List sessions, one per chain: id, status, age, model, cost, modes and title.
     Sessions(sessions::Args),
@@ -70,7 +74,8 @@ pub enum Command {
     Archive(archive::Args),
     /// Bring archived sessions back to `hlyr sessions`.
     Unarchive(unarchive::Args),
-    /// Show or change a session's approval modes: auto-accept of edits, bypass of permissions.
+    /// Show or change a session's model, mode (plan or default) and approval modes: auto-accept
+    /// of edits, bypass of permissions.
     Settings(settings::Args),
     /// Delete archived sessions idle for longer than a duration.
     Prune(prune::Args),
@@ -136,6 +141,15 @@ fn non_empty(value: &str) -> Result<String, String> {
         Err("must not be empty".to_owned())
     } else {
         Ok(value.to_owned())
+    }
+}
+
+/// `--mode`'s value: `plan` or `default` (accepting edits is `--auto-accept-edits`).
+fn permission_mode(value: &str) -> Result<PermissionMode, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "plan" => Ok(PermissionMode::Plan),
+        "default" => Ok(PermissionMode::Default),
+        _ => Err("expected plan or default (accepting edits is --auto-accept-edits)".to_owned()),
     }
 }
 

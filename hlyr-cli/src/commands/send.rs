@@ -1,9 +1,9 @@
-//! `hlyr send ID TEXT [--steer]`: a message into a session, which goes on as the same
-//! session. While the agent works it is queued until the turn ends (or, with `--steer`,
-//! interrupts the turn); after a turn it starts the next one at once.
+//! `hlyr send ID TEXT [--steer] [--image PATH]…`: a message into a session, which goes on
+//! as the same session. While the agent works it is queued until the turn ends (or, with
+//! `--steer`, interrupts the turn); after a turn it starts the next one at once.
 
 use clap_complete::ArgValueCompleter;
-use hld_client::protocol::MessageMode;
+use hld_client::protocol::{MessageMode, SendMessageParams};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -22,6 +22,9 @@ pub struct Args {
     /// it until the turn ends.
     #[arg(long)]
     steer: bool,
+    /// An image to attach: a PNG, JPEG, GIF or WebP file (repeat the flag for more).
+    #[arg(long = "image", value_name = "PATH")]
+    images: Vec<std::path::PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -67,6 +70,7 @@ impl Render for Sent {
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let text = super::launch::text(&args.text, "message")?;
+    let images = super::launch::images(&args.images)?;
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
     let mode = if args.steer {
@@ -74,7 +78,14 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     } else {
         MessageMode::Queue
     };
-    let sent = client.send_message(&session.id, &text, mode).await?;
+    let sent = client
+        .send_message_with(SendMessageParams {
+            session_id: session.id.clone(),
+            text,
+            mode: Some(mode),
+            images,
+        })
+        .await?;
     ctx.out.print(&Sent {
         session_id: session.id,
         message_id: sent.message_id,

@@ -1,15 +1,18 @@
-//! `hlyr settings ID [--auto-accept-edits on|off] [--bypass on|off|DURATION]`: a session's
-//! approval modes, changed when asked, then shown. The daemon enforces them: turning one on
-//! approves the pending approvals it covers, and a bypass with a duration ends on its own.
+//! `hlyr settings ID [--model M] [--mode plan|default] [--auto-accept-edits on|off]
+//! [--bypass on|off|DURATION]`: a session's model, mode and approval modes, changed when
+//! asked, then shown. A live session takes a new model or mode at once, another at its next
+//! resume. The daemon enforces the approval modes: turning one on approves the pending
+//! approvals it covers, and a bypass with a duration ends on its own.
 
 use clap_complete::ArgValueCompleter;
 use std::time::Duration;
 
-use hld_client::protocol::{SessionControl, UpdateSessionSettings, UpdateSessionSettingsParams};
+use hld_client::protocol::{PermissionMode, SessionControl, UpdateSessionSettingsParams};
+use hld_client::view::clean;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{fields, modes_text, Render};
+use crate::output::{fields, mode_text, modes_text, Render};
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -17,6 +20,12 @@ pub struct Args {
     /// The session (a unique prefix is enough).
     #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
+    /// The model: an alias (opus, sonnet, haiku) or a full model id, passed to claude as is.
+    #[arg(long, value_parser = super::non_empty)]
+    model: Option<String>,
+    /// plan (Claude plans and edits nothing until its plan is approved) or default.
+    #[arg(long, value_name = "plan|default", value_parser = super::permission_mode)]
+    mode: Option<PermissionMode>,
     /// Approve Edit, Write and MultiEdit without asking: on or off.
     #[arg(long, value_name = "on|off", value_parser = switch)]
     auto_accept_edits: Option<bool>,
@@ -54,19 +63,27 @@ fn bypass(value: &str) -> Result<Bypass, String> {
     }
 }
 
-/// A session's modes: its control fields flat under `session_id` for `--json`.
+/// A session's settings: its model and control fields flat under `session_id` for `--json`.
 #[derive(serde::Serialize)]
 struct Settings {
     session_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     #[serde(flatten)]
     control: SessionControl,
 }
 
 impl Render for Settings {
     fn human(&self) -> String {
+        let model = match &self.model {
+            Some(model) => clean(model).into_owned(),
+            None => "claude's default".to_owned(),
+        };
         fields(&[
             ("Session", self.session_id.clone()),
             ("Title", self.control.title.clone()),
+            ("Model", model),
+            ("Mode", mode_text(&self.control)),
             ("Modes", modes_text(&self.control)),
         ])
     }
@@ -75,26 +92,31 @@ impl Render for Settings {
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
-    if args.auto_accept_edits.is_some() || args.bypass.is_some() {
-        let (skip, timeout) = match args.bypass {
-            None => (None, None),
-            Some(Bypass::Off) => (Some(false), None),
-            Some(Bypass::On) => (Some(true), None),
-            Some(Bypass::For(d)) => (Some(true), Some(crate::duration::millis(d))),
-        };
-        client
-            .call::<UpdateSessionSettings>(UpdateSessionSettingsParams {
-                session_id: session.id.clone(),
-                auto_accept_edits: args.auto_accept_edits,
-                dangerously_skip_permissions: skip,
-                dangerously_skip_permissions_timeout_ms: timeout,
-                ..Default::default()
-            })
-            .await?;
+    let change = args.model.is_some()
+        || args.mode.is_some()
+        || args.auto_accept_edits.is_some()
+        || args.bypass.is_some();
+    let (skip, timeout) = match args.bypass {
+        None => (None, None),
+        Some(Bypass::Off) => (Some(false), None),
+        Some(Bypass::On) => (Some(true), None),
+        Some(Bypass::For(d)) => (Some(true), Some(crate::duration::millis(d))),
+    };
+    let params = UpdateSessionSettingsParams {
+        session_id: session.id.clone(),
+        auto_accept_edits: args.auto_accept_edits,
+        dangerously_skip_permissions: skip,
+        dangerously_skip_permissions_timeout_ms: timeout,
+        model: args.model,
+        permission_mode: args.mode,
+    };
+    if change {
+        client.update_session_settings(params).await?;
     }
     let state = client.get_session_state(&session.id).await?;
     ctx.out.print(&Settings {
         session_id: state.id,
+        model: state.model,
         control: state.control,
     })?;
     Ok(Exit::Ok)
@@ -115,5 +137,17 @@ mod tests {
             .contains("on, off or a duration"));
         assert_eq!(switch("on"), Ok(true));
         assert!(switch("yes").is_err());
+    }
+
+    #[test]
+    fn mode_takes_plan_or_default_and_points_elsewhere_for_accepting_edits() {
+        use crate::commands::permission_mode;
+        assert_eq!(permission_mode("plan"), Ok(PermissionMode::Plan));
+        assert_eq!(permission_mode(" Default"), Ok(PermissionMode::Default));
+        for wrong in ["acceptEdits", "bypassPermissions", ""] {
+            assert!(permission_mode(wrong)
+                .unwrap_err()
+                .contains("--auto-accept-edits"));
+        }
     }
 }

@@ -6,7 +6,7 @@ use hld_client::protocol::{SessionState, WorktreeInfo};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, count, fields, modes_text, paint, Render, RED};
+use crate::output::{age, cost, count, fields, mode_text, modes_text, paint, Render, RED};
 use crate::session::Session;
 use crate::{ids, Context};
 
@@ -38,6 +38,7 @@ impl Render for Show {
             ("Run", s.run_id.clone()),
             ("Title", s.control.title.clone()),
             ("Status", status_text),
+            ("Mode", mode_text(&s.control)),
             ("Modes", modes_text(&s.control)),
             ("Query", s.query.clone()),
         ];

@@ -3,11 +3,14 @@
 //! run does. Holding a conversation ([`Options::converse`], `hlyr launch` on a terminal), it
 //! stays: after a turn it asks for the next message on a prompt line (Enter sends it into the
 //! same session; an empty line or Ctrl-D ends), and while the agent works, a line typed beside
-//! the spinner is queued for the turn's end (Enter) or steers the agent at once (Tab).
+//! the spinner is queued for the turn's end (Enter) or steers the agent at once (Tab). At any
+//! time Shift+Tab cycles the session's mode and `/model NAME` switches its model (see
+//! [`super::course`]); the prompt line shows a mode other than `default`.
 
 use std::io::Write;
 
 use futures::StreamExt;
+use hld_client::mode::Mode;
 use hld_client::protocol::{MessageMode, SessionStatus};
 use hld_client::{Client, Follow, FollowItem};
 use tokio::signal::unix::{signal, SignalKind};
@@ -18,7 +21,7 @@ use crate::composer::{Composer, Typed};
 use crate::error::{CliError, Exit};
 use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
-use crate::output::{paint, Printer, BOLD, DIM};
+use crate::output::{paint, Printer, BOLD, CYAN, DIM};
 use crate::prompt::Prompter;
 
 /// What the prompt for the next message says about its keys.
@@ -26,7 +29,8 @@ const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
 /// What a conversation's first turn says about the keys.
 const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
-its turn, Tab sends it now (interrupting the turn); after a turn, an empty line or Ctrl-D ends";
+its turn, Tab sends it now (interrupting the turn); after a turn, an empty line or Ctrl-D ends. \
+Shift+Tab cycles the mode (plan, accept edits, default); /model NAME switches the model";
 
 pub(super) async fn following(
     client: &Client,
@@ -64,6 +68,7 @@ pub(super) async fn following(
         interrupting: false,
         ended: false,
         converse: options.converse,
+        mode: Mode::of(&follow.initial_state().control),
     };
     let status = &follow.initial_state().status;
     if !status.is_active() {
@@ -168,7 +173,7 @@ impl Turns {
                 }
                 self.told = Some(exit);
                 self.last_sequence = self.follow.take().and_then(|f| f.last_sequence());
-                self.prompt(true);
+                self.prompt(true, follower.mode);
             }
             Some(Ok(item)) => {
                 if matches!(&item, FollowItem::Status { new_status, .. } if new_status.is_active())
@@ -202,6 +207,16 @@ impl Turns {
                 }
                 Typed::Send(text) => (text, MessageMode::Queue),
                 Typed::Steer(text) => (text, MessageMode::Steer),
+                Typed::CycleMode => {
+                    let told = follower.cycle_mode().await;
+                    tell(follower, between_turns, told);
+                    continue;
+                }
+                Typed::Model(model) => {
+                    let told = follower.switch_model(&model).await;
+                    tell(follower, between_turns, told);
+                    continue;
+                }
             };
             if mode == MessageMode::Steer {
                 follower
@@ -223,6 +238,8 @@ impl Turns {
                     .client
                     .follow_after(follower.session_id, self.last_sequence)
                     .await?;
+                // Changed elsewhere between turns, the mode is told as the turn starts.
+                follower.mode_now(Mode::of(&follow.initial_state().control));
                 self.follow = Some(follow);
                 // The next turn's end is told, even when it ended before following began.
                 self.told = None;
@@ -231,20 +248,39 @@ impl Turns {
             }
         }
         if between_turns {
-            self.prompt(false);
+            self.prompt(false, follower.mode);
         }
         Ok(None)
     }
 
-    /// Draws the prompt line with what was typed so far; `fresh`, below a line saying
-    /// which keys do what.
-    fn prompt(&self, fresh: bool) {
+    /// Draws the prompt line with the session's mode (unless `default`) and what was typed so
+    /// far; `fresh`, below a line saying which keys do what.
+    fn prompt(&self, fresh: bool, mode: Mode) {
         if fresh {
             anstream::eprintln!("\n{}", paint(DIM, PROMPT_HELP));
         }
         erase_line();
-        anstream::eprint!("{} {}", paint(BOLD, "›"), self.composer.text());
+        let mode = match mode {
+            Mode::Default => String::new(),
+            mode => format!("{} ", paint(CYAN, mode.label())),
+        };
+        anstream::eprint!("{mode}{} {}", paint(BOLD, "›"), self.composer.text());
         let _ = std::io::stderr().flush();
+    }
+}
+
+/// Tells the outcome of a change of course on its own line: above the spinner while the
+/// agent works, else in place of the prompt line (drawn again after it).
+fn tell(follower: &Follower<'_>, between_turns: bool, told: Result<String, CliError>) {
+    let say = || match told {
+        Ok(line) => anstream::eprintln!("{line}"),
+        Err(e) => e.print(),
+    };
+    if between_turns {
+        erase_line();
+        say();
+    } else {
+        follower.activity.suspend(say);
     }
 }
 

@@ -11,8 +11,8 @@ use hld_client::protocol::{
 use hld_client::view::clean;
 
 use crate::output::{
-    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, DIM, GREEN,
-    MAGENTA, RED, YELLOW,
+    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM,
+    GREEN, MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
 use tool_input::View;
@@ -54,6 +54,17 @@ impl Render for Update {
                 text
             }
             Update::Approval(a) => approval_text(a, true),
+            // A rule's denial (plan mode refuses edits) tells the agent why in its result.
+            Update::Decision {
+                approval_id,
+                decision: ApprovalStatus::Denied,
+                decided_by: Some(rule),
+                ..
+            } => format!(
+                "{} {}",
+                paint(RED, format!("✗ denied automatically ({rule})")),
+                short_id(approval_id)
+            ),
             Update::Decision {
                 approval_id,
                 decided_by: Some(rule),
@@ -100,10 +111,16 @@ impl Render for Update {
                 YELLOW,
                 "⚠ bypass of permissions expired: tool calls are asked again",
             ),
+            Update::Mode { mode, .. } => mode_text(mode),
             Update::Message(message) => message_text(message),
             Update::Finished(state) => finished_text(state),
         }
     }
+}
+
+/// The mode a session moved to.
+pub fn mode_text(mode: &str) -> String {
+    format!("{} {}", paint(CYAN, "◆ mode:"), paint(BOLD, mode))
 }
 
 /// A message sent into the session, as its status changes. A delivered one says nothing:
@@ -387,6 +404,17 @@ mod tests {
         assert_eq!(
             text,
             "✓ approved automatically (auto_accept_edits) local-1234abcd"
+        );
+        let denied = Update::Decision {
+            approval_id: "local-1234abcd-0000".into(),
+            decision: ApprovalStatus::Denied,
+            comment: Some("Denied: the session is in plan mode".into()),
+            decided_by: Some("plan_mode".into()),
+        }
+        .human();
+        assert_eq!(
+            anstream::adapter::strip_str(&denied).to_string(),
+            "✗ denied automatically (plan_mode) local-1234abcd"
         );
         let expired = Update::BypassExpired {
             session_id: "s".into(),

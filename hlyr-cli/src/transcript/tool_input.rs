@@ -1,10 +1,12 @@
 //! A tool's input as Claude Code shows it ([`hld_client::view::ToolInput`], styled): Write as
 //! the file's path and a numbered preview of its content, Edit and MultiEdit as a coloured
-//! diff, Bash as `$ command` and `# description`, any other tool as pretty-printed JSON.
+//! diff, Bash as `$ command` and `# description`, a plan (`ExitPlanMode`) as its markdown, any
+//! other tool as pretty-printed JSON.
 //!
 //! A view is a head (what follows the tool's name on its line, such as a path) and body lines
-//! below it. Long bodies are cut to [`SHOWN_LINES`] unless all of it is asked for, and long
-//! lines to [`LINE_CHARS`]; every string from the agent is cleaned first.
+//! below it. Long bodies are cut to [`SHOWN_LINES`] unless all of it is asked for (a plan is
+//! never cut: it is what the user approves), and long lines to [`LINE_CHARS`]; every string
+//! from the agent is cleaned first.
 
 use hld_client::view::{clean, Change, DiffLine, ToolInput};
 use serde_json::Value;
@@ -25,7 +27,12 @@ pub struct View {
     pub head: String,
     /// The lines below it (styled, not indented).
     pub body: Vec<String>,
+    /// Shown whole, however long.
+    pub whole: bool,
 }
+
+/// The tool Claude calls in plan mode to present its plan (`plan`, markdown) for approval.
+pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
 
 impl View {
     /// The view of `tool`'s input given as JSON text, as a tool call stores it (text that is
@@ -36,12 +43,19 @@ impl View {
             Err(_) => View {
                 head: String::new(),
                 body: text.lines().map(shown).collect(),
+                whole: false,
             },
         }
     }
 
     /// The view of `tool`'s input.
     pub fn of(tool: &str, input: &Value) -> View {
+        if let Some(text) = (tool == EXIT_PLAN_MODE)
+            .then(|| input.get("plan").and_then(Value::as_str))
+            .flatten()
+        {
+            return plan(text);
+        }
         match ToolInput::of(tool, input) {
             ToolInput::Bash {
                 command,
@@ -64,7 +78,11 @@ impl View {
                     }
                     body.extend(edit.iter().map(diff_line));
                 }
-                View { head, body }
+                View {
+                    head,
+                    body,
+                    whole: false,
+                }
             }
             ToolInput::Other(input) => json(&input),
         }
@@ -72,7 +90,7 @@ impl View {
 
     /// Whether the body is longer than a cut view shows.
     pub fn is_long(&self) -> bool {
-        self.body.len() > SHOWN_LINES + 1
+        !self.whole && self.body.len() > SHOWN_LINES + 1
     }
 
     /// The body lines to print, indented: all of them, or cut to [`SHOWN_LINES`] with a line
@@ -139,6 +157,33 @@ fn bash(command: &str, description: Option<&str>) -> View {
     View {
         head: String::new(),
         body,
+        whole: false,
+    }
+}
+
+/// A plan: its markdown as written, which reads well on a terminal, with headings bold and
+/// code blocks dim.
+fn plan(text: &str) -> View {
+    let mut in_code = false;
+    let body = text
+        .lines()
+        .map(|line| {
+            let fence = line.trim_start().starts_with("```");
+            let style = if in_code || fence {
+                DIM
+            } else if line.starts_with('#') {
+                BOLD
+            } else {
+                return shown(line);
+            };
+            in_code ^= fence;
+            paint(style, shown(line))
+        })
+        .collect();
+    View {
+        head: String::new(),
+        body,
+        whole: true,
     }
 }
 
@@ -163,6 +208,7 @@ fn write(path: &str, content: &str) -> View {
     View {
         head: paint(BOLD, shown(path)),
         body,
+        whole: false,
     }
 }
 
@@ -192,12 +238,14 @@ fn json(input: &Value) -> View {
             return View {
                 head: String::new(),
                 body: pretty.lines().map(shown).collect(),
+                whole: false,
             };
         }
     };
     View {
         head,
         body: Vec::new(),
+        whole: false,
     }
 }
 
@@ -348,5 +396,27 @@ mod tests {
         let long = "x".repeat(1000);
         let view = View::of("Bash", &json!({"command": long}));
         assert_eq!(plain(&view.body[0]).chars().count(), 2 + LINE_CHARS + 1);
+    }
+
+    #[test]
+    fn a_plan_is_its_markdown_whole_headings_bold_code_dim() {
+        let text = format!(
+            "# Plan\n\n1. Add `greet`\n```rust\n# not a heading\n```\n{}",
+            "- step\n".repeat(SHOWN_LINES * 2)
+        );
+        let view = View::of(EXIT_PLAN_MODE, &json!({"plan": text}));
+        assert!(!view.is_long(), "a plan is never cut");
+        let lines = plain_lines(&view, false);
+        assert_eq!(lines.len(), text.lines().count());
+        assert_eq!(lines[..3], ["    # Plan", "    ", "    1. Add `greet`"]);
+        assert_eq!(view.body[0], paint(BOLD, "# Plan"));
+        assert_eq!(view.body[2], "1. Add `greet`");
+        // Inside a code block a `#` line is code, not a heading; after it, text again.
+        for at in 3..=5 {
+            assert_eq!(view.body[at], paint(DIM, text.lines().nth(at).unwrap()));
+        }
+        assert_eq!(view.body[6], "- step");
+        // Without a plan, ExitPlanMode's input is shown like any other tool's.
+        assert_eq!(View::of(EXIT_PLAN_MODE, &json!({})).body.len(), 0);
     }
 }

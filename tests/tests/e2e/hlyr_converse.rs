@@ -9,7 +9,7 @@ use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon,
 use crate::hlyr::{fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
 
 /// What the prompt for the next message says while nothing is typed.
-const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
+pub(crate) const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
 /// `hlyr launch -w <work> QUERY` on a new terminal against `d`.
 fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {

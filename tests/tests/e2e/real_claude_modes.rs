@@ -18,7 +18,7 @@ use crate::real_claude::{decide, options, recorded, scratch};
 const PLAN: &str = "# Plan\n\n1. Create `hello.txt` with `Hello, world!`";
 
 /// The `model` of each model turn the stand-in answered, in order.
-fn models(api: &AnthropicStandIn) -> Vec<String> {
+pub(super) fn models(api: &AnthropicStandIn) -> Vec<String> {
     let turns = api.model_turns();
     turns
         .iter()
@@ -94,7 +94,7 @@ fn a_model_set_between_processes_answers_after_the_resume() {
 
 /// The model of the plan scenario: a Write (refused while planning), the plan, the Write
 /// again once the plan is approved, a last word.
-fn plan_then_write(dir: std::path::PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync {
+pub(super) fn plan_then_write(dir: std::path::PathBuf) -> impl Fn(&Value) -> Reply + Send + Sync {
     move |request| {
         let write = |id: &str| {
             let input = json!({"file_path": dir.join("hello.txt"), "content": "Hello, world!\n"});

@@ -1,0 +1,67 @@
+//! Changing a conversation's course from its prompt: Shift+Tab moves the session to the next
+//! mode of the cycle (plan → accept edits → default, [`Mode`]), and `/model NAME` switches its
+//! model. Both are `updateSessionSettings` calls, never messages to the agent.
+
+use hld_client::mode::Mode;
+use hld_client::protocol::UpdateSessionSettingsParams;
+use hld_client::view::clean;
+
+use super::Follower;
+use crate::error::CliError;
+use crate::output::{paint, Update, BOLD, CYAN, DIM};
+use crate::transcript::mode_text;
+
+/// What `/model` alone adds after the model in use.
+const MODEL_HELP: &str = "(`/model NAME` switches it: an alias such as opus or sonnet, or a \
+full model id)";
+
+impl Follower<'_> {
+    /// Takes in the mode the session is in now; a conversation tells a new one.
+    pub(super) fn mode_now(&mut self, mode: Mode) {
+        if std::mem::replace(&mut self.mode, mode) != mode && self.converse {
+            self.queue.push_back(Update::Mode {
+                session_id: self.session_id.to_owned(),
+                mode: mode.label(),
+            });
+        }
+    }
+
+    /// Shift+Tab: moves the session to the next mode of the cycle. Returns the line telling
+    /// the new mode.
+    pub(super) async fn cycle_mode(&mut self) -> Result<String, CliError> {
+        let next = self.mode.next();
+        self.client
+            .update_session_settings(next.settings(self.session_id))
+            .await?;
+        // Told here: the settings change it publishes then finds the mode known.
+        self.mode = next;
+        Ok(mode_text(next.label()))
+    }
+
+    /// `/model NAME`: switches the session's model (`claude` takes the name unchecked);
+    /// `/model` alone tells the model in use. Returns the line to tell.
+    pub(super) async fn switch_model(&self, model: &str) -> Result<String, CliError> {
+        if model.is_empty() {
+            let state = self.client.get_session_state(self.session_id).await?;
+            let now = state.model.unwrap_or_else(|| "claude's default".to_owned());
+            return Ok(format!(
+                "{} {} {}",
+                paint(CYAN, "◆ model:"),
+                paint(BOLD, clean(&now)),
+                paint(DIM, MODEL_HELP)
+            ));
+        }
+        self.client
+            .update_session_settings(UpdateSessionSettingsParams {
+                session_id: self.session_id.to_owned(),
+                model: Some(model.to_owned()),
+                ..Default::default()
+            })
+            .await?;
+        Ok(format!(
+            "{} {}",
+            paint(CYAN, "◆ model:"),
+            paint(BOLD, model)
+        ))
+    }
+}
