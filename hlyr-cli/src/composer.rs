@@ -2,8 +2,9 @@
 //! turns, on a prompt line (Enter sends; an empty line or Ctrl-D ends the conversation); while
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
 //! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
-//! switches its model, at any time; any other line, `/compact` included, is a message. Keys
-//! in, what to do out: no I/O.
+//! switches its model, at any time; any other line, `/compact` included, is a message. Tab on
+//! a `/command` being typed, or on an `@file` word, completes it instead. Keys in, what to do
+//! out: no I/O.
 
 use crate::keys::Key;
 
@@ -22,6 +23,17 @@ pub enum Typed {
     CycleMode,
     /// Switch the session's model (`/model NAME`; empty for `/model` alone).
     Model(String),
+    /// Complete the word being typed: find candidates, then [`Composer::complete`].
+    Complete(Completion),
+}
+
+/// A word to complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion {
+    /// A slash command: the line so far without its `/`.
+    Command(String),
+    /// A file of an `@` mention: the word so far without its `@`.
+    File(String),
 }
 
 /// The command that switches the model rather than going to the agent as a message.
@@ -39,8 +51,55 @@ impl Composer {
         &self.text
     }
 
+    /// The word Tab completes: a line that is a `/command` so far (but `/model`, which Tab
+    /// takes), or a last word that starts with `@`.
+    fn completing(&self) -> Option<Completion> {
+        if model(self.text.trim()).is_some() {
+            return None;
+        }
+        if let Some(command) = self.text.strip_prefix('/') {
+            return (!command.contains(char::is_whitespace))
+                .then(|| Completion::Command(command.to_owned()));
+        }
+        let word = self.text.rsplit(char::is_whitespace).next()?;
+        let file = word.strip_prefix('@')?;
+        Some(Completion::File(file.to_owned()))
+    }
+
+    /// Completes the word being typed from `candidates` (whole words, `/` or `@` included):
+    /// one candidate replaces it, followed by a space unless it is a directory; several extend
+    /// it to what they all start with. Returns whether several remain to be shown.
+    pub fn complete(&mut self, candidates: &[String]) -> bool {
+        let Some(first) = candidates.first() else {
+            return false;
+        };
+        let common = candidates.iter().fold(first.as_str(), |common, c| {
+            let same = common
+                .char_indices()
+                .zip(c.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(common.len().min(c.len()), |((i, _), _)| i);
+            &common[..same]
+        });
+        let word = self.text.rsplit(char::is_whitespace).next().unwrap_or("");
+        let start = self.text.len() - word.len();
+        if common.len() > self.text.len() - start {
+            self.text.truncate(start);
+            self.text.push_str(common);
+        }
+        if candidates.len() == 1 && !first.ends_with('/') {
+            self.text.push(' ');
+        }
+        candidates.len() > 1
+    }
+
     /// Takes `key`; `between_turns` when the agent waits for the next message.
     pub fn key(&mut self, key: Key, between_turns: bool) -> Typed {
+        if key == Key::Tab {
+            if let Some(word) = self.completing() {
+                return Typed::Complete(word);
+            }
+        }
         let blank = self.text.trim().is_empty();
         match key {
             Key::Char(c) => self.text.push(c),
@@ -116,6 +175,43 @@ mod tests {
         typed(&mut c, "oops", false);
         assert_eq!(c.key(Key::Esc, false), Typed::Nothing);
         assert_eq!(c.text(), "");
+    }
+
+    #[test]
+    fn tab_completes_a_slash_command_or_an_at_file_instead_of_sending() {
+        let words = |c: &[&str]| c.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        for between_turns in [true, false] {
+            let mut c = Composer::default();
+            typed(&mut c, "/co", between_turns);
+            assert_eq!(
+                c.key(Key::Tab, between_turns),
+                Typed::Complete(Completion::Command("co".into()))
+            );
+            assert!(c.complete(&words(&["/compact", "/config", "/context"])));
+            assert_eq!(c.text(), "/co");
+            typed(&mut c, "mp", between_turns);
+            assert!(!c.complete(&words(&["/compact"])));
+            assert_eq!(c.text(), "/compact ");
+            // A line past its command is a message again.
+            assert_eq!(
+                c.key(Key::Enter, between_turns),
+                Typed::Send("/compact".into())
+            );
+
+            typed(&mut c, "look at @sr", between_turns);
+            assert_eq!(
+                c.key(Key::Tab, between_turns),
+                Typed::Complete(Completion::File("sr".into()))
+            );
+            assert!(c.complete(&words(&["@src/main.rs", "@src/lib.rs"])));
+            assert_eq!(c.text(), "look at @src/");
+            assert!(!c.complete(&words(&["@src/main.rs"])));
+            assert_eq!(c.text(), "look at @src/main.rs ");
+            // Nothing found: the word stays as typed.
+            typed(&mut c, "@zz", between_turns);
+            assert!(!c.complete(&[]));
+            assert_eq!(c.text(), "look at @src/main.rs @zz");
+        }
     }
 
     #[test]

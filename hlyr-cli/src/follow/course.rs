@@ -1,12 +1,14 @@
 //! Changing a conversation's course from its prompt: Shift+Tab moves the session to the next
 //! mode of the cycle (plan → accept edits → default, [`Mode`]), and `/model NAME` switches its
-//! model. Both are `updateSessionSettings` calls, never messages to the agent.
+//! model. Both are `updateSessionSettings` calls, never messages to the agent. Tab completes
+//! a `/command` from what the session's `claude` reported, and an `@file` from its directory.
 
 use hld_client::mode::Mode;
-use hld_client::protocol::UpdateSessionSettingsParams;
+use hld_client::protocol::{SlashCommandKind, UpdateSessionSettingsParams};
 use hld_client::view::clean;
 
 use super::Follower;
+use crate::composer::Completion;
 use crate::error::CliError;
 use crate::output::{paint, Update, BOLD, CYAN, DIM};
 use crate::transcript::mode_text;
@@ -63,5 +65,26 @@ impl Follower<'_> {
             paint(CYAN, "◆ model:"),
             paint(BOLD, model)
         ))
+    }
+
+    /// The whole words (`/compact`, `@src/main.rs`) that complete `word`, best first.
+    pub(super) async fn candidates(&self, word: &Completion) -> Result<Vec<String>, CliError> {
+        Ok(match word {
+            Completion::Command(prefix) => self
+                .client
+                .list_slash_commands(self.session_id)
+                .await?
+                .into_iter()
+                .filter(|c| c.kind != SlashCommandKind::Agent && c.name.starts_with(prefix))
+                .map(|c| format!("/{}", clean(&c.name)))
+                .collect(),
+            Completion::File(query) => self
+                .client
+                .suggest_files(self.session_id, query)
+                .await?
+                .into_iter()
+                .map(|f| format!("@{}", clean(&f.path)))
+                .collect(),
+        })
     }
 }

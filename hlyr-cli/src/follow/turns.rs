@@ -27,10 +27,14 @@ use crate::prompt::Prompter;
 /// What the prompt for the next message says about its keys.
 const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
+/// How many completions Tab shows when several match.
+const MAX_CANDIDATES: usize = 12;
+
 /// What a conversation's first turn says about the keys.
 const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
 its turn, Tab sends it now (interrupting the turn); after a turn, an empty line or Ctrl-D ends. \
-Shift+Tab cycles the mode (plan, accept edits, default); /model NAME switches the model";
+Shift+Tab cycles the mode (plan, accept edits, default); /model NAME switches the model; Tab \
+completes a /command or an @file";
 
 pub(super) async fn following(
     client: &Client,
@@ -215,6 +219,18 @@ impl Turns {
                 Typed::Model(model) => {
                     let told = follower.switch_model(&model).await;
                     tell(follower, between_turns, told);
+                    continue;
+                }
+                Typed::Complete(word) => {
+                    match follower.candidates(&word).await {
+                        Ok(found) if self.composer.complete(&found) => {
+                            let shown = found.iter().take(MAX_CANDIDATES);
+                            let line = shown.cloned().collect::<Vec<_>>().join("  ");
+                            tell(follower, between_turns, Ok(paint(DIM, line)));
+                        }
+                        Ok(_) => {}
+                        Err(e) => tell(follower, between_turns, Err(e)),
+                    }
                     continue;
                 }
             };

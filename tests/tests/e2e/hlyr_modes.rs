@@ -1,7 +1,7 @@
 //! Changing a session's course from `hlyr` and the SDK, over the real daemon and
 //! `fake-claude`: Shift+Tab and `/model` in the prompt of `hlyr launch`, a plan shown and
-//! approved, `hlyr settings --model --mode`, `--mode plan` and `--image` on `launch` and
-//! `send`, and the SDK's typed calls for them.
+//! approved, Tab completing `/commands` and `@files`, `hlyr settings --model --mode`, `--mode
+//! plan` and `--image` on `launch` and `send`, and the SDK's typed calls for them.
 
 use std::path::Path;
 
@@ -121,6 +121,43 @@ fn shift_tab_cycles_the_mode_and_slash_model_switches_the_model_between_turns() 
     assert_eq!(
         user_messages(&d, &id),
         ["first question", "second question", "/compact"]
+    );
+}
+
+#[test]
+fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
+    let d = fake();
+    let dir = Path::new(&workdir(&d)).to_path_buf();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.join(".gitignore"), "secret.txt\n").unwrap();
+    std::fs::write(dir.join("secret.txt"), "no\n").unwrap();
+    let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "first question"]);
+    term.wait_screen(PROMPT_HINT);
+    let id = only_session(&d);
+
+    // Several commands match: the line keeps what they share, and they are listed.
+    term.send("/co\t");
+    let screen = term.wait_screen("/compact  ");
+    assert!(screen.contains("/config"), "{screen}");
+    // One matches: the line is the command, ready for Enter.
+    term.send("mpa\t");
+    term.wait_screen("› /compact ");
+    term.send("\x1b");
+    term.send("look at @src/ma\t");
+    term.wait_screen("› look at @src/main.rs ");
+    term.send("please\r");
+    wait_count(&term, PROMPT_HINT, 2);
+    // An ignored file is never offered: the word stays as typed (keys are taken in order).
+    term.send("@secr\tx");
+    term.wait_screen("› @secrx");
+    term.send("\x1b");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("@secrx"));
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(
+        user_messages(&d, &id),
+        ["first question", "look at @src/main.rs please"]
     );
 }
 
