@@ -182,10 +182,15 @@ fn branch_of(state: &State, session_id: &str) -> (String, String) {
     }
 }
 
-/// A dialog of `lines` in the middle of `area`.
+/// The width of a dialog, borders included.
+const DIALOG_WIDTH: u16 = 72;
+
+/// A dialog of `lines` (wrapped) in the middle of `area`.
 fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>) {
-    let height = u16::try_from(lines.len()).unwrap_or(u16::MAX) + 2;
-    let rect = centered(area, 72, height);
+    let inner = usize::from(DIALOG_WIDTH.min(area.width).saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let height = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2);
+    let rect = centered(area, DIALOG_WIDTH, height);
     frame.render_widget(Clear, rect);
     let block = Block::bordered().title(title.to_owned());
     frame.render_widget(
