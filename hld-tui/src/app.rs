@@ -86,8 +86,12 @@ pub enum Msg {
         query: String,
         files: Vec<String>,
     },
-    /// `getSessionDiff`'s totals for an isolated session's row.
-    DiffStat { session_id: String, stat: DiffStat },
+    /// `getSessionDiff`'s totals for an isolated session's row; `None` when git could not
+    /// tell (the row then shows the branch alone, and the load is not retried at once).
+    DiffStat {
+        session_id: String,
+        stat: Option<DiffStat>,
+    },
     /// A page of `getSessionDiff`, from file `offset`, for the review screen.
     Diff {
         session_id: String,
@@ -458,8 +462,8 @@ pub struct State {
     pub chord: bool,
     /// Each session's latest events seen streaming, for the preview pane.
     pub activity: crate::preview::Activity,
-    /// Isolated sessions' diff totals, by session.
-    pub stats: HashMap<String, DiffStat>,
+    /// Isolated sessions' diff totals, by session (`None`: could not be read).
+    pub stats: HashMap<String, Option<DiffStat>>,
     /// The review screen's diff.
     pub review: Option<Review>,
 }

@@ -20,18 +20,21 @@ const REMOVED: Style = Style::new().fg(Color::Red);
 const BRANCH: Style = Style::new().fg(Color::Magenta);
 
 /// An isolated session's branch and its +/− counts (or how its worktree ended), for its row.
-pub fn worktree_spans(s: &SessionInfo, stats: &HashMap<String, DiffStat>) -> Vec<Span<'static>> {
+pub fn worktree_spans(
+    s: &SessionInfo,
+    stats: &HashMap<String, Option<DiffStat>>,
+) -> Vec<Span<'static>> {
     let Some(w) = &s.worktree else {
         return Vec::new();
     };
     let mut spans = vec![Span::styled(format!("⎇ {} ", clean(&w.branch)), BRANCH)];
     match (&w.state, stats.get(&s.id)) {
-        (WorktreeState::Active, Some(stat)) => spans.extend([
+        (WorktreeState::Active, Some(Some(stat))) => spans.extend([
             Span::styled(format!("+{}", stat.additions), ADDED),
             Span::raw(" "),
             Span::styled(format!("−{} ", stat.deletions), REMOVED),
         ]),
-        (WorktreeState::Active, None) => {}
+        (WorktreeState::Active, _) => {}
         (state, _) => spans.push(Span::styled(format!("{state} "), DIM)),
     }
     spans

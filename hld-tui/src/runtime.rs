@@ -291,12 +291,17 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 offset: None,
                 limit: Some(1),
             };
-            let diff = client.get_session_diff(params).await?;
-            let stat = DiffStat {
-                files: diff.total_files,
-                additions: diff.additions,
-                deletions: diff.deletions,
-            };
+            // A row's counts are an aside: failing, they are left out rather than flashed (a
+            // failure's reload of the list would ask for them again, and again).
+            let stat = client
+                .get_session_diff(params)
+                .await
+                .ok()
+                .map(|diff| DiffStat {
+                    files: diff.total_files,
+                    additions: diff.additions,
+                    deletions: diff.deletions,
+                });
             Msg::DiffStat { session_id, stat }
         }
         Command::LoadDiff { session_id, offset } => {

@@ -222,7 +222,7 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
                 additions: diff.additions,
                 deletions: diff.deletions,
             };
-            state.stats.insert(session_id.clone(), stat);
+            state.stats.insert(session_id.clone(), Some(stat));
             let Some(r) = state.review.as_mut().filter(|r| r.session_id == session_id) else {
                 return Vec::new();
             };

@@ -54,7 +54,7 @@ fn with_isolated(width: u16, height: u16) -> State {
         &mut state,
         Msg::DiffStat {
             session_id: "s-iso".into(),
-            stat,
+            stat: Some(stat),
         },
     );
     state
@@ -130,6 +130,18 @@ fn a_turn_ending_or_a_worktree_changing_state_reloads_the_counts() {
         }),
     );
     assert!(ended.contains(&Command::LoadDiffStat("s-iso".into())));
+    // Counts git could not read leave the branch alone on the row, and are not asked for
+    // again with each reload of the list.
+    update(
+        &mut state,
+        Msg::DiffStat {
+            session_id: "s-iso".into(),
+            stat: None,
+        },
+    );
+    let text = screen(&state, false);
+    let row = text.lines().find(|l| l.contains("Add a parser")).unwrap();
+    assert!(row.contains("⎇ add-parser Add a parser"), "{row}");
     // Known counts of an unchanged worktree are not asked for again.
     assert!(update(&mut state, Msg::Sessions(isolated())).is_empty());
     let mut merged = isolated();
