@@ -590,6 +590,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Failed(text) => {
             state.flash(text, true);
+            review::failed(state);
             // What was shown at once may not have happened: show what the daemon has.
             vec![Command::LoadApprovals, Command::LoadSessions]
         }

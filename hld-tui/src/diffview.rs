@@ -98,7 +98,11 @@ pub fn review(state: &State, frame: &mut Frame, area: Rect) {
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     frame.render_widget(heading(r, session), head);
     if !r.loaded {
-        frame.render_widget(Paragraph::new("loading the diff…").style(DIM), body);
+        let text = match r.loading {
+            true => "loading the diff…",
+            false => "The diff could not be read (the reason is below). Esc goes back.",
+        };
+        frame.render_widget(Paragraph::new(text).style(DIM), body);
         return;
     }
     if r.files.is_empty() {

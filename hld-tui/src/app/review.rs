@@ -206,6 +206,14 @@ fn next_page(state: &mut State) -> Vec<Command> {
     }
 }
 
+/// A command failed (its reason is flashed): a page the review waits for may be the one, so
+/// it no longer waits.
+pub(super) fn failed(state: &mut State) {
+    if let Some(r) = state.review.as_mut() {
+        r.loading = false;
+    }
+}
+
 /// The answers of the loads and commands of isolated sessions.
 pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
     match msg {

@@ -344,3 +344,17 @@ fn the_launch_form_launches_isolated_on_a_named_branch() {
     };
     assert_eq!(params.worktree, None);
 }
+
+#[test]
+fn a_diff_that_cannot_be_read_says_so() {
+    let mut state = with_isolated(100, 20);
+    keys(&mut state, "D");
+    assert!(screen(&state, false).contains("loading the diff…"));
+    update(
+        &mut state,
+        Msg::Failed("git failed: fatal: not a git repository".into()),
+    );
+    let text = screen(&state, false);
+    assert!(text.contains("The diff could not be read"), "{text}");
+    assert!(text.contains("not a git repository"), "{text}");
+}
