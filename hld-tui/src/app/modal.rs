@@ -173,6 +173,8 @@ pub fn recent_dirs(state: &State) -> Vec<String> {
 pub(super) fn launch_form(state: &State) -> LaunchForm {
     let mut query = TextArea::default();
     query.set_placeholder_text("What should Claude do? (Enter: new line, Ctrl+S: launch)");
+    let mut branch = TextArea::default();
+    branch.set_placeholder_text("optional, when isolated: else named from the query");
     let mut working_dir = TextArea::default();
     if let Some(dir) = recent_dirs(state).into_iter().next() {
         working_dir.insert_str(dir);
@@ -183,7 +185,7 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         model: 0,
         approvals: ApprovalMode::Ask,
         worktree: false,
-        branch: TextArea::default(),
+        branch,
         field: Field::Query,
         recent: None,
     }
