@@ -325,10 +325,15 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 strategy: strategy.clone(),
                 message: None,
             };
-            Msg::Merged {
-                result: client.merge_session(params).await?,
-                session_id,
-                strategy,
+            // A refusal (dirty main checkout, a turn running…) is shown in the daemon's words.
+            match client.merge_session(params).await {
+                Ok(result) => Msg::Merged {
+                    result,
+                    session_id,
+                    strategy,
+                },
+                Err(hld_client::Error::Rpc(e)) => Msg::Failed(format!("not merged: {}", e.message)),
+                Err(e) => return Err(e),
             }
         }
         // A refusal of a discard not yet forced asks whether to force it.
@@ -342,6 +347,9 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                         session_id,
                         reason: e.message,
                     }
+                }
+                Err(hld_client::Error::Rpc(e)) => {
+                    Msg::Failed(format!("not discarded: {}", e.message))
                 }
                 Err(e) => return Err(e),
             }

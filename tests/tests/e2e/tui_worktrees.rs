@@ -1,7 +1,7 @@
 //! `hld-tui` with isolated sessions, end to end over the real daemon, `fake-claude` and real
 //! git in a temporary repository: launched isolated from the form, the row's branch and
-//! counts, the review screen's hunk, a confirmed squash merge into the main checkout, and a
-//! discard (forced, once the daemon refuses unmerged work).
+//! counts, the review screen's hunk, a refused merge, a confirmed squash merge into the main
+//! checkout, and a discard (forced, once the daemon refuses unmerged work).
 
 use hld_client::protocol::{WorktreeParams, WorktreeState};
 use hld_e2e::launch_params;
@@ -68,6 +68,15 @@ fn launched_isolated_from_the_form_reviewed_and_squash_merged_with_confirmation(
     assert!(screen.contains("M shared.txt"), "{screen}");
     assert!(screen.contains("-line 3"), "{screen}");
     assert!(screen.contains("⎇ tui-feature → main"), "{screen}");
+
+    // A dirty main checkout is refused in the daemon's words, and nothing changes.
+    std::fs::write(repo.join("shared.txt"), "dirty\n").unwrap();
+    tui.send("m");
+    tui.wait_screen("Merge ⎇ tui-feature into main?");
+    tui.send("y");
+    tui.wait_screen("not merged: the main checkout has uncommitted changes");
+    assert_eq!(git(&repo, &["rev-list", "--count", "HEAD"]).trim(), "1");
+    git(&repo, &["checkout", "--", "shared.txt"]);
 
     // Merge asks how; squash, confirmed.
     tui.send("m");
