@@ -8,8 +8,9 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
-    LaunchSessionParams, MessageStatus, QueuedMessage, SendDecisionParams, SessionInfo,
-    SessionStatus, SlashCommand, TimedEvent, UpdateSessionSettingsParams,
+    GetSessionDiffResult, LaunchSessionParams, MergeSessionResult, MergeStrategy, MessageStatus,
+    QueuedMessage, SendDecisionParams, SessionInfo, SessionStatus, SlashCommand, TimedEvent,
+    UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -22,6 +23,7 @@ mod events;
 mod input;
 mod modal;
 mod queue;
+mod review;
 mod settings;
 mod state;
 
@@ -31,6 +33,7 @@ use input::*;
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
+pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
 
 /// Rows taken by the title bar and the key-help line around every screen.
@@ -83,6 +86,28 @@ pub enum Msg {
         query: String,
         files: Vec<String>,
     },
+    /// `getSessionDiff`'s totals for an isolated session's row; `None` when git could not
+    /// tell (the row then shows the branch alone, and the load is not retried at once).
+    DiffStat {
+        session_id: String,
+        stat: Option<DiffStat>,
+    },
+    /// A page of `getSessionDiff`, from file `offset`, for the review screen.
+    Diff {
+        session_id: String,
+        offset: u64,
+        diff: GetSessionDiffResult,
+    },
+    /// What `mergeSession` answered.
+    Merged {
+        session_id: String,
+        strategy: MergeStrategy,
+        result: MergeSessionResult,
+    },
+    /// The worktree and branch were discarded.
+    Discarded(String),
+    /// `discardSession` refused (work never merged, a turn running): the daemon's reason.
+    DiscardRefused { session_id: String, reason: String },
     /// A session was launched: open it.
     Opened(String),
     /// A command finished; `text` says what happened.
@@ -106,6 +131,21 @@ pub enum Command {
         query: String,
     },
     Launch(Box<LaunchSessionParams>),
+    /// The totals of an isolated session's diff, for its row.
+    LoadDiffStat(String),
+    /// A page of an isolated session's diff, for the review screen.
+    LoadDiff {
+        session_id: String,
+        offset: u64,
+    },
+    Merge {
+        session_id: String,
+        strategy: MergeStrategy,
+    },
+    Discard {
+        session_id: String,
+        force: bool,
+    },
     /// A message into the session (`sendMessage`, queued while the agent works).
     Send {
         session_id: String,
@@ -150,6 +190,8 @@ pub enum Screen {
     Sessions,
     Conversation,
     Approvals,
+    /// An isolated session's changes.
+    Review,
 }
 
 /// Which sessions the list shows.
@@ -265,6 +307,10 @@ pub struct LaunchForm {
     pub working_dir: TextArea<'static>,
     pub model: usize,
     pub approvals: ApprovalMode,
+    /// Runs the session in a git worktree of its own.
+    pub worktree: bool,
+    /// The worktree's branch; empty: the daemon names it.
+    pub branch: TextArea<'static>,
     pub field: Field,
     /// Which recent directory ↑/↓ picked last.
     pub recent: Option<usize>,
@@ -319,14 +365,18 @@ pub enum Field {
     WorkingDir,
     Model,
     Approvals,
+    Worktree,
+    Branch,
 }
 
 impl Field {
-    const ORDER: [Field; 4] = [
+    const ORDER: [Field; 6] = [
         Field::Query,
         Field::WorkingDir,
         Field::Model,
         Field::Approvals,
+        Field::Worktree,
+        Field::Branch,
     ];
 
     fn step(self, forward: bool) -> Field {
@@ -366,6 +416,17 @@ pub enum Modal {
     },
     /// The session's next model.
     Model(Box<ModelPicker>),
+    /// How to merge the reviewed branch, and the confirmation.
+    Merge {
+        session_id: String,
+        strategy: MergeStrategy,
+    },
+    /// Confirms a discard; `refused` holds the daemon's reason a first try was refused for,
+    /// and then confirming forces it.
+    ConfirmDiscard {
+        session_id: String,
+        refused: Option<String>,
+    },
 }
 
 /// A one-line message in the key-help line.
@@ -401,6 +462,10 @@ pub struct State {
     pub chord: bool,
     /// Each session's latest events seen streaming, for the preview pane.
     pub activity: crate::preview::Activity,
+    /// Isolated sessions' diff totals, by session (`None`: could not be read).
+    pub stats: HashMap<String, Option<DiffStat>>,
+    /// The review screen's diff.
+    pub review: Option<Review>,
 }
 
 fn matches(s: &SessionInfo, query: &str) -> bool {
@@ -451,9 +516,10 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Event(event) => on_event(state, *event),
         Msg::Sessions(sessions) => {
+            let stale = review::stale_stats(state, &sessions);
             state.set_sessions(sessions);
             clamp_selection(state);
-            Vec::new()
+            stale
         }
         Msg::Approvals(mut approvals) => {
             approvals.sort_by(|a, b| a.requested_at.cmp(&b.requested_at));
@@ -509,6 +575,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             complete::files(state, &session_id, &query, files);
             Vec::new()
         }
+        msg @ (Msg::DiffStat { .. }
+        | Msg::Diff { .. }
+        | Msg::Merged { .. }
+        | Msg::Discarded(_)
+        | Msg::DiscardRefused { .. }) => review::on_msg(state, msg),
         Msg::Opened(session_id) => {
             state.list.search = None;
             open(state, &session_id)
@@ -519,6 +590,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Failed(text) => {
             state.flash(text, true);
+            review::failed(state);
             // What was shown at once may not have happened: show what the daemon has.
             vec![Command::LoadApprovals, Command::LoadSessions]
         }

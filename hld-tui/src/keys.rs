@@ -12,6 +12,7 @@ pub enum Scope {
     Conversation,
     Approvals,
     Reply,
+    Review,
     Forms,
 }
 
@@ -24,6 +25,7 @@ impl Scope {
             Scope::Conversation => "Conversation",
             Scope::Approvals => "Approvals",
             Scope::Reply => "Reply box",
+            Scope::Review => "Review (isolated sessions)",
             Scope::Forms => "Forms",
         }
     }
@@ -110,6 +112,16 @@ pub enum Action {
     PreviousChoice,
     NextChoice,
     Submit,
+    /// Opens the review screen of an isolated session's changes.
+    Review,
+    /// Moves the review's keys between the file list and the hunks.
+    FocusHunks,
+    NextFile,
+    PreviousFile,
+    /// Merges the reviewed branch (asks how, and to confirm).
+    Merge,
+    /// Discards the reviewed worktree and branch (asks to confirm).
+    Discard,
 }
 
 /// One line of the help screen, and the keys it describes.
@@ -143,7 +155,7 @@ const fn key(c: char) -> Key {
 
 use Action as A;
 use Key::{AfterG, Alt, Ctrl, Plain};
-use Scope::{Approvals, Conversation, Forms, Global, Reply, Sessions};
+use Scope::{Approvals, Conversation, Forms, Global, Reply, Review, Sessions};
 
 /// The moves over a list: j k, arrows, Home/End, paging.
 const MOVES: &[(Key, Action)] = &[
@@ -191,12 +203,15 @@ pub const BINDINGS: &[Binding] = &[
         "oldest pending approval",
         &[(Ctrl('g'), A::JumpToApproval)],
     ),
-    bind(Global, "c", "new session", &[(key('c'), A::NewSession)]),
     bind(
         Global,
-        "Y  B",
-        "copy id (OSC 52); bell",
-        &[(key('Y'), A::CopyId), (key('B'), A::ToggleBell)],
+        "c  Y  B",
+        "new; copy id; bell",
+        &[
+            (key('c'), A::NewSession),
+            (key('Y'), A::CopyId),
+            (key('B'), A::ToggleBell),
+        ],
     ),
     bind(Sessions, "j k gg G", "move; first, last", MOVES),
     bind(
@@ -217,19 +232,15 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Sessions,
-        "/  f",
-        "search, filter (Esc: off)",
+        "/  f  Tab",
+        "search, filter; archived",
+        // Esc, unlabelled, clears the search, the filter and the archived view.
         &[
             (key('/'), A::Search),
             (key('f'), A::Filter),
+            (Plain(KeyCode::Tab), A::ToggleArchived),
             (Plain(KeyCode::Esc), A::Clear),
         ],
-    ),
-    bind(
-        Sessions,
-        "Tab",
-        "archived / others",
-        &[(Plain(KeyCode::Tab), A::ToggleArchived)],
     ),
     bind(
         Sessions,
@@ -260,9 +271,9 @@ pub const BINDINGS: &[Binding] = &[
     bind(Sessions, "◉ ✎ ⏸ ⚠15m", "warm; edits; plan; bypass", &[]),
     bind(
         Sessions,
-        "Ctrl+X",
-        "interrupt (asks)",
-        &[(Ctrl('x'), A::Interrupt)],
+        "Ctrl+X  D",
+        "interrupt (asks); review",
+        &[(Ctrl('x'), A::Interrupt), (key('D'), A::Review)],
     ),
     bind(
         Conversation,
@@ -302,15 +313,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "r  Enter",
-        "reply (queued if busy)",
-        &[(key('r'), A::Reply), (Plain(KeyCode::Enter), A::Reply)],
-    ),
-    bind(
-        Conversation,
-        "x",
-        "cancel the last queued",
-        &[(key('x'), A::CancelQueued)],
+        "r  Enter  x",
+        "reply; cancel last queued",
+        &[
+            (key('r'), A::Reply),
+            (Plain(KeyCode::Enter), A::Reply),
+            (key('x'), A::CancelQueued),
+        ],
     ),
     bind(
         Conversation,
@@ -345,9 +354,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "^X  Esc",
-        "interrupt (asks); back",
-        &[(Ctrl('x'), A::Interrupt), (Plain(KeyCode::Esc), A::Back)],
+        "^X D Esc",
+        "interrupt; review; back",
+        &[
+            (Ctrl('x'), A::Interrupt),
+            (key('D'), A::Review),
+            (Plain(KeyCode::Esc), A::Back),
+        ],
     ),
     // Enter and Alt+Enter are the box's own (the map has no Alt+Enter); listed for the help.
     bind(Reply, "⏎  Alt+⏎", "send; new line", &[]),
@@ -400,6 +413,39 @@ pub const BINDINGS: &[Binding] = &[
         ],
     ),
     bind(
+        Review,
+        "j k ] [ ⏎",
+        "files; Enter/Tab: hunks",
+        &[
+            (key('j'), A::Down),
+            (Plain(KeyCode::Down), A::Down),
+            (key('k'), A::Up),
+            (Plain(KeyCode::Up), A::Up),
+            (AfterG('g'), A::First),
+            (Plain(KeyCode::Home), A::First),
+            (key('G'), A::Last),
+            (Plain(KeyCode::End), A::Last),
+            (Plain(KeyCode::PageDown), A::PageDown),
+            (Plain(KeyCode::PageUp), A::PageUp),
+            (Ctrl('d'), A::HalfPageDown),
+            (Ctrl('u'), A::HalfPageUp),
+            (key(']'), A::NextFile),
+            (key('['), A::PreviousFile),
+            (Plain(KeyCode::Enter), A::FocusHunks),
+            (Plain(KeyCode::Tab), A::FocusHunks),
+        ],
+    ),
+    bind(
+        Review,
+        "m  X  Esc",
+        "merge; discard; back",
+        &[
+            (key('m'), A::Merge),
+            (key('X'), A::Discard),
+            (Plain(KeyCode::Esc), A::Back),
+        ],
+    ),
+    bind(
         Forms,
         "Tab  S-Tab",
         "next, previous field",
@@ -444,103 +490,9 @@ pub fn hints(screen: crate::app::Screen) -> &'static str {
         Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · ? help · q quit",
         Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · S-Tab mode · M model · x unqueue · t thinking · i expand · Esc back · ? help",
         Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
+        Screen::Review => "j/k files · Enter hunks · ]/[ next/prev · m merge · X discard · Esc back · ? help",
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_key_does_what_its_scope_binds_it_to() {
-        let press = |code, modifiers| KeyEvent::new(code, modifiers);
-        let none = KeyModifiers::NONE;
-        let cases = [
-            (
-                Sessions,
-                press(KeyCode::Char('j'), none),
-                false,
-                Some(A::Down),
-            ),
-            (
-                Sessions,
-                press(KeyCode::Char('G'), KeyModifiers::SHIFT),
-                false,
-                Some(A::Last),
-            ),
-            (
-                Sessions,
-                press(KeyCode::Char('g'), none),
-                true,
-                Some(A::First),
-            ),
-            (
-                Approvals,
-                press(KeyCode::Char('s'), none),
-                true,
-                Some(A::ShowSessions),
-            ),
-            (
-                Sessions,
-                press(KeyCode::Char('c'), KeyModifiers::CONTROL),
-                false,
-                Some(A::Quit),
-            ),
-            (
-                Conversation,
-                press(KeyCode::Char('d'), KeyModifiers::CONTROL),
-                false,
-                Some(A::HalfPageDown),
-            ),
-            (
-                Conversation,
-                press(KeyCode::Char('d'), none),
-                false,
-                Some(A::Deny),
-            ),
-            (
-                Conversation,
-                press(KeyCode::Char('a'), KeyModifiers::ALT),
-                false,
-                Some(A::AutoAccept),
-            ),
-            (
-                Approvals,
-                press(KeyCode::Char('a'), KeyModifiers::ALT),
-                false,
-                None,
-            ),
-            (Approvals, press(KeyCode::Char('e'), none), false, None),
-            (Approvals, press(KeyCode::Enter, none), false, Some(A::Open)),
-            (Approvals, press(KeyCode::Esc, none), false, Some(A::Back)),
-            (Sessions, press(KeyCode::Esc, none), false, Some(A::Clear)),
-            (
-                Conversation,
-                press(KeyCode::Enter, none),
-                false,
-                Some(A::Reply),
-            ),
-            (Sessions, press(KeyCode::Char('z'), none), false, None),
-        ];
-        for (scope, event, after_g, expected) in cases {
-            let found = action(&[Global, scope], Key::of(event, after_g));
-            assert_eq!(found, expected, "{scope:?} {event:?} after g: {after_g}");
-        }
-    }
-
-    /// A key means one thing in each scope it is looked up in.
-    #[test]
-    fn no_key_is_bound_twice_where_it_is_looked_up() {
-        for screen in [Sessions, Conversation, Approvals, Reply, Forms] {
-            let scopes = [Global, screen];
-            let keys: Vec<Key> = BINDINGS
-                .iter()
-                .filter(|b| scopes.contains(&b.scope))
-                .flat_map(|b| b.keys.iter().map(|(k, _)| *k))
-                .collect();
-            for (i, key) in keys.iter().enumerate() {
-                assert!(!keys[i + 1..].contains(key), "{key:?} twice in {screen:?}");
-            }
-        }
-    }
-}
+mod tests;

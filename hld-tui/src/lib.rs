@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod columns;
+pub mod diffview;
 pub mod keys;
 pub mod lists;
 pub mod markdown;

@@ -12,6 +12,7 @@ use unicode_width::UnicodeWidthStr;
 
 use crate::app::{Filter, State};
 use crate::columns::{ellipsize, fit, home, short_dir, Column};
+use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
@@ -140,7 +141,9 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 0 => title,
                 d => format!("{}└ {title}", "  ".repeat(d - 1)),
             };
-            (modes_of(row.session, state.now, true), title)
+            let mut spans = modes_of(row.session, state.now, true);
+            spans.extend(worktree_spans(row.session, &state.stats));
+            (spans, title)
         })
         .collect();
     let dirs: Vec<String> = shown

@@ -12,17 +12,17 @@ use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, GetConversationParams,
-    ListSlashCommands, MessageMode, SessionControl, SessionIdParams, SubscribeParams, SuggestFiles,
-    SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
-    UpdateSessionTitleParams,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, ErrorCode, GetConversationParams,
+    GetSessionDiffParams, ListSlashCommands, MergeSessionParams, MessageMode, SessionControl,
+    SessionIdParams, SubscribeParams, SuggestFiles, SuggestFilesParams, UpdateSessionSettings,
+    UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::app::{update, Command, Msg, State};
+use crate::app::{update, Command, DiffStat, Msg, State, REVIEW_PAGE};
 
 /// Backoff between attempts to reach the daemon: doubles from the first to the second.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
@@ -105,6 +105,7 @@ enum Load {
     Queue,
     Commands,
     Files,
+    Diff,
 }
 
 impl Load {
@@ -116,6 +117,7 @@ impl Load {
             Command::LoadQueue(_) => Some(Load::Queue),
             Command::LoadCommands(_) => Some(Load::Commands),
             Command::SuggestFiles { .. } => Some(Load::Files),
+            Command::LoadDiff { .. } => Some(Load::Diff),
             _ => None,
         }
     }
@@ -282,6 +284,75 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
             let done = settings_done(&params);
             client.call::<UpdateSessionSettings>(params).await?;
             Msg::Done(done)
+        }
+        Command::LoadDiffStat(session_id) => {
+            let params = GetSessionDiffParams {
+                session_id: session_id.clone(),
+                offset: None,
+                limit: Some(1),
+            };
+            // A row's counts are an aside: failing, they are left out rather than flashed (a
+            // failure's reload of the list would ask for them again, and again).
+            let stat = client
+                .get_session_diff(params)
+                .await
+                .ok()
+                .map(|diff| DiffStat {
+                    files: diff.total_files,
+                    additions: diff.additions,
+                    deletions: diff.deletions,
+                });
+            Msg::DiffStat { session_id, stat }
+        }
+        Command::LoadDiff { session_id, offset } => {
+            let params = GetSessionDiffParams {
+                session_id: session_id.clone(),
+                offset: Some(offset),
+                limit: Some(REVIEW_PAGE),
+            };
+            Msg::Diff {
+                diff: client.get_session_diff(params).await?,
+                session_id,
+                offset,
+            }
+        }
+        Command::Merge {
+            session_id,
+            strategy,
+        } => {
+            let params = MergeSessionParams {
+                session_id: session_id.clone(),
+                strategy: strategy.clone(),
+                message: None,
+            };
+            // A refusal (dirty main checkout, a turn running…) is shown in the daemon's words.
+            match client.merge_session(params).await {
+                Ok(result) => Msg::Merged {
+                    result,
+                    session_id,
+                    strategy,
+                },
+                Err(hld_client::Error::Rpc(e)) => Msg::Failed(format!("not merged: {}", e.message)),
+                Err(e) => return Err(e),
+            }
+        }
+        // A refusal of a discard not yet forced asks whether to force it.
+        Command::Discard { session_id, force } => {
+            match client.discard_session(&session_id, force).await {
+                Ok(()) => Msg::Discarded(session_id),
+                Err(hld_client::Error::Rpc(e))
+                    if !force && e.code == ErrorCode::InvalidParams.code() =>
+                {
+                    Msg::DiscardRefused {
+                        session_id,
+                        reason: e.message,
+                    }
+                }
+                Err(hld_client::Error::Rpc(e)) => {
+                    Msg::Failed(format!("not discarded: {}", e.message))
+                }
+                Err(e) => return Err(e),
+            }
         }
         Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
     })

@@ -38,6 +38,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
         Screen::Sessions => crate::lists::sessions(state, frame, body),
         Screen::Conversation => conversation(state, frame, body),
         Screen::Approvals => crate::lists::approvals(state, frame, body),
+        Screen::Review => crate::diffview::review(state, frame, body),
     }
     footer(state, frame, bottom);
     match &state.modal {
@@ -110,6 +111,14 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             input,
         ),
         Some(Modal::Model(picker)) => crate::pickers::model(picker, frame, area),
+        Some(Modal::Merge {
+            session_id,
+            strategy,
+        }) => crate::diffview::merge(state, frame, area, session_id, strategy),
+        Some(Modal::ConfirmDiscard {
+            session_id,
+            refused,
+        }) => crate::diffview::discard(state, frame, area, session_id, refused.as_deref()),
     }
     if !color {
         for cell in frame.buffer_mut().content.iter_mut() {
@@ -420,14 +429,16 @@ fn help(frame: &mut Frame, area: Rect) {
 }
 
 fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
-    let rect = centered(area, 76, 18);
+    let rect = centered(area, 76, 20);
     frame.render_widget(Clear, rect);
     let block = Block::bordered().title(" New session (Ctrl+S launches, Esc cancels) ");
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    let [query, dir, recent, model, approvals] = Layout::vertical([
+    let [query, dir, recent, model, approvals, worktree, branch] = Layout::vertical([
         Constraint::Min(3),
         Constraint::Length(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(1),
         Constraint::Length(1),
@@ -488,6 +499,15 @@ fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
         choice("Approvals", form.approvals.label(), Field::Approvals),
         approvals,
     );
+    let isolation = match form.worktree {
+        true => "own git worktree and branch",
+        false => "off: works in the directory",
+    };
+    frame.render_widget(choice("Isolation", isolation, Field::Worktree), worktree);
+    let [label, input] =
+        Layout::horizontal([Constraint::Length(12), Constraint::Min(0)]).areas(branch);
+    frame.render_widget(Span::styled(" Branch", focus(Field::Branch)), label);
+    frame.render_widget(&form.branch, input);
 }
 
 /// A one-line text box in the middle of the screen.

@@ -16,6 +16,8 @@ mod details;
 mod fixtures;
 #[path = "screens/queue.rs"]
 mod queue;
+#[path = "screens/review.rs"]
+mod review;
 #[path = "screens/settings.rs"]
 mod settings;
 #[path = "screens/steer.rs"]

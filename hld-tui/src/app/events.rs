@@ -17,7 +17,9 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             }
             state.touch(&session_id, &at);
             // Cost, turns and errors arrive with the row; a new session needs its row.
-            vec![Command::LoadSessions]
+            let mut commands = vec![Command::LoadSessions];
+            commands.extend(review::on_status(state, &session_id));
+            commands
         }
         Event::ConversationUpdated {
             session_id, event, ..

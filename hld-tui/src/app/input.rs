@@ -27,6 +27,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
         Screen::Sessions => Scope::Sessions,
         Screen::Conversation => Scope::Conversation,
         Screen::Approvals => Scope::Approvals,
+        Screen::Review => Scope::Review,
     };
     match keys::action(&[Scope::Global, scope], Key::of(key, after_g)) {
         Some(action) => act(state, action),
@@ -140,6 +141,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
             }
         }
         Action::CycleMode => return settings::cycle_mode(state),
+        Action::Review => return review::open(state),
         Action::Model => settings::open_picker(state),
         Action::Parent => {
             let parent = state
@@ -156,6 +158,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
                 Screen::Sessions => sessions_act(state, action),
                 Screen::Conversation => conversation_act(state, action),
                 Screen::Approvals => approvals_act(state, action),
+                Screen::Review => review::act(state, action),
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Keys of the modal dialogs (deny, answer, launch form, confirmations) and the launch form's
 //! values.
 
-use hld_client::protocol::PermissionMode;
+use hld_client::protocol::{PermissionMode, WorktreeParams};
 
 use super::*;
 
@@ -142,6 +142,14 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             state.modal = Some(Modal::Launch(form));
             Vec::new()
         }),
+        Modal::Merge {
+            session_id,
+            strategy,
+        } => review::merge_key(state, session_id, strategy, key),
+        Modal::ConfirmDiscard {
+            session_id,
+            refused,
+        } => review::discard_key(state, session_id, refused, key),
         Modal::Model(mut picker) => {
             settings::picker_key(state, &mut picker, key).unwrap_or_else(|| {
                 state.modal = Some(Modal::Model(picker));
@@ -165,6 +173,8 @@ pub fn recent_dirs(state: &State) -> Vec<String> {
 pub(super) fn launch_form(state: &State) -> LaunchForm {
     let mut query = TextArea::default();
     query.set_placeholder_text("What should Claude do? (Enter: new line, Ctrl+S: launch)");
+    let mut branch = TextArea::default();
+    branch.set_placeholder_text("optional, when isolated: else named from the query");
     let mut working_dir = TextArea::default();
     if let Some(dir) = recent_dirs(state).into_iter().next() {
         working_dir.insert_str(dir);
@@ -174,6 +184,8 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         working_dir,
         model: 0,
         approvals: ApprovalMode::Ask,
+        worktree: false,
+        branch,
         field: Field::Query,
         recent: None,
     }
@@ -203,6 +215,11 @@ pub(super) fn launch_key(
             no_approvals: (form.approvals == ApprovalMode::Off).then_some(true),
             auto_accept_edits: (form.approvals == ApprovalMode::AutoAcceptEdits).then_some(true),
             permission_mode: (form.approvals == ApprovalMode::Plan).then_some(PermissionMode::Plan),
+            worktree: form.worktree.then(|| WorktreeParams {
+                branch: Some(form.branch.lines().join("").trim().to_owned())
+                    .filter(|b| !b.is_empty()),
+                base: None,
+            }),
             ..Default::default()
         };
         state.flash("launching…", false);
@@ -212,6 +229,9 @@ pub(super) fn launch_key(
         Some(Action::Back) => return Some(Vec::new()),
         Some(Action::NextField) => form.field = form.field.step(true),
         Some(Action::PreviousField) => form.field = form.field.step(false),
+        Some(Action::PreviousChoice | Action::NextChoice) if form.field == Field::Worktree => {
+            form.worktree = !form.worktree;
+        }
         Some(choice @ (Action::PreviousChoice | Action::NextChoice))
             if matches!(form.field, Field::Model | Field::Approvals) =>
         {
@@ -247,7 +267,11 @@ pub(super) fn launch_key(
             Field::WorkingDir => {
                 form.working_dir.input(key);
             }
-            Field::Model | Field::Approvals => {}
+            Field::Branch => {
+                form.branch.input(key);
+            }
+            Field::Worktree if key.code == KeyCode::Char(' ') => form.worktree = !form.worktree,
+            Field::Model | Field::Approvals | Field::Worktree => {}
         },
     }
     None

@@ -23,6 +23,8 @@ impl State {
             frame: 0,
             activity: Default::default(),
             chord: false,
+            stats: HashMap::new(),
+            review: None,
         }
     }
 
@@ -126,6 +128,10 @@ impl State {
             Screen::Approvals => {
                 let a = self.approvals.get(self.approval_selected)?;
                 self.sessions.iter().find(|s| s.id == a.session_id)
+            }
+            Screen::Review => {
+                let id = &self.review.as_ref()?.session_id;
+                self.sessions.iter().find(|s| &s.id == id)
             }
         }
     }
