@@ -199,10 +199,19 @@ pub async fn run(
         heartbeat: daemon.config.heartbeat_interval,
     });
     let connections = TaskTracker::new();
+    // Connections end only once nothing accepts: a client whose connection ends then finds
+    // no daemon, rather than one still answering.
+    let closing = CancellationToken::new();
     let ws = ws.map(|ws| {
-        tokio::spawn(ws.run(Arc::clone(&service), connections.clone(), shutdown.clone()))
+        let serve = ws.run(
+            Arc::clone(&service),
+            connections.clone(),
+            shutdown.clone(),
+            closing.clone(),
+        );
+        tokio::spawn(serve)
     });
-    unix::run(&socket.listener, &service, &connections, &shutdown).await;
+    unix::run(&socket.listener, &service, &connections, &shutdown, &closing).await;
 
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
@@ -211,6 +220,7 @@ pub async fn run(
         // It stops at the same token, and drops its listener.
         let _ = ws.await;
     }
+    closing.cancel();
     // 2–3. In-flight requests finish while running sessions are interrupted, then killed;
     //      their outcome is stored and published, then the bus closes the subscriptions.
     connections.close();

@@ -99,6 +99,7 @@ pub async fn run<S>(
     service: &Arc<Service<S>>,
     connections: &TaskTracker,
     shutdown: &CancellationToken,
+    closing: &CancellationToken,
 ) where
     S: AsRef<Budget> + Send + Sync + 'static,
 {
@@ -106,7 +107,7 @@ pub async fn run<S>(
         shutdown,
         connections,
         || listener.accept(),
-        |(stream, _)| serve(stream, Arc::clone(service), shutdown.clone()),
+        |(stream, _)| serve(stream, Arc::clone(service), closing.clone()),
     )
     .await;
 }

@@ -104,12 +104,14 @@ impl Listener {
         self.tcp.local_addr()
     }
 
-    /// Accepts connections until `shutdown`, each served as a task of `connections`.
+    /// Accepts connections until `shutdown`, each served as a task of `connections` until
+    /// `closing`.
     pub async fn run<S>(
         self,
         service: Arc<Service<S>>,
         connections: TaskTracker,
         shutdown: CancellationToken,
+        closing: CancellationToken,
     ) where
         S: AsRef<Budget> + Send + Sync + 'static,
     {
@@ -120,7 +122,7 @@ impl Listener {
             || tcp.accept(),
             |(tcp, peer)| {
                 let shared = Arc::clone(&self.shared);
-                connection(tcp, peer, shared, Arc::clone(&service), shutdown.clone())
+                connection(tcp, peer, shared, Arc::clone(&service), closing.clone())
             },
         )
         .await;
