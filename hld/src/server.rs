@@ -211,7 +211,14 @@ pub async fn run(
         );
         tokio::spawn(serve)
     });
-    unix::run(&socket.listener, &service, &connections, &shutdown, &closing).await;
+    unix::run(
+        &socket.listener,
+        &service,
+        &connections,
+        &shutdown,
+        &closing,
+    )
+    .await;
 
     // 1. Stop accepting: no new connection from here on.
     let unix::BoundSocket { listener, file } = socket;
