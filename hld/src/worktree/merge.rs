@@ -229,8 +229,11 @@ async fn unmerged(repository: &Path, row: &WorktreeRow) -> Result<Option<String>
     let mut work = Vec::new();
     let range = format!("{}..{}", info.base_branch, info.branch);
     let ahead = git::run(repository, ["rev-list", "--count", &range]).await?;
-    if ahead.ok && ahead.line() != "0" {
-        work.push(format!("{} commits", ahead.line()));
+    match ahead.line().as_str() {
+        _ if !ahead.ok => {}
+        "0" => {}
+        "1" => work.push("1 commit".to_owned()),
+        n => work.push(format!("{n} commits")),
     }
     if Path::new(&info.path).is_dir() {
         let status = git::ok(Path::new(&info.path), ["status", "--porcelain"]).await?;

@@ -110,9 +110,14 @@ impl Render for Diff {
                 }
             }
         }
+        // As `git diff --stat` says it.
+        let counted =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
         out.push(format!(
-            "{} files changed, {} insertions(+), {} deletions(-)",
-            r.total_files, r.additions, r.deletions
+            "{} changed, {}(+), {}(-)",
+            counted(r.total_files, "file", "files"),
+            counted(r.additions, "insertion", "insertions"),
+            counted(r.deletions, "deletion", "deletions"),
         ));
         out.join("\n")
     }

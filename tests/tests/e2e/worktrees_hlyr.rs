@@ -53,14 +53,14 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     }
     assert!(patch
         .stdout
-        .contains("1 files changed, 1 insertions(+), 1 deletions(-)"));
+        .contains("1 file changed, 1 insertion(+), 1 deletion(-)"));
     // On a terminal the patch goes through the user's pager, coloured.
     let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
     cmd.env("PAGER", "cat -v | sed s/^/paged:/");
     cmd.args(["diff", &one]);
     let mut term = Terminal::spawn(cmd, 40, 120);
-    let screen = term.wait_screen("paged:1 files changed");
+    let screen = term.wait_screen("paged:1 file changed");
     assert!(screen.contains("paged:^[[32m+one by cli"), "{screen}");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 
