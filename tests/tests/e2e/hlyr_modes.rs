@@ -143,7 +143,9 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     // One matches: the line is the command, ready for Enter.
     term.send("mpa\t");
     term.wait_screen("› /compact ");
+    // Esc clears the line; the next key waits for it (an Esc and a key at once read as Alt).
     term.send("\x1b");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("› /compact"));
     term.send("look at @src/ma\t");
     term.wait_screen("› look at @src/main.rs ");
     term.send("please\r");
@@ -152,7 +154,7 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     term.send("@secr\tx");
     term.wait_screen("› @secrx");
     term.send("\x1b");
-    term.wait_until("the line cleared", WAIT, |s| !s.contains("@secrx"));
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("› @secrx"));
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     assert_eq!(
