@@ -190,17 +190,12 @@ fn tiny_terminals_resizes_and_huge_content_never_panic() {
     let huge = "x".repeat(2_000_000) + "\n" + &"line\n".repeat(100_000);
     update(
         &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(event(
-                7,
-                "s-wait",
-                json!({"event_type": "message",
+        stored(event(
+            7,
+            "s-wait",
+            json!({"event_type": "message",
                 "role": "assistant", "content": huge}),
-            )),
-        }),
+        )),
     );
     for (w, h) in [
         (1, 1),
@@ -370,17 +365,12 @@ fn scrolling_up_stops_following_and_g_resumes() {
     // New events do not move a reader who scrolled up.
     update(
         &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(event(
-                9,
-                "s-wait",
-                json!({"event_type": "message",
+        stored(event(
+            9,
+            "s-wait",
+            json!({"event_type": "message",
                 "role": "assistant", "content": "more\nlines\nhere"}),
-            )),
-        }),
+        )),
     );
     assert_eq!(state.conversation_top(), bottom - 1);
     assert!(screen(&state, true).contains("more lines · G follows"));
@@ -539,15 +529,7 @@ fn a_stored_event_that_changes_replaces_the_one_shown() {
     assert_eq!(call.tool_name.as_deref(), Some("Edit"));
     assert!(!screen(&state, true).contains("✗ denied"));
     call.approval_status = Some("denied".into());
-    update(
-        &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(call),
-        }),
-    );
+    update(&mut state, stored(call));
     let c = state.conversation.as_ref().unwrap();
     assert_eq!(c.events.len(), conversation("s-wait").len(), "added twice");
     assert!(screen(&state, true).contains("✗ denied"));

@@ -5,7 +5,7 @@
 //! with a detail pane on a wide terminal.
 
 use crossterm::event::KeyCode;
-use hld_client::protocol::{Approval, Event, SessionInfo, ANSWERED_ELSEWHERE};
+use hld_client::protocol::{Approval, SessionInfo, ANSWERED_ELSEWHERE};
 use hld_tui::app::{update, Msg, Screen, State};
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -209,15 +209,7 @@ fn a_wide_terminal_shows_the_selected_session_beside_the_list() {
         json!({"event_type": "message", "role": "assistant",
             "content": "The port is taken: I will use port 0.\nMore later."}),
     );
-    update(
-        &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run-s-wait".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(said),
-        }),
-    );
+    update(&mut state, stored(said));
     keys(&mut state, "gg");
     let shown = screen(&state, true);
     assert!(shown.contains("Waiting for you"), "{shown}");
@@ -254,12 +246,7 @@ fn events_streamed_while_a_conversation_loads_are_kept() {
     // ahead of the load's answer.
     let said = |id: i64, text: &str| {
         let fields = json!({"event_type": "message", "role": "assistant", "content": text});
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run-s-wait".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(event(id, "s-wait", fields)),
-        })
+        stored(event(id, "s-wait", fields))
     };
     update(&mut state, said(1, "I'll create that file for you."));
     let answer = |events| Msg::Conversation {
@@ -299,15 +286,7 @@ fn the_selection_stays_on_its_session_when_another_one_moves_up() {
     );
     // The failed session, below it, streams: it goes to the top, the selection stays.
     let fields = json!({"event_type": "message", "role": "assistant", "content": "Retrying"});
-    update(
-        &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-fail".into(),
-            run_id: "run-s-fail".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(event(9, "s-fail", fields)),
-        }),
-    );
+    update(&mut state, stored(event(9, "s-fail", fields)));
     assert!(
         header(&state).contains("│ Explore the codebase"),
         "{}",

@@ -179,6 +179,16 @@ pub fn timed(event: Event) -> Msg {
     }))
 }
 
+/// `event` stored in its session's conversation, as the daemon announces it.
+pub fn stored(event: ConversationEvent) -> Msg {
+    timed(Event::ConversationUpdated {
+        run_id: format!("run-{}", event.session_id),
+        session_id: event.session_id.clone(),
+        claude_session_id: "c".into(),
+        event: Box::new(event),
+    })
+}
+
 /// A connected dashboard with the fixture sessions and approvals.
 pub fn loaded(width: u16, height: u16) -> State {
     let mut state = State::new(now(), width, height, true);

@@ -310,15 +310,7 @@ fn a_plan_approval_shows_the_plan_and_a_approves_while_a_capital_a_also_accepts_
         json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-p1",
             "tool_name": "ExitPlanMode", "tool_input_json": json!({"plan": plan}).to_string()}),
     );
-    update(
-        &mut state,
-        timed(Event::ConversationUpdated {
-            session_id: "s-wait".into(),
-            run_id: "run".into(),
-            claude_session_id: "c".into(),
-            event: Box::new(call),
-        }),
-    );
+    update(&mut state, stored(call));
     let approval = approval("p1", "s-wait", "ExitPlanMode", json!({"plan": plan}), 1);
     update(&mut state, Msg::Approvals(vec![approval.clone()]));
     let shown = screen(&state, false);
@@ -378,15 +370,7 @@ fn a_compaction_is_one_dim_rule_and_attached_images_read_as_attachments() {
         ),
     ];
     for e in added {
-        update(
-            &mut state,
-            timed(Event::ConversationUpdated {
-                session_id: "s-wait".into(),
-                run_id: "run".into(),
-                claude_session_id: "c".into(),
-                event: Box::new(e),
-            }),
-        );
+        update(&mut state, stored(e));
     }
     let shown = screen(&state, false);
     let rule = "──── Conversation compacted (45,210 tokens before) ────";

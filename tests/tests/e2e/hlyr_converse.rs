@@ -36,7 +36,7 @@ fn only_session(d: &TestDaemon) -> String {
 }
 
 /// The user messages of `session_id`'s conversation, in order.
-fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
+pub(super) fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
     d.conversation(session_id)
         .into_iter()
         .filter(|e| {

@@ -7,14 +7,14 @@ use std::path::Path;
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ConversationEventType, ListSessions, NoParams, PermissionMode, SendMessageParams, SessionState,
-    SlashCommandKind, UpdateSessionSettingsParams,
+    ListSessions, NoParams, PermissionMode, SendMessageParams, SessionState, SlashCommandKind,
+    UpdateSessionSettingsParams,
 };
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
 
 use crate::hlyr::{assert_in_order, fake, hlyr, slow_daemon, workdir};
-use crate::hlyr_converse::{ended, PROMPT_HINT};
+use crate::hlyr_converse::{ended, user_messages, PROMPT_HINT};
 
 /// Shift+Tab, as a terminal sends it.
 const SHIFT_TAB: &str = "\x1b[Z";
@@ -59,17 +59,6 @@ fn wait_state(d: &TestDaemon, session_id: &str, done: impl Fn(&SessionState) -> 
         "never reached: {:#?}",
         d.state(session_id)
     );
-}
-
-/// The user messages of `session_id`'s conversation, in order.
-fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
-    d.conversation(session_id)
-        .into_iter()
-        .filter(|e| {
-            e.event_type == ConversationEventType::Message && e.role.as_deref() == Some("user")
-        })
-        .map(|e| e.content.unwrap_or_default())
-        .collect()
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use hld_client::protocol::{
     Approval, ApprovalStatus, ContinueSession, ContinueSessionParams, ConversationEventType, Event,
     LaunchSession, ListSessions, ListSlashCommands, NoParams, PermissionMode, SendMessage,
-    SendMessageParams, SessionIdParams, SlashCommandKind, SubscribeParams, UpdateSessionSettings,
-    UpdateSessionSettingsParams,
+    SendMessageParams, SessionIdParams, SlashCommand, SlashCommandKind, SubscribeParams,
+    UpdateSessionSettings, UpdateSessionSettingsParams,
 };
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 
@@ -31,23 +31,31 @@ pub(super) fn id_params(session_id: &str) -> SessionIdParams {
     }
 }
 
+/// `session_id`'s slash commands once its skills are known: the commands are stored at once
+/// from `initialize`, the skills come with the turn's `init`.
+pub(super) fn listed_commands(d: &TestDaemon, session_id: &str) -> Vec<SlashCommand> {
+    wait_for(WAIT, || {
+        let listed = d
+            .request::<ListSlashCommands>(id_params(session_id))
+            .commands;
+        let skills = listed.iter().any(|c| c.kind == SlashCommandKind::Skill);
+        skills.then_some(listed)
+    })
+    .unwrap_or_else(|| panic!("no skills listed\nlog:\n{}", d.log_text()))
+}
+
+/// The kind of the command named `name`, if listed.
+pub(super) fn kind_of(commands: &[SlashCommand], name: &str) -> Option<SlashCommandKind> {
+    let command = commands.iter().find(|c| c.name == name);
+    command.map(|c| c.kind.clone())
+}
+
 #[test]
 fn slash_commands_are_what_claude_answered_to_initialize() {
     let d = fake();
     let id = d.launch(launch_params("hello", workdir(&d)));
-    let commands = wait_for(WAIT, || {
-        let listed = d.request::<ListSlashCommands>(id_params(&id)).commands;
-        // Stored at once from `initialize`; the skills come with the turn's `init`.
-        listed
-            .iter()
-            .any(|c| c.kind == SlashCommandKind::Skill)
-            .then_some(listed)
-    })
-    .unwrap_or_else(|| panic!("no skills listed\nlog:\n{}", d.log_text()));
-    let kind = |name: &str| {
-        let command = commands.iter().find(|c| c.name == name);
-        command.map(|c| c.kind.clone())
-    };
+    let commands = listed_commands(&d, &id);
+    let kind = |name: &str| kind_of(&commands, name);
     // `initialize.json` of fake-claude, as the real CLI 2.1.197 answered: `compact` is a
     // command, `debug` a skill named by `init`, `Explore` an agent.
     assert_eq!(kind("compact"), Some(SlashCommandKind::Command));

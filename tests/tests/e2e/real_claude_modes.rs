@@ -4,14 +4,14 @@
 //! the ones the CLI answered to `initialize`.
 
 use hld_client::protocol::{
-    Event, LaunchSessionParams, ListSlashCommands, PermissionMode, SlashCommandKind,
-    SubscribeParams, UpdateSessionSettings,
+    Event, LaunchSessionParams, PermissionMode, SlashCommandKind, SubscribeParams,
+    UpdateSessionSettings,
 };
 use hld_e2e::anthropic::{self, AnthropicStandIn, Reply, INPUT_TOKENS};
-use hld_e2e::{launch_params, wait_for, TestDaemon, WAIT};
+use hld_e2e::{launch_params, TestDaemon};
 use serde_json::{json, Value};
 
-use crate::modes::{id_params, mode_of, pending, send, settings, tool_results};
+use crate::modes::{kind_of, listed_commands, mode_of, pending, send, settings, tool_results};
 use crate::real_claude::{decide, options, recorded, scratch};
 
 /// The plan the stand-in's model proposes.
@@ -159,16 +159,8 @@ fn the_slash_commands_are_those_the_cli_reported() {
     let d = TestDaemon::start_with(options(Some(&api)));
     let dir = scratch();
     let id = d.launch(launch_params("First", dir.path()));
-    let commands = wait_for(WAIT, || {
-        let listed = d.request::<ListSlashCommands>(id_params(&id)).commands;
-        let skills = listed.iter().any(|c| c.kind == SlashCommandKind::Skill);
-        skills.then_some(listed)
-    })
-    .unwrap_or_else(|| panic!("no skills listed\nlog:\n{}", d.log_text()));
-    let kind = |name: &str| {
-        let command = commands.iter().find(|c| c.name == name);
-        command.map(|c| c.kind.clone())
-    };
+    let commands = listed_commands(&d, &id);
+    let kind = |name: &str| kind_of(&commands, name);
     assert_eq!(kind("compact"), Some(SlashCommandKind::Command));
     assert_eq!(kind("debug"), Some(SlashCommandKind::Skill));
     assert_eq!(kind("Explore"), Some(SlashCommandKind::Agent));
