@@ -109,10 +109,12 @@ fn wait_pending(d: &TestDaemon, session_id: &str, n: usize) -> Vec<Approval> {
 }
 
 fn tool_call(d: &TestDaemon, session_id: &str) -> ConversationEvent {
-    d.conversation(session_id)
-        .into_iter()
-        .find(|e| e.event_type == ConversationEventType::ToolCall)
-        .expect("a tool_call event")
+    let events = d.conversation(session_id);
+    let call = events
+        .iter()
+        .find(|e| e.event_type == ConversationEventType::ToolCall);
+    call.cloned()
+        .unwrap_or_else(|| panic!("no tool_call event in {events:#?}\nlog:\n{}", d.log_text()))
 }
 
 fn tool_result(d: &TestDaemon, session_id: &str) -> ConversationEvent {
