@@ -5,7 +5,9 @@
 //!
 //! An agent's output is untrusted: an escape sequence in it could move the cursor, rewrite the
 //! screen or set the window title. Every string from the daemon passes through [`clean`]
-//! before it reaches a terminal.
+//! before it reaches a terminal. [`usage`] words context shares, usage limits and windows.
+
+pub mod usage;
 
 use std::borrow::Cow;
 

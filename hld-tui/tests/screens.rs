@@ -467,6 +467,7 @@ fn a_status_change_moves_the_session_up_and_reloads_the_list() {
             new_status: hld_client::protocol::SessionStatus::Running,
             parent_session_id: None,
             error: None,
+            usage_limit: None,
         }),
     );
     assert_eq!(commands, [Command::LoadSessions]);

@@ -41,6 +41,7 @@ fn event(change: Change) -> Event {
             new_status: session.status,
             parent_session_id: session.new.parent_session_id,
             error,
+            usage_limit: None,
         },
         Change::Conversation { run_id, event } => Event::ConversationUpdated {
             session_id: event.session_id.clone(),

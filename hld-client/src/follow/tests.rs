@@ -75,6 +75,7 @@ fn status(old: &str, new: &str) -> Event {
         new_status: new.into(),
         parent_session_id: None,
         error: None,
+        usage_limit: None,
     }
 }
 

@@ -157,6 +157,9 @@ pub struct UpdateSessionSettingsParams {
     /// `default` or `plan`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub permission_mode: Option<PermissionMode>,
+    /// Resume the session when a usage limit that stopped it resets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume_on_reset: Option<bool>,
 }
 
 method!(
@@ -183,7 +186,7 @@ method!(
     UpdateSessionSettings, "updateSessionSettings", "Set a session's model, permission mode, auto-accept and bypass",
     ["session_id: string", "auto_accept_edits?: boolean", "dangerously_skip_permissions?: boolean",
      "dangerously_skip_permissions_timeout_ms?: number", "model?: string",
-     "permission_mode?: \"default\" | \"plan\""], "{success: boolean}",
+     "permission_mode?: \"default\" | \"plan\"", "resume_on_reset?: boolean"], "{success: boolean}",
     UpdateSessionSettingsParams, SuccessResult
 );
 

@@ -7,7 +7,9 @@ use serde_json::Value;
 use super::approvals::{Approval, ApprovalStatus, ApprovalType};
 use super::conversation::ConversationEvent;
 use super::messages::QueuedMessage;
+use super::notify::Notification;
 use super::sessions::{SessionControl, SessionStatus};
+use super::usage::{RateLimitWindow, UsageLimit};
 
 open_enum!(
     /// The type of a bus event, as `Subscribe`'s `event_types` names it and as [`Event`]'s
@@ -29,13 +31,17 @@ open_enum!(
         MessageDelivered = "message_delivered",
         /// [`Event::MessageCancelled`].
         MessageCancelled = "message_cancelled",
+        /// [`Event::Notification`].
+        Notification = "notification",
+        /// [`Event::RateLimitUpdated`].
+        RateLimitUpdated = "rate_limit_updated",
         /// [`Event::Lagged`].
         Lagged = "lagged",
     }
 );
 
 /// The names of the bus event types, as used in `Subscribe.event_types`.
-pub const EVENT_TYPES: [&str; 9] = EventType::NAMES;
+pub const EVENT_TYPES: [&str; 11] = EventType::NAMES;
 
 /// A bus event, serialised as `{"type": …, "data": {…}}`. An event of a type this version
 /// does not know reads as [`Event::Unknown`], its data kept as sent.
@@ -59,6 +65,9 @@ pub enum Event {
         /// The error text, for failures.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The usage limit that stopped the session (with the status `failed`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage_limit: Option<UsageLimit>,
     },
     /// A conversation event was stored.
     ConversationUpdated {
@@ -157,6 +166,17 @@ pub enum Event {
         /// The message.
         message: QueuedMessage,
     },
+    /// The daemon notified the user: terminals ring once per `id`.
+    Notification(Notification),
+    /// A session's `claude` reported a usage-limit window (`rate_limit_event`).
+    RateLimitUpdated {
+        /// The session whose `claude` reported it.
+        session_id: String,
+        /// Its run.
+        run_id: String,
+        /// The window now.
+        window: RateLimitWindow,
+    },
     /// This subscriber fell behind and `missed` events were dropped for it.
     Lagged {
         /// How many events were dropped.
@@ -187,6 +207,8 @@ impl Event {
             Event::MessageQueued { .. } => "message_queued",
             Event::MessageDelivered { .. } => "message_delivered",
             Event::MessageCancelled { .. } => "message_cancelled",
+            Event::Notification(_) => "notification",
+            Event::RateLimitUpdated { .. } => "rate_limit_updated",
             Event::Lagged { .. } => "lagged",
             Event::Unknown { type_name, .. } => type_name,
         }
@@ -207,7 +229,9 @@ impl Event {
             | Event::SessionSettingsChanged { session_id, .. }
             | Event::MessageQueued { session_id, .. }
             | Event::MessageDelivered { session_id, .. }
-            | Event::MessageCancelled { session_id, .. } => Some(session_id),
+            | Event::MessageCancelled { session_id, .. }
+            | Event::RateLimitUpdated { session_id, .. } => Some(session_id),
+            Event::Notification(n) => Some(&n.session_id),
             Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }
@@ -222,7 +246,9 @@ impl Event {
             | Event::SessionSettingsChanged { run_id, .. }
             | Event::MessageQueued { run_id, .. }
             | Event::MessageDelivered { run_id, .. }
-            | Event::MessageCancelled { run_id, .. } => Some(run_id),
+            | Event::MessageCancelled { run_id, .. }
+            | Event::RateLimitUpdated { run_id, .. } => Some(run_id),
+            Event::Notification(n) => Some(&n.run_id),
             Event::Lagged { .. } | Event::Unknown { .. } => None,
         }
     }

@@ -46,6 +46,9 @@ pub struct HealthResult {
     /// directories under the root the daemon did not make (none is deleted).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stray_worktrees: Vec<super::StrayWorktree>,
+    /// Where the daemon sends notifications (never the webhook's URL).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notifications: Option<super::NotificationChannels>,
 }
 
 /// Where `claude` was found.

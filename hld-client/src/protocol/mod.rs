@@ -43,6 +43,8 @@
 //!   [`GetRecentPaths`], [`SearchSessions`] and [`DeleteSession`], with [`SessionControl`];
 //! - isolated sessions (git worktrees): [`GetSessionDiff`], [`MergeSession`] and
 //!   [`DiscardSession`], with [`WorktreeInfo`];
+//! - cost and limits: [`GetUsage`] and [`GetRateLimits`], with [`UsageLimit`] and
+//!   [`RateLimitWindow`]; notifications arrive as [`Event::Notification`] ([`Notification`]);
 //! - events: [`Subscribe`], which streams [`Event`]s;
 //! - introspection: [`Health`], [`Initialize`], [`Version`], [`ListMethods`],
 //!   [`DescribeMethods`], [`SetLogLevel`] and [`Shutdown`];
@@ -199,7 +201,9 @@ mod interrupt;
 mod introspection;
 mod mcp;
 mod messages;
+mod notify;
 mod sessions;
+mod usage;
 mod worktrees;
 
 pub use approvals::*;
@@ -212,7 +216,9 @@ pub use interrupt::*;
 pub use introspection::*;
 pub use mcp::*;
 pub use messages::*;
+pub use notify::*;
 pub use sessions::*;
+pub use usage::*;
 pub use worktrees::*;
 
 /// The default largest incoming message, in bytes.

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::mcp::McpConfigParam;
+use super::usage::UsageLimit;
 use super::worktrees::{WorktreeInfo, WorktreeParams};
 use super::NoParams;
 
@@ -126,6 +127,16 @@ pub struct SessionInfo {
     /// Total cost reported by Claude.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The usage limit that stopped the session, with the status `failed`; front ends show it
+    /// as a limit with its reset time, not as an ordinary failure. Cleared when it runs again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_limit: Option<UsageLimit>,
+    /// The context the last model call used (see [`SessionState::effective_context_tokens`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_context_tokens: Option<i64>,
+    /// The model's context window, in tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<i64>,
     /// The git worktree an isolated session runs in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeInfo>,
@@ -175,6 +186,10 @@ pub struct SessionControl {
     /// `default` or `plan`: what the live process runs in, else what the next resume uses.
     #[serde(default)]
     pub permission_mode: PermissionMode,
+    /// When the session stops at a usage limit, the daemon resumes it (the same session) when
+    /// the limit resets.
+    #[serde(default)]
+    pub resume_on_reset: bool,
 }
 
 /// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).
@@ -264,6 +279,10 @@ pub struct SessionState {
     /// The model's context window, in tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_limit: Option<i64>,
+    /// The usage limit that stopped the session, with the status `failed`; front ends show it
+    /// as a limit with its reset time, not as an ordinary failure. Cleared when it runs again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_limit: Option<UsageLimit>,
     /// The git worktree an isolated session runs in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeInfo>,
@@ -323,6 +342,11 @@ macro_rules! turn_params {
             /// Image files sent with the query (see [`super::SendMessageParams::images`]).
             #[serde(default, skip_serializing_if = "Option::is_none")]
             pub images: Option<Vec<String>>,
+            /// Resume the session when a usage limit that stopped it resets [default:
+            /// `resume_on_reset` in humanlayer.json, else false; a continuation inherits its
+            /// parent's].
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub resume_on_reset: Option<bool>,
         }
     };
 }

@@ -127,6 +127,7 @@ fn a_turn_ending_or_a_worktree_changing_state_reloads_the_counts() {
             new_status: SessionStatus::Completed,
             parent_session_id: None,
             error: None,
+            usage_limit: None,
         }),
     );
     assert!(ended.contains(&Command::LoadDiffStat("s-iso".into())));

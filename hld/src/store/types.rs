@@ -362,6 +362,9 @@ impl SessionRow {
             result: self.result(),
             interrupted: self.interrupted,
             cost_usd: self.cost_usd,
+            usage_limit: None,
+            effective_context_tokens: self.context.effective_context_tokens,
+            context_limit: self.context.context_limit,
             worktree: self.worktree.clone(),
             control: self.control(),
         }
@@ -399,6 +402,7 @@ impl SessionRow {
                 .map(|d| d.display().to_string())
                 .collect(),
             permission_mode: modes.permission_mode.clone(),
+            resume_on_reset: false,
         }
     }
 
@@ -439,6 +443,7 @@ impl SessionRow {
             cache_read_input_tokens: self.context.cache_read_input_tokens,
             effective_context_tokens: self.context.effective_context_tokens,
             context_limit: self.context.context_limit,
+            usage_limit: None,
             worktree: self.worktree.clone(),
             control: self.control(),
         }

@@ -109,6 +109,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         dangerously_skip_permissions_timeout_ms: timeout,
         model: args.model,
         permission_mode: args.mode,
+        resume_on_reset: None,
     };
     if change {
         client.update_session_settings(params).await?;

@@ -297,6 +297,9 @@ pub fn raw_search(
                 live: false,
                 live_until: None,
                 worktree: None,
+                usage_limit: None,
+                effective_context_tokens: None,
+                context_limit: None,
                 id: row.get(0)?,
                 run_id: row.get(1)?,
                 parent_session_id: row.get(3)?,
@@ -333,6 +336,7 @@ pub fn raw_search(
                         .and_then(|d| serde_json::from_str(&d).ok())
                         .unwrap_or_default(),
                     permission_mode: Default::default(),
+                    resume_on_reset: false,
                 },
                 query,
                 claude_session_id,
