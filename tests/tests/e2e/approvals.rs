@@ -473,6 +473,14 @@ fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() 
         let mut d = TestDaemon::start_with(restartable());
         let id = launch(&d, "scenario:tool make a file");
         let approval_id = wait_pending(&d, &id, 1)[0].id.clone();
+        // The approval comes over the MCP socket, the tool call over claude's stdout: wait
+        // until the daemon stored the call too, or a kill could come between the two.
+        wait_for(WAIT, || {
+            d.conversation(&id)
+                .into_iter()
+                .find(|e| e.event_type == ConversationEventType::ToolCall)
+        })
+        .expect("the tool call is stored");
         let hello = workdir(&d).join("hello.txt");
         if kill {
             // No clean-up at all. Claude dies with its daemon (it is never left running
