@@ -17,6 +17,7 @@ mod client;
 mod cloud;
 mod cloud_ended;
 mod control;
+mod cost;
 mod envelope;
 mod events;
 mod fake_claude;
