@@ -57,8 +57,6 @@ pub(super) struct Known {
     pub(super) haiku: &'static str,
     pub(super) dir_live: String,
     pub(super) dir_failed: String,
-    /// The sessions: live (two turns), its continuation, failed.
-    pub(super) ids: [String; 3],
 }
 
 /// The models the sessions run on (ids `fake-claude` reports as given), and a subagent's.
@@ -130,7 +128,6 @@ pub(super) fn known_usage() -> Known {
         haiku: HAIKU,
         dir_live,
         dir_failed,
-        ids: [live, continued, failed],
         d,
     }
 }

@@ -32,6 +32,7 @@ mod hlyr_lists;
 mod hlyr_live;
 mod hlyr_modes;
 mod hlyr_outcomes;
+mod hlyr_usage;
 mod inputs;
 mod limits;
 mod live;
