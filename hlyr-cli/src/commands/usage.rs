@@ -56,7 +56,6 @@ struct Usage {
     since: Option<String>,
 }
 
-
 /// The columns after the key, right-aligned.
 const FIGURES: [&str; 7] = [
     "TURNS",

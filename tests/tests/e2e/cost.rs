@@ -132,7 +132,7 @@ pub(super) fn known_usage() -> Known {
     }
 }
 
-fn usage(d: &TestDaemon, since: Option<&str>, group_by: UsageGroupBy) -> GetUsageResult {
+pub(super) fn usage(d: &TestDaemon, since: Option<&str>, group_by: UsageGroupBy) -> GetUsageResult {
     d.request::<GetUsage>(GetUsageParams {
         since: since.map(str::to_owned),
         group_by,
@@ -140,7 +140,7 @@ fn usage(d: &TestDaemon, since: Option<&str>, group_by: UsageGroupBy) -> GetUsag
 }
 
 /// Waits until `getUsage` counts `turns` turns.
-fn wait_turns(d: &TestDaemon, turns: u64) {
+pub(super) fn wait_turns(d: &TestDaemon, turns: u64) {
     let counted = wait_for(WAIT, || {
         let total = usage(d, None, UsageGroupBy::Day).total;
         (total.turns >= turns).then_some(total.turns)
@@ -200,13 +200,13 @@ fn get_usage_counts_each_turn_once_by_day_model_and_directory() {
     // Since a time: the live session's first turn is left out. Since a day: its start.
     let later = usage(d, Some(&k.after_first), UsageGroupBy::Model);
     assert_eq!(keys(&later.rows), [k.sonnet, k.opus]);
-    assert_totals(
-        &later.rows[0].totals,
-        &totals([500, 50, 2000, 6000], 2, 2),
-    );
+    assert_totals(&later.rows[0].totals, &totals([500, 50, 2000, 6000], 2, 2));
     assert_totals(&later.total, &totals([507, 51, 2000, 6000], 3, 3));
     assert_totals(&usage(d, Some(&day), UsageGroupBy::Day).total, &all);
-    let tomorrow = NaiveDate::parse_from_str(&day, "%Y-%m-%d").unwrap().succ_opt().unwrap();
+    let tomorrow = NaiveDate::parse_from_str(&day, "%Y-%m-%d")
+        .unwrap()
+        .succ_opt()
+        .unwrap();
     let tomorrow = tomorrow.to_string();
     let none = usage(d, Some(&tomorrow), UsageGroupBy::Day);
     assert!(none.rows.is_empty(), "{none:?}");
@@ -220,7 +220,10 @@ fn get_usage_refuses_bad_params_and_serves_on() {
         let reply = d.call("getUsage", params.clone());
         let error = &reply["error"];
         assert_eq!(error["code"], -32602, "{params}: {reply}");
-        error["data"]["param"].as_str().unwrap_or_default().to_owned()
+        error["data"]["param"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
     };
     assert_eq!(refused(json!({"since": "yesterday"})), "since");
     assert_eq!(refused(json!({"since": "2026-02-30"})), "since");
@@ -253,7 +256,10 @@ fn list_sessions_context_follows_each_assistant_message_of_a_live_session() {
     let info = listed(&d, &id);
     assert_eq!(info.effective_context_tokens, Some(6100));
     assert_eq!(info.context_limit, Some(200_000));
-    assert_eq!(state.effective_context_tokens, info.effective_context_tokens);
+    assert_eq!(
+        state.effective_context_tokens,
+        info.effective_context_tokens
+    );
 
     // The next turn, held at an approval after its assistant messages: the list shows the
     // context they used while the turn is still under way.

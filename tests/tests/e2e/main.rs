@@ -41,6 +41,7 @@ mod modes;
 mod neovim;
 mod newcomer;
 mod real_claude;
+mod real_claude_cost;
 mod real_claude_hlyr;
 mod real_claude_inputs;
 mod real_claude_modes;

@@ -10,7 +10,9 @@ use crate::results::{RunStats, Tokens};
 
 /// The model calls the markers in `prompt` script, on `model` unless one names another.
 pub fn scripted(prompt: &str, model: &str) -> Result<Vec<(String, Tokens)>, String> {
-    let markers = prompt.split_whitespace().filter_map(|w| w.strip_prefix("usage:"));
+    let markers = prompt
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("usage:"));
     markers
         .map(|marker| {
             let (figures, on) = marker.split_once('@').unwrap_or((marker, model));
@@ -71,8 +73,7 @@ impl Run {
     pub(super) fn stats(&mut self, num_turns: u32) -> RunStats {
         RunStats {
             session_id: self.session.id.clone(),
-            duration_ms: super::duration_ms(self.started.elapsed())
-                .max(20 * u64::from(self.turns)),
+            duration_ms: super::duration_ms(self.started.elapsed()).max(20 * u64::from(self.turns)),
             duration_api_ms: 20 * u64::from(self.api_calls),
             num_turns,
             tokens: self.tokens,
