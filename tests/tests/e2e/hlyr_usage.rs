@@ -3,8 +3,11 @@
 
 use hld_client::protocol::{GetUsage, GetUsageParams, UsageGroupBy};
 
+use serde_json::json;
+
 use crate::cost::known_usage;
 use crate::hlyr::hlyr;
+use crate::schema;
 
 /// The lines of a table without styles, each checked to end where the header ends (the
 /// figures are right-aligned, the cost last).
@@ -96,4 +99,20 @@ fn hlyr_usage_prints_a_table_by_day_model_or_directory_and_json() {
     let bad = hlyr(d, &["usage", "--since", "yesterday"]);
     bad.assert_code(2);
     assert!(bad.stderr.contains("`yesterday` is not a day"), "{bad:#?}");
+}
+
+#[test]
+fn the_usage_schema_rejects_a_row_without_its_key() {
+    let totals = json!({"input_tokens": 1, "output_tokens": 2, "cache_creation_input_tokens": 3,
+        "cache_read_input_tokens": 4, "cost_usd": 0.5, "sessions": 1, "turns": 1});
+    let mut row = totals.clone();
+    row["key"] = json!("2026-11-29");
+    let usage = json!({"group_by": "day", "rows": [row], "total": totals});
+    schema::check("usage", &usage);
+    let mut keyless = usage.clone();
+    keyless["rows"] = json!([totals]);
+    assert!(!schema::violations("usage", &keyless).is_empty());
+    let mut extra = usage;
+    extra["total"]["key"] = json!("all");
+    assert!(!schema::violations("usage", &extra).is_empty());
 }
