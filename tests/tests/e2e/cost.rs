@@ -292,3 +292,29 @@ fn list_sessions_context_follows_each_assistant_message_of_a_live_session() {
         (Some(9200), Some(200_000))
     );
 }
+
+#[tokio::test]
+async fn the_sdk_gets_usage_and_the_daemons_refusals() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let id = d.launch(launch_params("usage:40,4,0,0", dir(&d, "work")));
+    d.wait_ended(&id);
+    let client = d.client().await;
+    let params = GetUsageParams {
+        since: Some("2000-01-01".into()),
+        group_by: UsageGroupBy::WorkingDir,
+    };
+    let usage = client.get_usage(params).await.unwrap();
+    assert_eq!(usage.rows.len(), 1);
+    assert_totals(&usage.total, &totals([40, 4, 0, 0], 1, 1));
+    let bad = GetUsageParams {
+        since: Some("soon".into()),
+        ..Default::default()
+    };
+    match client.get_usage(bad).await {
+        Err(hld_client::Error::Rpc(error)) => {
+            assert_eq!(error.code, -32602);
+            assert_eq!(error.data.unwrap()["param"], "since");
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+}
