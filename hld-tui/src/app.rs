@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
-    GetSessionDiffResult, LaunchSessionParams, MergeSessionResult, MergeStrategy, MessageStatus,
-    QueuedMessage, SendDecisionParams, SessionInfo, SessionStatus, SlashCommand, TimedEvent,
-    UpdateSessionSettingsParams,
+    GetSessionDiffResult, GetUsageResult, LaunchSessionParams, MergeSessionResult, MergeStrategy,
+    MessageStatus, QueuedMessage, RateLimitWindow, SendDecisionParams, SessionInfo, SessionStatus,
+    SlashCommand, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -27,6 +27,7 @@ mod queue;
 mod review;
 mod settings;
 mod state;
+mod usage;
 
 pub use complete::{Choice, Completer, Completion, Trigger};
 use events::*;
@@ -37,6 +38,7 @@ pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
+pub use usage::{daily_costs, Loaded, UsageTable, UsageView, USAGE_DAYS};
 
 /// Rows taken by the title bar and the key-help line around every screen.
 pub const CHROME_ROWS: u16 = 2;
@@ -110,6 +112,13 @@ pub enum Msg {
     Discarded(String),
     /// `discardSession` refused (work never merged, a turn running): the daemon's reason.
     DiscardRefused { session_id: String, reason: String },
+    /// `getRateLimits`, or nothing when it could not be read (the windows are an aside).
+    RateLimits(Vec<RateLimitWindow>),
+    /// A `getUsage` of the usage view; the daemon's reason when it refused.
+    Usage {
+        table: UsageTable,
+        result: Result<GetUsageResult, String>,
+    },
     /// A session was launched: open it.
     Opened(String),
     /// A command finished; `text` says what happened.
@@ -171,10 +180,21 @@ pub enum Command {
         title: String,
     },
     Settings(UpdateSessionSettingsParams),
+    /// The usage-limit windows, for the title bar.
+    LoadRateLimits,
+    /// A table of the usage view (`getUsage`).
+    LoadUsage {
+        table: UsageTable,
+        since: Option<String>,
+    },
     /// Put text on the clipboard (OSC 52).
     Copy(String),
-    /// Ring the terminal bell.
-    Bell,
+    /// Tell the terminal the daemon notified: a desktop notification where it shows one, and
+    /// the bell.
+    Notify {
+        title: String,
+        text: String,
+    },
     Quit,
 }
 
@@ -194,6 +214,8 @@ pub enum Screen {
     Approvals,
     /// An isolated session's changes.
     Review,
+    /// What the sessions cost, by day and by model.
+    Usage,
 }
 
 /// Which sessions the list shows.
@@ -378,6 +400,12 @@ pub struct State {
     pub stats: HashMap<String, Option<DiffStat>>,
     /// The review screen's diff.
     pub review: Option<Review>,
+    /// The usage-limit windows, as last reported, for the title bar.
+    pub windows: Vec<RateLimitWindow>,
+    /// The usage view, once opened.
+    pub usage: Option<UsageView>,
+    /// The notifications already rung, by id: each rings once.
+    pub notified: HashSet<String>,
 }
 
 fn matches(s: &SessionInfo, query: &str) -> bool {
@@ -492,6 +520,14 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         | Msg::Merged { .. }
         | Msg::Discarded(_)
         | Msg::DiscardRefused { .. }) => review::on_msg(state, msg),
+        Msg::RateLimits(windows) => {
+            usage::merge_windows(state, windows);
+            Vec::new()
+        }
+        Msg::Usage { table, result } => {
+            usage::loaded(state, table, result);
+            Vec::new()
+        }
         Msg::Opened(session_id) => {
             state.list.search = None;
             open(state, &session_id)
