@@ -1,41 +1,41 @@
-//! Telling the terminal that the daemon notified: a desktop notification by OSC 9 or OSC 777
-//! where the terminal says it shows one, and the bell. Written between frames, outside
-//! ratatui's buffer, so the screen is not disturbed.
+//! Telling the terminal that the daemon notified: the bell, then a notification escape the
+//! terminal shows on its own (a desktop notification or a badge). Written between frames,
+//! outside ratatui's buffer, so the screen is not disturbed.
+//!
+//! Which escape: OSC 777 (`ESC ] 777 ; notify ; TITLE ; BODY BEL`) where the terminal says it
+//! takes it: `VTE_VERSION` set (GNOME Terminal, Tilix and the other VTE terminals),
+//! `TERM_PROGRAM` `WezTerm` or `ghostty`, or a `TERM` of rxvt (urxvt's notify extension).
+//! Everywhere else OSC 9 (`ESC ] 9 ; BODY BEL`: iTerm2, kitty, Windows Terminal, foot…), which
+//! a terminal that does not know it ignores. `hlyr --notify` follows the same rule.
 
 use hld_client::view::clean;
 
-/// The characters of a notification's text sent at most: a terminal shows one line.
+/// The characters of a notification's title or text sent at most: a terminal shows one line.
 const TEXT_CHARS: usize = 200;
 
-/// How this terminal shows a notification beyond its bell.
+/// The notification escape a terminal takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alert {
-    /// The bell alone.
-    Bell,
-    /// iTerm2's `OSC 9 ; text`.
+    /// `OSC 9 ; body`.
     Osc9,
-    /// rxvt's `OSC 777 ; notify ; title ; body` (VTE, foot, Ghostty, WezTerm).
+    /// `OSC 777 ; notify ; title ; body`.
     Osc777,
 }
 
 impl Alert {
-    /// The terminal's kind from what it says of itself: `TERM_PROGRAM`, `VTE_VERSION` and
-    /// `TERM`. Under tmux or screen, which keep such sequences from the outer terminal, the
-    /// bell alone.
+    /// The escape the terminal takes, by what it says of itself.
     pub fn detect(
         term_program: Option<&str>,
         vte_version: Option<&str>,
         term: Option<&str>,
     ) -> Alert {
-        let term = term.unwrap_or("");
-        match term_program.unwrap_or("") {
-            "tmux" => Alert::Bell,
-            _ if term.starts_with("tmux") || term.starts_with("screen") => Alert::Bell,
-            "iTerm.app" => Alert::Osc9,
-            "WezTerm" | "ghostty" => Alert::Osc777,
-            _ if vte_version.is_some_and(|v| !v.is_empty()) => Alert::Osc777,
-            _ if term.starts_with("foot") || term == "xterm-ghostty" => Alert::Osc777,
-            _ => Alert::Bell,
+        let vte = vte_version.is_some_and(|v| !v.is_empty());
+        let program = matches!(term_program, Some("WezTerm" | "ghostty"));
+        let rxvt = term.is_some_and(|t| t.starts_with("rxvt"));
+        if vte || program || rxvt {
+            Alert::Osc777
+        } else {
+            Alert::Osc9
         }
     }
 
@@ -49,16 +49,14 @@ impl Alert {
         )
     }
 
-    /// The bytes that show `title` and `text`, then ring the bell: the notification where the
-    /// terminal shows one (a terminal that does not ignores it), and a sound where bells are on.
+    /// The bell, then the notification of `title` and `text`, each made one clean line.
     pub fn sequence(self, title: &str, text: &str) -> String {
         let title = one_line(title);
         let text = one_line(text);
         match self {
-            Alert::Bell => "\x07".to_owned(),
-            Alert::Osc9 => format!("\x1b]9;{title}: {text}\x07\x07"),
-            // The title is a field of its own: a `;` in it would start the body.
-            Alert::Osc777 => format!("\x1b]777;notify;{};{text}\x07\x07", title.replace(';', ",")),
+            Alert::Osc9 => format!("\x07\x1b]9;{title}: {text}\x07"),
+            // A `;` in the title would end it early.
+            Alert::Osc777 => format!("\x07\x1b]777;notify;{};{text}\x07", title.replace(';', ",")),
         }
     }
 }
@@ -81,37 +79,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_terminal_says_which_notification_it_shows() {
+    fn the_terminal_says_which_escape_it_takes() {
         let xterm = Some("xterm-256color");
-        assert_eq!(Alert::detect(None, None, xterm), Alert::Bell);
+        assert_eq!(Alert::detect(None, None, xterm), Alert::Osc9);
         assert_eq!(Alert::detect(Some("iTerm.app"), None, xterm), Alert::Osc9);
         assert_eq!(Alert::detect(Some("WezTerm"), None, xterm), Alert::Osc777);
         assert_eq!(Alert::detect(None, Some("7600"), xterm), Alert::Osc777);
-        assert_eq!(Alert::detect(None, Some(""), xterm), Alert::Bell);
-        assert_eq!(Alert::detect(None, None, Some("foot")), Alert::Osc777);
-        // tmux keeps the sequence from the terminal it runs in, whatever that is.
-        assert_eq!(
-            Alert::detect(Some("tmux"), Some("7600"), xterm),
-            Alert::Bell
-        );
-        assert_eq!(
-            Alert::detect(None, Some("7600"), Some("screen")),
-            Alert::Bell
-        );
+        assert_eq!(Alert::detect(None, Some(""), xterm), Alert::Osc9);
+        let rxvt = Some("rxvt-unicode-256color");
+        assert_eq!(Alert::detect(None, None, rxvt), Alert::Osc777);
     }
 
     #[test]
-    fn a_notification_is_one_clean_line_and_rings() {
+    fn a_notification_rings_and_is_one_clean_line() {
         let title = "Fix; the\ntests\x1b]0;pwned\x07";
         let text = "Bash: cargo test";
-        assert_eq!(Alert::Bell.sequence(title, text), "\x07");
         assert_eq!(
             Alert::Osc9.sequence(title, text),
-            "\x1b]9;Fix; the tests\u{FFFD}]0;pwned\u{FFFD}: Bash: cargo test\x07\x07"
+            "\x07\x1b]9;Fix; the tests\u{FFFD}]0;pwned\u{FFFD}: Bash: cargo test\x07"
         );
         assert_eq!(
             Alert::Osc777.sequence(title, text),
-            "\x1b]777;notify;Fix, the tests\u{FFFD}]0,pwned\u{FFFD};Bash: cargo test\x07\x07"
+            "\x07\x1b]777;notify;Fix, the tests\u{FFFD}]0,pwned\u{FFFD};Bash: cargo test\x07"
         );
         let long = "x".repeat(1000);
         assert!(Alert::Osc9.sequence(&long, "").len() < 2 * TEXT_CHARS);

@@ -189,8 +189,8 @@ pub enum Command {
     },
     /// Put text on the clipboard (OSC 52).
     Copy(String),
-    /// Tell the terminal the daemon notified: a desktop notification where it shows one, and
-    /// the bell.
+    /// Tell the terminal the daemon notified: the bell, and a notification escape (OSC 9 or
+    /// 777) that the terminal shows where it knows it.
     Notify {
         title: String,
         text: String,
