@@ -128,6 +128,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
         .add::<p::DeleteSession, _, _>(control::delete_session)
+        .add::<p::GetUsage, _, _>(handlers::usage::get_usage)
         .add::<p::GetSessionDiff, _, _>(handlers::worktrees::get_session_diff)
         .add::<p::MergeSession, _, _>(handlers::worktrees::merge_session)
         .add::<p::DiscardSession, _, _>(handlers::worktrees::discard_session)

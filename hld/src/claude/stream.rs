@@ -366,12 +366,13 @@ pub struct RunResult {
     pub num_turns: Option<i64>,
     #[serde(default, deserialize_with = "lenient::object")]
     pub usage: Usage,
-    /// Per model: its context window.
+    /// Per model: its context window, tokens and cost.
     #[serde(default, rename = "modelUsage", deserialize_with = "lenient::object")]
     pub model_usage: std::collections::BTreeMap<String, ModelUsage>,
 }
 
-/// The token counts of a message (`message.usage`) or of the run (`result.usage`).
+/// The token counts of a message (`message.usage`) or of the turn (`result.usage`: every model
+/// call of the turn, summed).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 pub struct Usage {
     /// Input tokens (without cache reads and writes).
@@ -400,11 +401,23 @@ impl Usage {
     }
 }
 
-/// One model's entry of `result.modelUsage`, the figure kept.
+/// One model's entry of `result.modelUsage`: its context window, and its tokens and cost since
+/// the process started (the CLI 2.1.197 counts them over every turn of the process).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelUsage {
-    #[serde(default, rename = "contextWindow", deserialize_with = "lenient::int")]
+    #[serde(default, deserialize_with = "lenient::int")]
     pub context_window: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub input_tokens: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub output_tokens: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub cache_creation_input_tokens: Option<i64>,
+    #[serde(default, deserialize_with = "lenient::int")]
+    pub cache_read_input_tokens: Option<i64>,
+    #[serde(default, rename = "costUSD", deserialize_with = "lenient::float")]
+    pub cost_usd: Option<f64>,
 }
 
 impl RunResult {

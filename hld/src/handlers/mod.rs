@@ -7,6 +7,7 @@ pub mod introspection;
 pub mod messages;
 pub mod sessions;
 pub mod settings;
+pub mod usage;
 pub mod worktrees;
 
 pub use introspection::VERSION;

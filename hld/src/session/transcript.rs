@@ -6,6 +6,9 @@ use serde_json::Value;
 use crate::claude::control::{Control, ControlResponse};
 use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
+use spend::Spend;
+
+mod spend;
 
 /// The subtype of the system event an `api_retry` line becomes.
 pub const API_RETRY: &str = "api_retry";
@@ -22,8 +25,8 @@ pub struct Transcript {
     claude_session_id: Option<String>,
     /// The `result` that ended a turn, until taken.
     result: Option<RunResult>,
-    /// The cost the process has reported so far: each `result` reports it since the start.
-    process_cost: f64,
+    /// What the process has reported so far: each `result` counts cost since the start.
+    spend: Spend,
     /// Control lines read, until taken.
     controls: Vec<Control>,
     /// Answers to the daemon's control requests, until taken.
@@ -137,11 +140,10 @@ impl Transcript {
                 None => message_events(sid, "user", msg, events),
             },
             AgentEvent::Result(result) => {
-                // The turn's own cost; an interrupted turn may report less (0) than before.
-                if let Some(cost) = result.cost() {
-                    update.cost_usd = Some((cost - self.process_cost).max(0.0));
-                    self.process_cost = self.process_cost.max(cost);
-                }
+                // The turn's own cost and tokens per model, stored as the turn's usage.
+                let (cost, usage) = self.spend.turn(&result, self.model.as_deref());
+                update.cost_usd = cost;
+                batch.usage = usage;
                 update.duration_ms = result.duration_ms;
                 update.num_turns = result.num_turns;
                 update.result_content = result.result.clone();

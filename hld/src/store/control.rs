@@ -143,6 +143,7 @@ impl Writer {
             "raw_events",
             "mcp_servers",
             "queued_messages",
+            "usage_turns",
         ] {
             self.conn
                 .prepare_cached(&format!("DELETE FROM {table} WHERE session_id = ?1"))?

@@ -12,6 +12,7 @@ pub(crate) mod settings;
 #[cfg(test)]
 mod tests;
 mod types;
+pub(crate) mod usage;
 pub(crate) mod worktrees;
 mod writer;
 
@@ -28,6 +29,7 @@ use tokio::sync::oneshot;
 pub use error::{Result, StoreError};
 pub use ops::CORRELATION_WINDOW;
 pub use types::*;
+pub use usage::TurnUsage;
 
 pub(crate) use writer::Writer;
 use writer::{Msg, Write};

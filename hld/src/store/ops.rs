@@ -304,6 +304,7 @@ impl Writer {
                 self.follow_mode(session_id, mode, out)?;
             }
         }
+        self.record_usage(session_id, &ingest.usage, &now)?;
         out.extend(stored.into_iter().map(|event| Change::Conversation {
             run_id: run_id.clone(),
             event: Box::new(event),

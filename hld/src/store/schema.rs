@@ -406,6 +406,35 @@ ALTER TABLE sessions ADD COLUMN worktree_id TEXT;
 CREATE INDEX idx_sessions_worktree ON sessions(worktree_id) WHERE worktree_id IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 12,
+        description: "what each turn cost, per model; a session stored before counts as one \
+            turn of its stored totals",
+        sql: r#"
+CREATE TABLE usage_turns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id),
+    turn INTEGER NOT NULL,
+    ended_at TEXT NOT NULL,
+    model TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cache_creation_input_tokens INTEGER NOT NULL,
+    cache_read_input_tokens INTEGER NOT NULL,
+    cost_usd REAL NOT NULL
+);
+CREATE INDEX idx_usage_turns_ended ON usage_turns(ended_at);
+CREATE INDEX idx_usage_turns_session ON usage_turns(session_id, turn);
+INSERT INTO usage_turns (session_id, turn, ended_at, model, input_tokens, output_tokens,
+    cache_creation_input_tokens, cache_read_input_tokens, cost_usd)
+SELECT id, 1, COALESCE(completed_at, last_activity_at), COALESCE(model, ''),
+    COALESCE(input_tokens, 0), COALESCE(output_tokens, 0),
+    COALESCE(cache_creation_input_tokens, 0), COALESCE(cache_read_input_tokens, 0),
+    COALESCE(cost_usd, 0)
+FROM sessions WHERE cost_usd IS NOT NULL OR input_tokens IS NOT NULL
+    OR output_tokens IS NOT NULL;
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

@@ -36,8 +36,7 @@ fn messages(claude: &str, texts: &[&str]) -> Ingest {
             .iter()
             .map(|t| NewEvent::message(claude, "assistant", *t))
             .collect(),
-        update: None,
-        turn_end: None,
+        ..Ingest::default()
     }
 }
 
@@ -203,7 +202,7 @@ async fn force_status(store: &Store, id: &str, status: SessionStatus) {
 }
 
 /// A database migrated only up to `version`, as an older hld left it, and a raw connection.
-fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
+pub(super) fn old_database(version: i64) -> (tempfile::TempDir, PathBuf, Connection) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("hld.db");
     let mut conn = raw(&path);

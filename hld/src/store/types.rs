@@ -189,6 +189,8 @@ pub struct Ingest {
     pub update: Option<SessionUpdate>,
     /// The turn these lines end, applied after the update.
     pub turn_end: Option<TurnEnd>,
+    /// What the turn these lines end cost, one entry per model (none: no turn ended).
+    pub usage: Vec<super::TurnUsage>,
 }
 
 /// A turn's end: its `result` arrived.
