@@ -103,7 +103,10 @@ fn summarize(records: &[UsageRecord], group_by: UsageGroupBy) -> GetUsageResult 
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     let mut total = Group::default();
     for record in records {
-        groups.entry(key(record, &group_by)).or_default().add(record);
+        groups
+            .entry(key(record, &group_by))
+            .or_default()
+            .add(record);
         total.add(record);
     }
     let mut rows: Vec<UsageRow> = groups
@@ -158,7 +161,13 @@ mod tests {
         let rows: Vec<(&str, f64, u64, u64, i64)> = (by_model.rows.iter())
             .map(|r| {
                 let t = &r.totals;
-                (r.key.as_str(), t.cost_usd, t.turns, t.sessions, t.input_tokens)
+                (
+                    r.key.as_str(),
+                    t.cost_usd,
+                    t.turns,
+                    t.sessions,
+                    t.input_tokens,
+                )
             })
             .collect();
         assert_eq!(
@@ -171,7 +180,10 @@ mod tests {
         );
         let total = &by_model.total;
         assert_eq!((total.turns, total.sessions), (3, 2));
-        assert_eq!((total.input_tokens, total.cache_read_input_tokens), (40, 4000));
+        assert_eq!(
+            (total.input_tokens, total.cache_read_input_tokens),
+            (40, 4000)
+        );
         assert_eq!(total.cost_usd, 7.5);
 
         let by_dir = summarize(&records, UsageGroupBy::WorkingDir);

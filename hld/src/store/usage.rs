@@ -147,7 +147,13 @@ mod tests {
             .iter()
             .map(|r| {
                 let u = &r.usage;
-                (r.turn, r.session_id.as_str(), u.model.as_str(), u.input_tokens, u.cost_usd)
+                (
+                    r.turn,
+                    r.session_id.as_str(),
+                    u.model.as_str(),
+                    u.input_tokens,
+                    u.cost_usd,
+                )
             })
             .collect();
         assert_eq!(
@@ -168,10 +174,7 @@ mod tests {
         assert!(later.iter().all(|r| r.turn == 2));
 
         // A deleted session's turns go with it.
-        store
-            .write(|w, _| w.delete_session("ran"))
-            .await
-            .unwrap();
+        store.write(|w, _| w.delete_session("ran")).await.unwrap();
         assert!(store.read(|c| records(c, None)).await.unwrap().is_empty());
     }
 }

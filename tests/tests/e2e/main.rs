@@ -55,6 +55,7 @@ mod subscribe;
 mod trust;
 mod tui;
 mod tui_modes;
+mod tui_usage;
 mod tui_worktrees;
 mod websocket;
 mod websocket_connection;

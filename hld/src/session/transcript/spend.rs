@@ -23,7 +23,11 @@ impl Spend {
     /// reported), and one entry per model whose figures grew. When no model's did (or the
     /// result has no `modelUsage`), one entry of the turn's `usage` and cost under `model`, the
     /// turn's model: every turn counts.
-    pub fn turn(&mut self, result: &RunResult, model: Option<&str>) -> (Option<f64>, Vec<TurnUsage>) {
+    pub fn turn(
+        &mut self,
+        result: &RunResult,
+        model: Option<&str>,
+    ) -> (Option<f64>, Vec<TurnUsage>) {
         let cost = result.cost().map(|total| {
             let grown = (total - self.cost).max(0.0);
             self.cost = self.cost.max(total);

@@ -1,0 +1,62 @@
+//! `hld-tui`'s usage view and notifications end to end: the real binary on a pseudo-terminal
+//! against a daemon running `fake-claude`, whose turns cost known amounts.
+
+use hld_client::protocol::{GetUsage, GetUsageParams, UsageGroupBy};
+use hld_e2e::{launch_params, TestDaemon};
+
+use super::tui::{fake, tui_on, workdir};
+
+/// A plain `fake-claude` turn: 4 input tokens, 15 873 written to the cache and 13 output
+/// tokens, at Sonnet rates.
+const TURN_COST: f64 = (4.0 * 3.0 + 15_873.0 * 3.75 + 13.0 * 15.0) / 1_000_000.0;
+
+/// Runs one plain session to its end.
+fn one_turn(d: &TestDaemon, work: &tempfile::TempDir) {
+    let id = d.launch(launch_params("scenario:plain say hello", work.path()));
+    d.wait_ended(&id);
+}
+
+#[test]
+fn the_usage_view_shows_what_the_turns_cost_and_follows_new_ones() {
+    let d = fake();
+    let work = workdir();
+    one_turn(&d, &work);
+    let mut tui = tui_on(&d);
+    tui.send("U");
+    let one = format!("last 30 days: ${TURN_COST:.2} · 1 turns · 1 sessions");
+    let screen = tui.wait_screen(&one);
+    assert!(screen.contains("By model, all time"), "{screen}");
+    // The model's row: its tokens and cost, as the daemon counted them.
+    let models = d.request::<GetUsage>(GetUsageParams {
+        since: None,
+        group_by: UsageGroupBy::Model,
+    });
+    let [row] = models.rows.as_slice() else {
+        panic!("{models:#?}")
+    };
+    assert!((row.totals.cost_usd - TURN_COST).abs() < 1e-9, "{row:#?}");
+    let model = row.key.strip_prefix("claude-").unwrap_or(&row.key);
+    let line = screen
+        .lines()
+        .find(|l| l.contains(model))
+        .unwrap_or_else(|| panic!("no row of {model}:\n{screen}"));
+    // Model, input, output, cache write, cache read, cost, turns.
+    let cells: Vec<&str> = line
+        .trim_matches(|c: char| c == '│' || c.is_whitespace())
+        .split_whitespace()
+        .collect();
+    let cost = format!("${TURN_COST:.2}");
+    assert_eq!(cells, [model, "4", "13", "16k", "0", &cost, "1"], "{line}");
+    // Today's bar carries its cost.
+    assert!(screen.contains(&format!("{TURN_COST:.2}")), "{screen}");
+
+    // A turn that ends while the view is open is counted at once.
+    one_turn(&d, &work);
+    let two = format!(
+        "last 30 days: ${:.2} · 2 turns · 2 sessions",
+        2.0 * TURN_COST
+    );
+    tui.wait_screen(&two);
+    tui.send("\x1b");
+    tui.wait_screen(" Sessions (2)");
+}
