@@ -1,10 +1,13 @@
 //! `hld-tui`'s usage view and notifications end to end: the real binary on a pseudo-terminal
-//! against a daemon running `fake-claude`, whose turns cost known amounts.
+//! against a daemon running `fake-claude`, whose turns cost known amounts, and the bell rung
+//! once per notification of the daemon.
 
-use hld_client::protocol::{GetUsage, GetUsageParams, UsageGroupBy};
-use hld_e2e::{launch_params, TestDaemon};
+use hld_client::protocol::{
+    Event, EventType, GetUsage, GetUsageParams, NotificationKind, SubscribeParams, UsageGroupBy,
+};
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 
-use super::tui::{fake, tui_on, workdir};
+use super::tui::{fake, tui_on, workdir, Tui};
 
 /// A plain `fake-claude` turn: 4 input tokens, 15 873 written to the cache and 13 output
 /// tokens, at Sonnet rates.
@@ -59,4 +62,55 @@ fn the_usage_view_shows_what_the_turns_cost_and_follows_new_ones() {
     tui.wait_screen(&two);
     tui.send("\x1b");
     tui.wait_screen(" Sessions (2)");
+}
+
+#[test]
+fn each_notification_of_the_daemon_rings_the_terminal_once() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .arg("--notify-desktop=false")
+            .arg("--notify-quiet-ms=200"),
+    );
+    let mut notes = d.subscribe(SubscribeParams::types([EventType::Notification]));
+    let work = workdir();
+    let mut tui = Tui::spawn(&d.socket, &[]);
+    tui.wait_screen("● connected");
+    let bells = |tui: &Tui| tui.emulator().screen().audible_bell_count();
+
+    // A call waits for approval: the daemon notifies once (not for the approval and again for
+    // its notification).
+    let id = d.launch(launch_params(
+        "scenario:tool write the hello file",
+        work.path(),
+    ));
+    let mut seen = Vec::new();
+    let mut next = |kind: NotificationKind| loop {
+        if let Event::Notification(n) = notes.next_event().event {
+            let last = n.kind == kind;
+            seen.push(n.id);
+            if last {
+                return seen.len();
+            }
+        }
+    };
+    let rung = next(NotificationKind::Approval);
+    assert_eq!(rung, 1);
+    tui.wait_screen("⚑ 1 pending");
+    let count = wait_for(WAIT, || Some(bells(&tui)).filter(|&n| n >= rung));
+    assert_eq!(count, Some(rung), "{}", tui.screen_text());
+
+    // Approved here, the session completes: one more.
+    tui.send("2");
+    tui.wait_screen("d/n deny (with an optional comment)");
+    tui.send("a");
+    d.wait_ended(&id);
+    let rung = next(NotificationKind::Completed);
+    let count = wait_for(WAIT, || Some(bells(&tui)).filter(|&n| n >= rung));
+    assert_eq!(count, Some(rung), "{}", tui.screen_text());
+    let ids: std::collections::HashSet<_> = seen.iter().collect();
+    assert_eq!(
+        ids.len(),
+        seen.len(),
+        "a notification was sent twice: {seen:?}"
+    );
 }
