@@ -500,6 +500,11 @@ mod tests {
         assert_eq!(Load::of(&suggest), Some(Load::Files));
         let commands = Command::LoadCommands("s".into());
         assert_eq!(Load::of(&commands), Some(Load::Commands));
+        let days = Command::LoadUsage {
+            table: UsageTable::Days,
+            since: None,
+        };
+        assert_eq!(Load::of(&days), Some(Load::Usage(UsageTable::Days)));
         assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
     }
 

@@ -369,6 +369,18 @@ fn the_usage_view_shows_each_day_and_model_and_esc_leaves_it() {
         )),
         "{commands:?}"
     );
+    // A reconnect loads the open view again.
+    let commands = update(&mut state, Msg::Connected);
+    assert!(
+        commands.iter().any(|c| matches!(
+            c,
+            Command::LoadUsage {
+                table: UsageTable::Models,
+                ..
+            }
+        )),
+        "{commands:?}"
+    );
     update(&mut state, key(KeyCode::Esc));
     assert_eq!(state.screen, Screen::Sessions);
     let commands = update(&mut state, ended());
