@@ -3,8 +3,10 @@
 //! once per notification of the daemon.
 
 use hld_client::protocol::{
-    Event, EventType, GetUsage, GetUsageParams, NotificationKind, SubscribeParams, UsageGroupBy,
+    Event, EventType, GetUsage, GetUsageParams, ListSessions, NoParams, NotificationKind,
+    SubscribeParams, UsageGroupBy,
 };
+use hld_client::view::usage::context_share;
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 
 use super::tui::{fake, tui_on, workdir, Tui};
@@ -62,6 +64,16 @@ fn the_usage_view_shows_what_the_turns_cost_and_follows_new_ones() {
     tui.wait_screen(&two);
     tui.send("\x1b");
     tui.wait_screen(" Sessions (2)");
+    // Each row's context share, as the daemon's figures give it.
+    for s in d.request::<ListSessions>(NoParams {}).sessions {
+        let share = context_share(s.effective_context_tokens, s.context_limit)
+            .unwrap_or_else(|| panic!("no context figures: {s:#?}"));
+        let ctx = format!(" {:.0}% ", share * 100.0);
+        tui.wait_until(&format!("{ctx} on both rows"), WAIT, |screen| {
+            let rows = screen.lines().filter(|l| l.contains("scenario:plain"));
+            rows.filter(|l| l.contains(&ctx)).count() == 2
+        });
+    }
 }
 
 #[test]
