@@ -2,16 +2,17 @@
 //! per day, a table of tokens and cost per model), the usage-limit windows of the title bar,
 //! a session's context share, and a session stopped by a limit.
 
-use chrono::{DateTime, Local, Utc};
+use chrono::{DateTime, Local, NaiveDate, Utc};
 use hld_client::protocol::{
-    GetUsageResult, RateLimitStatus, RateLimitWindow, SessionInfo, SessionStatus, UsageTotals,
+    GetUsageResult, RateLimitStatus, RateLimitWindow, SessionInfo, SessionStatus, UsageLimit,
+    UsageTotals,
 };
 use hld_client::view::clean;
 use hld_client::view::usage::{
     context_share, limit_text, until, window_text, window_warns, CONTEXT_WARNING,
 };
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Style, Stylize};
+use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Row, Table};
 use ratatui::Frame;
@@ -33,13 +34,10 @@ const MODEL_COLUMNS: [&str; 7] = [
     "TURNS",
 ];
 
-const WARNING: Style = Style::new()
-    .fg(Color::Yellow)
-    .add_modifier(ratatui::style::Modifier::BOLD);
+/// A window near its limit, a context window nearly full.
+const WARNING: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
 /// A session stopped by a usage limit, and a window at its limit.
-const LIMIT: Style = Style::new()
-    .fg(Color::Magenta)
-    .add_modifier(ratatui::style::Modifier::BOLD);
+const LIMIT: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD);
 
 /// The usage view: the cost per day over the last days, and what each model used.
 pub fn view(state: &State, frame: &mut Frame, area: Rect) {
@@ -81,12 +79,7 @@ fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded) {
 }
 
 /// A bar per day, as many of the latest days as fit, each with its cost.
-fn daily_chart(
-    frame: &mut Frame,
-    area: Rect,
-    days: &[(chrono::NaiveDate, f64)],
-    result: &GetUsageResult,
-) {
+fn daily_chart(frame: &mut Frame, area: Rect, days: &[(NaiveDate, f64)], result: &GetUsageResult) {
     let fit = usize::from(area.width.saturating_sub(2) / (BAR_WIDTH + BAR_GAP)).max(1);
     let shown = &days[days.len().saturating_sub(fit)..];
     let bars: Vec<Bar> = shown
@@ -232,7 +225,7 @@ pub fn context_span(s: &SessionInfo) -> Option<Span<'static>> {
 }
 
 /// The usage limit that stopped a session, when it did.
-pub fn limit_of(s: &SessionInfo) -> Option<&hld_client::protocol::UsageLimit> {
+pub fn limit_of(s: &SessionInfo) -> Option<&UsageLimit> {
     s.usage_limit
         .as_ref()
         .filter(|_| s.status == SessionStatus::Failed)
