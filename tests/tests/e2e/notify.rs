@@ -292,6 +292,10 @@ fn the_webhook_retries_after_500s_then_delivers() {
     assert_eq!(posted[0].body["kind"], "completed");
     assert_eq!(posted[0].body["session_id"], id.as_str());
     assert_eq!(posted[0].body["title"], "Hooked");
+    // The agent, which can send its environment anywhere, never gets the URL.
+    let claude_session = d.state(&id).claude_session_id.unwrap();
+    let invocation = d.fake_invocation(&claude_session);
+    assert_eq!(invocation["env"].get("HUMANLAYER_NOTIFY_WEBHOOK"), None);
     let delivered = wait_for(WAIT, || {
         let log = d.log_text();
         log.contains("webhook delivered").then_some(log)
