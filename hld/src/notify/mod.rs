@@ -58,7 +58,7 @@ impl Notifier {
     /// The subscription the notifier reads: taken before the daemon serves, so it sees
     /// everything from then on.
     pub fn subscribe(bus: &Bus) -> Subscriber {
-        bus.subscribe(Filter {
+        bus.subscribe_internal(Filter {
             types: vec![
                 EventType::NewApproval,
                 EventType::ApprovalResolved,
