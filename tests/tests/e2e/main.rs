@@ -38,6 +38,7 @@ mod logging;
 mod modes;
 mod neovim;
 mod newcomer;
+mod notify;
 mod real_claude;
 mod real_claude_hlyr;
 mod real_claude_inputs;
