@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::protocol::*;
 use crate::Client;
 
+mod cost;
 mod course;
 
 impl Client {

@@ -118,8 +118,11 @@ impl Transcript {
             }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::Assistant(msg) => {
-                // The last call's context is what the conversation now takes of the window.
-                update.context.effective_context_tokens = msg.message.usage.context_tokens();
+                // The last call's context is what the conversation now takes of the window;
+                // a subagent's call (`parent_tool_use_id`) measures its own conversation.
+                if msg.parent_tool_use_id.is_none() {
+                    update.context.effective_context_tokens = msg.message.usage.context_tokens();
+                }
                 message_events(sid, "assistant", msg, events)
             }
             // What the CLI writes for itself was not said by anyone: a command's output is a

@@ -26,6 +26,7 @@ mod settings;
 mod show;
 mod tui;
 mod unarchive;
+mod usage;
 
 use clap::Subcommand;
 
@@ -79,6 +80,8 @@ pub enum Command {
     Settings(settings::Args),
     /// Delete archived sessions idle for longer than a duration.
     Prune(prune::Args),
+    /// Show what sessions cost: tokens and cost by day, model or working directory.
+    Usage(usage::Args),
     /// List pending approvals.
     Approvals(approvals::Args),
     /// Approve a pending tool call.
@@ -121,6 +124,7 @@ impl Command {
             Command::Unarchive(args) => unarchive::run(ctx, args).await,
             Command::Settings(args) => settings::run(ctx, args).await,
             Command::Prune(args) => prune::run(ctx, args).await,
+            Command::Usage(args) => usage::run(ctx, args).await,
             Command::Approvals(args) => approvals::run(ctx, args).await,
             Command::Approve(args) => approve::run(ctx, args).await,
             Command::Deny(args) => deny::run(ctx, args).await,

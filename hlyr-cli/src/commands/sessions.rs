@@ -41,7 +41,7 @@ const GIVES: [Gives; 5] = [
 ];
 
 /// `dir` with the home directory written `~`.
-fn home_as_tilde(dir: &str) -> String {
+pub(super) fn home_as_tilde(dir: &str) -> String {
     let home = std::env::var("HOME").unwrap_or_default();
     match dir.strip_prefix(home.as_str()) {
         Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {

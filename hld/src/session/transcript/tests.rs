@@ -451,3 +451,20 @@ fn the_permission_mode_claude_reports_is_followed() {
     // Modes the daemon never sets are not taken up.
     assert_eq!(mode(status("acceptEdits")), None);
 }
+
+#[test]
+fn a_subagents_calls_leave_the_sessions_context_alone() {
+    let assistant = |parent: Option<&str>, input: i64| {
+        json!({"type": "assistant", "session_id": "S1", "parent_tool_use_id": parent,
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
+                "usage": {"input_tokens": input, "cache_creation_input_tokens": 1000,
+                    "cache_read_input_tokens": 5000, "output_tokens": 1}}})
+        .to_string()
+    };
+    let context = |ingest: Ingest| ingest.update?.context.effective_context_tokens;
+    let mut state = Transcript::new();
+    assert_eq!(context(state.apply(&assistant(None, 100))), Some(6100));
+    // A Task subagent's model call measures its own conversation, not the session's.
+    assert_eq!(context(state.apply(&assistant(Some("toolu_1"), 7))), None);
+    assert_eq!(context(state.apply(&assistant(None, 200))), Some(6200));
+}

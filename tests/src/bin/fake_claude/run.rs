@@ -6,6 +6,7 @@ mod ask;
 pub mod compact;
 mod live;
 mod tool_call;
+pub mod usage;
 
 pub use live::Next;
 
@@ -24,7 +25,7 @@ use crate::input::Inbox;
 use crate::mcp::McpServers;
 use crate::output::Output;
 use crate::permissions::Policy;
-use crate::results::{Completed, Denial, Failed, Failure, RunStats, Tokens};
+use crate::results::{Completed, Denial, Failed, Failure, Tokens};
 use crate::signals::{Signal, Signals};
 
 /// The tool_result the real CLI prints for a tool call cut short by an interrupt.
@@ -165,6 +166,8 @@ pub struct Run {
     inflight: Tokens,
     tokens: Tokens,
     spent: BTreeMap<String, Tokens>,
+    /// The turn's scripted model calls and their models (`usage.rs`).
+    script: Vec<(String, Tokens)>,
     denials: Vec<Denial>,
     exit_code: i32,
     message_id: String,
@@ -197,6 +200,7 @@ impl Run {
             inflight: Tokens::default(),
             tokens: Tokens::default(),
             spent: BTreeMap::new(),
+            script: Vec::new(),
             denials: Vec::new(),
             exit_code: 0,
             message_id: String::new(),
@@ -215,6 +219,10 @@ impl Run {
         self.tokens = Tokens::default();
         self.exit_code = 0;
         self.last_text.clear();
+        // Markers were checked when the scenario was selected.
+        let script = usage::scripted(&self.session.prompt, &self.session.model);
+        self.script = script.unwrap_or_default();
+        self.count_script();
     }
 
     /// Prints `system/init`.
@@ -295,6 +303,7 @@ impl Run {
         };
         self.inflight = Tokens::default();
         self.count(self.turn_tokens);
+        self.turn_tokens = self.message_tokens(self.turn_tokens);
         Ok(())
     }
 
@@ -498,18 +507,6 @@ impl Run {
         let _ = self.out.emit_result(&Event::FailedResult(result), &text);
     }
 
-    fn stats(&mut self, num_turns: u32) -> RunStats {
-        RunStats {
-            session_id: self.session.id.clone(),
-            duration_ms: duration_ms(self.started.elapsed()).max(20 * u64::from(self.turns)),
-            duration_api_ms: 20 * u64::from(self.api_calls),
-            num_turns,
-            tokens: self.tokens,
-            spent: self.spent.clone(),
-            permission_denials: std::mem::take(&mut self.denials),
-        }
-    }
-
     /// Stops if a signal or an `interrupt` control request arrived (during tool call
     /// `tool_use_id`, if given); answers the other control requests that arrived.
     fn checkpoint(&mut self, tool_use_id: Option<&str>) -> Result<(), Stop> {
@@ -522,16 +519,6 @@ impl Run {
             Some(signal) => Err(Stop::from_signal(signal, tool_use_id)),
             None => Ok(()),
         }
-    }
-
-    /// Adds `tokens` to the round-trip's, the turn's and the process's counts.
-    fn count(&mut self, tokens: Tokens) {
-        self.inflight.add(tokens);
-        self.tokens.add(tokens);
-        self.spent
-            .entry(self.session.model.clone())
-            .or_default()
-            .add(tokens);
     }
 
     fn emit(&mut self, event: &Event) -> Result<(), Stop> {

@@ -2,7 +2,8 @@
 //!
 //! Chosen by `FAKE_CLAUDE_SCENARIO`, else by the first `scenario:<name>` in the prompt, else
 //! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`,
-//! `FAKE_CLAUDE_COMMAND`.
+//! `FAKE_CLAUDE_COMMAND`; `usage:IN,OUT,CW,CR[@MODEL]` markers in a turn's message script
+//! what it reports having used (`run/usage.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -107,6 +108,7 @@ impl Scenario {
             Some(name) => Self::named(&name)?,
             None => Self::Plain,
         };
+        crate::run::usage::scripted(prompt, "")?;
         if let Self::Stream { first, .. } = &mut scenario {
             *first = prompt
                 .split_once("scenario:stream")
