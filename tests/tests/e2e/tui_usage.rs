@@ -29,8 +29,10 @@ fn the_usage_view_shows_what_the_turns_cost_and_follows_new_ones() {
     let mut tui = tui_on(&d);
     tui.send("U");
     let one = format!("last 30 days: ${TURN_COST:.2} · 1 turns · 1 sessions");
-    let screen = tui.wait_screen(&one);
-    assert!(screen.contains("By model, all time"), "{screen}");
+    // Both tables load at once, each answer as it comes.
+    let screen = tui.wait_until("the day's total and the models", WAIT, |screen| {
+        screen.contains(&one) && screen.contains("By model, all time")
+    });
     // The model's row: its tokens and cost, as the daemon counted them.
     let models = d.request::<GetUsage>(GetUsageParams {
         since: None,
