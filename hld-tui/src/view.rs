@@ -228,9 +228,8 @@ pub fn title_of(s: &SessionInfo) -> String {
 }
 
 /// A session's modes, as short badges before its title: `↻` the time until the usage limit
-/// that stopped it resets, `⚠` the bypass with the time it has
-/// left (`⚠∞` without an expiry), `◉` a warm process, and with `mode`, `⏸` plan mode and `✎`
-/// auto-accept of edits.
+/// that stopped it resets, `⚠` the bypass with the time it has left (`⚠∞` without an expiry),
+/// `◉` a warm process, and with `mode`, `⏸` plan mode and `✎` auto-accept of edits.
 pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>, mode: bool) -> Vec<Span<'static>> {
     let mut spans: Vec<Span<'static>> = crate::usage::limit_badge(s, now).into_iter().collect();
     if let Some(left) = crate::app::bypass_left(s, now) {
