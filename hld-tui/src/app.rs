@@ -8,9 +8,9 @@ use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
-    GetSessionDiffResult, LaunchSessionParams, MergeSessionResult, MergeStrategy, MessageStatus,
-    QueuedMessage, SendDecisionParams, SessionInfo, SessionStatus, SlashCommand, TimedEvent,
-    UpdateSessionSettingsParams,
+    GetSessionDiffResult, GetUsageResult, LaunchSessionParams, MergeSessionResult, MergeStrategy,
+    MessageStatus, QueuedMessage, RateLimitWindow, SendDecisionParams, SessionInfo, SessionStatus,
+    SlashCommand, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -20,21 +20,25 @@ use crate::render::{self, Mark, Options};
 
 mod complete;
 mod events;
+mod form;
 mod input;
 mod modal;
 mod queue;
 mod review;
 mod settings;
 mod state;
+mod usage;
 
 pub use complete::{Choice, Completer, Completion, Trigger};
 use events::*;
+pub use form::{ApprovalMode, Field, LaunchForm};
 use input::*;
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
+pub use usage::{daily_costs, Loaded, UsageTable, UsageView, USAGE_DAYS};
 
 /// Rows taken by the title bar and the key-help line around every screen.
 pub const CHROME_ROWS: u16 = 2;
@@ -108,6 +112,13 @@ pub enum Msg {
     Discarded(String),
     /// `discardSession` refused (work never merged, a turn running): the daemon's reason.
     DiscardRefused { session_id: String, reason: String },
+    /// `getRateLimits`, or nothing when it could not be read (the windows are an aside).
+    RateLimits(Vec<RateLimitWindow>),
+    /// A `getUsage` of the usage view; the daemon's reason when it refused.
+    Usage {
+        table: UsageTable,
+        result: Result<GetUsageResult, String>,
+    },
     /// A session was launched: open it.
     Opened(String),
     /// A command finished; `text` says what happened.
@@ -169,10 +180,21 @@ pub enum Command {
         title: String,
     },
     Settings(UpdateSessionSettingsParams),
+    /// The usage-limit windows, for the title bar.
+    LoadRateLimits,
+    /// A table of the usage view (`getUsage`).
+    LoadUsage {
+        table: UsageTable,
+        since: Option<String>,
+    },
     /// Put text on the clipboard (OSC 52).
     Copy(String),
-    /// Ring the terminal bell.
-    Bell,
+    /// Tell the terminal the daemon notified: the bell, and a notification escape (OSC 9 or
+    /// 777) that the terminal shows where it knows it.
+    Notify {
+        title: String,
+        text: String,
+    },
     Quit,
 }
 
@@ -192,6 +214,8 @@ pub enum Screen {
     Approvals,
     /// An isolated session's changes.
     Review,
+    /// What the sessions cost, by day and by model.
+    Usage,
 }
 
 /// Which sessions the list shows.
@@ -300,96 +324,6 @@ impl Conversation {
     }
 }
 
-/// The launch form.
-#[derive(Debug)]
-pub struct LaunchForm {
-    pub query: TextArea<'static>,
-    pub working_dir: TextArea<'static>,
-    pub model: usize,
-    pub approvals: ApprovalMode,
-    /// Runs the session in a git worktree of its own.
-    pub worktree: bool,
-    /// The worktree's branch; empty: the daemon names it.
-    pub branch: TextArea<'static>,
-    pub field: Field,
-    /// Which recent directory ↑/↓ picked last.
-    pub recent: Option<usize>,
-}
-
-/// How a launched session's tool calls are approved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    /// Each asks here (the daemon's approvals server).
-    Ask,
-    /// Edits are approved at once; the rest asks.
-    AutoAcceptEdits,
-    /// Plan mode: the plan asks first, then each call as in `Ask`.
-    Plan,
-    /// Nothing asks: no approvals server.
-    Off,
-}
-
-impl ApprovalMode {
-    const ORDER: [ApprovalMode; 4] = [
-        ApprovalMode::Ask,
-        ApprovalMode::AutoAcceptEdits,
-        ApprovalMode::Plan,
-        ApprovalMode::Off,
-    ];
-
-    /// How the form shows it.
-    pub fn label(self) -> &'static str {
-        match self {
-            ApprovalMode::Ask => "ask here (hld approvals)",
-            ApprovalMode::AutoAcceptEdits => "auto-accept edits, ask the rest",
-            ApprovalMode::Plan => "plan mode: approve a plan first, then ask",
-            ApprovalMode::Off => "none: tools run unasked",
-        }
-    }
-
-    fn step(self, forward: bool) -> ApprovalMode {
-        let i = Self::ORDER.iter().position(|m| *m == self).unwrap_or(0);
-        let n = Self::ORDER.len();
-        Self::ORDER[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
-    }
-}
-
-/// A field of the launch form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Query,
-    WorkingDir,
-    Model,
-    Approvals,
-    Worktree,
-    Branch,
-}
-
-impl Field {
-    const ORDER: [Field; 6] = [
-        Field::Query,
-        Field::WorkingDir,
-        Field::Model,
-        Field::Approvals,
-        Field::Worktree,
-        Field::Branch,
-    ];
-
-    fn step(self, forward: bool) -> Field {
-        let i = Field::ORDER.iter().position(|f| *f == self).unwrap_or(0);
-        let n = Field::ORDER.len();
-        Field::ORDER[if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        }]
-    }
-}
-
 /// A dialog over the screen.
 #[derive(Debug)]
 pub enum Modal {
@@ -466,6 +400,12 @@ pub struct State {
     pub stats: HashMap<String, Option<DiffStat>>,
     /// The review screen's diff.
     pub review: Option<Review>,
+    /// The usage-limit windows, as last reported, for the title bar.
+    pub windows: Vec<RateLimitWindow>,
+    /// The usage view, once opened.
+    pub usage: Option<UsageView>,
+    /// The notifications already rung, by id: each rings once.
+    pub notified: HashSet<String>,
 }
 
 fn matches(s: &SessionInfo, query: &str) -> bool {
@@ -580,6 +520,14 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         | Msg::Merged { .. }
         | Msg::Discarded(_)
         | Msg::DiscardRefused { .. }) => review::on_msg(state, msg),
+        Msg::RateLimits(windows) => {
+            usage::merge_windows(state, windows);
+            Vec::new()
+        }
+        Msg::Usage { table, result } => {
+            usage::loaded(state, table, result);
+            Vec::new()
+        }
         Msg::Opened(session_id) => {
             state.list.search = None;
             open(state, &session_id)

@@ -13,6 +13,7 @@ pub enum Scope {
     Approvals,
     Reply,
     Review,
+    Usage,
     Forms,
 }
 
@@ -26,6 +27,7 @@ impl Scope {
             Scope::Approvals => "Approvals",
             Scope::Reply => "Reply box",
             Scope::Review => "Review (isolated sessions)",
+            Scope::Usage => "Usage",
             Scope::Forms => "Forms",
         }
     }
@@ -62,6 +64,8 @@ pub enum Action {
     QuitOrBack,
     ShowSessions,
     ShowApprovals,
+    /// Opens the usage view: cost per day and by model.
+    ShowUsage,
     /// Waits for the key after `g`.
     G,
     JumpToApproval,
@@ -155,7 +159,7 @@ const fn key(c: char) -> Key {
 
 use Action as A;
 use Key::{AfterG, Alt, Ctrl, Plain};
-use Scope::{Approvals, Conversation, Forms, Global, Reply, Review, Sessions};
+use Scope::{Approvals, Conversation, Forms, Global, Reply, Review, Sessions, Usage};
 
 /// The moves over a list: j k, arrows, Home/End, paging.
 const MOVES: &[(Key, Action)] = &[
@@ -213,6 +217,12 @@ pub const BINDINGS: &[Binding] = &[
             (key('B'), A::ToggleBell),
         ],
     ),
+    bind(
+        Global,
+        "U",
+        "usage: cost per day",
+        &[(key('U'), A::ShowUsage)],
+    ),
     bind(Sessions, "j k gg G", "move; first, last", MOVES),
     bind(
         Sessions,
@@ -269,6 +279,7 @@ pub const BINDINGS: &[Binding] = &[
         &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
     ),
     bind(Sessions, "◉ ✎ ⏸ ⚠15m", "warm; edits; plan; bypass", &[]),
+    bind(Sessions, "⊘ ↻2h  CTX", "limit, resets in; context", &[]),
     bind(
         Sessions,
         "Ctrl+X  D",
@@ -445,6 +456,7 @@ pub const BINDINGS: &[Binding] = &[
             (Plain(KeyCode::Esc), A::Back),
         ],
     ),
+    bind(Usage, "Esc", "back", &[(Plain(KeyCode::Esc), A::Back)]),
     bind(
         Forms,
         "Tab  S-Tab",
@@ -487,10 +499,11 @@ pub fn action(scopes: &[Scope], key: Key) -> Option<Action> {
 pub fn hints(screen: crate::app::Screen) -> &'static str {
     use crate::app::Screen;
     match screen {
-        Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · ? help · q quit",
+        Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · U usage · ? help · q quit",
         Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · S-Tab mode · M model · x unqueue · t thinking · i expand · Esc back · ? help",
         Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
         Screen::Review => "j/k files · Enter hunks · ]/[ next/prev · m merge · X discard · Esc back · ? help",
+        Screen::Usage => "cost per day and by model, as the daemon stored them · Esc back · ? help",
     }
 }
 

@@ -2,6 +2,7 @@
 //! pure `update`, [`view`] draws it, [`render`] turns conversation events into lines, and
 //! [`runtime`] connects them to the terminal and the daemon.
 
+pub mod alert;
 pub mod app;
 pub mod columns;
 pub mod diffview;
@@ -13,4 +14,5 @@ mod pickers;
 pub mod preview;
 pub mod render;
 pub mod runtime;
+pub mod usage;
 pub mod view;

@@ -32,7 +32,7 @@ const TOOL_MAX: usize = 16;
 const SESSION_MAX: usize = 32;
 
 /// The headers of the session list's columns (the first is the chain's marker).
-const SESSION_COLUMNS: [&str; 9] = [
+const SESSION_COLUMNS: [&str; 10] = [
     "",
     "STATUS",
     "TITLE",
@@ -41,6 +41,7 @@ const SESSION_COLUMNS: [&str; 9] = [
     "MODEL",
     "COST",
     "TURNS",
+    "CTX",
     "⚑",
 ];
 /// The headers of the approval list's columns.
@@ -184,8 +185,9 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         Column::fixed(6),
         Column::fixed(5),
         Column::fixed(4),
+        Column::fixed(4),
     ];
-    let widths = fit(&columns, &[0, 1, 8, 2, 3], &[4, 5, 6, 7], list.width);
+    let widths = fit(&columns, &[0, 1, 9, 2, 3, 4, 8], &[5, 6, 7], list.width);
     let table_rows = shown
         .iter()
         .zip(titles)
@@ -213,6 +215,7 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 Line::from(ellipsize(model, usize::from(widths[5]))),
                 Line::from(cost.map_or(String::new(), |c| format!("${c:.2}"))),
                 Line::from(turns.unwrap_or_default()),
+                Line::from(crate::usage::context_span(s).unwrap_or_default()),
                 if pending > 0 {
                     Line::styled(format!("⚑{pending}"), Style::new().fg(Color::Yellow).bold())
                 } else {

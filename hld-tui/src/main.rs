@@ -14,7 +14,8 @@ struct Cli {
     /// The daemon's socket [default: $HUMANLAYER_DAEMON_SOCKET, humanlayer.json, ~/.humanlayer/daemon.sock].
     #[arg(long, value_name = "PATH")]
     daemon_socket: Option<PathBuf>,
-    /// Do not ring the terminal bell when an approval arrives (B toggles it inside).
+    /// Do not ring the bell or show a terminal notification (OSC 9/777) when the daemon
+    /// notifies: an approval or question waits, a session ends or hits a limit (B toggles it).
     #[arg(long)]
     no_bell: bool,
     /// The `hld` binary to start when no daemon answers [default: next to hld-tui, then PATH].
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
             socket,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             bell: !cli.no_bell,
+            alert: hld_tui::alert::Alert::from_env(),
         };
         // `init` also restores the terminal on panic.
         let mut terminal = ratatui::init();

@@ -140,6 +140,10 @@ pub fn session_preview(state: &State, s: &SessionInfo) -> Vec<Line<'static>> {
     if let Some(r) = &s.result {
         facts.push(Span::raw(format!(" · {} turns", r.num_turns)));
     }
+    if let Some(share) = crate::usage::context_span(s) {
+        facts.push(Span::raw(" · ctx "));
+        facts.push(share);
+    }
     let mut lines = vec![
         Line::styled(title_of(s), Style::new().bold()),
         Line::from(facts),
@@ -156,6 +160,10 @@ pub fn session_preview(state: &State, s: &SessionInfo) -> Vec<Line<'static>> {
         Line::default(),
         heading("Query"),
     ];
+    // Under the facts: why it stopped, and when it can go on.
+    if let Some(limit) = crate::usage::limit_line(s, state.now) {
+        lines.insert(2, limit);
+    }
     lines.extend(text_lines(&s.query, Style::new()));
     let activity: Vec<Line<'static>> = state.activity.of(&s.id).cloned().collect();
     if !activity.is_empty() {

@@ -13,16 +13,18 @@ use futures::StreamExt;
 use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, ErrorCode, GetConversationParams,
-    GetSessionDiffParams, ListSlashCommands, MergeSessionParams, MessageMode, SessionControl,
-    SessionIdParams, SubscribeParams, SuggestFiles, SuggestFilesParams, UpdateSessionSettings,
-    UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams,
+    GetRateLimits, GetSessionDiffParams, GetUsage, GetUsageParams, ListSlashCommands,
+    MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams, SubscribeParams,
+    SuggestFiles, SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams,
+    UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::app::{update, Command, DiffStat, Msg, State, REVIEW_PAGE};
+use crate::alert::Alert;
+use crate::app::{update, Command, DiffStat, Msg, State, UsageTable, REVIEW_PAGE};
 
 /// Backoff between attempts to reach the daemon: doubles from the first to the second.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
@@ -36,8 +38,10 @@ pub struct Options {
     pub socket: PathBuf,
     /// Colours (off under NO_COLOR).
     pub color: bool,
-    /// Ring the bell when an approval arrives.
+    /// Ring the bell when the daemon notifies (an approval waits, a session ends…).
     pub bell: bool,
+    /// How the terminal is told that the daemon notified.
+    pub alert: Alert,
 }
 
 /// Runs the dashboard on `terminal` until the user quits.
@@ -76,7 +80,9 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
             for command in update(&mut state, msg) {
                 match command {
                     Command::Quit => return Ok(()),
-                    Command::Bell => write_terminal("\x07")?,
+                    Command::Notify { title, text } => {
+                        write_terminal(&options.alert.sequence(&title, &text))?;
+                    }
                     Command::Copy(text) => {
                         let encoded = base64::engine::general_purpose::STANDARD.encode(text);
                         write_terminal(&format!("\x1b]52;c;{encoded}\x07"))?;
@@ -106,6 +112,8 @@ enum Load {
     Commands,
     Files,
     Diff,
+    RateLimits,
+    Usage(UsageTable),
 }
 
 impl Load {
@@ -118,6 +126,8 @@ impl Load {
             Command::LoadCommands(_) => Some(Load::Commands),
             Command::SuggestFiles { .. } => Some(Load::Files),
             Command::LoadDiff { .. } => Some(Load::Diff),
+            Command::LoadRateLimits => Some(Load::RateLimits),
+            Command::LoadUsage { table, .. } => Some(Load::Usage(*table)),
             _ => None,
         }
     }
@@ -165,7 +175,7 @@ async fn execute(
     let _ = tx.send(Tagged { load, msg });
 }
 
-/// Carries out one command that calls the daemon, and says what came of it. (Copy, Bell and
+/// Carries out one command that calls the daemon, and says what came of it. (Copy, Notify and
 /// Quit are the loop's own; given one, this panics.)
 pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
     Ok(match command {
@@ -354,7 +364,31 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 Err(e) => return Err(e),
             }
         }
-        Command::Copy(_) | Command::Bell | Command::Quit => unreachable!("run by the loop"),
+        // The windows are an aside: a daemon without them (or failing) leaves them out.
+        Command::LoadRateLimits => Msg::RateLimits(
+            client
+                .call::<GetRateLimits>(NoParams {})
+                .await
+                .map(|r| r.windows)
+                .unwrap_or_default(),
+        ),
+        // The view says why it has no figures, rather than a flash and reloads.
+        Command::LoadUsage { table, since } => {
+            let group_by = match table {
+                UsageTable::Days => UsageGroupBy::Day,
+                UsageTable::Models => UsageGroupBy::Model,
+            };
+            let result = client
+                .call::<GetUsage>(GetUsageParams { since, group_by })
+                .await;
+            Msg::Usage {
+                table,
+                result: result.map_err(|e| e.to_string()),
+            }
+        }
+        Command::Copy(_) | Command::Notify { .. } | Command::Quit => {
+            unreachable!("run by the loop")
+        }
     })
 }
 
@@ -466,6 +500,11 @@ mod tests {
         assert_eq!(Load::of(&suggest), Some(Load::Files));
         let commands = Command::LoadCommands("s".into());
         assert_eq!(Load::of(&commands), Some(Load::Commands));
+        let days = Command::LoadUsage {
+            table: UsageTable::Days,
+            since: None,
+        };
+        assert_eq!(Load::of(&days), Some(Load::Usage(UsageTable::Days)));
         assert_eq!(Load::of(&Command::Interrupt("s".into())), None);
     }
 

@@ -39,6 +39,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
         Screen::Conversation => conversation(state, frame, body),
         Screen::Approvals => crate::lists::approvals(state, frame, body),
         Screen::Review => crate::diffview::review(state, frame, body),
+        Screen::Usage => crate::usage::view(state, frame, body),
     }
     footer(state, frame, bottom);
     match &state.modal {
@@ -142,6 +143,9 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
         tab("1 Sessions", state.screen == Screen::Sessions),
         tab("2 Approvals", state.screen == Screen::Approvals),
     ];
+    if state.screen == Screen::Usage {
+        spans.push(tab("U Usage", true));
+    }
     if pending > 0 {
         spans.push(Span::styled(
             format!(" ⚑ {pending} pending "),
@@ -160,6 +164,10 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
                 if !model.is_empty() {
                     spans.push(Span::styled(format!(" · {model}"), DIM));
                 }
+                if let Some(share) = crate::usage::context_span(s) {
+                    spans.push(Span::styled(" · ctx ", DIM));
+                    spans.push(share);
+                }
                 spans.push(Span::raw(" "));
                 spans.extend(modes_of(s, state.now, false));
                 spans.push(Span::raw(title_of(s)));
@@ -174,11 +182,14 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             Style::new().fg(Color::Red).bold(),
         ),
     };
-    let [left, right] =
-        Layout::horizontal([Constraint::Min(0), Constraint::Length(link.width() as u16)])
+    let mut right = crate::usage::window_spans(&state.windows);
+    right.push(link);
+    let right = Line::from(right);
+    let [left, right_area] =
+        Layout::horizontal([Constraint::Min(0), Constraint::Length(right.width() as u16)])
             .areas(area);
     frame.render_widget(Line::from(spans), left);
-    frame.render_widget(link, right);
+    frame.render_widget(right, right_area);
 }
 
 /// The key-help line, after the latest one-line message (or the lost link) when there is one.
@@ -216,11 +227,11 @@ pub fn title_of(s: &SessionInfo) -> String {
     first_line(text)
 }
 
-/// A session's modes, as short badges before its title: `⚠` the bypass with the time it has
-/// left (`⚠∞` without an expiry), `◉` a warm process, and with `mode`, `⏸` plan mode and `✎`
-/// auto-accept of edits.
+/// A session's modes, as short badges before its title: `↻` the time until the usage limit
+/// that stopped it resets, `⚠` the bypass with the time it has left (`⚠∞` without an expiry),
+/// `◉` a warm process, and with `mode`, `⏸` plan mode and `✎` auto-accept of edits.
 pub fn modes_of(s: &SessionInfo, now: DateTime<Utc>, mode: bool) -> Vec<Span<'static>> {
-    let mut spans = Vec::new();
+    let mut spans: Vec<Span<'static>> = crate::usage::limit_badge(s, now).into_iter().collect();
     if let Some(left) = crate::app::bypass_left(s, now) {
         let left = left.map_or_else(
             || "∞".to_owned(),
@@ -267,6 +278,9 @@ pub(crate) fn model_of(s: &SessionInfo) -> String {
 }
 
 pub(crate) fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
+    if let Some(limit) = crate::usage::limit_status(s) {
+        return limit;
+    }
     let spin = SPINNER[(frame as usize) % SPINNER.len()];
     match &s.status {
         SessionStatus::Starting => {
@@ -310,12 +324,21 @@ pub fn age(now: DateTime<Utc>, rfc3339: &str) -> String {
 fn conversation(state: &State, frame: &mut Frame, area: Rect) {
     let Some(c) = &state.conversation else { return };
     let reply = c.reply.is_some();
-    let [body, queue_area, reply_area] = Layout::vertical([
+    let limit = state
+        .sessions
+        .iter()
+        .find(|s| s.id == c.session_id)
+        .and_then(|s| crate::usage::limit_line(s, state.now));
+    let [banner, body, queue_area, reply_area] = Layout::vertical([
+        Constraint::Length(limit.is_some().into()),
         Constraint::Min(0),
         Constraint::Length(c.queue_rows()),
         Constraint::Length(if reply { REPLY_ROWS } else { 0 }),
     ])
     .areas(area);
+    if let Some(line) = limit {
+        frame.render_widget(line, banner);
+    }
     queue(c, frame, queue_area);
     if c.events.is_empty() {
         let text = if c.loaded {

@@ -9,16 +9,20 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
         Event::SessionStatusChanged {
             session_id,
             new_status,
+            usage_limit,
             ..
         } => {
             let known = state.sessions.iter_mut().find(|s| s.id == session_id);
             if let Some(s) = known {
                 s.status = new_status;
+                s.usage_limit = usage_limit;
             }
             state.touch(&session_id, &at);
             // Cost, turns and errors arrive with the row; a new session needs its row.
             let mut commands = vec![Command::LoadSessions];
             commands.extend(review::on_status(state, &session_id));
+            // A turn that ended added to what the sessions cost.
+            commands.extend(usage::reload(state));
             commands
         }
         Event::ConversationUpdated {
@@ -46,11 +50,7 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             state.approvals.insert(at, *approval);
             // A list fetched before this approval existed may still be on its way: a newer
             // load overtakes it (the runtime drops the older answer).
-            let mut commands = vec![Command::LoadApprovals];
-            if state.bell {
-                commands.push(Command::Bell);
-            }
-            commands
+            vec![Command::LoadApprovals]
         }
         Event::ApprovalResolved {
             approval_id,
@@ -85,6 +85,13 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             queue::changed(state, message);
             Vec::new()
         }
+        // The daemon decides what is worth the user's attention (the bell rings for it alone,
+        // not for each approval as well).
+        Event::Notification(notification) => usage::notified(state, notification),
+        Event::RateLimitUpdated { window, .. } => {
+            usage::merge_windows(state, vec![window]);
+            Vec::new()
+        }
         Event::Lagged { .. } => reload(state),
         // An event this version does not know: nothing here depends on it.
         _ => Vec::new(),
@@ -94,7 +101,12 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
 /// Loads again everything shown: after a reconnect, or events missed. The conversation's
 /// events are dropped now, so that those streaming in before the load's answer are kept.
 pub(super) fn reload(state: &mut State) -> Vec<Command> {
-    let mut commands = vec![Command::LoadSessions, Command::LoadApprovals];
+    let mut commands = vec![
+        Command::LoadSessions,
+        Command::LoadApprovals,
+        Command::LoadRateLimits,
+    ];
+    commands.extend(usage::reload(state));
     if let Some(c) = &mut state.conversation {
         c.loaded = false;
         c.events.clear();

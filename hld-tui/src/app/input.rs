@@ -28,6 +28,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
         Screen::Conversation => Scope::Conversation,
         Screen::Approvals => Scope::Approvals,
         Screen::Review => Scope::Review,
+        Screen::Usage => Scope::Usage,
     };
     match keys::action(&[Scope::Global, scope], Key::of(key, after_g)) {
         Some(action) => act(state, action),
@@ -48,6 +49,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
         }
         Action::ShowSessions => state.screen = Screen::Sessions,
         Action::ShowApprovals => state.screen = Screen::Approvals,
+        Action::ShowUsage => return usage::open(state),
         Action::G => state.chord = true,
         Action::JumpToApproval => {
             if state.approvals.is_empty() {
@@ -61,7 +63,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
         Action::ToggleBell => {
             state.bell = !state.bell;
             let on = if state.bell { "on" } else { "off" };
-            state.flash(format!("bell for new approvals {on}"), false);
+            state.flash(format!("bell for notifications {on}"), false);
         }
         Action::CopyId => {
             let id = match state.screen {
@@ -159,6 +161,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
                 Screen::Conversation => conversation_act(state, action),
                 Screen::Approvals => approvals_act(state, action),
                 Screen::Review => review::act(state, action),
+                Screen::Usage => usage::act(state, action),
             }
         }
     }

@@ -25,6 +25,9 @@ impl State {
             chord: false,
             stats: HashMap::new(),
             review: None,
+            windows: Vec::new(),
+            usage: None,
+            notified: HashSet::new(),
         }
     }
 
@@ -101,7 +104,13 @@ impl State {
         let below = self.conversation.as_ref().map_or(0, |c| {
             c.queue_rows() + if c.reply.is_some() { REPLY_ROWS } else { 0 }
         });
-        let chrome = CHROME_ROWS + below;
+        // The line above that says the session stopped at a usage limit.
+        let limit = self
+            .conversation
+            .as_ref()
+            .and_then(|c| self.sessions.iter().find(|s| s.id == c.session_id))
+            .and_then(|s| crate::usage::limit_of(s));
+        let chrome = CHROME_ROWS + below + u16::from(limit.is_some());
         usize::from(self.height.saturating_sub(chrome))
     }
 
@@ -133,6 +142,7 @@ impl State {
                 let id = &self.review.as_ref()?.session_id;
                 self.sessions.iter().find(|s| &s.id == id)
             }
+            Screen::Usage => None,
         }
     }
 

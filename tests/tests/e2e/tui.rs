@@ -46,7 +46,7 @@ impl DerefMut for Tui {
 impl Tui {
     /// Starts `hld-tui --daemon-socket SOCKET ARGS…` with a private home and a clean
     /// environment.
-    fn spawn(socket: &Path, args: &[&str]) -> Tui {
+    pub(super) fn spawn(socket: &Path, args: &[&str]) -> Tui {
         let home = tempfile::Builder::new()
             .prefix("hld-tui-home-")
             .tempdir_in("/tmp")

@@ -446,7 +446,10 @@ impl Headless {
 
     /// Runs a command with hld-tui's runtime, for the commands these sessions lead to.
     fn execute(&mut self, command: Command) -> anyhow::Result<()> {
-        if matches!(command, Command::Copy(_) | Command::Bell | Command::Quit) {
+        if matches!(
+            command,
+            Command::Copy(_) | Command::Notify { .. } | Command::Quit
+        ) {
             bail!("update asked for {command:?}, which no step here leads to");
         }
         let client = self.client.clone();
