@@ -56,6 +56,7 @@ mod trust;
 mod tui;
 mod tui_modes;
 mod tui_worktrees;
+mod usage_limits;
 mod websocket;
 mod websocket_connection;
 mod worktrees;
