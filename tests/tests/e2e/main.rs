@@ -41,6 +41,7 @@ mod newcomer;
 mod real_claude;
 mod real_claude_hlyr;
 mod real_claude_inputs;
+mod real_claude_limits;
 mod real_claude_modes;
 mod real_claude_worktrees;
 mod rpc;
