@@ -225,3 +225,41 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
     assert_eq!(resumptions(&conversation).len(), 1, "{conversation:#?}");
     assert_eq!(user_texts(&conversation).last(), Some(&RESUME_PROMPT));
 }
+
+/// A daemon directory whose `humanlayer.json` holds `config`.
+fn configured(config: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = root.path().join("config/humanlayer");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("humanlayer.json"), config).unwrap();
+    root
+}
+
+#[test]
+fn resume_on_reset_in_humanlayer_json_is_the_default_and_must_be_a_boolean() {
+    let root = configured(r#"{"resume_on_reset": true}"#);
+    let d = TestDaemon::start_with(DaemonOptions {
+        dir: Some(root.path().to_owned()),
+        ..DaemonOptions::fake_claude()
+    });
+    let on = limited(&d, None);
+    let off = limited(&d, Some(false));
+    assert!(d.state(&on).control.resume_on_reset);
+    assert!(!d.state(&off).control.resume_on_reset);
+
+    let root = configured(r#"{"resume_on_reset": "yes"}"#);
+    let d = TestDaemon::spawn(DaemonOptions {
+        dir: Some(root.path().to_owned()),
+        wrapper: vec!["timeout".into(), "20".into()],
+        ..Default::default()
+    });
+    let (status, stderr) = d.wait_failure();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("resume_on_reset in") && stderr.contains("must be true or false"),
+        "{stderr}"
+    );
+}
