@@ -167,20 +167,31 @@ fn the_daemon_resumes_the_same_session_when_its_limit_resets() {
 }
 
 #[test]
-fn without_resume_on_reset_a_limited_session_waits_until_it_is_turned_on() {
+fn a_limited_session_is_left_alone_without_resume_on_reset_or_once_continued() {
     let d =
         TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_RESET_MS", "1000"));
     let mut events = d.subscribe(SubscribeParams::default());
     let off = limited(&d, Some(false));
     wait_status(&mut events, &off, SessionStatus::Failed).expect("a usage limit");
-    // Launched later, so its limit resets later: once it has resumed, `off` would have.
+    // Continued after its limit: the continuation carries the work on.
+    let continued = limited(&d, Some(true));
+    wait_status(&mut events, &continued, SessionStatus::Failed).expect("a usage limit");
+    let child = d.request::<ContinueSession>(ContinueSessionParams {
+        session_id: continued.clone(),
+        query: "carry on".into(),
+        ..Default::default()
+    });
+    wait_status(&mut events, &child.session_id, SessionStatus::Completed);
+    // Launched later, so its limit resets later: once it has resumed, the others would have.
     let on = limited(&d, Some(true));
     wait_status(&mut events, &on, SessionStatus::Failed).expect("a usage limit");
     wait_status(&mut events, &on, SessionStatus::Completed);
-    let state = d.state(&off);
-    assert_eq!(state.status, SessionStatus::Failed);
-    assert!(state.usage_limit.is_some());
-    assert!(resumptions(&d.conversation(&off)).is_empty());
+    for id in [&off, &continued] {
+        let state = d.state(id);
+        assert_eq!(state.status, SessionStatus::Failed);
+        assert!(state.usage_limit.is_some());
+        assert!(resumptions(&d.conversation(id)).is_empty(), "{id} resumed");
+    }
 
     // Turned on after its reset: resumed at once.
     d.request::<UpdateSessionSettings>(UpdateSessionSettingsParams {
