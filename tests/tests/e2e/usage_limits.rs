@@ -211,19 +211,24 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
             .arg("--resume-on-reset"),
     );
     let mut events = d.subscribe(SubscribeParams::default());
+    let kept = limited(&d, Some(false));
+    let kept_limit = wait_status(&mut events, &kept, SessionStatus::Failed).expect("a usage limit");
     // Not given at launch: the daemon's default, here on.
     let id = limited(&d, None);
     let limit = wait_status(&mut events, &id, SessionStatus::Failed).expect("a usage limit");
     assert!(d.state(&id).control.resume_on_reset);
     d.stop();
 
-    // Restarted (without the flag): the stored session still resumes at its reset, or at
-    // once if that passed while the daemon was down.
+    // Restarted (without the flag): the limits are still there, and the session that resumes
+    // does so at its reset, or at once if that passed while the daemon was down.
     let d = TestDaemon::start_with(DaemonOptions {
         dir: Some(d.dir.clone()),
         ..DaemonOptions::fake_claude()
     });
     let mut events = d.subscribe(SubscribeParams::default());
+    assert_eq!(d.state(&kept).usage_limit, Some(kept_limit));
+    let windows = d.request::<GetRateLimits>(NoParams {}).windows;
+    assert_eq!(windows.len(), 1, "{windows:?}");
     let state = d.state(&id);
     if state.status == SessionStatus::Failed {
         assert_eq!(state.usage_limit, Some(limit));
@@ -235,6 +240,7 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
     let conversation = d.conversation(&id);
     assert_eq!(resumptions(&conversation).len(), 1, "{conversation:#?}");
     assert_eq!(user_texts(&conversation).last(), Some(&RESUME_PROMPT));
+    assert!(resumptions(&d.conversation(&kept)).is_empty());
 }
 
 /// A daemon directory whose `humanlayer.json` holds `config`.
