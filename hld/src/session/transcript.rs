@@ -1,10 +1,12 @@
 //! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
-use hld_client::protocol::{ConversationEventType, PermissionMode};
+use hld_client::protocol::{ConversationEventType, PermissionMode, RateLimitKind, UsageLimit};
 use serde_json::Value;
 
 use crate::claude::control::{Control, ControlResponse};
-use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
+use crate::claude::stream::{
+    limit_in_text, parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System,
+};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 use spend::Spend;
 
@@ -36,6 +38,12 @@ pub struct Transcript {
     /// A compaction's boundary was stored and the command's own output ("Compacted") not yet
     /// read: that output belongs to the boundary, which already shows it.
     compacted: bool,
+    /// The window `claude` last reported refusing requests, until it reports requests allowed.
+    rejected: Option<UsageLimit>,
+    /// This turn's API call was refused by a usage limit (`error: "rate_limit"`).
+    refused: bool,
+    /// The usage limit that refused the turn a `result` ended, until taken.
+    usage_limit: Option<UsageLimit>,
 }
 
 impl Transcript {
@@ -59,6 +67,11 @@ impl Transcript {
     /// The `result` that ended a turn since last asked.
     pub fn take_result(&mut self) -> Option<RunResult> {
         self.result.take()
+    }
+
+    /// The usage limit that refused the turn last ended, if one did, since last asked.
+    pub fn take_usage_limit(&mut self) -> Option<UsageLimit> {
+        self.usage_limit.take()
     }
 
     /// The control lines read since last asked.
@@ -117,7 +130,16 @@ impl Transcript {
                 })
             }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
+            AgentEvent::RateLimit(info) => {
+                // The CLI reports one state at a time: a window refusing, or none.
+                self.rejected = info.rejected().then(|| UsageLimit {
+                    kind: info.kind().unwrap_or_else(unknown_kind),
+                    resets_at: info.reset(),
+                });
+                batch.rate_limits.extend(info.window(&crate::time::now()));
+            }
             AgentEvent::Assistant(msg) => {
+                self.refused |= msg.error.as_deref() == Some("rate_limit");
                 // The last call's context is what the conversation now takes of the window;
                 // a subagent's call (`parent_tool_use_id`) measures its own conversation.
                 if msg.parent_tool_use_id.is_none() {
@@ -166,6 +188,7 @@ impl Transcript {
                         .max(),
                 };
                 update.error_message = result.error_message();
+                self.usage_limit = self.limit_of(&result);
                 self.result = Some(result);
             }
             AgentEvent::ControlResponse(response) => {
@@ -189,6 +212,31 @@ impl Transcript {
         }
         true
     }
+
+    /// The usage limit that refused the turn `result` ends: a failed turn whose API call the
+    /// limit refused, whose text names a limit, or that failed while a window refuses. The
+    /// window is the one the text names, else the refusing one; its reset, the refusing one's.
+    fn limit_of(&mut self, result: &RunResult) -> Option<UsageLimit> {
+        let refused = std::mem::take(&mut self.refused);
+        let named = result.result.as_deref().and_then(limit_in_text);
+        if !result.is_error() || !(refused || named.is_some() || self.rejected.is_some()) {
+            return None;
+        }
+        let rejected = self.rejected.clone();
+        Some(match (named, rejected) {
+            (Some(RateLimitKind::Unknown(_)) | None, Some(rejected)) => rejected,
+            (Some(kind), Some(rejected)) if kind == rejected.kind => rejected,
+            (named, _) => UsageLimit {
+                kind: named.unwrap_or_else(unknown_kind),
+                resets_at: None,
+            },
+        })
+    }
+}
+
+/// The kind of a limit no window names.
+fn unknown_kind() -> RateLimitKind {
+    RateLimitKind::Unknown("unknown".to_owned())
 }
 
 /// The output of a command `claude` ran itself, if `line` replays one: not the user's words.

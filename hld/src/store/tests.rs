@@ -92,7 +92,7 @@ impl Changed {
                 } => c.moves.push((old_status, *session)),
                 Change::Conversation { event, .. } => c.events.push(*event),
                 Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
-                Change::Settings { .. } | Change::Message { .. } => {}
+                _ => {}
             }
         }
         c
