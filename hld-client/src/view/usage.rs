@@ -31,12 +31,13 @@ pub fn window_name(kind: &RateLimitKind) -> &str {
     }
 }
 
-/// How long until `rfc3339`, from `now`: `2h 13m`, `4m`, `3d 2h`, or `now` once past.
+/// How long until `rfc3339`, from `now`: `2h 13m`, `4m`, `<1m`, `3d 2h`, or `now` once past.
 pub fn until(rfc3339: &str, now: DateTime<Utc>) -> Option<String> {
     let at = DateTime::parse_from_rfc3339(rfc3339).ok()?;
-    let minutes = (at.with_timezone(&Utc) - now).num_minutes();
-    Some(match minutes {
-        m if m <= 0 => "now".to_owned(),
+    let left = at.with_timezone(&Utc) - now;
+    Some(match left.num_minutes() {
+        _ if left.num_seconds() <= 0 => "now".to_owned(),
+        0 => "<1m".to_owned(),
         m if m < 60 => format!("{m}m"),
         m if m < 24 * 60 => format!("{}h {}m", m / 60, m % 60),
         m => format!("{}d {}h", m / (24 * 60), m / 60 % 24),
@@ -101,6 +102,7 @@ mod tests {
         };
         assert_eq!(limit_text(&unknown, now()), "usage limit (unknown)");
         assert_eq!(until("2026-11-29T11:00:00Z", now()).unwrap(), "now");
+        assert_eq!(until("2026-11-29T12:00:20Z", now()).unwrap(), "<1m");
         assert_eq!(until("2026-12-01T15:00:00Z", now()).unwrap(), "2d 3h");
     }
 
