@@ -45,7 +45,8 @@ pub enum Command {
     /// model; other `/` commands (such as /compact) go to Claude. In a pipe or with --json,
     /// hlyr exits after the first turn.
     Launch(launch::Args),
-    /// List sessions, one per chain: id, status, age, model, cost, modes and title.
+    /// List sessions, one per chain: id, status (a usage limit with its reset), age, model,
+    /// cost, context share, modes and title.
     Sessions(sessions::Args),
     /// Find sessions by words of their title, query or summary.
     Search(search::Args),
