@@ -15,13 +15,13 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus, UpdateSessionSettingsParams,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState, SessionStatus,
 };
 use hld_client::view::usage::limit_text;
 use hld_client::{Client, FollowItem};
 
 use crate::activity::Activity;
+use crate::decision;
 use crate::error::{CliError, Exit};
 use crate::notify::{self, Notify};
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
@@ -460,42 +460,23 @@ impl Follower<'_> {
 
     /// Sends the decision keys completed; a refused decision is reported, not fatal. An
     /// accepted one is printed at once, below its question; with `e`, auto-accept of edits is
-    /// turned on after it (before, the daemon would approve the call itself and refuse ours).
+    /// turned on after it.
     async fn answer(&mut self, answer: Answer) -> Result<(), CliError> {
-        let Answer {
-            approval,
-            decision,
-            comment,
-            accept_edits,
-        } = answer;
-        let params = decision.params(&approval.id, comment.clone());
-        let result = self.client.send_decision(params).await;
-        if let Err(e) = result
-            .map_err(CliError::from)
-            .and_then(|result| decision.outcome(&approval.id, result))
-        {
+        if let Err(e) = decision::send_answer(self.client, &answer).await {
             e.print();
             return Ok(());
         }
-        self.decided.insert(approval.id.clone());
+        self.decided.insert(answer.approval.id.clone());
         self.print(&Update::Decision {
-            approval_id: approval.id,
-            decision: decision.status(),
-            comment,
+            approval_id: answer.approval.id.clone(),
+            decision: answer.decision.status(),
+            comment: answer.comment.clone(),
             decided_by: None,
         })?;
-        if accept_edits {
-            let turned_on = self
-                .client
-                .update_session_settings(UpdateSessionSettingsParams {
-                    session_id: self.session_id.to_owned(),
-                    auto_accept_edits: Some(true),
-                    ..Default::default()
-                })
-                .await;
-            match turned_on {
-                Ok(_) => note("auto-accept of edits is on for this session"),
-                Err(e) => CliError::from(e).print(),
+        if answer.accept_edits {
+            match decision::accept_edits(self.client, &answer).await {
+                Ok(()) => note("auto-accept of edits is on for this session"),
+                Err(e) => e.print(),
             }
         }
         Ok(())

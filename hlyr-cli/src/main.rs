@@ -3,6 +3,7 @@
 
 mod activity;
 mod ask;
+mod board;
 mod claude;
 mod commands;
 mod complete;

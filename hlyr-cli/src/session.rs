@@ -6,6 +6,7 @@
 use hld_client::protocol::{
     SessionControl, SessionInfo, SessionState, SessionStatus, UsageLimit, WorktreeInfo,
 };
+use hld_client::view::clean;
 use hld_client::view::usage::{context_share, limit_text, CONTEXT_WARNING};
 use serde::Serialize;
 
@@ -124,13 +125,13 @@ pub struct Session {
 }
 
 /// The title a session is shown by: the one set, else its summary, else its query; its first
-/// line, cut as tables cut titles.
+/// line, cleaned and cut as tables cut titles.
 pub fn shown_title(title: &str, summary: &str, query: &str) -> String {
     let shown = [title, summary, query]
         .into_iter()
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
-    crate::output::title(shown)
+    crate::output::title(&clean(shown))
 }
 
 impl Session {

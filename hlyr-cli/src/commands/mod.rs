@@ -26,6 +26,7 @@ mod settings;
 mod show;
 mod tui;
 mod unarchive;
+mod watch;
 
 use clap::Subcommand;
 
@@ -88,6 +89,8 @@ pub enum Command {
     Deny(deny::Args),
     /// Answer a pending question.
     Respond(respond::Args),
+    /// Watch every session live, a line each: status, what it waits for, cost; Enter answers.
+    Watch(watch::Args),
     /// Print the daemon's events as JSON lines, for scripts.
     Events(events::Args),
     /// Start, stop or check the daemon.
@@ -126,6 +129,7 @@ impl Command {
             Command::Approve(args) => approve::run(ctx, args).await,
             Command::Deny(args) => deny::run(ctx, args).await,
             Command::Respond(args) => respond::run(ctx, args).await,
+            Command::Watch(args) => watch::run(ctx, args).await,
             Command::Events(args) => events::run(ctx, args).await,
             Command::Daemon(group) => group.command.run(ctx).await,
             Command::Tui(args) => tui::run(ctx, args),

@@ -101,9 +101,19 @@ pub fn is_end(notification: &Notification) -> bool {
     )
 }
 
-/// `text` from the daemon as one clean line.
+/// The characters of a notification's title or text sent at most: a terminal shows one line.
+const TEXT_CHARS: usize = 200;
+
+/// `text` from the daemon as one short clean line: an agent's title must neither end an
+/// escape early nor send one of its own.
 fn one_line(text: &str) -> String {
-    clean(text).split_whitespace().collect::<Vec<_>>().join(" ")
+    clean(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TEXT_CHARS)
+        .collect()
 }
 
 #[cfg(test)]

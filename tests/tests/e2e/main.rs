@@ -31,6 +31,7 @@ mod hlyr_lists;
 mod hlyr_live;
 mod hlyr_modes;
 mod hlyr_outcomes;
+mod hlyr_watch;
 mod inputs;
 mod limits;
 mod live;
