@@ -31,7 +31,10 @@ use crate::approval::server::ApprovalsCommand;
       WebSocket: --ws, ws_address in humanlayer.json; TLS: --ws-tls-cert/--ws-tls-key, ws_tls_cert/ws_tls_key;\n             \
       origins: --ws-allowed-origin, ws_allowed_origins (an array); token: ws_token in humanlayer.json,\n             \
       else the file daemon.ws-token next to the socket (made 0600 at first start)\n  \
-      worktrees: <database dir>/worktrees; worktree_setup in humanlayer.json, {\"REPO PATH\": \"COMMAND\"}\n\
+      worktrees: <database dir>/worktrees; worktree_setup in humanlayer.json, {\"REPO PATH\": \"COMMAND\"}\n  \
+      notify:   --notify-desktop, notify_desktop (default: on when a session D-Bus answers);\n             \
+      --notify-webhook, $HUMANLAYER_NOTIFY_WEBHOOK, notify_webhook; --notify-quiet-ms, notify_quiet_ms;\n             \
+      --notify-approval|question|completed|failed|usage-limit|bypass-expiring, notify_approval …\n\
       humanlayer.json is read from $XDG_CONFIG_HOME/humanlayer/ (~/.config/humanlayer/), never from ./,\n  \
       and only if it and its directory are yours (or root's) and no one else can write them.\n\
       Colour is used only on a terminal, never with NO_COLOR or --no-color."
@@ -197,6 +200,8 @@ pub struct Args {
     /// The longest wait between cloud approval polls after failures, in milliseconds.
     #[arg(long, default_value_t = millis(MAX_BACKOFF), value_name = "MS", hide = true)]
     pub approval_max_backoff_ms: u64,
+    #[command(flatten)]
+    pub notify: crate::notify::NotifyArgs,
     /// Something else to run than the daemon.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -397,6 +402,7 @@ pub struct Config {
     pub websocket: Option<WsConfig>,
     /// `worktree_setup` in humanlayer.json: each repository's command for a new worktree.
     pub worktree_setup: crate::worktree::SetupCommands,
+    pub notify: crate::notify::NotifyConfig,
 }
 
 impl Config {
@@ -464,6 +470,7 @@ impl Config {
             worker_threads: args.worker_threads,
             websocket,
             worktree_setup: crate::worktree::setup_commands()?,
+            notify: crate::notify::NotifyConfig::resolve(&args.notify)?,
         })
     }
 

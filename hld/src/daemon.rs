@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use hld_client::protocol::NotificationChannels;
+
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::api::{ApiError, CloudClient};
@@ -30,6 +32,8 @@ pub struct Daemon {
     pub pid: u32,
     pub budget: Budget,
     pub worktrees: Worktrees,
+    /// Where notifications go (`health.notifications`).
+    pub notifications: NotificationChannels,
 }
 
 impl AsRef<Budget> for Daemon {
@@ -53,6 +57,7 @@ impl Daemon {
         store: Store,
         log: LogControl,
         shutdown: CancellationToken,
+        notifications: NotificationChannels,
     ) -> Result<Arc<Daemon>, ApiError> {
         let bus = Bus::new(config.subscriber_buffer);
         let sessions = Sessions::new(
@@ -94,6 +99,7 @@ impl Daemon {
             started_at: crate::time::now(),
             pid: std::process::id(),
             worktrees,
+            notifications,
         }))
     }
 }

@@ -14,6 +14,7 @@ pub mod logging;
 pub mod mcp;
 pub mod memory;
 pub mod model;
+pub mod notify;
 pub mod private_dir;
 pub mod publish;
 pub mod rpc;

@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::daemon::Daemon;
 use crate::handlers::{self, approvals, control, files, introspection, messages, sessions};
 use crate::logging::LogControl;
+use crate::notify::Notifier;
 use crate::rpc::Router;
 use crate::store::Store;
 use crate::transport::{unix, websocket, Service};
@@ -157,8 +158,13 @@ pub async fn run(
         n => tracing::info!(removed = n, dir = %run_dir.display(), "removed leftover MCP configs"),
     }
     let store = Store::open(&config.database)?;
-    let daemon = Daemon::new(config, store, log, shutdown.clone())?;
+    let notifier = Notifier::connect(&config.notify)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let daemon = Daemon::new(config, store, log, shutdown.clone(), notifier.channels())?;
     daemon.sessions.mark_orphans().await?;
+    // After the orphans are marked: a restart does not notify of the sessions it found dead.
+    let notifications = Notifier::subscribe(&daemon.bus);
     daemon.sessions.resume_queued().await?;
     daemon.worktrees.check_at_start(&daemon.store).await?;
     let poller = daemon.config.cloud.as_ref().and_then(|cloud| {
@@ -180,6 +186,12 @@ pub async fn run(
         "daemon started"
     );
     tokio::spawn(announce(Arc::clone(&daemon)));
+    tokio::spawn(notifier.run(
+        notifications,
+        daemon.bus.clone(),
+        daemon.store.clone(),
+        shutdown.clone(),
+    ));
     tokio::spawn(approval::expiry::run(
         daemon.store.clone(),
         Arc::clone(&daemon.bypass_set),

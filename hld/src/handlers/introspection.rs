@@ -31,7 +31,7 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
             .map(|f| f.display().to_string()),
         worktree_root: Some(daemon.worktrees.root().display().to_string()),
         stray_worktrees: daemon.worktrees.stray(),
-        notifications: None,
+        notifications: Some(daemon.notifications.clone()),
     })
 }
 
