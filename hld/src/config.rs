@@ -102,6 +102,10 @@ pub struct Args {
     /// closes first.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub max_live: usize,
+    /// Resume a session stopped by a usage limit when the limit resets, unless its launch
+    /// says otherwise [default: resume_on_reset in humanlayer.json, else false].
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true")]
+    pub resume_on_reset: Option<bool>,
     /// The command serving the approvals MCP server (`<command> mcp claude_approvals`)
     /// [default: this hld itself]. Checked at start-up: when it is missing, `health` says so
     /// and launches that need it fail.
@@ -394,6 +398,8 @@ pub struct Config {
     pub interrupt_grace: Duration,
     pub live_idle: Duration,
     pub max_live: usize,
+    /// Whether sessions resume when their usage limit resets, when a launch does not say.
+    pub resume_on_reset: bool,
     pub approvals_command: ApprovalsCommand,
     /// 0 for the single-thread runtime.
     pub worker_threads: usize,
@@ -465,6 +471,10 @@ impl Config {
             interrupt_grace: Duration::from_millis(args.interrupt_grace_ms),
             live_idle: Duration::from_millis(args.live_idle_ms),
             max_live: args.max_live,
+            resume_on_reset: match args.resume_on_reset {
+                Some(resume) => resume,
+                None => config_file_bool("resume_on_reset")?.unwrap_or(false),
+            },
             approvals_command: ApprovalsCommand::resolve(args.approvals_command)?,
             cloud,
             worker_threads: args.worker_threads,
@@ -493,6 +503,18 @@ impl Config {
     /// The one directory isolated sessions' worktrees are made in, by the database.
     pub fn worktree_root(&self) -> PathBuf {
         self.run_dir().with_file_name("worktrees")
+    }
+}
+
+/// A boolean key of humanlayer.json; anything but `true` or `false` is an error.
+fn config_file_bool(key: &str) -> Result<Option<bool>, String> {
+    match config_file()?.as_ref().and_then(|file| file.get(key)) {
+        None => Ok(None),
+        Some(serde_json::Value::Bool(value)) => Ok(Some(*value)),
+        Some(other) => Err(format!(
+            "{key} in {} must be true or false, not {other}",
+            config_file_path().display()
+        )),
     }
 }
 

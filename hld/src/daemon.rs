@@ -26,6 +26,8 @@ pub struct Daemon {
     pub shutdown: CancellationToken,
     /// Wakes the task that ends bypasses when one with an expiry may have been set.
     pub bypass_set: Arc<tokio::sync::Notify>,
+    /// Wakes the task that resumes sessions when their usage limit resets.
+    pub limit_set: Arc<tokio::sync::Notify>,
     /// When the daemon started, RFC 3339 (`health` reports it).
     pub started_at: String,
     /// This process's id, for `health` (read once: each `getpid` is a system call).
@@ -80,9 +82,11 @@ impl Daemon {
             .map(|c| CloudClient::new(&c.base_url, &c.api_key))
             .transpose()?;
         let approvals = Approvals::new(store.clone(), cloud);
+        let limit_set = Arc::default();
         store.publish_to(crate::publish::Publisher {
             bus: bus.clone(),
             sessions: Arc::clone(&sessions),
+            limit_set: Arc::clone(&limit_set),
         });
         let budget = Budget::new(config.max_buffered);
         let worktrees = Worktrees::new(config.worktree_root(), config.worktree_setup.clone());
@@ -95,6 +99,7 @@ impl Daemon {
             log,
             shutdown,
             bypass_set: Arc::default(),
+            limit_set,
             budget,
             started_at: crate::time::now(),
             pid: std::process::id(),

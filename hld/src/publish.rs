@@ -1,28 +1,39 @@
 //! The one place events are published: the store hands the bus each committed [`Change`],
 //! which becomes the event subscribers see, so nothing is published before it is durable. A
 //! decided approval also goes to its session's process, which may wait for it on the control
-//! channel.
+//! channel. A session stopped by a usage limit it resumes after wakes the task that resumes
+//! sessions at their limit's reset.
 
 use std::sync::Arc;
 
 use hld_client::protocol::{ApprovalStatus, Event, MessageStatus};
+use tokio::sync::Notify;
 
 use crate::bus::Bus;
 use crate::session::Sessions;
 use crate::store::{Change, Sink};
 
-/// Where committed changes go: the bus, and decisions to the sessions.
+/// Where committed changes go: the bus, decisions to the sessions, and limits to resume
+/// after to the task that resumes them.
 pub struct Publisher {
     pub bus: Bus,
     pub sessions: Arc<Sessions>,
+    /// Wakes the task that resumes sessions when their usage limit resets.
+    pub limit_set: Arc<Notify>,
 }
 
 impl Sink for Publisher {
     fn changed(&self, change: Change) {
-        if let Change::Approval { approval, .. } = &change {
-            if approval.status != ApprovalStatus::Pending {
+        match &change {
+            Change::Approval { approval, .. } if approval.status != ApprovalStatus::Pending => {
                 self.sessions.decided(approval);
             }
+            Change::Session { session, .. } | Change::Settings { session, .. }
+                if session.usage_limit.is_some() && session.new.modes.resume_on_reset =>
+            {
+                self.limit_set.notify_one();
+            }
+            _ => {}
         }
         self.bus.publish(event(change));
     }
@@ -41,7 +52,16 @@ fn event(change: Change) -> Event {
             new_status: session.status,
             parent_session_id: session.new.parent_session_id,
             error,
-            usage_limit: None,
+            usage_limit: session.usage_limit,
+        },
+        Change::RateLimit {
+            session_id,
+            run_id,
+            window,
+        } => Event::RateLimitUpdated {
+            session_id,
+            run_id,
+            window: *window,
         },
         Change::Conversation { run_id, event } => Event::ConversationUpdated {
             session_id: event.session_id.clone(),

@@ -125,6 +125,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::BulkArchiveSessions, _, _>(control::bulk_archive_sessions)
         .add::<p::GetSessionLeaves, _, _>(control::get_session_leaves)
         .add::<p::UpdateSessionSettings, _, _>(control::update_session_settings)
+        .add::<p::GetRateLimits, _, _>(handlers::limits::get_rate_limits)
         .add::<p::ListSlashCommands, _, _>(handlers::settings::list_slash_commands)
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
@@ -195,6 +196,11 @@ pub async fn run(
     tokio::spawn(approval::expiry::run(
         daemon.store.clone(),
         Arc::clone(&daemon.bypass_set),
+        shutdown.clone(),
+    ));
+    tokio::spawn(crate::session::resume_at_resets(
+        Arc::clone(&daemon.sessions),
+        Arc::clone(&daemon.limit_set),
         shutdown.clone(),
     ));
     tokio::spawn(crate::memory::release_periodically(

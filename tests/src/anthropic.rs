@@ -21,6 +21,8 @@ use serde_json::{json, Value};
 
 use crate::{wait_for, WAIT};
 
+mod limits;
+
 /// The `input_tokens` every reply reports.
 pub const INPUT_TOKENS: u64 = 1000;
 /// The `output_tokens` every reply reports.
@@ -63,6 +65,7 @@ pub enum Block {
 }
 
 /// A scripted model reply: its blocks, and how slowly to stream them; or an HTTP error.
+/// Either may carry extra response headers, such as the unified rate-limit ones.
 #[derive(Debug, Clone)]
 pub struct Reply {
     /// The content blocks, in order.
@@ -72,6 +75,8 @@ pub struct Reply {
     pub delta_delay: Duration,
     /// Instead of a message: this HTTP status and API error body.
     pub error: Option<(u16, Value)>,
+    /// Response headers besides the stand-in's own.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Reply {
@@ -81,6 +86,7 @@ impl Reply {
             blocks: vec![Block::Text(text.to_owned())],
             delta_delay: Duration::ZERO,
             error: None,
+            headers: Vec::new(),
         }
     }
 
@@ -93,6 +99,7 @@ impl Reply {
                 status,
                 json!({"type": "error", "error": {"type": kind, "message": message}}),
             )),
+            headers: Vec::new(),
         }
     }
 
@@ -109,6 +116,7 @@ impl Reply {
             ],
             delta_delay: Duration::ZERO,
             error: None,
+            headers: Vec::new(),
         }
     }
 
@@ -299,13 +307,13 @@ fn serve(
     let mut out = stream;
     let request_id = format!("req_standin{n:06}");
     match (recorded.method.as_str(), path_of(&recorded.target)) {
-        ("HEAD", "/") => respond(&mut out, 200, &request_id, None),
+        ("HEAD", "/") => respond(&mut out, 200, &request_id, None, &[]),
         ("POST", "/v1/messages") => {
             let reply = responder(&recorded.body);
             let model = recorded.body["model"].as_str().unwrap_or("claude-standin");
             let message_id = format!("msg_standin{n:06}");
             if let Some((status, body)) = &reply.error {
-                respond(&mut out, *status, &request_id, Some(body));
+                respond(&mut out, *status, &request_id, Some(body), &reply.headers);
             } else if recorded.is_model_turn() {
                 stream_reply(&mut out, &request_id, &message_id, model, &reply, deltas);
             } else {
@@ -315,7 +323,7 @@ fn serve(
                     "stop_reason": reply.stop_reason(), "stop_sequence": null,
                     "usage": {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS},
                 });
-                respond(&mut out, 200, &request_id, Some(&message));
+                respond(&mut out, 200, &request_id, Some(&message), &reply.headers);
             }
         }
         _ => {
@@ -325,13 +333,19 @@ fn serve(
             );
             let error = json!({"type": "error", "error": {"type": "not_found_error",
                 "message": format!("the stand-in does not serve {}", recorded.target)}});
-            respond(&mut out, 404, &request_id, Some(&error));
+            respond(&mut out, 404, &request_id, Some(&error), &[]);
         }
     }
 }
 
-/// Writes a complete JSON response (or an empty one).
-fn respond(out: &mut TcpStream, status: u16, request_id: &str, body: Option<&Value>) {
+/// Writes a complete JSON response (or an empty one), with `headers` besides its own.
+fn respond(
+    out: &mut TcpStream,
+    status: u16,
+    request_id: &str,
+    body: Option<&Value>,
+    headers: &[(String, String)],
+) {
     let reason = match status {
         200 => "OK",
         401 => "Unauthorized",
@@ -343,11 +357,20 @@ fn respond(out: &mut TcpStream, status: u16, request_id: &str, body: Option<&Val
     let text = body.map(Value::to_string).unwrap_or_default();
     let response = format!(
         "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nrequest-id: {request_id}\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+         {}Content-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        header_lines(headers),
         text.len()
     );
     let _ = out.write_all(response.as_bytes());
     let _ = out.flush();
+}
+
+/// `name: value\r\n` for each header.
+fn header_lines(headers: &[(String, String)]) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect()
 }
 
 /// A block as it appears in a complete message.
@@ -372,7 +395,8 @@ fn stream_reply(
 ) {
     let head = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
-         request-id: {request_id}\r\nConnection: close\r\n\r\n"
+         request-id: {request_id}\r\n{}Connection: close\r\n\r\n",
+        header_lines(&reply.headers)
     );
     if out.write_all(head.as_bytes()).is_err() {
         return;

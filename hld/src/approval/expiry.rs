@@ -3,7 +3,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -16,7 +15,7 @@ const IDLE: Duration = Duration::from_secs(3600);
 pub async fn run(store: Store, wake: Arc<Notify>, shutdown: CancellationToken) {
     loop {
         let pause = match store.read(read::next_bypass_expiry).await {
-            Ok(Some(expiry)) => until(&expiry),
+            Ok(Some(expiry)) => crate::time::until(&expiry),
             Ok(None) => IDLE,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read bypass expiries");
@@ -40,12 +39,4 @@ pub async fn run(store: Store, wake: Arc<Notify>, shutdown: CancellationToken) {
             Err(e) => tracing::warn!(error = %e, "cannot end expired bypasses"),
         }
     }
-}
-
-/// How long from now until `rfc3339` (zero if past or unreadable).
-fn until(rfc3339: &str) -> Duration {
-    DateTime::parse_from_rfc3339(rfc3339)
-        .ok()
-        .and_then(|t| (t.with_timezone(&Utc) - Utc::now()).to_std().ok())
-        .unwrap_or_default()
 }

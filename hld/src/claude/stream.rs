@@ -8,6 +8,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::control::Control;
+pub use rate_limit::{limit_in_text, RateLimitInfo};
+
+mod rate_limit;
 
 /// One line of Claude's output.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +32,8 @@ pub enum AgentEvent {
     Control(super::control::Control),
     /// `control_response`: the answer to one of the daemon's requests.
     ControlResponse(super::control::ControlResponse),
+    /// `rate_limit_event`: a usage-limit window's state changed.
+    RateLimit(RateLimitInfo),
     /// A JSON object of an unknown type, or of a known type that does not read as one.
     Unknown {
         kind: Option<String>,
@@ -232,6 +237,9 @@ pub struct MessageLine {
     /// A user line the CLI wrote itself: the summary a compaction leaves.
     #[serde(default, rename = "isSynthetic", deserialize_with = "lenient::boolean")]
     pub is_synthetic: Option<bool>,
+    /// The API error of a synthetic assistant message: `rate_limit`, `server_error`, …
+    #[serde(default, deserialize_with = "lenient::string")]
+    pub error: Option<String>,
     #[serde(default, deserialize_with = "lenient::object")]
     pub message: Message,
 }
@@ -491,6 +499,9 @@ pub fn parse_line(line: &str) -> Line {
             read(line).map(|c| AgentEvent::Control(Control::Cancel(c)))
         }
         (Some("control_response"), _) => read(line).map(AgentEvent::ControlResponse),
+        (Some("rate_limit_event"), _) => {
+            read(line).map(|l: rate_limit::RateLimitLine| AgentEvent::RateLimit(l.rate_limit_info))
+        }
         _ => None,
     };
     Line {

@@ -168,6 +168,7 @@ pub async fn update_session_settings(
         dangerously_skip_permissions: bypass,
         bypass_expires_at,
         permission_mode: before.permission_mode.clone(),
+        resume_on_reset: p.resume_on_reset.unwrap_or(before.resume_on_reset),
     };
     let has_expiry = modes.bypass_expires_at.is_some();
     let (id, model, run_mode) = (p.session_id.clone(), p.model.clone(), mode.clone());

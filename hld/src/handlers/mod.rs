@@ -4,6 +4,7 @@ pub mod approvals;
 pub mod control;
 pub mod files;
 pub mod introspection;
+pub mod limits;
 pub mod messages;
 pub mod sessions;
 pub mod settings;

@@ -45,7 +45,7 @@ pub async fn launch_session(
     no_nul(&p)?;
     required(&p.query, "query")?;
     let query = std::mem::take(&mut p.query);
-    let settings = Settings::launch(&p)?;
+    let settings = Settings::launch(&p, daemon.config.resume_on_reset)?;
     let images = p.images.take().unwrap_or_default();
     let isolate = p.worktree.take();
     let mut options = SessionOptions::launch(p)?;
@@ -170,7 +170,7 @@ pub async fn continue_session(
     let query = std::mem::take(&mut p.query);
     // Read again: the interrupt above may have ended a bypass or changed the parent.
     let parent = session(&daemon, &parent.new.id).await?;
-    let settings = Settings::continued(&parent, p.title.take(), mode);
+    let settings = Settings::continued(&parent, p.title.take(), mode, p.resume_on_reset);
     let isolate = p.worktree.take();
     let mut options = parent.new.options.continued(p)?;
     let made = match (isolate, &parent.worktree) {

@@ -20,7 +20,8 @@ pub const EXIT_PLAN_MODE: &str = "ExitPlanMode";
 pub const PLAN_MODE_REFUSAL: &str = "Denied: the session is in plan mode, so nothing is \
     edited yet. Present your plan with ExitPlanMode; edits are possible once it is approved.";
 
-/// A session's approval modes, as stored.
+/// A session's modes, as stored: how its tool calls are approved, and whether the daemon
+/// resumes it when a usage limit that stopped it resets.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Modes {
     pub auto_accept_edits: bool,
@@ -30,6 +31,8 @@ pub struct Modes {
     pub bypass_expires_at: Option<String>,
     /// `plan`: Claude plans, edits are refused until its plan is approved.
     pub permission_mode: PermissionMode,
+    /// Resume the session when the usage limit that stopped it resets.
+    pub resume_on_reset: bool,
 }
 
 impl Modes {
@@ -44,8 +47,8 @@ impl Modes {
             })
     }
 
-    /// A continuation's modes at `now`: auto-accept and the permission mode as they are, the
-    /// bypass only while it lasts.
+    /// A continuation's modes at `now`: auto-accept, the permission mode and resume-on-reset
+    /// as they are, the bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {
         let bypass = self.bypass_active(now);
         Modes {
@@ -53,6 +56,7 @@ impl Modes {
             dangerously_skip_permissions: bypass,
             bypass_expires_at: self.bypass_expires_at.clone().filter(|_| bypass),
             permission_mode: self.permission_mode.clone(),
+            resume_on_reset: self.resume_on_reset,
         }
     }
 }
@@ -181,6 +185,7 @@ mod tests {
             dangerously_skip_permissions: bypass,
             bypass_expires_at: expiry.map(str::to_owned),
             permission_mode: PermissionMode::Default,
+            resume_on_reset: false,
         }
     }
 

@@ -111,7 +111,7 @@ impl Sessions {
         Ok(Some(SendMessageResult { message_id, queued }))
     }
 
-    async fn session_row(&self, session_id: &str) -> Result<SessionRow> {
+    pub(super) async fn session_row(&self, session_id: &str) -> Result<SessionRow> {
         let id = session_id.to_owned();
         self.store
             .read(move |c| read::session(c, &id))

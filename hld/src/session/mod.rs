@@ -7,6 +7,7 @@ mod lines;
 mod live;
 mod options;
 mod requests;
+mod resume;
 mod supervisor;
 pub mod transcript;
 mod turn;
@@ -36,6 +37,7 @@ use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
 pub use options::{bypass_expiry, permission_mode};
 pub use requests::ControlError;
+pub use resume::{run as resume_at_resets, LIMIT_RESET, RESUME_PROMPT};
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";

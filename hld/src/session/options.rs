@@ -12,8 +12,9 @@ use crate::model::{Modes, SessionOptions, Settings};
 use crate::store::SessionRow;
 
 impl Settings {
-    /// A new session's settings: a bypass timeout must be positive, and only with the bypass.
-    pub fn launch(p: &LaunchSessionParams) -> Result<Settings> {
+    /// A new session's settings: a bypass timeout must be positive, and only with the bypass;
+    /// `resume_on_reset` when the request does not say (the daemon's configured default).
+    pub fn launch(p: &LaunchSessionParams, resume_on_reset: bool) -> Result<Settings> {
         let bypass = p.dangerously_skip_permissions.unwrap_or(false);
         Ok(Settings {
             title: given(p.title.clone()),
@@ -26,20 +27,26 @@ impl Settings {
                     "dangerously_skip_permissions_timeout",
                 )?,
                 permission_mode: permission_mode(p.permission_mode.clone())?.unwrap_or_default(),
+                resume_on_reset: p.resume_on_reset.unwrap_or(resume_on_reset),
             },
         })
     }
 
     /// A continuation's settings: the title given, else the parent's; modes as
-    /// `Modes::inherited`, with the permission mode given (checked by [`permission_mode`]).
+    /// `Modes::inherited`, with the permission mode (checked by [`permission_mode`]) and
+    /// `resume_on_reset` given.
     pub fn continued(
         parent: &SessionRow,
         title: Option<String>,
         mode: Option<PermissionMode>,
+        resume_on_reset: Option<bool>,
     ) -> Settings {
         let mut modes = parent.new.modes.inherited(&crate::time::now());
         if let Some(mode) = mode {
             modes.permission_mode = mode;
+        }
+        if let Some(resume) = resume_on_reset {
+            modes.resume_on_reset = resume;
         }
         Settings {
             title: given(title).or_else(|| Some(parent.title()).filter(|t| !t.is_empty())),

@@ -1,10 +1,12 @@
 //! A session's transcript: each `claude` line kept verbatim, as conversation events and updates.
 
-use hld_client::protocol::{ConversationEventType, PermissionMode};
+use hld_client::protocol::{ConversationEventType, PermissionMode, RateLimitKind, UsageLimit};
 use serde_json::Value;
 
 use crate::claude::control::{Control, ControlResponse};
-use crate::claude::stream::{parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System};
+use crate::claude::stream::{
+    limit_in_text, parse_line, AgentEvent, ContentBlock, MessageLine, RunResult, System,
+};
 use crate::store::{Ingest, NewEvent, SessionUpdate};
 
 /// The subtype of the system event an `api_retry` line becomes.
@@ -33,6 +35,12 @@ pub struct Transcript {
     /// A compaction's boundary was stored and the command's own output ("Compacted") not yet
     /// read: that output belongs to the boundary, which already shows it.
     compacted: bool,
+    /// The last window `claude` reported refusing requests, until it reports it allowed.
+    rejected: Option<UsageLimit>,
+    /// This turn's API call was refused by a usage limit (`error: "rate_limit"`).
+    refused: bool,
+    /// The usage limit that refused the turn a `result` ended, until taken.
+    usage_limit: Option<UsageLimit>,
 }
 
 impl Transcript {
@@ -56,6 +64,11 @@ impl Transcript {
     /// The `result` that ended a turn since last asked.
     pub fn take_result(&mut self) -> Option<RunResult> {
         self.result.take()
+    }
+
+    /// The usage limit that refused the turn last ended, if one did, since last asked.
+    pub fn take_usage_limit(&mut self) -> Option<UsageLimit> {
+        self.usage_limit.take()
     }
 
     /// The control lines read since last asked.
@@ -114,7 +127,19 @@ impl Transcript {
                 })
             }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
+            AgentEvent::RateLimit(info) => {
+                let kind = info.kind();
+                if info.rejected() {
+                    let resets_at = info.reset();
+                    self.rejected = kind.map(|kind| UsageLimit { kind, resets_at });
+                } else if kind.is_some() && self.rejected.as_ref().map(|r| &r.kind) == kind.as_ref()
+                {
+                    self.rejected = None;
+                }
+                batch.rate_limits.extend(info.window(&crate::time::now()));
+            }
             AgentEvent::Assistant(msg) => {
+                self.refused |= msg.error.as_deref() == Some("rate_limit");
                 // The last call's context is what the conversation now takes of the window.
                 update.context.effective_context_tokens = msg.message.usage.context_tokens();
                 message_events(sid, "assistant", msg, events)
@@ -161,6 +186,7 @@ impl Transcript {
                         .max(),
                 };
                 update.error_message = result.error_message();
+                self.usage_limit = self.limit_of(&result);
                 self.result = Some(result);
             }
             AgentEvent::ControlResponse(response) => {
@@ -183,6 +209,29 @@ impl Transcript {
             });
         }
         true
+    }
+}
+
+impl Transcript {
+    /// The usage limit that refused the turn `result` ends: a failed turn whose API call the
+    /// limit refused, whose text names a limit, or that failed while a window refuses. The
+    /// window is the one the text names, else the refusing one; its reset, the refusing one's.
+    fn limit_of(&mut self, result: &RunResult) -> Option<UsageLimit> {
+        let refused = std::mem::take(&mut self.refused);
+        let named = result.result.as_deref().and_then(limit_in_text);
+        if !result.is_error() || !(refused || named.is_some() || self.rejected.is_some()) {
+            return None;
+        }
+        let rejected = self.rejected.clone();
+        let unknown = || RateLimitKind::Unknown("unknown".to_owned());
+        Some(match (named, rejected) {
+            (Some(RateLimitKind::Unknown(_)) | None, Some(rejected)) => rejected,
+            (Some(kind), Some(rejected)) if kind == rejected.kind => rejected,
+            (named, _) => UsageLimit {
+                kind: named.unwrap_or_else(unknown),
+                resets_at: None,
+            },
+        })
     }
 }
 

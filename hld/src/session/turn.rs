@@ -202,10 +202,12 @@ impl Supervisor {
         self.turns.owed = self.turns.owed.saturating_sub(1);
         let interrupted = matches!(self.turns.phase, Phase::Interrupting { .. });
         let mut error = result.error_message();
+        let mut usage_limit = self.transcript.take_usage_limit();
         if interrupted {
             // An interrupt is not an error: Claude's diagnostics about it are not stored as one.
             self.turns.phase = Phase::Running;
             error = None;
+            usage_limit = None;
             if let Some(update) = batch.update.as_mut() {
                 update.error_message = None;
             }
@@ -218,10 +220,14 @@ impl Supervisor {
         } else {
             "completed"
         };
-        tracing::info!(session = %self.session_id, status = %status, interrupted, "turn ended");
+        tracing::info!(session = %self.session_id, status = %status, interrupted, limit = ?usage_limit, "turn ended");
         let idle = self.sessions.config.live_idle;
         let live_until = (self.turns.owed == 0).then(|| crate::time::after(idle));
-        batch.turn_end = Some(TurnEnd { error, live_until });
+        batch.turn_end = Some(TurnEnd {
+            error,
+            live_until,
+            usage_limit,
+        });
         self.turns.ending = true;
     }
 

@@ -45,6 +45,7 @@ impl Writer {
                     bypass_expires_at: r.get(4)?,
                     permission_mode: PermissionMode::parse(&r.get::<_, String>(5)?)
                         .unwrap_or_default(),
+                    ..Modes::default()
                 };
                 Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, modes))
             })

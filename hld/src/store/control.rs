@@ -67,7 +67,7 @@ impl Writer {
         Ok(missing)
     }
 
-    /// Sets a session's approval modes (its permission mode apart: see `set_run_settings`),
+    /// Sets a session's modes (its permission mode apart: see `set_run_settings`),
     /// approving at once its pending local ones they cover.
     pub(crate) fn set_modes(
         &mut self,
@@ -79,14 +79,15 @@ impl Writer {
             .conn
             .prepare_cached(
                 "UPDATE sessions SET auto_accept_edits = ?2, dangerously_skip_permissions = ?3,
-                    dangerously_skip_permissions_expires_at = ?4
+                    dangerously_skip_permissions_expires_at = ?4, resume_on_reset = ?5
                  WHERE id = ?1",
             )?
             .execute(params![
                 id,
                 modes.auto_accept_edits,
                 modes.dangerously_skip_permissions,
-                modes.bypass_expires_at
+                modes.bypass_expires_at,
+                modes.resume_on_reset
             ])?;
         if changed == 0 {
             return Err(StoreError::SessionNotFound(id.into()));

@@ -205,7 +205,8 @@ impl Writer {
         self.conn
             .prepare_cached(
                 "UPDATE sessions SET completed_at = NULL, error_message = NULL, interrupted = 0,
-                    exit_code = NULL, live_until = NULL
+                    exit_code = NULL, live_until = NULL, usage_limit_kind = NULL,
+                    usage_limit_resets_at = NULL
                  WHERE id = ?1 AND (status = 'completed' OR status = 'failed')",
             )?
             .execute([session_id])?;

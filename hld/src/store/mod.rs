@@ -4,6 +4,7 @@
 mod approvals;
 mod control;
 mod error;
+pub(crate) mod limits;
 pub(crate) mod messages;
 mod ops;
 pub(crate) mod read;

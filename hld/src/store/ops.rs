@@ -78,9 +78,9 @@ impl Writer {
                     has_mcp_config, no_approvals, initial_status, status, created_at,
                     last_activity_at, title, additional_directories, auto_accept_edits,
                     dangerously_skip_permissions, dangerously_skip_permissions_expires_at,
-                    permission_mode, worktree_id)
+                    permission_mode, worktree_id, resume_on_reset)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+                    'starting', 'starting', ?17, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)",
             )?
             .execute(params![
                 new.id,
@@ -107,6 +107,7 @@ impl Writer {
                 new.modes.bypass_expires_at,
                 new.modes.permission_mode.as_str(),
                 o.worktree,
+                new.modes.resume_on_reset,
             ])?;
         // Continuing an archived session brings its chain back.
         if let Some(parent) = &new.parent_session_id {
@@ -308,7 +309,11 @@ impl Writer {
             run_id: run_id.clone(),
             event: Box::new(event),
         }));
+        self.store_rate_limits(session_id, &run_id, ingest.rate_limits, out)?;
         if let Some(end) = ingest.turn_end {
+            if let Some(limit) = &end.usage_limit {
+                self.set_usage_limit(session_id, limit)?;
+            }
             let update = SessionUpdate {
                 completed_at: Some(now),
                 error_message: end.error,

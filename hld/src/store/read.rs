@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
     FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
-    McpConfig, McpServer, PermissionMode, SessionStatus,
+    McpConfig, McpServer, PermissionMode, RateLimitKind, SessionStatus, UsageLimit,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -28,7 +28,8 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     result_content, result_is_error, interrupted, exit_code, title, archived, \
     auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
     additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
-    effective_context_tokens, context_limit, live, live_until, permission_mode, worktree_id";
+    effective_context_tokens, context_limit, live, live_until, permission_mode, worktree_id, \
+    usage_limit_kind, usage_limit_resets_at, resume_on_reset";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -110,9 +111,17 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
             dangerously_skip_permissions: row.get(35)?,
             bypass_expires_at: row.get(36)?,
             permission_mode: enum_col(row, 44, "permission mode", PermissionMode::parse)?,
+            resume_on_reset: row.get(48)?,
         },
     };
     let has_mcp_config: bool = row.get(14)?;
+    let usage_limit = match row.get::<_, Option<String>>(46)? {
+        Some(kind) => Some(UsageLimit {
+            kind: RateLimitKind::from(kind.as_str()),
+            resets_at: row.get(47)?,
+        }),
+        None => None,
+    };
     let session = SessionRow {
         new,
         claude_session_id: row.get(18)?,
@@ -139,6 +148,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         live: row.get(42)?,
         live_until: row.get(43)?,
         worktree: None,
+        usage_limit,
     };
     Ok((session, has_mcp_config))
 }

@@ -406,6 +406,26 @@ ALTER TABLE sessions ADD COLUMN worktree_id TEXT;
 CREATE INDEX idx_sessions_worktree ON sessions(worktree_id) WHERE worktree_id IS NOT NULL;
 "#,
     },
+    Migration {
+        version: 12,
+        description: "usage limits: the one a session stopped on, whether it resumes when the \
+            limit resets, and the latest state of each window",
+        sql: r#"
+ALTER TABLE sessions ADD COLUMN usage_limit_kind TEXT;
+ALTER TABLE sessions ADD COLUMN usage_limit_resets_at TEXT;
+ALTER TABLE sessions ADD COLUMN resume_on_reset INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX idx_sessions_limit_reset ON sessions(usage_limit_resets_at)
+    WHERE usage_limit_resets_at IS NOT NULL;
+CREATE TABLE rate_limit_windows (
+    kind TEXT PRIMARY KEY,
+    status TEXT NOT NULL,
+    utilization REAL,
+    resets_at TEXT,
+    updated_at TEXT NOT NULL,
+    session_id TEXT NOT NULL
+);
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

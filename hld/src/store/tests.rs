@@ -36,8 +36,7 @@ fn messages(claude: &str, texts: &[&str]) -> Ingest {
             .iter()
             .map(|t| NewEvent::message(claude, "assistant", *t))
             .collect(),
-        update: None,
-        turn_end: None,
+        ..Ingest::default()
     }
 }
 
@@ -93,7 +92,7 @@ impl Changed {
                 } => c.moves.push((old_status, *session)),
                 Change::Conversation { event, .. } => c.events.push(*event),
                 Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
-                Change::Settings { .. } | Change::Message { .. } => {}
+                _ => {}
             }
         }
         c

@@ -2,8 +2,8 @@
 
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
-    PermissionMode, QueuedMessage, SessionControl, SessionInfo, SessionResult, SessionState,
-    SessionStatus, WorktreeInfo,
+    PermissionMode, QueuedMessage, RateLimitWindow, SessionControl, SessionInfo, SessionResult,
+    SessionState, SessionStatus, UsageLimit, WorktreeInfo,
 };
 use serde_json::Value;
 
@@ -50,6 +50,8 @@ pub struct SessionRow {
     pub live_until: Option<String>,
     /// The worktree it runs in, when isolated.
     pub worktree: Option<WorktreeInfo>,
+    /// The usage limit its last turn stopped on (only while it is `failed` by it).
+    pub usage_limit: Option<UsageLimit>,
 }
 
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
@@ -189,6 +191,8 @@ pub struct Ingest {
     pub update: Option<SessionUpdate>,
     /// The turn these lines end, applied after the update.
     pub turn_end: Option<TurnEnd>,
+    /// Usage-limit windows `claude` reported (`rate_limit_event`), stored when changed.
+    pub rate_limits: Vec<RateLimitWindow>,
 }
 
 /// A turn's end: its `result` arrived.
@@ -199,6 +203,8 @@ pub struct TurnEnd {
     /// `Some`: the process stays warm until then (RFC 3339). `None`: the next turn starts at
     /// once, with a message already handed to the process.
     pub live_until: Option<String>,
+    /// The usage limit that refused the turn, when one did.
+    pub usage_limit: Option<UsageLimit>,
 }
 
 /// An approval to store. The store fills `run_id` from the session and starts it `pending`.
@@ -274,6 +280,12 @@ pub enum Change {
         old_status: SessionStatus,
         session: Box<SessionRow>,
         error: Option<String>,
+    },
+    /// A session's `claude` reported a usage-limit window that differs from the stored one.
+    RateLimit {
+        session_id: String,
+        run_id: String,
+        window: Box<RateLimitWindow>,
     },
     /// A conversation event of run `run_id` was stored, or its approval status changed.
     Conversation {
@@ -362,7 +374,7 @@ impl SessionRow {
             result: self.result(),
             interrupted: self.interrupted,
             cost_usd: self.cost_usd,
-            usage_limit: None,
+            usage_limit: self.usage_limit.clone(),
             effective_context_tokens: self.context.effective_context_tokens,
             context_limit: self.context.context_limit,
             worktree: self.worktree.clone(),
@@ -402,7 +414,7 @@ impl SessionRow {
                 .map(|d| d.display().to_string())
                 .collect(),
             permission_mode: modes.permission_mode.clone(),
-            resume_on_reset: false,
+            resume_on_reset: modes.resume_on_reset,
         }
     }
 
@@ -443,7 +455,7 @@ impl SessionRow {
             cache_read_input_tokens: self.context.cache_read_input_tokens,
             effective_context_tokens: self.context.effective_context_tokens,
             context_limit: self.context.context_limit,
-            usage_limit: None,
+            usage_limit: self.usage_limit.clone(),
             worktree: self.worktree.clone(),
             control: self.control(),
         }

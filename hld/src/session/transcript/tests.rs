@@ -451,3 +451,59 @@ fn the_permission_mode_claude_reports_is_followed() {
     // Modes the daemon never sets are not taken up.
     assert_eq!(mode(status("acceptEdits")), None);
 }
+
+#[test]
+fn a_turn_the_usage_limit_refused_carries_the_limit_and_its_window() {
+    // Recorded from claude 2.1.197 against a stand-in answering 429 with the unified
+    // rate-limit headers (an OAuth login: with an API key the CLI prints no such lines).
+    let (mut state, _, ingests) = run("06-usage-limit-rejected.jsonl");
+    let windows: Vec<_> = ingests.iter().flat_map(|i| i.rate_limits.clone()).collect();
+    assert_eq!(windows.len(), 1);
+    assert_eq!(windows[0].kind, RateLimitKind::FiveHour);
+    assert_eq!(
+        windows[0].status,
+        hld_client::protocol::RateLimitStatus::Rejected
+    );
+    let reset = windows[0].resets_at.clone().expect("a reset time");
+    assert!(state.take_result().is_some_and(|r| r.is_error()));
+    let limit = state
+        .take_usage_limit()
+        .expect("the turn stopped on a limit");
+    assert_eq!(limit.kind, RateLimitKind::FiveHour);
+    assert_eq!(limit.resets_at, Some(reset));
+    assert_eq!(state.take_usage_limit(), None, "taken once");
+}
+
+#[test]
+fn a_limit_is_read_from_the_text_alone_and_an_ordinary_failure_is_none() {
+    let mut state = Transcript::new();
+    let failed = |text: &str| {
+        json!({"type": "result", "subtype": "success", "is_error": true, "result": text})
+            .to_string()
+    };
+    state.apply(&failed(
+        "You've hit your weekly limit · resets Dec 3, 7am (UTC)",
+    ));
+    let limit = state.take_usage_limit().expect("a limit");
+    assert_eq!(
+        (limit.kind, limit.resets_at),
+        (RateLimitKind::SevenDay, None)
+    );
+    state.apply(&failed("API Error: 529 Overloaded."));
+    assert_eq!(state.take_usage_limit(), None);
+    // A window reported allowed again no longer makes a failure a limit.
+    let event = |status: &str| {
+        json!({"type": "rate_limit_event", "rate_limit_info": {"status": status,
+            "resetsAt": 1_795_938_418, "rateLimitType": "five_hour"}})
+        .to_string()
+    };
+    state.apply(&event("rejected"));
+    state.apply(&failed("API Error: Rate limit reached"));
+    assert_eq!(
+        state.take_usage_limit().map(|l| l.kind),
+        Some(RateLimitKind::FiveHour)
+    );
+    state.apply(&event("allowed"));
+    state.apply(&failed("API Error: 529 Overloaded."));
+    assert_eq!(state.take_usage_limit(), None);
+}

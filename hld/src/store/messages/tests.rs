@@ -47,6 +47,7 @@ async fn end_turn(store: &Store, id: &str, cost: f64, warm: bool) {
         turn_end: Some(TurnEnd {
             error: None,
             live_until: warm.then(|| "2099-01-01T00:00:00.000Z".to_owned()),
+            usage_limit: None,
         }),
         ..Ingest::default()
     };

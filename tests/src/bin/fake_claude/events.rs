@@ -31,6 +31,8 @@ pub enum Event {
     ControlResponse(crate::control::Response),
     /// The CLI withdraws a control request it sent.
     ControlCancelRequest(crate::control::Cancel),
+    /// A usage-limit window changed (`run/limit.rs`).
+    RateLimitEvent(crate::run::limit::RateLimitEvent),
     /// A type no parser knows, for the `malformed` scenario.
     #[serde(rename = "mystery_event")]
     Mystery {

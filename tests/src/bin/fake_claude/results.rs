@@ -200,9 +200,13 @@ impl Completed {
         Self::new(stats, text, false)
     }
 
-    /// `success` with `is_error: true`: the API failed and `text` is the error shown.
-    pub fn api_error(stats: RunStats, text: String) -> Self {
-        Self::new(stats, text, true)
+    /// `success` with `is_error: true`: the API failed and `text` is the error shown;
+    /// `status` the HTTP status it answered with.
+    pub fn api_error(stats: RunStats, text: String, status: Option<u16>) -> Self {
+        Self {
+            api_error_status: status,
+            ..Self::new(stats, text, true)
+        }
     }
 
     fn new(stats: RunStats, result: String, is_error: bool) -> Self {

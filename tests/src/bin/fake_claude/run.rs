@@ -4,6 +4,7 @@
 
 mod ask;
 pub mod compact;
+pub mod limit;
 mod live;
 mod tool_call;
 
@@ -86,8 +87,9 @@ pub enum Ending {
     /// `result/success` with the last assistant text; exit 0 (1 after a missing
     /// permission-prompt tool, like the real CLI).
     Success,
-    /// The API "failed": `result/success` with `is_error: true` and this text; exit 1.
-    ApiError(String),
+    /// The API "failed": `result/success` with `is_error: true`, this text and HTTP status
+    /// (`api_error_status`, when the API answered); exit 1.
+    ApiError(String, Option<u16>),
     /// Exit 2 at once, without a result line.
     Crash,
 }
@@ -370,7 +372,7 @@ impl Run {
             text,
             error,
         )))?;
-        Ok(Ending::ApiError(text.into()))
+        Ok(Ending::ApiError(text.into(), None))
     }
 
     /// A stdout line that is not JSON.
@@ -425,10 +427,10 @@ impl Run {
                     .emit_result(&Event::Result(result), &self.last_text);
                 self.exit_code
             }
-            Ok(Ending::ApiError(text)) => {
+            Ok(Ending::ApiError(text, status)) => {
                 let mut stats = self.stats(self.turns);
                 stats.duration_api_ms = 0;
-                let result = Completed::api_error(stats, text.clone());
+                let result = Completed::api_error(stats, text.clone(), status);
                 let _ = self.out.emit_result(&Event::Result(result), &text);
                 1
             }

@@ -2,7 +2,9 @@
 //!
 //! Chosen by `FAKE_CLAUDE_SCENARIO`, else by the first `scenario:<name>` in the prompt, else
 //! `plain`. Knobs: `FAKE_CLAUDE_COUNT`, `FAKE_CLAUDE_DELAY_MS`, `FAKE_CLAUDE_BIG_BYTES`,
-//! `FAKE_CLAUDE_COMMAND`.
+//! `FAKE_CLAUDE_COMMAND`, and for usage limits `FAKE_CLAUDE_LIMIT_KIND` (a `rateLimitType`,
+//! default `five_hour`), `FAKE_CLAUDE_RESET_MS` (how far ahead the window resets, default an
+//! hour), `FAKE_CLAUDE_UTILIZATION_PCT` (default 93).
 
 use std::time::{Duration, Instant};
 
@@ -62,7 +64,25 @@ pub enum Scenario {
     /// For plan mode: a `Write` of `hello.txt`, then the plan ([`PLAN`]) by `ExitPlanMode`,
     /// and once it is approved the `Write` again.
     Plan,
+    /// The usage limit refuses the turn (`run/limit.rs`): window `kind` resets `reset` from
+    /// now; exit 1.
+    Limit { kind: &'static str, reset: Duration },
+    /// One text answer, with window `kind` reported `percent` used, resetting `reset` from now.
+    NearLimit {
+        kind: &'static str,
+        percent: u64,
+        reset: Duration,
+    },
 }
+
+/// The windows `FAKE_CLAUDE_LIMIT_KIND` may name.
+const LIMIT_KINDS: &[&str] = &[
+    "five_hour",
+    "seven_day",
+    "seven_day_opus",
+    "seven_day_sonnet",
+    "overage",
+];
 
 /// The plan of the `plan` scenario, markdown.
 pub const PLAN: &str = "# Plan\n\n1. Create `hello.txt` with `Hello, world!`";
@@ -87,6 +107,8 @@ const NAMES: &[&str] = &[
     "long",
     "plan",
     "write",
+    "limit",
+    "near_limit",
 ];
 
 impl Scenario {
@@ -152,6 +174,15 @@ impl Scenario {
             },
             "plan" => Self::Plan,
             "write" => Self::Write,
+            "limit" => Self::Limit {
+                kind: limit_kind()?,
+                reset: Duration::from_millis(knob("FAKE_CLAUDE_RESET_MS", 3_600_000)?),
+            },
+            "near_limit" => Self::NearLimit {
+                kind: limit_kind()?,
+                percent: knob("FAKE_CLAUDE_UTILIZATION_PCT", 93)?,
+                reset: Duration::from_millis(knob("FAKE_CLAUDE_RESET_MS", 3_600_000)?),
+            },
             _ => {
                 return Err(format!(
                     "fake-claude: unknown scenario '{name}' (known: {})",
@@ -182,6 +213,8 @@ impl Scenario {
             Self::Long { .. } => "long",
             Self::Plan => "plan",
             Self::Write => "write",
+            Self::Limit { .. } => "limit",
+            Self::NearLimit { .. } => "near_limit",
         }
     }
 
@@ -269,6 +302,17 @@ impl Scenario {
             Self::Long { count } => write_long(run, count)?,
             Self::Plan => plan_then_write(run)?,
             Self::Write => write_named(run)?,
+            Self::Limit { kind, reset } => return run.limit_refusal(kind, unix_after(reset)),
+            Self::NearLimit {
+                kind,
+                percent,
+                reset,
+            } => {
+                run.start_turn()?;
+                let answer = run.greeting();
+                run.say(&answer)?;
+                run.limit_warning(kind, percent as f64 / 100.0, unix_after(reset))?;
+            }
             Self::MaxTurns => loop {
                 run.start_turn()?;
                 run.say("Let me look at the files first.")?;
@@ -278,6 +322,23 @@ impl Scenario {
         }
         Ok(Ending::Success)
     }
+}
+
+/// `FAKE_CLAUDE_LIMIT_KIND`, one of [`LIMIT_KINDS`] (default `five_hour`).
+fn limit_kind() -> Result<&'static str, String> {
+    let name = std::env::var("FAKE_CLAUDE_LIMIT_KIND").unwrap_or_else(|_| "five_hour".into());
+    LIMIT_KINDS
+        .iter()
+        .find(|k| **k == name)
+        .copied()
+        .ok_or_else(|| format!("fake-claude: unknown FAKE_CLAUDE_LIMIT_KIND {name:?}"))
+}
+
+/// The Unix second `after` from now, rounded up: a reset never earlier than asked.
+fn unix_after(after: Duration) -> i64 {
+    let at = std::time::SystemTime::now() + after;
+    let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    i64::try_from(since.as_millis().div_ceil(1000)).unwrap_or(i64::MAX)
 }
 
 /// The time on CLOCK_MONOTONIC, which every process of the machine reads alike, in µs.
