@@ -29,16 +29,27 @@ const HEADER: [&str; 8] = [
 ];
 
 /// One session's line.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Row {
-    #[serde(flatten)]
     pub session: Session,
     /// Its approvals waiting for a decision, oldest first.
-    #[serde(skip)]
     pub waiting: Vec<Approval>,
     /// What each waiting approval asks, in words (`approve Bash: cargo test`).
-    #[serde(rename = "waiting")]
     pub waiting_text: Vec<String>,
+}
+
+/// A line as `--json` prints it: the session, and what waits.
+#[derive(Debug, Serialize)]
+pub struct RowJson<'a> {
+    pub session: &'a Session,
+    pub waiting: Vec<Waiting<'a>>,
+}
+
+/// An approval a session waits for, and what it asks in words.
+#[derive(Debug, Serialize)]
+pub struct Waiting<'a> {
+    pub approval_id: &'a str,
+    pub text: &'a str,
 }
 
 impl Row {
@@ -65,6 +76,19 @@ impl Row {
         self.waiting.remove(at);
         self.waiting_text.remove(at);
         true
+    }
+
+    /// The line as `--json` prints it.
+    pub fn json(&self) -> RowJson<'_> {
+        RowJson {
+            session: &self.session,
+            waiting: (self.waiting.iter().zip(&self.waiting_text))
+                .map(|(a, text)| Waiting {
+                    approval_id: &a.id,
+                    text,
+                })
+                .collect(),
+        }
     }
 
     /// The cells of its line, styled; `picked` marks it.

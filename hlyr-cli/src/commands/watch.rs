@@ -21,7 +21,7 @@ use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use serde::Serialize;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::board::{Board, Change, Row};
+use crate::board::{Board, Change, Row, RowJson};
 use crate::decision;
 use crate::error::{CliError, Exit};
 use crate::keys::{Key, QuietControls};
@@ -68,7 +68,7 @@ enum Shown {
 #[derive(Serialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 enum Line<'a> {
-    Session(&'a Row),
+    Session(RowJson<'a>),
     Limits { windows: &'a [RateLimitWindow] },
     Notification(&'a Notification),
 }
@@ -469,7 +469,7 @@ impl Watch<'_> {
         for row in &self.board.rows {
             let key = row.key();
             if self.printed.get(&row.session.id) != Some(&key) {
-                out.print(&Line::Session(row))?;
+                out.print(&Line::Session(row.json()))?;
                 self.printed.insert(row.session.id.clone(), key);
             }
         }

@@ -3,9 +3,9 @@
 //! redrawn in place once it is approved, and Enter answers it with `launch`'s prompt; without
 //! a terminal, a line per change; with `--json`, a JSON line per change.
 
-use hld_client::protocol::{ApprovalStatus, SessionStatus};
+use hld_client::protocol::{ApprovalStatus, Health, NoParams, SessionStatus};
 use hld_e2e::pty::{self, Terminal, CTRL_C};
-use hld_e2e::{launch_params, workspace_bin, TestDaemon, WAIT};
+use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
 
 use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
 
@@ -39,6 +39,11 @@ fn short(id: &str) -> &str {
         _ => 0,
     };
     &id[..word + 8]
+}
+
+/// How many subscribers the daemon has (its own notifier among them).
+fn subscribers(d: &TestDaemon) -> u64 {
+    d.request::<Health>(NoParams {}).subscribers
 }
 
 /// The only pending approval of `session_id`.
@@ -112,6 +117,7 @@ fn enter_answers_the_waiting_approval_with_the_prompt_of_launch() {
 fn without_a_terminal_a_line_is_printed_per_change_and_json_too() {
     let d = fake();
     let wd = workdir(&d);
+    let before = subscribers(&d);
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.args(["watch"]);
     let text = Running::spawn(cmd);
@@ -119,7 +125,8 @@ fn without_a_terminal_a_line_is_printed_per_change_and_json_too() {
     cmd.args(["watch", "--json"]);
     let json = Running::spawn(cmd);
     text.wait_for("WAITS FOR", 1);
-    crate::hlyr::wait_subscribers(&d, 2);
+    wait_for(WAIT, || (subscribers(&d) == before + 2).then_some(()))
+        .expect("both watches subscribed");
 
     let id = d.launch(launch_params("scenario:bash list", &wd));
     text.wait_for("approve Bash: ls", 1);
@@ -139,18 +146,22 @@ fn without_a_terminal_a_line_is_printed_per_change_and_json_too() {
         !printed.contains('\x1b'),
         "no styles in a pipe: {printed:?}"
     );
-    for line in json.stdout().lines() {
-        let value: serde_json::Value = serde_json::from_str(line).unwrap();
-        assert_eq!(value["type"], "session", "{line}");
-        assert_eq!(value["data"]["id"], id.as_str(), "{line}");
-    }
-    let waiting: Vec<serde_json::Value> = json
-        .stdout()
+    let lines = json.stdout();
+    let lines: Vec<serde_json::Value> = lines
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["data"]["waiting"][0] == "approve Bash: ls")
+        .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert!(!waiting.is_empty(), "{}", json.stdout());
+    for line in &lines {
+        crate::schema::check("watch", line);
+        if line["type"] == "session" {
+            assert_eq!(line["data"]["session"]["id"], id.as_str(), "{line}");
+        }
+    }
+    let waiting = serde_json::json!([{"approval_id": approval, "text": "approve Bash: ls"}]);
+    assert!(
+        lines.iter().any(|l| l["data"]["waiting"] == waiting),
+        "{lines:#?}"
+    );
     text.interrupt();
     json.interrupt();
     assert_eq!(text.finish().code, 130);
