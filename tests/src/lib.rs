@@ -22,12 +22,14 @@ pub mod anchor;
 pub mod anthropic;
 pub mod cloud;
 pub mod corpus;
+pub mod desktop;
 pub mod frames;
 pub mod http;
 pub mod images;
 mod keyed;
 mod line_conn;
 pub mod pty;
+pub mod webhook;
 pub mod ws;
 
 /// How long the tests wait for anything that should happen (a session's end, an approval, a
@@ -198,6 +200,9 @@ impl TestDaemon {
             .env_remove("ANTHROPIC_AUTH_TOKEN")
             .env_remove("ANTHROPIC_BASE_URL")
             .env_remove("CLAUDE_CODE_OAUTH_TOKEN")
+            // Notifications go only where a test points them, never to the developer's desktop.
+            .env_remove("DBUS_SESSION_BUS_ADDRESS")
+            .env_remove("HUMANLAYER_NOTIFY_WEBHOOK")
             .env("HOME", &dir)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("FAKE_CLAUDE_HOME", dir.join("fake-claude"))

@@ -115,7 +115,7 @@ fn push_flag(args: &mut Vec<OsString>, name: &str, value: &OsStr) {
 
 /// The daemon's own secrets, which no child inherits (an agent can send its environment
 /// anywhere); a server that needs one gets it in its private MCP config entry.
-pub const SECRET_ENV: [&str; 1] = ["HUMANLAYER_API_KEY"];
+pub const SECRET_ENV: [&str; 2] = ["HUMANLAYER_API_KEY", "HUMANLAYER_NOTIFY_WEBHOOK"];
 
 /// A command for `claude` (or anything it starts), without the daemon's secrets.
 pub fn command(program: &Path) -> tokio::process::Command {

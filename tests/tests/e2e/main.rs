@@ -39,6 +39,7 @@ mod logging;
 mod modes;
 mod neovim;
 mod newcomer;
+mod notify;
 mod real_claude;
 mod real_claude_hlyr;
 mod real_claude_inputs;
