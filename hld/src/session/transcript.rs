@@ -35,7 +35,7 @@ pub struct Transcript {
     /// A compaction's boundary was stored and the command's own output ("Compacted") not yet
     /// read: that output belongs to the boundary, which already shows it.
     compacted: bool,
-    /// The last window `claude` reported refusing requests, until it reports it allowed.
+    /// The window `claude` last reported refusing requests, until it reports requests allowed.
     rejected: Option<UsageLimit>,
     /// This turn's API call was refused by a usage limit (`error: "rate_limit"`).
     refused: bool,
@@ -128,14 +128,11 @@ impl Transcript {
             }
             AgentEvent::System(System::Other) => tracing::debug!("system line kept raw"),
             AgentEvent::RateLimit(info) => {
-                let kind = info.kind();
-                if info.rejected() {
-                    let resets_at = info.reset();
-                    self.rejected = kind.map(|kind| UsageLimit { kind, resets_at });
-                } else if kind.is_some() && self.rejected.as_ref().map(|r| &r.kind) == kind.as_ref()
-                {
-                    self.rejected = None;
-                }
+                // The CLI reports one state at a time: a window refusing, or none.
+                self.rejected = info.rejected().then(|| UsageLimit {
+                    kind: info.kind().unwrap_or_else(unknown_kind),
+                    resets_at: info.reset(),
+                });
                 batch.rate_limits.extend(info.window(&crate::time::now()));
             }
             AgentEvent::Assistant(msg) => {
@@ -223,16 +220,20 @@ impl Transcript {
             return None;
         }
         let rejected = self.rejected.clone();
-        let unknown = || RateLimitKind::Unknown("unknown".to_owned());
         Some(match (named, rejected) {
             (Some(RateLimitKind::Unknown(_)) | None, Some(rejected)) => rejected,
             (Some(kind), Some(rejected)) if kind == rejected.kind => rejected,
             (named, _) => UsageLimit {
-                kind: named.unwrap_or_else(unknown),
+                kind: named.unwrap_or_else(unknown_kind),
                 resets_at: None,
             },
         })
     }
+}
+
+/// The kind of a limit no window names.
+fn unknown_kind() -> RateLimitKind {
+    RateLimitKind::Unknown("unknown".to_owned())
 }
 
 /// The output of a command `claude` ran itself, if `line` replays one: not the user's words.

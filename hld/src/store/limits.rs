@@ -107,14 +107,16 @@ pub(crate) fn rate_limits(conn: &Connection) -> Result<Vec<RateLimitWindow>> {
 }
 
 /// The sessions to resume when their limit resets: stopped by one with a known reset,
-/// `resume_on_reset` on, resumable (a Claude session to `--resume`). `(id, resets_at)`,
-/// earliest first.
+/// `resume_on_reset` on, resumable (a Claude session to `--resume`), and not continued since
+/// (the continuation carries the work on). `(id, resets_at)`, earliest first.
 pub(crate) fn limit_resets(conn: &Connection) -> Result<Vec<(String, String)>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, usage_limit_resets_at FROM sessions
-         WHERE usage_limit_resets_at IS NOT NULL AND resume_on_reset = 1
-            AND status = 'failed' AND claude_session_id IS NOT NULL
-         ORDER BY usage_limit_resets_at, id",
+        "SELECT s.id, s.usage_limit_resets_at FROM sessions s
+         WHERE s.usage_limit_resets_at IS NOT NULL AND s.resume_on_reset = 1
+            AND s.status = 'failed' AND s.claude_session_id IS NOT NULL
+            AND NOT EXISTS (SELECT 1 FROM sessions c
+                WHERE c.parent_session_id = s.id AND c.created_at >= s.completed_at)
+         ORDER BY s.usage_limit_resets_at, s.id",
     )?;
     let due = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?

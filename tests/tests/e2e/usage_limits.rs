@@ -167,20 +167,31 @@ fn the_daemon_resumes_the_same_session_when_its_limit_resets() {
 }
 
 #[test]
-fn without_resume_on_reset_a_limited_session_waits_until_it_is_turned_on() {
+fn a_limited_session_is_left_alone_without_resume_on_reset_or_once_continued() {
     let d =
         TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_RESET_MS", "1000"));
     let mut events = d.subscribe(SubscribeParams::default());
     let off = limited(&d, Some(false));
     wait_status(&mut events, &off, SessionStatus::Failed).expect("a usage limit");
-    // Launched later, so its limit resets later: once it has resumed, `off` would have.
+    // Continued after its limit: the continuation carries the work on.
+    let continued = limited(&d, Some(true));
+    wait_status(&mut events, &continued, SessionStatus::Failed).expect("a usage limit");
+    let child = d.request::<ContinueSession>(ContinueSessionParams {
+        session_id: continued.clone(),
+        query: "carry on".into(),
+        ..Default::default()
+    });
+    wait_status(&mut events, &child.session_id, SessionStatus::Completed);
+    // Launched later, so its limit resets later: once it has resumed, the others would have.
     let on = limited(&d, Some(true));
     wait_status(&mut events, &on, SessionStatus::Failed).expect("a usage limit");
     wait_status(&mut events, &on, SessionStatus::Completed);
-    let state = d.state(&off);
-    assert_eq!(state.status, SessionStatus::Failed);
-    assert!(state.usage_limit.is_some());
-    assert!(resumptions(&d.conversation(&off)).is_empty());
+    for id in [&off, &continued] {
+        let state = d.state(id);
+        assert_eq!(state.status, SessionStatus::Failed);
+        assert!(state.usage_limit.is_some());
+        assert!(resumptions(&d.conversation(id)).is_empty(), "{id} resumed");
+    }
 
     // Turned on after its reset: resumed at once.
     d.request::<UpdateSessionSettings>(UpdateSessionSettingsParams {
@@ -200,19 +211,24 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
             .arg("--resume-on-reset"),
     );
     let mut events = d.subscribe(SubscribeParams::default());
+    let kept = limited(&d, Some(false));
+    let kept_limit = wait_status(&mut events, &kept, SessionStatus::Failed).expect("a usage limit");
     // Not given at launch: the daemon's default, here on.
     let id = limited(&d, None);
     let limit = wait_status(&mut events, &id, SessionStatus::Failed).expect("a usage limit");
     assert!(d.state(&id).control.resume_on_reset);
     d.stop();
 
-    // Restarted (without the flag): the stored session still resumes at its reset, or at
-    // once if that passed while the daemon was down.
+    // Restarted (without the flag): the limits are still there, and the session that resumes
+    // does so at its reset, or at once if that passed while the daemon was down.
     let d = TestDaemon::start_with(DaemonOptions {
         dir: Some(d.dir.clone()),
         ..DaemonOptions::fake_claude()
     });
     let mut events = d.subscribe(SubscribeParams::default());
+    assert_eq!(d.state(&kept).usage_limit, Some(kept_limit));
+    let windows = d.request::<GetRateLimits>(NoParams {}).windows;
+    assert_eq!(windows.len(), 1, "{windows:?}");
     let state = d.state(&id);
     if state.status == SessionStatus::Failed {
         assert_eq!(state.usage_limit, Some(limit));
@@ -224,4 +240,43 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
     let conversation = d.conversation(&id);
     assert_eq!(resumptions(&conversation).len(), 1, "{conversation:#?}");
     assert_eq!(user_texts(&conversation).last(), Some(&RESUME_PROMPT));
+    assert!(resumptions(&d.conversation(&kept)).is_empty());
+}
+
+/// A daemon directory whose `humanlayer.json` holds `config`.
+fn configured(config: &str) -> tempfile::TempDir {
+    let root = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let dir = root.path().join("config/humanlayer");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("humanlayer.json"), config).unwrap();
+    root
+}
+
+#[test]
+fn resume_on_reset_in_humanlayer_json_is_the_default_and_must_be_a_boolean() {
+    let root = configured(r#"{"resume_on_reset": true}"#);
+    let d = TestDaemon::start_with(DaemonOptions {
+        dir: Some(root.path().to_owned()),
+        ..DaemonOptions::fake_claude()
+    });
+    let on = limited(&d, None);
+    let off = limited(&d, Some(false));
+    assert!(d.state(&on).control.resume_on_reset);
+    assert!(!d.state(&off).control.resume_on_reset);
+
+    let root = configured(r#"{"resume_on_reset": "yes"}"#);
+    let d = TestDaemon::spawn(DaemonOptions {
+        dir: Some(root.path().to_owned()),
+        wrapper: vec!["timeout".into(), "20".into()],
+        ..Default::default()
+    });
+    let (status, stderr) = d.wait_failure();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("resume_on_reset in") && stderr.contains("must be true or false"),
+        "{stderr}"
+    );
 }
