@@ -32,7 +32,7 @@ fn new_approval(approval: Approval) -> Event {
     Event::NewApproval {
         session_id: approval.session_id.clone(),
         run_id: "r".into(),
-        kind: approval.kind.clone(),
+        kind: approval.kind,
         count: 1,
         total: 1,
         approval: Box::new(approval),
@@ -43,7 +43,12 @@ fn new_approval(approval: Approval) -> Event {
 fn what_waits_is_said_in_a_few_clean_words() {
     let bash = approval("a", "s", "Bash", json!({"command": "cargo test\nrm -rf /"}));
     assert_eq!(waits_for(&bash), "approve Bash: cargo test");
-    let write = approval("a", "s", "Write", json!({"file_path": "/w/a\x1b[2J", "content": ""}));
+    let write = approval(
+        "a",
+        "s",
+        "Write",
+        json!({"file_path": "/w/a\x1b[2J", "content": ""}),
+    );
     assert_eq!(waits_for(&write), "approve Write: /w/a�[2J");
     let plan = approval("a", "s", "ExitPlanMode", json!({"plan": "# Plan"}));
     assert_eq!(waits_for(&plan), "approve the plan");
@@ -125,10 +130,7 @@ fn the_windows_line_warns_near_a_limit_and_says_when_it_resets() {
     board.window(window(RateLimitKind::SevenDay, 0.4));
     board.window(window(RateLimitKind::FiveHour, 0.91));
     let line = board.windows_line(now).unwrap();
-    assert_eq!(
-        plain(&line),
-        "limits  5h 91% (resets in 2h 13m) · 7d 40%"
-    );
+    assert_eq!(plain(&line), "limits  5h 91% (resets in 2h 13m) · 7d 40%");
     assert!(line.contains(&paint(YELLOW.bold(), "5h 91% (resets in 2h 13m)")));
     assert!(!line.contains(&paint(YELLOW.bold(), "7d 40%")));
 }
