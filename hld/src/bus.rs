@@ -1,6 +1,7 @@
 //! The event bus: typed events, serialised at most once and shared, over a `broadcast` ring:
 //! publishing never blocks; a subscriber that falls behind loses the oldest and learns how many.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -46,6 +47,8 @@ impl Published {
 pub struct Bus {
     /// Events, and `None` once the bus is closed.
     sender: broadcast::Sender<Option<Arc<Published>>>,
+    /// Subscribers inside the daemon (the notifier), which are no clients'.
+    internal: Arc<AtomicUsize>,
 }
 
 impl Bus {
@@ -53,6 +56,7 @@ impl Bus {
     pub fn new(capacity: usize) -> Bus {
         Bus {
             sender: broadcast::channel(capacity.max(1)).0,
+            internal: Arc::default(),
         }
     }
 
@@ -73,11 +77,22 @@ impl Bus {
             receiver: self.sender.subscribe(),
             filter,
             ended: false,
+            internal: None,
         }
     }
 
+    /// A subscriber inside the daemon: not counted by [`subscriber_count`](Self::subscriber_count).
+    pub fn subscribe_internal(&self, filter: Filter) -> Subscriber {
+        self.internal.fetch_add(1, Ordering::Relaxed);
+        let mut subscriber = self.subscribe(filter);
+        subscriber.internal = Some(Arc::clone(&self.internal));
+        subscriber
+    }
+
+    /// How many clients subscribe (the daemon's own subscribers are not counted).
     pub fn subscriber_count(&self) -> usize {
-        self.sender.receiver_count()
+        let internal = self.internal.load(Ordering::Relaxed);
+        self.sender.receiver_count().saturating_sub(internal)
     }
 }
 
@@ -128,6 +143,16 @@ pub struct Subscriber {
     filter: Filter,
     /// The bus has closed (or is gone).
     ended: bool,
+    /// The count of internal subscribers this one is in, if it is one.
+    internal: Option<Arc<AtomicUsize>>,
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        if let Some(internal) = &self.internal {
+            internal.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 impl Subscriber {

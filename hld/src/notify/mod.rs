@@ -58,7 +58,7 @@ impl Notifier {
     /// The subscription the notifier reads: taken before the daemon serves, so it sees
     /// everything from then on.
     pub fn subscribe(bus: &Bus) -> Subscriber {
-        bus.subscribe(Filter {
+        bus.subscribe_internal(Filter {
             types: vec![
                 EventType::NewApproval,
                 EventType::ApprovalResolved,
@@ -84,6 +84,15 @@ impl Notifier {
             bus,
             store,
         };
+        // Bypasses set before a restart are warned of too.
+        match task.store.read(read::bypass_expiries).await {
+            Ok(bypasses) => {
+                for (session_id, run_id, expires_at) in bypasses {
+                    task.schedule_bypass(&session_id, &run_id, Some(&expires_at));
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot read the bypasses to warn of"),
+        }
         loop {
             let wake = task.next_wake();
             tokio::select! {
@@ -268,3 +277,6 @@ impl Task {
         self.bus.publish(Event::Notification(notification));
     }
 }
+
+#[cfg(test)]
+mod tests;

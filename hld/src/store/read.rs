@@ -264,6 +264,19 @@ pub(crate) fn next_bypass_expiry(conn: &Connection) -> Result<Option<String>> {
         .query_row([], |r| r.get(0))?)
 }
 
+/// Each bypass still on with an expiry: session id, run id, expiry (RFC 3339).
+pub(crate) fn bypass_expiries(conn: &Connection) -> Result<Vec<(String, String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, run_id, dangerously_skip_permissions_expires_at FROM sessions
+         WHERE dangerously_skip_permissions_expires_at IS NOT NULL
+           AND dangerously_skip_permissions = 1",
+    )?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
 /// Maps a `conversation_events` row selected with `EVENT_COLUMNS`.
 fn event_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationEvent> {
     Ok(ConversationEvent {

@@ -272,6 +272,38 @@ fn a_bypass_about_to_end_notifies() {
 }
 
 #[test]
+fn a_bypass_set_before_a_restart_is_warned_of_after_it() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let options = || DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    // The first daemon does not warn of bypasses.
+    let mut first = TestDaemon::start_with(options().arg("--notify-bypass-expiring=false"));
+    let id = launch(&first, "scenario:plain hello", "Restarted");
+    assert_eq!(first.wait_ended(&id).status, SessionStatus::Completed);
+    let r = first.request::<UpdateSessionSettings>(UpdateSessionSettingsParams {
+        session_id: id.clone(),
+        dangerously_skip_permissions: Some(true),
+        dangerously_skip_permissions_timeout_ms: Some(61_000),
+        ..Default::default()
+    });
+    assert!(r.success);
+    first.stop();
+    // The next one finds the bypass in the store, and warns at once (it ends within 60 s).
+    let hook = Webhook::start(&[200]);
+    let url = hook.url(&format!("/hooks/{SECRET}"));
+    let _second = TestDaemon::start_with(options().env("HUMANLAYER_NOTIFY_WEBHOOK", &url));
+    let posted = hook.wait_count(1);
+    assert_eq!(posted[0].body["kind"], "bypass_expiring", "{posted:?}");
+    assert_eq!(posted[0].body["session_id"], id.as_str());
+    assert_eq!(posted[0].body["title"], "Restarted");
+}
+
+#[test]
 fn the_webhook_retries_after_500s_then_delivers() {
     let hook = Webhook::start(&[500, 500, 200]);
     let d = daemon(None, Some(&hook), &[]);
