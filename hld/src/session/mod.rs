@@ -37,7 +37,7 @@ use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
 pub use options::{bypass_expiry, permission_mode};
 pub use requests::ControlError;
-pub use resume::{run as resume_at_resets, LIMIT_RESET, RESUME_PROMPT};
+pub use resume::run as resume_at_resets;
 
 /// The name of the MCP server the daemon injects for approvals.
 pub const APPROVALS_SERVER: &str = "approvals";

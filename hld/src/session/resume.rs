@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hld_client::protocol::{ConversationEventType, MessageMode, SessionStatus};
+use hld_client::view::usage::window_name;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -18,16 +19,16 @@ use crate::claude::prompt::Prompt;
 use crate::store::{limits, Ingest, NewEvent};
 
 /// The message a session is resumed with.
-pub const RESUME_PROMPT: &str = "Continue: the usage limit reset.";
+const RESUME_PROMPT: &str = "Continue: the usage limit reset.";
 
 /// The subtype of the system event stored when the daemon resumes a session.
-pub const LIMIT_RESET: &str = "limit_reset";
+const LIMIT_RESET: &str = "limit_reset";
 
 /// How long the task sleeps when no session waits for a reset (a change wakes it anyway).
 const IDLE: Duration = Duration::from_secs(3600);
 
-/// Runs until `shutdown`; `wake` is notified when a session that resumes after its limit
-/// stopped on one, or turned `resume_on_reset` on while stopped.
+/// Runs until `shutdown`; `wake` is notified when a session with `resume_on_reset` stops on a
+/// usage limit, or has it turned on while stopped.
 pub async fn run(sessions: Arc<Sessions>, wake: Arc<Notify>, shutdown: CancellationToken) {
     // The resets already acted on: a session refused again with the same reset time is not
     // resumed in a loop.
@@ -76,12 +77,14 @@ impl Sessions {
         if !stopped || !row.new.modes.resume_on_reset {
             return;
         }
-        let kind = row.usage_limit.as_ref().map(|l| l.kind.as_str().to_owned());
+        let window = row
+            .usage_limit
+            .as_ref()
+            .map_or("", |l| window_name(&l.kind));
         let said = NewEvent {
             role: Some("system".to_owned()),
             content: Some(format!(
-                "The usage limit ({}) reset: the daemon resumes the session.",
-                kind.as_deref().unwrap_or("unknown")
+                "The {window} usage limit reset: the daemon resumed the session."
             )),
             subtype: Some(LIMIT_RESET.to_owned()),
             ..NewEvent::new(
@@ -104,7 +107,7 @@ impl Sessions {
         if let Err(e) = stored.await {
             tracing::warn!(session = %id, error = %e, "cannot store that the session resumes");
         }
-        tracing::info!(session = %id, limit = ?kind, "the usage limit reset: resuming the session");
+        tracing::info!(session = %id, %window, "the usage limit reset: resuming the session");
         let prompt = Prompt::text(RESUME_PROMPT.to_owned());
         if let Err(e) = self.send_message(id, prompt, MessageMode::Queue).await {
             let error = e.public_message();

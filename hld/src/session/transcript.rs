@@ -207,9 +207,7 @@ impl Transcript {
         }
         true
     }
-}
 
-impl Transcript {
     /// The usage limit that refused the turn `result` ends: a failed turn whose API call the
     /// limit refused, whose text names a limit, or that failed while a window refuses. The
     /// window is the one the text names, else the refusing one; its reset, the refusing one's.

@@ -123,3 +123,6 @@ pub(crate) fn limit_resets(conn: &Connection) -> Result<Vec<(String, String)>> {
         .collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(due)
 }
+
+#[cfg(test)]
+mod tests;

@@ -39,7 +39,7 @@ fn last_user_text(request: &Value) -> String {
 /// Near the limit for the first prompt, refused for "Go on", answered after the reset.
 fn limited(request: &Value) -> Reply {
     let last = last_user_text(request);
-    if last.starts_with("Continue: the usage limit reset") {
+    if last == "Continue: the usage limit reset." {
         Reply::text("Picking up where we left off.")
     } else if last == "Go on" {
         Reply::usage_limit("five_hour", unix_after(RESET_AFTER))
