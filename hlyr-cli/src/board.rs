@@ -3,7 +3,9 @@
 //! events. Pure: the command fetches and draws, this keeps the lines and words them. Every
 //! string from the daemon is cleaned before it is shown.
 
-use hld_client::protocol::{Approval, ApprovalType, Event, RateLimitWindow, SessionControl};
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ApprovalType, Event, RateLimitWindow, SessionControl,
+};
 use hld_client::view::usage::{until, window_text, window_warns};
 use hld_client::view::{clean, ToolInput};
 use serde::Serialize;
@@ -180,16 +182,12 @@ pub struct Board {
     pub all: bool,
 }
 
-/// What an event asks of the command.
+/// What an event asks of the command beyond showing the board again.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Change {
-    /// Nothing shown changed.
-    None,
-    /// Session `.0`'s line may have changed.
-    Row(String),
-    /// The windows changed.
-    Windows,
-    /// Read session `.0` again (its state is news, or it is not on the board yet).
+pub enum Next {
+    /// Nothing more.
+    Show,
+    /// Read session `.0` (its state is news, or it is not on the board yet).
     Fetch(String),
     /// Read everything again (events were missed).
     Reload,
@@ -250,26 +248,18 @@ impl Board {
     }
 
     /// Takes in an event.
-    pub fn event(&mut self, event: &Event) -> Change {
+    pub fn event(&mut self, event: &Event) -> Next {
         match event {
-            Event::SessionStatusChanged { session_id, .. } => Change::Fetch(session_id.clone()),
-            Event::NewApproval { approval, .. } => {
-                if approval.status != hld_client::protocol::ApprovalStatus::Pending {
-                    return Change::None;
-                }
-                if self.wait(approval.as_ref().clone()) {
-                    Change::Row(approval.session_id.clone())
-                } else {
-                    Change::Fetch(approval.session_id.clone())
-                }
+            Event::SessionStatusChanged { session_id, .. } => Next::Fetch(session_id.clone()),
+            Event::NewApproval { approval, .. }
+                if approval.status == ApprovalStatus::Pending
+                    && !self.wait(approval.as_ref().clone()) =>
+            {
+                Next::Fetch(approval.session_id.clone())
             }
             Event::ApprovalResolved { approval_id, .. } => {
-                for row in &mut self.rows {
-                    if row.decided(approval_id) {
-                        return Change::Row(row.session.id.clone());
-                    }
-                }
-                Change::None
+                self.rows.iter_mut().any(|row| row.decided(approval_id));
+                Next::Show
             }
             Event::SessionSettingsChanged {
                 session_id,
@@ -277,37 +267,31 @@ impl Board {
                 ..
             } => self.settings(session_id, control),
             Event::ConversationUpdated { event, .. } => {
-                match self.row_mut(&event.session_id) {
-                    Some(row) => row.session.last_activity_at = event.created_at.clone(),
-                    None => return Change::None,
+                if let Some(row) = self.row_mut(&event.session_id) {
+                    row.session.last_activity_at = event.created_at.clone();
                 }
-                Change::Row(event.session_id.clone())
+                Next::Show
             }
             Event::RateLimitUpdated { window, .. } => {
                 self.window(window.clone());
-                Change::Windows
+                Next::Show
             }
-            Event::Lagged { .. } => Change::Reload,
-            _ => Change::None,
+            Event::Lagged { .. } => Next::Reload,
+            _ => Next::Show,
         }
     }
 
-    fn settings(&mut self, session_id: &str, control: &SessionControl) -> Change {
+    fn settings(&mut self, session_id: &str, control: &SessionControl) -> Next {
         if control.archived && !self.all {
-            let before = self.rows.len();
             self.rows.retain(|r| r.session.id != session_id);
-            return if self.rows.len() == before {
-                Change::None
-            } else {
-                Change::Row(session_id.to_owned())
-            };
+            return Next::Show;
         }
         match self.row_mut(session_id) {
             Some(row) => {
                 row.session.control = control.clone();
-                Change::Row(session_id.to_owned())
+                Next::Show
             }
-            None => Change::Fetch(session_id.to_owned()),
+            None => Next::Fetch(session_id.to_owned()),
         }
     }
 
@@ -357,9 +341,9 @@ impl Board {
         text
     }
 
-    /// The first row, from `from` on, that waits for something.
-    pub fn first_waiting(&self, from: usize) -> Option<usize> {
-        (from..self.rows.len()).find(|i| !self.rows[*i].waiting.is_empty())
+    /// The first row that waits for something.
+    pub fn first_waiting(&self) -> Option<usize> {
+        self.rows.iter().position(|r| !r.waiting.is_empty())
     }
 }
 

@@ -65,11 +65,11 @@ fn approvals_come_and_go_on_their_sessions_line() {
     let mut board = Board::default();
     board.put(session("s1", None));
     let asked = new_approval(approval("a1", "s1", "Bash", json!({"command": "ls"})));
-    assert_eq!(board.event(&asked), Change::Row("s1".into()));
+    assert_eq!(board.event(&asked), Next::Show);
     // Told twice, it waits once.
     board.event(&asked);
     assert_eq!(board.rows[0].waiting_text, ["approve Bash: ls"]);
-    assert_eq!(board.first_waiting(0), Some(0));
+    assert_eq!(board.first_waiting(), Some(0));
     let line = plain(&board.table(10, Some(0)));
     assert!(line.contains("› "), "{line}");
     assert!(line.contains("approve Bash: ls  Fix the tests"), "{line}");
@@ -78,11 +78,11 @@ fn approvals_come_and_go_on_their_sessions_line() {
         "decision": "approved", "type": "function_call", "total": 0,
     }}))
     .unwrap();
-    assert_eq!(board.event(&decided), Change::Row("s1".into()));
+    assert_eq!(board.event(&decided), Next::Show);
     assert!(board.rows[0].waiting.is_empty());
     // An approval of a session not on the board asks for it to be read.
     let elsewhere = new_approval(approval("a9", "s9", "Bash", json!({"command": "ls"})));
-    assert_eq!(board.event(&elsewhere), Change::Fetch("s9".into()));
+    assert_eq!(board.event(&elsewhere), Next::Fetch("s9".into()));
 }
 
 #[test]

@@ -21,7 +21,7 @@ use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use serde::Serialize;
 use tokio::signal::unix::{signal, SignalKind};
 
-use crate::board::{Board, Change, Row, RowJson};
+use crate::board::{Board, Next, Row, RowJson};
 use crate::decision;
 use crate::error::{CliError, Exit};
 use crate::keys::{Key, QuietControls};
@@ -40,7 +40,7 @@ const KEYS: &str = "↑/↓ pick · Enter answers what waits · q quits";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
-On a terminal: ↑/↓ pick a session, Enter answers what it waits for (or the first session
+On a terminal: ↑/↓ (or k/j) pick a session, Enter answers what it waits for (or the first session
 that waits), q or Ctrl-D quits. Ctrl-C stops watching and exits 130.")]
 pub struct Args {
     /// Every session, each one of a chain continued, and archived ones (by default one line
@@ -230,9 +230,9 @@ impl Watch<'_> {
             _ => {}
         }
         match self.board.event(&event) {
-            Change::Fetch(session_id) => self.fetch(&session_id).await,
-            Change::Reload => self.load().await,
-            Change::None | Change::Row(_) | Change::Windows => Ok(()),
+            Next::Fetch(session_id) => self.fetch(&session_id).await,
+            Next::Reload => self.load().await,
+            Next::Show => Ok(()),
         }
     }
 
@@ -312,7 +312,7 @@ impl Watch<'_> {
                 .get(*p)
                 .is_some_and(|r| !r.waiting.is_empty())
         });
-        let Some(at) = picked.or_else(|| self.board.first_waiting(0)) else {
+        let Some(at) = picked.or_else(|| self.board.first_waiting()) else {
             self.told = Some("nothing waits for you".to_owned());
             return;
         };
