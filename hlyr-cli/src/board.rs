@@ -107,7 +107,7 @@ impl Row {
         };
         vec![
             if picked { "›" } else { " " }.to_owned(),
-            short_id(&s.id).to_owned(),
+            clean(short_id(&s.id)).into_owned(),
             s.status_text(),
             age(&s.last_activity_at),
             cost(s.cost_usd),
@@ -305,13 +305,15 @@ impl Board {
             .windows
             .iter()
             .map(|w| {
+                // A window this version does not know is named as the daemon sent it.
+                let shown = clean(&window_text(w)).into_owned();
                 if !window_warns(w) {
-                    return window_text(w);
+                    return shown;
                 }
                 let reset = w.resets_at.as_deref().and_then(|at| until(at, now));
                 let text = match reset {
-                    Some(left) => format!("{} (resets in {left})", window_text(w)),
-                    None => window_text(w),
+                    Some(left) => format!("{shown} (resets in {left})"),
+                    None => shown,
                 };
                 paint(YELLOW.bold(), text)
             })

@@ -145,7 +145,9 @@ impl Session {
     pub fn status_text(&self) -> String {
         match &self.usage_limit {
             Some(limit) if self.status == State::Failed => {
-                paint(YELLOW.bold(), limit_text(limit, chrono::Utc::now()))
+                // The window's name comes from the daemon when this version does not know it.
+                let text = limit_text(limit, chrono::Utc::now());
+                paint(YELLOW.bold(), clean(&text))
             }
             _ => self.status.painted(),
         }

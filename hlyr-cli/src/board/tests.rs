@@ -133,4 +133,7 @@ fn the_windows_line_warns_near_a_limit_and_says_when_it_resets() {
     assert_eq!(plain(&line), "limits  5h 91% (resets in 2h 13m) · 7d 40%");
     assert!(line.contains(&paint(YELLOW.bold(), "5h 91% (resets in 2h 13m)")));
     assert!(!line.contains(&paint(YELLOW.bold(), "7d 40%")));
+    // A window this version does not know shows cleaned.
+    board.window(window("x\x1b[2J".into(), 0.1));
+    assert!(plain(&board.windows_line(now).unwrap()).ends_with(" · x�[2J 10%"));
 }

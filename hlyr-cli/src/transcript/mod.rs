@@ -241,6 +241,7 @@ fn finished_text(session: &Session) -> String {
     match (&session.status, &session.usage_limit) {
         (State::Failed, Some(limit)) => {
             let limit = limit_text(limit, chrono::Utc::now());
+            let limit = clean(&limit);
             let resume = if session.control.resume_on_reset {
                 paint(DIM, " (the daemon resumes it then)")
             } else {

@@ -167,3 +167,31 @@ fn without_a_terminal_a_line_is_printed_per_change_and_json_too() {
     assert_eq!(text.finish().code, 130);
     assert_eq!(json.finish().code, 130);
 }
+
+/// A title that holds escapes (an agent's, or a client's) shows them as `�`: none reaches the
+/// terminal, in `watch` nor in `sessions`.
+#[test]
+fn a_title_with_escapes_is_shown_cleaned() {
+    let d = fake();
+    let wd = workdir(&d);
+    let id = d.launch(hld_client::protocol::LaunchSessionParams {
+        title: Some("evil\x1b]0;pwned\x07\x1b[2J title".into()),
+        ..launch_params("scenario:plain hi", &wd)
+    });
+    d.wait_ended(&id);
+    let mut term = on_terminal(&d, &["watch"]);
+    let screen = term.wait_screen("evil�]0;pwned��[2J title");
+    assert!(row(&screen, short(&id)).contains("completed"), "{screen}");
+    assert!(
+        !term.output().contains("\x1b]0;pwned"),
+        "{:?}",
+        term.output()
+    );
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+
+    let mut sessions = on_terminal(&d, &["sessions"]);
+    assert_eq!(sessions.wait_exit(WAIT).exit_code(), 0);
+    assert!(sessions.screen_text().contains("evil�]0;pwned��[2J title"));
+    assert!(!sessions.output().contains("\x1b]0;pwned"));
+}
