@@ -147,7 +147,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         tokio::select! {
             item = events.next() => match item {
                 Some(Ok(SubscriptionItem::Event(event))) => watch.event(event.event).await?,
-                Some(Ok(SubscriptionItem::Reconnected { .. })) => watch.load().await?,
+                // An item this version does not know.
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return Err(e.into()),
                 None => {
