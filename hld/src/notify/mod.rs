@@ -118,10 +118,10 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// A bypass with an expiry: when to warn, and what to say.
+/// A bypass with an expiry: when to warn (`None` once warned), and what to say.
 #[derive(Debug)]
 struct Bypass {
-    warn_at: Instant,
+    warn_at: Option<Instant>,
     run_id: String,
     expires_at: String,
 }
@@ -130,7 +130,7 @@ struct Bypass {
 struct Task {
     notifier: Notifier,
     folder: Folder,
-    /// Sessions whose bypass of permissions has an expiry not yet warned of.
+    /// Sessions whose bypass of permissions is on with an expiry.
     bypasses: HashMap<String, Bypass>,
     bus: Bus,
     store: Store,
@@ -138,7 +138,7 @@ struct Task {
 
 impl Task {
     fn next_wake(&self) -> Option<Instant> {
-        let bypass = self.bypasses.values().map(|b| b.warn_at).min();
+        let bypass = self.bypasses.values().filter_map(|b| b.warn_at).min();
         [self.folder.next_end(), bypass].into_iter().flatten().min()
     }
 
@@ -165,9 +165,13 @@ impl Task {
         }
     }
 
-    /// Warns [`BYPASS_WARNING`] before `expires_at` (at once if that is sooner); `None` (or a
-    /// time past) cancels the warning.
+    /// Warns [`BYPASS_WARNING`] before `expires_at` (at once if that is sooner), once per
+    /// expiry: other settings changes repeat it. `None` (or a time past) cancels the warning.
     fn schedule_bypass(&mut self, session_id: &str, run_id: &str, expires_at: Option<&str>) {
+        let known = self.bypasses.get(session_id).map(|b| b.expires_at.as_str());
+        if known.is_some() && known == expires_at {
+            return;
+        }
         let left = expires_at.and_then(|at| {
             let at = chrono::DateTime::parse_from_rfc3339(at).ok()?;
             (at.with_timezone(&chrono::Utc) - chrono::Utc::now())
@@ -177,7 +181,7 @@ impl Task {
         match (expires_at, left) {
             (Some(expires_at), Some(left)) if !left.is_zero() => {
                 let bypass = Bypass {
-                    warn_at: Instant::now() + left.saturating_sub(BYPASS_WARNING),
+                    warn_at: Some(Instant::now() + left.saturating_sub(BYPASS_WARNING)),
                     run_id: run_id.to_owned(),
                     expires_at: expires_at.to_owned(),
                 };
@@ -191,17 +195,17 @@ impl Task {
 
     /// Sends the bypass warnings and the folds that are due.
     async fn on_time(&mut self, now: Instant) {
-        let due: Vec<String> = self
+        let due: Vec<Item> = self
             .bypasses
             .iter()
-            .filter(|(_, b)| b.warn_at <= now)
-            .map(|(session, _)| session.clone())
+            .filter(|(_, b)| b.warn_at.is_some_and(|at| at <= now))
+            .map(|(session, b)| decide::bypass_item(session, &b.run_id, &b.expires_at))
             .collect();
-        for session_id in due {
-            if let Some(b) = self.bypasses.remove(&session_id) {
-                let item = decide::bypass_item(&session_id, &b.run_id, &b.expires_at);
-                self.offer(item).await;
+        for item in due {
+            if let Some(b) = self.bypasses.get_mut(&item.session_id) {
+                b.warn_at = None;
             }
+            self.offer(item).await;
         }
         for fold in self.folder.due(now) {
             let mut notification = self.notification(fold.latest).await;

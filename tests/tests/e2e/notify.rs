@@ -269,6 +269,27 @@ fn a_bypass_about_to_end_notifies() {
         "{warned:?}"
     );
     assert_eq!(warned.answer, Some(format!("hlyr settings {id}")));
+
+    // Other changes of its settings repeat the same expiry: it is not warned of again.
+    d.request::<UpdateSessionTitle>(UpdateSessionTitleParams {
+        session_id: id.clone(),
+        title: "Bypassed, renamed".into(),
+    });
+    let off = d.request::<UpdateSessionSettings>(UpdateSessionSettingsParams {
+        session_id: id.clone(),
+        dangerously_skip_permissions: Some(false),
+        ..Default::default()
+    });
+    assert!(off.success);
+    d.request::<CreateApproval>(CreateApprovalParams {
+        session_id: Some(id.clone()),
+        tool_name: Some("Bash".into()),
+        tool_input: Some(json!({"command": "make it"})),
+        ..Default::default()
+    });
+    let after = next(&mut sub);
+    assert_eq!(after.kind, NotificationKind::Approval, "{after:?}");
+    assert_eq!(after.text, "Bash: make it", "{after:?}");
 }
 
 #[test]
