@@ -220,7 +220,11 @@ impl Supervisor {
         } else {
             "completed"
         };
-        tracing::info!(session = %self.session_id, status = %status, interrupted, limit = ?usage_limit, "turn ended");
+        tracing::info!(session = %self.session_id, status = %status, interrupted, "turn ended");
+        if let Some(limit) = &usage_limit {
+            let resets_at = limit.resets_at.as_deref().unwrap_or("unknown");
+            tracing::info!(session = %self.session_id, kind = %limit.kind.as_str(), %resets_at, "the turn hit a usage limit");
+        }
         let idle = self.sessions.config.live_idle;
         let live_until = (self.turns.owed == 0).then(|| crate::time::after(idle));
         batch.turn_end = Some(TurnEnd {
