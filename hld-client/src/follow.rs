@@ -49,7 +49,7 @@
 //!    ([`FollowItem::ConversationChanged`]: linked to their approval, then to its decision),
 //!    status changes, approvals asked and decided, settings changed, messages sent into the
 //!    session queued and delivered ([`FollowItem::Message`]; those waiting as following
-//!    begins come first).
+//!    begins come first), the daemon's notifications about it ([`FollowItem::Notification`]).
 //! 4. At the end of each turn (the status moves to `completed` or `failed`) whose session goes
 //!    on, because its process stays for the next message or a message is queued,
 //!    [`FollowItem::TurnEnded`], after everything stored before it. A queued message then
@@ -99,8 +99,8 @@ use futures::{Stream, StreamExt};
 
 use crate::error::Error;
 use crate::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ErrorCode, GetConversationParams, QueuedMessage,
-    SessionControl, SessionState, SessionStatus, SubscribeParams,
+    Approval, ApprovalStatus, ConversationEvent, ErrorCode, GetConversationParams, Notification,
+    QueuedMessage, SessionControl, SessionState, SessionStatus, SubscribeParams,
 };
 use crate::{Client, SubscribeOptions, Subscription, SubscriptionItem};
 
@@ -163,6 +163,9 @@ pub enum FollowItem {
         /// queued message may have started the next turn by then.
         state: Box<SessionState>,
     },
+    /// The daemon notified the user about the session (an approval waits, it completed…):
+    /// a front end rings once per [`Notification::id`]. Live only: none is caught up.
+    Notification(Box<Notification>),
     /// The daemon dropped `missed` events for this follower, which fell behind; what comes
     /// next was caught up from the store.
     Lagged {

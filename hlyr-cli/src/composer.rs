@@ -122,7 +122,8 @@ impl Composer {
                 self.text.clear();
                 return Typed::End;
             }
-            Key::Enter | Key::Tab | Key::EndOfInput => {}
+            // The arrows move nothing in a one-line message.
+            Key::Enter | Key::Tab | Key::EndOfInput | Key::Up | Key::Down => {}
         }
         Typed::Nothing
     }

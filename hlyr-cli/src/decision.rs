@@ -3,12 +3,14 @@
 
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
-    SendDecisionParams, SendDecisionResult, NO_REASON, UNKNOWN_ID,
+    SendDecisionParams, SendDecisionResult, UpdateSessionSettingsParams, NO_REASON, UNKNOWN_ID,
 };
+use hld_client::Client;
 use serde::Serialize;
 
 use crate::error::{CliError, Exit, Kind};
 use crate::output::{paint, short_id, Render, GREEN, RED};
+use crate::prompt::Answer;
 use crate::{ids, Context};
 
 /// What a human decided.
@@ -81,6 +83,28 @@ impl Decision {
             _ => CliError::failure(message),
         })
     }
+}
+
+/// Sends the decision keys completed on the terminal (inline approvals of a followed session,
+/// `hlyr watch`), and judges the daemon's answer.
+pub async fn send_answer(client: &Client, answer: &Answer) -> Result<(), CliError> {
+    let id = &answer.approval.id;
+    let params = answer.decision.params(id, answer.comment.clone());
+    let result = client.send_decision(params).await?;
+    answer.decision.outcome(id, result)
+}
+
+/// After an approval with `e`: turns on auto-accept of edits for the answer's session. (Not
+/// before: the daemon would approve the call itself and refuse the decision.)
+pub async fn accept_edits(client: &Client, answer: &Answer) -> Result<(), CliError> {
+    client
+        .update_session_settings(UpdateSessionSettingsParams {
+            session_id: answer.approval.session_id.clone(),
+            auto_accept_edits: Some(true),
+            ..Default::default()
+        })
+        .await?;
+    Ok(())
 }
 
 /// An approval id that names nothing.

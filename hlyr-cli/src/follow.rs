@@ -15,14 +15,15 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus, UpdateSessionSettingsParams,
+    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState, SessionStatus,
 };
+use hld_client::view::usage::limit_text;
 use hld_client::{Client, FollowItem};
 
 use crate::activity::Activity;
+use crate::decision;
 use crate::error::{CliError, Exit};
-use crate::notify::Notify;
+use crate::notify::{self, Notify};
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
 use crate::transcript;
@@ -46,7 +47,8 @@ pub enum OnCtrlC {
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     pub on_ctrl_c: OnCtrlC,
-    /// Ring and notify when an approval waits and when the session ends.
+    /// Ring and notify when the session needs the user and when its turn ends (see
+    /// [`crate::notify`]).
     pub notify: bool,
     /// Hold a conversation: after each turn, ask for the next message (see [`turns`]).
     pub converse: bool,
@@ -107,6 +109,10 @@ struct Follower<'a> {
     /// The spinner.
     activity: Activity,
     notify: Notify,
+    /// The session's title, for notifications.
+    title: String,
+    /// A daemon's notification told the end of this turn: hlyr does not tell it again.
+    end_notified: bool,
     /// What the session does, as the last update printed tells.
     doing: Option<String>,
     /// The approvals printed and not decided yet, oldest first, with what the spinner says
@@ -144,7 +150,7 @@ impl Follower<'_> {
             if let Update::Approval(approval) = update {
                 self.printed.insert(approval.id.clone());
                 if !self.decided.contains(&approval.id) && !self.ended {
-                    self.notify.send(&waiting_text(&approval));
+                    self.notify.own(&self.title, &waiting_text(&approval));
                     match self.prompter.as_mut() {
                         Some(prompter) => prompter.ask(approval),
                         // No terminal to ask on (stdin is not one): say how to answer.
@@ -359,6 +365,10 @@ impl Follower<'_> {
                 });
             }
             FollowItem::ApprovalRequested(approval) => self.approval_requested(*approval),
+            FollowItem::Notification(notification) => {
+                let rang = self.notify.notification(&notification);
+                self.end_notified |= rang && notify::is_end(&notification);
+            }
             FollowItem::Message(message) => self.queue.push_back(Update::Message(*message)),
             FollowItem::ApprovalResolved {
                 approval_id,
@@ -450,42 +460,23 @@ impl Follower<'_> {
 
     /// Sends the decision keys completed; a refused decision is reported, not fatal. An
     /// accepted one is printed at once, below its question; with `e`, auto-accept of edits is
-    /// turned on after it (before, the daemon would approve the call itself and refuse ours).
+    /// turned on after it.
     async fn answer(&mut self, answer: Answer) -> Result<(), CliError> {
-        let Answer {
-            approval,
-            decision,
-            comment,
-            accept_edits,
-        } = answer;
-        let params = decision.params(&approval.id, comment.clone());
-        let result = self.client.send_decision(params).await;
-        if let Err(e) = result
-            .map_err(CliError::from)
-            .and_then(|result| decision.outcome(&approval.id, result))
-        {
+        if let Err(e) = decision::send_answer(self.client, &answer).await {
             e.print();
             return Ok(());
         }
-        self.decided.insert(approval.id.clone());
+        self.decided.insert(answer.approval.id.clone());
         self.print(&Update::Decision {
-            approval_id: approval.id,
-            decision: decision.status(),
-            comment,
+            approval_id: answer.approval.id.clone(),
+            decision: answer.decision.status(),
+            comment: answer.comment.clone(),
             decided_by: None,
         })?;
-        if accept_edits {
-            let turned_on = self
-                .client
-                .update_session_settings(UpdateSessionSettingsParams {
-                    session_id: self.session_id.to_owned(),
-                    auto_accept_edits: Some(true),
-                    ..Default::default()
-                })
-                .await;
-            match turned_on {
-                Ok(_) => note("auto-accept of edits is on for this session"),
-                Err(e) => CliError::from(e).print(),
+        if answer.accept_edits {
+            match decision::accept_edits(self.client, &answer).await {
+                Ok(()) => note("auto-accept of edits is on for this session"),
+                Err(e) => e.print(),
             }
         }
         Ok(())
@@ -508,6 +499,7 @@ impl Follower<'_> {
     /// A conversation's next turn started: it is news again, and its approvals are asked.
     fn next_turn(&mut self) {
         self.ended = false;
+        self.end_notified = false;
         self.doing = Some("thinking".to_owned());
     }
 
@@ -519,14 +511,18 @@ impl Follower<'_> {
         let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
         self.queue.extend(held);
         self.flush()?;
-        let (exit, how) = match state.status {
-            SessionStatus::Failed => (Exit::Failure, "failed"),
-            _ if self.interrupting => (Exit::CtrlC, "was interrupted"),
-            _ if state.interrupted => (Exit::Interrupted, "was interrupted"),
-            _ => (Exit::Ok, "completed"),
+        let (exit, how) = match (&state.status, &state.usage_limit) {
+            (SessionStatus::Failed, Some(limit)) => {
+                (Exit::Failure, limit_text(limit, chrono::Utc::now()))
+            }
+            (SessionStatus::Failed, None) => (Exit::Failure, "failed".to_owned()),
+            _ if self.interrupting => (Exit::CtrlC, "interrupted".to_owned()),
+            _ if state.interrupted => (Exit::Interrupted, "interrupted".to_owned()),
+            _ => (Exit::Ok, "completed".to_owned()),
         };
-        self.notify
-            .send(&format!("session {} {how}", short_id(self.session_id)));
+        if !std::mem::replace(&mut self.end_notified, true) {
+            self.notify.alert(&self.title, &how);
+        }
         self.print(&Update::Finished(state.into()))?;
         Ok(exit)
     }

@@ -23,6 +23,10 @@ pub enum Key {
     Tab,
     /// Shift+Tab.
     BackTab,
+    /// The arrow up.
+    Up,
+    /// The arrow down.
+    Down,
     /// Ctrl-D.
     EndOfInput,
 }
@@ -151,8 +155,9 @@ impl Drop for QuietControls {
     }
 }
 
-/// The keys in one read. A read of Esc alone is the Esc key; Shift+Tab is `CSI Z`; any other
-/// escape sequence (an arrow, a function key, Alt with a key) is skipped whole. Other control
+/// The keys in one read. A read of Esc alone is the Esc key; Shift+Tab is `CSI Z`, the arrows
+/// up and down `CSI A` and `CSI B`; any other escape sequence (another arrow, a function key,
+/// Alt with a key) is skipped whole. Other control
 /// characters are ignored.
 fn parse(chunk: &[u8]) -> Vec<Key> {
     let text = String::from_utf8_lossy(chunk);
@@ -170,9 +175,13 @@ fn parse(chunk: &[u8]) -> Vec<Key> {
                 Some(lead @ ('[' | 'O')) => {
                     for (at, c) in chars.by_ref().enumerate() {
                         if ('@'..='~').contains(&c) {
-                            // Shift+Tab is CSI Z without parameters.
-                            if lead == '[' && c == 'Z' && at == 0 {
-                                keys.push(Key::BackTab);
+                            // Shift+Tab is CSI Z without parameters; the arrows up and
+                            // down CSI (or SS3, in application mode) A and B.
+                            match (lead, c) {
+                                ('[', 'Z') if at == 0 => keys.push(Key::BackTab),
+                                (_, 'A') if at == 0 => keys.push(Key::Up),
+                                (_, 'B') if at == 0 => keys.push(Key::Down),
+                                _ => {}
                             }
                             break;
                         }
@@ -198,8 +207,9 @@ mod tests {
         assert_eq!(parse("né\r".as_bytes()), [Char('n'), Char('é'), Enter]);
         assert_eq!(parse(b"\x1b"), [Esc]);
         assert_eq!(parse(b"\x7f\x08"), [Backspace, Backspace]);
-        // Arrows, F5 and Alt+x are not keys a question reads.
-        assert_eq!(parse(b"\x1b[A\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
+        // Left and right, F5 and Alt+x are skipped; up and down are keys.
+        assert_eq!(parse(b"\x1b[D\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
+        assert_eq!(parse(b"\x1b[A\x1bOB\x1b[1;2A"), [Up, Down]);
         assert_eq!(parse(b"ab\x1b"), [Char('a'), Char('b'), Esc]);
         assert_eq!(parse(b"\x01\x04z\t"), [EndOfInput, Char('z'), Tab]);
         // Shift+Tab, alone or among other keys; a CSI Z with parameters is not it.

@@ -238,7 +238,7 @@ impl Prompter {
                 self.skip(&head);
                 None
             }
-            (_, Key::Tab | Key::BackTab | Key::EndOfInput) => None,
+            (_, Key::Tab | Key::BackTab | Key::EndOfInput | Key::Up | Key::Down) => None,
         }
     }
 

@@ -4,8 +4,10 @@
 //! session from a completed one.
 
 use hld_client::protocol::{
-    SessionControl, SessionInfo, SessionState, SessionStatus, WorktreeInfo,
+    SessionControl, SessionInfo, SessionState, SessionStatus, UsageLimit, WorktreeInfo,
 };
+use hld_client::view::clean;
+use hld_client::view::usage::{context_share, limit_text, CONTEXT_WARNING};
 use serde::Serialize;
 
 use crate::output::{paint, CYAN, DIM, GREEN, MAGENTA, RED, YELLOW};
@@ -96,6 +98,9 @@ pub struct Session {
     pub ended_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The usage limit that stopped a `failed` session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_limit: Option<UsageLimit>,
     /// Claude's final text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<String>,
@@ -105,6 +110,12 @@ pub struct Session {
     pub num_turns: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<i64>,
+    /// The context the last model call used, in tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub effective_context_tokens: Option<i64>,
+    /// The model's context window, in tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_limit: Option<i64>,
     /// The git worktree of an isolated session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeInfo>,
@@ -114,19 +125,44 @@ pub struct Session {
 }
 
 /// The title a session is shown by: the one set, else its summary, else its query; its first
-/// line, cut as tables cut titles.
+/// line, cleaned and cut as tables cut titles.
 pub fn shown_title(title: &str, summary: &str, query: &str) -> String {
     let shown = [title, summary, query]
         .into_iter()
         .find(|t| !t.trim().is_empty())
         .unwrap_or_default();
-    crate::output::title(shown)
+    crate::output::title(&clean(shown))
 }
 
 impl Session {
     /// The title this session is shown by (see [`shown_title`]).
     pub fn shown_title(&self) -> String {
         shown_title(&self.control.title, &self.summary, &self.query)
+    }
+
+    /// The status in its colour; a session stopped by a usage limit shows the limit and when
+    /// it resets instead of an ordinary failure.
+    pub fn status_text(&self) -> String {
+        match &self.usage_limit {
+            Some(limit) if self.status == State::Failed => {
+                // The window's name comes from the daemon when this version does not know it.
+                let text = limit_text(limit, chrono::Utc::now());
+                paint(YELLOW.bold(), clean(&text))
+            }
+            _ => self.status.painted(),
+        }
+    }
+
+    /// The share of its context window the last model call used (`43%`), as a warning at
+    /// [`CONTEXT_WARNING`] and above; `None` when not known.
+    pub fn context_text(&self) -> Option<String> {
+        let share = context_share(self.effective_context_tokens, self.context_limit)?;
+        let text = format!("{:.0}%", share * 100.0);
+        Some(if share >= CONTEXT_WARNING {
+            paint(YELLOW.bold(), text)
+        } else {
+            text
+        })
     }
 }
 
@@ -147,6 +183,7 @@ impl From<SessionInfo> for Session {
             last_activity_at: s.last_activity_at,
             ended_at: s.end_time,
             error: s.error,
+            usage_limit: s.usage_limit,
             result: result
                 .as_ref()
                 .map(|r| r.result.clone())
@@ -154,6 +191,8 @@ impl From<SessionInfo> for Session {
             cost_usd: s.cost_usd,
             num_turns: result.as_ref().map(|r| r.num_turns),
             duration_ms: result.as_ref().map(|r| r.duration_ms),
+            effective_context_tokens: s.effective_context_tokens,
+            context_limit: s.context_limit,
             worktree: s.worktree,
             control: s.control,
         }
@@ -176,10 +215,13 @@ impl From<SessionState> for Session {
             last_activity_at: s.last_activity_at,
             ended_at: s.completed_at,
             error: s.error_message,
+            usage_limit: s.usage_limit,
             result: s.result_content,
             cost_usd: s.cost_usd,
             num_turns: s.num_turns,
             duration_ms: s.duration_ms,
+            effective_context_tokens: s.effective_context_tokens,
+            context_limit: s.context_limit,
             worktree: s.worktree,
             control: s.control,
         }
@@ -204,5 +246,38 @@ mod tests {
             State::of(S::WaitingInput, false, false),
             State::WaitingInput
         );
+    }
+
+    fn failed(limit: Option<serde_json::Value>) -> Session {
+        let info: SessionInfo = serde_json::from_value(serde_json::json!({
+            "id": "s", "run_id": "r", "status": "failed", "query": "q", "summary": "",
+            "start_time": "2026-11-29T10:00:00Z", "last_activity_at": "2026-11-29T10:00:00Z",
+            "usage_limit": limit, "effective_context_tokens": 170_000, "context_limit": 200_000,
+        }))
+        .unwrap();
+        info.into()
+    }
+
+    #[test]
+    fn a_usage_limit_shows_as_a_limit_and_a_full_context_warns() {
+        let plain = |t: String| anstream::adapter::strip_str(&t).to_string();
+        let in_2h = (chrono::Utc::now() + chrono::Duration::seconds(2 * 3600 + 30)).to_rfc3339();
+        let limited = failed(Some(
+            serde_json::json!({"kind": "five_hour", "resets_at": in_2h}),
+        ));
+        assert_eq!(
+            plain(limited.status_text()),
+            "usage limit (5h) · resets in 2h 0m"
+        );
+        assert_eq!(plain(failed(None).status_text()), "failed");
+        // 85%, at or above the warning share: painted.
+        let share = limited.context_text().unwrap();
+        assert_eq!(plain(share.clone()), "85%");
+        assert_ne!(share, "85%");
+        let mut roomy = failed(None);
+        roomy.effective_context_tokens = Some(20_000);
+        assert_eq!(roomy.context_text().unwrap(), "10%");
+        roomy.context_limit = None;
+        assert_eq!(roomy.context_text(), None);
     }
 }

@@ -52,7 +52,7 @@ pub fn table_giving(header: &[&str], rows: &[Vec<String>], gives: &[Gives]) -> S
 
 /// The width tables must fit: `COLUMNS` when set, else the terminal's when stdout is one;
 /// `None` (no limit) for output to a pipe or file.
-fn terminal_width() -> Option<usize> {
+pub fn terminal_width() -> Option<usize> {
     if let Some(columns) = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -142,7 +142,7 @@ fn visible_width(text: &str) -> usize {
 
 /// `text` cut to `width` columns, its last one a `…`, keeping its styles (and ending them
 /// when it was cut inside one); unchanged when it fits.
-fn cut(text: &str, width: usize) -> String {
+pub fn cut(text: &str, width: usize) -> String {
     use unicode_width::UnicodeWidthChar;
     if visible_width(text) <= width {
         return text.to_owned();

@@ -39,6 +39,8 @@ pub struct Terminal {
     master: Box<dyn MasterPty + Send>,
     writer: Box<dyn Write + Send>,
     parser: Arc<Mutex<vt100::Parser>>,
+    /// Every byte the program wrote, for what the emulator does not keep (OSC notifications).
+    raw: Arc<Mutex<Vec<u8>>>,
     /// Set by the reader once the terminal has no writer left (the program and whatever it
     /// started on it are gone) and everything they wrote has been read.
     drained: Arc<AtomicBool>,
@@ -64,17 +66,22 @@ impl Terminal {
         drop(pair.slave);
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let drained = Arc::new(AtomicBool::new(false));
+        let raw = Arc::new(Mutex::new(Vec::new()));
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
         let writer = pair.master.take_writer().expect("pty writer");
         {
             let parser = parser.clone();
             let drained = drained.clone();
+            let raw = raw.clone();
             std::thread::spawn(move || {
                 let mut chunk = [0u8; 8192];
                 loop {
                     match reader.read(&mut chunk) {
                         Ok(0) | Err(_) => break,
-                        Ok(n) => parser.lock().unwrap().process(&chunk[..n]),
+                        Ok(n) => {
+                            raw.lock().unwrap().extend_from_slice(&chunk[..n]);
+                            parser.lock().unwrap().process(&chunk[..n]);
+                        }
                     }
                 }
                 drained.store(true, Ordering::SeqCst);
@@ -85,6 +92,7 @@ impl Terminal {
             master: pair.master,
             writer,
             parser,
+            raw,
             drained,
             exited: false,
         }
@@ -93,6 +101,11 @@ impl Terminal {
     /// The emulator, for what the screen holds beyond its text (cells, colours, modes).
     pub fn emulator(&self) -> MutexGuard<'_, vt100::Parser> {
         self.parser.lock().unwrap()
+    }
+
+    /// Everything the program wrote so far, as text (lossy), escapes and all.
+    pub fn output(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
     }
 
     /// The screen as text, a line per row.

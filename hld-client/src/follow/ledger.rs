@@ -184,6 +184,9 @@ impl Ledger {
             Event::SessionSettingsChanged {
                 control, reason, ..
             } => self.settings(control, Some(reason)),
+            Event::Notification(notification) => self
+                .queue
+                .push_back(FollowItem::Notification(Box::new(notification))),
             Event::Lagged { missed } => {
                 self.queue.push_back(FollowItem::Lagged { missed });
                 return Next::CatchUp;

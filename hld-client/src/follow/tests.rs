@@ -318,6 +318,25 @@ fn an_unknown_status_is_not_an_end() {
 }
 
 #[test]
+fn a_notification_about_the_session_is_yielded() {
+    let mut l = ledger();
+    let notification: crate::protocol::Notification = serde_json::from_value(json!({
+        "id": "n1", "kind": "approval", "session_id": SESSION, "run_id": "r",
+        "title": "Fix the tests", "text": "Bash: cargo test", "answer": "hlyr approve local-1",
+        "approval_id": "local-1",
+    }))
+    .unwrap();
+    assert_eq!(
+        l.event(Event::Notification(notification.clone())),
+        Next::Listen
+    );
+    assert_eq!(
+        drain(&mut l),
+        [FollowItem::Notification(Box::new(notification))]
+    );
+}
+
+#[test]
 fn an_event_of_an_unknown_type_is_skipped() {
     let mut l = ledger();
     let event = Event::Unknown {

@@ -76,8 +76,9 @@ pub struct FollowArgs {
     /// On Ctrl-C, stop following and leave the session running instead of interrupting it.
     #[arg(long, conflicts_with = "detach")]
     keep_running: bool,
-    /// Ring the terminal's bell, and show a desktop notification where notify-send or
-    /// osascript is installed, when an approval waits and when the session ends.
+    /// Ring the terminal's bell and send it a notification (OSC 9 or 777) when the daemon
+    /// notifies about the session (an approval waits…) and when its turn ends; on the desktop
+    /// too (notify-send or osascript) unless the daemon shows desktop notifications itself.
     #[arg(long, conflicts_with = "detach")]
     notify: bool,
 }

@@ -27,6 +27,7 @@ mod show;
 mod tui;
 mod unarchive;
 mod usage;
+mod watch;
 
 use clap::Subcommand;
 
@@ -46,7 +47,8 @@ pub enum Command {
     /// model; other `/` commands (such as /compact) go to Claude. In a pipe or with --json,
     /// hlyr exits after the first turn.
     Launch(launch::Args),
-    /// List sessions, one per chain: id, status, age, model, cost, modes and title.
+    /// List sessions, one per chain: id, status (a usage limit with its reset), age, model,
+    /// cost, context share, modes and title.
     Sessions(sessions::Args),
     /// Find sessions by words of their title, query or summary.
     Search(search::Args),
@@ -90,6 +92,8 @@ pub enum Command {
     Deny(deny::Args),
     /// Answer a pending question.
     Respond(respond::Args),
+    /// Watch every session live, a line each: status, what it waits for, cost; Enter answers.
+    Watch(watch::Args),
     /// Print the daemon's events as JSON lines, for scripts.
     Events(events::Args),
     /// Start, stop or check the daemon.
@@ -129,6 +133,7 @@ impl Command {
             Command::Approve(args) => approve::run(ctx, args).await,
             Command::Deny(args) => deny::run(ctx, args).await,
             Command::Respond(args) => respond::run(ctx, args).await,
+            Command::Watch(args) => watch::run(ctx, args).await,
             Command::Events(args) => events::run(ctx, args).await,
             Command::Daemon(group) => group.command.run(ctx).await,
             Command::Tui(args) => tui::run(ctx, args),

@@ -34,10 +34,10 @@ Marks before a title: ⚠15m permissions are bypassed (time left; ⚠∞ until t
 /// and only then is the title cut.
 const GIVES: [Gives; 5] = [
     Gives::start(3, 6),
-    Gives::end(5, 12),
+    Gives::end(6, 12),
     Gives::start(3, 0),
-    Gives::end(5, 10),
-    Gives::start(6, 10),
+    Gives::end(6, 10),
+    Gives::start(7, 10),
 ];
 
 /// `dir` with the home directory written `~`.
@@ -82,10 +82,11 @@ impl Render for Sessions {
                 }
                 vec![
                     short_id(&s.id).to_owned(),
-                    s.status.painted(),
+                    s.status_text(),
                     age(&s.last_activity_at),
                     s.model.clone().unwrap_or_else(|| "-".to_owned()),
                     cost(s.cost_usd),
+                    s.context_text().unwrap_or_else(|| "-".to_owned()),
                     s.working_dir
                         .as_deref()
                         .map_or_else(|| "-".to_owned(), home_as_tilde),
@@ -93,9 +94,12 @@ impl Render for Sessions {
                 ]
             })
             .collect();
-        // AGE is the time since the last activity; the last column shows the title (the
-        // query's first line unless one was given).
-        let header = ["ID", "STATUS", "AGE", "MODEL", "COST", "DIR", "TITLE"];
+        // AGE is the time since the last activity; CTX the share of the context window the
+        // last model call used; the last column shows the title (the query's first line
+        // unless one was given).
+        let header = [
+            "ID", "STATUS", "AGE", "MODEL", "COST", "CTX", "DIR", "TITLE",
+        ];
         let mut text = table_giving(&header, &rows, &GIVES);
         if self.hidden > 0 {
             let older = count(self.hidden as u64, "older session");

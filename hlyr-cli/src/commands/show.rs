@@ -29,7 +29,7 @@ struct Show {
 impl Render for Show {
     fn human(&self) -> String {
         let s = &self.state;
-        let mut status_text = self.session.status.painted();
+        let mut status_text = self.session.status_text();
         if s.control.archived {
             status_text.push_str(", archived");
         }
@@ -70,7 +70,7 @@ impl Render for Show {
         if let Some(tokens) = tokens(s) {
             lines.push(("Tokens", tokens));
         }
-        if let Some(context) = context(s) {
+        if let Some(context) = context(&self.session) {
             lines.push(("Context", context));
         }
         if let Some(ms) = s.duration_ms {
@@ -112,15 +112,13 @@ fn tokens(s: &SessionState) -> Option<String> {
     }
 }
 
-/// The context the last model call used, out of the model's window when known.
-fn context(s: &SessionState) -> Option<String> {
-    let used = s.effective_context_tokens?;
-    Some(match s.context_limit.filter(|l| *l > 0) {
-        Some(limit) => format!(
-            "{used} of {limit} tokens ({:.0}%)",
-            used as f64 * 100.0 / limit as f64
-        ),
-        None => count(used as u64, "token"),
+/// The context the last model call used, out of the model's window when known (its share a
+/// warning near the window's end).
+fn context(session: &Session) -> Option<String> {
+    let used = session.effective_context_tokens?;
+    Some(match (session.context_limit, session.context_text()) {
+        (Some(limit), Some(share)) => format!("{used} of {limit} tokens ({share})"),
+        _ => count(used as u64, "token"),
     })
 }
 

@@ -23,6 +23,7 @@ use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
 use crate::output::{paint, Printer, BOLD, CYAN, DIM};
 use crate::prompt::Prompter;
+use crate::session::shown_title;
 
 /// What the prompt for the next message says about its keys.
 const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
@@ -49,7 +50,9 @@ pub(super) async fn following(
     // Before the follower, whose key reader takes the terminal's modes as they are then:
     // dropped after it, this gives the terminal its echo of `^C` back last.
     let _quiet = QuietControls::on_terminal();
+    let notify = Notify::new(client, options.notify).await?;
     let follow = client.follow(session_id).await?;
+    let initial = follow.initial_state();
     let mut follower = Follower {
         client,
         out,
@@ -64,7 +67,9 @@ pub(super) async fn following(
         retrying: false,
         prompter: Prompter::on_terminal(),
         activity: Activity::on_terminal(),
-        notify: Notify::new(options.notify),
+        notify,
+        title: shown_title(&initial.control.title, &initial.summary, &initial.query),
+        end_notified: false,
         doing: None,
         waiting: Vec::new(),
         tools: Default::default(),
@@ -72,7 +77,7 @@ pub(super) async fn following(
         interrupting: false,
         ended: false,
         converse: options.converse,
-        mode: Mode::of(&follow.initial_state().control),
+        mode: Mode::of(&initial.control),
     };
     let status = &follow.initial_state().status;
     if !status.is_active() {

@@ -9,6 +9,7 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::clean;
+use hld_client::view::usage::limit_text;
 
 use crate::output::{
     cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM,
@@ -237,12 +238,22 @@ pub fn approval_input(approval: &Approval) -> View {
 }
 
 fn finished_text(session: &Session) -> String {
-    match session.status {
-        State::Failed => {
+    match (&session.status, &session.usage_limit) {
+        (State::Failed, Some(limit)) => {
+            let limit = limit_text(limit, chrono::Utc::now());
+            let limit = clean(&limit);
+            let resume = if session.control.resume_on_reset {
+                paint(DIM, " (the daemon resumes it then)")
+            } else {
+                String::new()
+            };
+            return format!("{} {limit}{resume}", paint(YELLOW.bold(), "✗ stopped:"));
+        }
+        (State::Failed, None) => {
             let error = clean(session.error.as_deref().unwrap_or("no error message"));
             return format!("{} {error}", paint(RED.bold(), "✗ failed:"));
         }
-        State::Interrupted => return paint(YELLOW.bold(), "■ interrupted"),
+        (State::Interrupted, _) => return paint(YELLOW.bold(), "■ interrupted"),
         _ => {}
     }
     let mut parts = vec![paint(GREEN.bold(), "✓ completed")];

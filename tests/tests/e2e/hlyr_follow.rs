@@ -585,25 +585,13 @@ fn launch_dash_reads_the_query_from_stdin() {
     );
 }
 
+/// A daemon that shows no desktop notification (no session bus): `--notify` rings for the
+/// daemon's notification of the approval, and at the end of the turn, each time with a bell,
+/// an OSC 9 and hlyr's own `notify-send`.
 #[test]
 fn notify_rings_and_runs_notify_send_when_an_approval_waits_and_at_the_end() {
     let d = fake();
-    let bin = d.dir.join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let log = d.dir.join("notified.log");
-    let script = bin.join("notify-send");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\nprintf '%s|' \"$@\" >> {}\necho >> {}\n",
-            log.display(),
-            log.display()
-        ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let (path, read_log) = crate::hlyr_notify::notify_send(&d);
 
     let mut term = on_terminal(
         &d,
@@ -616,16 +604,21 @@ fn notify_rings_and_runs_notify_send_when_an_approval_waits_and_at_the_end() {
         ],
         &[("PATH", &path)],
     );
-    let screen = term.wait_screen(CHOICES);
-    let id = session_on(&screen);
-    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    term.wait_screen(CHOICES);
     let first = wait_for(WAIT, || Some(read_log()).filter(|l| l.lines().count() == 1))
         .unwrap_or_else(|| panic!("notify-send never ran: {:?}", read_log()));
+    let wd = workdir(&d);
     assert_eq!(
         first,
-        "--app-name|hlyr|hlyr|waiting for a decision on Write|\n"
+        format!("--app-name|hlyr|hlyr|scenario:tool ring: Write: {wd}/hello.txt|\n")
     );
     assert_eq!(term.emulator().screen().audible_bell_count(), 1);
+    assert_eq!(
+        term.output()
+            .matches("\x1b]9;scenario:tool ring: Write: ")
+            .count(),
+        1
+    );
 
     term.send("a");
     term.wait_screen("✓ completed");
@@ -634,9 +627,10 @@ fn notify_rings_and_runs_notify_send_when_an_approval_waits_and_at_the_end() {
         .unwrap_or_else(|| panic!("notify-send did not run at the end: {:?}", read_log()));
     assert_eq!(
         both.lines().nth(1).unwrap(),
-        format!("--app-name|hlyr|hlyr|session {} completed|", &id[..8])
+        "--app-name|hlyr|hlyr|scenario:tool ring: completed|"
     );
     assert_eq!(term.emulator().screen().audible_bell_count(), 2);
+    let log = d.dir.join("notified.log");
 
     // Without --notify, neither.
     let _ = std::fs::remove_file(&log);

@@ -1,5 +1,6 @@
 //! `hlyr sessions` fitted to the terminal: on a narrow one the model gives way before the
-//! working directory and the title; on a wide one every column is whole.
+//! working directory and the title; on a wide one every column is whole; a session stopped
+//! by a usage limit shows the limit and its reset.
 
 use hld_client::protocol::LaunchSessionParams;
 use hld_e2e::launch_params;
@@ -29,7 +30,18 @@ fn sessions_gives_the_title_and_directory_room_before_the_model() {
         lines
     };
 
-    // 60 columns: the model is left out; the directory's end and most of the title show.
+    // 100 columns: the model is left out; the directory's end, the context share and the
+    // whole title show.
+    let usual = rows("100");
+    assert!(!usual[0].contains("MODEL"), "{usual:?}");
+    assert!(usual[0].contains("CTX"), "{usual:?}");
+    assert!(usual[1].contains("  …nts-service  "), "{usual:?}");
+    assert!(
+        usual[1].ends_with("  Fix the login form on the settings page"),
+        "{usual:?}"
+    );
+
+    // 60 columns: then the title is cut.
     let narrow = rows("60");
     assert!(
         narrow[0].contains("DIR") && narrow[0].contains("TITLE"),
@@ -37,12 +49,14 @@ fn sessions_gives_the_title_and_directory_room_before_the_model() {
     );
     assert!(!narrow[0].contains("MODEL"), "{narrow:?}");
     assert!(narrow[1].contains("…s-service  "), "{narrow:?}");
-    assert!(narrow[1].ends_with("  Fix the logi…"), "{narrow:?}");
+    assert!(narrow[1].ends_with("  Fix the…"), "{narrow:?}");
     assert!(!narrow[1].contains("opus"), "{narrow:?}");
 
     // 160 columns: everything whole, the home directory written `~`.
     let wide = rows("160");
-    for column in ["ID", "STATUS", "AGE", "MODEL", "COST", "DIR", "TITLE"] {
+    for column in [
+        "ID", "STATUS", "AGE", "MODEL", "COST", "CTX", "DIR", "TITLE",
+    ] {
         assert!(wide[0].contains(column), "{wide:?}");
     }
     assert!(wide[1].contains("claude-opus-4-8[1m]"), "{wide:?}");

@@ -1,8 +1,7 @@
-//! `--notify`: when an approval waits or the session ends, ring the terminal's bell and, where
-//! a desktop notifier is installed (`notify-send`, else macOS's `osascript`), show a
-//! notification. The notifier runs in the background; its failure is not hlyr's.
+//! hlyr's own desktop notifications, for a daemon that shows none: through the notifier
+//! installed (`notify-send`, else macOS's `osascript`), run in the background; its failure
+//! is not hlyr's.
 
-use std::io::{IsTerminal, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,42 +11,21 @@ const TITLE: &str = "hlyr";
 
 /// A desktop notifier found on `PATH`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Notifier {
+pub enum Notifier {
     NotifySend(PathBuf),
     Osascript(PathBuf),
 }
 
-/// Rings and notifies, when `--notify` was given.
-#[derive(Debug)]
-pub struct Notify {
-    enabled: bool,
-    notifier: Option<Notifier>,
-}
-
-impl Notify {
-    /// Notifications when `enabled`, through the notifier found on `PATH`.
-    pub fn new(enabled: bool) -> Notify {
-        let notifier = enabled.then(find).flatten();
-        Notify { enabled, notifier }
-    }
-
-    /// Rings the bell and shows `message` (a line under the title).
-    pub fn send(&self, message: &str) {
-        if !self.enabled {
-            return;
-        }
-        let mut err = std::io::stderr();
-        if err.is_terminal() {
-            let _ = err.write_all(b"\x07");
-            let _ = err.flush();
-        }
-        let mut command = match &self.notifier {
-            Some(Notifier::NotifySend(path)) => {
+impl Notifier {
+    /// Shows `message` (a line under the title), in the background.
+    pub fn show(&self, message: &str) {
+        let mut command = match self {
+            Notifier::NotifySend(path) => {
                 let mut c = Command::new(path);
                 c.args(["--app-name", TITLE, TITLE, message]);
                 c
             }
-            Some(Notifier::Osascript(path)) => {
+            Notifier::Osascript(path) => {
                 let mut c = Command::new(path);
                 c.arg("-e").arg(format!(
                     "display notification {} with title {}",
@@ -56,7 +34,6 @@ impl Notify {
                 ));
                 c
             }
-            None => return,
         };
         // In a process group of its own: neither a Ctrl-C nor the hang-up of a terminal that
         // hlyr leaves as it exits stops a notification on its way.
@@ -73,7 +50,7 @@ impl Notify {
 }
 
 /// `notify-send`, else `osascript`, from `PATH`.
-fn find() -> Option<Notifier> {
+pub fn find() -> Option<Notifier> {
     let path = std::env::var_os("PATH")?;
     let on_path = |name: &str| {
         std::env::split_paths(&path)

@@ -1,0 +1,478 @@
+//! `hlyr watch [--all] [--notify]`: one live line per session across the daemon, as `kubectl
+//! get -w` shows pods. On a terminal the block of lines is drawn again in place as they change,
+//! under the usage-limit windows; ↑/↓ pick a line and Enter answers what it waits for (the
+//! first waiting line when the picked one waits for nothing), with the prompt `launch` asks
+//! approvals with. Without a terminal, a line is printed per change; with `--json`, a JSON
+//! line (`session`, `limits`, `notification`).
+//!
+//! It subscribes before it reads anything, so nothing falls between what it read and what
+//! the events bring; when events were dropped (`lagged`) it reads everything again.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use futures::StreamExt;
+use hld_client::protocol::{
+    Approval, ErrorCode, Event, GetRateLimits, GetSessionLeaves, GetSessionLeavesParams,
+    LeafFilter, NoParams, Notification, RateLimitWindow, SessionStatus, SubscribeParams,
+};
+use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+use serde::Serialize;
+use tokio::signal::unix::{signal, SignalKind};
+
+use crate::board::{Board, Next, Row, RowJson};
+use crate::decision;
+use crate::error::{CliError, Exit};
+use crate::keys::{Key, QuietControls};
+use crate::notify::Notify;
+use crate::output::{paint, short_id, Printer, Render, Update, BOLD, DIM};
+use crate::prompt::{waiting_text, Answer, Prompter};
+use crate::table::cut;
+use crate::transcript::approval_text;
+use crate::Context;
+
+/// How many sessions are watched without `--all`, beside those at work.
+const RECENT: usize = 20;
+
+/// What the keys do, below the block.
+const KEYS: &str = "↑/↓ pick · Enter answers what waits · q quits";
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+On a terminal: ↑/↓ (or k/j) pick a session, Enter answers what it waits for (or the first session
+that waits), q or Ctrl-D quits. Ctrl-C stops watching and exits 130.")]
+pub struct Args {
+    /// Every session, each one of a chain continued, and archived ones (by default one line
+    /// per chain: the 20 most recent, and every one at work).
+    #[arg(short, long)]
+    all: bool,
+    /// Ring the terminal's bell and send it a notification (OSC 9 or 777) when the daemon
+    /// notifies about any session; on the desktop too unless the daemon shows them itself.
+    #[arg(long)]
+    notify: bool,
+}
+
+/// How the board is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    /// Drawn again in place (text to a terminal).
+    Live,
+    /// A line per change.
+    Lines,
+    /// A JSON line per change.
+    Json,
+}
+
+/// A JSON line of `--json`.
+#[derive(Serialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+enum Line<'a> {
+    Session(RowJson<'a>),
+    Limits { windows: &'a [RateLimitWindow] },
+    Notification(&'a Notification),
+}
+
+impl Render for Line<'_> {
+    /// Printed only as JSON.
+    fn human(&self) -> String {
+        String::new()
+    }
+}
+
+struct Watch<'a> {
+    client: &'a Client,
+    board: Board,
+    shown: Shown,
+    notify: Notify,
+    /// The table's header was printed (`Lines`).
+    begun: bool,
+    /// What was last printed of each line (`Lines`, `Json`), to print only changes.
+    printed: HashMap<String, Vec<String>>,
+    /// The windows' line last printed (`Lines`).
+    printed_windows: Option<String>,
+    /// The picked line (`Live`).
+    picked: Option<usize>,
+    /// Asks the approval Enter opened; reads the keys (`Live` with stdin a terminal).
+    prompter: Option<Prompter>,
+    /// A word under the block, until the next key (`nothing waits`).
+    told: Option<String>,
+    /// How many lines the block takes on screen (0: draw it anew below).
+    drawn: usize,
+    /// The block as last drawn.
+    frame: String,
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let mut events = client
+        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
+        .await?;
+    let shown = if ctx.out.is_json() {
+        Shown::Json
+    } else if ctx.out.rewrites() {
+        Shown::Live
+    } else {
+        Shown::Lines
+    };
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    let _quiet = (shown == Shown::Live).then(QuietControls::on_terminal);
+    let mut prompter = (shown == Shown::Live).then(Prompter::on_terminal).flatten();
+    if let Some(prompter) = prompter.as_mut() {
+        prompter.hold_keys();
+    }
+    let mut watch = Watch {
+        client: &client,
+        board: Board {
+            all: args.all,
+            ..Board::default()
+        },
+        shown,
+        notify: Notify::new(&client, args.notify).await?,
+        begun: false,
+        printed: HashMap::new(),
+        printed_windows: None,
+        picked: None,
+        prompter,
+        told: None,
+        drawn: 0,
+        frame: String::new(),
+    };
+    watch.load().await?;
+    watch.show()?;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        let reading = watch.prompter.as_ref().is_some_and(Prompter::reads);
+        tokio::select! {
+            item = events.next() => match item {
+                Some(Ok(SubscriptionItem::Event(event))) => watch.event(event.event).await?,
+                // An item this version does not know.
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(e.into()),
+                None => {
+                    return Err(CliError::unreachable("the daemon closed the event stream")
+                        .hint("it may have stopped; check with `hlyr daemon status`"))
+                }
+            },
+            keys = async { watch.prompter.as_mut()?.keys().await }, if reading => {
+                if let Some(exit) = watch.keys(keys).await? {
+                    return Ok(exit);
+                }
+            }
+            _ = tick.tick(), if shown == Shown::Live => {}
+            // Only watching stops: the block stays as last drawn.
+            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        }
+        watch.show()?;
+    }
+}
+
+impl Watch<'_> {
+    /// Reads the sessions, their pending approvals and the windows.
+    async fn load(&mut self) -> Result<(), CliError> {
+        let sessions = if self.board.all {
+            self.client.list_sessions().await?
+        } else {
+            let params = GetSessionLeavesParams {
+                filter: Some(LeafFilter::Normal),
+            };
+            let mut leaves = self.client.call::<GetSessionLeaves>(params).await?.sessions;
+            let mut at = 0;
+            leaves.retain(|s| {
+                at += 1;
+                at <= RECENT || s.status.is_active()
+            });
+            leaves
+        };
+        self.board.rows = sessions.into_iter().map(|s| Row::new(s.into())).collect();
+        for approval in self.client.fetch_approvals(None).await? {
+            self.board.wait(approval);
+        }
+        self.board.windows.clear();
+        match self.client.call::<GetRateLimits>(NoParams {}).await {
+            Ok(limits) => limits
+                .windows
+                .into_iter()
+                .for_each(|w| self.board.window(w)),
+            // A daemon without usage-limit windows.
+            Err(hld_client::Error::Rpc(e))
+                if ErrorCode::from_code(e.code) == Some(ErrorCode::MethodNotFound) => {}
+            Err(e) => return Err(e.into()),
+        }
+        Ok(())
+    }
+
+    /// Takes in an event: the board changes, and rings when asked to.
+    async fn event(&mut self, event: Event) -> Result<(), CliError> {
+        match &event {
+            Event::Notification(notification) => {
+                self.notify.notification(notification);
+                if self.shown == Shown::Json {
+                    Printer::new(true).print(&Line::Notification(notification))?;
+                }
+            }
+            // A daemon without a notifier: hlyr's own triggers.
+            Event::NewApproval { approval, .. } => self.own_trigger(approval),
+            Event::SessionStatusChanged {
+                session_id,
+                new_status,
+                ..
+            } if matches!(new_status, SessionStatus::Completed | SessionStatus::Failed) => {
+                let title = self.title(session_id);
+                self.notify.own(&title, new_status.as_str());
+            }
+            Event::ApprovalResolved { approval_id, .. } => {
+                if let Some(prompter) = self.prompter.as_mut() {
+                    prompter.forget(approval_id);
+                }
+            }
+            _ => {}
+        }
+        match self.board.event(&event) {
+            Next::Fetch(session_id) => self.fetch(&session_id).await,
+            Next::Reload => self.load().await,
+            Next::Show => Ok(()),
+        }
+    }
+
+    fn own_trigger(&self, approval: &Approval) {
+        if approval.status == hld_client::protocol::ApprovalStatus::Pending {
+            let title = self.title(&approval.session_id);
+            self.notify.own(&title, &waiting_text(approval));
+        }
+    }
+
+    /// The title a session is shown by (its short id when it is not on the board).
+    fn title(&self, session_id: &str) -> String {
+        self.board.row(session_id).map_or_else(
+            || short_id(session_id).to_owned(),
+            |r| r.session.shown_title(),
+        )
+    }
+
+    /// Reads a session again and puts it on the board; one new to the board brings its
+    /// pending approvals. A session gone meanwhile is left out.
+    async fn fetch(&mut self, session_id: &str) -> Result<(), CliError> {
+        let state = match self.client.get_session_state(session_id).await {
+            Ok(state) => state,
+            Err(hld_client::Error::Rpc(_)) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
+        let new = self.board.row(session_id).is_none();
+        self.board.put(state.into());
+        if new {
+            for approval in self.client.fetch_approvals(Some(session_id)).await? {
+                self.board.wait(approval);
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes in keys: those of the question Enter opened, else ↑/↓, Enter and q. Returns the
+    /// exit code when they end watching.
+    async fn keys(&mut self, keys: Option<Vec<Key>>) -> Result<Option<Exit>, CliError> {
+        let Some(keys) = keys else {
+            // Stdin ended: nothing more can be typed; watching goes on.
+            return Ok(None);
+        };
+        let Some(prompter) = self.prompter.as_mut() else {
+            return Ok(None);
+        };
+        if prompter.asking() {
+            if let Some(answer) = prompter.typed(keys) {
+                self.answer(answer).await;
+            }
+            return Ok(None);
+        }
+        self.told = None;
+        let last = self.board.rows.len().min(self.room()).checked_sub(1);
+        for key in keys {
+            match key {
+                Key::Up | Key::Char('k') => {
+                    self.picked = Some(self.picked.map_or(0, |p| p.saturating_sub(1)));
+                }
+                Key::Down | Key::Char('j') => {
+                    let next = self.picked.map_or(0, |p| p + 1);
+                    self.picked = last.map(|last| next.min(last));
+                }
+                Key::Enter => self.open(),
+                Key::Char('q') | Key::EndOfInput => return Ok(Some(Exit::Ok)),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// Enter: asks the approval the picked line waits for, else the first one waiting.
+    fn open(&mut self) {
+        let picked = self.picked.filter(|p| {
+            self.board
+                .rows
+                .get(*p)
+                .is_some_and(|r| !r.waiting.is_empty())
+        });
+        let Some(at) = picked.or_else(|| self.board.first_waiting()) else {
+            self.told = Some("nothing waits for you".to_owned());
+            return;
+        };
+        let row = &self.board.rows[at];
+        let approval = row.waiting[0].clone();
+        let session = format!(
+            "{} {}",
+            paint(BOLD, short_id(&row.session.id)),
+            row.session.shown_title()
+        );
+        // The block stays above; it is drawn anew below once the question is answered.
+        self.drawn = 0;
+        self.frame.clear();
+        anstream::eprintln!("{session}\n{}", approval_text(&approval, true));
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.ask(approval);
+            prompter.resume();
+        }
+    }
+
+    /// Sends an answer; a refused one is reported, not fatal.
+    async fn answer(&mut self, answer: Answer) {
+        if let Err(e) = decision::send_answer(self.client, &answer).await {
+            e.print();
+            return;
+        }
+        let decided = Update::Decision {
+            approval_id: answer.approval.id.clone(),
+            decision: answer.decision.status(),
+            comment: answer.comment.clone(),
+            decided_by: None,
+        };
+        if let Ok(text) = Printer::new(false).render(&decided) {
+            anstream::eprintln!("{text}");
+        }
+        if answer.accept_edits {
+            if let Err(e) = decision::accept_edits(self.client, &answer).await {
+                e.print();
+            }
+        }
+    }
+
+    /// How many lines of sessions the terminal has room for, under the windows, the header
+    /// and above the keys.
+    fn room(&self) -> usize {
+        let height = console::Term::stdout()
+            .size_checked()
+            .map_or(usize::MAX, |(rows, _)| usize::from(rows));
+        height.saturating_sub(5).max(1)
+    }
+
+    /// Shows what changed, as the board is shown.
+    fn show(&mut self) -> Result<(), CliError> {
+        match self.shown {
+            Shown::Live => self.draw(),
+            Shown::Lines => self.print_lines(),
+            Shown::Json => self.print_json(),
+        }
+    }
+
+    /// Draws the block again in place, when it changed and no question is on screen.
+    fn draw(&mut self) -> Result<(), CliError> {
+        if self.prompter.as_ref().is_some_and(Prompter::asking) {
+            return Ok(());
+        }
+        let room = self.room();
+        self.picked = self
+            .picked
+            .map(|p| p.min(self.board.rows.len().min(room).saturating_sub(1)));
+        let width = crate::table::terminal_width();
+        let fit = |line: String| match width {
+            Some(width) => cut(&line, width),
+            None => line,
+        };
+        let mut lines = Vec::new();
+        if let Some(windows) = self.board.windows_line(chrono::Utc::now()) {
+            lines.push(fit(windows));
+        }
+        if self.board.rows.is_empty() {
+            lines.push(paint(DIM, "no sessions"));
+        } else {
+            lines.push(self.board.table(room, self.picked));
+        }
+        let keys = match &self.told {
+            Some(told) => format!("{told} · {KEYS}"),
+            None => KEYS.to_owned(),
+        };
+        if self.prompter.is_some() {
+            lines.push(fit(paint(DIM, keys)));
+        }
+        let frame = lines.join("\n");
+        if frame == self.frame {
+            return Ok(());
+        }
+        // Back to the block's first line, and everything below it cleared. (Written past
+        // anstream, which would strip the sequence under NO_COLOR.)
+        let mut raw = std::io::stdout().lock();
+        if self.drawn > 0 {
+            write!(raw, "\r\x1b[{}A", self.drawn)?;
+        }
+        raw.write_all(b"\r\x1b[J")?;
+        raw.flush()?;
+        drop(raw);
+        let mut out = anstream::stdout().lock();
+        writeln!(out, "{frame}")?;
+        out.flush()?;
+        self.drawn = frame.lines().count();
+        self.frame = frame;
+        Ok(())
+    }
+
+    /// Prints the lines that changed since last printed, and the windows when they changed.
+    fn print_lines(&mut self) -> Result<(), CliError> {
+        let out = Printer::new(false);
+        if !std::mem::replace(&mut self.begun, true) {
+            // The first time, a table with its header.
+            if let Some(windows) = self.board.windows_line(chrono::Utc::now()) {
+                out.line(&windows)?;
+                self.printed_windows = Some(windows);
+            }
+            out.line(&self.board.table(usize::MAX, None))?;
+            for row in &self.board.rows {
+                self.printed.insert(row.session.id.clone(), row.key());
+            }
+            return Ok(());
+        }
+        let windows = self.board.windows_line(chrono::Utc::now());
+        if windows.is_some() && windows != self.printed_windows {
+            out.line(windows.as_deref().unwrap_or_default())?;
+            self.printed_windows = windows;
+        }
+        for row in &self.board.rows {
+            let key = row.key();
+            if self.printed.get(&row.session.id) != Some(&key) {
+                out.line(&row.plain_line())?;
+                self.printed.insert(row.session.id.clone(), key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints a JSON line for each session that changed, and for the windows when they did.
+    fn print_json(&mut self) -> Result<(), CliError> {
+        let out = Printer::new(true);
+        let windows = serde_json::to_string(&self.board.windows).unwrap_or_default();
+        if self.printed_windows.as_ref() != Some(&windows) {
+            if !self.board.windows.is_empty() {
+                out.print(&Line::Limits {
+                    windows: &self.board.windows,
+                })?;
+            }
+            self.printed_windows = Some(windows);
+        }
+        for row in &self.board.rows {
+            let key = row.key();
+            if self.printed.get(&row.session.id) != Some(&key) {
+                out.print(&Line::Session(row.json()))?;
+                self.printed.insert(row.session.id.clone(), key);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,159 @@
+//! `--notify` (`launch`, `continue`, `watch`): telling the user when an agent needs them.
+//!
+//! A daemon with a notifier (it reports `health.notifications`) decides when: each of its
+//! `notification` events rings the terminal once per id (the bell and an OSC notification,
+//! see [`terminal`]), and shows on the desktop through hlyr's own notifier ([`desktop`]) only
+//! when the daemon does not show desktop notifications itself. An older daemon decides
+//! nothing: hlyr then rings on its own triggers, an approval that waits and the end of a
+//! followed session.
+
+mod desktop;
+mod terminal;
+
+use std::collections::HashSet;
+
+use hld_client::protocol::{Notification, NotificationChannels, NotificationKind};
+use hld_client::view::clean;
+use hld_client::Client;
+
+use crate::error::CliError;
+
+/// Rings and notifies, when `--notify` was given.
+#[derive(Debug)]
+pub struct Notify {
+    enabled: bool,
+    /// The daemon's channels; `None` when it has no notifier (an older daemon).
+    channels: Option<NotificationChannels>,
+    /// hlyr's desktop notifier, used when the daemon shows none.
+    desktop: Option<desktop::Notifier>,
+    /// How the terminal is told.
+    terminal: terminal::Osc,
+    /// The ids of the daemon's notifications rung already.
+    rung: HashSet<String>,
+}
+
+impl Notify {
+    /// No notifications (no `--notify`).
+    pub fn off() -> Notify {
+        Notify::with(false, None)
+    }
+
+    /// Notifications when `enabled`, as the daemon behind `client` allows.
+    pub async fn new(client: &Client, enabled: bool) -> Result<Notify, CliError> {
+        if !enabled {
+            return Ok(Notify::off());
+        }
+        let channels = client.health().await?.notifications;
+        Ok(Notify::with(true, channels))
+    }
+
+    fn with(enabled: bool, channels: Option<NotificationChannels>) -> Notify {
+        let daemon_desktop = channels.as_ref().is_some_and(|c| c.desktop);
+        Notify {
+            enabled,
+            desktop: (enabled && !daemon_desktop).then(desktop::find).flatten(),
+            channels,
+            terminal: terminal::Osc::from_env(),
+            rung: HashSet::new(),
+        }
+    }
+
+    /// Whether the daemon decides when to notify (it has a notifier).
+    pub fn by_daemon(&self) -> bool {
+        self.channels.is_some()
+    }
+
+    /// Takes in a daemon's notification: rings for it, once per id. Returns whether it rang.
+    pub fn notification(&mut self, notification: &Notification) -> bool {
+        if !self.enabled || !self.rung.insert(notification.id.clone()) {
+            return false;
+        }
+        self.alert(&notification.title, &notification.text);
+        true
+    }
+
+    /// One of hlyr's own triggers: rings only when the daemon has no notifier.
+    pub fn own(&self, title: &str, text: &str) {
+        if !self.by_daemon() {
+            self.alert(title, text);
+        }
+    }
+
+    /// Rings the terminal and, unless the daemon shows desktop notifications, shows one.
+    pub fn alert(&self, title: &str, text: &str) {
+        if !self.enabled {
+            return;
+        }
+        let title = one_line(title);
+        let text = one_line(text);
+        terminal::ring(self.terminal, &title, &text);
+        if let Some(desktop) = &self.desktop {
+            desktop.show(&format!("{title}: {text}"));
+        }
+    }
+}
+
+/// Whether `notification` tells the end of its session's turn.
+pub fn is_end(notification: &Notification) -> bool {
+    matches!(
+        notification.kind,
+        NotificationKind::Completed | NotificationKind::Failed | NotificationKind::UsageLimit
+    )
+}
+
+/// The characters of a notification's title or text sent at most: a terminal shows one line.
+const TEXT_CHARS: usize = 200;
+
+/// `text` from the daemon as one short clean line: an agent's title must neither end an
+/// escape early nor send one of its own.
+fn one_line(text: &str) -> String {
+    clean(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(TEXT_CHARS)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notification(id: &str) -> Notification {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "kind": "approval", "session_id": "s", "run_id": "r",
+            "title": "t", "text": "Bash: ls",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_notification_rings_once_and_only_when_asked() {
+        let mut notify = Notify::with(true, Some(NotificationChannels::default()));
+        assert!(notify.by_daemon());
+        assert!(notify.notification(&notification("a")));
+        assert!(!notify.notification(&notification("a")));
+        assert!(notify.notification(&notification("b")));
+        let mut off = Notify::off();
+        assert!(!off.notification(&notification("a")));
+        assert!(!Notify::with(true, None).by_daemon());
+    }
+
+    #[test]
+    fn the_desktop_is_left_to_a_daemon_that_shows_it() {
+        let channels = NotificationChannels {
+            desktop: true,
+            webhook: false,
+        };
+        assert!(Notify::with(true, Some(channels)).desktop.is_none());
+    }
+
+    #[test]
+    fn daemon_text_becomes_one_clean_line() {
+        assert_eq!(
+            one_line("Fix\x1b]0;x\x07 the\n tests"),
+            "Fix�]0;x� the tests"
+        );
+    }
+}
