@@ -5,8 +5,10 @@
 //!
 //! An agent's output is untrusted: an escape sequence in it could move the cursor, rewrite the
 //! screen or set the window title. Every string from the daemon passes through [`clean`]
-//! before it reaches a terminal. [`usage`] words context shares, usage limits and windows.
+//! before it reaches a terminal. [`usage`] words context shares, usage limits and windows;
+//! [`alert`] is the escape that tells a terminal the daemon notified.
 
+pub mod alert;
 pub mod usage;
 
 use std::borrow::Cow;

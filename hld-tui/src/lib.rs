@@ -2,7 +2,6 @@
 //! pure `update`, [`view`] draws it, [`render`] turns conversation events into lines, and
 //! [`runtime`] connects them to the terminal and the daemon.
 
-pub mod alert;
 pub mod app;
 pub mod columns;
 pub mod diffview;

@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             socket,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             bell: !cli.no_bell,
-            alert: hld_tui::alert::Alert::from_env(),
+            alert: hld_client::view::alert::Alert::from_env(),
         };
         // `init` also restores the terminal on panic.
         let mut terminal = ratatui::init();

@@ -23,8 +23,8 @@ use ratatui::DefaultTerminal;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::alert::Alert;
 use crate::app::{update, Command, DiffStat, Msg, State, UsageTable, REVIEW_PAGE};
+use hld_client::view::alert::Alert;
 
 /// Backoff between attempts to reach the daemon: doubles from the first to the second.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));

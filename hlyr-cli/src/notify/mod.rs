@@ -13,7 +13,7 @@ mod terminal;
 use std::collections::HashSet;
 
 use hld_client::protocol::{Notification, NotificationChannels, NotificationKind};
-use hld_client::view::clean;
+use hld_client::view::alert::{one_line, Alert};
 use hld_client::Client;
 
 use crate::error::CliError;
@@ -27,7 +27,7 @@ pub struct Notify {
     /// hlyr's desktop notifier, used when the daemon shows none.
     desktop: Option<desktop::Notifier>,
     /// How the terminal is told.
-    terminal: terminal::Osc,
+    terminal: Alert,
     /// The ids of the daemon's notifications rung already.
     rung: HashSet<String>,
 }
@@ -53,7 +53,7 @@ impl Notify {
             enabled,
             desktop: (enabled && !daemon_desktop).then(desktop::find).flatten(),
             channels,
-            terminal: terminal::Osc::from_env(),
+            terminal: Alert::from_env(),
             rung: HashSet::new(),
         }
     }
@@ -99,21 +99,6 @@ pub fn is_end(notification: &Notification) -> bool {
         notification.kind,
         NotificationKind::Completed | NotificationKind::Failed | NotificationKind::UsageLimit
     )
-}
-
-/// The characters of a notification's title or text sent at most: a terminal shows one line.
-const TEXT_CHARS: usize = 200;
-
-/// `text` from the daemon as one short clean line: an agent's title must neither end an
-/// escape early nor send one of its own.
-fn one_line(text: &str) -> String {
-    clean(text)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(TEXT_CHARS)
-        .collect()
 }
 
 #[cfg(test)]

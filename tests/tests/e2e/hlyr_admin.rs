@@ -37,7 +37,7 @@ fn start_at(socket: &Path, home: &Path, env: &[(&str, &str)]) -> Value {
 #[test]
 fn every_schema_builds_and_rejects_what_breaks_it() {
     let kinds = schema::kinds();
-    assert_eq!(kinds.len(), 24, "{kinds:?}");
+    assert_eq!(kinds.len(), 25, "{kinds:?}");
     let session = json!({
         "id": "s", "run_id": "r", "status": "interrupted", "query": "q", "summary": "q",
         "created_at": "2025-06-12T09:14:05.118Z", "last_activity_at": "2025-06-12T09:14:05.118Z",

@@ -1,14 +1,14 @@
-//! Telling the terminal that the daemon notified: the bell, then a notification escape the
-//! terminal shows on its own (a desktop notification or a badge). Written between frames,
-//! outside ratatui's buffer, so the screen is not disturbed.
+//! Telling a terminal that the daemon notified: the bell, then a notification escape the
+//! terminal shows on its own (a desktop notification or a badge). `hlyr --notify` and
+//! `hld-tui` both write [`Alert::sequence`].
 //!
 //! Which escape: OSC 777 (`ESC ] 777 ; notify ; TITLE ; BODY BEL`) where the terminal says it
 //! takes it: `VTE_VERSION` set (GNOME Terminal, Tilix and the other VTE terminals),
 //! `TERM_PROGRAM` `WezTerm` or `ghostty`, or a `TERM` of rxvt (urxvt's notify extension).
 //! Everywhere else OSC 9 (`ESC ] 9 ; BODY BEL`: iTerm2, kitty, Windows Terminal, foot…), which
-//! a terminal that does not know it ignores. `hlyr --notify` follows the same rule.
+//! a terminal that does not know it ignores.
 
-use hld_client::view::clean;
+use super::clean;
 
 /// The characters of a notification's title or text sent at most: a terminal shows one line.
 const TEXT_CHARS: usize = 200;
@@ -63,7 +63,7 @@ impl Alert {
 
 /// `text` as one short line with no control character: an agent's title must not end the
 /// sequence early or send one of its own.
-fn one_line(text: &str) -> String {
+pub fn one_line(text: &str) -> String {
     let line: String = text
         .split_whitespace()
         .collect::<Vec<_>>()
