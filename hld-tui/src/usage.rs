@@ -9,7 +9,7 @@ use hld_client::protocol::{
 };
 use hld_client::view::clean;
 use hld_client::view::usage::{
-    context_share, limit_text, until, window_text, window_warns, CONTEXT_WARNING,
+    context_share, limit_text, until, window_current, window_text, window_warns, CONTEXT_WARNING,
 };
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
@@ -196,10 +196,11 @@ pub fn tokens(n: i64) -> String {
 }
 
 /// The usage-limit windows as the title bar shows them: `5h 91% · 7d 40%`, a window near or
-/// at its limit in a warning style.
-pub fn window_spans(windows: &[RateLimitWindow]) -> Vec<Span<'static>> {
+/// at its limit in a warning style; one whose reset passed is over and not shown.
+pub fn window_spans(windows: &[RateLimitWindow], now: DateTime<Utc>) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
-    for (i, window) in windows.iter().enumerate() {
+    let current = windows.iter().filter(|w| window_current(w, now));
+    for (i, window) in current.enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", DIM));
         }

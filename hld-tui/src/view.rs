@@ -182,7 +182,7 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             Style::new().fg(Color::Red).bold(),
         ),
     };
-    let mut right = crate::usage::window_spans(&state.windows);
+    let mut right = crate::usage::window_spans(&state.windows, state.now);
     right.push(link);
     let right = Line::from(right);
     let [left, right_area] =

@@ -6,7 +6,7 @@
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, Event, RateLimitWindow, SessionControl,
 };
-use hld_client::view::usage::{until, window_text, window_warns};
+use hld_client::view::usage::{until, window_current, window_text, window_warns};
 use hld_client::view::{clean, ToolInput};
 use serde::Serialize;
 
@@ -296,14 +296,10 @@ impl Board {
     }
 
     /// The windows' line: `limits  5h 91% (resets in 2h 13m) · 7d 40%`, each window near its
-    /// limit in the warning colour; `None` before any was reported.
+    /// limit in the warning colour; `None` before any was reported or once every reset passed.
     pub fn windows_line(&self, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
-        if self.windows.is_empty() {
-            return None;
-        }
-        let shown: Vec<String> = self
-            .windows
-            .iter()
+        let current = self.windows.iter().filter(|w| window_current(w, now));
+        let shown: Vec<String> = current
             .map(|w| {
                 // A window this version does not know is named as the daemon sent it.
                 let shown = clean(&window_text(w)).into_owned();
@@ -318,6 +314,9 @@ impl Board {
                 paint(YELLOW.bold(), text)
             })
             .collect();
+        if shown.is_empty() {
+            return None;
+        }
         Some(format!(
             "{}  {}",
             paint(DIM, "limits"),

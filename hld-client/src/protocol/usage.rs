@@ -69,14 +69,15 @@ pub struct RateLimitWindow {
 /// Result of `getRateLimits`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetRateLimitsResult {
-    /// One entry per window reported since the daemon started, by kind.
+    /// One entry per window reported, by kind; a window whose reset passed is left out.
     pub windows: Vec<RateLimitWindow>,
 }
 
 method!(
     /// The latest state of each usage-limit window, as the sessions' `claude` processes last
-    /// reported it (`rate_limit_event`). The windows are the account's, not a session's; a
-    /// change is published as `rate_limit_updated`.
+    /// reported it (`rate_limit_event`), kept over restarts; a window whose reset passed is
+    /// left out. The windows are the account's, not a session's; a change is published as
+    /// `rate_limit_updated`.
     ///
     /// ```json
     /// {"jsonrpc":"2.0","method":"getRateLimits","params":{},"id":1}

@@ -64,6 +64,16 @@ pub fn window_text(window: &RateLimitWindow) -> String {
     }
 }
 
+/// Whether what `window` says still holds at `now`: not once its reset time has passed (the
+/// window it measured is over).
+pub fn window_current(window: &RateLimitWindow, now: DateTime<Utc>) -> bool {
+    window
+        .resets_at
+        .as_deref()
+        .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+        .is_none_or(|at| at > now)
+}
+
 /// Whether a window deserves a warning: refused, near the limit by its own status, or used
 /// at or above [`WINDOW_WARNING`].
 pub fn window_warns(window: &RateLimitWindow) -> bool {
@@ -121,5 +131,10 @@ mod tests {
         assert!(window_warns(&window));
         window.status = RateLimitStatus::Rejected;
         assert_eq!(window_text(&window), "7d limit");
+        assert!(window_current(&window, now()));
+        window.resets_at = Some("2026-11-29T11:59:00Z".into());
+        assert!(!window_current(&window, now()), "its reset passed");
+        window.resets_at = Some("2026-11-29T12:01:00Z".into());
+        assert!(window_current(&window, now()));
     }
 }

@@ -167,6 +167,32 @@ fn the_daemon_resumes_the_same_session_when_its_limit_resets() {
 }
 
 #[test]
+fn a_window_whose_reset_passed_is_no_longer_reported() {
+    let d =
+        TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_RESET_MS", "8000"));
+    let mut events = d.subscribe(SubscribeParams::default());
+    let id = limited(&d, Some(false));
+    let limit = wait_status(&mut events, &id, SessionStatus::Failed).expect("a usage limit");
+    let reset: chrono::DateTime<chrono::Utc> = limit.resets_at.unwrap().parse().unwrap();
+    let windows = || d.request::<GetRateLimits>(NoParams {}).windows;
+    let before = windows();
+    if chrono::Utc::now() < reset {
+        assert_eq!(before.len(), 1, "{before:?}");
+        assert_eq!(before[0].status, RateLimitStatus::Rejected);
+    }
+    // Once the window is over, what it said no longer holds: it is left out.
+    let after = hld_e2e::wait_for(hld_e2e::WAIT, || {
+        let now = windows();
+        now.is_empty().then_some(chrono::Utc::now())
+    })
+    .expect("the window is left out once its reset passed");
+    assert!(
+        after >= reset,
+        "left out at {after}, before the reset {reset}"
+    );
+}
+
+#[test]
 fn a_limited_session_is_left_alone_without_resume_on_reset_or_once_continued() {
     let d =
         TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_RESET_MS", "1000"));
