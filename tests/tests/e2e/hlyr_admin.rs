@@ -399,6 +399,8 @@ fn daemon_status_shows_pid_uptime_files_claude_and_load() {
             "claude       available 2.1.197 (Claude Code)",
             "sessions     0 running\n",
             "subscribers  0\n",
+            // No session bus and no webhook in the tests' environment.
+            "notify       desktop off · webhook off\n",
         ],
     );
 }

@@ -85,6 +85,11 @@ impl Render for Status {
             ("sessions", format!("{} running", h.active_sessions)),
             ("subscribers", h.subscribers.to_string()),
         ]);
+        if let Some(n) = &h.notifications {
+            let on = |yes: bool| if yes { "on" } else { "off" };
+            let text = format!("desktop {} · webhook {}", on(n.desktop), on(n.webhook));
+            lines.push(("notify", text));
+        }
         fields(&lines)
     }
 }
