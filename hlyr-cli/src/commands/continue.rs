@@ -83,6 +83,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         disallowed_tools: tools(&args.agent.disallowed_tools),
         permission_mode: args.agent.mode,
         images,
+        resume_on_reset: args.agent.resume_on_reset,
         ..Default::default()
     };
     let continued = match client.continue_session(params.clone()).await {

@@ -140,6 +140,17 @@ pub struct AgentArgs {
     /// more).
     #[arg(long = "image", value_name = "PATH")]
     pub images: Vec<PathBuf>,
+    /// When a usage limit stops the session, resume it when the limit resets
+    /// (`--resume-on-reset=false` not to) [default: the daemon's resume_on_reset; a
+    /// continuation keeps its parent's].
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub resume_on_reset: Option<bool>,
 }
 
 impl AgentArgs {
@@ -273,6 +284,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         }),
         permission_mode: args.agent.mode,
         images: images(&args.agent.images)?,
+        resume_on_reset: args.agent.resume_on_reset,
         ..Default::default()
     };
     let (mut client, started) = ctx.connect_or_start(&args.start).await?;

@@ -1,6 +1,6 @@
 //! `hlyr settings ID [--model M] [--mode plan|default] [--auto-accept-edits on|off]
-//! [--bypass on|off|DURATION]`: a session's model, mode and approval modes, changed when
-//! asked, then shown. A live session takes a new model or mode at once, another at its next
+//! [--bypass on|off|DURATION] [--resume-on-reset on|off]`: a session's model, mode, approval
+//! modes and resume at a usage limit's reset, changed when asked, then shown. A live session takes a new model or mode at once, another at its next
 //! resume. The daemon enforces the approval modes: turning one on approves the pending
 //! approvals it covers, and a bypass with a duration ends on its own.
 
@@ -33,6 +33,9 @@ pub struct Args {
     /// (30s, 15m, 2h, 1d). Questions to the human are still asked.
     #[arg(long, value_name = "on|off|DURATION", value_parser = bypass)]
     bypass: Option<Bypass>,
+    /// When a usage limit stops the session, resume it when the limit resets: on or off.
+    #[arg(long, value_name = "on|off", value_parser = switch)]
+    resume_on_reset: Option<bool>,
 }
 
 /// `--bypass`'s value.
@@ -85,6 +88,15 @@ impl Render for Settings {
             ("Model", model),
             ("Mode", mode_text(&self.control)),
             ("Modes", modes_text(&self.control)),
+            (
+                "Limit",
+                if self.control.resume_on_reset {
+                    "resumed when it resets"
+                } else {
+                    "the session stops"
+                }
+                .to_owned(),
+            ),
         ])
     }
 }
@@ -95,7 +107,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let change = args.model.is_some()
         || args.mode.is_some()
         || args.auto_accept_edits.is_some()
-        || args.bypass.is_some();
+        || args.bypass.is_some()
+        || args.resume_on_reset.is_some();
     let (skip, timeout) = match args.bypass {
         None => (None, None),
         Some(Bypass::Off) => (Some(false), None),
@@ -109,7 +122,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         dangerously_skip_permissions_timeout_ms: timeout,
         model: args.model,
         permission_mode: args.mode,
-        resume_on_reset: None,
+        resume_on_reset: args.resume_on_reset,
     };
     if change {
         client.update_session_settings(params).await?;

@@ -65,3 +65,33 @@ fn watch_shows_the_windows_with_a_warning_and_a_limited_sessions_line() {
     term.send("q");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
+
+#[test]
+fn resume_on_reset_is_set_at_launch_and_changed_with_settings() {
+    let d = daemon();
+    let wd = workdir(&d);
+    let launched = hlyr(
+        &d,
+        &[
+            "launch",
+            "-w",
+            &wd,
+            "--detach",
+            "--resume-on-reset",
+            "hello",
+        ],
+    )
+    .assert_code(0)
+    .stdout
+    .clone();
+    let id = launched
+        .lines()
+        .find_map(|l| l.strip_prefix("Session").map(|rest| rest.trim().to_owned()))
+        .expect("the session id");
+    assert!(d.state(&id).control.resume_on_reset);
+    let shown = hlyr(&d, &["settings", &id]).assert_code(0).stdout.clone();
+    assert!(shown.contains("resumed when it resets"), "{shown}");
+    hlyr(&d, &["settings", &id, "--resume-on-reset", "off"]).assert_code(0);
+    assert!(!d.state(&id).control.resume_on_reset);
+    hlyr(&d, &["settings", &id, "--resume-on-reset", "maybe"]).assert_code(2);
+}
