@@ -341,7 +341,7 @@ async fn approve_in_turn(
     tokio::spawn(async move {
         while let Some(Ok(item)) = subscription.next().await {
             if let SubscriptionItem::Event(event) = item {
-                if events.send(Msg::Event(event)).is_err() {
+                if events.send(Inbound::Event(Msg::Event(event))).is_err() {
                     return;
                 }
             }
@@ -418,25 +418,40 @@ fn asked_at(log: &Path, tool_use_id: &str) -> anyhow::Result<u64> {
     Ok(stamp.parse()?)
 }
 
+/// What reaches the headless loop: the reply of a command it started, or a bus event.
+enum Inbound {
+    Reply(Msg),
+    Event(Msg),
+}
+
 /// hld-tui's loop without a terminal: each batch of messages through `update`, the commands it
 /// returns run against the daemon in tasks that send their results back, then one draw.
 struct Headless {
     state: State,
     terminal: Terminal<TestBackend>,
     client: Client,
-    tx: mpsc::UnboundedSender<Msg>,
-    rx: mpsc::UnboundedReceiver<Msg>,
+    tx: mpsc::UnboundedSender<Inbound>,
+    rx: mpsc::UnboundedReceiver<Inbound>,
     /// Commands started whose result has not been applied yet.
     in_flight: usize,
 }
 
 impl Headless {
+    /// Applies what arrived: a command's reply (one fewer in flight) or an event.
+    fn receive(&mut self, inbound: Inbound) -> anyhow::Result<()> {
+        match inbound {
+            Inbound::Reply(msg) => {
+                self.in_flight -= 1;
+                self.apply(msg)
+            }
+            Inbound::Event(msg) => self.apply(msg),
+        }
+    }
+
     /// Applies one message and starts the commands it yields; a failed call fails the run.
     fn apply(&mut self, msg: Msg) -> anyhow::Result<()> {
-        match &msg {
-            Msg::Failed(text) => bail!("a call to the daemon failed: {text}"),
-            Msg::Sessions(_) | Msg::Approvals(_) | Msg::Done(_) => self.in_flight -= 1,
-            _ => {}
+        if let Msg::Failed(text) = &msg {
+            bail!("a call to the daemon failed: {text}");
         }
         for command in update(&mut self.state, msg) {
             self.execute(command)?;
@@ -457,7 +472,8 @@ impl Headless {
         let tx = self.tx.clone();
         self.in_flight += 1;
         tokio::spawn(async move {
-            let _ = tx.send(call.await.unwrap_or_else(|e| Msg::Failed(e.to_string())));
+            let reply = call.await.unwrap_or_else(|e| Msg::Failed(e.to_string()));
+            let _ = tx.send(Inbound::Reply(reply));
         });
         Ok(())
     }
@@ -487,9 +503,9 @@ impl Headless {
                     )
                 })?
                 .context("the channel closed")?;
-            self.apply(first)?;
-            while let Ok(msg) = self.rx.try_recv() {
-                self.apply(msg)?;
+            self.receive(first)?;
+            while let Ok(inbound) = self.rx.try_recv() {
+                self.receive(inbound)?;
             }
             self.terminal.draw(|frame| draw(&self.state, frame, true))?;
             let drawn = monotonic_ns()?;
