@@ -140,7 +140,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
 }
 
 pub async fn run(
-    config: Config,
+    mut config: Config,
     log: LogControl,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -162,6 +162,10 @@ pub async fn run(
         ),
         None => None,
     };
+    // `health` reports the address bound (a port 0 asked for one).
+    if let (Some(http), Some(rest)) = (config.http.as_mut(), &rest) {
+        http.address = rest.local_addr()?;
+    }
     // Bound, so no other daemon serves this socket: what is in the run directory is left over.
     let run_dir = config.run_dir();
     match claude::command::clean_mcp_configs(&run_dir)? {

@@ -337,3 +337,23 @@ async fn health_and_sessions_answer_in_the_references_shapes() {
     assert!(list("&filter=normal").await.data.is_empty());
     assert_eq!(list("").await.data.len(), 1, "no filter lists every leaf");
 }
+
+#[tokio::test]
+async fn hlyr_daemon_url_prints_codelayers_url_and_health_reports_only_the_address() {
+    let (daemon, address, base) = daemon(&[]);
+    let run = crate::hlyr::hlyr(&daemon, &["daemon", "url"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), base);
+    let url = format!("{}/api/v1/health", run.stdout.trim());
+    let (status, _) = call(Client::new().get(url)).await;
+    assert_eq!(status, StatusCode::OK, "the printed URL serves");
+    let health = daemon.call("health", serde_json::json!({}));
+    assert_eq!(health["result"]["http_address"], address.to_string());
+    let secret = base.rsplit('/').next().unwrap();
+    assert!(!health.to_string().contains(secret), "{health}");
+
+    let plain = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let run = crate::hlyr::hlyr(&plain, &["daemon", "url"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("--http"), "{}", run.stderr);
+}
