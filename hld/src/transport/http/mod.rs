@@ -191,3 +191,37 @@ async fn connection(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(address: &str, origins: &[&str]) -> Result<Option<HttpConfig>, String> {
+        HttpConfig::resolve(&HttpArgs {
+            http: Some(address.into()),
+            http_allowed_origins: origins.iter().map(|o| (*o).to_owned()).collect(),
+            http_max_connections: 64,
+        })
+    }
+
+    #[test]
+    fn only_loopback_is_served_and_codelayers_origins_are_always_allowed() {
+        let refused = resolve("0.0.0.0:7777", &[]).unwrap_err();
+        assert!(refused.contains("not a loopback address"), "{refused}");
+        assert!(resolve("localhost", &[])
+            .unwrap_err()
+            .contains("not an address"));
+        let config = resolve("[::1]:0", &["HTTP://Ok.Example/"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            config.allowed_origins,
+            [
+                "tauri://localhost",
+                "http://tauri.localhost",
+                "http://localhost:1420",
+                "http://ok.example"
+            ]
+        );
+    }
+}
