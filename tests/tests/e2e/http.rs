@@ -63,7 +63,24 @@ async fn every_request_without_the_secret_the_host_or_an_allowed_origin_is_refus
     let health = format!("{base}/api/v1/health");
     let (status, _) = call(c.get(&health)).await;
     assert_eq!(status, StatusCode::OK, "the control request is served");
+    let echoed = c
+        .get(&health)
+        .header("x-request-id", "abc-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(echoed.headers()["x-request-id"], "abc-1");
 
+    let made = c
+        .get(format!("http://{address}/api/v1/health"))
+        .send()
+        .await
+        .unwrap();
+    let id = made.headers()["x-request-id"].to_str().unwrap();
+    assert!(
+        uuid::Uuid::parse_str(id).is_ok(),
+        "a refusal has a new request id too: {id}"
+    );
     let no_secret = refused(c.get(format!("http://{address}/api/v1/health"))).await;
     assert_eq!(no_secret.0, 401);
     assert!(no_secret.1.contains("daemon.http-token"), "{}", no_secret.1);

@@ -185,13 +185,35 @@ fn allow(headers: &mut HeaderMap, origin: HeaderValue, preflight: bool) {
     }
 }
 
-/// Serves one request: the checks, the body (bounded), then [`api::route`].
+/// Serves one request: the checks, the body (bounded), then [`api::route`]; every answer
+/// carries an `X-Request-ID`.
 pub async fn serve(
     request: Request<Incoming>,
     policy: &Policy,
     daemon: &std::sync::Arc<Daemon>,
 ) -> Response<Full<Bytes>> {
     let (parts, body) = request.into_parts();
+    let mut response = answer(&parts, body, policy, daemon).await;
+    // The client's X-Request-ID echoed (a header value already), else a new one.
+    let id = parts
+        .headers
+        .get("x-request-id")
+        .cloned()
+        .unwrap_or_else(|| {
+            HeaderValue::from_str(&uuid::Uuid::new_v4().to_string())
+                .unwrap_or(HeaderValue::from_static("-"))
+        });
+    response.headers_mut().insert("x-request-id", id);
+    response
+}
+
+/// The answer to a request: a refusal, a preflight's, or the API's.
+async fn answer(
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    policy: &Policy,
+    daemon: &std::sync::Arc<Daemon>,
+) -> Response<Full<Bytes>> {
     let rest = match admit(&parts.method, parts.uri.path(), &parts.headers, policy) {
         Ok(rest) => rest,
         Err(refusal) => return error(&refusal),
