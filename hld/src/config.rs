@@ -206,6 +206,8 @@ pub struct Args {
     pub approval_max_backoff_ms: u64,
     #[command(flatten)]
     pub notify: crate::notify::NotifyArgs,
+    #[command(flatten)]
+    pub http: crate::transport::http::HttpArgs,
     /// Something else to run than the daemon.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -409,6 +411,7 @@ pub struct Config {
     /// `worktree_setup` in humanlayer.json: each repository's command for a new worktree.
     pub worktree_setup: crate::worktree::SetupCommands,
     pub notify: crate::notify::NotifyConfig,
+    pub http: Option<crate::transport::http::HttpConfig>,
 }
 
 impl Config {
@@ -481,6 +484,7 @@ impl Config {
             websocket,
             worktree_setup: crate::worktree::setup_commands()?,
             notify: crate::notify::NotifyConfig::resolve(&args.notify)?,
+            http: crate::transport::http::HttpConfig::resolve(&args.http)?,
         })
     }
 
@@ -490,6 +494,11 @@ impl Config {
             .parent()
             .unwrap_or(Path::new("."))
             .join("daemon.ws-token")
+    }
+
+    /// The REST API's secret: `daemon.http-token` beside the WebSocket's.
+    pub fn http_token_file(&self) -> PathBuf {
+        self.ws_token_file().with_file_name("daemon.http-token")
     }
 
     /// The daemon's private directory for per-session files (MCP configs), by the database.

@@ -1,5 +1,6 @@
-//! The server: the method table, the Unix socket and `--ws` listener. Shutdown: stop accepting →
-//! requests finish (2 s at most) while sessions are interrupted, then killed → flush → unlink.
+//! The server: the method table and its listeners (Unix socket, `--ws`, `--http`). Shutdown:
+//! stop accepting → requests finish (2 s at most) while sessions are interrupted, then
+//! killed → flush → unlink.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use crate::logging::LogControl;
 use crate::notify::Notifier;
 use crate::rpc::Router;
 use crate::store::Store;
-use crate::transport::{unix, websocket, Service};
+use crate::transport::{http, unix, websocket, Service};
 
 /// How long in-flight requests get to finish at shutdown.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
@@ -139,7 +140,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
 }
 
 pub async fn run(
-    config: Config,
+    mut config: Config,
     log: LogControl,
     shutdown: CancellationToken,
 ) -> anyhow::Result<()> {
@@ -153,6 +154,18 @@ pub async fn run(
         ),
         None => None,
     };
+    let rest = match &config.http {
+        Some(http) => Some(
+            http::Listener::bind(http, &config.http_token_file())
+                .await
+                .map_err(anyhow::Error::msg)?,
+        ),
+        None => None,
+    };
+    // `health` reports the address bound (a port 0 asked for one).
+    if let (Some(http), Some(rest)) = (config.http.as_mut(), &rest) {
+        http.address = rest.local_addr()?;
+    }
     // Bound, so no other daemon serves this socket: what is in the run directory is left over.
     let run_dir = config.run_dir();
     match claude::command::clean_mcp_configs(&run_dir)? {
@@ -230,6 +243,15 @@ pub async fn run(
         );
         tokio::spawn(serve)
     });
+    let rest = rest.map(|rest| {
+        let serve = rest.run(
+            Arc::clone(&daemon),
+            connections.clone(),
+            shutdown.clone(),
+            closing.clone(),
+        );
+        tokio::spawn(serve)
+    });
     unix::run(
         &socket.listener,
         &service,
@@ -245,6 +267,9 @@ pub async fn run(
     if let Some(ws) = ws {
         // It stops at the same token, and drops its listener.
         let _ = ws.await;
+    }
+    if let Some(rest) = rest {
+        let _ = rest.await;
     }
     closing.cancel();
     // 2–3. In-flight requests finish while running sessions are interrupted, then killed;

@@ -49,6 +49,9 @@ pub struct HealthResult {
     /// Where the daemon sends notifications (never the webhook's URL).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notifications: Option<super::NotificationChannels>,
+    /// Where `--http` serves the REST API (never its secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_address: Option<String>,
 }
 
 /// Where `claude` was found.

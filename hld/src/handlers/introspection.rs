@@ -32,6 +32,7 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
         worktree_root: Some(daemon.worktrees.root().display().to_string()),
         stray_worktrees: daemon.worktrees.stray(),
         notifications: Some(daemon.notifications.clone()),
+        http_address: daemon.config.http.as_ref().map(|h| h.address.to_string()),
     })
 }
 

@@ -1,6 +1,7 @@
 //! Transports: bytes to messages and back, and the one accept loop; `rpc::serve` serves each.
 
 pub mod content_length;
+pub mod http;
 pub mod ndjson;
 pub mod unix;
 pub mod websocket;

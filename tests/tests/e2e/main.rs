@@ -36,6 +36,7 @@ mod hlyr_notify;
 mod hlyr_outcomes;
 mod hlyr_usage;
 mod hlyr_watch;
+mod http;
 mod inputs;
 mod limits;
 mod live;

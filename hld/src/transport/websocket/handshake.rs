@@ -60,7 +60,7 @@ pub fn load_or_create_token(path: &Path) -> Result<WsToken, String> {
                 .map_err(|e| format!("cannot create {shown}: {e}"))?;
             file.write_all(format!("{token}\n").as_bytes())
                 .map_err(|e| format!("cannot write {shown}: {e}"))?;
-            tracing::info!(file = %shown, "made a WebSocket token");
+            tracing::info!(file = %shown, "made a token");
             WsToken::new(&token)
         }
         Err(e) => Err(format!("cannot read {shown}: {e}")),

@@ -1,10 +1,11 @@
-//! `hlyr daemon start|stop|restart|status|logs`.
+//! `hlyr daemon start|stop|restart|status|logs|url`.
 
 mod logs;
 mod restart;
 mod start;
 mod status;
 mod stop;
+mod url;
 
 use clap::Subcommand;
 
@@ -33,6 +34,9 @@ pub enum Command {
     Status,
     /// Print the daemon's log, and with --follow keep printing it.
     Logs(logs::Args),
+    /// Print the URL to give CodeLayer as its daemon URL (with its secret) when hld runs
+    /// with --http.
+    Url,
 }
 
 impl Command {
@@ -43,6 +47,7 @@ impl Command {
             Command::Restart(args) => restart::run(ctx, args).await,
             Command::Status => status::run(ctx).await,
             Command::Logs(args) => logs::run(ctx, args).await,
+            Command::Url => url::run(ctx).await,
         }
     }
 }

@@ -1,0 +1,227 @@
+//! The REST transport (`--http`) for CodeLayer: hyper's HTTP/1 server on loopback. Who may ask
+//! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
+
+pub mod api;
+pub mod guard;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use self::guard::Policy;
+use super::accept_until;
+use crate::daemon::Daemon;
+use crate::transport::websocket::handshake::load_or_create_token;
+
+/// CodeLayer's own origins: the desktop app (both Tauri schemes) and its dev server.
+pub const DEFAULT_ORIGINS: [&str; 3] = [
+    "tauri://localhost",
+    "http://tauri.localhost",
+    "http://localhost:1420",
+];
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most bytes of request line and headers buffered.
+const MAX_HEADERS: usize = 64 * 1024;
+
+/// The REST transport's command-line flags (heading "HTTP" of `hld --help`).
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(next_help_heading = "HTTP")]
+pub struct HttpArgs {
+    /// Serve CodeLayer's REST API on this loopback address, e.g. 127.0.0.1:7777, under
+    /// /t/<secret>/api/v1 (the secret is in daemon.http-token next to the socket, made 0600
+    /// at first use; `hlyr daemon url` prints the URL) [default: http_address in humanlayer.json].
+    #[arg(long = "http", value_name = "ADDR")]
+    pub http: Option<String>,
+    /// A browser origin allowed to call the API (repeat for more), besides CodeLayer's own:
+    /// tauri://localhost, http://tauri.localhost, http://localhost:1420.
+    #[arg(long = "http-allowed-origin", value_name = "ORIGIN")]
+    pub http_allowed_origins: Vec<String>,
+    /// The most HTTP connections open at once; more are answered 503 and closed.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub http_max_connections: usize,
+}
+
+/// The REST transport, resolved.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub address: SocketAddr,
+    /// Browser origins allowed (lower case, no trailing `/`).
+    pub allowed_origins: Vec<String>,
+    pub max_connections: usize,
+}
+
+impl HttpConfig {
+    /// The settings, if `--http` or `http_address` asks; only a loopback address is served.
+    pub fn resolve(args: &HttpArgs) -> Result<Option<HttpConfig>, String> {
+        let configured = hld_client::config::config_file_value("http_address")?;
+        let Some(address) = args.http.clone().or(configured) else {
+            return Ok(None);
+        };
+        let address: SocketAddr = address.trim().parse().map_err(|_| {
+            format!("--http {address:?} is not an address and port, e.g. 127.0.0.1:7777")
+        })?;
+        if !address.ip().is_loopback() {
+            return Err(format!(
+                "--http {address} is not a loopback address: the REST API is served on this \
+                 machine only (use 127.0.0.1 or [::1])"
+            ));
+        }
+        let allowed_origins = DEFAULT_ORIGINS
+            .iter()
+            .map(|o| (*o).to_owned())
+            .chain(args.http_allowed_origins.iter().cloned())
+            .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+            .filter(|o| !o.is_empty())
+            .collect();
+        Ok(Some(HttpConfig {
+            address,
+            allowed_origins,
+            max_connections: args.http_max_connections.max(1),
+        }))
+    }
+}
+
+pub struct Listener {
+    tcp: TcpListener,
+    policy: Arc<Policy>,
+    slots: Arc<Semaphore>,
+}
+
+impl Listener {
+    /// Binds `http.address` with the secret of `token_file` (made if missing).
+    pub async fn bind(http: &HttpConfig, token_file: &Path) -> Result<Listener, String> {
+        let secret = load_or_create_token(token_file)?;
+        let tcp = TcpListener::bind(http.address)
+            .await
+            .map_err(|e| format!("cannot listen on {} (--http): {e}", http.address))?;
+        let address = tcp.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(
+            address = %address,
+            secret = %token_file.display(),
+            "http listening (REST under /t/<secret>/api/v1)"
+        );
+        Ok(Listener {
+            tcp,
+            policy: Arc::new(Policy {
+                secret,
+                allowed_origins: http.allowed_origins.clone(),
+            }),
+            slots: Arc::new(Semaphore::new(http.max_connections)),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.tcp.local_addr()
+    }
+
+    /// Accepts connections until `shutdown`, each a task of `connections` until `closing`.
+    pub async fn run(
+        self,
+        daemon: Arc<Daemon>,
+        connections: TaskTracker,
+        shutdown: CancellationToken,
+        closing: CancellationToken,
+    ) {
+        let tcp = &self.tcp;
+        accept_until(
+            &shutdown,
+            &connections,
+            || tcp.accept(),
+            |(tcp, _peer)| {
+                // Taken here, in accept order, so the limit counts connections as they came.
+                let slot = Arc::clone(&self.slots).try_acquire_owned().ok();
+                let policy = Arc::clone(&self.policy);
+                connection(tcp, slot, policy, Arc::clone(&daemon), closing.clone())
+            },
+        )
+        .await;
+    }
+}
+
+/// One connection: refused with 503 without a slot, else served until it or `closing` ends.
+async fn connection(
+    mut tcp: TcpStream,
+    slot: Option<OwnedSemaphorePermit>,
+    policy: Arc<Policy>,
+    daemon: Arc<Daemon>,
+    closing: CancellationToken,
+) {
+    let Some(_slot) = slot else {
+        let _ = tcp.write_all(&guard::too_many_connections()).await;
+        let _ = tcp.shutdown().await;
+        return;
+    };
+    let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+        let policy = Arc::clone(&policy);
+        let daemon = Arc::clone(&daemon);
+        async move {
+            Ok::<Response<Full<Bytes>>, std::convert::Infallible>(
+                guard::serve(request, &policy, &daemon).await,
+            )
+        }
+    });
+    let served = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_TIMEOUT)
+        .max_buf_size(MAX_HEADERS)
+        .serve_connection(TokioIo::new(tcp), service);
+    tokio::pin!(served);
+    tokio::select! {
+        result = served.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "http connection ended");
+            }
+        }
+        () = closing.cancelled() => {
+            served.as_mut().graceful_shutdown();
+            let _ = served.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(address: &str, origins: &[&str]) -> Result<Option<HttpConfig>, String> {
+        HttpConfig::resolve(&HttpArgs {
+            http: Some(address.into()),
+            http_allowed_origins: origins.iter().map(|o| (*o).to_owned()).collect(),
+            http_max_connections: 64,
+        })
+    }
+
+    #[test]
+    fn only_loopback_is_served_and_codelayers_origins_are_always_allowed() {
+        let refused = resolve("0.0.0.0:7777", &[]).unwrap_err();
+        assert!(refused.contains("not a loopback address"), "{refused}");
+        assert!(resolve("localhost", &[])
+            .unwrap_err()
+            .contains("not an address"));
+        let config = resolve("[::1]:0", &["HTTP://Ok.Example/"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            config.allowed_origins,
+            [
+                "tauri://localhost",
+                "http://tauri.localhost",
+                "http://localhost:1420",
+                "http://ok.example"
+            ]
+        );
+    }
+}

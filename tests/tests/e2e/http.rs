@@ -1,0 +1,376 @@
+//! The REST transport (`hld --http`, issue 41) over real HTTP with reqwest: every refusal
+//! (secret, Host, Origin, body type and size, connection limit), CORS for allowed origins,
+//! 501 for what is not served, and `GET /health` and `GET /sessions` decoded by strict mirrors
+//! of the reference's shapes (hld-rest.md section 2).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon};
+use reqwest::{Client, Method, StatusCode};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A daemon on `fake-claude` serving REST on a loopback port (plus `extra` flags), and its
+/// base URL with the secret, as CodeLayer is given it.
+fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
+    let mut options = DaemonOptions::fake_claude()
+        .arg("--http")
+        .arg("127.0.0.1:0");
+    for arg in extra {
+        options = options.arg(arg);
+    }
+    let daemon = TestDaemon::start_with(options);
+    let address = wait_for(Duration::from_secs(10), || {
+        let text = std::fs::read_to_string(&daemon.log).ok()?;
+        let line = text.lines().find(|l| l.contains("http listening"))?;
+        let at = line.find("address=")? + "address=".len();
+        line[at..].split_whitespace().next()?.parse().ok()
+    })
+    .unwrap_or_else(|| panic!("no HTTP address; log:\n{}", daemon.log_text()));
+    let secret = std::fs::read_to_string(daemon.dir.join("daemon.http-token")).unwrap();
+    let base = format!("http://{address}/t/{}", secret.trim());
+    (daemon, address, base)
+}
+
+/// The status and JSON body of a request.
+async fn call(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+    let response = request.send().await.expect("an HTTP answer");
+    let status = response.status();
+    let text = response.text().await.unwrap();
+    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    (status, body)
+}
+
+/// The refusal's status and its error message.
+async fn refused(request: reqwest::RequestBuilder) -> (u16, String) {
+    let (status, body) = call(request).await;
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    (status.as_u16(), message.to_owned())
+}
+
+#[tokio::test]
+async fn every_request_without_the_secret_the_host_or_an_allowed_origin_is_refused() {
+    let (daemon, address, base) = daemon(&["--http-allowed-origin", "http://ok.example"]);
+    let mode = std::fs::metadata(daemon.dir.join("daemon.http-token"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let c = Client::new();
+    let health = format!("{base}/api/v1/health");
+    let (status, _) = call(c.get(&health)).await;
+    assert_eq!(status, StatusCode::OK, "the control request is served");
+    let echoed = c
+        .get(&health)
+        .header("x-request-id", "abc-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(echoed.headers()["x-request-id"], "abc-1");
+
+    let made = c
+        .get(format!("http://{address}/api/v1/health"))
+        .send()
+        .await
+        .unwrap();
+    let id = made.headers()["x-request-id"].to_str().unwrap();
+    assert!(
+        uuid::Uuid::parse_str(id).is_ok(),
+        "a refusal has a new request id too: {id}"
+    );
+    let no_secret = refused(c.get(format!("http://{address}/api/v1/health"))).await;
+    assert_eq!(no_secret.0, 401);
+    assert!(no_secret.1.contains("daemon.http-token"), "{}", no_secret.1);
+    let wrong = format!("http://{address}/t/0000000000000000000000/api/v1/health");
+    assert_eq!(refused(c.get(wrong)).await.0, 401);
+
+    let rebinding = c.get(&health).header("host", "evil.example:7777");
+    let (status, message) = refused(rebinding).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("Host"), "{message}");
+
+    let page = c.get(&health).header("origin", "https://evil.example");
+    assert_eq!(refused(page).await.0, 403);
+    let preflight = c
+        .request(Method::OPTIONS, &health)
+        .header("origin", "https://evil.example")
+        .header("access-control-request-method", "POST");
+    assert_eq!(refused(preflight).await.0, 403);
+    let sessions = format!("{base}/api/v1/sessions");
+    let form = c
+        .post(&sessions)
+        .header("content-type", "text/plain")
+        .body("{}");
+    assert_eq!(refused(form).await.0, 415);
+    let bare = c.post(format!("{base}/api/v1/sessions/x/interrupt"));
+    let (status, message) = refused(bare).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("X-Client"), "{message}");
+    let big = c
+        .post(&sessions)
+        .header("content-type", "application/json")
+        .body(vec![b' '; (1 << 20) + 1]);
+    assert_eq!(refused(big).await.0, 413);
+    let config = c
+        .patch(format!("{base}/api/v1/config"))
+        .header("content-type", "application/json")
+        .body(r#"{"claude_path":"/bin/sh"}"#);
+    let (status, message) = refused(config).await;
+    assert_eq!(status, 403);
+    assert!(message.contains("never served"), "{message}");
+    // No refusal logged the secret.
+    let secret = base.rsplit('/').next().unwrap();
+    assert!(!daemon.log_text().contains(secret));
+}
+
+#[tokio::test]
+async fn allowed_origins_get_cors_answers_and_unserved_operations_501() {
+    let (_daemon, _address, base) = daemon(&["--http-allowed-origin", "http://ok.example/"]);
+    let c = Client::new();
+    let health = format!("{base}/api/v1/health");
+    for origin in [
+        "tauri://localhost",
+        "http://localhost:1420",
+        "http://ok.example",
+    ] {
+        let response = c
+            .request(Method::OPTIONS, &health)
+            .header("origin", origin)
+            .header("access-control-request-method", "GET")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::NO_CONTENT, "{origin}");
+        let headers = response.headers();
+        assert_eq!(headers["access-control-allow-origin"], origin);
+        assert!(headers["access-control-allow-headers"]
+            .to_str()
+            .unwrap()
+            .contains("X-Client"));
+    }
+    let response = c
+        .get(&health)
+        .header("origin", "tauri://localhost")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["access-control-allow-origin"],
+        "tauri://localhost"
+    );
+    let interrupt = c
+        .post(format!("{base}/api/v1/sessions/abc/interrupt"))
+        .header("x-client", "codelayer");
+    let (status, body) = call(interrupt).await;
+    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(
+        body["error"]["message"],
+        "POST /api/v1/sessions/{id}/interrupt is not served by this daemon yet"
+    );
+    let (status, _) = call(c.get(format!("{base}/api/v1/nonsense"))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[test]
+fn connections_over_the_limit_get_503_and_a_freed_slot_serves_again() {
+    let (_daemon, address, base) = daemon(&["--http-max-connections", "1"]);
+    let path = base.split_once(&address.to_string()).unwrap().1.to_owned();
+    let get = |stream: &mut TcpStream| {
+        let request = format!(
+            "GET {path}/api/v1/health HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    let mut held = TcpStream::connect(address).unwrap();
+    held.write_all(b"GET ").unwrap();
+    let mut second = TcpStream::connect(address).unwrap();
+    let answer = get(&mut second);
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("too many connections"), "{answer}");
+    drop(held);
+    let served = wait_for(Duration::from_secs(10), || {
+        let answer = get(&mut TcpStream::connect(address).unwrap());
+        answer.starts_with("HTTP/1.1 200").then_some(())
+    });
+    assert!(served.is_some(), "a freed slot serves again");
+}
+
+/// `GET /health` (reference section 3), strictly.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Health {
+    status: String,
+    version: String,
+    dependencies: Dependencies,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dependencies {
+    claude: ClaudeDependency,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // Every field is decoded, so that a missing one fails.
+struct ClaudeDependency {
+    available: bool,
+    path: Option<String>,
+    version: Option<String>,
+    version_error: Option<String>,
+    error: Option<String>,
+}
+
+/// `GET /sessions`, strictly.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sessions {
+    data: Vec<Session>,
+    counts: Counts,
+}
+
+#[derive(Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+struct Counts {
+    normal: u64,
+    archived: u64,
+    draft: u64,
+}
+
+/// A Session of reference section 2: `Option` for "null", `#[serde(default)]` for "omit".
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // Every field is decoded, so that a missing one fails.
+struct Session {
+    id: String,
+    run_id: String,
+    status: String,
+    created_at: String,
+    last_activity_at: String,
+    query: String,
+    #[serde(default)]
+    claude_session_id: Option<String>,
+    #[serde(default)]
+    parent_session_id: Option<String>,
+    #[serde(default)]
+    summary: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    working_dir: Option<String>,
+    #[serde(default)]
+    error_message: Option<String>,
+    completed_at: Option<String>,
+    dangerously_skip_permissions_expires_at: Option<String>,
+    cost_usd: Option<f64>,
+    duration_ms: Option<i64>,
+    input_tokens: Option<i64>,
+    output_tokens: Option<i64>,
+    cache_creation_input_tokens: Option<i64>,
+    cache_read_input_tokens: Option<i64>,
+    effective_context_tokens: Option<i64>,
+    context_limit: u64,
+    auto_accept_edits: bool,
+    dangerously_skip_permissions: bool,
+    archived: bool,
+    proxy_enabled: bool,
+    editor_state: Option<String>,
+}
+
+#[tokio::test]
+async fn health_and_sessions_answer_in_the_references_shapes() {
+    let (daemon, _address, base) = daemon(&[]);
+    let c = Client::new();
+    let (status, body) = call(c.get(format!("{base}/api/v1/health"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let health: Health =
+        serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(health.status, "ok");
+    assert_eq!(health.version, env!("CARGO_PKG_VERSION"));
+    assert!(health.dependencies.claude.available);
+    assert!(health
+        .dependencies
+        .claude
+        .path
+        .unwrap()
+        .ends_with("fake-claude"));
+    assert_eq!(health.dependencies.claude.error, None);
+
+    let id = daemon.launch(launch_params("hello over rest", &daemon.dir));
+    daemon.wait_ended(&id);
+    let list = |filter: &'static str| {
+        let url = format!("{base}/api/v1/sessions?leavesOnly=true{filter}");
+        let c = c.clone();
+        async move {
+            let (status, body) = call(c.get(url)).await;
+            assert_eq!(status, StatusCode::OK);
+            let sessions: Sessions =
+                serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{e}: {body}"));
+            sessions
+        }
+    };
+    let normal = list("&filter=normal").await;
+    assert_eq!(
+        normal.counts,
+        Counts {
+            normal: 1,
+            archived: 0,
+            draft: 0
+        }
+    );
+    let [session] = &normal.data[..] else {
+        panic!("{:?}", normal.data)
+    };
+    assert_eq!(session.id, id);
+    assert_eq!(session.query, "hello over rest");
+    assert_eq!(session.status, "completed");
+    assert_eq!(session.context_limit, 168_000);
+    assert!(!session.archived);
+    assert!(session.completed_at.is_some());
+
+    let reply = daemon.call(
+        "archiveSession",
+        serde_json::json!({"session_id": id, "archived": true}),
+    );
+    assert!(reply.get("result").is_some(), "{reply}");
+    let archived = list("&filter=archived").await;
+    assert_eq!(
+        archived.counts,
+        Counts {
+            normal: 0,
+            archived: 1,
+            draft: 0
+        }
+    );
+    assert!(archived.data[0].archived);
+    assert!(list("&filter=normal").await.data.is_empty());
+    assert_eq!(list("").await.data.len(), 1, "no filter lists every leaf");
+}
+
+#[tokio::test]
+async fn hlyr_daemon_url_prints_codelayers_url_and_health_reports_only_the_address() {
+    let (daemon, address, base) = daemon(&[]);
+    let run = crate::hlyr::hlyr(&daemon, &["daemon", "url"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), base);
+    let url = format!("{}/api/v1/health", run.stdout.trim());
+    let (status, _) = call(Client::new().get(url)).await;
+    assert_eq!(status, StatusCode::OK, "the printed URL serves");
+    let health = daemon.call("health", serde_json::json!({}));
+    assert_eq!(health["result"]["http_address"], address.to_string());
+    let secret = base.rsplit('/').next().unwrap();
+    assert!(!health.to_string().contains(secret), "{health}");
+
+    let plain = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let run = crate::hlyr::hlyr(&plain, &["daemon", "url"]);
+    assert_ne!(run.code, 0);
+    assert!(run.stderr.contains("--http"), "{}", run.stderr);
+}
