@@ -132,6 +132,7 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::DeleteSession, _, _>(control::delete_session)
         .add::<p::CreateDraft, _, _>(drafts::create_draft)
         .add::<p::UpdateDraft, _, _>(drafts::update_draft)
+        .add::<p::LaunchDraft, _, _>(drafts::launch_draft)
         .add::<p::DiscardDraft, _, _>(drafts::discard_draft)
         .add::<p::RestoreDraft, _, _>(drafts::restore_draft)
         .add::<p::GetUsage, _, _>(handlers::usage::get_usage)

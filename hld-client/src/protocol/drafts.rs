@@ -118,3 +118,33 @@ method!(
     ["session_id: string"], "{success: boolean}",
     SessionIdParams, SuccessResult
 );
+
+/// Params of `launchDraft`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LaunchDraftParams {
+    /// The draft.
+    pub session_id: String,
+    /// The prompt to run; absent: the draft's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// Create the draft's working directory when it does not exist.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub create_directory: Option<bool>,
+}
+
+method!(
+    /// Runs a draft as `launchSession` would, with the same checks; the session keeps its id
+    /// and stops being a draft.
+    ///
+    /// ```json
+    /// {"jsonrpc":"2.0","method":"launchDraft","params":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","create_directory":true},"id":1}
+    /// {"jsonrpc":"2.0","result":{"session_id":"4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13","run_id":"a3e9d0c4-5b61-4f2e-8c7d-19b0f6e2a845"},"id":1}
+    /// ```
+    ///
+    /// -32602 for a session that is not a draft being composed, an empty query, or a working
+    /// directory that does not exist (unless `create_directory`).
+    LaunchDraft, "launchDraft", "Run a draft as launchSession would",
+    ["session_id: string", "query?: string", "create_directory?: boolean"],
+    "{session_id: string, run_id: string}",
+    LaunchDraftParams, super::LaunchSessionResult
+);

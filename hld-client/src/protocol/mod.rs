@@ -41,8 +41,8 @@
 //! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
 //!   [`BulkArchiveSessions`], [`GetSessionLeaves`], [`UpdateSessionSettings`],
 //!   [`GetRecentPaths`], [`SearchSessions`] and [`DeleteSession`], with [`SessionControl`];
-//! - drafts: [`CreateDraft`], [`UpdateDraft`], [`DiscardDraft`] and [`RestoreDraft`], with
-//!   [`DraftState`];
+//! - drafts: [`CreateDraft`], [`UpdateDraft`], [`LaunchDraft`], [`DiscardDraft`] and
+//!   [`RestoreDraft`], with [`DraftState`];
 //! - isolated sessions (git worktrees): [`GetSessionDiff`], [`MergeSession`] and
 //!   [`DiscardSession`], with [`WorktreeInfo`];
 //! - cost and limits: [`GetUsage`] and [`GetRateLimits`], with [`UsageLimit`] and

@@ -33,6 +33,38 @@ pub async fn update_draft(daemon: Arc<Daemon>, p: UpdateDraftParams) -> Result<S
     Ok(SuccessResult { success: true })
 }
 
+/// `launchDraft`: the draft's fields become `launchSession` params, run by the same code.
+pub async fn launch_draft(
+    daemon: Arc<Daemon>,
+    p: LaunchDraftParams,
+) -> Result<LaunchSessionResult> {
+    no_nul(&p)?;
+    drafted(&daemon, &p.session_id, Some(&DraftState::Draft)).await?;
+    let row = session(&daemon, &p.session_id).await?;
+    let working_dir = row.to_info().working_dir;
+    if let (Some(dir), Some(true)) = (&working_dir, p.create_directory) {
+        tokio::fs::create_dir_all(dir).await.map_err(|e| {
+            Error::invalid_param(
+                "create_directory",
+                "a directory that can be created",
+                "a directory that cannot be created",
+                format!("cannot create {dir}: {e}"),
+            )
+        })?;
+    }
+    let modes = &row.new.modes;
+    let params = LaunchSessionParams {
+        query: p.query.unwrap_or(row.new.query.clone()),
+        working_dir,
+        model: row.new.options.model.clone(),
+        title: row.new.title.clone(),
+        auto_accept_edits: Some(modes.auto_accept_edits),
+        dangerously_skip_permissions: Some(modes.dangerously_skip_permissions),
+        ..LaunchSessionParams::default()
+    };
+    super::sessions::launch(daemon, params, Some(p.session_id)).await
+}
+
 pub async fn discard_draft(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {
     moved(
         &daemon,

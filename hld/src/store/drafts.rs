@@ -6,6 +6,7 @@ use hld_client::protocol::{DraftFields, DraftState};
 use rusqlite::params;
 
 use super::error::{Result, StoreError};
+use super::types::NewSession;
 use super::writer::Writer;
 
 impl Writer {
@@ -79,5 +80,17 @@ impl Writer {
             )?
             .execute(params![id, from.as_str(), to.as_str(), crate::time::now()])?;
         Ok(changed == 1)
+    }
+
+    /// Replaces the draft `id` (still being composed) by the session `new` of the same id.
+    pub(crate) fn launch_draft(&mut self, id: &str, new: &NewSession) -> Result<()> {
+        let removed = self
+            .conn
+            .prepare_cached("DELETE FROM sessions WHERE id = ?1 AND draft = 'draft'")?
+            .execute([id])?;
+        if removed == 0 {
+            return Err(StoreError::SessionNotFound(id.to_owned()));
+        }
+        self.create_session(new)
     }
 }

@@ -210,3 +210,51 @@ fn drafts_survive_a_restart_as_drafts() {
     assert!(s.error_message.is_none(), "not failed as an orphan: {s:?}");
     assert_eq!(ids(&leaves(&again, LeafFilter::Draft)), [&id]);
 }
+
+#[test]
+fn a_launched_draft_runs_under_its_own_id_and_stops_being_a_draft() {
+    let d = fake();
+    let work = d.dir.join("made-at-launch");
+    let id = draft(
+        &d,
+        DraftFields {
+            working_dir: Some(work.display().to_string()),
+            title: Some("From a draft".into()),
+            ..DraftFields::default()
+        },
+    );
+    let launch = |query: Option<&str>, create_directory: Option<bool>| LaunchDraftParams {
+        session_id: id.clone(),
+        query: query.map(str::to_owned),
+        create_directory,
+    };
+    refused::<LaunchDraft>(&d, launch(None, None), "query");
+    refused::<LaunchDraft>(&d, launch(Some("go"), None), "does not exist");
+    assert!(!work.exists());
+    assert_eq!(ids(&leaves(&d, LeafFilter::Draft)), [&id], "still a draft");
+
+    let r = d.request::<LaunchDraft>(launch(Some("go"), Some(true)));
+    assert_eq!(r.session_id, id);
+    let s = d.wait_ended(&id);
+    assert_eq!(s.status, SessionStatus::Completed);
+    assert_eq!(s.control.draft, None);
+    assert_eq!(s.query, "go");
+    assert_eq!(s.control.title, "From a draft");
+    assert!(s.claude_session_id.is_some(), "it ran: {s:?}");
+    assert!(work.is_dir());
+    assert!(leaves(&d, LeafFilter::Draft).is_empty());
+    assert_eq!(ids(&d.request::<ListSessions>(NoParams {}).sessions), [&id]);
+    refused::<LaunchDraft>(&d, launch(Some("again"), None), "not a draft");
+
+    let set_aside = draft(&d, DraftFields::default());
+    d.request::<DiscardDraft>(self::id(&set_aside));
+    refused::<LaunchDraft>(
+        &d,
+        LaunchDraftParams {
+            session_id: set_aside,
+            query: Some("go".into()),
+            create_directory: None,
+        },
+        "not a draft being composed",
+    );
+}
