@@ -4,6 +4,8 @@
 use hld_client::protocol::*;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon};
 
+use crate::hlyr::{hlyr_command, run_command};
+
 fn fake() -> TestDaemon {
     TestDaemon::start_with(DaemonOptions::fake_claude())
 }
@@ -257,4 +259,41 @@ fn a_launched_draft_runs_under_its_own_id_and_stops_being_a_draft() {
         },
         "not a draft being composed",
     );
+}
+
+#[test]
+fn hlyr_sessions_lists_drafts_only_when_asked() {
+    let d = fake();
+    let work = d.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let ran = d.launch(launch_params("the run that happened", &work));
+    d.wait_ended(&ran);
+    draft(
+        &d,
+        DraftFields {
+            title: Some("Still composing".into()),
+            ..DraftFields::default()
+        },
+    );
+    let sessions = |args: &[&str]| {
+        let mut cmd = hlyr_command(&d.socket, &d.dir);
+        cmd.arg("sessions").args(args).env("COLUMNS", "160");
+        let run = run_command(cmd);
+        run.assert_code(0);
+        run.stdout
+    };
+    let normal = sessions(&[]);
+    assert!(normal.contains("the run that happened"), "{normal}");
+    assert!(!normal.contains("Still composing"), "{normal}");
+    let all = sessions(&["--all"]);
+    assert!(!all.contains("Still composing"), "{all}");
+
+    let drafts = sessions(&["--drafts"]);
+    assert!(!drafts.contains("the run that happened"), "{drafts}");
+    let row = drafts.lines().find(|l| l.contains("Still composing"));
+    assert!(row.is_some_and(|l| l.contains(" draft ")), "{drafts}");
+
+    let only = leaves(&d, LeafFilter::Draft);
+    d.request::<DiscardDraft>(id(&only[0].id));
+    assert!(sessions(&["--drafts"]).contains("no drafts"));
 }
