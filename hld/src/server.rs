@@ -15,7 +15,7 @@ use crate::claude;
 use crate::clients;
 use crate::config::Config;
 use crate::daemon::Daemon;
-use crate::handlers::{self, approvals, control, files, introspection, messages, sessions};
+use crate::handlers::{self, approvals, control, drafts, files, introspection, messages, sessions};
 use crate::logging::LogControl;
 use crate::notify::Notifier;
 use crate::rpc::Router;
@@ -131,6 +131,11 @@ pub fn router(guest: bool) -> Router<Daemon> {
         .add::<p::GetRecentPaths, _, _>(control::get_recent_paths)
         .add::<p::SearchSessions, _, _>(control::search_sessions)
         .add::<p::DeleteSession, _, _>(control::delete_session)
+        .add::<p::CreateDraft, _, _>(drafts::create_draft)
+        .add::<p::UpdateDraft, _, _>(drafts::update_draft)
+        .add::<p::LaunchDraft, _, _>(drafts::launch_draft)
+        .add::<p::DiscardDraft, _, _>(drafts::discard_draft)
+        .add::<p::RestoreDraft, _, _>(drafts::restore_draft)
         .add::<p::GetUsage, _, _>(handlers::usage::get_usage)
         .add::<p::GetSessionDiff, _, _>(handlers::worktrees::get_session_diff)
         .add::<p::MergeSession, _, _>(handlers::worktrees::merge_session)

@@ -141,8 +141,11 @@ impl Session {
     }
 
     /// The status in its colour; a session stopped by a usage limit shows the limit and when
-    /// it resets instead of an ordinary failure.
+    /// it resets instead of an ordinary failure, a draft its draft state.
     pub fn status_text(&self) -> String {
+        if let Some(draft) = &self.control.draft {
+            return paint(DIM, draft.as_str());
+        }
         match &self.usage_limit {
             Some(limit) if self.status == State::Failed => {
                 // The window's name comes from the daemon when this version does not know it.

@@ -103,12 +103,16 @@ pub enum LeafFilter {
     Normal,
     /// Chains whose leaf is archived.
     Archived,
+    /// Drafts being composed (see [`super::DraftState`]); no other filter lists them.
+    Draft,
+    /// Drafts set aside by `discardDraft`.
+    Discarded,
 }
 
 /// Params of `getSessionLeaves`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetSessionLeavesParams {
-    /// `normal` (the default) or `archived`.
+    /// `normal` (the default), `archived`, `draft` or `discarded`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<LeafFilter>,
 }
@@ -131,9 +135,9 @@ method!(
     /// {"jsonrpc":"2.0","method":"getSessionLeaves","params":{"filter":"archived"},"id":1}
     /// ```
     ///
-    /// -32602 for a filter other than `normal` or `archived`.
+    /// -32602 for a filter other than `normal`, `archived`, `draft` or `discarded`.
     GetSessionLeaves, "getSessionLeaves", "Sessions without children, newest first",
-    ["filter?: \"normal\"|\"archived\""], "{sessions: [SessionInfo]}",
+    ["filter?: \"normal\"|\"archived\"|\"draft\"|\"discarded\""], "{sessions: [SessionInfo]}",
     GetSessionLeavesParams, SessionsResult
 );
 

@@ -41,6 +41,8 @@
 //! - organising sessions: [`UpdateSessionTitle`], [`ArchiveSession`],
 //!   [`BulkArchiveSessions`], [`GetSessionLeaves`], [`UpdateSessionSettings`],
 //!   [`GetRecentPaths`], [`SearchSessions`] and [`DeleteSession`], with [`SessionControl`];
+//! - drafts: [`CreateDraft`], [`UpdateDraft`], [`LaunchDraft`], [`DiscardDraft`] and
+//!   [`RestoreDraft`], with [`DraftState`];
 //! - isolated sessions (git worktrees): [`GetSessionDiff`], [`MergeSession`] and
 //!   [`DiscardSession`], with [`WorktreeInfo`];
 //! - cost and limits: [`GetUsage`] and [`GetRateLimits`], with [`UsageLimit`] and
@@ -195,6 +197,7 @@ mod approvals;
 mod commands;
 mod control;
 mod conversation;
+mod drafts;
 mod envelope;
 mod events;
 mod interrupt;
@@ -210,6 +213,7 @@ pub use approvals::*;
 pub use commands::*;
 pub use control::*;
 pub use conversation::*;
+pub use drafts::*;
 pub use envelope::*;
 pub use events::*;
 pub use interrupt::*;

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::drafts::DraftState;
 use super::mcp::McpConfigParam;
 use super::usage::UsageLimit;
 use super::worktrees::{WorktreeInfo, WorktreeParams};
@@ -190,6 +191,12 @@ pub struct SessionControl {
     /// the limit resets.
     #[serde(default)]
     pub resume_on_reset: bool,
+    /// Set on a draft (`draft` or `discarded`), which is listed only under `filter: "draft"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<DraftState>,
+    /// A draft's editor contents, as its client stored them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_state: Option<String>,
 }
 
 /// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).

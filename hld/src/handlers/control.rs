@@ -124,10 +124,10 @@ pub async fn get_session_leaves(
     daemon: Arc<Daemon>,
     p: GetSessionLeavesParams,
 ) -> Result<SessionsResult> {
-    let archived = p.filter.unwrap_or_default() == LeafFilter::Archived;
+    let filter = p.filter.unwrap_or_default();
     let rows = daemon
         .store
-        .read(move |c| read::leaves(c, archived))
+        .read(move |c| read::leaves(c, filter))
         .await
         .map_err(|e| Error::internal("failed to list sessions", e))?;
     Ok(infos(&rows))
@@ -242,6 +242,17 @@ pub async fn search_sessions(
 
 pub async fn delete_session(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {
     let row = super::sessions::session(&daemon, &p.session_id).await?;
+    if row.draft.is_some() && !super::drafts::empty(&row) {
+        return Err(Error::invalid_param(
+            "session_id",
+            "a finished session or an empty draft",
+            "a draft with contents",
+            format!(
+                "session {} is a draft with contents (discard it)",
+                p.session_id
+            ),
+        ));
+    }
     if !row.status.is_active() {
         super::worktrees::release(&daemon, &row).await?;
     }

@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod control;
+pub mod drafts;
 pub mod files;
 pub mod introspection;
 pub mod limits;

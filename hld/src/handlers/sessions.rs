@@ -40,7 +40,16 @@ pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<Session
 
 pub async fn launch_session(
     daemon: Arc<Daemon>,
+    p: LaunchSessionParams,
+) -> Result<LaunchSessionResult> {
+    launch(daemon, p, None).await
+}
+
+/// Launches `p`, in place of the draft `draft` when given.
+pub(super) async fn launch(
+    daemon: Arc<Daemon>,
     mut p: LaunchSessionParams,
+    draft: Option<String>,
 ) -> Result<LaunchSessionResult> {
     no_nul(&p)?;
     required(&p.query, "query")?;
@@ -71,7 +80,7 @@ pub async fn launch_session(
     run_in(&mut options, made.as_ref());
     let launched = daemon
         .sessions
-        .launch(prompt, options, settings, None)
+        .launch(prompt, options, settings, None, draft)
         .await;
     let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {
@@ -199,7 +208,7 @@ pub async fn continue_session(
     };
     let launched = daemon
         .sessions
-        .launch(prompt, options, settings, Some(parent))
+        .launch(prompt, options, settings, Some(parent), None)
         .await;
     let (session_id, run_id) = settle(&daemon, launched, made.as_ref()).await?;
     if expires {

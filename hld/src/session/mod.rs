@@ -34,7 +34,7 @@ use crate::claude::prompt::Prompt;
 use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
-use crate::store::{read, NewSession, SessionUpdate, Store, Writer};
+use crate::store::{read, NewSession, SessionUpdate, Store, StoreError, Writer};
 pub use options::{bypass_expiry, permission_mode};
 pub use requests::ControlError;
 pub use resume::run as resume_at_resets;
@@ -186,16 +186,19 @@ impl Sessions {
         Ok(())
     }
 
-    /// Starts a session with `prompt` (continuing `parent`, if given); returns its ids once
-    /// `claude` runs.
+    /// Starts a session with `prompt` (continuing `parent`, if given; in place of the draft
+    /// `draft`, if given, keeping its id); returns its ids once `claude` runs.
     pub async fn launch(
         self: &Arc<Self>,
         prompt: Prompt,
         options: SessionOptions,
         settings: Settings,
         parent: Option<Parent>,
+        draft: Option<String>,
     ) -> Result<(String, String)> {
-        let session_id = uuid::Uuid::new_v4().to_string();
+        let session_id = draft
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let run_id = uuid::Uuid::new_v4().to_string();
         let permission_mode = settings.modes.permission_mode.clone();
         let new = NewSession {
@@ -211,9 +214,20 @@ impl Sessions {
         };
         let claude_path = self.claude_path(&options)?;
         self.store
-            .write(move |w, _| w.create_session(&new))
+            .write(move |w, _| match draft {
+                Some(id) => w.launch_draft(&id, &new),
+                None => w.create_session(&new),
+            })
             .await
-            .map_err(|e| Error::internal("failed to store session in database", e))?;
+            .map_err(|e| match e {
+                StoreError::SessionNotFound(id) => Error::invalid_param(
+                    "session_id",
+                    "a draft being composed",
+                    "another session",
+                    format!("session {id} is not a draft being composed"),
+                ),
+                e => Error::internal("failed to store session in database", e),
+            })?;
         let start = Start {
             session_id: &session_id,
             run_id: &run_id,

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod control;
+mod drafts;
 mod error;
 pub(crate) mod limits;
 pub(crate) mod messages;

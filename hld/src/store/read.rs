@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, FunctionCall,
-    FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec, HumanContactStatus,
-    McpConfig, McpServer, PermissionMode, RateLimitKind, SessionStatus, UsageLimit,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, DraftState,
+    FunctionCall, FunctionCallSpec, FunctionCallStatus, HumanContact, HumanContactSpec,
+    HumanContactStatus, LeafFilter, McpConfig, McpServer, PermissionMode, RateLimitKind,
+    SessionStatus, UsageLimit,
 };
 use rusqlite::types::Type;
 use rusqlite::{params, Connection, OptionalExtension, Row};
@@ -29,7 +30,7 @@ const SESSION_COLUMNS: &str = "id, run_id, parent_session_id, query, summary, mo
     auto_accept_edits, dangerously_skip_permissions, dangerously_skip_permissions_expires_at, \
     additional_directories, cache_creation_input_tokens, cache_read_input_tokens, \
     effective_context_tokens, context_limit, live, live_until, permission_mode, worktree_id, \
-    usage_limit_kind, usage_limit_resets_at, resume_on_reset";
+    usage_limit_kind, usage_limit_resets_at, resume_on_reset, draft, editor_state";
 
 const EVENT_COLUMNS: &str = "id, session_id, claude_session_id, sequence, event_type, \
     created_at, role, content, tool_id, tool_name, tool_input_json, tool_result_for_id, \
@@ -149,6 +150,10 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<(SessionRow, bool)> {
         live_until: row.get(43)?,
         worktree: None,
         usage_limit,
+        draft: row
+            .get::<_, Option<String>>(49)?
+            .map(|d| DraftState::from(d.as_str())),
+        editor_state: row.get(50)?,
     };
     Ok((session, has_mcp_config))
 }
@@ -211,19 +216,26 @@ pub(crate) fn session_by_run_id(conn: &Connection, run_id: &str) -> Result<Optio
 pub(crate) fn list_sessions(conn: &Connection) -> Result<Vec<SessionRow>> {
     sessions_where(
         conn,
-        "ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
+        "WHERE draft IS NULL ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
         [],
     )
 }
 
-/// The sessions no other session continues, archived or not, most recently active first.
-pub(crate) fn leaves(conn: &Connection, archived: bool) -> Result<Vec<SessionRow>> {
+/// The sessions no other session continues under `filter`, most recently active first: drafts
+/// only under the draft filters, which list nothing else.
+pub(crate) fn leaves(conn: &Connection, filter: LeafFilter) -> Result<Vec<SessionRow>> {
+    let (archived, draft) = match filter {
+        LeafFilter::Normal => (Some(false), None),
+        LeafFilter::Archived => (Some(true), None),
+        LeafFilter::Draft => (None, Some(DraftState::Draft)),
+        LeafFilter::Discarded => (None, Some(DraftState::Discarded)),
+    };
     sessions_where(
         conn,
-        "WHERE archived = ?1
+        "WHERE (?1 IS NULL OR archived = ?1) AND draft IS ?2
            AND NOT EXISTS (SELECT 1 FROM sessions c WHERE c.parent_session_id = sessions.id)
          ORDER BY last_activity_at DESC, created_at DESC, rowid DESC",
-        [archived],
+        params![archived, draft.as_ref().map(DraftState::as_str)],
     )
 }
 
@@ -235,6 +247,7 @@ pub(crate) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Ve
         "JOIN (SELECT rowid AS hit FROM sessions_fts
                WHERE sessions_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2)
            ON sessions.rowid = hit
+         WHERE draft IS NULL
          ORDER BY hit DESC",
         params![matching, limit],
     )
@@ -244,7 +257,7 @@ pub(crate) fn search(conn: &Connection, matching: &str, limit: i64) -> Result<Ve
 pub(crate) fn recent_paths(conn: &Connection, limit: i64) -> Result<Vec<(String, String, i64)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT working_dir, MAX(created_at) AS last_used, COUNT(*) FROM sessions
-         WHERE working_dir IS NOT NULL AND working_dir != ''
+         WHERE working_dir IS NOT NULL AND working_dir != '' AND draft IS NULL
          GROUP BY working_dir ORDER BY last_used DESC LIMIT ?1",
     )?;
     let rows = stmt

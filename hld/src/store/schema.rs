@@ -455,6 +455,15 @@ CREATE TABLE rate_limit_windows (
 );
 "#,
     },
+    Migration {
+        version: 14,
+        description: "drafts: sessions being composed or set aside, with their editor contents",
+        sql: r#"
+ALTER TABLE sessions ADD COLUMN draft TEXT CHECK (draft IN ('draft', 'discarded'));
+ALTER TABLE sessions ADD COLUMN editor_state TEXT;
+CREATE INDEX idx_sessions_draft ON sessions(draft) WHERE draft IS NOT NULL;
+"#,
+    },
 ];
 
 pub(super) fn latest_version() -> i64 {

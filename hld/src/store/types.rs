@@ -1,7 +1,7 @@
 //! The store's records: what is written (new sessions, updates, events) and what is read back.
 
 use hld_client::protocol::{
-    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType,
+    Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, DraftState,
     PermissionMode, QueuedMessage, RateLimitWindow, SessionControl, SessionInfo, SessionResult,
     SessionState, SessionStatus, UsageLimit, WorktreeInfo,
 };
@@ -52,6 +52,10 @@ pub struct SessionRow {
     pub worktree: Option<WorktreeInfo>,
     /// The usage limit its last turn stopped on (only while it is `failed` by it).
     pub usage_limit: Option<UsageLimit>,
+    /// Set on a draft: composed, never run (stored as `completed` with no `completed_at`).
+    pub draft: Option<DraftState>,
+    /// A draft's editor contents, as its client stored them.
+    pub editor_state: Option<String>,
 }
 
 /// Prompt-cache and context-window figures of a session, as Claude reports them.
@@ -417,6 +421,8 @@ impl SessionRow {
                 .collect(),
             permission_mode: modes.permission_mode.clone(),
             resume_on_reset: modes.resume_on_reset,
+            draft: self.draft.clone(),
+            editor_state: self.editor_state.clone(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! `hlyr sessions [--archived | --all]`: a table of sessions, most recent activity first (the
+//! `hlyr sessions [--archived | --drafts | --all]`: a table of sessions, most recent activity first (the
 //! daemon's order), with each one's working directory. By default one row per chain of continued sessions (its leaf:
 //! `getSessionLeaves`), archived chains left out.
 
@@ -22,6 +22,9 @@ pub struct Args {
     /// List the archived chains instead.
     #[arg(long)]
     archived: bool,
+    /// List the drafts instead: sessions composed but not launched.
+    #[arg(long, conflicts_with_all = ["all", "archived"])]
+    drafts: bool,
 }
 
 /// What the marks before a title mean (`sessions`, `search`).
@@ -115,10 +118,10 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let (mut sessions, empty) = if args.all {
         (client.list_sessions().await?, "no sessions")
     } else {
-        let (filter, empty) = if args.archived {
-            (LeafFilter::Archived, "no archived sessions")
-        } else {
-            (LeafFilter::Normal, "no sessions")
+        let (filter, empty) = match (args.archived, args.drafts) {
+            (true, _) => (LeafFilter::Archived, "no archived sessions"),
+            (_, true) => (LeafFilter::Draft, "no drafts"),
+            _ => (LeafFilter::Normal, "no sessions"),
         };
         let params = GetSessionLeavesParams {
             filter: Some(filter),

@@ -169,8 +169,8 @@ fn archiving_a_chains_leaf_hides_the_chain_and_continuing_brings_it_back() {
         })
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidParams.code());
-    // A filter this daemon does not have (HEAD's drafts) cannot be built by a typed client.
-    let raw = d.call("getSessionLeaves", json!({"filter": "draft"}));
+    // A filter this daemon does not have cannot be built by a typed client.
+    let raw = d.call("getSessionLeaves", json!({"filter": "pending"}));
     assert_eq!(raw["error"]["code"], -32602, "{raw}");
 }
 

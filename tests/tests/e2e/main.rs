@@ -18,6 +18,7 @@ mod cloud;
 mod cloud_ended;
 mod control;
 mod cost;
+mod drafts;
 mod envelope;
 mod events;
 mod fake_claude;

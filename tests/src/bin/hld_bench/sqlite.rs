@@ -337,6 +337,8 @@ pub fn raw_search(
                         .unwrap_or_default(),
                     permission_mode: Default::default(),
                     resume_on_reset: false,
+                    draft: None,
+                    editor_state: None,
                 },
                 query,
                 claude_session_id,
