@@ -353,6 +353,37 @@ async fn health_and_sessions_answer_in_the_references_shapes() {
     assert!(archived.data[0].archived);
     assert!(list("&filter=normal").await.data.is_empty());
     assert_eq!(list("").await.data.len(), 1, "no filter lists every leaf");
+
+    // A draft is listed under its own filter, with its status, title and toggles.
+    let reply = daemon.call(
+        "createDraft",
+        serde_json::json!({"working_dir": daemon.dir.display().to_string(),
+            "title": "Fix the flaky test", "auto_accept_edits": true,
+            "editor_state": "{\"doc\":1}"}),
+    );
+    let draft_id = reply["result"]["session_id"].as_str().unwrap().to_owned();
+    let drafts = list("&filter=draft").await;
+    assert_eq!(
+        drafts.counts,
+        Counts {
+            normal: 0,
+            archived: 1,
+            draft: 1
+        }
+    );
+    let [draft] = &drafts.data[..] else {
+        panic!("{:?}", drafts.data)
+    };
+    assert_eq!(draft.id, draft_id);
+    assert_eq!(draft.status, "draft");
+    assert_eq!(draft.title.as_deref(), Some("Fix the flaky test"));
+    assert!(draft.auto_accept_edits && !draft.dangerously_skip_permissions);
+    assert_eq!(draft.editor_state.as_deref(), Some("{\"doc\":1}"));
+    assert!(list("&filter=archived")
+        .await
+        .data
+        .iter()
+        .all(|s| s.id != draft_id));
 }
 
 #[tokio::test]

@@ -170,21 +170,18 @@ async fn sessions(
     };
     let normal = leaves(LeafFilter::Normal).await?;
     let archived = leaves(LeafFilter::Archived).await?;
-    let counts = json!({"normal": normal.len(), "archived": archived.len(), "draft": 0});
-    let (normal, archived) = match param(query, "filter") {
-        Some("normal") => (normal, Vec::new()),
-        Some("archived") => (Vec::new(), archived),
-        Some("draft") => (Vec::new(), Vec::new()),
-        _ => (normal, archived),
+    let drafts = leaves(LeafFilter::Draft).await?;
+    let counts = json!({"normal": normal.len(), "archived": archived.len(), "draft": drafts.len()});
+    let shown = match param(query, "filter") {
+        Some("normal") => vec![normal],
+        Some("archived") => vec![archived],
+        Some("draft") => vec![drafts],
+        _ => vec![normal, archived, drafts],
     };
-    let mut data: Vec<(&str, Value)> = normal
+    let mut data: Vec<(&str, Value)> = shown
         .iter()
-        .map(|s| (s.last_activity_at.as_str(), session(s, false)))
-        .chain(
-            archived
-                .iter()
-                .map(|s| (s.last_activity_at.as_str(), session(s, true))),
-        )
+        .flatten()
+        .map(|s| (s.last_activity_at.as_str(), session(s)))
         .collect();
     data.sort_by(|a, b| b.0.cmp(a.0));
     let data: Vec<Value> = data.into_iter().map(|(_, s)| s).collect();
@@ -194,12 +191,14 @@ async fn sessions(
     ))
 }
 
-/// A session in the reference's shape (section 2). Fields `SessionInfo` does not carry yet
-/// (title, the permission toggles, proxy, editor state) take their empty values.
-fn session(s: &SessionInfo, archived: bool) -> Value {
-    let status = match s.interrupting {
-        true => Value::from("interrupting"),
-        false => serde_json::to_value(&s.status).unwrap_or(Value::Null),
+/// A session in the reference's shape (section 2): a draft's status is its draft state, and
+/// the figures lists leave out (tokens, duration) are null, as upstream's lists send them.
+fn session(s: &SessionInfo) -> Value {
+    let control = &s.control;
+    let status = match (&control.draft, s.interrupting) {
+        (Some(draft), _) => Value::from(draft.to_string()),
+        (None, true) => Value::from("interrupting"),
+        (None, false) => serde_json::to_value(&s.status).unwrap_or(Value::Null),
     };
     let mut v = json!({
         "id": s.id,
@@ -209,7 +208,7 @@ fn session(s: &SessionInfo, archived: bool) -> Value {
         "last_activity_at": s.last_activity_at,
         "query": s.query,
         "completed_at": s.end_time,
-        "dangerously_skip_permissions_expires_at": null,
+        "dangerously_skip_permissions_expires_at": control.dangerously_skip_permissions_expires_at,
         "cost_usd": s.cost_usd.filter(|c| *c > 0.0),
         "duration_ms": null,
         "input_tokens": null,
@@ -218,11 +217,11 @@ fn session(s: &SessionInfo, archived: bool) -> Value {
         "cache_read_input_tokens": null,
         "effective_context_tokens": null,
         "context_limit": CONTEXT_LIMIT,
-        "auto_accept_edits": false,
-        "dangerously_skip_permissions": false,
-        "archived": archived,
+        "auto_accept_edits": control.auto_accept_edits,
+        "dangerously_skip_permissions": control.dangerously_skip_permissions,
+        "archived": control.archived,
         "proxy_enabled": false,
-        "editor_state": null,
+        "editor_state": control.editor_state.as_deref().filter(|e| !e.is_empty()),
     });
     let optional = [
         ("claude_session_id", s.claude_session_id.as_deref()),
@@ -231,6 +230,7 @@ fn session(s: &SessionInfo, archived: bool) -> Value {
             "summary",
             Some(s.summary.as_str()).filter(|t| !t.is_empty()),
         ),
+        ("title", Some(control.title.as_str())),
         ("model", s.model.as_deref()),
         ("working_dir", s.working_dir.as_deref()),
         ("error_message", s.error.as_deref()),
