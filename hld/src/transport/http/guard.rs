@@ -9,7 +9,7 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
-use super::api;
+use super::{api, Reply};
 use crate::config::WsToken;
 use crate::daemon::Daemon;
 
@@ -42,8 +42,8 @@ impl Refusal {
 }
 
 /// A JSON response.
-pub fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+pub fn json(status: StatusCode, body: &serde_json::Value) -> Reply {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -52,7 +52,7 @@ pub fn json(status: StatusCode, body: &serde_json::Value) -> Response<Full<Bytes
     response
 }
 
-fn error(refusal: &Refusal) -> Response<Full<Bytes>> {
+pub fn error(refusal: &Refusal) -> Reply {
     let body = serde_json::json!({"error": {"code": refusal.code, "message": refusal.message}});
     json(refusal.status, &body)
 }
@@ -191,7 +191,7 @@ pub async fn serve(
     request: Request<Incoming>,
     policy: &Policy,
     daemon: &std::sync::Arc<Daemon>,
-) -> Response<Full<Bytes>> {
+) -> Reply {
     let (parts, body) = request.into_parts();
     let mut response = answer(&parts, body, policy, daemon).await;
     // The client's X-Request-ID echoed (a header value already), else a new one.
@@ -213,7 +213,7 @@ async fn answer(
     body: Incoming,
     policy: &Policy,
     daemon: &std::sync::Arc<Daemon>,
-) -> Response<Full<Bytes>> {
+) -> Reply {
     let rest = match admit(&parts.method, parts.uri.path(), &parts.headers, policy) {
         Ok(rest) => rest,
         Err(refusal) => return error(&refusal),
@@ -221,7 +221,7 @@ async fn answer(
     // Admitted, so an Origin present is allowed.
     let origin = parts.headers.get(header::ORIGIN).cloned();
     let mut response = if parts.method == Method::OPTIONS {
-        let mut response = Response::new(Full::new(Bytes::new()));
+        let mut response = Response::new(Full::new(Bytes::new()).boxed());
         *response.status_mut() = StatusCode::NO_CONTENT;
         response
     } else {

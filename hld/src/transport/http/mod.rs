@@ -3,6 +3,8 @@
 
 pub mod api;
 pub mod guard;
+mod sessions;
+mod shapes;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -24,6 +26,11 @@ use self::guard::Policy;
 use super::accept_until;
 use crate::daemon::Daemon;
 use crate::transport::websocket::handshake::load_or_create_token;
+
+/// A response body: whole JSON, or a stream of events.
+pub type Body = BoxBody<Bytes, std::convert::Infallible>;
+/// A response.
+pub type Reply = Response<Body>;
 
 /// CodeLayer's own origins: the desktop app (both Tauri schemes) and its dev server.
 pub const DEFAULT_ORIGINS: [&str; 3] = [
@@ -168,9 +175,7 @@ async fn connection(
         let policy = Arc::clone(&policy);
         let daemon = Arc::clone(&daemon);
         async move {
-            Ok::<Response<Full<Bytes>>, std::convert::Infallible>(
-                guard::serve(request, &policy, &daemon).await,
-            )
+            Ok::<Reply, std::convert::Infallible>(guard::serve(request, &policy, &daemon).await)
         }
     });
     let served = hyper::server::conn::http1::Builder::new()
