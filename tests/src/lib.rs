@@ -29,6 +29,7 @@ pub mod images;
 mod keyed;
 mod line_conn;
 pub mod pty;
+pub mod rest;
 pub mod webhook;
 pub mod ws;
 

@@ -158,7 +158,7 @@ fn golden_path(name: &str) -> PathBuf {
 
 /// Normalises `live` (replies of daemon `d`), compares it with golden file `name` (or rewrites
 /// the file under `UPDATE_GOLDEN`), and returns the golden value.
-fn check(d: &TestDaemon, name: &str, live: &Value) -> Value {
+pub(super) fn check(d: &TestDaemon, name: &str, live: &Value) -> Value {
     let normalised = Normaliser::new(d).value(None, live);
     let path = golden_path(name);
     let text = serde_json::to_string_pretty(&normalised).unwrap() + "\n";
@@ -181,7 +181,7 @@ fn check(d: &TestDaemon, name: &str, live: &Value) -> Value {
 }
 
 /// Decodes `value` as a client's type `T`, failing the test with the client's error.
-fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> T {
+pub(super) fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> T {
     serde_json::from_value(value.clone()).unwrap_or_else(|e| {
         panic!(
             "{what} does not decode as {} ({e}): {value}",
@@ -191,7 +191,7 @@ fn decode<T: DeserializeOwned>(what: &str, value: &Value) -> T {
 }
 
 /// Checks golden file `name` against `live` and decodes both as `T`; returns the live one.
-fn golden<T: DeserializeOwned>(d: &TestDaemon, name: &str, live: &Value) -> T {
+pub(super) fn golden<T: DeserializeOwned>(d: &TestDaemon, name: &str, live: &Value) -> T {
     let file = check(d, name, live);
     decode::<T>(&format!("tests/golden/{name}.json"), &file);
     decode::<T>("the live reply", live)

@@ -4,52 +4,13 @@
 //! of the reference's shapes (hld-rest.md section 2).
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
+use hld_e2e::rest::{call, daemon, refused, Counts, Health, Sessions};
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon};
 use reqwest::{Client, Method, StatusCode};
-use serde::Deserialize;
-use serde_json::Value;
-
-/// A daemon on `fake-claude` serving REST on a loopback port (plus `extra` flags), and its
-/// base URL with the secret, as CodeLayer is given it.
-fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude()
-        .arg("--http")
-        .arg("127.0.0.1:0");
-    for arg in extra {
-        options = options.arg(arg);
-    }
-    let daemon = TestDaemon::start_with(options);
-    let address = wait_for(Duration::from_secs(10), || {
-        let text = std::fs::read_to_string(&daemon.log).ok()?;
-        let line = text.lines().find(|l| l.contains("http listening"))?;
-        let at = line.find("address=")? + "address=".len();
-        line[at..].split_whitespace().next()?.parse().ok()
-    })
-    .unwrap_or_else(|| panic!("no HTTP address; log:\n{}", daemon.log_text()));
-    let secret = std::fs::read_to_string(daemon.dir.join("daemon.http-token")).unwrap();
-    let base = format!("http://{address}/t/{}", secret.trim());
-    (daemon, address, base)
-}
-
-/// The status and JSON body of a request.
-async fn call(request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-    let response = request.send().await.expect("an HTTP answer");
-    let status = response.status();
-    let text = response.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-    (status, body)
-}
-
-/// The refusal's status and its error message.
-async fn refused(request: reqwest::RequestBuilder) -> (u16, String) {
-    let (status, body) = call(request).await;
-    let message = body["error"]["message"].as_str().unwrap_or_default();
-    (status.as_u16(), message.to_owned())
-}
 
 #[tokio::test]
 async fn every_request_without_the_secret_the_host_or_an_allowed_origin_is_refused() {
@@ -199,90 +160,6 @@ fn connections_over_the_limit_get_503_and_a_freed_slot_serves_again() {
         answer.starts_with("HTTP/1.1 200").then_some(())
     });
     assert!(served.is_some(), "a freed slot serves again");
-}
-
-/// `GET /health` (reference section 3), strictly.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Health {
-    status: String,
-    version: String,
-    dependencies: Dependencies,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Dependencies {
-    claude: ClaudeDependency,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // Every field is decoded, so that a missing one fails.
-struct ClaudeDependency {
-    available: bool,
-    path: Option<String>,
-    version: Option<String>,
-    version_error: Option<String>,
-    error: Option<String>,
-}
-
-/// `GET /sessions`, strictly.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Sessions {
-    data: Vec<Session>,
-    counts: Counts,
-}
-
-#[derive(Debug, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-struct Counts {
-    normal: u64,
-    archived: u64,
-    draft: u64,
-}
-
-/// A Session of reference section 2: `Option` for "null", `#[serde(default)]` for "omit".
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-#[allow(dead_code)] // Every field is decoded, so that a missing one fails.
-struct Session {
-    id: String,
-    run_id: String,
-    status: String,
-    created_at: String,
-    last_activity_at: String,
-    query: String,
-    #[serde(default)]
-    claude_session_id: Option<String>,
-    #[serde(default)]
-    parent_session_id: Option<String>,
-    #[serde(default)]
-    summary: Option<String>,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    model: Option<String>,
-    #[serde(default)]
-    working_dir: Option<String>,
-    #[serde(default)]
-    error_message: Option<String>,
-    completed_at: Option<String>,
-    dangerously_skip_permissions_expires_at: Option<String>,
-    cost_usd: Option<f64>,
-    duration_ms: Option<i64>,
-    input_tokens: Option<i64>,
-    output_tokens: Option<i64>,
-    cache_creation_input_tokens: Option<i64>,
-    cache_read_input_tokens: Option<i64>,
-    effective_context_tokens: Option<i64>,
-    context_limit: u64,
-    auto_accept_edits: bool,
-    dangerously_skip_permissions: bool,
-    archived: bool,
-    proxy_enabled: bool,
-    editor_state: Option<String>,
 }
 
 #[tokio::test]
