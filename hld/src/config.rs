@@ -161,7 +161,7 @@ pub struct Args {
     )]
     pub ws_max_connections: usize,
     /// The most connections in their handshake at once, apart from the open ones; each has
-    /// 3 s to finish it. Beyond, the oldest still handshaking is closed.
+    /// 3 s to finish it. Beyond, the oldest that has sent nothing yet (else the oldest) is closed.
     #[arg(
         long,
         default_value_t = 256,

@@ -1,6 +1,7 @@
 //! The connections still in their handshake (TLS, then WebSocket), bounded apart from the
 //! open ones: at most `--ws-max-handshakes`, each for [`HANDSHAKE_TIMEOUT`]. A new one closes
-//! the oldest when full, so silent connections cannot lock out a real client.
+//! the oldest silent one when full (else the oldest), so silent connections cannot lock out a
+//! real client, which speaks as soon as it connects.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -25,8 +26,17 @@ pub struct Handshakes {
 #[derive(Debug, Default)]
 struct Places {
     next: u64,
-    /// The connections handshaking, oldest first: their number and what closes them.
-    taken: VecDeque<(u64, CancellationToken)>,
+    /// The connections handshaking, oldest first.
+    taken: VecDeque<Taken>,
+}
+
+#[derive(Debug)]
+struct Taken {
+    number: u64,
+    /// Closes the connection.
+    evict: CancellationToken,
+    /// Whether its peer has sent anything yet.
+    spoke: bool,
 }
 
 /// One connection's place, given back when dropped (its handshake done, or failed).
@@ -45,12 +55,18 @@ impl Handshakes {
         }
     }
 
-    /// A place for a new connection's handshake (the oldest closed when all are taken).
+    fn lock(&self) -> std::sync::MutexGuard<'_, Places> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A place for a new connection's handshake (the oldest silent one, else the oldest,
+    /// closed when all are taken).
     pub fn enter(&self) -> Place<'_> {
-        let mut places = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut places = self.lock();
         if places.taken.len() >= self.max {
-            if let Some((_, oldest)) = places.taken.pop_front() {
-                oldest.cancel();
+            let silent = places.taken.iter().position(|t| !t.spoke).unwrap_or(0);
+            if let Some(oldest) = places.taken.remove(silent) {
+                oldest.evict.cancel();
                 if let Some(count) = EVICTED.hit() {
                     tracing::warn!(
                         count,
@@ -64,7 +80,11 @@ impl Handshakes {
         let number = places.next;
         places.next += 1;
         let evicted = CancellationToken::new();
-        places.taken.push_back((number, evicted.clone()));
+        places.taken.push_back(Taken {
+            number,
+            evict: evicted.clone(),
+            spoke: false,
+        });
         Place {
             handshakes: self,
             number,
@@ -74,6 +94,15 @@ impl Handshakes {
 }
 
 impl Place<'_> {
+    /// Notes that the peer has sent something: it is closed to make room only after every
+    /// silent one.
+    pub fn spoke(&self) {
+        let mut places = self.handshakes.lock();
+        if let Some(taken) = places.taken.iter_mut().find(|t| t.number == self.number) {
+            taken.spoke = true;
+        }
+    }
+
     /// Runs a step of the handshake: `None` if the connection is closed to make room first.
     pub async fn run<F: Future>(&self, step: F) -> Option<F::Output> {
         tokio::select! {
@@ -86,13 +115,34 @@ impl Place<'_> {
 
 impl Drop for Place<'_> {
     fn drop(&mut self) {
-        let mut places = self
-            .handshakes
-            .state
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some(at) = places.taken.iter().position(|(n, _)| *n == self.number) {
+        let mut places = self.handshakes.lock();
+        if let Some(at) = places.taken.iter().position(|t| t.number == self.number) {
             places.taken.remove(at);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_connection_closes_the_oldest_silent_one_else_the_oldest() {
+        let handshakes = Handshakes::new(2);
+        let spoke = handshakes.enter();
+        spoke.spoke();
+        let silent = handshakes.enter();
+        let third = handshakes.enter();
+        assert!(silent.evicted.is_cancelled(), "the silent one made room");
+        assert!(!spoke.evicted.is_cancelled());
+        third.spoke();
+        let fourth = handshakes.enter();
+        assert!(
+            spoke.evicted.is_cancelled(),
+            "all spoke: the oldest made room"
+        );
+        assert!(!third.evicted.is_cancelled() && !fourth.evicted.is_cancelled());
+        drop((silent, spoke));
+        assert_eq!(handshakes.lock().taken.len(), 2);
     }
 }

@@ -143,6 +143,15 @@ async fn connection<S>(
     let _ = tcp.set_nodelay(true);
     let place = shared.handshakes.enter();
     let deadline = tokio::time::Instant::now() + HANDSHAKE_TIMEOUT;
+    // A real client speaks first (a TLS hello or an HTTP request), at once.
+    let mut byte = [0; 1];
+    let first = tokio::time::timeout_at(deadline, tcp.peek(&mut byte));
+    match place.run(first).await {
+        Some(Ok(Ok(n))) if n > 0 => place.spoke(),
+        Some(Ok(Ok(_) | Err(_))) => return,
+        Some(Err(_)) => return tracing::debug!(%peer, "no handshake within the time"),
+        None => return tracing::debug!(%peer, "closed in its handshake to make room"),
+    }
     match &shared.tls {
         Some(tls) => {
             let accepting = tokio::time::timeout_at(deadline, tls.accept(tcp));
