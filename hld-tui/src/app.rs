@@ -7,10 +7,10 @@ use std::collections::{HashMap, HashSet};
 use chrono::{DateTime, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, Event,
-    GetSessionDiffResult, GetUsageResult, LaunchSessionParams, MergeSessionResult, MergeStrategy,
-    MessageStatus, QueuedMessage, RateLimitWindow, SendDecisionParams, SessionInfo, SessionStatus,
-    SlashCommand, TimedEvent, UpdateSessionSettingsParams,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, DraftFields,
+    Event, GetSessionDiffResult, GetUsageResult, LaunchSessionParams, MergeSessionResult,
+    MergeStrategy, MessageStatus, QueuedMessage, RateLimitWindow, SendDecisionParams, SessionInfo,
+    SessionStatus, SlashCommand, TimedEvent, UpdateSessionSettingsParams,
 };
 use ratatui::text::Line;
 use tui_textarea::TextArea;
@@ -19,6 +19,7 @@ use crate::keys::{self, Action, Key, Scope};
 use crate::render::{self, Mark, Options};
 
 mod complete;
+mod drafts;
 mod events;
 mod form;
 mod input;
@@ -30,6 +31,7 @@ mod state;
 mod usage;
 
 pub use complete::{Choice, Completer, Completion, Trigger};
+pub use drafts::holds as draft_holds;
 use events::*;
 pub use form::{ApprovalMode, Field, LaunchForm};
 use input::*;
@@ -66,6 +68,8 @@ pub enum Msg {
     Event(Box<TimedEvent>),
     /// `listSessions`.
     Sessions(Vec<SessionInfo>),
+    /// `getSessionLeaves` of the drafts.
+    Drafts(Vec<SessionInfo>),
     /// `fetchApprovals`.
     Approvals(Vec<Approval>),
     /// `getConversation` of an opened session (its chain), and the approvals its calls decided.
@@ -123,6 +127,8 @@ pub enum Msg {
     Opened(String),
     /// A command finished; `text` says what happened.
     Done(String),
+    /// A draft was kept or discarded; `text` says which. The drafts are loaded again.
+    Drafted(String),
     /// A command failed.
     Failed(String),
 }
@@ -131,6 +137,21 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     LoadSessions,
+    LoadDrafts,
+    /// Keeps a launch form as a draft: `createDraft`, or `updateDraft` of `session_id`.
+    SaveDraft {
+        session_id: Option<String>,
+        fields: Box<DraftFields>,
+    },
+    /// Launches a draft: its fields updated then `launchDraft`; or, when `params` hold what a
+    /// draft cannot (plan mode, no approvals, a worktree), `launchSession` and the draft set
+    /// aside.
+    LaunchDraft {
+        session_id: String,
+        fields: Box<DraftFields>,
+        params: Box<LaunchSessionParams>,
+    },
+    DiscardDraft(String),
     LoadApprovals,
     LoadConversation(String),
     LoadQueue(String),
@@ -279,8 +300,26 @@ pub struct SessionList {
     pub searching: bool,
     /// Leaves whose chain of ancestors is shown.
     pub expanded: HashSet<String>,
-    /// Shows the archived chains instead of the others.
-    pub archived: bool,
+    pub view: ListView,
+}
+
+/// The session list's views, in the order Tab goes through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ListView {
+    #[default]
+    Sessions,
+    Archived,
+    Drafts,
+}
+
+impl ListView {
+    fn next(self) -> ListView {
+        match self {
+            ListView::Sessions => ListView::Archived,
+            ListView::Archived => ListView::Drafts,
+            ListView::Drafts => ListView::Sessions,
+        }
+    }
 }
 
 /// One row of the session list: a chain's leaf, or one of its ancestors under it.
@@ -379,6 +418,8 @@ pub struct State {
     pub link: Link,
     /// Every session, newest activity first.
     pub sessions: Vec<SessionInfo>,
+    /// The drafts, newest first.
+    pub drafts: Vec<SessionInfo>,
     /// Pending approvals, oldest first.
     pub approvals: Vec<Approval>,
     /// Approval states by the tool call they gate, for the conversation's marks.
@@ -461,6 +502,10 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             clamp_selection(state);
             stale
         }
+        Msg::Drafts(drafts) => {
+            drafts::loaded(state, drafts);
+            Vec::new()
+        }
         Msg::Approvals(mut approvals) => {
             approvals.sort_by(|a, b| a.requested_at.cmp(&b.requested_at));
             state
@@ -536,11 +581,19 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             state.flash(text, false);
             Vec::new()
         }
+        Msg::Drafted(text) => {
+            state.flash(text, false);
+            vec![Command::LoadDrafts]
+        }
         Msg::Failed(text) => {
             state.flash(text, true);
             review::failed(state);
             // What was shown at once may not have happened: show what the daemon has.
-            vec![Command::LoadApprovals, Command::LoadSessions]
+            vec![
+                Command::LoadApprovals,
+                Command::LoadSessions,
+                Command::LoadDrafts,
+            ]
         }
     }
 }

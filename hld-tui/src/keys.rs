@@ -243,8 +243,8 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Sessions,
         "/  f  Tab",
-        "search, filter; archived",
-        // Esc, unlabelled, clears the search, the filter and the archived view.
+        "search, filter; views",
+        // Esc, unlabelled, clears the search, the filter and the archived or drafts view.
         &[
             (key('/'), A::Search),
             (key('f'), A::Filter),
@@ -285,6 +285,12 @@ pub const BINDINGS: &[Binding] = &[
         "Ctrl+X  D",
         "interrupt (asks); review",
         &[(Ctrl('x'), A::Interrupt), (key('D'), A::Review)],
+    ),
+    bind(
+        Sessions,
+        "X",
+        "discard (drafts view)",
+        &[(key('X'), A::Discard)],
     ),
     bind(
         Conversation,

@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph, Row as TableRow, Tabl
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use crate::app::{Filter, State};
+use crate::app::{Filter, ListView, State};
 use crate::columns::{ellipsize, fit, home, short_dir, Column};
 use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
@@ -107,9 +107,13 @@ fn widest<'a>(header: &str, texts: impl Iterator<Item = &'a str>, max: usize) ->
 
 pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let rows = state.rows();
-    let mut heading = match state.list.archived {
-        false => format!(" Sessions ({})", rows.len()),
-        true => format!(" Archived sessions ({}) · Tab: the others", rows.len()),
+    let mut heading = match state.list.view {
+        ListView::Sessions => format!(" Sessions ({})", rows.len()),
+        ListView::Archived => format!(" Archived sessions ({}) · Tab: drafts", rows.len()),
+        ListView::Drafts => format!(
+            " Drafts ({}) · Enter: edit, launch · X: discard · Tab: sessions",
+            rows.len()
+        ),
     };
     if state.list.filter != Filter::All {
         heading.push_str(&format!(" · status: {} (f)", state.list.filter.label()));
@@ -121,7 +125,9 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     frame.render_widget(Line::styled(heading, Style::new().bold()), head);
     if rows.is_empty() {
-        let text = if state.sessions.is_empty() {
+        let text = if state.list.view == ListView::Drafts && state.list.search.is_none() {
+            "No drafts. Esc on a launch form (c) with a query keeps it here."
+        } else if state.sessions.is_empty() {
             "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
         } else {
             "No session matches. Esc clears the search and filter."

@@ -12,11 +12,13 @@ use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ArchiveSession, ArchiveSessionParams, ConversationEvent, ErrorCode, GetConversationParams,
-    GetRateLimits, GetSessionDiffParams, GetUsage, GetUsageParams, ListSlashCommands,
-    MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams, SubscribeParams,
-    SuggestFiles, SuggestFilesParams, UpdateSessionSettings, UpdateSessionSettingsParams,
-    UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
+    ArchiveSession, ArchiveSessionParams, ConversationEvent, CreateDraft, DiscardDraft, ErrorCode,
+    GetConversationParams, GetRateLimits, GetSessionDiffParams, GetSessionLeaves,
+    GetSessionLeavesParams, GetUsage, GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter,
+    ListSlashCommands, MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams,
+    SubscribeParams, SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams,
+    UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
+    UpdateSessionTitleParams, UsageGroupBy,
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
@@ -180,6 +182,54 @@ async fn execute(
 pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
     Ok(match command {
         Command::LoadSessions => Msg::Sessions(client.list_sessions().await?),
+        Command::LoadDrafts => {
+            let params = GetSessionLeavesParams {
+                filter: Some(LeafFilter::Draft),
+            };
+            Msg::Drafts(client.call::<GetSessionLeaves>(params).await?.sessions)
+        }
+        Command::SaveDraft { session_id, fields } => {
+            match session_id {
+                Some(session_id) => {
+                    let fields = *fields;
+                    let params = UpdateDraftParams { session_id, fields };
+                    client.call::<UpdateDraft>(params).await?;
+                }
+                None => drop(client.call::<CreateDraft>(*fields).await?),
+            }
+            Msg::Drafted("kept as a draft (Tab: the drafts view)".into())
+        }
+        Command::LaunchDraft {
+            session_id,
+            fields,
+            params,
+        } if crate::app::draft_holds(&params) => {
+            let update = UpdateDraftParams {
+                session_id: session_id.clone(),
+                fields: *fields,
+            };
+            client.call::<UpdateDraft>(update).await?;
+            let launch = LaunchDraftParams {
+                session_id,
+                ..Default::default()
+            };
+            Msg::Opened(client.call::<LaunchDraft>(launch).await?.session_id)
+        }
+        Command::LaunchDraft {
+            session_id, params, ..
+        } => {
+            let launched = client.launch_session(*params).await?.session_id;
+            client
+                .call::<DiscardDraft>(SessionIdParams { session_id })
+                .await?;
+            Msg::Opened(launched)
+        }
+        Command::DiscardDraft(session_id) => {
+            client
+                .call::<DiscardDraft>(SessionIdParams { session_id })
+                .await?;
+            Msg::Drafted("draft discarded".into())
+        }
         Command::LoadApprovals => Msg::Approvals(client.fetch_approvals(None).await?),
         Command::LoadConversation(session_id) => {
             let params = GetConversationParams {

@@ -281,6 +281,9 @@ pub(crate) fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {
     if let Some(limit) = crate::usage::limit_status(s) {
         return limit;
     }
+    if s.control.draft.is_some() {
+        return Span::styled("✎ draft", Style::new().fg(Color::Cyan));
+    }
     let spin = SPINNER[(frame as usize) % SPINNER.len()];
     match &s.status {
         SessionStatus::Starting => {

@@ -12,6 +12,8 @@ use serde_json::json;
 // A test file is a crate root, so its modules are named by path.
 #[path = "screens/details.rs"]
 mod details;
+#[path = "screens/drafts.rs"]
+mod drafts;
 #[path = "screens/fixtures.rs"]
 mod fixtures;
 #[path = "screens/queue.rs"]
@@ -393,6 +395,7 @@ fn a_reconnect_reloads_everything_shown_and_replaces_it() {
         update(&mut state, Msg::Connected),
         [
             Command::LoadSessions,
+            Command::LoadDrafts,
             Command::LoadApprovals,
             Command::LoadRateLimits,
             Command::LoadConversation("s-wait".into()),

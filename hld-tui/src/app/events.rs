@@ -103,6 +103,7 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
 pub(super) fn reload(state: &mut State) -> Vec<Command> {
     let mut commands = vec![
         Command::LoadSessions,
+        Command::LoadDrafts,
         Command::LoadApprovals,
         Command::LoadRateLimits,
     ];

@@ -17,6 +17,8 @@ pub struct LaunchForm {
     pub field: Field,
     /// Which recent directory ↑/↓ picked last.
     pub recent: Option<usize>,
+    /// The draft the form edits, if any: launching launches it.
+    pub draft: Option<String>,
 }
 
 /// How a launched session's tool calls are approved.

@@ -189,6 +189,12 @@ fn sessions_act(state: &mut State, action: Action) -> Vec<Command> {
         return Vec::new();
     }
     match action {
+        Action::Open if state.list.view == ListView::Drafts => {
+            if let Some(draft) = state.rows().get(state.list.selected).map(|r| r.session) {
+                let form = drafts::form_of(state, draft);
+                state.modal = Some(Modal::Launch(Box::new(form)));
+            }
+        }
         Action::Open => {
             if let Some(id) = state
                 .rows()
@@ -198,6 +204,8 @@ fn sessions_act(state: &mut State, action: Action) -> Vec<Command> {
                 return open(state, &id);
             }
         }
+        Action::Discard if state.list.view == ListView::Drafts => return drafts::discard(state),
+        Action::Discard => state.flash("X discards a draft (Tab to the drafts view)", false),
         Action::ToggleChain => {
             let row = state
                 .rows()
@@ -221,13 +229,16 @@ fn sessions_act(state: &mut State, action: Action) -> Vec<Command> {
             state.list.selected = 0;
         }
         Action::ToggleArchived => {
-            state.list.archived = !state.list.archived;
+            state.list.view = state.list.view.next();
             state.list.selected = 0;
+            if state.list.view == ListView::Drafts {
+                return vec![Command::LoadDrafts];
+            }
         }
         Action::Clear => {
             state.list.search = None;
             state.list.filter = Filter::All;
-            state.list.archived = false;
+            state.list.view = ListView::Sessions;
         }
         _ => {}
     }

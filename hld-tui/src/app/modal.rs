@@ -188,6 +188,7 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         branch,
         field: Field::Query,
         recent: None,
+        draft: None,
     }
 }
 
@@ -200,8 +201,12 @@ pub(super) fn launch_key(
     let action = keys::action(&[Scope::Forms], Key::of(key, false));
     let submit = action == Some(Action::Submit)
         || (key.code == KeyCode::Enter && form.field != Field::Query);
-    if submit {
+    let back = action == Some(Action::Back);
+    if submit || back {
         let query = form.query.lines().join("\n");
+        if back && query.trim().is_empty() {
+            return Some(Vec::new());
+        }
         if query.trim().is_empty() {
             state.flash("the query is empty", true);
             form.field = Field::Query;
@@ -222,11 +227,16 @@ pub(super) fn launch_key(
             }),
             ..Default::default()
         };
+        if back {
+            return Some(vec![drafts::save(form, params)]);
+        }
         state.flash("launching…", false);
-        return Some(vec![Command::Launch(Box::new(params))]);
+        return Some(vec![match form.draft.clone() {
+            Some(id) => drafts::launch(state, id, params),
+            None => Command::Launch(Box::new(params)),
+        }]);
     }
     match action {
-        Some(Action::Back) => return Some(Vec::new()),
         Some(Action::NextField) => form.field = form.field.step(true),
         Some(Action::PreviousField) => form.field = form.field.step(false),
         Some(Action::PreviousChoice | Action::NextChoice) if form.field == Field::Worktree => {

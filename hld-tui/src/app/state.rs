@@ -11,6 +11,7 @@ impl State {
             height,
             link: Link::Connecting,
             sessions: Vec::new(),
+            drafts: Vec::new(),
             approvals: Vec::new(),
             marks: HashMap::new(),
             screen: Screen::Sessions,
@@ -47,15 +48,25 @@ impl State {
             .filter_map(|s| s.parent_session_id.as_deref())
             .collect();
         let search = self.list.search.as_deref().map(str::to_lowercase);
+        let admits = |s: &SessionInfo| search.as_deref().is_none_or(|q| matches(s, q));
+        if self.list.view == ListView::Drafts {
+            let row = |session| Row {
+                session,
+                depth: 0,
+                chain: 1,
+                expanded: false,
+            };
+            return self.drafts.iter().filter(|d| admits(d)).map(row).collect();
+        }
         let mut rows = Vec::new();
         for leaf in self
             .sessions
             .iter()
             .filter(|s| !parents.contains(s.id.as_str()))
         {
-            if leaf.control.archived != self.list.archived
+            if leaf.control.archived != (self.list.view == ListView::Archived)
                 || !self.list.filter.admits(leaf)
-                || !search.as_deref().is_none_or(|q| matches(leaf, q))
+                || !admits(leaf)
             {
                 continue;
             }

@@ -64,6 +64,7 @@ mod stdio_relay;
 mod subscribe;
 mod trust;
 mod tui;
+mod tui_drafts;
 mod tui_modes;
 mod tui_usage;
 mod tui_worktrees;
