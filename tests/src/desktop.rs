@@ -20,8 +20,19 @@ pub struct SessionBus {
 impl SessionBus {
     /// Starts the bus and reads its address.
     pub fn start() -> SessionBus {
+        SessionBus::start_with(&[])
+    }
+
+    /// Starts a bus listening on `address` (e.g. `unix:path=…`), as a bus started again for
+    /// the same user is found where the first one was.
+    pub fn start_at(address: &str) -> SessionBus {
+        SessionBus::start_with(&[&format!("--address={address}")])
+    }
+
+    fn start_with(args: &[&str]) -> SessionBus {
         let mut child = Command::new("dbus-daemon")
             .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -1,9 +1,14 @@
 //! Desktop notifications: the freedesktop Notifications service (`org.freedesktop.
 //! Notifications.Notify`) on the session D-Bus, through zbus on the daemon's runtime. A
-//! missing or silent bus turns the channel off; it never stops the daemon.
+//! missing or silent bus at start turns the channel off; it never stops the daemon. A bus
+//! that goes away later (the user logged out and in) is connected to again by the next
+//! notification.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::sync::Mutex;
 
 use hld_client::protocol::{Notification, NotificationKind};
 
@@ -36,10 +41,44 @@ trait Notifications {
     fn get_capabilities(&self) -> zbus::Result<Vec<String>>;
 }
 
-/// A connection to the session bus's notification service.
+/// A connection to the session bus's notification service, opened again when it broke.
 #[derive(Debug, Clone)]
 pub struct Desktop {
-    connection: zbus::Connection,
+    /// `None` after a failed send: the next notification connects again.
+    connection: Arc<Mutex<Option<zbus::Connection>>>,
+}
+
+/// Connects to the session bus within [`CONNECT_TIMEOUT`].
+async fn open() -> Result<zbus::Connection, String> {
+    let connect = async {
+        zbus::connection::Builder::session()?
+            .method_timeout(CALL_TIMEOUT)
+            .build()
+            .await
+    };
+    match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
+        Ok(Ok(connection)) => Ok(connection),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())),
+    }
+}
+
+/// Sends one notification on `connection`.
+async fn send(connection: &zbus::Connection, summary: &str, body: &str) -> zbus::Result<u32> {
+    let proxy = NotificationsProxy::new(connection).await?;
+    let markup = proxy
+        .get_capabilities()
+        .await?
+        .iter()
+        .any(|c| c == "body-markup");
+    let body = if markup {
+        escape_markup(body)
+    } else {
+        body.to_owned()
+    };
+    proxy
+        .notify("hld", 0, "", summary, &body, &[], HashMap::new(), -1)
+        .await
 }
 
 /// The body escaped for a server that reads it as markup (`<`, `>` and `&` shown as typed).
@@ -60,19 +99,13 @@ impl Desktop {
         if !asked {
             return None;
         }
-        let connect = async {
-            zbus::connection::Builder::session()?
-                .method_timeout(CALL_TIMEOUT)
-                .build()
-                .await
-        };
-        let failure = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
-            Ok(Ok(connection)) => {
+        let failure = match open().await {
+            Ok(connection) => {
                 tracing::info!("desktop notifications on (session D-Bus)");
+                let connection = Arc::new(Mutex::new(Some(connection)));
                 return Some(Desktop { connection });
             }
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()),
+            Err(failure) => failure,
         };
         let message = "desktop notifications off: cannot reach the session D-Bus";
         match wanted {
@@ -82,25 +115,34 @@ impl Desktop {
         None
     }
 
-    /// Shows `notification`: the session's title, what waits and how to answer.
+    /// Shows `notification`: the session's title, what waits and how to answer. A send that
+    /// fails drops the connection and is tried once more on a new one.
     pub async fn show(&self, notification: &Notification) {
         let (summary, body) = wording(notification);
-        let sent = async {
-            let proxy = NotificationsProxy::new(&self.connection).await?;
-            let markup = proxy
-                .get_capabilities()
-                .await?
-                .iter()
-                .any(|c| c == "body-markup");
-            let body = if markup { escape_markup(&body) } else { body };
-            proxy
-                .notify("hld", 0, "", &summary, &body, &[], HashMap::new(), -1)
-                .await
-        };
-        match sent.await {
-            Ok(_) => tracing::debug!(id = %notification.id, "desktop notification shown"),
-            Err(e) => tracing::warn!(error = %e, "desktop notification failed"),
+        // Held while sending: notifications go one at a time, in order.
+        let mut slot = self.connection.lock().await;
+        let mut failure = None;
+        for _ in 0..2 {
+            let connection = match slot.take() {
+                Some(connection) => connection,
+                None => match open().await {
+                    Ok(connection) => connection,
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                },
+            };
+            match send(&connection, &summary, &body).await {
+                Ok(_) => {
+                    *slot = Some(connection);
+                    return tracing::debug!(id = %notification.id, "desktop notification shown");
+                }
+                Err(e) => failure = Some(e.to_string()),
+            }
         }
+        let error = failure.unwrap_or_default();
+        tracing::warn!(error = %error, "desktop notification failed");
     }
 }
 

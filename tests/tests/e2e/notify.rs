@@ -417,3 +417,33 @@ fn a_bad_webhook_url_stops_the_start_without_showing_it() {
     assert!(help.contains("--notify-quiet-ms"), "{help}");
     assert!(!help.contains(SECRET), "{help}");
 }
+
+#[test]
+fn a_session_bus_started_again_gets_the_next_notification() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = format!("unix:path={}", dir.path().join("bus").display());
+    let bus = SessionBus::start_at(&address);
+    let first_desktop = Recorder::start(&bus.address);
+    // The address as a login session sets it: a path, without the bus's guid.
+    let options = DaemonOptions::fake_claude()
+        .env("DBUS_SESSION_BUS_ADDRESS", &address)
+        .arg("--notify-quiet-ms")
+        .arg("0");
+    let d = TestDaemon::start_with(options);
+    let mut sub = notifications(&d);
+    let first = launch(&d, "scenario:plain the first", "First");
+    assert_eq!(next(&mut sub).kind, NotificationKind::Completed);
+    d.wait_ended(&first);
+    first_desktop.wait_count(1);
+
+    // The user's bus goes away and comes back at the same address.
+    drop(first_desktop);
+    drop(bus);
+    let _ = std::fs::remove_file(dir.path().join("bus"));
+    let bus = SessionBus::start_at(&address);
+    let desktop = Recorder::start(&bus.address);
+    launch(&d, "scenario:plain the second", "Second");
+    assert_eq!(next(&mut sub).kind, NotificationKind::Completed);
+    let shown = desktop.wait_count(1);
+    assert_eq!(shown[0].summary, "Second", "{shown:?}");
+}
