@@ -90,6 +90,8 @@ pub enum Action {
     Archive,
     Rename,
     AutoAccept,
+    /// Toggles resuming the session when its usage limit resets.
+    ResumeOnReset,
     Bypass,
     Parent,
     Interrupt,
@@ -274,9 +276,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Sessions,
-        "Alt+A Alt+Y",
-        "auto-accept; bypass",
-        &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
+        "Alt+A Y R",
+        "auto-accept; bypass; ↻",
+        &[
+            (Alt('a'), A::AutoAccept),
+            (Alt('y'), A::Bypass),
+            (Alt('r'), A::ResumeOnReset),
+        ],
     ),
     bind(Sessions, "◉ ✎ ⏸ ⚠15m", "warm; edits; plan; bypass", &[]),
     bind(Sessions, "⊘ ↻2h  CTX", "limit, resets in; context", &[]),
@@ -365,9 +371,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "Alt+A Alt+Y",
-        "auto-accept; bypass",
-        &[(Alt('a'), A::AutoAccept), (Alt('y'), A::Bypass)],
+        "Alt+A Y R",
+        "auto-accept; bypass; ↻",
+        &[
+            (Alt('a'), A::AutoAccept),
+            (Alt('y'), A::Bypass),
+            (Alt('r'), A::ResumeOnReset),
+        ],
     ),
     bind(
         Conversation,

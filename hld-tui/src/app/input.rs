@@ -123,6 +123,22 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
                 })];
             }
         }
+        Action::ResumeOnReset => {
+            if let Some(s) = state.selected_session() {
+                let on = !s.control.resume_on_reset;
+                let session_id = s.id.clone();
+                let text = match on {
+                    true => "resumes when its usage limit resets",
+                    false => "stays stopped at a usage limit",
+                };
+                state.flash(text, false);
+                return vec![Command::Settings(UpdateSessionSettingsParams {
+                    session_id,
+                    resume_on_reset: Some(on),
+                    ..Default::default()
+                })];
+            }
+        }
         Action::Bypass => {
             if let Some(s) = state.selected_session() {
                 let session_id = s.id.clone();

@@ -100,6 +100,20 @@ fn alt_a_toggles_auto_accept_and_alt_y_asks_how_long_to_bypass() {
 }
 
 #[test]
+fn alt_r_toggles_resuming_at_the_limit_reset() {
+    let mut state = loaded(80, 24);
+    let p = settings_of(update(&mut state, alt('r')));
+    assert_eq!(
+        (p.session_id.as_str(), p.resume_on_reset),
+        ("s-run", Some(true))
+    );
+    assert!(screen(&state, false).contains("resumes when its usage limit resets"));
+    state.sessions[0].control.resume_on_reset = true;
+    let p = settings_of(update(&mut state, alt('r')));
+    assert_eq!(p.resume_on_reset, Some(false));
+}
+
+#[test]
 fn durations_are_read_as_a_person_types_them() {
     use hld_tui::app::parse_duration;
     assert_eq!(parse_duration("30s"), Ok(Some(30_000)));
