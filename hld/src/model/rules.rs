@@ -47,6 +47,13 @@ impl Modes {
             })
     }
 
+    /// The time a bypass on at `now` has left, in milliseconds (at least 1), when it expires.
+    pub fn bypass_left_ms(&self, now: &str) -> Option<i64> {
+        let expiry = parse(self.bypass_expires_at.as_deref()?)?;
+        let left = (expiry - parse(now)?).num_milliseconds().max(1);
+        self.bypass_active(now).then_some(left)
+    }
+
     /// A continuation's modes at `now`: auto-accept, the permission mode and resume-on-reset
     /// as they are, the bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {

@@ -213,6 +213,11 @@ fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
     }
 }
 
+/// The absolute path `dir` names (as a launch reads it) when it is not a directory.
+pub fn missing_dir(dir: &str) -> Option<PathBuf> {
+    absolute_dir(dir).err()
+}
+
 /// A working directory made absolute as `absolute_dir` does, and checked to exist.
 fn working_dir(requested: Option<&str>) -> Result<PathBuf> {
     let Some(dir) = requested.filter(|s| !s.is_empty()) else {

@@ -3,6 +3,8 @@
 
 pub mod api;
 pub mod guard;
+mod edits;
+mod launches;
 mod sessions;
 mod shapes;
 
