@@ -2,8 +2,8 @@
 //! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
 
 pub mod api;
-pub mod guard;
 mod edits;
+pub mod guard;
 mod launches;
 mod sessions;
 mod shapes;

@@ -121,9 +121,7 @@ async fn sessions(daemon: &Arc<Daemon>, query: &Query) -> Result<Reply, Refusal>
 
 /// `GET /sessions/{id}`: the session `getSessionState` reads, with its figures.
 async fn get(daemon: &Arc<Daemon>, id: &str) -> Result<Reply, Refusal> {
-    let row = domain_sessions::session(daemon, id)
-        .await
-        .map_err(domain)?;
+    let row = domain_sessions::session(daemon, id).await.map_err(domain)?;
     Ok(data(
         StatusCode::OK,
         session_detail(&row.to_info(), &row.to_state()),
