@@ -41,7 +41,7 @@ pub async fn launch_draft(
     no_nul(&p)?;
     drafted(&daemon, &p.session_id, Some(&DraftState::Draft)).await?;
     let row = session(&daemon, &p.session_id).await?;
-    let working_dir = row.to_info().working_dir;
+    let (working_dir, control) = (row.to_info().working_dir, row.control());
     if let (Some(dir), Some(true)) = (&working_dir, p.create_directory) {
         create_directory(dir).await?;
     }
@@ -56,6 +56,7 @@ pub async fn launch_draft(
         auto_accept_edits: Some(modes.auto_accept_edits),
         dangerously_skip_permissions: Some(modes.bypass_active(&now)),
         dangerously_skip_permissions_timeout: modes.bypass_left_ms(&now),
+        additional_directories: Some(control.additional_directories),
         ..LaunchSessionParams::default()
     };
     super::sessions::launch(daemon, params, Some(p.session_id)).await

@@ -176,7 +176,7 @@ fn mcp_config(param: Option<McpConfigParam>) -> Result<Option<McpConfig>> {
 }
 
 /// `--add-dir` directories: each made absolute as a working directory is, and checked to exist.
-fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
+pub fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
     dirs.unwrap_or_default()
         .iter()
         .filter(|d| !d.is_empty())

@@ -68,9 +68,10 @@ async fn a_draft_is_created_edited_refused_for_a_missing_directory_then_launched
     assert_eq!(draft.status, "draft");
     assert_eq!(draft.working_dir.as_deref(), Some(dir_text.as_str()));
 
+    let extra = d.dir.display().to_string();
     let edit = json!({"title": "Flaky test", "model": "opus", "editor_state": "{\"doc\":1}",
         "auto_accept_edits": true, "dangerously_skip_permissions": true,
-        "dangerously_skip_permissions_timeout_ms": 600000});
+        "dangerously_skip_permissions_timeout_ms": 600000, "additional_directories": [extra]});
     let (status, body) = api(&base, Method::PATCH, &format!("sessions/{id}"), Some(edit)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let patched: Data<Session> = golden(&d, "rest/patch_session", &body);
@@ -85,6 +86,9 @@ async fn a_draft_is_created_edited_refused_for_a_missing_directory_then_launched
     assert_eq!(code(running).await, (400, "HLD-3001".to_owned()));
     let proxy = request(Method::PATCH, &url, Some(json!({"proxy_enabled": true})));
     assert_eq!(code(proxy).await, (400, "HLD-3001".to_owned()));
+    let nowhere = json!({"additional_directories": ["/no/such/dir"]});
+    let nowhere = request(Method::PATCH, &url, Some(nowhere));
+    assert_eq!(code(nowhere).await, (400, "HLD-3001".to_owned()));
 
     // The directory does not exist: 422, and the session stays a draft.
     let launch = format!("sessions/{id}/launch");
@@ -112,6 +116,7 @@ async fn a_draft_is_created_edited_refused_for_a_missing_directory_then_launched
         "the editor contents are cleared"
     );
     assert_eq!(launched.title.as_deref(), Some("Flaky test"));
+    assert_eq!(launched.additional_directories, Some(vec![extra]));
     assert!(["starting", "running", "completed"].contains(&launched.status.as_str()));
     assert!(
         launched.created_at > draft.created_at,

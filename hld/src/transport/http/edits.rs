@@ -46,8 +46,8 @@ fn bad(message: String) -> Refusal {
 }
 
 /// `PATCH /sessions/{id}`: each field given through the domain function that owns it (the
-/// modes and model through `updateSessionSettings`, so turning the bypass on approves the
-/// pending approvals it covers) → 200 `{data: Session}`. Everything refusable is checked
+/// modes, model and extra directories through `updateSessionSettings`, so turning the bypass
+/// on approves the pending approvals it covers) → 200 `{data: Session}`. Everything refusable is checked
 /// before anything is written.
 pub async fn patch(call: &Call<'_>, daemon: &Arc<Daemon>, id: &str) -> Result<Reply, Refusal> {
     let p: Patch = call.json()?;
@@ -58,12 +58,6 @@ pub async fn patch(call: &Call<'_>, daemon: &Arc<Daemon>, id: &str) -> Result<Re
         return Err(bad(format!(
             "session {id} has run: working_dir and editor_state belong to drafts"
         )));
-    }
-    if p.additional_directories.is_some() {
-        return Err(bad(
-            "additional_directories are given at launch or continue, not kept on a session"
-                .to_owned(),
-        ));
     }
     let current = match &row.draft {
         Some(state) => state.as_str().to_owned(),
@@ -110,6 +104,7 @@ pub async fn patch(call: &Call<'_>, daemon: &Arc<Daemon>, id: &str) -> Result<Re
         || p.dangerously_skip_permissions.is_some()
         || timeout.is_some()
         || model.is_some()
+        || p.additional_directories.is_some()
     {
         // A timeout of 0 clears the expiry: the bypass stays as it is, without one.
         let (bypass, timeout) = match timeout {
@@ -126,6 +121,7 @@ pub async fn patch(call: &Call<'_>, daemon: &Arc<Daemon>, id: &str) -> Result<Re
             dangerously_skip_permissions: bypass,
             dangerously_skip_permissions_timeout_ms: timeout,
             model,
+            additional_directories: p.additional_directories,
             ..UpdateSessionSettingsParams::default()
         };
         control::update_session_settings(d(), params)
