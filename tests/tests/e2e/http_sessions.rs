@@ -217,8 +217,11 @@ async fn a_discarded_draft_is_restored_and_an_empty_one_hard_deleted() {
         None,
     );
     assert_eq!(code(gone).await, (404, "HLD-1002".to_owned()));
-    let ran = create(json!({"query": "hello", "working_dir": d.dir.display().to_string()})).await;
+    // An empty working directory is the daemon's own.
+    let ran = create(json!({"query": "hello", "working_dir": ""})).await;
     d.wait_ended(&ran);
+    let dir = get(&base, &ran).await.working_dir.unwrap();
+    assert!(std::path::Path::new(&dir).is_absolute(), "{dir}");
     assert_eq!(code(hard(&ran)).await, (400, "HLD-4010".to_owned()));
 }
 
