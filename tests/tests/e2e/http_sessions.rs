@@ -268,13 +268,14 @@ async fn sessions_launch_continue_archive_and_are_found() {
     let (status, body) = api(
         &base,
         Method::GET,
-        "sessions/search?query=hello&limit=5",
+        "sessions/search?query=greet&limit=5",
         None,
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let found: Data<Vec<Session>> = golden(&d, "rest/search_sessions", &body);
-    assert!(found.data.iter().any(|s| s.id == parent));
+    let ids: Vec<&str> = found.data.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, [child.as_str()], "the leaf, which inherits the title");
     let nothing = api(&base, Method::GET, "sessions/search?query=zebra", None).await;
     assert_eq!(nothing.1["data"], json!([]));
     let url = format!("{base}/api/v1/sessions/search?query=hello&limit=0");

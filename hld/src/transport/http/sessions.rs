@@ -128,8 +128,8 @@ async fn get(daemon: &Arc<Daemon>, id: &str) -> Result<Reply, Refusal> {
     ))
 }
 
-/// `GET /sessions/search`: the normal sessions matching `query` (`searchSessions`); an empty
-/// query lists the normal leaves. At most `limit` (1 to 50, default 10).
+/// `GET /sessions/search`: the normal leaves matching `query` (`searchSessions`); an empty
+/// query lists them all. At most `limit` (1 to 50, default 10).
 async fn search(daemon: &Arc<Daemon>, query: &Query) -> Result<Reply, Refusal> {
     let bad = |message: String| Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message);
     let limit = match query.get("limit") {
@@ -146,23 +146,21 @@ async fn search(daemon: &Arc<Daemon>, query: &Query) -> Result<Reply, Refusal> {
             "query must be at most {SEARCH_QUERY_MAX} characters"
         )));
     }
+    let normal = leaves(daemon, LeafFilter::Normal).await?;
     let found = if text.is_empty() {
-        leaves(daemon, LeafFilter::Normal).await?
+        normal
     } else {
         let params = SearchSessionsParams {
             query: text.to_owned(),
             limit: None,
         };
-        control::search_sessions(Arc::clone(daemon), params)
+        let matching = control::search_sessions(Arc::clone(daemon), params)
             .await
             .map_err(domain)?
-            .sessions
+            .sessions;
+        let leaf = |s: &SessionInfo| normal.iter().any(|n| n.id == s.id);
+        matching.into_iter().filter(leaf).collect()
     };
-    let shown: Vec<Value> = found
-        .iter()
-        .filter(|s| !s.control.archived)
-        .take(limit)
-        .map(session)
-        .collect();
+    let shown: Vec<Value> = found.iter().take(limit).map(session).collect();
     Ok(data(StatusCode::OK, Value::from(shown)))
 }
