@@ -197,6 +197,17 @@ mod tests {
     }
 
     #[test]
+    fn a_bypass_has_time_left_only_while_on_and_before_its_expiry() {
+        let timed = modes(false, true, Some("2026-11-27T12:00:01.500Z"));
+        assert_eq!(timed.bypass_left_ms(NOW), Some(1500));
+        let ended = modes(false, true, Some("2026-11-27T11:59:59.000Z"));
+        assert_eq!(ended.bypass_left_ms(NOW), None);
+        assert_eq!(modes(false, true, None).bypass_left_ms(NOW), None);
+        let off = modes(false, false, Some("2026-11-27T12:00:01.500Z"));
+        assert_eq!(off.bypass_left_ms(NOW), None);
+    }
+
+    #[test]
     fn a_plan_waits_for_a_human_and_plan_mode_refuses_edits_whatever_else_is_on() {
         let call = ApprovalType::FunctionCall;
         let all = modes(true, true, None);

@@ -60,18 +60,16 @@ pub async fn patch(call: &Call<'_>, daemon: &Arc<Daemon>, id: &str) -> Result<Re
         )));
     }
     let current = match &row.draft {
-        Some(state) => state.as_str().to_owned(),
-        None => super::shapes::session(&row.to_info())["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
+        Some(state) => state.as_str(),
+        None => row.status.as_str(),
     };
-    let moved = match p.status.as_deref() {
-        None => None,
-        Some(status) if status == current => None,
-        Some("discarded") if current == DraftState::Draft.as_str() => Some(DraftState::Discarded),
-        Some("draft") if current == DraftState::Discarded.as_str() => Some(DraftState::Draft),
-        Some(status) => {
+    // Only a draft moves, between draft and discarded; naming the current status is no change.
+    let moved = match (p.status.as_deref(), &row.draft) {
+        (None, _) => None,
+        (Some(status), _) if status == current => None,
+        (Some("discarded"), Some(DraftState::Draft)) => Some(DraftState::Discarded),
+        (Some("draft"), Some(DraftState::Discarded)) => Some(DraftState::Draft),
+        (Some(status), _) => {
             return Err(bad(format!(
                 "status can only move between draft and discarded, not {current} to {status}"
             )))
