@@ -14,13 +14,16 @@ use crate::{wait_for, DaemonOptions, TestDaemon};
 /// A daemon on `fake-claude` serving REST on a loopback port (plus `extra` flags), and its
 /// base URL with the secret, as CodeLayer is given it.
 pub fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude()
-        .arg("--http")
-        .arg("127.0.0.1:0");
+    let mut options = DaemonOptions::fake_claude();
     for arg in extra {
         options = options.arg(arg);
     }
-    let daemon = TestDaemon::start_with(options);
+    daemon_with(options)
+}
+
+/// A daemon started with `options` serving REST on a loopback port, and its base URL.
+pub fn daemon_with(options: DaemonOptions) -> (TestDaemon, SocketAddr, String) {
+    let daemon = TestDaemon::start_with(options.arg("--http").arg("127.0.0.1:0"));
     let address = wait_for(Duration::from_secs(10), || {
         let text = std::fs::read_to_string(&daemon.log).ok()?;
         let line = text.lines().find(|l| l.contains("http listening"))?;
@@ -114,6 +117,11 @@ pub struct Session {
     pub working_dir: Option<String>,
     #[serde(default)]
     pub error_message: Option<String>,
+    /// Only in `GET /sessions/{id}` and the replies that return one session.
+    #[serde(default)]
+    pub model_id: Option<String>,
+    #[serde(default)]
+    pub additional_directories: Option<Vec<String>>,
     pub completed_at: Option<String>,
     pub dangerously_skip_permissions_expires_at: Option<String>,
     pub cost_usd: Option<f64>,
@@ -129,4 +137,79 @@ pub struct Session {
     pub archived: bool,
     pub proxy_enabled: bool,
     pub editor_state: Option<String>,
+}
+
+/// `{"data": …}`, the reference's wrapping.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Data<T> {
+    pub data: T,
+}
+
+/// `POST /sessions` → 201.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Created {
+    pub session_id: String,
+    pub run_id: String,
+}
+
+/// `POST /sessions/{id}/continue` → 201.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Continued {
+    pub session_id: String,
+    pub run_id: String,
+    pub claude_session_id: String,
+    pub parent_session_id: String,
+}
+
+/// `POST /sessions/{id}/interrupt`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interrupted {
+    pub success: bool,
+    pub session_id: String,
+    pub status: String,
+}
+
+/// `POST /sessions/archive` and `/sessions/restore`: 200, or 207 with the failures.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bulk {
+    pub success: bool,
+    #[serde(default)]
+    pub failed_sessions: Option<Vec<String>>,
+}
+
+/// The flat 422 of a working directory that does not exist.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirectoryNotFound {
+    pub error: String,
+    pub message: String,
+    pub path: String,
+    #[serde(rename = "requiresCreation")]
+    pub requires_creation: bool,
+}
+
+/// `{"error": {"code", "message"}}`, a handler's error.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorReply {
+    pub error: ErrorBody,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+/// The status and error code of a refusal (empty when the body has none).
+pub async fn code(request: reqwest::RequestBuilder) -> (u16, String) {
+    let (status, body) = call(request).await;
+    let code = body["error"]["code"].as_str().unwrap_or_default();
+    (status.as_u16(), code.to_owned())
 }

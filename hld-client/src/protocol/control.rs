@@ -164,6 +164,10 @@ pub struct UpdateSessionSettingsParams {
     /// Resume the session when a usage limit that stopped it resets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume_on_reset: Option<bool>,
+    /// Extra directories `claude` may use (`--add-dir`), each existing; they replace the
+    /// session's, and take effect at its next start (a draft's launch, a resume, a continue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub additional_directories: Option<Vec<String>>,
 }
 
 method!(
@@ -184,13 +188,14 @@ method!(
     /// ```
     ///
     /// -32602 for an unknown session, a non-positive timeout, a timeout without bypass, an
-    /// empty model, or a permission mode other than `default` and `plan` (the CLI's
-    /// `acceptEdits` and `bypassPermissions` are the daemon's `auto_accept_edits` and
-    /// `dangerously_skip_permissions`).
+    /// empty model, an additional directory that does not exist, or a permission mode other
+    /// than `default` and `plan` (the CLI's `acceptEdits` and `bypassPermissions` are the
+    /// daemon's `auto_accept_edits` and `dangerously_skip_permissions`).
     UpdateSessionSettings, "updateSessionSettings", "Set a session's model, permission mode, auto-accept and bypass",
     ["session_id: string", "auto_accept_edits?: boolean", "dangerously_skip_permissions?: boolean",
      "dangerously_skip_permissions_timeout_ms?: number", "model?: string",
-     "permission_mode?: \"default\" | \"plan\"", "resume_on_reset?: boolean"], "{success: boolean}",
+     "permission_mode?: \"default\" | \"plan\"", "resume_on_reset?: boolean",
+     "additional_directories?: [string]"], "{success: boolean}",
     UpdateSessionSettingsParams, SuccessResult
 );
 

@@ -8,7 +8,7 @@ use super::sessions::{no_nul, required};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::Modes;
-use crate::session::{bypass_expiry, permission_mode};
+use crate::session::{additional_directories, bypass_expiry, permission_mode};
 use crate::store::{read, SessionRow, StoreError, Writer};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
@@ -149,6 +149,10 @@ pub async fn update_session_settings(
         ));
     }
     no_nul(&p)?;
+    let dirs = match p.additional_directories.take() {
+        Some(dirs) => Some(additional_directories(Some(dirs))?),
+        None => None,
+    };
     let current = super::sessions::session(&daemon, &p.session_id).await?;
     let now = crate::time::now();
     let before = &current.new.modes;
@@ -174,6 +178,9 @@ pub async fn update_session_settings(
     let (id, model, run_mode) = (p.session_id.clone(), p.model.clone(), mode.clone());
     let set = move |w: &mut Writer, out: &mut Vec<_>| {
         w.set_run_settings(&id, model.as_deref(), run_mode.as_ref())?;
+        if let Some(dirs) = &dirs {
+            w.set_additional_directories(&id, dirs, out)?;
+        }
         w.set_modes(&id, &modes, out)
     };
     daemon

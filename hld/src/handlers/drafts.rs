@@ -41,28 +41,38 @@ pub async fn launch_draft(
     no_nul(&p)?;
     drafted(&daemon, &p.session_id, Some(&DraftState::Draft)).await?;
     let row = session(&daemon, &p.session_id).await?;
-    let working_dir = row.to_info().working_dir;
+    let (working_dir, control) = (row.to_info().working_dir, row.control());
     if let (Some(dir), Some(true)) = (&working_dir, p.create_directory) {
-        tokio::fs::create_dir_all(dir).await.map_err(|e| {
-            Error::invalid_param(
-                "create_directory",
-                "a directory that can be created",
-                "a directory that cannot be created",
-                format!("cannot create {dir}: {e}"),
-            )
-        })?;
+        create_directory(dir).await?;
     }
     let modes = &row.new.modes;
+    // A bypass with an expiry keeps the time it has left; one that has ended is off.
+    let now = crate::time::now();
     let params = LaunchSessionParams {
         query: p.query.unwrap_or(row.new.query.clone()),
         working_dir,
         model: row.new.options.model.clone(),
         title: row.new.title.clone(),
         auto_accept_edits: Some(modes.auto_accept_edits),
-        dangerously_skip_permissions: Some(modes.dangerously_skip_permissions),
+        dangerously_skip_permissions: Some(modes.bypass_active(&now)),
+        dangerously_skip_permissions_timeout: modes.bypass_left_ms(&now),
+        additional_directories: Some(control.additional_directories),
         ..LaunchSessionParams::default()
     };
     super::sessions::launch(daemon, params, Some(p.session_id)).await
+}
+
+/// Creates `dir` (`~` expanded) and its parents, for a launch asked to.
+pub async fn create_directory(dir: &str) -> Result<()> {
+    let path = hld_client::config::expand_tilde(dir);
+    tokio::fs::create_dir_all(&path).await.map_err(|e| {
+        Error::invalid_param(
+            "create_directory",
+            "a directory that can be created",
+            "a directory that cannot be created",
+            format!("cannot create {}: {e}", path.display()),
+        )
+    })
 }
 
 pub async fn discard_draft(daemon: Arc<Daemon>, p: SessionIdParams) -> Result<SuccessResult> {

@@ -28,7 +28,7 @@ fn non_empty(value: Option<String>) -> Option<String> {
     value.filter(|s| !s.is_empty())
 }
 
-pub(super) async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
+pub(crate) async fn session(daemon: &Daemon, session_id: &str) -> Result<SessionRow> {
     required(session_id, "session_id")?;
     let id = session_id.to_owned();
     daemon

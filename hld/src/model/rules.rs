@@ -47,6 +47,13 @@ impl Modes {
             })
     }
 
+    /// The time a bypass on at `now` has left, in milliseconds (at least 1), when it expires.
+    pub fn bypass_left_ms(&self, now: &str) -> Option<i64> {
+        let expiry = parse(self.bypass_expires_at.as_deref()?)?;
+        let left = (expiry - parse(now)?).num_milliseconds().max(1);
+        self.bypass_active(now).then_some(left)
+    }
+
     /// A continuation's modes at `now`: auto-accept, the permission mode and resume-on-reset
     /// as they are, the bypass only while it lasts.
     pub fn inherited(&self, now: &str) -> Modes {
@@ -187,6 +194,17 @@ mod tests {
             permission_mode: PermissionMode::Default,
             resume_on_reset: false,
         }
+    }
+
+    #[test]
+    fn a_bypass_has_time_left_only_while_on_and_before_its_expiry() {
+        let timed = modes(false, true, Some("2026-11-27T12:00:01.500Z"));
+        assert_eq!(timed.bypass_left_ms(NOW), Some(1500));
+        let ended = modes(false, true, Some("2026-11-27T11:59:59.000Z"));
+        assert_eq!(ended.bypass_left_ms(NOW), None);
+        assert_eq!(modes(false, true, None).bypass_left_ms(NOW), None);
+        let off = modes(false, false, Some("2026-11-27T12:00:01.500Z"));
+        assert_eq!(off.bypass_left_ms(NOW), None);
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn mcp_config(param: Option<McpConfigParam>) -> Result<Option<McpConfig>> {
 }
 
 /// `--add-dir` directories: each made absolute as a working directory is, and checked to exist.
-fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
+pub fn additional_directories(dirs: Option<Vec<String>>) -> Result<Vec<PathBuf>> {
     dirs.unwrap_or_default()
         .iter()
         .filter(|d| !d.is_empty())
@@ -211,6 +211,11 @@ fn absolute_dir(dir: &str) -> std::result::Result<PathBuf, PathBuf> {
     } else {
         Err(absolute)
     }
+}
+
+/// The absolute path `dir` names (as a launch reads it) when it is not a directory.
+pub fn missing_dir(dir: &str) -> Option<PathBuf> {
+    absolute_dir(dir).err()
 }
 
 /// A working directory made absolute as `absolute_dir` does, and checked to exist.

@@ -109,6 +109,24 @@ impl Writer {
         Ok(())
     }
 
+    /// Replaces a session's extra directories (`--add-dir`), used from its next start on.
+    pub(crate) fn set_additional_directories(
+        &mut self,
+        id: &str,
+        dirs: &[std::path::PathBuf],
+        out: &mut Vec<Change>,
+    ) -> Result<()> {
+        let dirs = super::ops::to_json(Some(&dirs).filter(|d| !d.is_empty()))?;
+        let changed = self
+            .conn
+            .prepare_cached("UPDATE sessions SET additional_directories = ?2 WHERE id = ?1")?
+            .execute(params![id, dirs])?;
+        if changed == 0 {
+            return Err(StoreError::SessionNotFound(id.into()));
+        }
+        self.settings_changed(id, false, out)
+    }
+
     /// Turns off every bypass whose expiry is not after `now`. Returns the sessions changed.
     pub(crate) fn expire_bypasses(
         &mut self,

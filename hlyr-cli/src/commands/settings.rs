@@ -123,6 +123,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         model: args.model,
         permission_mode: args.mode,
         resume_on_reset: args.resume_on_reset,
+        additional_directories: None,
     };
     if change {
         client.update_session_settings(params).await?;

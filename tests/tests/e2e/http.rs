@@ -122,14 +122,14 @@ async fn allowed_origins_get_cors_answers_and_unserved_operations_501() {
         response.headers()["access-control-allow-origin"],
         "tauri://localhost"
     );
-    let interrupt = c
-        .post(format!("{base}/api/v1/sessions/abc/interrupt"))
-        .header("x-client", "codelayer");
-    let (status, body) = call(interrupt).await;
+    let discover = c
+        .post(format!("{base}/api/v1/agents/discover"))
+        .json(&serde_json::json!({"workingDir": "/"}));
+    let (status, body) = call(discover).await;
     assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
     assert_eq!(
         body["error"]["message"],
-        "POST /api/v1/sessions/{id}/interrupt is not served by this daemon yet"
+        "POST /api/v1/agents/discover is not served by this daemon yet"
     );
     let (status, _) = call(c.get(format!("{base}/api/v1/nonsense"))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

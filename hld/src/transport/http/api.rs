@@ -16,20 +16,9 @@ use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 27] = [
-    ("POST", "sessions"),
-    ("GET", "sessions/{id}"),
-    ("PATCH", "sessions/{id}"),
-    ("POST", "sessions/{id}/launch"),
-    ("DELETE", "sessions/{id}/launch"),
-    ("POST", "sessions/{id}/continue"),
-    ("POST", "sessions/{id}/interrupt"),
+const NOT_SERVED: [(&str, &str); 16] = [
     ("GET", "sessions/{id}/messages"),
     ("GET", "sessions/{id}/snapshots"),
-    ("POST", "sessions/archive"),
-    ("POST", "sessions/restore"),
-    ("GET", "sessions/search"),
-    ("DELETE", "sessions/{id}/hard-delete-empty"),
     ("GET", "approvals"),
     ("POST", "approvals"),
     ("GET", "approvals/{id}"),

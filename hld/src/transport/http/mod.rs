@@ -2,7 +2,9 @@
 //! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
 
 pub mod api;
+mod edits;
 pub mod guard;
+mod launches;
 mod sessions;
 mod shapes;
 

@@ -1,6 +1,6 @@
 //! The reference's JSON shapes (hld-rest.md section 2), made from the protocol's types.
 
-use hld_client::protocol::SessionInfo;
+use hld_client::protocol::{SessionInfo, SessionState};
 use serde_json::{json, Value};
 
 /// The reference's context window, reported for every session.
@@ -54,6 +54,25 @@ pub fn session(s: &SessionInfo) -> Value {
         if let Some(value) = value.filter(|t| !t.is_empty()) {
             v[key] = Value::from(value);
         }
+    }
+    v
+}
+
+/// One session in the reference's shape (`GET /sessions/{id}`): [`session`] with the figures
+/// lists leave out, each null unless known, and the extra directories. `model_id` is left out:
+/// the daemon keeps one model string, shown as `model`.
+pub fn session_detail(info: &SessionInfo, state: &SessionState) -> Value {
+    let mut v = session(info);
+    let positive = |n: Option<i64>| n.filter(|n| *n > 0);
+    v["duration_ms"] = json!(positive(state.duration_ms));
+    v["input_tokens"] = json!(state.input_tokens);
+    v["output_tokens"] = json!(state.output_tokens);
+    v["cache_creation_input_tokens"] = json!(state.cache_creation_input_tokens);
+    v["cache_read_input_tokens"] = json!(state.cache_read_input_tokens);
+    v["effective_context_tokens"] = json!(state.effective_context_tokens);
+    let dirs = &state.control.additional_directories;
+    if !dirs.is_empty() {
+        v["additional_directories"] = json!(dirs);
     }
     v
 }
