@@ -8,15 +8,15 @@ use bytes::Bytes;
 use hld_client::protocol::UNKNOWN_ID;
 use hyper::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::guard::{json, Refusal};
-use super::{sessions, Reply};
+use super::{approvals, conversation, sessions, settings, Reply};
 use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 27] = [
+const NOT_SERVED: [(&str, &str); 17] = [
     ("POST", "sessions"),
     ("GET", "sessions/{id}"),
     ("PATCH", "sessions/{id}"),
@@ -24,25 +24,15 @@ const NOT_SERVED: [(&str, &str); 27] = [
     ("DELETE", "sessions/{id}/launch"),
     ("POST", "sessions/{id}/continue"),
     ("POST", "sessions/{id}/interrupt"),
-    ("GET", "sessions/{id}/messages"),
-    ("GET", "sessions/{id}/snapshots"),
     ("POST", "sessions/archive"),
     ("POST", "sessions/restore"),
     ("GET", "sessions/search"),
     ("DELETE", "sessions/{id}/hard-delete-empty"),
-    ("GET", "approvals"),
-    ("POST", "approvals"),
-    ("GET", "approvals/{id}"),
-    ("POST", "approvals/{id}/decide"),
-    ("GET", "user-settings"),
     ("PATCH", "user-settings"),
-    ("GET", "recent-paths"),
     ("GET", "stream/events"),
     ("POST", "fuzzy-search/files"),
     ("GET", "debug-info"),
-    ("POST", "validate-directory"),
     ("POST", "directories"),
-    ("GET", "slash-commands"),
     ("POST", "agents/discover"),
 ];
 
@@ -121,8 +111,12 @@ pub fn domain(e: Error) -> Refusal {
 }
 
 /// `{"data": value}` with `status`, the reference's wrapping.
-pub fn data(status: StatusCode, value: Value) -> Reply {
-    json(status, &json!({ "data": value }))
+pub fn data(status: StatusCode, value: impl Serialize) -> Reply {
+    #[derive(Serialize)]
+    struct Data<T> {
+        data: T,
+    }
+    json(status, &Data { data: value })
 }
 
 /// Answers `method` on `path` (after the secret) with `query` and `body`.
@@ -147,6 +141,15 @@ pub async fn route(
         body,
     };
     if let Some(reply) = sessions::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = conversation::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = approvals::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = settings::route(&call, daemon).await {
         return reply;
     }
     match (method.as_str(), path) {

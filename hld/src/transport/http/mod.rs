@@ -2,8 +2,11 @@
 //! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
 
 pub mod api;
+mod approvals;
+mod conversation;
 pub mod guard;
 mod sessions;
+mod settings;
 mod shapes;
 
 use std::net::SocketAddr;
