@@ -132,3 +132,24 @@ pub struct SlashCommand {
     pub name: String,
     pub source: String,
 }
+
+/// `GET /debug-info` (unwrapped).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebugInfo {
+    pub path: String,
+    pub size: u64,
+    pub table_count: i64,
+    pub stats: DebugStats,
+    pub cli_command: String,
+    pub last_modified: Option<String>,
+}
+
+/// The rows of `DebugInfo::stats`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebugStats {
+    pub sessions: i64,
+    pub approvals: i64,
+    pub events: i64,
+}

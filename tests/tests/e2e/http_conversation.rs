@@ -6,8 +6,8 @@
 use hld_client::protocol::SessionStatus;
 use hld_e2e::rest::{call, daemon};
 use hld_e2e::rest_conversation::{
-    Approval, Config, Created, Data, Decided, DirectoryState, Event, RecentPath, SlashCommand,
-    Snapshot, UserSettings,
+    Approval, Config, Created, Data, DebugInfo, Decided, DirectoryState, Event, RecentPath,
+    SlashCommand, Snapshot, UserSettings,
 };
 use hld_e2e::{launch_params, TestDaemon};
 use reqwest::{Client, StatusCode};
@@ -214,7 +214,7 @@ async fn messages_and_snapshots_of_drafts_and_unknown_sessions() {
 }
 
 #[tokio::test]
-async fn settings_paths_config_directories_and_slash_commands() {
+async fn settings_paths_config_debug_info_directories_and_slash_commands() {
     let (d, _address, base) = daemon(&[]);
     let api = format!("{base}/api/v1");
     let c = Client::new();
@@ -246,6 +246,17 @@ async fn settings_paths_config_directories_and_slash_commands() {
     }
     let (status, _) = call(c.get(format!("{api}/recent-paths?limit=100"))).await;
     assert_eq!(status, StatusCode::OK);
+
+    let (status, body) = call(c.get(format!("{api}/debug-info"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let debug: DebugInfo =
+        serde_json::from_value(body.clone()).unwrap_or_else(|e| panic!("{e}: {body}"));
+    assert_eq!(debug.path, d.dir.join("hld.db").display().to_string());
+    assert!(debug.size > 0 && debug.table_count >= 3, "{debug:?}");
+    assert_eq!((debug.stats.sessions, debug.stats.approvals), (1, 0));
+    assert!(debug.stats.events > 0, "{debug:?}");
+    assert!(debug.cli_command.ends_with("fake-claude"), "{debug:?}");
+    assert!(debug.last_modified.is_some());
 
     let config: Config = read(&d, format!("{api}/config"), "config").await;
     assert!(config.claude_available);

@@ -16,7 +16,7 @@ use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 17] = [
+const NOT_SERVED: [(&str, &str); 16] = [
     ("POST", "sessions"),
     ("GET", "sessions/{id}"),
     ("PATCH", "sessions/{id}"),
@@ -31,7 +31,6 @@ const NOT_SERVED: [(&str, &str); 17] = [
     ("PATCH", "user-settings"),
     ("GET", "stream/events"),
     ("POST", "fuzzy-search/files"),
-    ("GET", "debug-info"),
     ("POST", "directories"),
     ("POST", "agents/discover"),
 ];

@@ -1,5 +1,6 @@
 //! The small reads a launcher and the settings page make: user settings, recent paths, the
-//! `claude` in use, a directory's state, and the slash commands known for a directory.
+//! `claude` in use, a directory's state, the slash commands known for a directory, and the
+//! debugging panel's database figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use super::api::{data, domain, Call};
 use super::guard::{json, Refusal};
 use super::Reply;
 use crate::daemon::Daemon;
-use crate::handlers::{control, sessions, settings};
+use crate::handlers::{control, introspection, sessions, settings};
 
 /// The most recent paths one call may ask for.
 const MAX_RECENT_PATHS: i64 = 100;
@@ -25,6 +26,7 @@ pub async fn route(call: &Call<'_>, daemon: &Arc<Daemon>) -> Option<Result<Reply
         ("GET", ["user-settings"]) => Ok(user_settings(daemon)),
         ("GET", ["recent-paths"]) => recent_paths(daemon, call.query.get("limit")).await,
         ("GET", ["config"]) => Ok(config(daemon).await),
+        ("GET", ["debug-info"]) => debug_info(daemon).await,
         ("POST", ["validate-directory"]) => validate_directory(call).await,
         ("GET", ["slash-commands"]) => slash_commands(daemon, call).await,
         _ => return None,
@@ -81,6 +83,29 @@ async fn config(daemon: &Daemon) -> Reply {
             "claude_available": found.available,
         }),
     )
+}
+
+/// `GET /debug-info`: the database file, its size, tables and main rows, and the `claude`
+/// the daemon runs (as `cli_command`).
+async fn debug_info(daemon: &Daemon) -> Result<Reply, Refusal> {
+    let db = introspection::database_info(daemon).await.map_err(domain)?;
+    let stats: serde_json::Map<String, Value> = db
+        .rows
+        .into_iter()
+        .map(|(name, n)| (name.to_owned(), n.into()))
+        .collect();
+    let claude = daemon.sessions.tools().await.claude.path;
+    Ok(json(
+        StatusCode::OK,
+        &json!({
+            "path": db.path.display().to_string(),
+            "size": db.size,
+            "table_count": db.tables,
+            "stats": stats,
+            "cli_command": claude.unwrap_or_default(),
+            "last_modified": db.last_modified,
+        }),
+    ))
 }
 
 #[derive(Deserialize)]
