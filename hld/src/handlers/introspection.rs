@@ -76,3 +76,38 @@ pub async fn shutdown(daemon: Arc<Daemon>, _: NoParams) -> Result<ShutdownResult
         message: "Shutting down gracefully".into(),
     })
 }
+
+/// The database file and what it holds (`GET /debug-info` of the REST API).
+#[derive(Debug)]
+pub struct DatabaseInfo {
+    pub path: std::path::PathBuf,
+    pub size: u64,
+    /// When the file last changed, RFC 3339.
+    pub last_modified: Option<String>,
+    pub tables: i64,
+    /// Rows of sessions, approvals and conversation events, by those names.
+    pub rows: Vec<(&'static str, i64)>,
+}
+
+pub async fn database_info(daemon: &Daemon) -> Result<DatabaseInfo> {
+    let path = daemon.config.database.clone();
+    let meta = tokio::fs::metadata(&path)
+        .await
+        .map_err(|e| Error::internal("failed to read the database file", e))?;
+    let last_modified = meta.modified().ok().map(|t| {
+        chrono::DateTime::<chrono::Utc>::from(t)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    });
+    let (tables, rows) = daemon
+        .store
+        .read(crate::store::debug::stats)
+        .await
+        .map_err(|e| Error::internal("failed to count the database's rows", e))?;
+    Ok(DatabaseInfo {
+        path,
+        size: meta.len(),
+        last_modified,
+        tables,
+        rows,
+    })
+}

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod control;
+pub(crate) mod debug;
 mod drafts;
 mod error;
 pub(crate) mod limits;

@@ -38,6 +38,7 @@ mod hlyr_outcomes;
 mod hlyr_usage;
 mod hlyr_watch;
 mod http;
+mod http_conversation;
 mod http_sessions;
 mod inputs;
 mod limits;

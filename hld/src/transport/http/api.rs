@@ -8,30 +8,19 @@ use bytes::Bytes;
 use hld_client::protocol::UNKNOWN_ID;
 use hyper::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::guard::{json, Refusal};
-use super::{sessions, Reply};
+use super::{approvals, conversation, sessions, settings, Reply};
 use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 16] = [
-    ("GET", "sessions/{id}/messages"),
-    ("GET", "sessions/{id}/snapshots"),
-    ("GET", "approvals"),
-    ("POST", "approvals"),
-    ("GET", "approvals/{id}"),
-    ("POST", "approvals/{id}/decide"),
-    ("GET", "user-settings"),
+const NOT_SERVED: [(&str, &str); 5] = [
     ("PATCH", "user-settings"),
-    ("GET", "recent-paths"),
     ("GET", "stream/events"),
     ("POST", "fuzzy-search/files"),
-    ("GET", "debug-info"),
-    ("POST", "validate-directory"),
     ("POST", "directories"),
-    ("GET", "slash-commands"),
     ("POST", "agents/discover"),
 ];
 
@@ -110,8 +99,12 @@ pub fn domain(e: Error) -> Refusal {
 }
 
 /// `{"data": value}` with `status`, the reference's wrapping.
-pub fn data(status: StatusCode, value: Value) -> Reply {
-    json(status, &json!({ "data": value }))
+pub fn data(status: StatusCode, value: impl Serialize) -> Reply {
+    #[derive(Serialize)]
+    struct Data<T> {
+        data: T,
+    }
+    json(status, &Data { data: value })
 }
 
 /// Answers `method` on `path` (after the secret) with `query` and `body`.
@@ -136,6 +129,15 @@ pub async fn route(
         body,
     };
     if let Some(reply) = sessions::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = conversation::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = approvals::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = settings::route(&call, daemon).await {
         return reply;
     }
     match (method.as_str(), path) {

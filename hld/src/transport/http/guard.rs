@@ -42,8 +42,10 @@ impl Refusal {
 }
 
 /// A JSON response.
-pub fn json(status: StatusCode, body: &serde_json::Value) -> Reply {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+pub fn json(status: StatusCode, body: &impl serde::Serialize) -> Reply {
+    // Plain data (strings, numbers, maps with string keys) always serialises.
+    let text = serde_json::to_vec(body).unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::from(text)).boxed());
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -2,10 +2,13 @@
 //! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
 
 pub mod api;
+mod approvals;
+mod conversation;
 mod edits;
 pub mod guard;
 mod launches;
 mod sessions;
+mod settings;
 mod shapes;
 
 use std::net::SocketAddr;

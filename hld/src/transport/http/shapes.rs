@@ -1,6 +1,9 @@
 //! The reference's JSON shapes (hld-rest.md section 2), made from the protocol's types.
 
-use hld_client::protocol::{SessionInfo, SessionState};
+use hld_client::protocol::{
+    Approval, ConversationEvent, ConversationEventType, SessionInfo, SessionState,
+};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 /// The reference's context window, reported for every session.
@@ -73,6 +76,86 @@ pub fn session_detail(info: &SessionInfo, state: &SessionState) -> Value {
     let dirs = &state.control.additional_directories;
     if !dirs.is_empty() {
         v["additional_directories"] = json!(dirs);
+    }
+    v
+}
+
+/// A conversation event in the reference's shape (section 2): the approval's status and id
+/// always present (null when none), our `is_error` and `subtype` left out. Serialised straight
+/// from the stored event, as `getConversation`'s are.
+#[derive(Debug, Serialize)]
+pub struct Event<'a> {
+    id: i64,
+    session_id: &'a str,
+    claude_session_id: &'a str,
+    sequence: i64,
+    event_type: ConversationEventType,
+    created_at: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_input_json: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_result_for_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_result_content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_tool_use_id: Option<&'a str>,
+    is_completed: bool,
+    approval_status: Option<&'a str>,
+    approval_id: Option<&'a str>,
+}
+
+pub fn event(e: &ConversationEvent) -> Event<'_> {
+    Event {
+        id: e.id,
+        session_id: &e.session_id,
+        claude_session_id: &e.claude_session_id,
+        sequence: e.sequence,
+        event_type: e.event_type,
+        created_at: &e.created_at,
+        role: e.role.as_deref(),
+        content: e.content.as_deref(),
+        tool_id: e.tool_id.as_deref(),
+        tool_name: e.tool_name.as_deref(),
+        tool_input_json: e.tool_input_json.as_deref(),
+        tool_result_for_id: e.tool_result_for_id.as_deref(),
+        tool_result_content: e.tool_result_content.as_deref(),
+        parent_tool_use_id: e.parent_tool_use_id.as_deref(),
+        is_completed: e.is_completed,
+        approval_status: e.approval_status.as_deref(),
+        approval_id: e.approval_id.as_deref(),
+    }
+}
+
+/// An approval in the reference's shape (section 2). A human contact (which CodeLayer does
+/// not know) shows its question as the input of a tool named `human_contact`.
+pub fn approval(a: &Approval) -> Value {
+    let (tool_name, tool_input) = match (&a.function_name, &a.message) {
+        (Some(name), _) => (
+            name.as_str(),
+            a.function_args.clone().unwrap_or_else(|| json!({})),
+        ),
+        (None, message) => ("human_contact", json!({ "message": message })),
+    };
+    let mut v = json!({
+        "id": a.id,
+        "run_id": a.run_id,
+        "session_id": a.session_id,
+        "status": a.status.as_str(),
+        "created_at": a.requested_at,
+        "responded_at": a.responded_at,
+        "tool_name": tool_name,
+        "tool_input": tool_input,
+    });
+    if let Some(comment) = a.comment.as_deref().filter(|c| !c.is_empty()) {
+        v["comment"] = Value::from(comment);
     }
     v
 }

@@ -47,11 +47,14 @@ pub enum Group {
     Live,
     /// Isolated sessions: their diff, the making of their worktree.
     Worktrees,
+    /// The REST transport: a long conversation over HTTP.
+    #[value(name = "rest_messages")]
+    RestMessages,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 14] = [
+    pub const ALL: [Group; 15] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -66,6 +69,7 @@ impl Group {
         Group::Websocket,
         Group::Live,
         Group::Worktrees,
+        Group::RestMessages,
     ];
 
     /// The section title.
@@ -85,6 +89,7 @@ impl Group {
             Group::Websocket => "12. WebSocket (holon-rpc): round trips and throughput",
             Group::Live => "13. live sessions: messages and approvals",
             Group::Worktrees => "14. isolated sessions: diff and worktree",
+            Group::RestMessages => "15. REST: a conversation over HTTP",
         }
     }
 
@@ -105,6 +110,7 @@ impl Group {
             Group::Websocket => "websocket",
             Group::Live => "live",
             Group::Worktrees => "worktrees",
+            Group::RestMessages => "rest_messages",
         }
     }
 }
@@ -235,6 +241,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Websocket => crate::websocket::run(bins, plan),
         Group::Live => crate::live::run(bins, plan),
         Group::Worktrees => crate::worktrees::run(bins, plan),
+        Group::RestMessages => crate::rest_messages::rest_messages(bins, plan),
     }
 }
 

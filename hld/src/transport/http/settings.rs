@@ -1,0 +1,225 @@
+//! The small reads a launcher and the settings page make: user settings, recent paths, the
+//! `claude` in use, a directory's state, the slash commands known for a directory, and the
+//! debugging panel's database figures.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hld_client::config::expand_tilde;
+use hld_client::protocol::{GetRecentPathsParams, NoParams, SessionIdParams, SlashCommandKind};
+use hyper::StatusCode;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::api::{data, domain, Call};
+use super::guard::{json, Refusal};
+use super::Reply;
+use crate::daemon::Daemon;
+use crate::handlers::{control, introspection, sessions, settings};
+
+/// The most recent paths one call may ask for.
+const MAX_RECENT_PATHS: i64 = 100;
+
+/// The reply to `call` if it is one of these routes.
+pub async fn route(call: &Call<'_>, daemon: &Arc<Daemon>) -> Option<Result<Reply, Refusal>> {
+    let reply = match (call.method.as_str(), call.segments.as_slice()) {
+        ("GET", ["user-settings"]) => Ok(user_settings(daemon)),
+        ("GET", ["recent-paths"]) => recent_paths(daemon, call.query.get("limit")).await,
+        ("GET", ["config"]) => Ok(config(daemon).await),
+        ("GET", ["debug-info"]) => debug_info(daemon).await,
+        ("POST", ["validate-directory"]) => validate_directory(call).await,
+        ("GET", ["slash-commands"]) => slash_commands(daemon, call).await,
+        _ => return None,
+    };
+    Some(reply)
+}
+
+fn bad_query(message: impl Into<String>) -> Refusal {
+    Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message)
+}
+
+/// `GET /user-settings`: the daemon stores no user settings, so these are the defaults: no
+/// advanced providers, telemetry never chosen (omitted), as of the daemon's start.
+fn user_settings(daemon: &Daemon) -> Reply {
+    data(
+        StatusCode::OK,
+        json!({
+            "advanced_providers": false,
+            "created_at": daemon.started_at,
+            "updated_at": daemon.started_at,
+        }),
+    )
+}
+
+/// `GET /recent-paths?limit=`: `getRecentPaths`, `limit` 1–100 (default 20).
+async fn recent_paths(daemon: &Arc<Daemon>, limit: Option<&str>) -> Result<Reply, Refusal> {
+    let limit = match limit {
+        None => None,
+        Some(text) => match text.parse::<i64>() {
+            Ok(n) if (1..=MAX_RECENT_PATHS).contains(&n) => Some(n),
+            _ => {
+                return Err(bad_query(format!(
+                    "limit must be a whole number from 1 to {MAX_RECENT_PATHS}, not {text:?}"
+                )))
+            }
+        },
+    };
+    let found = control::get_recent_paths(Arc::clone(daemon), GetRecentPathsParams { limit })
+        .await
+        .map_err(domain)?;
+    Ok(data(StatusCode::OK, found.paths))
+}
+
+/// `GET /config`: the `claude` configured (empty: found on `PATH`), the one found, and
+/// whether there is one. Read-only: the binary is chosen where hld starts.
+async fn config(daemon: &Daemon) -> Reply {
+    let configured = daemon.config.claude_path.as_ref();
+    let found = daemon.sessions.tools().await.claude;
+    json(
+        StatusCode::OK,
+        &json!({
+            "claude_path": configured.map(|p| p.display().to_string()).unwrap_or_default(),
+            "claude_detected_path": found.path.unwrap_or_default(),
+            "claude_available": found.available,
+        }),
+    )
+}
+
+/// `GET /debug-info`: the database file, its size, tables and main rows, and the `claude`
+/// the daemon runs (as `cli_command`).
+async fn debug_info(daemon: &Daemon) -> Result<Reply, Refusal> {
+    let db = introspection::database_info(daemon).await.map_err(domain)?;
+    let stats: serde_json::Map<String, Value> = db
+        .rows
+        .into_iter()
+        .map(|(name, n)| (name.to_owned(), n.into()))
+        .collect();
+    let claude = daemon.sessions.tools().await.claude.path;
+    Ok(json(
+        StatusCode::OK,
+        &json!({
+            "path": db.path.display().to_string(),
+            "size": db.size,
+            "table_count": db.tables,
+            "stats": stats,
+            "cli_command": claude.unwrap_or_default(),
+            "last_modified": db.last_modified,
+        }),
+    ))
+}
+
+#[derive(Deserialize)]
+struct DirectoryBody {
+    path: Option<String>,
+}
+
+/// `POST /validate-directory {path}`: whether it exists and is a directory, or else whether
+/// it could be made; `~` expanded, a relative path taken from the daemon's directory.
+async fn validate_directory(call: &Call<'_>) -> Result<Reply, Refusal> {
+    let body: DirectoryBody = call.json()?;
+    let Some(path) = body.path.filter(|p| !p.trim().is_empty()) else {
+        return Err(bad_query("path is required"));
+    };
+    let state = tokio::task::spawn_blocking(move || directory_state(&path))
+        .await
+        .map_err(|e| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "HLD-4001", e.to_string()))?;
+    Ok(json(StatusCode::OK, &state))
+}
+
+/// The reply of `validate-directory` for `path`.
+fn directory_state(path: &str) -> Value {
+    let expanded = std::path::absolute(expand_tilde(path)).unwrap_or_else(|_| path.into());
+    let mut state = json!({"expandedPath": expanded.display().to_string()});
+    match std::fs::metadata(&expanded) {
+        Ok(meta) => {
+            state["exists"] = true.into();
+            state["isDirectory"] = meta.is_dir().into();
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            state["exists"] = false.into();
+            state["canCreate"] = can_create(&expanded).into();
+        }
+        Err(e) => {
+            state["exists"] = false.into();
+            state["error"] = e.to_string().into();
+        }
+    }
+    state
+}
+
+/// Whether `path` could be made: its nearest existing ancestor is a directory this user may
+/// write to.
+fn can_create(path: &Path) -> bool {
+    let existing = path.ancestors().skip(1).find(|a| a.exists());
+    existing
+        .is_some_and(|a| a.is_dir() && rustix::fs::access(a, rustix::fs::Access::WRITE_OK).is_ok())
+}
+
+/// `GET /slash-commands?working_dir=&query=`: `listSlashCommands` of the newest session
+/// started in that directory (what its `claude` reported), commands and skills whose name
+/// holds `query`; `source` is `local` for those of the directory's `.claude/commands`.
+async fn slash_commands(daemon: &Arc<Daemon>, call: &Call<'_>) -> Result<Reply, Refusal> {
+    let Some(dir) = call.query.get("working_dir").filter(|d| !d.is_empty()) else {
+        return Err(bad_query("working_dir is required"));
+    };
+    let dir: PathBuf = expand_tilde(dir);
+    let wanted = call.query.get("query").unwrap_or("").to_lowercase();
+    let listed = sessions::list_sessions(Arc::clone(daemon), NoParams {})
+        .await
+        .map_err(domain)?;
+    let newest = listed
+        .sessions
+        .into_iter()
+        .filter(|s| s.claude_session_id.is_some())
+        .filter(|s| s.working_dir.as_deref().map(Path::new) == Some(dir.as_path()))
+        .max_by(|a, b| a.start_time.cmp(&b.start_time));
+    let Some(session) = newest else {
+        return Ok(data(StatusCode::OK, json!([])));
+    };
+    let params = SessionIdParams {
+        session_id: session.id,
+    };
+    let commands = settings::list_slash_commands(Arc::clone(daemon), params)
+        .await
+        .map_err(domain)?
+        .commands;
+    let local = dir.join(".claude").join("commands");
+    let shown: Vec<Value> = commands
+        .iter()
+        .filter(|c| c.kind != SlashCommandKind::Agent)
+        .filter(|c| c.name.to_lowercase().contains(&wanted))
+        .map(|c| {
+            let source = if local.join(format!("{}.md", c.name)).is_file() {
+                "local"
+            } else {
+                "global"
+            };
+            json!({"name": format!("/{}", c.name), "source": source})
+        })
+        .collect();
+    Ok(data(StatusCode::OK, shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_is_found_or_could_be_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().display().to_string();
+        let there = directory_state(&root);
+        assert_eq!(there["exists"], true);
+        assert_eq!(there["isDirectory"], true);
+        assert_eq!(there["expandedPath"], root.as_str());
+        let deep = directory_state(&format!("{root}/a/b"));
+        assert_eq!(deep["exists"], false);
+        assert_eq!(deep["canCreate"], true);
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        let file = directory_state(&format!("{root}/file"));
+        assert_eq!(file["isDirectory"], false);
+        let under_file = directory_state(&format!("{root}/file/sub"));
+        assert_eq!(under_file["exists"], false);
+        assert!(under_file["error"].is_string(), "{under_file}");
+    }
+}
