@@ -47,11 +47,14 @@ pub enum Group {
     Live,
     /// Isolated sessions: their diff, the making of their worktree.
     Worktrees,
+    /// CodeLayer's REST API: an event on its stream.
+    #[value(name = "rest_event")]
+    RestEvent,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 14] = [
+    pub const ALL: [Group; 15] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -66,6 +69,7 @@ impl Group {
         Group::Websocket,
         Group::Live,
         Group::Worktrees,
+        Group::RestEvent,
     ];
 
     /// The section title.
@@ -85,6 +89,7 @@ impl Group {
             Group::Websocket => "12. WebSocket (holon-rpc): round trips and throughput",
             Group::Live => "13. live sessions: messages and approvals",
             Group::Worktrees => "14. isolated sessions: diff and worktree",
+            Group::RestEvent => "15. REST: an event on CodeLayer's event stream",
         }
     }
 
@@ -105,6 +110,7 @@ impl Group {
             Group::Websocket => "websocket",
             Group::Live => "live",
             Group::Worktrees => "worktrees",
+            Group::RestEvent => "rest_event",
         }
     }
 }
@@ -235,6 +241,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Websocket => crate::websocket::run(bins, plan),
         Group::Live => crate::live::run(bins, plan),
         Group::Worktrees => crate::worktrees::run(bins, plan),
+        Group::RestEvent => crate::rest_event::run(bins, plan),
     }
 }
 

@@ -23,6 +23,7 @@ mod load;
 mod memory;
 mod procs;
 mod report;
+mod rest_event;
 mod search;
 mod servers;
 mod sqlite;
