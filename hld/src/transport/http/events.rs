@@ -301,6 +301,30 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_result_and_a_denial_carry_what_codelayer_reads() {
+        let row: ConversationEvent = serde_json::from_value(json!({
+            "id": 7, "session_id": "s", "claude_session_id": "c", "sequence": 3,
+            "event_type": "tool_result", "created_at": "2026-01-01T00:00:00Z", "role": "user",
+            "tool_result_for_id": "toolu_1", "tool_result_content": "done", "is_completed": true
+        }))
+        .unwrap();
+        assert_eq!(
+            conversation("s", "c", &row),
+            json!({"session_id": "s", "claude_session_id": "c", "event_type": "tool_result",
+                   "content_type": "tool_result", "role": "user",
+                   "tool_result_for_id": "toolu_1", "tool_result_content": "done"})
+        );
+        let denied: Event = serde_json::from_value(json!({"type": "approval_resolved",
+            "data": {"approval_id": "a", "call_id": "a", "session_id": "s", "run_id": "r",
+                     "decision": "denied", "type": "function_call", "total": 0}}))
+        .unwrap();
+        let data = json!({"approval_id": "a", "session_id": "s", "approved": false,
+                          "response_text": ""});
+        assert_eq!(shape(&denied, "t"), Some(("approval_resolved", data)));
+        assert_eq!(shape(&Event::Lagged { missed: 1 }, "t"), None);
+    }
+
+    #[test]
     fn a_line_is_data_one_json_line_and_a_blank_line() {
         let data = json!({"content": "two\nlines"});
         let text = line("conversation_updated", "2026-01-01T00:00:00Z", &data);
