@@ -39,6 +39,7 @@ mod hlyr_usage;
 mod hlyr_watch;
 mod http;
 mod http_conversation;
+mod http_events;
 mod http_sessions;
 mod inputs;
 mod limits;

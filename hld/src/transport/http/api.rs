@@ -11,14 +11,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::guard::{json, Refusal};
-use super::{approvals, conversation, sessions, settings, Reply};
+use super::{approvals, conversation, events, sessions, settings, Reply};
 use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 5] = [
+const NOT_SERVED: [(&str, &str); 4] = [
     ("PATCH", "user-settings"),
-    ("GET", "stream/events"),
     ("POST", "fuzzy-search/files"),
     ("POST", "directories"),
     ("POST", "agents/discover"),
@@ -138,6 +137,9 @@ pub async fn route(
         return reply;
     }
     if let Some(reply) = settings::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = events::route(&call, daemon).await {
         return reply;
     }
     match (method.as_str(), path) {

@@ -5,6 +5,7 @@ pub mod api;
 mod approvals;
 mod conversation;
 mod edits;
+mod events;
 pub mod guard;
 mod launches;
 mod sessions;
@@ -29,6 +30,7 @@ use tokio_util::task::TaskTracker;
 
 use self::guard::Policy;
 use super::accept_until;
+use crate::config::millis;
 use crate::daemon::Daemon;
 use crate::transport::websocket::handshake::load_or_create_token;
 
@@ -64,6 +66,9 @@ pub struct HttpArgs {
     /// The most HTTP connections open at once; more are answered 503 and closed.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub http_max_connections: usize,
+    /// Milliseconds between the event stream's keepalive comments.
+    #[arg(long, default_value_t = millis(events::KEEPALIVE), value_name = "MS", hide = true)]
+    pub http_keepalive_ms: u64,
 }
 
 /// The REST transport, resolved.
@@ -73,6 +78,8 @@ pub struct HttpConfig {
     /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
     pub max_connections: usize,
+    /// How often the event stream writes a keepalive comment.
+    pub keepalive: Duration,
 }
 
 impl HttpConfig {
@@ -102,6 +109,7 @@ impl HttpConfig {
             address,
             allowed_origins,
             max_connections: args.http_max_connections.max(1),
+            keepalive: Duration::from_millis(args.http_keepalive_ms.max(1)),
         }))
     }
 }
@@ -211,6 +219,7 @@ mod tests {
             http: Some(address.into()),
             http_allowed_origins: origins.iter().map(|o| (*o).to_owned()).collect(),
             http_max_connections: 64,
+            http_keepalive_ms: 30_000,
         })
     }
 

@@ -50,11 +50,14 @@ pub enum Group {
     /// The REST transport: a long conversation over HTTP.
     #[value(name = "rest_messages")]
     RestMessages,
+    /// CodeLayer's REST API: an event on its stream.
+    #[value(name = "rest_event")]
+    RestEvent,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 15] = [
+    pub const ALL: [Group; 16] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -70,6 +73,7 @@ impl Group {
         Group::Live,
         Group::Worktrees,
         Group::RestMessages,
+        Group::RestEvent,
     ];
 
     /// The section title.
@@ -90,6 +94,7 @@ impl Group {
             Group::Live => "13. live sessions: messages and approvals",
             Group::Worktrees => "14. isolated sessions: diff and worktree",
             Group::RestMessages => "15. REST: a conversation over HTTP",
+            Group::RestEvent => "16. REST: an event on CodeLayer's event stream",
         }
     }
 
@@ -111,6 +116,7 @@ impl Group {
             Group::Live => "live",
             Group::Worktrees => "worktrees",
             Group::RestMessages => "rest_messages",
+            Group::RestEvent => "rest_event",
         }
     }
 }
@@ -242,6 +248,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Live => crate::live::run(bins, plan),
         Group::Worktrees => crate::worktrees::run(bins, plan),
         Group::RestMessages => crate::rest_messages::rest_messages(bins, plan),
+        Group::RestEvent => crate::rest_event::run(bins, plan),
     }
 }
 

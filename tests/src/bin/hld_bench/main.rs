@@ -23,6 +23,7 @@ mod load;
 mod memory;
 mod procs;
 mod report;
+mod rest_event;
 mod rest_messages;
 mod search;
 mod servers;
