@@ -14,9 +14,12 @@ use crate::{wait_for, DaemonOptions, TestDaemon};
 /// A daemon on `fake-claude` serving REST on a loopback port (plus `extra` flags), and its
 /// base URL with the secret, as CodeLayer is given it.
 pub fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude()
-        .arg("--http")
-        .arg("127.0.0.1:0");
+    daemon_at("127.0.0.1:0", extra)
+}
+
+/// [`daemon`] serving on `address` (the address bound is returned; the URL is `http://`).
+pub fn daemon_at(address: &str, extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
+    let mut options = DaemonOptions::fake_claude().arg("--http").arg(address);
     for arg in extra {
         options = options.arg(arg);
     }

@@ -38,6 +38,7 @@ mod hlyr_outcomes;
 mod hlyr_usage;
 mod hlyr_watch;
 mod http;
+mod http_safety;
 mod inputs;
 mod limits;
 mod live;
