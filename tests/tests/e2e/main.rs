@@ -13,6 +13,7 @@
 
 mod approvals;
 mod approvals_head;
+mod browser;
 mod client;
 mod cloud;
 mod cloud_ended;
