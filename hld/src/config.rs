@@ -500,7 +500,7 @@ fn config_file_bool(key: &str) -> Result<Option<bool>, String> {
 }
 
 /// A duration as whole milliseconds (for flag defaults).
-fn millis(d: Duration) -> u64 {
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

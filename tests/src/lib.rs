@@ -31,6 +31,7 @@ mod keyed;
 mod line_conn;
 pub mod pty;
 pub mod rest;
+pub mod rest_events;
 pub mod webhook;
 pub mod ws;
 

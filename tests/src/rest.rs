@@ -14,16 +14,21 @@ use crate::{wait_for, DaemonOptions, TestDaemon};
 /// A daemon on `fake-claude` serving REST on a loopback port (plus `extra` flags), and its
 /// base URL with the secret, as CodeLayer is given it.
 pub fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    daemon_at("127.0.0.1:0", extra)
-}
-
-/// [`daemon`] serving on `address` (the address bound is returned; the URL is `http://`).
-pub fn daemon_at(address: &str, extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
-    let mut options = DaemonOptions::fake_claude().arg("--http").arg(address);
+    let mut options = DaemonOptions::fake_claude();
     for arg in extra {
         options = options.arg(arg);
     }
-    let daemon = TestDaemon::start_with(options);
+    daemon_with(options)
+}
+
+/// [`daemon`] from `options` (fake-claude's knobs in its environment, say).
+pub fn daemon_with(options: DaemonOptions) -> (TestDaemon, SocketAddr, String) {
+    daemon_at(options, "127.0.0.1:0")
+}
+
+/// [`daemon_with`] serving on `address` (the address bound is returned; the URL is `http://`).
+pub fn daemon_at(options: DaemonOptions, address: &str) -> (TestDaemon, SocketAddr, String) {
+    let daemon = TestDaemon::start_with(options.arg("--http").arg(address));
     let address = wait_for(Duration::from_secs(10), || {
         let text = std::fs::read_to_string(&daemon.log).ok()?;
         let line = text.lines().find(|l| l.contains("http listening"))?;

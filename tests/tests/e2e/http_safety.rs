@@ -40,16 +40,13 @@ async fn a_remote_address_serves_https_and_admits_the_certificates_name_as_host(
     let (cert, key) = (certs.path().join("cert.pem"), certs.path().join("key.pem"));
     std::fs::write(&cert, made.cert.pem()).unwrap();
     std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
-    let (_daemon, address, base) = daemon_at(
-        "0.0.0.0:0",
-        &[
-            "--http-allow-remote",
-            "--http-tls-cert",
-            cert.to_str().unwrap(),
-            "--http-tls-key",
-            key.to_str().unwrap(),
-        ],
-    );
+    let options = DaemonOptions::fake_claude()
+        .arg("--http-allow-remote")
+        .arg("--http-tls-cert")
+        .arg(cert.to_str().unwrap())
+        .arg("--http-tls-key")
+        .arg(key.to_str().unwrap());
+    let (_daemon, address, base) = daemon_at(options, "0.0.0.0:0");
     assert!(address.ip().is_unspecified(), "{address}");
     let port = address.port();
     let secret = base.split_once(&address.to_string()).unwrap().1;

@@ -39,6 +39,7 @@ mod hlyr_outcomes;
 mod hlyr_usage;
 mod hlyr_watch;
 mod http;
+mod http_events;
 mod http_safety;
 mod inputs;
 mod limits;

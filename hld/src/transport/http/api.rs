@@ -11,12 +11,12 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::guard::{json, Refusal};
-use super::{sessions, Reply};
+use super::{events, sessions, Reply};
 use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 27] = [
+const NOT_SERVED: [(&str, &str); 26] = [
     ("POST", "sessions"),
     ("GET", "sessions/{id}"),
     ("PATCH", "sessions/{id}"),
@@ -37,7 +37,6 @@ const NOT_SERVED: [(&str, &str); 27] = [
     ("GET", "user-settings"),
     ("PATCH", "user-settings"),
     ("GET", "recent-paths"),
-    ("GET", "stream/events"),
     ("POST", "fuzzy-search/files"),
     ("GET", "debug-info"),
     ("POST", "validate-directory"),
@@ -147,6 +146,9 @@ pub async fn route(
         body,
     };
     if let Some(reply) = sessions::route(&call, daemon).await {
+        return reply;
+    }
+    if let Some(reply) = events::route(&call, daemon).await {
         return reply;
     }
     match (method.as_str(), path) {

@@ -2,6 +2,7 @@
 //! is [`guard`]'s; what is served, [`api`]'s. No request path is logged: it holds the secret.
 
 pub mod api;
+mod events;
 pub mod guard;
 mod sessions;
 mod shapes;
@@ -26,6 +27,7 @@ use tokio_util::task::TaskTracker;
 use self::guard::Policy;
 use super::accept_until;
 use super::tls::{self, Tls, TlsFiles};
+use crate::config::millis;
 use crate::daemon::Daemon;
 use crate::transport::websocket::handshake::load_or_create_token;
 
@@ -73,6 +75,9 @@ pub struct HttpArgs {
     /// The most HTTP connections open at once; more are answered 503 and closed.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub http_max_connections: usize,
+    /// Milliseconds between the event stream's keepalive comments.
+    #[arg(long, default_value_t = millis(events::KEEPALIVE), value_name = "MS", hide = true)]
+    pub http_keepalive_ms: u64,
 }
 
 /// The REST transport, resolved.
@@ -84,6 +89,8 @@ pub struct HttpConfig {
     /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
     pub max_connections: usize,
+    /// How often the event stream writes a keepalive comment.
+    pub keepalive: Duration,
 }
 
 impl HttpConfig {
@@ -116,6 +123,7 @@ impl HttpConfig {
             tls,
             allowed_origins,
             max_connections: args.http_max_connections.max(1),
+            keepalive: Duration::from_millis(args.http_keepalive_ms.max(1)),
         }))
     }
 }
@@ -253,6 +261,7 @@ mod tests {
             http: Some(address.into()),
             http_allowed_origins: origins.iter().map(|o| (*o).to_owned()).collect(),
             http_max_connections: 64,
+            http_keepalive_ms: 30_000,
             ..HttpArgs::default()
         })
     }
