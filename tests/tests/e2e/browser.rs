@@ -1,16 +1,18 @@
 //! CodeLayer's front end in a real browser (issue 41): headless Chromium loads a page that
 //! calls `hld --http` as CodeLayer does (fetch with `X-Client`, `X-Client-Version` and
 //! `Content-Type: application/json`, so every call is preflighted). From an allowed origin
-//! the calls are answered and readable; from any other origin every one fails in the browser
-//! and the daemon does nothing.
+//! the calls are answered and readable, and an `EventSource` on `/stream/events` receives an
+//! event; from any other origin every one fails in the browser and the daemon does nothing.
 
-use hld_e2e::browser::{serve_page, Browser};
+use hld_e2e::browser::{serve_page, Browser, Tab};
+use hld_e2e::launch_params;
 use hld_e2e::rest::{call, daemon, Sessions};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 /// The test page: `run(base, workingDir)` lists the sessions and creates a draft, as
-/// CodeLayer's SDK does; each call gives its status and JSON body, or the browser's error.
+/// CodeLayer's SDK does, each call giving its status and JSON body or the browser's error;
+/// `listen(base)` opens CodeLayer's event stream.
 const PAGE: &str = r#"<!doctype html>
 <title>hld browser test</title>
 <script>
@@ -38,14 +40,39 @@ async function run(base, workingDir) {
       { query: "", working_dir: workingDir, draft: true }),
   };
 }
+
+// CodeLayer's one stream; `listen` gives "open" or the error, `received` the first event.
+let received;
+function listen(base) {
+  const types = ["session_status_changed", "new_approval", "approval_resolved",
+    "session_settings_changed"];
+  const source = new EventSource(base + "/api/v1/stream/events?" +
+    types.map((t) => "eventTypes=" + t).join("&"));
+  let opened;
+  const open = new Promise((resolve) => { opened = resolve; });
+  received = new Promise((resolve) => {
+    source.onopen = () => opened("open");
+    source.onmessage = (message) => {
+      source.close();
+      resolve({ event: JSON.parse(message.data) });
+    };
+    source.onerror = () => {
+      const error = "EventSource error, readyState " + source.readyState;
+      source.close();
+      opened(error);
+      resolve({ error });
+    };
+  });
+  return open;
+}
 </script>
 "#;
 
-/// The page at `origin` run against the daemon at `base`.
-async fn run_page(browser: &mut Browser, origin: &str, base: &str, dir: &str) -> Value {
+/// The page at `origin` run against the daemon at `base`: the calls' outcomes, and the tab.
+async fn run_page(browser: &mut Browser, origin: &str, base: &str, dir: &str) -> (Value, Tab) {
     let tab = browser.open(&format!("{origin}/")).await;
     let expression = format!("run({}, {})", json!(base), json!(dir));
-    browser.evaluate(&tab, &expression).await
+    (browser.evaluate(&tab, &expression).await, tab)
 }
 
 /// Every session, as reqwest sees them.
@@ -65,11 +92,13 @@ async fn a_page_of_an_allowed_origin_calls_the_api_and_any_other_origin_fails() 
     let mut browser = Browser::start().await;
 
     let before = sessions(&base).await;
-    let refused = run_page(&mut browser, &forbidden, &base, &dir).await;
+    let (refused, tab) = run_page(&mut browser, &forbidden, &base, &dir).await;
     for name in ["list", "create"] {
         let error = refused[name]["error"].as_str().unwrap_or_default();
         assert!(error.contains("Failed to fetch"), "{name}: {refused}");
     }
+    let listening = browser.evaluate(&tab, &listen(&base)).await;
+    assert!(listening.as_str().unwrap().contains("error"), "{listening}");
     let after = sessions(&base).await;
     assert_eq!(
         after.data.len(),
@@ -77,7 +106,7 @@ async fn a_page_of_an_allowed_origin_calls_the_api_and_any_other_origin_fails() 
         "the daemon did nothing"
     );
 
-    let answered = run_page(&mut browser, &allowed, &base, &dir).await;
+    let (answered, tab) = run_page(&mut browser, &allowed, &base, &dir).await;
     let list = &answered["list"];
     assert_eq!(list["status"], 200, "{answered}");
     let listed: Sessions =
@@ -103,4 +132,18 @@ async fn a_page_of_an_allowed_origin_calls_the_api_and_any_other_origin_fails() 
         ),
         _ => panic!("{answered}"),
     }
+
+    // The stream is open (subscribed) before a session starts; its first event reaches the page.
+    assert_eq!(browser.evaluate(&tab, &listen(&base)).await, "open");
+    let id = daemon.launch(launch_params("seen by the browser", &daemon.dir));
+    let received = browser.evaluate(&tab, "received").await;
+    let event = &received["event"];
+    assert_eq!(event["type"], "session_status_changed", "{received}");
+    assert_eq!(event["data"]["session_id"], id.as_str(), "{received}");
+    assert!(event["timestamp"].is_string(), "{received}");
+}
+
+/// The page's call that opens its event stream.
+fn listen(base: &str) -> String {
+    format!("listen({})", json!(base))
 }
