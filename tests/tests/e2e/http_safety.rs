@@ -1,13 +1,14 @@
 //! `hld --http` beyond loopback and under load (issue 41): an address other machines reach only
 //! with `--http-allow-remote` and TLS, served over https with the `Host` check admitting the
-//! certificate's names; and request bodies held in the daemon's byte budget (`--max-buffered`).
+//! certificate's names; and request bodies and replies held in the daemon's byte budget
+//! (`--max-buffered`).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use hld_e2e::rest::{call, daemon, daemon_at, refused};
-use hld_e2e::{wait_for, DaemonOptions, TestDaemon};
+use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};
 use reqwest::StatusCode;
 
 #[test]
@@ -85,9 +86,12 @@ fn post_head(stream: &mut TcpStream, path: &str, length: usize) -> String {
          expect: 100-continue\r\n\r\n"
     );
     stream.write_all(head.as_bytes()).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    read_head(stream)
+}
+
+/// The head of the next answer on `stream`.
+fn read_head(stream: &mut TcpStream) -> String {
+    stream.set_read_timeout(Some(WAIT)).unwrap();
     let mut answer = Vec::new();
     let mut byte = [0u8; 1];
     while !answer.ends_with(b"\r\n\r\n") {
@@ -125,5 +129,50 @@ fn a_body_the_byte_budget_cannot_hold_is_refused_unread_with_503() {
         (!head.starts_with("HTTP/1.1 503")).then_some(head)
     });
     let head = served.expect("a freed budget takes bodies again");
+    assert!(head.starts_with("HTTP/1.1 100"), "{head}");
+}
+
+#[test]
+fn a_reply_waits_for_room_in_the_byte_budget() {
+    let (daemon, address, base) = daemon(&["--max-buffered", "1048576"]);
+    let path = base.split_once(&address.to_string()).unwrap().1.to_owned();
+    let mut holding = TcpStream::connect(address).unwrap();
+    let head = post_head(&mut holding, &path, 1 << 20);
+    assert!(head.starts_with("HTTP/1.1 100"), "{head}");
+    let health = format!("{path}/api/v1/health");
+    let asking = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(address).unwrap();
+        let request =
+            format!("GET {health} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        answer
+    });
+    // The reply is built but the budget is full: the daemon says so, and it waits for room.
+    let full = wait_for(WAIT, || {
+        let log = daemon.log_text();
+        log.contains("buffer budget (--max-buffered) is full")
+            .then_some(())
+    });
+    assert!(full.is_some(), "{}", daemon.log_text());
+    drop(holding);
+    let answer = asking.join().unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    // A reply written gives its share back, though its connection stays open.
+    let mut open = TcpStream::connect(address).unwrap();
+    let request = format!("GET {path}/api/v1/health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n");
+    open.write_all(request.as_bytes()).unwrap();
+    let head = read_head(&mut open);
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{head}"));
+    open.read_exact(&mut vec![0; length]).unwrap();
+    let mut whole = TcpStream::connect(address).unwrap();
+    let head = post_head(&mut whole, &path, 1 << 20);
     assert!(head.starts_with("HTTP/1.1 100"), "{head}");
 }

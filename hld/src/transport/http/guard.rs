@@ -1,8 +1,8 @@
 //! Who may call the REST API, checked in this order: a loopback or `localhost` `Host` (DNS
 //! rebinding), the secret as the path's first segments (`/t/<secret>`), an allowed `Origin`
 //! if any (CORS, preflight too), a JSON body or else `X-Client` on a state-changing request,
-//! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold. A refusal is a
-//! JSON error; nothing here is logged.
+//! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold ([`share`]). A
+//! refusal is a JSON error; nothing here is logged.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -10,11 +10,9 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
-use tokio::sync::OwnedSemaphorePermit;
 use tokio_rustls::rustls::pki_types::CertificateDer;
 
-use super::{api, Reply};
-use crate::budget::Budget;
+use super::{api, share, Reply};
 use crate::config::WsToken;
 use crate::daemon::Daemon;
 use crate::transport::tls;
@@ -210,44 +208,6 @@ fn allow(headers: &mut HeaderMap, origin: HeaderValue, preflight: bool) {
     }
 }
 
-/// The share of the daemon's byte budget (`--max-buffered`) a request's body is read into: its
-/// declared length, or [`MAX_BODY`] for a chunked one. Taken before the body is read, so a body
-/// that is too large (413) or finds the budget full (503) is refused unread.
-fn body_share(
-    headers: &HeaderMap,
-    budget: &Budget,
-) -> Result<Option<OwnedSemaphorePermit>, Refusal> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|l| l.to_str().ok()?.trim().parse::<u64>().ok());
-    let length = match declared {
-        Some(n) if n > MAX_BODY as u64 => return Err(too_large()),
-        Some(n) => n as usize,
-        None if headers.contains_key(header::TRANSFER_ENCODING) => MAX_BODY,
-        None => 0,
-    };
-    if length == 0 {
-        return Ok(None);
-    }
-    match budget.try_take(length) {
-        Some(share) => Ok(Some(share)),
-        None => Err(Refusal::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "HLD-503",
-            "the daemon holds all it may for its clients (--max-buffered): request refused \
-             unread; send it again later",
-        )),
-    }
-}
-
-fn too_large() -> Refusal {
-    Refusal::new(
-        StatusCode::PAYLOAD_TOO_LARGE,
-        "HLD-413",
-        format!("a request body is at most {MAX_BODY} bytes"),
-    )
-}
-
 /// Serves one request: the checks, the body (bounded), then [`api::route`]; every answer
 /// carries an `X-Request-ID`.
 pub async fn serve(
@@ -302,27 +262,31 @@ async fn answer(
     response
 }
 
-/// The body read within its share of the budget, then [`api::route`].
+/// The body read within its share of the budget, then [`api::route`]; the reply holds its own
+/// share until written.
 async fn read_and_route(
     parts: &hyper::http::request::Parts,
     body: Incoming,
     rest: &str,
     daemon: &std::sync::Arc<Daemon>,
 ) -> Result<Reply, Refusal> {
-    // Held until the reply is built, as the other transports hold a message being read.
-    let _share = body_share(&parts.headers, &daemon.budget)?;
-    let body = Limited::new(body, MAX_BODY)
-        .collect()
-        .await
-        .map_err(|_| too_large())?;
-    api::route(
-        &parts.method,
-        rest,
-        parts.uri.query(),
-        &body.to_bytes(),
-        daemon,
-    )
-    .await
+    let reply = {
+        // Held until the reply is built, as the other transports hold a message being read.
+        let _share = share::body(&parts.headers, &daemon.budget)?;
+        let body = Limited::new(body, MAX_BODY)
+            .collect()
+            .await
+            .map_err(|_| share::too_large())?;
+        api::route(
+            &parts.method,
+            rest,
+            parts.uri.query(),
+            &body.to_bytes(),
+            daemon,
+        )
+        .await?
+    };
+    Ok(share::reply(reply, &daemon.budget).await)
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod events;
 pub mod guard;
 mod sessions;
 mod shapes;
+mod share;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
