@@ -18,15 +18,16 @@ use super::{Body, Reply};
 use crate::budget::Budget;
 
 /// The share of the daemon's byte budget (`--max-buffered`) a request's body is read into: its
-/// declared length, or [`MAX_BODY`] for a chunked one. Taken before the body is read, so a body
-/// that is too large (413) or finds the budget full (503) is refused unread.
+/// declared length, or [`MAX_BODY`] for a chunked or longer one. A longer one is refused by the
+/// limit as it is read (413), not unread: that would break the pipe of a client still writing
+/// it before it reads the refusal. Taken before the body is read: a body the budget cannot
+/// hold is refused unread (503).
 pub fn body(headers: &HeaderMap, budget: &Budget) -> Result<Option<OwnedSemaphorePermit>, Refusal> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|l| l.to_str().ok()?.trim().parse::<u64>().ok());
     let length = match declared {
-        Some(n) if n > MAX_BODY as u64 => return Err(too_large()),
-        Some(n) => n as usize,
+        Some(n) => usize::try_from(n).map_or(MAX_BODY, |n| n.min(MAX_BODY)),
         None if headers.contains_key(header::TRANSFER_ENCODING) => MAX_BODY,
         None => 0,
     };
