@@ -56,7 +56,7 @@ impl Budget {
     }
 
     /// Waits for `n` bytes (at most the whole budget).
-    async fn acquire(&self, n: usize) -> OwnedSemaphorePermit {
+    pub async fn acquire(&self, n: usize) -> OwnedSemaphorePermit {
         if let Some(count) = FULL.hit() {
             tracing::warn!(
                 budget = self.total,

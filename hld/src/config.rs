@@ -246,7 +246,7 @@ pub struct CloudConfig {
 pub struct WsConfig {
     pub address: SocketAddr,
     /// The certificate and key files, for wss://.
-    pub tls: Option<TlsFiles>,
+    pub tls: Option<crate::transport::tls::TlsFiles>,
     /// The token from `ws_token` in humanlayer.json; else the token file's.
     pub token: Option<WsToken>,
     /// Browser origins allowed to connect (lower case, no trailing `/`).
@@ -294,13 +294,6 @@ impl WsToken {
     }
 }
 
-/// A PEM certificate chain and its private key.
-#[derive(Debug, Clone)]
-pub struct TlsFiles {
-    pub cert: PathBuf,
-    pub key: PathBuf,
-}
-
 impl WsConfig {
     /// The WebSocket settings, if any; a non-loopback address needs `--ws-allow-remote` and TLS.
     fn resolve(args: &Args) -> Result<Option<WsConfig>, String> {
@@ -310,34 +303,13 @@ impl WsConfig {
         let address: SocketAddr = address.trim().parse().map_err(|_| {
             format!("--ws {address:?} is not an address and port, e.g. 127.0.0.1:7777")
         })?;
-        let file = |flag: &Option<PathBuf>, key: &str| -> Result<Option<PathBuf>, String> {
-            Ok(match flag {
-                Some(path) => Some(path.clone()),
-                None => config_file_value(key)?.map(|p| expand_tilde(&p)),
-            })
-        };
-        let tls = match (
-            file(&args.ws_tls_cert, "ws_tls_cert")?,
-            file(&args.ws_tls_key, "ws_tls_key")?,
-        ) {
-            (Some(cert), Some(key)) => Some(TlsFiles { cert, key }),
-            (None, None) => None,
-            _ => return Err("--ws-tls-cert and --ws-tls-key go together".into()),
-        };
-        if !address.ip().is_loopback() {
-            if !args.ws_allow_remote {
-                return Err(format!(
-                    "--ws {address} is not a loopback address: pass --ws-allow-remote (with TLS: \
-                     --ws-tls-cert and --ws-tls-key) to serve other machines"
-                ));
-            }
-            if tls.is_none() {
-                return Err(format!(
-                    "--ws {address} with --ws-allow-remote needs TLS (--ws-tls-cert and \
-                     --ws-tls-key): the token must not cross the network in clear"
-                ));
-            }
-        }
+        let tls = crate::transport::tls::resolve(
+            "ws",
+            address,
+            args.ws_allow_remote,
+            args.ws_tls_cert.as_deref(),
+            args.ws_tls_key.as_deref(),
+        )?;
         let token = config_file_value("ws_token")?
             .map(|t| WsToken::new(&t).map_err(|e| format!("ws_token in humanlayer.json: {e}")))
             .transpose()?;

@@ -20,6 +20,7 @@ pub use line_conn::LineConn;
 
 pub mod anchor;
 pub mod anthropic;
+pub mod browser;
 pub mod cloud;
 pub mod corpus;
 pub mod desktop;

@@ -23,7 +23,12 @@ pub fn daemon(extra: &[&str]) -> (TestDaemon, SocketAddr, String) {
 
 /// A daemon started with `options` serving REST on a loopback port, and its base URL.
 pub fn daemon_with(options: DaemonOptions) -> (TestDaemon, SocketAddr, String) {
-    let daemon = TestDaemon::start_with(options.arg("--http").arg("127.0.0.1:0"));
+    daemon_at(options, "127.0.0.1:0")
+}
+
+/// [`daemon_with`] serving on `address` (the address bound is returned; the URL is `http://`).
+pub fn daemon_at(options: DaemonOptions, address: &str) -> (TestDaemon, SocketAddr, String) {
+    let daemon = TestDaemon::start_with(options.arg("--http").arg(address));
     let address = wait_for(Duration::from_secs(10), || {
         let text = std::fs::read_to_string(&daemon.log).ok()?;
         let line = text.lines().find(|l| l.contains("http listening"))?;

@@ -3,6 +3,7 @@
 pub mod content_length;
 pub mod http;
 pub mod ndjson;
+pub mod tls;
 pub mod unix;
 pub mod websocket;
 

@@ -323,6 +323,10 @@ async fn a_running_session_is_interrupted_and_a_finished_one_refused() {
     let interrupted: Data<Interrupted> = golden(&d, "rest/interrupt_session", &body);
     assert_eq!(interrupted.data.status, "interrupting");
     d.wait_ended(&id);
+    // Ended by the interrupt: `interrupted` (resumable), as the event stream says.
+    let (status, body) = api(&base, Method::GET, &format!("sessions/{id}"), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["data"]["status"], "interrupted", "{body}");
     let url = format!("{base}/api/v1/{path}");
     assert_eq!(
         code(request(Method::POST, &url, None)).await,

@@ -13,6 +13,7 @@
 
 mod approvals;
 mod approvals_head;
+mod browser;
 mod client;
 mod cloud;
 mod cloud_ended;
@@ -40,6 +41,7 @@ mod hlyr_watch;
 mod http;
 mod http_conversation;
 mod http_events;
+mod http_safety;
 mod http_sessions;
 mod inputs;
 mod limits;

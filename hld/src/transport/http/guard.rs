@@ -1,7 +1,8 @@
 //! Who may call the REST API, checked in this order: a loopback or `localhost` `Host` (DNS
 //! rebinding), the secret as the path's first segments (`/t/<secret>`), an allowed `Origin`
 //! if any (CORS, preflight too), a JSON body or else `X-Client` on a state-changing request,
-//! and a body of at most [`MAX_BODY`]. A refusal is a JSON error; nothing here is logged.
+//! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold ([`share`]). A
+//! refusal is a JSON error; nothing here is logged.
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -9,9 +10,12 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
-use super::{api, Reply};
+use tokio_rustls::rustls::pki_types::CertificateDer;
+
+use super::{api, share, Reply};
 use crate::config::WsToken;
 use crate::daemon::Daemon;
+use crate::transport::tls;
 
 /// The largest request body.
 pub const MAX_BODY: usize = 1 << 20;
@@ -21,6 +25,8 @@ pub struct Policy {
     pub secret: WsToken,
     /// Lower case, no trailing `/`.
     pub allowed_origins: Vec<String>,
+    /// With TLS, the server's certificate: a `Host` it is valid for is admitted too.
+    pub certificate: Option<CertificateDer<'static>>,
 }
 
 /// A request refused or failed: its status and the JSON error's code and message.
@@ -70,16 +76,32 @@ pub fn too_many_connections() -> Vec<u8> {
     .into_bytes()
 }
 
-/// Whether `host` (a `Host` header) names the loopback address or `localhost`, any port.
-fn loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
+/// The name of `host` (a `Host` header), without its port or an IPv6 address's brackets.
+fn host_name(host: &str) -> &str {
+    match host.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or(""),
         None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
+    }
+}
+
+/// Whether `host` names the loopback address or `localhost`, any port.
+fn loopback_host(host: &str) -> bool {
+    let name = host_name(host);
     name.eq_ignore_ascii_case("localhost")
         || name
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `host` may be named: the loopback address, `localhost`, or with TLS a name the
+/// certificate is valid for. A page of another name rebound to this address is refused; so is
+/// a page of any name over TLS, by the browser, unless the certificate is for that name.
+fn admitted_host(host: &str, policy: &Policy) -> bool {
+    loopback_host(host)
+        || policy
+            .certificate
+            .as_ref()
+            .is_some_and(|certificate| tls::names(certificate, host_name(host)))
 }
 
 /// The path after `/t/<secret>`, if it starts so.
@@ -116,11 +138,12 @@ pub fn admit<'a>(
     policy: &Policy,
 ) -> Result<&'a str, Refusal> {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
-    if !host.is_some_and(loopback_host) {
+    if !host.is_some_and(|host| admitted_host(host, policy)) {
         return Err(Refusal::new(
             StatusCode::FORBIDDEN,
             "HLD-403",
-            "the Host header must name the loopback address or localhost",
+            "the Host header must name the loopback address, localhost, or (with TLS) a name \
+             the certificate is for",
         ));
     }
     let Some(rest) = after_secret(path, &policy.secret) else {
@@ -227,25 +250,9 @@ async fn answer(
         *response.status_mut() = StatusCode::NO_CONTENT;
         response
     } else {
-        match Limited::new(body, MAX_BODY).collect().await {
-            Ok(body) => match api::route(
-                &parts.method,
-                rest,
-                parts.uri.query(),
-                &body.to_bytes(),
-                daemon,
-            )
+        read_and_route(parts, body, rest, daemon)
             .await
-            {
-                Ok(response) => response,
-                Err(refusal) => error(&refusal),
-            },
-            Err(_) => error(&Refusal::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "HLD-413",
-                format!("a request body is at most {MAX_BODY} bytes"),
-            )),
-        }
+            .unwrap_or_else(|refusal| error(&refusal))
     };
     if let Some(origin) = origin {
         allow(
@@ -257,6 +264,33 @@ async fn answer(
     response
 }
 
+/// The body read within its share of the budget, then [`api::route`]; the reply holds its own
+/// share until written.
+async fn read_and_route(
+    parts: &hyper::http::request::Parts,
+    body: Incoming,
+    rest: &str,
+    daemon: &std::sync::Arc<Daemon>,
+) -> Result<Reply, Refusal> {
+    let reply = {
+        // Held until the reply is built, as the other transports hold a message being read.
+        let _share = share::body(&parts.headers, &daemon.budget)?;
+        let body = Limited::new(body, MAX_BODY)
+            .collect()
+            .await
+            .map_err(|_| share::too_large())?;
+        api::route(
+            &parts.method,
+            rest,
+            parts.uri.query(),
+            &body.to_bytes(),
+            daemon,
+        )
+        .await?
+    };
+    Ok(share::reply(reply, &daemon.budget).await)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +299,7 @@ mod tests {
         Policy {
             secret: WsToken::new("0123456789abcdef-secret").unwrap(),
             allowed_origins: vec!["tauri://localhost".into()],
+            certificate: None,
         }
     }
 
@@ -297,6 +332,32 @@ mod tests {
             "",
         ] {
             assert!(!loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn with_tls_a_host_the_certificate_is_for_is_admitted_too() {
+        let names = vec!["hld.example".to_owned(), "192.0.2.7".to_owned()];
+        let made = rcgen::generate_simple_self_signed(names).unwrap();
+        let mut p = policy();
+        assert!(!admitted_host("hld.example:7777", &p));
+        p.certificate = Some(made.cert.der().clone());
+        for host in [
+            "hld.example:7777",
+            "HLD.EXAMPLE",
+            "192.0.2.7:1",
+            "localhost",
+        ] {
+            assert!(admitted_host(host, &p), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "a.hld.example",
+            "192.0.2.8:7777",
+            "[::2]:1",
+            "",
+        ] {
+            assert!(!admitted_host(host, &p), "{host}");
         }
     }
 

@@ -11,9 +11,10 @@ mod launches;
 mod sessions;
 mod settings;
 mod shapes;
+mod share;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,14 +23,16 @@ use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use self::guard::Policy;
 use super::accept_until;
+use super::tls::{self, Tls, TlsFiles};
 use crate::config::millis;
 use crate::daemon::Daemon;
 use crate::transport::websocket::handshake::load_or_create_token;
@@ -57,8 +60,20 @@ pub struct HttpArgs {
     /// Serve CodeLayer's REST API on this loopback address, e.g. 127.0.0.1:7777, under
     /// /t/<secret>/api/v1 (the secret is in daemon.http-token next to the socket, made 0600
     /// at first use; `hlyr daemon url` prints the URL) [default: http_address in humanlayer.json].
+    /// Loopback only, unless --http-allow-remote.
     #[arg(long = "http", value_name = "ADDR")]
     pub http: Option<String>,
+    /// Allow an --http address other machines can reach. Needs TLS (--http-tls-cert and
+    /// --http-tls-key), so that the secret never crosses the network in clear.
+    #[arg(long)]
+    pub http_allow_remote: bool,
+    /// PEM certificate chain: serve https:// instead of http:// [default: http_tls_cert in
+    /// humanlayer.json]. The Host header may then also name what the certificate is for.
+    #[arg(long, value_name = "PATH")]
+    pub http_tls_cert: Option<PathBuf>,
+    /// The certificate's PEM private key [default: http_tls_key in humanlayer.json].
+    #[arg(long, value_name = "PATH")]
+    pub http_tls_key: Option<PathBuf>,
     /// A browser origin allowed to call the API (repeat for more), besides CodeLayer's own:
     /// tauri://localhost, http://tauri.localhost, http://localhost:1420.
     #[arg(long = "http-allowed-origin", value_name = "ORIGIN")]
@@ -75,6 +90,8 @@ pub struct HttpArgs {
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     pub address: SocketAddr,
+    /// The certificate and key files, for https://.
+    pub tls: Option<TlsFiles>,
     /// Browser origins allowed (lower case, no trailing `/`).
     pub allowed_origins: Vec<String>,
     pub max_connections: usize,
@@ -83,7 +100,8 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
-    /// The settings, if `--http` or `http_address` asks; only a loopback address is served.
+    /// The settings, if `--http` or `http_address` asks; a non-loopback address needs
+    /// `--http-allow-remote` and TLS.
     pub fn resolve(args: &HttpArgs) -> Result<Option<HttpConfig>, String> {
         let configured = hld_client::config::config_file_value("http_address")?;
         let Some(address) = args.http.clone().or(configured) else {
@@ -92,12 +110,13 @@ impl HttpConfig {
         let address: SocketAddr = address.trim().parse().map_err(|_| {
             format!("--http {address:?} is not an address and port, e.g. 127.0.0.1:7777")
         })?;
-        if !address.ip().is_loopback() {
-            return Err(format!(
-                "--http {address} is not a loopback address: the REST API is served on this \
-                 machine only (use 127.0.0.1 or [::1])"
-            ));
-        }
+        let tls = tls::resolve(
+            "http",
+            address,
+            args.http_allow_remote,
+            args.http_tls_cert.as_deref(),
+            args.http_tls_key.as_deref(),
+        )?;
         let allowed_origins = DEFAULT_ORIGINS
             .iter()
             .map(|o| (*o).to_owned())
@@ -107,6 +126,7 @@ impl HttpConfig {
             .collect();
         Ok(Some(HttpConfig {
             address,
+            tls,
             allowed_origins,
             max_connections: args.http_max_connections.max(1),
             keepalive: Duration::from_millis(args.http_keepalive_ms.max(1)),
@@ -116,6 +136,7 @@ impl HttpConfig {
 
 pub struct Listener {
     tcp: TcpListener,
+    tls: Option<TlsAcceptor>,
     policy: Arc<Policy>,
     slots: Arc<Semaphore>,
 }
@@ -124,6 +145,7 @@ impl Listener {
     /// Binds `http.address` with the secret of `token_file` (made if missing).
     pub async fn bind(http: &HttpConfig, token_file: &Path) -> Result<Listener, String> {
         let secret = load_or_create_token(token_file)?;
+        let tls = http.tls.as_ref().map(Tls::load).transpose()?;
         let tcp = TcpListener::bind(http.address)
             .await
             .map_err(|e| format!("cannot listen on {} (--http): {e}", http.address))?;
@@ -131,6 +153,7 @@ impl Listener {
         tracing::info!(
             address = %address,
             secret = %token_file.display(),
+            tls = tls.is_some(),
             "http listening (REST under /t/<secret>/api/v1)"
         );
         Ok(Listener {
@@ -138,7 +161,9 @@ impl Listener {
             policy: Arc::new(Policy {
                 secret,
                 allowed_origins: http.allowed_origins.clone(),
+                certificate: tls.as_ref().map(|tls| tls.certificate.clone()),
             }),
+            tls: tls.map(|tls| tls.acceptor),
             slots: Arc::new(Semaphore::new(http.max_connections)),
         })
     }
@@ -164,24 +189,47 @@ impl Listener {
                 // Taken here, in accept order, so the limit counts connections as they came.
                 let slot = Arc::clone(&self.slots).try_acquire_owned().ok();
                 let policy = Arc::clone(&self.policy);
-                connection(tcp, slot, policy, Arc::clone(&daemon), closing.clone())
+                let tls = self.tls.clone();
+                connection(tcp, tls, slot, policy, Arc::clone(&daemon), closing.clone())
             },
         )
         .await;
     }
 }
 
-/// One connection: refused with 503 without a slot, else served until it or `closing` ends.
+/// One connection: refused with 503 without a slot (over TLS if configured), else served
+/// until it or `closing` ends. The TLS handshake has the time the request's headers have.
 async fn connection(
-    mut tcp: TcpStream,
+    tcp: TcpStream,
+    tls: Option<TlsAcceptor>,
     slot: Option<OwnedSemaphorePermit>,
     policy: Arc<Policy>,
     daemon: Arc<Daemon>,
     closing: CancellationToken,
 ) {
+    let Some(tls) = tls else {
+        return serve(tcp, slot, policy, daemon, closing).await;
+    };
+    match tokio::time::timeout(HEADER_TIMEOUT, tls.accept(tcp)).await {
+        Ok(Ok(stream)) => serve(stream, slot, policy, daemon, closing).await,
+        Ok(Err(e)) => tracing::debug!(error = %e, "http TLS handshake failed"),
+        Err(_) => tracing::debug!("http TLS handshake timed out"),
+    }
+}
+
+/// Serves HTTP/1 over `stream`.
+async fn serve<S>(
+    mut stream: S,
+    slot: Option<OwnedSemaphorePermit>,
+    policy: Arc<Policy>,
+    daemon: Arc<Daemon>,
+    closing: CancellationToken,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let Some(_slot) = slot else {
-        let _ = tcp.write_all(&guard::too_many_connections()).await;
-        let _ = tcp.shutdown().await;
+        let _ = stream.write_all(&guard::too_many_connections()).await;
+        let _ = stream.shutdown().await;
         return;
     };
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -195,7 +243,7 @@ async fn connection(
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_TIMEOUT)
         .max_buf_size(MAX_HEADERS)
-        .serve_connection(TokioIo::new(tcp), service);
+        .serve_connection(TokioIo::new(stream), service);
     tokio::pin!(served);
     tokio::select! {
         result = served.as_mut() => {
@@ -220,13 +268,20 @@ mod tests {
             http_allowed_origins: origins.iter().map(|o| (*o).to_owned()).collect(),
             http_max_connections: 64,
             http_keepalive_ms: 30_000,
+            ..HttpArgs::default()
         })
     }
 
     #[test]
-    fn only_loopback_is_served_and_codelayers_origins_are_always_allowed() {
+    fn only_loopback_is_served_without_tls_and_codelayers_origins_are_always_allowed() {
         let refused = resolve("0.0.0.0:7777", &[]).unwrap_err();
-        assert!(refused.contains("not a loopback address"), "{refused}");
+        assert!(refused.contains("--http-allow-remote"), "{refused}");
+        let remote = HttpConfig::resolve(&HttpArgs {
+            http: Some("0.0.0.0:7777".into()),
+            http_allow_remote: true,
+            ..HttpArgs::default()
+        });
+        assert!(remote.unwrap_err().contains("needs TLS"));
         assert!(resolve("localhost", &[])
             .unwrap_err()
             .contains("not an address"));

@@ -1,7 +1,7 @@
 //! The reference's JSON shapes (hld-rest.md section 2), made from the protocol's types.
 
 use hld_client::protocol::{
-    Approval, ConversationEvent, ConversationEventType, SessionInfo, SessionState,
+    Approval, ConversationEvent, ConversationEventType, SessionInfo, SessionState, SessionStatus,
 };
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -13,9 +13,14 @@ const CONTEXT_LIMIT: u64 = 168_000;
 /// the figures lists leave out (tokens, duration) are null, as upstream's lists send them.
 pub fn session(s: &SessionInfo) -> Value {
     let control = &s.control;
+    // The reference's `interrupted` is a completed session that was interrupted (resumable),
+    // as the event stream says too.
     let status = match (&control.draft, s.interrupting) {
         (Some(draft), _) => Value::from(draft.to_string()),
         (None, true) => Value::from("interrupting"),
+        (None, false) if s.interrupted && s.status == SessionStatus::Completed => {
+            Value::from("interrupted")
+        }
         (None, false) => serde_json::to_value(&s.status).unwrap_or(Value::Null),
     };
     let mut v = json!({

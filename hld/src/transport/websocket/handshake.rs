@@ -1,6 +1,5 @@
 //! Who may open a WebSocket: an allowed `Origin` if any (403), the token (401), `holon-rpc`
-//! (400), a place under the cap (503); 426 or 400 for no handshake. Also the token file and
-//! TLS. The token is never logged (nor a URI carrying it), returned, or passed to a child.
+//! (400), a place under the cap (503); 426 or 400 for no handshake. Also the token file. The token is never logged (nor a URI carrying it), returned, or passed to a child.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -9,10 +8,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_rustls::rustls::pki_types::pem::PemObject;
-use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use tokio_rustls::rustls::ServerConfig;
-use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::error::ProtocolError;
 use tokio_tungstenite::tungstenite::handshake::server::{
     write_response, Callback, ErrorResponse, Request, Response,
@@ -231,29 +226,6 @@ impl Callback for Check<'_> {
             }
         }
     }
-}
-
-/// A TLS acceptor for the PEM certificate chain and key in these files.
-pub fn tls_acceptor(cert: &Path, key: &Path) -> Result<TlsAcceptor, String> {
-    let certs = CertificateDer::pem_file_iter(cert)
-        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| {
-            format!(
-                "cannot read a certificate chain from {}: {e}",
-                cert.display()
-            )
-        })?;
-    if certs.is_empty() {
-        return Err(format!("no certificate in {}", cert.display()));
-    }
-    let key = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("cannot read a private key from {}: {e}", key.display()))?;
-    let provider = Arc::new(tokio_rustls::rustls::crypto::ring::default_provider());
-    let config = ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .and_then(|builder| builder.with_no_client_auth().with_single_cert(certs, key))
-        .map_err(|e| format!("TLS set-up failed: {e}"))?;
-    Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
 #[cfg(test)]

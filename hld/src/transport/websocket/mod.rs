@@ -72,7 +72,7 @@ impl Listener {
             None => handshake::load_or_create_token(token_file)?,
         };
         let tls = match &ws.tls {
-            Some(files) => Some(handshake::tls_acceptor(&files.cert, &files.key)?),
+            Some(files) => Some(super::tls::Tls::load(files)?.acceptor),
             None => None,
         };
         let tcp = TcpListener::bind(ws.address)
