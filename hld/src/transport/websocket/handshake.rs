@@ -20,6 +20,8 @@ use tokio_tungstenite::tungstenite::handshake::server::{
 use tokio_tungstenite::tungstenite::http::{header, HeaderValue, StatusCode};
 use tokio_tungstenite::tungstenite::Error as WsError;
 
+use hld_client::address::Fingerprint;
+
 use crate::config::WsToken;
 use crate::throttle::Throttle;
 
@@ -231,6 +233,17 @@ impl Callback for Check<'_> {
             }
         }
     }
+}
+
+/// The SHA-256 fingerprint of the first certificate in the PEM file `cert`: what `health`
+/// reports for clients that pin it (`hlyr context add --fingerprint`).
+pub fn fingerprint(cert: &Path) -> Result<Fingerprint, String> {
+    CertificateDer::pem_file_iter(cert)
+        .ok()
+        .and_then(|mut certs| certs.next())
+        .and_then(Result::ok)
+        .map(|first| Fingerprint::of(&first))
+        .ok_or_else(|| format!("no certificate in {}", cert.display()))
 }
 
 /// A TLS acceptor for the PEM certificate chain and key in these files.

@@ -52,6 +52,7 @@ pub fn ws_config() -> WebSocketConfig {
 
 struct Shared {
     tls: Option<TlsAcceptor>,
+    fingerprint: Option<hld_client::address::Fingerprint>,
     policy: Policy,
     /// One permit per open connection, taken once its handshake is admitted.
     slots: Arc<Semaphore>,
@@ -71,9 +72,12 @@ impl Listener {
             Some(token) => token.clone(),
             None => handshake::load_or_create_token(token_file)?,
         };
-        let tls = match &ws.tls {
-            Some(files) => Some(handshake::tls_acceptor(&files.cert, &files.key)?),
-            None => None,
+        let (tls, fingerprint) = match &ws.tls {
+            Some(files) => (
+                Some(handshake::tls_acceptor(&files.cert, &files.key)?),
+                Some(handshake::fingerprint(&files.cert)?),
+            ),
+            None => (None, None),
         };
         let tcp = TcpListener::bind(ws.address)
             .await
@@ -89,6 +93,7 @@ impl Listener {
             tcp,
             shared: Arc::new(Shared {
                 tls,
+                fingerprint,
                 policy: Policy {
                     token,
                     allowed_origins: ws.allowed_origins.clone(),
@@ -102,6 +107,11 @@ impl Listener {
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
+    }
+
+    /// The fingerprint of the certificate served, for `wss://`.
+    pub fn fingerprint(&self) -> Option<hld_client::address::Fingerprint> {
+        self.shared.fingerprint
     }
 
     /// Accepts connections until `shutdown`, each served as a task of `connections` until
