@@ -379,15 +379,13 @@ async fn read(
         let (event, ack) = match codec::incoming(&text) {
             Incoming::Reply(id, response) => {
                 let waiter = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id));
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(codec::outcome(response));
-                        continue;
-                    }
-                    // On the socket, a subscription's events come as more replies to it.
-                    None => (response.result.and_then(codec::event), None),
+                if let Some(tx) = waiter {
+                    let _ = tx.send(codec::outcome(response));
                 }
+                continue;
             }
+            // On the socket, a subscription's events come as replies to no call.
+            Incoming::Unmatched(response) => (response.result.and_then(codec::event), None),
             Incoming::Request { id, method, params } if method == "event" => {
                 (codec::event(params), Some(id))
             }

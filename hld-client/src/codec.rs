@@ -34,9 +34,10 @@ pub(crate) fn outcome(response: Response) -> Result<Value, Error> {
 /// What a message from the daemon is.
 #[derive(Debug)]
 pub(crate) enum Incoming {
-    /// A reply to call `id` (a number, or its digits as a string), or on the socket a line of
-    /// the subscription opened by call `id`.
+    /// A reply to call `id` (a number, or its digits as a string).
     Reply(u64, Response),
+    /// A reply to no call of ours: on the socket, a line of a subscription (`"id": null`).
+    Unmatched(Response),
     /// A request from the daemon (holon-rpc): an event, or `rpc.heartbeat`.
     Request {
         id: String,
@@ -73,7 +74,7 @@ pub(crate) fn incoming(text: &str) -> Incoming {
     };
     match id {
         Some(id) => Incoming::Reply(id, response),
-        None => Incoming::Other,
+        None => Incoming::Unmatched(response),
     }
 }
 
@@ -120,6 +121,7 @@ mod tests {
 
     fn reply(text: &str) -> Option<(u64, Result<Value, Error>)> {
         match incoming(text) {
+            Incoming::Unmatched(_) => None,
             Incoming::Reply(id, response) => Some((id, outcome(response))),
             _ => None,
         }

@@ -16,6 +16,7 @@ mod approvals_head;
 mod client;
 mod cloud;
 mod cloud_ended;
+mod contexts;
 mod control;
 mod cost;
 mod drafts;
