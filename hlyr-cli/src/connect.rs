@@ -54,6 +54,17 @@ impl Context {
         }
     }
 
+    /// Every context, `local` first, with its address (or why it has none).
+    pub fn all_contexts(&self) -> Result<Vec<(String, Result<Address, CliError>)>, CliError> {
+        let contexts = Contexts::load()?;
+        let local = self.local_socket().map(Address::Socket);
+        let mut all = vec![(LOCAL.to_owned(), local)];
+        for (name, entry) in &contexts.contexts {
+            all.push((name.clone(), entry.address()));
+        }
+        Ok(all)
+    }
+
     /// The name of the context in force.
     pub fn context_name(&self, contexts: &Contexts) -> String {
         self.context

@@ -182,23 +182,23 @@ fn hlyr_context_reaches_either_daemon_in_its_order_of_precedence() {
     let sessions = ["sessions", "--json"];
     assert_eq!(
         session_ids(&hlyr(&local, home, &sessions, &[])),
-        [local_id.clone()]
+        [local_id.as_str()]
     );
     let flagged = ["--context", "box", "sessions", "--json"];
     assert_eq!(
         session_ids(&hlyr(&local, home, &flagged, &[])),
-        [far_id.clone()]
+        [far_id.as_str()]
     );
     let box_env = [("HLD_CONTEXT", "box")];
     assert_eq!(
         session_ids(&hlyr(&local, home, &sessions, &box_env)),
-        [far_id.clone()]
+        [far_id.as_str()]
     );
     let local_flag = ["--context", "local", "sessions", "--json"];
     let run = hlyr(&local, home, &local_flag, &box_env);
     assert_eq!(
         session_ids(&run),
-        [local_id.clone()],
+        [local_id.as_str()],
         "--context wins over HLD_CONTEXT"
     );
 
@@ -206,13 +206,13 @@ fn hlyr_context_reaches_either_daemon_in_its_order_of_precedence() {
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(
         session_ids(&hlyr(&local, home, &sessions, &[])),
-        [far_id.clone()]
+        [far_id.as_str()]
     );
     let local_env = [("HLD_CONTEXT", "local")];
     let run = hlyr(&local, home, &sessions, &local_env);
     assert_eq!(
         session_ids(&run),
-        [local_id.clone()],
+        [local_id.as_str()],
         "HLD_CONTEXT wins over `context use`"
     );
     let run = hlyr(&local, home, &["context", "list"], &[]);
@@ -222,7 +222,7 @@ fn hlyr_context_reaches_either_daemon_in_its_order_of_precedence() {
     assert_eq!(run.code, 0, "{run:#?}");
     assert_eq!(
         session_ids(&hlyr(&local, home, &sessions, &[])),
-        [local_id.clone()]
+        [local_id.as_str()]
     );
     let run = hlyr(&local, home, &flagged, &[]);
     assert_eq!(run.code, 2, "{run:#?}");
@@ -317,4 +317,55 @@ async fn a_subscription_over_wss_comes_back_when_its_daemon_restarts() {
             }
         }
     }
+}
+
+#[test]
+fn hlyr_approvals_all_contexts_lists_every_daemons_approvals_and_says_which_is_down() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(home, 0);
+    let token = token_file(&far, home);
+    let add = [
+        "context",
+        "add",
+        "box",
+        &url,
+        "--token-file",
+        token.to_str().unwrap(),
+        "--fingerprint",
+        &pin.to_string(),
+    ];
+    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    let gone = home.join("gone.sock");
+    let add_gone = ["context", "add", "gone", gone.to_str().unwrap()];
+    assert_eq!(hlyr(&local, home, &add_gone, &[]).code, 0);
+    let mut pending = Vec::new();
+    for daemon in [&local, &far] {
+        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
+        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
+        pending.push(approvals[0].id.clone());
+    }
+
+    let run = hlyr(
+        &local,
+        home,
+        &["approvals", "--all-contexts", "--json"],
+        &[],
+    );
+    assert_eq!(run.code, 3, "one daemon is down: {run:#?}");
+    assert!(run.stderr.contains("gone:"), "{}", run.stderr);
+    let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let rows: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["context"].as_str().unwrap(), r["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        rows,
+        [("local", pending[0].as_str()), ("box", pending[1].as_str())]
+    );
+    let run = hlyr(&local, home, &["approvals", "--all-contexts"], &[]);
+    assert!(run.stdout.contains("CONTEXT"), "{}", run.stdout);
 }
