@@ -42,6 +42,9 @@ pub fn announce(started: &Started) {
     anstream::eprintln!("{}", paint(DIM, note));
 }
 
+/// A context's name and its daemon's address, or why it has none.
+pub type Named = (String, Result<Address, CliError>);
+
 impl Context {
     /// The daemon to talk to: the context named by `--context`, else `HLD_CONTEXT`, else
     /// `hlyr context use`'s; `local` is the socket of [`Self::local_socket`]. The contexts
@@ -55,7 +58,7 @@ impl Context {
     }
 
     /// Every context, `local` first, with its address (or why it has none).
-    pub fn all_contexts(&self) -> Result<Vec<(String, Result<Address, CliError>)>, CliError> {
+    pub fn all_contexts(&self) -> Result<Vec<Named>, CliError> {
         let contexts = Contexts::load()?;
         let local = self.local_socket().map(Address::Socket);
         let mut all = vec![(LOCAL.to_owned(), local)];
