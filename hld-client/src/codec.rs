@@ -152,6 +152,17 @@ mod tests {
     }
 
     #[test]
+    fn a_subscription_line_on_the_socket_answers_no_call_and_carries_its_event() {
+        let line = r#"{"jsonrpc":"2.0","result":{"event":{"type":"lagged","timestamp":"t","data":{"missed":2}}},"id":null}"#;
+        let Incoming::Unmatched(response) = incoming(line) else {
+            panic!("a line of a subscription");
+        };
+        assert!(event(response.result.unwrap()).is_some());
+        let heartbeat = serde_json::json!({"type": "heartbeat", "message": "Connection alive"});
+        assert!(event(heartbeat).is_none());
+    }
+
+    #[test]
     fn a_server_request_is_told_from_a_reply_and_answered() {
         let text = r#"{"jsonrpc":"2.0","id":"s1","method":"rpc.heartbeat","params":{}}"#;
         let Incoming::Request { id, method, .. } = incoming(text) else {
