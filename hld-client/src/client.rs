@@ -1,23 +1,25 @@
 //! The async client: one connection, many concurrent callers, replies matched by id.
 //!
-//! One task reads the socket and completes pending calls through oneshots; writers take a
-//! short async lock on the write half. When the connection drops, every pending call fails
-//! with [`Error::Disconnected`].
+//! One task reads the connection (completing pending calls through oneshots, answering the
+//! daemon's own requests over holon-rpc, and handing a subscription's events on); another
+//! writes what callers queue. When the connection drops, every pending call fails with
+//! [`Error::Disconnected`]. The connection is a Unix socket or a WebSocket ([`Address`]);
+//! everything above it is the same for both.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::unix::OwnedWriteHalf;
-use tokio::net::UnixStream;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::codec;
+use crate::address::Address;
+use crate::codec::{self, Incoming};
 use crate::error::Error;
+use crate::link::{Link, Reader, Writer};
 use crate::protocol::*;
 
 /// The default per-call timeout.
@@ -25,33 +27,46 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Result<Value, Error>>>>>>;
 
-/// A connection to the daemon. Cheap to clone; clones share the connection.
+/// An event read on a subscription's connection, with the id of the daemon's request that
+/// carried it (holon-rpc), answered once the event is taken: the daemon's cap on unanswered
+/// events then paces a reader that falls behind, as a full socket does.
+pub(crate) struct Delivered {
+    pub event: Box<TimedEvent>,
+    pub ack: Option<String>,
+}
+
+/// A connection to a daemon. Cheap to clone; clones share the connection. A front end that
+/// watches several daemons holds one per [`Address`].
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
 }
 
 struct Inner {
-    path: PathBuf,
-    writer: tokio::sync::Mutex<OwnedWriteHalf>,
+    address: Address,
+    /// Messages for the writer task, in order.
+    outgoing: mpsc::UnboundedSender<String>,
     // A std Mutex: it is only held to insert or remove an entry, never across an await.
     // `None` once the connection is gone.
     pending: Pending,
     next_id: AtomicU64,
     timeout: Duration,
-    reader: tokio::task::JoinHandle<()>,
+    holon: bool,
+    tasks: [tokio::task::JoinHandle<()>; 2],
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        self.reader.abort();
+        for task in &self.tasks {
+            task.abort();
+        }
     }
 }
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("path", &self.inner.path)
+            .field("address", &self.inner.address)
             .finish()
     }
 }
@@ -64,7 +79,7 @@ impl Client {
     /// ```no_run
     /// # async fn demo() -> Result<(), hld_client::Error> {
     /// let client = hld_client::Client::connect("/tmp/hld-test/daemon.sock").await?;
-    /// println!("connected to {}", client.path().display());
+    /// println!("connected to {}", client.address());
     /// # Ok(())
     /// # }
     /// ```
@@ -111,37 +126,84 @@ impl Client {
         path: impl AsRef<Path>,
         timeout: Duration,
     ) -> Result<Client, Error> {
-        let path = path.as_ref().to_path_buf();
-        crate::trust::check_socket(&path)?;
-        let stream = UnixStream::connect(&path)
-            .await
-            .map_err(|e| Error::connecting(&path, e))?;
-        let (read, write) = stream.into_split();
+        let address = Address::Socket(path.as_ref().to_path_buf());
+        Self::open(address, timeout, None).await
+    }
+
+    /// Connects to the daemon at `address`: a socket as [`connect`](Self::connect) does, or a
+    /// remote daemon's WebSocket (see [`crate::address`]). A certificate that fails its check
+    /// is [`Error::Tls`] and a wrong token [`Error::Rejected`] (401), before any call is sent.
+    ///
+    /// ```no_run
+    /// use hld_client::address::{Address, Remote, Token, Trust};
+    ///
+    /// # async fn demo() -> Result<(), hld_client::Error> {
+    /// let token = Token::from_env("HLD_WS_TOKEN")?;
+    /// let remote = Remote::new("wss://devbox:7777", token, Trust::SystemRoots)?;
+    /// let client = hld_client::Client::connect_to(&Address::Remote(remote)).await?;
+    /// client.health().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_to(address: &Address) -> Result<Client, Error> {
+        Self::open(address.clone(), DEFAULT_TIMEOUT, None).await
+    }
+
+    /// [`connect_to`](Self::connect_to) with a per-call timeout.
+    pub async fn connect_to_with_timeout(
+        address: &Address,
+        timeout: Duration,
+    ) -> Result<Client, Error> {
+        Self::open(address.clone(), timeout, None).await
+    }
+
+    /// Connects; a subscription's connection passes where its events go.
+    pub(crate) async fn open(
+        address: Address,
+        timeout: Duration,
+        events: Option<mpsc::Sender<Delivered>>,
+    ) -> Result<Client, Error> {
+        let Link {
+            writer,
+            reader,
+            holon,
+        } = crate::link::open(&address).await?;
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
-        let reader = tokio::spawn(read_replies(BufReader::new(read), pending.clone()));
+        let (outgoing, queued) = mpsc::unbounded_channel();
+        let reading = read(reader, pending.clone(), outgoing.clone(), events);
+        let writing = write(writer, queued, pending.clone());
         Ok(Client {
             inner: Arc::new(Inner {
-                path,
-                writer: tokio::sync::Mutex::new(write),
+                address,
+                outgoing,
                 pending,
                 next_id: AtomicU64::new(1),
                 timeout,
-                reader,
+                holon,
+                tasks: [tokio::spawn(reading), tokio::spawn(writing)],
             }),
         })
     }
 
-    /// The socket path this client is connected to.
+    /// Where this client is connected.
     ///
     /// ```no_run
     /// # async fn demo() -> Result<(), hld_client::Error> {
     /// let client = hld_client::Client::connect_default().await?;
-    /// println!("{}", client.path().display());
+    /// println!("{}", client.address());
     /// # Ok(())
     /// # }
     /// ```
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    pub fn address(&self) -> &Address {
+        &self.inner.address
+    }
+
+    /// Answers the daemon's request `id` with an empty result (an event taken).
+    pub(crate) fn acknowledge(&self, id: &str) {
+        let _ = self
+            .inner
+            .outgoing
+            .send(codec::answer(id, Ok(Value::Object(Default::default()))));
     }
 
     /// Calls a method by name with arbitrary params, returning the raw result: for a method
@@ -159,19 +221,15 @@ impl Client {
     /// ```
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, Error> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        let line = codec::request_line(method, params, id)?;
+        let message = codec::request(method, params, id, self.inner.holon)?;
         let (tx, rx) = oneshot::channel();
         match self.inner.pending.lock().unwrap().as_mut() {
             Some(map) => map.insert(id, tx),
             None => return Err(Error::Disconnected),
         };
-        let write = async {
-            let mut writer = self.inner.writer.lock().await;
-            writer.write_all(&line).await
-        };
-        if let Err(e) = write.await {
+        if self.inner.outgoing.send(message).is_err() {
             self.forget(id);
-            return Err(Error::Io(e));
+            return Err(Error::Disconnected);
         }
         match tokio::time::timeout(self.inner.timeout, rx).await {
             Ok(Ok(reply)) => reply,
@@ -213,7 +271,7 @@ impl Client {
         params: SubscribeParams,
         options: crate::SubscribeOptions,
     ) -> Result<crate::Subscription, Error> {
-        crate::subscribe(self.path(), params, options).await
+        crate::subscribe(self.address(), params, options).await
     }
 
     /// Follows session `session_id` from its first conversation event to its end: a stream of
@@ -309,30 +367,74 @@ impl Client {
     }
 }
 
-async fn read_replies(mut reader: BufReader<tokio::net::unix::OwnedReadHalf>, pending: Pending) {
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let Some((id, reply)) = codec::reply(&line) else {
-            continue;
+/// Reads until the connection ends, then fails every pending call.
+async fn read(
+    mut reader: Reader,
+    pending: Pending,
+    outgoing: mpsc::UnboundedSender<String>,
+    events: Option<mpsc::Sender<Delivered>>,
+) {
+    let empty = || Ok(Value::Object(Default::default()));
+    while let Some(Ok(text)) = reader.next().await {
+        let (event, ack) = match codec::incoming(&text) {
+            Incoming::Reply(id, response) => {
+                let waiter = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id));
+                if let Some(tx) = waiter {
+                    let _ = tx.send(codec::outcome(response));
+                }
+                continue;
+            }
+            // On the socket, a subscription's events come as replies to no call.
+            Incoming::Unmatched(response) => (response.result.and_then(codec::event), None),
+            Incoming::Request { id, method, params } if method == "event" => {
+                (codec::event(params), Some(id))
+            }
+            Incoming::Request { id, method, .. } => {
+                let answer = match method.as_str() {
+                    "rpc.heartbeat" => codec::answer(&id, empty()),
+                    _ => codec::answer(
+                        &id,
+                        Err((-32601, &format!("method \"{method}\" not registered"))),
+                    ),
+                };
+                let _ = outgoing.send(answer);
+                continue;
+            }
+            Incoming::Other => continue,
         };
-        let waiter = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id));
-        if let Some(tx) = waiter {
-            let _ = tx.send(reply);
+        match (event, &events) {
+            (Some(event), Some(events)) => {
+                if events.send(Delivered { event, ack }).await.is_err() {
+                    break;
+                }
+            }
+            // An event nobody asked for (or not one) is still answered, so it does not wait.
+            (_, _) => {
+                if let Some(id) = ack {
+                    let _ = outgoing.send(codec::answer(&id, empty()));
+                }
+            }
         }
     }
     // Dropping the senders fails every pending call with `Disconnected`.
     pending.lock().unwrap().take();
 }
 
+/// Writes what callers queue until the connection fails or the client goes.
+async fn write(mut writer: Writer, mut queued: mpsc::UnboundedReceiver<String>, pending: Pending) {
+    while let Some(message) = queued.recv().await {
+        if writer.send(message).await.is_err() {
+            pending.lock().unwrap().take();
+            return;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::{BufRead, BufReader, Write};
     use std::os::unix::net::UnixListener;
+    use std::path::PathBuf;
     use std::thread::JoinHandle;
     use std::time::Instant;
 
@@ -378,7 +480,10 @@ mod tests {
         assert_eq!(client.version().await.unwrap().version, "1.2.3");
         assert_eq!(client.version().await.unwrap().version, "1.2.3");
         drop(client);
-        let seen = server.join().unwrap();
+        // The connection closes as the runtime ends the client's tasks: join off it.
+        let seen = tokio::task::spawn_blocking(|| server.join().unwrap())
+            .await
+            .unwrap();
         assert_eq!(seen.len(), 2);
         assert_eq!(seen[0]["method"], "version");
         assert_eq!(seen[0]["jsonrpc"], "2.0");

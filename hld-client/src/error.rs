@@ -24,6 +24,38 @@ pub enum Error {
         /// What is wrong with it.
         problem: String,
     },
+    /// A daemon address, token or certificate setting that cannot be used, with why.
+    #[error("{0}")]
+    Address(String),
+    /// A remote daemon could not be reached (no answer at its host and port, or the
+    /// connection failed before its handshake ended).
+    #[error("cannot reach the daemon at {address}: {reason}")]
+    Unreachable {
+        /// The URL tried.
+        address: String,
+        /// Why.
+        reason: String,
+    },
+    /// The TLS handshake with a remote daemon failed: most often its certificate did not pass
+    /// the check (the reason then names the fingerprint seen). Nothing was sent.
+    #[error("refusing the daemon at {address}: {reason}")]
+    Tls {
+        /// The URL tried.
+        address: String,
+        /// Why, with the certificate's fingerprint when it was the certificate.
+        reason: String,
+    },
+    /// A remote daemon refused the WebSocket handshake: 401 for a wrong token, 403 for an
+    /// origin not allowed, 503 when it has too many connections.
+    #[error("the daemon at {address} refused the connection ({status}): {reason}")]
+    Rejected {
+        /// The URL tried.
+        address: String,
+        /// The HTTP status.
+        status: u16,
+        /// The daemon's one-line reason.
+        reason: String,
+    },
     /// The daemon answered with a JSON-RPC error.
     #[error("{0}")]
     Rpc(ErrorObject),

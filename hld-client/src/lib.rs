@@ -27,7 +27,13 @@
 //! files; [`Client::send_message_with`] attaches images. The examples in `examples/`
 //! (`launch_and_follow`, `conversation`, `approve_all_writes`, `list_json`) are whole
 //! programs.
+//!
+//! A daemon on another machine is reached over its WebSocket (`hld --ws` with TLS): give
+//! [`Client::connect_to`] an [`Address::Remote`] with the URL, the token and how to check the
+//! certificate ([`address`]). Every call, [`Client::subscribe`] and [`Client::follow`] work
+//! the same over both; a front end that watches several daemons holds one client per address.
 
+pub mod address;
 pub mod autostart;
 mod calls;
 pub mod claude_path;
@@ -36,13 +42,16 @@ mod codec;
 pub mod config;
 mod error;
 pub mod follow;
+mod link;
 pub mod mode;
 pub mod protocol;
 mod subscription;
+mod tls;
 pub mod trust;
 pub mod view;
 mod worktree_calls;
 
+pub use address::Address;
 pub use client::{Client, DEFAULT_TIMEOUT};
 pub use error::Error;
 pub use follow::{Follow, FollowItem};

@@ -1,27 +1,29 @@
-//! `Subscribe` as a typed `Stream`: its own connection, confirmed within 5 s, heartbeats
-//! consumed inside, and optional reconnection with backoff that reports the gap.
+//! `Subscribe` as a typed `Stream`: its own connection (a socket or a WebSocket), confirmed
+//! within 5 s, heartbeats consumed inside, and optional reconnection with backoff that
+//! reports the gap.
 
-use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::Stream;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::UnixStream;
+use tokio::sync::mpsc;
 
-use crate::codec;
+use crate::address::Address;
+use crate::client::{Client, Delivered};
 use crate::error::Error;
-use crate::protocol::Method;
-use crate::protocol::{
-    Response, Subscribe, SubscribeParams, SubscribeResult, SubscriptionMessage, TimedEvent,
-};
+use crate::protocol::{Subscribe, SubscribeParams, SubscribeResult, TimedEvent};
 
 /// How long the daemon has to confirm a subscription.
 pub const CONFIRM_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Backoff between reconnection attempts: doubles from the first value up to the second.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(100), Duration::from_secs(5));
+
+/// Events read ahead of the consumer. Past this the socket fills and the daemon drops and
+/// counts what follows; over holon-rpc the daemon's own cap on unanswered events (256 by
+/// default) is reached first.
+const READ_AHEAD: usize = 1024;
 
 /// What a subscription stream yields.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,7 +45,6 @@ pub struct SubscribeOptions {
     pub reconnect: bool,
 }
 
-type Lines = tokio::io::Lines<BufReader<UnixStream>>;
 type Items = Pin<Box<dyn Stream<Item = Result<SubscriptionItem, Error>> + Send>>;
 
 /// A live subscription.
@@ -61,25 +62,28 @@ impl std::fmt::Debug for Subscription {
     }
 }
 
+/// A subscribed connection: the client that holds it, and the events it reads.
+type Open = (Client, mpsc::Receiver<Delivered>);
+
 struct State {
-    path: PathBuf,
+    address: Address,
     params: SubscribeParams,
     options: SubscribeOptions,
-    lines: Option<Lines>,
+    open: Option<Open>,
 }
 
-/// Opens a subscription on a new connection to `path`.
+/// Opens a subscription on a new connection to `address`.
 pub async fn subscribe(
-    path: &Path,
+    address: &Address,
     params: SubscribeParams,
     options: SubscribeOptions,
 ) -> Result<Subscription, Error> {
-    let (subscription_id, lines) = open(path, &params).await?;
+    let (subscription_id, open) = open(address, &params).await?;
     let state = State {
-        path: path.to_path_buf(),
+        address: address.clone(),
         params,
         options,
-        lines: Some(lines),
+        open: Some(open),
     };
     let items = futures::stream::unfold(state, |state| async move {
         let (item, state) = next_item(state).await;
@@ -91,69 +95,40 @@ pub async fn subscribe(
     })
 }
 
-async fn open(path: &Path, params: &SubscribeParams) -> Result<(String, Lines), Error> {
-    crate::trust::check_socket(path)?;
-    let mut stream = UnixStream::connect(path)
-        .await
-        .map_err(|e| Error::connecting(path, e))?;
-    let line = codec::request_line(Subscribe::NAME, params, 1)?;
-    stream.write_all(&line).await?;
-    let mut lines = BufReader::new(stream).lines();
-    let first = tokio::time::timeout(CONFIRM_TIMEOUT, lines.next_line())
-        .await
-        .map_err(|_| Error::Timeout)??
-        .ok_or(Error::Disconnected)?;
-    let response: Response = serde_json::from_str(&first)?;
-    let confirmed: SubscribeResult = serde_json::from_value(codec::outcome(response)?)?;
+async fn open(address: &Address, params: &SubscribeParams) -> Result<(String, Open), Error> {
+    let (events, received) = mpsc::channel(READ_AHEAD);
+    let client = Client::open(address.clone(), CONFIRM_TIMEOUT, Some(events)).await?;
+    let confirmed: SubscribeResult = client.call::<Subscribe>(params.clone()).await?;
     if confirmed.subscription_id.is_empty() {
         return Err(Error::Disconnected);
     }
-    Ok((confirmed.subscription_id, lines))
+    Ok((confirmed.subscription_id, (client, received)))
 }
 
 async fn next_item(mut state: State) -> (Option<Result<SubscriptionItem, Error>>, State) {
-    loop {
-        let Some(lines) = state.lines.as_mut() else {
-            return (None, state);
-        };
-        match lines.next_line().await {
-            Ok(Some(line)) => {
-                let Ok(response) = serde_json::from_str::<Response>(&line) else {
-                    continue;
-                };
-                let Some(result) = response.result else {
-                    continue;
-                };
-                match serde_json::from_value::<SubscriptionMessage>(result) {
-                    Ok(SubscriptionMessage::Event { event }) => {
-                        return (Some(Ok(SubscriptionItem::Event(event))), state)
-                    }
-                    Ok(SubscriptionMessage::Heartbeat { .. }) | Err(_) => continue,
-                }
-            }
-            Ok(None) | Err(_) if state.options.reconnect => {
-                let down_since = Instant::now();
-                let mut delay = BACKOFF.0;
-                state.lines = None;
-                loop {
-                    tokio::time::sleep(delay).await;
-                    if let Ok((_, lines)) = open(&state.path, &state.params).await {
-                        state.lines = Some(lines);
-                        let gap = down_since.elapsed();
-                        return (Some(Ok(SubscriptionItem::Reconnected { gap })), state);
-                    }
-                    delay = (delay * 2).min(BACKOFF.1);
-                }
-            }
-            Ok(None) => {
-                state.lines = None;
-                return (None, state);
-            }
-            Err(e) => {
-                state.lines = None;
-                return (Some(Err(Error::Io(e))), state);
-            }
+    let Some((client, events)) = state.open.as_mut() else {
+        return (None, state);
+    };
+    if let Some(Delivered { event, ack }) = events.recv().await {
+        if let Some(id) = ack {
+            client.acknowledge(&id);
         }
+        return (Some(Ok(SubscriptionItem::Event(event))), state);
+    }
+    state.open = None;
+    if !state.options.reconnect {
+        return (None, state);
+    }
+    let down_since = Instant::now();
+    let mut delay = BACKOFF.0;
+    loop {
+        tokio::time::sleep(delay).await;
+        if let Ok((_, open)) = open(&state.address, &state.params).await {
+            state.open = Some(open);
+            let gap = down_since.elapsed();
+            return (Some(Ok(SubscriptionItem::Reconnected { gap })), state);
+        }
+        delay = (delay * 2).min(BACKOFF.1);
     }
 }
 

@@ -247,6 +247,8 @@ pub struct WsConfig {
     pub address: SocketAddr,
     /// The certificate and key files, for wss://.
     pub tls: Option<crate::transport::tls::TlsFiles>,
+    /// The SHA-256 fingerprint of the certificate served, once it is read at bind.
+    pub tls_fingerprint: Option<hld_client::address::Fingerprint>,
     /// The token from `ws_token` in humanlayer.json; else the token file's.
     pub token: Option<WsToken>,
     /// Browser origins allowed to connect (lower case, no trailing `/`).
@@ -325,6 +327,7 @@ impl WsConfig {
         Ok(Some(WsConfig {
             address,
             tls,
+            tls_fingerprint: None,
             token,
             allowed_origins,
             max_connections: args.ws_max_connections.max(1),

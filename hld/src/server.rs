@@ -171,6 +171,10 @@ pub async fn run(
     if let (Some(http), Some(rest)) = (config.http.as_mut(), &rest) {
         http.address = rest.local_addr()?;
     }
+    if let (Some(config), Some(ws)) = (config.websocket.as_mut(), &ws) {
+        config.address = ws.local_addr()?;
+        config.tls_fingerprint = ws.fingerprint();
+    }
     // Bound, so no other daemon serves this socket: what is in the run directory is left over.
     let run_dir = config.run_dir();
     match claude::command::clean_mcp_configs(&run_dir)? {

@@ -1,11 +1,14 @@
-//! Reaching the daemon: resolving its socket, connecting, and starting `hld` in the background
-//! when a command that may start it (`launch`, `continue`, `daemon start`) finds none.
+//! Reaching the daemon: resolving its context (a remote daemon, or the local socket),
+//! connecting, and starting the local `hld` in the background when a command that may start
+//! it (`launch`, `continue`, `daemon start`) finds none.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use hld_client::autostart::{StartError, Started};
-use hld_client::Client;
+use hld_client::{Address, Client};
+
+use crate::contexts::{Contexts, LOCAL};
 
 use crate::error::{CliError, START_HINT};
 use crate::output::{paint, DIM};
@@ -39,36 +42,88 @@ pub fn announce(started: &Started) {
     anstream::eprintln!("{}", paint(DIM, note));
 }
 
+/// A context's name and its daemon's address, or why it has none.
+pub type Named = (String, Result<Address, CliError>);
+
 impl Context {
-    /// The socket path: `--daemon-socket`, `HUMANLAYER_DAEMON_SOCKET`, `humanlayer.json`, default.
+    /// The daemon to talk to: the context named by `--context`, else `HLD_CONTEXT`, else
+    /// `hlyr context use`'s; `local` is the socket of [`Self::local_socket`]. The contexts
+    /// file is checked whenever there is one, whatever is asked.
+    pub fn address(&self) -> Result<Address, CliError> {
+        let contexts = Contexts::load()?;
+        match contexts.get(&self.context_name(&contexts))? {
+            Some(entry) => entry.address(),
+            None => Ok(Address::Socket(self.local_socket()?)),
+        }
+    }
+
+    /// Every context, `local` first, with its address (or why it has none).
+    pub fn all_contexts(&self) -> Result<Vec<Named>, CliError> {
+        let contexts = Contexts::load()?;
+        let local = self.local_socket().map(Address::Socket);
+        let mut all = vec![(LOCAL.to_owned(), local)];
+        for (name, entry) in &contexts.contexts {
+            all.push((name.clone(), entry.address()));
+        }
+        Ok(all)
+    }
+
+    /// The name of the context in force.
+    pub fn context_name(&self, contexts: &Contexts) -> String {
+        self.context
+            .clone()
+            .or_else(|| contexts.current.clone())
+            .unwrap_or_else(|| LOCAL.to_owned())
+    }
+
+    /// The socket of the daemon in force, for the commands that work on a daemon of this
+    /// machine (`daemon …`, `tui`); a remote context is refused.
     pub fn socket(&self) -> Result<PathBuf, CliError> {
+        match self.address()? {
+            Address::Socket(path) => Ok(path),
+            Address::Remote(remote) => Err(CliError::usage(format!(
+                "this command works on a daemon of this machine, and the context in force \
+                 is {}",
+                remote.url()
+            ))
+            .hint("give --context local, or run it on that machine")),
+        }
+    }
+
+    /// The local socket: `--daemon-socket`, `HUMANLAYER_DAEMON_SOCKET`, `humanlayer.json`,
+    /// default.
+    fn local_socket(&self) -> Result<PathBuf, CliError> {
         hld_client::config::resolve_socket_path(self.daemon_socket.as_deref())
             .map_err(|e| CliError::usage(e).hint("fix or remove that humanlayer.json"))
     }
 
-    /// Connects to a running daemon; a missing daemon is exit code 3 with a hint.
+    /// Connects to the daemon in force; a missing daemon is exit code 3 with a hint.
     pub async fn connect(&self) -> Result<Client, CliError> {
-        let socket = self.socket()?;
-        Client::connect(&socket)
+        let address = self.address()?;
+        Client::connect_to(&address)
             .await
-            .map_err(|e| not_running(&socket, e))
+            .map_err(|e| not_running(&address, e))
     }
 
-    /// Connects, starting `hld` first when no daemon answers. Returns the daemon it started.
+    /// Connects, starting the local `hld` first when no daemon answers at its socket (a
+    /// remote daemon is only connected to). Returns the daemon it started.
     pub async fn connect_or_start(
         &self,
         start: &StartArgs,
     ) -> Result<(Client, Option<Started>), CliError> {
-        let socket = self.socket()?;
-        hld_client::trust::check_socket(&socket)?;
-        let started = if healthy(&socket).await {
+        let address = self.address()?;
+        let Address::Socket(socket) = &address else {
+            return Ok((self.connect().await?, None));
+        };
+        hld_client::trust::check_socket(socket)?;
+        let started = if healthy(socket).await {
             None
         } else {
-            Some(start_daemon(&socket, start).await?)
+            Some(start_daemon(socket, start).await?)
         };
-        let client = Client::connect(&socket)
+        let client = Client::connect(socket)
             .await
-            .map_err(|e| not_running(&socket, e))?;
+            .map_err(|e| not_running(&address, e))?;
         Ok((client, started))
     }
 }
@@ -79,18 +134,15 @@ pub fn is_not_running(e: &hld_client::Error) -> bool {
     matches!(e, hld_client::Error::DaemonNotRunning { .. })
 }
 
-/// The error for a failed connection to `socket`.
-pub fn not_running(socket: &Path, e: hld_client::Error) -> CliError {
-    if matches!(e, hld_client::Error::UntrustedSocket { .. }) {
+/// The error for a failed connection to `address`.
+pub fn not_running(address: &Address, e: hld_client::Error) -> CliError {
+    if !is_not_running(&e) && !matches!(e, hld_client::Error::Io(_)) {
         return e.into();
     }
     let message = if is_not_running(&e) {
-        format!(
-            "the daemon is not running (nothing answers at {})",
-            socket.display()
-        )
+        format!("the daemon is not running (nothing answers at {address})")
     } else {
-        format!("cannot connect to the daemon at {}: {e}", socket.display())
+        format!("cannot connect to the daemon at {address}: {e}")
     };
     CliError::unreachable(message).hint(START_HINT)
 }

@@ -194,6 +194,16 @@ impl From<hld_client::Error> for CliError {
                 "point --daemon-socket or HUMANLAYER_DAEMON_SOCKET at your own daemon's socket \
                  (by default ~/.humanlayer/daemon.sock)",
             ),
+            Error::Address(_) => CliError::usage(e.to_string()),
+            Error::Unreachable { .. } => CliError::unreachable(e.to_string())
+                .hint("is hld running there with --ws, and the address right?"),
+            Error::Tls { .. } => CliError::unreachable(e.to_string()).hint(
+                "compare with `hlyr daemon url` on the daemon's machine; if the certificate \
+                 changed on purpose, add the context again",
+            ),
+            Error::Rejected { status: 401, .. } => CliError::unreachable(e.to_string())
+                .hint("the token is not the daemon's: copy daemon.ws-token from its machine"),
+            Error::Rejected { .. } => CliError::unreachable(e.to_string()),
             Error::Io(e) => {
                 CliError::unreachable(format!("cannot talk to the daemon: {e}")).hint(START_HINT)
             }

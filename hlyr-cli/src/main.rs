@@ -9,6 +9,7 @@ mod commands;
 mod complete;
 mod composer;
 mod connect;
+mod contexts;
 mod decision;
 mod duration;
 mod error;
@@ -54,6 +55,10 @@ struct Cli {
     /// humanlayer.json, then ~/.humanlayer/daemon.sock].
     #[arg(long, value_name = "PATH", global = true)]
     daemon_socket: Option<PathBuf>,
+    /// The daemon to talk to, by its context's name (`hlyr context list`) [default: the
+    /// one `hlyr context use` chose, else `local`: the socket above].
+    #[arg(long, value_name = "NAME", env = "HLD_CONTEXT", global = true)]
+    context: Option<String>,
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
@@ -65,6 +70,7 @@ struct Cli {
 #[derive(Debug)]
 pub struct Context {
     daemon_socket: Option<PathBuf>,
+    context: Option<String>,
     pub out: Printer,
 }
 
@@ -82,6 +88,7 @@ fn main() -> ExitCode {
     error::report_json(cli.json);
     let ctx = Context {
         daemon_socket: cli.daemon_socket,
+        context: cli.context.filter(|name| !name.is_empty()),
         out: Printer::new(cli.json),
     };
     let outcome = tokio::runtime::Builder::new_current_thread()

@@ -52,6 +52,13 @@ pub struct HealthResult {
     /// Where `--http` serves the REST API (never its secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_address: Option<String>,
+    /// Where `--ws` serves WebSocket (never its token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws_address: Option<String>,
+    /// The SHA-256 fingerprint of the certificate `--ws-tls-cert` serves, as openssl prints
+    /// it: what a remote client pins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ws_tls_fingerprint: Option<String>,
 }
 
 /// Where `claude` was found.

@@ -33,6 +33,17 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
         stray_worktrees: daemon.worktrees.stray(),
         notifications: Some(daemon.notifications.clone()),
         http_address: daemon.config.http.as_ref().map(|h| h.address.to_string()),
+        ws_address: daemon
+            .config
+            .websocket
+            .as_ref()
+            .map(|w| w.address.to_string()),
+        ws_tls_fingerprint: daemon
+            .config
+            .websocket
+            .as_ref()
+            .and_then(|w| w.tls_fingerprint)
+            .map(|f| f.to_string()),
     })
 }
 

@@ -5,6 +5,7 @@ mod approvals;
 mod approve;
 mod archive;
 mod completions;
+mod context;
 mod r#continue;
 mod conversation;
 pub mod daemon;
@@ -98,6 +99,8 @@ pub enum Command {
     Events(events::Args),
     /// Start, stop or check the daemon.
     Daemon(daemon::Args),
+    /// Name daemons on this machine or others and choose which one commands talk to.
+    Context(context::Args),
     /// Open the live dashboard (hld-tui): sessions, conversations and approvals.
     Tui(tui::Args),
     /// Serve an MCP server on stdio (Claude Code starts it, not a person).
@@ -136,6 +139,7 @@ impl Command {
             Command::Watch(args) => watch::run(ctx, args).await,
             Command::Events(args) => events::run(ctx, args).await,
             Command::Daemon(group) => group.command.run(ctx).await,
+            Command::Context(group) => group.command.run(ctx).await,
             Command::Tui(args) => tui::run(ctx, args),
             Command::Mcp(group) => group.command.run(ctx),
             Command::Completions(args) => completions::run(ctx, args),

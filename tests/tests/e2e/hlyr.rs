@@ -88,6 +88,7 @@ pub(crate) fn hlyr_command(socket: &Path, home: &Path) -> Command {
         .env_remove("CLICOLOR")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("HLD_PATH")
+        .env_remove("HLD_CONTEXT")
         .env_remove("HUMANLAYER_APPROVALS_COMMAND")
         .env_remove("COLUMNS")
         .current_dir(home)

@@ -17,6 +17,7 @@ mod browser;
 mod client;
 mod cloud;
 mod cloud_ended;
+mod contexts;
 mod control;
 mod cost;
 mod drafts;

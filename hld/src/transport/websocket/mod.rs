@@ -35,6 +35,7 @@ use super::{accept_until, Service};
 use crate::budget::Budget;
 use crate::config::WsConfig;
 use crate::rpc::{self, Ended};
+use hld_client::address::Fingerprint;
 
 /// The largest message either way: peers close the connection on a larger one.
 pub const MAX_MESSAGE: usize = 1 << 20;
@@ -52,6 +53,7 @@ pub fn ws_config() -> WebSocketConfig {
 
 struct Shared {
     tls: Option<TlsAcceptor>,
+    fingerprint: Option<hld_client::address::Fingerprint>,
     policy: Policy,
     /// One permit per open connection, taken once its handshake is admitted.
     slots: Arc<Semaphore>,
@@ -71,9 +73,13 @@ impl Listener {
             Some(token) => token.clone(),
             None => handshake::load_or_create_token(token_file)?,
         };
-        let tls = match &ws.tls {
-            Some(files) => Some(super::tls::Tls::load(files)?.acceptor),
-            None => None,
+        let (tls, fingerprint) = match &ws.tls {
+            Some(files) => {
+                let tls = super::tls::Tls::load(files)?;
+                let fingerprint = Fingerprint::of(&tls.certificate);
+                (Some(tls.acceptor), Some(fingerprint))
+            }
+            None => (None, None),
         };
         let tcp = TcpListener::bind(ws.address)
             .await
@@ -89,6 +95,7 @@ impl Listener {
             tcp,
             shared: Arc::new(Shared {
                 tls,
+                fingerprint,
                 policy: Policy {
                     token,
                     allowed_origins: ws.allowed_origins.clone(),
@@ -102,6 +109,11 @@ impl Listener {
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.tcp.local_addr()
+    }
+
+    /// The fingerprint of the certificate served, for `wss://`.
+    pub fn fingerprint(&self) -> Option<hld_client::address::Fingerprint> {
+        self.shared.fingerprint
     }
 
     /// Accepts connections until `shutdown`, each served as a task of `connections` until

@@ -56,7 +56,10 @@ async fn log_file(ctx: &Context) -> Result<PathBuf, CliError> {
             }
         }
         Err(e) if is_not_running(&e) => Ok(hld_client::autostart::log_path(&socket)),
-        Err(e) => Err(crate::connect::not_running(&socket, e)),
+        Err(e) => Err(crate::connect::not_running(
+            &hld_client::Address::Socket(socket.clone()),
+            e,
+        )),
     }
 }
 

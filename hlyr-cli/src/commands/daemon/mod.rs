@@ -34,9 +34,9 @@ pub enum Command {
     Status,
     /// Print the daemon's log, and with --follow keep printing it.
     Logs(logs::Args),
-    /// Print the URL to give CodeLayer as its daemon URL (with its secret) when hld runs
-    /// with --http.
-    Url,
+    /// Print what reaches this daemon from elsewhere: with --ws its address, certificate
+    /// fingerprint and token file; with --http the URL to give CodeLayer (with its secret).
+    Url(url::Args),
 }
 
 impl Command {
@@ -47,7 +47,7 @@ impl Command {
             Command::Restart(args) => restart::run(ctx, args).await,
             Command::Status => status::run(ctx).await,
             Command::Logs(args) => logs::run(ctx, args).await,
-            Command::Url => url::run(ctx).await,
+            Command::Url(args) => url::run(ctx, args).await,
         }
     }
 }

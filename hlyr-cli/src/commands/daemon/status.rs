@@ -109,7 +109,7 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
             // Said on stdout already: the exit code is all that is left.
             return Err(CliError::new(Exit::Unreachable, String::new()));
         }
-        Err(e) => return Err(not_running(&socket, e)),
+        Err(e) => return Err(not_running(&hld_client::Address::Socket(socket.clone()), e)),
     };
     let mut health = client.health().await?;
     drop(client);

@@ -78,7 +78,7 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 interrupted: Vec::new(),
             })
         }
-        Err(e) => return Err(not_running(&socket, e)),
+        Err(e) => return Err(not_running(&hld_client::Address::Socket(socket.clone()), e)),
     };
     let pid = client.health().await?.pid;
     let running: Vec<SessionInfo> = client
