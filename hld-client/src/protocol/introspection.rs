@@ -52,6 +52,9 @@ pub struct HealthResult {
     /// Where `--http` serves the REST API (never its secret).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http_address: Option<String>,
+    /// Whether `--http` serves https (`--http-tls-cert`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub http_tls: bool,
     /// Where `--ws` serves WebSocket (never its token).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ws_address: Option<String>,

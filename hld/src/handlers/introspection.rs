@@ -33,6 +33,7 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
         stray_worktrees: daemon.worktrees.stray(),
         notifications: Some(daemon.notifications.clone()),
         http_address: daemon.config.http.as_ref().map(|h| h.address.to_string()),
+        http_tls: daemon.config.http.as_ref().is_some_and(|h| h.tls.is_some()),
         ws_address: daemon
             .config
             .websocket

@@ -47,10 +47,14 @@ async fn a_remote_address_serves_https_and_admits_the_certificates_name_as_host(
         .arg(cert.to_str().unwrap())
         .arg("--http-tls-key")
         .arg(key.to_str().unwrap());
-    let (_daemon, address, base) = daemon_at(options, "0.0.0.0:0");
+    let (daemon, address, base) = daemon_at(options, "0.0.0.0:0");
     assert!(address.ip().is_unspecified(), "{address}");
     let port = address.port();
     let secret = base.split_once(&address.to_string()).unwrap().1;
+    // `hlyr daemon url` says https, with the secret.
+    let run = crate::hlyr::hlyr(&daemon, &["daemon", "url"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), format!("https://{address}{secret}"));
     // A client on another machine reaches the daemon by the certificate's name.
     let root = reqwest::Certificate::from_pem(made.cert.pem().as_bytes()).unwrap();
     let c = reqwest::Client::builder()

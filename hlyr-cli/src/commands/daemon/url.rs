@@ -1,7 +1,8 @@
 //! `hlyr daemon url`: what another machine needs to reach this daemon. With `--ws`, its
 //! `ws://`/`wss://` address, the certificate's fingerprint, and where the token is (the token
 //! itself only with `--show-token`); with `--http`, CodeLayer's daemon URL,
-//! `http://ADDR/t/<secret>`, from the secret in `daemon.http-token` next to the socket.
+//! `http://ADDR/t/<secret>` (`https://` with TLS), from the secret in `daemon.http-token` next
+//! to the socket.
 
 use std::path::Path;
 
@@ -58,7 +59,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         let file = socket.with_file_name("daemon.http-token");
         let secret = std::fs::read_to_string(&file)
             .map_err(|e| CliError::failure(format!("cannot read {}: {e}", file.display())))?;
-        let url = format!("http://{address}/t/{}", secret.trim());
+        let scheme = if health.http_tls { "https" } else { "http" };
+        let url = format!("{scheme}://{address}/t/{}", secret.trim());
         lines.push(url.clone());
         json.insert("http".into(), url.into());
     }
