@@ -416,6 +416,8 @@ pub struct State {
     pub width: u16,
     pub height: u16,
     pub link: Link,
+    /// The context the daemon was reached by, shown in the title bar (`None` for `local`).
+    pub context: Option<String>,
     /// Every session, newest activity first.
     pub sessions: Vec<SessionInfo>,
     /// The drafts, newest first.

@@ -10,6 +10,7 @@ impl State {
             width,
             height,
             link: Link::Connecting,
+            context: None,
             sessions: Vec::new(),
             drafts: Vec::new(),
             approvals: Vec::new(),
