@@ -40,6 +40,7 @@ pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
+pub use state::Flash;
 pub use usage::{daily_costs, Loaded, UsageTable, UsageView, USAGE_DAYS};
 
 /// Rows taken by the title bar and the key-help line around every screen.
@@ -400,13 +401,6 @@ pub enum Modal {
         session_id: String,
         refused: Option<String>,
     },
-}
-
-/// A one-line message in the key-help line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    pub text: String,
-    pub error: bool,
 }
 
 /// Everything the dashboard shows.
