@@ -1,6 +1,7 @@
 //! `hld-tui` on remote daemons (issue 42): `--context NAME`, `HLD_CONTEXT` and `hlyr tui`
 //! reach a daemon by its context — here one serving `wss://` on loopback with a self-signed
-//! certificate — while another daemon runs on this machine's socket.
+//! certificate — while another daemon runs on this machine's socket; that daemon shown gone
+//! and back across a restart; a contexts file others can read refused.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -117,4 +118,54 @@ fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
     assert_eq!(status.exit_code(), 2);
     let screen = tui.screen_text();
     assert!(screen.contains("no context named \"nowhere\""), "{screen}");
+}
+
+#[test]
+fn hld_tui_on_a_wss_context_shows_its_daemon_gone_then_back_after_a_restart() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (mut far, url, pin) = wss_daemon(certs.path(), 0);
+    let port = url.rsplit(':').next().unwrap().to_owned();
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--context", "box", "--no-bell"];
+    let tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    tui.wait_screen("● connected");
+
+    far.stop();
+    let screen = tui.wait_screen("○ reconnecting");
+    assert!(screen.contains("⌂ box"), "{screen}");
+    tui.wait_screen("daemon unreachable");
+
+    // The same daemon (its directory, token and certificate) on the same port.
+    let again = DaemonOptions {
+        dir: Some(far.dir.clone()),
+        ..DaemonOptions::fake_claude()
+    }
+    .arg("--ws")
+    .arg(&format!("127.0.0.1:{port}"))
+    .arg("--ws-tls-cert")
+    .arg(certs.path().join("cert.pem").to_str().unwrap())
+    .arg("--ws-tls-key")
+    .arg(certs.path().join("key.pem").to_str().unwrap());
+    let again = TestDaemon::start_with(again);
+    tui.wait_screen("● connected");
+    let there = workdir();
+    again.launch(launch_params("scenario:plain back again", there.path()));
+    tui.wait_screen("back again");
+}
+
+#[test]
+fn hld_tui_refuses_a_contexts_file_others_can_read() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(certs.path(), 0);
+    let home = home_with_box(&far, &url, pin);
+    let file = home.path().join("config/humanlayer/contexts.json");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut tui = dashboard("hld-tui", home, &local.socket, &["--no-bell"], &[]);
+    let status = tui.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.exit_code(), 2);
+    let screen = tui.screen_text();
+    assert!(screen.contains("refusing"), "{screen}");
+    assert!(screen.contains("chmod 600"), "{screen}");
 }
