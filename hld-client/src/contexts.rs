@@ -141,4 +141,16 @@ mod tests {
         };
         assert!(remote.address().is_err());
     }
+
+    #[test]
+    fn the_flag_wins_over_the_chosen_context_which_wins_over_local() {
+        let mut contexts = Contexts::default();
+        assert_eq!(contexts.name_in_force(None), LOCAL);
+        contexts.current = Some("devbox".into());
+        assert_eq!(contexts.name_in_force(None), "devbox");
+        assert_eq!(contexts.name_in_force(Some(LOCAL)), LOCAL);
+        assert!(contexts.get(LOCAL).unwrap().is_none());
+        let e = contexts.get("devbox").unwrap_err();
+        assert!(e.to_string().contains("no context named"), "{e}");
+    }
 }
