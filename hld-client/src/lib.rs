@@ -40,6 +40,7 @@ pub mod claude_path;
 mod client;
 mod codec;
 pub mod config;
+pub mod contexts;
 mod error;
 pub mod follow;
 mod link;

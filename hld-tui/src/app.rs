@@ -40,6 +40,7 @@ pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
+pub use state::Flash;
 pub use usage::{daily_costs, Loaded, UsageTable, UsageView, USAGE_DAYS};
 
 /// Rows taken by the title bar and the key-help line around every screen.
@@ -402,13 +403,6 @@ pub enum Modal {
     },
 }
 
-/// A one-line message in the key-help line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Flash {
-    pub text: String,
-    pub error: bool,
-}
-
 /// Everything the dashboard shows.
 #[derive(Debug)]
 pub struct State {
@@ -416,6 +410,8 @@ pub struct State {
     pub width: u16,
     pub height: u16,
     pub link: Link,
+    /// The context the daemon was reached by, shown in the title bar (`None` for `local`).
+    pub context: Option<String>,
     /// Every session, newest activity first.
     pub sessions: Vec<SessionInfo>,
     /// The drafts, newest first.

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
@@ -20,7 +19,7 @@ use hld_client::protocol::{
     UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
     UpdateSessionTitleParams, UsageGroupBy,
 };
-use hld_client::{Client, SubscribeOptions, SubscriptionItem};
+use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
 use ratatui::DefaultTerminal;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
@@ -37,7 +36,11 @@ const TICK_IDLE: Duration = Duration::from_secs(1);
 /// How the dashboard runs.
 #[derive(Debug, Clone)]
 pub struct Options {
-    pub socket: PathBuf,
+    /// Where the daemon is: its socket, or a remote daemon's `wss://` address.
+    pub address: Address,
+    /// The name of the context that address came from, shown in the title bar; `None` for
+    /// `local`.
+    pub context: Option<String>,
     /// Colours (off under NO_COLOR).
     pub color: bool,
     /// Ring the bell when the daemon notifies (an approval waits, a session ends…).
@@ -50,9 +53,10 @@ pub struct Options {
 pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Result<()> {
     let size = terminal.size()?;
     let mut state = State::new(Utc::now(), size.width, size.height, options.bell);
+    state.context = options.context.clone();
     let (tx, mut rx) = mpsc::unbounded_channel::<Tagged>();
     let (client_tx, client_rx) = watch::channel(None);
-    tokio::spawn(link(options.socket.clone(), tx.clone(), client_tx));
+    tokio::spawn(link(options.address.clone(), tx.clone(), client_tx));
     let mut terminal_events = EventStream::new();
     let mut latest: HashMap<Load, u64> = HashMap::new();
     let mut next_tick = Instant::now();
@@ -470,13 +474,13 @@ fn decided_approvals(events: &[ConversationEvent]) -> impl Iterator<Item = &str>
 /// Keeps a subscription to every event open, reconnecting with backoff; publishes the client
 /// commands use while connected.
 async fn link(
-    socket: PathBuf,
+    address: Address,
     tx: mpsc::UnboundedSender<Tagged>,
     client_tx: watch::Sender<Option<Client>>,
 ) {
     let mut pause = BACKOFF.0;
     loop {
-        let error = match connect(&socket).await {
+        let error = match connect(&address).await {
             Ok((client, mut subscription)) => {
                 client_tx.send_replace(Some(client));
                 pause = BACKOFF.0;
@@ -513,9 +517,9 @@ async fn link(
 }
 
 async fn connect(
-    socket: &std::path::Path,
+    address: &Address,
 ) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
-    let client = Client::connect(socket).await?;
+    let client = Client::connect_to(address).await?;
     let subscription = client
         .subscribe(SubscribeParams::default(), SubscribeOptions::default())
         .await?;

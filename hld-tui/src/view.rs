@@ -183,6 +183,9 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
         ),
     };
     let mut right = crate::usage::window_spans(&state.windows, state.now);
+    if let Some(context) = &state.context {
+        right.push(Span::styled(format!(" ⌂ {context}"), Style::new().bold()));
+    }
     right.push(link);
     let right = Line::from(right);
     let [left, right_area] =

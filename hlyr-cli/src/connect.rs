@@ -52,7 +52,7 @@ impl Context {
     pub fn address(&self) -> Result<Address, CliError> {
         let contexts = Contexts::load()?;
         match contexts.get(&self.context_name(&contexts))? {
-            Some(entry) => entry.address(),
+            Some(entry) => Ok(entry.address()?),
             None => Ok(Address::Socket(self.local_socket()?)),
         }
     }
@@ -63,17 +63,14 @@ impl Context {
         let local = self.local_socket().map(Address::Socket);
         let mut all = vec![(LOCAL.to_owned(), local)];
         for (name, entry) in &contexts.contexts {
-            all.push((name.clone(), entry.address()));
+            all.push((name.clone(), entry.address().map_err(CliError::from)));
         }
         Ok(all)
     }
 
     /// The name of the context in force.
     pub fn context_name(&self, contexts: &Contexts) -> String {
-        self.context
-            .clone()
-            .or_else(|| contexts.current.clone())
-            .unwrap_or_else(|| LOCAL.to_owned())
+        contexts.name_in_force(self.context.as_deref())
     }
 
     /// The socket of the daemon in force, for the commands that work on a daemon of this

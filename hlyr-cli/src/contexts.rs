@@ -1,159 +1,36 @@
-//! Contexts: named daemons, as kubectl names its clusters. They live in
-//! `$XDG_CONFIG_HOME/humanlayer/contexts.json`, which must be a private file of the user
-//! (it names token files and which certificates to trust): one that others can read or write
-//! is refused, whatever it holds. `local`, the daemon on this machine's socket, is always
-//! there and is the default.
+//! Writing the contexts file for `hlyr context`: `hld_client::contexts` reads it (and says
+//! why it must stay private to the user).
 
-use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
 
-use hld_client::address::{Address, Remote, Token, Trust};
-use serde::{Deserialize, Serialize};
+pub use hld_client::contexts::{path, Contexts, Entry, LOCAL};
 
 use crate::error::CliError;
 
-/// The context that is the local daemon.
-pub const LOCAL: &str = "local";
-
-/// The contexts file.
-#[derive(Debug, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Contexts {
-    /// The one `hlyr context use` chose; `local` when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current: Option<String>,
-    #[serde(default)]
-    pub contexts: BTreeMap<String, Entry>,
-}
-
-/// One named daemon.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Entry {
-    /// `wss://HOST:PORT`, `ws://` to loopback, or a socket path.
-    pub url: String,
-    /// The file holding the daemon's WebSocket token.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token_file: Option<PathBuf>,
-    /// A PEM file of the root that signed the daemon's certificate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ca: Option<PathBuf>,
-    /// The SHA-256 fingerprint of the daemon's certificate, pinned.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fingerprint: Option<String>,
-}
-
-impl Entry {
-    /// Where this context's daemon is; its token is read now.
-    pub fn address(&self) -> Result<Address, CliError> {
-        if !self.url.contains("://") {
-            return Ok(Address::Socket(PathBuf::from(&self.url)));
-        }
-        let trust = match (&self.ca, &self.fingerprint) {
-            (Some(ca), _) => Trust::CaFile(ca.clone()),
-            (None, Some(pin)) => Trust::Fingerprint(pin.parse()?),
-            (None, None) => Trust::SystemRoots,
-        };
-        let token = match &self.token_file {
-            Some(file) => Token::from_file(file)?,
-            None => {
-                return Err(CliError::usage(format!("{}: no token file", self.url))
-                    .hint("add the context again with --token-file FILE"))
-            }
-        };
-        Ok(Address::Remote(Remote::new(&self.url, token, trust)?))
-    }
-}
-
-/// `$XDG_CONFIG_HOME/humanlayer/contexts.json`.
-pub fn path() -> PathBuf {
-    hld_client::config::config_file_path().with_file_name("contexts.json")
-}
-
-impl Contexts {
-    /// The contexts file; empty when there is none.
-    pub fn load() -> Result<Contexts, CliError> {
-        let path = path();
-        let shown = path.display();
-        let meta = match std::fs::symlink_metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Contexts::default()),
-            Err(e) => return Err(CliError::usage(format!("cannot read {shown}: {e}"))),
-        };
-        let me = nix::unistd::geteuid().as_raw();
-        if !meta.file_type().is_file() || meta.uid() != me || meta.mode() & 0o077 != 0 {
-            return Err(CliError::usage(format!(
-                "refusing {shown}: it must be a regular file of yours that nobody else can \
-                 read or write (it names tokens and trusted certificates)"
-            ))
-            .hint(format!("chmod 600 {shown}, after checking what it holds")));
-        }
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| CliError::usage(format!("cannot read {shown}: {e}")))?;
-        serde_json::from_str(&text).map_err(|e| CliError::usage(format!("malformed {shown}: {e}")))
-    }
-
-    /// Writes the file (0600, in a 0700 directory if it has to make it), whole or not at all.
-    pub fn save(&self) -> Result<(), CliError> {
-        let path = path();
-        let fail = |what: &Path, e: std::io::Error| {
-            CliError::failure(format!("cannot write {}: {e}", what.display()))
-        };
-        let dir = path.parent().unwrap_or(Path::new("."));
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|e| fail(dir, e))?;
-        let temporary = path.with_extension("json.new");
-        let _ = std::fs::remove_file(&temporary);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temporary)
-            .map_err(|e| fail(&temporary, e))?;
-        let text = serde_json::to_string_pretty(self).expect("contexts serialise");
-        file.write_all(format!("{text}\n").as_bytes())
-            .map_err(|e| fail(&temporary, e))?;
-        std::fs::rename(&temporary, &path).map_err(|e| fail(&path, e))
-    }
-
-    /// The entry named `name`; `None` for `local`.
-    pub fn get(&self, name: &str) -> Result<Option<&Entry>, CliError> {
-        if name == LOCAL {
-            return Ok(None);
-        }
-        match self.contexts.get(name) {
-            Some(entry) => Ok(Some(entry)),
-            None => Err(CliError::usage(format!("no context named {name:?}"))
-                .hint("see `hlyr context list`")),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_context_without_a_scheme_is_a_socket_and_a_remote_one_needs_its_token() {
-        let socket = Entry {
-            url: "/run/other/daemon.sock".into(),
-            token_file: None,
-            ca: None,
-            fingerprint: None,
-        };
-        assert_eq!(
-            socket.address().unwrap(),
-            Address::Socket("/run/other/daemon.sock".into())
-        );
-        let remote = Entry {
-            url: "wss://devbox:7777".into(),
-            ..socket
-        };
-        assert!(remote.address().is_err());
-    }
+/// Writes `contexts` (0600, in a 0700 directory if it has to make it), whole or not at all.
+pub fn save(contexts: &Contexts) -> Result<(), CliError> {
+    let path = path();
+    let fail = |what: &Path, e: std::io::Error| {
+        CliError::failure(format!("cannot write {}: {e}", what.display()))
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| fail(dir, e))?;
+    let temporary = path.with_extension("json.new");
+    let _ = std::fs::remove_file(&temporary);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)
+        .map_err(|e| fail(&temporary, e))?;
+    let text = serde_json::to_string_pretty(contexts).expect("contexts serialise");
+    file.write_all(format!("{text}\n").as_bytes())
+        .map_err(|e| fail(&temporary, e))?;
+    std::fs::rename(&temporary, &path).map_err(|e| fail(&path, e))
 }

@@ -3,6 +3,13 @@
 
 use super::*;
 
+/// A one-line message in the key-help line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flash {
+    pub text: String,
+    pub error: bool,
+}
+
 impl State {
     pub fn new(now: DateTime<Utc>, width: u16, height: u16, bell: bool) -> State {
         State {
@@ -10,6 +17,7 @@ impl State {
             width,
             height,
             link: Link::Connecting,
+            context: None,
             sessions: Vec::new(),
             drafts: Vec::new(),
             approvals: Vec::new(),

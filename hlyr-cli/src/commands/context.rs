@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use hld_client::address::Fingerprint;
 
-use crate::contexts::{Contexts, Entry, LOCAL};
+use crate::contexts::{save, Contexts, Entry, LOCAL};
 use crate::error::{CliError, Exit};
 use crate::Context;
 
@@ -63,7 +63,7 @@ impl Command {
             Command::Add(args) => {
                 let entry = entry(&args)?;
                 contexts.contexts.insert(args.name.clone(), entry);
-                contexts.save()?;
+                save(&contexts)?;
                 ctx.out
                     .line(&format!("added context {} ({})", args.name, args.url))?;
             }
@@ -71,7 +71,7 @@ impl Command {
             Command::Use { name } => {
                 contexts.get(&name)?;
                 contexts.current = (name != LOCAL).then(|| name.clone());
-                contexts.save()?;
+                save(&contexts)?;
                 ctx.out.line(&format!("now using context {name}"))?;
             }
             Command::Remove { name } => {
@@ -85,7 +85,7 @@ impl Command {
                 if contexts.current.as_deref() == Some(name.as_str()) {
                     contexts.current = None;
                 }
-                contexts.save()?;
+                save(&contexts)?;
                 ctx.out.line(&format!("removed context {name}"))?;
             }
         }

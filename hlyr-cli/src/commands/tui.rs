@@ -1,5 +1,5 @@
 //! `hlyr tui`: the live dashboard. `hlyr` replaces itself with `hld-tui` (next to `hlyr`, else
-//! on PATH), passing on the socket and the `hld` to start when none answers.
+//! on PATH), passing on the context, the socket and the `hld` to start when none answers.
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -34,6 +34,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let mut command = Process::new(&tui);
     if let Some(socket) = &ctx.daemon_socket {
         command.arg("--daemon-socket").arg(socket);
+    }
+    if let Some(name) = &ctx.context {
+        command.arg("--context").arg(name);
     }
     if let Some(hld) = &args.start.hld_path {
         command.arg("--hld-path").arg(hld);

@@ -16,7 +16,7 @@ use crate::hlyr::{hlyr_at, Run};
 
 /// A daemon serving `wss://` on a loopback port with a new self-signed certificate; its
 /// address, and the certificate's fingerprint.
-fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
+pub(super) fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
     let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
     let certified = rcgen::generate_simple_self_signed(names).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
@@ -36,7 +36,7 @@ fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
 }
 
 /// The token file of `daemon`, as a remote machine keeps it: a private copy.
-fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
+pub(super) fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
     let file = dir.join("box.token");
     std::fs::write(&file, ws::token_in(&daemon.dir)).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();

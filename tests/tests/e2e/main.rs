@@ -71,6 +71,7 @@ mod subscribe;
 mod trust;
 mod tui;
 mod tui_drafts;
+mod tui_fleet;
 mod tui_modes;
 mod tui_usage;
 mod tui_worktrees;

@@ -19,7 +19,7 @@ const COLS: u16 = 100;
 /// Ctrl+S as a terminal in raw mode sends it.
 const CTRL_S: &str = "\x13";
 /// What the approvals screen says under the selected tool call.
-const APPROVAL_DETAIL: &str = "d/n deny (with an optional comment)";
+pub(super) const APPROVAL_DETAIL: &str = "d/n deny (with an optional comment)";
 
 /// A running `hld-tui` on a pseudo-terminal of [`ROWS`]×[`COLS`], with a home of its own.
 pub(super) struct Tui {
@@ -55,6 +55,11 @@ impl Tui {
         cmd.arg("--daemon-socket");
         cmd.arg(socket);
         cmd.args(args);
+        Tui::run(cmd, home)
+    }
+
+    /// Runs `cmd` (made with [`pty::command`] on `home`) as the dashboard.
+    pub(super) fn run(cmd: portable_pty::CommandBuilder, home: tempfile::TempDir) -> Tui {
         Tui {
             term: Terminal::spawn(cmd, ROWS, COLS),
             home,

@@ -1,0 +1,171 @@
+//! `hld-tui` on remote daemons (issue 42): `--context NAME`, `HLD_CONTEXT` and `hlyr tui`
+//! reach a daemon by its context — here one serving `wss://` on loopback with a self-signed
+//! certificate — while another daemon runs on this machine's socket; that daemon shown gone
+//! and back across a restart; a contexts file others can read refused.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use hld_client::address::Fingerprint;
+use hld_client::protocol::SessionStatus;
+use hld_e2e::pty;
+use hld_e2e::{launch_params, workspace_bin, DaemonOptions, TestDaemon};
+
+use crate::contexts::{token_file, wss_daemon};
+use crate::tui::{workdir, Tui, APPROVAL_DETAIL};
+
+/// A home for the dashboard whose contexts file names `far` as `box`, pinned by `pin`.
+fn home_with_box(far: &TestDaemon, url: &str, pin: Fingerprint) -> tempfile::TempDir {
+    let home = tempfile::Builder::new()
+        .prefix("hld-tui-home-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let token = token_file(far, home.path());
+    let dir = home.path().join("config/humanlayer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("contexts.json");
+    let contexts = serde_json::json!({
+        "contexts": {
+            "box": {"url": url, "token_file": token, "fingerprint": pin.to_string()}
+        }
+    });
+    std::fs::write(&file, contexts.to_string()).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    home
+}
+
+/// `program ARGS…` on a pseudo-terminal in `home`, the local daemon's socket in its
+/// environment, and `env`.
+fn dashboard(
+    program: &str,
+    home: tempfile::TempDir,
+    local: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Tui {
+    let mut cmd = pty::command(&workspace_bin(program), home.path());
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", local);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(args);
+    Tui::run(cmd, home)
+}
+
+#[test]
+fn hld_tui_context_watches_and_approves_an_agent_on_a_wss_daemon() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(certs.path(), 0);
+    let here = workdir();
+    let there = workdir();
+    local.launch(launch_params("scenario:plain on the laptop", here.path()));
+    let id = far.launch(launch_params(
+        "scenario:tool write the hello file",
+        there.path(),
+    ));
+    far.wait_approvals(Some(&id), |a| a.len() == 1);
+
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--context", "box", "--no-bell"];
+    let mut tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    tui.wait_screen("● connected");
+    let screen = tui.wait_screen("write the hello file");
+    assert!(
+        screen.contains("⌂ box"),
+        "the title names the context:\n{screen}"
+    );
+    assert!(
+        !screen.contains("on the laptop"),
+        "only the context's daemon is shown:\n{screen}"
+    );
+    tui.send("2");
+    let screen = tui.wait_screen(APPROVAL_DETAIL);
+    assert!(screen.contains("hello.txt"), "{screen}");
+    tui.send("a");
+    tui.wait_screen("No pending approvals");
+    far.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(there.path().join("hello.txt")).unwrap(),
+        "Hello, world!\n"
+    );
+    assert!(!here.path().join("hello.txt").exists());
+    tui.send("1");
+    tui.wait_screen("✓ completed");
+    tui.send("q");
+    assert!(tui.wait_exit(std::time::Duration::from_secs(5)).success());
+}
+
+#[test]
+fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(certs.path(), 0);
+    let there = workdir();
+    far.launch(launch_params("scenario:plain far away", there.path()));
+
+    let home = home_with_box(&far, &url, pin);
+    let env = [("HLD_CONTEXT", "box")];
+    let tui = dashboard("hlyr", home, &local.socket, &["tui", "--no-bell"], &env);
+    tui.wait_screen("● connected");
+    let screen = tui.wait_screen("far away");
+    assert!(screen.contains("⌂ box"), "{screen}");
+
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--context", "nowhere"];
+    let mut tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    let status = tui.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.exit_code(), 2);
+    let screen = tui.screen_text();
+    assert!(screen.contains("no context named \"nowhere\""), "{screen}");
+}
+
+#[test]
+fn hld_tui_on_a_wss_context_shows_its_daemon_gone_then_back_after_a_restart() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (mut far, url, pin) = wss_daemon(certs.path(), 0);
+    let port = url.rsplit(':').next().unwrap().to_owned();
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--context", "box", "--no-bell"];
+    let tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    tui.wait_screen("● connected");
+
+    far.stop();
+    let screen = tui.wait_screen("○ reconnecting");
+    assert!(screen.contains("⌂ box"), "{screen}");
+    tui.wait_screen("daemon unreachable");
+
+    // The same daemon (its directory, token and certificate) on the same port.
+    let again = DaemonOptions {
+        dir: Some(far.dir.clone()),
+        ..DaemonOptions::fake_claude()
+    }
+    .arg("--ws")
+    .arg(&format!("127.0.0.1:{port}"))
+    .arg("--ws-tls-cert")
+    .arg(certs.path().join("cert.pem").to_str().unwrap())
+    .arg("--ws-tls-key")
+    .arg(certs.path().join("key.pem").to_str().unwrap());
+    let again = TestDaemon::start_with(again);
+    tui.wait_screen("● connected");
+    let there = workdir();
+    again.launch(launch_params("scenario:plain back again", there.path()));
+    tui.wait_screen("back again");
+}
+
+#[test]
+fn hld_tui_refuses_a_contexts_file_others_can_read() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(certs.path(), 0);
+    let home = home_with_box(&far, &url, pin);
+    let file = home.path().join("config/humanlayer/contexts.json");
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut tui = dashboard("hld-tui", home, &local.socket, &["--no-bell"], &[]);
+    let status = tui.wait_exit(std::time::Duration::from_secs(10));
+    assert_eq!(status.exit_code(), 2);
+    let screen = tui.screen_text();
+    assert!(screen.contains("refusing"), "{screen}");
+    assert!(screen.contains("chmod 600"), "{screen}");
+}
