@@ -16,7 +16,7 @@ use crate::hlyr::{hlyr_at, Run};
 
 /// A daemon serving `wss://` on a loopback port with a new self-signed certificate; its
 /// address, and the certificate's fingerprint.
-fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
+pub(super) fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
     let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
     let certified = rcgen::generate_simple_self_signed(names).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
@@ -35,8 +35,24 @@ fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
     (daemon, url, Fingerprint::of(certified.cert.der()))
 }
 
+/// `far`, stopped, started again: the same daemon (its directory, token and the certificate
+/// [`wss_daemon`] wrote in `certs`) on the same port.
+pub(super) fn restart_wss(far: &TestDaemon, certs: &Path, port: u16) -> TestDaemon {
+    let again = DaemonOptions {
+        dir: Some(far.dir.clone()),
+        ..DaemonOptions::fake_claude()
+    }
+    .arg("--ws")
+    .arg(&format!("127.0.0.1:{port}"))
+    .arg("--ws-tls-cert")
+    .arg(certs.join("cert.pem").to_str().unwrap())
+    .arg("--ws-tls-key")
+    .arg(certs.join("key.pem").to_str().unwrap());
+    TestDaemon::start_with(again)
+}
+
 /// The token file of `daemon`, as a remote machine keeps it: a private copy.
-fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
+pub(super) fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
     let file = dir.join("box.token");
     std::fs::write(&file, ws::token_in(&daemon.dir)).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
@@ -139,7 +155,7 @@ async fn a_wrong_fingerprint_a_wrong_token_and_plain_ws_afar_are_refused() {
 
 /// `hlyr` with its own home (where `contexts.json` lives), the local daemon's socket in the
 /// environment, and `env`.
-fn hlyr(local: &TestDaemon, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(super) fn hlyr(local: &TestDaemon, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     hlyr_at(&local.socket, home, args, env)
 }
 
@@ -293,18 +309,7 @@ async fn a_subscription_over_wss_comes_back_when_its_daemon_restarts() {
         .await
         .unwrap();
     far.stop();
-    // The same daemon (its directory, token and certificate) on the same port.
-    let again = DaemonOptions {
-        dir: Some(far.dir.clone()),
-        ..DaemonOptions::fake_claude()
-    }
-    .arg("--ws")
-    .arg(&format!("127.0.0.1:{port}"))
-    .arg("--ws-tls-cert")
-    .arg(certs.path().join("cert.pem").to_str().unwrap())
-    .arg("--ws-tls-key")
-    .arg(certs.path().join("key.pem").to_str().unwrap());
-    let again = TestDaemon::start_with(again);
+    let again = restart_wss(&far, certs.path(), port);
     match events.next().await {
         Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
         other => panic!("expected a reconnection, got {other:?}"),
