@@ -120,5 +120,7 @@ fn watch_all_contexts_shows_both_daemons_and_one_lost_and_back_while_the_other_s
         l["data"]["context"] == "box" && l["data"]["session"]["id"] == new_id.as_str()
     });
     watch.interrupt();
-    assert_eq!(watch.finish().code, 130);
+    let run = watch.finish();
+    assert_eq!(run.code, 130, "{run:#?}");
+    run.json_lines_as("watch");
 }
