@@ -54,6 +54,7 @@ pub struct Args {
     notify: bool,
     /// The sessions of every context's daemon (`hlyr context list`) on one board, each line
     /// marked with its context; a daemon that cannot be reached is said and tried again.
+    /// Keys are not read: answer with `hlyr --context NAME approve ID`.
     #[arg(long, conflicts_with = "notify")]
     pub all_contexts: bool,
 }

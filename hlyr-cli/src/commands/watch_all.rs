@@ -215,12 +215,18 @@ impl Screen {
         let board = fleet.board();
         match self.shown {
             Shown::Live => {
+                let down: Vec<String> = fleet.down().map(|(name, why)| down(name, why)).collect();
+                // The terminal's rows, less the header, a `… more` line and the daemons down.
+                let height = console::Term::stdout()
+                    .size_checked()
+                    .map_or(usize::MAX, |(rows, _)| usize::from(rows));
+                let room = height.saturating_sub(3 + down.len()).max(1);
                 let mut lines = vec![if board.rows.is_empty() {
                     paint(DIM, "no sessions")
                 } else {
-                    board.table(usize::MAX, None)
+                    board.table(room, None)
                 }];
-                lines.extend(fleet.down().map(|(name, why)| down(name, why)));
+                lines.extend(down);
                 watch::redraw(&mut self.frame, lines.join("\n"))
             }
             Shown::Lines => {

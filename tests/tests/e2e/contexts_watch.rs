@@ -1,11 +1,13 @@
 //! `hlyr watch --all-contexts` (issue 42): two daemons, one on this machine's socket and one
 //! on `wss://` (loopback, self-signed, with its token), on one board, each line marked with
 //! its context; the `wss://` daemon stopped while watching is said to be down while the
-//! local one keeps showing, and is watched again once it is back.
+//! local one keeps showing, and is watched again once it is back. On a terminal, a daemon
+//! that cannot be reached is said under the block.
 
 use std::path::Path;
 
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::pty::{self, Terminal};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 use serde_json::Value;
 
 use crate::contexts::{hlyr, restart_wss, token_file, wss_daemon};
@@ -123,4 +125,30 @@ fn watch_all_contexts_shows_both_daemons_and_one_lost_and_back_while_the_other_s
     let run = watch.finish();
     assert_eq!(run.code, 130, "{run:#?}");
     run.json_lines_as("watch");
+}
+
+#[test]
+fn on_a_terminal_a_daemon_that_cannot_be_reached_is_said_under_the_others_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let gone = home.join("gone.sock");
+    let add = ["context", "add", "gone", gone.to_str().unwrap()];
+    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    let id = local.launch(launch_params("scenario:tool", &local.dir));
+    local.wait_approvals(Some(&id), |a| a.len() == 1);
+
+    let mut cmd = pty::command(&workspace_bin("hlyr"), home);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &local.socket);
+    cmd.args(["watch", "--all-contexts"]);
+    let term = Terminal::spawn(cmd, 30, 120);
+    let screen = term.wait_until("both contexts", WAIT, |screen| {
+        screen.contains(&id[..8]) && screen.contains("gone: down")
+    });
+    let row = screen.lines().find(|l| l.contains(&id[..8])).unwrap();
+    assert!(row.trim_start().starts_with("local"), "{screen}");
+    assert!(row.contains("approve Write"), "{screen}");
+    assert!(screen.contains("CONTEXT"), "{screen}");
+    let said = screen.lines().find(|l| l.contains("gone: down")).unwrap();
+    assert!(said.contains("gone.sock"), "names what it tried: {screen}");
 }
