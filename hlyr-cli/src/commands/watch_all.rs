@@ -272,5 +272,5 @@ fn key(row: &Row) -> (String, String) {
 
 /// The line saying a daemon is down.
 fn down(name: &str, why: &str) -> String {
-    paint(YELLOW, format!("{name}: down, trying again: {why}"))
+    paint(YELLOW, format!("{name}: down: {why}"))
 }
