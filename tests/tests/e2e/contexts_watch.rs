@@ -1,8 +1,8 @@
-//! `hlyr watch --all-contexts` (issue 42): two daemons, one on this machine's socket and one
-//! on `wss://` (loopback, self-signed, with its token), on one board, each line marked with
-//! its context; the `wss://` daemon stopped while watching is said to be down while the
-//! local one keeps showing, and is watched again once it is back. On a terminal, a daemon
-//! that cannot be reached is said under the block.
+//! `hlyr watch --context` and `--all-contexts` (issue 42): two daemons, one on this
+//! machine's socket and one on `wss://` (loopback, self-signed, with its token), on one
+//! board, each line marked with its context; the `wss://` daemon stopped while watching is
+//! said to be down while the local one keeps showing, and is watched again once it is back.
+//! On a terminal, a daemon that cannot be reached is said under the block.
 
 use std::path::Path;
 
@@ -81,6 +81,17 @@ fn watch_all_contexts_shows_both_daemons_and_one_lost_and_back_while_the_other_s
     let [(local_id, local_approval), (far_id, far_approval)] = &sessions[..] else {
         unreachable!()
     };
+
+    // `--context box`: that daemon alone.
+    let mut cmd = hlyr_command(&local.socket, home);
+    cmd.args(["--context", "box", "watch", "--json"]);
+    let one = Running::spawn(cmd);
+    wait_line(&one, 0, "the box session", |l| {
+        l["data"]["session"]["id"] == far_id.as_str()
+    });
+    one.interrupt();
+    let run = one.finish();
+    assert!(!run.stdout.contains(local_id.as_str()), "{run:#?}");
 
     // As text: one table, a column naming each line's context.
     let text = watch_all(&local, home, &[]);
