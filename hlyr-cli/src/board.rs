@@ -16,10 +16,12 @@ use crate::table::{table_giving, Gives};
 use crate::transcript::tool_input::EXIT_PLAN_MODE;
 
 /// When the table is too wide, the title gives way first, then what waits.
-const GIVES: [Gives; 2] = [Gives::start(7, 10), Gives::start(6, 16)];
+const GIVES: [Gives; 2] = [Gives::start(8, 10), Gives::start(7, 16)];
 
-/// The table's header; the first column marks the row picked with the arrows.
-const HEADER: [&str; 8] = [
+/// The table's header; the first column marks the row picked with the arrows, the second
+/// (`CONTEXT`, left out when no row has one) names each row's daemon.
+const HEADER: [&str; 9] = [
+    "",
     "",
     "ID",
     "STATUS",
@@ -33,6 +35,8 @@ const HEADER: [&str; 8] = [
 /// One session's line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The context whose daemon runs the session (`watch --all-contexts`).
+    pub context: Option<String>,
     pub session: Session,
     /// Its approvals waiting for a decision, oldest first.
     pub waiting: Vec<Approval>,
@@ -43,6 +47,8 @@ pub struct Row {
 /// A line as `--json` prints it: the session, and what waits.
 #[derive(Debug, Serialize)]
 pub struct RowJson<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<&'a str>,
     pub session: &'a Session,
     pub waiting: Vec<Waiting<'a>>,
 }
@@ -57,6 +63,7 @@ pub struct Waiting<'a> {
 impl Row {
     pub fn new(session: Session) -> Row {
         Row {
+            context: None,
             session,
             waiting: Vec::new(),
             waiting_text: Vec::new(),
@@ -83,6 +90,7 @@ impl Row {
     /// The line as `--json` prints it.
     pub fn json(&self) -> RowJson<'_> {
         RowJson {
+            context: self.context.as_deref(),
             session: &self.session,
             waiting: (self.waiting.iter().zip(&self.waiting_text))
                 .map(|(a, text)| Waiting {
@@ -107,6 +115,7 @@ impl Row {
         };
         vec![
             if picked { "›" } else { " " }.to_owned(),
+            self.context.clone().unwrap_or_default(),
             clean(short_id(&s.id)).into_owned(),
             s.status_text(),
             age(&s.last_activity_at),
@@ -121,7 +130,7 @@ impl Row {
     /// a terminal) only when this changes.
     pub fn key(&self) -> Vec<String> {
         let mut cells = self.cells(false);
-        cells.remove(3);
+        cells.remove(4);
         cells
     }
 
@@ -334,7 +343,11 @@ impl Board {
             .enumerate()
             .map(|(i, row)| row.cells(picked == Some(i)))
             .collect();
-        let mut text = table_giving(&HEADER, &cells, &GIVES);
+        let mut header = HEADER;
+        if self.rows.iter().any(|r| r.context.is_some()) {
+            header[1] = "CONTEXT";
+        }
+        let mut text = table_giving(&header, &cells, &GIVES);
         if self.rows.len() > rows {
             let more = self.rows.len() - rows;
             text.push_str(&format!("\n{}", paint(DIM, format!("… {more} more"))));

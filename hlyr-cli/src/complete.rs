@@ -1,35 +1,67 @@
 //! The candidates that shell completion offers for ids: the sessions and pending approvals
-//! of the running daemon, asked for while completing (`hlyr completions`). Without a daemon
-//! there are none; completion never starts one.
+//! of the daemon in force for the command line being completed (its `--context` or
+//! `--daemon-socket`, else as any command resolves it), asked for while completing (`hlyr
+//! completions`). Without a daemon there are none; completion never starts one.
 
 use std::ffi::OsStr;
 use std::future::Future;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap_complete::CompletionCandidate;
 use hld_client::Client;
 
-use crate::output::{bare_id, short_id, title};
+use crate::output::{bare_id, short_id, title, Printer};
 use crate::session::Session;
+use crate::Context;
 
 /// How long completion waits for the daemon: a shell must not hang on a stuck one.
 const TIMEOUT: Duration = Duration::from_millis(500);
 
-/// What `call` gets from the daemon at the default socket (environment, `humanlayer.json`,
-/// then the usual path), on a runtime of its own: completion runs before hlyr's.
+/// What `call` gets from the daemon in force for the command line being completed, on a
+/// runtime of its own: completion runs before hlyr's.
 fn ask<T, F>(call: impl FnOnce(Client) -> F) -> Option<T>
 where
     F: Future<Output = Result<T, hld_client::Error>>,
 {
-    let socket = hld_client::config::resolve_socket_path(None).ok()?;
+    // The shell gives the words being completed after `--`.
+    let words: Vec<String> = std::env::args().skip_while(|a| a != "--").collect();
+    let address = chosen(&words).address().ok()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .ok()?;
     runtime.block_on(async {
-        let client = Client::connect_with_timeout(&socket, TIMEOUT).await.ok()?;
+        let connecting = Client::connect_to_with_timeout(&address, TIMEOUT);
+        let client = tokio::time::timeout(TIMEOUT, connecting).await.ok()?.ok()?;
         call(client).await.ok()
     })
+}
+
+/// The daemon `words` (a command line being completed) choose: the last `--context` and
+/// `--daemon-socket` given, else `HLD_CONTEXT`, as parsing them would.
+fn chosen(words: &[String]) -> Context {
+    let mut context = std::env::var("HLD_CONTEXT").ok();
+    let mut daemon_socket = None;
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        let (flag, value) = match word.split_once('=') {
+            Some((flag, value)) => (flag, Some(value.to_owned())),
+            None => (word.as_str(), None),
+        };
+        // The value after `=`, else the next word.
+        let given = || value.clone().or_else(|| words.clone().next().cloned());
+        match flag {
+            "--context" => context = given(),
+            "--daemon-socket" => daemon_socket = given().map(PathBuf::from),
+            _ => {}
+        }
+    }
+    Context {
+        daemon_socket,
+        context: context.filter(|name| !name.is_empty()),
+        out: Printer::new(false),
+    }
 }
 
 /// `id` in the form the word being completed started (with or without its leading word such
@@ -87,6 +119,21 @@ pub fn approvals(current: &OsStr) -> Vec<CompletionCandidate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_daemon_is_the_one_the_completed_line_chooses() {
+        let words = |line: &str| line.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        let ctx = chosen(&words("-- hlyr --context box approve 3f"));
+        assert_eq!(ctx.context.as_deref(), Some("box"));
+        let ctx = chosen(&words(
+            "-- hlyr --context=a show --context=b --daemon-socket /s x",
+        ));
+        assert_eq!(ctx.context.as_deref(), Some("b"));
+        assert_eq!(
+            ctx.daemon_socket.as_deref(),
+            Some(std::path::Path::new("/s"))
+        );
+    }
 
     #[test]
     fn ids_are_offered_in_the_form_being_typed() {

@@ -137,3 +137,23 @@ fn the_windows_line_warns_near_a_limit_and_says_when_it_resets() {
     board.window(window("x\x1b[2J".into(), 0.1));
     assert!(plain(&board.windows_line(now).unwrap()).ends_with(" · x�[2J 10%"));
 }
+
+#[test]
+fn a_context_column_shows_only_when_a_line_has_a_context() {
+    let mut board = Board::default();
+    board.put(session("s1", None));
+    let alone = plain(&board.table(10, None));
+    assert!(!alone.contains("CONTEXT"), "{alone}");
+    board.rows[0].context = Some("devbox".into());
+    let marked = plain(&board.table(10, None));
+    let header = marked.lines().next().unwrap();
+    assert!(header.trim_start().starts_with("CONTEXT  ID"), "{marked}");
+    let line = marked.lines().nth(1).unwrap().trim_start();
+    assert!(line.starts_with("devbox   s1  running"), "{marked}");
+    assert_eq!(
+        board.rows[0].plain_line().split("  ").next(),
+        Some("devbox")
+    );
+    let json = serde_json::to_value(board.rows[0].json()).unwrap();
+    assert_eq!(json["context"], "devbox");
+}

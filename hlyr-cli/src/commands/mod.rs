@@ -29,6 +29,7 @@ mod tui;
 mod unarchive;
 mod usage;
 mod watch;
+mod watch_all;
 
 use clap::Subcommand;
 

@@ -3,7 +3,8 @@
 //! under the usage-limit windows; ↑/↓ pick a line and Enter answers what it waits for (the
 //! first waiting line when the picked one waits for nothing), with the prompt `launch` asks
 //! approvals with. Without a terminal, a line is printed per change; with `--json`, a JSON
-//! line (`session`, `limits`, `notification`).
+//! line (`session`, `limits`, `notification`). With `--all-contexts`, every context's daemon
+//! on one board (see [`super::watch_all`]).
 //!
 //! It subscribes before it reads anything, so nothing falls between what it read and what
 //! the events bring; when events were dropped (`lagged`) it reads everything again.
@@ -46,16 +47,21 @@ pub struct Args {
     /// Every session, each one of a chain continued, and archived ones (by default one line
     /// per chain: the 20 most recent, and every one at work).
     #[arg(short, long)]
-    all: bool,
+    pub all: bool,
     /// Ring the terminal's bell and send it a notification (OSC 9 or 777) when the daemon
     /// notifies about any session; on the desktop too unless the daemon shows them itself.
     #[arg(long)]
     notify: bool,
+    /// The sessions of every context's daemon (`hlyr context list`) on one board, each line
+    /// marked with its context; a daemon that cannot be reached is said and tried again.
+    /// Keys are not read: answer with `hlyr --context NAME approve ID`.
+    #[arg(long, conflicts_with = "notify")]
+    pub all_contexts: bool,
 }
 
 /// How the board is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shown {
+pub(super) enum Shown {
     /// Drawn again in place (text to a terminal).
     Live,
     /// A line per change.
@@ -67,10 +73,19 @@ enum Shown {
 /// A JSON line of `--json`.
 #[derive(Serialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
-enum Line<'a> {
+pub(super) enum Line<'a> {
     Session(RowJson<'a>),
-    Limits { windows: &'a [RateLimitWindow] },
+    Limits {
+        windows: &'a [RateLimitWindow],
+    },
     Notification(&'a Notification),
+    /// A context's daemon was reached, or lost (`error`), with `--all-contexts`.
+    Context {
+        context: &'a str,
+        connected: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    },
 }
 
 impl Render for Line<'_> {
@@ -97,26 +112,37 @@ struct Watch<'a> {
     prompter: Option<Prompter>,
     /// A word under the block, until the next key (`nothing waits`).
     told: Option<String>,
-    /// How many lines the block takes on screen (0: draw it anew below).
-    drawn: usize,
-    /// The block as last drawn.
+    /// The block as last drawn (empty: draw it anew below).
     frame: String,
 }
 
-pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
-    let mut events = client
-        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
-        .await?;
-    let shown = if ctx.out.is_json() {
+/// How `ctx` shows the board.
+pub(super) fn shown(ctx: &Context) -> Shown {
+    if ctx.out.is_json() {
         Shown::Json
     } else if ctx.out.rewrites() {
         Shown::Live
     } else {
         Shown::Lines
-    };
-    let mut sigint = signal(SignalKind::interrupt())
-        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
+    }
+}
+
+/// Ctrl-C, listened for.
+pub(super) fn sigint() -> Result<tokio::signal::unix::Signal, CliError> {
+    signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))
+}
+
+pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
+    if args.all_contexts {
+        return super::watch_all::run(ctx, args).await;
+    }
+    let client = ctx.connect().await?;
+    let mut events = client
+        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
+        .await?;
+    let shown = shown(ctx);
+    let mut sigint = sigint()?;
     let _quiet = (shown == Shown::Live).then(QuietControls::on_terminal);
     let mut prompter = (shown == Shown::Live).then(Prompter::on_terminal).flatten();
     if let Some(prompter) = prompter.as_mut() {
@@ -136,7 +162,6 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         picked: None,
         prompter,
         told: None,
-        drawn: 0,
         frame: String::new(),
     };
     watch.load().await?;
@@ -168,39 +193,62 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     }
 }
 
-impl Watch<'_> {
-    /// Reads the sessions, their pending approvals and the windows.
-    async fn load(&mut self) -> Result<(), CliError> {
-        let sessions = if self.board.all {
-            self.client.list_sessions().await?
-        } else {
-            let params = GetSessionLeavesParams {
-                filter: Some(LeafFilter::Normal),
-            };
-            let mut leaves = self.client.call::<GetSessionLeaves>(params).await?.sessions;
-            let mut at = 0;
-            leaves.retain(|s| {
-                at += 1;
-                at <= RECENT || s.status.is_active()
-            });
-            leaves
+/// Reads the sessions, their pending approvals and the windows.
+pub(super) async fn load(client: &Client, board: &mut Board) -> Result<(), CliError> {
+    let sessions = if board.all {
+        client.list_sessions().await?
+    } else {
+        let params = GetSessionLeavesParams {
+            filter: Some(LeafFilter::Normal),
         };
-        self.board.rows = sessions.into_iter().map(|s| Row::new(s.into())).collect();
-        for approval in self.client.fetch_approvals(None).await? {
-            self.board.wait(approval);
+        let mut leaves = client.call::<GetSessionLeaves>(params).await?.sessions;
+        let mut at = 0;
+        leaves.retain(|s| {
+            at += 1;
+            at <= RECENT || s.status.is_active()
+        });
+        leaves
+    };
+    board.rows = sessions.into_iter().map(|s| Row::new(s.into())).collect();
+    for approval in client.fetch_approvals(None).await? {
+        board.wait(approval);
+    }
+    board.windows.clear();
+    match client.call::<GetRateLimits>(NoParams {}).await {
+        Ok(limits) => limits.windows.into_iter().for_each(|w| board.window(w)),
+        // A daemon without usage-limit windows.
+        Err(hld_client::Error::Rpc(e))
+            if ErrorCode::from_code(e.code) == Some(ErrorCode::MethodNotFound) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(())
+}
+
+/// Reads a session again and puts it on the board; one new to the board brings its
+/// pending approvals. A session gone meanwhile is left out.
+pub(super) async fn fetch(
+    client: &Client,
+    board: &mut Board,
+    session_id: &str,
+) -> Result<(), CliError> {
+    let state = match client.get_session_state(session_id).await {
+        Ok(state) => state,
+        Err(hld_client::Error::Rpc(_)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
+    let new = board.row(session_id).is_none();
+    board.put(state.into());
+    if new {
+        for approval in client.fetch_approvals(Some(session_id)).await? {
+            board.wait(approval);
         }
-        self.board.windows.clear();
-        match self.client.call::<GetRateLimits>(NoParams {}).await {
-            Ok(limits) => limits
-                .windows
-                .into_iter()
-                .for_each(|w| self.board.window(w)),
-            // A daemon without usage-limit windows.
-            Err(hld_client::Error::Rpc(e))
-                if ErrorCode::from_code(e.code) == Some(ErrorCode::MethodNotFound) => {}
-            Err(e) => return Err(e.into()),
-        }
-        Ok(())
+    }
+    Ok(())
+}
+
+impl Watch<'_> {
+    async fn load(&mut self) -> Result<(), CliError> {
+        load(self.client, &mut self.board).await
     }
 
     /// Takes in an event: the board changes, and rings when asked to.
@@ -251,22 +299,8 @@ impl Watch<'_> {
         )
     }
 
-    /// Reads a session again and puts it on the board; one new to the board brings its
-    /// pending approvals. A session gone meanwhile is left out.
     async fn fetch(&mut self, session_id: &str) -> Result<(), CliError> {
-        let state = match self.client.get_session_state(session_id).await {
-            Ok(state) => state,
-            Err(hld_client::Error::Rpc(_)) => return Ok(()),
-            Err(e) => return Err(e.into()),
-        };
-        let new = self.board.row(session_id).is_none();
-        self.board.put(state.into());
-        if new {
-            for approval in self.client.fetch_approvals(Some(session_id)).await? {
-                self.board.wait(approval);
-            }
-        }
-        Ok(())
+        fetch(self.client, &mut self.board, session_id).await
     }
 
     /// Takes in keys: those of the question Enter opened, else ↑/↓, Enter and q. Returns the
@@ -324,7 +358,6 @@ impl Watch<'_> {
             row.session.shown_title()
         );
         // The block stays above; it is drawn anew below once the question is answered.
-        self.drawn = 0;
         self.frame.clear();
         anstream::eprintln!("{session}\n{}", approval_text(&approval, true));
         if let Some(prompter) = self.prompter.as_mut() {
@@ -403,25 +436,7 @@ impl Watch<'_> {
         if self.prompter.is_some() {
             lines.push(fit(paint(DIM, keys)));
         }
-        let frame = lines.join("\n");
-        if frame == self.frame {
-            return Ok(());
-        }
-        // Back to the block's first line, and everything below it cleared. (Written past
-        // anstream, which would strip the sequence under NO_COLOR.)
-        let mut raw = std::io::stdout().lock();
-        if self.drawn > 0 {
-            write!(raw, "\r\x1b[{}A", self.drawn)?;
-        }
-        raw.write_all(b"\r\x1b[J")?;
-        raw.flush()?;
-        drop(raw);
-        let mut out = anstream::stdout().lock();
-        writeln!(out, "{frame}")?;
-        out.flush()?;
-        self.drawn = frame.lines().count();
-        self.frame = frame;
-        Ok(())
+        redraw(&mut self.frame, lines.join("\n"))
     }
 
     /// Prints the lines that changed since last printed, and the windows when they changed.
@@ -475,4 +490,27 @@ impl Watch<'_> {
         }
         Ok(())
     }
+}
+
+/// Draws `frame` in place of `drawn`, the block last drawn at the bottom of the output (empty:
+/// nothing to replace), unless it is the same.
+pub(super) fn redraw(drawn: &mut String, frame: String) -> Result<(), CliError> {
+    if frame == *drawn {
+        return Ok(());
+    }
+    // Back to the block's first line, and everything below it cleared. (Written past
+    // anstream, which would strip the sequence under NO_COLOR.)
+    let mut raw = std::io::stdout().lock();
+    let above = drawn.lines().count();
+    if above > 0 {
+        write!(raw, "\r\x1b[{above}A")?;
+    }
+    raw.write_all(b"\r\x1b[J")?;
+    raw.flush()?;
+    drop(raw);
+    let mut out = anstream::stdout().lock();
+    writeln!(out, "{frame}")?;
+    out.flush()?;
+    *drawn = frame;
+    Ok(())
 }

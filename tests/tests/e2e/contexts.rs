@@ -35,6 +35,22 @@ pub(super) fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerpr
     (daemon, url, Fingerprint::of(certified.cert.der()))
 }
 
+/// `far`, stopped, started again: the same daemon (its directory, token and the certificate
+/// [`wss_daemon`] wrote in `certs`) on the same port.
+pub(super) fn restart_wss(far: &TestDaemon, certs: &Path, port: u16) -> TestDaemon {
+    let again = DaemonOptions {
+        dir: Some(far.dir.clone()),
+        ..DaemonOptions::fake_claude()
+    }
+    .arg("--ws")
+    .arg(&format!("127.0.0.1:{port}"))
+    .arg("--ws-tls-cert")
+    .arg(certs.join("cert.pem").to_str().unwrap())
+    .arg("--ws-tls-key")
+    .arg(certs.join("key.pem").to_str().unwrap());
+    TestDaemon::start_with(again)
+}
+
 /// The token file of `daemon`, as a remote machine keeps it: a private copy.
 pub(super) fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
     let file = dir.join("box.token");
@@ -139,7 +155,7 @@ async fn a_wrong_fingerprint_a_wrong_token_and_plain_ws_afar_are_refused() {
 
 /// `hlyr` with its own home (where `contexts.json` lives), the local daemon's socket in the
 /// environment, and `env`.
-fn hlyr(local: &TestDaemon, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+pub(super) fn hlyr(local: &TestDaemon, home: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     hlyr_at(&local.socket, home, args, env)
 }
 
@@ -293,18 +309,7 @@ async fn a_subscription_over_wss_comes_back_when_its_daemon_restarts() {
         .await
         .unwrap();
     far.stop();
-    // The same daemon (its directory, token and certificate) on the same port.
-    let again = DaemonOptions {
-        dir: Some(far.dir.clone()),
-        ..DaemonOptions::fake_claude()
-    }
-    .arg("--ws")
-    .arg(&format!("127.0.0.1:{port}"))
-    .arg("--ws-tls-cert")
-    .arg(certs.path().join("cert.pem").to_str().unwrap())
-    .arg("--ws-tls-key")
-    .arg(certs.path().join("key.pem").to_str().unwrap());
-    let again = TestDaemon::start_with(again);
+    let again = restart_wss(&far, certs.path(), port);
     match events.next().await {
         Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
         other => panic!("expected a reconnection, got {other:?}"),

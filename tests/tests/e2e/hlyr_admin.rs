@@ -679,7 +679,7 @@ fn completions_are_generated_for_each_shell() {
 
 /// What the shell gets for `hlyr WORDS…` (the last one being completed), fish's way: one
 /// candidate a line, its help after a tab.
-fn complete_at(socket: &Path, home: &Path, words: &[&str]) -> Vec<(String, String)> {
+pub(crate) fn complete_at(socket: &Path, home: &Path, words: &[&str]) -> Vec<(String, String)> {
     let mut cmd = hlyr_command(socket, home);
     cmd.env("COMPLETE", "fish").args(["--", "hlyr"]).args(words);
     let run = run_command(cmd);

@@ -18,6 +18,8 @@ mod client;
 mod cloud;
 mod cloud_ended;
 mod contexts;
+mod contexts_complete;
+mod contexts_watch;
 mod control;
 mod cost;
 mod drafts;
