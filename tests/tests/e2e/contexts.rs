@@ -59,6 +59,32 @@ pub(super) fn token_file(daemon: &TestDaemon, dir: &Path) -> PathBuf {
     file
 }
 
+/// `hlyr context add box URL --token-file F --fingerprint PIN` in `home`, for the daemon
+/// `far` at `url`.
+pub(super) fn add_box(
+    local: &TestDaemon,
+    home: &Path,
+    far: &TestDaemon,
+    url: &str,
+    pin: Fingerprint,
+) {
+    let token = token_file(far, home);
+    let token = token.to_str().unwrap();
+    let pin = pin.to_string();
+    let add = [
+        "context",
+        "add",
+        "box",
+        url,
+        "--token-file",
+        token,
+        "--fingerprint",
+        &pin,
+    ];
+    let run = hlyr(local, home, &add, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+}
+
 fn remote(url: &str, token: &str, pin: Fingerprint) -> Address {
     let token = Token::new(token).unwrap();
     Address::Remote(Remote::new(url, token, Trust::Fingerprint(pin)).unwrap())
@@ -330,18 +356,7 @@ fn hlyr_approvals_all_contexts_lists_every_daemons_approvals_and_says_which_is_d
     let home = home.path();
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (far, url, pin) = wss_daemon(home, 0);
-    let token = token_file(&far, home);
-    let add = [
-        "context",
-        "add",
-        "box",
-        &url,
-        "--token-file",
-        token.to_str().unwrap(),
-        "--fingerprint",
-        &pin.to_string(),
-    ];
-    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    add_box(&local, home, &far, &url, pin);
     let gone = home.join("gone.sock");
     let add_gone = ["context", "add", "gone", gone.to_str().unwrap()];
     assert_eq!(hlyr(&local, home, &add_gone, &[]).code, 0);

@@ -3,7 +3,7 @@
 
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon};
 
-use crate::contexts::{hlyr, token_file, wss_daemon};
+use crate::contexts::{add_box, wss_daemon};
 use crate::hlyr_admin::complete_at;
 
 #[test]
@@ -12,18 +12,7 @@ fn completion_offers_the_ids_of_the_context_named_on_the_line() {
     let home = home.path();
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (far, url, pin) = wss_daemon(home, 0);
-    let token = token_file(&far, home);
-    let add = [
-        "context",
-        "add",
-        "box",
-        &url,
-        "--token-file",
-        token.to_str().unwrap(),
-        "--fingerprint",
-        &pin.to_string(),
-    ];
-    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    add_box(&local, home, &far, &url, pin);
     let mut pending = Vec::new();
     for daemon in [&local, &far] {
         let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));

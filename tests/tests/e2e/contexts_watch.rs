@@ -10,7 +10,7 @@ use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 use serde_json::Value;
 
-use crate::contexts::{hlyr, restart_wss, token_file, wss_daemon};
+use crate::contexts::{add_box, hlyr, restart_wss, wss_daemon};
 use crate::hlyr::{hlyr_command, Running};
 
 /// The JSON lines `watch` printed after the first `skip`, the first that `wanted` takes.
@@ -60,18 +60,7 @@ fn watch_all_contexts_shows_both_daemons_and_one_lost_and_back_while_the_other_s
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (mut far, url, pin) = wss_daemon(home, 0);
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    let token = token_file(&far, home);
-    let add = [
-        "context",
-        "add",
-        "box",
-        &url,
-        "--token-file",
-        token.to_str().unwrap(),
-        "--fingerprint",
-        &pin.to_string(),
-    ];
-    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    add_box(&local, home, &far, &url, pin);
     let mut sessions = Vec::new();
     for daemon in [&local, &far] {
         let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
