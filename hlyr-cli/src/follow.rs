@@ -312,17 +312,17 @@ impl Follower<'_> {
             ConversationEventType::ToolCall => (event.tool_id.clone(), event.approval_id.clone()),
             _ => (None, None),
         };
-        if transcript::question(&event).is_some() && !self.ended {
+        let early = call.as_ref().and_then(|id| self.early.remove(id));
+        let question = transcript::question(&event).is_some();
+        if question && early.is_some() {
+            // Asked before its tool call was stored: the approval asks it, once.
+        } else if question && !self.ended {
             self.question = Some(event);
         } else {
             self.queue.push_back(Update::Event(event));
         }
-        if let Some(id) = call {
-            if let Some(approval) = self.early.remove(&id) {
-                self.queue.push_back(Update::Approval(approval));
-            }
-            self.calls.insert(id);
-        }
+        self.queue.extend(early.map(Update::Approval));
+        self.calls.extend(call);
         if let Some(id) = linked {
             self.link(id);
         }

@@ -105,7 +105,11 @@ pub async fn create_approval(
         ApprovalType::HumanContact => {
             let message = present(p.message)
                 .ok_or_else(|| Error::required("message", "string", "missing"))?;
-            NewApproval::human_contact(&id, &session_id, &message)
+            // The `contact_human` tool call that asks it, when the caller knows it.
+            NewApproval {
+                tool_use_id: present(p.tool_use_id),
+                ..NewApproval::human_contact(&id, &session_id, &message)
+            }
         }
         other => return Err(Error::not_accepted("type", other.as_str(), &DECISION_TYPES)),
     };

@@ -26,6 +26,8 @@ const REQUEST_PERMISSION: &str = "request_permission";
 const CONTACT_HUMAN: &str = "contact_human";
 /// `contact_human` as injected (`approvals`): asking whether Claude may ask is allowed at once.
 const OWN_CONTACT_TOOL: &str = "mcp__approvals__contact_human";
+/// The `_meta` key under which Claude Code names the `tool_use` id of an MCP tool call.
+const TOOL_USE_ID_META: &str = "claudecode/toolUseId";
 
 /// Serves the server on stdin/stdout until the client closes stdin; `socket` is
 /// `--daemon-socket`, else the usual resolution (`HUMANLAYER_DAEMON_SOCKET` first).
@@ -78,11 +80,16 @@ impl ServerHandler for ApprovalsServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let call = context
+            .meta
+            .get(TOOL_USE_ID_META)
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let arguments = request.arguments.unwrap_or_default();
         let stop = stopped(context.ct, self.closed.clone());
         let result = match request.name.as_ref() {
-            REQUEST_PERMISSION => self.request_permission(&arguments, stop).await,
-            CONTACT_HUMAN => self.contact_human(&arguments, stop).await,
+            REQUEST_PERMISSION => self.request_permission(&arguments, call, stop).await,
+            CONTACT_HUMAN => self.contact_human(&arguments, call, stop).await,
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool: {other}"),
                 Some(json!({"tools": [REQUEST_PERMISSION, CONTACT_HUMAN]})),
@@ -93,9 +100,12 @@ impl ServerHandler for ApprovalsServer {
 }
 
 impl ApprovalsServer {
+    /// `call` is the `tool_use` id Claude Code names in the request's `_meta`: that of the tool
+    /// call asked about, used when the `tool_use_id` argument is absent.
     async fn request_permission(
         &self,
         arguments: &JsonObject,
+        call: Option<String>,
         stop: impl Future<Output = ()>,
     ) -> Result<CallToolResult, ErrorData> {
         let tool_name = required_string(arguments, "tool_name")?;
@@ -105,7 +115,7 @@ impl ApprovalsServer {
             None => return Err(invalid_argument("input", "required")),
         };
         let tool_use_id = match arguments.get("tool_use_id") {
-            None | Some(Value::Null) => None,
+            None | Some(Value::Null) => call,
             Some(Value::String(id)) => Some(id.clone()),
             Some(_) => return Err(invalid_argument("tool_use_id", "a string")),
         };
@@ -135,15 +145,19 @@ impl ApprovalsServer {
         Ok(text_result(reply))
     }
 
+    /// `call` is the `tool_use` id of this `contact_human` call, from the request's `_meta`:
+    /// the question is tied to the tool call that asks it, as a permission request is.
     async fn contact_human(
         &self,
         arguments: &JsonObject,
+        call: Option<String>,
         stop: impl Future<Output = ()>,
     ) -> Result<CallToolResult, ErrorData> {
         let message = required_string(arguments, "message")?;
         let params = CreateApprovalParams {
             kind: Some("human_contact".into()),
             message: Some(message),
+            tool_use_id: call,
             ..Default::default()
         };
         Ok(match self.daemon.ask(params, stop).await {

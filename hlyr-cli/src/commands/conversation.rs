@@ -42,7 +42,10 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             ConversationEventType::ToolCall => event.approval_id.clone(),
             _ => None,
         };
-        ctx.out.print(&Update::Event(event))?;
+        // A question with its approval is told once, by the approval (which names it).
+        if approval_id.is_none() || transcript::question(&event).is_none() {
+            ctx.out.print(&Update::Event(event))?;
+        }
         if let Some(id) = approval_id {
             print_approval(ctx, &client.get_approval(&id).await?)?;
         }

@@ -51,40 +51,46 @@ fn without_a_terminal_each_approval_says_how_to_answer_it_and_a_question_reads_p
         run.stdout
     );
 
+    question_in_a_pipe(&d, &wd, "scenario:ask");
+}
+
+/// A question Claude asks before its tool call reaches the daemon (`question_first` holds
+/// the call back until the question is listed) still reads after the text before it, once.
+#[test]
+fn a_question_asked_before_its_tool_call_is_stored_reads_in_order_and_once() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude_with_approvals_server());
+    question_in_a_pipe(&d, &workdir(&d), "scenario:question_first");
+}
+
+/// Launches `query` (an `ask` agent) with stdout a pipe, answers its question with `hlyr
+/// respond`, and checks what was printed live and again by `hlyr conversation`.
+fn question_in_a_pipe(d: &TestDaemon, wd: &str, query: &str) {
     let mut cmd = hlyr_command(&d.socket, &d.dir);
-    cmd.args(["launch", "-w", &wd, "scenario:ask"]);
+    cmd.args(["launch", "-w", wd, query]);
     let follower = Running::spawn(cmd);
     follower.wait_for("? question", 1);
-    let question = pending(&d, &session_in(&follower.stdout()));
+    let question = pending(d, &session_in(&follower.stdout()));
     let short = &question[..14];
     let how = format!(
         "  left pending: decide it with `hlyr respond {short} --comment …`, or in another \
          front end\n"
     );
-    hlyr(&d, &["respond", short, "--comment", "blue"]).assert_code(0);
-    assert_eq!(
-        wait_decided(&d, &question).status,
-        ApprovalStatus::Responded
-    );
+    hlyr(d, &["respond", short, "--comment", "blue"]).assert_code(0);
+    assert_eq!(wait_decided(d, &question).status, ApprovalStatus::Responded);
     let run = follower.finish();
     run.assert_code(0);
     assert!(run.stderr.contains(&how), "{}", run.stderr);
-    assert!(
-        run.stdout.contains(&format!(
-            "I need to ask a human about this.\n? question {short}: What colour should the \
-             button be?\n✓ answered {short}: blue\n"
-        )),
-        "{}",
-        run.stdout
+    // The question after the text before it, once, by its approval; then its answer.
+    let told = format!(
+        "I need to ask a human about this.\n? question {short}: What colour should the \
+         button be?\n✓ answered {short}: blue\n  ← blue\nThe human answered: blue\n"
     );
+    assert!(run.stdout.contains(&told), "{}", run.stdout);
     assert!(!run.stdout.contains("contact_human"), "{}", run.stdout);
-    // Printed again once over: the question its tool call asked, then the answer.
-    let again = hlyr(&d, &["conversation", &session_in(&run.stdout)]);
+    // Printed again once over: the question, by its approval, then the answer.
+    let again = hlyr(d, &["conversation", &session_in(&run.stdout)]);
     assert!(
-        again.assert_code(0).stdout.contains(
-            "I need to ask a human about this.\n? question: What colour should the button be?\n  \
-             ← blue\n"
-        ),
+        again.assert_code(0).stdout.contains(&told),
         "{}",
         again.stdout
     );

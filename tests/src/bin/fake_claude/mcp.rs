@@ -153,20 +153,9 @@ impl McpServers {
             .map(|s| &s.env)
     }
 
-    /// `tools/call` without a timeout (a human may be answering); returns the
-    /// `CallToolResult`. Callers check [`Self::has_tool`] first.
-    pub fn call_tool(
-        &mut self,
-        server: &str,
-        tool: &str,
-        arguments: Value,
-        tool_use_id: &str,
-        signals: &Signals,
-    ) -> Result<Value, CallError> {
-        self.call_tool_while(server, tool, arguments, tool_use_id, signals, &mut || {})
-    }
-
-    /// [`Self::call_tool`], calling `waiting` at every poll while the answer is awaited.
+    /// `tools/call` without a timeout (a human may be answering), calling `waiting` at every
+    /// poll while the answer is awaited; returns the `CallToolResult`. Callers check
+    /// [`Self::has_tool`] first.
     pub fn call_tool_while(
         &mut self,
         server: &str,

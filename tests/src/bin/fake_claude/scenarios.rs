@@ -46,6 +46,8 @@ pub enum Scenario {
     },
     /// The model calls `mcp__approvals__contact_human`; the fake asks that MCP server.
     Ask,
+    /// `ask`, but its text and tool_use lines follow only once the daemon lists the question.
+    QuestionFirst,
     /// `Glob` calls until `--max-turns` (default 1 here) stops the run; exit 1.
     MaxTurns,
     /// `tool`, but the `Write`'s permission is asked before its tool_use line is printed,
@@ -103,6 +105,7 @@ const NAMES: &[&str] = &[
     "ask",
     "maxturns",
     "asked_first",
+    "question_first",
     "retry",
     "edit",
     "long",
@@ -166,6 +169,7 @@ impl Scenario {
             "ask" => Self::Ask,
             "maxturns" => Self::MaxTurns,
             "asked_first" => Self::AskedFirst,
+            "question_first" => Self::QuestionFirst,
             "retry" => Self::Retry {
                 count: knob("FAKE_CLAUDE_COUNT", 3)?,
                 delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 200)?),
@@ -210,6 +214,7 @@ impl Scenario {
             Self::Ask => "ask",
             Self::MaxTurns => "maxturns",
             Self::AskedFirst => "asked_first",
+            Self::QuestionFirst => "question_first",
             Self::Retry { .. } => "retry",
             Self::Edit => "edit",
             Self::Long { .. } => "long",
@@ -299,7 +304,8 @@ impl Scenario {
                     run.say(&format!("stamp {} {}", first + i, monotonic_us()))?;
                 }
             }
-            Self::Ask => ask_human(run)?,
+            Self::Ask => ask_human(run, false)?,
+            Self::QuestionFirst => ask_human(run, true)?,
             Self::Edit => edit_greeting(run)?,
             Self::Long { count } => write_long(run, count)?,
             Self::Plan => plan_then_write(run)?,
@@ -362,7 +368,7 @@ fn write_hello(run: &mut Run, asked_first: bool) -> Result<(), Stop> {
     let path = run.cwd().join("hello.txt");
     let input = json!({"file_path": path, "content": "Hello, world!\n"});
     let report = if asked_first {
-        run.tool_use_asked_first("Write", input)?
+        run.tool_use_asked_first(None, "Write", input)?
     } else {
         let call = run.tool_use("Write", input)?;
         run.use_tool(&call)?
@@ -472,15 +478,20 @@ fn list_files(run: &mut Run) -> Result<(), Stop> {
     }
 }
 
-/// `ask`: an MCP tool call answered by the `approvals` server.
-fn ask_human(run: &mut Run) -> Result<(), Stop> {
+/// `ask`: an MCP tool call answered by the `approvals` server; `first` holds its lines back
+/// until the daemon lists the question.
+fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
     run.start_turn()?;
-    run.say("I need to ask a human about this.")?;
-    let call = run.tool_use(
-        "mcp__approvals__contact_human",
-        json!({"message": "What colour should the button be?"}),
-    )?;
-    let report = run.use_tool(&call)?;
+    let said = "I need to ask a human about this.";
+    let tool = "mcp__approvals__contact_human";
+    let input = json!({"message": "What colour should the button be?"});
+    let report = if first {
+        run.tool_use_asked_first(Some(said), tool, input)?
+    } else {
+        run.say(said)?;
+        let call = run.tool_use(tool, input)?;
+        run.use_tool(&call)?
+    };
     run.start_turn()?;
     if report.ok {
         run.say(&format!("The human answered: {}", report.text))

@@ -10,6 +10,7 @@ use crate::daemon;
 use crate::events::Event;
 use crate::input::Inbox;
 use crate::mcp::CallError;
+use crate::output::Output;
 use crate::permissions::{first_text, Reply};
 use crate::signals::{Signal, POLL};
 use crate::tools::ToolOutput;
@@ -18,6 +19,25 @@ use crate::tools::ToolOutput;
 const STREAM_CLOSED: &str =
     "Tool permission request failed: Error: Tool permission stream closed before response received";
 
+/// What to do while an MCP call about tool use `call_id` is awaited: print `late` (the call's
+/// lines held back) once `daemon` lists an approval for that tool use.
+pub(super) fn print_once_listed<'a>(
+    out: &'a mut Output,
+    late: &'a mut Vec<Event>,
+    daemon: Option<daemon::Peer>,
+    call_id: &'a str,
+) -> impl FnMut() + 'a {
+    move || {
+        if let (false, Some(daemon)) = (late.is_empty(), daemon.as_ref()) {
+            if daemon.lists_approval(call_id) {
+                for line in late.drain(..) {
+                    let _ = out.emit(&line);
+                }
+            }
+        }
+    }
+}
+
 /// The tool_result text of a failed permission step.
 fn call_error(tool: &str, text: &str) -> String {
     format!("<tool_use_error>Error calling tool ({tool}): {text}</tool_use_error>")
@@ -25,13 +45,13 @@ fn call_error(tool: &str, text: &str) -> String {
 
 impl Run {
     /// Asks the `--permission-prompt-tool` about `call` (claude-code.md §3.2), waiting for
-    /// as long as it takes unless a signal arrives. `late` (the call's tool_use line, not
+    /// as long as it takes unless a signal arrives. `late` (the call's lines, not
     /// printed yet) is printed as soon as the daemon lists the approval.
     pub(super) fn ask_permission(
         &mut self,
         call: &ToolUse,
         prompt_tool: &str,
-        late: &mut Option<Event>,
+        late: &mut Vec<Event>,
     ) -> Result<Permission, Stop> {
         let call_error = |text: &str| call_error(&call.name, text);
         let target = mcp_tool_name(prompt_tool).filter(|(s, t)| self.mcp.has_tool(s, t));
@@ -53,15 +73,7 @@ impl Run {
         let arguments =
             json!({"tool_name": call.name, "input": call.input, "tool_use_id": call.id});
         let daemon = self.mcp.env(server).and_then(daemon::Peer::from_env);
-        let out = &mut self.out;
-        let mut waiting = || {
-            if let (Some(line), Some(daemon)) = (late.as_ref(), daemon.as_ref()) {
-                if daemon.lists_approval(&call.id) {
-                    let _ = out.emit(line);
-                    *late = None;
-                }
-            }
-        };
+        let mut waiting = print_once_listed(&mut self.out, late, daemon, &call.id);
         if let Err(error) = crate::record::permission_asked(&call.id) {
             eprintln!("fake-claude: cannot write the ask log: {error}");
         }
@@ -73,6 +85,7 @@ impl Run {
             &self.signals,
             &mut waiting,
         );
+        drop(waiting);
         let result = match reply {
             Ok(result) => result,
             Err(CallError::Signal(signal @ (Signal::Interrupt | Signal::Requested))) => {
@@ -121,11 +134,11 @@ impl Run {
     /// Asks the SDK host with a `can_use_tool` control request and waits for its
     /// `control_response` on stdin, unless a signal or an `interrupt` request comes first;
     /// if stdin closes first, the call is denied.
-    /// `late` (the call's tool_use line, not printed yet) follows the request.
+    /// `late` (the call's lines, not printed yet) follows the request.
     pub(super) fn ask_stdio(
         &mut self,
         call: &ToolUse,
-        late: &mut Option<Event>,
+        late: &mut Vec<Event>,
     ) -> Result<Permission, Stop> {
         let request_id = crate::ids::uuid();
         if let Err(error) = crate::record::permission_asked(&call.id) {
@@ -135,7 +148,7 @@ impl Run {
             request_id: request_id.clone(),
             request: CanUseTool::new(&self.session.cwd, &call.name, &call.input, &call.id),
         }))?;
-        if let Some(line) = late.take() {
+        for line in std::mem::take(late) {
             self.emit(&line)?;
         }
         self.asking = Some((request_id.clone(), call.denial()));

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Value};
 
+use super::ask::print_once_listed;
 use super::{mcp_tool_name, Permission, Run, Stop, ToolReport, ToolUse};
+use crate::daemon;
 use crate::events::{Block, Event, System, User};
 use crate::ids;
 use crate::mcp::CallError;
@@ -14,30 +16,37 @@ impl Run {
     /// Runs a tool call the way the CLI does: availability, permission rules, the
     /// permission-prompt tool, execution, and the tool_result line.
     pub fn use_tool(&mut self, call: &ToolUse) -> Result<ToolReport, Stop> {
-        self.run_tool(call, None)
+        self.run_tool(call, Vec::new())
     }
 
     /// A tool call whose permission is asked before its tool_use line is printed: the line
-    /// goes out only once the daemon lists the approval, as when Claude's stdout reaches the
-    /// daemon after its permission request did.
-    pub fn tool_use_asked_first(&mut self, name: &str, input: Value) -> Result<ToolReport, Stop> {
+    /// (after `said`, a text block before it, if any) goes out only once the daemon lists the
+    /// approval, as when Claude's stdout reaches the daemon after its permission request did.
+    pub fn tool_use_asked_first(
+        &mut self,
+        said: Option<&str>,
+        name: &str,
+        input: Value,
+    ) -> Result<ToolReport, Stop> {
         self.checkpoint(None)?;
+        let mut late =
+            Vec::from_iter(said.map(|text| self.assistant(Block::Text { text: text.into() })));
         let call = ToolUse {
             id: ids::tool_use_id(),
             name: name.into(),
             input,
         };
-        let line = self.assistant(Block::ToolUse {
+        late.push(self.assistant(Block::ToolUse {
             id: call.id.clone(),
             name: call.name.clone(),
             input: call.input.clone(),
-        });
-        self.run_tool(&call, Some(line))
+        }));
+        self.run_tool(&call, late)
     }
 
-    /// [`Self::use_tool`]; `late` is the call's tool_use line when it is not printed yet: it
-    /// is printed once the approval shows, or before anything else the call prints.
-    fn run_tool(&mut self, call: &ToolUse, mut late: Option<Event>) -> Result<ToolReport, Stop> {
+    /// [`Self::use_tool`]; `late` are the call's lines not printed yet: they are printed once
+    /// the approval shows, or before anything else the call prints.
+    fn run_tool(&mut self, call: &ToolUse, mut late: Vec<Event>) -> Result<ToolReport, Stop> {
         self.checkpoint(Some(&call.id))?;
         if let Some((server, tool)) = mcp_tool_name(&call.name) {
             if !self.mcp.has_tool(server, tool) {
@@ -60,7 +69,12 @@ impl Run {
                 } else {
                     self.ask_permission(call, &prompt_tool, &mut late)
                 };
-                self.print_late(&mut late)?;
+                // An MCP tool allowed keeps its line back through its call.
+                let held = matches!(asked, Ok(Permission::Allow(_)))
+                    && mcp_tool_name(&call.name).is_some();
+                if !held {
+                    self.print_late(&mut late)?;
+                }
                 match asked? {
                     Permission::Allow(input) => input,
                     Permission::Deny(message) => return self.deny(call, message),
@@ -70,16 +84,17 @@ impl Run {
                 }
             }
         };
-        let output = self.execute(call, input)?;
-        self.tool_result(call, output)
+        let output = self.execute(call, input, &mut late);
+        self.print_late(&mut late)?;
+        self.tool_result(call, output?)
     }
 
-    /// Prints a tool_use line held back, if there is one.
-    fn print_late(&mut self, late: &mut Option<Event>) -> Result<(), Stop> {
-        match late.take() {
-            Some(line) => self.emit(&line),
-            None => Ok(()),
+    /// Prints the lines held back, if any.
+    fn print_late(&mut self, late: &mut Vec<Event>) -> Result<(), Stop> {
+        for line in std::mem::take(late) {
+            self.emit(&line)?;
         }
+        Ok(())
     }
 
     /// Prints the tool_result line of `call`.
@@ -128,8 +143,18 @@ impl Run {
         })
     }
 
-    /// Executes an allowed call with its (possibly updated) input.
-    fn execute(&mut self, call: &ToolUse, input: Value) -> Result<ToolOutput, Stop> {
+    /// Executes an allowed call with its (possibly updated) input. `late` are the call's lines
+    /// not printed yet: an MCP tool's call prints them once the daemon lists an approval for
+    /// it (a question asked by `contact_human`), others at once.
+    fn execute(
+        &mut self,
+        call: &ToolUse,
+        input: Value,
+        late: &mut Vec<Event>,
+    ) -> Result<ToolOutput, Stop> {
+        if mcp_tool_name(&call.name).is_none() {
+            self.print_late(late)?;
+        }
         let cwd = &self.session.cwd;
         let stop = |signal| Stop::from_signal(signal, Some(&call.id));
         Ok(match call.name.as_str() {
@@ -140,10 +165,18 @@ impl Run {
             "ExitPlanMode" => return self.exit_plan_mode(&input),
             name => match mcp_tool_name(name) {
                 Some((server, tool)) => {
-                    match self
-                        .mcp
-                        .call_tool(server, tool, input, &call.id, &self.signals)
-                    {
+                    let daemon = self.mcp.env(server).and_then(daemon::Peer::from_env);
+                    let mut waiting = print_once_listed(&mut self.out, late, daemon, &call.id);
+                    let reply = self.mcp.call_tool_while(
+                        server,
+                        tool,
+                        input,
+                        &call.id,
+                        &self.signals,
+                        &mut waiting,
+                    );
+                    drop(waiting);
+                    match reply {
                         Ok(result) => {
                             let content = result.get("content").cloned().unwrap_or(json!([]));
                             ToolOutput {
