@@ -112,6 +112,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Load {
     Sessions,
+    Drafts,
     Approvals,
     Conversation,
     Queue,
@@ -126,6 +127,7 @@ impl Load {
     fn of(command: &Command) -> Option<Load> {
         match command {
             Command::LoadSessions => Some(Load::Sessions),
+            Command::LoadDrafts => Some(Load::Drafts),
             Command::LoadApprovals => Some(Load::Approvals),
             Command::LoadConversation(_) => Some(Load::Conversation),
             Command::LoadQueue(_) => Some(Load::Queue),
@@ -165,7 +167,9 @@ fn write_terminal(bytes: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Runs one command against the daemon and sends back what came of it.
+/// Runs one command against the daemon and sends back what came of it. A load that finds
+/// no daemon, or loses it, says nothing: the footer already tells that the link is down, and
+/// reconnecting loads again.
 async fn execute(
     client: Option<Client>,
     command: Command,
@@ -173,10 +177,13 @@ async fn execute(
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
     let msg = match client {
+        None if load.is_some() => return,
         None => Msg::Failed("not connected to the daemon".into()),
-        Some(client) => run_command(&client, command)
-            .await
-            .unwrap_or_else(|e| Msg::Failed(e.to_string())),
+        Some(client) => match run_command(&client, command).await {
+            Ok(msg) => msg,
+            Err(hld_client::Error::Disconnected) if load.is_some() => return,
+            Err(e) => Msg::Failed(e.to_string()),
+        },
     };
     let _ = tx.send(Tagged { load, msg });
 }

@@ -128,13 +128,19 @@ fn hld_tui_on_a_wss_context_shows_its_daemon_gone_then_back_after_a_restart() {
     let port = url.rsplit(':').next().unwrap().to_owned();
     let home = home_with_box(&far, &url, pin);
     let args = ["--context", "box", "--no-bell"];
-    let tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    let mut tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
     tui.wait_screen("● connected");
 
     far.stop();
     let screen = tui.wait_screen("○ reconnecting");
     assert!(screen.contains("⌂ box"), "{screen}");
     tui.wait_screen("daemon unreachable");
+    // A list loaded while the daemon is away fails quietly: the footer keeps saying why.
+    tui.send("\t\t");
+    let screen = tui.wait_screen("Drafts (0)");
+    assert!(screen.contains("daemon unreachable"), "{screen}");
+    assert!(!screen.contains("not connected"), "{screen}");
+    tui.send("\t");
 
     // The same daemon (its directory, token and certificate) on the same port.
     let again = DaemonOptions {
