@@ -113,6 +113,13 @@ pub async fn bulk_archive_sessions(
 
 /// Brings an archived session back to the list, as working with it does; failures are logged.
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
+    // Read first: a session that is not archived needs no write, so the call it follows is
+    // not held up behind a store that cannot write.
+    let id = session_id.to_owned();
+    let archived = daemon.store.read(move |c| read::session(c, &id)).await;
+    if !matches!(archived, Ok(Some(SessionRow { archived: true, .. }))) {
+        return;
+    }
     let ids = vec![session_id.to_owned()];
     let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);
     if let Err(e) = daemon.store.write(unarchive).await {

@@ -47,9 +47,12 @@ fn a_draft_is_listed_launched_kept_and_discarded_from_the_dashboard() {
     assert_eq!(session.query, "scenario:plain draft from elsewhere");
     assert!(session.result_content.is_some(), "it ran: {session:#?}");
 
-    // Esc on a new form with a query keeps it as a draft.
+    // The launched session's conversation opens; Esc goes back to the sessions.
+    tui.wait_screen("Hello! You asked: scenario:plain draft from elsewhere");
     tui.send("\x1b");
     tui.wait_screen(" Sessions (1)");
+
+    // Esc on a new form with a query keeps it as a draft.
     tui.send("c");
     tui.wait_screen("What should Claude do?");
     tui.send("scenario:plain kept for later");
