@@ -112,7 +112,21 @@ pub async fn bulk_archive_sessions(
 }
 
 /// Brings an archived session back to the list, as working with it does; failures are logged.
+/// One not archived is only read: a write would queue behind the others in the one writer
+/// (which, when the database is locked, each wait out SQLite's busy timeout).
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
+    let id = session_id.to_owned();
+    let archived = daemon.store.read(move |c| read::session(c, &id)).await;
+    if matches!(
+        archived,
+        Ok(None
+            | Some(SessionRow {
+                archived: false,
+                ..
+            }))
+    ) {
+        return;
+    }
     let ids = vec![session_id.to_owned()];
     let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);
     if let Err(e) = daemon.store.write(unarchive).await {
