@@ -116,16 +116,11 @@ pub async fn bulk_archive_sessions(
 /// (which, when the database is locked, each wait out SQLite's busy timeout).
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
     let id = session_id.to_owned();
-    let archived = daemon.store.read(move |c| read::session(c, &id)).await;
-    if matches!(
-        archived,
-        Ok(None
-            | Some(SessionRow {
-                archived: false,
-                ..
-            }))
-    ) {
-        return;
+    match daemon.store.read(move |c| read::session(c, &id)).await {
+        Ok(Some(row)) if row.archived => {}
+        Ok(_) => return,
+        // Left to the write, which says why it fails.
+        Err(_) => {}
     }
     let ids = vec![session_id.to_owned()];
     let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);
