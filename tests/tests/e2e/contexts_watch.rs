@@ -170,14 +170,14 @@ fn last_block(screen: &str) -> Vec<&str> {
     lines[header.map_or(lines.len(), |h| h + 1)..].to_vec()
 }
 
-/// Picks the line of session `id` with the arrow keys (up to the top, then down to it).
+/// Picks the line of session `id` with k and j (up to the top, then down to it).
 fn pick(term: &mut Terminal, id: &str) {
     let screen = term.wait_screen(&id[..8]);
     let at = last_block(&screen)
         .iter()
         .position(|l| l.contains(&id[..8]));
     let at = at.unwrap_or_else(|| panic!("no line of {id}:\n{screen}"));
-    term.send(&format!("{}{}", "\x1b[A".repeat(10), "\x1b[B".repeat(at)));
+    term.send(&format!("{}{}", "k".repeat(10), "j".repeat(at)));
     term.wait_until("the line picked", WAIT, |screen| {
         let block = last_block(screen);
         let picked = block.iter().find(|l| l.contains(&id[..8]));
