@@ -10,7 +10,6 @@
 //! the events bring; when events were dropped (`lagged`) it reads everything again.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -371,27 +370,4 @@ impl Watch<'_> {
         }
         Ok(())
     }
-}
-
-/// Draws `frame` in place of `drawn`, the block last drawn at the bottom of the output (empty:
-/// nothing to replace), unless it is the same.
-pub(super) fn redraw(drawn: &mut String, frame: String) -> Result<(), CliError> {
-    if frame == *drawn {
-        return Ok(());
-    }
-    // Back to the block's first line, and everything below it cleared. (Written past
-    // anstream, which would strip the sequence under NO_COLOR.)
-    let mut raw = std::io::stdout().lock();
-    let above = drawn.lines().count();
-    if above > 0 {
-        write!(raw, "\r\x1b[{above}A")?;
-    }
-    raw.write_all(b"\r\x1b[J")?;
-    raw.flush()?;
-    drop(raw);
-    let mut out = anstream::stdout().lock();
-    writeln!(out, "{frame}")?;
-    out.flush()?;
-    *drawn = frame;
-    Ok(())
 }

@@ -4,9 +4,10 @@
 //! asks approvals with, q or Ctrl-D quits. The command sends each answer to the daemon of
 //! the line it was asked from ([`Typed::Answer`] names its context).
 
+use std::io::Write;
+
 use hld_client::Client;
 
-use super::watch::redraw;
 use crate::board::{Board, Row};
 use crate::decision;
 use crate::error::CliError;
@@ -17,7 +18,7 @@ use crate::table::cut;
 use crate::transcript::approval_text;
 
 /// What the keys do, below the block.
-pub(super) const KEYS: &str = "↑/↓ pick · Enter answers what waits · q quits";
+const KEYS: &str = "↑/↓ pick · Enter answers what waits · q quits";
 
 /// The block on screen, the line picked, and the question Enter opened.
 pub(super) struct Live {
@@ -224,5 +225,28 @@ pub(super) async fn send(client: &Client, answer: &Answer) -> Result<(), CliErro
     if answer.accept_edits {
         decision::accept_edits(client, answer).await?;
     }
+    Ok(())
+}
+
+/// Draws `frame` in place of `drawn`, the block last drawn at the bottom of the output (empty:
+/// nothing to replace), unless it is the same.
+fn redraw(drawn: &mut String, frame: String) -> Result<(), CliError> {
+    if frame == *drawn {
+        return Ok(());
+    }
+    // Back to the block's first line, and everything below it cleared. (Written past
+    // anstream, which would strip the sequence under NO_COLOR.)
+    let mut raw = std::io::stdout().lock();
+    let above = drawn.lines().count();
+    if above > 0 {
+        write!(raw, "\r\x1b[{above}A")?;
+    }
+    raw.write_all(b"\r\x1b[J")?;
+    raw.flush()?;
+    drop(raw);
+    let mut out = anstream::stdout().lock();
+    writeln!(out, "{frame}")?;
+    out.flush()?;
+    *drawn = frame;
     Ok(())
 }
