@@ -112,15 +112,13 @@ pub async fn bulk_archive_sessions(
 }
 
 /// Brings an archived session back to the list, as working with it does; failures are logged.
-/// One not archived is only read: a write would queue behind the others in the one writer
-/// (which, when the database is locked, each wait out SQLite's busy timeout).
 pub async fn unarchive(daemon: &Daemon, session_id: &str) {
+    // Read first: a session that is not archived needs no write, so the call it follows is
+    // not held up behind a store that cannot write.
     let id = session_id.to_owned();
-    match daemon.store.read(move |c| read::session(c, &id)).await {
-        Ok(Some(row)) if row.archived => {}
-        Ok(_) => return,
-        // Left to the write, which says why it fails.
-        Err(_) => {}
+    let archived = daemon.store.read(move |c| read::session(c, &id)).await;
+    if !matches!(archived, Ok(Some(SessionRow { archived: true, .. }))) {
+        return;
     }
     let ids = vec![session_id.to_owned()];
     let unarchive = move |w: &mut Writer, out: &mut Vec<_>| w.set_archived(&ids, false, out);
