@@ -318,9 +318,12 @@ impl Supervisor {
         let mut pause = RETRY_FIRST;
         loop {
             let (id, up) = (self.session_id.clone(), update.clone());
-            let stored = (self.sessions.store)
-                .write(move |w, out| w.process_ended(&id, happening, &up, out));
-            let e = match self.closing(stored).await {
+            let stored = self
+                .sessions
+                .store
+                .write(move |w, out| w.process_ended(&id, happening, &up, out))
+                .await;
+            let e = match stored {
                 Ok(moved) => return moved,
                 // Closed at shutdown, or the session was deleted while its process was warm.
                 Err(StoreError::Closed | StoreError::SessionNotFound(_)) => return None,
@@ -329,25 +332,19 @@ impl Supervisor {
             if pause == RETRY_FIRST {
                 tracing::error!(session = %self.session_id, error = %e, "cannot store how the session ended; retrying until it is stored");
             }
-            self.closing(tokio::time::sleep(pause)).await;
-            pause = (pause * 2).min(RETRY_MAX);
-        }
-    }
-
-    /// Awaits `work` while answering the commands of a session whose process has ended: an
-    /// interrupt has nothing left to stop, a message is refused. Answered at once even while
-    /// a write waits on the store (for SQLite's busy timeout, behind other writes).
-    async fn closing<T>(&mut self, work: impl Future<Output = T>) -> T {
-        tokio::pin!(work);
-        loop {
-            tokio::select! {
-                done = &mut work => return done,
-                Some(command) = self.commands.recv() => match command {
-                    Command::Interrupt(reply) => { let _ = reply.send(Ok(())); }
-                    Command::Send { reply, .. } => { let _ = reply.send(Ok(Sent::Closing)); }
-                    _ => {}
-                },
+            let wait = tokio::time::sleep(pause);
+            tokio::pin!(wait);
+            loop {
+                tokio::select! {
+                    () = &mut wait => break,
+                    Some(command) = self.commands.recv() => match command {
+                        Command::Interrupt(reply) => { let _ = reply.send(Ok(())); }
+                        Command::Send { reply, .. } => { let _ = reply.send(Ok(Sent::Closing)); }
+                        _ => {}
+                    },
+                }
             }
+            pause = (pause * 2).min(RETRY_MAX);
         }
     }
 
