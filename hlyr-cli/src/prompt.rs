@@ -99,6 +99,11 @@ impl Prompter {
         !self.closed && !self.queue.is_empty()
     }
 
+    /// The approval being asked, if any.
+    pub fn asked(&self) -> Option<&Approval> {
+        self.queue.front().filter(|_| !self.closed)
+    }
+
     /// Queues an approval (asked by the next [`Prompter::resume`] when it is first in line).
     pub fn ask(&mut self, approval: Approval) {
         if self.closed || self.queue.iter().any(|a| a.id == approval.id) {

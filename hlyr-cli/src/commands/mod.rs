@@ -30,6 +30,7 @@ mod unarchive;
 mod usage;
 mod watch;
 mod watch_all;
+mod watch_keys;
 
 use clap::Subcommand;
 

@@ -4,13 +4,12 @@
 //! first waiting line when the picked one waits for nothing), with the prompt `launch` asks
 //! approvals with. Without a terminal, a line is printed per change; with `--json`, a JSON
 //! line (`session`, `limits`, `notification`). With `--all-contexts`, every context's daemon
-//! on one board (see [`super::watch_all`]).
+//! on one board (see [`super::watch_all`]). The block and its keys are [`super::watch_keys`]'s.
 //!
 //! It subscribes before it reads anything, so nothing falls between what it read and what
 //! the events bring; when events were dropped (`lagged`) it reads everything again.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -22,27 +21,23 @@ use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use serde::Serialize;
 use tokio::signal::unix::{signal, SignalKind};
 
+use super::watch_keys::{self, Live, Typed};
 use crate::board::{Board, Next, Row, RowJson};
-use crate::decision;
 use crate::error::{CliError, Exit};
-use crate::keys::{Key, QuietControls};
+use crate::keys::Key;
 use crate::notify::Notify;
-use crate::output::{paint, short_id, Printer, Render, Update, BOLD, DIM};
-use crate::prompt::{waiting_text, Answer, Prompter};
-use crate::table::cut;
-use crate::transcript::approval_text;
+use crate::output::{short_id, Printer, Render};
+use crate::prompt::waiting_text;
 use crate::Context;
 
 /// How many sessions are watched without `--all`, beside those at work.
 const RECENT: usize = 20;
 
-/// What the keys do, below the block.
-const KEYS: &str = "↑/↓ pick · Enter answers what waits · q quits";
-
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 On a terminal: ↑/↓ (or k/j) pick a session, Enter answers what it waits for (or the first session
-that waits), q or Ctrl-D quits. Ctrl-C stops watching and exits 130.")]
+that waits), q or Ctrl-D quits. Ctrl-C stops watching and exits 130. With --all-contexts, the
+answer goes to the daemon of the session's context.")]
 pub struct Args {
     /// Every session, each one of a chain continued, and archived ones (by default one line
     /// per chain: the 20 most recent, and every one at work).
@@ -54,7 +49,7 @@ pub struct Args {
     notify: bool,
     /// The sessions of every context's daemon (`hlyr context list`) on one board, each line
     /// marked with its context; a daemon that cannot be reached is said and tried again.
-    /// Keys are not read: answer with `hlyr --context NAME approve ID`.
+    /// On a terminal, the keys are the same: an answer goes to the line's daemon.
     #[arg(long, conflicts_with = "notify")]
     pub all_contexts: bool,
 }
@@ -106,14 +101,8 @@ struct Watch<'a> {
     printed: HashMap<String, Vec<String>>,
     /// The windows' line last printed (`Lines`).
     printed_windows: Option<String>,
-    /// The picked line (`Live`).
-    picked: Option<usize>,
-    /// Asks the approval Enter opened; reads the keys (`Live` with stdin a terminal).
-    prompter: Option<Prompter>,
-    /// A word under the block, until the next key (`nothing waits`).
-    told: Option<String>,
-    /// The block as last drawn (empty: draw it anew below).
-    frame: String,
+    /// The block drawn in place and its keys (`Live`).
+    live: Option<Live>,
 }
 
 /// How `ctx` shows the board.
@@ -143,11 +132,6 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         .await?;
     let shown = shown(ctx);
     let mut sigint = sigint()?;
-    let _quiet = (shown == Shown::Live).then(QuietControls::on_terminal);
-    let mut prompter = (shown == Shown::Live).then(Prompter::on_terminal).flatten();
-    if let Some(prompter) = prompter.as_mut() {
-        prompter.hold_keys();
-    }
     let mut watch = Watch {
         client: &client,
         board: Board {
@@ -159,16 +143,13 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         begun: false,
         printed: HashMap::new(),
         printed_windows: None,
-        picked: None,
-        prompter,
-        told: None,
-        frame: String::new(),
+        live: (shown == Shown::Live).then(Live::on_terminal),
     };
     watch.load().await?;
     watch.show()?;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
-        let reading = watch.prompter.as_ref().is_some_and(Prompter::reads);
+        let reading = watch.live.as_ref().is_some_and(Live::reads);
         tokio::select! {
             item = events.next() => match item {
                 Some(Ok(SubscriptionItem::Event(event))) => watch.event(event.event).await?,
@@ -180,7 +161,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
                         .hint("it may have stopped; check with `hlyr daemon status`"))
                 }
             },
-            keys = async { watch.prompter.as_mut()?.keys().await }, if reading => {
+            keys = async { watch.live.as_mut()?.keys().await }, if reading => {
                 if let Some(exit) = watch.keys(keys).await? {
                     return Ok(exit);
                 }
@@ -270,18 +251,17 @@ impl Watch<'_> {
                 let title = self.title(session_id);
                 self.notify.own(&title, new_status.as_str());
             }
-            Event::ApprovalResolved { approval_id, .. } => {
-                if let Some(prompter) = self.prompter.as_mut() {
-                    prompter.forget(approval_id);
-                }
-            }
             _ => {}
         }
         match self.board.event(&event) {
-            Next::Fetch(session_id) => self.fetch(&session_id).await,
-            Next::Reload => self.load().await,
-            Next::Show => Ok(()),
+            Next::Fetch(session_id) => self.fetch(&session_id).await?,
+            Next::Reload => self.load().await?,
+            Next::Show => {}
         }
+        if let Some(live) = self.live.as_mut() {
+            live.settle(None, &self.board.rows);
+        }
+        Ok(())
     }
 
     fn own_trigger(&self, approval: &Approval) {
@@ -303,98 +283,22 @@ impl Watch<'_> {
         fetch(self.client, &mut self.board, session_id).await
     }
 
-    /// Takes in keys: those of the question Enter opened, else ↑/↓, Enter and q. Returns the
-    /// exit code when they end watching.
+    /// Takes in keys; returns the exit code when they end watching.
     async fn keys(&mut self, keys: Option<Vec<Key>>) -> Result<Option<Exit>, CliError> {
-        let Some(keys) = keys else {
-            // Stdin ended: nothing more can be typed; watching goes on.
+        let Some(live) = self.live.as_mut() else {
             return Ok(None);
         };
-        let Some(prompter) = self.prompter.as_mut() else {
-            return Ok(None);
-        };
-        if prompter.asking() {
-            if let Some(answer) = prompter.typed(keys) {
-                self.answer(answer).await;
-            }
-            return Ok(None);
-        }
-        self.told = None;
-        let last = self.board.rows.len().min(self.room()).checked_sub(1);
-        for key in keys {
-            match key {
-                Key::Up | Key::Char('k') => {
-                    self.picked = Some(self.picked.map_or(0, |p| p.saturating_sub(1)));
+        match live.typed(keys, &self.board) {
+            Typed::Nothing => {}
+            Typed::Quit => return Ok(Some(Exit::Ok)),
+            // A refused answer is reported, not fatal.
+            Typed::Answer { answer, .. } => {
+                if let Err(e) = watch_keys::send(self.client, &answer).await {
+                    e.print();
                 }
-                Key::Down | Key::Char('j') => {
-                    let next = self.picked.map_or(0, |p| p + 1);
-                    self.picked = last.map(|last| next.min(last));
-                }
-                Key::Enter => self.open(),
-                Key::Char('q') | Key::EndOfInput => return Ok(Some(Exit::Ok)),
-                _ => {}
             }
         }
         Ok(None)
-    }
-
-    /// Enter: asks the approval the picked line waits for, else the first one waiting.
-    fn open(&mut self) {
-        let picked = self.picked.filter(|p| {
-            self.board
-                .rows
-                .get(*p)
-                .is_some_and(|r| !r.waiting.is_empty())
-        });
-        let Some(at) = picked.or_else(|| self.board.first_waiting()) else {
-            self.told = Some("nothing waits for you".to_owned());
-            return;
-        };
-        let row = &self.board.rows[at];
-        let approval = row.waiting[0].clone();
-        let session = format!(
-            "{} {}",
-            paint(BOLD, short_id(&row.session.id)),
-            row.session.shown_title()
-        );
-        // The block stays above; it is drawn anew below once the question is answered.
-        self.frame.clear();
-        anstream::eprintln!("{session}\n{}", approval_text(&approval, true));
-        if let Some(prompter) = self.prompter.as_mut() {
-            prompter.ask(approval);
-            prompter.resume();
-        }
-    }
-
-    /// Sends an answer; a refused one is reported, not fatal.
-    async fn answer(&mut self, answer: Answer) {
-        if let Err(e) = decision::send_answer(self.client, &answer).await {
-            e.print();
-            return;
-        }
-        let decided = Update::Decision {
-            approval_id: answer.approval.id.clone(),
-            decision: answer.decision.status(),
-            comment: answer.comment.clone(),
-            decided_by: None,
-        };
-        if let Ok(text) = Printer::new(false).render(&decided) {
-            anstream::eprintln!("{text}");
-        }
-        if answer.accept_edits {
-            if let Err(e) = decision::accept_edits(self.client, &answer).await {
-                e.print();
-            }
-        }
-    }
-
-    /// How many lines of sessions the terminal has room for, under the windows, the header
-    /// and above the keys.
-    fn room(&self) -> usize {
-        let height = console::Term::stdout()
-            .size_checked()
-            .map_or(usize::MAX, |(rows, _)| usize::from(rows));
-        height.saturating_sub(5).max(1)
     }
 
     /// Shows what changed, as the board is shown.
@@ -406,37 +310,13 @@ impl Watch<'_> {
         }
     }
 
-    /// Draws the block again in place, when it changed and no question is on screen.
+    /// Draws the block again in place, under the windows.
     fn draw(&mut self) -> Result<(), CliError> {
-        if self.prompter.as_ref().is_some_and(Prompter::asking) {
+        let Some(live) = self.live.as_mut() else {
             return Ok(());
-        }
-        let room = self.room();
-        self.picked = self
-            .picked
-            .map(|p| p.min(self.board.rows.len().min(room).saturating_sub(1)));
-        let width = crate::table::terminal_width();
-        let fit = |line: String| match width {
-            Some(width) => cut(&line, width),
-            None => line,
         };
-        let mut lines = Vec::new();
-        if let Some(windows) = self.board.windows_line(chrono::Utc::now()) {
-            lines.push(fit(windows));
-        }
-        if self.board.rows.is_empty() {
-            lines.push(paint(DIM, "no sessions"));
-        } else {
-            lines.push(self.board.table(room, self.picked));
-        }
-        let keys = match &self.told {
-            Some(told) => format!("{told} · {KEYS}"),
-            None => KEYS.to_owned(),
-        };
-        if self.prompter.is_some() {
-            lines.push(fit(paint(DIM, keys)));
-        }
-        redraw(&mut self.frame, lines.join("\n"))
+        let windows = self.board.windows_line(chrono::Utc::now());
+        live.draw(&self.board, windows, Vec::new())
     }
 
     /// Prints the lines that changed since last printed, and the windows when they changed.
@@ -490,27 +370,4 @@ impl Watch<'_> {
         }
         Ok(())
     }
-}
-
-/// Draws `frame` in place of `drawn`, the block last drawn at the bottom of the output (empty:
-/// nothing to replace), unless it is the same.
-pub(super) fn redraw(drawn: &mut String, frame: String) -> Result<(), CliError> {
-    if frame == *drawn {
-        return Ok(());
-    }
-    // Back to the block's first line, and everything below it cleared. (Written past
-    // anstream, which would strip the sequence under NO_COLOR.)
-    let mut raw = std::io::stdout().lock();
-    let above = drawn.lines().count();
-    if above > 0 {
-        write!(raw, "\r\x1b[{above}A")?;
-    }
-    raw.write_all(b"\r\x1b[J")?;
-    raw.flush()?;
-    drop(raw);
-    let mut out = anstream::stdout().lock();
-    writeln!(out, "{frame}")?;
-    out.flush()?;
-    *drawn = frame;
-    Ok(())
 }

@@ -3,9 +3,12 @@
 //! does: subscribed before it reads, read again after missed events) and reports it whole
 //! after each change; one that cannot reach its daemon, or loses it, reports why and tries
 //! again every [`RETRY`], while the others keep showing. On a terminal the block is drawn
-//! again in place with a line per daemon that is down; without one, a line per change; with
-//! `--json`, the `session` lines carry `context`, and a `context` line says when a daemon is
-//! lost (`connected: false`, `error`) or reached again.
+//! again in place with a line per daemon that is down, and read the keys of `hlyr watch`
+//! ([`super::watch_keys`]): an answer goes to the daemon of the line it was asked from,
+//! through the connection that context's task holds (a daemon down is said, and its
+//! approval stays pending). Without a terminal, a line per change; with `--json`, the
+//! `session` lines carry `context`, and a `context` line says when a daemon is lost
+//! (`connected: false`, `error`) or reached again.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -16,23 +19,35 @@ use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
 use tokio::sync::mpsc;
 
 use super::watch::{self, Args, Line, Shown};
+use super::watch_keys::{self, Live, Typed};
 use crate::board::{Board, Next, Row};
 use crate::connect::not_running;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, Printer, DIM, YELLOW};
+use crate::prompt::Answer;
 use crate::Context;
 
 /// How long a context whose daemon is down waits before trying it again.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// What a context's task reports: its rows, or why its daemon is out of reach.
-type Report = (usize, Result<Vec<Row>, String>);
+/// What the task of the context at `.0` reports.
+type Report = (usize, Reported);
+
+/// What a context's task reports.
+enum Reported {
+    /// Its daemon was reached: answers go through this connection.
+    Reached(Client),
+    /// Its rows, after each change; or why its daemon is out of reach.
+    State(Result<Vec<Row>, String>),
+}
 
 /// Every context, in `hlyr context list`'s order, as last reported.
 struct Fleet {
     names: Vec<String>,
     /// Each context's rows (`None` before it reported any), or why its daemon is down.
     states: Vec<Option<Result<Vec<Row>, String>>>,
+    /// Each context's connection while its daemon is reached.
+    clients: Vec<Option<Client>>,
 }
 
 impl Fleet {
@@ -50,6 +65,23 @@ impl Fleet {
         board
     }
 
+    /// Sends an answer to the daemon of `context`; one down, or refusing it, is said.
+    async fn send(&self, context: Option<String>, answer: &Answer) {
+        let at = self.names.iter().position(|n| Some(n) == context.as_ref());
+        let Some(at) = at else {
+            return;
+        };
+        let name = &self.names[at];
+        let sent = match &self.clients[at] {
+            Some(client) => watch_keys::send(client, answer).await,
+            None => Err(CliError::unreachable("its daemon is down")),
+        };
+        if let Err(mut e) = sent {
+            e.message = format!("{name}: not answered: {}", e.message);
+            e.print();
+        }
+    }
+
     /// The contexts whose daemon is down, with why.
     fn down(&self) -> impl Iterator<Item = (&str, &str)> {
         let states = self.names.iter().zip(&self.states);
@@ -65,28 +97,48 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let mut fleet = Fleet {
         names: Vec::new(),
         states: Vec::new(),
+        clients: Vec::new(),
     };
     for (at, (name, address)) in ctx.all_contexts()?.into_iter().enumerate() {
         fleet.names.push(name);
         fleet.states.push(None);
+        fleet.clients.push(None);
         tokio::spawn(feed(at, address, args.all, reports.clone()));
     }
     drop(reports);
+    let shown = watch::shown(ctx);
     let mut screen = Screen {
-        shown: watch::shown(ctx),
+        shown,
         begun: false,
         printed: HashMap::new(),
-        frame: String::new(),
+        live: (shown == Shown::Live).then(Live::on_terminal),
     };
     let mut sigint = watch::sigint()?;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
+        let reading = screen.live.as_ref().is_some_and(Live::reads);
         tokio::select! {
             report = reported.recv() => match report {
-                Some((at, state)) => screen.take(&mut fleet, at, state)?,
+                // Nothing shows until its rows come.
+                Some((at, Reported::Reached(client))) => {
+                    fleet.clients[at] = Some(client);
+                    continue;
+                }
+                Some((at, Reported::State(state))) => screen.take(&mut fleet, at, state)?,
                 // Every context's address was unusable (each said why).
                 None => return Ok(Exit::Unreachable),
             },
+            keys = async { screen.live.as_mut()?.keys().await }, if reading => {
+                let typed = match screen.live.as_mut() {
+                    Some(live) => live.typed(keys, &fleet.board()),
+                    None => Typed::Nothing,
+                };
+                match typed {
+                    Typed::Nothing => {}
+                    Typed::Quit => return Ok(Exit::Ok),
+                    Typed::Answer { answer, context } => fleet.send(context, &answer).await,
+                }
+            }
             _ = tick.tick(), if screen.shown == Shown::Live => {}
             // Only watching stops: the block stays as last drawn.
             _ = sigint.recv() => return Ok(Exit::CtrlC),
@@ -107,13 +159,16 @@ async fn feed(
     let address = match address {
         Ok(address) => address,
         Err(e) => {
-            let _ = reports.send((at, Err(e.message)));
+            let _ = reports.send((at, Reported::State(Err(e.message))));
             return;
         }
     };
     loop {
         let lost = follow(at, &address, all, &reports).await;
-        if reports.send((at, Err(lost.message))).is_err() {
+        if reports
+            .send((at, Reported::State(Err(lost.message))))
+            .is_err()
+        {
             return;
         }
         tokio::time::sleep(RETRY).await;
@@ -132,6 +187,12 @@ async fn follow(
         Ok(client) => client,
         Err(e) => return not_running(address, e),
     };
+    if reports
+        .send((at, Reported::Reached(client.clone())))
+        .is_err()
+    {
+        return CliError::failure("stopped watching");
+    }
     let subscribed = client
         .subscribe(SubscribeParams::default(), SubscribeOptions::default())
         .await;
@@ -147,7 +208,10 @@ async fn follow(
         return e;
     }
     loop {
-        if reports.send((at, Ok(board.rows.clone()))).is_err() {
+        if reports
+            .send((at, Reported::State(Ok(board.rows.clone()))))
+            .is_err()
+        {
             return CliError::failure("stopped watching");
         }
         let event = match events.next().await {
@@ -175,8 +239,8 @@ struct Screen {
     begun: bool,
     /// What was last printed of each line, by context and session (`Lines`, `Json`).
     printed: HashMap<(String, String), Vec<String>>,
-    /// The block as last drawn (`Live`).
-    frame: String,
+    /// The block drawn in place and its keys (`Live`).
+    live: Option<Live>,
 }
 
 impl Screen {
@@ -207,6 +271,12 @@ impl Screen {
             }
             _ => {}
         }
+        if let (Some(live), Ok(rows)) = (self.live.as_mut(), &state) {
+            live.settle(Some(name), rows);
+        }
+        if state.is_err() {
+            fleet.clients[at] = None;
+        }
         fleet.states[at] = Some(state);
         Ok(())
     }
@@ -215,19 +285,11 @@ impl Screen {
         let board = fleet.board();
         match self.shown {
             Shown::Live => {
-                let down: Vec<String> = fleet.down().map(|(name, why)| down(name, why)).collect();
-                // The terminal's rows, less the header, a `… more` line and the daemons down.
-                let height = console::Term::stdout()
-                    .size_checked()
-                    .map_or(usize::MAX, |(rows, _)| usize::from(rows));
-                let room = height.saturating_sub(3 + down.len()).max(1);
-                let mut lines = vec![if board.rows.is_empty() {
-                    paint(DIM, "no sessions")
-                } else {
-                    board.table(room, None)
-                }];
-                lines.extend(down);
-                watch::redraw(&mut self.frame, lines.join("\n"))
+                let down = fleet.down().map(|(name, why)| down(name, why)).collect();
+                match self.live.as_mut() {
+                    Some(live) => live.draw(&board, None, down),
+                    None => Ok(()),
+                }
             }
             Shown::Lines => {
                 if !std::mem::replace(&mut self.begun, true) {

@@ -2,16 +2,18 @@
 //! machine's socket and one on `wss://` (loopback, self-signed, with its token), on one
 //! board, each line marked with its context; the `wss://` daemon stopped while watching is
 //! said to be down while the local one keeps showing, and is watched again once it is back.
-//! On a terminal, a daemon that cannot be reached is said under the block.
+//! On a terminal, a daemon that cannot be reached is said under the block, and the keys of
+//! `hlyr watch` answer the picked line's approval on that line's daemon.
 
 use std::path::Path;
 
+use hld_client::protocol::{ApprovalStatus, SessionStatus};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 use serde_json::Value;
 
 use crate::contexts::{add_box, hlyr, restart_wss, wss_daemon};
-use crate::hlyr::{hlyr_command, Running};
+use crate::hlyr::{approval, hlyr_command, wait_decided, Running};
 
 /// The JSON lines `watch` printed after the first `skip`, the first that `wanted` takes.
 #[track_caller]
@@ -151,4 +153,115 @@ fn on_a_terminal_a_daemon_that_cannot_be_reached_is_said_under_the_others_lines(
     assert!(screen.contains("CONTEXT"), "{screen}");
     let said = screen.lines().find(|l| l.contains("gone: down")).unwrap();
     assert!(said.contains("gone.sock"), "names what it tried: {screen}");
+}
+
+/// `hlyr watch --all-contexts` on a new terminal, `local` the local context's daemon.
+fn watch_on_terminal(local: &TestDaemon, home: &Path) -> Terminal {
+    let mut cmd = pty::command(&workspace_bin("hlyr"), home);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &local.socket);
+    cmd.args(["watch", "--all-contexts"]);
+    Terminal::spawn(cmd, 40, 140)
+}
+
+/// The lines of the block last drawn (below its last header), on `screen`.
+fn last_block(screen: &str) -> Vec<&str> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let header = lines.iter().rposition(|l| l.contains("WAITS FOR"));
+    lines[header.map_or(lines.len(), |h| h + 1)..].to_vec()
+}
+
+/// Picks the line of session `id` with k and j (up to the top, then down to it).
+fn pick(term: &mut Terminal, id: &str) {
+    let screen = term.wait_screen(&id[..8]);
+    let at = last_block(&screen)
+        .iter()
+        .position(|l| l.contains(&id[..8]));
+    let at = at.unwrap_or_else(|| panic!("no line of {id}:\n{screen}"));
+    term.send(&format!("{}{}", "k".repeat(10), "j".repeat(at)));
+    term.wait_until("the line picked", WAIT, |screen| {
+        let block = last_block(screen);
+        let picked = block.iter().find(|l| l.contains(&id[..8]));
+        picked.is_some_and(|l| l.trim_start().starts_with('›'))
+    });
+}
+
+/// Waits until a question is asked: its prompt is the last line written.
+fn wait_question(term: &Terminal, what: &str) -> String {
+    term.wait_until(what, WAIT, |screen| {
+        let last = screen.lines().rfind(|l| !l.trim().is_empty());
+        last.is_some_and(|l| l.contains("[s]kip"))
+    })
+}
+
+#[test]
+fn on_a_terminal_enter_answers_the_picked_line_on_its_own_daemon_and_one_down_is_said() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (mut far, url, pin) = wss_daemon(home, 0);
+    add_box(&local, home, &far, &url, pin);
+    let launch = |daemon: &TestDaemon| {
+        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
+        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
+        (id, approvals[0].id.clone())
+    };
+    let (local_id, local_approval) = launch(&local);
+    let (far_id, far_approval) = launch(&far);
+    let (other_id, other_approval) = launch(&far);
+
+    let mut term = watch_on_terminal(&local, home);
+    let screen = term.wait_until("every session and the keys", WAIT, |screen| {
+        [&local_id, &far_id, &other_id]
+            .iter()
+            .all(|id| screen.contains(&id[..8]))
+            && screen.contains("Enter answers what waits")
+    });
+    assert!(screen.contains("CONTEXT"), "{screen}");
+
+    // The box line picked, Enter asks its approval; `a` approves it on box alone.
+    pick(&mut term, &far_id);
+    term.send("\r");
+    let screen = wait_question(&term, "the box approval asked");
+    assert!(screen.contains("allow Write?"), "{screen}");
+    term.send("a");
+    assert_eq!(
+        wait_decided(&far, &far_approval).status,
+        ApprovalStatus::Approved
+    );
+    assert_eq!(far.wait_ended(&far_id).status, SessionStatus::Completed);
+    let untouched = approval(&local, &local_approval);
+    assert_eq!(untouched.status, ApprovalStatus::Pending, "{untouched:#?}");
+    assert_eq!(
+        approval(&far, &other_approval).status,
+        ApprovalStatus::Pending
+    );
+    term.wait_until("the box session completed", WAIT, |screen| {
+        last_block(screen)
+            .iter()
+            .any(|l| l.contains(&far_id[..8]) && l.contains("completed"))
+    });
+
+    // Box asked, then gone: the answer is said not to have reached it, and watching goes on.
+    pick(&mut term, &other_id);
+    term.send("\r");
+    wait_question(&term, "the other box approval asked");
+    far.kill9();
+    term.send("a");
+    term.wait_screen("box: not answered");
+    term.wait_until("box said down under the block", WAIT, |screen| {
+        last_block(screen).iter().any(|l| l.contains("box: down"))
+    });
+
+    // The local line is still answered on the local daemon.
+    term.send("\r");
+    let screen = wait_question(&term, "the local approval asked");
+    assert!(screen.contains(&local_id[..8]), "{screen}");
+    term.send("a");
+    assert_eq!(
+        wait_decided(&local, &local_approval).status,
+        ApprovalStatus::Approved
+    );
+    assert_eq!(local.wait_ended(&local_id).status, SessionStatus::Completed);
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }

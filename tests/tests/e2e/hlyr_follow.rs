@@ -612,6 +612,9 @@ fn notify_rings_and_runs_notify_send_when_an_approval_waits_and_at_the_end() {
         first,
         format!("--app-name|hlyr|hlyr|scenario:tool ring: Write: {wd}/hello.txt|\n")
     );
+    // The terminal's output is read on its own thread: the bell that came before
+    // notify-send ran may not have been read yet.
+    crate::hlyr_notify::wait_bells(&term, 1);
     assert_eq!(term.emulator().screen().audible_bell_count(), 1);
     assert_eq!(
         term.output()

@@ -36,10 +36,14 @@ pub(crate) fn notify_send(d: &TestDaemon) -> (String, Box<dyn Fn() -> String>) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    (
-        path,
-        Box::new(move || std::fs::read_to_string(&log).unwrap_or_default()),
-    )
+    // A line is written in two appends (the arguments, then the newline): only whole lines
+    // are read, so a reader never sees one half written.
+    let read = move || {
+        let mut text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.truncate(text.rfind('\n').map_or(0, |end| end + 1));
+        text
+    };
+    (path, Box::new(read))
 }
 
 /// `hlyr ARGS` on a new terminal against `d`, with `env` on top.
@@ -55,7 +59,7 @@ fn on_terminal(d: &TestDaemon, args: &[&str], env: &[(&str, &str)]) -> Terminal 
 
 /// Waits until the terminal has rung `count` times.
 #[track_caller]
-fn wait_bells(term: &Terminal, count: usize) {
+pub(crate) fn wait_bells(term: &Terminal, count: usize) {
     let rung = wait_for(WAIT, || {
         (term.emulator().screen().audible_bell_count() >= count).then_some(())
     });
