@@ -117,6 +117,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Load {
     Sessions,
+    Drafts,
     Approvals,
     Conversation,
     Queue,
@@ -131,6 +132,7 @@ impl Load {
     fn of(command: &Command) -> Option<Load> {
         match command {
             Command::LoadSessions => Some(Load::Sessions),
+            Command::LoadDrafts => Some(Load::Drafts),
             Command::LoadApprovals => Some(Load::Approvals),
             Command::LoadConversation(_) => Some(Load::Conversation),
             Command::LoadQueue(_) => Some(Load::Queue),
@@ -177,9 +179,13 @@ async fn execute(
 ) {
     let msg = match client {
         None => Msg::Failed("not connected to the daemon".into()),
-        Some(client) => run_command(&client, command)
-            .await
-            .unwrap_or_else(|e| Msg::Failed(e.to_string())),
+        Some(client) => match run_command(&client, command).await {
+            Ok(msg) => msg,
+            // A load cut off by the connection's loss says nothing: the link reports the
+            // loss, and the daemon's rows are loaded again when it is back.
+            Err(hld_client::Error::Disconnected) if load.is_some() => return,
+            Err(e) => Msg::Failed(e.to_string()),
+        },
     };
     let msg = Msg::From {
         daemon,
