@@ -18,6 +18,7 @@
 mod fanout;
 mod fanout_group;
 mod groups;
+mod headless;
 mod live;
 mod load;
 mod memory;
@@ -34,6 +35,7 @@ mod stdio;
 mod store;
 mod streaming;
 mod tui;
+mod tui_fleet;
 mod tui_frames;
 mod tui_idle;
 mod websocket;
