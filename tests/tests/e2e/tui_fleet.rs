@@ -99,7 +99,7 @@ fn hld_tui_context_watches_and_approves_an_agent_on_a_wss_daemon() {
 }
 
 #[test]
-fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
+fn hlyr_tui_passes_hld_context_and_all_contexts_on_and_a_missing_context_is_refused() {
     let certs = tempfile::tempdir().unwrap();
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (far, url, pin) = wss_daemon(certs.path(), 0);
@@ -112,6 +112,14 @@ fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
     tui.wait_screen("● connected");
     let screen = tui.wait_screen("far away");
     assert!(screen.contains("⌂ box"), "{screen}");
+
+    // `hlyr tui --all-contexts`: both daemons, each marked.
+    let home = home_with_box(&far, &url, pin);
+    let args = ["tui", "--all-contexts", "--no-bell"];
+    let tui = dashboard("hlyr", home, &local.socket, &args, &[]);
+    tui.wait_until("both daemons, each row marked", WAIT, |screen| {
+        screen.contains("⌂ local ●") && screen.contains("⌂box") && screen.contains("far away")
+    });
 
     let home = home_with_box(&far, &url, pin);
     let args = ["--context", "nowhere"];
