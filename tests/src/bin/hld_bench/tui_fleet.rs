@@ -75,7 +75,7 @@ pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
             ),
             figure: show(&remote),
             baseline: show(&local),
-            ratio: ratios.show(|r| ratio(r)),
+            ratio: ratios.show(ratio),
             target: format!("p99 ≤ ×{MAX_RATIO:.0} the socket's"),
             verdict: Verdict::of(ratios.median <= MAX_RATIO),
         }],
@@ -112,7 +112,7 @@ fn wss_daemon(bins: &Bins, certs: &Path, asks: &Path) -> anyhow::Result<(Server,
     )?;
     let addr = hld_e2e::ws::address_in_log(&server.dir.path().join("hld.log"))
         .context("the daemon logged no WebSocket address")?;
-    let token = Token::from_file(&server.dir.path().join("daemon.ws-token"))?;
+    let token = Token::from_file(server.dir.path().join("daemon.ws-token"))?;
     let pin = Trust::Fingerprint(Fingerprint::of(certified.cert.der()));
     let url = format!("wss://localhost:{}", addr.port());
     Ok((server, Address::Remote(Remote::new(&url, token, pin)?)))
