@@ -158,6 +158,12 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
             fleet.learn(&session_id, daemon);
             update(state, Msg::Opened(session_id))
         }
+        // Which daemon refused, or could not be reached.
+        Msg::Failed(text) => {
+            let name = fleet.daemons.get(daemon).map(|d| d.name.clone());
+            let text = format!("{}: {text}", name.unwrap_or_default());
+            update(state, Msg::Failed(text))
+        }
         msg => update(state, msg),
     }
 }

@@ -132,6 +132,15 @@ fn a_daemon_that_drops_out_is_shown_disconnected_and_reloads_when_back() {
     assert!(shown.contains("box: connection refused"), "{shown}");
     assert!(shown.contains("⌂ laptop ●"), "{shown}");
 
+    // An action on the box's row while it is away says which daemon failed.
+    update(
+        &mut state,
+        from(1, Msg::Failed("not connected to the daemon".into())),
+    );
+    let flash = state.flash.as_ref().map(|f| f.text.as_str());
+    assert_eq!(flash, Some("box: not connected to the daemon"));
+    update(&mut state, key(KeyCode::Esc));
+
     let back = update(&mut state, from(1, Msg::Connected));
     assert!(back.contains(&Command::LoadSessions), "{back:?}");
     let shown = screen(&state, false);
