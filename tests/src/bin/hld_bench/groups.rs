@@ -135,7 +135,7 @@ pub struct Plan {
     pub(crate) smoke: bool,
     /// Rounds of the request/response and fan-out groups.
     pub(crate) rounds: usize,
-    /// Rounds of the slower groups (streaming, ingest, start-up, memory, tui).
+    /// Rounds of the slower groups (streaming, ingest, start-up, memory, tui, fleet).
     pub(crate) slow_rounds: usize,
     pub(crate) pingpong: u64,
     pub(crate) warmup: u64,
@@ -225,7 +225,7 @@ impl Plan {
     /// One line for the report.
     pub fn describe(&self) -> String {
         format!(
-            "{} rounds ({} for streaming, ingest, start-up, memory and tui){}",
+            "{} rounds ({} for streaming, ingest, start-up, memory, tui and fleet){}",
             self.rounds,
             self.slow_rounds,
             if self.smoke { ", smoke counts" } else { "" }

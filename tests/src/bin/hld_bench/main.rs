@@ -66,7 +66,7 @@ struct Cli {
     /// Only these groups (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<groups::Group>,
-    /// Rounds (default 5; 3 for streaming, ingest, start-up, memory and tui; 1 with --smoke).
+    /// Rounds (default 5; 3 for streaming, ingest, start-up, memory, tui and fleet; 1 with --smoke).
     #[arg(long)]
     rounds: Option<usize>,
     /// Do not build the binaries first (they must be next to this one).

@@ -23,7 +23,7 @@ const MAX_RATIO: f64 = 2.0;
 
 /// Runs the group: `rounds` rounds, each with fresh daemons and dashboard.
 pub fn run(bins: &Bins, smoke: bool, rounds: usize) -> anyhow::Result<Section> {
-    let count = if smoke { 3 } else { 20 };
+    let count = if smoke { 3 } else { 50 };
     let mut local = Vec::new();
     let mut remote = Vec::new();
     let mut ratios = Vec::new();
