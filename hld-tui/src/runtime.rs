@@ -169,7 +169,9 @@ fn write_terminal(bytes: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Runs one command against `daemon` and sends back what came of it.
+/// Runs one command against `daemon` and sends back what came of it. A load that finds
+/// no daemon, or loses it, says nothing: the footer already tells that the link is down, and
+/// reconnecting loads again.
 async fn execute(
     daemon: usize,
     client: Option<Client>,
@@ -178,11 +180,10 @@ async fn execute(
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
     let msg = match client {
+        None if load.is_some() => return,
         None => Msg::Failed("not connected to the daemon".into()),
         Some(client) => match run_command(&client, command).await {
             Ok(msg) => msg,
-            // A load cut off by the connection's loss says nothing: the link reports the
-            // loss, and the daemon's rows are loaded again when it is back.
             Err(hld_client::Error::Disconnected) if load.is_some() => return,
             Err(e) => Msg::Failed(e.to_string()),
         },
