@@ -21,6 +21,7 @@ use crate::render::{self, Mark, Options};
 mod complete;
 mod drafts;
 mod events;
+mod fleet;
 mod form;
 mod input;
 mod modal;
@@ -33,6 +34,7 @@ mod usage;
 pub use complete::{Choice, Completer, Completion, Trigger};
 pub use drafts::holds as draft_holds;
 use events::*;
+pub use fleet::{route, Daemon, Fleet, Route};
 pub use form::{ApprovalMode, Field, LaunchForm};
 use input::*;
 use modal::*;
@@ -132,6 +134,8 @@ pub enum Msg {
     Drafted(String),
     /// A command failed.
     Failed(String),
+    /// What daemon `daemon` of the fleet reported or answered (the runtime tags all of it).
+    From { daemon: usize, msg: Box<Msg> },
 }
 
 /// What the runtime does for `update`.
@@ -218,6 +222,11 @@ pub enum Command {
         text: String,
     },
     Quit,
+    /// `command`, to the fleet's daemon `daemon` (a launch on the one the form chose).
+    On {
+        daemon: usize,
+        command: Box<Command>,
+    },
 }
 
 /// The daemon link, shown in the title bar.
@@ -443,19 +452,8 @@ pub struct State {
     pub usage: Option<UsageView>,
     /// The notifications already rung, by id: each rings once.
     pub notified: HashSet<String>,
-}
-
-fn matches(s: &SessionInfo, query: &str) -> bool {
-    [
-        Some(&s.summary),
-        Some(&s.query),
-        Some(&s.id),
-        s.model.as_ref(),
-        s.working_dir.as_ref(),
-    ]
-    .into_iter()
-    .flatten()
-    .any(|field| field.to_lowercase().contains(query))
+    /// The daemons shown, when more than one: their links, and where each row came from.
+    pub fleet: Fleet,
 }
 
 /// Applies `msg` to `state`; returns what the runtime must do.
@@ -581,6 +579,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             state.flash(text, false);
             vec![Command::LoadDrafts]
         }
+        Msg::From { daemon, msg } => fleet::on_msg(state, daemon, *msg),
         Msg::Failed(text) => {
             state.flash(text, true);
             review::failed(state);

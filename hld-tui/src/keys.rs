@@ -118,6 +118,8 @@ pub enum Action {
     PreviousChoice,
     NextChoice,
     Submit,
+    /// In a fleet, the next daemon to launch on.
+    NextDaemon,
     /// Opens the review screen of an isolated session's changes.
     Review,
     /// Moves the review's keys between the file list and the hunks.
@@ -498,6 +500,12 @@ pub const BINDINGS: &[Binding] = &[
         "Ctrl+S  Esc",
         "submit; cancel",
         &[(Ctrl('s'), A::Submit), (Plain(KeyCode::Esc), A::Back)],
+    ),
+    bind(
+        Forms,
+        "Ctrl+O",
+        "several daemons: launch on the next",
+        &[(Ctrl('o'), A::NextDaemon)],
     ),
 ];
 

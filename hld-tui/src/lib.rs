@@ -4,7 +4,9 @@
 
 pub mod app;
 pub mod columns;
+pub mod daemons;
 pub mod diffview;
+mod fleet;
 pub mod keys;
 pub mod lists;
 pub mod markdown;

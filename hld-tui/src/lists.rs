@@ -148,7 +148,10 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 0 => title,
                 d => format!("{}└ {title}", "  ".repeat(d - 1)),
             };
-            let mut spans = modes_of(row.session, state.now, true);
+            let mut spans: Vec<Span> = crate::daemons::mark(state, &row.session.id)
+                .into_iter()
+                .collect();
+            spans.extend(modes_of(row.session, state.now, true));
             spans.extend(worktree_spans(row.session, &state.stats));
             (spans, title)
         })
@@ -316,10 +319,16 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         .iter()
         .zip(&texts)
         .map(|((i, a), [what, input, session, dir])| {
+            let mark = crate::daemons::mark(state, &a.session_id);
+            let room = usize::from(widths[2]).saturating_sub(mark.as_ref().map_or(0, Span::width));
+            let input: Vec<Span> = mark
+                .into_iter()
+                .chain([Span::raw(ellipsize(input, room))])
+                .collect();
             let cells = vec![
                 Line::from(age(state.now, &a.requested_at)),
                 Line::from(ellipsize(what, usize::from(widths[1]))),
-                Line::from(ellipsize(input, usize::from(widths[2]))),
+                Line::from(input),
                 Line::from(ellipsize(session, usize::from(widths[3]))),
                 Line::from(short_dir(dir, home(), usize::from(widths[4]))),
             ];

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use hld_client::contexts::Contexts;
+use hld_client::contexts::{Contexts, LOCAL};
 use hld_client::Address;
+use hld_tui::runtime::Target;
 
 /// A live dashboard for Claude Code sessions run by hld: watch sessions, read conversations as
 /// they stream, and approve or deny tool calls. Press ? inside for the keys.
@@ -17,10 +18,14 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     daemon_socket: Option<PathBuf>,
     /// The daemon to watch, by its context's name (`hlyr context list`): this machine's
-    /// socket (`local`) or a daemon elsewhere over `wss://` [default: the one `hlyr context
-    /// use` chose, else `local`].
+    /// socket (`local`) or a daemon elsewhere over `wss://`. Given more than once, the
+    /// daemons are watched together, each row marked with its context [default: the one
+    /// `hlyr context use` chose, else `local`].
     #[arg(long, value_name = "NAME", env = "HLD_CONTEXT")]
-    context: Option<String>,
+    context: Vec<String>,
+    /// Watch every context together: `local`, then each of `hlyr context list`.
+    #[arg(long, conflicts_with = "context")]
+    all_contexts: bool,
     /// Do not ring the bell or show a terminal notification (OSC 9/777) when the daemon
     /// notifies: an approval or question waits, a session ends or hits a limit (B toggles it).
     #[arg(long)]
@@ -32,7 +37,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (context, address) = match resolve(&cli) {
+    let daemons = match resolve(&cli) {
         Ok(resolved) => resolved,
         Err(e) => {
             eprintln!("hld-tui: {e}");
@@ -50,17 +55,19 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        // Only this machine's daemon is started when none answers; a remote one is waited for.
-        if let Address::Socket(socket) = &address {
-            if !hld_client::autostart::healthy(socket).await {
-                eprintln!("hld-tui: no daemon at {}; starting hld…", socket.display());
-                let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
-                hld_client::autostart::start(&hld, socket).await?;
+        // Only this machine's daemons are started when none answers; a remote one is waited
+        // for.
+        for target in &daemons {
+            if let Address::Socket(socket) = &target.address {
+                if !hld_client::autostart::healthy(socket).await {
+                    eprintln!("hld-tui: no daemon at {}; starting hld…", socket.display());
+                    let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
+                    hld_client::autostart::start(&hld, socket).await?;
+                }
             }
         }
         let options = hld_tui::runtime::Options {
-            address,
-            context,
+            daemons,
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             bell: !cli.no_bell,
             alert: hld_client::view::alert::Alert::from_env(),
@@ -80,18 +87,35 @@ fn main() -> ExitCode {
     }
 }
 
-/// The context in force (`None` for `local`) and its daemon's address: `--context`, else
-/// `HLD_CONTEXT`, else `hlyr context use`'s; `local` is the socket of `--daemon-socket`,
-/// `HUMANLAYER_DAEMON_SOCKET`, humanlayer.json or the default.
-fn resolve(cli: &Cli) -> Result<(Option<String>, Address), String> {
+/// The daemons to watch: `--all-contexts`' every context, `local` first; else each
+/// `--context` (or `HLD_CONTEXT`) once, in the order given; else `hlyr context use`'s. `local`
+/// is the socket of `--daemon-socket`, `HUMANLAYER_DAEMON_SOCKET`, humanlayer.json or the
+/// default.
+fn resolve(cli: &Cli) -> Result<Vec<Target>, String> {
     let contexts = Contexts::load().map_err(|e| e.to_string())?;
-    let flag = cli.context.as_deref().filter(|name| !name.is_empty());
-    let name = contexts.name_in_force(flag);
-    match contexts.get(&name).map_err(|e| e.to_string())? {
-        Some(entry) => Ok((Some(name), entry.address().map_err(|e| e.to_string())?)),
-        None => {
-            let socket = hld_client::config::resolve_socket_path(cli.daemon_socket.as_deref())?;
-            Ok((None, Address::Socket(socket)))
+    let mut names: Vec<String> = Vec::new();
+    if cli.all_contexts {
+        names.push(LOCAL.to_owned());
+        names.extend(contexts.contexts.keys().cloned());
+    }
+    for name in cli.context.iter().filter(|name| !name.is_empty()) {
+        if !names.contains(name) {
+            names.push(name.clone());
         }
     }
+    if names.is_empty() {
+        names.push(contexts.name_in_force(None));
+    }
+    let target = |name: String| {
+        let address = match contexts.get(&name).map_err(|e| e.to_string())? {
+            Some(entry) => entry
+                .address()
+                .map_err(|e| format!("context {name:?}: {e}"))?,
+            None => Address::Socket(hld_client::config::resolve_socket_path(
+                cli.daemon_socket.as_deref(),
+            )?),
+        };
+        Ok(Target { name, address })
+    };
+    names.into_iter().map(target).collect()
 }

@@ -9,26 +9,26 @@ use base64::Engine;
 use chrono::Utc;
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
+use hld_client::contexts::LOCAL;
 use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, CreateDraft, DiscardDraft, ErrorCode,
     GetConversationParams, GetRateLimits, GetSessionDiffParams, GetSessionLeaves,
     GetSessionLeavesParams, GetUsage, GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter,
     ListSlashCommands, MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams,
-    SubscribeParams, SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams,
-    UpdateSessionSettings, UpdateSessionSettingsParams, UpdateSessionTitle,
-    UpdateSessionTitleParams, UsageGroupBy,
+    SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
+    UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
 };
-use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
+use hld_client::Client;
 use ratatui::DefaultTerminal;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
-use crate::app::{update, Command, DiffStat, Msg, State, UsageTable, REVIEW_PAGE};
+use crate::app::{route, update, Command, DiffStat, Fleet, Msg, State, UsageTable, REVIEW_PAGE};
+use crate::fleet::Links;
+pub use crate::fleet::Target;
 use hld_client::view::alert::Alert;
 
-/// Backoff between attempts to reach the daemon: doubles from the first to the second.
-const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
 /// The clock's period while a session runs (the spinner) and while none does (ages).
 const TICK_ANIMATED: Duration = Duration::from_millis(100);
 const TICK_IDLE: Duration = Duration::from_secs(1);
@@ -36,11 +36,9 @@ const TICK_IDLE: Duration = Duration::from_secs(1);
 /// How the dashboard runs.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Where the daemon is: its socket, or a remote daemon's `wss://` address.
-    pub address: Address,
-    /// The name of the context that address came from, shown in the title bar; `None` for
-    /// `local`.
-    pub context: Option<String>,
+    /// The daemons to watch, by context, in the order given. One: its name is in the title
+    /// bar (unless it is `local`); several: a fleet, each row marked with its daemon's.
+    pub daemons: Vec<Target>,
     /// Colours (off under NO_COLOR).
     pub color: bool,
     /// Ring the bell when the daemon notifies (an approval waits, a session ends…).
@@ -53,12 +51,15 @@ pub struct Options {
 pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Result<()> {
     let size = terminal.size()?;
     let mut state = State::new(Utc::now(), size.width, size.height, options.bell);
-    state.context = options.context.clone();
+    let names: Vec<String> = options.daemons.iter().map(|d| d.name.clone()).collect();
+    match names.as_slice() {
+        [name] => state.context = Some(name.clone()).filter(|n| n != LOCAL),
+        _ => state.fleet = Fleet::new(names),
+    }
     let (tx, mut rx) = mpsc::unbounded_channel::<Tagged>();
-    let (client_tx, client_rx) = watch::channel(None);
-    tokio::spawn(link(options.address.clone(), tx.clone(), client_tx));
+    let links = Links::spawn(options.daemons, &tx);
     let mut terminal_events = EventStream::new();
-    let mut latest: HashMap<Load, u64> = HashMap::new();
+    let mut latest: HashMap<(usize, Load), u64> = HashMap::new();
     let mut next_tick = Instant::now();
     loop {
         terminal.draw(|frame| crate::view::draw(&state, frame, options.color))?;
@@ -94,13 +95,17 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
                         write_terminal(&format!("\x1b]52;c;{encoded}\x07"))?;
                     }
                     command => {
-                        let load = Load::of(&command).map(|load| {
-                            let generation = latest.entry(load).or_default();
-                            *generation += 1;
-                            (load, *generation)
-                        });
-                        let client = client_rx.borrow().clone();
-                        tokio::spawn(execute(client, command, load, tx.clone()));
+                        let (daemons, command) = links.targets(route(&state, &command), command);
+                        for daemon in daemons {
+                            let load = Load::of(&command).map(|load| {
+                                let generation = latest.entry((daemon, load)).or_default();
+                                *generation += 1;
+                                (daemon, load, *generation)
+                            });
+                            let client = links.client(daemon);
+                            let command = command.clone();
+                            tokio::spawn(execute(daemon, client, command, load, tx.clone()));
+                        }
                     }
                 }
             }
@@ -110,7 +115,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
 
 /// A load whose answer a later load of the same kind overtakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Load {
+pub(crate) enum Load {
     Sessions,
     Drafts,
     Approvals,
@@ -141,22 +146,19 @@ impl Load {
     }
 }
 
-/// A message with the load it answers (and that load's generation), so that an answer
-/// overtaken by a later load of the same kind is dropped instead of showing older data.
-struct Tagged {
-    load: Option<(Load, u64)>,
-    msg: Msg,
+/// A message with the daemon and load it answers (and that load's generation), so that an
+/// answer overtaken by a later load of the same kind from that daemon is dropped instead of
+/// showing older data.
+pub(crate) struct Tagged {
+    pub(crate) load: Option<(usize, Load, u64)>,
+    pub(crate) msg: Msg,
 }
 
 impl Tagged {
-    fn of(msg: Msg) -> Tagged {
-        Tagged { load: None, msg }
-    }
-
-    fn msg_if_latest(self, latest: &HashMap<Load, u64>) -> Option<Msg> {
-        let stale = self
-            .load
-            .is_some_and(|(load, generation)| latest.get(&load) != Some(&generation));
+    fn msg_if_latest(self, latest: &HashMap<(usize, Load), u64>) -> Option<Msg> {
+        let stale = self.load.is_some_and(|(daemon, load, generation)| {
+            latest.get(&(daemon, load)) != Some(&generation)
+        });
         (!stale).then_some(self.msg)
     }
 }
@@ -167,13 +169,14 @@ fn write_terminal(bytes: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Runs one command against the daemon and sends back what came of it. A load that finds
+/// Runs one command against `daemon` and sends back what came of it. A load that finds
 /// no daemon, or loses it, says nothing: the footer already tells that the link is down, and
 /// reconnecting loads again.
 async fn execute(
+    daemon: usize,
     client: Option<Client>,
     command: Command,
-    load: Option<(Load, u64)>,
+    load: Option<(usize, Load, u64)>,
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
     let msg = match client {
@@ -185,11 +188,15 @@ async fn execute(
             Err(e) => Msg::Failed(e.to_string()),
         },
     };
+    let msg = Msg::From {
+        daemon,
+        msg: Box::new(msg),
+    };
     let _ = tx.send(Tagged { load, msg });
 }
 
 /// Carries out one command that calls the daemon, and says what came of it. (Copy, Notify and
-/// Quit are the loop's own; given one, this panics.)
+/// Quit are the loop's own, and On is unwrapped by it; given one, this panics.)
 pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_client::Error> {
     Ok(match command {
         Command::LoadSessions => Msg::Sessions(client.list_sessions().await?),
@@ -447,7 +454,7 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 result: result.map_err(|e| e.to_string()),
             }
         }
-        Command::Copy(_) | Command::Notify { .. } | Command::Quit => {
+        Command::Copy(_) | Command::Notify { .. } | Command::Quit | Command::On { .. } => {
             unreachable!("run by the loop")
         }
     })
@@ -478,73 +485,24 @@ fn decided_approvals(events: &[ConversationEvent]) -> impl Iterator<Item = &str>
         .filter_map(|e| e.approval_id.as_deref())
 }
 
-/// Keeps a subscription to every event open, reconnecting with backoff; publishes the client
-/// commands use while connected.
-async fn link(
-    address: Address,
-    tx: mpsc::UnboundedSender<Tagged>,
-    client_tx: watch::Sender<Option<Client>>,
-) {
-    let mut pause = BACKOFF.0;
-    loop {
-        let error = match connect(&address).await {
-            Ok((client, mut subscription)) => {
-                client_tx.send_replace(Some(client));
-                pause = BACKOFF.0;
-                if tx.send(Tagged::of(Msg::Connected)).is_err() {
-                    return;
-                }
-                loop {
-                    match subscription.next().await {
-                        Some(Ok(SubscriptionItem::Event(event))) => {
-                            if tx.send(Tagged::of(Msg::Event(event))).is_err() {
-                                return;
-                            }
-                        }
-                        // A reconnection, or an item this version does not know.
-                        Some(Ok(_)) => {}
-                        Some(Err(e)) => break e.to_string(),
-                        None => break "the daemon closed the connection".to_owned(),
-                    }
-                }
-            }
-            Err(e) => e.to_string(),
-        };
-        client_tx.send_replace(None);
-        let retry_in_ms = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX);
-        if tx
-            .send(Tagged::of(Msg::Disconnected { error, retry_in_ms }))
-            .is_err()
-        {
-            return;
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(BACKOFF.1);
-    }
-}
-
-async fn connect(
-    address: &Address,
-) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
-    let client = Client::connect_to(address).await?;
-    let subscription = client
-        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
-        .await?;
-    Ok((client, subscription))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn an_answer_overtaken_by_a_later_load_of_its_kind_is_dropped() {
-        let latest = HashMap::from([(Load::Sessions, 2), (Load::Conversation, 1)]);
+        let latest = HashMap::from([
+            ((0, Load::Sessions), 2),
+            ((1, Load::Sessions), 1),
+            ((0, Load::Conversation), 1),
+        ]);
         let cases = [
             (None, true),
-            (Some((Load::Sessions, 2)), true),
-            (Some((Load::Sessions, 1)), false),
-            (Some((Load::Conversation, 1)), true),
+            (Some((0, Load::Sessions, 2)), true),
+            (Some((0, Load::Sessions, 1)), false),
+            (Some((1, Load::Sessions, 1)), true),
+            (Some((1, Load::Sessions, 2)), false),
+            (Some((0, Load::Conversation, 1)), true),
         ];
         for (load, kept) in cases {
             let tagged = Tagged {

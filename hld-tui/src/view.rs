@@ -157,6 +157,7 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             let session = state.sessions.iter().find(|s| s.id == c.session_id);
             spans.push(Span::raw(" "));
             if let Some(s) = session {
+                spans.extend(crate::daemons::mark(state, &s.id));
                 spans.push(status_span(s, state.frame));
                 spans.push(Span::raw(" "));
                 spans.push(mode_span(s));
@@ -174,19 +175,8 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
             }
         }
     }
-    let link = match &state.link {
-        Link::Connecting => Span::styled(" ○ connecting ", Style::new().fg(Color::Yellow)),
-        Link::Connected => Span::styled(" ● connected ", Style::new().fg(Color::Green)),
-        Link::Reconnecting { retry_in_ms, .. } => Span::styled(
-            format!(" ○ reconnecting ({:.1}s) ", *retry_in_ms as f64 / 1000.0),
-            Style::new().fg(Color::Red).bold(),
-        ),
-    };
     let mut right = crate::usage::window_spans(&state.windows, state.now);
-    if let Some(context) = &state.context {
-        right.push(Span::styled(format!(" ⌂ {context}"), Style::new().bold()));
-    }
-    right.push(link);
+    right.extend(crate::daemons::links(state));
     let right = Line::from(right);
     let [left, right_area] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(right.width() as u16)])
@@ -460,7 +450,7 @@ fn help(frame: &mut Frame, area: Rect) {
 fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
     let rect = centered(area, 76, 20);
     frame.render_widget(Clear, rect);
-    let block = Block::bordered().title(" New session (Ctrl+S launches, Esc cancels) ");
+    let block = Block::bordered().title(crate::daemons::launch_title(state, form));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     let [query, dir, recent, model, approvals, worktree, branch] = Layout::vertical([

@@ -16,6 +16,8 @@ mod details;
 mod drafts;
 #[path = "screens/fixtures.rs"]
 mod fixtures;
+#[path = "screens/fleet.rs"]
+mod fleet;
 #[path = "screens/queue.rs"]
 mod queue;
 #[path = "screens/review.rs"]

@@ -35,6 +35,7 @@ pub(super) fn form_of(state: &State, draft: &SessionInfo) -> LaunchForm {
         form.approvals = ApprovalMode::AutoAcceptEdits;
     }
     form.draft = Some(draft.id.clone());
+    form.daemon = state.fleet.origin(&draft.id);
     form
 }
 

@@ -19,6 +19,8 @@ pub struct LaunchForm {
     pub recent: Option<usize>,
     /// The draft the form edits, if any: launching launches it.
     pub draft: Option<String>,
+    /// In a fleet, the daemon the session is launched on (a draft's: the one that keeps it).
+    pub daemon: usize,
 }
 
 /// How a launched session's tool calls are approved.

@@ -189,6 +189,7 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         field: Field::Query,
         recent: None,
         draft: None,
+        daemon: 0,
     }
 }
 
@@ -228,15 +229,22 @@ pub(super) fn launch_key(
             ..Default::default()
         };
         if back {
-            return Some(vec![drafts::save(form, params)]);
+            let save = drafts::save(form, params);
+            return Some(vec![match form.draft {
+                Some(_) => save,
+                None => fleet::on_daemon(state, form.daemon, save),
+            }]);
         }
         state.flash("launching…", false);
         return Some(vec![match form.draft.clone() {
             Some(id) => drafts::launch(state, id, params),
-            None => Command::Launch(Box::new(params)),
+            None => fleet::on_daemon(state, form.daemon, Command::Launch(Box::new(params))),
         }]);
     }
     match action {
+        Some(Action::NextDaemon) if state.fleet.is_fleet() && form.draft.is_none() => {
+            form.daemon = (form.daemon + 1) % state.fleet.daemons.len();
+        }
         Some(Action::NextField) => form.field = form.field.step(true),
         Some(Action::PreviousField) => form.field = form.field.step(false),
         Some(Action::PreviousChoice | Action::NextChoice) if form.field == Field::Worktree => {

@@ -37,6 +37,7 @@ impl State {
             windows: Vec::new(),
             usage: None,
             notified: HashSet::new(),
+            fleet: Fleet::default(),
         }
     }
 
@@ -253,4 +254,17 @@ impl State {
             self.rerender_tool(&tool);
         }
     }
+}
+
+fn matches(s: &SessionInfo, query: &str) -> bool {
+    [
+        Some(&s.summary),
+        Some(&s.query),
+        Some(&s.id),
+        s.model.as_ref(),
+        s.working_dir.as_ref(),
+    ]
+    .into_iter()
+    .flatten()
+    .any(|field| field.to_lowercase().contains(query))
 }

@@ -15,6 +15,9 @@ pub struct Args {
     /// Do not ring the terminal bell when an approval arrives.
     #[arg(long)]
     no_bell: bool,
+    /// Watch every context's daemon in one list (`local`, then each of `hlyr context list`).
+    #[arg(long)]
+    all_contexts: bool,
     #[command(flatten)]
     start: StartArgs,
 }
@@ -43,6 +46,9 @@ pub fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     }
     if args.no_bell {
         command.arg("--no-bell");
+    }
+    if args.all_contexts {
+        command.arg("--all-contexts");
     }
     let error = command.exec();
     Err(

@@ -1,17 +1,19 @@
 //! `hld-tui` on remote daemons (issue 42): `--context NAME`, `HLD_CONTEXT` and `hlyr tui`
 //! reach a daemon by its context — here one serving `wss://` on loopback with a self-signed
 //! certificate — while another daemon runs on this machine's socket; that daemon shown gone
-//! and back across a restart; a contexts file others can read refused.
+//! and back across a restart; a contexts file others can read refused. `--all-contexts`
+//! watches both daemons in one list: approvals reach the right agent, and one daemon killed
+//! and restarted leaves the other usable throughout.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use hld_client::address::Fingerprint;
-use hld_client::protocol::SessionStatus;
+use hld_client::protocol::{ListSessions, NoParams, SessionStatus};
 use hld_e2e::pty;
-use hld_e2e::{launch_params, workspace_bin, DaemonOptions, TestDaemon};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::contexts::{token_file, wss_daemon};
+use crate::contexts::{restart_wss, token_file, wss_daemon};
 use crate::tui::{workdir, Tui, APPROVAL_DETAIL};
 
 /// A home for the dashboard whose contexts file names `far` as `box`, pinned by `pin`.
@@ -97,7 +99,7 @@ fn hld_tui_context_watches_and_approves_an_agent_on_a_wss_daemon() {
 }
 
 #[test]
-fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
+fn hlyr_tui_passes_hld_context_and_all_contexts_on_and_a_missing_context_is_refused() {
     let certs = tempfile::tempdir().unwrap();
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (far, url, pin) = wss_daemon(certs.path(), 0);
@@ -110,6 +112,14 @@ fn hlyr_tui_passes_hld_context_on_and_a_missing_context_is_refused() {
     tui.wait_screen("● connected");
     let screen = tui.wait_screen("far away");
     assert!(screen.contains("⌂ box"), "{screen}");
+
+    // `hlyr tui --all-contexts`: both daemons, each marked.
+    let home = home_with_box(&far, &url, pin);
+    let args = ["tui", "--all-contexts", "--no-bell"];
+    let tui = dashboard("hlyr", home, &local.socket, &args, &[]);
+    tui.wait_until("both daemons, each row marked", WAIT, |screen| {
+        screen.contains("⌂ local ●") && screen.contains("⌂box") && screen.contains("far away")
+    });
 
     let home = home_with_box(&far, &url, pin);
     let args = ["--context", "nowhere"];
@@ -174,4 +184,104 @@ fn hld_tui_refuses_a_contexts_file_others_can_read() {
     let screen = tui.screen_text();
     assert!(screen.contains("refusing"), "{screen}");
     assert!(screen.contains("chmod 600"), "{screen}");
+}
+
+#[test]
+fn the_fleet_view_lists_two_daemons_and_approves_on_each_while_one_is_killed_and_back() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (mut far, url, pin) = wss_daemon(certs.path(), 0);
+    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
+    let (here, there) = (workdir(), workdir());
+    // The laptop's approval is asked first, so it is listed first (oldest first).
+    let near = local.launch(launch_params(
+        "scenario:tool write the hello file near",
+        here.path(),
+    ));
+    local.wait_approvals(Some(&near), |a| a.len() == 1);
+    let far_id = far.launch(launch_params(
+        "scenario:tool write the hello file there",
+        there.path(),
+    ));
+    far.wait_approvals(Some(&far_id), |a| a.len() == 1);
+
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--all-contexts", "--no-bell"];
+    let mut tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    let both = |screen: &str| screen.contains("⌂ local ●") && screen.contains("⌂ box ●");
+    tui.wait_until("both daemons connected", WAIT, both);
+    let rows = |screen: &str| {
+        screen
+            .lines()
+            .any(|l| l.contains("⌂local") && l.contains("file near"))
+            && screen
+                .lines()
+                .any(|l| l.contains("⌂box") && l.contains("file there"))
+    };
+    tui.wait_until("each session marked with its daemon", WAIT, rows);
+
+    // The second approval is the box's: approving it reaches the agent over wss alone.
+    tui.send("2");
+    tui.wait_until("both approvals", WAIT, |screen| {
+        screen.contains("⚑ 2 pending") && screen.contains(APPROVAL_DETAIL)
+    });
+    tui.send("j");
+    tui.send("a");
+    far.wait_session(&far_id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(there.path().join("hello.txt")).unwrap(),
+        "Hello, world!\n"
+    );
+    let pending = local.approvals(Some(&near));
+    assert_eq!(pending.len(), 1, "the laptop's approval is untouched");
+    assert!(!here.path().join("hello.txt").exists());
+    tui.wait_screen("⚑ 1 pending");
+
+    // The box killed: shown disconnected, its rows kept and marked; the laptop's approval is
+    // still approved from the fleet view.
+    far.kill9();
+    let screen = tui.wait_screen("⌂ box ↯ disconnected");
+    assert!(screen.contains("⌂ local ●"), "{screen}");
+    tui.send("1");
+    tui.wait_until("the box's row marked disconnected", WAIT, |screen| {
+        screen
+            .lines()
+            .any(|l| l.contains("⌂box ↯") && l.contains("file there"))
+    });
+    tui.send("2");
+    tui.wait_screen(APPROVAL_DETAIL);
+    tui.send("a");
+    local.wait_session(&near, |s| s.status == SessionStatus::Completed);
+    assert_eq!(
+        std::fs::read_to_string(here.path().join("hello.txt")).unwrap(),
+        "Hello, world!\n"
+    );
+    tui.wait_screen("No pending approvals");
+
+    // The box back on the same address: connected again, with its sessions; a launch on it
+    // from the form (Ctrl+O: the next daemon) runs there.
+    let again = restart_wss(&far, certs.path(), port);
+    tui.wait_screen("⌂ box ●");
+    tui.send("1");
+    tui.wait_until("the box's row connected again", WAIT, |screen| {
+        screen
+            .lines()
+            .any(|l| l.contains("⌂box ") && l.contains("file there"))
+            && !screen.contains('↯')
+    });
+    tui.send("c");
+    tui.wait_screen("New session on ⌂ local");
+    tui.send("\x0f");
+    tui.wait_screen("New session on ⌂ box");
+    tui.send("scenario:plain launched on the box");
+    tui.send("\x13");
+    let launched = |a: &TestDaemon| {
+        let sessions = a.request::<ListSessions>(NoParams {}).sessions;
+        sessions
+            .iter()
+            .any(|s| s.query.contains("launched on the box"))
+    };
+    wait_for(WAIT, || launched(&again).then_some(())).expect("the launch on the box");
+    assert!(!launched(&local), "launched on the box alone");
+    tui.send("q");
 }

@@ -53,11 +53,13 @@ pub enum Group {
     /// CodeLayer's REST API: an event on its stream.
     #[value(name = "rest_event")]
     RestEvent,
+    /// The hld-tui fleet view: an approval over `wss://` against one on the socket.
+    Fleet,
 }
 
 impl Group {
     /// Every group, in report order.
-    pub const ALL: [Group; 16] = [
+    pub const ALL: [Group; 17] = [
         Group::Latency,
         Group::Throughput,
         Group::Fanout,
@@ -74,6 +76,7 @@ impl Group {
         Group::Worktrees,
         Group::RestMessages,
         Group::RestEvent,
+        Group::Fleet,
     ];
 
     /// The section title.
@@ -95,6 +98,7 @@ impl Group {
             Group::Worktrees => "14. isolated sessions: diff and worktree",
             Group::RestMessages => "15. REST: a conversation over HTTP",
             Group::RestEvent => "16. REST: an event on CodeLayer's event stream",
+            Group::Fleet => "17. the hld-tui fleet view: an approval over wss:// and the socket",
         }
     }
 
@@ -117,6 +121,7 @@ impl Group {
             Group::Worktrees => "worktrees",
             Group::RestMessages => "rest_messages",
             Group::RestEvent => "rest_event",
+            Group::Fleet => "fleet",
         }
     }
 }
@@ -130,7 +135,7 @@ pub struct Plan {
     pub(crate) smoke: bool,
     /// Rounds of the request/response and fan-out groups.
     pub(crate) rounds: usize,
-    /// Rounds of the slower groups (streaming, ingest, start-up, memory, tui).
+    /// Rounds of the slower groups (streaming, ingest, start-up, memory, tui, fleet).
     pub(crate) slow_rounds: usize,
     pub(crate) pingpong: u64,
     pub(crate) warmup: u64,
@@ -220,7 +225,7 @@ impl Plan {
     /// One line for the report.
     pub fn describe(&self) -> String {
         format!(
-            "{} rounds ({} for streaming, ingest, start-up, memory and tui){}",
+            "{} rounds ({} for streaming, ingest, start-up, memory, tui and fleet){}",
             self.rounds,
             self.slow_rounds,
             if self.smoke { ", smoke counts" } else { "" }
@@ -249,6 +254,7 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
         Group::Worktrees => crate::worktrees::run(bins, plan),
         Group::RestMessages => crate::rest_messages::rest_messages(bins, plan),
         Group::RestEvent => crate::rest_event::run(bins, plan),
+        Group::Fleet => crate::tui_fleet::run(bins, plan.smoke, plan.slow_rounds),
     }
 }
 

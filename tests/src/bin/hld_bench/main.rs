@@ -18,6 +18,7 @@
 mod fanout;
 mod fanout_group;
 mod groups;
+mod headless;
 mod live;
 mod load;
 mod memory;
@@ -34,6 +35,7 @@ mod stdio;
 mod store;
 mod streaming;
 mod tui;
+mod tui_fleet;
 mod tui_frames;
 mod tui_idle;
 mod websocket;
@@ -64,7 +66,7 @@ struct Cli {
     /// Only these groups (comma-separated).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<groups::Group>,
-    /// Rounds (default 5; 3 for streaming, ingest, start-up, memory and tui; 1 with --smoke).
+    /// Rounds (default 5; 3 for streaming, ingest, start-up, memory, tui and fleet; 1 with --smoke).
     #[arg(long)]
     rounds: Option<usize>,
     /// Do not build the binaries first (they must be next to this one).

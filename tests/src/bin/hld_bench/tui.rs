@@ -6,19 +6,14 @@ use std::io::BufRead;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail, ensure, Context};
-use chrono::Utc;
+use anyhow::{anyhow, ensure, Context};
 use crossterm::event::{KeyCode, KeyEvent};
-use futures::StreamExt;
-use hld_client::protocol::{LaunchSessionParams, SessionStatus, SubscribeParams};
-use hld_client::{Client, SubscribeOptions, SubscriptionItem};
-use hld_tui::app::{update, Command, Msg, Screen, State};
-use hld_tui::view::draw;
-use ratatui::backend::TestBackend;
-use ratatui::Terminal;
-use tokio::sync::mpsc;
+use hld_client::protocol::LaunchSessionParams;
+use hld_client::Client;
+use hld_tui::app::{Msg, Screen};
 
 use crate::groups::{subscription, Group};
+use crate::headless::{shows, Headless};
 use crate::procs::{Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
 use crate::stats::{monotonic_ns, us, Latency, Spread};
@@ -244,23 +239,6 @@ pub(crate) fn key(code: KeyCode) -> Msg {
     Msg::Key(KeyEvent::from(code))
 }
 
-/// The drawn screen's lines.
-fn screen_lines(terminal: &Terminal<TestBackend>) -> Vec<String> {
-    let buffer = terminal.backend().buffer();
-    buffer
-        .content
-        .chunks(usize::from(buffer.area.width))
-        .map(|row| row.iter().map(|c| c.symbol()).collect())
-        .collect()
-}
-
-/// Whether one line of the drawn screen holds `text`.
-fn shows(terminal: &Terminal<TestBackend>, text: &str) -> bool {
-    screen_lines(terminal)
-        .iter()
-        .any(|line| line.contains(text))
-}
-
 /// One round of approvals against a fresh daemon, with a plain subscriber beside hld-tui;
 /// returns the timed ones' latencies in ns, to the screen and to the subscriber.
 fn approvals_round(bins: &Bins, count: usize) -> anyhow::Result<(Vec<u64>, Vec<u64>)> {
@@ -331,31 +309,7 @@ async fn approve_in_turn(
     count: usize,
 ) -> anyhow::Result<Vec<(String, u64, u64)>> {
     let client = Client::connect(sock).await?;
-    let mut subscription = client
-        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
-        .await?;
-    let (tx, rx) = mpsc::unbounded_channel();
-    // As in hld-tui's runtime, a task forwards the events into the channel that also carries
-    // the commands' results.
-    let events = tx.clone();
-    tokio::spawn(async move {
-        while let Some(Ok(item)) = subscription.next().await {
-            if let SubscriptionItem::Event(event) = item {
-                if events.send(Inbound::Event(Msg::Event(event))).is_err() {
-                    return;
-                }
-            }
-        }
-    });
-    let mut ui = Headless {
-        state: State::new(Utc::now(), WIDTH, HEIGHT, false),
-        terminal: Terminal::new(TestBackend::new(WIDTH, HEIGHT))?,
-        client,
-        tx,
-        rx,
-        in_flight: 0,
-    };
-    ui.apply(Msg::Connected)?;
+    let mut ui = Headless::connect(vec![("local".into(), client)]).await?;
     ui.apply(key(KeyCode::Char('2')))?;
     ensure!(
         ui.state.screen == Screen::Approvals,
@@ -373,7 +327,7 @@ async fn approve_in_turn(
             ..Default::default()
         };
         ui.settle().await?;
-        let session = ui.client.launch_session(params).await?.session_id;
+        let session = ui.clients[0].launch_session(params).await?.session_id;
         let drawn = ui
             .until(|ui| {
                 ensure!(!ui.ended(&session)?, "the session ended without asking");
@@ -409,134 +363,11 @@ async fn approve_in_turn(
 }
 
 /// When the fake agent asked permission for `tool_use_id` (its `FAKE_CLAUDE_ASK_LOG` line).
-fn asked_at(log: &Path, tool_use_id: &str) -> anyhow::Result<u64> {
+pub(crate) fn asked_at(log: &Path, tool_use_id: &str) -> anyhow::Result<u64> {
     let text = std::fs::read_to_string(log).context("read the ask log")?;
     let stamp = text
         .lines()
         .find_map(|line| line.strip_prefix(tool_use_id)?.strip_prefix(' '))
         .with_context(|| format!("{tool_use_id} is not in the ask log"))?;
     Ok(stamp.parse()?)
-}
-
-/// What reaches the headless loop: the reply of a command it started, or a bus event.
-enum Inbound {
-    Reply(Msg),
-    Event(Msg),
-}
-
-/// hld-tui's loop without a terminal: each batch of messages through `update`, the commands it
-/// returns run against the daemon in tasks that send their results back, then one draw.
-struct Headless {
-    state: State,
-    terminal: Terminal<TestBackend>,
-    client: Client,
-    tx: mpsc::UnboundedSender<Inbound>,
-    rx: mpsc::UnboundedReceiver<Inbound>,
-    /// Commands started whose result has not been applied yet.
-    in_flight: usize,
-}
-
-impl Headless {
-    /// Applies what arrived: a command's reply (one fewer in flight) or an event.
-    fn receive(&mut self, inbound: Inbound) -> anyhow::Result<()> {
-        match inbound {
-            Inbound::Reply(msg) => {
-                self.in_flight -= 1;
-                self.apply(msg)
-            }
-            Inbound::Event(msg) => self.apply(msg),
-        }
-    }
-
-    /// Applies one message and starts the commands it yields; a failed call fails the run.
-    fn apply(&mut self, msg: Msg) -> anyhow::Result<()> {
-        if let Msg::Failed(text) = &msg {
-            bail!("a call to the daemon failed: {text}");
-        }
-        for command in update(&mut self.state, msg) {
-            self.execute(command)?;
-        }
-        Ok(())
-    }
-
-    /// Runs a command with hld-tui's runtime, for the commands these sessions lead to.
-    fn execute(&mut self, command: Command) -> anyhow::Result<()> {
-        if matches!(
-            command,
-            Command::Copy(_) | Command::Notify { .. } | Command::Quit
-        ) {
-            bail!("update asked for {command:?}, which no step here leads to");
-        }
-        let client = self.client.clone();
-        let call = async move { hld_tui::runtime::run_command(&client, command).await };
-        let tx = self.tx.clone();
-        self.in_flight += 1;
-        tokio::spawn(async move {
-            let reply = call.await.unwrap_or_else(|e| Msg::Failed(e.to_string()));
-            let _ = tx.send(Inbound::Reply(reply));
-        });
-        Ok(())
-    }
-
-    /// Applies batches and draws until `done` holds after a draw; returns that draw's end on
-    /// CLOCK_MONOTONIC.
-    async fn until(
-        &mut self,
-        done: impl Fn(&Headless) -> anyhow::Result<bool>,
-    ) -> anyhow::Result<u64> {
-        let deadline = tokio::time::Instant::now() + STEP_TIMEOUT;
-        loop {
-            let first = tokio::time::timeout_at(deadline, self.rx.recv())
-                .await
-                .map_err(|_| {
-                    let statuses: Vec<_> = self
-                        .state
-                        .sessions
-                        .iter()
-                        .map(|s| s.status.clone())
-                        .collect();
-                    anyhow!(
-                        "timed out after {STEP_TIMEOUT:?}; sessions {statuses:?}, {} pending; \
-                         the screen:\n{}",
-                        self.state.approvals.len(),
-                        screen_lines(&self.terminal).join("\n")
-                    )
-                })?
-                .context("the channel closed")?;
-            self.receive(first)?;
-            while let Ok(inbound) = self.rx.try_recv() {
-                self.receive(inbound)?;
-            }
-            self.terminal.draw(|frame| draw(&self.state, frame, true))?;
-            let drawn = monotonic_ns()?;
-            if done(self)? {
-                return Ok(drawn);
-            }
-        }
-    }
-
-    /// Applies messages until every command started has answered. A session is launched only
-    /// then: `update` replaces the pending approvals with a `fetchApprovals` reply, so a reply
-    /// still on its way would hide an approval that arrived by event after it was taken.
-    async fn settle(&mut self) -> anyhow::Result<()> {
-        if self.in_flight > 0 {
-            self.until(|ui| Ok(ui.in_flight == 0)).await?;
-        }
-        Ok(())
-    }
-
-    /// Whether `session` has completed, as the dashboard knows it; an error if it failed.
-    fn ended(&self, session: &str) -> anyhow::Result<bool> {
-        let status = self
-            .state
-            .sessions
-            .iter()
-            .find(|s| s.id == session)
-            .map(|s| &s.status);
-        match status {
-            Some(SessionStatus::Completed) => Ok(true),
-            Some(SessionStatus::Failed) => bail!("session {session} failed"),
-            _ => Ok(false),
-        }
-    }
 }

@@ -1,0 +1,125 @@
+//! The daemon links: one task per daemon keeps its subscription open, reconnecting with
+//! back-off, tags what it reports with the daemon's index, and publishes the client that
+//! commands to that daemon use while it is connected.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use hld_client::protocol::SubscribeParams;
+use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
+use tokio::sync::{mpsc, watch};
+
+use crate::app::{Command, Msg, Route};
+use crate::runtime::Tagged;
+
+/// Backoff between attempts to reach a daemon: doubles from the first to the second.
+const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));
+
+/// A daemon to watch: its context's name and where it is.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub name: String,
+    /// Its socket, or a remote daemon's `wss://` address.
+    pub address: Address,
+}
+
+/// Each daemon's client while it is connected, by index.
+pub(crate) struct Links {
+    clients: Vec<watch::Receiver<Option<Client>>>,
+}
+
+impl Links {
+    /// Starts a link task for each of `targets`, reporting into `tx`.
+    pub(crate) fn spawn(targets: Vec<Target>, tx: &mpsc::UnboundedSender<Tagged>) -> Links {
+        let clients = targets.into_iter().enumerate().map(|(daemon, target)| {
+            let (client_tx, client_rx) = watch::channel(None);
+            tokio::spawn(link(daemon, target.address, tx.clone(), client_tx));
+            client_rx
+        });
+        Links {
+            clients: clients.collect(),
+        }
+    }
+
+    /// `daemon`'s client, while connected.
+    pub(crate) fn client(&self, daemon: usize) -> Option<Client> {
+        self.clients.get(daemon)?.borrow().clone()
+    }
+
+    /// The daemons `command` goes to by `route`, and the command to run there (a command
+    /// pinned to a daemon is unwrapped). A load of every daemon's rows skips those not
+    /// connected: each loads its rows again when it connects.
+    pub(crate) fn targets(&self, route: Route, command: Command) -> (Vec<usize>, Command) {
+        let command = match command {
+            Command::On { command, .. } => *command,
+            command => command,
+        };
+        let daemons = match route {
+            Route::One(daemon) => vec![daemon],
+            Route::All => (0..self.clients.len())
+                .filter(|d| self.clients[*d].borrow().is_some())
+                .collect(),
+        };
+        (daemons, command)
+    }
+}
+
+/// Keeps a subscription to every event of `daemon` open, reconnecting with backoff;
+/// publishes the client commands use while connected.
+async fn link(
+    daemon: usize,
+    address: Address,
+    tx: mpsc::UnboundedSender<Tagged>,
+    client_tx: watch::Sender<Option<Client>>,
+) {
+    let send = |msg: Msg| {
+        let msg = Msg::From {
+            daemon,
+            msg: Box::new(msg),
+        };
+        tx.send(Tagged { load: None, msg }).is_ok()
+    };
+    let mut pause = BACKOFF.0;
+    loop {
+        let error = match connect(&address).await {
+            Ok((client, mut subscription)) => {
+                client_tx.send_replace(Some(client));
+                pause = BACKOFF.0;
+                if !send(Msg::Connected) {
+                    return;
+                }
+                loop {
+                    match subscription.next().await {
+                        Some(Ok(SubscriptionItem::Event(event))) => {
+                            if !send(Msg::Event(event)) {
+                                return;
+                            }
+                        }
+                        // A reconnection, or an item this version does not know.
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => break e.to_string(),
+                        None => break "the daemon closed the connection".to_owned(),
+                    }
+                }
+            }
+            Err(e) => e.to_string(),
+        };
+        client_tx.send_replace(None);
+        let retry_in_ms = u64::try_from(pause.as_millis()).unwrap_or(u64::MAX);
+        if !send(Msg::Disconnected { error, retry_in_ms }) {
+            return;
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(BACKOFF.1);
+    }
+}
+
+async fn connect(
+    address: &Address,
+) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
+    let client = Client::connect_to(address).await?;
+    let subscription = client
+        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
+        .await?;
+    Ok((client, subscription))
+}
