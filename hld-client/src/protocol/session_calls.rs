@@ -312,7 +312,7 @@ method!(
     ///   `session_id` names no session (`failed to get session: session not found: …`), when the
     ///   parent has no Claude session to resume (`parent session missing claude_session_id
     ///   (cannot resume)`), or for the bad params [`LaunchSession`] refuses (a working directory
-    ///   that is gone, `mcp_config` that is not JSON).
+    ///   that is gone, `mcp_config` that is not JSON, a negative `max_turns`).
     /// - -32603 for the faults of [`LaunchSession`] (`claude` not found, approvals server
     ///   unavailable, process not started).
     ///

@@ -12,7 +12,7 @@ use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
-use crate::session::{permission_mode, Parent};
+use crate::session::{max_turns, permission_mode, Parent};
 use crate::store::{read, SessionRow, StoreError};
 use crate::worktree::Request;
 
@@ -159,6 +159,7 @@ pub async fn continue_session(
     // Checked before a running parent is interrupted.
     let images = read_images(p.images.take().unwrap_or_default()).await?;
     let mode = permission_mode(p.permission_mode.take())?;
+    max_turns(p.max_turns)?;
     let parent = session(&daemon, &p.session_id).await?;
     continuable(&parent, p.worktree.as_ref())?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {

@@ -98,18 +98,10 @@ pub fn bypass_expiry(bypass: bool, timeout_ms: Option<i64>, param: &str) -> Resu
 
 impl SessionOptions {
     pub fn launch(p: LaunchSessionParams) -> Result<SessionOptions> {
-        if p.max_turns.is_some_and(|n| n < 0) {
-            return Err(Error::invalid_param(
-                "max_turns",
-                "non-negative integer",
-                "negative integer",
-                "max_turns must not be negative",
-            ));
-        }
         Ok(SessionOptions {
+            max_turns: max_turns(p.max_turns)?,
             model: given(p.model),
             working_dir: working_dir(p.working_dir.as_deref())?,
-            max_turns: p.max_turns.filter(|n| *n > 0),
             system_prompt: given(p.system_prompt),
             append_system_prompt: given(p.append_system_prompt),
             custom_instructions: given(p.custom_instructions),
@@ -128,7 +120,7 @@ impl SessionOptions {
         Ok(SessionOptions {
             model: given(p.model).or_else(|| self.model.clone()),
             working_dir: working_dir(Some(&self.working_dir.display().to_string()))?,
-            max_turns: p.max_turns.filter(|n| *n > 0),
+            max_turns: max_turns(p.max_turns)?,
             system_prompt: given(p.system_prompt).or_else(|| self.system_prompt.clone()),
             append_system_prompt: given(p.append_system_prompt)
                 .or_else(|| self.append_system_prompt.clone()),
@@ -147,6 +139,19 @@ impl SessionOptions {
             },
             worktree: self.worktree.clone(),
         })
+    }
+}
+
+/// `max_turns` as either launch method takes it: a negative one is refused, 0 is no limit.
+pub fn max_turns(requested: Option<i64>) -> Result<Option<i64>> {
+    match requested {
+        Some(n) if n < 0 => Err(Error::invalid_param(
+            "max_turns",
+            "non-negative integer",
+            "negative integer",
+            "max_turns must not be negative",
+        )),
+        n => Ok(n.filter(|n| *n > 0)),
     }
 }
 

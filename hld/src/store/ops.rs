@@ -220,7 +220,10 @@ impl Writer {
         Ok(())
     }
 
-    /// The update itself, with a new status if one is given.
+    /// The update itself, with a new status if one is given. The indexed columns (`status`,
+    /// `claude_session_id`) are assigned only when given: SQLite rewrites the index entry of
+    /// every column an UPDATE assigns, even to the value it had, and an agent's every line
+    /// updates its session.
     fn apply_update(
         &mut self,
         id: &str,
@@ -228,37 +231,43 @@ impl Writer {
         u: &SessionUpdate,
         now: &str,
     ) -> Result<()> {
+        if let Some(status) = status {
+            self.conn
+                .prepare_cached("UPDATE sessions SET status = ?2 WHERE id = ?1")?
+                .execute(params![id, status.as_str()])?;
+        }
+        if let Some(claude_session_id) = &u.claude_session_id {
+            self.conn
+                .prepare_cached("UPDATE sessions SET claude_session_id = ?2 WHERE id = ?1")?
+                .execute(params![id, claude_session_id])?;
+        }
         self.conn
             .prepare_cached(
                 "UPDATE sessions SET
-                    status = COALESCE(?2, status),
-                    claude_session_id = COALESCE(?3, claude_session_id),
-                    model = COALESCE(?4, model),
-                    error_message = COALESCE(?5, error_message),
-                    completed_at = COALESCE(?6, completed_at),
-                    cost_usd = COALESCE(cost_usd + ?7, ?7, cost_usd),
-                    input_tokens = COALESCE(input_tokens + ?8, ?8, input_tokens),
-                    output_tokens = COALESCE(output_tokens + ?9, ?9, output_tokens),
-                    duration_ms = COALESCE(duration_ms + ?10, ?10, duration_ms),
-                    num_turns = COALESCE(num_turns + ?11, ?11, num_turns),
-                    result_content = COALESCE(?12, result_content),
-                    result_is_error = COALESCE(?13, result_is_error),
-                    interrupted = COALESCE(?14, interrupted),
-                    exit_code = COALESCE(?15, exit_code),
-                    last_activity_at = ?16,
-                    cache_creation_input_tokens = COALESCE(cache_creation_input_tokens + ?17,
-                        ?17, cache_creation_input_tokens),
-                    cache_read_input_tokens = COALESCE(cache_read_input_tokens + ?18, ?18,
+                    model = COALESCE(?2, model),
+                    error_message = COALESCE(?3, error_message),
+                    completed_at = COALESCE(?4, completed_at),
+                    cost_usd = COALESCE(cost_usd + ?5, ?5, cost_usd),
+                    input_tokens = COALESCE(input_tokens + ?6, ?6, input_tokens),
+                    output_tokens = COALESCE(output_tokens + ?7, ?7, output_tokens),
+                    duration_ms = COALESCE(duration_ms + ?8, ?8, duration_ms),
+                    num_turns = COALESCE(num_turns + ?9, ?9, num_turns),
+                    result_content = COALESCE(?10, result_content),
+                    result_is_error = COALESCE(?11, result_is_error),
+                    interrupted = COALESCE(?12, interrupted),
+                    exit_code = COALESCE(?13, exit_code),
+                    last_activity_at = ?14,
+                    cache_creation_input_tokens = COALESCE(cache_creation_input_tokens + ?15,
+                        ?15, cache_creation_input_tokens),
+                    cache_read_input_tokens = COALESCE(cache_read_input_tokens + ?16, ?16,
                         cache_read_input_tokens),
-                    effective_context_tokens = COALESCE(?19, effective_context_tokens),
-                    context_limit = COALESCE(?20, context_limit),
-                    skills = COALESCE(?21, skills)
+                    effective_context_tokens = COALESCE(?17, effective_context_tokens),
+                    context_limit = COALESCE(?18, context_limit),
+                    skills = COALESCE(?19, skills)
                  WHERE id = ?1",
             )?
             .execute(params![
                 id,
-                status.map(SessionStatus::as_str),
-                u.claude_session_id,
                 u.model,
                 u.error_message,
                 u.completed_at,
@@ -517,3 +526,6 @@ impl Writer {
         Ok(active.len())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -66,6 +66,7 @@ mod schema;
 mod sdk;
 mod security;
 mod sessions;
+mod sessions_continue;
 mod slow_frames;
 mod stdio;
 mod stdio_relay;
