@@ -316,50 +316,66 @@ async fn approve_in_turn(
         "`2` did not show the approvals"
     );
     let mut latencies = Vec::new();
+    let asks = dir.join("asks.log");
     for i in 0..=count {
-        // Its own directory, so that its approval's row (the file's path) is told apart.
-        let working_dir = dir.join(format!("w{i}"));
-        std::fs::create_dir(&working_dir)?;
-        let row = format!("/w{i}/hello.txt");
-        let params = LaunchSessionParams {
-            query: "scenario:tool make a file".into(),
-            working_dir: Some(working_dir.display().to_string()),
-            ..Default::default()
-        };
-        ui.settle().await?;
-        let session = ui.clients[0].launch_session(params).await?.session_id;
-        let drawn = ui
-            .until(|ui| {
-                ensure!(!ui.ended(&session)?, "the session ended without asking");
-                Ok(shows(&ui.terminal, &row))
-            })
+        let timed = approve_one(&mut ui, 0, &dir.join(format!("w{i}")), &asks)
             .await
-            .with_context(|| format!("approval {i} was not drawn"))?;
-        let pending: Vec<_> = ui.state.approvals.iter().collect();
-        ensure!(
-            pending.len() == 1 && pending[0].session_id == session,
-            "expected this session's approval alone: {pending:?}"
-        );
-        let tool_use_id = pending[0]
-            .tool_use_id
-            .clone()
-            .context("the approval names no tool call")?;
-        let asked = asked_at(&dir.join("asks.log"), &tool_use_id)?;
-        ensure!(drawn > asked, "drawn before it was asked");
+            .with_context(|| format!("approval {i}"))?;
         if i > 0 {
-            latencies.push((tool_use_id, asked, drawn));
+            latencies.push(timed);
         }
-        // Approved as a reviewer approves: `a` on the approvals screen.
-        ui.apply(key(KeyCode::Char('a')))?;
-        ui.until(|ui| ui.ended(&session))
-            .await
-            .with_context(|| format!("session {i} did not complete after its approval"))?;
-        ensure!(
-            working_dir.join("hello.txt").exists(),
-            "session {i} was approved but wrote no file"
-        );
     }
     Ok(latencies)
+}
+
+/// One approval timed, then approved: launches a `tool` session on `daemon` in its own new
+/// directory `working_dir` (so that its approval's row, the file's path, is told apart),
+/// waits for the draw that shows its approval, approves it as a reviewer does (`a` on the
+/// approvals screen) and waits for its end. Returns its tool call's id, when the agent asked
+/// (from `asks`, its ask log) and when the draw that shows it ended.
+pub(crate) async fn approve_one(
+    ui: &mut Headless,
+    daemon: usize,
+    working_dir: &Path,
+    asks: &Path,
+) -> anyhow::Result<(String, u64, u64)> {
+    std::fs::create_dir(working_dir)?;
+    let name = working_dir.file_name().context("a directory name")?;
+    let row = format!("/{}/hello.txt", name.to_string_lossy());
+    let params = LaunchSessionParams {
+        query: "scenario:tool make a file".into(),
+        working_dir: Some(working_dir.display().to_string()),
+        ..Default::default()
+    };
+    ui.settle().await?;
+    let session = ui.clients[daemon].launch_session(params).await?.session_id;
+    let drawn = ui
+        .until(|ui| {
+            ensure!(!ui.ended(&session)?, "the session ended without asking");
+            Ok(shows(&ui.terminal, &row))
+        })
+        .await
+        .context("its approval was not drawn")?;
+    let pending: Vec<_> = ui.state.approvals.iter().collect();
+    ensure!(
+        pending.len() == 1 && pending[0].session_id == session,
+        "expected this session's approval alone: {pending:?}"
+    );
+    let tool_use_id = pending[0]
+        .tool_use_id
+        .clone()
+        .context("the approval names no tool call")?;
+    let asked = asked_at(asks, &tool_use_id)?;
+    ensure!(drawn > asked, "drawn before it was asked");
+    ui.apply(key(KeyCode::Char('a')))?;
+    ui.until(|ui| ui.ended(&session))
+        .await
+        .context("the session did not complete after its approval")?;
+    ensure!(
+        working_dir.join("hello.txt").exists(),
+        "the session was approved but wrote no file"
+    );
+    Ok((tool_use_id, asked, drawn))
 }
 
 /// When the fake agent asked permission for `tool_use_id` (its `FAKE_CLAUDE_ASK_LOG` line).

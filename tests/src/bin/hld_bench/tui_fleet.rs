@@ -8,15 +8,14 @@ use std::path::Path;
 use anyhow::{ensure, Context};
 use crossterm::event::KeyCode;
 use hld_client::address::{Fingerprint, Remote, Token, Trust};
-use hld_client::protocol::LaunchSessionParams;
 use hld_client::{Address, Client};
 use hld_tui::app::Screen;
 
-use crate::headless::{shows, Headless};
+use crate::headless::Headless;
 use crate::procs::{Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
 use crate::stats::{ratio, us, Latency, Spread};
-use crate::tui::{asked_at, key, HEIGHT, WIDTH};
+use crate::tui::{approve_one, key, HEIGHT, WIDTH};
 
 /// The target: the `wss://` daemon's p99 at most this many times the socket's.
 const MAX_RATIO: f64 = 2.0;
@@ -169,44 +168,12 @@ async fn approve_in_turn(
     for i in 0..=count {
         for daemon in 0..2 {
             let working_dir = dir.join(format!("w{i}-{daemon}"));
-            std::fs::create_dir(&working_dir)?;
-            let row = format!("/w{i}-{daemon}/hello.txt");
-            let params = LaunchSessionParams {
-                query: "scenario:tool make a file".into(),
-                working_dir: Some(working_dir.display().to_string()),
-                ..Default::default()
-            };
-            ui.settle().await?;
-            let session = ui.clients[daemon].launch_session(params).await?.session_id;
-            let drawn = ui
-                .until(|ui| {
-                    ensure!(!ui.ended(&session)?, "the session ended without asking");
-                    Ok(shows(&ui.terminal, &row))
-                })
+            let (_, asked, drawn) = approve_one(ui, daemon, &working_dir, &asks[daemon])
                 .await
-                .with_context(|| format!("approval {i} of daemon {daemon} was not drawn"))?;
-            let pending: Vec<_> = ui.state.approvals.iter().collect();
-            ensure!(
-                pending.len() == 1 && pending[0].session_id == session,
-                "expected this session's approval alone: {pending:?}"
-            );
-            let tool_use_id = pending[0]
-                .tool_use_id
-                .clone()
-                .context("the approval names no tool call")?;
-            let asked = asked_at(&asks[daemon], &tool_use_id)?;
-            ensure!(drawn > asked, "drawn before it was asked");
+                .with_context(|| format!("approval {i} of daemon {daemon}"))?;
             if i > 0 {
                 latencies[daemon].push(drawn - asked);
             }
-            ui.apply(key(KeyCode::Char('a')))?;
-            ui.until(|ui| ui.ended(&session))
-                .await
-                .with_context(|| format!("session {i} of daemon {daemon} did not complete"))?;
-            ensure!(
-                working_dir.join("hello.txt").exists(),
-                "session {i} of daemon {daemon} was approved but wrote no file"
-            );
         }
     }
     Ok(latencies)
