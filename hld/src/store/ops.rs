@@ -300,18 +300,24 @@ impl Writer {
         let now = crate::time::now();
         let run_id: String = self
             .conn
-            .prepare_cached(
-                "UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1 RETURNING run_id",
-            )?
-            .query_row(params![session_id, now], |r| r.get(0))
+            .prepare_cached("SELECT run_id FROM sessions WHERE id = ?1")?
+            .query_row([session_id], |r| r.get(0))
             .optional()?
             .ok_or_else(|| StoreError::SessionNotFound(session_id.into()))?;
         self.insert_raw_lines(session_id, &ingest.raw_lines, &now)?;
         let stored = self.append_events(session_id, ingest.events, &now)?;
-        if let Some(update) = &ingest.update {
-            self.apply_update(session_id, None, update, &now)?;
-            if let Some(mode) = &update.permission_mode {
-                self.follow_mode(session_id, mode, out)?;
+        // The session's row is written once: by its update, which sets the last activity too.
+        match &ingest.update {
+            Some(update) => {
+                self.apply_update(session_id, None, update, &now)?;
+                if let Some(mode) = &update.permission_mode {
+                    self.follow_mode(session_id, mode, out)?;
+                }
+            }
+            None => {
+                self.conn
+                    .prepare_cached("UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1")?
+                    .execute(params![session_id, now])?;
             }
         }
         self.record_usage(session_id, &ingest.usage, &now)?;
