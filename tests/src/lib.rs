@@ -295,6 +295,18 @@ impl TestDaemon {
         Some((status, started.elapsed()))
     }
 
+    /// Starts a daemon with each `(args, expected)` and checks that it refuses to start: exit
+    /// code 2, `expected` in its stderr.
+    #[track_caller]
+    pub fn assert_refuses(cases: &[(Vec<&str>, &str)]) {
+        for (args, expected) in cases {
+            let options = args.iter().fold(DaemonOptions::default(), |o, a| o.arg(a));
+            let (status, stderr) = TestDaemon::spawn(options).wait_failure();
+            assert_eq!(status.code(), Some(2), "{args:?}: {stderr}");
+            assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        }
+    }
+
     /// Waits for exit and returns stderr (for a daemon expected to fail at start-up).
     pub fn wait_failure(mut self) -> (ExitStatus, String) {
         let mut child = self.child.take().expect("running");

@@ -4,12 +4,7 @@
 
 use serde::Deserialize;
 
-/// `{"data": …}`, the reference's wrapping.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Data<T> {
-    pub data: T,
-}
+pub use crate::rest::Data;
 
 /// A ConversationEvent (`GET /sessions/{id}/messages`).
 #[derive(Debug, Deserialize)]

@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 
 #[test]
 fn a_non_loopback_http_address_needs_allow_remote_and_tls() {
-    for (args, expected) in [
+    TestDaemon::assert_refuses(&[
         (vec!["--http", "0.0.0.0:0"], "--http-allow-remote"),
         (
             vec!["--http", "0.0.0.0:0", "--http-allow-remote"],
@@ -23,15 +23,7 @@ fn a_non_loopback_http_address_needs_allow_remote_and_tls() {
             vec!["--http", "127.0.0.1:0", "--http-tls-key", "/nonexistent"],
             "go together",
         ),
-    ] {
-        let mut options = DaemonOptions::default();
-        for arg in args {
-            options = options.arg(arg);
-        }
-        let (status, stderr) = TestDaemon::spawn(options).wait_failure();
-        assert_eq!(status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(expected), "{stderr}");
-    }
+    ]);
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use futures::SinkExt;
 use hld_e2e::ws::{self, daemon, WsClient};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{launch_params, wait_for, TestDaemon, WAIT};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
@@ -612,7 +612,7 @@ async fn shutdown_closes_websocket_connections_with_1001() {
 
 #[test]
 fn a_non_loopback_address_needs_allow_remote_and_tls() {
-    for (args, expected) in [
+    TestDaemon::assert_refuses(&[
         (vec!["--ws", "0.0.0.0:0"], "--ws-allow-remote"),
         (vec!["--ws", "0.0.0.0:0", "--ws-allow-remote"], "needs TLS"),
         (vec!["--ws", "localhost"], "not an address and port"),
@@ -620,15 +620,7 @@ fn a_non_loopback_address_needs_allow_remote_and_tls() {
             vec!["--ws", "127.0.0.1:0", "--ws-tls-cert", "/nonexistent"],
             "go together",
         ),
-    ] {
-        let mut options = DaemonOptions::default();
-        for arg in args {
-            options = options.arg(arg);
-        }
-        let (status, stderr) = TestDaemon::spawn(options).wait_failure();
-        assert_eq!(status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains(expected), "{stderr}");
-    }
+    ]);
 }
 
 /// A self-signed certificate for 127.0.0.1 and localhost, written as PEM files in `dir`.
