@@ -50,7 +50,7 @@ impl ApprovalsCommand {
     pub fn availability(&self, problem: Option<String>) -> ApprovalsAvailability {
         ApprovalsAvailability {
             available: problem.is_none(),
-            command: self.path.display().to_string(),
+            command: self.path.to_string_lossy().into_owned(),
             configured: self.configured,
             error: problem,
         }

@@ -22,14 +22,14 @@ pub async fn health(daemon: Arc<Daemon>, _: NoParams) -> Result<HealthResult> {
         active_sessions: daemon.sessions.active_count() as u64,
         pid: Some(daemon.pid),
         started_at: Some(daemon.started_at.clone()),
-        socket: Some(daemon.config.socket.display().to_string()),
-        database: Some(daemon.config.database.display().to_string()),
+        socket: Some(daemon.config.socket.to_string_lossy().into_owned()),
+        database: Some(daemon.config.database.to_string_lossy().into_owned()),
         log_file: daemon
             .config
             .log_file
             .as_ref()
-            .map(|f| f.display().to_string()),
-        worktree_root: Some(daemon.worktrees.root().display().to_string()),
+            .map(|f| f.to_string_lossy().into_owned()),
+        worktree_root: Some(daemon.worktrees.root().to_string_lossy().into_owned()),
         stray_worktrees: daemon.worktrees.stray(),
         notifications: Some(daemon.notifications.clone()),
         http_address: daemon.config.http.as_ref().map(|h| h.address.to_string()),

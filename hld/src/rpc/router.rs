@@ -137,7 +137,8 @@ impl<S: Send + Sync + 'static> Router<S> {
 }
 
 fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
-    let mut json = Vec::with_capacity(256);
+    // Most results (`health`'s among them) fit without growing.
+    let mut json = Vec::with_capacity(1024);
     serde_json::to_writer(&mut json, value)
         .map_err(|e| Error::internal("failed to encode the result", e))?;
     Ok(Bytes::from(json))

@@ -145,7 +145,7 @@ impl Sessions {
         Tools {
             claude: ClaudeAvailability {
                 available: claude.is_some(),
-                path: claude.map(|path| path.display().to_string()),
+                path: claude.map(|path| path.to_string_lossy().into_owned()),
                 version,
             },
             approvals: self.config.approvals_command.availability(problem),
@@ -398,7 +398,13 @@ impl Sessions {
             config.mcp_servers.insert(
                 APPROVALS_SERVER.to_owned(),
                 McpServer {
-                    command: Some(self.config.approvals_command.path.display().to_string()),
+                    command: Some(
+                        self.config
+                            .approvals_command
+                            .path
+                            .to_string_lossy()
+                            .into_owned(),
+                    ),
                     args: Some(server::ARGS.map(str::to_owned).to_vec()),
                     ..Default::default()
                 },
@@ -414,7 +420,7 @@ impl Sessions {
             env.insert("HUMANLAYER_SESSION_ID".into(), session_id.to_owned());
             env.insert(
                 "HUMANLAYER_DAEMON_SOCKET".into(),
-                self.config.socket.display().to_string(),
+                self.config.socket.to_string_lossy().into_owned(),
             );
         }
         (Some(config), tool)

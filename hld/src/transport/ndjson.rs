@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use futures::{Sink, Stream};
 use hld_client::protocol::{SubscriptionMessage, HEARTBEAT_MESSAGE};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -74,18 +74,19 @@ impl Decoder for NdjsonCodec {
                     let end = self.scanned + pos;
                     self.scanned = 0;
                     self.line = None;
-                    let mut line = buf.split_to(end + 1);
-                    line.truncate(end);
-                    if line.last() == Some(&b'\r') {
-                        line.truncate(end - 1);
+                    let line = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
+                    // Copied out, so the read buffer stays one allocation, reused.
+                    let frame = if line.len() > self.max {
+                        Some(Frame::Rejected(oversize()))
+                    } else if line.iter().all(u8::is_ascii_whitespace) {
+                        None
+                    } else {
+                        Some(Frame::Message(Bytes::copy_from_slice(line)))
+                    };
+                    buf.advance(end + 1);
+                    if frame.is_some() {
+                        return Ok(frame);
                     }
-                    if line.len() > self.max {
-                        return Ok(Some(Frame::Rejected(oversize())));
-                    }
-                    if line.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    return Ok(Some(Frame::Message(line.freeze())));
                 }
                 (false, None) => {
                     // One byte of slack for a trailing '\r'.
@@ -227,9 +228,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for NdjsonConn<T> {
     }
 
     fn start_send(mut self: Pin<&mut Self>, item: Outgoing) -> io::Result<()> {
-        self.last_write = Instant::now();
         if matches!(item, Outgoing::Subscribed(_)) {
             self.quiet = Some(Box::pin(tokio::time::sleep(self.heartbeat)));
+        }
+        // Heartbeats count quiet time only once subscribed.
+        if self.quiet.is_some() {
+            self.last_write = Instant::now();
         }
         Pin::new(&mut self.framed).start_send(item)
     }
