@@ -301,6 +301,7 @@ pub async fn run(
     let sessions_stop = async {
         daemon.sessions.shutdown(SESSION_GRACE).await;
         // Subscribers have the sessions' last events; their subscriptions end.
+        daemon.store.published().await;
         daemon.bus.close();
     };
     tokio::join!(drain, sessions_stop, poller_stops);

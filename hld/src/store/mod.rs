@@ -1,5 +1,6 @@
-//! SQLite storage. Writes go through the one writer thread (`writer`), which hands their
-//! [`Change`]s to the [`Sink`] once committed; reads run on a small pool, one snapshot each.
+//! SQLite storage. Writes go through the one writer thread (`writer`), whose commits' [`Change`]s
+//! a task of the runtime hands to the [`Sink`], in commit order; reads run on a small pool, one
+//! snapshot each.
 
 mod approvals;
 mod control;
@@ -27,6 +28,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::JoinHandle;
 
 use rusqlite::Connection;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 use tokio::sync::oneshot;
 
 pub use error::{Result, StoreError};
@@ -60,7 +62,16 @@ struct Inner {
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
-    sink: OnceLock<Box<dyn Sink>>,
+    /// The queue of the task that hands committed changes to the sink.
+    sink: OnceLock<UnboundedSender<Relayed>>,
+}
+
+/// What the writer thread (or a caller waiting for it) queues for the sink's task.
+enum Relayed {
+    /// One write's changes, once committed.
+    Changes(Vec<Change>),
+    /// Answered once everything queued before it has gone to the sink.
+    Flush(oneshot::Sender<()>),
 }
 
 impl std::fmt::Debug for Store {
@@ -127,9 +138,35 @@ impl Store {
             .await
     }
 
-    /// Hands every committed write's changes to `sink` from now on (before that, they drop).
+    /// Hands every committed write's changes to `sink` from now on (before that, they drop), on
+    /// a task of the runtime: the writer thread only queues them, so that it wakes the runtime
+    /// once for what it committed together rather than once per subscriber of each event.
     pub fn publish_to(&self, sink: impl Sink) {
-        let _ = self.inner.sink.set(Box::new(sink));
+        let (queue, mut queued) = unbounded_channel();
+        if self.inner.sink.set(queue).is_err() {
+            return;
+        }
+        tokio::spawn(async move {
+            while let Some(relayed) = queued.recv().await {
+                match relayed {
+                    Relayed::Changes(changes) => changes.into_iter().for_each(|c| sink.changed(c)),
+                    Relayed::Flush(flushed) => drop(flushed.send(())),
+                }
+            }
+        });
+    }
+
+    /// Resolves once the changes of every write committed so far have gone to the sink.
+    pub async fn published(&self) {
+        let (flushed, done) = oneshot::channel();
+        let queued = self
+            .inner
+            .sink
+            .get()
+            .map(|q| q.send(Relayed::Flush(flushed)));
+        if let Some(Ok(())) = queued {
+            let _ = done.await;
+        }
     }
 
     /// Queues `f` for the writer thread; once committed, its changes go to the sink in commit
@@ -147,8 +184,8 @@ impl Store {
         let inner = Arc::clone(&self.inner);
         let done = move |outcome: Result<(T, Vec<Change>)>| {
             let outcome = outcome.map(|(answer, changes)| {
-                if let Some(sink) = inner.sink.get() {
-                    changes.into_iter().for_each(|change| sink.changed(change));
+                if let Some(sink) = inner.sink.get().filter(|_| !changes.is_empty()) {
+                    let _ = sink.send(Relayed::Changes(changes));
                 }
                 answer
             });

@@ -702,3 +702,33 @@ async fn a_version_1_database_keeps_every_row_through_every_migration() {
     assert!(conn.execute(bogus, []).is_err(), "the CHECK still holds");
     store.close().await.unwrap();
 }
+
+/// A sink that keeps the text of every conversation event it is handed.
+struct Kept(Arc<Mutex<Vec<String>>>);
+
+impl Sink for Kept {
+    fn changed(&self, change: Change) {
+        if let Change::Conversation { event, .. } = change {
+            let text = event.content.unwrap_or_default();
+            self.0.lock().unwrap().push(text);
+        }
+    }
+}
+
+#[tokio::test]
+async fn committed_changes_reach_the_sink_in_commit_order_before_published_resolves() {
+    let (_dir, store) = open_with_session().await;
+    let kept = Arc::default();
+    store.publish_to(Kept(Arc::clone(&kept)));
+    let texts: Vec<String> = (0..40).map(|i| format!("line {i}")).collect();
+    // Queued together, so that the writer commits several in one transaction.
+    let writes = texts.iter().map(|text| {
+        let batch = messages("c", &[text.as_str()]);
+        store.write(move |w, out| w.ingest("s1", batch, out))
+    });
+    for written in futures::future::join_all(writes).await {
+        written.unwrap();
+    }
+    store.published().await;
+    assert_eq!(*kept.lock().unwrap(), texts);
+}
