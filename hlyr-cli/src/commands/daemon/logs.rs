@@ -7,6 +7,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use tokio::signal::unix::{signal, SignalKind};
+
 use crate::connect::is_not_running;
 use crate::error::{CliError, Exit};
 use crate::output::Render;
@@ -107,8 +109,14 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if !args.follow {
         return Ok(Exit::Ok);
     }
+    let mut sigint = signal(SignalKind::interrupt())
+        .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
     loop {
-        tokio::time::sleep(POLL).await;
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            // Between looks: nothing is left half-printed.
+            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        }
         // A log cut short or replaced is read again from its start.
         let len = std::fs::metadata(&path).map_or(0, |m| m.len());
         if len < at {
