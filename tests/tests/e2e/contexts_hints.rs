@@ -1,16 +1,18 @@
 //! Hints name the daemon they are about: a command `hlyr` suggests carries `--context NAME`
 //! when the daemon in use was chosen by `--context` or `HLD_CONTEXT` and a bare command would
 //! reach another one; run as printed, in a shell without that choice, it acts on the right
-//! daemon. Two daemons: one on the local socket, one on `wss://` (loopback, self-signed).
+//! daemon. In `hlyr watch --all-contexts`, what is said of a line names that line's context.
+//! Two daemons: one on the local socket, one on `wss://` (loopback, self-signed).
 
 use std::fs::File;
 use std::path::Path;
 use std::process::Stdio;
 
 use hld_client::protocol::{ApprovalStatus, SessionStatus};
-use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::{add_box, hlyr, wss_daemon};
+use crate::contexts_watch::{pick, wait_question, watch_on_terminal};
 use crate::hlyr::{hlyr_command, wait_decided};
 
 /// `hlyr ARGS launch scenario:tool` on `daemon` with `env`, without a terminal: waits until
@@ -101,4 +103,37 @@ fn a_hint_names_the_context_a_bare_command_would_not_reach() {
     let local_env = [("HLD_CONTEXT", "local")];
     let told = approve_as_told(&local, home, &[], &local_env, &local);
     assert!(told.starts_with("hlyr --context local approve "), "{told}");
+}
+
+#[test]
+fn watch_all_contexts_says_how_to_decide_a_skipped_approval_on_its_lines_daemon() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(home, 0);
+    add_box(&local, home, &far, &url, pin);
+    let launch = |daemon: &TestDaemon| {
+        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
+        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
+        (id, approvals[0].id.clone())
+    };
+    let (local_id, local_approval) = launch(&local);
+    let (far_id, far_approval) = launch(&far);
+
+    let mut term = watch_on_terminal(&local, home);
+    for (id, approval, told) in [
+        (&far_id, &far_approval, "`hlyr --context box approve "),
+        (&local_id, &local_approval, "`hlyr approve "),
+    ] {
+        pick(&mut term, id);
+        term.send("\r");
+        wait_question(&term, "the approval asked");
+        term.send("s");
+        let said = format!("left pending: decide it with {told}{}", &approval[..8]);
+        term.wait_until(&said, WAIT, |screen| {
+            screen.lines().any(|l| l.contains(&said))
+        });
+    }
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
