@@ -141,7 +141,7 @@ pub fn not_running(address: &Address, e: hld_client::Error) -> CliError {
     } else {
         format!("cannot connect to the daemon at {address}: {e}")
     };
-    CliError::unreachable(message).hint(start_hint())
+    CliError::unreachable(message).hint(start_hint(None))
 }
 
 pub use hld_client::autostart::healthy;

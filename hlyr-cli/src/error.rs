@@ -62,23 +62,14 @@ pub struct CliError {
     pub hint: Option<String>,
 }
 
-/// The hint for every "daemon not running" error.
-pub fn start_hint() -> String {
-    start_hint_in(None)
-}
-
-/// The hint for the daemon of `context` not running (`None`: the one in use).
-fn start_hint_in(context: Option<&str>) -> String {
+/// The hint for every "daemon not running" error, about the daemon of `context` (`None`: the
+/// one in use).
+pub fn start_hint(context: Option<&str>) -> String {
     format!("start it with {}", hlyr_in(context, "daemon start"))
 }
 
-/// The hint for a daemon that stopped answering.
-pub fn stopped_hint() -> String {
-    stopped_hint_in(None)
-}
-
-/// The hint for the daemon of `context` that stopped answering (`None`: the one in use).
-fn stopped_hint_in(context: Option<&str>) -> String {
+/// The hint for the daemon of `context` (`None`: the one in use) that stopped answering.
+pub fn stopped_hint(context: Option<&str>) -> String {
     format!(
         "it may have stopped; check with {}",
         hlyr_in(context, "daemon status")
@@ -217,7 +208,7 @@ impl CliError {
                 }
             }
             Error::Disconnected => CliError::unreachable("the daemon closed the connection")
-                .hint(stopped_hint_in(context)),
+                .hint(stopped_hint(context)),
             Error::Timeout => {
                 CliError::unreachable("the daemon did not answer in time").hint(format!(
                     "check its log ({}), or {}",
@@ -226,7 +217,7 @@ impl CliError {
                 ))
             }
             Error::DaemonNotRunning { .. } => {
-                CliError::unreachable(e.to_string()).hint(start_hint_in(context))
+                CliError::unreachable(e.to_string()).hint(start_hint(context))
             }
             Error::UntrustedSocket { .. } => CliError::unreachable(e.to_string()).hint(
                 "point --daemon-socket or HUMANLAYER_DAEMON_SOCKET at your own daemon's socket \
@@ -243,7 +234,7 @@ impl CliError {
                 .hint("the token is not the daemon's: copy daemon.ws-token from its machine"),
             Error::Rejected { .. } => CliError::unreachable(e.to_string()),
             Error::Io(e) => CliError::unreachable(format!("cannot talk to the daemon: {e}"))
-                .hint(start_hint_in(context)),
+                .hint(start_hint(context)),
             Error::Decode(e) => CliError::failure(format!("unexpected reply from the daemon: {e}"))
                 .hint(format!(
                     "hlyr and hld may be different versions; see {}",

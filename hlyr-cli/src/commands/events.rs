@@ -85,7 +85,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             Some(Err(e)) => return Err(e.into()),
             None => {
                 return Err(CliError::unreachable("the daemon closed the event stream")
-                    .hint(stopped_hint()))
+                    .hint(stopped_hint(None)))
             }
         }
     }
