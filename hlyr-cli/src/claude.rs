@@ -10,6 +10,7 @@ use hld_client::protocol::HealthResult;
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Kind};
+use crate::hint::hlyr;
 use crate::output::{paint, DIM};
 use crate::Context;
 
@@ -32,13 +33,16 @@ pub fn missed_by(health: &HealthResult) -> Option<PathBuf> {
 pub fn advice(found_here: Option<&PathBuf>) -> String {
     match found_here {
         Some(path) => format!(
-            "hlyr finds it at {}; `hlyr daemon restart` restarts the daemon with this shell's \
-             environment, where it will find it too",
-            path.display()
+            "hlyr finds it at {}; {} restarts the daemon with this shell's environment, where \
+             it will find it too",
+            path.display(),
+            hlyr("daemon restart")
         ),
-        None => "install Claude Code (npm install -g @anthropic-ai/claude-code) or set \
-                 HUMANLAYER_CLAUDE_PATH, then `hlyr daemon restart`"
-            .to_owned(),
+        None => format!(
+            "install Claude Code (npm install -g @anthropic-ai/claude-code) or set \
+             HUMANLAYER_CLAUDE_PATH, then {}",
+            hlyr("daemon restart")
+        ),
     }
 }
 

@@ -10,7 +10,7 @@ use hld_client::{Address, Client};
 
 use crate::contexts::{Contexts, LOCAL};
 
-use crate::error::{CliError, START_HINT};
+use crate::error::{start_hint, CliError};
 use crate::output::{paint, DIM};
 use crate::Context;
 
@@ -141,7 +141,7 @@ pub fn not_running(address: &Address, e: hld_client::Error) -> CliError {
     } else {
         format!("cannot connect to the daemon at {address}: {e}")
     };
-    CliError::unreachable(message).hint(START_HINT)
+    CliError::unreachable(message).hint(start_hint(None))
 }
 
 pub use hld_client::autostart::healthy;

@@ -9,6 +9,7 @@ use hld_client::Client;
 use serde::Serialize;
 
 use crate::error::{CliError, Exit, Kind};
+use crate::hint::{hlyr, hlyr_in};
 use crate::output::{paint, short_id, Render, GREEN, RED};
 use crate::prompt::Answer;
 use crate::{ids, Context};
@@ -67,7 +68,13 @@ impl Decision {
     /// The outcome of `sendDecision` for `call_id`: a refusal (`success: false`) is an error
     /// carrying the daemon's reason: an unknown id is a usage error (exit 2), an approval
     /// decided already, or resolved without a decision, a failure (exit 1) of that kind.
-    pub fn outcome(self, call_id: &str, result: SendDecisionResult) -> Result<(), CliError> {
+    /// Hints name the daemon of `context` (`None`: the one in use).
+    pub fn outcome(
+        self,
+        call_id: &str,
+        result: SendDecisionResult,
+        context: Option<&str>,
+    ) -> Result<(), CliError> {
         if result.success {
             return Ok(());
         }
@@ -75,7 +82,7 @@ impl Decision {
             .error
             .unwrap_or_else(|| format!("the daemon refused to {} {call_id}", self.as_str()));
         Err(match result.reason {
-            Some(RefusalReason::NotFound) => not_found(call_id),
+            Some(RefusalReason::NotFound) => not_found(call_id, context),
             Some(RefusalReason::AlreadyDecided) => {
                 CliError::failure(message).kind(Kind::AlreadyDecided)
             }
@@ -89,9 +96,13 @@ impl Decision {
 /// `hlyr watch`), and judges the daemon's answer.
 pub async fn send_answer(client: &Client, answer: &Answer) -> Result<(), CliError> {
     let id = &answer.approval.id;
+    let context = answer.context.as_deref();
     let params = answer.decision.params(id, answer.comment.clone());
-    let result = client.send_decision(params).await?;
-    answer.decision.outcome(id, result)
+    let result = client
+        .send_decision(params)
+        .await
+        .map_err(|e| CliError::from_sdk(e, context))?;
+    answer.decision.outcome(id, result, context)
 }
 
 /// After an approval with `e`: turns on auto-accept of edits for the answer's session. (Not
@@ -103,14 +114,18 @@ pub async fn accept_edits(client: &Client, answer: &Answer) -> Result<(), CliErr
             auto_accept_edits: Some(true),
             ..Default::default()
         })
-        .await?;
+        .await
+        .map_err(|e| CliError::from_sdk(e, answer.context.as_deref()))?;
     Ok(())
 }
 
-/// An approval id that names nothing.
-fn not_found(id: &str) -> CliError {
-    CliError::not_found(format!("approval not found: {id}"))
-        .hint("`hlyr approvals` lists the pending ones")
+/// An approval id that names nothing, asked of the daemon of `context` (`None`: the one in
+/// use).
+fn not_found(id: &str, context: Option<&str>) -> CliError {
+    CliError::not_found(format!("approval not found: {id}")).hint(format!(
+        "{} lists the pending ones",
+        hlyr_in(context, "approvals")
+    ))
 }
 
 /// The error for an approval that is no longer pending.
@@ -146,7 +161,7 @@ async fn find(client: &hld_client::Client, prefix: &str) -> Result<Approval, Cli
                 .clone()
                 .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
             if data.is_some_and(|d| d.received == UNKNOWN_ID) {
-                not_found(prefix)
+                not_found(prefix, None)
             } else {
                 CliError::usage(r.message)
                     .kind(Kind::Ambiguous)
@@ -192,15 +207,20 @@ pub async fn decide(
     }
     if approval.kind != decision.kind() {
         let (what, how) = match approval.kind {
-            ApprovalType::HumanContact => {
-                ("a question", "answer it with `hlyr respond ID --comment …`")
-            }
+            ApprovalType::HumanContact => (
+                "a question",
+                format!("answer it with {}", hlyr("respond ID --comment …")),
+            ),
             ApprovalType::FunctionCall => (
                 "a tool call",
-                "use `hlyr approve ID` or `hlyr deny ID [--comment …]`",
+                format!(
+                    "use {} or {}",
+                    hlyr("approve ID"),
+                    hlyr("deny ID [--comment …]")
+                ),
             ),
             // A kind this version does not know.
-            _ => ("of a kind hlyr does not know", "update hlyr"),
+            _ => ("of a kind hlyr does not know", "update hlyr".to_owned()),
         };
         return Err(
             CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),
@@ -210,7 +230,7 @@ pub async fn decide(
     let result = client
         .send_decision(decision.params(&call_id, comment.clone()))
         .await?;
-    decision.outcome(&call_id, result)?;
+    decision.outcome(&call_id, result, None)?;
     ctx.out.print(&Decided {
         call_id,
         decision,

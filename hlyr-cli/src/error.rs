@@ -9,6 +9,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hld_client::protocol::{ErrorCode, InvalidParamsData};
 use serde::Serialize;
 
+use crate::hint::hlyr_in;
+
 /// The process exit codes (listed in `hlyr --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
@@ -60,8 +62,19 @@ pub struct CliError {
     pub hint: Option<String>,
 }
 
-/// The hint for every "daemon not running" error.
-pub const START_HINT: &str = "start it with `hlyr daemon start`";
+/// The hint for every "daemon not running" error, about the daemon of `context` (`None`: the
+/// one in use).
+pub fn start_hint(context: Option<&str>) -> String {
+    format!("start it with {}", hlyr_in(context, "daemon start"))
+}
+
+/// The hint for the daemon of `context` (`None`: the one in use) that stopped answering.
+pub fn stopped_hint(context: Option<&str>) -> String {
+    format!(
+        "it may have stopped; check with {}",
+        hlyr_in(context, "daemon status")
+    )
+}
 
 /// Whether errors are reported as JSON (`--json` given to the command that runs).
 static JSON_ERRORS: AtomicBool = AtomicBool::new(false);
@@ -163,7 +176,16 @@ impl CliError {
 
 impl From<hld_client::Error> for CliError {
     fn from(e: hld_client::Error) -> CliError {
+        CliError::from_sdk(e, None)
+    }
+}
+
+impl CliError {
+    /// The error for `e`, from the daemon of `context` (`None`: the one in use), which the
+    /// commands its hint names reach.
+    pub fn from_sdk(e: hld_client::Error, context: Option<&str>) -> CliError {
         use hld_client::Error;
+        let hlyr = |args: &str| hlyr_in(context, args);
         match e {
             Error::Rpc(err) => {
                 let hint = match ErrorCode::from_code(err.code) {
@@ -186,10 +208,17 @@ impl From<hld_client::Error> for CliError {
                 }
             }
             Error::Disconnected => CliError::unreachable("the daemon closed the connection")
-                .hint("it may have stopped; check with `hlyr daemon status`"),
-            Error::Timeout => CliError::unreachable("the daemon did not answer in time")
-                .hint("check its log (`hlyr daemon logs`), or `hlyr daemon restart`"),
-            Error::DaemonNotRunning { .. } => CliError::unreachable(e.to_string()).hint(START_HINT),
+                .hint(stopped_hint(context)),
+            Error::Timeout => {
+                CliError::unreachable("the daemon did not answer in time").hint(format!(
+                    "check its log ({}), or {}",
+                    hlyr("daemon logs"),
+                    hlyr("daemon restart")
+                ))
+            }
+            Error::DaemonNotRunning { .. } => {
+                CliError::unreachable(e.to_string()).hint(start_hint(context))
+            }
             Error::UntrustedSocket { .. } => CliError::unreachable(e.to_string()).hint(
                 "point --daemon-socket or HUMANLAYER_DAEMON_SOCKET at your own daemon's socket \
                  (by default ~/.humanlayer/daemon.sock)",
@@ -204,11 +233,13 @@ impl From<hld_client::Error> for CliError {
             Error::Rejected { status: 401, .. } => CliError::unreachable(e.to_string())
                 .hint("the token is not the daemon's: copy daemon.ws-token from its machine"),
             Error::Rejected { .. } => CliError::unreachable(e.to_string()),
-            Error::Io(e) => {
-                CliError::unreachable(format!("cannot talk to the daemon: {e}")).hint(START_HINT)
-            }
+            Error::Io(e) => CliError::unreachable(format!("cannot talk to the daemon: {e}"))
+                .hint(start_hint(context)),
             Error::Decode(e) => CliError::failure(format!("unexpected reply from the daemon: {e}"))
-                .hint("hlyr and hld may be different versions; see `hlyr daemon status`"),
+                .hint(format!(
+                    "hlyr and hld may be different versions; see {}",
+                    hlyr("daemon status")
+                )),
             // A refused decision, or a failure this version does not know: its message.
             other => CliError::failure(other.to_string()),
         }

@@ -23,6 +23,7 @@ use hld_client::{Client, FollowItem};
 use crate::activity::Activity;
 use crate::decision;
 use crate::error::{CliError, Exit};
+use crate::hint::hlyr;
 use crate::notify::{self, Notify};
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
@@ -76,10 +77,9 @@ pub async fn follow(
 const BYPASS_EXPIRED: &str = "expired";
 
 fn lost_daemon(session_id: &str) -> CliError {
-    CliError::unreachable("lost the connection to the daemon").hint(format!(
-        "once it is back, follow again with `hlyr conversation {} --follow`",
-        short_id(session_id)
-    ))
+    let again = hlyr(&format!("conversation {} --follow", short_id(session_id)));
+    CliError::unreachable("lost the connection to the daemon")
+        .hint(format!("once it is back, follow again with {again}"))
 }
 
 struct Follower<'a> {
@@ -155,7 +155,7 @@ impl Follower<'_> {
                         Some(prompter) => prompter.ask(approval),
                         // No terminal to ask on (stdin is not one): say how to answer.
                         None if !self.out.is_json() && !self.interrupting => {
-                            note(&format!("  {}", left_pending(&approval)));
+                            note(&format!("  {}", left_pending(&approval, None)));
                         }
                         None => {}
                     }
@@ -291,13 +291,17 @@ impl Follower<'_> {
                 return None;
             }
             OnCtrlC::Interrupt => format!(
-                "stopped waiting; the daemon is still interrupting the session (see `hlyr show {id}`)"
+                "stopped waiting; the daemon is still interrupting the session (see {})",
+                hlyr(&format!("show {id}"))
             ),
             OnCtrlC::Detach => format!(
-                "detached; the session keeps running: follow it again with `hlyr conversation {id} --follow`, stop it with `hlyr interrupt {id}`"
+                "detached; the session keeps running: follow it again with {}, stop it with {}",
+                hlyr(&format!("conversation {id} --follow")),
+                hlyr(&format!("interrupt {id}"))
             ),
             OnCtrlC::StopWatching => format!(
-                "stopped following; the session keeps running (stop it with `hlyr interrupt {id}`)"
+                "stopped following; the session keeps running (stop it with {})",
+                hlyr(&format!("interrupt {id}"))
             ),
         };
         note(&told);

@@ -6,6 +6,7 @@ use hld_client::protocol::{Approval, QueuedMessage, SessionInfo};
 use hld_client::view::clean;
 
 use crate::error::{CliError, Kind};
+use crate::hint::hlyr;
 use crate::output::{bare_id, short_id};
 use crate::session::shown_title;
 
@@ -78,7 +79,7 @@ pub fn sessions(
     };
     Err(
         CliError::not_found(format!("{what} not found: {}", missing.join(", ")))
-            .hint("`hlyr sessions --all` lists every session"),
+            .hint(format!("{} lists every session", hlyr("sessions --all"))),
     )
 }
 

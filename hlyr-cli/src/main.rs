@@ -14,6 +14,7 @@ mod decision;
 mod duration;
 mod error;
 mod follow;
+mod hint;
 mod ids;
 mod keys;
 mod notify;
@@ -91,6 +92,9 @@ fn main() -> ExitCode {
         context: cli.context.filter(|name| !name.is_empty()),
         out: Printer::new(cli.json),
     };
+    // A contexts file that cannot be read is reported by the commands that need it.
+    let contexts = contexts::Contexts::load().unwrap_or_default();
+    hint::choose(&contexts, ctx.context.as_deref());
     let outcome = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

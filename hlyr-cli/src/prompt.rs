@@ -17,6 +17,7 @@ use std::io::Write;
 use hld_client::protocol::{Approval, ApprovalType};
 
 use crate::decision::Decision;
+use crate::hint::hlyr_in;
 use crate::keys::{Key, Keys};
 use crate::output::{paint, short_id, BOLD, DIM, MAGENTA, YELLOW};
 use crate::transcript::approval_input;
@@ -54,6 +55,8 @@ pub struct Answer {
     pub comment: Option<String>,
     /// Turn on auto-accept of edits for the session once approved.
     pub accept_edits: bool,
+    /// The context of the daemon the approval is from (`None`: the one in use).
+    pub context: Option<String>,
 }
 
 /// The approvals to ask, the one being asked first.
@@ -68,6 +71,8 @@ pub struct Prompter {
     asked: bool,
     /// Stdin reached its end: nothing more can be asked.
     closed: bool,
+    /// The context of the daemon the approvals asked are from (`None`: the one in use).
+    context: Option<String>,
 }
 
 impl Prompter {
@@ -80,6 +85,7 @@ impl Prompter {
             on_screen: false,
             asked: false,
             closed: false,
+            context: None,
         })
     }
 
@@ -102,6 +108,17 @@ impl Prompter {
     /// The approval being asked, if any.
     pub fn asked(&self) -> Option<&Approval> {
         self.queue.front().filter(|_| !self.closed)
+    }
+
+    /// Asks from now on approvals of the daemon of `context` (`hlyr watch --all-contexts`):
+    /// what is said of them, and the answers, name it.
+    pub fn ask_from(&mut self, context: Option<String>) {
+        self.context = context;
+    }
+
+    /// The context of the daemon the approvals asked are from (`None`: the one in use).
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref()
     }
 
     /// Queues an approval (asked by the next [`Prompter::resume`] when it is first in line).
@@ -268,12 +285,14 @@ impl Prompter {
             decision,
             comment,
             accept_edits,
+            context: self.context.clone(),
         })
     }
 
     /// Leaves `head` pending for another front end, saying how to decide it.
     fn skip(&mut self, head: &Approval) {
-        anstream::eprintln!("  {}", paint(DIM, left_pending(head)));
+        let said = left_pending(head, self.context.as_deref());
+        anstream::eprintln!("  {}", paint(DIM, said));
         self.queue.pop_front();
         self.next_question();
     }
@@ -340,15 +359,18 @@ impl Prompter {
     }
 }
 
-/// What `s` says of `approval`, and what a follower that cannot ask says when it is asked:
-/// how to decide it elsewhere.
-pub fn left_pending(approval: &Approval) -> String {
+/// What `s` says of `approval`, from the daemon of `context` (`None`: the one in use), and
+/// what a follower that cannot ask says when it is asked: how to decide it elsewhere.
+pub fn left_pending(approval: &Approval, context: Option<&str>) -> String {
     let id = short_id(&approval.id);
+    let hlyr = |args: String| hlyr_in(context, &args);
     let how = match approval.kind {
-        ApprovalType::FunctionCall => {
-            format!("`hlyr approve {id}` or `hlyr deny {id} [--comment …]`")
-        }
-        ApprovalType::HumanContact => format!("`hlyr respond {id} --comment …`"),
+        ApprovalType::FunctionCall => format!(
+            "{} or {}",
+            hlyr(format!("approve {id}")),
+            hlyr(format!("deny {id} [--comment …]"))
+        ),
+        ApprovalType::HumanContact => hlyr(format!("respond {id} --comment …")),
         // A kind this version does not know.
         _ => "a newer hlyr".to_owned(),
     };

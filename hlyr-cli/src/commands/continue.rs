@@ -12,6 +12,7 @@ use crate::complete;
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::follow::follow;
+use crate::hint::hlyr;
 use crate::output::Update;
 use crate::{ids, Context};
 
@@ -135,7 +136,9 @@ fn last_in(here: &Path, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliEr
         .filter(ran_here)
         .max_by_key(activity)
         .ok_or_else(|| {
-            CliError::usage(format!("no session has run in {}", here.display()))
-                .hint("give the session's ID (`hlyr sessions` lists them), or cd to its directory")
+            CliError::usage(format!("no session has run in {}", here.display())).hint(format!(
+                "give the session's ID ({} lists them), or cd to its directory",
+                hlyr("sessions")
+            ))
         })
 }

@@ -9,7 +9,7 @@ use hld_client::{SubscribeOptions, SubscriptionItem};
 use tokio::signal::unix::{signal, SignalKind};
 
 use crate::complete;
-use crate::error::{CliError, Exit};
+use crate::error::{stopped_hint, CliError, Exit};
 use crate::output::Render;
 use crate::{ids, Context};
 
@@ -85,7 +85,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             Some(Err(e)) => return Err(e.into()),
             None => {
                 return Err(CliError::unreachable("the daemon closed the event stream")
-                    .hint("it may have stopped; check with `hlyr daemon status`"))
+                    .hint(stopped_hint(None)))
             }
         }
     }

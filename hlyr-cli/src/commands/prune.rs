@@ -13,6 +13,7 @@ use hld_client::protocol::{
 };
 
 use crate::error::{CliError, Exit};
+use crate::hint::hlyr;
 use crate::output::{age, count, paint, short_id, Render, DIM, RED, YELLOW};
 use crate::session::Session;
 use crate::table::table;
@@ -79,8 +80,13 @@ impl Render for Pruned {
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if !args.archived {
-        return Err(CliError::usage("only archived sessions are pruned")
-            .hint("archive them with `hlyr archive ID…`, then `hlyr prune --archived …`"));
+        return Err(
+            CliError::usage("only archived sessions are pruned").hint(format!(
+                "archive them with {}, then {}",
+                hlyr("archive ID…"),
+                hlyr("prune --archived …")
+            )),
+        );
     }
     let older_than = chrono::Duration::from_std(args.older_than)
         .map_err(|_| CliError::usage("--older-than is too long"))?;

@@ -7,6 +7,7 @@ use hld_client::protocol::{MessageMode, SendMessageParams};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
+use crate::hint::hlyr;
 use crate::output::{paint, short_id, Render, DIM, GREEN, YELLOW};
 use crate::{ids, Context};
 
@@ -44,12 +45,19 @@ impl Render for Sent {
                 "{} {} {}\n{}",
                 paint(YELLOW, "queued"),
                 short_id(&self.message_id),
-                paint(DIM, format!("for session {id}: delivered when its turn ends")),
+                paint(
+                    DIM,
+                    format!("for session {id}: delivered when its turn ends")
+                ),
                 paint(
                     DIM,
                     format!(
-                        "  `hlyr queue {id}` lists the queue; `hlyr queue {id} --cancel {}` takes it back",
-                        short_id(&self.message_id)
+                        "  {} lists the queue; {} takes it back",
+                        hlyr(&format!("queue {id}")),
+                        hlyr(&format!(
+                            "queue {id} --cancel {}",
+                            short_id(&self.message_id)
+                        ))
                     )
                 )
             )
@@ -61,7 +69,10 @@ impl Render for Sent {
                 paint(DIM, format!("session {id} is on a new turn")),
                 paint(
                     DIM,
-                    format!("  follow it with `hlyr conversation {id} --follow`")
+                    format!(
+                        "  follow it with {}",
+                        hlyr(&format!("conversation {id} --follow"))
+                    )
                 )
             )
         }

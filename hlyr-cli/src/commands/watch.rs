@@ -23,7 +23,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use super::watch_keys::{self, Live, Typed};
 use crate::board::{Board, Next, Row, RowJson};
-use crate::error::{CliError, Exit};
+use crate::error::{stopped_hint, CliError, Exit};
 use crate::keys::Key;
 use crate::notify::Notify;
 use crate::output::{short_id, Printer, Render};
@@ -158,7 +158,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
                 Some(Err(e)) => return Err(e.into()),
                 None => {
                     return Err(CliError::unreachable("the daemon closed the event stream")
-                        .hint("it may have stopped; check with `hlyr daemon status`"))
+                        .hint(stopped_hint(None)))
                 }
             },
             keys = async { watch.live.as_mut()?.keys().await }, if reading => {
@@ -292,7 +292,7 @@ impl Watch<'_> {
             Typed::Nothing => {}
             Typed::Quit => return Ok(Some(Exit::Ok)),
             // A refused answer is reported, not fatal.
-            Typed::Answer { answer, .. } => {
+            Typed::Answer(answer) => {
                 if let Err(e) = watch_keys::send(self.client, &answer).await {
                     e.print();
                 }

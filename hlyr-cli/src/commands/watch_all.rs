@@ -65,9 +65,12 @@ impl Fleet {
         board
     }
 
-    /// Sends an answer to the daemon of `context`; one down, or refusing it, is said.
-    async fn send(&self, context: Option<String>, answer: &Answer) {
-        let at = self.names.iter().position(|n| Some(n) == context.as_ref());
+    /// Sends an answer to the daemon of its context; one down, or refusing it, is said.
+    async fn send(&self, answer: &Answer) {
+        let at = self
+            .names
+            .iter()
+            .position(|n| Some(n) == answer.context.as_ref());
         let Some(at) = at else {
             return;
         };
@@ -136,7 +139,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
                 match typed {
                     Typed::Nothing => {}
                     Typed::Quit => return Ok(Exit::Ok),
-                    Typed::Answer { answer, context } => fleet.send(context, &answer).await,
+                    Typed::Answer(answer) => fleet.send(&answer).await,
                 }
             }
             _ = tick.tick(), if screen.shown == Shown::Live => {}

@@ -2,7 +2,7 @@
 //! every context's (`--all-contexts`): ↑/↓ (or k/j) pick a line, Enter asks what the picked
 //! line waits for (the first line waiting when it waits for nothing) with the prompt `launch`
 //! asks approvals with, q or Ctrl-D quits. The command sends each answer to the daemon of
-//! the line it was asked from ([`Typed::Answer`] names its context).
+//! the line it was asked from (its [`Answer`] names the line's context).
 
 use std::io::Write;
 
@@ -30,8 +30,6 @@ pub(super) struct Live {
     prompter: Option<Prompter>,
     /// A word under the block, until the next key (`nothing waits`).
     told: Option<String>,
-    /// The context of the line whose approval is asked (`--all-contexts`).
-    asked_from: Option<String>,
     /// The block as last drawn (empty: draw it anew below).
     frame: String,
     /// Ctrl-C's `^C` is not echoed over the block.
@@ -44,11 +42,8 @@ pub(super) enum Typed {
     Nothing,
     /// Stop watching.
     Quit,
-    /// Send this answer to the daemon of `context` (`None`: the one daemon watched).
-    Answer {
-        answer: Box<Answer>,
-        context: Option<String>,
-    },
+    /// Send this answer to the daemon of its context (`None`: the one daemon watched).
+    Answer(Box<Answer>),
 }
 
 impl Live {
@@ -64,7 +59,6 @@ impl Live {
             shown: 0,
             prompter,
             told: None,
-            asked_from: None,
             frame: String::new(),
             _quiet,
         }
@@ -92,10 +86,7 @@ impl Live {
         };
         if prompter.asking() {
             return match prompter.typed(keys) {
-                Some(answer) => Typed::Answer {
-                    answer: Box::new(answer),
-                    context: self.asked_from.clone(),
-                },
+                Some(answer) => Typed::Answer(Box::new(answer)),
                 None => Typed::Nothing,
             };
         }
@@ -141,8 +132,8 @@ impl Live {
         // The block stays above; it is drawn anew below once the question is answered.
         self.frame.clear();
         anstream::eprintln!("{session}\n{}", approval_text(&approval, true));
-        self.asked_from = row.context.clone();
         if let Some(prompter) = self.prompter.as_mut() {
+            prompter.ask_from(row.context.clone());
             prompter.ask(approval);
             prompter.resume();
         }
@@ -159,7 +150,7 @@ impl Live {
             return;
         };
         let waits = rows.iter().any(|r| r.waiting.iter().any(|a| a.id == asked));
-        if self.asked_from.as_deref() == context && !waits {
+        if prompter.context() == context && !waits {
             prompter.forget(&asked);
         }
     }

@@ -156,7 +156,7 @@ fn on_a_terminal_a_daemon_that_cannot_be_reached_is_said_under_the_others_lines(
 }
 
 /// `hlyr watch --all-contexts` on a new terminal, `local` the local context's daemon.
-fn watch_on_terminal(local: &TestDaemon, home: &Path) -> Terminal {
+pub(super) fn watch_on_terminal(local: &TestDaemon, home: &Path) -> Terminal {
     let mut cmd = pty::command(&workspace_bin("hlyr"), home);
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &local.socket);
     cmd.args(["watch", "--all-contexts"]);
@@ -171,7 +171,7 @@ fn last_block(screen: &str) -> Vec<&str> {
 }
 
 /// Picks the line of session `id` with k and j (up to the top, then down to it).
-fn pick(term: &mut Terminal, id: &str) {
+pub(super) fn pick(term: &mut Terminal, id: &str) {
     let screen = term.wait_screen(&id[..8]);
     let at = last_block(&screen)
         .iter()
@@ -186,7 +186,7 @@ fn pick(term: &mut Terminal, id: &str) {
 }
 
 /// Waits until a question is asked: its prompt is the last line written.
-fn wait_question(term: &Terminal, what: &str) -> String {
+pub(super) fn wait_question(term: &Terminal, what: &str) -> String {
     term.wait_until(what, WAIT, |screen| {
         let last = screen.lines().rfind(|l| !l.trim().is_empty());
         last.is_some_and(|l| l.contains("[s]kip"))

@@ -19,6 +19,7 @@ mod cloud;
 mod cloud_ended;
 mod contexts;
 mod contexts_complete;
+mod contexts_hints;
 mod contexts_watch;
 mod control;
 mod cost;

@@ -11,6 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::connect::is_not_running;
 use crate::error::{CliError, Exit};
+use crate::hint::hlyr;
 use crate::output::Render;
 use crate::Context;
 
@@ -98,8 +99,10 @@ fn read_from(path: &Path, from: u64) -> std::io::Result<(String, u64)> {
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let path = log_file(ctx).await?;
     let (text, mut at) = read_from(&path, 0).map_err(|e| {
-        CliError::failure(format!("cannot read the log {}: {e}", path.display()))
-            .hint("a daemon started by hlyr logs next to its socket; see `hlyr daemon status`")
+        CliError::failure(format!("cannot read the log {}: {e}", path.display())).hint(format!(
+            "a daemon started by hlyr logs next to its socket; see {}",
+            hlyr("daemon status")
+        ))
     })?;
     let skip = args
         .lines

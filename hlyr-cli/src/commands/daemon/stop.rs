@@ -12,6 +12,7 @@ use nix::unistd::Pid;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
+use crate::hint::hlyr;
 use crate::output::{count, paint, short_id, Render, DIM, YELLOW};
 use crate::session::shown_title;
 use crate::Context;
@@ -97,7 +98,10 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
         if crate::ask::confirm(question) == Some(false) {
             return Err(CliError::failure("the daemon keeps running")
                 .kind(Kind::Cancelled)
-                .hint("`hlyr daemon stop --force` stops it without asking"));
+                .hint(format!(
+                    "{} stops it without asking",
+                    hlyr("daemon stop --force")
+                )));
         }
     }
     client.shutdown().await?;
@@ -144,7 +148,10 @@ async fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
                 "{what} {}s after `shutdown`",
                 STOP_TIMEOUT.as_secs()
             ))
-            .hint("look at its log (`hlyr daemon logs`), or stop its process"));
+            .hint(format!(
+                "look at its log ({}), or stop its process",
+                hlyr("daemon logs")
+            )));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -1,0 +1,139 @@
+//! Hints name the daemon they are about: a command `hlyr` suggests carries `--context NAME`
+//! when the daemon in use was chosen by `--context` or `HLD_CONTEXT` and a bare command would
+//! reach another one; run as printed, in a shell without that choice, it acts on the right
+//! daemon. In `hlyr watch --all-contexts`, what is said of a line names that line's context.
+//! Two daemons: one on the local socket, one on `wss://` (loopback, self-signed).
+
+use std::fs::File;
+use std::path::Path;
+use std::process::Stdio;
+
+use hld_client::protocol::{ApprovalStatus, SessionStatus};
+use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+
+use crate::contexts::{add_box, hlyr, wss_daemon};
+use crate::contexts_watch::{pick, wait_question, watch_on_terminal};
+use crate::hlyr::{hlyr_command, wait_decided};
+
+/// `hlyr ARGS launch scenario:tool` on `daemon` with `env`, without a terminal: waits until
+/// its stderr says how to decide the tool call, runs the approve command it names with
+/// nothing in the environment choosing a context, and checks that this approved the call on
+/// `daemon` and that the launch then ended. Returns that command.
+fn approve_as_told(
+    local: &TestDaemon,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    daemon: &TestDaemon,
+) -> String {
+    let said = home.join("launch.stderr");
+    let mut cmd = hlyr_command(&local.socket, home);
+    cmd.args(args)
+        .args([
+            "launch",
+            "-w",
+            daemon.dir.to_str().unwrap(),
+            "scenario:tool",
+        ])
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(File::create(&said).unwrap());
+    let mut launch = cmd.spawn().unwrap();
+    let told = wait_for(WAIT, || {
+        let text = std::fs::read_to_string(&said).ok()?;
+        let line = text.lines().find(|l| l.contains("left pending"))?;
+        line.split('`').nth(1).map(str::to_owned)
+    });
+    let told = told.unwrap_or_else(|| {
+        let _ = launch.kill();
+        panic!(
+            "never said how to decide it: {:?}",
+            std::fs::read_to_string(&said)
+        )
+    });
+    let pending = daemon.approvals(None);
+    assert_eq!(pending.len(), 1, "{pending:#?}");
+    let words: Vec<&str> = told.split_whitespace().collect();
+    assert_eq!(words.first(), Some(&"hlyr"), "{told}");
+    assert!(
+        words.len() >= 3 && words[words.len() - 2] == "approve",
+        "{told}"
+    );
+    assert!(pending[0].id.starts_with(words[words.len() - 1]), "{told}");
+
+    let run = hlyr(local, home, &words[1..], &[]);
+    assert_eq!(run.code, 0, "`{told}`: {run:#?}");
+    let decided = wait_decided(daemon, &pending[0].id);
+    assert_eq!(decided.status, ApprovalStatus::Approved, "`{told}`");
+    let ended = wait_for(WAIT, || launch.try_wait().unwrap());
+    let ended = ended.unwrap_or_else(|| {
+        let _ = launch.kill();
+        panic!("the launch never ended after `{told}`")
+    });
+    assert_eq!(
+        ended.code(),
+        Some(0),
+        "{:?}",
+        std::fs::read_to_string(&said)
+    );
+    let session = daemon.wait_ended(&pending[0].session_id);
+    assert_eq!(session.status, SessionStatus::Completed);
+    told
+}
+
+#[test]
+fn a_hint_names_the_context_a_bare_command_would_not_reach() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(home, 0);
+    add_box(&local, home, &far, &url, pin);
+
+    let told = approve_as_told(&local, home, &[], &[], &local);
+    assert!(told.starts_with("hlyr approve "), "{told}");
+    let told = approve_as_told(&local, home, &["--context", "box"], &[], &far);
+    assert!(told.starts_with("hlyr --context box approve "), "{told}");
+
+    // Once `context use box` made box the default, a bare command reaches it, and local is
+    // the one to name (here chosen by HLD_CONTEXT).
+    let run = hlyr(&local, home, &["context", "use", "box"], &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let told = approve_as_told(&local, home, &[], &[], &far);
+    assert!(told.starts_with("hlyr approve "), "{told}");
+    let local_env = [("HLD_CONTEXT", "local")];
+    let told = approve_as_told(&local, home, &[], &local_env, &local);
+    assert!(told.starts_with("hlyr --context local approve "), "{told}");
+}
+
+#[test]
+fn watch_all_contexts_says_how_to_decide_a_skipped_approval_on_its_lines_daemon() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (far, url, pin) = wss_daemon(home, 0);
+    add_box(&local, home, &far, &url, pin);
+    let launch = |daemon: &TestDaemon| {
+        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
+        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
+        (id, approvals[0].id.clone())
+    };
+    let (local_id, local_approval) = launch(&local);
+    let (far_id, far_approval) = launch(&far);
+
+    let mut term = watch_on_terminal(&local, home);
+    for (id, approval, told) in [
+        (&far_id, &far_approval, "`hlyr --context box approve "),
+        (&local_id, &local_approval, "`hlyr approve "),
+    ] {
+        pick(&mut term, id);
+        term.send("\r");
+        wait_question(&term, "the approval asked");
+        term.send("s");
+        let said = format!("left pending: decide it with {told}{}", &approval[..8]);
+        term.wait_until(&said, WAIT, |screen| {
+            screen.lines().any(|l| l.contains(&said))
+        });
+    }
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
