@@ -288,10 +288,11 @@ impl Supervisor {
             interrupted: (in_turn && interrupted).then_some(true),
             ..Default::default()
         };
-        let status = self.store_outcome(update).await;
+        // Gone before the session reads as ended: nothing uses it once the process has.
         if let Some(file) = &self.mcp_file {
             let _ = std::fs::remove_file(file);
         }
+        let status = self.store_outcome(update).await;
         self.sessions.forget(&self.session_id);
         let _ = self.done.send(true);
         tracing::info!(
