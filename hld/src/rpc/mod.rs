@@ -41,7 +41,7 @@ pub enum Frame {
 #[derive(Debug, Clone)]
 pub struct Response {
     pub id: Box<RawValue>,
-    pub outcome: Result<Bytes, ErrorObject>,
+    pub outcome: Result<Vec<u8>, ErrorObject>,
 }
 
 impl Response {
@@ -175,7 +175,7 @@ where
             }
         };
         // Settled once queued: until then the reservation also covers the reply's copy.
-        let size = reply.outcome.as_ref().map_or(0, Bytes::len);
+        let size = reply.outcome.as_ref().map_or(0, Vec::len);
         if conn.feed(Outgoing::Response(reply)).await.is_err()
             || account.built(&mut conn, size).await.is_err()
         {
@@ -297,7 +297,7 @@ async fn handle<S: Send + Sync + 'static>(
                         serde_json::to_vec(&confirmation).expect("a confirmation serialises");
                     let confirmed = Response {
                         id: id.to_owned(),
-                        outcome: Ok(Bytes::from(json)),
+                        outcome: Ok(json),
                     };
                     return Handled::Subscribed(confirmed, subscriber);
                 }

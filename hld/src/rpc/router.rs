@@ -3,7 +3,6 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use hld_client::protocol::{Method, MethodDescription, MethodSummary};
@@ -16,7 +15,7 @@ use crate::error::{Error, Result};
 
 /// A handler with its types erased: params as raw JSON in, the result as JSON out.
 type Handler<S> =
-    Box<dyn Fn(Arc<S>, Option<&RawValue>) -> BoxFuture<'static, Result<Bytes>> + Send + Sync>;
+    Box<dyn Fn(Arc<S>, Option<&RawValue>) -> BoxFuture<'static, Result<Vec<u8>>> + Send + Sync>;
 
 /// A subscription opener with its params' type erased.
 type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Send + Sync>;
@@ -25,8 +24,8 @@ type Subscribe<S> = Box<dyn Fn(&S, Option<&RawValue>) -> Result<Subscriber> + Se
 pub(super) enum Served<S> {
     Handler(Handler<S>),
     Subscribe(Subscribe<S>),
-    Close(Bytes),
-    Table(fn(&Router<S>) -> Result<Bytes>),
+    Close(Vec<u8>),
+    Table(fn(&Router<S>) -> Result<Vec<u8>>),
 }
 
 struct Entry<S> {
@@ -136,12 +135,12 @@ impl<S: Send + Sync + 'static> Router<S> {
     }
 }
 
-fn encode<T: serde::Serialize>(value: &T) -> Result<Bytes> {
+fn encode<T: serde::Serialize>(value: &T) -> Result<Vec<u8>> {
     // Most results (`health`'s among them) fit without growing.
     let mut json = Vec::with_capacity(1024);
     serde_json::to_writer(&mut json, value)
         .map_err(|e| Error::internal("failed to encode the result", e))?;
-    Ok(Bytes::from(json))
+    Ok(json)
 }
 
 /// Decodes `M`'s params: absent, `null` and `[]` (Neovim's empty Lua table) mean `{}`;
