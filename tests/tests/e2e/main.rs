@@ -75,6 +75,7 @@ mod trust;
 mod tui;
 mod tui_drafts;
 mod tui_fleet;
+mod tui_fleet_down;
 mod tui_modes;
 mod tui_usage;
 mod tui_worktrees;
