@@ -168,6 +168,24 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
     }
 }
 
+/// Why a decision on `approval_id` cannot be sent now: the daemon it came from is not
+/// connected. The approval then stays listed, with this said, rather than leaving the list
+/// until that daemon is back (a load of every daemon's rows skips one not connected).
+pub(super) fn unsent(state: &State, approval_id: &str) -> Option<String> {
+    let (name, link) = match state.fleet.is_fleet() {
+        true => {
+            let daemon = state.fleet.daemons.get(state.fleet.origin(approval_id))?;
+            (format!("⌂{}", daemon.name), &daemon.link)
+        }
+        false => {
+            let name = state.context.as_ref().map(|c| format!("⌂{c}"));
+            (name.unwrap_or_else(|| "the daemon".into()), &state.link)
+        }
+    };
+    (*link != Link::Connected)
+        .then(|| format!("{name} is not connected: the decision was not sent, it stays pending"))
+}
+
 /// The daemon `command` goes to: the one its session, draft or approval came from; the loads
 /// of every row go to all.
 pub fn route(state: &State, command: &Command) -> Route {

@@ -1,7 +1,7 @@
 //! The fleet (several daemons): each daemon's rows joined into one list and marked with its
 //! context, a daemon's reload replacing its rows alone, commands routed to the daemon their
-//! row came from, a daemon that drops out shown disconnected while its rows stay, and the
-//! launch form's choice of daemon.
+//! row came from, a daemon that drops out shown disconnected while its rows stay (a decision
+//! on its approvals not sent, the approval kept), and the launch form's choice of daemon.
 
 use crossterm::event::KeyCode;
 use hld_client::protocol::SessionInfo;
@@ -167,4 +167,73 @@ fn the_launch_form_launches_on_the_daemon_chosen_with_ctrl_o() {
     let opened = update(&mut state, from(1, Msg::Opened("s-new".into())));
     assert_eq!(route(&state, &opened[0]), Route::One(1));
     assert_eq!(update(&mut state, key(KeyCode::Esc)), []);
+}
+
+#[test]
+fn a_decision_on_a_disconnected_daemons_approval_is_not_sent_and_the_approval_stays() {
+    let mut state = fleet();
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, from(1, lost));
+    keys(&mut state, "2");
+    keys(&mut state, "j");
+    let unsent = "⌂box is not connected: the decision was not sent, it stays pending";
+    // Approving, approving with edits accepted, and denying (the comment kept in its box).
+    for typed in ["a", "A"] {
+        assert_eq!(keys(&mut state, typed), [], "{typed}");
+        let flash = state.flash.as_ref().map(|f| (f.text.as_str(), f.error));
+        assert_eq!(flash, Some((unsent, true)), "{typed}");
+        assert_eq!(state.approvals.len(), 2, "{typed}");
+        let shown = screen(&state, false);
+        assert!(shown.contains("ls far"), "{typed}:\n{shown}");
+        state.flash = None;
+    }
+    assert_eq!(keys(&mut state, "dnot now"), []);
+    assert_eq!(update(&mut state, key(KeyCode::Enter)), []);
+    assert_eq!(state.flash.as_ref().map(|f| f.text.as_str()), Some(unsent));
+    assert!(state.modal.is_some(), "the denial's box stays open");
+    let shown = screen(&state, false);
+    assert!(shown.contains("not now"), "{shown}");
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.approvals.len(), 2);
+
+    // The laptop's approval is decided as ever; the box's once it is back.
+    keys(&mut state, "k");
+    let near = keys(&mut state, "a");
+    assert!(matches!(near.as_slice(), [Command::Decide(_)]), "{near:?}");
+    assert_eq!(route(&state, &near[0]), Route::One(0));
+    update(&mut state, from(1, Msg::Connected));
+    let far = keys(&mut state, "a");
+    let [Command::Decide(params)] = far.as_slice() else {
+        panic!("{far:?}");
+    };
+    assert_eq!(params.call_id.as_deref(), Some("a-far"));
+    assert!(state.approvals.is_empty());
+}
+
+#[test]
+fn with_one_daemon_a_decision_while_it_is_away_is_not_sent_either() {
+    let mut state = State::new(now(), 120, 30, true);
+    let approval = approval("a-1", "s-1", "Bash", json!({"command": "ls"}), 5);
+    update(&mut state, Msg::Approvals(vec![approval]));
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, lost);
+    keys(&mut state, "2");
+    assert_eq!(keys(&mut state, "a"), []);
+    let flash = state.flash.as_ref().map(|f| f.text.as_str());
+    assert_eq!(
+        flash,
+        Some("the daemon is not connected: the decision was not sent, it stays pending")
+    );
+    assert_eq!(state.approvals.len(), 1);
+    update(&mut state, Msg::Connected);
+    assert!(matches!(
+        keys(&mut state, "a").as_slice(),
+        [Command::Decide(_)]
+    ));
 }
