@@ -564,7 +564,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             Vec::new()
         }
         Msg::Usage { table, result } => {
-            usage::loaded(state, table, result);
+            usage::loaded(state, None, table, result);
             Vec::new()
         }
         Msg::Opened(session_id) => {

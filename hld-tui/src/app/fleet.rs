@@ -154,6 +154,10 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
             }
             update(state, Msg::Event(event))
         }
+        Msg::Usage { table, result } => {
+            usage::loaded(state, Some(daemon), table, result);
+            Vec::new()
+        }
         Msg::Opened(session_id) => {
             fleet.learn(&session_id, daemon);
             update(state, Msg::Opened(session_id))
@@ -219,7 +223,8 @@ pub fn route(state: &State, command: &Command) -> Route {
             .conversation
             .as_ref()
             .map_or(Route::One(0), |c| of(&c.session_id)),
-        // The usage view, and a launch the form did not pin, are the first daemon's.
+        // The usage view's loads are pinned to the daemon it shows; a launch the form did not
+        // pin goes to the first daemon.
         Command::LoadUsage { .. } | Command::Launch(_) => Route::One(0),
         Command::Copy(_) | Command::Notify { .. } | Command::Quit => Route::One(0),
     }
