@@ -1,14 +1,15 @@
 //! The fleet view (`hld-tui --all-contexts`, several `--context`) with a daemon it cannot
 //! reach: a context whose token file is readable by others or missing is shown disconnected,
 //! with why, while the other daemon is served (and is refused at start when it is the only
-//! daemon named).
+//! daemon named); an approval of a daemon that is down stays listed when approved.
 
 use std::os::unix::fs::PermissionsExt;
 
+use hld_client::protocol::SessionStatus;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::wss_daemon;
-use crate::tui::workdir;
+use crate::tui::{workdir, APPROVAL_DETAIL};
 use crate::tui_fleet::{dashboard, home_with_box};
 
 #[test]
@@ -65,4 +66,49 @@ fn a_fleet_shows_a_context_whose_token_cannot_be_read_as_disconnected_and_serves
         screen.contains("context \"box\": cannot read the token file"),
         "{screen}"
     );
+}
+
+#[test]
+fn approving_the_row_of_a_daemon_that_is_down_keeps_it_listed_and_says_why() {
+    let certs = tempfile::tempdir().unwrap();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let (mut far, url, pin) = wss_daemon(certs.path(), 0);
+    let (here, there) = (workdir(), workdir());
+    // The laptop's approval is asked first, so it is listed first (oldest first).
+    let near = local.launch(launch_params(
+        "scenario:tool write the hello file near",
+        here.path(),
+    ));
+    local.wait_approvals(Some(&near), |a| a.len() == 1);
+    let far_id = far.launch(launch_params(
+        "scenario:tool write the hello file there",
+        there.path(),
+    ));
+    far.wait_approvals(Some(&far_id), |a| a.len() == 1);
+
+    let home = home_with_box(&far, &url, pin);
+    let args = ["--all-contexts", "--no-bell"];
+    let mut tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    tui.wait_until("both daemons' approvals", WAIT, |screen| {
+        screen.contains("⌂ box ●") && screen.contains("⚑ 2 pending")
+    });
+    far.kill9();
+    tui.wait_screen("⌂ box ↯ disconnected");
+    tui.send("2");
+    tui.wait_until("both approvals", WAIT, |screen| {
+        screen.contains("⚑ 2 pending") && screen.contains(APPROVAL_DETAIL)
+    });
+    tui.send("j");
+    tui.send("a");
+    let screen = tui.wait_screen("⌂box is not connected: the decision was not sent");
+    assert!(screen.contains("⚑ 2 pending"), "{screen}");
+    assert!(screen.contains("file there"), "{screen}");
+
+    // The laptop's approval is approved as ever.
+    tui.send("k");
+    tui.send("a");
+    local.wait_session(&near, |s| s.status == SessionStatus::Completed);
+    let screen = tui.wait_screen("⚑ 1 pending");
+    assert!(screen.contains("file there"), "{screen}");
+    assert!(!there.path().join("hello.txt").exists());
 }
