@@ -34,7 +34,7 @@ mod usage;
 pub use complete::{Choice, Completer, Completion, Trigger};
 pub use drafts::holds as draft_holds;
 use events::*;
-pub use fleet::{route, Daemon, Fleet, Route};
+pub use fleet::{away, route, Daemon, Fleet, Route};
 pub use form::{ApprovalMode, Field, LaunchForm};
 use input::*;
 use modal::*;

@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use crate::app::{daily_costs, Loaded, State, USAGE_DAYS};
+use crate::app::{away, daily_costs, Loaded, State, USAGE_DAYS};
 use crate::view::DIM;
 
 /// The columns a day of the chart takes: its bar and the gap after it.
@@ -44,6 +44,7 @@ const LIMIT: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD
 pub fn view(state: &State, frame: &mut Frame, area: Rect) {
     let Some(usage) = &state.usage else { return };
     let on = crate::daemons::usage_of(state, usage.daemon);
+    let away = away(state, usage.daemon);
     let chart_rows = (area.height / 2).max(8);
     let [chart, models] =
         Layout::vertical([Constraint::Length(chart_rows), Constraint::Min(0)]).areas(area);
@@ -53,19 +54,24 @@ pub fn view(state: &State, frame: &mut Frame, area: Rect) {
             let days = daily_costs(result, usage.since, today);
             daily_chart(frame, chart, &days, result, &on);
         }
-        other => not_ready(frame, chart, &format!(" Cost per day{on} "), other),
+        other => not_ready(frame, chart, &format!(" Cost per day{on} "), other, &away),
     }
     match &usage.models {
         Loaded::Ready(result) => model_table(frame, models, result, &on),
-        other => not_ready(frame, models, &format!(" By model{on} "), other),
+        other => not_ready(frame, models, &format!(" By model{on} "), other, &away),
     }
 }
 
-/// A part of the view still loading, or that the daemon could not give.
-fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded) {
-    let text = match loaded {
-        Loaded::Failed(reason) => Line::styled(
+/// A part of the view still loading (or waiting for its daemon, `away`, to be back), or that
+/// the daemon could not give.
+fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded, away: &Option<String>) {
+    let text = match (loaded, away) {
+        (Loaded::Failed(reason), _) => Line::styled(
             format!("usage unavailable: {}", clean(reason)),
+            Style::new().fg(Color::Red),
+        ),
+        (_, Some(name)) => Line::styled(
+            format!("{name} is not connected: its figures load once it is back"),
             Style::new().fg(Color::Red),
         ),
         _ => Line::styled("Loading…", DIM),

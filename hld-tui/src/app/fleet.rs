@@ -172,22 +172,24 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
     }
 }
 
+/// When `daemon` (the only one outside a fleet) is not connected, its name to say so:
+/// `⌂NAME`, or `the daemon` for the local one alone.
+pub fn away(state: &State, daemon: usize) -> Option<String> {
+    let (name, link) = match state.fleet.daemons.get(daemon) {
+        Some(d) if state.fleet.is_fleet() => (Some(&d.name), &d.link),
+        _ => (state.context.as_ref(), &state.link),
+    };
+    (*link != Link::Connected).then(|| name.map_or("the daemon".into(), |n| format!("⌂{n}")))
+}
+
 /// Why a decision on `approval_id` cannot be sent now: the daemon it came from is not
 /// connected. The approval then stays listed, with this said, rather than leaving the list
 /// until that daemon is back (a load of every daemon's rows skips one not connected).
 pub(super) fn unsent(state: &State, approval_id: &str) -> Option<String> {
-    let (name, link) = match state.fleet.is_fleet() {
-        true => {
-            let daemon = state.fleet.daemons.get(state.fleet.origin(approval_id))?;
-            (format!("⌂{}", daemon.name), &daemon.link)
-        }
-        false => {
-            let name = state.context.as_ref().map(|c| format!("⌂{c}"));
-            (name.unwrap_or_else(|| "the daemon".into()), &state.link)
-        }
-    };
-    (*link != Link::Connected)
-        .then(|| format!("{name} is not connected: the decision was not sent, it stays pending"))
+    let name = away(state, state.fleet.origin(approval_id))?;
+    Some(format!(
+        "{name} is not connected: the decision was not sent, it stays pending"
+    ))
 }
 
 /// The daemon `command` goes to: the one its session, draft or approval came from; the loads

@@ -309,4 +309,17 @@ fn the_usage_view_shows_the_selected_rows_daemon_named_and_ctrl_o_the_next() {
     let loads = keys(&mut state, "U");
     usage_loads_on(&state, &loads, 0);
     assert!(screen(&state, false).contains("on ⌂laptop"));
+
+    // The next daemon down: the view says so rather than loading for ever.
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, from(1, lost));
+    update(&mut state, ctrl('o'));
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("⌂box is not connected: its figures load once it is back"),
+        "{shown}"
+    );
 }
