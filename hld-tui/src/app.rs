@@ -34,7 +34,7 @@ mod usage;
 pub use complete::{Choice, Completer, Completion, Trigger};
 pub use drafts::holds as draft_holds;
 use events::*;
-pub use fleet::{route, Daemon, Fleet, Route};
+pub use fleet::{away, route, Daemon, Fleet, Route};
 pub use form::{ApprovalMode, Field, LaunchForm};
 use input::*;
 use modal::*;
@@ -564,7 +564,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             Vec::new()
         }
         Msg::Usage { table, result } => {
-            usage::loaded(state, table, result);
+            usage::loaded(state, None, table, result);
             Vec::new()
         }
         Msg::Opened(session_id) => {

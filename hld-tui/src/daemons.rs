@@ -1,5 +1,6 @@
 //! How the daemons show: the title bar's link (each daemon's, in a fleet) and, in a fleet,
-//! the mark of the daemon on each row, dimmed with a `↯` while that daemon is disconnected.
+//! the mark of the daemon on each row, dimmed with a `↯` while that daemon is disconnected, and
+//! the daemon the usage view shows.
 
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Span;
@@ -74,6 +75,15 @@ pub fn launch_title(state: &State, form: &LaunchForm) -> String {
             daemon.name
         ),
         _ => " New session (Ctrl+S launches, Esc cancels) ".to_owned(),
+    }
+}
+
+/// In a fleet, the usage view's daemon for its titles: ` on ⌂NAME (Ctrl+O: next daemon)`;
+/// empty with one daemon.
+pub fn usage_of(state: &State, daemon: usize) -> String {
+    match state.fleet.daemons.get(daemon) {
+        Some(d) if state.fleet.is_fleet() => format!(" on ⌂{} (Ctrl+O: next daemon)", d.name),
+        _ => String::new(),
     }
 }
 

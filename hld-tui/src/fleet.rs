@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use futures::StreamExt;
+use hld_client::contexts::Entry;
 use hld_client::protocol::SubscribeParams;
 use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
 use tokio::sync::{mpsc, watch};
@@ -19,8 +20,18 @@ const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::fro
 #[derive(Debug, Clone)]
 pub struct Target {
     pub name: String,
-    /// Its socket, or a remote daemon's `wss://` address.
-    pub address: Address,
+    pub place: Place,
+}
+
+/// Where a daemon is.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// Its socket, or a remote daemon's `wss://` address with its token.
+    Known(Address),
+    /// A context whose address could not be made at start (its token file missing,
+    /// unreadable, or readable by others): it is made again at each attempt to connect, so
+    /// the daemon shows as disconnected, with why, until the file is put right.
+    Unresolved(Entry),
 }
 
 /// Each daemon's client while it is connected, by index.
@@ -33,7 +44,7 @@ impl Links {
     pub(crate) fn spawn(targets: Vec<Target>, tx: &mpsc::UnboundedSender<Tagged>) -> Links {
         let clients = targets.into_iter().enumerate().map(|(daemon, target)| {
             let (client_tx, client_rx) = watch::channel(None);
-            tokio::spawn(link(daemon, target.address, tx.clone(), client_tx));
+            tokio::spawn(link(daemon, target.place, tx.clone(), client_tx));
             client_rx
         });
         Links {
@@ -68,7 +79,7 @@ impl Links {
 /// publishes the client commands use while connected.
 async fn link(
     daemon: usize,
-    address: Address,
+    place: Place,
     tx: mpsc::UnboundedSender<Tagged>,
     client_tx: watch::Sender<Option<Client>>,
 ) {
@@ -81,7 +92,7 @@ async fn link(
     };
     let mut pause = BACKOFF.0;
     loop {
-        let error = match connect(&address).await {
+        let error = match connect(&place).await {
             Ok((client, mut subscription)) => {
                 client_tx.send_replace(Some(client));
                 pause = BACKOFF.0;
@@ -114,10 +125,11 @@ async fn link(
     }
 }
 
-async fn connect(
-    address: &Address,
-) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
-    let client = Client::connect_to(address).await?;
+async fn connect(place: &Place) -> Result<(Client, hld_client::Subscription), hld_client::Error> {
+    let client = match place {
+        Place::Known(address) => Client::connect_to(address).await?,
+        Place::Unresolved(entry) => Client::connect_to(&entry.address()?).await?,
+    };
     let subscription = client
         .subscribe(SubscribeParams::default(), SubscribeOptions::default())
         .await?;

@@ -474,7 +474,12 @@ pub const BINDINGS: &[Binding] = &[
             (Plain(KeyCode::Esc), A::Back),
         ],
     ),
-    bind(Usage, "Esc", "back", &[(Plain(KeyCode::Esc), A::Back)]),
+    bind(
+        Usage,
+        "Esc  Ctrl+O",
+        "back; next daemon's",
+        &[(Plain(KeyCode::Esc), A::Back), (Ctrl('o'), A::NextDaemon)],
+    ),
     bind(
         Forms,
         "Tab  S-Tab",

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use hld_client::contexts::{Contexts, LOCAL};
 use hld_client::Address;
-use hld_tui::runtime::Target;
+use hld_tui::runtime::{Place, Target};
 
 /// A live dashboard for Claude Code sessions run by hld: watch sessions, read conversations as
 /// they stream, and approve or deny tool calls. Press ? inside for the keys.
@@ -58,7 +58,7 @@ fn main() -> ExitCode {
         // Only this machine's daemons are started when none answers; a remote one is waited
         // for.
         for target in &daemons {
-            if let Address::Socket(socket) = &target.address {
+            if let Place::Known(Address::Socket(socket)) = &target.place {
                 if !hld_client::autostart::healthy(socket).await {
                     eprintln!("hld-tui: no daemon at {}; starting hld…", socket.display());
                     let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
@@ -90,7 +90,9 @@ fn main() -> ExitCode {
 /// The daemons to watch: `--all-contexts`' every context, `local` first; else each
 /// `--context` (or `HLD_CONTEXT`) once, in the order given; else `hlyr context use`'s. `local`
 /// is the socket of `--daemon-socket`, `HUMANLAYER_DAEMON_SOCKET`, humanlayer.json or the
-/// default.
+/// default. A name that is no context is refused; so is a context whose token cannot be read
+/// when it is the only daemon, while in a fleet it is shown disconnected, with why, and the
+/// others are served.
 fn resolve(cli: &Cli) -> Result<Vec<Target>, String> {
     let contexts = Contexts::load().map_err(|e| e.to_string())?;
     let mut names: Vec<String> = Vec::new();
@@ -106,16 +108,19 @@ fn resolve(cli: &Cli) -> Result<Vec<Target>, String> {
     if names.is_empty() {
         names.push(contexts.name_in_force(None));
     }
+    let fleet = names.len() > 1;
     let target = |name: String| {
-        let address = match contexts.get(&name).map_err(|e| e.to_string())? {
-            Some(entry) => entry
-                .address()
-                .map_err(|e| format!("context {name:?}: {e}"))?,
-            None => Address::Socket(hld_client::config::resolve_socket_path(
+        let place = match contexts.get(&name).map_err(|e| e.to_string())? {
+            Some(entry) => match entry.address() {
+                Ok(address) => Place::Known(address),
+                Err(_) if fleet => Place::Unresolved(entry.clone()),
+                Err(e) => return Err(format!("context {name:?}: {e}")),
+            },
+            None => Place::Known(Address::Socket(hld_client::config::resolve_socket_path(
                 cli.daemon_socket.as_deref(),
-            )?),
+            )?)),
         };
-        Ok(Target { name, address })
+        Ok(Target { name, place })
     };
     names.into_iter().map(target).collect()
 }

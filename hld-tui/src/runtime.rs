@@ -26,7 +26,7 @@ use tokio::time::Instant;
 
 use crate::app::{route, update, Command, DiffStat, Fleet, Msg, State, UsageTable, REVIEW_PAGE};
 use crate::fleet::Links;
-pub use crate::fleet::Target;
+pub use crate::fleet::{Place, Target};
 use hld_client::view::alert::Alert;
 
 /// The clock's period while a session runs (the spinner) and while none does (ages).

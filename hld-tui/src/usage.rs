@@ -17,7 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use crate::app::{daily_costs, Loaded, State, USAGE_DAYS};
+use crate::app::{away, daily_costs, Loaded, State, USAGE_DAYS};
 use crate::view::DIM;
 
 /// The columns a day of the chart takes: its bar and the gap after it.
@@ -39,35 +39,39 @@ const WARNING: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOL
 /// A session stopped by a usage limit, and a window at its limit.
 const LIMIT: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD);
 
-/// The usage view: the cost per day over the last days, and what each model used.
+/// The usage view: the cost per day over the last days, and what each model used; in a fleet,
+/// those of the daemon named in the titles.
 pub fn view(state: &State, frame: &mut Frame, area: Rect) {
     let Some(usage) = &state.usage else { return };
+    let on = crate::daemons::usage_of(state, usage.daemon);
+    let away = away(state, usage.daemon);
     let chart_rows = (area.height / 2).max(8);
     let [chart, models] =
         Layout::vertical([Constraint::Length(chart_rows), Constraint::Min(0)]).areas(area);
     match &usage.days {
         Loaded::Ready(result) => {
             let today = state.now.with_timezone(&Local).date_naive();
-            daily_chart(
-                frame,
-                chart,
-                &daily_costs(result, usage.since, today),
-                result,
-            );
+            let days = daily_costs(result, usage.since, today);
+            daily_chart(frame, chart, &days, result, &on);
         }
-        other => not_ready(frame, chart, " Cost per day ", other),
+        other => not_ready(frame, chart, &format!(" Cost per day{on} "), other, &away),
     }
     match &usage.models {
-        Loaded::Ready(result) => model_table(frame, models, result),
-        other => not_ready(frame, models, " By model ", other),
+        Loaded::Ready(result) => model_table(frame, models, result, &on),
+        other => not_ready(frame, models, &format!(" By model{on} "), other, &away),
     }
 }
 
-/// A part of the view still loading, or that the daemon could not give.
-fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded) {
-    let text = match loaded {
-        Loaded::Failed(reason) => Line::styled(
+/// A part of the view still loading (or waiting for its daemon, `away`, to be back), or that
+/// the daemon could not give.
+fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded, away: &Option<String>) {
+    let text = match (loaded, away) {
+        (Loaded::Failed(reason), _) => Line::styled(
             format!("usage unavailable: {}", clean(reason)),
+            Style::new().fg(Color::Red),
+        ),
+        (_, Some(name)) => Line::styled(
+            format!("{name} is not connected: its figures load once it is back"),
             Style::new().fg(Color::Red),
         ),
         _ => Line::styled("Loading…", DIM),
@@ -79,7 +83,13 @@ fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded) {
 }
 
 /// A bar per day, as many of the latest days as fit, each with its cost.
-fn daily_chart(frame: &mut Frame, area: Rect, days: &[(NaiveDate, f64)], result: &GetUsageResult) {
+fn daily_chart(
+    frame: &mut Frame,
+    area: Rect,
+    days: &[(NaiveDate, f64)],
+    result: &GetUsageResult,
+    on: &str,
+) {
     let fit = usize::from(area.width.saturating_sub(2) / (BAR_WIDTH + BAR_GAP)).max(1);
     let shown = &days[days.len().saturating_sub(fit)..];
     let bars: Vec<Bar> = shown
@@ -99,7 +109,7 @@ fn daily_chart(frame: &mut Frame, area: Rect, days: &[(NaiveDate, f64)], result:
     };
     let total = format!(" last {USAGE_DAYS} days: {} ", totals_text(&result.total));
     let block = Block::bordered()
-        .title(format!(" Cost per day, US$ · {range} "))
+        .title(format!(" Cost per day, US${on} · {range} "))
         .title_bottom(total);
     let chart = BarChart::default()
         .block(block)
@@ -113,7 +123,7 @@ fn daily_chart(frame: &mut Frame, area: Rect, days: &[(NaiveDate, f64)], result:
 }
 
 /// Tokens and cost of each model, highest cost first, and their total.
-fn model_table(frame: &mut Frame, area: Rect, result: &GetUsageResult) {
+fn model_table(frame: &mut Frame, area: Rect, result: &GetUsageResult, on: &str) {
     // The figures right-aligned, under right-aligned headers.
     let right = |text: String| Line::from(text).right_aligned();
     let cells = |name: String, t: &UsageTotals| {
@@ -160,7 +170,7 @@ fn model_table(frame: &mut Frame, area: Rect, result: &GetUsageResult) {
     });
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(DIM))
-        .block(Block::bordered().title(" By model, all time "));
+        .block(Block::bordered().title(format!(" By model, all time{on} ")));
     frame.render_widget(table, area);
 }
 

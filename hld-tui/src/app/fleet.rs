@@ -154,6 +154,10 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
             }
             update(state, Msg::Event(event))
         }
+        Msg::Usage { table, result } => {
+            usage::loaded(state, Some(daemon), table, result);
+            Vec::new()
+        }
         Msg::Opened(session_id) => {
             fleet.learn(&session_id, daemon);
             update(state, Msg::Opened(session_id))
@@ -166,6 +170,26 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
         }
         msg => update(state, msg),
     }
+}
+
+/// When `daemon` (the only one outside a fleet) is not connected, its name to say so:
+/// `⌂NAME`, or `the daemon` for the local one alone.
+pub fn away(state: &State, daemon: usize) -> Option<String> {
+    let (name, link) = match state.fleet.daemons.get(daemon) {
+        Some(d) if state.fleet.is_fleet() => (Some(&d.name), &d.link),
+        _ => (state.context.as_ref(), &state.link),
+    };
+    (*link != Link::Connected).then(|| name.map_or("the daemon".into(), |n| format!("⌂{n}")))
+}
+
+/// Why a decision on `approval_id` cannot be sent now: the daemon it came from is not
+/// connected. The approval then stays listed, with this said, rather than leaving the list
+/// until that daemon is back (a load of every daemon's rows skips one not connected).
+pub(super) fn unsent(state: &State, approval_id: &str) -> Option<String> {
+    let name = away(state, state.fleet.origin(approval_id))?;
+    Some(format!(
+        "{name} is not connected: the decision was not sent, it stays pending"
+    ))
 }
 
 /// The daemon `command` goes to: the one its session, draft or approval came from; the loads
@@ -201,7 +225,8 @@ pub fn route(state: &State, command: &Command) -> Route {
             .conversation
             .as_ref()
             .map_or(Route::One(0), |c| of(&c.session_id)),
-        // The usage view, and a launch the form did not pin, are the first daemon's.
+        // The usage view's loads are pinned to the daemon it shows; a launch the form did not
+        // pin goes to the first daemon.
         Command::LoadUsage { .. } | Command::Launch(_) => Route::One(0),
         Command::Copy(_) | Command::Notify { .. } | Command::Quit => Route::One(0),
     }

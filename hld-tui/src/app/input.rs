@@ -416,7 +416,7 @@ fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
 }
 
 /// Approves the `i`th pending approval at once, or opens the box for a denial's comment (or a
-/// question's answer).
+/// question's answer). While its daemon is not connected, nothing is sent and it stays listed.
 pub(super) fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command> {
     let approval = &state.approvals[i];
     if approval.kind == ApprovalType::HumanContact || !approve {
@@ -425,6 +425,10 @@ pub(super) fn decide(state: &mut State, i: usize, approve: bool) -> Vec<Command>
             kind: approval.kind,
             input: Box::default(),
         });
+        return Vec::new();
+    }
+    if let Some(why) = fleet::unsent(state, &approval.id) {
+        state.flash(why, true);
         return Vec::new();
     }
     let id = approval.id.clone();

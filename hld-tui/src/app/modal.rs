@@ -46,6 +46,16 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                     });
                     return Vec::new();
                 }
+                // The box stays open, what was typed kept, while the daemon is away.
+                if let Some(why) = fleet::unsent(state, &approval_id) {
+                    state.flash(why, true);
+                    state.modal = Some(Modal::Decide {
+                        approval_id,
+                        kind,
+                        input,
+                    });
+                    return Vec::new();
+                }
                 let (decision, status, kind_name, comment) = match kind {
                     ApprovalType::HumanContact => {
                         ("respond", ApprovalStatus::Responded, "human_contact", text)

@@ -149,6 +149,10 @@ pub(super) fn approve_accepting_edits(state: &mut State, i: usize) -> Vec<Comman
         state.flash("a question: r answers it", false);
         return Vec::new();
     }
+    if let Some(why) = fleet::unsent(state, &approval.id) {
+        state.flash(why, true);
+        return Vec::new();
+    }
     let (id, session_id) = (approval.id.clone(), approval.session_id.clone());
     state.flash("approved; edits are accepted from now on", false);
     resolve(state, &id, ApprovalStatus::Approved, None);

@@ -31,6 +31,9 @@ pub enum Loaded {
 /// The usage view.
 #[derive(Debug)]
 pub struct UsageView {
+    /// In a fleet, the daemon whose figures are shown (each stores its own sessions' turns):
+    /// the selected row's when the view opens, Ctrl+O the next.
+    pub daemon: usize,
     /// The chart's first day, in local time (the daemon groups days by its local time).
     pub since: NaiveDate,
     pub days: Loaded,
@@ -38,32 +41,41 @@ pub struct UsageView {
 }
 
 /// Opens the usage view and loads it (again, when it was open before: what it showed stays
-/// until the answers replace it).
+/// until the answers replace it, unless they come from another daemon of the fleet).
 pub(super) fn open(state: &mut State) -> Vec<Command> {
     let today = state.now.with_timezone(&Local).date_naive();
     let since = today
         .checked_sub_days(Days::new(USAGE_DAYS - 1))
         .unwrap_or(today);
-    let view = state.usage.get_or_insert(UsageView {
-        since,
-        days: Loaded::Loading,
-        models: Loaded::Loading,
-    });
-    view.since = since;
-    state.screen = Screen::Usage;
-    loads(view)
-}
-
-/// The loads of the usage view, when it is open.
-pub(super) fn reload(state: &State) -> Vec<Command> {
-    match &state.usage {
-        Some(view) if state.screen == Screen::Usage => loads(view),
-        _ => Vec::new(),
+    let daemon = match state.selected_session() {
+        Some(s) => state.fleet.origin(&s.id),
+        None => state.usage.as_ref().map_or(0, |view| view.daemon),
+    };
+    match &mut state.usage {
+        Some(view) if view.daemon == daemon => view.since = since,
+        usage => {
+            *usage = Some(UsageView {
+                daemon,
+                since,
+                days: Loaded::Loading,
+                models: Loaded::Loading,
+            })
+        }
     }
+    state.screen = Screen::Usage;
+    reload(state)
 }
 
-fn loads(view: &UsageView) -> Vec<Command> {
-    vec![
+/// The loads of the usage view, when it is open; in a fleet, from the daemon it shows.
+pub(super) fn reload(state: &State) -> Vec<Command> {
+    let Some(view) = state
+        .usage
+        .as_ref()
+        .filter(|_| state.screen == Screen::Usage)
+    else {
+        return Vec::new();
+    };
+    let loads = [
         Command::LoadUsage {
             table: UsageTable::Days,
             since: Some(view.since.to_string()),
@@ -72,14 +84,27 @@ fn loads(view: &UsageView) -> Vec<Command> {
             table: UsageTable::Models,
             since: None,
         },
-    ]
+    ];
+    loads
+        .into_iter()
+        .map(|load| fleet::on_daemon(state, view.daemon, load))
+        .collect()
 }
 
-/// A load of the usage view answered.
-pub(super) fn loaded(state: &mut State, table: UsageTable, result: Result<GetUsageResult, String>) {
+/// A load of the usage view answered by `daemon` (in a fleet; `None` outside): one from a
+/// daemon the view no longer shows is dropped.
+pub(super) fn loaded(
+    state: &mut State,
+    daemon: Option<usize>,
+    table: UsageTable,
+    result: Result<GetUsageResult, String>,
+) {
     let Some(view) = state.usage.as_mut() else {
         return;
     };
+    if daemon.is_some_and(|d| d != view.daemon) {
+        return;
+    }
     let loaded = match result {
         Ok(result) => Loaded::Ready(result),
         Err(reason) => Loaded::Failed(reason),
@@ -90,10 +115,19 @@ pub(super) fn loaded(state: &mut State, table: UsageTable, result: Result<GetUsa
     }
 }
 
-/// The usage view's keys: Esc goes back.
+/// The usage view's keys: Esc goes back; in a fleet, Ctrl+O shows the next daemon's figures.
 pub(super) fn act(state: &mut State, action: Action) -> Vec<Command> {
-    if action == Action::Back {
-        state.screen = Screen::Sessions;
+    match action {
+        Action::Back => state.screen = Screen::Sessions,
+        Action::NextDaemon if state.fleet.is_fleet() => {
+            if let Some(view) = &mut state.usage {
+                view.daemon = (view.daemon + 1) % state.fleet.daemons.len();
+                view.days = Loaded::Loading;
+                view.models = Loaded::Loading;
+            }
+            return reload(state);
+        }
+        _ => {}
     }
     Vec::new()
 }

@@ -1,11 +1,12 @@
 //! The fleet (several daemons): each daemon's rows joined into one list and marked with its
 //! context, a daemon's reload replacing its rows alone, commands routed to the daemon their
-//! row came from, a daemon that drops out shown disconnected while its rows stay, and the
-//! launch form's choice of daemon.
+//! row came from, a daemon that drops out shown disconnected while its rows stay (a decision
+//! on its approvals not sent, the approval kept), the launch form's choice of daemon, and the
+//! daemon whose figures the usage view shows.
 
 use crossterm::event::KeyCode;
-use hld_client::protocol::SessionInfo;
-use hld_tui::app::{route, update, Command, Fleet, Link, Msg, Route, State};
+use hld_client::protocol::{GetUsageResult, SessionInfo, UsageRow, UsageTotals};
+use hld_tui::app::{route, update, Command, Fleet, Link, Msg, Route, State, UsageTable};
 use serde_json::json;
 
 use super::fixtures::*;
@@ -167,4 +168,158 @@ fn the_launch_form_launches_on_the_daemon_chosen_with_ctrl_o() {
     let opened = update(&mut state, from(1, Msg::Opened("s-new".into())));
     assert_eq!(route(&state, &opened[0]), Route::One(1));
     assert_eq!(update(&mut state, key(KeyCode::Esc)), []);
+}
+
+#[test]
+fn a_decision_on_a_disconnected_daemons_approval_is_not_sent_and_the_approval_stays() {
+    let mut state = fleet();
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, from(1, lost));
+    keys(&mut state, "2");
+    keys(&mut state, "j");
+    let unsent = "⌂box is not connected: the decision was not sent, it stays pending";
+    // Approving, approving with edits accepted, and denying (the comment kept in its box).
+    for typed in ["a", "A"] {
+        assert_eq!(keys(&mut state, typed), [], "{typed}");
+        let flash = state.flash.as_ref().map(|f| (f.text.as_str(), f.error));
+        assert_eq!(flash, Some((unsent, true)), "{typed}");
+        assert_eq!(state.approvals.len(), 2, "{typed}");
+        let shown = screen(&state, false);
+        assert!(shown.contains("ls far"), "{typed}:\n{shown}");
+        state.flash = None;
+    }
+    assert_eq!(keys(&mut state, "dnot now"), []);
+    assert_eq!(update(&mut state, key(KeyCode::Enter)), []);
+    assert_eq!(state.flash.as_ref().map(|f| f.text.as_str()), Some(unsent));
+    assert!(state.modal.is_some(), "the denial's box stays open");
+    let shown = screen(&state, false);
+    assert!(shown.contains("not now"), "{shown}");
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.approvals.len(), 2);
+
+    // The laptop's approval is decided as ever; the box's once it is back.
+    keys(&mut state, "k");
+    let near = keys(&mut state, "a");
+    assert!(matches!(near.as_slice(), [Command::Decide(_)]), "{near:?}");
+    assert_eq!(route(&state, &near[0]), Route::One(0));
+    update(&mut state, from(1, Msg::Connected));
+    let far = keys(&mut state, "a");
+    let [Command::Decide(params)] = far.as_slice() else {
+        panic!("{far:?}");
+    };
+    assert_eq!(params.call_id.as_deref(), Some("a-far"));
+    assert!(state.approvals.is_empty());
+}
+
+#[test]
+fn with_one_daemon_a_decision_while_it_is_away_is_not_sent_either() {
+    let mut state = State::new(now(), 120, 30, true);
+    let approval = approval("a-1", "s-1", "Bash", json!({"command": "ls"}), 5);
+    update(&mut state, Msg::Approvals(vec![approval]));
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, lost);
+    keys(&mut state, "2");
+    assert_eq!(keys(&mut state, "a"), []);
+    let flash = state.flash.as_ref().map(|f| f.text.as_str());
+    assert_eq!(
+        flash,
+        Some("the daemon is not connected: the decision was not sent, it stays pending")
+    );
+    assert_eq!(state.approvals.len(), 1);
+    update(&mut state, Msg::Connected);
+    assert!(matches!(
+        keys(&mut state, "a").as_slice(),
+        [Command::Decide(_)]
+    ));
+}
+
+/// A `getUsage` by model: one model, costing `cost`.
+fn usage(cost: f64) -> Msg {
+    let totals = UsageTotals {
+        cost_usd: cost,
+        turns: 1,
+        sessions: 1,
+        ..Default::default()
+    };
+    let rows = vec![UsageRow {
+        key: "claude-sonnet-4-5".into(),
+        totals: totals.clone(),
+    }];
+    Msg::Usage {
+        table: UsageTable::Models,
+        result: Ok(GetUsageResult {
+            rows,
+            total: totals,
+            ..Default::default()
+        }),
+    }
+}
+
+/// Each of `commands` is a usage load pinned to `daemon`.
+#[track_caller]
+fn usage_loads_on(state: &State, commands: &[Command], daemon: usize) {
+    assert_eq!(commands.len(), 2, "{commands:?}");
+    for command in commands {
+        let Command::On { command: load, .. } = command else {
+            panic!("{command:?}");
+        };
+        assert!(matches!(**load, Command::LoadUsage { .. }), "{load:?}");
+        assert_eq!(route(state, command), Route::One(daemon));
+    }
+}
+
+#[test]
+fn the_usage_view_shows_the_selected_rows_daemon_named_and_ctrl_o_the_next() {
+    let mut state = fleet();
+    // The laptop's session is the row selected (the first loaded; the box's is listed above).
+    let loads = keys(&mut state, "U");
+    usage_loads_on(&state, &loads, 0);
+    // An answer from a daemon the view does not show is not taken for its figures.
+    update(&mut state, from(1, usage(7.5)));
+    update(&mut state, from(0, usage(1.25)));
+    let shown = screen(&state, false);
+    assert!(shown.contains("By model, all time on ⌂laptop"), "{shown}");
+    assert!(
+        shown.contains("$1.25") && !shown.contains("$7.50"),
+        "{shown}"
+    );
+
+    let loads = update(&mut state, ctrl('o'));
+    usage_loads_on(&state, &loads, 1);
+    let shown = screen(&state, false);
+    assert!(shown.contains("By model on ⌂box"), "{shown}");
+    assert!(!shown.contains("$1.25"), "{shown}");
+    update(&mut state, from(1, usage(7.5)));
+    let shown = screen(&state, false);
+    assert!(shown.contains("$7.50"), "{shown}");
+
+    // Opened again from the box's row, it shows the box's; from the laptop's, the laptop's.
+    update(&mut state, key(KeyCode::Esc));
+    keys(&mut state, "k");
+    let loads = keys(&mut state, "U");
+    usage_loads_on(&state, &loads, 1);
+    update(&mut state, key(KeyCode::Esc));
+    keys(&mut state, "j");
+    let loads = keys(&mut state, "U");
+    usage_loads_on(&state, &loads, 0);
+    assert!(screen(&state, false).contains("on ⌂laptop"));
+
+    // The next daemon down: the view says so rather than loading for ever.
+    let lost = Msg::Disconnected {
+        error: "connection refused".into(),
+        retry_in_ms: 1000,
+    };
+    update(&mut state, from(1, lost));
+    update(&mut state, ctrl('o'));
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("⌂box is not connected: its figures load once it is back"),
+        "{shown}"
+    );
 }

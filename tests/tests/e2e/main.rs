@@ -76,6 +76,8 @@ mod trust;
 mod tui;
 mod tui_drafts;
 mod tui_fleet;
+mod tui_fleet_down;
+mod tui_fleet_usage;
 mod tui_modes;
 mod tui_usage;
 mod tui_worktrees;

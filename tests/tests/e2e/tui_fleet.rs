@@ -17,7 +17,7 @@ use crate::contexts::{restart_wss, token_file, wss_daemon};
 use crate::tui::{workdir, Tui, APPROVAL_DETAIL};
 
 /// A home for the dashboard whose contexts file names `far` as `box`, pinned by `pin`.
-fn home_with_box(far: &TestDaemon, url: &str, pin: Fingerprint) -> tempfile::TempDir {
+pub(super) fn home_with_box(far: &TestDaemon, url: &str, pin: Fingerprint) -> tempfile::TempDir {
     let home = tempfile::Builder::new()
         .prefix("hld-tui-home-")
         .tempdir_in("/tmp")
@@ -38,7 +38,7 @@ fn home_with_box(far: &TestDaemon, url: &str, pin: Fingerprint) -> tempfile::Tem
 
 /// `program ARGS…` on a pseudo-terminal in `home`, the local daemon's socket in its
 /// environment, and `env`.
-fn dashboard(
+pub(super) fn dashboard(
     program: &str,
     home: tempfile::TempDir,
     local: &Path,
