@@ -334,7 +334,9 @@ impl Client {
     }
 
     /// Launches a session and [follows](Self::follow) it; [`Follow::session_id`] says which.
-    /// The stream starts with the session's first conversation event.
+    /// The stream starts with the session's first conversation event, and the launch's turn
+    /// is followed to its end even when it ended before following began: a process that stays
+    /// for the next message yields [`FollowItem::TurnEnded`](crate::FollowItem::TurnEnded).
     ///
     /// [`Follow::session_id`]: crate::Follow::session_id
     ///
@@ -363,7 +365,8 @@ impl Client {
         params: LaunchSessionParams,
     ) -> Result<crate::Follow, Error> {
         let launched = self.launch_session(params).await?;
-        self.follow(&launched.session_id).await
+        // From before its first event: whatever the session stored is the launch's turn.
+        self.follow_after(&launched.session_id, Some(0)).await
     }
 }
 

@@ -289,6 +289,9 @@ fn an_end_found_only_in_the_state_asks_for_the_store_again_before_ended() {
     let mut l = Ledger::new(SESSION, state("completed"));
     l.stored(vec![message(1, 1)]);
     assert_eq!(l.state(state("completed")), Settled::Ended);
+    assert!(!drain(&mut l)
+        .iter()
+        .any(|item| matches!(item, FollowItem::TurnEnded { .. })));
 }
 
 #[test]

@@ -244,6 +244,35 @@ async fn follow_yields_the_history_then_live_events_each_once_then_the_end() {
     assert_ended(&again, SessionStatus::Completed);
 }
 
+/// What `launch_and_follow` does when the launch's turn ends before it has subscribed (a fast
+/// turn, a slow client): following from before the first event, a warm session's turn ended.
+#[tokio::test]
+async fn a_turn_that_ended_before_the_follow_from_its_start_is_told_as_a_turn_end() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let id = d.launch(launch_params("hello", workdir(&d)));
+    d.wait_session(&id, |s| s.status == SessionStatus::Completed && s.live);
+    let client = d.client().await;
+    let items = collect(client.follow_after(&id, Some(0)).await.unwrap()).await;
+    assert_eq!(conversation_ids(&items), stored_ids(&d, &id));
+    let ends: Vec<_> = items
+        .iter()
+        .filter(|i| matches!(i, FollowItem::TurnEnded { .. } | FollowItem::Ended(_)))
+        .collect();
+    assert!(
+        matches!(
+            ends[..],
+            [
+                FollowItem::TurnEnded {
+                    status: SessionStatus::Completed,
+                    ..
+                },
+                FollowItem::Ended(_)
+            ]
+        ),
+        "{items:#?}"
+    );
+}
+
 #[tokio::test]
 async fn launch_and_follow_tells_an_approval_its_decision_and_the_tool_calls_change() {
     let d = TestDaemon::start_with(DaemonOptions::fake_claude());
