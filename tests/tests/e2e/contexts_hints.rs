@@ -9,10 +9,10 @@ use std::path::Path;
 use std::process::Stdio;
 
 use hld_client::protocol::{ApprovalStatus, SessionStatus};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::{add_box, hlyr, wss_daemon};
-use crate::contexts_watch::{pick, wait_question, watch_on_terminal};
+use crate::contexts_watch::{pick, wait_question, waiting_approval, watch_on_terminal};
 use crate::hlyr::{hlyr_command, wait_decided};
 
 /// `hlyr ARGS launch scenario:tool` on `daemon` with `env`, without a terminal: waits until
@@ -112,13 +112,8 @@ fn watch_all_contexts_says_how_to_decide_a_skipped_approval_on_its_lines_daemon(
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (far, url, pin) = wss_daemon(home, 0);
     add_box(&local, home, &far, &url, pin);
-    let launch = |daemon: &TestDaemon| {
-        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
-        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
-        (id, approvals[0].id.clone())
-    };
-    let (local_id, local_approval) = launch(&local);
-    let (far_id, far_approval) = launch(&far);
+    let (local_id, local_approval) = waiting_approval(&local);
+    let (far_id, far_approval) = waiting_approval(&far);
 
     let mut term = watch_on_terminal(&local, home);
     for (id, approval, told) in [

@@ -55,6 +55,13 @@ fn watch_all(local: &TestDaemon, home: &Path, args: &[&str]) -> Running {
     Running::spawn(cmd)
 }
 
+/// A `tool` session on `daemon` waiting on its one approval: (the session's id, the approval's).
+pub(super) fn waiting_approval(daemon: &TestDaemon) -> (String, String) {
+    let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
+    let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
+    (id, approvals[0].id.clone())
+}
+
 #[test]
 fn watch_all_contexts_shows_both_daemons_and_one_lost_and_back_while_the_other_shows() {
     let home = tempfile::tempdir().unwrap();
@@ -200,14 +207,9 @@ fn on_a_terminal_enter_answers_the_picked_line_on_its_own_daemon_and_one_down_is
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (mut far, url, pin) = wss_daemon(home, 0);
     add_box(&local, home, &far, &url, pin);
-    let launch = |daemon: &TestDaemon| {
-        let id = daemon.launch(launch_params("scenario:tool", &daemon.dir));
-        let approvals = daemon.wait_approvals(Some(&id), |a| a.len() == 1);
-        (id, approvals[0].id.clone())
-    };
-    let (local_id, local_approval) = launch(&local);
-    let (far_id, far_approval) = launch(&far);
-    let (other_id, other_approval) = launch(&far);
+    let (local_id, local_approval) = waiting_approval(&local);
+    let (far_id, far_approval) = waiting_approval(&far);
+    let (other_id, other_approval) = waiting_approval(&far);
 
     let mut term = watch_on_terminal(&local, home);
     let screen = term.wait_until("every session and the keys", WAIT, |screen| {

@@ -36,6 +36,27 @@ pub(super) fn home_with_box(far: &TestDaemon, url: &str, pin: Fingerprint) -> te
     home
 }
 
+/// A session on `local`, then one on `far`, each waiting on one approval to write a file in a
+/// directory of its own: (their ids, their directories). The laptop's is asked first, so it
+/// is listed first (oldest first).
+pub(super) fn one_approval_each(
+    local: &TestDaemon,
+    far: &TestDaemon,
+) -> (String, String, tempfile::TempDir, tempfile::TempDir) {
+    let (here, there) = (workdir(), workdir());
+    let near = local.launch(launch_params(
+        "scenario:tool write the hello file near",
+        here.path(),
+    ));
+    local.wait_approvals(Some(&near), |a| a.len() == 1);
+    let far_id = far.launch(launch_params(
+        "scenario:tool write the hello file there",
+        there.path(),
+    ));
+    far.wait_approvals(Some(&far_id), |a| a.len() == 1);
+    (near, far_id, here, there)
+}
+
 /// `program ARGS…` on a pseudo-terminal in `home`, the local daemon's socket in its
 /// environment, and `env`.
 pub(super) fn dashboard(
@@ -192,18 +213,7 @@ fn the_fleet_view_lists_two_daemons_and_approves_on_each_while_one_is_killed_and
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (mut far, url, pin) = wss_daemon(certs.path(), 0);
     let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    let (here, there) = (workdir(), workdir());
-    // The laptop's approval is asked first, so it is listed first (oldest first).
-    let near = local.launch(launch_params(
-        "scenario:tool write the hello file near",
-        here.path(),
-    ));
-    local.wait_approvals(Some(&near), |a| a.len() == 1);
-    let far_id = far.launch(launch_params(
-        "scenario:tool write the hello file there",
-        there.path(),
-    ));
-    far.wait_approvals(Some(&far_id), |a| a.len() == 1);
+    let (near, far_id, here, there) = one_approval_each(&local, &far);
 
     let home = home_with_box(&far, &url, pin);
     let args = ["--all-contexts", "--no-bell"];

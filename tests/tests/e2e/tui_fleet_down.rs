@@ -10,7 +10,7 @@ use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::wss_daemon;
 use crate::tui::{workdir, APPROVAL_DETAIL};
-use crate::tui_fleet::{dashboard, home_with_box};
+use crate::tui_fleet::{dashboard, home_with_box, one_approval_each};
 
 #[test]
 fn a_fleet_shows_a_context_whose_token_cannot_be_read_as_disconnected_and_serves_the_other() {
@@ -73,18 +73,7 @@ fn approving_the_row_of_a_daemon_that_is_down_keeps_it_listed_and_says_why() {
     let certs = tempfile::tempdir().unwrap();
     let local = TestDaemon::start_with(DaemonOptions::fake_claude());
     let (mut far, url, pin) = wss_daemon(certs.path(), 0);
-    let (here, there) = (workdir(), workdir());
-    // The laptop's approval is asked first, so it is listed first (oldest first).
-    let near = local.launch(launch_params(
-        "scenario:tool write the hello file near",
-        here.path(),
-    ));
-    local.wait_approvals(Some(&near), |a| a.len() == 1);
-    let far_id = far.launch(launch_params(
-        "scenario:tool write the hello file there",
-        there.path(),
-    ));
-    far.wait_approvals(Some(&far_id), |a| a.len() == 1);
+    let (near, _, _here, there) = one_approval_each(&local, &far);
 
     let home = home_with_box(&far, &url, pin);
     let args = ["--all-contexts", "--no-bell"];
