@@ -94,7 +94,11 @@ fn main() -> ExitCode {
     };
     // A contexts file that cannot be read is reported by the commands that need it.
     let contexts = contexts::Contexts::load().unwrap_or_default();
-    hint::choose(&contexts, ctx.context.as_deref());
+    hint::choose(
+        &contexts,
+        ctx.context.as_deref(),
+        ctx.daemon_socket.as_deref(),
+    );
     let outcome = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -2,7 +2,8 @@
 //! when the daemon in use was chosen by `--context` or `HLD_CONTEXT` and a bare command would
 //! reach another one; run as printed, in a shell without that choice, it acts on the right
 //! daemon. In `hlyr watch --all-contexts`, what is said of a line names that line's context.
-//! Two daemons: one on the local socket, one on `wss://` (loopback, self-signed).
+//! A command given `--daemon-socket PATH` hints with it too. Two daemons: one on the local
+//! socket, and one on `wss://` (loopback, self-signed) or on a socket of its own.
 
 use std::fs::File;
 use std::path::Path;
@@ -131,4 +132,19 @@ fn watch_all_contexts_says_how_to_decide_a_skipped_approval_on_its_lines_daemon(
     }
     term.send("q");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
+
+#[test]
+fn a_hint_gives_the_daemon_socket_the_command_was_given() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let other = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let socket = other.socket.to_str().unwrap();
+
+    // The environment the hint is run in reaches `local`: only the socket it names reaches
+    // `other`.
+    let told = approve_as_told(&local, home, &["--daemon-socket", socket], &[], &other);
+    let expected = format!("hlyr --daemon-socket {socket} approve ");
+    assert!(told.starts_with(&expected), "{told}");
 }
