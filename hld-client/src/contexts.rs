@@ -46,9 +46,15 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Whether the daemon is reached over the network (a URL), not on a socket of this
+    /// machine.
+    pub fn is_remote(&self) -> bool {
+        self.url.contains("://")
+    }
+
     /// Where this context's daemon is; its token is read now.
     pub fn address(&self) -> Result<Address, Error> {
-        if !self.url.contains("://") {
+        if !self.is_remote() {
             return Ok(Address::Socket(PathBuf::from(&self.url)));
         }
         let trust = match (&self.ca, &self.fingerprint) {

@@ -10,12 +10,16 @@ use hld_client::protocol::HealthResult;
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Kind};
-use crate::hint::hlyr;
+use crate::hint::{self, hlyr_daemon};
 use crate::output::{paint, DIM};
 use crate::Context;
 
-/// The `claude` a daemon started from this shell would find, if any.
+/// The `claude` a daemon started from this shell would find, if any; none for a daemon in
+/// use on another machine, which this shell does not start.
 pub fn here() -> Option<PathBuf> {
+    if hint::is_remote() {
+        return None;
+    }
     claude_path::locate(claude_path::from_env().as_deref())
 }
 
@@ -36,12 +40,16 @@ pub fn advice(found_here: Option<&PathBuf>) -> String {
             "hlyr finds it at {}; {} restarts the daemon with this shell's environment, where \
              it will find it too",
             path.display(),
-            hlyr("daemon restart")
+            hlyr_daemon(None, "restart")
         ),
+        None if hint::is_remote() => "on the daemon's machine, install Claude Code (npm \
+            install -g @anthropic-ai/claude-code) or set HUMANLAYER_CLAUDE_PATH, then run \
+            `hlyr daemon restart` there"
+            .to_owned(),
         None => format!(
             "install Claude Code (npm install -g @anthropic-ai/claude-code) or set \
              HUMANLAYER_CLAUDE_PATH, then {}",
-            hlyr("daemon restart")
+            hlyr_daemon(None, "restart")
         ),
     }
 }

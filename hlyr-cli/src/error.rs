@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use hld_client::protocol::{ErrorCode, InvalidParamsData};
 use serde::Serialize;
 
-use crate::hint::hlyr_in;
+use crate::hint::hlyr_daemon;
 
 /// The process exit codes (listed in `hlyr --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,14 +65,14 @@ pub struct CliError {
 /// The hint for every "daemon not running" error, about the daemon of `context` (`None`: the
 /// one in use).
 pub fn start_hint(context: Option<&str>) -> String {
-    format!("start it with {}", hlyr_in(context, "daemon start"))
+    format!("start it with {}", hlyr_daemon(context, "start"))
 }
 
 /// The hint for the daemon of `context` (`None`: the one in use) that stopped answering.
 pub fn stopped_hint(context: Option<&str>) -> String {
     format!(
         "it may have stopped; check with {}",
-        hlyr_in(context, "daemon status")
+        hlyr_daemon(context, "status")
     )
 }
 
@@ -185,7 +185,6 @@ impl CliError {
     /// commands its hint names reach.
     pub fn from_sdk(e: hld_client::Error, context: Option<&str>) -> CliError {
         use hld_client::Error;
-        let hlyr = |args: &str| hlyr_in(context, args);
         match e {
             Error::Rpc(err) => {
                 let hint = match ErrorCode::from_code(err.code) {
@@ -212,8 +211,8 @@ impl CliError {
             Error::Timeout => {
                 CliError::unreachable("the daemon did not answer in time").hint(format!(
                     "check its log ({}), or {}",
-                    hlyr("daemon logs"),
-                    hlyr("daemon restart")
+                    hlyr_daemon(context, "logs"),
+                    hlyr_daemon(context, "restart")
                 ))
             }
             Error::DaemonNotRunning { .. } => {
@@ -238,7 +237,7 @@ impl CliError {
             Error::Decode(e) => CliError::failure(format!("unexpected reply from the daemon: {e}"))
                 .hint(format!(
                     "hlyr and hld may be different versions; see {}",
-                    hlyr("daemon status")
+                    hlyr_daemon(context, "status")
                 )),
             // A refused decision, or a failure this version does not know: its message.
             other => CliError::failure(other.to_string()),

@@ -2,7 +2,8 @@
 //! `--context NAME` when that daemon is not the one a bare command reaches (the context
 //! `hlyr context use` chose, else `local`), as when `--context` or `HLD_CONTEXT` chose it, or
 //! for a line of `hlyr watch --all-contexts`; and with the `--daemon-socket PATH` the command
-//! was given when that daemon is the local one.
+//! was given when that daemon is the local one. `hlyr daemon …` works on a daemon of this
+//! machine: for a remote daemon, a hint says to run it on that daemon's machine.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -20,6 +21,8 @@ struct Chosen {
     bare: String,
     /// The local daemon's socket, when `--daemon-socket` gave it.
     socket: Option<PathBuf>,
+    /// The contexts whose daemons are on other machines.
+    remote: Vec<String>,
 }
 
 /// Records the daemon the command works with: the context `given` by `--context` or
@@ -30,36 +33,76 @@ pub fn choose(contexts: &Contexts, given: Option<&str>, socket: Option<&Path>) {
         in_force: contexts.name_in_force(given),
         bare: contexts.name_in_force(None),
         socket: socket.map(Path::to_path_buf),
+        remote: (contexts.contexts.iter())
+            .filter(|(_, entry)| entry.is_remote())
+            .map(|(name, _)| name.clone())
+            .collect(),
     };
     let _ = CHOSEN.set(chosen);
 }
 
+/// What was chosen; before [`choose`], the local daemon, reached by a bare command.
+fn chosen() -> &'static Chosen {
+    static NONE: OnceLock<Chosen> = OnceLock::new();
+    CHOSEN.get().unwrap_or_else(|| {
+        NONE.get_or_init(|| Chosen {
+            in_force: LOCAL.into(),
+            bare: LOCAL.into(),
+            socket: None,
+            remote: Vec::new(),
+        })
+    })
+}
+
 /// `` `hlyr ARGS` ``, reaching the daemon in use.
 pub fn hlyr(args: &str) -> String {
-    hlyr_in(None, args)
+    chosen().command(None, args)
 }
 
 /// `` `hlyr ARGS` ``, reaching the daemon of `context` (`None`: the one in use).
 pub fn hlyr_in(context: Option<&str>, args: &str) -> String {
-    let chosen = CHOSEN.get();
-    let bare = chosen.map_or(LOCAL, |c| c.bare.as_str());
-    let in_force = chosen.map_or(bare, |c| c.in_force.as_str());
-    let socket = chosen.and_then(|c| c.socket.as_deref());
-    command(context.unwrap_or(in_force), bare, socket, args)
+    chosen().command(context, args)
 }
 
-/// `` `hlyr ARGS` `` for the daemon of `context`, naming it unless it is `bare`, the one
-/// reached without naming any, and giving `socket` when that daemon is the local one. The
-/// name and the path are quoted for a POSIX shell when they need to be.
-fn command(context: &str, bare: &str, socket: Option<&Path>, args: &str) -> String {
-    let mut line = String::from("`hlyr ");
-    if context != bare {
-        line += &format!("--context {} ", quoted(context));
+/// `` `hlyr daemon ARGS` `` for the daemon of `context` (`None`: the one in use).
+pub fn hlyr_daemon(context: Option<&str>, args: &str) -> String {
+    chosen().daemon_command(context, args)
+}
+
+/// Whether the daemon in use is on another machine.
+pub fn is_remote() -> bool {
+    chosen().is_remote(None)
+}
+
+impl Chosen {
+    fn is_remote(&self, context: Option<&str>) -> bool {
+        let context = context.unwrap_or(&self.in_force);
+        self.remote.iter().any(|name| name == context)
     }
-    if let Some(socket) = socket.filter(|_| context == LOCAL) {
-        line += &format!("--daemon-socket {} ", quoted(&socket.to_string_lossy()));
+
+    /// `` `hlyr ARGS` `` for the daemon of `context` (`None`: the one in use), naming it
+    /// unless a bare command reaches it, and giving the socket `--daemon-socket` gave when it
+    /// is the local one. The name and the path are quoted for a POSIX shell when need be.
+    fn command(&self, context: Option<&str>, args: &str) -> String {
+        let context = context.unwrap_or(&self.in_force);
+        let mut line = String::from("`hlyr ");
+        if context != self.bare {
+            line += &format!("--context {} ", quoted(context));
+        }
+        if let Some(socket) = self.socket.as_ref().filter(|_| context == LOCAL) {
+            line += &format!("--daemon-socket {} ", quoted(&socket.to_string_lossy()));
+        }
+        format!("{line}{args}`")
     }
-    format!("{line}{args}`")
+
+    /// `` `hlyr daemon ARGS` ``; for a remote daemon, to be run on its machine, where that
+    /// daemon is the local one.
+    fn daemon_command(&self, context: Option<&str>, args: &str) -> String {
+        if self.is_remote(context) {
+            return format!("`hlyr daemon {args}` on the daemon's machine");
+        }
+        self.command(context, &format!("daemon {args}"))
+    }
 }
 
 fn quoted(word: &str) -> String {
@@ -70,14 +113,25 @@ fn quoted(word: &str) -> String {
 mod tests {
     use super::*;
 
+    /// `in_force` chosen where a bare command reaches `bare`; `box` is remote.
+    fn chosen(in_force: &str, bare: &str, socket: Option<&str>) -> Chosen {
+        Chosen {
+            in_force: in_force.into(),
+            bare: bare.into(),
+            socket: socket.map(PathBuf::from),
+            remote: vec!["box".into()],
+        }
+    }
+
     #[test]
     fn the_daemon_a_bare_command_reaches_is_not_named() {
+        let approve = "approve 1a2b";
         assert_eq!(
-            command(LOCAL, LOCAL, None, "approve 1a2b"),
+            chosen(LOCAL, LOCAL, None).command(None, approve),
             "`hlyr approve 1a2b`"
         );
         assert_eq!(
-            command("box", "box", None, "approve 1a2b"),
+            chosen("box", "box", None).command(None, approve),
             "`hlyr approve 1a2b`"
         );
     }
@@ -85,43 +139,73 @@ mod tests {
     #[test]
     fn another_daemon_is_named_before_the_command() {
         assert_eq!(
-            command("box", LOCAL, None, "conversation 1a2b --follow"),
+            chosen("box", LOCAL, None).command(None, "conversation 1a2b --follow"),
             "`hlyr --context box conversation 1a2b --follow`"
         );
         assert_eq!(
-            command(LOCAL, "box", None, "interrupt 1a2b"),
+            chosen(LOCAL, "box", None).command(None, "interrupt 1a2b"),
             "`hlyr --context local interrupt 1a2b`",
             "local, when `context use` chose another"
+        );
+        assert_eq!(
+            chosen(LOCAL, LOCAL, None).command(Some("box"), "approve 1a2b"),
+            "`hlyr --context box approve 1a2b`",
+            "a line of `watch --all-contexts` names its own"
         );
     }
 
     #[test]
     fn a_name_the_shell_would_split_is_quoted() {
         assert_eq!(
-            command("dev box", LOCAL, None, "approvals"),
+            chosen("dev box", LOCAL, None).command(None, "approvals"),
             "`hlyr --context 'dev box' approvals`"
         );
         assert_eq!(
-            command("$HOME", LOCAL, None, "approvals"),
+            chosen("$HOME", LOCAL, None).command(None, "approvals"),
             "`hlyr --context '$HOME' approvals`"
         );
     }
 
     #[test]
     fn the_socket_given_goes_with_the_local_daemon_only() {
-        let socket = Some(Path::new("/run/my hld.sock"));
+        let socket = Some("/run/my hld.sock");
         assert_eq!(
-            command(LOCAL, LOCAL, socket, "approve 1a2b"),
+            chosen(LOCAL, LOCAL, socket).command(None, "approve 1a2b"),
             "`hlyr --daemon-socket '/run/my hld.sock' approve 1a2b`"
         );
         assert_eq!(
-            command(LOCAL, "box", socket, "approve 1a2b"),
+            chosen(LOCAL, "box", socket).command(None, "approve 1a2b"),
             "`hlyr --context local --daemon-socket '/run/my hld.sock' approve 1a2b`"
         );
         assert_eq!(
-            command("box", LOCAL, socket, "approve 1a2b"),
+            chosen("box", LOCAL, socket).command(None, "approve 1a2b"),
             "`hlyr --context box approve 1a2b`",
             "a remote daemon is not reached through the local socket"
+        );
+    }
+
+    #[test]
+    fn a_remote_daemons_daemon_commands_are_for_its_machine() {
+        assert_eq!(
+            chosen("box", LOCAL, None).daemon_command(None, "status"),
+            "`hlyr daemon status` on the daemon's machine"
+        );
+        assert_eq!(
+            chosen(LOCAL, LOCAL, None).daemon_command(Some("box"), "logs"),
+            "`hlyr daemon logs` on the daemon's machine"
+        );
+        assert_eq!(
+            chosen(LOCAL, "box", None).daemon_command(None, "restart"),
+            "`hlyr --context local daemon restart`"
+        );
+        let other_socket = Chosen {
+            remote: Vec::new(),
+            ..chosen("mine", LOCAL, None)
+        };
+        assert_eq!(
+            other_socket.daemon_command(None, "status"),
+            "`hlyr --context mine daemon status`",
+            "a context on a socket of this machine is no remote one"
         );
     }
 }

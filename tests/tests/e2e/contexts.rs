@@ -17,12 +17,21 @@ use crate::hlyr::{hlyr_at, Run};
 /// A daemon serving `wss://` on a loopback port with a new self-signed certificate; its
 /// address, and the certificate's fingerprint.
 pub(super) fn wss_daemon(dir: &Path, port: u16) -> (TestDaemon, String, Fingerprint) {
+    wss_daemon_with(dir, port, DaemonOptions::fake_claude())
+}
+
+/// [`wss_daemon`], started with `options`.
+pub(super) fn wss_daemon_with(
+    dir: &Path,
+    port: u16,
+    options: DaemonOptions,
+) -> (TestDaemon, String, Fingerprint) {
     let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
     let certified = rcgen::generate_simple_self_signed(names).unwrap();
     let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
     std::fs::write(&cert, certified.cert.pem()).unwrap();
     std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
-    let options = DaemonOptions::fake_claude()
+    let options = options
         .arg("--ws")
         .arg(&format!("127.0.0.1:{port}"))
         .arg("--ws-tls-cert")

@@ -12,7 +12,7 @@ use std::process::Stdio;
 use hld_client::protocol::{ApprovalStatus, SessionStatus};
 use hld_e2e::{wait_for, DaemonOptions, TestDaemon, WAIT};
 
-use crate::contexts::{add_box, hlyr, wss_daemon};
+use crate::contexts::{add_box, hlyr, wss_daemon, wss_daemon_with};
 use crate::contexts_watch::{pick, wait_question, waiting_approval, watch_on_terminal};
 use crate::hlyr::{hlyr_command, wait_decided};
 
@@ -147,4 +147,30 @@ fn a_hint_gives_the_daemon_socket_the_command_was_given() {
     let told = approve_as_told(&local, home, &["--daemon-socket", socket], &[], &other);
     let expected = format!("hlyr --daemon-socket {socket} approve ");
     assert!(told.starts_with(&expected), "{told}");
+}
+
+#[test]
+fn a_remote_daemons_hint_is_for_its_machine_not_this_shell() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let nowhere = home.join("nowhere/claude");
+    let options = DaemonOptions::default()
+        .arg("--claude-path")
+        .arg(nowhere.to_str().unwrap());
+    let (far, url, pin) = wss_daemon_with(home, 0, options);
+    add_box(&local, home, &far, &url, pin);
+
+    // This shell finds a claude; the daemon on the other machine does not, and a restart
+    // from here would not reach it.
+    let fake = hld_e2e::fake_claude().display().to_string();
+    let env = [("HUMANLAYER_CLAUDE_PATH", fake.as_str())];
+    let run = hlyr(&local, home, &["--context", "box", "launch", "hi"], &env);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert_eq!(
+        run.stderr,
+        "error: the daemon cannot find the claude CLI\nhint: on the daemon's machine, install \
+         Claude Code (npm install -g @anthropic-ai/claude-code) or set HUMANLAYER_CLAUDE_PATH, \
+         then run `hlyr daemon restart` there\n"
+    );
 }

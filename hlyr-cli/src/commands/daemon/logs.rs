@@ -11,7 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 use crate::connect::is_not_running;
 use crate::error::{CliError, Exit};
-use crate::hint::hlyr;
+use crate::hint::hlyr_daemon;
 use crate::output::Render;
 use crate::Context;
 
@@ -101,7 +101,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let (text, mut at) = read_from(&path, 0).map_err(|e| {
         CliError::failure(format!("cannot read the log {}: {e}", path.display())).hint(format!(
             "a daemon started by hlyr logs next to its socket; see {}",
-            hlyr("daemon status")
+            hlyr_daemon(None, "status")
         ))
     })?;
     let skip = args

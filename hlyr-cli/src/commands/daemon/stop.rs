@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
-use crate::hint::hlyr;
+use crate::hint::hlyr_daemon;
 use crate::output::{count, paint, short_id, Render, DIM, YELLOW};
 use crate::session::shown_title;
 use crate::Context;
@@ -100,7 +100,7 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 .kind(Kind::Cancelled)
                 .hint(format!(
                     "{} stops it without asking",
-                    hlyr("daemon stop --force")
+                    hlyr_daemon(None, "stop --force")
                 )));
         }
     }
@@ -150,7 +150,7 @@ async fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
             ))
             .hint(format!(
                 "look at its log ({}), or stop its process",
-                hlyr("daemon logs")
+                hlyr_daemon(None, "logs")
             )));
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
