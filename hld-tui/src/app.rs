@@ -44,7 +44,7 @@ pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
 pub use state::Flash;
 pub use usage::{
-    daily_costs, total, Loaded, Missing, Shown, Total, UsageTable, UsageView, USAGE_DAYS,
+    daily_costs, standing, total, Loaded, Missing, Shown, Total, UsageTable, UsageView, USAGE_DAYS,
 };
 
 /// Rows taken by the title bar and the key-help line around every screen.

@@ -20,7 +20,7 @@ use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use crate::app::{
-    away, daily_costs, total, Loaded, Missing, Shown, State, UsageTable, UsageView, USAGE_DAYS,
+    away, daily_costs, standing, total, Missing, Shown, State, UsageTable, UsageView, USAGE_DAYS,
 };
 use crate::view::DIM;
 
@@ -75,43 +75,47 @@ fn figures<'a>(
     match usage.shown {
         Shown::Daemon(daemon) => {
             let on = crate::daemons::usage_of(state, daemon);
-            let why = match usage.answers(table).get(daemon) {
-                Some(Loaded::Ready(result)) => return (on, Ok(Cow::Borrowed(result))),
-                Some(Loaded::Failed(reason)) => Missing::Failed(reason.clone()),
-                _ if away(state, daemon).is_some() => Missing::NotConnected,
-                _ => Missing::Loading,
-            };
-            (on, Err(vec![why_line(None, away(state, daemon), &why)]))
+            let answer = usage.answers(table).get(daemon);
+            match answer.map_or(Err(Missing::Loading), |a| standing(state, daemon, a)) {
+                Ok(result) => (on, Ok(Cow::Borrowed(result))),
+                Err(why) => (on, Err(vec![why_line(state, daemon, &why, false)])),
+            }
         }
         Shown::All => {
             let total = total(state, table);
             let on = crate::daemons::usage_of_all(state, &total);
-            if let Some(sum) = total.sum {
-                return (on, Ok(Cow::Owned(sum)));
+            match total.sum {
+                Some(sum) => (on, Ok(Cow::Owned(sum))),
+                None => {
+                    let lines = total.missing.iter();
+                    let lines = lines.map(|(daemon, why)| why_line(state, *daemon, why, true));
+                    (on, Err(lines.collect()))
+                }
             }
-            let lines = total.missing.iter().map(|(daemon, why)| {
-                let name = state.fleet.daemons.get(*daemon).map(|d| d.name.as_str());
-                why_line(name, away(state, *daemon), why)
-            });
-            (on, Err(lines.collect()))
         }
     }
 }
 
-/// Why a daemon's figures are not shown: still loading, its daemon (`away`) not connected, or
-/// its daemon could not give them; `name` prefixes the line when several daemons are told of.
-fn why_line(name: Option<&str>, away: Option<String>, why: &Missing) -> Line<'static> {
-    let of = name.map_or(String::new(), |name| format!("⌂{name}: "));
-    match (why, away) {
-        (Missing::Failed(reason), _) => Line::styled(
+/// Why `daemon`'s figures are not shown: still loading, the daemon not connected, or unable
+/// to give them; the line starts with the daemon's name when `named` (several are told of).
+fn why_line(state: &State, daemon: usize, why: &Missing, named: bool) -> Line<'static> {
+    let of = match state.fleet.daemons.get(daemon) {
+        Some(d) if named => format!("⌂{}: ", d.name),
+        _ => String::new(),
+    };
+    match why {
+        Missing::Failed(reason) => Line::styled(
             format!("{of}usage unavailable: {}", clean(reason)),
             Style::new().fg(Color::Red),
         ),
-        (Missing::NotConnected, Some(away)) => Line::styled(
-            format!("{away} is not connected: its figures load once it is back"),
-            Style::new().fg(Color::Red),
-        ),
-        _ => Line::styled(format!("{of}Loading…"), DIM),
+        Missing::NotConnected => {
+            let name = away(state, daemon).unwrap_or_else(|| "the daemon".into());
+            Line::styled(
+                format!("{name} is not connected: its figures load once it is back"),
+                Style::new().fg(Color::Red),
+            )
+        }
+        Missing::Loading => Line::styled(format!("{of}Loading…"), DIM),
     }
 }
 

@@ -1,5 +1,5 @@
 //! What agents cost and the limits they run into: the usage view (cost per day and by model,
-//! from `getUsage`), the usage-limit windows of the title bar (`getRateLimits`, then
+//! from `getUsage`; in a fleet, each daemon's or all summed), the usage-limit windows of the title bar (`getRateLimits`, then
 //! `rate_limit_updated`), and the daemon's notifications rung once each.
 
 use chrono::{Days, Local, NaiveDate};
@@ -9,7 +9,7 @@ use super::*;
 
 mod total;
 
-pub use total::{total, Missing, Total};
+pub use total::{standing, total, Missing, Total};
 
 /// Days the usage view's chart covers, today included.
 pub const USAGE_DAYS: u64 = 30;

@@ -2,8 +2,9 @@
 //! titles naming the daemons counted; Ctrl+O each daemon's alone, named, then the total again;
 //! a daemon stopped named as not counted while the other's figures are shown.
 
-use hld_client::protocol::{GetUsage, GetUsageParams, GetUsageResult, LaunchSessionParams};
-use hld_client::protocol::{UsageGroupBy, UsageTotals};
+use hld_client::protocol::{
+    GetUsage, GetUsageParams, GetUsageResult, LaunchSessionParams, UsageGroupBy, UsageTotals,
+};
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::wss_daemon;

@@ -1,13 +1,13 @@
-//! The usage view's figures of a whole fleet: each daemon's `getUsage` answers summed row by
-//! row (rows matched by key: the day, the model), and which daemons are counted and which are
-//! not, with why.
+//! Where a daemon's figures for the usage view stand, and those of a whole fleet: each
+//! daemon's `getUsage` answers summed row by row (rows matched by key: the day, the model),
+//! and which daemons are counted and which are not, with why.
 
 use std::collections::HashMap;
 
 use hld_client::protocol::{GetUsageResult, UsageGroupBy, UsageRow, UsageTotals};
 
 use super::{Loaded, UsageTable};
-use crate::app::{Link, State};
+use crate::app::{away, State};
 
 /// Why a daemon's figures are not in the total.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,41 +34,40 @@ pub struct Total {
 /// has dropped out since (its figures as last seen, as its rows are); a daemon with none is
 /// missing.
 pub fn total(state: &State, table: UsageTable) -> Total {
-    let Some(view) = &state.usage else {
-        return Total {
-            sum: None,
-            counted: Vec::new(),
-            missing: Vec::new(),
-        };
-    };
+    let answers = state
+        .usage
+        .as_ref()
+        .map_or(&[][..], |view| view.answers(table));
     let mut counted = Vec::new();
     let mut missing = Vec::new();
     let mut results = Vec::new();
-    for (daemon, answer) in view.answers(table).iter().enumerate() {
-        match answer {
-            Loaded::Ready(result) => {
+    for (daemon, answer) in answers.iter().enumerate() {
+        match standing(state, daemon, answer) {
+            Ok(result) => {
                 counted.push(daemon);
                 results.push(result);
             }
-            Loaded::Failed(reason) => missing.push((daemon, Missing::Failed(reason.clone()))),
-            Loaded::Loading => {
-                let connected = state
-                    .fleet
-                    .daemons
-                    .get(daemon)
-                    .is_none_or(|d| d.link == Link::Connected);
-                let why = match connected {
-                    true => Missing::Loading,
-                    false => Missing::NotConnected,
-                };
-                missing.push((daemon, why));
-            }
+            Err(why) => missing.push((daemon, why)),
         }
     }
     Total {
         sum: sum(results),
         counted,
         missing,
+    }
+}
+
+/// `daemon`'s `answer`: its figures, or why there are none.
+pub fn standing<'a>(
+    state: &State,
+    daemon: usize,
+    answer: &'a Loaded,
+) -> Result<&'a GetUsageResult, Missing> {
+    match answer {
+        Loaded::Ready(result) => Ok(result),
+        Loaded::Failed(reason) => Err(Missing::Failed(reason.clone())),
+        Loaded::Loading if away(state, daemon).is_some() => Err(Missing::NotConnected),
+        Loaded::Loading => Err(Missing::Loading),
     }
 }
 
