@@ -43,7 +43,9 @@ pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
 pub use state::Flash;
-pub use usage::{daily_costs, Loaded, UsageTable, UsageView, USAGE_DAYS};
+pub use usage::{
+    daily_costs, standing, total, Loaded, Missing, Shown, Total, UsageTable, UsageView, USAGE_DAYS,
+};
 
 /// Rows taken by the title bar and the key-help line around every screen.
 pub const CHROME_ROWS: u16 = 2;

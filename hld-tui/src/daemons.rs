@@ -1,11 +1,11 @@
 //! How the daemons show: the title bar's link (each daemon's, in a fleet) and, in a fleet,
 //! the mark of the daemon on each row, dimmed with a `↯` while that daemon is disconnected, and
-//! the daemon the usage view shows.
+//! the daemons whose figures the usage view shows.
 
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::Span;
 
-use crate::app::{LaunchForm, Link, State};
+use crate::app::{away, LaunchForm, Link, Missing, State, Total};
 
 /// The title bar's right end: the context and its link; in a fleet, each daemon's.
 pub fn links(state: &State) -> Vec<Span<'static>> {
@@ -85,6 +85,49 @@ pub fn usage_of(state: &State, daemon: usize) -> String {
         Some(d) if state.fleet.is_fleet() => format!(" on ⌂{} (Ctrl+O: next daemon)", d.name),
         _ => String::new(),
     }
+}
+
+/// In a fleet, whose figures the usage view's total counts, for its titles: ` on all daemons:
+/// ⌂laptop + ⌂box ↯; not counted: ⌂far (not connected) (Ctrl+O: next daemon)`, a daemon that
+/// dropped out after answering marked `↯` (its figures as last seen).
+pub fn usage_of_all(state: &State, total: &Total) -> String {
+    let name = |daemon: usize| {
+        state
+            .fleet
+            .daemons
+            .get(daemon)
+            .map_or("", |d| d.name.as_str())
+    };
+    let counted: Vec<String> = total
+        .counted
+        .iter()
+        .map(|&daemon| match away(state, daemon) {
+            Some(_) => format!("⌂{} ↯", name(daemon)),
+            None => format!("⌂{}", name(daemon)),
+        })
+        .collect();
+    let mut text = " on all daemons".to_owned();
+    if !counted.is_empty() {
+        text.push_str(&format!(": {}", counted.join(" + ")));
+    }
+    let missing: Vec<String> = total
+        .missing
+        .iter()
+        .map(|(daemon, why)| {
+            // A failure's reason is for the daemon's own view (Ctrl+O), the title being short.
+            let why = match why {
+                Missing::NotConnected => "not connected",
+                Missing::Loading => "loading",
+                Missing::Failed(_) => "usage unavailable",
+            };
+            format!("⌂{} ({why})", name(*daemon))
+        })
+        .collect();
+    if !missing.is_empty() {
+        text.push_str(&format!("; not counted: {}", missing.join(", ")));
+    }
+    text.push_str(" (Ctrl+O: next daemon)");
+    text
 }
 
 /// Milliseconds as `1.5s`.

@@ -477,7 +477,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Usage,
         "Esc  Ctrl+O",
-        "back; next daemon's",
+        "back; next daemon, total",
         &[(Plain(KeyCode::Esc), A::Back), (Ctrl('o'), A::NextDaemon)],
     ),
     bind(

@@ -2,6 +2,8 @@
 //! per day, a table of tokens and cost per model), the usage-limit windows of the title bar,
 //! a session's context share, and a session stopped by a limit.
 
+use std::borrow::Cow;
+
 use chrono::{DateTime, Local, NaiveDate, Utc};
 use hld_client::protocol::{
     GetUsageResult, RateLimitStatus, RateLimitWindow, SessionInfo, SessionStatus, UsageLimit,
@@ -17,7 +19,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Bar, BarChart, BarGroup, Block, Paragraph, Row, Table};
 use ratatui::Frame;
 
-use crate::app::{away, daily_costs, Loaded, State, USAGE_DAYS};
+use crate::app::{
+    away, daily_costs, standing, total, Missing, Shown, State, UsageTable, UsageView, USAGE_DAYS,
+};
 use crate::view::DIM;
 
 /// The columns a day of the chart takes: its bar and the gap after it.
@@ -40,44 +44,86 @@ const WARNING: Style = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOL
 const LIMIT: Style = Style::new().fg(Color::Magenta).add_modifier(Modifier::BOLD);
 
 /// The usage view: the cost per day over the last days, and what each model used; in a fleet,
-/// those of the daemon named in the titles.
+/// those of the daemon named in the titles, or of all daemons summed.
 pub fn view(state: &State, frame: &mut Frame, area: Rect) {
     let Some(usage) = &state.usage else { return };
-    let on = crate::daemons::usage_of(state, usage.daemon);
-    let away = away(state, usage.daemon);
     let chart_rows = (area.height / 2).max(8);
     let [chart, models] =
         Layout::vertical([Constraint::Length(chart_rows), Constraint::Min(0)]).areas(area);
-    match &usage.days {
-        Loaded::Ready(result) => {
+    match figures(state, usage, UsageTable::Days) {
+        (on, Ok(result)) => {
             let today = state.now.with_timezone(&Local).date_naive();
-            let days = daily_costs(result, usage.since, today);
-            daily_chart(frame, chart, &days, result, &on);
+            let days = daily_costs(&result, usage.since, today);
+            daily_chart(frame, chart, &days, &result, &on);
         }
-        other => not_ready(frame, chart, &format!(" Cost per day{on} "), other, &away),
+        (on, Err(why)) => not_ready(frame, chart, &format!(" Cost per day{on} "), why),
     }
-    match &usage.models {
-        Loaded::Ready(result) => model_table(frame, models, result, &on),
-        other => not_ready(frame, models, &format!(" By model{on} "), other, &away),
+    match figures(state, usage, UsageTable::Models) {
+        (on, Ok(result)) => model_table(frame, models, &result, &on),
+        (on, Err(why)) => not_ready(frame, models, &format!(" By model{on} "), why),
     }
 }
 
-/// A part of the view still loading (or waiting for its daemon, `away`, to be back), or that
-/// the daemon could not give.
-fn not_ready(frame: &mut Frame, area: Rect, title: &str, loaded: &Loaded, away: &Option<String>) {
-    let text = match (loaded, away) {
-        (Loaded::Failed(reason), _) => Line::styled(
-            format!("usage unavailable: {}", clean(reason)),
-            Style::new().fg(Color::Red),
-        ),
-        (_, Some(name)) => Line::styled(
-            format!("{name} is not connected: its figures load once it is back"),
-            Style::new().fg(Color::Red),
-        ),
-        _ => Line::styled("Loading…", DIM),
+/// One table's figures: whose they are, for its title (empty outside a fleet), and the answer
+/// (all daemons' summed, when the view shows them all); or, while there is none, why, a line
+/// per daemon.
+fn figures<'a>(
+    state: &State,
+    usage: &'a UsageView,
+    table: UsageTable,
+) -> (String, Result<Cow<'a, GetUsageResult>, Vec<Line<'static>>>) {
+    match usage.shown {
+        Shown::Daemon(daemon) => {
+            let on = crate::daemons::usage_of(state, daemon);
+            let answer = usage.answers(table).get(daemon);
+            match answer.map_or(Err(Missing::Loading), |a| standing(state, daemon, a)) {
+                Ok(result) => (on, Ok(Cow::Borrowed(result))),
+                Err(why) => (on, Err(vec![why_line(state, daemon, &why, false)])),
+            }
+        }
+        Shown::All => {
+            let total = total(state, table);
+            let on = crate::daemons::usage_of_all(state, &total);
+            match total.sum {
+                Some(sum) => (on, Ok(Cow::Owned(sum))),
+                None => {
+                    let lines = total.missing.iter();
+                    let lines = lines.map(|(daemon, why)| why_line(state, *daemon, why, true));
+                    (on, Err(lines.collect()))
+                }
+            }
+        }
+    }
+}
+
+/// Why `daemon`'s figures are not shown: still loading, the daemon not connected, or unable
+/// to give them; the line starts with the daemon's name when `named` (several are told of).
+fn why_line(state: &State, daemon: usize, why: &Missing, named: bool) -> Line<'static> {
+    let of = match state.fleet.daemons.get(daemon) {
+        Some(d) if named => format!("⌂{}: ", d.name),
+        _ => String::new(),
     };
+    match why {
+        Missing::Failed(reason) => Line::styled(
+            format!("{of}usage unavailable: {}", clean(reason)),
+            Style::new().fg(Color::Red),
+        ),
+        Missing::NotConnected => {
+            let name = away(state, daemon).unwrap_or_else(|| "the daemon".into());
+            Line::styled(
+                format!("{name} is not connected: its figures load once it is back"),
+                Style::new().fg(Color::Red),
+            )
+        }
+        Missing::Loading => Line::styled(format!("{of}Loading…"), DIM),
+    }
+}
+
+/// A part of the view still loading (or waiting for its daemon to be back), or that the
+/// daemon could not give: `why`, a line per daemon.
+fn not_ready(frame: &mut Frame, area: Rect, title: &str, why: Vec<Line<'static>>) {
     frame.render_widget(
-        Paragraph::new(text).block(Block::bordered().title(title.to_owned())),
+        Paragraph::new(why).block(Block::bordered().title(title.to_owned())),
         area,
     );
 }

@@ -18,6 +18,8 @@ mod drafts;
 mod fixtures;
 #[path = "screens/fleet.rs"]
 mod fleet;
+#[path = "screens/fleet_usage.rs"]
+mod fleet_usage;
 #[path = "screens/queue.rs"]
 mod queue;
 #[path = "screens/review.rs"]

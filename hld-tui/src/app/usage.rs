@@ -1,11 +1,15 @@
 //! What agents cost and the limits they run into: the usage view (cost per day and by model,
-//! from `getUsage`), the usage-limit windows of the title bar (`getRateLimits`, then
+//! from `getUsage`; in a fleet, each daemon's or all summed), the usage-limit windows of the title bar (`getRateLimits`, then
 //! `rate_limit_updated`), and the daemon's notifications rung once each.
 
 use chrono::{Days, Local, NaiveDate};
 use hld_client::protocol::{GetUsageResult, Notification, RateLimitWindow};
 
 use super::*;
+
+mod total;
+
+pub use total::{standing, total, Missing, Total};
 
 /// Days the usage view's chart covers, today included.
 pub const USAGE_DAYS: u64 = 30;
@@ -28,37 +32,65 @@ pub enum Loaded {
     Failed(String),
 }
 
+/// Whose figures the usage view shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// One daemon's (the only one outside a fleet).
+    Daemon(usize),
+    /// In a fleet, every daemon's, summed.
+    All,
+}
+
 /// The usage view.
 #[derive(Debug)]
 pub struct UsageView {
-    /// In a fleet, the daemon whose figures are shown (each stores its own sessions' turns):
-    /// the selected row's when the view opens, Ctrl+O the next.
-    pub daemon: usize,
+    /// In a fleet, all daemons' summed when the view first opens (a fleet is watched as one,
+    /// so what it spends in all comes first); Ctrl+O shows each daemon's in the fleet's order,
+    /// then all again. Reopened, the view shows whose it showed.
+    pub shown: Shown,
     /// The chart's first day, in local time (the daemon groups days by its local time).
     pub since: NaiveDate,
-    pub days: Loaded,
-    pub models: Loaded,
+    /// Each daemon's answer by day and by model, by its index (one daemon outside a fleet).
+    pub days: Vec<Loaded>,
+    pub models: Vec<Loaded>,
+}
+
+impl UsageView {
+    /// Each daemon's answer for `table`, by its index.
+    pub fn answers(&self, table: UsageTable) -> &[Loaded] {
+        match table {
+            UsageTable::Days => &self.days,
+            UsageTable::Models => &self.models,
+        }
+    }
+
+    /// Every answer loading again (whose figures are shown changed).
+    fn forget(&mut self) {
+        for loaded in self.days.iter_mut().chain(&mut self.models) {
+            *loaded = Loaded::Loading;
+        }
+    }
 }
 
 /// Opens the usage view and loads it (again, when it was open before: what it showed stays
-/// until the answers replace it, unless they come from another daemon of the fleet).
+/// until the answers replace it).
 pub(super) fn open(state: &mut State) -> Vec<Command> {
     let today = state.now.with_timezone(&Local).date_naive();
     let since = today
         .checked_sub_days(Days::new(USAGE_DAYS - 1))
         .unwrap_or(today);
-    let daemon = match state.selected_session() {
-        Some(s) => state.fleet.origin(&s.id),
-        None => state.usage.as_ref().map_or(0, |view| view.daemon),
-    };
     match &mut state.usage {
-        Some(view) if view.daemon == daemon => view.since = since,
+        Some(view) => view.since = since,
         usage => {
+            let (shown, daemons) = match state.fleet.is_fleet() {
+                true => (Shown::All, state.fleet.daemons.len()),
+                false => (Shown::Daemon(0), 1),
+            };
             *usage = Some(UsageView {
-                daemon,
+                shown,
                 since,
-                days: Loaded::Loading,
-                models: Loaded::Loading,
+                days: vec![Loaded::Loading; daemons],
+                models: vec![Loaded::Loading; daemons],
             })
         }
     }
@@ -66,7 +98,8 @@ pub(super) fn open(state: &mut State) -> Vec<Command> {
     reload(state)
 }
 
-/// The loads of the usage view, when it is open; in a fleet, from the daemon it shows.
+/// The loads of the usage view, when it is open; in a fleet, from the daemon it shows, or
+/// from each daemon for their total.
 pub(super) fn reload(state: &State) -> Vec<Command> {
     let Some(view) = state
         .usage
@@ -75,24 +108,29 @@ pub(super) fn reload(state: &State) -> Vec<Command> {
     else {
         return Vec::new();
     };
-    let loads = [
-        Command::LoadUsage {
-            table: UsageTable::Days,
-            since: Some(view.since.to_string()),
-        },
-        Command::LoadUsage {
-            table: UsageTable::Models,
-            since: None,
-        },
-    ];
-    loads
-        .into_iter()
-        .map(|load| fleet::on_daemon(state, view.daemon, load))
+    let daemons = match view.shown {
+        Shown::Daemon(daemon) => daemon..daemon + 1,
+        Shown::All => 0..state.fleet.daemons.len(),
+    };
+    let loads = || {
+        [
+            Command::LoadUsage {
+                table: UsageTable::Days,
+                since: Some(view.since.to_string()),
+            },
+            Command::LoadUsage {
+                table: UsageTable::Models,
+                since: None,
+            },
+        ]
+    };
+    daemons
+        .flat_map(|daemon| loads().map(|load| fleet::on_daemon(state, daemon, load)))
         .collect()
 }
 
 /// A load of the usage view answered by `daemon` (in a fleet; `None` outside): one from a
-/// daemon the view no longer shows is dropped.
+/// daemon whose figures the view no longer shows is dropped.
 pub(super) fn loaded(
     state: &mut State,
     daemon: Option<usize>,
@@ -102,28 +140,36 @@ pub(super) fn loaded(
     let Some(view) = state.usage.as_mut() else {
         return;
     };
-    if daemon.is_some_and(|d| d != view.daemon) {
+    let daemon = daemon.unwrap_or(0);
+    if matches!(view.shown, Shown::Daemon(shown) if shown != daemon) {
         return;
     }
-    let loaded = match result {
-        Ok(result) => Loaded::Ready(result),
-        Err(reason) => Loaded::Failed(reason),
+    let answers = match table {
+        UsageTable::Days => &mut view.days,
+        UsageTable::Models => &mut view.models,
     };
-    match table {
-        UsageTable::Days => view.days = loaded,
-        UsageTable::Models => view.models = loaded,
+    if let Some(answer) = answers.get_mut(daemon) {
+        *answer = match result {
+            Ok(result) => Loaded::Ready(result),
+            Err(reason) => Loaded::Failed(reason),
+        };
     }
 }
 
-/// The usage view's keys: Esc goes back; in a fleet, Ctrl+O shows the next daemon's figures.
+/// The usage view's keys: Esc goes back; in a fleet, Ctrl+O shows the next daemon's figures,
+/// after the last daemon's all daemons' summed, then the first daemon's again.
 pub(super) fn act(state: &mut State, action: Action) -> Vec<Command> {
     match action {
         Action::Back => state.screen = Screen::Sessions,
         Action::NextDaemon if state.fleet.is_fleet() => {
+            let daemons = state.fleet.daemons.len();
             if let Some(view) = &mut state.usage {
-                view.daemon = (view.daemon + 1) % state.fleet.daemons.len();
-                view.days = Loaded::Loading;
-                view.models = Loaded::Loading;
+                view.shown = match view.shown {
+                    Shown::Daemon(d) if d + 1 < daemons => Shown::Daemon(d + 1),
+                    Shown::Daemon(_) => Shown::All,
+                    Shown::All => Shown::Daemon(0),
+                };
+                view.forget();
             }
             return reload(state);
         }

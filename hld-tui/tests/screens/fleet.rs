@@ -1,17 +1,16 @@
 //! The fleet (several daemons): each daemon's rows joined into one list and marked with its
 //! context, a daemon's reload replacing its rows alone, commands routed to the daemon their
 //! row came from, a daemon that drops out shown disconnected while its rows stay (a decision
-//! on its approvals not sent, the approval kept), the launch form's choice of daemon, and the
-//! daemon whose figures the usage view shows.
+//! on its approvals not sent, the approval kept), and the launch form's choice of daemon.
 
 use crossterm::event::KeyCode;
-use hld_client::protocol::{GetUsageResult, SessionInfo, UsageRow, UsageTotals};
-use hld_tui::app::{route, update, Command, Fleet, Link, Msg, Route, State, UsageTable};
+use hld_client::protocol::SessionInfo;
+use hld_tui::app::{route, update, Command, Fleet, Link, Msg, Route, State};
 use serde_json::json;
 
 use super::fixtures::*;
 
-fn from(daemon: usize, msg: Msg) -> Msg {
+pub(super) fn from(daemon: usize, msg: Msg) -> Msg {
     Msg::From {
         daemon,
         msg: Box::new(msg),
@@ -23,7 +22,7 @@ fn plain(id: &str, query: &str, secs_ago: i64) -> SessionInfo {
 }
 
 /// `laptop` (0) and `box` (1), both connected, each with a session and an approval.
-fn fleet() -> State {
+pub(super) fn fleet() -> State {
     let mut state = State::new(now(), 120, 30, true);
     state.fleet = Fleet::new(vec!["laptop".into(), "box".into()]);
     for daemon in 0..2 {
@@ -237,89 +236,4 @@ fn with_one_daemon_a_decision_while_it_is_away_is_not_sent_either() {
         keys(&mut state, "a").as_slice(),
         [Command::Decide(_)]
     ));
-}
-
-/// A `getUsage` by model: one model, costing `cost`.
-fn usage(cost: f64) -> Msg {
-    let totals = UsageTotals {
-        cost_usd: cost,
-        turns: 1,
-        sessions: 1,
-        ..Default::default()
-    };
-    let rows = vec![UsageRow {
-        key: "claude-sonnet-4-5".into(),
-        totals: totals.clone(),
-    }];
-    Msg::Usage {
-        table: UsageTable::Models,
-        result: Ok(GetUsageResult {
-            rows,
-            total: totals,
-            ..Default::default()
-        }),
-    }
-}
-
-/// Each of `commands` is a usage load pinned to `daemon`.
-#[track_caller]
-fn usage_loads_on(state: &State, commands: &[Command], daemon: usize) {
-    assert_eq!(commands.len(), 2, "{commands:?}");
-    for command in commands {
-        let Command::On { command: load, .. } = command else {
-            panic!("{command:?}");
-        };
-        assert!(matches!(**load, Command::LoadUsage { .. }), "{load:?}");
-        assert_eq!(route(state, command), Route::One(daemon));
-    }
-}
-
-#[test]
-fn the_usage_view_shows_the_selected_rows_daemon_named_and_ctrl_o_the_next() {
-    let mut state = fleet();
-    // The laptop's session is the row selected (the first loaded; the box's is listed above).
-    let loads = keys(&mut state, "U");
-    usage_loads_on(&state, &loads, 0);
-    // An answer from a daemon the view does not show is not taken for its figures.
-    update(&mut state, from(1, usage(7.5)));
-    update(&mut state, from(0, usage(1.25)));
-    let shown = screen(&state, false);
-    assert!(shown.contains("By model, all time on ⌂laptop"), "{shown}");
-    assert!(
-        shown.contains("$1.25") && !shown.contains("$7.50"),
-        "{shown}"
-    );
-
-    let loads = update(&mut state, ctrl('o'));
-    usage_loads_on(&state, &loads, 1);
-    let shown = screen(&state, false);
-    assert!(shown.contains("By model on ⌂box"), "{shown}");
-    assert!(!shown.contains("$1.25"), "{shown}");
-    update(&mut state, from(1, usage(7.5)));
-    let shown = screen(&state, false);
-    assert!(shown.contains("$7.50"), "{shown}");
-
-    // Opened again from the box's row, it shows the box's; from the laptop's, the laptop's.
-    update(&mut state, key(KeyCode::Esc));
-    keys(&mut state, "k");
-    let loads = keys(&mut state, "U");
-    usage_loads_on(&state, &loads, 1);
-    update(&mut state, key(KeyCode::Esc));
-    keys(&mut state, "j");
-    let loads = keys(&mut state, "U");
-    usage_loads_on(&state, &loads, 0);
-    assert!(screen(&state, false).contains("on ⌂laptop"));
-
-    // The next daemon down: the view says so rather than loading for ever.
-    let lost = Msg::Disconnected {
-        error: "connection refused".into(),
-        retry_in_ms: 1000,
-    };
-    update(&mut state, from(1, lost));
-    update(&mut state, ctrl('o'));
-    let shown = screen(&state, false);
-    assert!(
-        shown.contains("⌂box is not connected: its figures load once it is back"),
-        "{shown}"
-    );
 }
