@@ -42,6 +42,30 @@ impl fmt::Display for Address {
     }
 }
 
+impl Address {
+    /// Whether `self` and `other` reach the same daemon: the same socket file (through
+    /// symbolic links, even before it exists), or the same host and port.
+    pub fn same_daemon(&self, other: &Address) -> bool {
+        match (self, other) {
+            (Address::Socket(a), Address::Socket(b)) => resolved(a) == resolved(b),
+            (Address::Remote(a), Address::Remote(b)) => {
+                a.host.eq_ignore_ascii_case(&b.host) && a.port == b.port
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `path` with its directory's symbolic links resolved, when that directory exists.
+fn resolved(path: &Path) -> PathBuf {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = parent.map_or_else(|| std::fs::canonicalize("."), std::fs::canonicalize);
+    match (dir, path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// A daemon's WebSocket: its URL, the token it wants, and how its certificate is checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Remote {
@@ -252,6 +276,26 @@ mod tests {
 
     fn token() -> Token {
         Token::new("0123456789abcdef").unwrap()
+    }
+
+    #[test]
+    fn the_same_daemon_is_told_through_links_and_host_names_case() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::create_dir(&real).unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        let socket = |p: &str| Address::Socket(dir.path().join(p));
+        assert!(socket("real/d.sock").same_daemon(&socket("link/d.sock")));
+        assert!(socket("real/./d.sock").same_daemon(&socket("real/d.sock")));
+        assert!(!socket("real/d.sock").same_daemon(&socket("real/e.sock")));
+        let remote = |url: &str| {
+            let trust = Trust::SystemRoots;
+            Address::Remote(Remote::new(url, token(), trust).unwrap())
+        };
+        assert!(remote("wss://DevBox:7777").same_daemon(&remote("wss://devbox:7777/")));
+        assert!(remote("wss://devbox").same_daemon(&remote("wss://devbox:443")));
+        assert!(!remote("wss://devbox:7777").same_daemon(&remote("wss://devbox:7778")));
+        assert!(!socket("real/d.sock").same_daemon(&remote("wss://devbox:7777")));
     }
 
     #[test]

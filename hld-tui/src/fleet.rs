@@ -34,6 +34,16 @@ pub enum Place {
     Unresolved(Entry),
 }
 
+impl Place {
+    /// Whether both are known to reach the same daemon.
+    pub fn same_daemon(&self, other: &Place) -> bool {
+        match (self, other) {
+            (Place::Known(a), Place::Known(b)) => a.same_daemon(b),
+            _ => false,
+        }
+    }
+}
+
 /// Each daemon's client while it is connected, by index.
 pub(crate) struct Links {
     clients: Vec<watch::Receiver<Option<Client>>>,

@@ -92,7 +92,8 @@ fn main() -> ExitCode {
 /// is the socket of `--daemon-socket`, `HUMANLAYER_DAEMON_SOCKET`, humanlayer.json or the
 /// default. A name that is no context is refused; so is a context whose token cannot be read
 /// when it is the only daemon, while in a fleet it is shown disconnected, with why, and the
-/// others are served.
+/// others are served. A context that reaches a daemon already listed is watched once, under
+/// the first name (its rows would otherwise come twice).
 fn resolve(cli: &Cli) -> Result<Vec<Target>, String> {
     let contexts = Contexts::load().map_err(|e| e.to_string())?;
     let mut names: Vec<String> = Vec::new();
@@ -122,5 +123,16 @@ fn resolve(cli: &Cli) -> Result<Vec<Target>, String> {
         };
         Ok(Target { name, place })
     };
-    names.into_iter().map(target).collect()
+    let mut targets: Vec<Target> = Vec::new();
+    for name in names {
+        let target = target(name)?;
+        match targets.iter().find(|t| t.place.same_daemon(&target.place)) {
+            Some(twin) => eprintln!(
+                "hld-tui: context {} reaches the same daemon as {}; watched once",
+                target.name, twin.name
+            ),
+            None => targets.push(target),
+        }
+    }
+    Ok(targets)
 }

@@ -57,13 +57,27 @@ impl Context {
         }
     }
 
-    /// Every context, `local` first, with its address (or why it has none).
+    /// Every context, `local` first, with its address (or why it has none); a context that
+    /// reaches a daemon already listed is left out, and said so on stderr (its rows would
+    /// otherwise come twice).
     pub fn all_contexts(&self) -> Result<Vec<Named>, CliError> {
         let contexts = Contexts::load()?;
         let local = self.local_socket().map(Address::Socket);
         let mut all = vec![(LOCAL.to_owned(), local)];
         for (name, entry) in &contexts.contexts {
-            all.push((name.clone(), entry.address().map_err(CliError::from)));
+            let address = entry.address().map_err(CliError::from);
+            let twin = all.iter().find(|(_, listed)| match (listed, &address) {
+                (Ok(listed), Ok(address)) => listed.same_daemon(address),
+                _ => false,
+            });
+            match twin {
+                Some((twin, _)) if !self.out.is_json() => {
+                    let note = format!("context {name} reaches the same daemon as {twin}");
+                    anstream::eprintln!("{}", paint(DIM, note));
+                }
+                Some(_) => {}
+                None => all.push((name.clone(), address)),
+            }
         }
         Ok(all)
     }

@@ -398,3 +398,36 @@ fn hlyr_approvals_all_contexts_lists_every_daemons_approvals_and_says_which_is_d
     let run = hlyr(&local, home, &["approvals", "--all-contexts"], &[]);
     assert!(run.stdout.contains("CONTEXT"), "{}", run.stdout);
 }
+
+#[test]
+fn a_context_that_reaches_a_listed_daemon_again_is_listed_once() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    // `again` names the local daemon's socket through a link to its directory.
+    let link = home.join("link");
+    std::os::unix::fs::symlink(local.socket.parent().unwrap(), &link).unwrap();
+    let again = link.join(local.socket.file_name().unwrap());
+    let add = ["context", "add", "again", again.to_str().unwrap()];
+    assert_eq!(hlyr(&local, home, &add, &[]).code, 0);
+    let id = local.launch(launch_params("scenario:tool", &local.dir));
+    let pending = local.wait_approvals(Some(&id), |a| a.len() == 1);
+
+    let all = ["approvals", "--all-contexts", "--json"];
+    let run = hlyr(&local, home, &all, &[]);
+    assert_eq!(run.code, 0, "{run:#?}");
+    let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let rows: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["context"].as_str().unwrap(), r["id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(rows, [("local", pending[0].id.as_str())]);
+    let run = hlyr(&local, home, &["approvals", "--all-contexts"], &[]);
+    assert!(
+        run.stderr
+            .contains("context again reaches the same daemon as local"),
+        "{run:#?}"
+    );
+}

@@ -295,3 +295,39 @@ fn the_fleet_view_lists_two_daemons_and_approves_on_each_while_one_is_killed_and
     assert!(!launched(&local), "launched on the box alone");
     tui.send("q");
 }
+
+#[test]
+fn a_context_that_reaches_a_watched_daemon_again_is_watched_once() {
+    let local = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let here = workdir();
+    local.launch(launch_params("scenario:plain the first", here.path()));
+    // `again` names the local daemon's socket through a link to its directory.
+    let home = tempfile::Builder::new()
+        .prefix("hld-tui-home-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let link = home.path().join("link");
+    std::os::unix::fs::symlink(local.socket.parent().unwrap(), &link).unwrap();
+    let again = link.join(local.socket.file_name().unwrap());
+    let dir = home.path().join("config/humanlayer");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("contexts.json");
+    let contexts = serde_json::json!({"contexts": {"again": {"url": again}}});
+    std::fs::write(&file, contexts.to_string()).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+
+    let args = ["--all-contexts", "--no-bell"];
+    let tui = dashboard("hld-tui", home, &local.socket, &args, &[]);
+    tui.wait_screen("the first");
+    local.launch(launch_params("scenario:plain the second", here.path()));
+    let screen = tui.wait_screen("the second");
+    assert!(
+        screen.contains("Sessions (2)"),
+        "each session once:\n{screen}"
+    );
+    assert_eq!(screen.matches("the first").count(), 1, "{screen}");
+    assert!(
+        !screen.contains("⌂ again"),
+        "watched under one name:\n{screen}"
+    );
+}
