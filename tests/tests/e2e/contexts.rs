@@ -194,6 +194,15 @@ pub(super) fn hlyr(local: &TestDaemon, home: &Path, args: &[&str], env: &[(&str,
     hlyr_at(&local.socket, home, args, env)
 }
 
+/// The (context, id) of each row `hlyr approvals --all-contexts --json` printed.
+fn context_ids(run: &Run) -> Vec<(String, String)> {
+    let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let field = |row: &serde_json::Value, name: &str| row[name].as_str().unwrap().to_owned();
+    let rows = rows.as_array().expect("a list").iter();
+    rows.map(|r| (field(r, "context"), field(r, "id")))
+        .collect()
+}
+
 fn session_ids(run: &Run) -> Vec<String> {
     assert_eq!(run.code, 0, "{run:#?}");
     let listed: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -384,17 +393,11 @@ fn hlyr_approvals_all_contexts_lists_every_daemons_approvals_and_says_which_is_d
     );
     assert_eq!(run.code, 3, "one daemon is down: {run:#?}");
     assert!(run.stderr.contains("gone:"), "{}", run.stderr);
-    let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let rows: Vec<(&str, &str)> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["context"].as_str().unwrap(), r["id"].as_str().unwrap()))
-        .collect();
-    assert_eq!(
-        rows,
-        [("local", pending[0].as_str()), ("box", pending[1].as_str())]
-    );
+    let expected = [
+        ("local".to_owned(), pending[0].clone()),
+        ("box".to_owned(), pending[1].clone()),
+    ];
+    assert_eq!(context_ids(&run), expected);
     let run = hlyr(&local, home, &["approvals", "--all-contexts"], &[]);
     assert!(run.stdout.contains("CONTEXT"), "{}", run.stdout);
 }
@@ -416,14 +419,8 @@ fn a_context_that_reaches_a_listed_daemon_again_is_listed_once() {
     let all = ["approvals", "--all-contexts", "--json"];
     let run = hlyr(&local, home, &all, &[]);
     assert_eq!(run.code, 0, "{run:#?}");
-    let rows: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let rows: Vec<(&str, &str)> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| (r["context"].as_str().unwrap(), r["id"].as_str().unwrap()))
-        .collect();
-    assert_eq!(rows, [("local", pending[0].id.as_str())]);
+    let expected = [("local".to_owned(), pending[0].id.clone())];
+    assert_eq!(context_ids(&run), expected);
     let run = hlyr(&local, home, &["approvals", "--all-contexts"], &[]);
     assert!(
         run.stderr
