@@ -134,9 +134,44 @@ fn list(ctx: &Context, contexts: &Contexts) -> Result<(), CliError> {
             .collect();
         return ctx.out.line(&serde_json::Value::Array(items).to_string());
     }
-    for (name, url) in rows {
-        let mark = if name == current { "*" } else { " " };
-        ctx.out.line(&format!("{mark} {name}  {url}"))?;
+    for line in lines(&rows, &current) {
+        ctx.out.line(&line)?;
     }
     Ok(())
+}
+
+/// A line per context: `*` marks the one in force, and the addresses start in one column.
+fn lines(rows: &[(String, String)], current: &str) -> Vec<String> {
+    let width = rows.iter().map(|(name, _)| name.chars().count()).max();
+    let width = width.unwrap_or(0);
+    rows.iter()
+        .map(|(name, url)| {
+            let mark = if name == current { "*" } else { " " };
+            format!("{mark} {name:<width$}  {url}")
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_addresses_start_in_one_column_and_the_one_in_force_is_marked() {
+        let rows = [
+            ("local", "this machine's socket"),
+            ("devbox", "wss://devbox:7777"),
+        ];
+        let rows: Vec<_> = rows
+            .iter()
+            .map(|(n, u)| (n.to_string(), u.to_string()))
+            .collect();
+        assert_eq!(
+            lines(&rows, "devbox"),
+            [
+                "  local   this machine's socket",
+                "* devbox  wss://devbox:7777"
+            ]
+        );
+    }
 }
