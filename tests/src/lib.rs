@@ -307,10 +307,16 @@ impl TestDaemon {
         }
     }
 
-    /// Waits for exit and returns stderr (for a daemon expected to fail at start-up).
+    /// Waits for exit and returns stderr (for a daemon expected to fail at start-up); one
+    /// still running after [`WAIT`] is killed, and the test fails.
     pub fn wait_failure(mut self) -> (ExitStatus, String) {
         let mut child = self.child.take().expect("running");
-        let status = child.wait().expect("wait");
+        let status = wait_for(WAIT, || child.try_wait().expect("wait"));
+        let Some(status) = status else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the daemon was expected to fail at start-up, and still runs");
+        };
         let mut stderr = String::new();
         child
             .stderr

@@ -23,6 +23,12 @@ pub enum StoreError {
     Invalid(String),
     #[error("database schema version {found} is newer than this hld supports ({supported})")]
     SchemaTooNew { found: i64, supported: i64 },
+    /// Another store (another hld) holds the database.
+    #[error(
+        "the database {0} is in use by another hld: stop that daemon, or give this one a \
+         database of its own (--database)"
+    )]
+    InUse(String),
     #[error("store is closed")]
     Closed,
     /// The transaction holding this command could not be committed; nothing of it was stored.

@@ -20,6 +20,7 @@ pub(crate) mod usage;
 pub(crate) mod worktrees;
 mod writer;
 
+use std::fs::File;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -62,6 +63,8 @@ struct Inner {
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
+    /// The database file, `flock`ed until the store is closed (see [`lock`]).
+    lock: Mutex<Option<File>>,
     /// The queue of the task that hands committed changes to the sink.
     sink: OnceLock<UnboundedSender<Relayed>>,
 }
@@ -87,6 +90,7 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         create_parent_dir(path)?;
         create_private_file(path)?;
+        let lock = lock(path)?;
         let mut conn = schema::open_writer(path)?;
         schema::migrate(&mut conn)?;
         let readers = (0..READERS)
@@ -110,6 +114,7 @@ impl Store {
                 next_reader: AtomicUsize::new(0),
                 writer: Mutex::new(Some(writer)),
                 closed: AtomicBool::new(false),
+                lock: Mutex::new(Some(lock)),
                 sink: OnceLock::new(),
             }),
         })
@@ -243,6 +248,11 @@ impl Store {
                 .map_err(|_| StoreError::Panicked)?
                 .map_err(|_| StoreError::Panicked)?;
         }
+        self.inner
+            .lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         checkpoint
     }
 }
@@ -285,6 +295,35 @@ fn create_parent_dir(path: &Path) -> Result<()> {
                 source,
             }),
         _ => Ok(()),
+    }
+}
+
+/// Takes the `flock` of `<database>.lock` (made 0600 beside it), so that a second daemon on
+/// the same database is refused rather than taking the first one's running sessions for
+/// orphans of a crash; the kernel releases it when the process ends, however it ends. A file
+/// of its own: closing another descriptor of the database itself would drop the `fcntl`
+/// locks SQLite holds on it.
+fn lock(path: &Path) -> Result<File> {
+    use rustix::fs::{flock, FlockOperation};
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(".lock");
+    let lock_path = path.with_file_name(name);
+    let io = |source| StoreError::Io {
+        context: format!("locking {}", lock_path.display()),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(io)?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(file),
+        Err(rustix::io::Errno::WOULDBLOCK) => Err(StoreError::InUse(path.display().to_string())),
+        Err(e) => Err(io(e.into())),
     }
 }
 

@@ -294,6 +294,24 @@ async fn open_creates_a_private_directory_and_file() {
 }
 
 #[tokio::test]
+async fn a_second_store_on_the_database_is_refused_until_the_first_closes() {
+    let (dir, store) = open_with_session().await;
+    let path = dir.path().join("hld.db");
+    let refused = Store::open(&path).unwrap_err();
+    assert!(matches!(refused, StoreError::InUse(_)), "{refused:?}");
+    assert!(
+        refused.to_string().contains("in use by another hld"),
+        "{refused}"
+    );
+    // The first store goes on; once it is closed, the database opens again.
+    assert!(store.get_session("s1").await.unwrap().is_some());
+    store.close().await.unwrap();
+    let again = Store::open(&path).unwrap();
+    assert!(again.get_session("s1").await.unwrap().is_some());
+    again.close().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_session_moves_only_by_the_lifecycle_and_with_its_update() {
     let (_dir, store) = open_with_session().await;
     let started = SessionUpdate {

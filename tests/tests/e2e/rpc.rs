@@ -388,6 +388,31 @@ fn a_second_daemon_on_a_live_socket_is_refused() {
     assert_eq!(first.request::<Health>(NoParams {}).status, "ok");
 }
 
+#[test]
+fn a_second_daemon_on_the_same_database_is_refused_and_the_first_keeps_its_sessions() {
+    let first = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let id = first.launch(hld_e2e::launch_params("scenario:tool", &first.dir));
+    first.wait_approvals(Some(&id), |a| a.len() == 1);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let second = TestDaemon::spawn(DaemonOptions {
+        dir: Some(first.dir.clone()),
+        socket: Some(elsewhere.path().join("second.sock")),
+        ..DaemonOptions::fake_claude()
+    });
+    let (status, stderr) = second.wait_failure();
+    assert!(!status.success());
+    let database = first.dir.join("hld.db").display().to_string();
+    assert!(
+        stderr.contains(&format!("the database {database} is in use by another hld")),
+        "{stderr}"
+    );
+    // Not taken for an orphan of a crash: the session still waits on its approval.
+    let session = first.state(&id);
+    let waiting = hld_client::protocol::SessionStatus::WaitingInput;
+    assert_eq!(session.status, waiting, "{session:#?}");
+    assert_eq!(first.approvals(Some(&id)).len(), 1);
+}
+
 fn assert_graceful_exit(signal: Signal) {
     let mut d = TestDaemon::start();
     let mut idle = d.conn();
