@@ -71,6 +71,19 @@ pub fn log_path(socket: &Path) -> PathBuf {
     socket.with_extension("log")
 }
 
+/// Why `hld` would not start, as it said last (`hld: REASON`) in what it wrote to `log`
+/// from byte `from` (its start-up's; a few KiB at most are read).
+fn failure_in(log: &Path, from: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(log).ok()?;
+    file.seek(SeekFrom::Start(from)).ok()?;
+    let mut said = Vec::new();
+    file.take(64 * 1024).read_to_end(&mut said).ok()?;
+    let said = String::from_utf8_lossy(&said);
+    let reason = said.lines().rev().find_map(|l| l.strip_prefix("hld: "))?;
+    Some(reason.trim().to_owned())
+}
+
 /// Starts `hld` serving `socket` and waits until it answers `health`.
 pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
     let fail = |message: String, log: Option<&Path>| StartError::Failed {
@@ -94,6 +107,7 @@ pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
         .append(true)
         .open(&log)
         .map_err(|e| fail(format!("cannot open {}: {e}", log.display()), None))?;
+    let logged_before = stderr.metadata().map_or(0, |m| m.len());
     let mut child = Command::new(hld)
         .arg("--socket")
         .arg(socket)
@@ -118,10 +132,11 @@ pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
             });
         }
         if let Ok(Some(status)) = child.try_wait() {
-            return Err(fail(
-                format!("hld exited at start-up ({status})"),
-                Some(&log),
-            ));
+            let message = match failure_in(&log, logged_before) {
+                Some(reason) => format!("hld exited at start-up: {reason}"),
+                None => format!("hld exited at start-up ({status})"),
+            };
+            return Err(fail(message, Some(&log)));
         }
         if Instant::now() > deadline {
             let message = format!("hld did not answer within {}s", START_TIMEOUT.as_secs());

@@ -994,6 +994,23 @@ fn the_hld_binary_can_be_chosen() {
 }
 
 #[test]
+fn a_daemon_that_refuses_to_start_is_reported_with_its_reason() {
+    // The database of a running daemon, given to the one `hlyr daemon start` starts.
+    let first = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let database = first.dir.join("hld.db");
+    let (dir, socket) = no_daemon();
+    let env = [("HUMANLAYER_DATABASE_PATH", database.to_str().unwrap())];
+    let failed = hlyr_at(&socket, dir.path(), &["daemon", "start"], &env);
+    failed.assert_code(3);
+    let said = format!(
+        "error: hld exited at start-up: the database {} is in use by another hld",
+        database.display()
+    );
+    assert!(failed.stderr.starts_with(&said), "{}", failed.stderr);
+    assert!(!socket.exists(), "the refused daemon left no socket");
+}
+
+#[test]
 fn commands_that_need_the_daemon_exit_3_with_a_hint() {
     let (dir, socket) = no_daemon();
     let home = dir.path();
