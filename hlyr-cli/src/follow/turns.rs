@@ -50,8 +50,10 @@ pub(super) async fn following(
     // Before the follower, whose key reader takes the terminal's modes as they are then:
     // dropped after it, this gives the terminal its echo of `^C` back last.
     let _quiet = QuietControls::on_terminal();
-    let notify = Notify::new(client, options.notify).await?;
+    // Subscribed first: a notification sent while hlyr asks the daemon about its notifier
+    // is then among what the follow yields.
     let follow = client.follow(session_id).await?;
+    let notify = Notify::new(client, options.notify).await?;
     let initial = follow.initial_state();
     let mut follower = Follower {
         client,

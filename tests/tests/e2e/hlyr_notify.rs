@@ -63,10 +63,11 @@ pub(crate) fn wait_bells(term: &Terminal, count: usize) {
     let rung = wait_for(WAIT, || {
         (term.emulator().screen().audible_bell_count() >= count).then_some(())
     });
+    // One lock of the emulator at a time: the count is read before the screen.
+    let rang = term.emulator().screen().audible_bell_count();
     assert!(
         rung.is_some(),
-        "the terminal rang {} times, not {count}; it shows:\n{}",
-        term.emulator().screen().audible_bell_count(),
+        "the terminal rang {rang} times, not {count}; it shows:\n{}",
         term.screen_text()
     );
 }
