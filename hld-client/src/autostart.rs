@@ -72,7 +72,7 @@ pub fn log_path(socket: &Path) -> PathBuf {
 }
 
 /// Why `hld` would not start, as it said last (`hld: REASON`) in what it wrote to `log`
-/// from byte `from` (its start-up's; a few KiB at most are read).
+/// from byte `from`, its start-up's (at most 64 KiB of it are read).
 fn failure_in(log: &Path, from: u64) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut file = std::fs::File::open(log).ok()?;

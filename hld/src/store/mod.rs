@@ -63,7 +63,7 @@ struct Inner {
     next_reader: AtomicUsize,
     writer: Mutex<Option<JoinHandle<()>>>,
     closed: AtomicBool,
-    /// The database file, `flock`ed until the store is closed (see [`lock`]).
+    /// `<database>.lock`, `flock`ed until the store is closed (see [`lock`]).
     lock: Mutex<Option<File>>,
     /// The queue of the task that hands committed changes to the sink.
     sink: OnceLock<UnboundedSender<Relayed>>,
