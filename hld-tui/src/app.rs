@@ -378,7 +378,10 @@ impl Conversation {
 /// A dialog over the screen.
 #[derive(Debug)]
 pub enum Modal {
-    Help,
+    /// The keys, scrolled to row `top`.
+    Help {
+        top: usize,
+    },
     /// A denial's comment, or the answer to a question.
     Decide {
         approval_id: String,

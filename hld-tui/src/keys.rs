@@ -536,5 +536,30 @@ pub fn hints(screen: crate::app::Screen) -> &'static str {
     }
 }
 
+/// `hints` in `width` columns: whole hints dropped from the end, but never `? help`, which
+/// leads to the rest.
+pub fn fit_hints(hints: &str, width: usize) -> String {
+    if hints.chars().count() <= width {
+        return hints.to_owned();
+    }
+    let mut parts: Vec<&str> = hints.split(" · ").collect();
+    let help = parts
+        .iter()
+        .position(|p| *p == "? help")
+        .map(|i| parts.remove(i));
+    loop {
+        let shown = parts
+            .iter()
+            .chain(&help)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" · ");
+        if shown.chars().count() <= width || parts.is_empty() {
+            return shown;
+        }
+        parts.pop();
+    }
+}
+
 #[cfg(test)]
 mod tests;

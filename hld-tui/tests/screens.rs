@@ -150,6 +150,11 @@ fn screen_modals() {
         keys(&mut state, "?");
         state
     });
+    snap("help_scrolled_to_the_end", |w, h| {
+        let mut state = loaded(w, h);
+        keys(&mut state, "?G");
+        state
+    });
     snap("deny_box", |w, h| {
         let mut state = loaded(w, h);
         keys(&mut state, "2dnot on main");
@@ -541,4 +546,34 @@ fn a_stored_event_that_changes_replaces_the_one_shown() {
     let c = state.conversation.as_ref().unwrap();
     assert_eq!(c.events.len(), conversation("s-wait").len(), "added twice");
     assert!(screen(&state, true).contains("✗ denied"));
+}
+
+/// Every binding's help, first or last key of its label included, is on an 80×24 screen at
+/// one point while the help is scrolled down with `j`, and `k` scrolls back to the top.
+#[test]
+fn the_help_scrolls_to_every_binding_on_a_small_screen() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "?");
+    let first = screen(&state, false);
+    let mut seen = first.clone();
+    for _ in 0..40 {
+        keys(&mut state, "j");
+        seen.push_str(&screen(&state, false));
+    }
+    let missing: Vec<&str> = hld_tui::keys::BINDINGS
+        .iter()
+        .map(|b| b.help)
+        .filter(|help| !first.contains(help))
+        .collect();
+    assert!(!missing.is_empty(), "the help fits 80×24 unscrolled");
+    for b in hld_tui::keys::BINDINGS {
+        let shown = b.help.chars().take(20).collect::<String>();
+        assert!(seen.contains(&shown), "{:?} never shown", b.help);
+    }
+    for _ in 0..40 {
+        keys(&mut state, "k");
+    }
+    assert_eq!(screen(&state, false), first);
+    keys(&mut state, "q");
+    assert!(!screen(&state, false).contains("Keys (? or Esc closes)"));
 }

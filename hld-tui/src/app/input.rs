@@ -40,7 +40,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 fn act(state: &mut State, action: Action) -> Vec<Command> {
     match action {
         Action::Quit => return vec![Command::Quit],
-        Action::Help => state.modal = Some(Modal::Help),
+        Action::Help => state.modal = Some(Modal::Help { top: 0 }),
         Action::QuitOrBack => {
             if state.screen == Screen::Sessions {
                 return vec![Command::Quit];

@@ -10,13 +10,20 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
         return Vec::new();
     };
     match modal {
-        Modal::Help => {
-            if !matches!(
-                key.code,
-                KeyCode::Char('?') | KeyCode::Esc | KeyCode::Char('q')
-            ) {
-                state.modal = Some(Modal::Help);
-            }
+        Modal::Help { top } => {
+            let last = crate::view::help_overflow(state.height);
+            let page = usize::from(state.height / 2);
+            let top = match key.code {
+                KeyCode::Char('?' | 'q') | KeyCode::Esc => return Vec::new(),
+                KeyCode::Char('j') | KeyCode::Down => top + 1,
+                KeyCode::Char('k') | KeyCode::Up => top.saturating_sub(1),
+                KeyCode::Char(' ') | KeyCode::PageDown => top + page,
+                KeyCode::PageUp => top.saturating_sub(page),
+                KeyCode::Char('g') | KeyCode::Home => 0,
+                KeyCode::Char('G') | KeyCode::End => last,
+                _ => top,
+            };
+            state.modal = Some(Modal::Help { top: top.min(last) });
             Vec::new()
         }
         Modal::ConfirmInterrupt { session_id } => match key.code {

@@ -94,3 +94,16 @@ fn no_key_is_bound_twice_where_it_is_looked_up() {
         }
     }
 }
+
+#[test]
+fn hints_too_wide_lose_whole_hints_from_the_end_but_keep_help() {
+    let all = hints(crate::app::Screen::Sessions);
+    assert_eq!(fit_hints(all, 500), all);
+    let fitted = fit_hints(all, 78);
+    assert!(fitted.chars().count() <= 78, "{fitted}");
+    assert!(fitted.starts_with("j/k move · Enter open"), "{fitted}");
+    assert!(fitted.ends_with(" · ? help"), "{fitted}");
+    assert!(!fitted.contains("q quit"), "{fitted}");
+    assert!(all.starts_with(fitted.trim_end_matches(" · ? help")));
+    assert_eq!(fit_hints(all, 3), "? help");
+}
