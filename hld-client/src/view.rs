@@ -19,6 +19,11 @@ use similar::{ChangeTag, TextDiff};
 /// A diff shows this many unchanged lines around each change.
 pub const CONTEXT_LINES: usize = 3;
 
+/// `n` and `noun`, plural unless `n` is 1: "1 session", "2 sessions".
+pub fn count(n: u64, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage
 /// return is dropped, and every other control character (escape, bell, C1 codes…) becomes a
 /// visible `�`.
@@ -148,6 +153,13 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_count_is_plural_unless_one() {
+        assert_eq!(count(1, "turn"), "1 turn");
+        assert_eq!(count(0, "session"), "0 sessions");
+        assert_eq!(count(2, "more byte"), "2 more bytes");
+    }
 
     #[test]
     fn control_characters_never_reach_the_terminal() {

@@ -14,7 +14,7 @@ use crate::app::State;
 use crate::lists::{summary, what};
 use crate::render::{tool_input, PLAN_TOOL};
 use crate::view::{age, model_of, status_span, title_of, DIM};
-use hld_client::view::clean;
+use hld_client::view::{clean, count};
 
 /// Lines of a session's query or final result shown at most.
 const TEXT_LINES: usize = 12;
@@ -138,7 +138,10 @@ pub fn session_preview(state: &State, s: &SessionInfo) -> Vec<Line<'static>> {
         facts.push(Span::raw(format!(" · ${cost:.2}")));
     }
     if let Some(r) = &s.result {
-        facts.push(Span::raw(format!(" · {} turns", r.num_turns)));
+        facts.push(Span::raw(format!(
+            " · {}",
+            count(u64::try_from(r.num_turns).unwrap_or(0), "turn")
+        )));
     }
     if let Some(share) = crate::usage::context_span(s) {
         facts.push(Span::raw(" · ctx "));

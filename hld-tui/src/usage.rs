@@ -9,10 +9,10 @@ use hld_client::protocol::{
     GetUsageResult, RateLimitStatus, RateLimitWindow, SessionInfo, SessionStatus, UsageLimit,
     UsageTotals,
 };
-use hld_client::view::clean;
 use hld_client::view::usage::{
     context_share, limit_text, until, window_current, window_text, window_warns, CONTEXT_WARNING,
 };
+use hld_client::view::{clean, count};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
@@ -223,8 +223,10 @@ fn model_table(frame: &mut Frame, area: Rect, result: &GetUsageResult, on: &str)
 /// `total`'s cost, turns and sessions in a few words.
 fn totals_text(total: &UsageTotals) -> String {
     format!(
-        "${:.2} · {} turns · {} sessions",
-        total.cost_usd, total.turns, total.sessions
+        "${:.2} · {} · {}",
+        total.cost_usd,
+        count(total.turns, "turn"),
+        count(total.sessions, "session")
     )
 }
 

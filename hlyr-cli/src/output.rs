@@ -11,6 +11,7 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, ConversationEvent, PermissionMode, QueuedMessage, SessionControl,
     SessionStatus,
 };
+use hld_client::view::count;
 use serde::Serialize;
 
 use crate::error::CliError;
@@ -132,11 +133,6 @@ pub fn short_id(id: &str) -> &str {
         .char_indices()
         .nth(8)
         .map_or(id, |(i, _)| &id[..word + i])
-}
-
-/// `n` and `noun`, plural unless `n` is 1: "1 session", "2 sessions".
-pub fn count(n: u64, noun: &str) -> String {
-    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// `text` cut to a few lines and characters, saying how much was left out.

@@ -11,10 +11,11 @@ use hld_client::protocol::{
     DeleteSession, GetSessionLeaves, GetSessionLeavesParams, LeafFilter, SessionIdParams,
     SessionInfo,
 };
+use hld_client::view::count;
 
 use crate::error::{CliError, Exit};
 use crate::hint::hlyr;
-use crate::output::{age, count, paint, short_id, Render, DIM, RED, YELLOW};
+use crate::output::{age, paint, short_id, Render, DIM, RED, YELLOW};
 use crate::session::Session;
 use crate::table::table;
 use crate::Context;

@@ -3,9 +3,10 @@
 //! `getSessionLeaves`), archived chains left out.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
+use hld_client::view::count;
 
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, count, mode_marks, paint, short_id, Render, DIM};
+use crate::output::{age, cost, mode_marks, paint, short_id, Render, DIM};
 use crate::session::Session;
 use crate::table::{table_giving, Gives};
 use crate::Context;

@@ -3,10 +3,11 @@
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{SessionState, WorktreeInfo};
+use hld_client::view::count;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{age, cost, count, fields, mode_text, modes_text, paint, Render, RED};
+use crate::output::{age, cost, fields, mode_text, modes_text, paint, Render, RED};
 use crate::session::Session;
 use crate::{ids, Context};
 

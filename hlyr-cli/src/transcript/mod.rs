@@ -8,12 +8,12 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
-use hld_client::view::clean;
 use hld_client::view::usage::limit_text;
+use hld_client::view::{clean, count};
 
 use crate::output::{
-    cost, count, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM,
-    GREEN, MAGENTA, RED, YELLOW,
+    cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
+    MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
 use tool_input::View;

@@ -8,10 +8,10 @@
 //! never cut: it is what the user approves), and long lines to [`LINE_CHARS`]; every string
 //! from the agent is cleaned first.
 
-use hld_client::view::{clean, Change, DiffLine, ToolInput};
+use hld_client::view::{clean, count, Change, DiffLine, ToolInput};
 use serde_json::Value;
 
-use crate::output::{count, paint, BOLD, DIM, GREEN, RED};
+use crate::output::{paint, BOLD, DIM, GREEN, RED};
 
 /// A cut body keeps this many lines.
 pub const SHOWN_LINES: usize = 12;

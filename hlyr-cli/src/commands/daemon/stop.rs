@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hld_client::protocol::SessionInfo;
+use hld_client::view::count;
 use nix::errno::Errno;
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
@@ -13,7 +14,7 @@ use nix::unistd::Pid;
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
 use crate::hint::hlyr_daemon;
-use crate::output::{count, paint, short_id, Render, DIM, YELLOW};
+use crate::output::{paint, short_id, Render, DIM, YELLOW};
 use crate::session::shown_title;
 use crate::Context;
 
