@@ -99,9 +99,46 @@ pub enum ToolInput {
         every_occurrence: bool,
         edits: Vec<Vec<DiffLine>>,
     },
+    /// A question to the human: Claude Code's `AskUserQuestion` (one or more, each maybe
+    /// with choices), or the approvals MCP server's `contact_human` (one, free text).
+    Questions(Vec<Question>),
     /// Any other tool, or one of the above without the fields it needs: the input as it came,
     /// to be cleaned once formatted.
     Other(Value),
+}
+
+/// One question a tool call asks the human, and the choices it offers (none: free text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    pub text: String,
+    /// Each choice's label and what it means.
+    pub choices: Vec<(String, Option<String>)>,
+}
+
+/// The approvals MCP server's question tool, as Claude Code names it.
+pub const CONTACT_HUMAN: &str = "mcp__approvals__contact_human";
+/// Claude Code's own question tool, asked through the permission prompt.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// The questions of an `AskUserQuestion` input; `None` unless each has its text.
+fn questions(input: &Value) -> Option<Vec<Question>> {
+    let text = |value: &Value, key: &str| value.get(key)?.as_str().map(|s| clean(s).into_owned());
+    let question = |q: &Value| {
+        let choices = q
+            .get("options")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        Some(Question {
+            text: text(q, "question")?,
+            choices: choices
+                .filter_map(|c| Some((text(c, "label")?, text(c, "description"))))
+                .collect(),
+        })
+    };
+    let asked = input.get("questions")?.as_array()?;
+    let questions: Option<Vec<Question>> = asked.iter().map(question).collect();
+    questions.filter(|q| !q.is_empty())
 }
 
 impl ToolInput {
@@ -143,7 +180,33 @@ impl ToolInput {
                 },
                 None => ToolInput::Other(input.clone()),
             },
+            (ASK_USER_QUESTION, _) => match questions(input) {
+                Some(questions) => ToolInput::Questions(questions),
+                None => ToolInput::Other(input.clone()),
+            },
+            (CONTACT_HUMAN, _) => match text(input, "message") {
+                Some(text) => ToolInput::Questions(vec![Question {
+                    text,
+                    choices: Vec::new(),
+                }]),
+                None => ToolInput::Other(input.clone()),
+            },
             _ => ToolInput::Other(input.clone()),
+        }
+    }
+
+    /// The questions' texts, one a line, when this is [`ToolInput::Questions`]: the message
+    /// of the approval that asks them.
+    pub fn question_text(&self) -> Option<String> {
+        match self {
+            ToolInput::Questions(questions) => Some(
+                questions
+                    .iter()
+                    .map(|q| q.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
         }
     }
 }
@@ -315,9 +378,59 @@ mod tests {
                 json!({"file_path": "/w/a"}),
                 ToolInput::Other(json!({"file_path": "/w/a"})),
             ),
+            (
+                ASK_USER_QUESTION,
+                json!({"questions": [
+                    {"question": "Colour?\x07", "options": [
+                        {"label": "Blue", "description": "like the sky"}, {"label": "Red"},
+                    ]},
+                    {"question": "Size?"},
+                ]}),
+                ToolInput::Questions(vec![
+                    Question {
+                        text: "Colour?�".into(),
+                        choices: vec![
+                            ("Blue".into(), Some("like the sky".into())),
+                            ("Red".into(), None),
+                        ],
+                    },
+                    Question {
+                        text: "Size?".into(),
+                        choices: vec![],
+                    },
+                ]),
+            ),
+            (
+                CONTACT_HUMAN,
+                json!({"message": "Which branch?"}),
+                ToolInput::Questions(vec![Question {
+                    text: "Which branch?".into(),
+                    choices: vec![],
+                }]),
+            ),
+            // A question without its text is shown as it came.
+            (
+                ASK_USER_QUESTION,
+                json!({"questions": [{"header": "Colour"}]}),
+                ToolInput::Other(json!({"questions": [{"header": "Colour"}]})),
+            ),
+            (
+                ASK_USER_QUESTION,
+                json!({"questions": []}),
+                ToolInput::Other(json!({"questions": []})),
+            ),
         ];
         for (tool, input, expected) in cases {
             assert_eq!(ToolInput::of(tool, &input), expected, "{tool} {input}");
         }
+    }
+
+    #[test]
+    fn questions_read_as_the_message_of_the_approval_that_asks_them() {
+        let input = json!({"questions": [{"question": "Colour?"}, {"question": "Size?"}]});
+        let asked = ToolInput::of(ASK_USER_QUESTION, &input).question_text();
+        assert_eq!(asked.as_deref(), Some("Colour?\nSize?"));
+        let bash = ToolInput::of("Bash", &json!({"command": "ls"}));
+        assert_eq!(bash.question_text(), None);
     }
 }

@@ -163,7 +163,12 @@ fn tool_call(
     ])];
     lines.extend(tool_input(&name, &input, options.expanded));
     if let Some(mark) = mark {
-        lines.push(mark_line(mark, name == PLAN_TOOL));
+        let asks = match ToolInput::of(&name, &input) {
+            _ if name == PLAN_TOOL => Asks::Plan,
+            ToolInput::Questions(_) => Asks::Answer,
+            _ => Asks::Approval,
+        };
+        lines.push(mark_line(mark, asks));
     }
     lines
 }
@@ -228,6 +233,27 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
             }));
             collapse(lines, expanded)
         }
+        ToolInput::Questions(questions) => questions
+            .iter()
+            .flat_map(|q| {
+                let text = q.text.lines().map(|l| {
+                    Line::from(vec![
+                        Span::styled("  ? ", Style::new().fg(Color::Magenta)),
+                        Span::styled(l.to_owned(), BOLD),
+                    ])
+                });
+                let choices = q.choices.iter().map(|(label, meaning)| {
+                    let mut spans = vec![Span::styled("    · ", DIM), Span::raw(label.clone())];
+                    spans.extend(
+                        meaning
+                            .as_ref()
+                            .map(|m| Span::styled(format!(" — {m}"), DIM)),
+                    );
+                    Line::from(spans)
+                });
+                text.chain(choices).collect::<Vec<_>>()
+            })
+            .collect(),
         ToolInput::Other(_) if matches!(name, "Read" | "Glob" | "Grep" | "LS") => {
             let main = ["file_path", "pattern", "path"]
                 .iter()
@@ -274,14 +300,25 @@ fn collapse(mut lines: Vec<Line<'static>>, expanded: bool) -> Vec<Line<'static>>
     lines
 }
 
-fn mark_line(mark: &Mark, plan: bool) -> Line<'static> {
+/// What a tool call's approval asks of the human.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Asks {
+    Approval,
+    Plan,
+    Answer,
+}
+
+fn mark_line(mark: &Mark, asks: Asks) -> Line<'static> {
     let (text, color) = match mark.status {
-        ApprovalStatus::Pending if plan => (
-            "⏳ plan waiting: a approve · A approve + accept edits · d keep planning".to_owned(),
-            Color::Yellow,
-        ),
         ApprovalStatus::Pending => (
-            "⏳ waiting for approval (a approves, d denies)".to_owned(),
+            match asks {
+                Asks::Plan => {
+                    "⏳ plan waiting: a approve · A approve + accept edits · d keep planning"
+                }
+                Asks::Answer => "⏳ waiting for your answer (a answers)",
+                Asks::Approval => "⏳ waiting for approval (a approves, d denies)",
+            }
+            .to_owned(),
             Color::Yellow,
         ),
         ApprovalStatus::Approved => ("✓ approved".to_owned(), Color::Green),

@@ -577,3 +577,44 @@ fn the_help_scrolls_to_every_binding_on_a_small_screen() {
     keys(&mut state, "q");
     assert!(!screen(&state, false).contains("Keys (? or Esc closes)"));
 }
+
+/// A question asked with Claude Code's `AskUserQuestion` reads as its question and choices,
+/// not as the tool's raw input, and says how to answer it; `a` opens the answer box.
+#[test]
+fn a_question_tool_call_shows_its_question_and_choices() {
+    let mut state = with_conversation(80, 24);
+    let input = json!({"questions": [{
+        "question": "What colour should the button be?", "header": "Colour",
+        "options": [{"label": "Blue", "description": "like the sky"}, {"label": "Red"}],
+        "multiSelect": false,
+    }]});
+    update(
+        &mut state,
+        stored(event(
+            7,
+            "s-wait",
+            json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
+                "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()}),
+        )),
+    );
+    let mut asked = question("q1", "s-wait", "What colour should the button be?");
+    asked.tool_use_id = Some("tool-q1".into());
+    update(&mut state, Msg::Approvals(vec![asked]));
+    update(&mut state, key(KeyCode::Char('G')));
+    let shown = screen(&state, false);
+    for line in [
+        "  ? What colour should the button be?",
+        "    · Blue — like the sky",
+        "    · Red\n",
+        "waiting for your answer (a answers)",
+    ] {
+        assert!(shown.contains(line), "{line:?} in\n{shown}");
+    }
+    assert!(!shown.contains("\"questions\""), "{shown}");
+    keys(&mut state, "a");
+    let boxed = screen(&state, false);
+    assert!(
+        boxed.contains("Answer: What colour should the button be?"),
+        "{boxed}"
+    );
+}

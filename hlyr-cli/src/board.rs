@@ -160,7 +160,7 @@ pub fn waits_for(approval: &Approval) -> String {
             let detail = match ToolInput::of(name, &input) {
                 ToolInput::Bash { command, .. } => Some(first_line(&command)),
                 ToolInput::Write { path, .. } | ToolInput::Edit { path, .. } => Some(path),
-                ToolInput::Other(_) => None,
+                ToolInput::Questions(_) | ToolInput::Other(_) => None,
             };
             let name = clean(name);
             match detail {

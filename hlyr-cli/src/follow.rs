@@ -15,7 +15,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEvent, ConversationEventType, SessionState, SessionStatus,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
+    SessionStatus,
 };
 use hld_client::view::usage::limit_text;
 use hld_client::{Client, FollowItem};
@@ -123,6 +124,9 @@ struct Follower<'a> {
     /// A question's tool call, held back while live: the question's approval, which comes
     /// next, asks it (with its id). Anything else that comes first lets it be printed.
     question: Option<ConversationEvent>,
+    /// The choices of the questions taken in, by tool use id: printed under the approval
+    /// that asks them.
+    choices: HashMap<String, String>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
     /// The session ended (or its turn did): what is printed now is no longer news, and
@@ -175,7 +179,14 @@ impl Follower<'_> {
             Update::Approval(approval) if !self.out.is_json() => {
                 let call_printed =
                     (approval.tool_use_id.as_ref()).is_some_and(|call| self.calls.contains(call));
-                transcript::approval_text(approval, !call_printed)
+                let text = transcript::approval_text(approval, !call_printed);
+                let choices = (approval.tool_use_id.as_ref())
+                    .filter(|_| approval.kind == ApprovalType::HumanContact)
+                    .and_then(|call| self.choices.remove(call));
+                match choices {
+                    Some(choices) => format!("{text}\n{choices}"),
+                    None => text,
+                }
             }
             _ => self.out.render(update)?,
         };
@@ -318,6 +329,9 @@ impl Follower<'_> {
         };
         let early = call.as_ref().and_then(|id| self.early.remove(id));
         let question = transcript::question(&event).is_some();
+        if let (Some(call), Some(choices)) = (&call, transcript::choices(&event)) {
+            self.choices.insert(call.clone(), choices);
+        }
         if question && early.is_some() {
             // Asked before its tool call was stored: the approval asks it, once.
         } else if question && !self.ended {

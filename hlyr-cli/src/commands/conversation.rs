@@ -5,7 +5,7 @@
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ConversationEventType, GetConversationParams,
+    Approval, ApprovalStatus, ApprovalType, ConversationEventType, GetConversationParams,
 };
 
 use crate::complete;
@@ -42,12 +42,14 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             ConversationEventType::ToolCall => event.approval_id.clone(),
             _ => None,
         };
-        // A question with its approval is told once, by the approval (which names it).
+        // A question with its approval is told once, by the approval (which names it), with
+        // the choices its tool call offered.
+        let choices = transcript::choices(&event);
         if approval_id.is_none() || transcript::question(&event).is_none() {
             ctx.out.print(&Update::Event(event))?;
         }
         if let Some(id) = approval_id {
-            print_approval(ctx, &client.get_approval(&id).await?)?;
+            print_approval(ctx, &client.get_approval(&id).await?, choices)?;
         }
     }
     Ok(Exit::Ok)
@@ -55,11 +57,18 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 
 /// An approval below its tool call, and its outcome once there is one, in the words a
 /// followed session uses.
-fn print_approval(ctx: &Context, approval: &Approval) -> Result<(), CliError> {
+fn print_approval(
+    ctx: &Context,
+    approval: &Approval,
+    choices: Option<String>,
+) -> Result<(), CliError> {
     if ctx.out.is_json() {
         ctx.out.print(&Update::Approval(approval.clone()))?;
     } else {
         ctx.out.line(&transcript::approval_text(approval, false))?;
+        if let (Some(choices), ApprovalType::HumanContact) = (choices, approval.kind) {
+            ctx.out.line(&choices)?;
+        }
     }
     if approval.status != ApprovalStatus::Pending {
         ctx.out.print(&Update::Decision {

@@ -9,7 +9,7 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::usage::limit_text;
-use hld_client::view::{clean, count};
+use hld_client::view::{clean, count, ToolInput};
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
@@ -143,19 +143,41 @@ fn message_text(message: &QueuedMessage) -> String {
     }
 }
 
-/// The tool a session calls to ask the human a question (the daemon's approvals server).
-const CONTACT_HUMAN: &str = "mcp__approvals__contact_human";
-
-/// The question a tool call asks the human, if it is one: shown as the question, not as the
-/// tool's raw input.
-pub fn question(event: &ConversationEvent) -> Option<String> {
-    if event.event_type != ConversationEventType::ToolCall
-        || event.tool_name.as_deref() != Some(CONTACT_HUMAN)
-    {
+/// A tool call's input, if it is one that a view reads (a question, here).
+fn tool_input(event: &ConversationEvent) -> Option<ToolInput> {
+    if event.event_type != ConversationEventType::ToolCall {
         return None;
     }
     let input: serde_json::Value = serde_json::from_str(event.tool_input_json.as_deref()?).ok()?;
-    Some(input.get("message")?.as_str()?.to_owned())
+    Some(ToolInput::of(event.tool_name.as_deref()?, &input))
+}
+
+/// The question a tool call asks the human, if it is one (`AskUserQuestion`,
+/// `contact_human`): shown as the question, not as the tool's raw input. It reads as the
+/// message of the approval that asks it.
+pub fn question(event: &ConversationEvent) -> Option<String> {
+    tool_input(event)?.question_text()
+}
+
+/// The choices a question's tool call offers, a line each under the question; `None`
+/// without any.
+pub fn choices(event: &ConversationEvent) -> Option<String> {
+    let Some(ToolInput::Questions(questions)) = tool_input(event) else {
+        return None;
+    };
+    let lines: Vec<String> = questions
+        .iter()
+        .flat_map(|q| &q.choices)
+        .map(|(label, meaning)| match meaning {
+            Some(meaning) => format!(
+                "  · {} {}",
+                paint(BOLD, label),
+                paint(DIM, format!("— {meaning}"))
+            ),
+            None => format!("  · {}", paint(BOLD, label)),
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 fn event_text(event: &ConversationEvent) -> String {
@@ -166,11 +188,17 @@ fn event_text(event: &ConversationEvent) -> String {
             Some("assistant") => content.into_owned(),
             _ => paint(DIM, format!("system: {content}")),
         },
-        ConversationEventType::ToolCall if question(event).is_some() => format!(
-            "{} {}",
-            paint(MAGENTA, "? question:"),
-            hang(&question(event).unwrap_or_default(), 2)
-        ),
+        ConversationEventType::ToolCall if question(event).is_some() => {
+            let asked = format!(
+                "{} {}",
+                paint(MAGENTA, "? question:"),
+                hang(&question(event).unwrap_or_default(), 2)
+            );
+            match choices(event) {
+                Some(choices) => format!("{asked}\n{choices}"),
+                None => asked,
+            }
+        }
         ConversationEventType::ToolCall => {
             let name = event.tool_name.as_deref().unwrap_or("tool");
             let view = View::of_json_text(name, event.tool_input_json.as_deref().unwrap_or("null"));

@@ -84,6 +84,8 @@ impl View {
                     whole: false,
                 }
             }
+            // Asked by its approval, which the transcript shows instead.
+            ToolInput::Questions(_) => json(input),
             ToolInput::Other(input) => json(&input),
         }
     }

@@ -97,6 +97,46 @@ fn question_in_a_pipe(d: &TestDaemon, wd: &str, query: &str) {
     assert!(!again.stdout.contains("contact_human"), "{}", again.stdout);
 }
 
+/// Without the approvals server (no API key), the agent asks with Claude Code's own
+/// `AskUserQuestion` over the control channel: hlyr shows the question and its choices, not
+/// the tool's raw input, takes the answer given elsewhere, and `hlyr conversation` tells it
+/// the same way.
+#[test]
+fn a_question_asked_over_the_control_channel_shows_its_choices() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let wd = workdir(&d);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &wd, "scenario:ask"]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("? question", 1);
+    let question = pending(&d, &session_in(&follower.stdout()));
+    let short = &question[..14];
+    hlyr(&d, &["respond", short, "--comment", "Blue"]).assert_code(0);
+    assert_eq!(
+        wait_decided(&d, &question).status,
+        ApprovalStatus::Responded
+    );
+    let run = follower.finish();
+    run.assert_code(0);
+    let asked = format!(
+        "I need to ask a human about this.\n? question {short}: What colour should the button \
+         be?\n  · Blue — like the sky\n  · Red — like a cherry\n✓ answered {short}: Blue\n"
+    );
+    assert!(run.stdout.contains(&asked), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("The human answered: Blue"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("\"questions\""), "{}", run.stdout);
+    let again = hlyr(&d, &["conversation", &session_in(&run.stdout)]);
+    assert!(
+        again.assert_code(0).stdout.contains(&asked),
+        "{}",
+        again.stdout
+    );
+}
+
 /// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
 fn slow_to_stop() -> TestDaemon {
     let options = DaemonOptions {

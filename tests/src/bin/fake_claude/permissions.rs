@@ -51,9 +51,13 @@ impl Policy {
             return Verdict::Deny(format!("Permission to use {name} has been denied."));
         }
         let is_edit = matches!(name, "Write" | "Edit" | "MultiEdit" | "NotebookEdit");
-        // A plan is always shown to the user: `ExitPlanMode` asks (claude-code.md §3.4).
+        // A plan is always shown to the user: `ExitPlanMode` asks (claude-code.md §3.4), and
+        // so does a question (`AskUserQuestion`), whose answer comes with the permission.
         let needs_permission = is_edit
-            || matches!(name, "Bash" | "WebFetch" | "ExitPlanMode")
+            || matches!(
+                name,
+                "Bash" | "WebFetch" | "ExitPlanMode" | "AskUserQuestion"
+            )
             || name.starts_with("mcp__");
         if !needs_permission
             || self.bypass

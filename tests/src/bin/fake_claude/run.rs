@@ -257,6 +257,11 @@ impl Run {
         &self.session.cwd
     }
 
+    /// Whether MCP server `server` offers `tool`.
+    pub fn offers(&self, server: &str, tool: &str) -> bool {
+        self.mcp.has_tool(server, tool)
+    }
+
     /// The answer to the prompt, mentioning the loaded history on a resumed conversation.
     pub fn greeting(&self) -> String {
         let prompt = &self.session.prompt;

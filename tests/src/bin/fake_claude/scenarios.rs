@@ -44,7 +44,8 @@ pub enum Scenario {
         delay: Duration,
         first: u64,
     },
-    /// The model calls `mcp__approvals__contact_human`; the fake asks that MCP server.
+    /// The model asks the human: with `mcp__approvals__contact_human` when the approvals MCP
+    /// server offers it, else with the CLI's own `AskUserQuestion` (over the control channel).
     Ask,
     /// `ask`, but its text and tool_use lines follow only once the daemon lists the question.
     QuestionFirst,
@@ -478,13 +479,26 @@ fn list_files(run: &mut Run) -> Result<(), Stop> {
     }
 }
 
-/// `ask`: an MCP tool call answered by the `approvals` server; `first` holds its lines back
+/// `ask`: `contact_human` answered by the `approvals` MCP server when it is there, else the
+/// CLI's `AskUserQuestion`, whose answer comes in its input; `first` holds the lines back
 /// until the daemon lists the question.
 fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
     run.start_turn()?;
     let said = "I need to ask a human about this.";
-    let tool = "mcp__approvals__contact_human";
-    let input = json!({"message": "What colour should the button be?"});
+    let question = "What colour should the button be?";
+    let (tool, input) = if run.offers("approvals", "contact_human") {
+        (
+            "mcp__approvals__contact_human",
+            json!({"message": question}),
+        )
+    } else {
+        let options = [("Blue", "like the sky"), ("Red", "like a cherry")]
+            .map(|(label, description)| json!({"label": label, "description": description}));
+        let questions = json!([{
+            "question": question, "header": "Colour", "options": options, "multiSelect": false
+        }]);
+        ("AskUserQuestion", json!({ "questions": questions }))
+    };
     let report = if first {
         run.tool_use_asked_first(Some(said), tool, input)?
     } else {
@@ -493,11 +507,11 @@ fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
         run.use_tool(&call)?
     };
     run.start_turn()?;
-    if report.ok {
-        run.say(&format!("The human answered: {}", report.text))
-    } else {
-        run.say(&format!("I couldn't reach a human: {}", report.text))
+    if !report.ok {
+        return run.say(&format!("I couldn't reach a human: {}", report.text));
     }
+    let answer = crate::tools::answer_in(&report.text).unwrap_or(&report.text);
+    run.say(&format!("The human answered: {answer}"))
 }
 
 /// A numeric knob from the environment, `default` when unset.

@@ -62,6 +62,36 @@ impl ToolOutput {
     }
 }
 
+/// The start of `AskUserQuestion`'s result, before the answers.
+const ANSWERED: &str = "User has answered your questions: ";
+
+/// `AskUserQuestion`: the `answers` (question → answer) the permission step put in its input,
+/// as the CLI words them for the model.
+pub fn answered(input: &Value) -> ToolOutput {
+    let answers = input["answers"].as_object().filter(|a| !a.is_empty());
+    let Some(answers) = answers else {
+        return ToolOutput::error("<tool_use_error>The user did not answer</tool_use_error>");
+    };
+    let pairs: Vec<String> = answers
+        .iter()
+        .map(|(q, a)| format!("{}={}", Value::from(q.as_str()), a))
+        .collect();
+    ToolOutput {
+        content: Value::String(format!(
+            "{ANSWERED}{}. You can now continue with the user's answers in mind.",
+            pairs.join(", ")
+        )),
+        is_error: None,
+        tool_use_result: json!({"questions": input["questions"], "answers": answers}),
+    }
+}
+
+/// The first answer an [`answered`] result gives: `blue` from `…"Colour?"="blue". …`.
+pub fn answer_in(text: &str) -> Option<&str> {
+    let (_, answer) = text.strip_prefix(ANSWERED)?.split_once("\"=\"")?;
+    answer.split('"').next()
+}
+
 /// `tool_use_result` of Write.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -163,6 +163,7 @@ impl Run {
             "Bash" => tools::bash(cwd, &input, &self.signals).map_err(stop)?,
             "Glob" => tools::glob(cwd),
             "ExitPlanMode" => return self.exit_plan_mode(&input),
+            "AskUserQuestion" => tools::answered(&input),
             name => match mcp_tool_name(name) {
                 Some((server, tool)) => {
                     let daemon = self.mcp.env(server).and_then(daemon::Peer::from_env);
