@@ -59,8 +59,10 @@ impl Policy {
                 "Bash" | "WebFetch" | "ExitPlanMode" | "AskUserQuestion"
             )
             || name.starts_with("mcp__");
+        // A question needs its answer from the human, bypass or not.
+        let question = name == "AskUserQuestion";
         if !needs_permission
-            || self.bypass
+            || (self.bypass && !question)
             || (is_edit && self.accept_edits)
             || self.allowed.iter().any(|rule| rule.matches(name, input))
         {
