@@ -128,7 +128,7 @@ pub enum Msg {
         table: UsageTable,
         result: Result<GetUsageResult, String>,
     },
-    /// A session was launched: open it.
+    /// A session was launched: open it (which tells it was).
     Opened(String),
     /// A command finished; `text` says what happened.
     Done(String),
@@ -573,7 +573,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             Vec::new()
         }
         Msg::Opened(session_id) => {
-            state.list.search = None;
+            (state.list.search, state.flash) = (None, None);
             open(state, &session_id)
         }
         Msg::Done(text) => {

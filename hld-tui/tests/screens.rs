@@ -519,6 +519,15 @@ fn launching_from_the_form_sends_the_fields() {
     };
     assert_eq!(params.auto_accept_edits, Some(true));
     assert_eq!(params.no_approvals, None);
+    // Until the daemon answers, the footer says it is launching; the session opened then
+    // tells that it was.
+    assert!(screen(&state, false).contains("launching…"));
+    let opened = update(&mut state, Msg::Opened("s-run".into()));
+    assert!(
+        opened.contains(&Command::LoadConversation("s-run".into())),
+        "{opened:?}"
+    );
+    assert!(!screen(&state, false).contains("launching…"));
 }
 
 #[test]
