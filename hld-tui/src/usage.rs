@@ -155,7 +155,7 @@ fn daily_chart(
     };
     let total = format!(" last {USAGE_DAYS} days: {} ", totals_text(&result.total));
     let block = Block::bordered()
-        .title(format!(" Cost per day, US${on} · {range} "))
+        .title(format!(" Cost per day, US$ · {range}{on} "))
         .title_bottom(total);
     let chart = BarChart::default()
         .block(block)

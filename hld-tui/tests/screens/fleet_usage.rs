@@ -136,10 +136,9 @@ fn the_fleets_usage_view_opens_on_all_daemons_summed_and_ctrl_o_shows_each_then_
         shown.contains(&format!("By model, all time {all}")),
         "{shown}"
     );
-    assert!(
-        shown.contains(&format!("Cost per day, US$ {all}")),
-        "{shown}"
-    );
+    // The days shown first, then whose they are.
+    let title = line_of(&shown, "Cost per day, US$ · ");
+    assert!(title.contains(&format!(" {all}")), "{shown}");
     assert!(!shown.contains("not counted"), "{shown}");
     // Each model's row summed over the daemons that have it, highest cost first.
     let k3 = "3.0k";
@@ -210,10 +209,9 @@ fn a_daemon_down_or_without_usage_is_named_not_counted_and_one_answering_later_a
         shown.contains(&format!("By model, all time {some}")),
         "{shown}"
     );
-    assert!(
-        shown.contains(&format!("Cost per day, US$ {some}")),
-        "{shown}"
-    );
+    // The days shown first, then whose they are.
+    let title = line_of(&shown, "Cost per day, US$ · ");
+    assert!(title.contains(&format!(" {some}")), "{shown}");
     assert!(line_of(&shown, "total").contains("$1.25"), "{shown}");
 
     // The box back: its figures load and are added.
