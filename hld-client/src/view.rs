@@ -1,7 +1,7 @@
 //! What the front ends (`hlyr`, `hld-tui`) show of the daemon's data, without I/O or styles:
 //! [`clean`] makes any string from the daemon safe for a terminal, and [`ToolInput`] is a tool
-//! call's input as Claude Code shows it (Bash's command, Write's content, an edit's [`diff`]),
-//! every string in it cleaned.
+//! call's input as Claude Code shows it (Bash's command, Write's content, an edit's [`diff`], a
+//! question and its choices), every string in it cleaned.
 //!
 //! An agent's output is untrusted: an escape sequence in it could move the cursor, rewrite the
 //! screen or set the window title. Every string from the daemon passes through [`clean`]
