@@ -5,6 +5,7 @@
 use hld_client::protocol::{
     GetUsage, GetUsageParams, GetUsageResult, LaunchSessionParams, UsageGroupBy, UsageTotals,
 };
+use hld_client::view::count;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::contexts::wss_daemon;
@@ -34,8 +35,10 @@ fn by_model(d: &TestDaemon) -> GetUsageResult {
 /// The chart's total line for `total`.
 fn total_line(total: &UsageTotals) -> String {
     format!(
-        "last 30 days: ${:.2} · {} turns · {} sessions",
-        total.cost_usd, total.turns, total.sessions
+        "last 30 days: ${:.2} · {} · {}",
+        total.cost_usd,
+        count(total.turns, "turn"),
+        count(total.sessions, "session")
     )
 }
 

@@ -28,7 +28,7 @@ fn the_usage_view_shows_what_the_turns_cost_and_follows_new_ones() {
     one_turn(&d, &work);
     let mut tui = tui_on(&d);
     tui.send("U");
-    let one = format!("last 30 days: ${TURN_COST:.2} · 1 turns · 1 sessions");
+    let one = format!("last 30 days: ${TURN_COST:.2} · 1 turn · 1 session");
     // Both tables load at once, each answer as it comes.
     let screen = tui.wait_until("the day's total and the models", WAIT, |screen| {
         screen.contains(&one) && screen.contains("By model, all time")
