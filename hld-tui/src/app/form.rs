@@ -32,7 +32,7 @@ pub enum ApprovalMode {
     AutoAcceptEdits,
     /// Plan mode: the plan asks first, then each call as in `Ask`.
     Plan,
-    /// Nothing asks: no approvals server.
+    /// Nobody is asked (no approvals server): Claude Code refuses what needs permission.
     Off,
 }
 
@@ -50,7 +50,7 @@ impl ApprovalMode {
             ApprovalMode::Ask => "ask here (hld approvals)",
             ApprovalMode::AutoAcceptEdits => "auto-accept edits, ask the rest",
             ApprovalMode::Plan => "plan mode: approve a plan first, then ask",
-            ApprovalMode::Off => "none: tools run unasked",
+            ApprovalMode::Off => "none: a call that needs permission is refused",
         }
     }
 

@@ -30,7 +30,8 @@ pub struct Args {
     /// The session's working directory [default: the current directory].
     #[arg(short = 'w', long, value_name = "DIR")]
     working_dir: Option<PathBuf>,
-    /// Let Claude use tools without asking a human.
+    /// Ask no human: Claude Code then refuses the tool calls that need permission (edits,
+    /// Bash…) unless --allowed-tools names them.
     #[arg(long)]
     no_approvals: bool,
     #[command(flatten)]
