@@ -70,12 +70,14 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
         }) => {
             let approval = state.approvals.iter().find(|a| &a.id == approval_id);
             let title = match (kind, approval) {
-                (ApprovalType::HumanContact, Some(a)) => {
-                    format!(
-                        " Answer: {} ",
-                        first_line(a.message.as_deref().unwrap_or(""))
-                    )
-                }
+                // Several questions are answered a line each.
+                (ApprovalType::HumanContact, Some(a)) => match a.message.as_deref() {
+                    Some(m) if m.lines().count() > 1 => {
+                        let asked: Vec<String> = m.lines().map(first_line).collect();
+                        format!(" Answer, a line each: {} ", asked.join(" · "))
+                    }
+                    m => format!(" Answer: {} ", first_line(m.unwrap_or(""))),
+                },
                 (ApprovalType::HumanContact, None) => " Answer ".to_owned(),
                 (_, Some(a)) if a.function_name.as_deref() == Some(PLAN_TOOL) => {
                     " Keep planning: what should change? ".to_owned()
@@ -89,7 +91,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             };
             // The hint stays below the text while one types.
             let hint = match kind {
-                ApprovalType::HumanContact => " Enter sends · Esc cancels ",
+                ApprovalType::HumanContact => " Alt+Enter new line · Enter sends · Esc cancels ",
                 _ => " Why not? Optional · Enter denies · Esc cancels ",
             };
             let area = centered(area, 70, 6);

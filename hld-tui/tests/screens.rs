@@ -1,7 +1,7 @@
 //! Whole screens through ratatui's `TestBackend` (insta snapshots at 80×24 and 120×40), and
 //! `update`'s behaviour fed scripted keys and daemon events, with no terminal or daemon.
 
-use crossterm::event::KeyCode;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hld_client::protocol::{ApprovalStatus, ApprovalType, Event};
 use hld_tui::app::{update, Command, Link, Msg, Screen, State, DEFAULT_DENIAL};
 use ratatui::backend::TestBackend;
@@ -268,6 +268,32 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
     };
     assert_eq!(params.comment.as_deref(), Some("use a branch"));
     assert!(state.approvals.is_empty());
+}
+
+/// Several questions at once (one `AskUserQuestion`) are answered a line each: the box says
+/// so and names them, and Alt+Enter starts the next line.
+#[test]
+fn several_questions_are_answered_a_line_each() {
+    let mut state = loaded(80, 24);
+    let asked = question("q1", "s-run", "Colour?\nSize?");
+    update(&mut state, Msg::Approvals(vec![asked]));
+    keys(&mut state, "2");
+    update(&mut state, key(KeyCode::Enter));
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("Answer, a line each: Colour? · Size?"),
+        "{shown}"
+    );
+    assert!(shown.contains("Alt+Enter new line"), "{shown}");
+    keys(&mut state, "Blue");
+    let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
+    assert!(update(&mut state, Msg::Key(alt_enter)).is_empty());
+    keys(&mut state, "Large");
+    let commands = update(&mut state, key(KeyCode::Enter));
+    let [Command::Decide(params)] = commands.as_slice() else {
+        panic!("{commands:?}")
+    };
+    assert_eq!(params.comment.as_deref(), Some("Blue\nLarge"));
 }
 
 #[test]

@@ -204,15 +204,27 @@ pub fn questions(input: &Value) -> String {
     }
 }
 
-/// An `AskUserQuestion` input with the human's `answer` to each of its questions.
+/// An `AskUserQuestion` input with the human's `answer`: with several questions and as many
+/// non-empty lines in the answer, a line each, in order; else the whole answer to each.
 pub fn answered(input: &Value, answer: &str) -> Value {
     let mut answered = input.clone();
-    let answers: serde_json::Map<String, Value> = input["questions"]
+    let asked: Vec<&str> = input["questions"]
         .as_array()
         .into_iter()
         .flatten()
         .filter_map(|q| q["question"].as_str())
-        .map(|q| (q.to_owned(), Value::String(answer.to_owned())))
+        .collect();
+    let lines: Vec<&str> = answer
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let each = |i: usize| match asked.len() {
+        n if n > 1 && lines.len() == n => lines[i],
+        _ => answer,
+    };
+    let answers: serde_json::Map<String, Value> = (asked.iter().enumerate())
+        .map(|(i, q)| ((*q).to_owned(), Value::String(each(i).to_owned())))
         .collect();
     if let Value::Object(fields) = &mut answered {
         fields.insert("answers".to_owned(), Value::Object(answers));
@@ -298,8 +310,18 @@ mod tests {
     fn questions_are_answered_in_the_input() {
         let input = json!({"questions": [{"question": "Which colour?"}, {"question": "Size?"}]});
         assert_eq!(questions(&input), "Which colour?\nSize?");
-        let answered = answered(&input, "Blue");
-        assert_eq!(answered["answers"]["Size?"], "Blue");
-        assert_eq!(answered["questions"], input["questions"]);
+        let alike = answered(&input, "Blue");
+        assert_eq!(alike["answers"]["Size?"], "Blue");
+        assert_eq!(alike["questions"], input["questions"]);
+        // A line per question answers each in turn; any other count answers all alike.
+        let each = answered(&input, "Blue\n\n Large \n");
+        assert_eq!(
+            each["answers"],
+            json!({"Which colour?": "Blue", "Size?": "Large"})
+        );
+        let three = "Blue\nLarge\nNow";
+        assert_eq!(answered(&input, three)["answers"]["Size?"], three);
+        let one = json!({"questions": [{"question": "Why?"}]});
+        assert_eq!(answered(&one, "a\nb")["answers"]["Why?"], "a\nb");
     }
 }

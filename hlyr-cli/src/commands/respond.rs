@@ -11,7 +11,7 @@ pub struct Args {
     /// The question (a unique prefix is enough).
     #[arg(value_name = "CALL_ID", add = ArgValueCompleter::new(complete::approvals))]
     call_id: String,
-    /// The answer.
+    /// The answer; to several questions asked at once, a line each.
     #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
     comment: String,
 }

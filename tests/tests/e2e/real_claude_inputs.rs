@@ -1,17 +1,20 @@
-//! Images, `suggestFiles` and `/compact` with the real `claude` CLI (2.1.197) and the
-//! Messages API stand-in: what reaches the API, what the CLI answers, what is stored.
+//! Images, `suggestFiles`, `/compact` and several questions at once with the real `claude`
+//! CLI (2.1.197) and the Messages API stand-in: what reaches the API, what the CLI answers,
+//! what is stored.
 
 use base64::Engine;
 use hld_client::protocol::{
     ConversationEventType, LaunchSessionParams, SendMessage, SendMessageParams, SessionStatus,
 };
-use hld_e2e::anthropic::{AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
+use hld_e2e::anthropic::{self, AnthropicStandIn, Reply, INPUT_TOKENS, OUTPUT_TOKENS};
 use hld_e2e::images::{red_png, RED_PNG};
 use hld_e2e::{launch_params, wait_for, TestDaemon, WAIT};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::inputs::{project, send_images, suggest, user_texts, wait_reply};
-use crate::real_claude::{message_texts, options, workdir};
+use crate::real_claude::{
+    daemon, decide, message_texts, options, recorded, wait_pending_approval, workdir,
+};
 
 /// The content blocks of the last user message of an API request.
 fn last_user_blocks(request: &Value) -> Vec<Value> {
@@ -186,4 +189,47 @@ fn compact_stores_its_boundary() {
         "{texts}"
     );
     d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+}
+
+/// Two questions in one `AskUserQuestion`, answered a line each: each answer reaches the
+/// model as the answer to its own question.
+#[test]
+fn two_questions_answered_a_line_each_reach_the_model_each_with_its_answer() {
+    let question = |q: &str, a: &str, b: &str| {
+        json!({"question": q, "header": q, "multiSelect": false,
+            "options": [{"label": a, "description": a}, {"label": b, "description": b}]})
+    };
+    let questions = json!([
+        question("Which colour?", "Blue", "Red"),
+        question("Which size?", "Small", "Large"),
+    ]);
+    let api = AnthropicStandIn::start(move |request| {
+        if anthropic::tool_results(request).is_empty() {
+            Reply::tool_use(
+                "Two questions.",
+                "toolu_01StandInAskTwice00001",
+                "AskUserQuestion",
+                json!({"questions": questions}),
+            )
+        } else {
+            Reply::text("Noted.")
+        }
+    });
+    let d = daemon(Some(&api));
+    let id = d.launch(launch_params("Pick a colour and a size", workdir(&d)));
+    let approval = wait_pending_approval(&d, &id);
+    let asked = approval.human_contact.as_ref().unwrap().spec.msg.clone();
+    assert_eq!(asked, "Which colour?\nWhich size?");
+    let answer = Some("Red\nLarge");
+    assert_eq!(decide(&d, &approval, "respond", answer), recorded());
+    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
+    let turns = api.wait_model_turns(2);
+    let results = anthropic::tool_results(&turns[1]);
+    let content = results[0]["content"].to_string();
+    for pair in [
+        r#"\"Which colour?\"=\"Red\""#,
+        r#"\"Which size?\"=\"Large\""#,
+    ] {
+        assert!(content.contains(pair), "{pair} in {content}");
+    }
 }
