@@ -70,13 +70,15 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
         }) => {
             let approval = state.approvals.iter().find(|a| &a.id == approval_id);
             let title = match (kind, approval) {
-                // Several questions are answered a line each.
-                (ApprovalType::HumanContact, Some(a)) => match a.message.as_deref() {
-                    Some(m) if m.lines().count() > 1 => {
-                        let asked: Vec<String> = m.lines().map(first_line).collect();
-                        format!(" Answer, a line each: {} ", asked.join(" · "))
+                // Several questions at once are answered a line each.
+                (ApprovalType::HumanContact, Some(a)) => match state.asked_together(a) {
+                    several if several.len() > 1 => {
+                        format!(" Answer, a line each: {} ", several.join(" · "))
                     }
-                    m => format!(" Answer: {} ", first_line(m.unwrap_or(""))),
+                    _ => format!(
+                        " Answer: {} ",
+                        first_line(a.message.as_deref().unwrap_or(""))
+                    ),
                 },
                 (ApprovalType::HumanContact, None) => " Answer ".to_owned(),
                 (_, Some(a)) if a.function_name.as_deref() == Some(PLAN_TOOL) => {

@@ -271,14 +271,27 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
 }
 
 /// Several questions at once (one `AskUserQuestion`) are answered a line each: the box says
-/// so and names them, and Alt+Enter starts the next line.
+/// so and names them, and Alt+Enter starts the next line. A question of several lines that
+/// is one question is answered as one.
 #[test]
 fn several_questions_are_answered_a_line_each() {
-    let mut state = loaded(80, 24);
-    let asked = question("q1", "s-run", "Colour?\nSize?");
-    update(&mut state, Msg::Approvals(vec![asked]));
-    keys(&mut state, "2");
-    update(&mut state, key(KeyCode::Enter));
+    let mut state = with_conversation(80, 24);
+    let input = json!({"questions": [{"question": "Colour?"}, {"question": "Size?"}]});
+    update(
+        &mut state,
+        stored(event(
+            7,
+            "s-wait",
+            json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
+                "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()}),
+        )),
+    );
+    let mut asked = question("q1", "s-wait", "Colour?\nSize?");
+    asked.tool_use_id = Some("tool-q1".into());
+    let mut one = question("q2", "s-wait", "Done with X.\nShall I do Y?");
+    one.tool_use_id = Some("tool-q2".into());
+    update(&mut state, Msg::Approvals(vec![asked, one]));
+    keys(&mut state, "a");
     let shown = screen(&state, false);
     assert!(
         shown.contains("Answer, a line each: Colour? · Size?"),
@@ -294,6 +307,10 @@ fn several_questions_are_answered_a_line_each() {
         panic!("{commands:?}")
     };
     assert_eq!(params.comment.as_deref(), Some("Blue\nLarge"));
+    keys(&mut state, "a");
+    let shown = screen(&state, false);
+    assert!(shown.contains("Answer: Done with X."), "{shown}");
+    assert!(!shown.contains("a line each"), "{shown}");
 }
 
 #[test]

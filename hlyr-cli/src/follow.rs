@@ -124,9 +124,9 @@ struct Follower<'a> {
     /// A question's tool call, held back while live: the question's approval, which comes
     /// next, asks it (with its id). Anything else that comes first lets it be printed.
     question: Option<ConversationEvent>,
-    /// The choices of the questions taken in, by tool use id: printed under the approval
-    /// that asks them.
-    choices: HashMap<String, String>,
+    /// What the questions taken in ask, with their choices, by tool use id: the approval
+    /// that asks them shows it.
+    asked: HashMap<String, String>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
     /// The session ended (or its turn did): what is printed now is no longer news, and
@@ -179,13 +179,12 @@ impl Follower<'_> {
             Update::Approval(approval) if !self.out.is_json() => {
                 let call_printed =
                     (approval.tool_use_id.as_ref()).is_some_and(|call| self.calls.contains(call));
-                let text = transcript::approval_text(approval, !call_printed);
-                let choices = (approval.tool_use_id.as_ref())
+                let asked = (approval.tool_use_id.as_ref())
                     .filter(|_| approval.kind == ApprovalType::HumanContact)
-                    .and_then(|call| self.choices.remove(call));
-                match choices {
-                    Some(choices) => format!("{text}\n{choices}"),
-                    None => text,
+                    .and_then(|call| self.asked.remove(call));
+                match asked {
+                    Some(asked) => transcript::question_text(approval, Some(&asked)),
+                    None => transcript::approval_text(approval, !call_printed),
                 }
             }
             _ => self.out.render(update)?,
@@ -329,8 +328,11 @@ impl Follower<'_> {
         };
         let early = call.as_ref().and_then(|id| self.early.remove(id));
         let question = transcript::question(&event).is_some();
-        if let (Some(call), Some(choices)) = (&call, transcript::choices(&event)) {
-            self.choices.insert(call.clone(), choices);
+        if let (Some(call), Some(asked)) = (&call, transcript::asked(&event)) {
+            self.asked.insert(call.clone(), asked);
+        }
+        if let (Some(call), Some(prompter)) = (&call, self.prompter.as_mut()) {
+            prompter.several(call, transcript::questions(&event));
         }
         if question && early.is_some() {
             // Asked before its tool call was stored: the approval asks it, once.

@@ -11,7 +11,7 @@
 //! [`Prompter::interrupt`] (ends the prompt's line) and [`Prompter::resume`] (asks again
 //! below it).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::Write;
 
 use hld_client::protocol::{Approval, ApprovalType};
@@ -42,8 +42,9 @@ enum Stage {
     Choose,
     /// The reason for a denial, typed so far.
     DenyReason(String),
-    /// The answer to a question, typed so far.
-    Answer(String),
+    /// The answer to a question, typed so far; with several questions at once, the answers
+    /// to those before it.
+    Answer(String, Vec<String>),
 }
 
 /// A decision made on the terminal.
@@ -73,6 +74,9 @@ pub struct Prompter {
     closed: bool,
     /// The context of the daemon the approvals asked are from (`None`: the one in use).
     context: Option<String>,
+    /// The questions of an approval that asks several at once (one `AskUserQuestion`), by
+    /// the tool use id it gates: each is answered in turn.
+    several: HashMap<String, Vec<String>>,
 }
 
 impl Prompter {
@@ -86,6 +90,7 @@ impl Prompter {
             asked: false,
             closed: false,
             context: None,
+            several: HashMap::new(),
         })
     }
 
@@ -119,6 +124,19 @@ impl Prompter {
     /// The context of the daemon the approvals asked are from (`None`: the one in use).
     pub fn context(&self) -> Option<&str> {
         self.context.as_deref()
+    }
+
+    /// Takes in that the approval gating tool use `call` asks `questions` at once.
+    pub fn several(&mut self, call: &str, questions: Vec<String>) {
+        if questions.len() > 1 {
+            self.several.insert(call.to_owned(), questions);
+        }
+    }
+
+    /// The questions `approval` asks, when it asks several at once.
+    fn questions(&self, approval: &Approval) -> &[String] {
+        let call = approval.tool_use_id.as_deref().unwrap_or_default();
+        self.several.get(call).map_or(&[], Vec::as_slice)
     }
 
     /// Queues an approval (asked by the next [`Prompter::resume`] when it is first in line).
@@ -192,6 +210,7 @@ impl Prompter {
     /// completes one, and moves on to the next question.
     fn key(&mut self, key: Key) -> Option<Answer> {
         let head = self.queue.front()?.clone();
+        let asks = self.questions(&head).len();
         match (&mut self.stage, key) {
             (Stage::Choose, Key::Char('a' | 'A')) => {
                 self.decide(head, Decision::Approve, None, false)
@@ -234,12 +253,12 @@ impl Prompter {
                 self.show();
                 None
             }
-            (Stage::DenyReason(typed) | Stage::Answer(typed), Key::Char(c)) => {
+            (Stage::DenyReason(typed) | Stage::Answer(typed, _), Key::Char(c)) => {
                 typed.push(c);
                 echo(&c.to_string());
                 None
             }
-            (Stage::DenyReason(typed) | Stage::Answer(typed), Key::Backspace) => {
+            (Stage::DenyReason(typed) | Stage::Answer(typed, _), Key::Backspace) => {
                 if typed.pop().is_some() {
                     echo("\u{8} \u{8}");
                 }
@@ -251,11 +270,18 @@ impl Prompter {
                 self.decide(head, Decision::Deny, reason, false)
             }
             (Stage::DenyReason(_), Key::Esc) => self.decide(head, Decision::Deny, None, false),
-            (Stage::Answer(typed), Key::Enter) if !typed.trim().is_empty() => {
-                let answer = std::mem::take(typed).trim().to_owned();
+            (Stage::Answer(typed, before), Key::Enter) if !typed.trim().is_empty() => {
+                before.push(std::mem::take(typed).trim().to_owned());
+                if before.len() < asks {
+                    self.end_line("");
+                    self.show();
+                    return None;
+                }
+                // Several answers go a line each, in the order of their questions.
+                let answer = before.join("\n");
                 self.decide(head, Decision::Respond, Some(answer), false)
             }
-            (Stage::Answer(_), Key::Enter | Key::Esc) => {
+            (Stage::Answer(..), Key::Enter | Key::Esc) => {
                 self.end_line("");
                 self.skip(&head);
                 None
@@ -309,7 +335,7 @@ impl Prompter {
         self.asked = false;
         if let Some(head) = self.queue.front() {
             self.stage = match head.kind {
-                ApprovalType::HumanContact => Stage::Answer(String::new()),
+                ApprovalType::HumanContact => Stage::Answer(String::new(), Vec::new()),
                 // A tool call, or a kind this version does not know: offered as a tool
                 // call; the daemon refuses a decision that does not fit.
                 _ => Stage::Choose,
@@ -350,9 +376,13 @@ impl Prompter {
                 "{} {typed}",
                 paint(MAGENTA, "reason for denying (Enter or Esc for none):")
             ),
-            Stage::Answer(typed) => {
-                format!("{} {typed}", paint(MAGENTA, "your answer (empty to skip):"))
-            }
+            Stage::Answer(typed, before) => match self.questions(head).get(before.len()) {
+                Some(asked) => {
+                    let to = format!("your answer to “{asked}” (empty to skip):");
+                    format!("{} {typed}", paint(MAGENTA, to))
+                }
+                None => format!("{} {typed}", paint(MAGENTA, "your answer (empty to skip):")),
+            },
         };
         anstream::eprint!("  {question}");
         self.on_screen = true;

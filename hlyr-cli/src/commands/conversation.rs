@@ -44,12 +44,12 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         };
         // A question with its approval is told once, by the approval (which names it), with
         // the choices its tool call offered.
-        let choices = transcript::choices(&event);
+        let asked = transcript::asked(&event);
         if approval_id.is_none() || transcript::question(&event).is_none() {
             ctx.out.print(&Update::Event(event))?;
         }
         if let Some(id) = approval_id {
-            print_approval(ctx, &client.get_approval(&id).await?, choices)?;
+            print_approval(ctx, &client.get_approval(&id).await?, asked)?;
         }
     }
     Ok(Exit::Ok)
@@ -60,15 +60,18 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 fn print_approval(
     ctx: &Context,
     approval: &Approval,
-    choices: Option<String>,
+    asked: Option<String>,
 ) -> Result<(), CliError> {
     if ctx.out.is_json() {
         ctx.out.print(&Update::Approval(approval.clone()))?;
     } else {
-        ctx.out.line(&transcript::approval_text(approval, false))?;
-        if let (Some(choices), ApprovalType::HumanContact) = (choices, approval.kind) {
-            ctx.out.line(&choices)?;
-        }
+        let text = match (asked, approval.kind) {
+            (Some(asked), ApprovalType::HumanContact) => {
+                transcript::question_text(approval, Some(&asked))
+            }
+            _ => transcript::approval_text(approval, false),
+        };
+        ctx.out.line(&text)?;
     }
     if approval.status != ApprovalStatus::Pending {
         ctx.out.print(&Update::Decision {

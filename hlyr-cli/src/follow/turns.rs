@@ -76,7 +76,7 @@ pub(super) async fn following(
         waiting: Vec::new(),
         tools: Default::default(),
         question: None,
-        choices: Default::default(),
+        asked: Default::default(),
         interrupting: false,
         ended: false,
         converse: options.converse,

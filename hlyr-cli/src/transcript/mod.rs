@@ -159,25 +159,45 @@ pub fn question(event: &ConversationEvent) -> Option<String> {
     tool_input(event)?.question_text()
 }
 
-/// The choices a question's tool call offers, a line each under the question; `None`
-/// without any.
-pub fn choices(event: &ConversationEvent) -> Option<String> {
+/// Each question a tool call asks the human, apart (none when it asks none).
+pub fn questions(event: &ConversationEvent) -> Vec<String> {
+    match tool_input(event) {
+        Some(ToolInput::Questions(questions)) => questions.into_iter().map(|q| q.text).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// What a question's tool call asks with the choices it offers: each question, its choices a
+/// line each below it; `None` when it offers none (its text says it all).
+pub fn asked(event: &ConversationEvent) -> Option<String> {
     let Some(ToolInput::Questions(questions)) = tool_input(event) else {
         return None;
     };
+    if questions.iter().all(|q| q.choices.is_empty()) {
+        return None;
+    }
+    // Plain text: what is shown of it is cleaned (see `hang`).
+    let choice = |(label, meaning): &(String, Option<String>)| match meaning {
+        Some(meaning) => format!("· {label} — {meaning}"),
+        None => format!("· {label}"),
+    };
     let lines: Vec<String> = questions
         .iter()
-        .flat_map(|q| &q.choices)
-        .map(|(label, meaning)| match meaning {
-            Some(meaning) => format!(
-                "  · {} {}",
-                paint(BOLD, label),
-                paint(DIM, format!("— {meaning}"))
-            ),
-            None => format!("  · {}", paint(BOLD, label)),
-        })
+        .flat_map(|q| std::iter::once(q.text.clone()).chain(q.choices.iter().map(choice)))
         .collect();
-    (!lines.is_empty()).then(|| lines.join("\n"))
+    Some(lines.join("\n"))
+}
+
+/// A question's approval: `? question ID:` and what it asks, `asked` (with its choices) when
+/// known, else its message.
+pub fn question_text(approval: &Approval, asked: Option<&str>) -> String {
+    let asked = asked.unwrap_or(approval.message.as_deref().unwrap_or_default());
+    let id = short_id(&approval.id);
+    format!(
+        "{} {}",
+        paint(MAGENTA, format!("? question {id}:")),
+        hang(asked, 2)
+    )
 }
 
 fn event_text(event: &ConversationEvent) -> String {
@@ -189,15 +209,8 @@ fn event_text(event: &ConversationEvent) -> String {
             _ => paint(DIM, format!("system: {content}")),
         },
         ConversationEventType::ToolCall if question(event).is_some() => {
-            let asked = format!(
-                "{} {}",
-                paint(MAGENTA, "? question:"),
-                hang(&question(event).unwrap_or_default(), 2)
-            );
-            match choices(event) {
-                Some(choices) => format!("{asked}\n{choices}"),
-                None => asked,
-            }
+            let asked = asked(event).or_else(|| question(event)).unwrap_or_default();
+            format!("{} {}", paint(MAGENTA, "? question:"), hang(&asked, 2))
         }
         ConversationEventType::ToolCall => {
             let name = event.tool_name.as_deref().unwrap_or("tool");
@@ -244,11 +257,7 @@ pub fn approval_text(approval: &Approval, with_input: bool) -> String {
                 line
             }
         }
-        ApprovalType::HumanContact => format!(
-            "{} {}",
-            paint(MAGENTA, format!("? question {id}:")),
-            hang(approval.message.as_deref().unwrap_or_default(), 2)
-        ),
+        ApprovalType::HumanContact => question_text(approval, None),
         // A kind this version does not know.
         other => paint(MAGENTA, format!("? approval {id} ({})", other.as_str())),
     }

@@ -137,6 +137,28 @@ fn a_question_asked_over_the_control_channel_shows_its_choices() {
     );
 }
 
+/// Two questions asked at once (one `AskUserQuestion`) are asked on the terminal one after
+/// the other, each by its text, and their answers reach the agent each as its own.
+#[test]
+fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_QUESTIONS", "2"));
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:ask"]);
+    let mut term = Terminal::spawn(cmd, 30, 120);
+    let screen = term.wait_screen("your answer to “What colour should the button be?”");
+    assert!(screen.contains("  · Small — fits a phone"), "{screen}");
+    term.send("Blue\r");
+    term.wait_screen("your answer to “What size should it be?” (empty to skip):");
+    term.send("Large\r");
+    let screen = term.wait_screen("The human answered: Blue, Large");
+    assert!(
+        screen.contains(r#""What size should it be?"="Large""#),
+        "{screen}"
+    );
+    assert_eq!(crate::hlyr_converse::ended(&mut term), 0);
+}
+
 /// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
 fn slow_to_stop() -> TestDaemon {
     let options = DaemonOptions {

@@ -45,8 +45,9 @@ pub enum Scenario {
         first: u64,
     },
     /// The model asks the human: with `mcp__approvals__contact_human` when the approvals MCP
-    /// server offers it, else with the CLI's own `AskUserQuestion` (over the control channel).
-    Ask,
+    /// server offers it, else with the CLI's own `AskUserQuestion` (over the control channel),
+    /// asking `questions` at once (1, or 2 with `FAKE_CLAUDE_QUESTIONS=2`).
+    Ask { questions: u32 },
     /// `ask`, but its text and tool_use lines follow only once the daemon lists the question.
     QuestionFirst,
     /// `Glob` calls until `--max-turns` (default 1 here) stops the run; exit 1.
@@ -167,7 +168,9 @@ impl Scenario {
                 delay: Duration::from_millis(knob("FAKE_CLAUDE_DELAY_MS", 50)?),
                 first: 0,
             },
-            "ask" => Self::Ask,
+            "ask" => Self::Ask {
+                questions: knob("FAKE_CLAUDE_QUESTIONS", 1)?,
+            },
             "maxturns" => Self::MaxTurns,
             "asked_first" => Self::AskedFirst,
             "question_first" => Self::QuestionFirst,
@@ -212,7 +215,7 @@ impl Scenario {
             Self::Crash => "crash",
             Self::Many { .. } => "many",
             Self::Stream { .. } => "stream",
-            Self::Ask => "ask",
+            Self::Ask { .. } => "ask",
             Self::MaxTurns => "maxturns",
             Self::AskedFirst => "asked_first",
             Self::QuestionFirst => "question_first",
@@ -305,8 +308,8 @@ impl Scenario {
                     run.say(&format!("stamp {} {}", first + i, monotonic_us()))?;
                 }
             }
-            Self::Ask => ask_human(run, false)?,
-            Self::QuestionFirst => ask_human(run, true)?,
+            Self::Ask { questions } => ask_human(run, false, questions)?,
+            Self::QuestionFirst => ask_human(run, true, 1)?,
             Self::Edit => edit_greeting(run)?,
             Self::Long { count } => write_long(run, count)?,
             Self::Plan => plan_then_write(run)?,
@@ -480,9 +483,10 @@ fn list_files(run: &mut Run) -> Result<(), Stop> {
 }
 
 /// `ask`: `contact_human` answered by the `approvals` MCP server when it is there, else the
-/// CLI's `AskUserQuestion`, whose answer comes in its input; `first` holds the lines back
+/// CLI's `AskUserQuestion` (`several` questions: one, or two), whose answers come in its
+/// input; `first` holds the lines back
 /// until the daemon lists the question.
-fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
+fn ask_human(run: &mut Run, first: bool, several: u32) -> Result<(), Stop> {
     run.start_turn()?;
     let said = "I need to ask a human about this.";
     let question = "What colour should the button be?";
@@ -492,11 +496,21 @@ fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
             json!({"message": question}),
         )
     } else {
-        let options = [("Blue", "like the sky"), ("Red", "like a cherry")]
-            .map(|(label, description)| json!({"label": label, "description": description}));
-        let questions = json!([{
-            "question": question, "header": "Colour", "options": options, "multiSelect": false
-        }]);
+        let ask = |question: &str, header: &str, options: [(&str, &str); 2]| {
+            let options =
+                options.map(|(label, meaning)| json!({"label": label, "description": meaning}));
+            json!({"question": question, "header": header, "options": options,
+                "multiSelect": false})
+        };
+        let mut questions = vec![ask(
+            question,
+            "Colour",
+            [("Blue", "like the sky"), ("Red", "like a cherry")],
+        )];
+        if several > 1 {
+            let sizes = [("Small", "fits a phone"), ("Large", "fills the screen")];
+            questions.push(ask("What size should it be?", "Size", sizes));
+        }
         ("AskUserQuestion", json!({ "questions": questions }))
     };
     let report = if first {
@@ -510,7 +524,8 @@ fn ask_human(run: &mut Run, first: bool) -> Result<(), Stop> {
     if !report.ok {
         return run.say(&format!("I couldn't reach a human: {}", report.text));
     }
-    let answer = crate::tools::answer_in(&report.text).unwrap_or(&report.text);
+    let answers = crate::tools::answers_in(&report.text);
+    let answer = answers.unwrap_or_else(|| report.text.clone());
     run.say(&format!("The human answered: {answer}"))
 }
 

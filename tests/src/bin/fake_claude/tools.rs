@@ -86,10 +86,16 @@ pub fn answered(input: &Value) -> ToolOutput {
     }
 }
 
-/// The first answer an [`answered`] result gives: `blue` from `…"Colour?"="blue". …`.
-pub fn answer_in(text: &str) -> Option<&str> {
-    let (_, answer) = text.strip_prefix(ANSWERED)?.split_once("\"=\"")?;
-    answer.split('"').next()
+/// The answers an [`answered`] result gives, joined: `Blue, Large` from
+/// `…"Colour?"="Blue", "Size?"="Large". …`.
+pub fn answers_in(text: &str) -> Option<String> {
+    let pairs = text.strip_prefix(ANSWERED)?;
+    let answers: Vec<&str> = pairs
+        .split("\"=\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    Some(answers.join(", "))
 }
 
 /// `tool_use_result` of Write.
