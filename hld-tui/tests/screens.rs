@@ -270,6 +270,13 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
     assert!(state.approvals.is_empty());
 }
 
+/// The waiting session's `AskUserQuestion` call with `input`, tool use `tool-q1`, stored.
+fn ask_user_question(state: &mut State, input: &serde_json::Value) {
+    let call = json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
+        "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()});
+    update(state, stored(event(7, "s-wait", call)));
+}
+
 /// Several questions at once (one `AskUserQuestion`) are answered a line each: the box says
 /// so and names them, and Alt+Enter starts the next line. A question of several lines that
 /// is one question is answered as one.
@@ -277,15 +284,7 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
 fn several_questions_are_answered_a_line_each() {
     let mut state = with_conversation(80, 24);
     let input = json!({"questions": [{"question": "Colour?"}, {"question": "Size?"}]});
-    update(
-        &mut state,
-        stored(event(
-            7,
-            "s-wait",
-            json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
-                "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()}),
-        )),
-    );
+    ask_user_question(&mut state, &input);
     let mut asked = question("q1", "s-wait", "Colour?\nSize?");
     asked.tool_use_id = Some("tool-q1".into());
     let mut one = question("q2", "s-wait", "Done with X.\nShall I do Y?");
@@ -640,15 +639,7 @@ fn a_question_tool_call_shows_its_question_and_choices() {
         "options": [{"label": "Blue", "description": "like the sky"}, {"label": "Red"}],
         "multiSelect": false,
     }]});
-    update(
-        &mut state,
-        stored(event(
-            7,
-            "s-wait",
-            json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
-                "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()}),
-        )),
-    );
+    ask_user_question(&mut state, &input);
     let mut asked = question("q1", "s-wait", "What colour should the button be?");
     asked.tool_use_id = Some("tool-q1".into());
     update(&mut state, Msg::Approvals(vec![asked]));
