@@ -242,8 +242,10 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
                         Span::styled(l.to_owned(), BOLD),
                     ])
                 });
-                let choices = q.choices.iter().map(|(label, meaning)| {
-                    let mut spans = vec![Span::styled("    · ", DIM), Span::raw(label.clone())];
+                // Numbered: a choice's number answers too.
+                let choices = q.choices.iter().enumerate().map(|(n, (label, meaning))| {
+                    let number = Span::styled(format!("    {}. ", n + 1), DIM);
+                    let mut spans = vec![number, Span::raw(label.clone())];
                     spans.extend(
                         meaning
                             .as_ref()

@@ -647,8 +647,8 @@ fn a_question_tool_call_shows_its_question_and_choices() {
     let shown = screen(&state, false);
     for line in [
         "  ? What colour should the button be?",
-        "    · Blue — like the sky",
-        "    · Red\n",
+        "    1. Blue — like the sky",
+        "    2. Red\n",
         "waiting for your answer (a answers)",
     ] {
         assert!(shown.contains(line), "{line:?} in\n{shown}");

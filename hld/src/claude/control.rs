@@ -205,14 +205,16 @@ pub fn questions(input: &Value) -> String {
 }
 
 /// An `AskUserQuestion` input with the human's `answer`: with several questions and as many
-/// non-empty lines in the answer, a line each, in order; else the whole answer to each.
+/// non-empty lines in the answer, a line each, in order; else the whole answer to each. An
+/// answer that is the number of one of its question's choices (1 for the first), and none of
+/// their labels, picks that choice.
 pub fn answered(input: &Value, answer: &str) -> Value {
     let mut answered = input.clone();
-    let asked: Vec<&str> = input["questions"]
+    let asked: Vec<&Value> = input["questions"]
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|q| q["question"].as_str())
+        .filter(|q| q["question"].is_string())
         .collect();
     let lines: Vec<&str> = answer
         .lines()
@@ -224,12 +226,30 @@ pub fn answered(input: &Value, answer: &str) -> Value {
         _ => answer,
     };
     let answers: serde_json::Map<String, Value> = (asked.iter().enumerate())
-        .map(|(i, q)| ((*q).to_owned(), Value::String(each(i).to_owned())))
+        .map(|(i, q)| {
+            let text = q["question"].as_str().unwrap_or_default().to_owned();
+            (text, Value::String(picked(q, each(i))))
+        })
         .collect();
     if let Value::Object(fields) = &mut answered {
         fields.insert("answers".to_owned(), Value::Object(answers));
     }
     answered
+}
+
+/// `answer` to `question`, or the label of the choice whose number it is.
+fn picked(question: &Value, answer: &str) -> String {
+    let labels: Vec<&str> = question["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["label"].as_str())
+        .collect();
+    let number = answer.trim().parse::<usize>().ok();
+    match number.and_then(|n| labels.get(n.checked_sub(1)?)) {
+        Some(label) if !labels.contains(&answer.trim()) => (*label).to_owned(),
+        _ => answer.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -323,5 +343,14 @@ mod tests {
         assert_eq!(answered(&input, three)["answers"]["Size?"], three);
         let one = json!({"questions": [{"question": "Why?"}]});
         assert_eq!(answered(&one, "a\nb")["answers"]["Why?"], "a\nb");
+        // A choice's number picks it, unless a label is that number; out of range, it stays.
+        let chosen = json!({"questions": [
+            {"question": "Colour?", "options": [{"label": "Blue"}, {"label": "Red"}]},
+            {"question": "Retries?", "options": [{"label": "3"}, {"label": "1"}]},
+        ]});
+        let answers = &answered(&chosen, "2\n1")["answers"];
+        assert_eq!(answers, &json!({"Colour?": "Red", "Retries?": "1"}));
+        assert_eq!(answered(&chosen, "3\n2")["answers"]["Colour?"], "3");
+        assert_eq!(answered(&chosen, "0\n2")["answers"]["Retries?"], "1");
     }
 }

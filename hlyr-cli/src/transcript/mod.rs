@@ -168,7 +168,7 @@ pub fn questions(event: &ConversationEvent) -> Vec<String> {
 }
 
 /// What a question's tool call asks with the choices it offers: each question, its choices a
-/// line each below it; `None` when it offers none (its text says it all).
+/// line each below it, numbered; `None` when it offers none (its text says it all).
 pub fn asked(event: &ConversationEvent) -> Option<String> {
     let Some(ToolInput::Questions(questions)) = tool_input(event) else {
         return None;
@@ -176,14 +176,17 @@ pub fn asked(event: &ConversationEvent) -> Option<String> {
     if questions.iter().all(|q| q.choices.is_empty()) {
         return None;
     }
-    // Plain text: what is shown of it is cleaned (see `hang`).
-    let choice = |(label, meaning): &(String, Option<String>)| match meaning {
-        Some(meaning) => format!("· {label} — {meaning}"),
-        None => format!("· {label}"),
+    // Plain text: what is shown of it is cleaned (see `hang`). A choice's number answers too.
+    let choice = |(n, (label, meaning)): (usize, &(String, Option<String>))| match meaning {
+        Some(meaning) => format!("{}. {label} — {meaning}", n + 1),
+        None => format!("{}. {label}", n + 1),
     };
     let lines: Vec<String> = questions
         .iter()
-        .flat_map(|q| std::iter::once(q.text.clone()).chain(q.choices.iter().map(choice)))
+        .flat_map(|q| {
+            let choices = q.choices.iter().enumerate().map(choice);
+            std::iter::once(q.text.clone()).chain(choices)
+        })
         .collect();
     Some(lines.join("\n"))
 }

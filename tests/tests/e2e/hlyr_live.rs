@@ -120,7 +120,7 @@ fn a_question_asked_over_the_control_channel_shows_its_choices() {
     run.assert_code(0);
     let asked = format!(
         "I need to ask a human about this.\n? question {short}: What colour should the button \
-         be?\n  · Blue — like the sky\n  · Red — like a cherry\n✓ answered {short}: Blue\n"
+         be?\n  1. Blue — like the sky\n  2. Red — like a cherry\n✓ answered {short}: Blue\n"
     );
     assert!(run.stdout.contains(&asked), "{}", run.stdout);
     assert!(
@@ -138,7 +138,8 @@ fn a_question_asked_over_the_control_channel_shows_its_choices() {
 }
 
 /// Two questions asked at once (one `AskUserQuestion`) are asked on the terminal one after
-/// the other, each by its text, and their answers reach the agent each as its own.
+/// the other, each by its text, a choice picked by its number, and their answers reach the
+/// agent each as its own.
 #[test]
 fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
     let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_QUESTIONS", "2"));
@@ -147,10 +148,11 @@ fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
     cmd.args(["launch", "-w", &workdir(&d), "scenario:ask"]);
     let mut term = Terminal::spawn(cmd, 30, 120);
     let screen = term.wait_screen("your answer to “What colour should the button be?”");
-    assert!(screen.contains("  · Small — fits a phone"), "{screen}");
+    assert!(screen.contains("  1. Small — fits a phone"), "{screen}");
     term.send("Blue\r");
     term.wait_screen("your answer to “What size should it be?” (empty to skip):");
-    term.send("Large\r");
+    // A choice's number picks it.
+    term.send("2\r");
     let screen = term.wait_screen("The human answered: Blue, Large");
     assert!(
         screen.contains(r#""What size should it be?"="Large""#),
