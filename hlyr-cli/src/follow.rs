@@ -183,7 +183,7 @@ impl Follower<'_> {
                     .filter(|_| approval.kind == ApprovalType::HumanContact)
                     .and_then(|call| self.asked.remove(call));
                 match asked {
-                    Some(asked) => transcript::question_text(approval, Some(&asked)),
+                    Some(asked) => transcript::question_approval_text(approval, Some(&asked)),
                     None => transcript::approval_text(approval, !call_printed),
                 }
             }

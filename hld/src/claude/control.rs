@@ -189,13 +189,16 @@ pub fn slash_commands(initialized: &Value) -> Vec<SlashCommand> {
         .collect()
 }
 
+/// The items of the JSON array `list` that have a string `key`, each with that string.
+fn with_string<'a>(list: &'a Value, key: &'a str) -> impl Iterator<Item = (&'a Value, &'a str)> {
+    let items = list.as_array().into_iter().flatten();
+    items.filter_map(move |item| Some((item, item[key].as_str()?)))
+}
+
 /// The questions of an `AskUserQuestion` input, one a line.
 pub fn questions(input: &Value) -> String {
-    let texts: Vec<&str> = input["questions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|q| q["question"].as_str())
+    let texts: Vec<&str> = with_string(&input["questions"], "question")
+        .map(|(_, text)| text)
         .collect();
     if texts.is_empty() {
         input.to_string()
@@ -210,12 +213,7 @@ pub fn questions(input: &Value) -> String {
 /// their labels, picks that choice.
 pub fn answered(input: &Value, answer: &str) -> Value {
     let mut answered = input.clone();
-    let asked: Vec<&Value> = input["questions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|q| q["question"].is_string())
-        .collect();
+    let asked: Vec<(&Value, &str)> = with_string(&input["questions"], "question").collect();
     let lines: Vec<&str> = answer
         .lines()
         .map(str::trim)
@@ -226,10 +224,7 @@ pub fn answered(input: &Value, answer: &str) -> Value {
         _ => answer,
     };
     let answers: serde_json::Map<String, Value> = (asked.iter().enumerate())
-        .map(|(i, q)| {
-            let text = q["question"].as_str().unwrap_or_default().to_owned();
-            (text, Value::String(picked(q, each(i))))
-        })
+        .map(|(i, (question, text))| ((*text).to_owned(), picked(question, each(i)).into()))
         .collect();
     if let Value::Object(fields) = &mut answered {
         fields.insert("answers".to_owned(), Value::Object(answers));
@@ -239,15 +234,13 @@ pub fn answered(input: &Value, answer: &str) -> Value {
 
 /// `answer` to `question`, or the label of the choice whose number it is.
 fn picked(question: &Value, answer: &str) -> String {
-    let labels: Vec<&str> = question["options"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o["label"].as_str())
+    let labels: Vec<&str> = with_string(&question["options"], "label")
+        .map(|(_, label)| label)
         .collect();
-    let number = answer.trim().parse::<usize>().ok();
+    let answer = answer.trim();
+    let number = answer.parse::<usize>().ok();
     match number.and_then(|n| labels.get(n.checked_sub(1)?)) {
-        Some(label) if !labels.contains(&answer.trim()) => (*label).to_owned(),
+        Some(label) if !labels.contains(&answer) => (*label).to_owned(),
         _ => answer.to_owned(),
     }
 }

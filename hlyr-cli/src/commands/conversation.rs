@@ -67,7 +67,7 @@ fn print_approval(
     } else {
         let text = match (asked, approval.kind) {
             (Some(asked), ApprovalType::HumanContact) => {
-                transcript::question_text(approval, Some(&asked))
+                transcript::question_approval_text(approval, Some(&asked))
             }
             _ => transcript::approval_text(approval, false),
         };

@@ -193,7 +193,7 @@ pub fn asked(event: &ConversationEvent) -> Option<String> {
 
 /// A question's approval: `? question ID:` and what it asks, `asked` (with its choices) when
 /// known, else its message.
-pub fn question_text(approval: &Approval, asked: Option<&str>) -> String {
+pub fn question_approval_text(approval: &Approval, asked: Option<&str>) -> String {
     let asked = asked.unwrap_or(approval.message.as_deref().unwrap_or_default());
     let id = short_id(&approval.id);
     format!(
@@ -260,7 +260,7 @@ pub fn approval_text(approval: &Approval, with_input: bool) -> String {
                 line
             }
         }
-        ApprovalType::HumanContact => question_text(approval, None),
+        ApprovalType::HumanContact => question_approval_text(approval, None),
         // A kind this version does not know.
         other => paint(MAGENTA, format!("? approval {id} ({})", other.as_str())),
     }
