@@ -13,6 +13,8 @@ pub mod usage;
 
 use std::borrow::Cow;
 
+use crate::protocol::{Approval, ApprovalType};
+
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
@@ -139,6 +141,27 @@ fn questions(input: &Value) -> Option<Vec<Question>> {
     let asked = input.get("questions")?.as_array()?;
     let questions: Option<Vec<Question>> = asked.iter().map(question).collect();
     questions.filter(|q| !q.is_empty())
+}
+
+/// The questions `approval` asks the human, each with its choices, or `None` for a tool call
+/// to approve. A question Claude Code asked carries its tool's input; any other is its
+/// message, one question of free text.
+pub fn questions_of(approval: &Approval) -> Option<Vec<Question>> {
+    let tool = approval
+        .function_name
+        .as_deref()
+        .unwrap_or(ASK_USER_QUESTION);
+    let input = approval.function_args.as_ref();
+    if let Some(ToolInput::Questions(questions)) = input.map(|input| ToolInput::of(tool, input)) {
+        return Some(questions);
+    }
+    let message = approval.message.as_deref()?;
+    (approval.kind == ApprovalType::HumanContact).then(|| {
+        vec![Question {
+            text: clean(message).into_owned(),
+            choices: Vec::new(),
+        }]
+    })
 }
 
 impl ToolInput {
@@ -432,5 +455,34 @@ mod tests {
         assert_eq!(asked.as_deref(), Some("Colour?\nSize?"));
         let bash = ToolInput::of("Bash", &json!({"command": "ls"}));
         assert_eq!(bash.question_text(), None);
+    }
+
+    #[test]
+    fn an_approval_asks_its_own_questions_with_their_choices() {
+        let approval = |fields: Value| -> Approval {
+            let mut v = json!({"id": "a", "call_id": "a", "run_id": "r", "session_id": "s",
+                "type": "human_contact", "status": "pending", "requested_at": "2026-01-01"});
+            v.as_object_mut()
+                .unwrap()
+                .extend(fields.as_object().unwrap().clone());
+            serde_json::from_value(v).unwrap()
+        };
+        let input = json!({"questions": [
+            {"question": "Colour?", "options": [{"label": "Blue"}, {"label": "Red\u{1b}[2J"}]},
+            {"question": "Size?"}]});
+        let asked = questions_of(&approval(json!({"message": "Colour?\nSize?",
+            "function_args": input})))
+        .unwrap();
+        assert_eq!(asked.len(), 2);
+        assert_eq!(asked[0].choices[1], ("Red\u{fffd}[2J".to_owned(), None));
+        assert_eq!(asked[1].text, "Size?");
+        // Without its tool's input, the message is one question of free text.
+        let one = questions_of(&approval(json!({"message": "Done.\nShall I go on?"}))).unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].text, "Done.\nShall I go on?");
+        assert!(one[0].choices.is_empty());
+        let call = approval(json!({"type": "function_call", "function_name": "Bash",
+            "function_args": {"command": "ls"}}));
+        assert_eq!(questions_of(&call), None);
     }
 }

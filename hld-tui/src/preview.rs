@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use crate::app::State;
 use crate::lists::{summary, what};
-use crate::render::{tool_input, PLAN_TOOL};
+use crate::render::{asked, tool_input, PLAN_TOOL};
 use crate::view::{age, model_of, status_span, title_of, DIM};
-use hld_client::view::{clean, count};
+use hld_client::view::{clean, count, questions_of};
 
 /// Lines of a session's query or final result shown at most.
 const TEXT_LINES: usize = 12;
@@ -234,13 +234,19 @@ pub fn approval_detail(state: &State, a: &Approval) -> Vec<Line<'static>> {
             ));
         }
         ApprovalType::HumanContact => {
-            lines.extend(
-                clean(a.message.as_deref().unwrap_or(""))
-                    .lines()
-                    .map(|l| Line::from(format!("  {l}"))),
-            );
+            let questions = questions_of(a).unwrap_or_default();
+            lines.extend(asked(&questions));
             lines.push(Line::default());
-            lines.push(Line::styled("r/Enter answer", DIM));
+            let each = if questions.len() > 1 {
+                ", a line each"
+            } else {
+                ""
+            };
+            let pick = match questions.iter().any(|q| !q.choices.is_empty()) {
+                true => " (a choice's number picks it)",
+                false => "",
+            };
+            lines.push(Line::styled(format!("r/Enter answer{each}{pick}"), DIM));
         }
         // A kind this version does not know: nothing more to show.
         _ => {}

@@ -5,7 +5,7 @@
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
-use hld_client::view::{clean, Change, DiffLine, ToolInput};
+use hld_client::view::{clean, Change, DiffLine, Question, ToolInput};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -173,6 +173,30 @@ fn tool_call(
     lines
 }
 
+/// Questions to the human, each with its numbered choices (a choice's number answers too).
+pub fn asked(questions: &[Question]) -> Vec<Line<'static>> {
+    let question = |q: &Question| {
+        let text = q.text.lines().map(|l| {
+            Line::from(vec![
+                Span::styled("  ? ", Style::new().fg(Color::Magenta)),
+                Span::styled(l.to_owned(), BOLD),
+            ])
+        });
+        let choices = q.choices.iter().enumerate().map(|(n, (label, meaning))| {
+            let number = Span::styled(format!("    {}. ", n + 1), DIM);
+            let mut spans = vec![number, Span::raw(label.clone())];
+            spans.extend(
+                meaning
+                    .as_ref()
+                    .map(|m| Span::styled(format!(" — {m}"), DIM)),
+            );
+            Line::from(spans)
+        });
+        text.chain(choices).collect::<Vec<_>>()
+    };
+    questions.iter().flat_map(question).collect()
+}
+
 /// The tool whose approval is a plan (`tool_input.plan`, markdown).
 pub const PLAN_TOOL: &str = "ExitPlanMode";
 
@@ -233,29 +257,7 @@ pub fn tool_input(name: &str, input: &Value, expanded: bool) -> Vec<Line<'static
             }));
             collapse(lines, expanded)
         }
-        ToolInput::Questions(questions) => questions
-            .iter()
-            .flat_map(|q| {
-                let text = q.text.lines().map(|l| {
-                    Line::from(vec![
-                        Span::styled("  ? ", Style::new().fg(Color::Magenta)),
-                        Span::styled(l.to_owned(), BOLD),
-                    ])
-                });
-                // Numbered: a choice's number answers too.
-                let choices = q.choices.iter().enumerate().map(|(n, (label, meaning))| {
-                    let number = Span::styled(format!("    {}. ", n + 1), DIM);
-                    let mut spans = vec![number, Span::raw(label.clone())];
-                    spans.extend(
-                        meaning
-                            .as_ref()
-                            .map(|m| Span::styled(format!(" — {m}"), DIM)),
-                    );
-                    Line::from(spans)
-                });
-                text.chain(choices).collect::<Vec<_>>()
-            })
-            .collect(),
+        ToolInput::Questions(questions) => asked(&questions),
         ToolInput::Other(_) if matches!(name, "Read" | "Glob" | "Grep" | "LS") => {
             let main = ["file_path", "pattern", "path"]
                 .iter()

@@ -270,27 +270,34 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
     assert!(state.approvals.is_empty());
 }
 
-/// The waiting session's `AskUserQuestion` call with `input`, tool use `tool-q1`, stored.
-fn ask_user_question(state: &mut State, input: &serde_json::Value) {
-    let call = json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
-        "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()});
-    update(state, stored(event(7, "s-wait", call)));
-}
-
-/// Several questions at once (one `AskUserQuestion`) are answered a line each: the box says
-/// so and names them, and Alt+Enter starts the next line. A question of several lines that
-/// is one question is answered as one.
+/// Several questions at once (one `AskUserQuestion`) are answered a line each, from the
+/// approvals list: its detail shows each question with its numbered choices, the box says
+/// "a line each" and names them, and Alt+Enter starts the next line. A question of several
+/// lines that is one question is answered as one.
 #[test]
 fn several_questions_are_answered_a_line_each() {
-    let mut state = with_conversation(80, 24);
-    let input = json!({"questions": [{"question": "Colour?"}, {"question": "Size?"}]});
-    ask_user_question(&mut state, &input);
+    let mut state = loaded(80, 24);
     let mut asked = question("q1", "s-wait", "Colour?\nSize?");
     asked.tool_use_id = Some("tool-q1".into());
+    asked.function_args = Some(json!({"questions": [
+        {"question": "Colour?", "options": [{"label": "Blue", "description": "like the sky"},
+            {"label": "Red"}]},
+        {"question": "Size?"}]}));
     let mut one = question("q2", "s-wait", "Done with X.\nShall I do Y?");
     one.tool_use_id = Some("tool-q2".into());
     update(&mut state, Msg::Approvals(vec![asked, one]));
-    keys(&mut state, "a");
+    keys(&mut state, "2");
+    let detail = screen(&state, false);
+    for line in [
+        "? Colour?",
+        "1. Blue — like the sky",
+        "2. Red",
+        "? Size?",
+        "r/Enter answer, a line each (a choice's number picks it)",
+    ] {
+        assert!(detail.contains(line), "{line:?} in\n{detail}");
+    }
+    keys(&mut state, "r");
     let shown = screen(&state, false);
     assert!(
         shown.contains("Answer, a line each: Colour? · Size?"),
@@ -306,7 +313,7 @@ fn several_questions_are_answered_a_line_each() {
         panic!("{commands:?}")
     };
     assert_eq!(params.comment.as_deref(), Some("Blue\nLarge"));
-    keys(&mut state, "a");
+    keys(&mut state, "r");
     let shown = screen(&state, false);
     assert!(shown.contains("Answer: Done with X."), "{shown}");
     assert!(!shown.contains("a line each"), "{shown}");
@@ -639,7 +646,9 @@ fn a_question_tool_call_shows_its_question_and_choices() {
         "options": [{"label": "Blue", "description": "like the sky"}, {"label": "Red"}],
         "multiSelect": false,
     }]});
-    ask_user_question(&mut state, &input);
+    let call = json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
+        "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()});
+    update(&mut state, stored(event(7, "s-wait", call)));
     let mut asked = question("q1", "s-wait", "What colour should the button be?");
     asked.tool_use_id = Some("tool-q1".into());
     update(&mut state, Msg::Approvals(vec![asked]));

@@ -194,7 +194,8 @@ pub struct Approval {
     /// The tool name (function calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_name: Option<String>,
-    /// The tool input (function calls).
+    /// The tool input (function calls; for a question Claude Code asked with its
+    /// `AskUserQuestion` tool, that tool's input: each question and its choices).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub function_args: Option<Value>,
     /// The question (human contacts).

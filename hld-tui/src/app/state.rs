@@ -1,8 +1,6 @@
 //! What the state answers and keeps up to date: the rows shown, the open conversation's
 //! rendered lines and marks, the flash message.
 
-use hld_client::view::ToolInput;
-
 use super::*;
 
 /// A one-line message in the key-help line.
@@ -111,24 +109,6 @@ impl State {
             }
         }
         rows
-    }
-
-    /// The questions `approval` asks, as its tool call in the open conversation has them (none
-    /// when that call is not on screen).
-    pub fn asked_together(&self, approval: &Approval) -> Vec<String> {
-        let call = self.conversation.as_ref().and_then(|c| {
-            (c.events.iter()).find(|e| e.tool_id.is_some() && e.tool_id == approval.tool_use_id)
-        });
-        let input = call.and_then(|e| serde_json::from_str(e.tool_input_json.as_deref()?).ok());
-        let name = call
-            .and_then(|e| e.tool_name.as_deref())
-            .unwrap_or_default();
-        match input.map(|input| ToolInput::of(name, &input)) {
-            Some(ToolInput::Questions(questions)) => {
-                questions.into_iter().map(|q| q.text).collect()
-            }
-            _ => Vec::new(),
-        }
     }
 
     /// Pending approvals of `session_id`.

@@ -297,8 +297,10 @@ impl Supervisor {
         let question = ask.tool_name == control::ASK_USER_QUESTION;
         let new = if question {
             let message = control::questions(&ask.input);
+            // The tool's input goes with it: each question's choices, for the front ends.
             NewApproval {
                 tool_use_id: ask.tool_use_id.clone(),
+                tool_input: Some(ask.input.clone()),
                 ..NewApproval::human_contact(&id, &self.session_id, &message)
             }
         } else {
