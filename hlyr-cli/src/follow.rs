@@ -331,9 +331,6 @@ impl Follower<'_> {
         if let (Some(call), Some(asked)) = (&call, transcript::asked(&event)) {
             self.asked.insert(call.clone(), asked);
         }
-        if let (Some(call), Some(prompter)) = (&call, self.prompter.as_mut()) {
-            prompter.several(call, transcript::questions(&event));
-        }
         if question && early.is_some() {
             // Asked before its tool call was stored: the approval asks it, once.
         } else if question && !self.ended {

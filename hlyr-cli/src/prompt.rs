@@ -11,10 +11,11 @@
 //! [`Prompter::interrupt`] (ends the prompt's line) and [`Prompter::resume`] (asks again
 //! below it).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::io::Write;
 
 use hld_client::protocol::{Approval, ApprovalType};
+use hld_client::view::questions_of;
 
 use crate::decision::Decision;
 use crate::hint::hlyr_in;
@@ -74,9 +75,6 @@ pub struct Prompter {
     closed: bool,
     /// The context of the daemon the approvals asked are from (`None`: the one in use).
     context: Option<String>,
-    /// The questions of an approval that asks several at once (one `AskUserQuestion`), by
-    /// the tool use id it gates: each is answered in turn.
-    several: HashMap<String, Vec<String>>,
 }
 
 impl Prompter {
@@ -90,7 +88,6 @@ impl Prompter {
             asked: false,
             closed: false,
             context: None,
-            several: HashMap::new(),
         })
     }
 
@@ -124,19 +121,6 @@ impl Prompter {
     /// The context of the daemon the approvals asked are from (`None`: the one in use).
     pub fn context(&self) -> Option<&str> {
         self.context.as_deref()
-    }
-
-    /// Takes in that the approval gating tool use `call` asks `questions` at once.
-    pub fn several(&mut self, call: &str, questions: Vec<String>) {
-        if questions.len() > 1 {
-            self.several.insert(call.to_owned(), questions);
-        }
-    }
-
-    /// The questions `approval` asks, when it asks several at once.
-    fn questions(&self, approval: &Approval) -> &[String] {
-        let call = approval.tool_use_id.as_deref().unwrap_or_default();
-        self.several.get(call).map_or(&[], Vec::as_slice)
     }
 
     /// Queues an approval (asked by the next [`Prompter::resume`] when it is first in line).
@@ -210,7 +194,7 @@ impl Prompter {
     /// completes one, and moves on to the next question.
     fn key(&mut self, key: Key) -> Option<Answer> {
         let head = self.queue.front()?.clone();
-        let asks = self.questions(&head).len();
+        let asks = several(&head).len();
         match (&mut self.stage, key) {
             (Stage::Choose, Key::Char('a' | 'A')) => {
                 self.decide(head, Decision::Approve, None, false)
@@ -376,7 +360,7 @@ impl Prompter {
                 "{} {typed}",
                 paint(MAGENTA, "reason for denying (Enter or Esc for none):")
             ),
-            Stage::Answer(typed, before) => match self.questions(head).get(before.len()) {
+            Stage::Answer(typed, before) => match several(head).get(before.len()) {
                 Some(asked) => {
                     let to = format!("your answer to “{asked}” (empty to skip):");
                     format!("{} {typed}", paint(MAGENTA, to))
@@ -386,6 +370,15 @@ impl Prompter {
         };
         anstream::eprint!("  {question}");
         self.on_screen = true;
+    }
+}
+
+/// The questions `approval` asks, when it asks several at once (one `AskUserQuestion`):
+/// each is answered in turn.
+fn several(approval: &Approval) -> Vec<String> {
+    match questions_of(approval) {
+        Some(questions) if questions.len() > 1 => questions.into_iter().map(|q| q.text).collect(),
+        _ => Vec::new(),
     }
 }
 

@@ -9,7 +9,7 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::usage::limit_text;
-use hld_client::view::{clean, count, ToolInput};
+use hld_client::view::{clean, count, questions_of, Question, ToolInput};
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
@@ -104,7 +104,7 @@ impl Render for Update {
                     .as_deref()
                     .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
                 {
-                    text.push_str(&format!(": {comment}"));
+                    text.push_str(&format!(": {}", hang(comment, 2)));
                 }
                 text
             }
@@ -159,24 +159,21 @@ pub fn question(event: &ConversationEvent) -> Option<String> {
     tool_input(event)?.question_text()
 }
 
-/// Each question a tool call asks the human, apart (none when it asks none).
-pub fn questions(event: &ConversationEvent) -> Vec<String> {
-    match tool_input(event) {
-        Some(ToolInput::Questions(questions)) => questions.into_iter().map(|q| q.text).collect(),
-        _ => Vec::new(),
-    }
-}
-
 /// What a question's tool call asks with the choices it offers: each question, its choices a
 /// line each below it, numbered; `None` when it offers none (its text says it all).
 pub fn asked(event: &ConversationEvent) -> Option<String> {
-    let Some(ToolInput::Questions(questions)) = tool_input(event) else {
-        return None;
-    };
+    match tool_input(event) {
+        Some(ToolInput::Questions(questions)) => with_choices(&questions),
+        _ => None,
+    }
+}
+
+/// Each question with its choices below it, numbered (a choice's number answers too); `None`
+/// when none offers a choice. Plain text: what is shown of it is cleaned (see `hang`).
+fn with_choices(questions: &[Question]) -> Option<String> {
     if questions.iter().all(|q| q.choices.is_empty()) {
         return None;
     }
-    // Plain text: what is shown of it is cleaned (see `hang`). A choice's number answers too.
     let choice = |(n, (label, meaning)): (usize, &(String, Option<String>))| match meaning {
         Some(meaning) => format!("{}. {label} — {meaning}", n + 1),
         None => format!("{}. {label}", n + 1),
@@ -191,10 +188,12 @@ pub fn asked(event: &ConversationEvent) -> Option<String> {
     Some(lines.join("\n"))
 }
 
-/// A question's approval: `? question ID:` and what it asks, `asked` (with its choices) when
-/// known, else its message.
+/// A question's approval: `? question ID:` and what it asks with its choices (its own tool
+/// input's, else `asked`, its tool call's as stored), else its message.
 pub fn question_approval_text(approval: &Approval, asked: Option<&str>) -> String {
-    let asked = asked.unwrap_or(approval.message.as_deref().unwrap_or_default());
+    let own = questions_of(approval).and_then(|questions| with_choices(&questions));
+    let asked =
+        (own.as_deref().or(asked)).unwrap_or(approval.message.as_deref().unwrap_or_default());
     let id = short_id(&approval.id);
     format!(
         "{} {}",
@@ -427,6 +426,19 @@ mod tests {
             "· ended with its session local-1234abcd: the session ended before a decision"
         );
         assert!(!text.contains(&GREEN.to_string()), "{text:?}");
+    }
+
+    /// An answer of a line per question hangs under its first line; escapes do not pass.
+    #[test]
+    fn an_answer_of_several_lines_hangs_cleaned() {
+        let text = Update::Decision {
+            approval_id: "local-1234abcd".into(),
+            decision: ApprovalStatus::Responded,
+            comment: Some("Blue\nLarge\x1b[2J".into()),
+            decided_by: None,
+        }
+        .human();
+        assert_eq!(plain(&text), "✓ answered local-1234abcd: Blue\n  Large�[2J");
     }
 
     /// A cloud approval answered in the cloud is resolved too, but not with its session.

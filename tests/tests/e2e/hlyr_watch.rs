@@ -5,7 +5,7 @@
 
 use hld_client::protocol::{ApprovalStatus, Health, NoParams, SessionStatus};
 use hld_e2e::pty::{self, Terminal, CTRL_C};
-use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
 
@@ -111,6 +111,40 @@ fn enter_answers_the_waiting_approval_with_the_prompt_of_launch() {
     term.wait_screen("nothing waits for you");
     term.send(CTRL_C);
     assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+}
+
+/// Enter on a session that asks two questions at once (one `AskUserQuestion`) shows each
+/// with its numbered choices and asks them in turn, as `launch` does; a number picks a choice.
+#[test]
+fn enter_asks_two_questions_in_turn_with_their_choices() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_QUESTIONS", "2"));
+    let wd = workdir(&d);
+    let mut term = on_terminal(&d, &["watch"]);
+    term.wait_screen("no sessions");
+    let id = d.launch(launch_params("scenario:ask", &wd));
+    term.wait_screen("What colour should the button be?");
+    let approval = pending(&d, &id);
+    term.send("\r");
+    let screen = term.wait_screen("your answer to “What colour should the button be?”");
+    for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
+        assert!(screen.contains(choice), "{choice:?} in\n{screen}");
+    }
+    term.send("Blue\r");
+    term.wait_screen("your answer to “What size should it be?” (empty to skip):");
+    term.send("2\r");
+    let decided = wait_decided(&d, &approval);
+    assert_eq!(decided.status, ApprovalStatus::Responded);
+    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
+    let told = hlyr(&d, &["conversation", &id]);
+    assert!(
+        told.assert_code(0)
+            .stdout
+            .contains("The human answered: Blue, Large"),
+        "{}",
+        told.stdout
+    );
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
 
 #[test]
