@@ -16,7 +16,7 @@ use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
-use hld_client::view::clean;
+use hld_client::view::{clean, questions_of};
 
 /// From this many columns on, the lists show the selected row's detail beside them.
 pub const WIDE: u16 = 140;
@@ -367,7 +367,11 @@ pub fn what(a: &Approval) -> String {
 /// One line of an approval's input: the command, the path, or compact JSON.
 pub fn summary(a: &Approval) -> String {
     if a.kind == ApprovalType::HumanContact {
-        return first_line(a.message.as_deref().unwrap_or(""));
+        let first = first_line(a.message.as_deref().unwrap_or(""));
+        return match questions_of(a).map_or(0, |q| q.len()) {
+            n if n > 1 => format!("{n} questions: {first}"),
+            _ => first,
+        };
     }
     let args = a.function_args.as_ref();
     let field = |k: &str| args.and_then(|v| v.get(k)).and_then(|v| v.as_str());

@@ -97,7 +97,11 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                 ApprovalType::HumanContact => " Alt+Enter new line · Enter sends · Esc cancels ",
                 _ => " Why not? Optional · Enter denies · Esc cancels ",
             };
-            let area = centered(area, 70, 6);
+            // Low on the approvals screen: the detail above it shows what is asked.
+            let mut area = centered(area, 70, 6);
+            if state.screen == Screen::Approvals {
+                area.y = frame.area().bottom().saturating_sub(area.height + 1);
+            }
             frame.render_widget(Clear, area);
             let block = Block::bordered()
                 .title(title)

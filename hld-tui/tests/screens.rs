@@ -289,6 +289,7 @@ fn several_questions_are_answered_a_line_each() {
     keys(&mut state, "2");
     let detail = screen(&state, false);
     for line in [
+        "2 questions: Colour?",
         "? Colour?",
         "1. Blue — like the sky",
         "2. Red",
