@@ -7,6 +7,7 @@ pub mod columns;
 pub mod daemons;
 pub mod diffview;
 mod fleet;
+mod help;
 pub mod keys;
 pub mod lists;
 pub mod markdown;

@@ -12,7 +12,7 @@ use ratatui::Frame;
 use crate::app::{
     Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, QUEUE_LINES, REPLY_ROWS,
 };
-use crate::keys::{fit_hints, hints, Scope, BINDINGS};
+use crate::keys::{fit_hints, hints};
 use crate::render::{first_line, PLAN_TOOL};
 use hld_client::view::{clean, questions_of};
 
@@ -44,7 +44,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
     footer(state, frame, bottom);
     match &state.modal {
         None => {}
-        Some(Modal::Help { top }) => help(frame, area, *top),
+        Some(Modal::Help { top }) => crate::help::draw(frame, area, *top),
         Some(Modal::ConfirmInterrupt { session_id }) => {
             let title = state
                 .sessions
@@ -97,11 +97,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                 ApprovalType::HumanContact => " Alt+Enter new line · Enter sends · Esc cancels ",
                 _ => " Why not? Optional · Enter denies · Esc cancels ",
             };
-            // Low on the approvals screen: the detail above it shows what is asked.
-            let mut area = centered(area, 70, 6);
-            if state.screen == Screen::Approvals {
-                area.y = frame.area().bottom().saturating_sub(area.height + 1);
-            }
+            let area = answer_box(state, area);
             frame.render_widget(Clear, area);
             let block = Block::bordered()
                 .title(title)
@@ -419,78 +415,25 @@ fn queue(c: &crate::app::Conversation, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The help's two columns: the bindings by scope, cut in half; a scope cut in two has its
-/// heading again atop the second column.
-fn help_columns() -> [Vec<Line<'static>>; 2] {
-    let heading = |scope: Scope| Line::styled(scope.title(), Style::new().bold().fg(Color::Cyan));
-    // Each line with the scope it belongs to and whether it is the scope's heading.
-    let mut lines: Vec<(Scope, bool, Line)> = Vec::new();
-    for b in BINDINGS {
-        if lines.last().is_none_or(|(scope, _, _)| *scope != b.scope) {
-            lines.push((b.scope, true, heading(b.scope)));
+/// Where the answer (or deny) box goes: clear of what is asked. That is above the box on
+/// the approvals screen (the detail) and in a conversation that leaves room below its end;
+/// below it in a conversation whose end, where the question is, reaches the bottom.
+fn answer_box(state: &State, area: Rect) -> Rect {
+    let mut rect = centered(area, 70, 6);
+    let low = area.bottom().saturating_sub(rect.height + 1);
+    rect.y = match &state.conversation {
+        Some(c) if state.screen == Screen::Conversation => {
+            let shown = c.total_lines().saturating_sub(state.conversation_top());
+            let room = state.conversation_height().saturating_sub(shown);
+            if room > usize::from(rect.height) {
+                low
+            } else {
+                area.y + 1
+            }
         }
-        let line = Line::from(vec![
-            Span::styled(format!(" {:<12}", b.label), Style::new().bold()),
-            Span::raw(b.help),
-        ]);
-        lines.push((b.scope, false, line));
-    }
-    let half = lines.len().div_ceil(2);
-    let mut right = lines.split_off(half);
-    if let Some(&(scope, false, _)) = right.first() {
-        right.insert(0, (scope, true, heading(scope)));
-    }
-    let column = |lines: Vec<(Scope, bool, Line<'static>)>| lines.into_iter().map(|l| l.2);
-    [column(lines).collect(), column(right).collect()]
-}
-
-/// The help's box on a screen `area` tall (and wide): all of it but a row and a column each
-/// side.
-fn help_rect(area: Rect) -> Rect {
-    centered(
-        area,
-        area.width.saturating_sub(2),
-        area.height.saturating_sub(1),
-    )
-}
-
-/// How many rows the help scrolls on a screen `height` tall: those of its longer column
-/// that its box cannot show.
-pub(crate) fn help_overflow(height: u16) -> usize {
-    let shown = help_rect(Rect::new(0, 0, 1, height))
-        .height
-        .saturating_sub(2);
-    let [left, right] = help_columns();
-    left.len()
-        .max(right.len())
-        .saturating_sub(usize::from(shown))
-}
-
-/// The keys, in two columns; scrolled from row `top` when the screen is too short for them.
-fn help(frame: &mut Frame, area: Rect, top: usize) {
-    let rect = help_rect(area);
-    let overflow = help_overflow(area.height);
-    let top = top.min(overflow);
-    frame.render_widget(Clear, rect);
-    let mut block = Block::bordered().title(" Keys (? or Esc closes) ");
-    if overflow > 0 {
-        let more = match (top > 0, top < overflow) {
-            (true, true) => " ↑↓ j k: more ",
-            (false, _) => " ↓ j k: more ",
-            (true, false) => " ↑ k: more ",
-        };
-        block = block.title_bottom(more);
-    }
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    // A column apart, so that a full line of the first does not run into the second.
-    let [l, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)])
-        .spacing(1)
-        .areas(inner);
-    let scroll = (u16::try_from(top).unwrap_or(u16::MAX), 0);
-    let [left, right] = help_columns();
-    frame.render_widget(Paragraph::new(left).scroll(scroll), l);
-    frame.render_widget(Paragraph::new(right).scroll(scroll), r);
+        _ => low,
+    };
+    rect
 }
 
 fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {

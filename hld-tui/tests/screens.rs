@@ -641,19 +641,38 @@ fn the_help_scrolls_to_every_binding_on_a_small_screen() {
 /// not as the tool's raw input, and says how to answer it; `a` opens the answer box.
 #[test]
 fn a_question_tool_call_shows_its_question_and_choices() {
-    let mut state = with_conversation(80, 24);
-    let input = json!({"questions": [{
-        "question": "What colour should the button be?", "header": "Colour",
-        "options": [{"label": "Blue", "description": "like the sky"}, {"label": "Red"}],
-        "multiSelect": false,
-    }]});
-    let call = json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
-        "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()});
-    update(&mut state, stored(event(7, "s-wait", call)));
-    let mut asked = question("q1", "s-wait", "What colour should the button be?");
-    asked.tool_use_id = Some("tool-q1".into());
-    update(&mut state, Msg::Approvals(vec![asked]));
-    update(&mut state, key(KeyCode::Char('G')));
+    // A conversation of `notes` messages, then the question, followed to its end.
+    let asked_after = |notes: i64| {
+        let mut state = loaded(80, 24);
+        update(&mut state, key(KeyCode::Down));
+        update(&mut state, key(KeyCode::Enter));
+        let (session_id, events, approvals) = ("s-wait".into(), Vec::new(), Vec::new());
+        let empty = Msg::Conversation {
+            session_id,
+            events,
+            approvals,
+        };
+        update(&mut state, empty);
+        for n in 0..notes {
+            let note = json!({"event_type": "message", "role": "assistant",
+                "content": format!("note {n}")});
+            update(&mut state, stored(event(7 + n, "s-wait", note)));
+        }
+        let input = json!({"questions": [{
+            "question": "What colour should the button be?", "header": "Colour",
+            "options": [{"label": "Blue", "description": "like the sky"}, {"label": "Red"}],
+            "multiSelect": false,
+        }]});
+        let call = json!({"event_type": "tool_call", "role": "assistant", "tool_id": "tool-q1",
+            "tool_name": "AskUserQuestion", "tool_input_json": input.to_string()});
+        update(&mut state, stored(event(7 + notes, "s-wait", call)));
+        let mut asked = question("q1", "s-wait", "What colour should the button be?");
+        asked.tool_use_id = Some("tool-q1".into());
+        update(&mut state, Msg::Approvals(vec![asked]));
+        update(&mut state, key(KeyCode::Char('G')));
+        state
+    };
+    let state = asked_after(0);
     let shown = screen(&state, false);
     for line in [
         "  ? What colour should the button be?",
@@ -664,10 +683,16 @@ fn a_question_tool_call_shows_its_question_and_choices() {
         assert!(shown.contains(line), "{line:?} in\n{shown}");
     }
     assert!(!shown.contains("\"questions\""), "{shown}");
-    keys(&mut state, "a");
-    let boxed = screen(&state, false);
-    assert!(
-        boxed.contains("Answer: What colour should the button be?"),
-        "{boxed}"
-    );
+    // The answer box leaves the choices in view, below a short conversation or above the
+    // end of one that fills the screen.
+    for notes in [0, 30] {
+        let mut state = asked_after(notes);
+        keys(&mut state, "a");
+        let boxed = screen(&state, false);
+        assert!(
+            boxed.contains("Answer: What colour should the button be?"),
+            "{boxed}"
+        );
+        assert!(boxed.contains("2. Red\n"), "{notes} notes:\n{boxed}");
+    }
 }

@@ -1,0 +1,85 @@
+//! The help screen (`?`): every binding of [`BINDINGS`], by scope, in two columns, scrolled
+//! when the screen is too short for them.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style, Stylize};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::Frame;
+
+use crate::keys::{Scope, BINDINGS};
+use crate::view::centered;
+
+/// The help's two columns: the bindings by scope, cut in half; a scope cut in two has its
+/// heading again atop the second column.
+fn help_columns() -> [Vec<Line<'static>>; 2] {
+    let heading = |scope: Scope| Line::styled(scope.title(), Style::new().bold().fg(Color::Cyan));
+    // Each line with the scope it belongs to and whether it is the scope's heading.
+    let mut lines: Vec<(Scope, bool, Line)> = Vec::new();
+    for b in BINDINGS {
+        if lines.last().is_none_or(|(scope, _, _)| *scope != b.scope) {
+            lines.push((b.scope, true, heading(b.scope)));
+        }
+        let line = Line::from(vec![
+            Span::styled(format!(" {:<12}", b.label), Style::new().bold()),
+            Span::raw(b.help),
+        ]);
+        lines.push((b.scope, false, line));
+    }
+    let half = lines.len().div_ceil(2);
+    let mut right = lines.split_off(half);
+    if let Some(&(scope, false, _)) = right.first() {
+        right.insert(0, (scope, true, heading(scope)));
+    }
+    let column = |lines: Vec<(Scope, bool, Line<'static>)>| lines.into_iter().map(|l| l.2);
+    [column(lines).collect(), column(right).collect()]
+}
+
+/// The help's box on a screen `area` tall (and wide): all of it but a row and a column each
+/// side.
+fn help_rect(area: Rect) -> Rect {
+    centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(1),
+    )
+}
+
+/// How many rows the help scrolls on a screen `height` tall: those of its longer column
+/// that its box cannot show.
+pub(crate) fn overflow(height: u16) -> usize {
+    let shown = help_rect(Rect::new(0, 0, 1, height))
+        .height
+        .saturating_sub(2);
+    let [left, right] = help_columns();
+    left.len()
+        .max(right.len())
+        .saturating_sub(usize::from(shown))
+}
+
+/// The keys, in two columns; scrolled from row `top` when the screen is too short for them.
+pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
+    let rect = help_rect(area);
+    let overflow = overflow(area.height);
+    let top = top.min(overflow);
+    frame.render_widget(Clear, rect);
+    let mut block = Block::bordered().title(" Keys (? or Esc closes) ");
+    if overflow > 0 {
+        let more = match (top > 0, top < overflow) {
+            (true, true) => " ↑↓ j k: more ",
+            (false, _) => " ↓ j k: more ",
+            (true, false) => " ↑ k: more ",
+        };
+        block = block.title_bottom(more);
+    }
+    let inner = block.inner(rect);
+    frame.render_widget(block, rect);
+    // A column apart, so that a full line of the first does not run into the second.
+    let [l, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)])
+        .spacing(1)
+        .areas(inner);
+    let scroll = (u16::try_from(top).unwrap_or(u16::MAX), 0);
+    let [left, right] = help_columns();
+    frame.render_widget(Paragraph::new(left).scroll(scroll), l);
+    frame.render_widget(Paragraph::new(right).scroll(scroll), r);
+}
