@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use hld_client::protocol::{ErrorCode, InvalidParamsData};
+use hld_client::view::clean;
 use serde::Serialize;
 
 use crate::hint::hlyr_daemon;
@@ -159,12 +160,19 @@ impl CliError {
             let _ = writeln!(std::io::stderr().lock(), "{line}");
             return;
         }
+        anstream::eprintln!("{}", self.human());
+    }
+
+    /// The error as text: `error: MESSAGE` and `hint: HINT` below it. A message may quote the
+    /// daemon (a title, an answer), so both are cleaned for the terminal.
+    fn human(&self) -> String {
         let red = anstyle::AnsiColor::Red.on_default().bold();
         let dim = anstyle::Style::new().dimmed();
-        anstream::eprintln!("{red}error:{red:#} {}", self.message);
+        let mut text = format!("{red}error:{red:#} {}", clean(&self.message));
         if let Some(hint) = &self.hint {
-            anstream::eprintln!("{dim}hint:{dim:#} {hint}");
+            text.push_str(&format!("\n{dim}hint:{dim:#} {}", clean(hint)));
         }
+        text
     }
 
     /// Prints the error and returns its exit code.
@@ -253,5 +261,21 @@ impl From<std::io::Error> for CliError {
         } else {
             CliError::failure(format!("cannot write output: {e}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_quoting_the_daemon_is_printed_cleaned() {
+        let error =
+            CliError::usage("matches local-1 (Evil \u{1b}]0;pwned\u{7})").hint("see \u{1b}[2J");
+        let text = error.human();
+        assert!(
+            text.ends_with("matches local-1 (Evil �]0;pwned�)\n\u{1b}[2mhint:\u{1b}[0m see �[2J"),
+            "{text:?}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{Approval, ApprovalType};
+use hld_client::view::clean;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -63,7 +64,7 @@ impl Render for Approvals {
                         // A kind this version does not know: its name.
                         other => (other.as_str(), String::new()),
                     };
-                    let what = shorten(&what.replace('\n', " "));
+                    let what = shorten(&clean(&what).replace('\n', " "));
                     let mut row = context.iter().cloned().collect::<Vec<_>>();
                     row.extend([
                         short_id(&a.id).to_owned(),
@@ -128,4 +129,33 @@ async fn all_contexts(ctx: &Context) -> Result<Exit, CliError> {
     }
     ctx.out.print(&Approvals(rows))?;
     Ok(exit)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A question's text comes from any local client: its escapes never reach the terminal.
+    #[test]
+    fn a_question_is_listed_cleaned() {
+        let approval: Approval = serde_json::from_value(json!({
+            "id": "local-1234abcd", "call_id": "local-1234abcd", "run_id": "r",
+            "session_id": "s-12345678", "type": "human_contact", "status": "pending",
+            "requested_at": "2026-01-01T00:00:00Z",
+            "message": "Evil \u{1b}]0;pwned\u{7} \u{1b}[31mred\nsecond line",
+        }))
+        .unwrap();
+        let rows = Approvals(vec![Row {
+            context: None,
+            approval,
+        }]);
+        let text = anstream::adapter::strip_str(&rows.human()).to_string();
+        assert!(
+            text.contains("Evil �]0;pwned� �[31mred second line"),
+            "{text:?}"
+        );
+        assert!(!rows.human().contains("\u{1b}]"), "{:?}", rows.human());
+    }
 }

@@ -9,6 +9,7 @@ use hld_client::protocol::{
     DiffFile, DiffStatus, GetSessionDiffParams, GetSessionDiffResult, MergeSessionParams,
     MergeSessionResult, MergeStrategy,
 };
+use hld_client::view::clean;
 use serde::Serialize;
 
 use crate::complete;
@@ -70,10 +71,11 @@ fn status_mark(status: &DiffStatus) -> String {
     }
 }
 
+/// A file's path (and the one it was renamed from), cleaned: an agent named it.
 fn file_name(file: &DiffFile) -> String {
     match &file.old_path {
-        Some(old) => format!("{old} → {}", file.path),
-        None => file.path.clone(),
+        Some(old) => format!("{} → {}", clean(old), clean(&file.path)),
+        None => clean(&file.path).into_owned(),
     }
 }
 
@@ -99,13 +101,15 @@ impl Render for Diff {
                 BOLD,
                 format!("{} ({})", file_name(file), file.status),
             ));
+            // What an agent wrote, cleaned for the terminal as everything from the daemon.
             for hunk in &file.hunks {
-                out.push(paint(CYAN, &hunk.header));
+                out.push(paint(CYAN, clean(&hunk.header)));
                 for line in &hunk.lines {
+                    let text = clean(line);
                     out.push(match line.chars().next() {
-                        Some('+') => paint(GREEN, line),
-                        Some('-') => paint(RED, line),
-                        _ => line.clone(),
+                        Some('+') => paint(GREEN, text),
+                        Some('-') => paint(RED, text),
+                        _ => text.into_owned(),
                     });
                 }
             }
@@ -200,7 +204,7 @@ impl Render for Merged {
                 "{} {}: conflicts in {}",
                 paint(RED, "not merged"),
                 short_id(&self.id),
-                self.result.conflicts.join(", ")
+                clean(&self.result.conflicts.join(", "))
             ),
         }
     }
@@ -260,4 +264,34 @@ pub async fn discard(ctx: &Context, args: DiscardArgs) -> Result<Exit, CliError>
         discarded: true,
     })?;
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A file's name and content are an agent's: their escapes never reach the terminal.
+    #[test]
+    fn a_diff_is_shown_cleaned() {
+        let result: GetSessionDiffResult = serde_json::from_value(json!({
+            "files": [{"path": "a\u{1b}]0;pwned\u{7}.txt", "status": "added", "additions": 1,
+                "deletions": 0, "hunks": [{"header": "@@ -0,0 +1 @@",
+                "lines": ["+echo \u{1b}[2J\tdone"]}]}],
+            "total_files": 1, "additions": 1, "deletions": 0,
+        }))
+        .unwrap();
+        let text = Diff {
+            result,
+            stat: false,
+        }
+        .human();
+        assert!(text.contains("a�]0;pwned�.txt (added)"), "{text:?}");
+        assert!(text.contains("+echo �[2J    done"), "{text:?}");
+        assert!(
+            !text.contains("\u{1b}]0") && !text.contains("\u{1b}[2J"),
+            "{text:?}"
+        );
+    }
 }

@@ -83,8 +83,8 @@ impl Render for Settings {
             None => "claude's default".to_owned(),
         };
         fields(&[
-            ("Session", self.session_id.clone()),
-            ("Title", self.control.title.clone()),
+            ("Session", clean(&self.session_id).into_owned()),
+            ("Title", clean(&self.control.title).into_owned()),
             ("Model", model),
             ("Mode", mode_text(&self.control)),
             ("Modes", modes_text(&self.control)),
@@ -140,6 +140,21 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A title any local client set: its escapes never reach the terminal.
+    #[test]
+    fn the_title_is_shown_cleaned() {
+        let settings = Settings {
+            session_id: "s-1".into(),
+            model: None,
+            control: SessionControl {
+                title: "T \u{1b}]0;pwned\u{7}".into(),
+                ..Default::default()
+            },
+        };
+        let text = settings.human();
+        assert!(text.contains("T �]0;pwned�"), "{text:?}");
+    }
 
     #[test]
     fn bypass_takes_on_off_or_a_duration() {

@@ -3,7 +3,7 @@
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{SessionState, WorktreeInfo};
-use hld_client::view::count;
+use hld_client::view::{clean, count};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -34,33 +34,41 @@ impl Render for Show {
         if s.control.archived {
             status_text.push_str(", archived");
         }
+        // Every string from the daemon is cleaned for the terminal (an agent wrote some).
+        let c = |text: &str| clean(text).into_owned();
         let mut lines: Vec<(&str, String)> = vec![
-            ("Session", s.id.clone()),
-            ("Run", s.run_id.clone()),
-            ("Title", s.control.title.clone()),
+            ("Session", c(&s.id)),
+            ("Run", c(&s.run_id)),
+            ("Title", c(&s.control.title)),
             ("Status", status_text),
             ("Mode", mode_text(&s.control)),
             ("Modes", modes_text(&s.control)),
-            ("Query", s.query.clone()),
+            ("Query", c(&s.query)),
         ];
         let extra_dirs = (!s.control.additional_directories.is_empty())
-            .then(|| s.control.additional_directories.join(", "));
+            .then(|| c(&s.control.additional_directories.join(", ")));
         let optional = [
-            ("Claude session", s.claude_session_id.clone()),
-            ("Continues", s.parent_session_id.clone()),
-            ("Model", s.model.clone()),
-            ("Working dir", s.working_dir.clone()),
+            ("Claude session", s.claude_session_id.as_deref().map(c)),
+            ("Continues", s.parent_session_id.as_deref().map(c)),
+            ("Model", s.model.as_deref().map(c)),
+            ("Working dir", s.working_dir.as_deref().map(c)),
             ("Extra dirs", extra_dirs),
-            ("Worktree", s.worktree.as_ref().map(worktree_text)),
-            ("Error", s.error_message.as_ref().map(|e| paint(RED, e))),
+            (
+                "Worktree",
+                s.worktree.as_ref().map(|w| c(&worktree_text(w))),
+            ),
+            (
+                "Error",
+                s.error_message.as_deref().map(|e| paint(RED, c(e))),
+            ),
         ];
         lines.extend(optional.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))));
         lines.push((
             "Started",
-            format!("{} ({} ago)", s.created_at, age(&s.created_at)),
+            format!("{} ({} ago)", c(&s.created_at), age(&s.created_at)),
         ));
         if let Some(done) = &s.completed_at {
-            lines.push(("Ended", done.clone()));
+            lines.push(("Ended", c(done)));
         }
         if let Some(turns) = s.num_turns {
             lines.push(("Turns", turns.to_string()));
@@ -78,7 +86,7 @@ impl Render for Show {
             lines.push(("Duration", format!("{:.1}s", ms as f64 / 1000.0)));
         }
         if let Some(result) = &s.result_content {
-            lines.push(("Result", result.clone()));
+            lines.push(("Result", c(result)));
         }
         fields(&lines)
     }
@@ -132,4 +140,33 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         state,
     })?;
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A title, a query, a result: an agent or any local client wrote them, so their escapes
+    /// never reach the terminal.
+    #[test]
+    fn what_the_daemon_says_is_shown_cleaned() {
+        let state: SessionState = serde_json::from_value(json!({
+            "id": "s-1", "run_id": "r-1", "status": "completed", "query": "q \u{1b}[2J",
+            "summary": "", "created_at": "2026-01-01T00:00:00Z",
+            "last_activity_at": "2026-01-01T00:00:00Z",
+            "title": "T \u{1b}]0;pwned\u{7}", "result_content": "done \u{1b}[31mred",
+            "error_message": "failed \u{1b}]8;;x\u{7}",
+        }))
+        .unwrap();
+        let show = Show {
+            session: Session::from(state.clone()),
+            state,
+        };
+        let text = show.human();
+        for cleaned in ["T �]0;pwned�", "q �[2J", "done �[31mred", "failed �]8;;x�"] {
+            assert!(text.contains(cleaned), "{cleaned:?} in {text:?}");
+        }
+    }
 }

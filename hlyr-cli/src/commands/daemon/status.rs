@@ -1,10 +1,13 @@
 //! `hlyr daemon status`: the daemon's pid, version, uptime, files, `claude` and load, or exit
 //! code 3 when it is not running (under `--json`, `{"running": false, …}` first). When the
 //! daemon finds no `claude` and hlyr does, it says so and offers a restart on a terminal.
+//! What the daemon reports is cleaned for the terminal (a remote context's daemon is another
+//! machine's).
 
 use std::path::PathBuf;
 
 use hld_client::protocol::HealthResult;
+use hld_client::view::clean;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit};
@@ -36,10 +39,10 @@ impl Render for Status {
                 GREEN,
                 format!(
                     "available {} {}",
-                    c.version.as_deref().unwrap_or_default(),
+                    clean(c.version.as_deref().unwrap_or_default()),
                     c.path
                         .as_deref()
-                        .map(|p| format!("({p})"))
+                        .map(|p| format!("({})", clean(p)))
                         .unwrap_or_default()
                 )
                 .trim_end(),
@@ -47,33 +50,34 @@ impl Render for Status {
             _ => paint(RED, "not found"),
         };
         let approvals = match &h.approvals {
-            Some(a) if a.available => paint(GREEN, format!("asked through {}", a.command)),
+            Some(a) if a.available => paint(GREEN, format!("asked through {}", clean(&a.command))),
             Some(a) => paint(
                 RED,
-                a.error
-                    .clone()
-                    .unwrap_or_else(|| format!("{} cannot run", a.command)),
+                clean(&(a.error.clone()).unwrap_or_else(|| format!("{} cannot run", a.command))),
             ),
             None => "unknown (an older daemon)".to_owned(),
         };
         let mut lines = vec![(
             "hld",
-            format!("{} ({})", h.version, paint(GREEN, &h.status)),
+            format!("{} ({})", clean(&h.version), paint(GREEN, clean(&h.status))),
         )];
         if let Some(pid) = h.pid {
             lines.push(("pid", pid.to_string()));
         }
         if let Some(started) = &h.started_at {
-            lines.push(("uptime", format!("{} (since {started})", age(started))));
+            lines.push((
+                "uptime",
+                format!("{} (since {})", age(started), clean(started)),
+            ));
         }
         lines.push(("socket", self.socket.display().to_string()));
         if let Some(database) = &h.database {
-            lines.push(("database", database.clone()));
+            lines.push(("database", clean(database).into_owned()));
         }
         if h.started_at.is_some() {
             // A daemon that reports its files and logs to no file logs to its stderr.
-            let log = h.log_file.clone().unwrap_or_else(|| "stderr".to_owned());
-            lines.push(("log", log));
+            let log = h.log_file.as_deref().unwrap_or("stderr");
+            lines.push(("log", clean(log).into_owned()));
         }
         lines.push(("claude", claude));
         if !h.claude.as_ref().is_some_and(|c| c.available) {
