@@ -3,7 +3,7 @@
 //! `getSessionLeaves`), archived chains left out.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
-use hld_client::view::count;
+use hld_client::view::{clean, count};
 
 use crate::error::{CliError, Exit};
 use crate::output::{age, cost, mode_marks, paint, short_id, Render, DIM};
@@ -44,15 +44,17 @@ const GIVES: [Gives; 5] = [
     Gives::start(7, 10),
 ];
 
-/// `dir` with the home directory written `~`.
+/// `dir` with the home directory written `~`, cleaned for the terminal (an agent may have
+/// named it).
 pub(super) fn home_as_tilde(dir: &str) -> String {
     let home = std::env::var("HOME").unwrap_or_default();
-    match dir.strip_prefix(home.as_str()) {
+    let shown = match dir.strip_prefix(home.as_str()) {
         Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
             format!("~{rest}")
         }
         _ => dir.to_owned(),
-    }
+    };
+    clean(&shown).into_owned()
 }
 
 /// A list of sessions: an array of [`Session`]s for `--json`, a table otherwise.
@@ -88,7 +90,9 @@ impl Render for Sessions {
                     short_id(&s.id).to_owned(),
                     s.status_text(),
                     age(&s.last_activity_at),
-                    s.model.clone().unwrap_or_else(|| "-".to_owned()),
+                    s.model
+                        .as_deref()
+                        .map_or("-".into(), |m| clean(m).into_owned()),
                     cost(s.cost_usd),
                     s.context_text().unwrap_or_else(|| "-".to_owned()),
                     s.working_dir

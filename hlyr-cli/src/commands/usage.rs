@@ -3,6 +3,7 @@
 //! total: turns, sessions, tokens (input, output, cache written, cache read) and cost.
 
 use hld_client::protocol::{GetUsageParams, GetUsageResult, UsageGroupBy, UsageTotals};
+use hld_client::view::clean;
 
 use super::sessions::home_as_tilde;
 use crate::error::{CliError, Exit};
@@ -99,7 +100,7 @@ impl Render for Usage {
             .map(|row| {
                 let key = match result.group_by {
                     UsageGroupBy::WorkingDir => home_as_tilde(&row.key),
-                    _ => row.key.clone(),
+                    _ => clean(&row.key).into_owned(),
                 };
                 (key, figures(&row.totals))
             })
@@ -168,7 +169,30 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 
 #[cfg(test)]
 mod tests {
+    use hld_client::protocol::UsageRow;
+
     use super::*;
+
+    /// A model's name and a directory's are the agent's or its repository's: cleaned.
+    #[test]
+    fn usage_keys_are_shown_cleaned() {
+        for group_by in [UsageGroupBy::Model, UsageGroupBy::WorkingDir] {
+            let row = UsageRow {
+                key: "/srv/d\u{1b}]0;pwned\u{7}".into(),
+                totals: UsageTotals::default(),
+            };
+            let usage = Usage {
+                result: GetUsageResult {
+                    group_by,
+                    rows: vec![row],
+                    total: UsageTotals::default(),
+                },
+                since: None,
+            };
+            let text = usage.human();
+            assert!(text.contains("/srv/d�]0;pwned�"), "{text:?}");
+        }
+    }
 
     #[test]
     fn usage_tokens_read_at_a_glance() {
