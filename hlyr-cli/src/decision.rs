@@ -147,7 +147,7 @@ fn no_longer_pending(approval: &Approval) -> CliError {
 
 /// The approval `prefix` names: a pending one (`fetchApprovals`), else whichever the daemon
 /// finds by that id or prefix (`getApproval`), decided or not.
-async fn find(client: &hld_client::Client, prefix: &str) -> Result<Approval, CliError> {
+async fn find(client: &Client, prefix: &str) -> Result<Approval, CliError> {
     if let Some(pending) = ids::approval(prefix, client.fetch_approvals(None).await?)? {
         return Ok(pending);
     }
@@ -201,7 +201,17 @@ pub async fn decide(
     comment: Option<String>,
 ) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
-    let approval = find(&client, prefix).await?;
+    let approval = pending(&client, prefix, decision).await?;
+    send(ctx, &client, approval.id, decision, comment).await
+}
+
+/// The approval `prefix` names, if it waits for a decision of `decision`'s kind.
+pub async fn pending(
+    client: &Client,
+    prefix: &str,
+    decision: Decision,
+) -> Result<Approval, CliError> {
+    let approval = find(client, prefix).await?;
     if approval.status != ApprovalStatus::Pending {
         return Err(no_longer_pending(&approval));
     }
@@ -226,7 +236,17 @@ pub async fn decide(
             CliError::usage(format!("approval {} is {what}", short_id(&approval.id))).hint(how),
         );
     }
-    let call_id = approval.id;
+    Ok(approval)
+}
+
+/// Sends `decision` (with `comment`) on approval `call_id` and prints the outcome.
+pub async fn send(
+    ctx: &Context,
+    client: &Client,
+    call_id: String,
+    decision: Decision,
+    comment: Option<String>,
+) -> Result<Exit, CliError> {
     let result = client
         .send_decision(decision.params(&call_id, comment.clone()))
         .await?;

@@ -1,21 +1,73 @@
-//! `hlyr respond CALL_ID --comment TEXT`: answer a pending question from Claude.
+//! `hlyr respond CALL_ID [--comment TEXT]`: answer a pending question from Claude. Without
+//! `--comment`, on a terminal, the question is shown with its choices and each question it
+//! asks is answered on a line of its own.
+
+use std::io::IsTerminal;
+
+use clap_complete::ArgValueCompleter;
+use hld_client::view::questions_of;
 
 use crate::complete;
-use crate::decision::{decide, Decision};
+use crate::decision::{decide, pending, send, Decision};
 use crate::error::{CliError, Exit};
+use crate::output::{paint, MAGENTA};
+use crate::transcript::question_approval_text;
 use crate::Context;
-use clap_complete::ArgValueCompleter;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The question (a unique prefix is enough).
     #[arg(value_name = "CALL_ID", add = ArgValueCompleter::new(complete::approvals))]
     call_id: String,
-    /// The answer; to several questions asked at once, a line each.
+    /// The answer; to several questions asked at once, a line each. Without it, on a
+    /// terminal, each question is shown with its choices and asked in turn.
     #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
-    comment: String,
+    comment: Option<String>,
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    decide(ctx, &args.call_id, Decision::Respond, Some(args.comment)).await
+    match args.comment {
+        Some(answer) => decide(ctx, &args.call_id, Decision::Respond, Some(answer)).await,
+        None => ask(ctx, &args.call_id).await,
+    }
+}
+
+/// Shows the question on stderr, reads an answer to each question it asks from the terminal
+/// (a choice's number picks it) and sends them, a line each.
+async fn ask(ctx: &Context, prefix: &str) -> Result<Exit, CliError> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return Err(CliError::usage("no answer: give it with --comment TEXT")
+            .hint("on a terminal, without --comment, hlyr asks for it"));
+    }
+    let client = ctx.connect().await?;
+    let approval = pending(&client, prefix, Decision::Respond).await?;
+    anstream::eprintln!("{}", question_approval_text(&approval, None));
+    let questions = questions_of(&approval).unwrap_or_default();
+    let mut answers = Vec::new();
+    for question in &questions {
+        let prompt = match questions.len() {
+            1 => "your answer: ".to_owned(),
+            _ => format!("your answer to “{}”: ", question.text),
+        };
+        anstream::eprint!("  {}", paint(MAGENTA, prompt));
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| CliError::failure(format!("cannot read the answer: {e}")))?;
+        let answer = line.trim();
+        if answer.is_empty() {
+            return Err(CliError::failure(
+                "nothing answered: the question still waits",
+            ));
+        }
+        answers.push(answer.to_owned());
+    }
+    send(
+        ctx,
+        &client,
+        approval.id,
+        Decision::Respond,
+        Some(answers.join("\n")),
+    )
+    .await
 }

@@ -161,6 +161,44 @@ fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
     assert_eq!(crate::hlyr_converse::ended(&mut term), 0);
 }
 
+/// `hlyr respond ID` without `--comment`: on a terminal it shows the questions with their
+/// choices and asks each in turn (a number picks a choice); in a pipe it is a usage error.
+#[test]
+fn respond_without_an_answer_asks_for_it_on_a_terminal() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_QUESTIONS", "2"));
+    let id = d.launch(hld_e2e::launch_params("scenario:ask", workdir(&d)));
+    let question = pending(&d, &id);
+    let piped = hlyr(&d, &["respond", &question]);
+    piped.assert_code(2);
+    assert!(piped.stderr.contains("--comment"), "{}", piped.stderr);
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["respond", &question[..14]]);
+    let mut term = Terminal::spawn(cmd, 30, 120);
+    let screen = term.wait_screen("your answer to “What colour should the button be?”:");
+    for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
+        assert!(screen.contains(choice), "{choice:?} in\n{screen}");
+    }
+    term.send("Blue\r");
+    term.wait_screen("your answer to “What size should it be?”:");
+    term.send("2\r");
+    term.wait_screen("✓ answered");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(
+        wait_decided(&d, &question).comment.as_deref(),
+        Some("Blue\n2")
+    );
+    d.wait_ended(&id);
+    let told = hlyr(&d, &["conversation", &id]);
+    assert!(
+        told.assert_code(0)
+            .stdout
+            .contains("The human answered: Blue, Large"),
+        "{}",
+        told.stdout
+    );
+}
+
 /// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.
 fn slow_to_stop() -> TestDaemon {
     let options = DaemonOptions {
