@@ -115,7 +115,12 @@ pub struct Question {
     pub text: String,
     /// Each choice's label and what it means.
     pub choices: Vec<(String, Option<String>)>,
+    /// Several choices may be picked (`multiSelect`).
+    pub several: bool,
 }
+
+/// What a question that takes several choices says below them.
+pub const SEVERAL: &str = "(several may be picked: their numbers, e.g. 1, 3)";
 
 /// The approvals MCP server's question tool, as Claude Code names it.
 pub const CONTACT_HUMAN: &str = "mcp__approvals__contact_human";
@@ -136,6 +141,7 @@ fn questions(input: &Value) -> Option<Vec<Question>> {
             choices: choices
                 .filter_map(|c| Some((text(c, "label")?, text(c, "description"))))
                 .collect(),
+            several: q.get("multiSelect") == Some(&Value::Bool(true)),
         })
     };
     let asked = input.get("questions")?.as_array()?;
@@ -160,6 +166,7 @@ pub fn questions_of(approval: &Approval) -> Option<Vec<Question>> {
         vec![Question {
             text: clean(message).into_owned(),
             choices: Vec::new(),
+            several: false,
         }]
     })
 }
@@ -211,6 +218,7 @@ impl ToolInput {
                 Some(text) => ToolInput::Questions(vec![Question {
                     text,
                     choices: Vec::new(),
+                    several: false,
                 }]),
                 None => ToolInput::Other(input.clone()),
             },
@@ -407,7 +415,7 @@ mod tests {
                     {"question": "Colour?\x07", "options": [
                         {"label": "Blue", "description": "like the sky"}, {"label": "Red"},
                     ]},
-                    {"question": "Size?"},
+                    {"question": "Size?", "multiSelect": true},
                 ]}),
                 ToolInput::Questions(vec![
                     Question {
@@ -416,10 +424,12 @@ mod tests {
                             ("Blue".into(), Some("like the sky".into())),
                             ("Red".into(), None),
                         ],
+                        several: false,
                     },
                     Question {
                         text: "Size?".into(),
                         choices: vec![],
+                        several: true,
                     },
                 ]),
             ),
@@ -429,6 +439,7 @@ mod tests {
                 ToolInput::Questions(vec![Question {
                     text: "Which branch?".into(),
                     choices: vec![],
+                    several: false,
                 }]),
             ),
             // A question without its text is shown as it came.

@@ -5,7 +5,7 @@
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
-use hld_client::view::{clean, Change, DiffLine, Question, ToolInput};
+use hld_client::view::{clean, Change, DiffLine, Question, ToolInput, SEVERAL};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -192,7 +192,10 @@ pub fn asked(questions: &[Question]) -> Vec<Line<'static>> {
             );
             Line::from(spans)
         });
-        text.chain(choices).collect::<Vec<_>>()
+        let several = q
+            .several
+            .then(|| Line::styled(format!("    {SEVERAL}"), DIM));
+        text.chain(choices).chain(several).collect::<Vec<_>>()
     };
     questions.iter().flat_map(question).collect()
 }

@@ -282,7 +282,8 @@ fn several_questions_are_answered_a_line_each() {
     asked.function_args = Some(json!({"questions": [
         {"question": "Colour?", "options": [{"label": "Blue", "description": "like the sky"},
             {"label": "Red"}]},
-        {"question": "Size?"}]}));
+        {"question": "Size?", "multiSelect": true,
+            "options": [{"label": "Small"}, {"label": "Large"}]}]}));
     let mut one = question("q2", "s-wait", "Done with X.\nShall I do Y?");
     one.tool_use_id = Some("tool-q2".into());
     update(&mut state, Msg::Approvals(vec![asked, one]));
@@ -294,6 +295,7 @@ fn several_questions_are_answered_a_line_each() {
         "1. Blue — like the sky",
         "2. Red",
         "? Size?",
+        "(several may be picked: their numbers, e.g. 1, 3)",
         "r/Enter answer, a line each (a choice's number picks it)",
     ] {
         assert!(detail.contains(line), "{line:?} in\n{detail}");

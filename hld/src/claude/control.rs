@@ -232,15 +232,32 @@ pub fn answered(input: &Value, answer: &str) -> Value {
     answered
 }
 
-/// `answer` to `question`, or the label of the choice whose number it is.
+/// `answer` to `question`, or the label of the choice whose number it is. A question that
+/// takes several choices (`multiSelect`) takes several numbers, apart by commas or spaces:
+/// their labels are joined by ", ", the form Claude Code reads such an answer in. An answer
+/// that is a label, or names no choice, stays as it is.
 fn picked(question: &Value, answer: &str) -> String {
     let labels: Vec<&str> = with_string(&question["options"], "label")
         .map(|(_, label)| label)
         .collect();
     let answer = answer.trim();
-    let number = answer.parse::<usize>().ok();
-    match number.and_then(|n| labels.get(n.checked_sub(1)?)) {
-        Some(label) if !labels.contains(&answer) => (*label).to_owned(),
+    if labels.contains(&answer) {
+        return answer.to_owned();
+    }
+    let label = |n: &str| {
+        labels
+            .get(n.parse::<usize>().ok()?.checked_sub(1)?)
+            .copied()
+    };
+    let numbers: Vec<&str> = match question["multiSelect"] == true {
+        true => answer
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|n| !n.is_empty())
+            .collect(),
+        false => vec![answer],
+    };
+    match numbers.into_iter().map(label).collect::<Option<Vec<_>>>() {
+        Some(picked) if !picked.is_empty() => picked.join(", "),
         _ => answer.to_owned(),
     }
 }
@@ -345,5 +362,13 @@ mod tests {
         assert_eq!(answers, &json!({"Colour?": "Red", "Retries?": "1"}));
         assert_eq!(answered(&chosen, "3\n2")["answers"]["Colour?"], "3");
         assert_eq!(answered(&chosen, "0\n2")["answers"]["Retries?"], "1");
+        // Several numbers pick several choices where the question takes several.
+        let several = json!({"questions": [{"question": "Which?", "multiSelect": true,
+            "options": [{"label": "Rust"}, {"label": "Go"}, {"label": "Zig"}]}]});
+        assert_eq!(answered(&several, "1, 3")["answers"]["Which?"], "Rust, Zig");
+        assert_eq!(answered(&several, "3 2")["answers"]["Which?"], "Zig, Go");
+        assert_eq!(answered(&several, "1, 4")["answers"]["Which?"], "1, 4");
+        assert_eq!(answered(&several, "Go")["answers"]["Which?"], "Go");
+        assert_eq!(answered(&chosen, "1, 2\n1")["answers"]["Colour?"], "1, 2");
     }
 }

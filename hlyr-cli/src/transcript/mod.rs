@@ -9,7 +9,7 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::usage::limit_text;
-use hld_client::view::{clean, count, questions_of, Question, ToolInput};
+use hld_client::view::{clean, count, questions_of, Question, ToolInput, SEVERAL};
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
@@ -182,7 +182,10 @@ fn with_choices(questions: &[Question]) -> Option<String> {
         .iter()
         .flat_map(|q| {
             let choices = q.choices.iter().enumerate().map(choice);
-            std::iter::once(q.text.clone()).chain(choices)
+            let several = q.several.then(|| SEVERAL.to_owned());
+            std::iter::once(q.text.clone())
+                .chain(choices)
+                .chain(several)
         })
         .collect();
     Some(lines.join("\n"))
@@ -426,6 +429,25 @@ mod tests {
             "· ended with its session local-1234abcd: the session ended before a decision"
         );
         assert!(!text.contains(&GREEN.to_string()), "{text:?}");
+    }
+
+    /// A question's approval shows its own input's choices, and says where several may be
+    /// picked.
+    #[test]
+    fn a_question_shows_its_choices_and_whether_several_may_be_picked() {
+        let approval: Approval = serde_json::from_value(json!({
+            "id": "local-1234abcd", "call_id": "local-1234abcd", "run_id": "r",
+            "session_id": "s", "type": "human_contact", "status": "pending",
+            "requested_at": "2026-01-01T00:00:00Z", "message": "Which?",
+            "function_args": {"questions": [{"question": "Which?", "multiSelect": true,
+                "options": [{"label": "Rust"}, {"label": "Go", "description": "simple"}]}]},
+        }))
+        .unwrap();
+        assert_eq!(
+            plain(&question_approval_text(&approval, None)),
+            "? question local-1234abcd: Which?\n  1. Rust\n  2. Go — simple\n  \
+             (several may be picked: their numbers, e.g. 1, 3)"
+        );
     }
 
     /// An answer of a line per question hangs under its first line; escapes do not pass.

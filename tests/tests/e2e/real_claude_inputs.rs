@@ -233,3 +233,43 @@ fn two_questions_answered_a_line_each_reach_the_model_each_with_its_answer() {
         assert!(content.contains(pair), "{pair} in {content}");
     }
 }
+
+/// A question that takes several choices, answered with their numbers: the real CLI reads
+/// the labels they pick (joined by ", ") as its answer. The approval carries the question's
+/// input, choices and all, for the front ends.
+#[test]
+fn several_choices_picked_by_their_numbers_reach_the_model_as_their_labels() {
+    let questions = json!([{"question": "Which languages?", "header": "Languages",
+        "multiSelect": true, "options": [
+            {"label": "Rust", "description": "fast"}, {"label": "Go", "description": "simple"},
+            {"label": "Zig", "description": "small"}]}]);
+    let asked = questions.clone();
+    let api = AnthropicStandIn::start(move |request| {
+        if anthropic::tool_results(request).is_empty() {
+            Reply::tool_use(
+                "One question.",
+                "toolu_01StandInAskSeveral0001",
+                "AskUserQuestion",
+                json!({"questions": asked}),
+            )
+        } else {
+            Reply::text("Noted.")
+        }
+    });
+    let d = daemon(Some(&api));
+    let id = d.launch(launch_params("Pick languages", workdir(&d)));
+    let approval = wait_pending_approval(&d, &id);
+    let input = approval
+        .function_args
+        .as_ref()
+        .expect("the question's input");
+    assert_eq!(input["questions"], questions);
+    assert_eq!(decide(&d, &approval, "respond", Some("1, 3")), recorded());
+    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
+    let turns = api.wait_model_turns(2);
+    let results = anthropic::tool_results(&turns[1]);
+    assert_ne!(results[0]["is_error"], true, "{}", results[0]);
+    let content = results[0]["content"].to_string();
+    let pair = r#"\"Which languages?\"=\"Rust, Zig\""#;
+    assert!(content.contains(pair), "{pair} in {content}");
+}
