@@ -1281,3 +1281,29 @@ fn hlyr_tui_runs_the_dashboard_with_its_socket_and_hld() {
         run.stderr
     );
 }
+
+/// On `term`, answers the two questions `scenario:ask` asks with `FAKE_CLAUDE_QUESTIONS=2`,
+/// each asked in turn with its choices shown: the first by its label, the second by a
+/// choice's number.
+pub(crate) fn answer_blue_then_large(term: &mut hld_e2e::pty::Terminal) {
+    let screen = term.wait_screen("your answer to “What colour should the button be?”");
+    for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
+        assert!(screen.contains(choice), "{choice:?} in\n{screen}");
+    }
+    term.send("Blue\r");
+    term.wait_screen("your answer to “What size should it be?”");
+    term.send("2\r");
+}
+
+/// Session `id` ended, its agent having read the answers `Blue` and `Large`.
+pub(crate) fn assert_told_blue_large(d: &TestDaemon, id: &str) {
+    d.wait_ended(id);
+    let told = hlyr(d, &["conversation", id]);
+    assert!(
+        told.assert_code(0)
+            .stdout
+            .contains("The human answered: Blue, Large"),
+        "{}",
+        told.stdout
+    );
+}

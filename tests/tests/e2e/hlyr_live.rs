@@ -6,7 +6,10 @@ use hld_client::protocol::ApprovalStatus;
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{hlyr, hlyr_command, wait_decided, workdir, Running};
+use crate::hlyr::{
+    answer_blue_then_large, assert_told_blue_large, hlyr, hlyr_command, wait_decided, workdir,
+    Running,
+};
 
 /// The session id `hlyr` printed in `text` (`Session <id>`).
 fn session_in(text: &str) -> String {
@@ -175,28 +178,14 @@ fn respond_without_an_answer_asks_for_it_on_a_terminal() {
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
     cmd.args(["respond", &question[..14]]);
     let mut term = Terminal::spawn(cmd, 30, 120);
-    let screen = term.wait_screen("your answer to “What colour should the button be?”:");
-    for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
-        assert!(screen.contains(choice), "{choice:?} in\n{screen}");
-    }
-    term.send("Blue\r");
-    term.wait_screen("your answer to “What size should it be?”:");
-    term.send("2\r");
+    answer_blue_then_large(&mut term);
     term.wait_screen("✓ answered");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     assert_eq!(
         wait_decided(&d, &question).comment.as_deref(),
         Some("Blue\n2")
     );
-    d.wait_ended(&id);
-    let told = hlyr(&d, &["conversation", &id]);
-    assert!(
-        told.assert_code(0)
-            .stdout
-            .contains("The human answered: Blue, Large"),
-        "{}",
-        told.stdout
-    );
+    assert_told_blue_large(&d, &id);
 }
 
 /// A daemon whose `scenario:slow` sessions run for 30 s and take 5 s to stop once interrupted.

@@ -7,7 +7,10 @@ use hld_client::protocol::{ApprovalStatus, Health, NoParams, SessionStatus};
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{fake, hlyr, hlyr_command, wait_decided, workdir, Running};
+use crate::hlyr::{
+    answer_blue_then_large, assert_told_blue_large, fake, hlyr, hlyr_command, wait_decided,
+    workdir, Running,
+};
 
 const ROWS: u16 = 30;
 const COLS: u16 = 120;
@@ -125,24 +128,10 @@ fn enter_asks_two_questions_in_turn_with_their_choices() {
     term.wait_screen("What colour should the button be?");
     let approval = pending(&d, &id);
     term.send("\r");
-    let screen = term.wait_screen("your answer to “What colour should the button be?”");
-    for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
-        assert!(screen.contains(choice), "{choice:?} in\n{screen}");
-    }
-    term.send("Blue\r");
-    term.wait_screen("your answer to “What size should it be?” (empty to skip):");
-    term.send("2\r");
+    answer_blue_then_large(&mut term);
     let decided = wait_decided(&d, &approval);
     assert_eq!(decided.status, ApprovalStatus::Responded);
-    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
-    let told = hlyr(&d, &["conversation", &id]);
-    assert!(
-        told.assert_code(0)
-            .stdout
-            .contains("The human answered: Blue, Large"),
-        "{}",
-        told.stdout
-    );
+    assert_told_blue_large(&d, &id);
     term.send("q");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
