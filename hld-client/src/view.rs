@@ -13,10 +13,10 @@ pub mod usage;
 
 use std::borrow::Cow;
 
-use crate::protocol::{Approval, ApprovalType};
-
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
+
+use crate::protocol::{Approval, ApprovalType};
 
 /// A diff shows this many unchanged lines around each change.
 pub const CONTEXT_LINES: usize = 3;
