@@ -77,10 +77,16 @@ pub fn sessions(
     } else {
         "sessions"
     };
-    Err(
-        CliError::not_found(format!("{what} not found: {}", missing.join(", ")))
-            .hint(format!("{} lists every session", hlyr("sessions --all"))),
-    )
+    // The daemon's own approvals are `local-…`; a session's id never is.
+    let hint = match missing.iter().any(|p| p.starts_with("local-")) {
+        true => format!(
+            "`local-…` names an approval: {} lists them, {} answers a question",
+            hlyr("approvals"),
+            hlyr("respond ID")
+        ),
+        false => format!("{} lists every session", hlyr("sessions --all")),
+    };
+    Err(CliError::not_found(format!("{what} not found: {}", missing.join(", "))).hint(hint))
 }
 
 /// The approval, among `pending` (`fetchApprovals`), whose id is `prefix` or starts with it.
@@ -113,6 +119,20 @@ pub fn message(prefix: &str, queued: Vec<QueuedMessage>) -> Result<QueuedMessage
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An approval's id given where a session's goes: the hint says what it names.
+    #[test]
+    fn an_approval_id_given_for_a_session_is_named_an_approval() {
+        let error = sessions(&["local-8ad5fb81"], Vec::new()).unwrap_err();
+        assert!(error.message.contains("session not found: local-8ad5fb81"));
+        let hint = error.hint.unwrap_or_default();
+        assert!(hint.contains("names an approval"), "{hint}");
+        let other = sessions(&["3f2a"], Vec::new()).unwrap_err();
+        assert!(other
+            .hint
+            .unwrap_or_default()
+            .contains("lists every session"));
+    }
 
     fn pick<'a>(prefix: &str, ids: &'a [&'a str]) -> Result<Option<&'a &'a str>, CliError> {
         unique("session", prefix, ids, |s| s, |s| s.to_string())
