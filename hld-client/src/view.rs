@@ -171,6 +171,15 @@ pub fn questions_of(approval: &Approval) -> Option<Vec<Question>> {
     })
 }
 
+/// The texts of the questions `approval` asks when it asks several at once (one
+/// `AskUserQuestion`), which are answered a line each; empty when it asks one or none.
+pub fn asked_together(approval: &Approval) -> Vec<String> {
+    match questions_of(approval) {
+        Some(questions) if questions.len() > 1 => questions.into_iter().map(|q| q.text).collect(),
+        _ => Vec::new(),
+    }
+}
+
 impl ToolInput {
     /// The view of `tool`'s input.
     pub fn of(tool: &str, input: &Value) -> ToolInput {

@@ -128,7 +128,7 @@ pub enum Msg {
         table: UsageTable,
         result: Result<GetUsageResult, String>,
     },
-    /// A session was launched: open it (which tells it was).
+    /// A session was launched: open it (which also clears "launching…").
     Opened(String),
     /// A command finished; `text` says what happened.
     Done(String),

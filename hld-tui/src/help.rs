@@ -12,7 +12,7 @@ use crate::view::centered;
 
 /// The help's two columns: the bindings by scope, cut in half; a scope cut in two has its
 /// heading again atop the second column.
-fn help_columns() -> [Vec<Line<'static>>; 2] {
+fn columns() -> [Vec<Line<'static>>; 2] {
     let heading = |scope: Scope| Line::styled(scope.title(), Style::new().bold().fg(Color::Cyan));
     // Each line with the scope it belongs to and whether it is the scope's heading.
     let mut lines: Vec<(Scope, bool, Line)> = Vec::new();
@@ -37,7 +37,7 @@ fn help_columns() -> [Vec<Line<'static>>; 2] {
 
 /// The help's box on a screen `area` tall (and wide): all of it but a row and a column each
 /// side.
-fn help_rect(area: Rect) -> Rect {
+fn rect_of(area: Rect) -> Rect {
     centered(
         area,
         area.width.saturating_sub(2),
@@ -48,10 +48,8 @@ fn help_rect(area: Rect) -> Rect {
 /// How many rows the help scrolls on a screen `height` tall: those of its longer column
 /// that its box cannot show.
 pub(crate) fn overflow(height: u16) -> usize {
-    let shown = help_rect(Rect::new(0, 0, 1, height))
-        .height
-        .saturating_sub(2);
-    let [left, right] = help_columns();
+    let shown = rect_of(Rect::new(0, 0, 1, height)).height.saturating_sub(2);
+    let [left, right] = columns();
     left.len()
         .max(right.len())
         .saturating_sub(usize::from(shown))
@@ -59,7 +57,7 @@ pub(crate) fn overflow(height: u16) -> usize {
 
 /// The keys, in two columns; scrolled from row `top` when the screen is too short for them.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
-    let rect = help_rect(area);
+    let rect = rect_of(area);
     let overflow = overflow(area.height);
     let top = top.min(overflow);
     frame.render_widget(Clear, rect);
@@ -79,7 +77,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
         .spacing(1)
         .areas(inner);
     let scroll = (u16::try_from(top).unwrap_or(u16::MAX), 0);
-    let [left, right] = help_columns();
+    let [left, right] = columns();
     frame.render_widget(Paragraph::new(left).scroll(scroll), l);
     frame.render_widget(Paragraph::new(right).scroll(scroll), r);
 }

@@ -16,7 +16,7 @@ use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
-use hld_client::view::{clean, questions_of};
+use hld_client::view::{asked_together, clean};
 
 /// From this many columns on, the lists show the selected row's detail beside them.
 pub const WIDE: u16 = 140;
@@ -368,9 +368,9 @@ pub fn what(a: &Approval) -> String {
 pub fn summary(a: &Approval) -> String {
     if a.kind == ApprovalType::HumanContact {
         let first = first_line(a.message.as_deref().unwrap_or(""));
-        return match questions_of(a).map_or(0, |q| q.len()) {
-            n if n > 1 => format!("{n} questions: {first}"),
-            _ => first,
+        return match asked_together(a).len() {
+            0 => first,
+            n => format!("{n} questions: {first}"),
         };
     }
     let args = a.function_args.as_ref();

@@ -14,7 +14,7 @@ use crate::app::{
 };
 use crate::keys::{fit_hints, hints};
 use crate::render::{first_line, PLAN_TOOL};
-use hld_client::view::{clean, questions_of};
+use hld_client::view::{asked_together, clean};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
@@ -71,10 +71,9 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             let approval = state.approvals.iter().find(|a| &a.id == approval_id);
             let title = match (kind, approval) {
                 // Several questions at once are answered a line each.
-                (ApprovalType::HumanContact, Some(a)) => match questions_of(a) {
-                    Some(several) if several.len() > 1 => {
-                        let texts: Vec<&str> = several.iter().map(|q| q.text.as_str()).collect();
-                        format!(" Answer, a line each: {} ", texts.join(" · "))
+                (ApprovalType::HumanContact, Some(a)) => match asked_together(a) {
+                    several if !several.is_empty() => {
+                        format!(" Answer, a line each: {} ", several.join(" · "))
                     }
                     _ => format!(
                         " Answer: {} ",

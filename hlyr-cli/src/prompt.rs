@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use hld_client::protocol::{Approval, ApprovalType};
-use hld_client::view::questions_of;
+use hld_client::view::asked_together;
 
 use crate::decision::Decision;
 use crate::hint::hlyr_in;
@@ -194,7 +194,7 @@ impl Prompter {
     /// completes one, and moves on to the next question.
     fn key(&mut self, key: Key) -> Option<Answer> {
         let head = self.queue.front()?.clone();
-        let asks = several(&head).len();
+        let asks = asked_together(&head).len();
         match (&mut self.stage, key) {
             (Stage::Choose, Key::Char('a' | 'A')) => {
                 self.decide(head, Decision::Approve, None, false)
@@ -360,7 +360,7 @@ impl Prompter {
                 "{} {typed}",
                 paint(MAGENTA, "reason for denying (Enter or Esc for none):")
             ),
-            Stage::Answer(typed, before) => match several(head).get(before.len()) {
+            Stage::Answer(typed, before) => match asked_together(head).get(before.len()) {
                 Some(asked) => {
                     let to = format!("your answer to “{asked}” (empty to skip):");
                     format!("{} {typed}", paint(MAGENTA, to))
@@ -370,15 +370,6 @@ impl Prompter {
         };
         anstream::eprint!("  {question}");
         self.on_screen = true;
-    }
-}
-
-/// The questions `approval` asks, when it asks several at once (one `AskUserQuestion`):
-/// each is answered in turn.
-fn several(approval: &Approval) -> Vec<String> {
-    match questions_of(approval) {
-        Some(questions) if questions.len() > 1 => questions.into_iter().map(|q| q.text).collect(),
-        _ => Vec::new(),
     }
 }
 
