@@ -191,6 +191,23 @@ fn compact_stores_its_boundary() {
     d.wait_session(&id, |s| s.status == SessionStatus::Completed);
 }
 
+/// A model that asks `questions` with `AskUserQuestion`, then, given the answers, says
+/// "Noted.".
+fn asking(questions: Value) -> AnthropicStandIn {
+    AnthropicStandIn::start(move |request| {
+        if anthropic::tool_results(request).is_empty() {
+            Reply::tool_use(
+                "A question.",
+                "toolu_01StandInAskUserQuestion1",
+                "AskUserQuestion",
+                json!({"questions": questions}),
+            )
+        } else {
+            Reply::text("Noted.")
+        }
+    })
+}
+
 /// Two questions in one `AskUserQuestion`, answered a line each: each answer reaches the
 /// model as the answer to its own question.
 #[test]
@@ -203,18 +220,7 @@ fn two_questions_answered_a_line_each_reach_the_model_each_with_its_answer() {
         question("Which colour?", "Blue", "Red"),
         question("Which size?", "Small", "Large"),
     ]);
-    let api = AnthropicStandIn::start(move |request| {
-        if anthropic::tool_results(request).is_empty() {
-            Reply::tool_use(
-                "Two questions.",
-                "toolu_01StandInAskTwice00001",
-                "AskUserQuestion",
-                json!({"questions": questions}),
-            )
-        } else {
-            Reply::text("Noted.")
-        }
-    });
+    let api = asking(questions);
     let d = daemon(Some(&api));
     let id = d.launch(launch_params("Pick a colour and a size", workdir(&d)));
     let approval = wait_pending_approval(&d, &id);
@@ -243,19 +249,7 @@ fn several_choices_picked_by_their_numbers_reach_the_model_as_their_labels() {
         "multiSelect": true, "options": [
             {"label": "Rust", "description": "fast"}, {"label": "Go", "description": "simple"},
             {"label": "Zig", "description": "small"}]}]);
-    let asked = questions.clone();
-    let api = AnthropicStandIn::start(move |request| {
-        if anthropic::tool_results(request).is_empty() {
-            Reply::tool_use(
-                "One question.",
-                "toolu_01StandInAskSeveral0001",
-                "AskUserQuestion",
-                json!({"questions": asked}),
-            )
-        } else {
-            Reply::text("Noted.")
-        }
-    });
+    let api = asking(questions.clone());
     let d = daemon(Some(&api));
     let id = d.launch(launch_params("Pick languages", workdir(&d)));
     let approval = wait_pending_approval(&d, &id);
