@@ -42,7 +42,7 @@ pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
 pub use review::{shown_lines, DiffStat, Review, REVIEW_PAGE};
 pub use settings::{recent_models, ModelPicker};
-pub use state::Flash;
+pub use state::{Filter, Flash};
 pub use usage::{
     daily_costs, standing, total, Loaded, Missing, Shown, Total, UsageTable, UsageView, USAGE_DAYS,
 };
@@ -136,6 +136,12 @@ pub enum Msg {
     Drafted(String),
     /// A command failed.
     Failed(String),
+    /// `sendMessage` of `text` failed: it goes back into the reply box.
+    Unsent {
+        session_id: String,
+        text: String,
+        error: String,
+    },
     /// What daemon `daemon` of the fleet reported or answered (the runtime tags all of it).
     From { daemon: usize, msg: Box<Msg> },
 }
@@ -249,56 +255,6 @@ pub enum Screen {
     Review,
     /// What the sessions cost, by day and by model.
     Usage,
-}
-
-/// Which sessions the list shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Filter {
-    #[default]
-    All,
-    Active,
-    Waiting,
-    Completed,
-    Interrupted,
-    Failed,
-}
-
-impl Filter {
-    const ORDER: [Filter; 6] = [
-        Filter::All,
-        Filter::Active,
-        Filter::Waiting,
-        Filter::Completed,
-        Filter::Interrupted,
-        Filter::Failed,
-    ];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Filter::All => "all",
-            Filter::Active => "active",
-            Filter::Waiting => "waiting",
-            Filter::Completed => "completed",
-            Filter::Interrupted => "interrupted",
-            Filter::Failed => "failed",
-        }
-    }
-
-    fn next(self) -> Filter {
-        let i = Filter::ORDER.iter().position(|f| *f == self).unwrap_or(0);
-        Filter::ORDER[(i + 1) % Filter::ORDER.len()]
-    }
-
-    fn admits(self, s: &SessionInfo) -> bool {
-        match self {
-            Filter::All => true,
-            Filter::Active => s.status.is_active(),
-            Filter::Waiting => s.status == SessionStatus::WaitingInput,
-            Filter::Completed => s.status == SessionStatus::Completed && !s.interrupted,
-            Filter::Interrupted => s.interrupted,
-            Filter::Failed => s.status == SessionStatus::Failed,
-        }
-    }
 }
 
 /// The session list's own state.
@@ -585,6 +541,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             vec![Command::LoadDrafts]
         }
         Msg::From { daemon, msg } => fleet::on_msg(state, daemon, *msg),
+        Msg::Unsent {
+            session_id,
+            text,
+            error,
+        } => queue::unsent(state, &session_id, &text, &error),
         Msg::Failed(text) => {
             state.flash(text, true);
             review::failed(state);

@@ -179,6 +179,11 @@ async fn execute(
     load: Option<(usize, Load, u64)>,
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
+    // A message that was not sent goes back to its reply box.
+    let unsent = match &command {
+        Command::Send { session_id, text } => Some((session_id.clone(), text.clone())),
+        _ => None,
+    };
     let msg = match client {
         None if load.is_some() => return,
         None => Msg::Failed("not connected to the daemon".into()),
@@ -187,6 +192,14 @@ async fn execute(
             Err(hld_client::Error::Disconnected) if load.is_some() => return,
             Err(e) => Msg::Failed(e.to_string()),
         },
+    };
+    let msg = match (msg, unsent) {
+        (Msg::Failed(error), Some((session_id, text))) => Msg::Unsent {
+            session_id,
+            text,
+            error,
+        },
+        (msg, _) => msg,
     };
     let msg = Msg::From {
         daemon,

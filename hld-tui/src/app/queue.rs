@@ -2,6 +2,8 @@
 //! queued while the agent works), and its queue is shown and kept up to date from the
 //! `message_*` events, the newest queued message cancelled with a key.
 
+use tui_textarea::CursorMove;
+
 use super::*;
 
 /// The most queued messages listed above the reply box; more are counted on one line.
@@ -56,6 +58,34 @@ pub(super) fn send(state: &mut State, text: String) -> Vec<Command> {
     let session_id = c.session_id.clone();
     state.flash("sending…", false);
     vec![Command::Send { session_id, text }]
+}
+
+/// A message the daemon did not take (or could not be reached for): the error is shown and
+/// the text goes back into the reply box of its session's open conversation, ahead of what was
+/// typed since, so that nothing typed is lost.
+pub(super) fn unsent(state: &mut State, session_id: &str, text: &str, error: &str) -> Vec<Command> {
+    state.flash(format!("not sent: {error}"), true);
+    let Some(c) = state
+        .conversation
+        .as_ref()
+        .filter(|c| c.session_id == session_id)
+    else {
+        return Vec::new();
+    };
+    let commands = match c.reply {
+        Some(_) => Vec::new(),
+        None => open_reply(state),
+    };
+    if let Some(reply) = state.conversation.as_mut().and_then(|c| c.reply.as_mut()) {
+        let typed = !reply.is_empty();
+        reply.move_cursor(CursorMove::Top);
+        reply.move_cursor(CursorMove::Head);
+        reply.insert_str(text);
+        if typed {
+            reply.insert_newline();
+        }
+    }
+    commands
 }
 
 /// Cancels the newest message queued for the open conversation's session.

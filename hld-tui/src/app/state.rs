@@ -3,6 +3,56 @@
 
 use super::*;
 
+/// Which sessions the list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Filter {
+    #[default]
+    All,
+    Active,
+    Waiting,
+    Completed,
+    Interrupted,
+    Failed,
+}
+
+impl Filter {
+    const ORDER: [Filter; 6] = [
+        Filter::All,
+        Filter::Active,
+        Filter::Waiting,
+        Filter::Completed,
+        Filter::Interrupted,
+        Filter::Failed,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Filter::All => "all",
+            Filter::Active => "active",
+            Filter::Waiting => "waiting",
+            Filter::Completed => "completed",
+            Filter::Interrupted => "interrupted",
+            Filter::Failed => "failed",
+        }
+    }
+
+    pub(super) fn next(self) -> Filter {
+        let i = Filter::ORDER.iter().position(|f| *f == self).unwrap_or(0);
+        Filter::ORDER[(i + 1) % Filter::ORDER.len()]
+    }
+
+    pub(super) fn admits(self, s: &SessionInfo) -> bool {
+        match self {
+            Filter::All => true,
+            Filter::Active => s.status.is_active(),
+            Filter::Waiting => s.status == SessionStatus::WaitingInput,
+            Filter::Completed => s.status == SessionStatus::Completed && !s.interrupted,
+            Filter::Interrupted => s.interrupted,
+            Filter::Failed => s.status == SessionStatus::Failed,
+        }
+    }
+}
+
 /// A one-line message in the key-help line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Flash {

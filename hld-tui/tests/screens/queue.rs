@@ -115,3 +115,48 @@ fn a_reply_after_the_turn_goes_on_in_the_same_session_and_a_warm_one_is_marked()
         .unwrap();
     assert!(!other.contains("◉"), "{list}");
 }
+
+#[test]
+fn a_reply_the_daemon_did_not_take_goes_back_into_its_box() {
+    let mut state = with_conversation(100, 30);
+    keys(&mut state, "r");
+    keys(&mut state, "keep this");
+    update(&mut state, key(KeyCode::Enter));
+    assert!(!screen(&state, false).contains("keep this"));
+    let unsent = |text: &str| Msg::Unsent {
+        session_id: "s-wait".into(),
+        text: text.into(),
+        error: "not connected to the daemon".into(),
+    };
+    update(&mut state, unsent("keep this"));
+    let shown = screen(&state, false);
+    assert!(shown.contains("Message (queued"), "{shown}");
+    assert!(shown.contains("keep this"), "{shown}");
+    assert!(
+        shown.contains("not sent: not connected to the daemon"),
+        "{shown}"
+    );
+    // Typed since: the unsent text goes first, and Enter sends both.
+    update(&mut state, key(KeyCode::Esc));
+    keys(&mut state, "r");
+    keys(&mut state, "and this");
+    update(&mut state, unsent("first"));
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::Send {
+            session_id: "s-wait".into(),
+            text: "first\nand this".into()
+        }]
+    );
+    // Another session's message does not land in this box.
+    keys(&mut state, "r");
+    update(
+        &mut state,
+        Msg::Unsent {
+            session_id: "s-other".into(),
+            text: "elsewhere".into(),
+            error: "gone".into(),
+        },
+    );
+    assert!(!screen(&state, false).contains("elsewhere"));
+}
