@@ -3,10 +3,11 @@
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
 //! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
 //! switches its model, at any time; any other line, `/compact` included, is a message. Tab on
-//! a `/command` being typed, or on an `@file` word, completes it instead. Keys in, what to do
-//! out: no I/O.
+//! a `/command` being typed, or on an `@file` word, completes it instead. The line is edited
+//! as a shell's is: the arrows, Home and End move the cursor; Ctrl-U, Ctrl-W and Ctrl-K erase
+//! before it, the word before it and after it. Keys in, what to do out: no I/O.
 
-use crate::keys::Key;
+use crate::keys::{self, Key};
 
 /// What a key asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,22 +40,82 @@ pub enum Completion {
 /// The command that switches the model rather than going to the agent as a message.
 const MODEL_COMMAND: &str = "/model";
 
-/// The line being typed.
+/// The line being typed, and the cursor in it.
 #[derive(Debug, Default)]
 pub struct Composer {
     text: String,
+    /// A byte offset of `text`, at a character's boundary.
+    cursor: usize,
 }
 
 impl Composer {
     /// What was typed so far.
-    pub fn text(&self) -> &str {
+    #[cfg(test)]
+    fn text(&self) -> &str {
         &self.text
     }
 
-    /// The word Tab completes: a line that is a `/command` so far (but `/model`, which Tab
-    /// takes), or a last word that starts with `@`.
+    /// The line split at the cursor.
+    pub fn at_cursor(&self) -> (&str, &str) {
+        self.text.split_at(self.cursor)
+    }
+
+    /// The line as the spinner shows it: the character under the cursor in reverse video,
+    /// unless the cursor is at the end.
+    pub fn shown(&self) -> String {
+        let (before, after) = self.at_cursor();
+        let mut rest = after.chars();
+        match rest.next() {
+            Some(under) => format!("{before}\x1b[7m{under}\x1b[27m{}", rest.as_str()),
+            None => before.to_owned(),
+        }
+    }
+
+    /// Takes an editing key; `false` for any other.
+    fn edit(&mut self, key: Key) -> bool {
+        let (before, after) = self.at_cursor();
+        let previous = before.char_indices().next_back().map_or(0, |(i, _)| i);
+        let next = self.cursor + after.chars().next().map_or(0, char::len_utf8);
+        match key {
+            Key::Char(c) => {
+                self.text.insert(self.cursor, c);
+                self.cursor += c.len_utf8();
+            }
+            Key::Backspace => {
+                self.text.replace_range(previous..self.cursor, "");
+                self.cursor = previous;
+            }
+            Key::Delete => self.text.replace_range(self.cursor..next, ""),
+            Key::Left => self.cursor = previous,
+            Key::Right => self.cursor = next,
+            Key::Home => self.cursor = 0,
+            Key::End => self.cursor = self.text.len(),
+            Key::KillBefore => {
+                self.text.replace_range(..self.cursor, "");
+                self.cursor = 0;
+            }
+            Key::KillWord => {
+                let start = keys::word_start(before);
+                self.text.replace_range(start..self.cursor, "");
+                self.cursor = start;
+            }
+            Key::KillAfter => self.text.truncate(self.cursor),
+            Key::Esc => (self.text.clear(), self.cursor = 0).1,
+            _ => return false,
+        }
+        true
+    }
+
+    /// Empties the line, returning what it held.
+    fn take(&mut self) -> String {
+        self.cursor = 0;
+        std::mem::take(&mut self.text)
+    }
+
+    /// The word Tab completes, with the cursor at the line's end: a line that is a `/command`
+    /// so far (but `/model`, which Tab takes), or a last word that starts with `@`.
     fn completing(&self) -> Option<Completion> {
-        if model(self.text.trim()).is_some() {
+        if self.cursor < self.text.len() || model(self.text.trim()).is_some() {
             return None;
         }
         if let Some(command) = self.text.strip_prefix('/') {
@@ -90,6 +151,7 @@ impl Composer {
         if candidates.len() == 1 && !first.ends_with('/') {
             self.text.push(' ');
         }
+        self.cursor = self.text.len();
         candidates.len() > 1
     }
 
@@ -102,14 +164,9 @@ impl Composer {
         }
         let blank = self.text.trim().is_empty();
         match key {
-            Key::Char(c) => self.text.push(c),
-            Key::Backspace => {
-                self.text.pop();
-            }
-            Key::Esc => self.text.clear(),
             Key::BackTab => return Typed::CycleMode,
             Key::Enter | Key::Tab if !blank => {
-                let text = std::mem::take(&mut self.text).trim().to_owned();
+                let text = self.take().trim().to_owned();
                 if let Some(model) = model(&text) {
                     return Typed::Model(model.to_owned());
                 }
@@ -118,12 +175,14 @@ impl Composer {
                     _ => Typed::Send(text),
                 };
             }
-            Key::Enter | Key::EndOfInput if between_turns => {
-                self.text.clear();
+            Key::Enter | Key::EndOfInput if between_turns && blank => {
+                self.take();
                 return Typed::End;
             }
-            // The arrows move nothing in a one-line message.
-            Key::Enter | Key::Tab | Key::EndOfInput | Key::Up | Key::Down => {}
+            // On a line, Ctrl-D erases under the cursor, as a shell's does.
+            Key::EndOfInput => drop(self.edit(Key::Delete)),
+            // The arrows up and down move nothing in a one-line message.
+            key => drop(self.edit(key)),
         }
         Typed::Nothing
     }
@@ -213,6 +272,49 @@ mod tests {
             assert!(!c.complete(&[]));
             assert_eq!(c.text(), "look at @src/main.rs @zz");
         }
+    }
+
+    #[test]
+    fn the_line_is_edited_as_a_shells_is() {
+        let mut c = Composer::default();
+        typed(&mut c, "run tésts", true);
+        for key in [Key::Left, Key::Left, Key::Left, Key::Backspace] {
+            assert_eq!(c.key(key, true), Typed::Nothing);
+        }
+        assert_eq!(c.at_cursor(), ("run t", "sts"));
+        typed(&mut c, "e", true);
+        assert_eq!(c.shown(), "run te\x1b[7ms\x1b[27mts");
+        c.key(Key::Home, true);
+        typed(&mut c, "then ", true);
+        c.key(Key::End, true);
+        assert_eq!(c.text(), "then run tests");
+        assert_eq!(c.shown(), "then run tests");
+        // Ctrl-W erases the word before the cursor, spaces after it included.
+        typed(&mut c, "  ", true);
+        c.key(Key::KillWord, true);
+        assert_eq!(c.text(), "then run ");
+        // Ctrl-K after the cursor, Ctrl-U before it; Delete and Ctrl-D under it.
+        c.key(Key::Home, true);
+        c.key(Key::Right, true);
+        c.key(Key::KillAfter, true);
+        assert_eq!(c.text(), "t");
+        typed(&mut c, "ab", true);
+        c.key(Key::Left, true);
+        c.key(Key::KillBefore, true);
+        assert_eq!(c.at_cursor(), ("", "b"));
+        c.key(Key::Right, true);
+        c.key(Key::Right, true);
+        assert_eq!(c.at_cursor(), ("b", ""));
+        typed(&mut c, "cd", true);
+        c.key(Key::Home, true);
+        c.key(Key::Delete, true);
+        // Ctrl-D on a line erases rather than ends, and drops nothing else.
+        assert_eq!(c.key(Key::EndOfInput, true), Typed::Nothing);
+        assert_eq!(c.text(), "d");
+        // Enter sends the whole line wherever the cursor is; Tab then completes nothing.
+        typed(&mut c, "/co", true);
+        assert_eq!(c.key(Key::Tab, true), Typed::Send("/cod".into()));
+        assert_eq!(c.at_cursor(), ("", ""));
     }
 
     #[test]

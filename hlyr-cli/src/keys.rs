@@ -27,6 +27,22 @@ pub enum Key {
     Up,
     /// The arrow down.
     Down,
+    /// The arrow left (or Ctrl-B).
+    Left,
+    /// The arrow right (or Ctrl-F).
+    Right,
+    /// Home (or Ctrl-A).
+    Home,
+    /// End (or Ctrl-E).
+    End,
+    /// Delete, the character under the cursor.
+    Delete,
+    /// Ctrl-U: erase the line before the cursor.
+    KillBefore,
+    /// Ctrl-W: erase the word before the cursor.
+    KillWord,
+    /// Ctrl-K: erase the line from the cursor.
+    KillAfter,
     /// Ctrl-D.
     EndOfInput,
 }
@@ -155,43 +171,69 @@ impl Drop for QuietControls {
     }
 }
 
-/// The keys in one read. A read of Esc alone is the Esc key; Shift+Tab is `CSI Z`, the arrows
-/// up and down `CSI A` and `CSI B`; any other escape sequence (another arrow, a function key,
-/// Alt with a key) is skipped whole. Other control
-/// characters are ignored.
+/// Where the word that Ctrl-W erases from the end of `before` starts (after the spaces that
+/// end `before`, the word they follow).
+pub fn word_start(before: &str) -> usize {
+    let word = before.trim_end_matches(char::is_whitespace);
+    word.rfind(char::is_whitespace).map_or(0, |i| i + 1)
+}
+
+/// The keys in one read. A read of Esc alone is the Esc key; Shift+Tab is `CSI Z`; the arrows
+/// `CSI` (or `SS3`, in application mode) `A` to `D`, Home and End `H` and `F` or `CSI 1~`/`7~`
+/// and `CSI 4~`/`8~`, Delete `CSI 3~`; any other escape sequence (a modified key, a function
+/// key, Alt with a key) is skipped whole. Of the other control characters, those of a shell's
+/// line editing are keys (Ctrl-A, B, D, E, F, K, U, W) and the rest are ignored.
 fn parse(chunk: &[u8]) -> Vec<Key> {
     let text = String::from_utf8_lossy(chunk);
     let mut chars = text.chars().peekable();
     let mut keys = Vec::new();
     while let Some(c) = chars.next() {
-        match c {
-            '\r' | '\n' => keys.push(Key::Enter),
-            '\t' => keys.push(Key::Tab),
-            '\u{4}' => keys.push(Key::EndOfInput),
-            '\u{7f}' | '\u{8}' => keys.push(Key::Backspace),
+        let key = match c {
+            '\r' | '\n' => Key::Enter,
+            '\t' => Key::Tab,
+            '\u{1}' => Key::Home,
+            '\u{2}' => Key::Left,
+            '\u{4}' => Key::EndOfInput,
+            '\u{5}' => Key::End,
+            '\u{6}' => Key::Right,
+            '\u{b}' => Key::KillAfter,
+            '\u{15}' => Key::KillBefore,
+            '\u{17}' => Key::KillWord,
+            '\u{7f}' | '\u{8}' => Key::Backspace,
             '\u{1b}' => match chars.next() {
-                None => keys.push(Key::Esc),
-                // CSI and SS3 sequences end with a byte in `@`..=`~`.
+                None => Key::Esc,
+                // CSI and SS3 sequences end with a byte in `@`..=`~`, after their parameters.
                 Some(lead @ ('[' | 'O')) => {
-                    for (at, c) in chars.by_ref().enumerate() {
+                    let mut params = String::new();
+                    let mut last = None;
+                    for c in chars.by_ref() {
                         if ('@'..='~').contains(&c) {
-                            // Shift+Tab is CSI Z without parameters; the arrows up and
-                            // down CSI (or SS3, in application mode) A and B.
-                            match (lead, c) {
-                                ('[', 'Z') if at == 0 => keys.push(Key::BackTab),
-                                (_, 'A') if at == 0 => keys.push(Key::Up),
-                                (_, 'B') if at == 0 => keys.push(Key::Down),
-                                _ => {}
-                            }
+                            last = Some(c);
                             break;
                         }
+                        params.push(c);
+                    }
+                    let Some(last) = last else {
+                        continue;
+                    };
+                    match (lead, params.as_str(), last) {
+                        ('[', "", 'Z') => Key::BackTab,
+                        (_, "", 'A') => Key::Up,
+                        (_, "", 'B') => Key::Down,
+                        (_, "", 'C') => Key::Right,
+                        (_, "", 'D') => Key::Left,
+                        (_, "", 'H') | ('[', "1" | "7", '~') => Key::Home,
+                        (_, "", 'F') | ('[', "4" | "8", '~') => Key::End,
+                        ('[', "3", '~') => Key::Delete,
+                        _ => continue,
                     }
                 }
-                Some(_) => {}
+                Some(_) => continue,
             },
-            c if c.is_control() => {}
-            c => keys.push(Key::Char(c)),
-        }
+            c if c.is_control() => continue,
+            c => Key::Char(c),
+        };
+        keys.push(key);
     }
     keys
 }
@@ -207,11 +249,30 @@ mod tests {
         assert_eq!(parse("né\r".as_bytes()), [Char('n'), Char('é'), Enter]);
         assert_eq!(parse(b"\x1b"), [Esc]);
         assert_eq!(parse(b"\x7f\x08"), [Backspace, Backspace]);
-        // Left and right, F5 and Alt+x are skipped; up and down are keys.
-        assert_eq!(parse(b"\x1b[D\x1b[15~\x1bOP\x1bxq"), [Char('q')]);
-        assert_eq!(parse(b"\x1b[A\x1bOB\x1b[1;2A"), [Up, Down]);
+        // F5, Alt+x and Shift+Up are skipped; the arrows, Home, End and Delete are keys.
+        assert_eq!(parse(b"\x1b[15~\x1bOP\x1bxq\x1b[1;2A"), [Char('q')]);
+        assert_eq!(parse(b"\x1b[A\x1bOB\x1b[C\x1bOD"), [Up, Down, Right, Left]);
+        assert_eq!(
+            parse(b"\x1b[H\x1b[1~\x1bOF\x1b[4~\x1b[3~"),
+            [Home, Home, End, End, Delete]
+        );
         assert_eq!(parse(b"ab\x1b"), [Char('a'), Char('b'), Esc]);
-        assert_eq!(parse(b"\x01\x04z\t"), [EndOfInput, Char('z'), Tab]);
+        // A shell's line-editing keys; other control characters are skipped.
+        assert_eq!(
+            parse(b"\x01\x02\x04\x05\x06\x0b\x15\x17\x07z\t"),
+            [
+                Home,
+                Left,
+                EndOfInput,
+                End,
+                Right,
+                KillAfter,
+                KillBefore,
+                KillWord,
+                Char('z'),
+                Tab
+            ]
+        );
         // Shift+Tab, alone or among other keys; a CSI Z with parameters is not it.
         assert_eq!(parse(b"\x1b[Z"), [BackTab]);
         assert_eq!(

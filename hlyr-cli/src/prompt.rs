@@ -19,7 +19,7 @@ use hld_client::view::asked_together;
 
 use crate::decision::Decision;
 use crate::hint::hlyr_in;
-use crate::keys::{Key, Keys};
+use crate::keys::{self, Key, Keys};
 use crate::output::{paint, short_id, BOLD, DIM, MAGENTA, YELLOW};
 use crate::transcript::approval_input;
 use crate::transcript::tool_input::EXIT_PLAN_MODE;
@@ -270,7 +270,21 @@ impl Prompter {
                 self.skip(&head);
                 None
             }
-            (_, Key::Tab | Key::BackTab | Key::EndOfInput | Key::Up | Key::Down) => None,
+            (
+                Stage::DenyReason(typed) | Stage::Answer(typed, _),
+                Key::KillBefore | Key::KillWord,
+            ) => {
+                let keep = match key {
+                    Key::KillWord => keys::word_start(typed),
+                    _ => 0,
+                };
+                let erased = typed[keep..].chars().count();
+                typed.truncate(keep);
+                echo(&"\u{8} \u{8}".repeat(erased));
+                None
+            }
+            // The line is typed and erased at its end only.
+            _ => None,
         }
     }
 

@@ -104,7 +104,7 @@ pub(super) async fn following(
 
     loop {
         follower.idle();
-        follower.activity.typing(turns.composer.text());
+        follower.activity.typing(&turns.composer.shown());
         let asking = follower.asking();
         let reading =
             asking || (options.converse && follower.prompter.as_ref().is_some_and(Prompter::reads));
@@ -288,7 +288,13 @@ impl Turns {
             Mode::Default => String::new(),
             mode => format!("{} ", paint(CYAN, mode.label())),
         };
-        anstream::eprint!("{mode}{} {}", paint(BOLD, "›"), self.composer.text());
+        let (before, after) = self.composer.at_cursor();
+        anstream::eprint!("{mode}{} {before}{after}", paint(BOLD, "›"));
+        if !after.is_empty() {
+            // Back to the cursor. (Written past anstream, as in `erase_line`.)
+            let back = format!("\x1b[{}D", unicode_width::UnicodeWidthStr::width(after));
+            let _ = std::io::stderr().write_all(back.as_bytes());
+        }
         let _ = std::io::stderr().flush();
     }
 }
