@@ -191,6 +191,39 @@ fn the_title_and_directory_win_at_narrow_widths() {
 }
 
 #[test]
+fn one_long_title_or_input_hides_no_column_of_the_others() {
+    let mut state = loaded(120, 20);
+    let mut list = sessions();
+    list[0].control.title = format!("Refactor {}", "the parser ".repeat(12));
+    update(&mut state, Msg::Sessions(list));
+    let shown = screen(&state, true);
+    let header = shown.lines().find(|l| l.contains("STATUS")).unwrap();
+    for column in ["TITLE", "DIRECTORY", "MODEL", "COST", "TURNS"] {
+        assert!(header.contains(column), "{column}:\n{shown}");
+    }
+    assert!(
+        shown.contains("Refactor the parser the parser the parser"),
+        "{shown}"
+    );
+    let long = format!("/home/me/work/{}/greeting.rs", "nested/".repeat(20));
+    update(
+        &mut state,
+        Msg::Approvals(vec![approval(
+            "a-long",
+            "s-run",
+            "Edit",
+            json!({"file_path": long}),
+            4,
+        )]),
+    );
+    keys(&mut state, "2");
+    let shown = screen(&state, true);
+    let header = shown.lines().find(|l| l.contains("INPUT")).unwrap();
+    assert!(header.contains("SESSION"), "{shown}");
+    assert!(shown.contains("Refactor the parser"), "{shown}");
+}
+
+#[test]
 fn a_wide_terminal_shows_the_selected_session_beside_the_list() {
     let mut state = loaded(160, 30);
     keys(&mut state, "jj");
