@@ -394,6 +394,8 @@ pub struct State {
     pub list: SessionList,
     pub conversation: Option<Conversation>,
     pub approval_selected: usize,
+    /// Rows of the selected approval's detail scrolled past.
+    pub approval_scroll: u16,
     pub modal: Option<Modal>,
     pub flash: Option<Flash>,
     pub bell: bool,

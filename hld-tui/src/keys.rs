@@ -415,6 +415,12 @@ pub const BINDINGS: &[Binding] = &[
     bind(Approvals, "j k  ↓ ↑", "move", MOVES),
     bind(
         Approvals,
+        "^D ^U",
+        "scroll the detail",
+        &[(Ctrl('d'), A::HalfPageDown), (Ctrl('u'), A::HalfPageUp)],
+    ),
+    bind(
+        Approvals,
         "a  y  A",
         "approve (A: +edits)",
         &[

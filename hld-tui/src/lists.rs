@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph, Row as TableRow, Tabl
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use crate::app::{Filter, ListView, State};
+use crate::app::{Filter, ListView, State, CHROME_ROWS};
 use crate::columns::{ellipsize, fit, home, short_dir, Column};
 use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
@@ -67,16 +67,20 @@ fn split(area: Rect) -> (Rect, Option<Rect>) {
 
 /// The detail pane: `lines` wrapped, behind a line that sets it apart from the list.
 fn pane(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
-    let block = Block::new()
-        .borders(Borders::LEFT)
-        .border_style(DIM)
-        .padding(Padding::left(1));
     frame.render_widget(
         Paragraph::new(lines)
-            .block(block)
+            .block(pane_block())
             .wrap(Wrap { trim: false }),
         area,
     );
+}
+
+/// The line that sets the detail pane apart from the list, and the space after it.
+fn pane_block() -> Block<'static> {
+    Block::new()
+        .borders(Borders::LEFT)
+        .border_style(DIM)
+        .padding(Padding::left(1))
 }
 
 /// A table of `rows` whose columns get `widths` (0: left out): the cells of a column left out
@@ -255,17 +259,7 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         frame.render_widget(Paragraph::new(text).style(DIM), area);
         return;
     }
-    let (list, detail) = match split(area) {
-        (list, Some(pane)) => (list, pane),
-        (area, None) => {
-            let list_rows = (state.approvals.len() as u16 + 1)
-                .min(area.height / 3)
-                .max(2);
-            let [list, detail] =
-                Layout::vertical([Constraint::Length(list_rows), Constraint::Min(0)]).areas(area);
-            (list, detail)
-        }
-    };
+    let (list, detail) = approval_areas(state, area);
     let visible = usize::from(list.height.saturating_sub(1)).max(1);
     let offset = state.approval_selected.saturating_sub(visible - 1);
     let shown: Vec<(usize, &Approval)> = state
@@ -346,17 +340,61 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         .collect();
     frame.render_widget(table(&widths, &APPROVAL_COLUMNS, rows), list);
     if let Some(a) = state.approvals.get(state.approval_selected) {
-        let lines = approval_detail(state, a);
-        if detail.x > list.x {
-            pane(frame, detail, lines);
-        } else {
-            let block = Block::new().borders(Borders::TOP);
-            let text = Paragraph::new(lines)
-                .block(block)
-                .wrap(Wrap { trim: false });
-            frame.render_widget(text, detail);
+        let beside = detail.x > list.x;
+        let block = match beside {
+            true => pane_block(),
+            false => Block::new().borders(Borders::TOP),
+        };
+        let inner = block.inner(detail);
+        let text = Paragraph::new(approval_detail(state, a)).wrap(Wrap { trim: false });
+        let past = rows_past(&text, inner);
+        let scroll = state.approval_scroll.min(past);
+        frame.render_widget(block, detail);
+        frame.render_widget(text.scroll((scroll, 0)), inner);
+        if scroll < past {
+            let note = format!(" ↓ {} more lines · ^D ", past - scroll);
+            let width = (note.width() as u16).min(inner.width);
+            let at = Rect::new(inner.right() - width, inner.bottom() - 1, width, 1);
+            frame.render_widget(Span::styled(note, Style::new().reversed()), at);
         }
     }
+}
+
+/// The approvals screen's list and the selected approval's detail in `area`: beside the list
+/// on a wide terminal, else below it.
+fn approval_areas(state: &State, area: Rect) -> (Rect, Rect) {
+    match split(area) {
+        (list, Some(pane)) => (list, pane),
+        (area, None) => {
+            let list_rows = (state.approvals.len() as u16 + 1)
+                .min(area.height / 3)
+                .max(2);
+            let [list, detail] =
+                Layout::vertical([Constraint::Length(list_rows), Constraint::Min(0)]).areas(area);
+            (list, detail)
+        }
+    }
+}
+
+/// The rows of `text` wrapped in `area` that do not fit in it.
+fn rows_past(text: &Paragraph, area: Rect) -> u16 {
+    let rows = u16::try_from(text.line_count(area.width)).unwrap_or(u16::MAX);
+    rows.saturating_sub(area.height)
+}
+
+/// How far the selected approval's detail scrolls: until its last row is on screen.
+pub fn approval_scroll_max(state: &State) -> u16 {
+    let Some(a) = state.approvals.get(state.approval_selected) else {
+        return 0;
+    };
+    let body = Rect::new(0, 1, state.width, state.height.saturating_sub(CHROME_ROWS));
+    let (list, detail) = approval_areas(state, body);
+    let block = match detail.x > list.x {
+        true => pane_block(),
+        false => Block::new().borders(Borders::TOP),
+    };
+    let text = Paragraph::new(approval_detail(state, a)).wrap(Wrap { trim: false });
+    rows_past(&text, block.inner(detail))
 }
 
 /// The tool an approval gates, or "question".

@@ -138,6 +138,9 @@ pub(super) fn clamp_selection(state: &mut State) {
     state.approval_selected = state
         .approval_selected
         .min(state.approvals.len().saturating_sub(1));
+    state.approval_scroll = state
+        .approval_scroll
+        .min(crate::lists::approval_scroll_max(state));
 }
 
 /// Opens `session_id`'s conversation, with its chain of ancestors.

@@ -390,8 +390,16 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 
 fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
     if move_in(&mut state.approval_selected, state.approvals.len(), action) {
+        state.approval_scroll = 0;
         return Vec::new();
     }
+    let step = (state.height / 2).max(1);
+    let scroll = state.approval_scroll;
+    state.approval_scroll = match action {
+        Action::HalfPageDown => (scroll + step).min(crate::lists::approval_scroll_max(state)),
+        Action::HalfPageUp => scroll.saturating_sub(step),
+        _ => scroll,
+    };
     if action == Action::Back {
         state.screen = Screen::Sessions;
         return Vec::new();

@@ -76,6 +76,7 @@ impl State {
             list: SessionList::default(),
             conversation: None,
             approval_selected: 0,
+            approval_scroll: 0,
             modal: None,
             flash: None,
             bell,

@@ -342,3 +342,41 @@ fn the_selection_stays_on_its_session_when_another_one_moves_up() {
         ]
     );
 }
+
+#[test]
+fn a_long_input_scrolls_in_the_approvals_detail() {
+    let mut state = loaded(80, 24);
+    let content: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let write = json!({"file_path": "/home/me/project/notes.txt", "content": content});
+    update(
+        &mut state,
+        Msg::Approvals(vec![
+            approval("a-long", "s-run", "Write", write, 4),
+            approval("a-next", "s-wait", "Bash", json!({"command": "ls"}), 2),
+        ]),
+    );
+    keys(&mut state, "2");
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("line 1") && !shown.contains("line 40"),
+        "{shown}"
+    );
+    assert!(shown.contains("more lines · ^D"), "{shown}");
+    // Down to the end: the last line and the keys below it show, and no further.
+    for _ in 0..6 {
+        update(&mut state, ctrl('d'));
+    }
+    let end = screen(&state, false);
+    assert!(
+        end.contains("line 40") && !end.contains("more lines"),
+        "{end}"
+    );
+    update(&mut state, ctrl('d'));
+    assert_eq!(screen(&state, false), end);
+    update(&mut state, ctrl('u'));
+    assert!(screen(&state, false).contains("more lines · ^D"));
+    // Another approval starts at its top; back on this one too.
+    keys(&mut state, "jk");
+    let shown = screen(&state, false);
+    assert!(shown.contains("more lines · ^D"), "{shown}");
+}
