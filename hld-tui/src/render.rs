@@ -346,7 +346,12 @@ fn mark_line(mark: &Mark, asks: Asks) -> Line<'static> {
         .as_deref()
         .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
     {
-        spans.push(Span::styled(format!(": {}", first_line(comment)), DIM));
+        // An answer to several questions is a line each: all of them, on one line.
+        let comment: Vec<&str> = comment.lines().filter(|l| !l.trim().is_empty()).collect();
+        spans.push(Span::styled(
+            format!(": {}", clean(&comment.join(" · "))),
+            DIM,
+        ));
     }
     Line::from(spans)
 }

@@ -70,10 +70,21 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
         }) => {
             let approval = state.approvals.iter().find(|a| &a.id == approval_id);
             let title = match (kind, approval) {
-                // Several questions at once are answered a line each.
+                // Several questions at once are answered a line each: the title asks the one
+                // of the cursor's line.
                 (ApprovalType::HumanContact, Some(a)) => match asked_together(a) {
                     several if !several.is_empty() => {
-                        format!(" Answer, a line each: {} ", several.join(" · "))
+                        let at = input.cursor().0.min(several.len() - 1);
+                        let next = match at + 1 < several.len() {
+                            true => "Enter: next",
+                            false => "Enter sends",
+                        };
+                        format!(
+                            " Answer {} of {}: {} ({next}) ",
+                            at + 1,
+                            several.len(),
+                            first_line(&several[at])
+                        )
                     }
                     _ => format!(
                         " Answer: {} ",

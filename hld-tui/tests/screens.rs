@@ -271,9 +271,9 @@ fn denying_without_a_comment_sends_the_default_and_with_one_sends_it() {
 }
 
 /// Several questions at once (one `AskUserQuestion`) are answered a line each, from the
-/// approvals list: its detail shows each question with its numbered choices, the box says
-/// "a line each" and names them, and Alt+Enter starts the next line. A question of several
-/// lines that is one question is answered as one.
+/// approvals list: its detail shows each question with its numbered choices, the box asks
+/// the question of the cursor's line, and Enter moves on to the next one until the last. A
+/// question of several lines that is one question is answered as one.
 #[test]
 fn several_questions_are_answered_a_line_each() {
     let mut state = loaded(80, 24);
@@ -303,14 +303,21 @@ fn several_questions_are_answered_a_line_each() {
     keys(&mut state, "r");
     let shown = screen(&state, false);
     assert!(
-        shown.contains("Answer, a line each: Colour? · Size?"),
+        shown.contains("Answer 1 of 2: Colour? (Enter: next)"),
         "{shown}"
     );
-    assert!(shown.contains("Alt+Enter new line"), "{shown}");
+    // Enter moves on to the next question (Alt+Enter too); on the last one it sends.
     keys(&mut state, "Blue");
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("Answer 2 of 2: Size? (Enter sends)"),
+        "{shown}"
+    );
+    keys(&mut state, "Large");
     let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
     assert!(update(&mut state, Msg::Key(alt_enter)).is_empty());
-    keys(&mut state, "Large");
+    assert!(update(&mut state, key(KeyCode::Backspace)).is_empty());
     let commands = update(&mut state, key(KeyCode::Enter));
     let [Command::Decide(params)] = commands.as_slice() else {
         panic!("{commands:?}")

@@ -43,6 +43,16 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             mut input,
         } => match key.code {
             KeyCode::Esc => Vec::new(),
+            // Several questions asked together: Enter moves on to the next one's line.
+            KeyCode::Enter if input.lines().len() < asked_here(state, &approval_id, kind) => {
+                input.insert_newline();
+                state.modal = Some(Modal::Decide {
+                    approval_id,
+                    kind,
+                    input,
+                });
+                Vec::new()
+            }
             KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
                 let text = input.lines().join("\n").trim().to_owned();
                 if kind == ApprovalType::HumanContact && text.is_empty() {
@@ -348,4 +358,13 @@ pub fn bypass_left(s: &SessionInfo, now: DateTime<Utc>) -> Option<Option<chrono:
         .ok()?
         .with_timezone(&Utc);
     (expiry > now).then(|| Some(expiry - now))
+}
+
+/// How many questions approval `id` asks together (a line each), when it asks several.
+fn asked_here(state: &State, id: &str, kind: ApprovalType) -> usize {
+    let approval = state.approvals.iter().find(|a| a.id == id);
+    match (kind, approval) {
+        (ApprovalType::HumanContact, Some(a)) => hld_client::view::asked_together(a).len(),
+        _ => 0,
+    }
 }
