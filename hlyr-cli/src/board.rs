@@ -117,7 +117,7 @@ impl Row {
             if picked { "›" } else { " " }.to_owned(),
             self.context.clone().unwrap_or_default(),
             clean(short_id(&s.id)).into_owned(),
-            s.status_text(),
+            s.status_cell(),
             age(&s.last_activity_at),
             cost(s.cost_usd),
             s.context_text().unwrap_or_else(|| "-".to_owned()),

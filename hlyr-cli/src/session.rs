@@ -3,11 +3,12 @@
 //! entry or its full state alike, and the status word that tells an interrupted or failed
 //! session from a completed one.
 
+use chrono::{DateTime, Utc};
 use hld_client::protocol::{
     SessionControl, SessionInfo, SessionState, SessionStatus, UsageLimit, WorktreeInfo,
 };
 use hld_client::view::clean;
-use hld_client::view::usage::{context_share, limit_text, CONTEXT_WARNING};
+use hld_client::view::usage::{context_share, limit_text, until, window_name, CONTEXT_WARNING};
 use serde::Serialize;
 
 use crate::output::{paint, CYAN, DIM, GREEN, MAGENTA, RED, YELLOW};
@@ -143,14 +144,27 @@ impl Session {
     /// The status in its colour; a session stopped by a usage limit shows the limit and when
     /// it resets instead of an ordinary failure, a draft its draft state.
     pub fn status_text(&self) -> String {
+        self.status_in(limit_text)
+    }
+
+    /// The status as a table's cell: [`Session::status_text`], but a usage limit in a few
+    /// characters (`5h limit ↻2h 0m`), so that one such session does not narrow every title.
+    pub fn status_cell(&self) -> String {
+        self.status_in(|limit, now| {
+            let left = limit.resets_at.as_deref().and_then(|at| until(at, now));
+            let reset = left.map_or_else(String::new, |left| format!(" ↻{left}"));
+            format!("{} limit{reset}", window_name(&limit.kind))
+        })
+    }
+
+    fn status_in(&self, limited: impl Fn(&UsageLimit, DateTime<Utc>) -> String) -> String {
         if let Some(draft) = &self.control.draft {
             return paint(DIM, draft.as_str());
         }
         match &self.usage_limit {
+            // The window's name comes from the daemon when this version does not know it.
             Some(limit) if self.status == State::Failed => {
-                // The window's name comes from the daemon when this version does not know it.
-                let text = limit_text(limit, chrono::Utc::now());
-                paint(YELLOW.bold(), clean(&text))
+                paint(YELLOW.bold(), clean(&limited(limit, Utc::now())))
             }
             _ => self.status.painted(),
         }
@@ -272,6 +286,7 @@ mod tests {
             plain(limited.status_text()),
             "usage limit (5h) · resets in 2h 0m"
         );
+        assert_eq!(plain(limited.status_cell()), "5h limit ↻2h 0m");
         assert_eq!(plain(failed(None).status_text()), "failed");
         // 85%, at or above the warning share: painted.
         let share = limited.context_text().unwrap();

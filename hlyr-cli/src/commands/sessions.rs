@@ -88,7 +88,7 @@ impl Render for Sessions {
                 }
                 vec![
                     short_id(&s.id).to_owned(),
-                    s.status_text(),
+                    s.status_cell(),
                     age(&s.last_activity_at),
                     s.model
                         .as_deref()
