@@ -195,7 +195,14 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
     let right = Line::from(right);
     let [left, right_area] =
         Layout::horizontal([Constraint::Min(0), Constraint::Length(right.width() as u16)])
+            .spacing(1)
             .areas(area);
+    // The title, last, is cut with an ellipsis to what the rest leaves of the left side.
+    let fixed: usize = spans.iter().rev().skip(1).map(Span::width).sum();
+    if let Some(last) = spans.last_mut() {
+        let room = usize::from(left.width).saturating_sub(fixed);
+        last.content = crate::columns::ellipsize(&last.content, room).into();
+    }
     frame.render_widget(Line::from(spans), left);
     frame.render_widget(right, right_area);
 }

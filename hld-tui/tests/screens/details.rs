@@ -380,3 +380,19 @@ fn a_long_input_scrolls_in_the_approvals_detail() {
     let shown = screen(&state, false);
     assert!(shown.contains("more lines · ^D"), "{shown}");
 }
+
+#[test]
+fn a_long_title_in_the_title_bar_ends_in_an_ellipsis_clear_of_the_right_side() {
+    let mut state = with_conversation(110, 24);
+    let mut list = sessions();
+    list[1].control.title = "Fix the flaky test in ci and then everything else".repeat(2);
+    update(&mut state, Msg::Sessions(list));
+    let shown = screen(&state, false);
+    let bar = shown.lines().next().unwrap();
+    let (title, right) = bar.split_once('…').expect(bar);
+    assert!(title.contains("Fix the flaky test"), "{bar}");
+    assert!(
+        right.starts_with(' ') && right.trim() == "● connected",
+        "{bar}"
+    );
+}
