@@ -133,8 +133,11 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     frame.render_widget(Line::styled(heading, Style::new().bold()), head);
     if rows.is_empty() {
+        let unsearched = state.list.search.is_none() && state.list.filter == Filter::All;
         let text = if state.list.view == ListView::Drafts && state.list.search.is_none() {
             "No drafts. Esc on a launch form (c) with a query keeps it here."
+        } else if state.list.view == ListView::Archived && unsearched {
+            "No archived sessions: e archives the selected one. Tab shows the next view."
         } else if state.sessions.is_empty() {
             "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
         } else {

@@ -277,6 +277,8 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
             return vec![Command::LoadSessions];
         }
         Msg::DiscardRefused { session_id, reason } => {
+            // The dialog says why; "discarding…" no longer holds.
+            state.flash = None;
             state.modal = Some(Modal::ConfirmDiscard {
                 session_id,
                 refused: Some(reason),

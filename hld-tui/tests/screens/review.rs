@@ -300,6 +300,7 @@ fn discard_asks_and_asks_again_to_force_unmerged_work() {
         "{text}"
     );
     assert!(text.contains("discard anyway"), "{text}");
+    assert!(!text.contains("discarding…"), "{text}");
     assert_eq!(
         update(&mut state, key(KeyCode::Enter)),
         [Command::Discard {

@@ -23,6 +23,10 @@ fn alt(c: char) -> Msg {
 #[test]
 fn archive_rename_and_the_archived_view() {
     let mut state = loaded(80, 24);
+    // Empty, the archived view says how a session gets there.
+    update(&mut state, key(KeyCode::Tab));
+    assert!(screen(&state, false).contains("No archived sessions: e archives"));
+    update(&mut state, key(KeyCode::Esc));
     assert_eq!(
         keys(&mut state, "e"),
         [Command::Archive {
