@@ -294,6 +294,8 @@ impl Screen {
                     None => Ok(()),
                 }
             }
+            // The table waits for a first row: its header names the contexts' column then.
+            Shown::Lines if !self.begun && board.rows.is_empty() => Ok(()),
             Shown::Lines => {
                 if !std::mem::replace(&mut self.begun, true) {
                     Printer::new(false).line(&board.table(usize::MAX, None))?;
