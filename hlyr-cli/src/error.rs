@@ -199,9 +199,11 @@ impl CliError {
                     Some(ErrorCode::MethodNotFound) => {
                         Some("this daemon is older than hlyr; update and restart hld".to_owned())
                     }
+                    // A refusal's message says why; what the parameter expects adds nothing.
                     Some(ErrorCode::InvalidParams) => err
                         .data
                         .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok())
+                        .filter(|d| d.received != "refused")
                         .map(|d| format!("`{}` expects {}", d.param, d.expected)),
                     _ => None,
                 };

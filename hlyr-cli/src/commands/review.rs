@@ -258,7 +258,19 @@ impl Render for Discarded {
 pub async fn discard(ctx: &Context, args: DiscardArgs) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
-    client.discard_session(&session.id, args.force).await?;
+    if let Err(e) = client.discard_session(&session.id, args.force).await {
+        let error = CliError::from(e);
+        // The daemon keeps work never merged unless forced: say how, as hlyr spells it.
+        return Err(
+            match error.message.contains("never merged") && !args.force {
+                true => error.hint(format!(
+                    "`hlyr discard {} --force` discards it anyway",
+                    args.id
+                )),
+                false => error,
+            },
+        );
+    }
     ctx.out.print(&Discarded {
         session_id: session.id,
         discarded: true,

@@ -93,6 +93,10 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let refused = hlyr(&d, &["discard", &two]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("never merged"), "{refused:#?}");
+    // How to force it, as hlyr spells it; not what the parameter expects.
+    let force = format!("`hlyr discard {two} --force` discards it anyway");
+    assert!(refused.stderr.contains(&force), "{refused:#?}");
+    assert!(!refused.stderr.contains("expects"), "{refused:#?}");
     for id in [&one, &two] {
         let run = hlyr(&d, &["discard", id, "--force"]);
         run.assert_code(0);
