@@ -756,6 +756,38 @@ fn events_prints_one_json_line_per_event() {
     );
 }
 
+/// The message, notification and usage-window events print in the shape `event.json` gives.
+#[test]
+fn events_of_messages_notifications_and_windows_match_their_schema() {
+    let d = slow_daemon(3);
+    let wd = workdir(&d);
+    let types = "message_queued,message_delivered,notification,rate_limit_updated";
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["events", "--type", types]);
+    let events = Running::spawn(cmd);
+    wait_subscribed(&d);
+    let slow = d.launch(launch_params("scenario:slow wait", &wd));
+    hlyr(&d, &["send", &slow, "and then this"]).assert_code(0);
+    d.wait_ended(&slow);
+    let near = d.launch(launch_params("scenario:near_limit hello", &wd));
+    d.wait_ended(&near);
+    for kind in types.split(',') {
+        events.wait_for(&format!("\"type\":\"{kind}\""), 1);
+    }
+    events.interrupt();
+    let lines = events.finish().json_lines_as("event");
+    let queued = lines
+        .iter()
+        .find(|l| l["type"] == "message_queued")
+        .unwrap();
+    assert_eq!(queued["data"]["message"]["text"], "and then this");
+    let window = lines
+        .iter()
+        .find(|l| l["type"] == "rate_limit_updated")
+        .unwrap();
+    assert_eq!(window["data"]["session_id"], near);
+}
+
 #[test]
 fn events_filters_by_session_prefix() {
     let d = fake();

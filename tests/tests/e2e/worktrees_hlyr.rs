@@ -3,7 +3,6 @@
 
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{workspace_bin, WAIT};
-use serde_json::Value;
 
 use super::hlyr::{fake, hlyr, printed_session};
 use super::worktrees::{git, repo, shared};
@@ -70,8 +69,7 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
         "{}",
         stat.stdout
     );
-    let json = hlyr(&d, &["--json", "diff", &one]);
-    let diff: Value = serde_json::from_str(&json.stdout).unwrap();
+    let diff = hlyr(&d, &["--json", "diff", &one]).json_as("diff");
     assert_eq!(diff["files"][0]["path"], "shared.txt");
     assert_eq!(diff["files"][0]["hunks"][0]["lines"][1], "+one by cli");
 
@@ -90,6 +88,9 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
         conflict.stdout.contains("conflicts in shared.txt"),
         "{conflict:#?}"
     );
+    let conflict = hlyr(&d, &["--json", "merge", &two]).json_as("merge");
+    assert_eq!(conflict["merged"], false);
+    assert_eq!(conflict["conflicts"][0], "shared.txt");
     let refused = hlyr(&d, &["discard", &two]);
     assert_ne!(refused.code, 0);
     assert!(refused.stderr.contains("never merged"), "{refused:#?}");
@@ -97,11 +98,11 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let force = format!("`hlyr discard {two} --force` discards it anyway");
     assert!(refused.stderr.contains(&force), "{refused:#?}");
     assert!(!refused.stderr.contains("expects"), "{refused:#?}");
-    for id in [&one, &two] {
-        let run = hlyr(&d, &["discard", id, "--force"]);
-        run.assert_code(0);
-        assert!(run.stdout.starts_with("discarded "), "{}", run.stdout);
-    }
+    let run = hlyr(&d, &["discard", &one, "--force"]);
+    run.assert_code(0);
+    assert!(run.stdout.starts_with("discarded "), "{}", run.stdout);
+    let run = hlyr(&d, &["--json", "discard", &two, "--force"]);
+    assert_eq!(run.assert_code(0).json_as("discard")["session_id"], two);
     assert_eq!(
         git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
         "main"
