@@ -51,7 +51,7 @@ pub enum Command {
     /// hlyr exits after the first turn.
     Launch(launch::Args),
     /// List sessions, one per chain: id, status (a usage limit with its reset), age, model,
-    /// cost, context share, modes and title.
+    /// cost, context share, modes and title; the 20 most recent (--json: every one).
     Sessions(sessions::Args),
     /// Find sessions by words of their title, query or summary.
     Search(search::Args),

@@ -1,6 +1,7 @@
 //! `hlyr sessions [--archived | --drafts | --all]`: a table of sessions, most recent activity first (the
 //! daemon's order), with each one's working directory. By default one row per chain of continued sessions (its leaf:
-//! `getSessionLeaves`), archived chains left out.
+//! `getSessionLeaves`), archived chains left out, the 20 most recent in the table and every one
+//! with `--json`.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
 use hld_client::view::{clean, count};
@@ -11,7 +12,7 @@ use crate::session::Session;
 use crate::table::{table_giving, Gives};
 use crate::Context;
 
-/// How many sessions are listed without `--all`.
+/// How many sessions the table lists without `--all` (`--json` lists every one).
 const RECENT: usize = 20;
 
 #[derive(Debug, clap::Args)]
@@ -136,7 +137,12 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             empty,
         )
     };
-    let keep = if args.all { sessions.len() } else { RECENT };
+    // A screenful on a terminal; a script (`--json`) gets every one.
+    let keep = if args.all || ctx.out.is_json() {
+        sessions.len()
+    } else {
+        RECENT
+    };
     let hidden = sessions.len().saturating_sub(keep);
     sessions.truncate(keep);
     ctx.out.print(&Sessions {
