@@ -1,4 +1,4 @@
-//! `hlyr send ID TEXT [--steer] [--image PATH]…`: a message into a session, which goes on
+//! `hlyr send ID [TEXT] [--steer] [--image PATH]…`: a message into a session, which goes on
 //! as the same session. While the agent works it is queued until the turn ends (or, with
 //! `--steer`, interrupts the turn); after a turn it starts the next one at once.
 
@@ -16,8 +16,9 @@ pub struct Args {
     /// The session (a unique prefix is enough).
     #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
-    /// The message (several words are joined with spaces; `-` reads it from stdin).
-    #[arg(required = true, value_name = "TEXT")]
+    /// The message (several words are joined with spaces; `-` reads it from stdin); with
+    /// `--image`, it may be left out.
+    #[arg(required_unless_present = "images", value_name = "TEXT")]
     text: Vec<String>,
     /// Interrupt the agent's current turn and send the message at once, instead of queueing
     /// it until the turn ends.
@@ -80,7 +81,11 @@ impl Render for Sent {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let text = super::launch::text(&args.text, "message")?;
+    // Images alone are a message too.
+    let text = match args.text.is_empty() {
+        true => String::new(),
+        false => super::launch::text(&args.text, "message")?,
+    };
     let images = super::launch::images(&args.images)?;
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;

@@ -347,6 +347,13 @@ fn images_given_relative_to_the_cwd_are_attached_to_launch_and_send() {
     let claude = d.state(&id).claude_session_id.unwrap();
     let stdin = d.fake_invocation(&claude)["stdin"].to_string();
     assert!(stdin.contains(r#""type":"image""#), "{stdin}");
+    // An image alone is a message.
+    d.wait_ended(&id);
+    hlyr(&d, &["send", &id, "--image", "shot.png"]).assert_code(0);
+    wait_for(WAIT, || (user_messages(&d, &id).len() == 3).then_some(()))
+        .expect("the image delivered");
+    assert_eq!(user_messages(&d, &id)[2], "[image: shot.png]");
+    hlyr(&d, &["send", &id]).assert_code(2);
 
     // The daemon refuses a missing image, naming it as resolved; nothing is sent.
     let missing = hlyr(&d, &["send", &id, "--image", "nope.png", "x"]);
@@ -356,7 +363,7 @@ fn images_given_relative_to_the_cwd_are_attached_to_launch_and_send() {
         "{}",
         missing.stderr
     );
-    assert_eq!(user_messages(&d, &id).len(), 2);
+    assert_eq!(user_messages(&d, &id).len(), 3);
 }
 
 #[tokio::test]
