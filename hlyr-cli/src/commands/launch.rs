@@ -113,7 +113,7 @@ pub struct AgentArgs {
     #[arg(long = "add-dir", value_name = "DIR")]
     pub add_dirs: Vec<PathBuf>,
     /// The model: an alias (opus, sonnet, haiku) or a full model id.
-    #[arg(short, long)]
+    #[arg(short, long, value_parser = super::non_empty)]
     pub model: Option<String>,
     /// Stop after this many agent turns.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]

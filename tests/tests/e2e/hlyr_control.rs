@@ -646,6 +646,7 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
             "--add-dir /nonexistent/dir does not exist",
         ),
         (vec!["launch", "--title", " ", "hi"], "must not be empty"),
+        (vec!["launch", "--model", "", "hi"], "must not be empty"),
         (
             vec!["continue", &id, "--add-dir", "/nonexistent/dir", "hi"],
             "does not exist",
