@@ -122,12 +122,31 @@ fn rejected(e: clap::Error) -> ExitCode {
         e.exit();
     }
     error::report_json(true);
-    let text = e.render().to_string();
-    let first = text.lines().next().unwrap_or_default();
-    let message = first.strip_prefix("error: ").unwrap_or(first);
-    error::CliError::usage(message)
-        .hint("see `--help`")
-        .report()
+    let (message, hint) = json_report(&e.render().to_string());
+    error::CliError::usage(message).hint(hint).report()
+}
+
+/// clap's report as a JSON error's message and hint: its first paragraph (what is wrong,
+/// with the arguments it names) on one line, then its tips and usage line.
+fn json_report(text: &str) -> (String, String) {
+    let paragraphs: Vec<String> = text
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty())
+        .collect();
+    let message = paragraphs.first().map_or("", |p| p.as_str());
+    let message = message
+        .strip_prefix("error: ")
+        .unwrap_or(message)
+        .to_owned();
+    let mut hint: Vec<&str> = paragraphs
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .filter(|p| p.starts_with("tip: ") || p.starts_with("Usage: "))
+        .collect();
+    hint.push("see `--help`");
+    (message, hint.join("; "))
 }
 
 impl From<Exit> for ExitCode {
@@ -139,6 +158,25 @@ impl From<Exit> for ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A JSON error keeps what clap names: the arguments missing, a tip, the usage.
+    #[test]
+    fn a_json_usage_error_keeps_the_arguments_clap_names() {
+        let missing = Cli::try_parse_from(["hlyr", "show"]).unwrap_err();
+        let (message, hint) = json_report(&missing.render().to_string());
+        assert_eq!(
+            message,
+            "the following required arguments were not provided: <ID>"
+        );
+        assert_eq!(hint, "Usage: hlyr show <ID>; see `--help`");
+        let typo = Cli::try_parse_from(["hlyr", "launch", "--modle", "x"]).unwrap_err();
+        let (message, hint) = json_report(&typo.render().to_string());
+        assert_eq!(message, "unexpected argument '--modle' found");
+        assert!(
+            hint.starts_with("tip: a similar argument exists: '--mode'"),
+            "{hint}"
+        );
+    }
 
     /// Builds the whole command tree and checks it.
     #[test]
