@@ -40,9 +40,13 @@ impl Column {
     }
 }
 
+/// The least a `fill` column takes when its `min` does not fit.
+const FILL_LEAST: u16 = 6;
+
 /// The widths of `columns` (0: not shown) in `width` columns. `essential` and `optional` list
 /// the columns' indices, most important first. An essential column is shown with its `min`
-/// while it fits; an optional one only while every column shown has room for its `want` and
+/// while it fits (a `fill` one, the title, with what is left if that is at least
+/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `want` and
 /// its own `min` fits too, so that the columns that tell rows apart are not cut to make room
 /// for the others. Then, most important first, each column grows to its `want`; what is left
 /// goes to the first `fill` column.
@@ -58,17 +62,20 @@ pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u
     {
         let gap = if shown.is_empty() { 0 } else { SPACING };
         let before = if is_essential { least } else { wanted };
-        if before.saturating_add(gap + columns[i].min) > width {
-            break;
-        }
-        least += gap + columns[i].min;
+        let room = width.saturating_sub(before.saturating_add(gap));
+        let min = match columns[i].min > room {
+            true if is_essential && columns[i].fill && room >= FILL_LEAST => room,
+            true => break,
+            false => columns[i].min,
+        };
+        least += gap + min;
         wanted = wanted.saturating_add(gap + columns[i].want);
-        widths[i] = columns[i].min;
+        widths[i] = min;
         shown.push(i);
     }
     let mut left = width - least;
     for &i in &shown {
-        let grow = (columns[i].want - columns[i].min).min(left);
+        let grow = columns[i].want.saturating_sub(widths[i]).min(left);
         widths[i] += grow;
         left -= grow;
     }
@@ -150,8 +157,11 @@ mod tests {
             Column::fixed(6),
         ];
         let fit = |width| fit(&columns, &[0, 1, 2], &[3, 4], width);
-        // Too narrow for more than the first.
-        assert_eq!(fit(20), [13, 0, 0, 0, 0]);
+        // Too narrow for the title's least: the first alone; then the title takes what is
+        // left, short of its `min`.
+        assert_eq!(fit(19), [13, 0, 0, 0, 0]);
+        assert_eq!(fit(20), [13, 6, 0, 0, 0]);
+        assert_eq!(fit(30), [13, 16, 0, 0, 0]);
         // A column never takes more than its content.
         let narrow = [Column::fixed(13), Column::flexible(16, 9)];
         assert_eq!(super::fit(&narrow, &[0, 1], &[], 40), [13, 9]);

@@ -188,6 +188,9 @@ fn the_title_and_directory_win_at_narrow_widths() {
         assert!(shown.contains("beta-service"), "{width}:\n{shown}");
         assert!(shown.contains("Refactor the parser"), "{width}:\n{shown}");
     }
+    // Narrower than the title's room: it takes what is left rather than leaving.
+    let shown = screen(&two_repositories(40, 12), true);
+    assert!(shown.contains("Refactor the"), "{shown}");
 }
 
 #[test]
