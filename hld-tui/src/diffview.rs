@@ -8,7 +8,7 @@ use hld_client::view::clean;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use crate::app::{DiffStat, Review, State};
@@ -198,7 +198,7 @@ fn dialog(frame: &mut Frame, area: Rect, title: &str, lines: Vec<Line<'static>>)
     let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
     let height = u16::try_from(rows).unwrap_or(u16::MAX).saturating_add(2);
     let rect = centered(area, DIALOG_WIDTH, height);
-    frame.render_widget(Clear, rect);
+    crate::view::clear(frame, rect);
     let block = Block::bordered().title(title.to_owned());
     frame.render_widget(
         Paragraph::new(lines)

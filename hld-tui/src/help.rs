@@ -4,7 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 
 use crate::keys::{Scope, BINDINGS};
@@ -60,7 +60,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
     let rect = rect_of(area);
     let overflow = overflow(area.height);
     let top = top.min(overflow);
-    frame.render_widget(Clear, rect);
+    crate::view::clear(frame, rect);
     let mut block = Block::bordered().title(" Keys (? or Esc closes) ");
     if overflow > 0 {
         let more = match (top > 0, top < overflow) {

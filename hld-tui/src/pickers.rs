@@ -4,7 +4,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Clear, Paragraph};
+use ratatui::widgets::{Block, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
@@ -27,7 +27,7 @@ pub(crate) fn model(picker: &ModelPicker, frame: &mut Frame, area: Rect) {
     let choices = picker.choices();
     let rows = choices.len().clamp(1, LIST_ROWS);
     let rect = centered(area, 60, rows as u16 + 4);
-    frame.render_widget(Clear, rect);
+    crate::view::clear(frame, rect);
     let block = Block::bordered()
         .title(" Model (Enter picks, ↑/↓ choose, Esc cancels) ")
         .title_bottom(Line::styled(
@@ -84,7 +84,7 @@ pub(crate) fn completion(open: &Completion, frame: &mut Frame, body: Rect) {
         return;
     }
     let rect = Rect::new(body.x, body.bottom() - height, width, height);
-    frame.render_widget(Clear, rect);
+    crate::view::clear(frame, rect);
     let block = Block::bordered().title(title).border_style(DIM);
     let inner = block.inner(rect);
     frame.render_widget(block, rect);

@@ -57,7 +57,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                 Line::from("y / Enter: interrupt    n / Esc: keep it running").style(DIM),
             ];
             let area = centered(area, 60, 5);
-            frame.render_widget(Clear, area);
+            clear(frame, area);
             frame.render_widget(
                 Paragraph::new(text).block(Block::bordered().title(" Interrupt ")),
                 area,
@@ -108,7 +108,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                 _ => " Why not? Optional · Enter denies · Esc cancels ",
             };
             let area = answer_box(state, area);
-            frame.render_widget(Clear, area);
+            clear(frame, area);
             let block = Block::bordered()
                 .title(title)
                 .title_bottom(Line::styled(hint, DIM));
@@ -455,7 +455,7 @@ fn answer_box(state: &State, area: Rect) -> Rect {
 
 fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
     let rect = centered(area, 76, 20);
-    frame.render_widget(Clear, rect);
+    clear(frame, rect);
     let block = Block::bordered().title(crate::daemons::launch_title(state, form));
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
@@ -538,11 +538,28 @@ fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
 /// A one-line text box in the middle of the screen.
 fn text_box(frame: &mut Frame, area: Rect, title: &str, input: &tui_textarea::TextArea) {
     let rect = centered(area, 76, 3);
-    frame.render_widget(Clear, rect);
+    clear(frame, rect);
     let block = Block::bordered().title(title.to_owned());
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
     frame.render_widget(input, inner);
+}
+
+/// Clears `area` for a popup. A wide character just left of it (a CJK title) would cover
+/// its first column, and ratatui, skipping the cell a wide character covers, would never draw
+/// the popup's left border there: that character becomes a space.
+pub(crate) fn clear(frame: &mut Frame, area: Rect) {
+    frame.render_widget(Clear, area);
+    let Some(left) = area.x.checked_sub(1) else {
+        return;
+    };
+    for y in area.top()..area.bottom() {
+        if let Some(cell) = frame.buffer_mut().cell_mut((left, y)) {
+            if unicode_width::UnicodeWidthStr::width(cell.symbol()) > 1 {
+                cell.set_symbol(" ");
+            }
+        }
+    }
 }
 
 /// A `width`×`height` rectangle in the middle of `area`, clipped to it.

@@ -399,3 +399,24 @@ fn a_long_title_in_the_title_bar_ends_in_an_ellipsis_clear_of_the_right_side() {
         "{bar}"
     );
 }
+
+#[test]
+fn a_popup_over_a_wide_title_keeps_its_left_border() {
+    for (pad, width) in [("", 120), ("x", 120), ("", 121), ("x", 121)] {
+        let mut state = loaded(width, 24);
+        let title = format!("{pad}{}", "日本語のタイトル".repeat(4));
+        let list = (0..20)
+            .map(|i| session(&format!("s-{i}"), "running", &title, i, json!({})))
+            .collect();
+        update(&mut state, Msg::Sessions(list));
+        keys(&mut state, "M");
+        let shown = screen(&state, false);
+        let top = shown.lines().find(|l| l.contains('┐')).expect(&shown);
+        let bottom = shown.lines().find(|l| l.contains('┘')).expect(&shown);
+        assert!(top.contains('┌') && bottom.contains('└'), "{shown}");
+        let rows = shown.lines().skip_while(|l| !l.contains('┐')).skip(1);
+        for row in rows.take_while(|l| !l.contains('┘')) {
+            assert_eq!(row.matches('│').count(), 2, "{row:?} in\n{shown}");
+        }
+    }
+}
