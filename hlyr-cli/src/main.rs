@@ -32,7 +32,7 @@ use clap::{CommandFactory, Parser};
 use crate::error::Exit;
 use crate::output::Printer;
 
-const EXIT_CODES: &str = "\
+pub const EXIT_CODES: &str = "\
 Exit codes:
   0    success (a followed session completed; `daemon stop` when no daemon runs)
   1    failure: a followed session failed (or stopped at a usage limit), the daemon

@@ -748,7 +748,12 @@ fn man_prints_the_page_and_writes_one_per_command() {
         page.stdout
     );
     assert!(page.stdout.contains(".TH hlyr 1"), "{}", page.stdout);
-    assert!(page.stdout.contains("Exit codes"));
+    // The exit codes are a section, a tagged paragraph each, not text filled together.
+    assert!(page
+        .stdout
+        .contains(".SH \"EXIT STATUS\"\n.TP\n\\fB0\\fR\nsuccess"));
+    assert!(page.stdout.contains(".TP\n\\fB130\\fR\nCtrl\\-C:"));
+    assert!(!page.stdout.contains("Exit codes:"), "{}", page.stdout);
     let out = home.join("man");
     let out_arg = out.display().to_string();
     let written = hlyr_at(&socket, home, &["man", "--dir", &out_arg, "--json"], &[]);
@@ -767,6 +772,8 @@ fn man_prints_the_page_and_writes_one_per_command() {
         let page = std::fs::read_to_string(out.join(name)).unwrap();
         assert!(page.contains(".SH NAME"), "{name}");
     }
+    let root = std::fs::read_to_string(out.join("hlyr.1")).unwrap();
+    assert_eq!(root, page.stdout);
 }
 
 #[test]
