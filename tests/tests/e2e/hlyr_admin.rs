@@ -37,7 +37,7 @@ fn start_at(socket: &Path, home: &Path, env: &[(&str, &str)]) -> Value {
 #[test]
 fn every_schema_builds_and_rejects_what_breaks_it() {
     let kinds = schema::kinds();
-    assert_eq!(kinds.len(), 25, "{kinds:?}");
+    assert_eq!(kinds.len(), 28, "{kinds:?}");
     let session = json!({
         "id": "s", "run_id": "r", "status": "interrupted", "query": "q", "summary": "q",
         "created_at": "2025-06-12T09:14:05.118Z", "last_activity_at": "2025-06-12T09:14:05.118Z",
@@ -60,6 +60,17 @@ fn every_schema_builds_and_rejects_what_breaks_it() {
     schema::check("error", &error);
     let no_kind = json!({"error": {"message": "m", "hint": null, "exit_code": 2}});
     assert!(!schema::violations("error", &no_kind).is_empty());
+    schema::check(
+        "merge",
+        &json!({"merged": true, "conflicts": [], "commit": "3f2a9c1"}),
+    );
+    assert!(!schema::violations("merge", &json!({"merged": true})).is_empty());
+    assert!(
+        !schema::violations("discard", &json!({"session_id": "s", "discarded": false})).is_empty()
+    );
+    let queued = json!({"type": "message_queued", "timestamp": "2025-06-12T09:14:05.118Z",
+        "data": {"session_id": "s", "run_id": "r", "message": {}}});
+    assert!(!schema::violations("event", &queued).is_empty());
 }
 
 #[test]
