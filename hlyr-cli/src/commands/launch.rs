@@ -106,7 +106,7 @@ impl FollowArgs {
 pub struct AgentArgs {
     /// The session's title, shown in lists [default: the query's first line; a continuation
     /// keeps its parent's].
-    #[arg(short, long, value_name = "TEXT", value_parser = super::non_empty)]
+    #[arg(short, long, value_name = "TEXT", value_parser = super::title)]
     pub title: Option<String>,
     /// Another directory Claude may use (repeat the flag for more; a continuation keeps its
     /// parent's unless given).

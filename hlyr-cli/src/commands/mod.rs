@@ -159,6 +159,16 @@ fn non_empty(value: &str) -> Result<String, String> {
     }
 }
 
+/// A title: one line, its runs of spaces, tabs and newlines made one space each.
+fn one_line(value: &str) -> String {
+    value.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `--title`'s value: a title (see [`one_line`]), not blank.
+fn title(value: &str) -> Result<String, String> {
+    non_empty(value).map(|title| one_line(&title))
+}
+
 /// `--mode`'s value: `plan` or `default` (accepting edits is `--auto-accept-edits`).
 fn permission_mode(value: &str) -> Result<PermissionMode, String> {
     match value.trim().to_ascii_lowercase().as_str() {

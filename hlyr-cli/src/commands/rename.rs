@@ -2,6 +2,7 @@
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{UpdateSessionTitle, UpdateSessionTitleParams};
+use hld_client::view::clean;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -13,8 +14,8 @@ pub struct Args {
     /// The session (a unique prefix is enough).
     #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
-    /// The new title (several words are joined with spaces); "" clears it, and the query's
-    /// first line shows again.
+    /// The new title, one line (several words are joined with spaces, as are lines); ""
+    /// clears it, and the query's first line shows again.
     #[arg(required = true, value_name = "TITLE")]
     title: Vec<String>,
 }
@@ -35,14 +36,14 @@ impl Render for Renamed {
                 "{} {id} {} {}",
                 paint(GREEN, "✓ renamed"),
                 paint(DIM, "to"),
-                self.title
+                clean(&self.title)
             )
         }
     }
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let title = args.title.join(" ").trim().to_owned();
+    let title = super::one_line(&args.title.join(" "));
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
     client

@@ -116,6 +116,13 @@ fn titles_given_at_launch_and_by_rename_show_in_sessions() {
     assert_eq!(listed(&json, &other)["title"], "Renamed session");
     assert_eq!(listed(&json, &titled)["title"], "Parser work");
 
+    // A title is one line: its newlines and tabs become spaces.
+    let rename = hlyr(&d, &["rename", &other, "Two\nlines\tand a tab"]);
+    assert!(rename
+        .assert_code(0)
+        .stdout
+        .ends_with("to Two lines and a tab\n"));
+    assert_eq!(d.state(&other).control.title, "Two lines and a tab");
     // `--json`: the session and its new title.
     let renamed = hlyr(&d, &["--json", "rename", &titled, "Lexer work"]).json_as("rename");
     assert_eq!(
