@@ -3,7 +3,8 @@
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
 //! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
 //! switches its model, at any time; any other line, `/compact` included, is a message. Tab on
-//! a `/command` being typed, or on an `@file` word, completes it instead. The line is edited
+//! a `/command` being typed, or on an `@file` word, completes it instead, and after a `/word`
+//! past the line's start does nothing. The line is edited
 //! as a shell's is: the arrows, Home and End move the cursor; Ctrl-U, Ctrl-W and Ctrl-K erase
 //! before it, the word before it and after it. Keys in, what to do out: no I/O.
 
@@ -161,6 +162,12 @@ impl Composer {
             if let Some(word) = self.completing() {
                 return Typed::Complete(word);
             }
+            // A `/word` past the line's start is no command to complete, but Tab there was
+            // meant as completion: it does not send (nor interrupt the agent).
+            let last = self.text.rsplit(char::is_whitespace).next();
+            if last.is_some_and(|w| w.starts_with('/')) && !self.text.starts_with('/') {
+                return Typed::Nothing;
+            }
         }
         let blank = self.text.trim().is_empty();
         match key {
@@ -315,6 +322,20 @@ mod tests {
         typed(&mut c, "/co", true);
         assert_eq!(c.key(Key::Tab, true), Typed::Send("/cod".into()));
         assert_eq!(c.at_cursor(), ("", ""));
+    }
+
+    #[test]
+    fn tab_after_a_slash_word_past_the_start_neither_sends_nor_steers() {
+        for between_turns in [true, false] {
+            let mut c = Composer::default();
+            typed(&mut c, "then run /com", between_turns);
+            assert_eq!(c.key(Key::Tab, between_turns), Typed::Nothing);
+            assert_eq!(c.text(), "then run /com");
+            // Past the word, Tab sends (or steers) as ever.
+            typed(&mut c, " ", between_turns);
+            let sent = c.key(Key::Tab, between_turns);
+            assert_ne!(sent, Typed::Nothing);
+        }
     }
 
     #[test]
