@@ -515,7 +515,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Forms,
         "Ctrl+O",
-        "several daemons: launch on the next",
+        "launch on next daemon",
         &[(Ctrl('o'), A::NextDaemon)],
     ),
 ];
