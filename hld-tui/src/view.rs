@@ -69,18 +69,23 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             input,
         }) => {
             let approval = state.approvals.iter().find(|a| &a.id == approval_id);
+            // The hint stays below the text while one types.
+            let mut hint = match kind {
+                ApprovalType::HumanContact => " Alt+Enter new line · Enter sends · Esc cancels ",
+                _ => " Why not? Optional · Enter denies · Esc cancels ",
+            };
             let title = match (kind, approval) {
                 // Several questions at once are answered a line each: the title asks the one
-                // of the cursor's line.
+                // of the cursor's line, and Enter moves on to the next.
                 (ApprovalType::HumanContact, Some(a)) => match asked_together(a) {
                     several if !several.is_empty() => {
                         let at = input.cursor().0.min(several.len() - 1);
-                        let next = match at + 1 < several.len() {
-                            true => "Enter: next",
-                            false => "Enter sends",
+                        hint = match at + 1 < several.len() {
+                            true => " Enter: the next question · Esc cancels ",
+                            false => " Enter sends · Esc cancels ",
                         };
                         format!(
-                            " Answer {} of {}: {} ({next}) ",
+                            " Answer {} of {}: {} ",
                             at + 1,
                             several.len(),
                             first_line(&several[at])
@@ -101,11 +106,6 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
                     a.and_then(|a| a.function_name.as_deref())
                         .unwrap_or("the call")
                 ),
-            };
-            // The hint stays below the text while one types.
-            let hint = match kind {
-                ApprovalType::HumanContact => " Alt+Enter new line · Enter sends · Esc cancels ",
-                _ => " Why not? Optional · Enter denies · Esc cancels ",
             };
             let area = answer_box(state, area);
             clear(frame, area);

@@ -303,7 +303,7 @@ fn several_questions_are_answered_a_line_each() {
     keys(&mut state, "r");
     let shown = screen(&state, false);
     assert!(
-        shown.contains("Answer 1 of 2: Colour? (Enter: next)"),
+        shown.contains("Answer 1 of 2: Colour?") && shown.contains("Enter: the next question"),
         "{shown}"
     );
     // Enter moves on to the next question (Alt+Enter too); on the last one it sends.
@@ -311,7 +311,7 @@ fn several_questions_are_answered_a_line_each() {
     assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
     let shown = screen(&state, false);
     assert!(
-        shown.contains("Answer 2 of 2: Size? (Enter sends)"),
+        shown.contains("Answer 2 of 2: Size?") && shown.contains(" Enter sends · Esc"),
         "{shown}"
     );
     keys(&mut state, "Large");
