@@ -47,6 +47,12 @@ impl Budget {
         Arc::clone(&self.bytes).try_acquire_many_owned(n).ok()
     }
 
+    /// The bytes free now.
+    #[cfg(test)]
+    pub fn free(&self) -> usize {
+        self.bytes.available_permits()
+    }
+
     pub fn account(&self) -> Account {
         Account {
             budget: self.clone(),

@@ -30,7 +30,7 @@ pub struct NdjsonCodec {
     /// Inside a refused line: drop bytes until the next newline.
     discarding: bool,
     budget: Option<Budget>,
-    /// The long line's share of the budget (the most a line may be).
+    /// What the long line being read holds of the budget: the bytes of it received.
     line: Option<OwnedSemaphorePermit>,
 }
 
@@ -49,6 +49,32 @@ impl NdjsonCodec {
     pub fn budget(mut self, budget: Budget) -> Self {
         self.budget = Some(budget);
         self
+    }
+
+    /// Holds `n` bytes of the budget for the line being read, adding to what it holds;
+    /// `false` when the budget has not that much free.
+    fn hold(&mut self, n: usize) -> bool {
+        let Some(budget) = &self.budget else {
+            return true;
+        };
+        let held = self
+            .line
+            .as_ref()
+            .map_or(0, OwnedSemaphorePermit::num_permits);
+        if n <= held {
+            return true;
+        }
+        match (budget.try_take(n - held), &mut self.line) {
+            (None, _) => false,
+            (Some(more), Some(line)) => {
+                line.merge(more);
+                true
+            }
+            (Some(more), line) => {
+                *line = Some(more);
+                true
+            }
+        }
     }
 }
 
@@ -92,11 +118,8 @@ impl Decoder for NdjsonCodec {
                     // One byte of slack for a trailing '\r'.
                     let refused = if buf.len() > self.max + 1 {
                         Some(oversize())
-                    } else if buf.len() > UNCOUNTED && self.line.is_none() {
-                        let share = self.budget.as_ref().map(|b| b.try_take(self.max + 1));
-                        let full = matches!(share, Some(None));
-                        self.line = share.flatten();
-                        full.then(busy)
+                    } else if buf.len() > UNCOUNTED && !self.hold(buf.len()) {
+                        Some(busy())
                     } else {
                         None
                     };
@@ -125,6 +148,8 @@ impl Decoder for NdjsonCodec {
         }
         let line = buf.split().freeze();
         self.scanned = 0;
+        // Read whole, the line gives its share back, as one that ends in a newline does.
+        self.line = None;
         Ok(Some(Frame::Message(line)))
     }
 }
@@ -275,5 +300,31 @@ mod tests {
             msg("xy"),
         ];
         assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+    }
+
+    /// A long line holds the bytes of it received, not the most a line may be, and gives them
+    /// back once read, whether it ends in a newline or with the connection.
+    #[test]
+    fn a_long_line_holds_what_it_received_until_it_is_read() {
+        let budget = Budget::new(1 << 20);
+        let mut codec = NdjsonCodec::new(1 << 20).budget(budget.clone());
+        let mut buf = BytesMut::from(&vec![b'a'; UNCOUNTED + 10][..]);
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+        assert_eq!(budget.free(), (1 << 20) - UNCOUNTED - 10);
+        buf.extend_from_slice(&[b'a'; 1000]);
+        assert!(codec.decode(&mut buf).unwrap().is_none());
+        assert_eq!(budget.free(), (1 << 20) - UNCOUNTED - 1010);
+        assert!(matches!(
+            codec.decode_eof(&mut buf).unwrap(),
+            Some(Frame::Message(_))
+        ));
+        assert_eq!(budget.free(), 1 << 20);
+        // More than the budget has free: refused (code 8), and nothing is held after.
+        let held = budget.try_take((1 << 20) - UNCOUNTED).unwrap();
+        let mut buf = BytesMut::from(&vec![b'a'; UNCOUNTED + 10][..]);
+        let refused = codec.decode(&mut buf).unwrap();
+        assert!(matches!(refused, Some(Frame::Rejected(e)) if e.code == busy().code));
+        drop(held);
+        assert_eq!(budget.free(), 1 << 20);
     }
 }

@@ -167,3 +167,30 @@ fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
     );
     drop(connections);
 }
+
+/// Long lines left unfinished by connections that then close give their share of the budget
+/// back: the daemon answers everyone after, however many did so.
+#[test]
+fn long_lines_left_unfinished_by_closed_connections_give_the_budget_back() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::default()
+            .arg("--max-buffered")
+            .arg(&(8 << 20).to_string()),
+    );
+    for _ in 0..3 {
+        let closed: Vec<UnixStream> = (0..8)
+            .map(|_| {
+                let mut conn = UnixStream::connect(&d.socket).unwrap();
+                conn.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"version\",\"id\":1,\"x\":\"")
+                    .unwrap();
+                conn.write_all(&[b'a'; 70_000]).unwrap();
+                conn
+            })
+            .collect();
+        drop(closed);
+    }
+    let mut conn = hld_e2e::LineConn::connect(&d.socket).unwrap();
+    let reply = conn.call(r#"{"jsonrpc":"2.0","method":"version","id":7}"#);
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert!(reply["result"]["version"].is_string(), "{reply}");
+}
