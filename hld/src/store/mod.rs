@@ -86,9 +86,10 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens (creating 0600 in a 0700 directory) and migrates the database; refuses a newer one.
+    /// Opens (creating 0600 in a 0700 directory) and migrates the database; refuses a newer one,
+    /// and a directory or file that another user could read or change (see [`check_files`]).
     pub fn open(path: &Path) -> Result<Store> {
-        create_parent_dir(path)?;
+        check_files(path)?;
         create_private_file(path)?;
         let lock = lock(path)?;
         let mut conn = schema::open_writer(path)?;
@@ -283,19 +284,41 @@ fn in_read_tx<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) ->
     out
 }
 
-fn create_parent_dir(path: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.exists() => std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|source| StoreError::Io {
-                context: format!("creating {}", dir.display()),
-                source,
-            }),
-        _ => Ok(()),
+/// The database's directory must be the user's own and not writable by others (made 0700
+/// if missing: [`private_dir::ensure`]), so that no other user can swap its files; those that
+/// exist (the database, its WAL and shared memory) must be the user's own regular files, and
+/// lose any access by others (a conversation is private).
+fn check_files(path: &Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    let io = |context: String| move |source| StoreError::Io { context, source };
+    crate::private_dir::ensure(dir.unwrap_or(Path::new(".")), "the database's directory")
+        .map_err(io("checking the database's directory".into()))?;
+    let me = nix::unistd::geteuid().as_raw();
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        let file = Path::new(&name);
+        let Ok(meta) = std::fs::symlink_metadata(file) else {
+            continue;
+        };
+        let refused =
+            |problem: String| StoreError::Invalid(format!("{} {problem}", file.display()));
+        if !meta.is_file() {
+            return Err(refused("is not a regular file".into()));
+        }
+        if meta.uid() != me {
+            return Err(refused(format!(
+                "belongs to another user (uid {}, you are uid {me})",
+                meta.uid()
+            )));
+        }
+        if meta.mode() & 0o077 != 0 {
+            std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+                .map_err(io(format!("making {} private", file.display())))?;
+        }
     }
+    Ok(())
 }
 
 /// Takes the `flock` of `<database>.lock` (made 0600 beside it), so that a second daemon on

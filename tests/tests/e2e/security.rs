@@ -78,6 +78,42 @@ fn a_socket_directory_others_can_write_is_refused_with_the_fix() {
 }
 
 #[test]
+fn a_database_others_could_read_or_change_is_refused_or_made_private() {
+    let dir = scratch();
+    let own = dir.path().join("own");
+    std::fs::create_dir(&own).unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    chmod(&shared, 0o777);
+    let options = || DaemonOptions {
+        socket: Some(own.join("hld.sock")),
+        dir: Some(shared.clone()),
+        ..Default::default()
+    };
+    let (status, stderr) = TestDaemon::spawn(options()).wait_failure();
+    assert!(!status.success());
+    assert!(stderr.contains("the database's directory"), "{stderr}");
+    assert!(stderr.contains("writable by others (mode 777)"), "{stderr}");
+    assert!(!shared.join("hld.db").exists());
+    // A database of the user's own that others could read is made private.
+    chmod(&shared, 0o755);
+    let db = shared.join("hld.db");
+    std::fs::write(&db, b"").unwrap();
+    chmod(&db, 0o644);
+    drop(TestDaemon::start_with(options()));
+    let mode = std::fs::metadata(&db).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    // Another user's database is refused (giving a file away takes root, as CI runs).
+    if nix::unistd::chown(&db, Some(nix::unistd::Uid::from_raw(65534)), None).is_ok() {
+        let (_, stderr) = TestDaemon::spawn(options()).wait_failure();
+        assert!(
+            stderr.contains("belongs to another user (uid 65534"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
 fn a_symlinked_socket_directory_is_refused() {
     let dir = scratch();
     let real = dir.path().join("real");
