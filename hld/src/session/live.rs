@@ -227,19 +227,24 @@ impl Sessions {
     }
 
     /// Marks a session's process warm (between turns) or not; past `--max-live` warm ones,
-    /// the least recently used is closed.
+    /// the least recently used are closed, and no longer count as warm from then on (or many
+    /// turns ending together would close the same one again and again).
     pub(super) fn set_warm(&self, session_id: &str, warm: bool) {
         let mut live = self.live.lock().unwrap();
         if let Some(handle) = live.get_mut(session_id) {
             handle.warm_since = warm.then(tokio::time::Instant::now);
             handle.warm.send_replace(warm);
         }
-        let warm: Vec<_> = live.values().filter(|h| h.warm_since.is_some()).collect();
-        if warm.len() > self.config.max_live {
-            if let Some(oldest) = warm.into_iter().min_by_key(|h| h.warm_since) {
-                let why = "more processes are warm than --max-live allows";
-                let _ = oldest.commands.send(Command::Close(why));
-            }
+        let mut warm: Vec<_> = live
+            .values_mut()
+            .filter(|h| h.warm_since.is_some())
+            .collect();
+        let excess = warm.len().saturating_sub(self.config.max_live);
+        warm.sort_by_key(|h| h.warm_since);
+        for oldest in warm.into_iter().take(excess) {
+            oldest.warm_since = None;
+            let why = "more processes are warm than --max-live allows";
+            let _ = oldest.commands.send(Command::Close(why));
         }
     }
 

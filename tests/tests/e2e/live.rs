@@ -409,6 +409,35 @@ fn past_max_live_warm_processes_the_least_recently_used_closes() {
     d.wait_session(&second, |s| !s.live);
 }
 
+/// Turns ending together close as many processes as are warm past `--max-live`, not one.
+#[test]
+fn turns_ending_together_leave_no_more_warm_than_max_live() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().arg("--max-live").arg("2"));
+    let wd = workdir(&d);
+    let launches: Vec<_> = (0..8)
+        .map(|i| {
+            let socket = d.socket.clone();
+            let params = launch_params(&format!("scenario:plain {i}"), &wd);
+            std::thread::spawn(move || {
+                let mut conn = hld_e2e::LineConn::connect(&socket).unwrap();
+                conn.try_request::<hld_client::protocol::LaunchSession>(params)
+                    .unwrap()
+                    .session_id
+            })
+        })
+        .collect();
+    let ids: Vec<String> = launches.into_iter().map(|t| t.join().unwrap()).collect();
+    for id in &ids {
+        d.wait_session(id, |s| s.status == SessionStatus::Completed);
+    }
+    let active = || d.request::<Health>(NoParams {}).active_sessions;
+    assert!(
+        wait_for(WAIT, || (active() <= 2).then_some(())).is_some(),
+        "{} processes warm past --max-live 2",
+        active()
+    );
+}
+
 #[test]
 fn deleting_a_warm_session_closes_its_process() {
     let d = TestDaemon::start_with(DaemonOptions::fake_claude());
