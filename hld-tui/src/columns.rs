@@ -42,13 +42,16 @@ impl Column {
 
 /// The least a `fill` column takes when its `min` does not fit.
 const FILL_LEAST: u16 = 6;
+/// The most a `fill` column (a title, a tool's input) claims when the optional columns are
+/// placed, so that one long row does not hide them for every row; it still grows first.
+const FILL_CLAIM: u16 = 40;
 
 /// The widths of `columns` (0: not shown) in `width` columns. `essential` and `optional` list
 /// the columns' indices, most important first. An essential column is shown with its `min`
 /// while it fits (a `fill` one, the title, with what is left if that is at least
-/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `want` and
-/// its own `min` fits too, so that the columns that tell rows apart are not cut to make room
-/// for the others. Then, most important first, each column grows to its `want`; what is left
+/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `want` (a
+/// `fill` one's up to [`FILL_CLAIM`]) and its own `min` fits too, so that the columns that tell
+/// rows apart are not cut to make room for the others. Then, most important first, each column grows to its `want`; what is left
 /// goes to the first `fill` column.
 pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u16) -> Vec<u16> {
     let mut widths = vec![0; columns.len()];
@@ -69,7 +72,11 @@ pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u
             false => columns[i].min,
         };
         least += gap + min;
-        wanted = wanted.saturating_add(gap + columns[i].want);
+        let claim = match columns[i].fill {
+            true => columns[i].want.min(FILL_CLAIM),
+            false => columns[i].want,
+        };
+        wanted = wanted.saturating_add(gap + claim);
         widths[i] = min;
         shown.push(i);
     }

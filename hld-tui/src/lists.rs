@@ -30,10 +30,6 @@ const MODEL_MAX: usize = 30;
 const TOOL_MAX: usize = 16;
 /// The widest the approvals' session-title column grows.
 const SESSION_MAX: usize = 32;
-/// The width a title (the session list's) or a tool's input (the approvals') claims before
-/// the optional columns are placed: one long row does not hide them for every row. Either
-/// still takes whatever room is left.
-const FILL_WANT: usize = 40;
 
 /// The headers of the session list's columns (the first is the chain's marker).
 const SESSION_COLUMNS: [&str; 10] = [
@@ -183,7 +179,7 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         Column::fixed(13),
         Column {
             fill: true,
-            ..Column::flexible(20, title_want.min(FILL_WANT))
+            ..Column::flexible(20, title_want)
         },
         Column::flexible(
             16,
@@ -303,7 +299,7 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         Column::flexible(8, want(0, TOOL_MAX)),
         Column {
             fill: true,
-            ..Column::flexible(20, want(1, FILL_WANT))
+            ..Column::flexible(20, want(1, usize::MAX))
         },
         Column::flexible(12, want(2, SESSION_MAX)),
         Column::flexible(
