@@ -168,13 +168,22 @@ impl Decoder for ContentLengthCodec {
                         let (name, value) = line.split_once(':').unwrap_or((&line, ""));
                         let (name, value) = (name.trim(), value.trim());
                         if name.eq_ignore_ascii_case("content-length") {
-                            match value.parse::<usize>() {
-                                Ok(n) => *length = Some(n),
-                                Err(_) => {
-                                    error.get_or_insert_with(|| {
-                                        parse_error("invalid Content-Length")
-                                    });
+                            // Digits only (no sign); a repeated header must say the same, or
+                            // where the body ends is in doubt (its first length is skipped).
+                            let n = value.bytes().all(|b| b.is_ascii_digit());
+                            let n = n.then(|| value.parse::<usize>().ok()).flatten();
+                            let problem = match (n, *length) {
+                                (None, _) => Some("invalid Content-Length"),
+                                (Some(n), Some(first)) if n != first => {
+                                    Some("conflicting Content-Length headers")
                                 }
+                                (Some(n), _) => {
+                                    *length = Some(n);
+                                    None
+                                }
+                            };
+                            if let Some(problem) = problem {
+                                error.get_or_insert_with(|| parse_error(problem));
                             }
                         } else if name.eq_ignore_ascii_case("content-type") {
                             if let Some(e) = content_type_error(value) {
@@ -380,7 +389,7 @@ mod tests {
         let padding: String = (0..200)
             .map(|i| format!("X-Padding-{i}: {}\r\n", "p".repeat(40)))
             .collect();
-        let cases: [(String, &[&str]); 4] = [
+        let cases: [(String, &[&str]); 5] = [
             // Back to back, any header case, unknown headers ignored.
             (
                 "Content-Length: 2\r\n\r\n{}content-length: 3\r\nX-Other: y\r\n\
@@ -406,6 +415,17 @@ mod tests {
                     "Parse error: missing Content-Length header",
                     "Parse error: header lines must end with CRLF",
                     "{}",
+                ],
+            ),
+            // A signed length, or two that differ: refused, framing kept.
+            (
+                "Content-Length: +2\r\n\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}\
+                 Content-Length: 2\r\ncontent-length: 2\r\n\r\n[]"
+                    .into(),
+                &[
+                    "Parse error: invalid Content-Length",
+                    "Parse error: conflicting Content-Length headers",
+                    "[]",
                 ],
             ),
         ];
