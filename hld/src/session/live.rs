@@ -155,11 +155,13 @@ impl Sessions {
             if self.live.lock().unwrap().contains_key(&session_id) {
                 return;
             }
-            let row = match self.session_row(&session_id).await {
-                Ok(row) => row,
+            let id = session_id.clone();
+            let row = match self.store.read(move |c| read::session(c, &id)).await {
+                Ok(Some(row)) => row,
+                // Deleted with its process: nothing is left to resume.
+                Ok(None) => return,
                 Err(e) => {
-                    let error = e.public_message();
-                    return tracing::error!(session = %session_id, error = %error, "cannot read the session to resume");
+                    return tracing::error!(session = %session_id, error = %e, "cannot read the session to resume");
                 }
             };
             // Checked before a queued message is taken as delivered.
