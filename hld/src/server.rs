@@ -186,7 +186,10 @@ pub async fn run(
         .await
         .map_err(anyhow::Error::msg)?;
     let daemon = Daemon::new(config, store, log, shutdown.clone(), notifier.channels())?;
-    daemon.sessions.mark_orphans().await?;
+    // A store that cannot be written now (a full disk) still serves what it holds.
+    if let Err(e) = daemon.sessions.mark_orphans().await {
+        tracing::error!(error = %e, "cannot mark the sessions a previous daemon left active: they show as they were until a restart that can write");
+    }
     // After the orphans are marked: a restart does not notify of the sessions it found dead.
     let notifications = Notifier::subscribe(&daemon.bus);
     daemon.sessions.resume_queued().await?;

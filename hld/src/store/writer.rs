@@ -60,6 +60,7 @@ where
         let outcome = match (self.outcome, committed) {
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(value)), Ok(())) => Ok(value),
+            (_, Err(StoreError::Commit(why))) => Err(StoreError::Commit(why.clone())),
             (_, Err(e)) => Err(StoreError::Commit(e.to_string())),
             (None, Ok(())) => Err(StoreError::Commit("the command was not applied".into())),
         };

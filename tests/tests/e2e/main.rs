@@ -28,6 +28,7 @@ mod envelope;
 mod events;
 mod fake_claude;
 mod fake_claude_live;
+mod full_disk;
 mod golden;
 mod hlyr;
 mod hlyr_admin;
