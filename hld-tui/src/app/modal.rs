@@ -43,8 +43,12 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             mut input,
         } => match key.code {
             KeyCode::Esc => Vec::new(),
-            // Several questions asked together: Enter moves on to the next one's line.
-            KeyCode::Enter if input.lines().len() < asked_here(state, &approval_id, kind) => {
+            // Alt+Enter starts a line; so does Enter, for the next of several questions asked
+            // together, until each has its line.
+            KeyCode::Enter
+                if key.modifiers.contains(KeyModifiers::ALT)
+                    || input.lines().len() < asked_here(state, &approval_id, kind) =>
+            {
                 input.insert_newline();
                 state.modal = Some(Modal::Decide {
                     approval_id,
@@ -53,7 +57,7 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 });
                 Vec::new()
             }
-            KeyCode::Enter if !key.modifiers.contains(KeyModifiers::ALT) => {
+            KeyCode::Enter => {
                 let text = input.lines().join("\n").trim().to_owned();
                 if kind == ApprovalType::HumanContact && text.is_empty() {
                     state.modal = Some(Modal::Decide {
@@ -102,15 +106,6 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                     decision: Some(decision.into()),
                     comment: Some(comment),
                 })]
-            }
-            KeyCode::Enter => {
-                input.insert_newline();
-                state.modal = Some(Modal::Decide {
-                    approval_id,
-                    kind,
-                    input,
-                });
-                Vec::new()
             }
             _ => {
                 input.input(key);
