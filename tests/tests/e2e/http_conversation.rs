@@ -142,6 +142,46 @@ async fn a_pending_tool_call_is_shown_in_messages_and_approved_over_rest() {
     assert_eq!(body, json!({"data": []}), "nothing pending any more");
 }
 
+/// A question (Claude Code's `AskUserQuestion`) is answered from CodeLayer as it denies a call,
+/// the answer as the reason (a choice's number picks it); approving one gives no answer.
+#[tokio::test]
+async fn a_question_is_answered_over_rest_by_denying_it_with_the_answer() {
+    let (d, _address, base) = daemon(&[]);
+    let api = format!("{base}/api/v1");
+    let c = Client::new();
+    let id = d.launch(launch_params("scenario:ask which colour", workdir(&d)));
+    d.wait_session(&id, |s| s.status == SessionStatus::WaitingInput);
+    let (_, body) = call(c.get(format!("{api}/approvals?sessionId={id}"))).await;
+    let listed: Data<Vec<Approval>> = serde_json::from_value(body).unwrap();
+    let [question] = &listed.data[..] else {
+        panic!("{:?}", listed.data)
+    };
+    assert_eq!(question.tool_name, "AskUserQuestion");
+    assert!(
+        question.tool_input["questions"].is_array(),
+        "{:?}",
+        question.tool_input
+    );
+    let decide = format!("{api}/approvals/{}/decide", question.id);
+    let (status, body) = call(post(&c, decide.clone(), json!({"decision": "approve"}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("answer"),
+        "{body}"
+    );
+    let answer = json!({"decision": "deny", "comment": "1"});
+    let (status, body) = call(post(&c, decide, answer)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ended = d.wait_ended(&id);
+    assert_eq!(ended.status, SessionStatus::Completed, "{ended:?}");
+    let said = d.conversation(&id);
+    let last = said.iter().rev().find_map(|e| e.content.clone()).unwrap();
+    assert!(last.contains("Blue"), "{last}");
+}
+
 #[tokio::test]
 async fn an_approval_made_over_rest_is_denied_with_its_reason() {
     let (d, _address, base) = daemon(&[]);

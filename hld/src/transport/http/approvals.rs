@@ -89,19 +89,38 @@ struct Decision {
     comment: Option<String>,
 }
 
-/// `POST /approvals/{id}/decide`: `approve`, or `deny` with a comment. Decided already or
+/// `POST /approvals/{id}/decide`: `approve`, or `deny` with a comment. A question (a human
+/// contact: Claude Code's `AskUserQuestion`) is answered as CodeLayer denies a call, with the
+/// answer as the comment; approving one gives no answer and is refused. Decided already or
 /// resolved → 400 `HLD-3002`; unknown → 404.
 async fn decide(daemon: &Arc<Daemon>, id: &str, call: &Call<'_>) -> Result<Reply, Refusal> {
     let body: Decision = call.json()?;
-    let params = SendDecisionParams {
-        call_id: Some(id.to_owned()),
-        kind: Some("function_call".into()),
-        decision: body.decision,
-        comment: body.comment,
+    let send = |kind: &str, decision: Option<String>| {
+        let params = SendDecisionParams {
+            call_id: Some(id.to_owned()),
+            kind: Some(kind.into()),
+            decision,
+            comment: body.comment.clone(),
+        };
+        approvals::send_decision(Arc::clone(daemon), params)
     };
-    let sent = approvals::send_decision(Arc::clone(daemon), params)
+    let mut sent = send("function_call", body.decision.clone())
         .await
         .map_err(domain)?;
+    if sent.reason == Some(RefusalReason::WrongType) {
+        let answer = body
+            .comment
+            .as_deref()
+            .is_some_and(|c| !c.trim().is_empty());
+        if body.decision.as_deref() != Some("deny") || !answer {
+            let message =
+                format!("approval {id} asks a question: deny it with the answer as the comment");
+            return Err(Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message));
+        }
+        sent = send("human_contact", Some("respond".into()))
+            .await
+            .map_err(domain)?;
+    }
     if sent.success {
         return Ok(data(StatusCode::OK, json!({"success": true})));
     }

@@ -185,7 +185,7 @@ fn shape(event: &Event, timestamp: &str) -> Option<(&'static str, Value)> {
             json!({
                 "approval_id": approval.id,
                 "session_id": session_id,
-                "tool_name": approval.function_name.as_deref().unwrap_or_default(),
+                "tool_name": super::shapes::tool_of(approval).0,
             }),
         ),
         Event::ApprovalResolved {

@@ -139,16 +139,23 @@ pub fn event(e: &ConversationEvent) -> Event<'_> {
     }
 }
 
-/// An approval in the reference's shape (section 2). A human contact (which CodeLayer does
-/// not know) shows its question as the input of a tool named `human_contact`.
+/// The tool an approval is shown as, and its input. A human contact (which CodeLayer does not
+/// know) is Claude Code's `AskUserQuestion` with its input when it holds one (asked over the
+/// control channel), else a tool named `human_contact` whose input is the question.
+pub fn tool_of(a: &Approval) -> (&str, Value) {
+    match (&a.function_name, &a.function_args) {
+        (Some(name), args) => (name.as_str(), args.clone().unwrap_or_else(|| json!({}))),
+        (None, Some(args)) => (ASK_USER_QUESTION, args.clone()),
+        (None, None) => ("human_contact", json!({ "message": a.message })),
+    }
+}
+
+/// Claude Code's tool that asks the user questions.
+const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// An approval in the reference's shape (section 2), its tool as [`tool_of`] says.
 pub fn approval(a: &Approval) -> Value {
-    let (tool_name, tool_input) = match (&a.function_name, &a.message) {
-        (Some(name), _) => (
-            name.as_str(),
-            a.function_args.clone().unwrap_or_else(|| json!({})),
-        ),
-        (None, message) => ("human_contact", json!({ "message": message })),
-    };
+    let (tool_name, tool_input) = tool_of(a);
     let mut v = json!({
         "id": a.id,
         "run_id": a.run_id,
