@@ -61,8 +61,11 @@ impl Budget {
         }
     }
 
-    /// Waits for `n` bytes (at most the whole budget).
+    /// Waits for `n` bytes (at most the whole budget); only a wait is logged.
     pub async fn acquire(&self, n: usize) -> OwnedSemaphorePermit {
+        if let Some(free) = self.try_take(n) {
+            return free;
+        }
         if let Some(count) = FULL.hit() {
             tracing::warn!(
                 budget = self.total,
