@@ -107,6 +107,17 @@ impl Composer {
         true
     }
 
+    /// Puts `text`, which could not be sent, back before what was typed since.
+    pub fn restore(&mut self, text: &str) {
+        let typed = self.take();
+        self.text = [text, typed.as_str()]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.cursor = self.text.len();
+    }
+
     /// Empties the line, returning what it held.
     fn take(&mut self) -> String {
         self.cursor = 0;

@@ -18,6 +18,7 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
     SessionStatus,
 };
+use hld_client::view::clean;
 use hld_client::view::usage::limit_text;
 use hld_client::{Client, FollowItem};
 
@@ -127,6 +128,9 @@ struct Follower<'a> {
     /// What the questions taken in ask, with their choices, by tool use id: the approval
     /// that asks them shows it.
     asked: HashMap<String, String>,
+    /// The messages typed in this conversation and queued for the turn's end (id, text):
+    /// Ctrl-C takes back those not delivered yet, as it stops the session.
+    queued: Vec<(String, String)>,
     /// Ctrl-C interrupted the session, whose end is awaited.
     interrupting: bool,
     /// The session ended (or its turn did): what is printed now is no longer news, and
@@ -294,6 +298,12 @@ impl Follower<'_> {
                 // Nothing more is asked of a session that is being stopped.
                 self.prompter = None;
                 note("interrupting the session (Ctrl-C again to stop waiting)");
+                // Nor does it go on with what was queued for it: that is taken back, and told.
+                for (id, text) in std::mem::take(&mut self.queued) {
+                    if self.client.cancel_queued_message(&id).await.is_ok() {
+                        note(&format!("not sent, taken back: {}", clean(&text)));
+                    }
+                }
                 if let Err(e) = self.client.interrupt_session(self.session_id).await {
                     // It may have ended meanwhile: its end is on its way.
                     CliError::from(e).print();

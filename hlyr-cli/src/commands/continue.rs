@@ -103,13 +103,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.detach {
         return Ok(Exit::Ok);
     }
-    follow(
-        &client,
-        ctx.out,
-        &continued.session_id,
-        args.follow.options(),
-    )
-    .await
+    let options = args.follow.conversing(ctx);
+    follow(&client, ctx.out, &continued.session_id, options).await
 }
 
 /// The current directory, with symbolic links resolved as `launch` resolves `-w`.

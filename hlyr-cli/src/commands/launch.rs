@@ -85,6 +85,18 @@ pub struct FollowArgs {
 }
 
 impl FollowArgs {
+    /// How `launch` and `continue` follow their session: on a terminal, the conversation goes
+    /// on after the first turn, as `claude`'s does.
+    pub fn conversing(&self, ctx: &Context) -> Options {
+        let terminal = std::io::stdin().is_terminal()
+            && std::io::stdout().is_terminal()
+            && std::io::stderr().is_terminal();
+        Options {
+            converse: terminal && !ctx.out.is_json(),
+            ..self.options()
+        }
+    }
+
     /// How to follow the session.
     pub fn options(&self) -> Options {
         Options {
@@ -308,14 +320,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if args.detach {
         return Ok(Exit::Ok);
     }
-    // On a terminal, the conversation goes on after the first turn, as `claude`'s does.
-    let terminal = std::io::stdin().is_terminal()
-        && std::io::stdout().is_terminal()
-        && std::io::stderr().is_terminal();
-    let options = Options {
-        converse: terminal && !ctx.out.is_json(),
-        ..args.follow.options()
-    };
+    let options = args.follow.conversing(ctx);
     follow(&client, ctx.out, &launched.session_id, options).await
 }
 

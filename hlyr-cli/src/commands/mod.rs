@@ -59,7 +59,8 @@ pub enum Command {
     Show(show::Args),
     /// Print a session's conversation, optionally following it live.
     Conversation(conversation::Args),
-    /// Continue a session with a new query, and follow the new session.
+    /// Continue a session with a new query, and follow the new session; on a terminal, talk
+    /// on after each turn, as with launch.
     Continue(r#continue::Args),
     /// Send a message into a session: queued while the agent works (or steering it), else
     /// starting its next turn; the same session goes on.

@@ -77,6 +77,7 @@ pub(super) async fn following(
         tools: Default::default(),
         question: None,
         asked: Default::default(),
+        queued: Vec::new(),
         interrupting: false,
         ended: false,
         converse: options.converse,
@@ -251,9 +252,17 @@ impl Turns {
                 .client
                 .send_message(follower.session_id, &text, mode)
                 .await;
-            if let Err(e) = sent {
-                follower.activity.suspend(|| CliError::from(e).print());
-                continue;
+            let sent = match sent {
+                Ok(sent) => sent,
+                Err(e) => {
+                    follower.activity.suspend(|| CliError::from(e).print());
+                    // Not sent: the line is typed still, to send again.
+                    self.composer.restore(&text);
+                    continue;
+                }
+            };
+            if sent.queued {
+                follower.queued.push((sent.message_id, text));
             }
             if between_turns {
                 // The conversation shows the message as the next turn starts with it.

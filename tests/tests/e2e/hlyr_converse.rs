@@ -248,3 +248,46 @@ fn send_queue_and_cancel_from_a_script() {
     .expect("delivered into the same session");
     assert_eq!(only_session(&d), id);
 }
+
+#[test]
+fn ctrl_c_takes_back_the_lines_queued_as_it_stops_the_session() {
+    let d = slow_daemon(60);
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = only_session(&d);
+    term.send("scenario:plain do this later\r");
+    term.wait_screen("⧗ queued: scenario:plain do this later");
+    term.send("\x03");
+    term.wait_screen("not sent, taken back: scenario:plain do this later");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+    let ended = d.wait_ended(&id);
+    assert!(ended.interrupted, "{ended:?}");
+    // Nothing queued went on unattended.
+    let queue = hlyr(&d, &["--json", "queue", &id]);
+    assert_eq!(queue.assert_code(0).json_as("queue"), serde_json::json!([]));
+    let said = user_messages(&d, &id);
+    assert!(
+        !said.iter().any(|m| m.contains("do this later")),
+        "{said:?}"
+    );
+}
+
+#[test]
+fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed() {
+    let mut d = fake();
+    let parent = d.launch(launch_params("first", workdir(&d)));
+    d.wait_ended(&parent);
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["continue", &parent, "second"]);
+    let mut term = Terminal::spawn(cmd, 50, 120);
+    term.wait_screen("You said: second");
+    term.wait_screen(PROMPT_HINT);
+    // The daemon gone, a line sent is not lost: it is on the prompt still.
+    d.kill9();
+    term.send("third\r");
+    let screen = term.wait_screen("the daemon closed the connection");
+    assert!(screen.lines().any(|l| l.contains("› third")), "{screen}");
+    term.send("\x03");
+    term.wait_exit(WAIT);
+}
