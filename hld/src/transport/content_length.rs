@@ -165,7 +165,17 @@ impl Decoder for ContentLengthCodec {
                     };
                     if !line.is_empty() {
                         let line = String::from_utf8_lossy(line);
-                        let (name, value) = line.split_once(':').unwrap_or((&line, ""));
+                        // Bytes left before a header (the end of a body longer than its
+                        // Content-Length said, one that came after its read timed out, noise)
+                        // are skipped: the frame that follows them is read in step.
+                        let line = match find_length_header(&line) {
+                            Some(at) if at > 0 => {
+                                tracing::debug!(skipped = at, "bytes before a header skipped");
+                                &line[at..]
+                            }
+                            _ => &line[..],
+                        };
+                        let (name, value) = line.split_once(':').unwrap_or((line, ""));
                         let (name, value) = (name.trim(), value.trim());
                         if name.eq_ignore_ascii_case("content-length") {
                             // Digits only (no sign); a repeated header must say the same, or
@@ -264,6 +274,14 @@ pub fn split_frames(mut out: &[u8]) -> Result<Vec<&[u8]>, String> {
         out = &out[end + 4 + length..];
     }
     Ok(frames)
+}
+
+/// Where a `Content-Length:` header starts in `line`, in any case.
+fn find_length_header(line: &str) -> Option<usize> {
+    const NAME: &[u8] = b"content-length:";
+    line.as_bytes()
+        .windows(NAME.len())
+        .position(|w| w.eq_ignore_ascii_case(NAME))
 }
 
 /// A Content-Length-framed connection with the read timeout, as `rpc::serve` takes it.
@@ -389,7 +407,7 @@ mod tests {
         let padding: String = (0..200)
             .map(|i| format!("X-Padding-{i}: {}\r\n", "p".repeat(40)))
             .collect();
-        let cases: [(String, &[&str]); 5] = [
+        let cases: [(String, &[&str]); 6] = [
             // Back to back, any header case, unknown headers ignored.
             (
                 "Content-Length: 2\r\n\r\n{}content-length: 3\r\nX-Other: y\r\n\
@@ -416,6 +434,13 @@ mod tests {
                     "Parse error: header lines must end with CRLF",
                     "{}",
                 ],
+            ),
+            // A body longer than its Content-Length said: its end, before the next header, is
+            // skipped, and every frame after it is read.
+            (
+                "Content-Length: 3\r\n\r\n[1]]Content-Length: 2\r\n\r\n{}junkContent-Length: 2\r\n\r\n[]"
+                    .into(),
+                &["[1]", "{}", "[]"],
             ),
             // A signed length, or two that differ: refused, framing kept.
             (

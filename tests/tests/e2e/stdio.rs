@@ -280,6 +280,15 @@ fn framing_errors_via(d: &TestDaemon, via: Via) {
     // A length shorter than the JSON: what was read is not JSON.
     r.send_raw(b"Content-Length: 5\r\n\r\n{\"jso");
     assert_eq!(r.reply()["error"]["code"], -32700);
+    // A length in characters rather than bytes: the body's last byte is left before the next
+    // header, which is read in step all the same, as is one after noise.
+    let body = r#"{"jsonrpc":"2.0","method":"version","id":"café"}"#;
+    let chars = body.chars().count();
+    r.send_raw(format!("Content-Length: {chars}\r\n\r\n{body}").as_bytes());
+    assert_eq!(r.reply()["error"]["code"], -32700);
+    assert_eq!(r.call("version", json!({}))["id"], 1);
+    r.send_raw(b"junk");
+    assert_eq!(r.call("version", json!({}))["id"], 1);
     r.send(&json!([{"jsonrpc":"2.0","method":"version","id":1}]));
     let batch = r.reply();
     assert_eq!(reason(&batch), "batch-not-supported");
