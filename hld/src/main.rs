@@ -34,16 +34,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    if config.stdio {
-        return serve_stdio(&config.socket);
-    }
     tracing::info!(
         version = %hld::handlers::VERSION,
         pid = std::process::id(),
         level = %config.log_level.to_ascii_lowercase(),
         %sink,
+        stdio = config.stdio,
         "hld starting"
     );
+    if config.stdio {
+        return serve_stdio(&config.socket);
+    }
     warn_of_a_local_config_file();
     raise_open_files_limit();
     purge_in_the_background();

@@ -84,7 +84,7 @@ async fn relay(stream: UnixStream, socket: &Path, signals: &mut Signals) -> Resu
     let cannot = |e: std::io::Error| format!("cannot use {}: {e}", socket.display());
     let mut to_daemon = stream.into_std().map_err(cannot)?;
     to_daemon.set_nonblocking(false).map_err(cannot)?;
-    tracing::info!(socket = %socket.display(), "relaying stdio to the daemon");
+    tracing::info!("relaying stdio to the daemon");
     // The daemon serves Content-Length framing to a connection that starts with a content
     // header; this one joins the editor's first header section.
     to_daemon.write_all(PREAMBLE).map_err(cannot)?;

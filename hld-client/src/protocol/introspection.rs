@@ -368,7 +368,7 @@ method!(
     /// # Errors
     ///
     /// None of its own. From Rust: `client.shutdown()`.
-    Shutdown, "shutdown", "Reply, then shut the daemon down gracefully",
+    Shutdown, "shutdown", "Reply, then shut the daemon down gracefully (over stdio and WebSocket: close that connection only)",
     [], "{message: string}",
     NoParams, ShutdownResult
 );

@@ -440,6 +440,15 @@ fn stdin_closing_or_a_signal_ends_it_with_0_within_2_s() {
             stderr.contains("stdin closed, shutting down gracefully"),
             "{via:?}: {stderr}"
         );
+        // It starts by logging its version, pid, level and sink, and no path.
+        let start = stderr.lines().find(|l| l.contains("hld starting")).unwrap();
+        for field in ["version=", "pid=", "level=", "sink=stderr", "stdio=true"] {
+            assert!(start.contains(field), "{field} in {start}");
+        }
+        assert!(
+            !stderr.contains(&d.socket.display().to_string()),
+            "{stderr}"
+        );
         for (signal, name) in [
             (Signal::SIGINT, "SIGINT"),
             (Signal::SIGTERM, "SIGTERM"),
