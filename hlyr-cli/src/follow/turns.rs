@@ -14,6 +14,7 @@ use hld_client::mode::Mode;
 use hld_client::protocol::{MessageMode, SessionStatus};
 use hld_client::{Client, Follow, FollowItem};
 use tokio::signal::unix::{signal, SignalKind};
+use unicode_width::UnicodeWidthStr;
 
 use super::{note, Follower, Options};
 use crate::activity::Activity;
@@ -95,6 +96,7 @@ pub(super) async fn following(
         told: None,
         last_sequence: None,
         composer: Composer::default(),
+        prompt_row: 0,
     };
     if options.converse {
         if let Some(prompter) = follower.prompter.as_mut() {
@@ -158,6 +160,8 @@ struct Turns {
     last_sequence: Option<i64>,
     /// The next message, being typed.
     composer: Composer,
+    /// The prompt's rows above the cursor: a line typed past the terminal's width wraps.
+    prompt_row: usize,
 }
 
 impl Turns {
@@ -222,12 +226,12 @@ impl Turns {
                 Typed::Steer(text) => (text, MessageMode::Steer),
                 Typed::CycleMode => {
                     let told = follower.cycle_mode().await;
-                    tell(follower, between_turns, told);
+                    self.tell(follower, between_turns, told);
                     continue;
                 }
                 Typed::Model(model) => {
                     let told = follower.switch_model(&model).await;
-                    tell(follower, between_turns, told);
+                    self.tell(follower, between_turns, told);
                     continue;
                 }
                 Typed::Complete(word) => {
@@ -235,10 +239,10 @@ impl Turns {
                         Ok(found) if self.composer.complete(&found) => {
                             let shown = found.iter().take(MAX_CANDIDATES);
                             let line = shown.cloned().collect::<Vec<_>>().join("  ");
-                            tell(follower, between_turns, Ok(paint(DIM, line)));
+                            self.tell(follower, between_turns, Ok(paint(DIM, line)));
                         }
                         Ok(_) => {}
-                        Err(e) => tell(follower, between_turns, Err(e)),
+                        Err(e) => self.tell(follower, between_turns, Err(e)),
                     }
                     continue;
                 }
@@ -266,7 +270,7 @@ impl Turns {
             }
             if between_turns {
                 // The conversation shows the message as the next turn starts with it.
-                erase_line();
+                self.erase_prompt();
                 let follow = follower
                     .client
                     .follow_after(follower.session_id, self.last_sequence)
@@ -287,44 +291,69 @@ impl Turns {
     }
 
     /// Draws the prompt line with the session's mode (unless `default`) and what was typed so
-    /// far; `fresh`, below a line saying which keys do what.
-    fn prompt(&self, fresh: bool, mode: Mode) {
+    /// far, the cursor where it is in the line; `fresh`, below a line saying which keys do what.
+    fn prompt(&mut self, fresh: bool, mode: Mode) {
         if fresh {
             anstream::eprintln!("\n{}", paint(DIM, PROMPT_HELP));
         }
-        erase_line();
+        self.erase_prompt();
         let mode = match mode {
             Mode::Default => String::new(),
             mode => format!("{} ", paint(CYAN, mode.label())),
         };
         let (before, after) = self.composer.at_cursor();
-        anstream::eprint!("{mode}{} {before}{after}", paint(BOLD, "›"));
+        let prompt = format!("{mode}{} ", paint(BOLD, "›"));
+        anstream::eprint!("{prompt}{before}{after}");
+        // Where the end and the cursor are, in rows and columns of the terminal's width.
+        let columns = usize::from(console::Term::stderr().size().1).max(1);
+        let at = console::measure_text_width(&prompt) + UnicodeWidthStr::width(before);
+        let end = at + UnicodeWidthStr::width(after);
+        self.prompt_row = end.saturating_sub(1) / columns;
         if !after.is_empty() {
-            // Back to the cursor. (Written past anstream, as in `erase_line`.)
-            let back = format!("\x1b[{}D", unicode_width::UnicodeWidthStr::width(after));
+            // Back to the cursor. (Written past anstream, as in `erase_prompt`.)
+            // (A move of 0 columns or rows would be read as one.)
+            let up = self.prompt_row - at / columns;
+            let mut back = String::from("\r");
+            if up > 0 {
+                back.insert_str(0, &format!("\x1b[{up}A"));
+            }
+            if at % columns > 0 {
+                back.push_str(&format!("\x1b[{}C", at % columns));
+            }
             let _ = std::io::stderr().write_all(back.as_bytes());
+            self.prompt_row = at / columns;
         }
         let _ = std::io::stderr().flush();
     }
-}
 
-/// Tells the outcome of a change of course on its own line: above the spinner while the
-/// agent works, else in place of the prompt line (drawn again after it).
-fn tell(follower: &Follower<'_>, between_turns: bool, told: Result<String, CliError>) {
-    let say = || match told {
-        Ok(line) => anstream::eprintln!("{line}"),
-        Err(e) => e.print(),
-    };
-    if between_turns {
-        erase_line();
-        say();
-    } else {
-        follower.activity.suspend(say);
+    /// Clears the prompt, all of its rows, for it to be drawn again or to give way. (Written
+    /// past anstream, which would strip the sequences under NO_COLOR.)
+    fn erase_prompt(&mut self) {
+        let up = std::mem::take(&mut self.prompt_row);
+        let mut erase = String::from("\r\x1b[J");
+        if up > 0 {
+            erase.insert_str(0, &format!("\x1b[{up}A"));
+        }
+        let _ = std::io::stderr().write_all(erase.as_bytes());
     }
-}
 
-/// Clears the terminal line the cursor is on, for the prompt to be drawn again. (Written
-/// past anstream, which would strip the sequence under NO_COLOR.)
-fn erase_line() {
-    let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+    /// Tells the outcome of a change of course on its own line: above the spinner while the
+    /// agent works, else in place of the prompt (drawn again after it).
+    fn tell(
+        &mut self,
+        follower: &Follower<'_>,
+        between_turns: bool,
+        told: Result<String, CliError>,
+    ) {
+        let say = || match told {
+            Ok(line) => anstream::eprintln!("{line}"),
+            Err(e) => e.print(),
+        };
+        if between_turns {
+            self.erase_prompt();
+            say();
+        } else {
+            follower.activity.suspend(say);
+        }
+    }
 }

@@ -291,3 +291,25 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
     term.send("\x03");
     term.wait_exit(WAIT);
 }
+
+#[test]
+fn a_line_longer_than_the_terminal_is_edited_in_place() {
+    let d = fake();
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "first"]);
+    let mut term = Terminal::spawn(cmd, 24, 40);
+    term.wait_screen("Ctrl-D ends");
+    let long = "abcdefghij".repeat(10);
+    term.send(&long);
+    term.wait_screen("abcdefghij");
+    // Home, then a letter: the three rows are drawn again where they were, once.
+    term.send("\x1b[HX");
+    let screen = term.wait_screen("› Xabcdefghij");
+    assert_eq!(screen.matches('›').count(), 1, "{screen}");
+    assert_eq!(screen.matches("abcdefghij").count(), 10, "{screen}");
+    term.send("\r");
+    term.wait_screen("You said: Xabcdefghij");
+    term.send("\x04");
+    term.wait_exit(WAIT);
+}
