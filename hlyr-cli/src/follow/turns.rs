@@ -317,7 +317,7 @@ impl Turns {
             if up > 0 {
                 back.insert_str(0, &format!("\x1b[{up}A"));
             }
-            if at % columns > 0 {
+            if !at.is_multiple_of(columns) {
                 back.push_str(&format!("\x1b[{}C", at % columns));
             }
             let _ = std::io::stderr().write_all(back.as_bytes());
