@@ -1,9 +1,10 @@
 //! How a session's `claude` runs and what it reported about itself: the model and permission
 //! mode (plan mode ends when its plan is approved); the slash commands, skills and agents it
-//! answered to `initialize` (the skills named by its `init` line, stored with each turn).
+//! answered to `initialize` (the skills named by its `init` line, stored with each turn). And
+//! the user's settings CodeLayer keeps here (its telemetry choice, advanced providers).
 
 use hld_client::protocol::{PermissionMode, SlashCommand, SlashCommandKind};
-use rusqlite::{params, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use super::error::{Result, StoreError};
 use super::ops::to_json;
@@ -182,5 +183,57 @@ mod tests {
             store.read(|c| slash_commands(c, "nope")).await.unwrap(),
             None
         );
+    }
+}
+
+/// The user's settings CodeLayer keeps in the daemon (one row, made at the first change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserSettings {
+    pub advanced_providers: bool,
+    /// `None` until the user chose.
+    pub opt_in_telemetry: Option<bool>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// The user's settings, if any was ever set.
+pub(crate) fn user_settings(conn: &Connection) -> Result<Option<UserSettings>> {
+    let found = conn
+        .prepare_cached(
+            "SELECT advanced_providers, opt_in_telemetry, created_at, updated_at
+             FROM user_settings WHERE id = 1",
+        )?
+        .query_row([], |r| {
+            Ok(UserSettings {
+                advanced_providers: r.get(0)?,
+                opt_in_telemetry: r.get(1)?,
+                created_at: r.get(2)?,
+                updated_at: r.get(3)?,
+            })
+        })
+        .optional()?;
+    Ok(found)
+}
+
+impl Writer {
+    /// Sets the user's settings given (the others kept), and returns them all.
+    pub(crate) fn set_user_settings(
+        &mut self,
+        advanced_providers: Option<bool>,
+        opt_in_telemetry: Option<bool>,
+    ) -> Result<UserSettings> {
+        let now = crate::time::now();
+        self.conn
+            .prepare_cached(
+                "INSERT INTO user_settings (id, advanced_providers, opt_in_telemetry,
+                    created_at, updated_at)
+                 VALUES (1, COALESCE(?1, 0), ?2, ?3, ?3)
+                 ON CONFLICT (id) DO UPDATE SET
+                    advanced_providers = COALESCE(?1, advanced_providers),
+                    opt_in_telemetry = COALESCE(?2, opt_in_telemetry),
+                    updated_at = ?3",
+            )?
+            .execute(params![advanced_providers, opt_in_telemetry, now])?;
+        user_settings(&self.conn)?.ok_or_else(|| StoreError::Invalid("no user settings".into()))
     }
 }

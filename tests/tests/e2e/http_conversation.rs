@@ -262,6 +262,21 @@ async fn settings_paths_config_debug_info_directories_and_slash_commands() {
         read(&d, format!("{api}/user-settings"), "user_settings").await;
     assert!(!settings.data.advanced_providers);
     assert_eq!(settings.data.opt_in_telemetry, None, "never chosen");
+    // The choice is kept, so that CodeLayer asks once, not at every connection.
+    let chose = json!({"opt_in_telemetry": false});
+    let request = c
+        .patch(format!("{api}/user-settings"))
+        .header("x-client", "codelayer")
+        .header("content-type", "application/json")
+        .body(chose.to_string());
+    let (status, body) = call(request).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let set: Data<UserSettings> = serde_json::from_value(body).unwrap();
+    assert_eq!(set.data.opt_in_telemetry, Some(false));
+    assert!(!set.data.advanced_providers);
+    let (_, body) = call(c.get(format!("{api}/user-settings"))).await;
+    let again: Data<UserSettings> = serde_json::from_value(body).unwrap();
+    assert_eq!(again.data.opt_in_telemetry, Some(false));
 
     let work = workdir(&d);
     std::fs::create_dir_all(work.join(".claude/commands")).unwrap();

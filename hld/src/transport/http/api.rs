@@ -16,8 +16,7 @@ use crate::daemon::Daemon;
 use crate::error::Error;
 
 /// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 4] = [
-    ("PATCH", "user-settings"),
+const NOT_SERVED: [(&str, &str); 3] = [
     ("POST", "fuzzy-search/files"),
     ("POST", "directories"),
     ("POST", "agents/discover"),

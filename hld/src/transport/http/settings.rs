@@ -16,6 +16,7 @@ use super::guard::{json, Refusal};
 use super::Reply;
 use crate::daemon::Daemon;
 use crate::handlers::{control, introspection, sessions, settings};
+use crate::store::settings::UserSettings;
 
 /// The most recent paths one call may ask for.
 const MAX_RECENT_PATHS: i64 = 100;
@@ -23,7 +24,8 @@ const MAX_RECENT_PATHS: i64 = 100;
 /// The reply to `call` if it is one of these routes.
 pub async fn route(call: &Call<'_>, daemon: &Arc<Daemon>) -> Option<Result<Reply, Refusal>> {
     let reply = match (call.method.as_str(), call.segments.as_slice()) {
-        ("GET", ["user-settings"]) => Ok(user_settings(daemon)),
+        ("GET", ["user-settings"]) => user_settings(daemon).await,
+        ("PATCH", ["user-settings"]) => set_user_settings(daemon, call).await,
         ("GET", ["recent-paths"]) => recent_paths(daemon, call.query.get("limit")).await,
         ("GET", ["config"]) => Ok(config(daemon).await),
         ("GET", ["debug-info"]) => debug_info(daemon).await,
@@ -38,17 +40,47 @@ fn bad_query(message: impl Into<String>) -> Refusal {
     Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message)
 }
 
-/// `GET /user-settings`: the daemon stores no user settings, so these are the defaults: no
-/// advanced providers, telemetry never chosen (omitted), as of the daemon's start.
-fn user_settings(daemon: &Daemon) -> Reply {
-    data(
-        StatusCode::OK,
-        json!({
+/// `GET /user-settings`: those set, else the defaults (no advanced providers, telemetry not
+/// chosen: omitted, so CodeLayer asks once), as of the daemon's start.
+async fn user_settings(daemon: &Daemon) -> Result<Reply, Refusal> {
+    let set = settings::user_settings(daemon).await.map_err(domain)?;
+    Ok(data(StatusCode::OK, user_settings_shape(daemon, set)))
+}
+
+/// The body of `PATCH /user-settings`.
+#[derive(Deserialize)]
+struct UserSettingsPatch {
+    advanced_providers: Option<bool>,
+    opt_in_telemetry: Option<bool>,
+}
+
+/// `PATCH /user-settings`: sets those given (kept across restarts) → the settings now.
+async fn set_user_settings(daemon: &Daemon, call: &Call<'_>) -> Result<Reply, Refusal> {
+    let patch: UserSettingsPatch = call.json()?;
+    let set = settings::set_user_settings(daemon, patch.advanced_providers, patch.opt_in_telemetry)
+        .await
+        .map_err(domain)?;
+    Ok(data(StatusCode::OK, user_settings_shape(daemon, Some(set))))
+}
+
+/// The reference's shape of the user's settings (`opt_in_telemetry` omitted until chosen).
+fn user_settings_shape(daemon: &Daemon, set: Option<UserSettings>) -> Value {
+    let Some(set) = set else {
+        return json!({
             "advanced_providers": false,
             "created_at": daemon.started_at,
             "updated_at": daemon.started_at,
-        }),
-    )
+        });
+    };
+    let mut shape = json!({
+        "advanced_providers": set.advanced_providers,
+        "created_at": set.created_at,
+        "updated_at": set.updated_at,
+    });
+    if let Some(chosen) = set.opt_in_telemetry {
+        shape["opt_in_telemetry"] = Value::from(chosen);
+    }
+    shape
 }
 
 /// `GET /recent-paths?limit=`: `getRecentPaths`, `limit` 1–100 (default 20).
