@@ -145,13 +145,10 @@ pub fn event(e: &ConversationEvent) -> Event<'_> {
 pub fn tool_of(a: &Approval) -> (&str, Value) {
     match (&a.function_name, &a.function_args) {
         (Some(name), args) => (name.as_str(), args.clone().unwrap_or_else(|| json!({}))),
-        (None, Some(args)) => (ASK_USER_QUESTION, args.clone()),
+        (None, Some(args)) => (hld_client::view::ASK_USER_QUESTION, args.clone()),
         (None, None) => ("human_contact", json!({ "message": a.message })),
     }
 }
-
-/// Claude Code's tool that asks the user questions.
-const ASK_USER_QUESTION: &str = "AskUserQuestion";
 
 /// An approval in the reference's shape (section 2), its tool as [`tool_of`] says.
 pub fn approval(a: &Approval) -> Value {
