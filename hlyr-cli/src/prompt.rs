@@ -28,7 +28,8 @@ use crate::transcript::tool_input::EXIT_PLAN_MODE;
 const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip";
 /// What an invalid key is told.
 const VALID_KEYS: &str =
-    "press a to approve, e to approve and auto-accept edits from now on, d to deny, s to skip";
+    "press a (or y) to approve, e to approve and auto-accept edits from now on, d (or n) to \
+deny, s to skip";
 /// What a plan's question offers (`ExitPlanMode`): approving leaves plan mode.
 const PLAN_CHOICES: &str =
     "[a]pprove (default mode)  [e] approve, accept edits  [d]eny, say what to change  [s]kip";
@@ -196,13 +197,14 @@ impl Prompter {
         let head = self.queue.front()?.clone();
         let asks = asked_together(&head).len();
         match (&mut self.stage, key) {
-            (Stage::Choose, Key::Char('a' | 'A')) => {
+            // y and n too, as hld-tui takes them.
+            (Stage::Choose, Key::Char('a' | 'A' | 'y' | 'Y')) => {
                 self.decide(head, Decision::Approve, None, false)
             }
             (Stage::Choose, Key::Char('e' | 'E')) => {
                 self.decide(head, Decision::Approve, None, true)
             }
-            (Stage::Choose, Key::Char('d' | 'D')) => {
+            (Stage::Choose, Key::Char('d' | 'D' | 'n' | 'N')) => {
                 self.end_line("deny");
                 self.stage = Stage::DenyReason(String::new());
                 self.show();

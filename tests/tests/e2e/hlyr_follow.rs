@@ -153,6 +153,23 @@ fn a_write_is_its_path_and_numbered_content_and_a_approves_it() {
     assert_no_spinner(&screen);
 }
 
+/// y approves and n denies, as in hld-tui.
+#[test]
+fn y_approves_and_n_denies_as_a_and_d_do() {
+    let d = fake();
+    let wd = workdir(&d);
+    let mut term = on_terminal(&d, &["launch", "-w", &wd, "scenario:tool write it"], &[]);
+    let screen = term.wait_screen(CHOICES);
+    let approval = pending(&d, &session_on(&screen));
+    term.send("y");
+    term.wait_screen(&format!("✓ approved {}", short(&approval)));
+    assert_eq!(ended(&mut term), 0);
+    let mut term = on_terminal(&d, &["launch", "-w", &wd, "scenario:tool write it"], &[]);
+    term.wait_screen(CHOICES);
+    term.send("n");
+    term.wait_screen("reason");
+}
+
 #[test]
 fn an_edit_is_a_coloured_diff_and_e_approves_it_and_auto_accepts_edits() {
     let d = fake();
