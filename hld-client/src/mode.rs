@@ -1,5 +1,5 @@
-//! The one set of modes a person cycles with Shift+Tab, as in Claude Code: plan → accept edits
-//! → default → plan. "Accept edits" is the daemon's `auto_accept_edits` rule in the
+//! The one set of modes a person cycles with Shift+Tab, as in Claude Code: default → accept
+//! edits → plan → default. "Accept edits" is the daemon's `auto_accept_edits` rule in the
 //! `default` permission mode; the CLI's own `acceptEdits` is never set, so every tool call
 //! still reaches the daemon's approvals. `hlyr` and `hld-tui` both cycle through this.
 
@@ -29,9 +29,9 @@ impl Mode {
     /// The next mode of the cycle.
     pub fn next(self) -> Mode {
         match self {
-            Mode::Plan => Mode::AcceptEdits,
-            Mode::AcceptEdits => Mode::Default,
-            Mode::Default => Mode::Plan,
+            Mode::Default => Mode::AcceptEdits,
+            Mode::AcceptEdits => Mode::Plan,
+            Mode::Plan => Mode::Default,
         }
     }
 
@@ -66,7 +66,7 @@ mod tests {
 
     #[test]
     fn the_cycle_visits_each_mode_and_its_settings_read_back_as_that_mode() {
-        let mut mode = Mode::Plan;
+        let mut mode = Mode::Default;
         let mut seen = Vec::new();
         for _ in 0..3 {
             let params = mode.settings("s");
@@ -79,8 +79,8 @@ mod tests {
             seen.push(mode.label());
             mode = mode.next();
         }
-        assert_eq!(seen, ["plan", "accept edits", "default"]);
-        assert_eq!(mode, Mode::Plan);
+        assert_eq!(seen, ["default", "accept edits", "plan"]);
+        assert_eq!(mode, Mode::Default);
     }
 
     #[test]

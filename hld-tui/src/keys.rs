@@ -99,7 +99,7 @@ pub enum Action {
     /// Approves, then turns auto-accept of edits on (a plan: leaves plan mode for it).
     ApproveAcceptEdits,
     Deny,
-    /// Shift+Tab: the next mode of the cycle plan → accept edits → default.
+    /// Shift+Tab: the next mode of the cycle default → accept edits → plan.
     CycleMode,
     /// Opens the model picker.
     Model,
@@ -270,7 +270,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Sessions,
         "S-Tab  M",
-        "mode (plan…); model",
+        "mode (edits…); model",
         &[
             (Plain(KeyCode::BackTab), A::CycleMode),
             (key('M'), A::Model),
@@ -365,7 +365,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Conversation,
         "S-Tab  M",
-        "mode (plan…); model",
+        "mode (edits…); model",
         &[
             (Plain(KeyCode::BackTab), A::CycleMode),
             (key('M'), A::Model),

@@ -10,7 +10,7 @@ impl Client {
     /// [`UpdateSessionSettings`]: changes what the params set and leaves the rest. A model or
     /// permission mode reaches a live process at once, else the next resume;
     /// [`Mode::settings`](crate::mode::Mode::settings) builds the params of the Shift+Tab
-    /// cycle (plan → accept edits → default).
+    /// cycle (default → accept edits → plan).
     ///
     /// ```no_run
     /// use hld_client::mode::Mode;

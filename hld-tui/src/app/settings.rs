@@ -1,4 +1,4 @@
-//! Steering a session mid-way: Shift+Tab cycles its mode (plan → accept edits → default, as
+//! Steering a session mid-way: Shift+Tab cycles its mode (default → accept edits → plan, as
 //! `hld_client::mode` defines it), the model picker sets its model, and a plan (or any tool
 //! call) can be approved with auto-accept of edits turned on after it.
 

@@ -48,7 +48,7 @@ fn shift_tab_steps_from_the_mode_the_daemon_reports_which_the_row_and_title_bar_
     let mut state = loaded(120, 40);
     // The list's first row is the running session; it starts in the default mode. Each
     // press asks for the next mode; the row shows what the daemon then reports.
-    for expected in [Mode::Plan, Mode::AcceptEdits, Mode::Default] {
+    for expected in [Mode::AcceptEdits, Mode::Plan, Mode::Default] {
         let params = settings_of(update(&mut state, back_tab()));
         assert_eq!(params, expected.settings("s-run"));
         let control = SessionControl {
@@ -77,7 +77,10 @@ fn shift_tab_steps_from_the_mode_the_daemon_reports_which_the_row_and_title_bar_
     let twice = [back_tab(), back_tab()].map(|k| settings_of(update(&mut state, k)));
     assert_eq!(
         twice,
-        [Mode::Plan.settings("s-run"), Mode::Plan.settings("s-run")]
+        [
+            Mode::AcceptEdits.settings("s-run"),
+            Mode::AcceptEdits.settings("s-run")
+        ]
     );
 
     // In the session's view the title bar says the mode and the model; the daemon's event
@@ -101,7 +104,7 @@ fn shift_tab_steps_from_the_mode_the_daemon_reports_which_the_row_and_title_bar_
     // Shift+Tab works from the reply box too, and goes on from what the daemon said.
     keys(&mut state, "r");
     let params = settings_of(update(&mut state, back_tab()));
-    assert_eq!(params, Mode::AcceptEdits.settings("s-run"));
+    assert_eq!(params, Mode::Default.settings("s-run"));
     assert_eq!(reply_text(&state), "", "the key is not typed");
 }
 

@@ -46,7 +46,7 @@ pub enum Command {
     /// On a terminal, after each turn a prompt takes the next message (Enter sends it into the
     /// same session; an empty line or Ctrl-D ends). While the agent works, a line typed is
     /// queued for the end of its turn (Enter) or steers it at once (Tab). At any time,
-    /// Shift+Tab cycles the mode (plan, accept edits, default) and `/model NAME` switches the
+    /// Shift+Tab cycles the mode (accept edits, plan, default) and `/model NAME` switches the
     /// model; other `/` commands (such as /compact) go to Claude. In a pipe or with --json,
     /// hlyr exits after the first turn.
     Launch(launch::Args),

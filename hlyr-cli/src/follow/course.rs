@@ -1,5 +1,5 @@
 //! Changing a conversation's course from its prompt: Shift+Tab moves the session to the next
-//! mode of the cycle (plan → accept edits → default, [`Mode`]), and `/model NAME` switches its
+//! mode of the cycle (default → accept edits → plan, [`Mode`]), and `/model NAME` switches its
 //! model. Both are `updateSessionSettings` calls, never messages to the agent. Tab completes
 //! a `/command` from what the session's `claude` reported, and an `@file` from its directory.
 

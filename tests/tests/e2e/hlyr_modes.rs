@@ -69,17 +69,18 @@ fn shift_tab_cycles_the_mode_and_slash_model_switches_the_model_between_turns() 
     let id = only_session(&d);
     let mode = |d: &TestDaemon| Mode::of(&d.state(&id).control);
 
+    // As in Claude Code: accept edits first, then plan.
     term.send(SHIFT_TAB);
-    let screen = term.wait_screen("◆ mode: plan");
-    assert_eq!(mode(&d), Mode::Plan);
-    assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
+    let screen = term.wait_screen("◆ mode: accept edits");
+    assert_eq!(mode(&d), Mode::AcceptEdits);
     // The prompt line tells the mode; what was typed stays.
-    assert!(screen.contains("plan ›"), "{screen}");
+    assert!(screen.contains("accept edits ›"), "{screen}");
     term.send("half");
     term.send(SHIFT_TAB);
-    term.wait_screen("◆ mode: accept edits");
-    term.wait_screen("accept edits › half");
-    assert_eq!(mode(&d), Mode::AcceptEdits);
+    term.wait_screen("◆ mode: plan");
+    term.wait_screen("plan › half");
+    assert_eq!(mode(&d), Mode::Plan);
+    assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
     term.send("\x7f\x7f\x7f\x7f");
     term.send(SHIFT_TAB);
     term.wait_screen("◆ mode: default");
@@ -158,6 +159,9 @@ fn shift_tab_and_slash_model_reach_the_live_process_while_the_agent_works() {
     let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "scenario:slow"]);
     term.wait_screen("chunk 2");
     let id = only_session(&d);
+    // Accept edits (a rule of the daemon's), then plan (the live process's own mode).
+    term.send(SHIFT_TAB);
+    term.wait_screen("◆ mode: accept edits");
     term.send(SHIFT_TAB);
     term.wait_screen("◆ mode: plan");
     term.send("/model opus\t");

@@ -44,23 +44,24 @@ fn wait_badge(tui: &Tui, badge: Option<char>) {
 }
 
 #[test]
-fn shift_tab_cycles_plan_accept_edits_default_in_the_daemon_and_shows_what_it_says() {
+fn shift_tab_cycles_accept_edits_plan_default_in_the_daemon_and_shows_what_it_says() {
     let d = fake();
     let work = workdir();
     let id = ended_session(&d, "scenario:plain hello", work.path());
     let mut tui = tui_on(&d);
     tui.wait_screen("✓ completed");
 
-    // On the list: each press is the next mode, in the daemon and as the row's badge.
-    tui.send(SHIFT_TAB);
-    let s = d.wait_session(&id, |s| s.control.permission_mode == PermissionMode::Plan);
-    assert!(!s.control.auto_accept_edits, "{s:#?}");
-    wait_badge(&tui, Some('⏸'));
+    // On the list: each press is the next mode, as in Claude Code, in the daemon and as the
+    // row's badge.
     tui.send(SHIFT_TAB);
     d.wait_session(&id, |s| {
         s.control.permission_mode == PermissionMode::Default && s.control.auto_accept_edits
     });
     wait_badge(&tui, Some('✎'));
+    tui.send(SHIFT_TAB);
+    let s = d.wait_session(&id, |s| s.control.permission_mode == PermissionMode::Plan);
+    assert!(!s.control.auto_accept_edits, "{s:#?}");
+    wait_badge(&tui, Some('⏸'));
     tui.send(SHIFT_TAB);
     d.wait_session(&id, |s| {
         s.control.permission_mode == PermissionMode::Default && !s.control.auto_accept_edits
