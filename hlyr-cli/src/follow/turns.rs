@@ -137,7 +137,13 @@ pub(super) async fn following(
             }
             _ = sigint.recv() => {
                 if let (None, Some(exit)) = (&turns.follow, turns.told) {
-                    // At the prompt between turns: the conversation ends.
+                    // At the prompt between turns, as in Claude Code: a line typed is cleared;
+                    // with none, the conversation ends.
+                    if turns.composer.at_cursor() != ("", "") {
+                        turns.composer.key(Key::Esc, true);
+                        turns.prompt(false, follower.mode);
+                        continue;
+                    }
                     anstream::eprintln!();
                     return Ok(exit);
                 }

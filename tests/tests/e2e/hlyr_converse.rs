@@ -310,6 +310,12 @@ fn a_line_longer_than_the_terminal_is_edited_in_place() {
     assert_eq!(screen.matches("abcdefghij").count(), 10, "{screen}");
     term.send("\r");
     term.wait_screen("You said: Xabcdefghij");
-    term.send("\x04");
-    term.wait_exit(WAIT);
+    // Ctrl-C at the prompt clears a line typed, as Claude Code's does; a second one ends.
+    term.wait_screen(PROMPT_HINT);
+    term.send("not this");
+    term.wait_screen("› not this");
+    term.send("\x03");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("not this"));
+    term.send("\x03");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
