@@ -288,6 +288,9 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
     term.send("third\r");
     let screen = term.wait_screen("the daemon closed the connection");
     assert!(screen.lines().any(|l| l.contains("› third")), "{screen}");
+    // Ctrl-C clears the line, then ends.
+    term.send("\x03");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("› third"));
     term.send("\x03");
     term.wait_exit(WAIT);
 }

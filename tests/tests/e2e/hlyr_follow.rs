@@ -271,7 +271,7 @@ Let me list the files in the working directory.
 
     // Another key names the valid ones and asks again.
     term.send("x");
-    term.wait_screen("press a to approve, e to approve and auto-accept edits from now on");
+    term.wait_screen("press a (or y) to approve, e to approve and auto-accept edits from now on");
     term.send("d");
     term.wait_screen("reason for denying (Enter or Esc for none):");
     term.send("not nowX");
@@ -327,7 +327,7 @@ fn a_long_input_is_cut_v_shows_all_of_it_and_esc_denies_without_a_reason() {
     assert!(!screen.contains("line 13"), "{screen}");
 
     term.send("\r");
-    term.wait_screen("d to deny, s to skip, v to view the whole input");
+    term.wait_screen("d (or n) to deny, s to skip, v to view the whole input");
     term.send("v");
     let screen = term.wait_screen("    40 line 40");
     // The whole input, then the question again.
