@@ -2,7 +2,8 @@
 //! turns, on a prompt line (Enter sends; an empty line or Ctrl-D ends the conversation); while
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
 //! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
-//! switches its model, at any time; any other line, `/compact` included, is a message. Tab on
+//! switches its model, at any time; `/exit` or `/quit` ends the conversation between turns;
+//! any other line, `/compact` included, is a message. Tab on
 //! a `/command` being typed, or on an `@file` word, completes it instead, and after a `/word`
 //! past the line's start does nothing. The line is edited
 //! as a shell's is: the arrows, Home and End move the cursor; Ctrl-U, Ctrl-W and Ctrl-K erase
@@ -40,6 +41,8 @@ pub enum Completion {
 
 /// The command that switches the model rather than going to the agent as a message.
 const MODEL_COMMAND: &str = "/model";
+/// The commands that end the conversation (between turns).
+const EXIT_COMMANDS: [&str; 2] = ["/exit", "/quit"];
 
 /// The line being typed, and the cursor in it.
 #[derive(Debug, Default)]
@@ -183,6 +186,14 @@ impl Composer {
         let blank = self.text.trim().is_empty();
         match key {
             Key::BackTab => return Typed::CycleMode,
+            // `/exit` and `/quit` end the conversation as Claude Code's do; while the agent
+            // works they are no message for it, and wait on the line.
+            Key::Enter if EXIT_COMMANDS.contains(&self.text.trim()) => {
+                if between_turns {
+                    self.take();
+                    return Typed::End;
+                }
+            }
             Key::Enter | Key::Tab if !blank => {
                 let text = self.take().trim().to_owned();
                 if let Some(model) = model(&text) {
@@ -347,6 +358,22 @@ mod tests {
             let sent = c.key(Key::Tab, between_turns);
             assert_ne!(sent, Typed::Nothing);
         }
+    }
+
+    #[test]
+    fn slash_exit_ends_between_turns_and_waits_on_the_line_while_the_agent_works() {
+        let mut c = Composer::default();
+        typed(&mut c, "/exit", false);
+        assert_eq!(c.key(Key::Enter, false), Typed::Nothing);
+        assert_eq!(c.text(), "/exit");
+        assert_eq!(c.key(Key::Enter, true), Typed::End);
+        typed(&mut c, " /quit ", true);
+        assert_eq!(c.key(Key::Enter, true), Typed::End);
+        typed(&mut c, "/exits are marked", true);
+        assert_eq!(
+            c.key(Key::Enter, true),
+            Typed::Send("/exits are marked".into())
+        );
     }
 
     #[test]
