@@ -232,6 +232,29 @@ pub fn answered(input: &Value, answer: &str) -> Value {
     answered
 }
 
+/// The human's `answer` to an `AskUserQuestion` `input` as it is read, for the record: a line
+/// for each question when there are as many (the whole answer for one question), a choice's
+/// number (or several, see [`picked`]) as its label. An answer that cannot be split so stays
+/// as typed.
+pub fn read_answer(input: &Value, answer: &str) -> String {
+    let asked: Vec<&Value> = with_string(&input["questions"], "question")
+        .map(|(question, _)| question)
+        .collect();
+    let lines: Vec<&str> = answer
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    match asked[..] {
+        [question] => picked(question, answer),
+        _ if !asked.is_empty() && lines.len() == asked.len() => {
+            let read: Vec<String> = asked.iter().zip(lines).map(|(q, l)| picked(q, l)).collect();
+            read.join("\n")
+        }
+        _ => answer.to_owned(),
+    }
+}
+
 /// `answer` to `question`, or the label of the choice whose number it is. A question that
 /// takes several choices (`multiSelect`) takes several numbers, apart by commas or spaces:
 /// their labels are joined by ", ", the form Claude Code reads such an answer in. An answer
@@ -370,5 +393,24 @@ mod tests {
         assert_eq!(answered(&several, "1, 4")["answers"]["Which?"], "1, 4");
         assert_eq!(answered(&several, "Go")["answers"]["Which?"], "Go");
         assert_eq!(answered(&chosen, "1, 2\n1")["answers"]["Colour?"], "1, 2");
+    }
+
+    #[test]
+    fn an_answer_is_recorded_as_it_is_read() {
+        let chosen = json!({"questions": [
+            {"question": "Colour?", "options": [{"label": "Blue"}, {"label": "Red"}]},
+            {"question": "Size?", "options": [{"label": "Small"}, {"label": "Large"}]},
+        ]});
+        assert_eq!(read_answer(&chosen, "1\n 2 "), "Blue\nLarge");
+        assert_eq!(read_answer(&chosen, "Green\n9"), "Green\n9");
+        // Not a line per question: kept as typed, as each question then reads it whole.
+        assert_eq!(read_answer(&chosen, "1"), "1");
+        let one = json!({"questions": [{"question": "Which?", "multiSelect": true,
+            "options": [{"label": "Rust"}, {"label": "Go"}]}]});
+        assert_eq!(read_answer(&one, "2, 1"), "Go, Rust");
+        assert_eq!(read_answer(&json!({}), "free text"), "free text");
+        // What is recorded is read the same way again.
+        let read = read_answer(&chosen, "1\n2");
+        assert_eq!(answered(&chosen, &read)["answers"]["Size?"], "Large");
     }
 }

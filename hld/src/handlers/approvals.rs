@@ -228,7 +228,18 @@ pub async fn send_decision(
     daemon: Arc<Daemon>,
     p: SendDecisionParams,
 ) -> Result<SendDecisionResult> {
-    let (id, kind, status, comment) = validate_decision(&p)?;
+    let (id, kind, status, mut comment) = validate_decision(&p)?;
+    // An answer to Claude Code's questions is kept as it is read: a choice's number as its
+    // label, so that every front end shows what the agent was told.
+    if kind == ApprovalType::HumanContact {
+        let owned = id.clone();
+        let asked = daemon.store.read(move |c| read::approval(c, &owned)).await;
+        if let (Ok(Some(approval)), Some(answer)) = (asked, comment.as_mut()) {
+            if let Some(input) = &approval.function_args {
+                *answer = crate::claude::control::read_answer(input, answer);
+            }
+        }
+    }
     Ok(
         match daemon.approvals.decide(&id, kind, status, comment).await {
             Ok(_) => SendDecisionResult {

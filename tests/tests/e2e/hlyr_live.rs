@@ -181,9 +181,10 @@ fn respond_without_an_answer_asks_for_it_on_a_terminal() {
     answer_blue_then_large(&mut term);
     term.wait_screen("✓ answered");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    // Kept as it was read: the choice's number as its label.
     assert_eq!(
         wait_decided(&d, &question).comment.as_deref(),
-        Some("Blue\n2")
+        Some("Blue\nLarge")
     );
     assert_told_blue_large(&d, &id);
 }
