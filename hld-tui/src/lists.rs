@@ -338,15 +338,13 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         })
         .collect();
     frame.render_widget(table(&widths, &APPROVAL_COLUMNS, rows), list);
-    if let Some(a) = state.approvals.get(state.approval_selected) {
-        let beside = detail.x > list.x;
-        let block = match beside {
-            true => pane_block(),
-            false => Block::new().borders(Borders::TOP),
-        };
-        let inner = block.inner(detail);
-        let text = Paragraph::new(approval_detail(state, a)).wrap(Wrap { trim: false });
-        let past = rows_past(&text, inner);
+    if let Some(Detail {
+        block,
+        inner,
+        text,
+        past,
+    }) = selected_detail(state, list, detail)
+    {
         let scroll = state.approval_scroll.min(past);
         frame.render_widget(block, detail);
         frame.render_widget(text.scroll((scroll, 0)), inner);
@@ -375,25 +373,38 @@ fn approval_areas(state: &State, area: Rect) -> (Rect, Rect) {
     }
 }
 
-/// The rows of `text` wrapped in `area` that do not fit in it.
-fn rows_past(text: &Paragraph, area: Rect) -> u16 {
-    let rows = u16::try_from(text.line_count(area.width)).unwrap_or(u16::MAX);
-    rows.saturating_sub(area.height)
+/// The selected approval's detail as drawn in `area`, beside `list` or below it.
+struct Detail {
+    block: Block<'static>,
+    /// The area inside the block.
+    inner: Rect,
+    text: Paragraph<'static>,
+    /// Its wrapped rows that do not fit in `inner`.
+    past: u16,
+}
+
+fn selected_detail(state: &State, list: Rect, area: Rect) -> Option<Detail> {
+    let a = state.approvals.get(state.approval_selected)?;
+    let block = match area.x > list.x {
+        true => pane_block(),
+        false => Block::new().borders(Borders::TOP),
+    };
+    let inner = block.inner(area);
+    let text = Paragraph::new(approval_detail(state, a)).wrap(Wrap { trim: false });
+    let rows = u16::try_from(text.line_count(inner.width)).unwrap_or(u16::MAX);
+    Some(Detail {
+        block,
+        inner,
+        text,
+        past: rows.saturating_sub(inner.height),
+    })
 }
 
 /// How far the selected approval's detail scrolls: until its last row is on screen.
 pub fn approval_scroll_max(state: &State) -> u16 {
-    let Some(a) = state.approvals.get(state.approval_selected) else {
-        return 0;
-    };
     let body = Rect::new(0, 1, state.width, state.height.saturating_sub(CHROME_ROWS));
     let (list, detail) = approval_areas(state, body);
-    let block = match detail.x > list.x {
-        true => pane_block(),
-        false => Block::new().borders(Borders::TOP),
-    };
-    let text = Paragraph::new(approval_detail(state, a)).wrap(Wrap { trim: false });
-    rows_past(&text, block.inner(detail))
+    selected_detail(state, list, detail).map_or(0, |d| d.past)
 }
 
 /// The tool an approval gates, or "question".

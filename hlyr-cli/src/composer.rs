@@ -3,11 +3,11 @@
 //! the agent works, beside the spinner (Enter queues the message for the turn's end; Tab sends
 //! it at once, steering the agent). Shift+Tab cycles the session's mode and `/model NAME`
 //! switches its model, at any time; `/exit` or `/quit` ends the conversation between turns;
-//! any other line, `/compact` included, is a message. Tab on
-//! a `/command` being typed, or on an `@file` word, completes it instead, and after a `/word`
-//! past the line's start does nothing. The line is edited
-//! as a shell's is: the arrows, Home and End move the cursor; Ctrl-U, Ctrl-W and Ctrl-K erase
-//! before it, the word before it and after it. Keys in, what to do out: no I/O.
+//! any other line, `/compact` included, is a message. Tab on a `/command` being typed, or on
+//! an `@file` word, completes it instead, and after a `/word` past the line's start does
+//! nothing. The line is edited as a shell's is: the arrows, Home and End move the cursor;
+//! Ctrl-U, Ctrl-W and Ctrl-K erase before it, the word before it and after it. Keys in, what
+//! to do out: no I/O.
 
 use crate::keys::{self, Key};
 
@@ -104,7 +104,7 @@ impl Composer {
                 self.cursor = start;
             }
             Key::KillAfter => self.text.truncate(self.cursor),
-            Key::Esc => (self.text.clear(), self.cursor = 0).1,
+            Key::Esc => self.clear(),
             _ => return false,
         }
         true
@@ -119,6 +119,16 @@ impl Composer {
             .collect::<Vec<_>>()
             .join(" ");
         self.cursor = self.text.len();
+    }
+
+    /// Whether nothing is typed.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// Empties the line.
+    pub fn clear(&mut self) {
+        self.take();
     }
 
     /// Empties the line, returning what it held.

@@ -139,8 +139,8 @@ pub(super) async fn following(
                 if let (None, Some(exit)) = (&turns.follow, turns.told) {
                     // At the prompt between turns, as in Claude Code: a line typed is cleared;
                     // with none, the conversation ends.
-                    if turns.composer.at_cursor() != ("", "") {
-                        turns.composer.key(Key::Esc, true);
+                    if !turns.composer.is_empty() {
+                        turns.composer.clear();
                         turns.prompt(false, follower.mode);
                         continue;
                     }
@@ -317,15 +317,8 @@ impl Turns {
         self.prompt_row = end.saturating_sub(1) / columns;
         if !after.is_empty() {
             // Back to the cursor. (Written past anstream, as in `erase_prompt`.)
-            // (A move of 0 columns or rows would be read as one.)
             let up = self.prompt_row - at / columns;
-            let mut back = String::from("\r");
-            if up > 0 {
-                back.insert_str(0, &format!("\x1b[{up}A"));
-            }
-            if !at.is_multiple_of(columns) {
-                back.push_str(&format!("\x1b[{}C", at % columns));
-            }
+            let back = format!("{}\r{}", moved(up, 'A'), moved(at % columns, 'C'));
             let _ = std::io::stderr().write_all(back.as_bytes());
             self.prompt_row = at / columns;
         }
@@ -336,10 +329,7 @@ impl Turns {
     /// past anstream, which would strip the sequences under NO_COLOR.)
     fn erase_prompt(&mut self) {
         let up = std::mem::take(&mut self.prompt_row);
-        let mut erase = String::from("\r\x1b[J");
-        if up > 0 {
-            erase.insert_str(0, &format!("\x1b[{up}A"));
-        }
+        let erase = format!("{}\r\x1b[J", moved(up, 'A'));
         let _ = std::io::stderr().write_all(erase.as_bytes());
     }
 
@@ -361,5 +351,14 @@ impl Turns {
         } else {
             follower.activity.suspend(say);
         }
+    }
+}
+
+/// The sequence that moves the cursor `n` cells in direction `way` (`A` up, `C` right);
+/// nothing for none, which a terminal would read as one.
+fn moved(n: usize, way: char) -> String {
+    match n {
+        0 => String::new(),
+        n => format!("\x1b[{n}{way}"),
     }
 }

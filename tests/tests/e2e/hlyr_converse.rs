@@ -13,10 +13,15 @@ pub(crate) const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)
 
 /// `hlyr launch -w <work> QUERY` on a new terminal against `d`.
 fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {
+    hlyr_on_terminal(d, &["launch", "-w", &workdir(d), query], 120)
+}
+
+/// `hlyr ARGS` on a new terminal `columns` wide against `d`.
+fn hlyr_on_terminal(d: &TestDaemon, args: &[&str], columns: u16) -> Terminal {
     let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.args(["launch", "-w", &workdir(d), query]);
-    Terminal::spawn(cmd, 50, 120)
+    cmd.args(args);
+    Terminal::spawn(cmd, 50, columns)
 }
 
 /// The exit code of `hlyr launch` on `term` once its session's turn ended: the conversation
@@ -277,10 +282,7 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
     let mut d = fake();
     let parent = d.launch(launch_params("first", workdir(&d)));
     d.wait_ended(&parent);
-    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
-    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.args(["continue", &parent, "second"]);
-    let mut term = Terminal::spawn(cmd, 50, 120);
+    let mut term = hlyr_on_terminal(&d, &["continue", &parent, "second"], 120);
     term.wait_screen("You said: second");
     term.wait_screen(PROMPT_HINT);
     // The daemon gone, a line sent is not lost: it is on the prompt still.
@@ -298,10 +300,7 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
 #[test]
 fn a_line_longer_than_the_terminal_is_edited_in_place() {
     let d = fake();
-    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
-    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.args(["launch", "-w", &workdir(&d), "first"]);
-    let mut term = Terminal::spawn(cmd, 24, 40);
+    let mut term = hlyr_on_terminal(&d, &["launch", "-w", &workdir(&d), "first"], 40);
     term.wait_screen("Ctrl-D ends");
     let long = "abcdefghij".repeat(10);
     term.send(&long);

@@ -63,15 +63,15 @@ async fn set_user_settings(daemon: &Daemon, call: &Call<'_>) -> Result<Reply, Re
     Ok(data(StatusCode::OK, user_settings_shape(daemon, Some(set))))
 }
 
-/// The reference's shape of the user's settings (`opt_in_telemetry` omitted until chosen).
+/// The reference's shape of the user's settings (`opt_in_telemetry` omitted until chosen);
+/// none set yet, the defaults as of the daemon's start.
 fn user_settings_shape(daemon: &Daemon, set: Option<UserSettings>) -> Value {
-    let Some(set) = set else {
-        return json!({
-            "advanced_providers": false,
-            "created_at": daemon.started_at,
-            "updated_at": daemon.started_at,
-        });
-    };
+    let set = set.unwrap_or_else(|| UserSettings {
+        advanced_providers: false,
+        opt_in_telemetry: None,
+        created_at: daemon.started_at.clone(),
+        updated_at: daemon.started_at.clone(),
+    });
     let mut shape = json!({
         "advanced_providers": set.advanced_providers,
         "created_at": set.created_at,
