@@ -7,7 +7,9 @@
 //! an `@file` word, completes it instead, and after a `/word` past the line's start does
 //! nothing. The line is edited as a shell's is: the arrows, Home and End move the cursor;
 //! Ctrl-U, Ctrl-W and Ctrl-K erase before it, the word before it and after it. Keys in, what
-//! to do out: no I/O.
+//! to do out: no I/O. Up and Down recall the lines sent before, as a shell's history does.
+//! While the agent works, Esc on an empty line interrupts its turn (the conversation goes on);
+//! on a typed line, Esc clears it.
 
 use crate::keys::{self, Key};
 
@@ -28,6 +30,8 @@ pub enum Typed {
     Model(String),
     /// Complete the word being typed: find candidates, then [`Composer::complete`].
     Complete(Completion),
+    /// Interrupt the agent's turn (Esc on an empty line while it works).
+    Interrupt,
 }
 
 /// A word to complete.
@@ -44,15 +48,26 @@ const MODEL_COMMAND: &str = "/model";
 /// The commands that end the conversation (between turns).
 const EXIT_COMMANDS: [&str; 2] = ["/exit", "/quit"];
 
-/// The line being typed, and the cursor in it.
+/// The line being typed, the cursor in it, and the lines sent before.
 #[derive(Debug, Default)]
 pub struct Composer {
     text: String,
     /// A byte offset of `text`, at a character's boundary.
     cursor: usize,
+    /// The lines sent, oldest first, without a line repeated right after itself.
+    history: Vec<String>,
+    /// The line of `history` shown by Up and Down, and the line that was being typed then.
+    recalled: Option<(usize, String)>,
 }
 
 impl Composer {
+    /// A composer whose history starts with `earlier` (oldest first), e.g. the session's query.
+    pub fn with_history(earlier: impl IntoIterator<Item = String>) -> Self {
+        let mut composer = Composer::default();
+        earlier.into_iter().for_each(|line| composer.remember(line));
+        composer
+    }
+
     /// What was typed so far.
     #[cfg(test)]
     fn text(&self) -> &str {
@@ -105,9 +120,47 @@ impl Composer {
             }
             Key::KillAfter => self.text.truncate(self.cursor),
             Key::Esc => self.clear(),
+            Key::Up | Key::Down => {
+                self.recall(key == Key::Up);
+                return true;
+            }
             _ => return false,
         }
+        // A line changed is the line being typed, wherever it came from.
+        self.recalled = None;
         true
+    }
+
+    /// Shows the line sent before the one shown (`older`) or after it; past the newest, the
+    /// line that was being typed when Up was first pressed.
+    fn recall(&mut self, older: bool) {
+        let at = match (&self.recalled, older) {
+            (None, true) => self.history.len().checked_sub(1),
+            (None, false) => return,
+            (Some((at, _)), true) => Some(at.saturating_sub(1)),
+            (Some((at, _)), false) => Some(at + 1).filter(|&at| at < self.history.len()),
+        };
+        let Some(at) = at else {
+            if let Some((_, typed)) = self.recalled.take() {
+                self.text = typed;
+            }
+            self.cursor = self.text.len();
+            return;
+        };
+        let typed = match self.recalled.take() {
+            Some((_, typed)) => typed,
+            None => self.text.clone(),
+        };
+        self.text = self.history[at].clone();
+        self.cursor = self.text.len();
+        self.recalled = Some((at, typed));
+    }
+
+    /// Adds a line sent to the history (unless it repeats the last one).
+    fn remember(&mut self, line: String) {
+        if !line.is_empty() && self.history.last() != Some(&line) {
+            self.history.push(line);
+        }
     }
 
     /// Puts `text`, which could not be sent, back before what was typed since.
@@ -134,6 +187,7 @@ impl Composer {
     /// Empties the line, returning what it held.
     fn take(&mut self) -> String {
         self.cursor = 0;
+        self.recalled = None;
         std::mem::take(&mut self.text)
     }
 
@@ -206,6 +260,7 @@ impl Composer {
             }
             Key::Enter | Key::Tab if !blank => {
                 let text = self.take().trim().to_owned();
+                self.remember(text.clone());
                 if let Some(model) = model(&text) {
                     return Typed::Model(model.to_owned());
                 }
@@ -220,7 +275,8 @@ impl Composer {
             }
             // On a line, Ctrl-D erases under the cursor, as a shell's does.
             Key::EndOfInput => drop(self.edit(Key::Delete)),
-            // The arrows up and down move nothing in a one-line message.
+            // Esc stops the agent as Claude Code's does, but never takes a typed line with it.
+            Key::Esc if !between_turns && self.text.is_empty() => return Typed::Interrupt,
             key => drop(self.edit(key)),
         }
         Typed::Nothing
@@ -274,6 +330,49 @@ mod tests {
         typed(&mut c, "oops", false);
         assert_eq!(c.key(Key::Esc, false), Typed::Nothing);
         assert_eq!(c.text(), "");
+        // On an empty line Esc interrupts the turn; between turns there is none to interrupt.
+        assert_eq!(c.key(Key::Esc, false), Typed::Interrupt);
+        assert_eq!(c.key(Key::Esc, true), Typed::Nothing);
+    }
+
+    #[test]
+    fn up_and_down_recall_the_lines_sent_and_come_back_to_the_one_typed() {
+        let mut c = Composer::with_history(["fix the build".to_owned()]);
+        typed(&mut c, "now the docs", true);
+        assert_eq!(c.key(Key::Enter, true), Typed::Send("now the docs".into()));
+        typed(&mut c, "now the docs", false);
+        assert_eq!(c.key(Key::Tab, false), Typed::Steer("now the docs".into()));
+        typed(&mut c, "/model opus", false);
+        assert_eq!(c.key(Key::Enter, false), Typed::Model("opus".into()));
+        typed(&mut c, "half", true);
+        for expected in [
+            "/model opus",
+            "now the docs",
+            "fix the build",
+            "fix the build",
+        ] {
+            assert_eq!(c.key(Key::Up, true), Typed::Nothing);
+            assert_eq!(c.at_cursor(), (expected, ""));
+        }
+        c.key(Key::Down, true);
+        assert_eq!(c.text(), "now the docs");
+        c.key(Key::Down, true);
+        c.key(Key::Down, true);
+        assert_eq!(c.text(), "half");
+        c.key(Key::Down, true);
+        assert_eq!(c.text(), "half");
+        // A recalled line edited is sent as edited, and Down no longer leaves it.
+        c.key(Key::Up, true);
+        c.key(Key::Up, true);
+        typed(&mut c, " again", true);
+        c.key(Key::Down, true);
+        assert_eq!(c.text(), "now the docs again");
+        assert_eq!(
+            c.key(Key::Enter, true),
+            Typed::Send("now the docs again".into())
+        );
+        c.key(Key::Up, true);
+        assert_eq!(c.text(), "now the docs again");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Changing a conversation's course from its prompt: Shift+Tab moves the session to the next
 //! mode of the cycle (default → accept edits → plan, [`Mode`]), and `/model NAME` switches its
 //! model. Both are `updateSessionSettings` calls, never messages to the agent. Tab completes
-//! a `/command` from what the session's `claude` reported, and an `@file` from its directory.
+//! a `/command` from what the session's `claude` reported and hlyr's own, and an `@file` from
+//! its directory. Esc interrupts the agent's turn and the conversation goes on.
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{SlashCommandKind, UpdateSessionSettingsParams};
@@ -16,6 +17,9 @@ use crate::transcript::mode_text;
 /// What `/model` alone adds after the model in use.
 const MODEL_HELP: &str = "(`/model NAME` switches it: an alias such as opus or sonnet, or a \
 full model id)";
+
+/// The commands hlyr takes itself rather than sending them to the agent.
+const OWN_COMMANDS: [&str; 3] = ["/model", "/exit", "/quit"];
 
 impl Follower<'_> {
     /// Takes in the mode the session is in now; a conversation tells a new one.
@@ -38,6 +42,24 @@ impl Follower<'_> {
         // Told here: the settings change it publishes then finds the mode known.
         self.mode = next;
         Ok(mode_text(next.label()))
+    }
+
+    /// Esc while the agent works: interrupts its turn, and takes back what was queued for the
+    /// turn's end. Returns the line to tell and the texts taken back, for the line to hold.
+    pub(super) async fn interrupt_turn(&mut self) -> Result<(String, Vec<String>), CliError> {
+        let mut back = Vec::new();
+        for (id, text) in std::mem::take(&mut self.queued) {
+            if self.client.cancel_queued_message(&id).await.is_ok() {
+                back.push(text);
+            }
+        }
+        self.client.interrupt_session(self.session_id).await?;
+        self.doing = Some("interrupting".to_owned());
+        let said = match back.len() {
+            0 => "interrupting the turn; type the next message".to_owned(),
+            _ => "interrupting the turn; what was queued is back on the line".to_owned(),
+        };
+        Ok((paint(DIM, said), back))
     }
 
     /// `/model NAME`: switches the session's model (`claude` takes the name unchecked);
@@ -70,14 +92,22 @@ impl Follower<'_> {
     /// The whole words (`/compact`, `@src/main.rs`) that complete `word`, best first.
     pub(super) async fn candidates(&self, word: &Completion) -> Result<Vec<String>, CliError> {
         Ok(match word {
-            Completion::Command(prefix) => self
-                .client
-                .list_slash_commands(self.session_id)
-                .await?
-                .into_iter()
-                .filter(|c| c.kind != SlashCommandKind::Agent && c.name.starts_with(prefix))
-                .map(|c| format!("/{}", clean(&c.name)))
-                .collect(),
+            Completion::Command(prefix) => {
+                let reported = self.client.list_slash_commands(self.session_id).await?;
+                let reported = reported
+                    .into_iter()
+                    .filter(|c| c.kind != SlashCommandKind::Agent)
+                    .map(|c| format!("/{}", clean(&c.name)));
+                let mut found: Vec<String> = OWN_COMMANDS
+                    .iter()
+                    .map(|c| c.to_string())
+                    .chain(reported)
+                    .filter(|c| c[1..].starts_with(prefix.as_str()))
+                    .collect();
+                found.sort();
+                found.dedup();
+                found
+            }
             Completion::File(query) => self
                 .client
                 .suggest_files(self.session_id, query)

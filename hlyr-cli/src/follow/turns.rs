@@ -34,9 +34,9 @@ const MAX_CANDIDATES: usize = 12;
 
 /// What a conversation's first turn says about the keys.
 const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
-its turn, Tab sends it now (interrupting the turn); after a turn, an empty line, /exit or Ctrl-D ends. \
-Shift+Tab cycles the mode (accept edits, plan, default); /model NAME switches the model; Tab \
-completes a /command or an @file";
+its turn, Tab sends it now (interrupting the turn), Esc interrupts the turn; after a turn, an \
+empty line, /exit or Ctrl-D ends. Shift+Tab cycles the mode (accept edits, plan, default); \
+/model NAME switches the model; Tab completes a /command or an @file; Up recalls a line sent";
 
 pub(super) async fn following(
     client: &Client,
@@ -91,11 +91,13 @@ pub(super) async fn following(
     } else if *status == SessionStatus::Starting {
         follower.doing = Some("starting".to_owned());
     }
+    // Up at the first prompt recalls the query the session was launched with.
+    let composer = Composer::with_history([initial.query.clone()]);
     let mut turns = Turns {
         follow: Some(follow),
         told: None,
         last_sequence: None,
-        composer: Composer::default(),
+        composer,
         prompt_row: 0,
     };
     if options.converse {
@@ -240,11 +242,22 @@ impl Turns {
                     self.tell(follower, between_turns, told);
                     continue;
                 }
+                Typed::Interrupt => {
+                    let told = follower.interrupt_turn().await.map(|(line, back)| {
+                        back.iter().for_each(|text| self.composer.restore(text));
+                        line
+                    });
+                    self.tell(follower, between_turns, told);
+                    continue;
+                }
                 Typed::Complete(word) => {
                     match follower.candidates(&word).await {
                         Ok(found) if self.composer.complete(&found) => {
                             let shown = found.iter().take(MAX_CANDIDATES);
-                            let line = shown.cloned().collect::<Vec<_>>().join("  ");
+                            let mut line = shown.cloned().collect::<Vec<_>>().join("  ");
+                            if let Some(more) = found.len().checked_sub(MAX_CANDIDATES + 1) {
+                                line.push_str(&format!("  … {} more", more + 1));
+                            }
                             self.tell(follower, between_turns, Ok(paint(DIM, line)));
                         }
                         Ok(_) => {}

@@ -1,6 +1,7 @@
 //! Talking to a live session from `hlyr`: `launch` on a terminal holds a conversation (a
 //! prompt after each turn; lines typed while the agent works are queued, or steer it), and
-//! `send`, `queue` and `queue --cancel` from a script, all in one session.
+//! `send`, `queue` and `queue --cancel` from a script, all in one session. Esc interrupts a
+//! turn and the conversation goes on; Up recalls the lines sent.
 
 use hld_client::protocol::{ConversationEventType, ListSessions, NoParams, SessionStatus};
 use hld_e2e::pty::{self, Terminal};
@@ -320,4 +321,42 @@ fn a_line_longer_than_the_terminal_is_edited_in_place() {
     term.wait_until("the line cleared", WAIT, |s| !s.contains("not this"));
     term.send("\x03");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
+
+#[test]
+fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines() {
+    let d = slow_daemon(60);
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = only_session(&d);
+    term.send("scenario:plain after that\r");
+    term.wait_screen("⧗ queued: scenario:plain after that");
+    // Esc stops the minute-long turn; what was queued comes back to the line, not sent.
+    term.send("\x1b");
+    term.wait_screen("what was queued is back on the line");
+    let screen = term.wait_screen(PROMPT_HINT);
+    assert!(screen.contains("› scenario:plain after that"), "{screen}");
+    assert!(!screen.contains("chunk 600"), "{screen}");
+    assert!(d.wait_ended(&id).interrupted);
+    // Enter sends it into the same session, as the next turn.
+    term.send("\r");
+    term.wait_screen("You said: scenario:plain after that");
+    wait_count(&term, PROMPT_HINT, 2);
+    // Up recalls the lines sent, newest first, the query last; Down comes back.
+    term.send("\x1b[A");
+    term.wait_screen("› scenario:plain after that");
+    term.send("\x1b[A");
+    term.wait_screen("› scenario:slow");
+    term.send("\x1b[B");
+    term.wait_until("the newer line", WAIT, |s| {
+        let last = s.lines().rev().find(|l| !l.trim().is_empty());
+        last.is_some_and(|l| l.ends_with("› scenario:plain after that"))
+    });
+    term.send("\x15\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(only_session(&d), id);
+    // Claude's own note of the interrupt aside, the line was sent once, after the interrupt.
+    let said = user_messages(&d, &id);
+    let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
+    assert_eq!(said, ["scenario:slow", "scenario:plain after that"]);
 }

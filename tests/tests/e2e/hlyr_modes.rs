@@ -136,6 +136,16 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     // Esc clears the line; the next key waits for it (an Esc and a key at once read as Alt).
     term.send("\x1b");
     term.wait_until("the line cleared", WAIT, |s| !s.contains("› /compact"));
+    // All of them: the first few, and how many more; hlyr's own among them.
+    term.send("/\t");
+    let screen = term.wait_screen(" more");
+    assert!(screen.contains("/exit"), "{screen}");
+    term.send("\x1b");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains(" more\n› /"));
+    term.send("/mo\t");
+    term.wait_screen("› /model ");
+    term.send("\x1b");
+    term.wait_until("the line cleared", WAIT, |s| !s.contains("› /model"));
     term.send("look at @src/ma\t");
     term.wait_screen("› look at @src/main.rs ");
     term.send("please\r");
