@@ -9,7 +9,7 @@ use std::io::{IsTerminal, Write};
 use anstyle::{AnsiColor, Style};
 use hld_client::protocol::{
     Approval, ApprovalStatus, ConversationEvent, PermissionMode, QueuedMessage, SessionControl,
-    SessionStatus,
+    SessionStatus, WorktreeInfo,
 };
 use hld_client::view::count;
 use serde::Serialize;
@@ -285,6 +285,9 @@ pub enum Update {
         run_id: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         parent_session_id: Option<String>,
+        /// The git worktree of an isolated session.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        worktree: Option<WorktreeInfo>,
     },
     /// A conversation event.
     Event(ConversationEvent),

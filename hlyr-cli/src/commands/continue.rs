@@ -99,6 +99,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         session_id: continued.session_id.clone(),
         run_id: continued.run_id,
         parent_session_id: Some(continued.parent_session_id),
+        worktree: None,
     })?;
     if args.detach {
         return Ok(Exit::Ok);

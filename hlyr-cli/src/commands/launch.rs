@@ -8,11 +8,12 @@ use std::time::Duration;
 use hld_client::protocol::{
     LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode, WorktreeParams,
 };
+use hld_client::view::clean;
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
 use crate::follow::{follow, OnCtrlC, Options};
-use crate::output::Update;
+use crate::output::{paint, Update, YELLOW};
 use crate::Context;
 
 /// What Ctrl-C does while `launch` and `continue` follow their session.
@@ -312,16 +313,51 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.launch_session(params).await?
         }
     };
+    let worktree = match args.worktree {
+        true => {
+            client
+                .get_session_state(&launched.session_id)
+                .await?
+                .worktree
+        }
+        false => None,
+    };
     ctx.out.print(&Update::Started {
         session_id: launched.session_id.clone(),
         run_id: launched.run_id,
         parent_session_id: None,
+        worktree: worktree.clone(),
     })?;
+    if let Some(repository) = worktree.as_ref().map(|w| &w.repository) {
+        if has_uncommitted_changes(repository) {
+            let note = format!(
+                "uncommitted changes in {} stay there: the worktree starts at its last commit",
+                clean(repository)
+            );
+            anstream::eprintln!("{}", paint(YELLOW, note));
+        }
+    }
     if args.detach {
         return Ok(Exit::Ok);
     }
     let options = args.follow.conversing(ctx);
     follow(&client, ctx.out, &launched.session_id, options).await
+}
+
+/// Whether `repository`'s checkout has changes to tracked files not committed. A repository
+/// this machine cannot see (a remote daemon's) has none to tell.
+fn has_uncommitted_changes(repository: &str) -> bool {
+    std::process::Command::new("git")
+        .args([
+            "-C",
+            repository,
+            "status",
+            "--porcelain",
+            "--untracked-files=no",
+        ])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())
 }
 
 #[cfg(test)]

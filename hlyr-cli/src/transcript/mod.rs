@@ -25,6 +25,7 @@ impl Render for Update {
                 session_id,
                 run_id,
                 parent_session_id,
+                worktree,
             } => {
                 let mut text = format!(
                     "{} {session_id}\n{} {run_id}",
@@ -33,6 +34,16 @@ impl Render for Update {
                 );
                 if let Some(parent) = parent_session_id {
                     text.push_str(&format!("\n{} {parent}", paint(DIM, "Continues")));
+                }
+                if let Some(w) = worktree {
+                    text.push_str(&format!(
+                        "\n{} {} at {} (from {} at {})",
+                        paint(BOLD, "Branch "),
+                        clean(&w.branch),
+                        clean(&w.path),
+                        clean(&w.base_branch),
+                        clean(&w.base_commit.chars().take(8).collect::<String>())
+                    ));
                 }
                 text
             }

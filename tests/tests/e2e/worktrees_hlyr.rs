@@ -31,10 +31,19 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
         run.assert_code(0);
         let id = printed_session(&run);
         d.wait_ended(&id);
-        id
+        (id, run)
     };
-    let one = launch("cli-one", &[(1, "one by cli")]);
-    let two = launch("cli-two", &[(1, "one by two")]);
+    let (one, run) = launch("cli-one", &[(1, "one by cli")]);
+    let branch = format!("cli-one at {}", d.dir.join("worktrees").display());
+    assert!(run.stdout.contains(&branch), "{run:#?}");
+    assert!(run.stdout.contains("(from main at "), "{run:#?}");
+    assert!(!run.stderr.contains("uncommitted"), "{run:#?}");
+    // Changes not committed in the checkout are told to stay behind.
+    std::fs::write(repo.join(".gitignore"), "*.log\n*.tmp\n").unwrap();
+    let (two, run) = launch("cli-two", &[(1, "one by two")]);
+    let behind = format!("uncommitted changes in {} stay there", repo.display());
+    assert!(run.stderr.contains(&behind), "{run:#?}");
+    git(&repo, &["checkout", "--", ".gitignore"]);
 
     let show = hlyr(&d, &["show", &one]);
     assert!(
