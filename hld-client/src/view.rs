@@ -119,6 +119,30 @@ pub struct Question {
     pub several: bool,
 }
 
+impl Question {
+    /// Whether `answer` is made of numbers (one, or several for a question that takes
+    /// several) of which one names none of the question's choices: a slip, not an answer.
+    pub fn names_no_choice(&self, answer: &str) -> bool {
+        let count = self.choices.len();
+        let numbers: Vec<&str> = answer
+            .split(|c: char| (self.several && c == ',') || c.is_whitespace())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let is_number = |n: &&str| n.bytes().all(|b| b.is_ascii_digit());
+        let names_none = |n: &&str| n.parse::<usize>().map_or(true, |n| n == 0 || n > count);
+        let numeric = !numbers.is_empty() && numbers.iter().all(is_number);
+        count > 0 && numeric && numbers.iter().any(names_none)
+    }
+
+    /// What to tell an answer that [names no choice](Self::names_no_choice).
+    pub fn choose_hint(&self) -> String {
+        format!(
+            "choose 1–{} (or type an answer in words)",
+            self.choices.len()
+        )
+    }
+}
+
 /// What a question that takes several choices says below them.
 pub const SEVERAL: &str = "(several may be picked: their numbers, e.g. 1, 3)";
 
@@ -504,5 +528,29 @@ mod tests {
         let call = approval(json!({"type": "function_call", "function_name": "Bash",
             "function_args": {"command": "ls"}}));
         assert_eq!(questions_of(&call), None);
+    }
+
+    #[test]
+    fn a_number_that_names_no_choice_is_caught_and_words_are_not() {
+        let mut question = Question {
+            text: "Which?".into(),
+            choices: vec![("Blue".into(), None), ("Red".into(), None)],
+            several: false,
+        };
+        for caught in ["3", " 0 ", "2 3", "99999999999999999999"] {
+            assert!(question.names_no_choice(caught), "{caught:?}");
+        }
+        for kept in ["1", "2", "Blue", "3 shades of blue", "route 66"] {
+            assert!(!question.names_no_choice(kept), "{kept:?}");
+        }
+        assert_eq!(
+            question.choose_hint(),
+            "choose 1–2 (or type an answer in words)"
+        );
+        question.several = true;
+        assert!(question.names_no_choice("1, 3"));
+        assert!(!question.names_no_choice("1,2"));
+        question.choices.clear();
+        assert!(!question.names_no_choice("3"), "no choices: any answer");
     }
 }

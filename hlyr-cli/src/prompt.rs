@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::io::Write;
 
 use hld_client::protocol::{Approval, ApprovalType};
-use hld_client::view::asked_together;
+use hld_client::view::{asked_together, questions_of};
 
 use crate::decision::Decision;
 use crate::hint::hlyr_in;
@@ -257,6 +257,14 @@ impl Prompter {
             }
             (Stage::DenyReason(_), Key::Esc) => self.decide(head, Decision::Deny, None, false),
             (Stage::Answer(typed, before), Key::Enter) if !typed.trim().is_empty() => {
+                let question = questions_of(&head).and_then(|q| q.into_iter().nth(before.len()));
+                if let Some(q) = question.filter(|q| q.names_no_choice(typed)) {
+                    // A number that names no choice was meant as one: asked again, not sent.
+                    self.end_line("");
+                    anstream::eprintln!("  {}", paint(YELLOW, q.choose_hint()));
+                    self.show();
+                    return None;
+                }
                 before.push(std::mem::take(typed).trim().to_owned());
                 if before.len() < asks {
                     self.end_line("");

@@ -1,6 +1,6 @@
 //! `hlyr respond CALL_ID [--comment TEXT]`: answer a pending question from Claude. Without
 //! `--comment`, on a terminal, the question is shown with its choices and each question it
-//! asks is answered on a line of its own.
+//! asks is answered on a line of its own; a number that names no choice is asked again.
 
 use std::io::IsTerminal;
 
@@ -10,7 +10,7 @@ use hld_client::view::questions_of;
 use crate::complete;
 use crate::decision::{decide, pending, send, Decision};
 use crate::error::{CliError, Exit};
-use crate::output::{paint, MAGENTA};
+use crate::output::{paint, MAGENTA, YELLOW};
 use crate::transcript::question_approval_text;
 use crate::Context;
 
@@ -49,18 +49,26 @@ async fn ask(ctx: &Context, prefix: &str) -> Result<Exit, CliError> {
             1 => "your answer: ".to_owned(),
             _ => format!("your answer to “{}”: ", question.text),
         };
-        anstream::eprint!("  {}", paint(MAGENTA, prompt));
-        let mut line = String::new();
-        std::io::stdin()
-            .read_line(&mut line)
-            .map_err(|e| CliError::failure(format!("cannot read the answer: {e}")))?;
-        let answer = line.trim();
+        let answer = loop {
+            anstream::eprint!("  {}", paint(MAGENTA, &prompt));
+            let mut line = String::new();
+            std::io::stdin()
+                .read_line(&mut line)
+                .map_err(|e| CliError::failure(format!("cannot read the answer: {e}")))?;
+            // A number that names no choice was meant as one: asked again, not sent.
+            match line.trim() {
+                answer if question.names_no_choice(answer) => {
+                    anstream::eprintln!("  {}", paint(YELLOW, question.choose_hint()));
+                }
+                answer => break answer.to_owned(),
+            }
+        };
         if answer.is_empty() {
             return Err(CliError::failure(
                 "nothing answered: the question still waits",
             ));
         }
-        answers.push(answer.to_owned());
+        answers.push(answer);
     }
     send(
         ctx,

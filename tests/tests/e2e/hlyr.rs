@@ -1317,7 +1317,7 @@ fn hlyr_tui_runs_the_dashboard_with_its_socket_and_hld() {
 
 /// On `term`, answers the two questions `scenario:ask` asks with `FAKE_CLAUDE_QUESTIONS=2`,
 /// each asked in turn with its choices shown: the first by its label, the second by a
-/// choice's number.
+/// choice's number (after one that names no choice, which is asked again, not sent).
 pub(crate) fn answer_blue_then_large(term: &mut hld_e2e::pty::Terminal) {
     let screen = term.wait_screen("your answer to “What colour should the button be?”");
     for choice in ["1. Blue — like the sky", "2. Large — fills the screen"] {
@@ -1325,7 +1325,9 @@ pub(crate) fn answer_blue_then_large(term: &mut hld_e2e::pty::Terminal) {
     }
     term.send("Blue\r");
     term.wait_screen("your answer to “What size should it be?”");
-    term.send("2\r");
+    term.send("9\r");
+    term.wait_screen("choose 1–");
+    term.send("\x152\r");
 }
 
 /// Session `id` ended, its agent having read the answers `Blue` and `Large`.
