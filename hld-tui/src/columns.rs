@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use ratatui::text::Span;
 use unicode_truncate::UnicodeTruncateStr;
 use unicode_width::UnicodeWidthStr;
 
@@ -105,6 +106,26 @@ pub fn ellipsize(text: &str, width: usize) -> String {
     }
 }
 
+/// `spans` in at most `width` columns: those that fit whole, then the next one cut with `…`
+/// and a space (for what follows them).
+pub fn ellipsize_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Span<'static>> {
+    let mut left = width;
+    let mut kept = Vec::new();
+    for span in spans {
+        if span.width() <= left {
+            left -= span.width();
+            kept.push(span);
+            continue;
+        }
+        if left >= 2 {
+            let cut = ellipsize(span.content.trim_end(), left - 1);
+            kept.push(Span::styled(format!("{cut} "), span.style));
+        }
+        break;
+    }
+    kept
+}
+
 /// A working directory in at most `width` columns: `~` for `home`, then its last components
 /// behind `…/`, the last one cut with `…` if even it is too long.
 pub fn short_dir(dir: &str, home: Option<&str>, width: usize) -> String {
@@ -148,6 +169,25 @@ pub fn home() -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spans_that_do_not_fit_are_cut_with_an_ellipsis_and_a_space() {
+        let spans = || vec![Span::raw("⏵⏵ "), Span::raw("⎇ feature/a-long-branch ")];
+        let texts = |spans: Vec<Span>| {
+            spans
+                .iter()
+                .map(|s| s.content.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            texts(ellipsize_spans(spans(), 40)),
+            ["⏵⏵ ", "⎇ feature/a-long-branch "]
+        );
+        assert_eq!(texts(ellipsize_spans(spans(), 13)), ["⏵⏵ ", "⎇ featur… "]);
+        assert_eq!(texts(ellipsize_spans(spans(), 4)), ["⏵⏵ "]);
+        assert_eq!(texts(ellipsize_spans(spans(), 2)), ["… "]);
+        assert!(ellipsize_spans(spans(), 1).is_empty());
+    }
 
     #[test]
     fn important_columns_are_shown_first_and_grow_first() {

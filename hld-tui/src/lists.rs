@@ -11,7 +11,7 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 use crate::app::{Filter, ListView, State, CHROME_ROWS};
-use crate::columns::{ellipsize, fit, home, short_dir, Column};
+use crate::columns::{ellipsize, ellipsize_spans, fit, home, short_dir, Column};
 use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
@@ -24,6 +24,8 @@ pub const WIDE: u16 = 140;
 const PANE_PERCENT: u16 = 40;
 /// The widest a directory column grows to fit its content.
 const DIR_MAX: usize = 40;
+/// Columns of a session's title kept before the marks beside it (modes, branch).
+const TITLE_LEAST: usize = 12;
 /// The widest a model column grows.
 const MODEL_MAX: usize = 30;
 /// The widest the approvals' tool column grows.
@@ -111,9 +113,11 @@ fn widest<'a>(header: &str, texts: impl Iterator<Item = &'a str>, max: usize) ->
 
 pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let rows = state.rows();
+    // A chain counts once, however many of its sessions are shown.
+    let chains = rows.iter().filter(|r| r.depth == 0).count();
     let mut heading = match state.list.view {
-        ListView::Sessions => format!(" Sessions ({})", rows.len()),
-        ListView::Archived => format!(" Archived sessions ({}) · Tab: drafts", rows.len()),
+        ListView::Sessions => format!(" Sessions ({chains})"),
+        ListView::Archived => format!(" Archived sessions ({chains}) · Tab: drafts"),
         ListView::Drafts => format!(
             " Drafts ({}) · Enter: edit, launch · X: discard · Tab: sessions",
             rows.len()
@@ -215,9 +219,11 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
                 (0, n, false) => format!("▸{n}"),
                 (0, n, true) => format!("▾{n}"),
             };
-            let room =
-                usize::from(widths[2]).saturating_sub(modes.iter().map(Span::width).sum::<usize>());
-            let mut title_spans = modes;
+            // The marks before the title give way to its first columns when both do not fit.
+            let width = usize::from(widths[2]);
+            let least = title.width().min(TITLE_LEAST);
+            let mut title_spans = ellipsize_spans(modes, width.saturating_sub(least));
+            let room = width.saturating_sub(title_spans.iter().map(Span::width).sum::<usize>());
             title_spans.push(Span::raw(ellipsize(&title, room)));
             let pending = state.pending_of(&s.id);
             let cost = s.cost_usd.or(s.result.as_ref().map(|r| r.total_cost_usd));

@@ -511,11 +511,14 @@ fn the_list_shows_one_row_per_chain_and_filters_and_searches() {
         ids(&state),
         ["s-run", "s-wait", "s-child", "s-int", "s-fail"]
     );
+    assert!(screen(&state, false).contains(" Sessions (5)"));
     keys(&mut state, "jj ");
     assert_eq!(
         ids(&state),
         ["s-run", "s-wait", "s-child", "s-done", "s-int", "s-fail"]
     );
+    // A chain counts once, expanded or not.
+    assert!(screen(&state, false).contains(" Sessions (5)"));
     keys(&mut state, "f");
     assert_eq!(ids(&state), ["s-run", "s-wait"]);
     keys(&mut state, "ffff");

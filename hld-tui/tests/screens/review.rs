@@ -360,3 +360,22 @@ fn a_diff_that_cannot_be_read_says_so() {
     assert!(text.contains("The diff could not be read"), "{text}");
     assert!(text.contains("not a git repository"), "{text}");
 }
+
+#[test]
+fn a_long_branch_gives_way_to_the_title_with_an_ellipsis() {
+    let mut state = State::new(now(), 80, 24, true);
+    update(&mut state, Msg::Connected);
+    let branch = "feature/a-branch-name-much-longer-than-any-column-could-show";
+    let long = session(
+        "s-long",
+        "completed",
+        "Add a parser",
+        1,
+        worktree(branch, "merged"),
+    );
+    update(&mut state, Msg::Sessions(vec![long]));
+    let shown = screen(&state, false);
+    let row = shown.lines().find(|l| l.contains("⎇")).unwrap();
+    assert!(row.contains("⎇ feature/a-bran"), "{row}");
+    assert!(row.contains("… Add a parser"), "{row}");
+}
