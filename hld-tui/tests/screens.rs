@@ -549,6 +549,35 @@ fn a_status_change_moves_the_session_up_and_reloads_the_list() {
 }
 
 #[test]
+fn an_interrupt_shows_as_such_before_the_list_is_read_again() {
+    use hld_client::protocol::SessionStatus::*;
+    let mut state = loaded(80, 24);
+    let mut moved = |id: &str, title: &str, old_status, new_status| {
+        let status = Event::SessionStatusChanged {
+            session_id: id.into(),
+            run_id: "run".into(),
+            old_status,
+            new_status,
+            parent_session_id: None,
+            error: None,
+            usage_limit: None,
+        };
+        update(&mut state, timed(status));
+        let shown = screen(&state, false);
+        let row = shown.lines().find(|l| l.contains(title));
+        row.map(str::to_owned)
+            .unwrap_or_else(|| panic!("{title} in\n{shown}"))
+    };
+    let parser = "Refactor the parser";
+    moved("s-run", parser, Running, Completing);
+    assert!(moved("s-run", parser, Completing, Completed).contains("■ interrupted"));
+    // The next turn is no longer interrupted, nor is its end.
+    let explore = "Explore the codebase";
+    moved("s-int", explore, Completed, Running);
+    assert!(moved("s-int", explore, Running, Completed).contains("✓ completed"));
+}
+
+#[test]
 fn launching_from_the_form_sends_the_fields() {
     let mut state = loaded(80, 24);
     keys(&mut state, "cline one");

@@ -8,12 +8,20 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
     match timed.event {
         Event::SessionStatusChanged {
             session_id,
+            old_status,
             new_status,
             usage_limit,
             ..
         } => {
             let known = state.sessions.iter_mut().find(|s| s.id == session_id);
             if let Some(s) = known {
+                // Shown right, even with no reload to come (the daemon gone): only an
+                // interrupt moves a session to `completing`, and a new turn starts afresh.
+                s.interrupted = match (&old_status, &new_status) {
+                    (SessionStatus::Completing, SessionStatus::Completed) => true,
+                    (_, new) if new.is_active() => false,
+                    _ => s.interrupted,
+                };
                 s.status = new_status;
                 s.usage_limit = usage_limit;
             }
