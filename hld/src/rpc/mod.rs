@@ -36,6 +36,9 @@ pub enum Frame {
     Request(envelope::Request),
     /// A message the framing refused and discarded: answered with this error and `id: null`.
     Rejected(ErrorObject),
+    /// A message the framing refused but read (stdio's wrong `Content-Type`): answered with
+    /// this error and its id, when it has one.
+    Refused(Bytes, ErrorObject),
 }
 
 #[derive(Debug, Clone)]
@@ -254,6 +257,14 @@ async fn handle<S: Send + Sync + 'static>(
         },
         Frame::Request(r) => (Some(&*r.id), Cow::from(&r.method), r.params.as_deref()),
         Frame::Rejected(error) => return rejected(None, error.clone(), "message"),
+        Frame::Refused(bytes, error) => {
+            let id = match envelope::parse(bytes, Strictness::Lenient) {
+                Ok(Message::Request { id, .. }) => id.map(ToOwned::to_owned),
+                Ok(Message::Reply { .. }) => None,
+                Err(refused) => refused.id,
+            };
+            return rejected(id, error.clone(), "message");
+        }
     };
     let reply_to = |outcome| match id {
         Some(id) => Handled::Reply(Response {

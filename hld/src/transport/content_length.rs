@@ -34,9 +34,14 @@ enum State {
         length: Option<usize>,
         bytes: usize,
         error: Option<ErrorObject>,
+        /// A `Content-Type` refused: the body is read still, for its id.
+        refused: Option<ErrorObject>,
     },
-    /// Reading a body of this many bytes.
-    Body { length: usize },
+    /// Reading a body of this many bytes, to be refused with this error if there is one.
+    Body {
+        length: usize,
+        refused: Option<ErrorObject>,
+    },
     /// Throwing away this many more bytes of a refused message.
     Discard(usize),
 }
@@ -47,6 +52,7 @@ impl State {
             length: None,
             bytes: 0,
             error: None,
+            refused: None,
         }
     }
 }
@@ -121,20 +127,25 @@ impl Decoder for ContentLengthCodec {
                     }
                     self.reset();
                 }
-                State::Body { length } => {
+                State::Body { length, refused } => {
                     if buf.len() < *length {
                         buf.reserve(*length - buf.len());
                         return Ok(None);
                     }
                     let body = buf.split_to(*length).freeze();
+                    let frame = match refused.take() {
+                        Some(error) => Frame::Refused(body, error),
+                        None => Frame::Message(body),
+                    };
                     self.reset();
                     self.body = None;
-                    return Ok(Some(Frame::Message(body)));
+                    return Ok(Some(frame));
                 }
                 State::Headers {
                     length,
                     bytes,
                     error,
+                    refused,
                 } => {
                     let Some(end) = memchr::memchr(b'\n', buf) else {
                         // A line over the section's limit: drop it (but a final `\r`).
@@ -197,12 +208,12 @@ impl Decoder for ContentLengthCodec {
                             }
                         } else if name.eq_ignore_ascii_case("content-type") {
                             if let Some(e) = content_type_error(value) {
-                                error.get_or_insert(e);
+                                refused.get_or_insert(e);
                             }
                         }
                         continue;
                     }
-                    let (length, error) = (length.take(), error.take());
+                    let (length, error, refused) = (length.take(), error.take(), refused.take());
                     match (length, error) {
                         (Some(n), _) if n > self.max_payload => {
                             self.state = State::Discard(n);
@@ -221,11 +232,12 @@ impl Decoder for ContentLengthCodec {
                                 return Ok(Some(Frame::Rejected(busy())));
                             }
                             self.body = share.flatten();
-                            self.state = State::Body { length: n };
+                            self.state = State::Body { length: n, refused };
                         }
                         (None, error) => {
                             self.reset();
                             let e = error
+                                .or(refused)
                                 .unwrap_or_else(|| parse_error("missing Content-Length header"));
                             return Ok(Some(Frame::Rejected(e)));
                         }
@@ -383,21 +395,26 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Sink<Outgoing> for ContentLengthConn<T> 
 mod tests {
     use super::*;
 
-    /// Each message's body, or a refusal's reason (else its message).
+    /// Each message's body, or a refusal's reason (else its message), after the body read.
     fn decoded(input: &[u8]) -> Vec<String> {
         let mut codec = ContentLengthCodec::new(64);
         let mut buf = BytesMut::from(input);
+        let reason = |e: &ErrorObject| {
+            e.data
+                .as_ref()
+                .and_then(|d| d.get("reason"))
+                .and_then(|r| r.as_str())
+                .unwrap_or(&e.message)
+                .to_owned()
+        };
         std::iter::from_fn(|| codec.decode(&mut buf).unwrap())
             .map(|frame| match frame {
                 Frame::Message(body) => String::from_utf8_lossy(&body).into_owned(),
                 Frame::Request(request) => request.method,
-                Frame::Rejected(e) => e
-                    .data
-                    .as_ref()
-                    .and_then(|d| d.get("reason"))
-                    .and_then(|r| r.as_str())
-                    .unwrap_or(&e.message)
-                    .to_owned(),
+                Frame::Rejected(e) => reason(&e),
+                Frame::Refused(body, e) => {
+                    format!("{} {}", reason(&e), String::from_utf8_lossy(&body))
+                }
             })
             .collect()
     }
@@ -415,13 +432,13 @@ mod tests {
                     .into(),
                 &["{}", "[1]"],
             ),
-            // A wrong content type or charset: refused, its body skipped.
+            // A wrong content type or charset: refused, its body read for its id.
             (
                 "Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{}\
                  Content-Type: application/vscode-jsonrpc; charset=iso-8859-1\r\n\
-                 Content-Length: 2\r\n\r\n{}Content-Length: 1\r\n\r\n1"
+                 Content-Length: 2\r\n\r\n[]Content-Length: 1\r\n\r\n1"
                     .into(),
-                &["unsupported-content-type", "bad-charset", "1"],
+                &["unsupported-content-type {}", "bad-charset []", "1"],
             ),
             (
                 format!("Content-Length: 2\r\n{padding}\r\n{{}}Content-Length: 2\r\n\r\n[]"),

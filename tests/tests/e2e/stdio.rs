@@ -277,6 +277,19 @@ fn framing_errors_via(d: &TestDaemon, via: Via) {
     assert_eq!(reason(&r.reply()), "unsupported-content-type");
     r.send_raw(b"Content-Type: application/vscode-jsonrpc; charset=iso-8859-1\r\nContent-Length: 2\r\n\r\n{}");
     assert_eq!(reason(&r.reply()), "bad-charset");
+    // Refused by its headers, a request is read for its id, which the refusal echoes.
+    let body = r#"{"jsonrpc":"2.0","method":"version","id":"typed"}"#;
+    let typed = format!(
+        "Content-Type: text/plain\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    r.send_raw(typed.as_bytes());
+    let refused = r.reply();
+    assert_eq!(
+        (reason(&refused), &refused["id"]),
+        ("unsupported-content-type", &json!("typed"))
+    );
+    assert!(refused.get("result").is_none(), "{refused}");
     // A length shorter than the JSON: what was read is not JSON.
     r.send_raw(b"Content-Length: 5\r\n\r\n{\"jso");
     assert_eq!(r.reply()["error"]["code"], -32700);
