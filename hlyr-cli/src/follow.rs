@@ -85,7 +85,8 @@ fn lost_daemon(session_id: &str) -> CliError {
 }
 
 struct Follower<'a> {
-    client: &'a Client,
+    /// The daemon's connection; a new one once it was lost (see [`turns`]).
+    client: Client,
     out: Printer,
     session_id: &'a str,
     /// Tool use ids whose call was taken in.
@@ -489,7 +490,7 @@ impl Follower<'_> {
     /// accepted one is printed at once, below its question; with `e`, auto-accept of edits is
     /// turned on after it.
     async fn answer(&mut self, answer: Answer) -> Result<(), CliError> {
-        if let Err(e) = decision::send_answer(self.client, &answer).await {
+        if let Err(e) = decision::send_answer(&self.client, &answer).await {
             e.print();
             return Ok(());
         }
@@ -501,7 +502,7 @@ impl Follower<'_> {
             decided_by: None,
         })?;
         if answer.accept_edits {
-            match decision::accept_edits(self.client, &answer).await {
+            match decision::accept_edits(&self.client, &answer).await {
                 Ok(()) => note("auto-accept of edits is on for this session"),
                 Err(e) => e.print(),
             }

@@ -7,6 +7,7 @@
 use hld_client::mode::Mode;
 use hld_client::protocol::{SlashCommandKind, UpdateSessionSettingsParams};
 use hld_client::view::clean;
+use hld_client::Client;
 
 use super::Follower;
 use crate::composer::Completion;
@@ -60,6 +61,22 @@ impl Follower<'_> {
             _ => "interrupting the turn; what was queued is back on the line".to_owned(),
         };
         Ok((paint(DIM, said), back))
+    }
+
+    /// Connects to the daemon again, its connection having been lost; says whether it could.
+    pub(super) async fn reconnect(&mut self) -> bool {
+        match Client::connect_to(self.client.address()).await {
+            Ok(client) => {
+                self.client = client;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Whether a conversation holds the terminal's keys (not given up by Ctrl-C).
+    pub(super) fn holds_keys(&self) -> bool {
+        self.converse && !self.interrupting && self.prompter.is_some()
     }
 
     /// `/model NAME`: switches the session's model (`claude` takes the name unchecked);

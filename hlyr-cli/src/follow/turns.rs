@@ -29,6 +29,18 @@ use crate::session::shown_title;
 /// What the prompt for the next message says about its keys.
 const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
+/// What a conversation that lost its daemon says it waits for.
+const LOST_HINT: &str = "once the daemon is back, a line sent connects again and goes on with \
+the session; Ctrl-D ends";
+
+/// Whether `e` says the daemon's connection is gone.
+fn is_lost(e: &hld_client::Error) -> bool {
+    matches!(
+        e,
+        hld_client::Error::Disconnected | hld_client::Error::Io(_)
+    )
+}
+
 /// How many completions Tab shows when several match.
 const MAX_CANDIDATES: usize = 12;
 
@@ -57,7 +69,7 @@ pub(super) async fn following(
     let notify = Notify::new(client, options.notify).await?;
     let initial = follow.initial_state();
     let mut follower = Follower {
-        client,
+        client: client.clone(),
         out,
         session_id,
         calls: Default::default(),
@@ -115,8 +127,14 @@ pub(super) async fn following(
             asking || (options.converse && follower.prompter.as_ref().is_some_and(Prompter::reads));
         tokio::select! {
             item = async { turns.follow.as_mut()?.next().await }, if turns.follow.is_some() => {
-                if let Some(exit) = turns.item(&mut follower, item)? {
-                    return Ok(exit);
+                match turns.item(&mut follower, item) {
+                    Ok(Some(exit)) => return Ok(exit),
+                    Ok(None) => {}
+                    // Holding a conversation, a daemon gone is waited for at the prompt.
+                    Err(e) if e.exit == Exit::Unreachable && follower.holds_keys() => {
+                        turns.lost(&mut follower, e);
+                    }
+                    Err(e) => return Err(e),
                 }
             }
             keys = async { follower.prompter.as_mut()?.keys().await }, if reading => {
@@ -271,10 +289,16 @@ impl Turns {
                     .activity
                     .suspend(|| note("steering: the turn is interrupted for your message"));
             }
-            let sent = follower
+            let mut sent = follower
                 .client
-                .send_message(follower.session_id, &text, mode)
+                .send_message(follower.session_id, &text, mode.clone())
                 .await;
+            if sent.as_ref().is_err_and(is_lost) && follower.reconnect().await {
+                sent = follower
+                    .client
+                    .send_message(follower.session_id, &text, mode)
+                    .await;
+            }
             let sent = match sent {
                 Ok(sent) => sent,
                 Err(e) => {
@@ -307,6 +331,21 @@ impl Turns {
             self.prompt(false, follower.mode);
         }
         Ok(None)
+    }
+
+    /// The daemon's connection was lost while the agent worked: the conversation waits at the
+    /// prompt, where the next line sent connects again and goes on with the session (which a
+    /// daemon that restarted has ended).
+    fn lost(&mut self, follower: &mut Follower<'_>, e: CliError) {
+        self.last_sequence = self.follow.take().and_then(|f| f.last_sequence());
+        follower.end();
+        CliError {
+            hint: Some(LOST_HINT.to_owned()),
+            ..e
+        }
+        .print();
+        self.told = Some(Exit::Unreachable);
+        self.prompt(true, follower.mode);
     }
 
     /// Draws the prompt line with the session's mode (unless `default`) and what was typed so

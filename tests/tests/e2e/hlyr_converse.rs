@@ -360,3 +360,39 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
     assert_eq!(said, ["scenario:slow", "scenario:plain after that"]);
 }
+
+#[test]
+fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
+    let base = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let restartable = || DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "100")
+            .env("FAKE_CLAUDE_COUNT", "600")
+    };
+    let mut d = TestDaemon::start_with(restartable());
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = only_session(&d);
+    // The daemon dies mid-turn: the conversation stays, at its prompt.
+    d.kill9();
+    drop(d);
+    term.wait_screen("a line sent connects again");
+    term.wait_screen(PROMPT_HINT);
+    let d = TestDaemon::start_with(restartable());
+    // The next line reaches the daemon that replaced it, in the same session.
+    term.send("scenario:plain where were we\r");
+    term.wait_screen("You said: scenario:plain where were we");
+    wait_count(&term, PROMPT_HINT, 2);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(only_session(&d), id);
+    let said = user_messages(&d, &id);
+    assert_eq!(
+        said.last().map(String::as_str),
+        Some("scenario:plain where were we")
+    );
+}
