@@ -1,5 +1,6 @@
 //! The hld daemon library; the `hld` binary is a thin wrapper around [`server::run`].
 
+pub mod agents;
 pub mod approval;
 pub mod budget;
 pub mod bus;
