@@ -33,6 +33,7 @@ pub mod pty;
 pub mod rest;
 pub mod rest_conversation;
 pub mod rest_events;
+pub mod rest_mentions;
 pub mod webhook;
 pub mod ws;
 

@@ -13,8 +13,8 @@
 //! of appearance so that equal ids stay equal; every RFC 3339 time keeps its format with the
 //! instant `2000-01-01T00:00:00` and zeroed fractional digits; the daemon's private directory
 //! becomes `/tmp/hld-test`, the directory of the workspace binaries `/target/debug` and the
-//! daemon's version `0.0.0`; `duration_ms`, measured on the wall clock, becomes 0. Keys come
-//! out sorted.
+//! daemon's version `0.0.0`; `duration_ms` and `durationMs`, measured on the wall clock,
+//! become 0. Keys come out sorted.
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +31,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 /// Numbers measured on the wall clock, and process ids.
-const VOLATILE_NUMBERS: [&str; 2] = ["duration_ms", "pid"];
+const VOLATILE_NUMBERS: [&str; 3] = ["duration_ms", "durationMs", "pid"];
 
 /// Replaces what changes from run to run (see the module docs).
 struct Normaliser {

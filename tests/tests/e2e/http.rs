@@ -1,7 +1,7 @@
 //! The REST transport (`hld --http`, issue 41) over real HTTP with reqwest: every refusal
 //! (secret, Host, Origin, body type and size, connection limit), CORS for allowed origins,
-//! 501 for what is not served, and `GET /health` and `GET /sessions` decoded by strict mirrors
-//! of the reference's shapes (hld-rest.md section 2).
+//! 404 for what is not in the API, and `GET /health` and `GET /sessions` decoded by strict
+//! mirrors of the reference's shapes (hld-rest.md section 2).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -88,7 +88,7 @@ async fn every_request_without_the_secret_the_host_or_an_allowed_origin_is_refus
 }
 
 #[tokio::test]
-async fn allowed_origins_get_cors_answers_and_unserved_operations_501() {
+async fn allowed_origins_get_cors_answers_and_unknown_operations_404() {
     let (_daemon, _address, base) = daemon(&["--http-allowed-origin", "http://ok.example/"]);
     let c = Client::new();
     let health = format!("{base}/api/v1/health");
@@ -121,15 +121,6 @@ async fn allowed_origins_get_cors_answers_and_unserved_operations_501() {
     assert_eq!(
         response.headers()["access-control-allow-origin"],
         "tauri://localhost"
-    );
-    let discover = c
-        .post(format!("{base}/api/v1/agents/discover"))
-        .json(&serde_json::json!({"workingDir": "/"}));
-    let (status, body) = call(discover).await;
-    assert_eq!(status, StatusCode::NOT_IMPLEMENTED);
-    assert_eq!(
-        body["error"]["message"],
-        "POST /api/v1/agents/discover is not served by this daemon yet"
     );
     let (status, _) = call(c.get(format!("{base}/api/v1/nonsense"))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);

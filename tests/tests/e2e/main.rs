@@ -46,6 +46,7 @@ mod hlyr_watch;
 mod http;
 mod http_conversation;
 mod http_events;
+mod http_mentions;
 mod http_safety;
 mod http_sessions;
 mod inputs;

@@ -11,16 +11,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::guard::{json, Refusal};
-use super::{approvals, conversation, events, sessions, settings, Reply};
+use super::{approvals, conversation, events, mentions, sessions, settings, Reply};
 use crate::daemon::Daemon;
 use crate::error::Error;
-
-/// The reference's operations not served yet (method, path pattern): 501 names them.
-const NOT_SERVED: [(&str, &str); 3] = [
-    ("POST", "fuzzy-search/files"),
-    ("POST", "directories"),
-    ("POST", "agents/discover"),
-];
 
 /// One request as a route sees it: the path after `/api/v1/`, split into segments.
 pub struct Call<'a> {
@@ -96,6 +89,21 @@ pub fn domain(e: Error) -> Refusal {
     }
 }
 
+/// Invalid input: 400 `HLD-3001` with `message`.
+pub fn invalid(message: impl Into<String>) -> Refusal {
+    Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message)
+}
+
+/// Runs `f`, work that blocks (the file system), off the runtime's threads; its panic is a
+/// 500, never the daemon's end.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Refusal> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "HLD-4001", e.to_string()))
+}
+
 /// `{"data": value}` with `status`, the reference's wrapping.
 pub fn data(status: StatusCode, value: impl Serialize) -> Reply {
     #[derive(Serialize)]
@@ -141,51 +149,26 @@ pub async fn route(
     if let Some(reply) = events::route(&call, daemon).await {
         return reply;
     }
+    if let Some(reply) = mentions::route(&call).await {
+        return reply;
+    }
     match (method.as_str(), path) {
         ("PATCH", "config") => Err(Refusal::new(
             StatusCode::FORBIDDEN,
             "HLD-403",
             "PATCH /config is never served: the claude binary is chosen where hld starts",
         )),
-        (m, p) => match NOT_SERVED.iter().find(|(nm, np)| *nm == m && fits(np, p)) {
-            Some((nm, np)) => Err(Refusal::new(
-                StatusCode::NOT_IMPLEMENTED,
-                "HLD-501",
-                format!("{nm} /api/v1/{np} is not served by this daemon yet"),
-            )),
-            None => Err(Refusal::new(
-                StatusCode::NOT_FOUND,
-                "HLD-1002",
-                "no such operation in the API",
-            )),
-        },
-    }
-}
-
-/// Whether `path` fits `pattern`, where `{id}` stands for any one segment.
-fn fits(pattern: &str, path: &str) -> bool {
-    let (mut p, mut s) = (pattern.split('/'), path.split('/'));
-    loop {
-        match (p.next(), s.next()) {
-            (None, None) => return true,
-            (Some("{id}"), Some(seg)) if !seg.is_empty() => {}
-            (Some(a), Some(b)) if a == b => {}
-            _ => return false,
-        }
+        _ => Err(Refusal::new(
+            StatusCode::NOT_FOUND,
+            "HLD-1002",
+            "no such operation in the API",
+        )),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn patterns_fit_one_segment_per_id() {
-        assert!(fits("sessions/{id}/launch", "sessions/abc/launch"));
-        assert!(!fits("sessions/{id}/launch", "sessions//launch"));
-        assert!(!fits("sessions/{id}", "sessions/abc/launch"));
-        assert!(fits("recent-paths", "recent-paths"));
-    }
 
     #[test]
     fn query_values_are_decoded_and_may_repeat() {

@@ -8,6 +8,7 @@ mod edits;
 mod events;
 pub mod guard;
 mod launches;
+mod mentions;
 mod sessions;
 mod settings;
 mod shapes;

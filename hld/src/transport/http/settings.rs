@@ -1,6 +1,6 @@
-//! The small reads a launcher and the settings page make: user settings, recent paths, the
-//! `claude` in use, a directory's state, the slash commands known for a directory, and the
-//! debugging panel's database figures.
+//! The small calls a launcher and the settings page make: user settings, recent paths, the
+//! `claude` in use, which providers have a key, a directory's state (and making one), the slash
+//! commands known for a directory, and the debugging panel's database figures.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,7 +11,7 @@ use hyper::StatusCode;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::api::{data, domain, Call};
+use super::api::{blocking, data, domain, invalid, Call};
 use super::guard::{json, Refusal};
 use super::Reply;
 use crate::daemon::Daemon;
@@ -28,16 +28,14 @@ pub async fn route(call: &Call<'_>, daemon: &Arc<Daemon>) -> Option<Result<Reply
         ("PATCH", ["user-settings"]) => set_user_settings(daemon, call).await,
         ("GET", ["recent-paths"]) => recent_paths(daemon, call.query.get("limit")).await,
         ("GET", ["config"]) => Ok(config(daemon).await),
+        ("GET", ["config", "status"]) => Ok(config_status()),
         ("GET", ["debug-info"]) => debug_info(daemon).await,
         ("POST", ["validate-directory"]) => validate_directory(call).await,
+        ("POST", ["directories"]) => create_directory(call).await,
         ("GET", ["slash-commands"]) => slash_commands(daemon, call).await,
         _ => return None,
     };
     Some(reply)
-}
-
-fn bad_query(message: impl Into<String>) -> Refusal {
-    Refusal::new(StatusCode::BAD_REQUEST, "HLD-3001", message)
 }
 
 /// `GET /user-settings`: those set, else the defaults (no advanced providers, telemetry not
@@ -90,7 +88,7 @@ async fn recent_paths(daemon: &Arc<Daemon>, limit: Option<&str>) -> Result<Reply
         Some(text) => match text.parse::<i64>() {
             Ok(n) if (1..=MAX_RECENT_PATHS).contains(&n) => Some(n),
             _ => {
-                return Err(bad_query(format!(
+                return Err(invalid(format!(
                     "limit must be a whole number from 1 to {MAX_RECENT_PATHS}, not {text:?}"
                 )))
             }
@@ -113,6 +111,19 @@ async fn config(daemon: &Daemon) -> Reply {
             "claude_path": configured.map(|p| p.display().to_string()).unwrap_or_default(),
             "claude_detected_path": found.path.unwrap_or_default(),
             "claude_available": found.available,
+        }),
+    )
+}
+
+/// `GET /config/status`: whether the proxy providers' keys are in the daemon's environment
+/// (`OPENROUTER_API_KEY`, `BASETEN_API_KEY`, set and not empty); the keys never leave it.
+fn config_status() -> Reply {
+    let configured = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    json(
+        StatusCode::OK,
+        &json!({
+            "openrouter": {"api_key_configured": configured("OPENROUTER_API_KEY")},
+            "baseten": {"api_key_configured": configured("BASETEN_API_KEY")},
         }),
     )
 }
@@ -145,31 +156,68 @@ struct DirectoryBody {
     path: Option<String>,
 }
 
+impl DirectoryBody {
+    /// The path asked for, `~` expanded and a relative one taken from the daemon's directory;
+    /// a missing or blank one is refused.
+    fn expanded(self) -> Result<PathBuf, Refusal> {
+        let Some(path) = self.path.filter(|p| !p.trim().is_empty()) else {
+            return Err(invalid("path is required"));
+        };
+        Ok(expand(&path))
+    }
+}
+
+/// `path` with `~` expanded, absolute (from the daemon's directory); as given if that fails.
+fn expand(path: &str) -> PathBuf {
+    std::path::absolute(expand_tilde(path)).unwrap_or_else(|_| path.into())
+}
+
 /// `POST /validate-directory {path}`: whether it exists and is a directory, or else whether
-/// it could be made; `~` expanded, a relative path taken from the daemon's directory.
+/// it could be made.
 async fn validate_directory(call: &Call<'_>) -> Result<Reply, Refusal> {
-    let body: DirectoryBody = call.json()?;
-    let Some(path) = body.path.filter(|p| !p.trim().is_empty()) else {
-        return Err(bad_query("path is required"));
-    };
-    let state = tokio::task::spawn_blocking(move || directory_state(&path))
-        .await
-        .map_err(|e| Refusal::new(StatusCode::INTERNAL_SERVER_ERROR, "HLD-4001", e.to_string()))?;
+    let path = call.json::<DirectoryBody>()?.expanded()?;
+    let state = blocking(move || directory_state(&path)).await?;
     Ok(json(StatusCode::OK, &state))
 }
 
-/// The reply of `validate-directory` for `path`.
-fn directory_state(path: &str) -> Value {
-    let expanded = std::path::absolute(expand_tilde(path)).unwrap_or_else(|_| path.into());
+/// `POST /directories {path}`: `mkdir -p` (mode 0777 less the umask, as `mkdir` makes it) →
+/// `{path, created}`, the path made absolute and whether it was missing. A failure (a file in
+/// the way, no permission) is 500 `CREATE_DIRECTORY_FAILED` with an empty message, as upstream
+/// answers it; the reason is logged.
+async fn create_directory(call: &Call<'_>) -> Result<Reply, Refusal> {
+    let path = call.json::<DirectoryBody>()?.expanded()?;
+    let made = blocking(move || {
+        let created = !path.is_dir();
+        std::fs::create_dir_all(&path).map(|()| (path, created))
+    })
+    .await?;
+    match made {
+        Ok((path, created)) => Ok(json(
+            StatusCode::OK,
+            &json!({"path": path.display().to_string(), "created": created}),
+        )),
+        Err(e) => {
+            tracing::warn!(error = %e, "POST /directories: cannot make the directory");
+            Err(Refusal::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "CREATE_DIRECTORY_FAILED",
+                "",
+            ))
+        }
+    }
+}
+
+/// The reply of `validate-directory` for `expanded`.
+fn directory_state(expanded: &Path) -> Value {
     let mut state = json!({"expandedPath": expanded.display().to_string()});
-    match std::fs::metadata(&expanded) {
+    match std::fs::metadata(expanded) {
         Ok(meta) => {
             state["exists"] = true.into();
             state["isDirectory"] = meta.is_dir().into();
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             state["exists"] = false.into();
-            state["canCreate"] = can_create(&expanded).into();
+            state["canCreate"] = can_create(expanded).into();
         }
         Err(e) => {
             state["exists"] = false.into();
@@ -192,7 +240,7 @@ fn can_create(path: &Path) -> bool {
 /// holds `query`; `source` is `local` for those of the directory's `.claude/commands`.
 async fn slash_commands(daemon: &Arc<Daemon>, call: &Call<'_>) -> Result<Reply, Refusal> {
     let Some(dir) = call.query.get("working_dir").filter(|d| !d.is_empty()) else {
-        return Err(bad_query("working_dir is required"));
+        return Err(invalid("working_dir is required"));
     };
     let dir: PathBuf = expand_tilde(dir);
     let wanted = call.query.get("query").unwrap_or("").to_lowercase();
@@ -240,17 +288,17 @@ mod tests {
     fn a_directory_is_found_or_could_be_made() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().display().to_string();
-        let there = directory_state(&root);
+        let there = directory_state(&expand(&root));
         assert_eq!(there["exists"], true);
         assert_eq!(there["isDirectory"], true);
         assert_eq!(there["expandedPath"], root.as_str());
-        let deep = directory_state(&format!("{root}/a/b"));
+        let deep = directory_state(&expand(&format!("{root}/a/b")));
         assert_eq!(deep["exists"], false);
         assert_eq!(deep["canCreate"], true);
         std::fs::write(dir.path().join("file"), "x").unwrap();
-        let file = directory_state(&format!("{root}/file"));
+        let file = directory_state(&expand(&format!("{root}/file")));
         assert_eq!(file["isDirectory"], false);
-        let under_file = directory_state(&format!("{root}/file/sub"));
+        let under_file = directory_state(&expand(&format!("{root}/file/sub")));
         assert_eq!(under_file["exists"], false);
         assert!(under_file["error"].is_string(), "{under_file}");
     }
