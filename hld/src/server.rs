@@ -167,9 +167,14 @@ pub async fn run(
         ),
         None => None,
     };
-    // `health` reports the address bound (a port 0 asked for one).
+    // `health` reports the address bound (a port 0 asked for one); a port 0 is also announced
+    // on stdout, where CodeLayer's desktop shell reads the port of the daemon it started.
     if let (Some(http), Some(rest)) = (config.http.as_mut(), &rest) {
+        let any_port = http.address.port() == 0;
         http.address = rest.local_addr()?;
+        if any_port {
+            http::announce_port(http.address.port());
+        }
     }
     if let (Some(config), Some(ws)) = (config.websocket.as_mut(), &ws) {
         config.address = ws.local_addr()?;

@@ -1,15 +1,17 @@
 //! The REST transport (`hld --http`, issue 41) over real HTTP with reqwest: every refusal
 //! (secret, Host, Origin, body type and size, connection limit), CORS for allowed origins,
-//! 404 for what is not in the API, and `GET /health` and `GET /sessions` decoded by strict
-//! mirrors of the reference's shapes (hld-rest.md section 2).
+//! 404 for what is not in the API, port 0 announced on stdout as CodeLayer's desktop shell reads
+//! it, and `GET /health` and `GET /sessions` decoded by strict mirrors of the reference's shapes
+//! (hld-rest.md section 2).
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
+use std::process::Stdio;
 use std::time::Duration;
 
 use hld_e2e::rest::{call, daemon, refused, Counts, Health, Sessions};
-use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon};
+use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon};
 use reqwest::{Client, Method, StatusCode};
 
 #[tokio::test]
@@ -124,6 +126,55 @@ async fn allowed_origins_get_cors_answers_and_unknown_operations_404() {
     );
     let (status, _) = call(c.get(format!("{base}/api/v1/nonsense"))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_port_0_is_announced_as_the_first_line_of_stdout() {
+    let dir = tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let mut child = std::process::Command::new(workspace_bin("hld"))
+        .arg("--socket")
+        .arg(dir.path().join("hld.sock"))
+        .arg("--database")
+        .arg(dir.path().join("hld.db"))
+        .arg("--log-file")
+        .arg(dir.path().join("hld.log"))
+        .args(["--http", "127.0.0.1:0"])
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Read on a thread, so that a daemon that never writes fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(10));
+    let port = line
+        .as_deref()
+        .ok()
+        .and_then(|l| l.strip_suffix('\n')?.strip_prefix("HTTP_PORT="))
+        .and_then(|p| p.parse::<u16>().ok());
+    let secret = std::fs::read_to_string(dir.path().join("daemon.http-token"));
+    let health = match (port, &secret) {
+        (Some(port), Ok(secret)) => {
+            let url = format!("http://127.0.0.1:{port}/t/{}/api/v1/health", secret.trim());
+            Some(call(Client::new().get(url)).await.0)
+        }
+        _ => None,
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(port.is_some_and(|p| p != 0), "first line: {line:?}");
+    assert_eq!(health, Some(StatusCode::OK), "the port announced serves");
 }
 
 #[test]

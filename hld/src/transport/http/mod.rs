@@ -14,6 +14,7 @@ mod settings;
 mod shapes;
 mod share;
 
+use std::io::Write;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,7 +59,8 @@ const MAX_HEADERS: usize = 64 * 1024;
 #[derive(Debug, Clone, Default, clap::Args)]
 #[command(next_help_heading = "HTTP")]
 pub struct HttpArgs {
-    /// Serve CodeLayer's REST API on this loopback address, e.g. 127.0.0.1:7777, under
+    /// Serve CodeLayer's REST API on this loopback address, e.g. 127.0.0.1:7777 (port 0: a
+    /// free port, printed as the line HTTP_PORT=<port>, stdout's first), under
     /// /t/<secret>/api/v1 (the secret is in daemon.http-token next to the socket, made 0600
     /// at first use; `hlyr daemon url` prints the URL) [default: http_address in humanlayer.json].
     /// Loopback only, unless --http-allow-remote.
@@ -132,6 +134,16 @@ impl HttpConfig {
             max_connections: args.http_max_connections.max(1),
             keepalive: Duration::from_millis(args.http_keepalive_ms.max(1)),
         }))
+    }
+}
+
+/// Writes `HTTP_PORT=<port>` as a line of stdout, the first the daemon writes there: how
+/// CodeLayer's desktop shell learns the port of a daemon it started with port 0. A stdout that
+/// cannot be written (closed) is no reason to stop serving, so the failure is only logged.
+pub fn announce_port(port: u16) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "HTTP_PORT={port}").and_then(|()| out.flush()) {
+        tracing::warn!(error = %e, port, "cannot write HTTP_PORT to stdout");
     }
 }
 
