@@ -108,13 +108,18 @@ fn wait_pending(d: &TestDaemon, session_id: &str, n: usize) -> Vec<Approval> {
     approvals
 }
 
+/// The session's tool call, once stored: claude's line with it and its approval request
+/// reach the daemon on two channels, in either order.
 fn tool_call(d: &TestDaemon, session_id: &str) -> ConversationEvent {
-    let events = d.conversation(session_id);
-    let call = events
-        .iter()
-        .find(|e| e.event_type == ConversationEventType::ToolCall);
-    call.cloned()
-        .unwrap_or_else(|| panic!("no tool_call event in {events:#?}\nlog:\n{}", d.log_text()))
+    let stored = || {
+        d.conversation(session_id)
+            .into_iter()
+            .find(|e| e.event_type == ConversationEventType::ToolCall)
+    };
+    wait_for(WAIT, stored).unwrap_or_else(|| {
+        let events = d.conversation(session_id);
+        panic!("no tool_call event in {events:#?}\nlog:\n{}", d.log_text())
+    })
 }
 
 fn tool_result(d: &TestDaemon, session_id: &str) -> ConversationEvent {
