@@ -9,10 +9,10 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use hld_client::protocol::{
-    Approval, ConversationEvent, ErrorObject, Event, FetchApprovals, FetchApprovalsParams,
-    GetConversation, GetConversationParams, GetSessionState, Health, LaunchSession,
-    LaunchSessionParams, Method, NoParams, Response, SessionIdParams, SessionState, SessionStatus,
-    Subscribe, SubscribeParams, TimedEvent, HEARTBEAT_MESSAGE,
+    Approval, ConversationEvent, ConversationEventType, ErrorObject, Event, FetchApprovals,
+    FetchApprovalsParams, GetConversation, GetConversationParams, GetSessionState, Health,
+    LaunchSession, LaunchSessionParams, Method, NoParams, Response, SessionIdParams, SessionState,
+    SessionStatus, Subscribe, SubscribeParams, TimedEvent, HEARTBEAT_MESSAGE,
 };
 use serde_json::Value;
 
@@ -384,6 +384,24 @@ impl TestDaemon {
             ..Default::default()
         })
         .events
+    }
+
+    /// The session's first tool call, once stored. Claude's line with it and its approval
+    /// request reach the daemon on two channels (stdout, the approvals MCP server), in either
+    /// order: a pending approval does not mean its call is stored yet.
+    pub fn wait_tool_call(&self, session_id: &str) -> ConversationEvent {
+        let stored = || {
+            self.conversation(session_id)
+                .into_iter()
+                .find(|e| e.event_type == ConversationEventType::ToolCall)
+        };
+        wait_for(WAIT, stored).unwrap_or_else(|| {
+            let events = self.conversation(session_id);
+            panic!(
+                "no tool_call event in {events:#?}\nlog:\n{}",
+                self.log_text()
+            )
+        })
     }
 
     /// The pending approvals, of one session or of all.

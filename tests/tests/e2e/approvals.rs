@@ -108,20 +108,6 @@ fn wait_pending(d: &TestDaemon, session_id: &str, n: usize) -> Vec<Approval> {
     approvals
 }
 
-/// The session's tool call, once stored: claude's line with it and its approval request
-/// reach the daemon on two channels, in either order.
-fn tool_call(d: &TestDaemon, session_id: &str) -> ConversationEvent {
-    let stored = || {
-        d.conversation(session_id)
-            .into_iter()
-            .find(|e| e.event_type == ConversationEventType::ToolCall)
-    };
-    wait_for(WAIT, stored).unwrap_or_else(|| {
-        let events = d.conversation(session_id);
-        panic!("no tool_call event in {events:#?}\nlog:\n{}", d.log_text())
-    })
-}
-
 fn tool_result(d: &TestDaemon, session_id: &str) -> ConversationEvent {
     d.conversation(session_id)
         .into_iter()
@@ -240,7 +226,7 @@ fn approving_runs_the_tool_and_the_session_completes() {
 
     // While waiting: the session waits, the tool call is linked, nothing was written.
     d.wait_session(&id, |s| s.status == SessionStatus::WaitingInput);
-    let call = tool_call(&d, &id);
+    let call = d.wait_tool_call(&id);
     assert_eq!(call.approval_status.as_deref(), Some("pending"));
     assert_eq!(call.approval_id.as_deref(), Some(approval_id.as_str()));
     assert_eq!(approval.tool_use_id, call.tool_id);
@@ -293,7 +279,7 @@ fn approving_runs_the_tool_and_the_session_completes() {
     let s = d.wait_ended(&id);
     assert_eq!(s.status, SessionStatus::Completed, "{s:?}");
     assert_eq!(std::fs::read_to_string(&hello).unwrap(), "Hello, world!\n");
-    let call = tool_call(&d, &id);
+    let call = d.wait_tool_call(&id);
     assert_eq!(call.approval_status.as_deref(), Some("approved"));
     assert!(call.is_completed);
     let result = tool_result(&d, &id);
@@ -347,7 +333,7 @@ fn a_tool_call_stored_after_its_approval_is_linked_to_it() {
     assert!(approve(&d, &approval.id).success);
     assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
     assert_eq!(
-        tool_call(&d, &id).approval_status.as_deref(),
+        d.wait_tool_call(&id).approval_status.as_deref(),
         Some("approved")
     );
 }
@@ -389,7 +375,7 @@ fn a_denial_with_a_comment_reaches_claude() {
         "I couldn't create hello.txt: Use notes.txt instead"
     );
     assert_eq!(
-        tool_call(&d, &id).approval_status.as_deref(),
+        d.wait_tool_call(&id).approval_status.as_deref(),
         Some("denied")
     );
     assert!(!workdir(&d).join("hello.txt").exists());
@@ -478,14 +464,8 @@ fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() 
         let mut d = TestDaemon::start_with(restartable());
         let id = launch(&d, "scenario:tool make a file");
         let approval_id = wait_pending(&d, &id, 1)[0].id.clone();
-        // The approval comes over the MCP socket, the tool call over claude's stdout: wait
-        // until the daemon stored the call too, or a kill could come between the two.
-        wait_for(WAIT, || {
-            d.conversation(&id)
-                .into_iter()
-                .find(|e| e.event_type == ConversationEventType::ToolCall)
-        })
-        .expect("the tool call is stored");
+        // Stored too, or a kill could come between the approval and its call.
+        d.wait_tool_call(&id);
         let hello = workdir(&d).join("hello.txt");
         if kill {
             // No clean-up at all. Claude dies with its daemon (it is never left running
@@ -524,7 +504,7 @@ fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() 
         assert_eq!(session.status, expected);
         // The tool call row carries the resolution.
         assert_eq!(
-            tool_call(&d, &id).approval_status.as_deref(),
+            d.wait_tool_call(&id).approval_status.as_deref(),
             Some("resolved")
         );
         assert!(!hello.exists(), "no Claude acted after its daemon died");
@@ -638,7 +618,7 @@ fn racing_decisions_have_exactly_one_winner() {
     };
     let s = d.wait_ended(&id);
     assert_eq!(s.status, SessionStatus::Completed);
-    let call = tool_call(&d, &id);
+    let call = d.wait_tool_call(&id);
     if winner.is_multiple_of(2) {
         assert_eq!(decision, ApprovalStatus::Approved);
         assert_eq!(call.approval_status.as_deref(), Some("approved"));
@@ -701,7 +681,7 @@ fn no_approvals_or_an_own_permission_tool_skip_the_injection() {
     });
     d.wait_ended(&id);
     assert!(d.approvals(Some(&id)).is_empty());
-    assert_eq!(tool_call(&d, &id).approval_status, None);
+    assert_eq!(d.wait_tool_call(&id).approval_status, None);
 }
 
 // ---- approval methods ----

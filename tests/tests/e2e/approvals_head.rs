@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use hld_client::protocol::{ApprovalStatus, ConversationEventType, SessionStatus};
+use hld_client::protocol::{ApprovalStatus, SessionStatus};
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon};
 use serde_json::{json, Value};
 
@@ -41,11 +41,7 @@ fn heads_approvals_server_asks_with_the_session_id_in_run_id_and_is_answered() {
     assert_eq!(approval.session_id, id);
     assert_eq!(approval.run_id, state.run_id, "the session's own run id");
     assert_eq!(approval.function_name.as_deref(), Some("Write"));
-    let call = d
-        .conversation(&id)
-        .into_iter()
-        .find(|e| e.event_type == ConversationEventType::ToolCall)
-        .expect("the tool call");
+    let call = d.wait_tool_call(&id);
     assert_eq!(approval.tool_use_id, call.tool_id, "HEAD's tool_use_id");
     assert_eq!(call.approval_id.as_deref(), Some(approval.id.as_str()));
 
