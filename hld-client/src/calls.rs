@@ -5,6 +5,7 @@ use crate::error::Error;
 use crate::protocol::*;
 use crate::Client;
 
+mod conversation;
 mod cost;
 mod course;
 
@@ -106,42 +107,6 @@ impl Client {
             session_id: session_id.to_owned(),
         };
         Ok(self.call::<GetSessionState>(params).await?.session)
-    }
-
-    /// [`GetConversation`]: stored conversation events, oldest first, a page at a time
-    /// (`after_sequence` is the `sequence` of the last event received).
-    ///
-    /// ```no_run
-    /// use hld_client::protocol::GetConversationParams;
-    ///
-    /// # async fn demo() -> Result<(), hld_client::Error> {
-    /// let client = hld_client::Client::connect_default().await?;
-    /// let mut after_sequence = None;
-    /// loop {
-    ///     let page = client
-    ///         .get_conversation(GetConversationParams {
-    ///             session_id: Some("4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13".into()),
-    ///             after_sequence,
-    ///             limit: Some(100),
-    ///             ..Default::default()
-    ///         })
-    ///         .await?;
-    ///     for event in &page {
-    ///         println!("{} {}", event.sequence, event.event_type.as_str());
-    ///     }
-    ///     match page.last() {
-    ///         Some(last) if page.len() == 100 => after_sequence = Some(last.sequence),
-    ///         _ => break,
-    ///     }
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub async fn get_conversation(
-        &self,
-        params: GetConversationParams,
-    ) -> Result<Vec<ConversationEvent>, Error> {
-        Ok(self.call::<GetConversation>(params).await?.events)
     }
 
     /// [`ContinueSession`]: a new session that forks a session's Claude conversation with

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::protocol::{ErrorObject, RefusalReason};
+use crate::protocol::{ErrorCode, ErrorObject, RefusalReason};
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +90,13 @@ impl Error {
             Error::Rpc(e) => Some(e),
             _ => None,
         }
+    }
+
+    /// Whether the reply was too large for the transport (error 8, a WebSocket's 1 MiB): the
+    /// same request for less (a shorter page) may pass.
+    pub fn is_too_large(&self) -> bool {
+        self.rpc()
+            .is_some_and(|e| e.code == ErrorCode::ResourceExhausted.code())
     }
 
     /// The refusal's reason, if the daemon refused a decision.

@@ -251,6 +251,7 @@ pub(crate) async fn follow(
         subscription,
         phase: Phase::CatchingUp { after },
         ledger,
+        page: PAGE,
     };
     let items = futures::stream::unfold(follower, |mut follower| async move {
         let item = follower.next().await?;
@@ -283,6 +284,8 @@ struct Follower {
     subscription: Subscription,
     phase: Phase,
     ledger: Ledger,
+    /// Events a catch-up page asks for: [`PAGE`], halved after a page too large to carry.
+    page: usize,
 }
 
 impl Follower {
@@ -313,11 +316,19 @@ impl Follower {
             .get_conversation(GetConversationParams {
                 session_id: Some(self.ledger.session_id.clone()),
                 after_sequence: after,
-                limit: Some(PAGE as i64),
+                limit: Some(self.page as i64),
                 ..Default::default()
             })
-            .await?;
-        let full = page.len() == PAGE;
+            .await;
+        let page = match page {
+            // Too large for the transport (a WebSocket's 1 MiB): read again, half as long.
+            Err(e) if e.is_too_large() && self.page > 1 => {
+                self.page /= 2;
+                return Ok(());
+            }
+            page => page?,
+        };
+        let full = page.len() == self.page;
         let last = self.ledger.stored(page);
         self.tell_decisions().await?;
         if full {

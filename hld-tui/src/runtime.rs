@@ -13,10 +13,10 @@ use hld_client::contexts::LOCAL;
 use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, CreateDraft, DiscardDraft, ErrorCode,
-    GetConversationParams, GetRateLimits, GetSessionDiffParams, GetSessionLeaves,
-    GetSessionLeavesParams, GetUsage, GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter,
-    ListSlashCommands, MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams,
-    SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
+    GetRateLimits, GetSessionDiffParams, GetSessionLeaves, GetSessionLeavesParams, GetUsage,
+    GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter, ListSlashCommands,
+    MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams, SuggestFiles,
+    SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
     UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
 };
 use hld_client::Client;
@@ -263,11 +263,7 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
         }
         Command::LoadApprovals => Msg::Approvals(client.fetch_approvals(None).await?),
         Command::LoadConversation(session_id) => {
-            let params = GetConversationParams {
-                session_id: Some(session_id.clone()),
-                ..Default::default()
-            };
-            let events = client.get_conversation(params).await?;
+            let events = client.get_whole_conversation(&session_id).await?;
             let mut approvals = Vec::new();
             for id in decided_approvals(&events) {
                 // One that cannot be read leaves the status stored on its event shown.

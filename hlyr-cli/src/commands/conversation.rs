@@ -4,9 +4,7 @@
 //! as a followed `launch`.
 
 use clap_complete::ArgValueCompleter;
-use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEventType, GetConversationParams,
-};
+use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType, ConversationEventType};
 
 use crate::complete;
 use crate::error::{CliError, Exit};
@@ -31,12 +29,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     }
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
-    let events = client
-        .get_conversation(GetConversationParams {
-            session_id: Some(session.id),
-            ..Default::default()
-        })
-        .await?;
+    let events = client.get_whole_conversation(&session.id).await?;
     for event in events {
         let approval_id = match event.event_type {
             ConversationEventType::ToolCall => event.approval_id.clone(),

@@ -155,6 +155,48 @@ async fn the_sdk_runs_and_approves_agents_on_a_socket_daemon_and_a_wss_daemon_al
 }
 
 #[tokio::test]
+async fn a_conversation_over_the_wss_message_limit_is_read_whole_in_pages() {
+    // Two turns reading a 900 kB file each: one event fits a 1 MiB WebSocket message, the
+    // conversation does not.
+    let certs = tempfile::tempdir().unwrap();
+    let options = DaemonOptions::fake_claude().env("FAKE_CLAUDE_BIG_BYTES", "900000");
+    let (far, url, pin) = wss_daemon_with(certs.path(), 0, options);
+    let token = ws::token_in(&far.dir);
+    let local = Client::connect_to(&Address::Socket(far.socket.clone()))
+        .await
+        .unwrap();
+    let first = far.launch(launch_params("scenario:big", &far.dir));
+    far.wait_ended(&first);
+    let params = hld_client::protocol::ContinueSessionParams {
+        session_id: first,
+        query: "scenario:big".into(),
+        ..Default::default()
+    };
+    let second = local.continue_session(params).await.unwrap().session_id;
+    far.wait_ended(&second);
+    let whole = local.get_whole_conversation(&second).await.unwrap();
+    let remote = Client::connect_to(&remote(&url, &token, pin))
+        .await
+        .unwrap();
+    let one_call = hld_client::protocol::GetConversationParams {
+        session_id: Some(second.clone()),
+        ..Default::default()
+    };
+    assert!(remote
+        .get_conversation(one_call)
+        .await
+        .unwrap_err()
+        .is_too_large());
+    assert_eq!(remote.get_whole_conversation(&second).await.unwrap(), whole);
+    let read = whole.iter().filter_map(|e| e.tool_result_content.as_ref());
+    assert_eq!(
+        read.filter(|r| r.len() >= 900_000).count(),
+        2,
+        "both reads whole"
+    );
+}
+
+#[tokio::test]
 async fn a_wrong_fingerprint_a_wrong_token_and_plain_ws_afar_are_refused() {
     let certs = tempfile::tempdir().unwrap();
     let (far, url, pin) = wss_daemon(certs.path(), 0);

@@ -552,7 +552,7 @@ async fn a_session_launched_over_websocket_is_the_one_the_unix_socket_sees() {
 }
 
 #[tokio::test]
-async fn an_oversize_reply_is_error_8_and_an_oversize_event_goes_out_cut() {
+async fn an_oversize_event_or_string_goes_out_cut_and_a_reply_of_many_is_error_8() {
     let (daemon, address, token) = daemon(&["--max-message-size", "4000000"]);
     let session = finished_session(&daemon);
     let mut client = WsClient::connect(address, &token).await;
@@ -571,7 +571,7 @@ async fn an_oversize_reply_is_error_8_and_an_oversize_event_goes_out_cut() {
         text.len()
     );
     assert!(
-        text.ends_with("getConversation has it whole]"),
+        text.ends_with("the daemon stores it whole]"),
         "{}",
         &text[text.len() - 100..]
     );
@@ -580,9 +580,32 @@ async fn an_oversize_reply_is_error_8_and_an_oversize_event_goes_out_cut() {
         0
     );
     client.reply(event["id"].as_str().unwrap(), json!({})).await;
-    // The same approval read back is over the limit: error 8, telling how to ask for less.
+    // Read back, its string could go whole in no message: it is cut the same way.
     let reply = client
-        .call("fetchApprovals", json!({"session_id": session}))
+        .result("fetchApprovals", json!({"session_id": session}))
+        .await;
+    let text = reply["approvals"][0]["function_args"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.starts_with("bbbb") && text.ends_with("whole]"),
+        "{}",
+        text.len()
+    );
+    // Two more, each small enough to go whole: too large together, error 8, telling how to
+    // ask for less.
+    let other = finished_session(&daemon);
+    for seq in 1..=2 {
+        create_approval(
+            &daemon,
+            &other,
+            json!({"text": "c".repeat(600_000), "seq": seq}),
+        );
+        let event = client.server_request().await;
+        client.reply(event["id"].as_str().unwrap(), json!({})).await;
+    }
+    let reply = client
+        .call("fetchApprovals", json!({"session_id": other}))
         .await;
     assert_eq!(
         reply["error"]["code"],

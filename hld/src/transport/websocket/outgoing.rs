@@ -1,5 +1,7 @@
-//! What the WebSocket transport writes, at most [`MAX_MESSAGE`] bytes a message: a larger reply
-//! becomes error 8; a larger event is cut to fit (the store keeps it whole).
+//! What the WebSocket transport writes, at most [`MAX_MESSAGE`] bytes a message: a larger event
+//! is cut to fit (the store keeps it whole); so are a larger reply's strings that no message
+//! could carry whole (one event's huge output), while a reply too large for its many items
+//! becomes error 8, for the client to ask for fewer.
 
 use bytes::Bytes;
 use hld_client::protocol::{ErrorCode, ErrorObject};
@@ -12,12 +14,15 @@ use crate::rpc::{event_message, Response};
 /// The bytes of a reply around its result and id.
 const REPLY_FRAME: usize = 33;
 
+/// A reply's strings longer than this could not go whole in any message: those alone are cut.
+const UNCARRIED: usize = MAX_MESSAGE - 64 * 1024;
+
 /// The server-initiated request `rpc.heartbeat` number `request`.
 pub fn heartbeat_request(request: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply, or error 8 in its place if too large.
+/// A reply; one too large with its [`UNCARRIED`] strings cut is error 8.
 pub fn reply(response: Response) -> String {
     let size = match &response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
@@ -25,6 +30,21 @@ pub fn reply(response: Response) -> String {
     };
     if size <= MAX_MESSAGE {
         return text(response.to_json());
+    }
+    if let Ok(result) = &response.outcome {
+        let mut value: Value = serde_json::from_slice(result).expect("a result is JSON");
+        if cut_strings(&mut value, size - MAX_MESSAGE, UNCARRIED) {
+            tracing::warn!(
+                bytes = size,
+                "a reply too large for the WebSocket; sent cut"
+            );
+            let result = serde_json::to_vec(&value).expect("JSON serialises");
+            let cut = Response {
+                id: response.id,
+                outcome: Ok(result),
+            };
+            return text(cut.to_json());
+        }
     }
     tracing::warn!(
         bytes = size,
@@ -66,7 +86,7 @@ pub fn event(event: &Published, request: u64) -> String {
 
 /// The marker ending a string that was cut.
 fn marker(cut: usize) -> String {
-    format!(" [… {cut} bytes cut: over the 1 MiB WebSocket limit; getConversation has it whole]")
+    format!(" [… {cut} bytes cut: over the 1 MiB WebSocket limit; the daemon stores it whole]")
 }
 
 fn marker_room() -> usize {
@@ -82,17 +102,19 @@ pub fn fit(value: &mut Value, budget: usize) {
             return;
         }
         let excess = size - budget;
-        if !cut_strings(value, excess) && !replace_container(value, excess) {
+        if !cut_strings(value, excess, 0) && !replace_container(value, excess) {
             return;
         }
     }
 }
 
-/// Cuts the strings longer than the longest common length that saves `excess` bytes, each at a
-/// char boundary and marked; `false` if cutting every string would not save that much.
-fn cut_strings(value: &mut Value, excess: usize) -> bool {
+/// Cuts the strings (of those over `over` bytes) longer than the longest common length that
+/// saves `excess` bytes, each at a char boundary and marked; `false` (nothing cut) if cutting
+/// them all would not save that much.
+fn cut_strings(value: &mut Value, excess: usize, over: usize) -> bool {
     let mut strings = Vec::new();
     collect_strings(value, &mut strings);
+    strings.retain(|s| s.len() > over);
     let room = marker_room();
     let saving = |keep: usize| -> usize {
         strings
@@ -113,6 +135,7 @@ fn cut_strings(value: &mut Value, excess: usize) -> bool {
             high = mid - 1;
         }
     }
+
     for s in strings {
         if s.len() > low + room {
             let mut end = low;
