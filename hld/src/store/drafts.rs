@@ -9,6 +9,9 @@ use super::error::{Result, StoreError};
 use super::types::NewSession;
 use super::writer::Writer;
 
+/// The error message of a discarded draft, as upstream words it.
+pub const DISCARDED: &str = "Draft session discarded";
+
 impl Writer {
     /// Inserts a draft with the fields given.
     pub(crate) fn create_draft(
@@ -66,19 +69,30 @@ impl Writer {
         }
     }
 
-    /// Moves a draft from `from` to `to`; false when it is not in `from`.
+    /// Moves a draft from `from` to `to`; false when it is not in `from`. A discard records
+    /// [`DISCARDED`] as the error message.
     pub(crate) fn move_draft(
         &mut self,
         id: &str,
         from: &DraftState,
         to: &DraftState,
     ) -> Result<bool> {
+        // The reason a discard gives stays when the draft is restored, as upstream keeps it.
+        let reason = (*to == DraftState::Discarded).then_some(DISCARDED);
         let changed = self
             .conn
             .prepare_cached(
-                "UPDATE sessions SET draft = ?3, last_activity_at = ?4 WHERE id = ?1 AND draft = ?2",
+                "UPDATE sessions SET draft = ?3, last_activity_at = ?4,
+                    error_message = COALESCE(?5, error_message)
+                 WHERE id = ?1 AND draft = ?2",
             )?
-            .execute(params![id, from.as_str(), to.as_str(), crate::time::now()])?;
+            .execute(params![
+                id,
+                from.as_str(),
+                to.as_str(),
+                crate::time::now(),
+                reason
+            ])?;
         Ok(changed == 1)
     }
 

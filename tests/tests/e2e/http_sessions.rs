@@ -179,13 +179,21 @@ async fn a_discarded_draft_is_restored_and_an_empty_one_hard_deleted() {
         (discarded.id.as_str(), discarded.status.as_str()),
         (kept.as_str(), "discarded")
     );
+    let reason = Some("Draft session discarded");
+    assert_eq!(discarded.error_message.as_deref(), reason);
 
     let restore = json!({"session_ids": [kept, "00000000-0000-4000-8000-000000000000"]});
     let (status, body) = api(&base, Method::POST, "sessions/restore", Some(restore)).await;
     assert_eq!(status, StatusCode::MULTI_STATUS, "{body}");
     let partial: Data<Bulk> = golden(&d, "rest/restore_partial", &body);
     assert!(!partial.data.success);
-    assert_eq!(get(&base, &kept).await.status, "draft");
+    let restored = get(&base, &kept).await;
+    assert_eq!(restored.status, "draft");
+    assert_eq!(
+        restored.error_message.as_deref(),
+        reason,
+        "the reason stays"
+    );
     let url = format!("{base}/api/v1/sessions/restore");
     let empty = request(Method::POST, &url, Some(json!({"session_ids": []})));
     assert_eq!(code(empty).await, (400, "HLD-3002".to_owned()));
@@ -264,6 +272,17 @@ async fn sessions_launch_continue_archive_and_are_found() {
         "leavesOnly=false shows the parent"
     );
     assert_eq!(everything.counts.normal, 2);
+    // A list carries each run's duration (when positive), never its tokens or extra details.
+    for listed in &everything.data {
+        let ran = listed.duration_ms.unwrap_or_default();
+        assert!(ran > 0, "{listed:?}");
+        assert_eq!(listed.duration_ms, get(&base, &listed.id).await.duration_ms);
+        assert_eq!(
+            (listed.input_tokens, listed.effective_context_tokens),
+            (None, None)
+        );
+        assert!(listed.model_id.is_none() && listed.additional_directories.is_none());
+    }
 
     let (status, body) = api(
         &base,

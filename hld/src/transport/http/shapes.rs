@@ -9,31 +9,21 @@ use serde_json::{json, Value};
 /// The reference's context window, reported for every session.
 const CONTEXT_LIMIT: u64 = 168_000;
 
-/// A session in the reference's shape (section 2): a draft's status is its draft state, and
-/// the figures lists leave out (tokens, duration) are null, as upstream's lists send them.
+/// A session in the reference's shape (section 2): a draft's status is its draft state, cost
+/// and duration null unless positive, and the tokens, which lists leave out, null.
 pub fn session(s: &SessionInfo) -> Value {
     let control = &s.control;
-    // The reference's `interrupted` is a completed session that was interrupted (resumable),
-    // as the event stream says too.
-    let status = match (&control.draft, s.interrupting) {
-        (Some(draft), _) => Value::from(draft.to_string()),
-        (None, true) => Value::from("interrupting"),
-        (None, false) if s.interrupted && s.status == SessionStatus::Completed => {
-            Value::from("interrupted")
-        }
-        (None, false) => serde_json::to_value(&s.status).unwrap_or(Value::Null),
-    };
     let mut v = json!({
         "id": s.id,
         "run_id": s.run_id,
-        "status": status,
+        "status": status(s),
         "created_at": s.start_time,
         "last_activity_at": s.last_activity_at,
         "query": s.query,
         "completed_at": s.end_time,
         "dangerously_skip_permissions_expires_at": control.dangerously_skip_permissions_expires_at,
         "cost_usd": s.cost_usd.filter(|c| *c > 0.0),
-        "duration_ms": null,
+        "duration_ms": s.result.as_ref().map(|r| r.duration_ms).filter(|d| *d > 0),
         "input_tokens": null,
         "output_tokens": null,
         "cache_creation_input_tokens": null,
@@ -66,13 +56,25 @@ pub fn session(s: &SessionInfo) -> Value {
     v
 }
 
-/// One session in the reference's shape (`GET /sessions/{id}`): [`session`] with the figures
+/// A session's status as the reference names it: a draft's is its draft state, and
+/// `interrupted` is a completed session that was interrupted (resumable), as the event stream
+/// says too.
+pub fn status(s: &SessionInfo) -> Value {
+    match (&s.control.draft, s.interrupting) {
+        (Some(draft), _) => Value::from(draft.to_string()),
+        (None, true) => Value::from("interrupting"),
+        (None, false) if s.interrupted && s.status == SessionStatus::Completed => {
+            Value::from("interrupted")
+        }
+        (None, false) => serde_json::to_value(&s.status).unwrap_or(Value::Null),
+    }
+}
+
+/// One session in the reference's shape (`GET /sessions/{id}`): [`session`] with the tokens
 /// lists leave out, each null unless known, and the extra directories. `model_id` is left out:
 /// the daemon keeps one model string, shown as `model`.
 pub fn session_detail(info: &SessionInfo, state: &SessionState) -> Value {
     let mut v = session(info);
-    let positive = |n: Option<i64>| n.filter(|n| *n > 0);
-    v["duration_ms"] = json!(positive(state.duration_ms));
     v["input_tokens"] = json!(state.input_tokens);
     v["output_tokens"] = json!(state.output_tokens);
     v["cache_creation_input_tokens"] = json!(state.cache_creation_input_tokens);
