@@ -1,7 +1,7 @@
 //! The REST transport (`hld --http`, issue 41) over real HTTP with reqwest: every refusal
 //! (secret, Host, Origin, body type and size, connection limit), CORS for allowed origins,
 //! 404 for what is not in the API, port 0 announced on stdout as CodeLayer's desktop shell reads
-//! it, and `GET /health` and `GET /sessions` decoded by strict mirrors of the reference's shapes
+//! it, gzip when asked (never for the event stream), and `GET /health` and `GET /sessions` decoded by strict mirrors of the reference's shapes
 //! (hld-rest.md section 2).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -126,6 +126,52 @@ async fn allowed_origins_get_cors_answers_and_unknown_operations_404() {
     );
     let (status, _) = call(c.get(format!("{base}/api/v1/nonsense"))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn replies_are_gzipped_when_asked_and_the_event_stream_never() {
+    let (_daemon, _address, base) = daemon(&["--http-keepalive-ms", "100"]);
+    let c = Client::new();
+    let sessions = format!("{base}/api/v1/sessions?leavesOnly=true");
+    let response = c
+        .get(&sessions)
+        .header("accept-encoding", "gzip, deflate, br")
+        .header("origin", "tauri://localhost")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let headers = response.headers().clone();
+    assert_eq!(headers["content-encoding"], "gzip");
+    let vary: Vec<&str> = headers
+        .get_all("vary")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert!(
+        vary.contains(&"Accept-Encoding") && vary.contains(&"Origin"),
+        "{vary:?}"
+    );
+    let bytes = response.bytes().await.unwrap();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .expect("a gzip body");
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["data"], serde_json::json!([]), "{text}");
+
+    let plain = c.get(&sessions).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+    assert_eq!(plain.headers()["vary"], "Accept-Encoding");
+    // The event stream is never compressed; its head leaves with the first keepalive.
+    let stream = c
+        .get(format!("{base}/api/v1/stream/events"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.headers()["content-type"], "text/event-stream");
+    assert!(stream.headers().get("content-encoding").is_none());
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 //! rebinding), the secret as the path's first segments (`/t/<secret>`), an allowed `Origin`
 //! if any (CORS, preflight too), a JSON body or else `X-Client` on a state-changing request,
 //! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold ([`share`]). A
-//! refusal is a JSON error; nothing here is logged.
+//! refusal is a JSON error; nothing here is logged. An answer is gzipped if asked ([`gzip`]).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -12,7 +12,7 @@ use hyper::{Method, Request, Response, StatusCode};
 
 use tokio_rustls::rustls::pki_types::CertificateDer;
 
-use super::{api, share, Reply};
+use super::{api, gzip, share, Reply};
 use crate::config::WsToken;
 use crate::daemon::Daemon;
 use crate::transport::tls;
@@ -187,7 +187,7 @@ pub fn admit<'a>(
 /// CORS headers for an allowed origin.
 fn allow(headers: &mut HeaderMap, origin: HeaderValue, preflight: bool) {
     headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
-    headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+    headers.append(header::VARY, HeaderValue::from_static("Origin"));
     headers.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("X-Request-ID"),
@@ -250,9 +250,11 @@ async fn answer(
         *response.status_mut() = StatusCode::NO_CONTENT;
         response
     } else {
-        read_and_route(parts, body, rest, daemon)
+        let reply = read_and_route(parts, body, rest, daemon)
             .await
-            .unwrap_or_else(|refusal| error(&refusal))
+            .unwrap_or_else(|refusal| error(&refusal));
+        let reply = gzip::encode(reply, &parts.headers, parts.uri.path()).await;
+        share::reply(reply, &daemon.budget).await
     };
     if let Some(origin) = origin {
         allow(
@@ -264,31 +266,28 @@ async fn answer(
     response
 }
 
-/// The body read within its share of the budget, then [`api::route`]; the reply holds its own
-/// share until written.
+/// The body read within its share of the budget, then [`api::route`]. The share is held until
+/// the reply is built, as the other transports hold a message being read; the reply, as sent
+/// (compressed or not), then holds its own until written.
 async fn read_and_route(
     parts: &hyper::http::request::Parts,
     body: Incoming,
     rest: &str,
     daemon: &std::sync::Arc<Daemon>,
 ) -> Result<Reply, Refusal> {
-    let reply = {
-        // Held until the reply is built, as the other transports hold a message being read.
-        let _share = share::body(&parts.headers, &daemon.budget)?;
-        let body = Limited::new(body, MAX_BODY)
-            .collect()
-            .await
-            .map_err(|_| share::too_large())?;
-        api::route(
-            &parts.method,
-            rest,
-            parts.uri.query(),
-            &body.to_bytes(),
-            daemon,
-        )
-        .await?
-    };
-    Ok(share::reply(reply, &daemon.budget).await)
+    let _share = share::body(&parts.headers, &daemon.budget)?;
+    let body = Limited::new(body, MAX_BODY)
+        .collect()
+        .await
+        .map_err(|_| share::too_large())?;
+    api::route(
+        &parts.method,
+        rest,
+        parts.uri.query(),
+        &body.to_bytes(),
+        daemon,
+    )
+    .await
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ mod conversation;
 mod edits;
 mod events;
 pub mod guard;
+mod gzip;
 mod launches;
 mod mentions;
 mod sessions;
