@@ -100,11 +100,12 @@ pub fn event(block: &str) -> Value {
     value
 }
 
-/// Whether `event` is `session_id`'s status change to `status`.
+/// Whether `event` is `session_id`'s status change to `status` (not a token update).
 pub fn became(event: &Value, session_id: &str, status: &str) -> bool {
     event["type"] == "session_status_changed"
         && event["data"]["session_id"] == session_id
         && event["data"]["new_status"] == status
+        && event["data"].get("reason").is_none()
 }
 
 /// One line of the stream, its data of shape `D`.
@@ -128,6 +129,9 @@ pub struct StatusChanged {
     pub new_status: String,
     #[serde(default)]
     pub parent_session_id: Option<String>,
+    /// `token_update` when token counts were saved (statuses then the same, `run_id` absent).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// `new_approval`.

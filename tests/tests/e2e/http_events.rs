@@ -1,6 +1,6 @@
 //! The REST transport's event stream (`GET /stream/events`, hld-rest.md section 6) over real
 //! HTTP: each event type in the reference's shape (golden files `rest/event_*`, strict
-//! mirrors), the filters, keepalives, a reader that falls behind, the connection limit, and
+//! mirrors), token updates, the filters, keepalives, a reader that falls behind, the connection limit, and
 //! the stream's end at shutdown.
 
 use std::io::{Read, Write};
@@ -68,7 +68,7 @@ async fn each_event_type_comes_in_the_references_shape() {
         "{timestamp}"
     );
     let running = first(&events, "session_status_changed", |d| {
-        d["new_status"] == "running"
+        d["new_status"] == "running" && d.get("reason").is_none()
     });
     let running: Line<StatusChanged> = golden(&d, "rest/event_session_status_changed", running);
     assert_eq!(running.data.session_id, id);
@@ -135,7 +135,7 @@ async fn each_event_type_comes_in_the_references_shape() {
     let child = reply["result"]["session_id"].as_str().unwrap().to_owned();
     let events = all.until(|e| became(e, &child, "completed")).await;
     let started = first(&events, "session_status_changed", |d| {
-        d["session_id"] == child.as_str()
+        d["session_id"] == child.as_str() && d.get("reason").is_none()
     });
     let started = data_of::<StatusChanged>(started);
     assert_eq!(started.parent_session_id.as_deref(), Some(id.as_str()));
@@ -148,6 +148,16 @@ fn data_of<T: serde::de::DeserializeOwned>(event: &Value) -> T {
     line.data
 }
 
+/// The next status change itself, token updates before it skipped.
+async fn change(stream: &mut EventStream) -> Value {
+    loop {
+        let next = stream.next_event().await;
+        if next["data"].get("reason").is_none() {
+            return next;
+        }
+    }
+}
+
 #[tokio::test]
 async fn an_interrupt_streams_interrupting_then_interrupted() {
     let (d, _address, base) = daemon(&[]);
@@ -156,9 +166,9 @@ async fn an_interrupt_streams_interrupting_then_interrupted() {
     status.until(|e| became(e, &id, "running")).await;
     let reply = d.call("interruptSession", json!({"session_id": id}));
     assert!(reply.get("result").is_some(), "{reply}");
-    let next = status.next_event().await;
+    let next = change(&mut status).await;
     assert!(became(&next, &id, "interrupting"), "{next}");
-    let next = status.next_event().await;
+    let next = change(&mut status).await;
     assert!(became(&next, &id, "interrupted"), "{next}");
     assert_eq!(next["data"]["old_status"], "interrupting");
 }
@@ -309,4 +319,36 @@ async fn an_open_stream_holds_a_connection_and_its_end_frees_it() {
         health().starts_with("HTTP/1.1 200").then_some(())
     });
     assert!(served.is_some(), "the freed slot serves again");
+}
+
+#[tokio::test]
+async fn saved_token_counts_come_as_a_token_update_of_the_current_status() {
+    let (d, _address, base) = daemon(&[]);
+    // As CodeLayer subscribes: no `conversation_updated`.
+    let query = "eventTypes=session_status_changed&eventTypes=new_approval";
+    let mut stream = open(&base, query).await;
+    let work = d.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let id = d.launch(launch_params("hello", &work));
+    let events = stream.until(|e| became(e, &id, "completed")).await;
+    let updates: Vec<StatusChanged> = events
+        .iter()
+        .filter(|e| e["data"]["reason"] == "token_update")
+        .map(data_of::<StatusChanged>)
+        .collect();
+    let [update, ..] = &updates[..] else {
+        panic!("no token update among {events:#?}")
+    };
+    assert_eq!(update.session_id, id);
+    // The status when the stream read it: the turn may have ended by then.
+    assert_eq!(update.old_status, update.new_status);
+    assert!(
+        ["running", "completed"].contains(&update.new_status.as_str()),
+        "{update:?}"
+    );
+    assert_eq!(update.run_id, None);
+    assert!(
+        events.iter().all(|e| e["type"] == "session_status_changed"),
+        "only the types asked for: {events:#?}"
+    );
 }

@@ -8,7 +8,13 @@
 //! the next line says how many: `{"type":"lagged","timestamp":…,"data":{"missed":N}}`, an
 //! event `EventSource` delivers and CodeLayer, which knows no such type, ignores. The stream
 //! ends when the bus closes at shutdown, after the sessions' last events.
+//!
+//! A `session_status_changed` with `reason: "token_update"` follows each assistant row of a
+//! session's own conversation (not a sub-agent's): the commit that stored it saved the token
+//! counts of that model call (`session::transcript`), so CodeLayer refetches the session and
+//! its context meter moves during a turn. Its statuses are the session's as read then.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,7 +56,7 @@ pub async fn route(call: &Call<'_>, daemon: &Arc<Daemon>) -> Option<Result<Reply
 
 /// The stream, subscribed before the answer's head leaves: what is published from then on
 /// is sent.
-fn stream(daemon: &Daemon, query: &Query) -> Reply {
+fn stream(daemon: &Arc<Daemon>, query: &Query) -> Reply {
     let mut types: Vec<EventType> = query
         .all("eventTypes")
         .filter_map(|name| TYPES.iter().find(|t| t.as_str() == name).cloned())
@@ -59,8 +65,15 @@ fn stream(daemon: &Daemon, query: &Query) -> Reply {
         types = TYPES.to_vec();
     }
     let given = |key| query.get(key).filter(|v| !v.is_empty()).map(str::to_owned);
+    let mut subscribed = types.clone();
+    // Token updates are derived from stored assistant rows.
+    if types.contains(&EventType::SessionStatusChanged)
+        && !types.contains(&EventType::ConversationUpdated)
+    {
+        subscribed.push(EventType::ConversationUpdated);
+    }
     let filter = Filter {
-        types,
+        types: subscribed,
         session_id: given("sessionId"),
         // Matched on the data sent (below): an event whose data has no `run_id` is left out.
         run_id: None,
@@ -76,6 +89,9 @@ fn stream(daemon: &Daemon, query: &Query) -> Reply {
         events: daemon.bus.subscribe(filter),
         keepalive,
         run_id: given("runId"),
+        types,
+        daemon: Arc::clone(daemon),
+        ready: VecDeque::new(),
     };
     let chunks = futures::stream::unfold(feed, |mut feed| async move {
         let chunk = feed.next().await?;
@@ -99,12 +115,21 @@ struct Feed {
     keepalive: Interval,
     /// `runId`: only events whose data names this run.
     run_id: Option<String>,
+    /// The types asked for.
+    types: Vec<EventType>,
+    /// Where a token update reads the session's status.
+    daemon: Arc<Daemon>,
+    /// Lines made from one bus event and not sent yet.
+    ready: VecDeque<Bytes>,
 }
 
 impl Feed {
     /// The next chunk: an event, a `lagged` event, or a keepalive; `None` once the bus closed.
     async fn next(&mut self) -> Option<Bytes> {
         loop {
+            if let Some(line) = self.ready.pop_front() {
+                return Some(line);
+            }
             let received = tokio::select! {
                 received = self.events.next() => received?,
                 _ = self.keepalive.tick() => return Some(Bytes::from_static(b": keepalive\n\n")),
@@ -117,14 +142,51 @@ impl Feed {
                 }
             };
             let timed = &published.event;
-            let Some((kind, data)) = shape(&timed.event, &timed.timestamp) else {
-                continue;
-            };
-            let run = data.get("run_id").and_then(Value::as_str);
-            if self.run_id.as_deref().is_none_or(|r| run == Some(r)) {
-                return Some(line(kind, &timed.timestamp, &data));
+            let (event, timestamp) = (&timed.event, &timed.timestamp);
+            if let Some((kind, data)) = shape(event, timestamp) {
+                if self.types.iter().any(|t| t.as_str() == kind) {
+                    self.push(kind, timestamp, &data);
+                }
+            }
+            if self.types.contains(&EventType::SessionStatusChanged) {
+                if let Some(data) = self.token_update(event).await {
+                    self.push("session_status_changed", timestamp, &data);
+                }
             }
         }
+    }
+
+    /// Queues the line of an event, unless `runId` leaves it out.
+    fn push(&mut self, kind: &str, timestamp: &str, data: &Value) {
+        let run = data.get("run_id").and_then(Value::as_str);
+        if self.run_id.as_deref().is_none_or(|r| run == Some(r)) {
+            self.ready.push_back(line(kind, timestamp, data));
+        }
+    }
+
+    /// The token update an assistant row of a session's own conversation stands for (see the
+    /// module's docs), with the session's status now; `None` for other events, or a session
+    /// gone.
+    async fn token_update(&self, event: &Event) -> Option<Value> {
+        let Event::ConversationUpdated {
+            session_id, event, ..
+        } = event
+        else {
+            return None;
+        };
+        if event.role.as_deref() != Some("assistant") || event.parent_tool_use_id.is_some() {
+            return None;
+        }
+        let row = crate::handlers::sessions::session(&self.daemon, session_id)
+            .await
+            .ok()?;
+        let status = super::shapes::status(&row.to_info());
+        Some(json!({
+            "session_id": session_id,
+            "old_status": status,
+            "new_status": status,
+            "reason": "token_update",
+        }))
     }
 }
 
