@@ -260,6 +260,7 @@ impl Prompter {
                 let question = questions_of(&head).and_then(|q| q.into_iter().nth(before.len()));
                 if let Some(q) = question.filter(|q| q.names_no_choice(typed)) {
                     // A number that names no choice was meant as one: asked again, not sent.
+                    typed.clear();
                     self.end_line("");
                     anstream::eprintln!("  {}", paint(YELLOW, q.choose_hint()));
                     self.show();

@@ -344,17 +344,11 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     follow(&client, ctx.out, &launched.session_id, options).await
 }
 
-/// Whether `repository`'s checkout has changes to tracked files not committed. A repository
-/// this machine cannot see (a remote daemon's) has none to tell.
+/// Whether `repository`'s checkout has changes not committed, new files not ignored too. A
+/// repository this machine cannot see (a remote daemon's) has none to tell.
 fn has_uncommitted_changes(repository: &str) -> bool {
     std::process::Command::new("git")
-        .args([
-            "-C",
-            repository,
-            "status",
-            "--porcelain",
-            "--untracked-files=no",
-        ])
+        .args(["-C", repository, "status", "--porcelain"])
         .stderr(std::process::Stdio::null())
         .output()
         .is_ok_and(|out| out.status.success() && !out.stdout.is_empty())

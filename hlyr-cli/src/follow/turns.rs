@@ -262,7 +262,10 @@ impl Turns {
                 }
                 Typed::Interrupt => {
                     let told = follower.interrupt_turn().await.map(|(line, back)| {
-                        back.iter().for_each(|text| self.composer.restore(text));
+                        // Each goes before the line: the newest first keeps them in order.
+                        back.iter()
+                            .rev()
+                            .for_each(|text| self.composer.restore(text));
                         line
                     });
                     self.tell(follower, between_turns, told);

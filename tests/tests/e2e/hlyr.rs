@@ -1327,7 +1327,8 @@ pub(crate) fn answer_blue_then_large(term: &mut hld_e2e::pty::Terminal) {
     term.wait_screen("your answer to “What size should it be?”");
     term.send("9\r");
     term.wait_screen("choose 1–");
-    term.send("\x152\r");
+    // Asked again on an empty line: what is typed now is the whole answer.
+    term.send("2\r");
 }
 
 /// Session `id` ended, its agent having read the answers `Blue` and `Large`.

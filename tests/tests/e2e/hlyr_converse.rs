@@ -314,7 +314,8 @@ fn a_line_longer_than_the_terminal_is_edited_in_place() {
     term.send("\r");
     term.wait_screen("You said: Xabcdefghij");
     // Ctrl-C at the prompt clears a line typed, as Claude Code's does; a second one ends.
-    term.wait_screen(PROMPT_HINT);
+    // (At the second turn's prompt: typed while the agent works, Ctrl-C would stop it.)
+    wait_count(&term, PROMPT_HINT, 2);
     term.send("not this");
     term.wait_screen("› not this");
     term.send("\x03");
@@ -331,21 +332,24 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     let id = only_session(&d);
     term.send("scenario:plain after that\r");
     term.wait_screen("⧗ queued: scenario:plain after that");
-    // Esc stops the minute-long turn; what was queued comes back to the line, not sent.
+    term.send("and this\r");
+    term.wait_screen("⧗ queued: and this");
+    // Esc stops the minute-long turn; what was queued comes back to the line, in order, not
+    // sent.
     term.send("\x1b");
     term.wait_screen("what was queued is back on the line");
     let screen = term.wait_screen(PROMPT_HINT);
-    assert!(screen.contains("› scenario:plain after that"), "{screen}");
+    assert!(screen.contains("› scenario:plain after that and this"), "{screen}");
     assert!(!screen.contains("chunk 600"), "{screen}");
     assert!(d.wait_ended(&id).interrupted);
     // Enter sends it into the same session, as the next turn.
     term.send("\r");
-    term.wait_screen("You said: scenario:plain after that");
+    term.wait_screen("You said: scenario:plain after that and this");
     wait_count(&term, PROMPT_HINT, 2);
     // Up recalls the lines sent, newest first, the query last; Down comes back.
     term.send("\x1b[A");
-    term.wait_screen("› scenario:plain after that");
-    term.send("\x1b[A");
+    term.wait_screen("› scenario:plain after that and this");
+    term.send("\x1b[A\x1b[A\x1b[A");
     term.wait_screen("› scenario:slow");
     term.send("\x1b[B");
     term.wait_until("the newer line", WAIT, |s| {
@@ -358,7 +362,7 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     // Claude's own note of the interrupt aside, the line was sent once, after the interrupt.
     let said = user_messages(&d, &id);
     let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
-    assert_eq!(said, ["scenario:slow", "scenario:plain after that"]);
+    assert_eq!(said, ["scenario:slow", "scenario:plain after that and this"]);
 }
 
 #[test]

@@ -38,12 +38,12 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     assert!(run.stdout.contains(&branch), "{run:#?}");
     assert!(run.stdout.contains("(from main at "), "{run:#?}");
     assert!(!run.stderr.contains("uncommitted"), "{run:#?}");
-    // Changes not committed in the checkout are told to stay behind.
-    std::fs::write(repo.join(".gitignore"), "*.log\n*.tmp\n").unwrap();
+    // Changes not committed in the checkout, a new file too, are told to stay behind.
+    std::fs::write(repo.join("notes.txt"), "mine\n").unwrap();
     let (two, run) = launch("cli-two", &[(1, "one by two")]);
     let behind = format!("uncommitted changes in {} stay there", repo.display());
     assert!(run.stderr.contains(&behind), "{run:#?}");
-    git(&repo, &["checkout", "--", ".gitignore"]);
+    std::fs::remove_file(repo.join("notes.txt")).unwrap();
 
     let show = hlyr(&d, &["show", &one]);
     assert!(
