@@ -560,3 +560,12 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
     }
 }
+
+/// Types `key` into `area` as a shell's line takes it: Ctrl+U erases what is before the
+/// cursor (tui-textarea's own Ctrl+U undoes). Returns whether the text changed.
+fn edit(area: &mut TextArea<'_>, key: KeyEvent) -> bool {
+    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('u') {
+        return area.delete_line_by_head();
+    }
+    area.input(key)
+}

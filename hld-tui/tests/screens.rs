@@ -314,6 +314,14 @@ fn several_questions_are_answered_a_line_each() {
         shown.contains("Answer 2 of 2: Size?") && shown.contains(" Enter sends · Esc"),
         "{shown}"
     );
+    // A number that names no choice is told, and the box stays as typed.
+    keys(&mut state, "1, 3");
+    assert!(update(&mut state, key(KeyCode::Enter)).is_empty());
+    let shown = screen(&state, false);
+    assert!(shown.contains("“Size?”: choose 1–2"), "{shown}");
+    for _ in 0..4 {
+        update(&mut state, key(KeyCode::Backspace));
+    }
     keys(&mut state, "Large");
     let alt_enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT);
     assert!(update(&mut state, Msg::Key(alt_enter)).is_empty());
@@ -628,6 +636,22 @@ fn interrupting_asks_first() {
     assert!(keys(&mut state, "n").is_empty());
     update(&mut state, ctrl('x'));
     assert_eq!(keys(&mut state, "y"), [Command::Interrupt("s-run".into())]);
+    // A session that ends while asked about closes the question: keys typed next are not
+    // taken by it.
+    update(&mut state, ctrl('x'));
+    assert!(state.modal.is_some());
+    let ended = Event::SessionStatusChanged {
+        session_id: "s-run".into(),
+        run_id: "run".into(),
+        old_status: hld_client::protocol::SessionStatus::Running,
+        new_status: hld_client::protocol::SessionStatus::Completed,
+        parent_session_id: None,
+        error: None,
+        usage_limit: None,
+    };
+    update(&mut state, timed(ended));
+    assert!(state.modal.is_none());
+    assert!(screen(&state, false).contains("the session is completed: nothing to interrupt"));
     // A finished session is not interrupted.
     keys(&mut state, "G");
     assert!(update(&mut state, ctrl('x')).is_empty());

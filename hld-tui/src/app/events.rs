@@ -13,6 +13,15 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             usage_limit,
             ..
         } => {
+            // A question about stopping a session that stopped meanwhile is moot.
+            let asked = matches!(&state.modal, Some(Modal::ConfirmInterrupt { session_id: s }) if *s == session_id);
+            if asked && !new_status.is_active() {
+                state.modal = None;
+                state.flash(
+                    format!("the session is {new_status}: nothing to interrupt"),
+                    false,
+                );
+            }
             let known = state.sessions.iter_mut().find(|s| s.id == session_id);
             if let Some(s) = known {
                 // Shown right, even with no reload to come (the daemon gone): only an

@@ -380,7 +380,7 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 if key.code == KeyCode::Enter {
                     reply.insert_newline();
                 } else {
-                    reply.input(key);
+                    edit(reply, key);
                 }
             }
         }

@@ -67,8 +67,12 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                     });
                     return Vec::new();
                 }
-                // The box stays open, what was typed kept, while the daemon is away.
-                if let Some(why) = fleet::unsent(state, &approval_id) {
+                // The box stays open, what was typed kept, while the daemon is away or when a
+                // choice's number names none.
+                let slip = (kind == ApprovalType::HumanContact)
+                    .then(|| no_such_choice(state, &approval_id, input.lines()))
+                    .flatten();
+                if let Some(why) = slip.or_else(|| fleet::unsent(state, &approval_id)) {
                     state.flash(why, true);
                     state.modal = Some(Modal::Decide {
                         approval_id,
@@ -108,7 +112,7 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 })]
             }
             _ => {
-                input.input(key);
+                edit(&mut input, key);
                 state.modal = Some(Modal::Decide {
                     approval_id,
                     kind,
@@ -128,7 +132,7 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 vec![Command::Rename { session_id, title }]
             }
             _ => {
-                input.input(key);
+                edit(&mut input, key);
                 state.modal = Some(Modal::Rename { session_id, input });
                 Vec::new()
             }
@@ -155,7 +159,7 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 }
             },
             _ => {
-                input.input(key);
+                edit(&mut input, key);
                 state.modal = Some(Modal::Bypass { session_id, input });
                 Vec::new()
             }
@@ -302,13 +306,13 @@ pub(super) fn launch_key(
         }
         _ => match form.field {
             Field::Query => {
-                form.query.input(key);
+                edit(&mut form.query, key);
             }
             Field::WorkingDir => {
-                form.working_dir.input(key);
+                edit(&mut form.working_dir, key);
             }
             Field::Branch => {
-                form.branch.input(key);
+                edit(&mut form.branch, key);
             }
             Field::Worktree if key.code == KeyCode::Char(' ') => form.worktree = !form.worktree,
             Field::Model | Field::Approvals | Field::Worktree => {}
@@ -353,6 +357,22 @@ pub fn bypass_left(s: &SessionInfo, now: DateTime<Utc>) -> Option<Option<chrono:
         .ok()?
         .with_timezone(&Utc);
     (expiry > now).then(|| Some(expiry - now))
+}
+
+/// What to tell an answer to approval `id` (a line per question asked together) whose number
+/// names no choice of its question; `None` when every answer may go.
+fn no_such_choice(state: &State, id: &str, lines: &[String]) -> Option<String> {
+    let approval = state.approvals.iter().find(|a| a.id == id)?;
+    let questions = hld_client::view::questions_of(approval)?;
+    let answers = match questions.len() {
+        1 => vec![lines.join("\n")],
+        _ => lines.to_vec(),
+    };
+    let (question, _) = questions
+        .iter()
+        .zip(&answers)
+        .find(|(q, answer)| q.names_no_choice(answer.trim()))?;
+    Some(format!("“{}”: {}", question.text, question.choose_hint()))
 }
 
 /// How many questions approval `id` asks together (a line each), when it asks several.

@@ -34,6 +34,8 @@ pub struct Review {
     pub hunks_focused: bool,
     /// The first line of the selected file's hunks shown.
     pub scroll: usize,
+    /// The screen it was opened from, which Esc goes back to.
+    pub from: Screen,
 }
 
 /// Lines the review screen shows for `file`: its name, then each hunk's header and lines, or
@@ -117,6 +119,7 @@ pub(super) fn open(state: &mut State) -> Vec<Command> {
         selected: 0,
         hunks_focused: false,
         scroll: 0,
+        from: state.screen,
     });
     state.screen = Screen::Review;
     vec![Command::LoadDiff {
@@ -141,7 +144,7 @@ pub(super) fn act(state: &mut State, action: Action) -> Vec<Command> {
     let last_top = lines.saturating_sub(rows);
     match action {
         Action::Back if r.hunks_focused => r.hunks_focused = false,
-        Action::Back => state.screen = Screen::Sessions,
+        Action::Back => state.screen = r.from,
         Action::FocusHunks => r.hunks_focused = !r.hunks_focused,
         Action::NextFile | Action::PreviousFile => {
             let step = if action == Action::NextFile {

@@ -123,7 +123,7 @@ pub(super) fn picker_key(
             return None;
         }
         _ => {
-            if picker.input.input(key) {
+            if edit(&mut picker.input, key) {
                 picker.selected = 0;
             }
             return None;

@@ -160,3 +160,19 @@ fn a_reply_the_daemon_did_not_take_goes_back_into_its_box() {
     );
     assert!(!screen(&state, false).contains("elsewhere"));
 }
+
+#[test]
+fn ctrl_u_erases_the_reply_before_the_cursor_as_a_shell_does() {
+    let mut state = with_conversation(100, 30);
+    keys(&mut state, "r");
+    keys(&mut state, "not this");
+    update(&mut state, ctrl('u'));
+    keys(&mut state, "but this");
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::Send {
+            session_id: "s-wait".into(),
+            text: "but this".into()
+        }]
+    );
+}

@@ -379,3 +379,14 @@ fn a_long_branch_gives_way_to_the_title_with_an_ellipsis() {
     assert!(row.contains("⎇ feature/a-bran"), "{row}");
     assert!(row.contains("… Add a parser"), "{row}");
 }
+
+#[test]
+fn esc_leaves_the_review_for_the_screen_it_was_opened_from() {
+    let mut state = with_isolated(100, 20);
+    update(&mut state, key(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Conversation);
+    keys(&mut state, "D");
+    assert_eq!(state.screen, Screen::Review);
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Conversation);
+}

@@ -339,7 +339,10 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     term.send("\x1b");
     term.wait_screen("what was queued is back on the line");
     let screen = term.wait_screen(PROMPT_HINT);
-    assert!(screen.contains("› scenario:plain after that and this"), "{screen}");
+    assert!(
+        screen.contains("› scenario:plain after that and this"),
+        "{screen}"
+    );
     assert!(!screen.contains("chunk 600"), "{screen}");
     assert!(d.wait_ended(&id).interrupted);
     // Enter sends it into the same session, as the next turn.
@@ -362,7 +365,10 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     // Claude's own note of the interrupt aside, the line was sent once, after the interrupt.
     let said = user_messages(&d, &id);
     let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
-    assert_eq!(said, ["scenario:slow", "scenario:plain after that and this"]);
+    assert_eq!(
+        said,
+        ["scenario:slow", "scenario:plain after that and this"]
+    );
 }
 
 #[test]
