@@ -278,7 +278,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Sessions,
-        "Alt+A Y R",
+        "Alt+A/Y/R",
         "auto-accept; bypass; ↻",
         &[
             (Alt('a'), A::AutoAccept),
@@ -338,7 +338,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "r  Enter  x",
+        "r/Enter  x",
         "reply; cancel last queued",
         &[
             (key('r'), A::Reply),
@@ -373,7 +373,7 @@ pub const BINDINGS: &[Binding] = &[
     ),
     bind(
         Conversation,
-        "Alt+A Y R",
+        "Alt+A/Y/R",
         "auto-accept; bypass; ↻",
         &[
             (Alt('a'), A::AutoAccept),

@@ -246,7 +246,7 @@ pub fn approval_detail(state: &State, a: &Approval) -> Vec<Line<'static>> {
                 true => " (a choice's number picks it)",
                 false => "",
             };
-            lines.push(Line::styled(format!("r/Enter answer{each}{pick}"), DIM));
+            lines.push(Line::styled(format!("r answer{each}{pick}"), DIM));
         }
         // A kind this version does not know: nothing more to show.
         _ => {}

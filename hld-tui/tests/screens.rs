@@ -296,7 +296,7 @@ fn several_questions_are_answered_a_line_each() {
         "2. Red",
         "? Size?",
         "(several may be picked: their numbers, e.g. 1, 3)",
-        "r/Enter answer, a line each (a choice's number picks it)",
+        "r answer, a line each (a choice's number picks it)",
     ] {
         assert!(detail.contains(line), "{line:?} in\n{detail}");
     }
