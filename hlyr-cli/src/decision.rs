@@ -102,7 +102,12 @@ pub async fn send_answer(client: &Client, answer: &Answer) -> Result<(), CliErro
         .send_decision(params)
         .await
         .map_err(|e| CliError::from_sdk(e, context))?;
-    answer.decision.outcome(id, result, context)
+    answer.decision.outcome(id, result, context)?;
+    if answer.stop {
+        // A session that ended meanwhile has no turn left to stop.
+        let _ = client.interrupt_session(&answer.approval.session_id).await;
+    }
+    Ok(())
 }
 
 /// After an approval with `e`: turns on auto-accept of edits for the answer's session. (Not

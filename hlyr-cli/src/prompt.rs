@@ -1,7 +1,8 @@
 //! Inline approvals: while a session is followed and stdin is a terminal, each requested
 //! approval is asked on the spot, a key for each choice, as Claude Code asks: approve; approve
-//! and auto-accept edits for the rest of the session; deny, then an optional reason; skip and
-//! leave it to another front end; or view the whole tool input. Questions to the human are
+//! and auto-accept edits for the rest of the session; deny, then an optional reason; deny and
+//! stop the agent's turn (Esc, as in Claude Code); skip and leave it to another front end; or
+//! view the whole tool input. Questions to the human are
 //! answered with a line. A plan (`ExitPlanMode`) is asked the same way: approving it leaves
 //! plan mode (with `e`, for auto-accepted edits); denying it says what to change. Prompts go
 //! to stderr so that stdout keeps only the session's output.
@@ -29,7 +30,7 @@ const CHOICES: &str = "[a]pprove  [e] approve, auto-accept edits  [d]eny  [s]kip
 /// What an invalid key is told.
 const VALID_KEYS: &str =
     "press a (or y) to approve, e to approve and auto-accept edits from now on, d (or n) to \
-deny, s to skip";
+deny, s to skip, Esc to deny and stop the agent";
 /// What a plan's question offers (`ExitPlanMode`): approving leaves plan mode.
 const PLAN_CHOICES: &str =
     "[a]pprove (default mode)  [e] approve, accept edits  [d]eny, say what to change  [s]kip";
@@ -58,6 +59,8 @@ pub struct Answer {
     pub comment: Option<String>,
     /// Turn on auto-accept of edits for the session once approved.
     pub accept_edits: bool,
+    /// Stop the agent's turn once denied (Esc, as Claude Code's permission dialog takes it).
+    pub stop: bool,
     /// The context of the daemon the approval is from (`None`: the one in use).
     pub context: Option<String>,
 }
@@ -210,6 +213,13 @@ impl Prompter {
                 self.show();
                 None
             }
+            (Stage::Choose, Key::Esc) => {
+                let denied = self.decide(head, Decision::Deny, None, false);
+                denied.map(|answer| Answer {
+                    stop: true,
+                    ..answer
+                })
+            }
             (Stage::Choose, Key::Char('s' | 'S')) => {
                 self.end_line("skip");
                 self.skip(&head);
@@ -320,6 +330,7 @@ impl Prompter {
             decision,
             comment,
             accept_edits,
+            stop: false,
             context: self.context.clone(),
         })
     }

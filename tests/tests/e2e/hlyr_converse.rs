@@ -3,6 +3,8 @@
 //! `send`, `queue` and `queue --cancel` from a script, all in one session. Esc interrupts a
 //! turn and the conversation goes on; Up recalls the lines sent.
 
+use std::path::Path;
+
 use hld_client::protocol::{ConversationEventType, ListSessions, NoParams, SessionStatus};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
@@ -405,4 +407,30 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
         said.last().map(String::as_str),
         Some("scenario:plain where were we")
     );
+}
+
+#[test]
+fn esc_at_an_approval_denies_it_and_stops_the_turn_and_the_conversation_goes_on() {
+    let d = fake();
+    let mut term = launch_on_terminal(&d, "scenario:tool make a file");
+    term.wait_screen("allow Write?");
+    let id = only_session(&d);
+    term.send("\x1b");
+    term.wait_screen("✗ denied");
+    term.wait_screen(PROMPT_HINT);
+    assert!(!Path::new(&workdir(&d)).join("hello.txt").exists());
+    // The turn was asked to stop (fake-claude, without a model to wait for, may have ended
+    // it first), and the conversation holds its prompt for what to do instead.
+    wait_for(WAIT, || {
+        d.log_text()
+            .contains("method=interruptSession")
+            .then_some(())
+    })
+    .expect("an interrupt asked for");
+    term.send("scenario:plain do this instead\r");
+    term.wait_screen("You said: scenario:plain do this instead");
+    wait_count(&term, PROMPT_HINT, 2);
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(only_session(&d), id);
 }

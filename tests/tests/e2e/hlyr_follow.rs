@@ -327,7 +327,7 @@ fn a_long_input_is_cut_v_shows_all_of_it_and_esc_denies_without_a_reason() {
     assert!(!screen.contains("line 13"), "{screen}");
 
     term.send("\r");
-    term.wait_screen("d (or n) to deny, s to skip, v to view the whole input");
+    term.wait_screen("s to skip, Esc to deny and stop the agent, v to view the whole input");
     term.send("v");
     let screen = term.wait_screen("    40 line 40");
     // The whole input, then the question again.
