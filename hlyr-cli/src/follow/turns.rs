@@ -41,7 +41,7 @@ fn is_lost(e: &hld_client::Error) -> bool {
     )
 }
 
-/// How many completions Tab shows when several match.
+/// How many completions Tab shows when several match, at most.
 const MAX_CANDIDATES: usize = 12;
 
 /// What a conversation's first turn says about the keys.
@@ -274,11 +274,8 @@ impl Turns {
                 Typed::Complete(word) => {
                     match follower.candidates(&word).await {
                         Ok(found) if self.composer.complete(&found) => {
-                            let shown = found.iter().take(MAX_CANDIDATES);
-                            let mut line = shown.cloned().collect::<Vec<_>>().join("  ");
-                            if let Some(more) = found.len().checked_sub(MAX_CANDIDATES + 1) {
-                                line.push_str(&format!("  … {} more", more + 1));
-                            }
+                            let columns = usize::from(console::Term::stderr().size().1);
+                            let line = candidates_line(&found, columns);
                             self.tell(follower, between_turns, Ok(paint(DIM, line)));
                         }
                         Ok(_) => {}
@@ -409,11 +406,51 @@ impl Turns {
     }
 }
 
+/// The completions Tab found, as many as fit one line of `columns` (at most
+/// [`MAX_CANDIDATES`]), then how many more there are.
+fn candidates_line(found: &[String], columns: usize) -> String {
+    let more = |n: usize| match found.len() - n {
+        0 => String::new(),
+        left => format!("  … {left} more"),
+    };
+    let mut shown = 0;
+    let mut width = 0;
+    for candidate in found.iter().take(MAX_CANDIDATES) {
+        let next = width + usize::from(shown > 0) * 2 + candidate.width();
+        if next + more(shown + 1).width() > columns && shown > 0 {
+            break;
+        }
+        width = next;
+        shown += 1;
+    }
+    found[..shown].join("  ") + &more(shown)
+}
+
 /// The sequence that moves the cursor `n` cells in direction `way` (`A` up, `C` right);
 /// nothing for none, which a terminal would read as one.
 fn moved(n: usize, way: char) -> String {
     match n {
         0 => String::new(),
         n => format!("\x1b[{n}{way}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_candidates_fit_one_line_and_say_how_many_more() {
+        let found: Vec<String> = (1..=20).map(|i| format!("/command{i:02}")).collect();
+        // Each is 10 columns, 2 between: four and "  … 16 more" fit 60.
+        assert_eq!(
+            candidates_line(&found, 60),
+            "/command01  /command02  /command03  /command04  … 16 more"
+        );
+        let wide = candidates_line(&found, 400);
+        assert!(wide.starts_with("/command01") && wide.ends_with("/command12  … 8 more"));
+        assert_eq!(candidates_line(&found[..2], 400), "/command01  /command02");
+        // Not even one fits: one is shown all the same.
+        assert_eq!(candidates_line(&found[..2], 5), "/command01  … 1 more");
     }
 }
