@@ -586,6 +586,29 @@ fn an_interrupt_shows_as_such_before_the_list_is_read_again() {
 }
 
 #[test]
+fn back_on_the_list_the_session_just_read_is_selected() {
+    let mut state = loaded(80, 24);
+    keys(&mut state, "G");
+    update(&mut state, key(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Conversation);
+    // While it is read, it moves to the top of the list.
+    let moved = Event::SessionStatusChanged {
+        session_id: "s-fail".into(),
+        run_id: "run".into(),
+        old_status: hld_client::protocol::SessionStatus::Failed,
+        new_status: hld_client::protocol::SessionStatus::Running,
+        parent_session_id: None,
+        error: None,
+        usage_limit: None,
+    };
+    update(&mut state, timed(moved));
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(state.screen, Screen::Sessions);
+    let selected = &state.rows()[state.list.selected];
+    assert_eq!(selected.session.id, "s-fail");
+}
+
+#[test]
 fn launching_from_the_form_sends_the_fields() {
     let mut state = loaded(80, 24);
     keys(&mut state, "cline one");

@@ -339,7 +339,14 @@ fn conversation_act(state: &mut State, action: Action) -> Vec<Command> {
             }
             return decide(state, i, action == Action::Approve);
         }
-        Action::Back => state.screen = Screen::Sessions,
+        Action::Back => {
+            let id = c.session_id.clone();
+            state.screen = Screen::Sessions;
+            // Back on the list, the session just read is the one selected.
+            if let Some(i) = state.rows().iter().position(|r| r.session.id == id) {
+                state.list.selected = i;
+            }
+        }
         _ => {}
     }
     Vec::new()

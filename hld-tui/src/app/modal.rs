@@ -188,10 +188,15 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 /// Working directories of recent sessions, most recent first, each once.
 pub fn recent_dirs(state: &State) -> Vec<String> {
     let mut seen = HashSet::new();
+    // An isolated session's is its repository: its own worktree is no place for another.
+    let dir = |s: &SessionInfo| match &s.worktree {
+        Some(w) => Some(w.repository.clone()),
+        None => s.working_dir.clone(),
+    };
     state
         .sessions
         .iter()
-        .filter_map(|s| s.working_dir.clone())
+        .filter_map(dir)
         .filter(|d| !d.is_empty() && seen.insert(d.clone()))
         .collect()
 }

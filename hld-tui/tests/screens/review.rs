@@ -390,3 +390,20 @@ fn esc_leaves_the_review_for_the_screen_it_was_opened_from() {
     update(&mut state, key(KeyCode::Esc));
     assert_eq!(state.screen, Screen::Conversation);
 }
+
+#[test]
+fn a_new_session_starts_in_the_repository_of_an_isolated_one_not_its_worktree() {
+    let mut state = State::new(now(), 100, 30, true);
+    update(&mut state, Msg::Connected);
+    let mut isolated = worktree("add-parser", "active");
+    isolated["working_dir"] = json!("/wt/add-parser");
+    let iso = session("s-iso", "completed", "Add a parser", 1, isolated);
+    update(&mut state, Msg::Sessions(vec![iso]));
+    keys(&mut state, "c");
+    keys(&mut state, "More");
+    let launched = update(&mut state, ctrl('s'));
+    let [Command::Launch(params)] = launched.as_slice() else {
+        panic!("{launched:?}");
+    };
+    assert_eq!(params.working_dir.as_deref(), Some("/home/me/project"));
+}
