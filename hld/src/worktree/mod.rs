@@ -127,6 +127,14 @@ impl Worktrees {
         let (base_commit, base_branch) = base_of(&repository, &req).await?;
         let id = uuid::Uuid::new_v4().to_string();
         let branch = match &req.branch {
+            // A name given is never cut: the session's branch is the one asked for.
+            Some(given) if given.trim().len() > names::MAX_BRANCH => {
+                return Err(not_made(format!(
+                    "a branch name of {} characters is too long: at most {}",
+                    given.trim().len(),
+                    names::MAX_BRANCH
+                )));
+            }
             Some(given) => names::sanitize_branch(given)
                 .ok_or_else(|| not_made(format!("{given:?} cannot be a branch name")))?,
             None => names::branch_from_text(req.text, &id),

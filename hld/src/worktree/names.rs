@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// The longest branch name made (git allows more; paths stay short).
-const MAX_BRANCH: usize = 60;
+/// The longest branch name made or taken (git allows more; paths stay short).
+pub const MAX_BRANCH: usize = 60;
 
 /// `text` as a branch name git accepts (`git check-ref-format --branch`): letters, digits and
 /// `._-/` only; no empty, dot-led or `.lock` component; no `..`; `None` if nothing is left.

@@ -342,6 +342,15 @@ fn refusals_are_plain() {
     let (param, message) = refused_param::<LaunchSession>(&d, p);
     assert!(message.contains("branch taken already exists"), "{message}");
     assert_eq!(param, "worktree");
+    // A name given is refused rather than cut.
+    let mut p = launch_params("scenario:plain hi", &repo);
+    p.worktree = Some(WorktreeParams {
+        branch: Some(format!("feature/{}", "long-".repeat(20))),
+        base: None,
+    });
+    let (param, message) = refused_param::<LaunchSession>(&d, p);
+    assert!(message.contains("is too long: at most 60"), "{message}");
+    assert_eq!(param, "worktree");
     let mut p = launch_params("scenario:plain hi", &repo);
     p.worktree = Some(WorktreeParams {
         branch: None,
