@@ -86,9 +86,18 @@ async fn announce(daemon: Arc<Daemon>) {
         ),
         (Some(hlyr), None) => (hlyr, String::new()),
     };
+    // Front ends started as this daemon was find it where they look; elsewhere, it is named.
+    let socket = &daemon.config.socket;
+    let found = hld_client::config::resolve_socket_path(None).is_ok_and(|s| s == *socket);
+    let reach = match found {
+        true => "they find this daemon at its socket".to_owned(),
+        false => format!(
+            "point them at this daemon with HUMANLAYER_DAEMON_SOCKET={}",
+            socket.display()
+        ),
+    };
     tracing::info!(
-        "ready: launch a session with `{hlyr} launch \"{query}\"`{watch}; they find this \
-         daemon at its socket{path}"
+        "ready: launch a session with `{hlyr} launch \"{query}\"`{watch}; {reach}{path}"
     );
 }
 

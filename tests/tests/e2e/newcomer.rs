@@ -113,6 +113,9 @@ fn the_first_lines_name_client_commands_that_run_from_where_hld_started() {
         assert!(out.status.success(), "`{program}` does not run: {out:?}");
     }
     assert!(path.starts_with("hlyr"), "{ready}");
+    // Its socket is not where front ends look by default: the line says how to reach it.
+    let reach = format!("HUMANLAYER_DAEMON_SOCKET={}", d.socket.display());
+    assert!(ready.contains(&reach), "{ready}");
     let hint = ready.split("to type just `hlyr`: ").nth(1).expect(&ready);
     let out = sh_in_root(&format!("{hint}; hlyr --version && hld-tui --version"));
     assert!(out.status.success(), "{hint}: {out:?}");
