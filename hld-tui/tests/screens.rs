@@ -2,7 +2,7 @@
 //! `update`'s behaviour fed scripted keys and daemon events, with no terminal or daemon.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use hld_client::protocol::{ApprovalStatus, ApprovalType, Event};
+use hld_client::protocol::{ApprovalStatus, ApprovalType, Event, SessionStatus};
 use hld_tui::app::{update, Command, Link, Msg, Screen, State, DEFAULT_DENIAL};
 use ratatui::backend::TestBackend;
 use ratatui::style::Color;
@@ -111,7 +111,7 @@ fn screen_conversation_with_reply_box() {
                     .into_iter()
                     .map(|mut s| {
                         if s.id == "s-wait" {
-                            s.status = hld_client::protocol::SessionStatus::Completed;
+                            s.status = SessionStatus::Completed;
                         }
                         s
                     })
@@ -542,15 +542,7 @@ fn a_status_change_moves_the_session_up_and_reloads_the_list() {
     let mut state = loaded(80, 24);
     let commands = update(
         &mut state,
-        timed(Event::SessionStatusChanged {
-            session_id: "s-fail".into(),
-            run_id: "run".into(),
-            old_status: hld_client::protocol::SessionStatus::Failed,
-            new_status: hld_client::protocol::SessionStatus::Running,
-            parent_session_id: None,
-            error: None,
-            usage_limit: None,
-        }),
+        status_changed("s-fail", SessionStatus::Failed, SessionStatus::Running),
     );
     assert_eq!(commands, [Command::LoadSessions]);
     assert_eq!(state.rows()[0].session.id, "s-fail");
@@ -561,16 +553,7 @@ fn an_interrupt_shows_as_such_before_the_list_is_read_again() {
     use hld_client::protocol::SessionStatus::*;
     let mut state = loaded(80, 24);
     let mut moved = |id: &str, title: &str, old_status, new_status| {
-        let status = Event::SessionStatusChanged {
-            session_id: id.into(),
-            run_id: "run".into(),
-            old_status,
-            new_status,
-            parent_session_id: None,
-            error: None,
-            usage_limit: None,
-        };
-        update(&mut state, timed(status));
+        update(&mut state, status_changed(id, old_status, new_status));
         let shown = screen(&state, false);
         let row = shown.lines().find(|l| l.contains(title));
         row.map(str::to_owned)
@@ -592,16 +575,10 @@ fn back_on_the_list_the_session_just_read_is_selected() {
     update(&mut state, key(KeyCode::Enter));
     assert_eq!(state.screen, Screen::Conversation);
     // While it is read, it moves to the top of the list.
-    let moved = Event::SessionStatusChanged {
-        session_id: "s-fail".into(),
-        run_id: "run".into(),
-        old_status: hld_client::protocol::SessionStatus::Failed,
-        new_status: hld_client::protocol::SessionStatus::Running,
-        parent_session_id: None,
-        error: None,
-        usage_limit: None,
-    };
-    update(&mut state, timed(moved));
+    update(
+        &mut state,
+        status_changed("s-fail", SessionStatus::Failed, SessionStatus::Running),
+    );
     update(&mut state, key(KeyCode::Esc));
     assert_eq!(state.screen, Screen::Sessions);
     let selected = &state.rows()[state.list.selected];
@@ -663,16 +640,10 @@ fn interrupting_asks_first() {
     // taken by it.
     update(&mut state, ctrl('x'));
     assert!(state.modal.is_some());
-    let ended = Event::SessionStatusChanged {
-        session_id: "s-run".into(),
-        run_id: "run".into(),
-        old_status: hld_client::protocol::SessionStatus::Running,
-        new_status: hld_client::protocol::SessionStatus::Completed,
-        parent_session_id: None,
-        error: None,
-        usage_limit: None,
-    };
-    update(&mut state, timed(ended));
+    update(
+        &mut state,
+        status_changed("s-run", SessionStatus::Running, SessionStatus::Completed),
+    );
     assert!(state.modal.is_none());
     assert!(screen(&state, false).contains("the session is completed: nothing to interrupt"));
     // A finished session is not interrupted.

@@ -41,6 +41,15 @@ pub mod ws;
 /// line of output) before they fail.
 pub const WAIT: Duration = Duration::from_secs(20);
 
+/// A new directory under `/tmp`, removed when dropped: its path is short, as a Unix socket's
+/// path in it must fit in 108 bytes.
+pub fn short_tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("hld-")
+        .tempdir_in("/tmp")
+        .expect("a temporary directory in /tmp")
+}
+
 /// Calls `check` until it returns `Some`, for `within` at most, and returns that value; `None`
 /// if it never came. Between calls it pauses 10 ms: the condition is polled, never assumed
 /// after a fixed sleep.
@@ -167,11 +176,7 @@ impl TestDaemon {
         let (tempdir, dir) = match options.dir {
             Some(dir) => (None, dir),
             None => {
-                // Short paths: a Unix socket path must fit in 108 bytes.
-                let t = tempfile::Builder::new()
-                    .prefix("hld-")
-                    .tempdir_in("/tmp")
-                    .expect("tempdir");
+                let t = short_tempdir();
                 let p = t.path().to_path_buf();
                 (Some(t), p)
             }

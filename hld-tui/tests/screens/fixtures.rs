@@ -3,7 +3,9 @@
 
 use chrono::{DateTime, Duration, Utc};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use hld_client::protocol::{Approval, ConversationEvent, Event, SessionInfo, TimedEvent};
+use hld_client::protocol::{
+    Approval, ConversationEvent, Event, SessionInfo, SessionStatus, TimedEvent,
+};
 use hld_tui::app::{update, Command, Msg, State};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
@@ -177,6 +179,23 @@ pub fn timed(event: Event) -> Msg {
         event,
         timestamp: now().to_rfc3339(),
     }))
+}
+
+/// Session `session_id` moved from `old_status` to `new_status`, as the daemon announces it.
+pub fn status_changed(
+    session_id: &str,
+    old_status: SessionStatus,
+    new_status: SessionStatus,
+) -> Msg {
+    timed(Event::SessionStatusChanged {
+        session_id: session_id.into(),
+        run_id: "run".into(),
+        old_status,
+        new_status,
+        parent_session_id: None,
+        error: None,
+        usage_limit: None,
+    })
 }
 
 /// `event` stored in its session's conversation, as the daemon announces it.

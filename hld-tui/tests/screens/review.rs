@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyCode;
 use hld_client::protocol::{
-    Event, GetSessionDiffResult, MergeSessionResult, MergeStrategy, SessionInfo, SessionStatus,
+    GetSessionDiffResult, MergeSessionResult, MergeStrategy, SessionInfo, SessionStatus,
     WorktreeParams, WorktreeState,
 };
 use hld_tui::app::{update, Command, DiffStat, Msg, Screen, State};
@@ -120,15 +120,7 @@ fn a_turn_ending_or_a_worktree_changing_state_reloads_the_counts() {
     let mut state = with_isolated(100, 12);
     let ended = update(
         &mut state,
-        timed(Event::SessionStatusChanged {
-            session_id: "s-iso".into(),
-            run_id: "run".into(),
-            old_status: SessionStatus::Running,
-            new_status: SessionStatus::Completed,
-            parent_session_id: None,
-            error: None,
-            usage_limit: None,
-        }),
+        status_changed("s-iso", SessionStatus::Running, SessionStatus::Completed),
     );
     assert!(ended.contains(&Command::LoadDiffStat("s-iso".into())));
     // Counts git could not read leave the branch alone on the row, and are not asked for

@@ -208,15 +208,7 @@ fn a_limit_shows_as_a_limit_with_its_reset_not_as_a_failure() {
     // Running again clears it at once, before the list is loaded again.
     update(
         &mut state,
-        timed(Event::SessionStatusChanged {
-            session_id: "s-fail".into(),
-            run_id: "run".into(),
-            old_status: SessionStatus::Failed,
-            new_status: SessionStatus::Running,
-            parent_session_id: None,
-            error: None,
-            usage_limit: None,
-        }),
+        status_changed("s-fail", SessionStatus::Failed, SessionStatus::Running),
     );
     assert!(!screen(&state, true).contains("usage limit"));
     // And a limit the status event brings shows at once too.
@@ -347,17 +339,7 @@ fn the_usage_view_shows_each_day_and_model_and_esc_leaves_it() {
     }
     assert!(shown.contains("total"), "{shown}");
     // A status change (a turn ended) loads the figures again; elsewhere it does not.
-    let ended = || {
-        timed(Event::SessionStatusChanged {
-            session_id: "s-run".into(),
-            run_id: "run".into(),
-            old_status: SessionStatus::Running,
-            new_status: SessionStatus::Completed,
-            parent_session_id: None,
-            error: None,
-            usage_limit: None,
-        })
-    };
+    let ended = || status_changed("s-run", SessionStatus::Running, SessionStatus::Completed);
     let commands = update(&mut state, ended());
     assert!(
         commands.iter().any(|c| matches!(

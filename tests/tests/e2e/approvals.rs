@@ -452,10 +452,7 @@ fn a_human_contact_is_answered_with_respond() {
 #[test]
 fn an_approval_whose_session_died_with_the_daemon_is_resolved_after_a_restart() {
     for kill in [true, false] {
-        let base = tempfile::Builder::new()
-            .prefix("hld-")
-            .tempdir_in("/tmp")
-            .unwrap();
+        let base = hld_e2e::short_tempdir();
         let dir = base.path().to_path_buf();
         let restartable = || DaemonOptions {
             dir: Some(dir.clone()),
@@ -1395,10 +1392,7 @@ fn the_server_exits_at_once_when_stdin_closes_during_a_wait() {
 fn after_a_restart_the_poll_learns_that_the_approval_was_resolved() {
     // The new daemon resolves the approval as it starts, before the server can subscribe
     // again: only its poll can learn of it.
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let restartable = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..options()

@@ -140,10 +140,7 @@ fn a_cloud_approval_first_fetched_after_its_session_ended_is_stored_resolved() {
 
 #[test]
 fn a_restarted_daemon_resolves_the_cloud_approvals_its_predecessor_left_pending() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let api = CloudStandIn::start();
     let mut d = cloud_daemon_in(&api, Some(base.path().to_path_buf()));
     let (session_id, run_id, _) = waiting_session(&d);

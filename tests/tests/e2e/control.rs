@@ -317,10 +317,7 @@ fn a_bypass_with_a_timeout_expires_on_time_and_the_next_tool_asks_again() {
 
 #[test]
 fn a_bypass_expiry_survives_a_restart_and_a_continuation_keeps_the_same_one() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let dir = base.path().to_path_buf();
     let options = || DaemonOptions {
         dir: Some(dir.clone()),
@@ -556,10 +553,7 @@ fn planted() -> Vec<Text> {
 #[test]
 fn search_on_100k_generated_sessions() {
     const GENERATED: usize = 100_000;
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let database = base.path().join("hld.db");
     let ids = corpus::fill(&database, GENERATED, 42, &planted()).unwrap();
     let ids: Vec<&str> = ids.iter().map(String::as_str).collect();

@@ -45,10 +45,7 @@ fn a_daemon_on_a_full_disk_starts_and_serves_what_it_holds() {
         return;
     };
     // The database (and its WAL, beside what the link leads to) on the small disk; the log not.
-    let dir = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = hld_e2e::short_tempdir();
     std::os::unix::fs::symlink(disk.0.path().join("hld.db"), dir.path().join("hld.db")).unwrap();
     let options = || DaemonOptions {
         dir: Some(dir.path().to_path_buf()),

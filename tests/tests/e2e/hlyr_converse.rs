@@ -375,10 +375,7 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
 
 #[test]
 fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let restartable = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..DaemonOptions::fake_claude()

@@ -176,10 +176,7 @@ async fn replies_are_gzipped_when_asked_and_the_event_stream_never() {
 
 #[tokio::test]
 async fn a_port_0_is_announced_as_the_first_line_of_stdout() {
-    let dir = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = hld_e2e::short_tempdir();
     let mut child = std::process::Command::new(workspace_bin("hld"))
         .arg("--socket")
         .arg(dir.path().join("hld.sock"))

@@ -186,10 +186,7 @@ fn images_that_are_missing_too_large_or_not_images_are_refused_and_nothing_is_se
 
 #[test]
 fn a_queued_message_keeps_its_image_while_waiting_and_across_a_restart() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let slow = || {
         DaemonOptions {
             dir: Some(base.path().to_path_buf()),

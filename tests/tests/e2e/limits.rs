@@ -95,10 +95,7 @@ fn clients_that_never_read_their_replies_cannot_grow_the_daemon() {
     // asking for a 20 MB one from a daemon with the default budget (256 MiB), in a quarter
     // of the time. The conversation is stored by one daemon and served by another on the
     // same database, so that the peak is the flood's, not the storing's.
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let on_base = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..DaemonOptions::fake_claude()

@@ -315,10 +315,7 @@ fn approvals_over_the_control_channel_follow_every_rule() {
 #[test]
 fn a_message_queued_when_the_daemon_dies_is_delivered_after_the_restart() {
     let api = AnthropicStandIn::start(noted_or_counting);
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let restartable = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..options(Some(&api))
@@ -346,10 +343,7 @@ fn a_message_queued_when_the_daemon_dies_is_delivered_after_the_restart() {
 
 #[test]
 fn a_queued_message_that_cannot_be_resumed_after_a_restart_is_reported_undelivered() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let slow = DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..DaemonOptions::fake_claude()

@@ -10,10 +10,7 @@ use serde_json::json;
 /// Runs `hld` under a pseudo-terminal (util-linux `script`) until it has started, stops it
 /// with `shutdown`, and returns what it printed on the terminal.
 fn run_on_a_terminal(extra: &str, env: &[(&str, &str)]) -> String {
-    let dir = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = hld_e2e::short_tempdir();
     let socket = dir.path().join("s.sock");
     let cmd = format!(
         "{} --socket {} --database {} {extra}",

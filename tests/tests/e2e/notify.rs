@@ -294,10 +294,7 @@ fn a_bypass_about_to_end_notifies() {
 
 #[test]
 fn a_bypass_set_before_a_restart_is_warned_of_after_it() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let options = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..DaemonOptions::fake_claude()

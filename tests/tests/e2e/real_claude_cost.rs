@@ -25,10 +25,7 @@ fn send(d: &TestDaemon, id: &str, text: &str) {
 #[test]
 fn real_claude_turns_of_a_live_process_and_a_resume_each_count_once() {
     let api = AnthropicStandIn::start(|_| Reply::text("Noted."));
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let restartable = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..options(Some(&api))

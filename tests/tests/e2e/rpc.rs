@@ -337,10 +337,7 @@ fn a_client_that_never_reads_does_not_delay_another() {
 
 #[test]
 fn socket_is_0600_in_a_0700_directory() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let socket = base.path().join("nested/dir/hld.sock");
     let d = TestDaemon::start_with(DaemonOptions {
         socket: Some(socket.clone()),
@@ -355,10 +352,7 @@ fn socket_is_0600_in_a_0700_directory() {
 
 #[test]
 fn a_stale_socket_file_is_replaced() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let socket = base.path().join("hld.sock");
     drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
     assert!(socket.exists(), "a stale socket file is left behind");

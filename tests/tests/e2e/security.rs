@@ -18,10 +18,7 @@ fn chmod(path: &Path, mode: u32) {
 
 /// A fresh directory for a daemon of the test's own making.
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap()
+    hld_e2e::short_tempdir()
 }
 
 #[test]

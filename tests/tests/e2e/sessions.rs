@@ -686,10 +686,7 @@ fn no_claude_process_outlives_the_daemon() {
 
 #[test]
 fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let dir = base.path().to_path_buf();
     let options = || DaemonOptions {
         dir: Some(dir.clone()),
@@ -724,10 +721,7 @@ fn a_restart_marks_orphans_and_loses_no_acknowledged_event() {
 
 #[test]
 fn a_claude_that_cannot_start_fails_the_session_with_a_sanitised_error() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     // An executable whose interpreter does not exist: exec fails.
     let broken = base.path().join("claude");
     std::fs::write(&broken, "#!/nonexistent/interpreter\n").unwrap();
@@ -813,10 +807,7 @@ fn check_recovered(d: &TestDaemon, published: &[(String, i64)], marker: &str) {
 
 #[test]
 fn twenty_kills_at_random_points_lose_nothing_and_leave_nothing_behind() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let dir = base.path().to_path_buf();
     let options = || DaemonOptions {
         dir: Some(dir.clone()),

@@ -532,10 +532,7 @@ fn a_killed_hld_stdio_via(d: &TestDaemon, via: Via, n: usize) {
 
 #[test]
 fn it_starts_a_daemon_when_none_answers() {
-    let dir = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let dir = hld_e2e::short_tempdir();
     let socket = dir.path().join("run").join("daemon.sock");
     let mut r = Relay::start_in(&socket, Some(dir.path()), Via::Pipes);
     assert_eq!(r.call("health", json!({}))["result"]["status"], "ok");

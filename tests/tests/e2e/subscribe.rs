@@ -166,10 +166,7 @@ async fn a_bad_filter_fails_the_client_subscribe() {
 
 #[tokio::test]
 async fn a_reconnecting_subscription_reports_the_gap_and_resumes() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let base = hld_e2e::short_tempdir();
     let options = || DaemonOptions {
         dir: Some(base.path().to_path_buf()),
         ..DaemonOptions::fake_claude()

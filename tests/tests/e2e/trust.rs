@@ -19,10 +19,7 @@ fn chmod(path: &Path, mode: u32) {
 
 /// A fresh private directory with a short path (sockets live there).
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap()
+    hld_e2e::short_tempdir()
 }
 
 /// Gives `path` to uid 65534 (nobody). Only root can, as CI runs; `false` for anyone else.

@@ -415,10 +415,7 @@ fn it_starts_a_daemon_when_none_answers_and_leaves_it_running() {
 
 #[test]
 fn it_reconnects_after_a_daemon_restart_and_shows_the_database_sessions() {
-    let base = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .expect("tempdir");
+    let base = hld_e2e::short_tempdir();
     let dir = base.path().to_path_buf();
     let options = || DaemonOptions {
         dir: Some(dir.clone()),

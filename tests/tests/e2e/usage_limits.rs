@@ -271,10 +271,7 @@ fn a_limit_reset_is_still_resumed_after_a_daemon_restart() {
 
 /// A daemon directory whose `humanlayer.json` holds `config`.
 fn configured(config: &str) -> tempfile::TempDir {
-    let root = tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap();
+    let root = hld_e2e::short_tempdir();
     let dir = root.path().join("config/humanlayer");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("humanlayer.json"), config).unwrap();

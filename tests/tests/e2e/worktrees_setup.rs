@@ -12,10 +12,7 @@ use super::worktrees::{git, isolated, repo_at, shared};
 
 /// A private directory for a daemon that is started more than once, or configured first.
 fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("hld-")
-        .tempdir_in("/tmp")
-        .unwrap()
+    hld_e2e::short_tempdir()
 }
 
 /// Writes `humanlayer.json` with `worktree_setup` for a daemon in `dir`.
