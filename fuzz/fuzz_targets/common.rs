@@ -43,6 +43,8 @@ pub static DAEMON: LazyLock<(tempfile::TempDir, Arc<Daemon>)> = LazyLock::new(||
             store,
             LogControl::detached(),
             CancellationToken::new(),
+            // No notifier runs: the daemon has no channel to tell of.
+            Default::default(),
         )
         .expect("daemon")
     });
