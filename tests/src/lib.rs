@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use hld_client::protocol::{
     Approval, ConversationEvent, ConversationEventType, ErrorObject, Event, FetchApprovals,
     FetchApprovalsParams, GetConversation, GetConversationParams, GetSessionState, Health,
-    LaunchSession, LaunchSessionParams, Method, NoParams, Response, SessionIdParams, SessionState,
-    SessionStatus, Subscribe, SubscribeParams, TimedEvent, HEARTBEAT_MESSAGE,
+    LaunchSession, LaunchSessionParams, ListSessions, Method, NoParams, Response, SessionIdParams,
+    SessionState, SessionStatus, Subscribe, SubscribeParams, TimedEvent, HEARTBEAT_MESSAGE,
 };
 use serde_json::Value;
 
@@ -389,6 +389,14 @@ impl TestDaemon {
             ..Default::default()
         })
         .events
+    }
+
+    /// The daemon's only session: its id (panics unless there is exactly one).
+    #[track_caller]
+    pub fn only_session(&self) -> String {
+        let sessions = self.request::<ListSessions>(NoParams {}).sessions;
+        assert_eq!(sessions.len(), 1, "one session: {sessions:#?}");
+        sessions[0].id.clone()
     }
 
     /// The session's first tool call, once stored. Claude's line with it and its approval

@@ -134,6 +134,15 @@ impl Terminal {
         })
     }
 
+    /// Waits until the screen shows `text` `times` times ([`WAIT`] at most); returns the
+    /// screen.
+    #[track_caller]
+    pub fn wait_count(&self, text: &str, times: usize) -> String {
+        self.wait_until(&format!("{text:?} ×{times}"), WAIT, |screen| {
+            screen.matches(text).count() >= times
+        })
+    }
+
     /// Types `keys` (raw bytes, as the terminal would send them).
     pub fn send(&mut self, keys: &str) {
         self.writer

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use hld_client::protocol::{ConversationEventType, ListSessions, NoParams, SessionStatus};
+use hld_client::protocol::{ConversationEventType, SessionStatus};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
@@ -36,13 +36,6 @@ pub(crate) fn ended(term: &mut Terminal) -> u32 {
     term.wait_exit(WAIT).exit_code()
 }
 
-/// The daemon's only session: its id.
-fn only_session(d: &TestDaemon) -> String {
-    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
-    assert_eq!(sessions.len(), 1, "one session: {sessions:#?}");
-    sessions[0].id.clone()
-}
-
 /// The user messages of `session_id`'s conversation, in order.
 pub(super) fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
     d.conversation(session_id)
@@ -54,30 +47,22 @@ pub(super) fn user_messages(d: &TestDaemon, session_id: &str) -> Vec<String> {
         .collect()
 }
 
-/// Waits until the screen shows `text` `times` times.
-#[track_caller]
-fn wait_count(term: &Terminal, text: &str, times: usize) -> String {
-    term.wait_until(&format!("{text:?} ×{times}"), WAIT, |s| {
-        s.matches(text).count() >= times
-    })
-}
-
 #[test]
 fn launch_on_a_terminal_holds_a_two_turn_conversation_in_one_session() {
     let d = fake();
     let mut term = launch_on_terminal(&d, "first question");
     term.wait_screen("Hello! You asked: first question");
     term.wait_screen(PROMPT_HINT);
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("second question\r");
     let screen = term.wait_screen("You said: second question");
     assert!(screen.contains("> second question"), "{screen}");
     // The second turn ends at the prompt again; an empty line ends the conversation.
-    wait_count(&term, "✓ completed", 2);
+    term.wait_count("✓ completed", 2);
     term.wait_screen(PROMPT_HINT);
     term.send("\r");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(only_session(&d), id, "one session, not a fork");
+    assert_eq!(d.only_session(), id, "one session, not a fork");
     assert_eq!(
         user_messages(&d, &id),
         ["first question", "second question"]
@@ -96,7 +81,7 @@ fn a_line_typed_while_the_agent_works_is_shown_queued_and_delivered_after_the_tu
     );
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     // Typed beside the spinner, it is queued, not sent into the running turn.
     term.send("scenario:plain then this\r");
     let screen = term.wait_screen("⧗ queued: scenario:plain then this");
@@ -131,7 +116,7 @@ fn tab_steers_the_agent_with_the_line_typed() {
     let d = slow_daemon(60);
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("scenario:plain change of plan\t");
     // The minute-long turn is cut short: the message is answered long before it would end.
     let screen = term.wait_screen("You said: scenario:plain change of plan");
@@ -140,7 +125,7 @@ fn tab_steers_the_agent_with_the_line_typed() {
     term.wait_screen(PROMPT_HINT);
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(only_session(&d), id);
+    assert_eq!(d.only_session(), id);
 }
 
 #[test]
@@ -254,7 +239,7 @@ fn send_queue_and_cancel_from_a_script() {
             .then_some(())
     })
     .expect("delivered into the same session");
-    assert_eq!(only_session(&d), id);
+    assert_eq!(d.only_session(), id);
 }
 
 #[test]
@@ -262,7 +247,7 @@ fn ctrl_c_takes_back_the_lines_queued_as_it_stops_the_session() {
     let d = slow_daemon(60);
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("scenario:plain do this later\r");
     term.wait_screen("⧗ queued: scenario:plain do this later");
     term.send("\x03");
@@ -317,7 +302,7 @@ fn a_line_longer_than_the_terminal_is_edited_in_place() {
     term.wait_screen("You said: Xabcdefghij");
     // Ctrl-C at the prompt clears a line typed, as Claude Code's does; a second one ends.
     // (At the second turn's prompt: typed while the agent works, Ctrl-C would stop it.)
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     term.send("not this");
     term.wait_screen("› not this");
     term.send("\x03");
@@ -331,7 +316,7 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     let d = slow_daemon(60);
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("scenario:plain after that\r");
     term.wait_screen("⧗ queued: scenario:plain after that");
     term.send("and this\r");
@@ -350,7 +335,7 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     // Enter sends it into the same session, as the next turn.
     term.send("\r");
     term.wait_screen("You said: scenario:plain after that and this");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     // Up recalls the lines sent, newest first, the query last; Down comes back.
     term.send("\x1b[A");
     term.wait_screen("› scenario:plain after that and this");
@@ -363,7 +348,7 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     });
     term.send("\x15\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(only_session(&d), id);
+    assert_eq!(d.only_session(), id);
     // Claude's own note of the interrupt aside, the line was sent once, after the interrupt.
     let said = user_messages(&d, &id);
     let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
@@ -385,7 +370,7 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     let mut d = TestDaemon::start_with(restartable());
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     // The daemon dies mid-turn: the conversation stays, at its prompt.
     d.kill9();
     drop(d);
@@ -395,10 +380,10 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     // The next line reaches the daemon that replaced it, in the same session.
     term.send("scenario:plain where were we\r");
     term.wait_screen("You said: scenario:plain where were we");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(only_session(&d), id);
+    assert_eq!(d.only_session(), id);
     let said = user_messages(&d, &id);
     assert_eq!(
         said.last().map(String::as_str),
@@ -411,7 +396,7 @@ fn esc_at_an_approval_denies_it_and_stops_the_turn_and_the_conversation_goes_on(
     let d = fake();
     let mut term = launch_on_terminal(&d, "scenario:tool make a file");
     term.wait_screen("allow Write?");
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("\x1b");
     term.wait_screen("✗ denied");
     term.wait_screen(PROMPT_HINT);
@@ -426,8 +411,8 @@ fn esc_at_an_approval_denies_it_and_stops_the_turn_and_the_conversation_goes_on(
     .expect("an interrupt asked for");
     term.send("scenario:plain do this instead\r");
     term.wait_screen("You said: scenario:plain do this instead");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
-    assert_eq!(only_session(&d), id);
+    assert_eq!(d.only_session(), id);
 }

@@ -7,8 +7,7 @@ use std::path::Path;
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    ListSessions, NoParams, PermissionMode, SendMessageParams, SessionState, SlashCommandKind,
-    UpdateSessionSettingsParams,
+    PermissionMode, SendMessageParams, SessionState, SlashCommandKind, UpdateSessionSettingsParams,
 };
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
@@ -35,21 +34,6 @@ pub(super) fn on_terminal(d: &TestDaemon, args: &[&str]) -> Terminal {
     Terminal::spawn(cmd, 60, 120)
 }
 
-/// Waits until the screen shows `text` `times` times.
-#[track_caller]
-pub(super) fn wait_count(term: &Terminal, text: &str, times: usize) -> String {
-    term.wait_until(&format!("{text:?} ×{times}"), WAIT, |s| {
-        s.matches(text).count() >= times
-    })
-}
-
-/// The daemon's only session.
-pub(super) fn only_session(d: &TestDaemon) -> String {
-    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
-    assert_eq!(sessions.len(), 1, "one session: {sessions:#?}");
-    sessions[0].id.clone()
-}
-
 /// Waits until `session_id`'s state satisfies `done`.
 #[track_caller]
 fn wait_state(d: &TestDaemon, session_id: &str, done: impl Fn(&SessionState) -> bool) {
@@ -66,7 +50,7 @@ fn shift_tab_cycles_the_mode_and_slash_model_switches_the_model_between_turns() 
     let d = fake();
     let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "first question"]);
     term.wait_screen(PROMPT_HINT);
-    let id = only_session(&d);
+    let id = d.only_session();
     let mode = |d: &TestDaemon| Mode::of(&d.state(&id).control);
 
     // As in Claude Code: accept edits first, then plan.
@@ -95,9 +79,9 @@ fn shift_tab_cycles_the_mode_and_slash_model_switches_the_model_between_turns() 
     // Any other command goes to Claude as a message, and starts a turn; a compaction (of
     // two exchanges at least) is one line.
     term.send("second question\r");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     term.send("/compact\r");
-    wait_count(&term, PROMPT_HINT, 3);
+    term.wait_count(PROMPT_HINT, 3);
     let screen = term.wait_screen("Conversation compacted");
     let line = screen
         .lines()
@@ -124,7 +108,7 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     std::fs::write(dir.join("secret.txt"), "no\n").unwrap();
     let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "first question"]);
     term.wait_screen(PROMPT_HINT);
-    let id = only_session(&d);
+    let id = d.only_session();
 
     // Several commands match: the line keeps what they share, and they are listed.
     term.send("/co\t");
@@ -149,7 +133,7 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     term.send("look at @src/ma\t");
     term.wait_screen("› look at @src/main.rs ");
     term.send("please\r");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     // An ignored file is never offered: the word stays as typed (keys are taken in order).
     term.send("@secr\tx");
     term.wait_screen("› @secrx");
@@ -168,7 +152,7 @@ fn shift_tab_and_slash_model_reach_the_live_process_while_the_agent_works() {
     let d = slow_daemon(60);
     let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "scenario:slow"]);
     term.wait_screen("chunk 2");
-    let id = only_session(&d);
+    let id = d.only_session();
     // Accept edits (a rule of the daemon's), then plan (the live process's own mode).
     term.send(SHIFT_TAB);
     term.wait_screen("◆ mode: accept edits");
@@ -213,7 +197,7 @@ fn a_plan_shows_as_markdown_and_e_approves_it_leaving_plan_mode_for_accepted_edi
         &["launch", "--mode", "plan", "-w", &wd, "scenario:plan"],
     );
     let screen = term.wait_screen(PLAN_CHOICES);
-    let id = only_session(&d);
+    let id = d.only_session();
     assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
     // The Write tried while planning was refused; the plan reads as its markdown.
     assert_in_order(
@@ -256,7 +240,7 @@ fn denying_a_plan_says_what_to_change_and_stays_in_plan_mode() {
         &["launch", "--mode", "plan", "-w", &wd, "scenario:plan"],
     );
     term.wait_screen(PLAN_CHOICES);
-    let id = only_session(&d);
+    let id = d.only_session();
     term.send("d");
     term.wait_screen("what to change in the plan (Enter or Esc for nothing):");
     term.send("smaller steps\r");

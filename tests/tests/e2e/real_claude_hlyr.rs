@@ -9,7 +9,7 @@ use hld_e2e::TestDaemon;
 
 use crate::hlyr::assert_in_order;
 use crate::hlyr_converse::{ended, PROMPT_HINT};
-use crate::hlyr_modes::{on_terminal, wait_count, PLAN_CHOICES};
+use crate::hlyr_modes::{on_terminal, PLAN_CHOICES};
 use crate::real_claude::{options, scratch};
 use crate::real_claude_modes::{models, plan_then_write};
 
@@ -43,7 +43,7 @@ fn hlyr_approves_a_real_plan_with_e_and_its_write_goes_through_auto_accepted() {
     assert_eq!(ended(&mut term), 0);
     let hello = dir.path().join("hello.txt");
     assert_eq!(std::fs::read_to_string(hello).unwrap(), "Hello, world!\n");
-    let id = crate::hlyr_modes::only_session(&d);
+    let id = d.only_session();
     assert_eq!(Mode::of(&d.state(&id).control), Mode::AcceptEdits);
 }
 
@@ -58,7 +58,7 @@ fn a_model_switched_at_the_hlyr_prompt_answers_the_next_message() {
     term.send("/model claude-haiku-4-5\r");
     term.wait_screen("◆ model: claude-haiku-4-5");
     term.send("Second\r");
-    wait_count(&term, PROMPT_HINT, 2);
+    term.wait_count(PROMPT_HINT, 2);
     assert_eq!(models(&api), ["claude-opus-4-8", "claude-haiku-4-5"]);
     assert_eq!(ended(&mut term), 0);
 }

@@ -112,13 +112,6 @@ pub(super) fn tui_on(d: &TestDaemon) -> Tui {
     tui
 }
 
-/// The only session of the daemon: its id.
-pub(super) fn only_session(d: &TestDaemon) -> String {
-    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
-    assert_eq!(sessions.len(), 1, "{sessions:#?}");
-    sessions[0].id.clone()
-}
-
 #[test]
 fn a_session_launched_from_the_form_streams_is_approved_and_completes_then_q_quits_cleanly() {
     let d = fake();
@@ -139,7 +132,7 @@ fn a_session_launched_from_the_form_streams_is_approved_and_completes_then_q_qui
     tui.wait_screen("● Write");
     let screen = tui.wait_screen("waiting for approval");
     assert!(screen.contains("hello.txt"), "{screen}");
-    let id = only_session(&d);
+    let id = d.only_session();
     let state = d.state(&id);
     assert_eq!(
         state.working_dir.as_deref(),
@@ -485,7 +478,7 @@ fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
     tui.send("\x1b[Z");
     tui.send(CTRL_S);
     tui.wait_screen("✓ completed");
-    let id = only_session(&d);
+    let id = d.only_session();
     let state = d.wait_session(&id, |s| s.status == SessionStatus::Completed);
     assert_eq!(state.query, "scenario:plain first line\nsecond line");
     assert_eq!(

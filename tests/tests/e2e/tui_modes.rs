@@ -206,7 +206,7 @@ fn a_plan_shows_as_markdown_and_capital_a_approves_it_and_accepts_edits() {
         assert!(screen.contains(line), "{line}:\n{screen}");
     }
     assert!(!screen.contains("\"plan\""), "not as JSON:\n{screen}");
-    let id = super::tui::only_session(&d);
+    let id = d.only_session();
     assert_eq!(d.state(&id).control.permission_mode, PermissionMode::Plan);
 
     // A: the plan approved, plan mode left for accept edits; the Write is then approved by
@@ -234,7 +234,7 @@ fn d_on_a_plan_keeps_planning_and_claude_reads_what_to_change() {
     tui.send("Add a test first");
     tui.send("\r");
     tui.wait_screen("The plan was not approved: Add a test first");
-    let id = super::tui::only_session(&d);
+    let id = d.only_session();
     let s = d.wait_ended(&id);
     assert_eq!(s.control.permission_mode, PermissionMode::Plan, "{s:#?}");
     assert!(!work.path().join("hello.txt").exists());

@@ -6,7 +6,7 @@
 use hld_client::protocol::{WorktreeParams, WorktreeState};
 use hld_e2e::launch_params;
 
-use super::tui::{fake, only_session, tui_on, Tui};
+use super::tui::{fake, tui_on, Tui};
 use super::worktrees::{git, repo, shared};
 
 const CTRL_S: &str = "\x13";
@@ -45,7 +45,7 @@ fn launched_isolated_from_the_form_reviewed_and_squash_merged_with_confirmation(
     launch_isolated(&mut tui, &query, &repo, "tui-feature");
     // Its conversation opens once the daemon launched it.
     tui.wait_screen("I'll write shared.txt.");
-    let id = only_session(&d);
+    let id = d.only_session();
     let state = d.wait_ended(&id);
     assert_eq!(state.error_message, None, "{state:#?}");
     let worktree = state.worktree.expect("isolated");
