@@ -99,6 +99,12 @@ impl Error {
             .is_some_and(|e| e.code == ErrorCode::ResourceExhausted.code())
     }
 
+    /// Whether the connection to the daemon is gone (closed, or failing to read or write):
+    /// a new connection may succeed where this one cannot.
+    pub fn is_lost(&self) -> bool {
+        matches!(self, Error::Disconnected | Error::Io(_))
+    }
+
     /// The refusal's reason, if the daemon refused a decision.
     pub fn refusal(&self) -> Option<RefusalReason> {
         match self {

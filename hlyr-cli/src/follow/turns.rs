@@ -33,14 +33,6 @@ const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
 const LOST_HINT: &str = "once the daemon is back, a line sent connects again and goes on with \
 the session; Ctrl-D ends";
 
-/// Whether `e` says the daemon's connection is gone.
-fn is_lost(e: &hld_client::Error) -> bool {
-    matches!(
-        e,
-        hld_client::Error::Disconnected | hld_client::Error::Io(_)
-    )
-}
-
 /// How many completions Tab shows when several match, at most.
 const MAX_CANDIDATES: usize = 12;
 
@@ -293,7 +285,7 @@ impl Turns {
                 .client
                 .send_message(follower.session_id, &text, mode.clone())
                 .await;
-            if sent.as_ref().is_err_and(is_lost) && follower.reconnect().await {
+            if sent.as_ref().is_err_and(hld_client::Error::is_lost) && follower.reconnect().await {
                 sent = follower
                     .client
                     .send_message(follower.session_id, &text, mode)
