@@ -29,8 +29,8 @@ pub struct Args {
     /// What to ask next (several words are joined with spaces; `-` reads it from stdin).
     #[arg(value_name = "QUERY", required_unless_present = "last")]
     query: Vec<String>,
-    /// Continue the newest session (by last activity) whose working directory is the current
-    /// directory; every word given is then the query.
+    /// Continue the newest session (by last activity) run in the current directory, or isolated
+    /// in a worktree of its repository; every word given is then the query.
     #[arg(short, long)]
     last: bool,
     #[command(flatten)]
@@ -115,12 +115,15 @@ fn current_dir() -> Result<PathBuf, CliError> {
         .map_err(|e| CliError::usage(format!("cannot read the current directory: {e}")))
 }
 
-/// The session with the latest activity among those whose working directory is `here`.
+/// The session with the latest activity among those that ran in `here`: in it, or isolated
+/// in a worktree of the repository checked out there (`launch --worktree` from `here`).
 fn last_in(here: &Path, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliError> {
+    let is_here = |dir: &str| {
+        Path::new(dir) == here || std::fs::canonicalize(dir).is_ok_and(|dir| dir == here)
+    };
     let ran_here = |s: &SessionInfo| {
-        s.working_dir.as_deref().is_some_and(|dir| {
-            Path::new(dir) == here || std::fs::canonicalize(dir).is_ok_and(|dir| dir == here)
-        })
+        s.working_dir.as_deref().is_some_and(is_here)
+            || s.worktree.as_ref().is_some_and(|w| is_here(&w.repository))
     };
     let activity = |s: &SessionInfo| {
         chrono::DateTime::parse_from_rfc3339(&s.last_activity_at)
