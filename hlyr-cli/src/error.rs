@@ -199,12 +199,10 @@ impl CliError {
                     Some(ErrorCode::MethodNotFound) => {
                         Some("this daemon is older than hlyr; update and restart hld".to_owned())
                     }
-                    // A refusal's message says why; what the parameter expects adds nothing.
                     Some(ErrorCode::InvalidParams) => err
                         .data
                         .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok())
-                        .filter(|d| d.received != "refused")
-                        .map(|d| format!("`{}` expects {}", d.param, d.expected)),
+                        .and_then(|d| expected_of_flag(&d)),
                     _ => None,
                 };
                 if err.message == hld_client::claude_path::NOT_FOUND {
@@ -264,6 +262,25 @@ impl From<std::io::Error> for CliError {
             CliError::failure(format!("cannot write output: {e}"))
         }
     }
+}
+
+/// What the flag behind a refused parameter expects, in hlyr's words. Parameters no flag
+/// sets (a session's id, which the message names) and refusals, whose message says why,
+/// get no hint: the API's name of a parameter means nothing on a command line.
+fn expected_of_flag(data: &InvalidParamsData) -> Option<String> {
+    let flag = match data.param.as_str() {
+        "working_dir" => "-w (by default the current directory)",
+        "additional_directories" => "--add-dir",
+        "model" => "--model",
+        "max_turns" => "--max-turns",
+        "mcp_config" => "--mcp-config",
+        "permission_mode" => "--mode",
+        "images" => "--image",
+        "worktree.base" => "--base",
+        "limit" => "--limit",
+        _ => return None,
+    };
+    (data.received != "refused").then(|| format!("{flag} expects {}", data.expected))
 }
 
 #[cfg(test)]

@@ -113,7 +113,7 @@ pub fn failure(stderr: &str) -> Error {
     };
     let lower = stderr.to_ascii_lowercase();
     if lower.contains("not a git repository") {
-        let message = "not a git repository: working_dir is in no git repository";
+        let message = "not a git repository: the working directory is in no git repository";
         return user("working_dir", message);
     }
     if lower.contains("is locked") {

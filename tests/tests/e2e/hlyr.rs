@@ -1276,7 +1276,7 @@ fn followers_exit_3_when_the_daemon_goes_away() {
 }
 
 #[test]
-fn a_json_rpc_error_is_the_daemons_message_with_a_hint() {
+fn a_json_rpc_error_is_the_daemons_message_without_the_apis_parameter_names() {
     // `false` as claude: sessions fail before Claude names its session, so none can resume.
     let d = TestDaemon::start_with(
         DaemonOptions::default()
@@ -1291,8 +1291,7 @@ fn a_json_rpc_error_is_the_daemons_message_with_a_hint() {
     run.assert_code(1);
     assert_eq!(
         run.stderr,
-        "error: parent session missing claude_session_id (cannot resume)\n\
-         hint: `session_id` expects a session with a claude_session_id\n"
+        "error: parent session missing claude_session_id (cannot resume)\n"
     );
 }
 

@@ -4,7 +4,7 @@
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{workspace_bin, WAIT};
 
-use super::hlyr::{fake, hlyr, printed_session};
+use super::hlyr::{fake, hlyr, hlyr_command, printed_session, run_command};
 use super::worktrees::{git, repo, shared};
 
 #[test]
@@ -115,6 +115,43 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     assert_eq!(
         git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
         "main"
+    );
+}
+
+#[test]
+fn continue_last_in_a_checkout_continues_its_newest_isolated_session() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let launch = |args: &[&str]| {
+        let mut all = vec!["launch", "--detach", "-w", &wd];
+        all.extend(args);
+        let id = printed_session(hlyr(&d, &all).assert_code(0));
+        d.wait_ended(&id);
+        id
+    };
+    let _in_checkout = launch(&["scenario:plain in the checkout"]);
+    let isolated = launch(&["--worktree", "scenario:plain isolated"]);
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.current_dir(&repo)
+        .args(["continue", "--last", "--detach", "scenario:plain", "more"]);
+    let run = run_command(cmd);
+    assert!(
+        run.assert_code(0)
+            .stdout
+            .contains(&format!("Continues {isolated}")),
+        "{run:#?}"
+    );
+    // Out of any repository, the refusal speaks of hlyr's flag, not of the API's parameter.
+    let outside = d.dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside = outside.display().to_string();
+    let run = hlyr(&d, &["launch", "--worktree", "-w", &outside, "q"]);
+    assert_eq!(
+        run.stderr,
+        "error: not a git repository: the working directory is in no git repository\n\
+         hint: -w (by default the current directory) expects a repository git can work with\n",
+        "{run:#?}"
     );
 }
 
