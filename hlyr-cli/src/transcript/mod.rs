@@ -115,7 +115,14 @@ impl Render for Update {
                     .as_deref()
                     .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
                 {
-                    text.push_str(&format!(": {}", hang(comment, 2)));
+                    // Answers to several questions come a line each: they read as one line.
+                    let comment = match decision {
+                        ApprovalStatus::Responded => {
+                            comment.lines().collect::<Vec<_>>().join(" · ")
+                        }
+                        _ => comment.to_owned(),
+                    };
+                    text.push_str(&format!(": {}", hang(&comment, 2)));
                 }
                 text
             }
@@ -461,9 +468,9 @@ mod tests {
         );
     }
 
-    /// An answer of a line per question hangs under its first line; escapes do not pass.
+    /// Answers to several questions (a line each) read as one line; escapes do not pass.
     #[test]
-    fn an_answer_of_several_lines_hangs_cleaned() {
+    fn answers_to_several_questions_read_as_one_line_cleaned() {
         let text = Update::Decision {
             approval_id: "local-1234abcd".into(),
             decision: ApprovalStatus::Responded,
@@ -471,7 +478,7 @@ mod tests {
             decided_by: None,
         }
         .human();
-        assert_eq!(plain(&text), "✓ answered local-1234abcd: Blue\n  Large�[2J");
+        assert_eq!(plain(&text), "✓ answered local-1234abcd: Blue · Large�[2J");
     }
 
     /// A cloud approval answered in the cloud is resolved too, but not with its session.
