@@ -488,17 +488,20 @@ fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
     let hint = if recents.is_empty() {
         "no recent directories; empty means the daemon's own".to_owned()
     } else {
+        // Each keeps its last components, so that three fit; the line ends in `…` if not.
+        let each = usize::from(recent.width.saturating_sub(10) / 3).max(12);
         format!(
             "recent: {}",
             recents
                 .iter()
                 .take(3)
-                .map(|d| clean(d).into_owned())
+                .map(|d| crate::columns::short_dir(&clean(d), crate::columns::home(), each))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
     };
-    frame.render_widget(Line::styled(format!(" {hint}"), DIM), recent);
+    let hint = crate::columns::ellipsize(&format!(" {hint}"), usize::from(recent.width));
+    frame.render_widget(Line::styled(hint, DIM), recent);
     let choice = |label: &str, value: &str, f: Field| {
         Line::from(vec![
             Span::styled(format!(" {label:<11}"), focus(f)),

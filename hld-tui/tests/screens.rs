@@ -174,6 +174,33 @@ fn screen_modals() {
 }
 
 #[test]
+fn the_launch_forms_recent_directories_keep_their_ends_and_fit() {
+    let mut state = State::new(now(), 80, 24, true);
+    update(&mut state, Msg::Connected);
+    let deep = |name: &str| format!("/srv/build/checkouts/of/the/team/services/{name}");
+    let sessions = ["billing-gateway", "search-indexer", "notifications"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let extra = json!({"working_dir": deep(name)});
+            session(&format!("s{i}"), "completed", name, i as i64 * 10, extra)
+        })
+        .collect();
+    update(&mut state, Msg::Sessions(sessions));
+    keys(&mut state, "c");
+    let shown = screen(&state, false);
+    let line = shown
+        .lines()
+        .find(|l| l.contains("recent:"))
+        .unwrap_or_else(|| panic!("no recent line:\n{shown}"));
+    for name in ["billing-gateway", "search-indexer", "notifications"] {
+        assert!(line.contains(&format!("…/{name}")), "{line}");
+    }
+    // The form's right border is still drawn after it.
+    assert!(line.trim_end().ends_with('│'), "{line}");
+}
+
+#[test]
 fn no_color_leaves_no_colour_in_any_cell() {
     let state = with_conversation(80, 24);
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).unwrap();
