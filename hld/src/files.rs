@@ -22,11 +22,14 @@ pub fn request(query: &str) -> Value {
     json!({"subtype": "file_suggestions", "query": query})
 }
 
-/// The paths of `claude`'s answer, `{"suggestions": [{"path", "score"?}]}`, best first.
+/// The paths of `claude`'s answer, `{"suggestions": [{"path", "score"?}]}`, best first,
+/// without `.git/`, which `claude` lists among a directory's entries: as in a scan, what a
+/// mention means is never inside it.
 pub fn answered(answer: &Value) -> Vec<String> {
     let suggestions = answer["suggestions"].as_array().into_iter().flatten();
     suggestions
         .filter_map(|s| s["path"].as_str().filter(|p| !p.is_empty()))
+        .filter(|p| !(*p == ".git" || p.starts_with(".git/")))
         .map(str::to_owned)
         .collect()
 }
@@ -362,9 +365,10 @@ mod tests {
 
     #[test]
     fn claudes_answer_reads_as_paths() {
-        let answer = json!({"suggestions": [{"path": "src/"}, {"path": "src/main.rs", "score": 0.5},
-            {"score": 1}, {"path": ""}]});
-        assert_eq!(answered(&answer), ["src/", "src/main.rs"]);
+        let answer = json!({"suggestions": [{"path": ".git/"}, {"path": "src/"},
+            {"path": "src/main.rs", "score": 0.5}, {"score": 1}, {"path": ""},
+            {"path": ".git/config"}, {"path": ".github/"}]});
+        assert_eq!(answered(&answer), ["src/", "src/main.rs", ".github/"]);
         assert!(answered(&Value::Null).is_empty());
         assert_eq!(request("ma")["subtype"], "file_suggestions");
     }
