@@ -106,12 +106,14 @@ fn suggest_files_gets_the_real_clis_answer_and_skips_an_ignored_file() {
     d.wait_session(&id, |s| s.status == SessionStatus::Completed && s.live);
     assert_eq!(suggest(&d, &id, "main"), ["src/main.rs"]);
     // Once its index is built the CLI answers itself: for an empty query it lists the
-    // directory's own entries, `.git/` among them, which the daemon's scan never lists.
+    // directory's own entries, the ignored `build/` among them, which the daemon's scan never
+    // lists; of them, the daemon leaves `.git/` out.
     let top = wait_for(WAIT, || {
-        Some(suggest(&d, &id, "")).filter(|top| top.contains(&".git/".to_owned()))
+        Some(suggest(&d, &id, "")).filter(|top| top.contains(&"build/".to_owned()))
     })
     .expect("the CLI's own answer");
     assert!(top.contains(&"src/".to_owned()), "{top:?}");
+    assert!(!top.contains(&".git/".to_owned()), "{top:?}");
     assert_eq!(suggest(&d, &id, "main"), ["src/main.rs"]);
 }
 
