@@ -25,7 +25,9 @@ use crate::protocol::*;
 /// The default per-call timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-type Pending = Arc<Mutex<Option<HashMap<u64, oneshot::Sender<Result<Value, Error>>>>>>;
+/// The calls awaiting a reply, by id: the length of the line each sent, and where its reply
+/// goes. `None` once the connection is gone.
+type Pending = Arc<Mutex<Option<HashMap<u64, (usize, oneshot::Sender<Result<Value, Error>>)>>>>;
 
 /// An event read on a subscription's connection, with the id of the daemon's request that
 /// carried it (holon-rpc), answered once the event is taken: the daemon's cap on unanswered
@@ -224,7 +226,7 @@ impl Client {
         let message = codec::request(method, params, id, self.inner.holon)?;
         let (tx, rx) = oneshot::channel();
         match self.inner.pending.lock().unwrap().as_mut() {
-            Some(map) => map.insert(id, tx),
+            Some(map) => map.insert(id, (message.len(), tx)),
             None => return Err(Error::Disconnected),
         };
         if self.inner.outgoing.send(message).is_err() {
@@ -382,7 +384,21 @@ async fn read(
         let (event, ack) = match codec::incoming(&text) {
             Incoming::Reply(id, response) => {
                 let waiter = pending.lock().unwrap().as_mut().and_then(|m| m.remove(&id));
-                if let Some(tx) = waiter {
+                if let Some((_, tx)) = waiter {
+                    let _ = tx.send(codec::outcome(response));
+                }
+                continue;
+            }
+            // The refused line is over the limit, and so is the longest call still waiting,
+            // which fails with the refusal: each refusal fails one call over the limit.
+            Incoming::Oversize(response) => {
+                let mut pending = pending.lock().unwrap();
+                let longest = pending.as_ref().and_then(|m| {
+                    let (id, _) = m.iter().max_by_key(|(_, (len, _))| *len)?;
+                    Some(*id)
+                });
+                let waiter = longest.and_then(|id| pending.as_mut()?.remove(&id));
+                if let Some((_, tx)) = waiter {
                     let _ = tx.send(codec::outcome(response));
                 }
                 continue;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::Error;
-use crate::protocol::{Request, RequestId, Response, SubscriptionMessage, TimedEvent};
+use crate::protocol::{ErrorObject, Request, RequestId, Response, SubscriptionMessage, TimedEvent};
 
 /// The request calling `method` with `params` under `id` (no newline), with a string id for
 /// holon-rpc.
@@ -38,6 +38,9 @@ pub(crate) enum Incoming {
     Reply(u64, Response),
     /// A reply to no call of ours: on the socket, a line of a subscription (`"id": null`).
     Unmatched(Response),
+    /// The refusal of a message over the daemon's size limit, which it could not read an id
+    /// from (`"id": null`).
+    Oversize(Response),
     /// A request from the daemon (holon-rpc): an event, or `rpc.heartbeat`.
     Request {
         id: String,
@@ -74,6 +77,13 @@ pub(crate) fn incoming(text: &str) -> Incoming {
     };
     match id {
         Some(id) => Incoming::Reply(id, response),
+        None if response
+            .error
+            .as_ref()
+            .is_some_and(ErrorObject::is_oversize) =>
+        {
+            Incoming::Oversize(response)
+        }
         None => Incoming::Unmatched(response),
     }
 }

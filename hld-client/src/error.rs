@@ -99,6 +99,11 @@ impl Error {
             .is_some_and(|e| e.code == ErrorCode::ResourceExhausted.code())
     }
 
+    /// Whether the daemon refused the request for its size (`--max-message-size`).
+    pub fn is_oversize(&self) -> bool {
+        self.rpc().is_some_and(ErrorObject::is_oversize)
+    }
+
     /// Whether the connection to the daemon is gone (closed, or failing to read or write):
     /// a new connection may succeed where this one cannot.
     pub fn is_lost(&self) -> bool {

@@ -195,6 +195,13 @@ impl CliError {
         use hld_client::Error;
         match e {
             Error::Rpc(err) => {
+                if err.is_oversize() {
+                    return CliError::usage(
+                        "the request is larger than the daemon takes (1 MiB, unless hld runs \
+                         with --max-message-size)",
+                    )
+                    .hint("put a long text in a file and mention it (@path): the agent reads it");
+                }
                 let hint = match ErrorCode::from_code(err.code) {
                     Some(ErrorCode::MethodNotFound) => {
                         Some("this daemon is older than hlyr; update and restart hld".to_owned())

@@ -85,6 +85,16 @@ pub struct ErrorObject {
     pub data: Option<Value>,
 }
 
+impl ErrorObject {
+    /// Whether this refuses a message over the daemon's size limit (-32600, `oversize`).
+    pub fn is_oversize(&self) -> bool {
+        self.code == ErrorCode::InvalidRequest.code()
+            && (self.data.clone())
+                .and_then(|d| serde_json::from_value::<InvalidRequestData>(d).ok())
+                .is_some_and(|d| d.reason == InvalidRequestReason::Oversize)
+    }
+}
+
 impl std::fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "RPC error {}: {}", self.code, self.message)

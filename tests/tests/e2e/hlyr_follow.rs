@@ -8,8 +8,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use hld_client::protocol::{
-    ApprovalStatus, ConversationEventType, GetApproval, GetApprovalParams, SendDecision,
-    SendDecisionParams, SessionStatus,
+    ApprovalStatus, ConversationEventType, GetApproval, GetApprovalParams, ListSessions, NoParams,
+    SendDecision, SendDecisionParams, SessionStatus,
 };
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
@@ -571,6 +571,28 @@ fn a_session_interrupted_elsewhere_exits_4() {
         "{}",
         launch_help.stdout
     );
+}
+
+#[test]
+fn a_query_over_the_daemons_limit_is_refused_as_such() {
+    let d = fake();
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["launch", "-w", &workdir(&d), "--detach", "-"])
+        .stdin(std::process::Stdio::piped());
+    let mut running = Running::spawn(cmd);
+    running.write_stdin(&format!("scenario:plain {}", "x".repeat(2 << 20)));
+    let run = running.finish();
+    // Not a call that waits out its timeout and blames the daemon (exit 3).
+    run.assert_code(2);
+    assert!(
+        run.stderr.starts_with(
+            "error: the request is larger than the daemon takes (1 MiB, unless hld runs with \
+             --max-message-size)\nhint: put a long text in a file"
+        ),
+        "{run:#?}"
+    );
+    let sessions = d.request::<ListSessions>(NoParams {}).sessions;
+    assert!(sessions.is_empty(), "{sessions:#?}");
 }
 
 #[test]
