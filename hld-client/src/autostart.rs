@@ -2,7 +2,9 @@
 //! one (`hlyr launch`, `hld-tui`): detached in its own process group, with no terminal, logging
 //! to a file next to its socket.
 
+use std::ffi::OsString;
 use std::fs::{DirBuilder, OpenOptions};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -84,8 +86,69 @@ fn failure_in(log: &Path, from: u64) -> Option<String> {
     Some(reason.trim().to_owned())
 }
 
+/// How a running daemon was started, so that a restart starts it the same way: its
+/// arguments, its working directory (for relative paths in them) and the `HUMANLAYER_`
+/// variables of its environment.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// Its arguments, after the program.
+    pub args: Vec<OsString>,
+    /// Its working directory.
+    pub dir: Option<PathBuf>,
+    /// Its `HUMANLAYER_…` variables.
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Invocation {
+    /// How process `pid` was started, as Linux's `/proc` tells; `None` where it cannot be read.
+    pub fn of(pid: u32) -> Option<Invocation> {
+        let read = |what: &str| std::fs::read(format!("/proc/{pid}/{what}")).ok();
+        let split = |bytes: Vec<u8>| -> Vec<OsString> {
+            bytes
+                .split(|&b| b == 0)
+                .filter(|part| !part.is_empty())
+                .map(|part| OsString::from_vec(part.to_vec()))
+                .collect()
+        };
+        let args = split(read("cmdline")?).into_iter().skip(1).collect();
+        let env = split(read("environ")?)
+            .into_iter()
+            .filter_map(|pair| {
+                let pair = pair.into_vec();
+                let at = pair.iter().position(|&b| b == b'=')?;
+                let (name, value) = (&pair[..at], &pair[at + 1..]);
+                name.starts_with(b"HUMANLAYER_").then(|| {
+                    let os = |b: &[u8]| OsString::from_vec(b.to_vec());
+                    (os(name), os(value))
+                })
+            })
+            .collect();
+        let dir = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+        Some(Invocation { args, dir, env })
+    }
+
+    /// Whether it sets what `flag` (`--flag VALUE` or `--flag=VALUE`) or variable `var` sets.
+    fn gives(&self, flag: &str, var: &str) -> bool {
+        self.env.iter().any(|(name, _)| name == var)
+            || self.args.iter().any(|a| {
+                let a = a.as_bytes();
+                a == flag.as_bytes() || a.starts_with(format!("{flag}=").as_bytes())
+            })
+    }
+}
+
 /// Starts `hld` serving `socket` and waits until it answers `health`.
 pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
+    start_like(hld, socket, None).await
+}
+
+/// [`start`], started as `like` was (a restart): with its arguments, working directory and
+/// `HUMANLAYER_` variables, where this process's environment sets none of the same name.
+pub async fn start_like(
+    hld: &Path,
+    socket: &Path,
+    like: Option<&Invocation>,
+) -> Result<Started, StartError> {
     let fail = |message: String, log: Option<&Path>| StartError::Failed {
         message,
         log: log.map(Path::to_owned),
@@ -108,11 +171,24 @@ pub async fn start(hld: &Path, socket: &Path) -> Result<Started, StartError> {
         .open(&log)
         .map_err(|e| fail(format!("cannot open {}: {e}", log.display()), None))?;
     let logged_before = stderr.metadata().map_or(0, |m| m.len());
-    let mut child = Command::new(hld)
-        .arg("--socket")
-        .arg(socket)
-        .arg("--log-file")
-        .arg(&log)
+    let mut command = Command::new(hld);
+    let like = like.cloned().unwrap_or_default();
+    command.args(&like.args);
+    if !like.gives("--socket", "HUMANLAYER_DAEMON_SOCKET") {
+        command.arg("--socket").arg(socket);
+    }
+    if !like.gives("--log-file", "HUMANLAYER_LOG_FILE") {
+        command.arg("--log-file").arg(&log);
+    }
+    if let Some(dir) = like.dir.filter(|d| d.is_dir()) {
+        command.current_dir(dir);
+    }
+    for (name, value) in like.env {
+        if std::env::var_os(&name).is_none() {
+            command.env(name, value);
+        }
+    }
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr)

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hld_client::autostart::{StartError, Started};
+use hld_client::autostart::{Invocation, StartError, Started};
 use hld_client::{Address, Client};
 
 use crate::contexts::{Contexts, LOCAL};
@@ -21,6 +21,9 @@ pub struct StartArgs {
     /// The `hld` binary to start when no daemon answers [default: next to hlyr, then PATH].
     #[arg(long, env = "HLD_PATH", value_name = "PATH")]
     pub hld_path: Option<PathBuf>,
+    /// How the daemon being restarted was started: the new one is started the same way.
+    #[arg(skip)]
+    pub like: Option<Invocation>,
 }
 
 impl StartArgs {
@@ -28,6 +31,7 @@ impl StartArgs {
     pub fn from_env() -> StartArgs {
         StartArgs {
             hld_path: std::env::var_os("HLD_PATH").map(PathBuf::from),
+            like: None,
         }
     }
 }
@@ -170,7 +174,7 @@ async fn start_daemon(socket: &Path, start: &StartArgs) -> Result<Started, CliEr
     let hld = hld_binary(start);
     let spinner = indicatif::ProgressBar::new_spinner().with_message("starting hld…");
     spinner.enable_steady_tick(Duration::from_millis(80));
-    let result = hld_client::autostart::start(&hld, socket).await;
+    let result = hld_client::autostart::start_like(&hld, socket, start.like.as_ref()).await;
     spinner.finish_and_clear();
     result.map_err(|e| {
         let error = CliError::unreachable(e.to_string());

@@ -533,6 +533,64 @@ fn daemon_restart_starts_a_new_daemon_with_this_shells_environment() {
     );
 }
 
+#[test]
+fn daemon_restart_starts_the_daemon_as_it_was_started() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let _stop = StopOnDrop(&socket, home);
+    // Started by hand, in `home`: a flag hlyr never gives, a relative path, a variable.
+    let mut first = std::process::Command::new(workspace_bin("hld"))
+        .arg("--socket")
+        .arg(&socket)
+        .args(["--database", "by-hand.db", "--claude-path"])
+        .arg(fake_claude())
+        .env("HUMANLAYER_LOG_FILE", home.join("by-hand.log"))
+        .env("FAKE_CLAUDE_HOME", home.join("fake-claude"))
+        .current_dir(home)
+        .spawn()
+        .unwrap();
+    let status = |extra: &[&str]| {
+        let empty = home.join("empty-path");
+        std::fs::create_dir_all(&empty).unwrap();
+        let mut cmd = hlyr_command(&socket, home);
+        cmd.args(["daemon", "--json"])
+            .args(extra)
+            .env_remove("HUMANLAYER_CLAUDE_PATH")
+            .env_remove("HUMANLAYER_DATABASE_PATH")
+            .env_remove("HUMANLAYER_LOG_FILE")
+            .env("PATH", &empty)
+            .current_dir(&empty);
+        run_command(cmd)
+    };
+    wait_for(WAIT, || (status(&["status"]).code == 0).then_some(()))
+        .expect("the daemon started by hand answers");
+    let id = printed_session(
+        hlyr_at(
+            &socket,
+            home,
+            &["launch", "--detach", "scenario:plain kept"],
+            &[],
+        )
+        .assert_code(0),
+    );
+
+    // From a shell with no claude and none of those settings.
+    let restart = status(&["restart"])
+        .assert_code(0)
+        .json_as("daemon-restart");
+    assert_eq!(restart["stopped"]["pid"], first.id());
+    first.wait().unwrap();
+    let now = status(&["status"]).assert_code(0).json_as("daemon-status");
+    assert_eq!(now["pid"], restart["started"]["pid"]);
+    assert_eq!(now["claude"]["path"], fake_claude().display().to_string());
+    // The relative path still names the same file: the session is still there.
+    assert_eq!(now["database"], "by-hand.db");
+    let log = std::fs::read_to_string(home.join("by-hand.log")).unwrap();
+    assert_eq!(log.matches("hld starting").count(), 2, "{log}");
+    let shown = hlyr_at(&socket, home, &["show", &id, "--json"], &[]).json_as("session");
+    assert_eq!(shown["id"], id);
+}
+
 /// `hlyr` with neither `HUMANLAYER_CLAUDE_PATH` nor a `claude` on its PATH.
 fn without_claude(socket: &Path, home: &Path, args: &[&str]) -> Run {
     let empty = home.join("empty-path");

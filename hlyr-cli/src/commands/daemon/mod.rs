@@ -27,7 +27,8 @@ pub enum Command {
     Start(start::Args),
     /// Stop the daemon gracefully, interrupting its sessions; waits until it has exited.
     Stop(stop::Args),
-    /// Stop the daemon and start it again, with this shell's environment.
+    /// Stop the daemon and start it again as it was started (its flags and HUMANLAYER_
+    /// variables), this shell's environment winning where it sets a variable.
     Restart(restart::Args),
     /// Show the daemon's pid, version, uptime, files and load; exit code 3 when it is not
     /// running.

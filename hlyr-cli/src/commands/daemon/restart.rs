@@ -1,5 +1,6 @@
-//! `hlyr daemon restart`: `daemon stop`, then `daemon start`. The new daemon inherits this
-//! shell's environment (its `PATH` and `HUMANLAYER_CLAUDE_PATH` among it).
+//! `hlyr daemon restart`: `daemon stop`, then `daemon start`, started as the stopped daemon
+//! was: with its arguments, working directory and `HUMANLAYER_` variables. This shell's
+//! environment wins where it sets a variable (its `PATH`, a new `HUMANLAYER_CLAUDE_PATH`).
 
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
@@ -32,10 +33,14 @@ impl Render for Restarted {
 }
 
 /// Stops the daemon (asking first when sessions run, unless `force`) and starts it again with
-/// `start`; prints what happened.
+/// `start`, as it was started; prints what happened.
 pub async fn restarted(ctx: &Context, start: &StartArgs, force: bool) -> Result<(), CliError> {
     let stopped = stop::stop(ctx, force).await?;
-    let started = start::start(ctx, start).await?;
+    let start = StartArgs {
+        hld_path: start.hld_path.clone(),
+        like: stopped.invocation.clone(),
+    };
+    let started = start::start(ctx, &start).await?;
     ctx.out.print(&Restarted { stopped, started })
 }
 

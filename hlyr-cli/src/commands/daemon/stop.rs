@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use hld_client::autostart::Invocation;
 use hld_client::protocol::SessionInfo;
 use hld_client::view::count;
 use nix::errno::Errno;
@@ -39,6 +40,9 @@ pub struct Stopped {
     pid: Option<u32>,
     /// The sessions that were running, interrupted by the stop.
     interrupted: Vec<String>,
+    /// How the stopped daemon was started, when it could be read.
+    #[serde(skip)]
+    pub invocation: Option<Invocation>,
 }
 
 impl Render for Stopped {
@@ -78,6 +82,7 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 stopped: false,
                 pid: None,
                 interrupted: Vec::new(),
+                invocation: None,
             })
         }
         Err(e) => return Err(not_running(&hld_client::Address::Socket(socket.clone()), e)),
@@ -105,6 +110,7 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 )));
         }
     }
+    let invocation = pid.and_then(Invocation::of);
     client.shutdown().await?;
     drop(client);
     wait_gone(&socket, pid).await?;
@@ -113,6 +119,7 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
         stopped: true,
         pid,
         interrupted: running.into_iter().map(|s| s.id).collect(),
+        invocation,
     })
 }
 
