@@ -5,7 +5,9 @@
 use clap_complete::ArgValueCompleter;
 use std::path::{Path, PathBuf};
 
-use hld_client::protocol::{ContinueSessionParams, SessionInfo};
+use hld_client::protocol::{
+    ContinueSessionParams, SessionInfo, WorktreeInfo, WorktreeParams, WorktreeState,
+};
 
 use super::launch::{images, query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
 use crate::complete;
@@ -35,6 +37,13 @@ pub struct Args {
     last: bool,
     #[command(flatten)]
     agent: AgentArgs,
+    /// Work isolated, in a new git worktree of its own on a new branch from the session's
+    /// (how a session whose branch was merged goes on).
+    #[arg(long)]
+    worktree: bool,
+    /// The new branch's name [default: one made from the title or query].
+    #[arg(long, value_name = "NAME", requires = "worktree")]
+    branch: Option<String>,
     /// Print the new session and run ids and return, without following.
     #[arg(long)]
     detach: bool,
@@ -85,6 +94,10 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         permission_mode: args.agent.mode,
         images,
         resume_on_reset: args.agent.resume_on_reset,
+        worktree: args.worktree.then_some(WorktreeParams {
+            branch: args.branch,
+            base: None,
+        }),
         ..Default::default()
     };
     let continued = match client.continue_session(params.clone()).await {
@@ -95,11 +108,20 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.continue_session(params).await?
         }
     };
+    let worktree = match args.worktree {
+        true => {
+            client
+                .get_session_state(&continued.session_id)
+                .await?
+                .worktree
+        }
+        false => None,
+    };
     ctx.out.print(&Update::Started {
         session_id: continued.session_id.clone(),
         run_id: continued.run_id,
         parent_session_id: Some(continued.parent_session_id),
-        worktree: None,
+        worktree,
     })?;
     if args.detach {
         return Ok(Exit::Ok);
@@ -116,14 +138,18 @@ fn current_dir() -> Result<PathBuf, CliError> {
 }
 
 /// The session with the latest activity among those that ran in `here`: in it, or isolated
-/// in a worktree of the repository checked out there (`launch --worktree` from `here`).
+/// in a worktree of the repository checked out there (`launch --worktree` from `here`). One
+/// whose worktree was discarded is passed over: nothing can continue it.
 fn last_in(here: &Path, sessions: Vec<SessionInfo>) -> Result<SessionInfo, CliError> {
     let is_here = |dir: &str| {
         Path::new(dir) == here || std::fs::canonicalize(dir).is_ok_and(|dir| dir == here)
     };
     let ran_here = |s: &SessionInfo| {
-        s.working_dir.as_deref().is_some_and(is_here)
-            || s.worktree.as_ref().is_some_and(|w| is_here(&w.repository))
+        let isolated_here = |w: &WorktreeInfo| is_here(&w.repository);
+        let discarded = |w: &WorktreeInfo| w.state == WorktreeState::Discarded;
+        !s.worktree.as_ref().is_some_and(discarded)
+            && (s.working_dir.as_deref().is_some_and(is_here)
+                || s.worktree.as_ref().is_some_and(isolated_here))
     };
     let activity = |s: &SessionInfo| {
         chrono::DateTime::parse_from_rfc3339(&s.last_activity_at)

@@ -119,7 +119,7 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
 }
 
 #[test]
-fn continue_last_in_a_checkout_continues_its_newest_isolated_session() {
+fn continue_goes_on_with_isolated_sessions_last_merged_and_discarded() {
     let d = fake();
     let repo = repo(&d);
     let wd = repo.display().to_string();
@@ -131,17 +131,46 @@ fn continue_last_in_a_checkout_continues_its_newest_isolated_session() {
         id
     };
     let _in_checkout = launch(&["scenario:plain in the checkout"]);
-    let isolated = launch(&["--worktree", "scenario:plain isolated"]);
-    let mut cmd = hlyr_command(&d.socket, &d.dir);
-    cmd.current_dir(&repo)
-        .args(["continue", "--last", "--detach", "scenario:plain", "more"]);
-    let run = run_command(cmd);
+    let isolated = launch(&[
+        "--worktree",
+        "--dangerously-skip-permissions",
+        "scenario:write new.txt\nnew\n",
+    ]);
+    let continue_here = |args: &[&str]| {
+        let mut cmd = hlyr_command(&d.socket, &d.dir);
+        cmd.current_dir(&repo).arg("continue").args(args);
+        run_command(cmd)
+    };
+    let run = continue_here(&["--last", "--detach", "scenario:plain", "more"]);
     assert!(
         run.assert_code(0)
             .stdout
             .contains(&format!("Continues {isolated}")),
         "{run:#?}"
     );
+    let continued = printed_session(&run);
+    d.wait_ended(&continued);
+
+    // Once its branch is merged, it goes on in a worktree of its own.
+    hlyr(&d, &["merge", &isolated]).assert_code(0);
+    let refused = continue_here(&[&continued, "scenario:plain", "again"]);
+    assert!(refused.stderr.contains("was merged"), "{refused:#?}");
+    let run = continue_here(&[
+        "--worktree",
+        "--branch",
+        "again",
+        "--detach",
+        &continued,
+        "scenario:plain again",
+    ]);
+    let branch = format!("again at {}", d.dir.join("worktrees").display());
+    assert!(run.assert_code(0).stdout.contains(&branch), "{run:#?}");
+    let again = printed_session(&run);
+    d.wait_ended(&again);
+    // A discarded one is passed over: the newest left is the merged one, which says so.
+    hlyr(&d, &["discard", &again, "--force"]).assert_code(0);
+    let run = continue_here(&["--last", "scenario:plain", "once more"]);
+    assert!(run.stderr.contains("was merged"), "{run:#?}");
     // Out of any repository, the refusal speaks of hlyr's flag, not of the API's parameter.
     let outside = d.dir.join("outside");
     std::fs::create_dir_all(&outside).unwrap();
