@@ -26,6 +26,11 @@ pub fn count(n: u64, noun: &str) -> String {
     format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
+/// A model's id without the `claude-` every id starts with: what a narrow column shows.
+pub fn short_model(model: &str) -> &str {
+    model.strip_prefix("claude-").unwrap_or(model)
+}
+
 /// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage
 /// return is dropped, and every other control character (escape, bell, C1 codes…) becomes a
 /// visible `�`.

@@ -192,7 +192,7 @@ fn model_table(frame: &mut Frame, area: Rect, result: &GetUsageResult, on: &str)
         .iter()
         .map(|r| {
             let model = clean(&r.key);
-            let model = model.strip_prefix("claude-").unwrap_or(&model).to_owned();
+            let model = hld_client::view::short_model(&model).to_owned();
             Row::new(cells(model, &r.totals))
         })
         .collect();

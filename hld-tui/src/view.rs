@@ -290,7 +290,7 @@ pub(crate) fn mode_span(s: &SessionInfo) -> Span<'static> {
 /// A session's model, without the `claude-` every id starts with.
 pub(crate) fn model_of(s: &SessionInfo) -> String {
     let model = s.model.as_deref().unwrap_or("");
-    first_line(model.strip_prefix("claude-").unwrap_or(model))
+    first_line(hld_client::view::short_model(model))
 }
 
 pub(crate) fn status_span(s: &SessionInfo, frame: u64) -> Span<'static> {

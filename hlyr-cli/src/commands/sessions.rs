@@ -4,7 +4,7 @@
 //! with `--json`.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
-use hld_client::view::{clean, count};
+use hld_client::view::{clean, count, short_model};
 
 use crate::error::{CliError, Exit};
 use crate::output::{age, cost, mode_marks, paint, short_id, Render, DIM};
@@ -93,7 +93,7 @@ impl Render for Sessions {
                     age(&s.last_activity_at),
                     s.model
                         .as_deref()
-                        .map_or("-".into(), |m| clean(m).into_owned()),
+                        .map_or("-".into(), |m| clean(short_model(m)).into_owned()),
                     cost(s.cost_usd),
                     s.context_text().unwrap_or_else(|| "-".to_owned()),
                     s.working_dir

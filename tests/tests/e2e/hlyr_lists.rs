@@ -59,7 +59,8 @@ fn sessions_gives_the_title_and_directory_room_before_the_model() {
     ] {
         assert!(wide[0].contains(column), "{wide:?}");
     }
-    assert!(wide[1].contains("claude-opus-4-8[1m]"), "{wide:?}");
+    // Without the `claude-` every model id starts with.
+    assert!(wide[1].contains("  opus-4-8[1m]  "), "{wide:?}");
     assert!(wide[1].contains("~/work/payments-service"), "{wide:?}");
     assert!(
         wide[1].ends_with("Fix the login form on the settings page"),
