@@ -156,12 +156,7 @@ pub fn waits_for(approval: &Approval) -> String {
             if name == EXIT_PLAN_MODE {
                 return "approve the plan".to_owned();
             }
-            let input = approval.function_args.clone().unwrap_or_default();
-            let detail = match ToolInput::of(name, &input) {
-                ToolInput::Bash { command, .. } => Some(first_line(&command)),
-                ToolInput::Write { path, .. } | ToolInput::Edit { path, .. } => Some(path),
-                ToolInput::Questions(_) | ToolInput::Other(_) => None,
-            };
+            let detail = call_detail(approval);
             let name = clean(name);
             match detail {
                 Some(detail) => format!("approve {name}: {detail}"),
@@ -176,6 +171,20 @@ pub fn waits_for(approval: &Approval) -> String {
         }
         // A kind this version does not know.
         _ => "a decision".to_owned(),
+    }
+}
+
+/// What a tool call is about, in a line: a command's first line, the file written or edited;
+/// `None` for other tools.
+pub fn call_detail(approval: &Approval) -> Option<String> {
+    let name = approval.function_name.as_deref().unwrap_or_default();
+    let input = approval.function_args.clone().unwrap_or_default();
+    match ToolInput::of(name, &input) {
+        ToolInput::Bash { command, .. } => {
+            Some(clean(command.lines().next().unwrap_or_default()).into_owned())
+        }
+        ToolInput::Write { path, .. } | ToolInput::Edit { path, .. } => Some(path),
+        ToolInput::Questions(_) | ToolInput::Other(_) => None,
     }
 }
 

@@ -49,14 +49,14 @@ impl Render for Approvals {
                      approval: a,
                  }| {
                     let (kind, what) = match a.kind {
+                        // A command or a file when the tool has one, else its input.
                         ApprovalType::FunctionCall => {
-                            let args = a
-                                .function_args
-                                .as_ref()
-                                .map(|v| v.to_string())
-                                .unwrap_or_default();
+                            let detail = crate::board::call_detail(a).unwrap_or_else(|| {
+                                let input = a.function_args.as_ref();
+                                input.map(|v| v.to_string()).unwrap_or_default()
+                            });
                             let name = a.function_name.as_deref().unwrap_or("tool");
-                            ("tool", format!("{name} {args}"))
+                            ("tool", format!("{name} {detail}"))
                         }
                         ApprovalType::HumanContact => {
                             ("question", a.message.clone().unwrap_or_default())

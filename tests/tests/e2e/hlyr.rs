@@ -664,15 +664,31 @@ fn approvals_are_listed_and_decided_by_prefix() {
     let none = hlyr(&d, &["approvals"]);
     assert_eq!(none.assert_code(0).stdout.trim(), "no pending approvals");
 
-    let write = ask_tool(&d, &id, "Write", json!({"file_path": "/tmp/x"}));
+    let content = "line\n".repeat(40);
+    let write = ask_tool(
+        &d,
+        &id,
+        "Write",
+        json!({"file_path": "/tmp/x", "content": content}),
+    );
     let bash = ask_tool(&d, &id, "Bash", json!({"command": "rm -rf build"}));
+    let other = ask_tool(&d, &id, "mcp__db__query", json!({"sql": "select 1"}));
     let question = ask_human(&d, &id, "Which colour?");
     let table = hlyr(&d, &["approvals", "--session", &id[..8]]);
     table.assert_code(0);
     let lines: Vec<&str> = table.stdout.lines().collect();
-    assert_eq!(lines.len(), 4, "{}", table.stdout);
+    assert_eq!(lines.len(), 5, "{}", table.stdout);
     assert!(lines[0].contains("ID") && lines[0].contains("REQUEST"));
-    assert!(table.stdout.contains(r#"Write {"file_path":"/tmp/x"}"#));
+    // A file or a command says what the call is about; another tool's input is shown as is.
+    assert!(table.stdout.contains("Write /tmp/x\n"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("Bash rm -rf build\n"),
+        "{}",
+        table.stdout
+    );
+    assert!(table
+        .stdout
+        .contains(r#"mcp__db__query {"sql":"select 1"}"#));
     assert!(table.stdout.contains("question") && table.stdout.contains("Which colour?"));
     assert!(
         table.stdout.contains(&write[..14]),
@@ -685,7 +701,10 @@ fn approvals_are_listed_and_decided_by_prefix() {
         .iter()
         .map(|a| a["id"].as_str().unwrap())
         .collect();
-    assert_eq!(listed, HashSet::from([&*write, &*bash, &*question]));
+    assert_eq!(
+        listed,
+        HashSet::from([&*write, &*bash, &*other, &*question])
+    );
 
     // A prefix without the `local-` word is enough.
     let approve = hlyr(&d, &["approve", &write[6..14], "--comment", "fine"]);
@@ -711,6 +730,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
     let respond = hlyr(&d, &["respond", &question, "--comment", "blue"]);
     respond.assert_code(0);
     assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
+    hlyr(&d, &["approve", &other]).assert_code(0);
     assert_eq!(
         hlyr(&d, &["approvals", "--json"]).json_as("approvals"),
         json!([])
