@@ -14,7 +14,8 @@ use serde::Serialize;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::output::{paint, short_id, Render, BOLD, CYAN, GREEN, RED, YELLOW};
+use crate::hint::hlyr;
+use crate::output::{paint, short_id, Render, BOLD, CYAN, DIM, GREEN, RED, YELLOW};
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -195,10 +196,17 @@ impl Render for Merged {
     fn human(&self) -> String {
         match &self.result.commit {
             Some(commit) if self.result.merged => format!(
-                "{} {} at {}",
+                "{} {} at {}\n{}",
                 paint(GREEN, "merged"),
                 short_id(&self.id),
-                &commit[..commit.len().min(12)]
+                &commit[..commit.len().min(12)],
+                paint(
+                    DIM,
+                    format!(
+                        "its worktree and branch stay until {} removes them",
+                        hlyr(&format!("discard {}", short_id(&self.id)))
+                    )
+                )
             ),
             _ => format!(
                 "{} {}: conflicts in {}",

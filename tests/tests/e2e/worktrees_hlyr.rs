@@ -85,6 +85,11 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let merged = hlyr(&d, &["merge", &one, "--squash"]);
     merged.assert_code(0);
     assert!(merged.stdout.starts_with("merged "), "{}", merged.stdout);
+    let stay = format!(
+        "its worktree and branch stay until `hlyr discard {}` removes them",
+        &one[..8]
+    );
+    assert!(merged.stdout.contains(&stay), "{}", merged.stdout);
     assert_eq!(
         std::fs::read_to_string(repo.join("shared.txt")).unwrap(),
         shared(&[(1, "one by cli")])
