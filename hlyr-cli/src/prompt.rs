@@ -398,10 +398,10 @@ impl Prompter {
             ),
             Stage::Answer(typed, before) => match asked_together(head).get(before.len()) {
                 Some(asked) => {
-                    let to = format!("your answer to “{asked}” (empty to skip):");
+                    let to = format!("your answer to “{asked}” (empty to answer later):");
                     format!("{} {typed}", paint(MAGENTA, to))
                 }
-                None => format!("{} {typed}", paint(MAGENTA, "your answer (empty to skip):")),
+                None => format!("{} {typed}", paint(MAGENTA, "your answer (empty to answer later):")),
             },
         };
         anstream::eprint!("  {question}");

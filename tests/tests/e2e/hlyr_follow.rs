@@ -758,7 +758,7 @@ fn approvals_without_a_tool_call_questions_and_decisions_made_elsewhere() {
     term.wait_screen(&format!("✓ approved {}", short(&write)));
 
     let question = crate::hlyr::ask_human(&d, &id, "Which colour?");
-    term.wait_screen("your answer (empty to skip):");
+    term.wait_screen("your answer (empty to answer later):");
     term.send("blue\r");
     let answered = crate::hlyr::wait_decided(&d, &question);
     assert_eq!(answered.status, ApprovalStatus::Responded);

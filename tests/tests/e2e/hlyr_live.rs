@@ -153,7 +153,7 @@ fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
     let screen = term.wait_screen("your answer to “What colour should the button be?”");
     assert!(screen.contains("  1. Small — fits a phone"), "{screen}");
     term.send("Blue\r");
-    term.wait_screen("your answer to “What size should it be?” (empty to skip):");
+    term.wait_screen("your answer to “What size should it be?” (empty to answer later):");
     // A choice's number picks it.
     term.send("2\r");
     let screen = term.wait_screen("The human answered: Blue, Large");
