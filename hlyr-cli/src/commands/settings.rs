@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(value_name = "ID", add = ArgValueCompleter::new(complete::sessions))]
     id: String,
     /// The model: an alias (opus, sonnet, haiku) or a full model id, passed to claude as is.
-    #[arg(long, value_parser = super::non_empty)]
+    #[arg(short, long, value_parser = super::non_empty)]
     model: Option<String>,
     /// plan (Claude plans and edits nothing until its plan is approved) or default.
     #[arg(long, value_name = "plan|default", value_parser = super::permission_mode)]
@@ -48,9 +48,10 @@ enum Bypass {
 
 /// `on` or `off`.
 fn switch(value: &str) -> Result<bool, String> {
+    // launch's switches are written true/false: the same words are taken here.
     match value.trim().to_ascii_lowercase().as_str() {
-        "on" => Ok(true),
-        "off" => Ok(false),
+        "on" | "true" | "yes" => Ok(true),
+        "off" | "false" | "no" => Ok(false),
         _ => Err("expected on or off".to_owned()),
     }
 }
@@ -166,7 +167,11 @@ mod tests {
             .unwrap_err()
             .contains("on, off or a duration"));
         assert_eq!(switch("on"), Ok(true));
-        assert!(switch("yes").is_err());
+        assert_eq!(switch("true"), Ok(true));
+        assert_eq!(switch("Yes"), Ok(true));
+        assert_eq!(switch("false"), Ok(false));
+        assert!(switch("maybe").is_err());
+        assert_eq!(bypass("true"), Ok(Bypass::On));
     }
 
     #[test]
