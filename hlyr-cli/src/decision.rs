@@ -177,6 +177,34 @@ async fn find(client: &Client, prefix: &str) -> Result<Approval, CliError> {
     })
 }
 
+/// The one approval of `decision`'s kind that waits in the session `prefix` names (as `hlyr
+/// watch` lists sessions); `None` when that session has none.
+async fn of_session(
+    client: &Client,
+    prefix: &str,
+    decision: Decision,
+) -> Result<Option<Approval>, CliError> {
+    let Ok(session) = ids::session(prefix, client.list_sessions().await?) else {
+        return Ok(None);
+    };
+    let mut waiting: Vec<Approval> = (client.fetch_approvals(Some(&session.id)).await?)
+        .into_iter()
+        .filter(|a| a.kind == decision.kind())
+        .collect();
+    match waiting.len() {
+        0 | 1 => Ok(waiting.pop()),
+        n => Err(CliError::usage(format!(
+            "session {} has {n} approvals waiting",
+            short_id(&session.id)
+        ))
+        .kind(Kind::Ambiguous)
+        .hint(format!(
+            "give one's id: {} lists them",
+            hlyr(&format!("approvals --session {}", short_id(&session.id)))
+        ))),
+    }
+}
+
 /// What `approve`, `deny` and `respond` print.
 #[derive(Debug, Serialize)]
 struct Decided {
@@ -216,7 +244,13 @@ pub async fn pending(
     prefix: &str,
     decision: Decision,
 ) -> Result<Approval, CliError> {
-    let approval = find(client, prefix).await?;
+    let approval = match find(client, prefix).await {
+        Err(e) if e.kind == Kind::NotFound => match of_session(client, prefix, decision).await? {
+            Some(approval) => approval,
+            None => return Err(e),
+        },
+        found => found?,
+    };
     if approval.status != ApprovalStatus::Pending {
         return Err(no_longer_pending(&approval));
     }

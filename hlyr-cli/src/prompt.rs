@@ -401,7 +401,10 @@ impl Prompter {
                     let to = format!("your answer to “{asked}” (empty to answer later):");
                     format!("{} {typed}", paint(MAGENTA, to))
                 }
-                None => format!("{} {typed}", paint(MAGENTA, "your answer (empty to answer later):")),
+                None => format!(
+                    "{} {typed}",
+                    paint(MAGENTA, "your answer (empty to answer later):")
+                ),
             },
         };
         anstream::eprint!("  {question}");

@@ -9,7 +9,7 @@ use clap_complete::ArgValueCompleter;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The approval (a unique prefix is enough).
+    /// The approval (a unique prefix is enough), or its session's id when only one waits there.
     #[arg(value_name = "CALL_ID", add = ArgValueCompleter::new(complete::approvals))]
     call_id: String,
     /// Why it is denied; Claude reads it [default: "The user denied this tool call."].

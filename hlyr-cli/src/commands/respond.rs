@@ -16,7 +16,7 @@ use crate::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The question (a unique prefix is enough).
+    /// The question (a unique prefix is enough), or its session's id when only one waits there.
     #[arg(value_name = "CALL_ID", add = ArgValueCompleter::new(complete::approvals))]
     call_id: String,
     /// The answer; to several questions asked at once, a line each. Without it, on a

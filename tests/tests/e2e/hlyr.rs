@@ -658,6 +658,34 @@ fn interrupt_json_is_the_daemons_reply() {
 }
 
 #[test]
+fn a_sessions_id_decides_its_one_waiting_approval_of_that_kind() {
+    let d = slow_daemon(30);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let write = ask_tool(&d, &id, "Write", json!({"file_path": "/tmp/x"}));
+    let question = ask_human(&d, &id, "Which colour?");
+    // As `hlyr watch` lists it: the session's id, for its one tool call or question.
+    hlyr(&d, &["respond", &id[..8], "--comment", "blue"]).assert_code(0);
+    assert_eq!(approval(&d, &question).comment.as_deref(), Some("blue"));
+    let bash = ask_tool(&d, &id, "Bash", json!({"command": "make"}));
+    let two = hlyr(&d, &["approve", &id[..8]]);
+    two.assert_code(2);
+    assert!(
+        two.stderr
+            .contains(&format!("session {} has 2 approvals waiting", &id[..8])),
+        "{two:#?}"
+    );
+    hlyr(&d, &["deny", &bash, "--comment", "no"]).assert_code(0);
+    hlyr(&d, &["approve", &id[..8]]).assert_code(0);
+    assert_eq!(approval(&d, &write).status, ApprovalStatus::Approved);
+    let none = hlyr(&d, &["approve", &id[..8]]);
+    assert!(
+        none.stderr
+            .contains(&format!("approval not found: {}", &id[..8])),
+        "{none:#?}"
+    );
+}
+
+#[test]
 fn approvals_are_listed_and_decided_by_prefix() {
     let d = slow_daemon(30);
     let id = d.launch(launch_params("scenario:slow", workdir(&d)));
