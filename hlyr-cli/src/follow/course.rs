@@ -106,8 +106,16 @@ impl Follower<'_> {
         ))
     }
 
-    /// The whole words (`/compact`, `@src/main.rs`) that complete `word`, best first.
-    pub(super) async fn candidates(&self, word: &Completion) -> Result<Vec<String>, CliError> {
+    /// The whole words (`/compact`, `@src/main.rs`) that complete `word`, best first. A
+    /// connection lost meanwhile (the daemon restarted) is made again, once.
+    pub(super) async fn candidates(&mut self, word: &Completion) -> Result<Vec<String>, CliError> {
+        match self.completing(word).await {
+            Err(e) if e.is_lost() && self.reconnect().await => Ok(self.completing(word).await?),
+            found => Ok(found?),
+        }
+    }
+
+    async fn completing(&self, word: &Completion) -> Result<Vec<String>, hld_client::Error> {
         Ok(match word {
             Completion::Command(prefix) => {
                 let reported = self.client.list_slash_commands(self.session_id).await?;

@@ -377,7 +377,11 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     term.wait_screen("a line sent connects again");
     term.wait_screen(PROMPT_HINT);
     let d = TestDaemon::start_with(restartable());
-    // The next line reaches the daemon that replaced it, in the same session.
+    // Tab asks the daemon that replaced it what completes the word.
+    term.send("/mo\t");
+    term.wait_screen("› /model");
+    term.send("\x15");
+    // The next line reaches it too, in the same session.
     term.send("scenario:plain where were we\r");
     term.wait_screen("You said: scenario:plain where were we");
     term.wait_count(PROMPT_HINT, 2);
