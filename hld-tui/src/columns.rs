@@ -11,11 +11,13 @@ use unicode_width::UnicodeWidthStr;
 pub const SPACING: u16 = 1;
 
 /// One column of a table: the columns it needs to be shown at all, the columns its content
-/// would take, and whether it takes what is left once every column has what it wants.
+/// would take, what it claims of that when the optional columns are placed, and whether it
+/// takes what is left once every column has what it wants.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column {
     pub min: u16,
     pub want: u16,
+    pub claim: u16,
     pub fill: bool,
 }
 
@@ -25,6 +27,7 @@ impl Column {
         Column {
             min: width,
             want: width,
+            claim: width,
             fill: false,
         }
     }
@@ -36,36 +39,55 @@ impl Column {
         Column {
             min: min.min(want),
             want,
+            claim: want,
             fill: false,
+        }
+    }
+
+    /// The column that takes what is left (a title, a tool's input): flexible, claiming at
+    /// most [`FILL_CLAIM`].
+    pub fn fill(min: u16, want: usize) -> Column {
+        Column {
+            fill: true,
+            ..Column::flexible(min, want).claiming(FILL_CLAIM)
+        }
+    }
+
+    /// This column claiming at most `most` of its content (never less than its `min`) when
+    /// the optional columns are placed: one long row then does not hide them for every row.
+    pub fn claiming(self, most: u16) -> Column {
+        Column {
+            claim: self.want.min(most.max(self.min)),
+            ..self
         }
     }
 }
 
 /// The least a `fill` column takes when its `min` does not fit.
 const FILL_LEAST: u16 = 6;
-/// The most a `fill` column (a title, a tool's input) claims when the optional columns are
-/// placed, so that one long row does not hide them for every row; it still grows first.
+/// The most a `fill` column claims when the optional columns are placed.
 const FILL_CLAIM: u16 = 40;
 
 /// The widths of `columns` (0: not shown) in `width` columns. `essential` and `optional` list
 /// the columns' indices, most important first. An essential column is shown with its `min`
 /// while it fits (a `fill` one, the title, with what is left if that is at least
-/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `want` (a
-/// `fill` one's up to [`FILL_CLAIM`]) and its own `min` fits too, so that the columns that tell
-/// rows apart are not cut to make room for the others. Then, most important first, each column grows to its `want`; what is left
-/// goes to the first `fill` column.
+/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `claim`
+/// and its own `min` fits too, so that the columns that tell rows apart are not cut to make
+/// room for the others. Then, most important first, each column grows to its `want` (a title
+/// that fits whole is not cut for a directory's last components); what is left goes to the
+/// first `fill` column.
 pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u16) -> Vec<u16> {
     let mut widths = vec![0; columns.len()];
     let mut shown: Vec<usize> = Vec::new();
-    // The columns taken by those shown: at their `min`, and at their `want`.
-    let (mut least, mut wanted) = (0u16, 0u16);
+    // The columns taken by those shown: at their `min`, and at their `claim`.
+    let (mut least, mut claimed) = (0u16, 0u16);
     for (i, is_essential) in essential
         .iter()
         .map(|&i| (i, true))
         .chain(optional.iter().map(|&i| (i, false)))
     {
         let gap = if shown.is_empty() { 0 } else { SPACING };
-        let before = if is_essential { least } else { wanted };
+        let before = if is_essential { least } else { claimed };
         let room = width.saturating_sub(before.saturating_add(gap));
         let min = match columns[i].min > room {
             true if is_essential && columns[i].fill && room >= FILL_LEAST => room,
@@ -73,11 +95,7 @@ pub fn fit(columns: &[Column], essential: &[usize], optional: &[usize], width: u
             false => columns[i].min,
         };
         least += gap + min;
-        let claim = match columns[i].fill {
-            true => columns[i].want.min(FILL_CLAIM),
-            false => columns[i].want,
-        };
-        wanted = wanted.saturating_add(gap + claim);
+        claimed = claimed.saturating_add(gap + columns[i].claim);
         widths[i] = min;
         shown.push(i);
     }
@@ -191,10 +209,7 @@ mod tests {
 
     #[test]
     fn important_columns_are_shown_first_and_grow_first() {
-        let title = Column {
-            fill: true,
-            ..Column::flexible(20, 40)
-        };
+        let title = Column::fill(20, 40);
         // Status, title, directory (essential); model, cost (optional).
         let columns = [
             Column::fixed(13),
@@ -220,6 +235,23 @@ mod tests {
         assert_eq!(fit(100), [13, 40, 30, 14, 0]);
         // Wide: all at their content; the title takes the rest.
         assert_eq!(fit(130), [13, 57, 30, 20, 6]);
+    }
+
+    #[test]
+    fn a_long_column_counts_only_its_claim_when_the_optional_ones_are_placed() {
+        // Title (claiming 40 of 60), directory (claiming 20 of 40); cost (optional).
+        let columns = [
+            Column::fill(20, 60),
+            Column::flexible(16, 40).claiming(20),
+            Column::fixed(6),
+        ];
+        let fit = |width| fit(&columns, &[0, 1], &[2], width);
+        assert_eq!(fit(67), [50, 16, 0]);
+        // Room for what both claim and for the cost: the cost is shown; the title grows first.
+        assert_eq!(fit(68), [44, 16, 6]);
+        assert_eq!(fit(110), [62, 40, 6]);
+        // A claim is never below the least a column takes.
+        assert_eq!(Column::flexible(16, 40).claiming(8).claim, 16);
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub const WIDE: u16 = 140;
 const PANE_PERCENT: u16 = 40;
 /// The widest a directory column grows to fit its content.
 const DIR_MAX: usize = 40;
+/// What a directory column claims when the optional columns are placed: a directory is
+/// shown by its last components, which is all that this leaves room for, and a deep one
+/// (an isolated session's worktree) then does not hide the model and cost of every row.
+const DIR_CLAIM: u16 = 20;
 /// Columns of a session's title kept before the marks beside it (modes, branch).
 const TITLE_LEAST: usize = 12;
 /// The widest a model column grows.
@@ -111,6 +115,17 @@ fn widest<'a>(header: &str, texts: impl Iterator<Item = &'a str>, max: usize) ->
         .min(max)
 }
 
+/// The directory column under `header` of `dirs` (each as `short_dir` shows it), at least
+/// `min` columns wide.
+fn dir_column<'a>(min: u16, header: &str, dirs: impl Iterator<Item = &'a str>) -> Column {
+    let shown: Vec<String> = dirs.map(|d| short_dir(d, home(), DIR_MAX)).collect();
+    Column::flexible(
+        min,
+        widest(header, shown.iter().map(String::as_str), DIR_MAX),
+    )
+    .claiming(DIR_CLAIM)
+}
+
 pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
     let rows = state.rows();
     // A chain counts once, however many of its sessions are shown.
@@ -176,23 +191,12 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
         .iter()
         .map(|(modes, t)| modes.iter().map(Span::width).sum::<usize>() + t.width())
         .fold(SESSION_COLUMNS[2].width(), usize::max);
-    let short_dirs: Vec<String> = dirs.iter().map(|d| short_dir(d, home(), DIR_MAX)).collect();
     // In the order of SESSION_COLUMNS.
     let columns = [
         Column::fixed(2),
         Column::fixed(13),
-        Column {
-            fill: true,
-            ..Column::flexible(20, title_want)
-        },
-        Column::flexible(
-            16,
-            widest(
-                SESSION_COLUMNS[3],
-                short_dirs.iter().map(String::as_str),
-                DIR_MAX,
-            ),
-        ),
+        Column::fill(20, title_want),
+        dir_column(16, SESSION_COLUMNS[3], dirs.iter().map(String::as_str)),
         Column::fixed(4),
         Column::flexible(
             8,
@@ -295,27 +299,13 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
             max,
         )
     };
-    let short_dirs: Vec<String> = texts
-        .iter()
-        .map(|t| short_dir(&t[3], home(), DIR_MAX))
-        .collect();
     // In the order of APPROVAL_COLUMNS.
     let columns = [
         Column::fixed(4),
         Column::flexible(8, want(0, TOOL_MAX)),
-        Column {
-            fill: true,
-            ..Column::flexible(20, want(1, usize::MAX))
-        },
+        Column::fill(20, want(1, usize::MAX)),
         Column::flexible(12, want(2, SESSION_MAX)),
-        Column::flexible(
-            12,
-            widest(
-                APPROVAL_COLUMNS[4],
-                short_dirs.iter().map(String::as_str),
-                DIR_MAX,
-            ),
-        ),
+        dir_column(12, APPROVAL_COLUMNS[4], texts.iter().map(|t| t[3].as_str())),
     ];
     let widths = fit(&columns, &[0, 1, 2], &[3, 4], list.width);
     let rows = shown

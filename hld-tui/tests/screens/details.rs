@@ -227,6 +227,30 @@ fn one_long_title_or_input_hides_no_column_of_the_others() {
 }
 
 #[test]
+fn one_deep_directory_hides_no_model_or_cost() {
+    // An isolated session's directory: its worktree, deep under the daemon's.
+    let deep = "/home/me/.humanlayer/worktrees/repo-3f9a2c1b/very_long_directory_name_of_a_branch";
+    for width in [120, 200] {
+        let mut state = loaded(width, 12);
+        let mut list = sessions();
+        list[3].working_dir = Some(deep.into());
+        update(&mut state, Msg::Sessions(list));
+        let shown = screen(&state, true);
+        insta::assert_snapshot!(format!("deep_directory_{width}x12"), shown);
+        let header = shown.lines().find(|l| l.contains("STATUS")).unwrap();
+        for column in ["TITLE", "DIRECTORY", "MODEL", "COST", "TURNS"] {
+            assert!(header.contains(column), "{column} at {width}:\n{shown}");
+        }
+        let row = shown
+            .lines()
+            .find(|l| l.contains("And add a section"))
+            .unwrap();
+        assert!(row.contains("very_long_directory_name"), "{row}");
+        assert!(row.contains("opus-4-1") && row.contains("$0.10"), "{row}");
+    }
+}
+
+#[test]
 fn a_wide_terminal_shows_the_selected_session_beside_the_list() {
     let mut state = loaded(160, 30);
     keys(&mut state, "jj");
