@@ -35,7 +35,7 @@ pub use complete::{Choice, Completer, Completion, Trigger};
 pub use drafts::holds as draft_holds;
 use events::*;
 pub use fleet::{away, route, Daemon, Fleet, Route};
-pub use form::{ApprovalMode, Field, LaunchForm};
+pub use form::{ApprovalMode, Field, FormError, LaunchForm};
 use input::*;
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
@@ -128,8 +128,14 @@ pub enum Msg {
         table: UsageTable,
         result: Result<GetUsageResult, String>,
     },
-    /// A session was launched: open it (which also clears "launching…").
+    /// A session was launched: open it (which also clears "launching…", and closes the form
+    /// that launched it).
     Opened(String),
+    /// A launch failed: the daemon's message, and the parameter it refused when it named one.
+    LaunchFailed {
+        message: String,
+        param: Option<String>,
+    },
     /// A command finished; `text` says what happened.
     Done(String),
     /// A draft was kept or discarded; `text` says which. The drafts are loaded again.
@@ -532,8 +538,10 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Opened(session_id) => {
             (state.list.search, state.flash) = (None, None);
+            form::launched(state);
             open(state, &session_id)
         }
+        Msg::LaunchFailed { message, param } => form::failed(state, message, param.as_deref()),
         Msg::Done(text) => {
             state.flash(text, false);
             Vec::new()

@@ -9,6 +9,7 @@ pub mod diffview;
 mod fleet;
 mod help;
 pub mod keys;
+mod launch;
 pub mod lists;
 pub mod markdown;
 mod order;

@@ -14,9 +14,9 @@ use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, CreateDraft, DiscardDraft, ErrorCode,
     GetRateLimits, GetSessionDiffParams, GetSessionLeaves, GetSessionLeavesParams, GetUsage,
-    GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter, ListSlashCommands,
-    MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams, SuggestFiles,
-    SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
+    GetUsageParams, InvalidParamsData, LaunchDraft, LaunchDraftParams, LeafFilter,
+    ListSlashCommands, MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams,
+    SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
     UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
 };
 use hld_client::Client;
@@ -184,28 +184,45 @@ async fn execute(
         Command::Send { session_id, text } => Some((session_id.clone(), text.clone())),
         _ => None,
     };
-    let msg = match client {
+    let launch = matches!(command, Command::Launch(_) | Command::LaunchDraft { .. });
+    let result = match client {
         None if load.is_some() => return,
-        None => Msg::Failed("not connected to the daemon".into()),
+        None => Err(("not connected to the daemon".to_owned(), None)),
         Some(client) => match run_command(&client, command).await {
-            Ok(msg) => msg,
             Err(hld_client::Error::Disconnected) if load.is_some() => return,
-            Err(e) => Msg::Failed(e.to_string()),
+            result => result.map_err(|e| said(&e)),
         },
     };
-    let msg = match (msg, unsent) {
-        (Msg::Failed(error), Some((session_id, text))) => Msg::Unsent {
+    let msg = match (result, unsent) {
+        (Ok(msg), _) => msg,
+        (Err((error, _)), Some((session_id, text))) => Msg::Unsent {
             session_id,
             text,
             error,
         },
-        (msg, _) => msg,
+        // The form that launched waits for its answer.
+        (Err((message, param)), None) if launch => Msg::LaunchFailed { message, param },
+        (Err((message, _)), None) => Msg::Failed(message),
     };
     let msg = Msg::From {
         daemon,
         msg: Box::new(msg),
     };
     let _ = tx.send(Tagged { load, msg });
+}
+
+/// What the user reads of `e`: the daemon's own message for an error it answered (the code
+/// is for programs), with the parameter it refused when it named one.
+fn said(e: &hld_client::Error) -> (String, Option<String>) {
+    let Some(rpc) = e.rpc() else {
+        return (e.to_string(), None);
+    };
+    let param = (rpc.code == ErrorCode::InvalidParams.code())
+        .then(|| rpc.data.clone())
+        .flatten()
+        .and_then(|data| serde_json::from_value::<InvalidParamsData>(data).ok())
+        .map(|data| data.param);
+    (rpc.message.clone(), param)
 }
 
 /// Carries out one command that calls the daemon, and says what came of it. (Copy, Notify and

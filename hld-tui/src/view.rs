@@ -9,12 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 use ratatui::Frame;
 
-use crate::app::{
-    Field, LaunchForm, Link, Modal, Screen, State, CHROME_ROWS, MODELS, QUEUE_LINES, REPLY_ROWS,
-};
+use crate::app::{Link, Modal, Screen, State, CHROME_ROWS, QUEUE_LINES, REPLY_ROWS};
 use crate::keys::{fit_hints, hints};
 use crate::render::{first_line, PLAN_TOOL};
-use hld_client::view::{asked_together, clean};
+use hld_client::view::asked_together;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
@@ -116,7 +114,7 @@ pub fn draw(state: &State, frame: &mut Frame, color: bool) {
             frame.render_widget(block, area);
             frame.render_widget(&**input, inner);
         }
-        Some(Modal::Launch(form)) => launch(state, form, frame, area),
+        Some(Modal::Launch(form)) => crate::launch::form(state, form, frame, area),
         Some(Modal::Rename { input, .. }) => {
             text_box(frame, area, " Rename (Enter saves, Esc cancels) ", input);
         }
@@ -451,91 +449,6 @@ fn answer_box(state: &State, area: Rect) -> Rect {
         _ => low,
     };
     rect
-}
-
-fn launch(state: &State, form: &LaunchForm, frame: &mut Frame, area: Rect) {
-    let rect = centered(area, 76, 20);
-    clear(frame, rect);
-    let block = Block::bordered().title(crate::daemons::launch_title(state, form));
-    let inner = block.inner(rect);
-    frame.render_widget(block, rect);
-    let [query, dir, recent, model, approvals, worktree, branch] = Layout::vertical([
-        Constraint::Min(3),
-        Constraint::Length(3),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(inner);
-    let focus = |f: Field| {
-        if form.field == f {
-            Style::new().fg(Color::Cyan).bold()
-        } else {
-            DIM
-        }
-    };
-    let boxed =
-        |title: &'static str, f: Field| Block::bordered().title(title).border_style(focus(f));
-    let b = boxed(" Query ", Field::Query);
-    frame.render_widget(b.clone(), query);
-    frame.render_widget(&form.query, b.inner(query));
-    let b = boxed(" Working directory (↑/↓ recent) ", Field::WorkingDir);
-    frame.render_widget(b.clone(), dir);
-    frame.render_widget(&form.working_dir, b.inner(dir));
-    let recents = crate::app::recent_dirs(state);
-    let hint = if recents.is_empty() {
-        "no recent directories; empty means the daemon's own".to_owned()
-    } else {
-        // Each keeps its last components, so that three fit; the line ends in `…` if not.
-        let each = usize::from(recent.width.saturating_sub(10) / 3).max(12);
-        format!(
-            "recent: {}",
-            recents
-                .iter()
-                .take(3)
-                .map(|d| crate::columns::short_dir(&clean(d), crate::columns::home(), each))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
-    };
-    let hint = crate::columns::ellipsize(&format!(" {hint}"), usize::from(recent.width));
-    frame.render_widget(Line::styled(hint, DIM), recent);
-    let choice = |label: &str, value: &str, f: Field| {
-        Line::from(vec![
-            Span::styled(format!(" {label:<11}"), focus(f)),
-            Span::styled(
-                format!("◂ {value} ▸"),
-                if form.field == f {
-                    Style::new().bold()
-                } else {
-                    Style::new()
-                },
-            ),
-        ])
-    };
-    frame.render_widget(
-        choice(
-            "Model",
-            MODELS[form.model].unwrap_or("default"),
-            Field::Model,
-        ),
-        model,
-    );
-    frame.render_widget(
-        choice("Approvals", form.approvals.label(), Field::Approvals),
-        approvals,
-    );
-    let isolation = match form.worktree {
-        true => "own git worktree and branch",
-        false => "off: works in the directory",
-    };
-    frame.render_widget(choice("Isolation", isolation, Field::Worktree), worktree);
-    let [label, input] =
-        Layout::horizontal([Constraint::Length(12), Constraint::Min(0)]).areas(branch);
-    frame.render_widget(Span::styled(" Branch", focus(Field::Branch)), label);
-    frame.render_widget(&form.branch, input);
 }
 
 /// A one-line text box in the middle of the screen.

@@ -20,6 +20,8 @@ mod fixtures;
 mod fleet;
 #[path = "screens/fleet_usage.rs"]
 mod fleet_usage;
+#[path = "screens/launch.rs"]
+mod launch;
 #[path = "screens/queue.rs"]
 mod queue;
 #[path = "screens/review.rs"]
@@ -632,6 +634,9 @@ fn launching_from_the_form_sends_the_fields() {
     assert_eq!(params.model.as_deref(), Some("opus"));
     assert_eq!(params.no_approvals, Some(true));
     assert_eq!(params.auto_accept_edits, None);
+    // The form waits for the daemon's answer, and closes once the session is launched.
+    assert!(state.modal.is_some());
+    update(&mut state, Msg::Opened("s-run".into()));
     assert!(state.modal.is_none());
     // Right from "ask" is auto-accept of edits, with the approvals server kept.
     keys(&mut state, "cq");
@@ -645,7 +650,7 @@ fn launching_from_the_form_sends_the_fields() {
     };
     assert_eq!(params.auto_accept_edits, Some(true));
     assert_eq!(params.no_approvals, None);
-    // Until the daemon answers, the footer says it is launching; the session opened then
+    // Until the daemon answers, the form says it is launching; the session opened then
     // tells that it was.
     assert!(screen(&state, false).contains("launching…"));
     let opened = update(&mut state, Msg::Opened("s-run".into()));

@@ -164,10 +164,13 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
                 Vec::new()
             }
         },
-        Modal::Launch(mut form) => launch_key(state, &mut form, key).unwrap_or_else(|| {
-            state.modal = Some(Modal::Launch(form));
-            Vec::new()
-        }),
+        Modal::Launch(mut form) => {
+            let (commands, open) = launch_key(state, &mut form, key);
+            if open {
+                state.modal = Some(Modal::Launch(form));
+            }
+            commands
+        }
         Modal::Merge {
             session_id,
             strategy,
@@ -221,28 +224,37 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         recent: None,
         draft: None,
         daemon: 0,
+        launching: false,
+        error: None,
     }
 }
 
-/// A key in the launch form: `Some(commands)` closes it.
+/// A key in the launch form: the commands it sends, and whether the form stays open.
 pub(super) fn launch_key(
     state: &mut State,
     form: &mut LaunchForm,
     key: KeyEvent,
-) -> Option<Vec<Command>> {
+) -> (Vec<Command>, bool) {
     let action = keys::action(&[Scope::Forms], Key::of(key, false));
     let submit = action == Some(Action::Submit)
         || (key.code == KeyCode::Enter && form.field != Field::Query);
     let back = action == Some(Action::Back);
+    if form.launching {
+        // Esc hides the form: the launch goes on, and its session opens once started.
+        if back {
+            state.flash("launching…", false);
+        }
+        return (Vec::new(), !back);
+    }
     if submit || back {
         let query = form.query.lines().join("\n");
         if back && query.trim().is_empty() {
-            return Some(Vec::new());
+            return (Vec::new(), false);
         }
         if query.trim().is_empty() {
             state.flash("the query is empty", true);
             form.field = Field::Query;
-            return None;
+            return (Vec::new(), true);
         }
         let dir = form.working_dir.lines().join("");
         let params = LaunchSessionParams {
@@ -261,16 +273,18 @@ pub(super) fn launch_key(
         };
         if back {
             let save = drafts::save(form, params);
-            return Some(vec![match form.draft {
+            let save = match form.draft {
                 Some(_) => save,
                 None => fleet::on_daemon(state, form.daemon, save),
-            }]);
+            };
+            return (vec![save], false);
         }
-        state.flash("launching…", false);
-        return Some(vec![match form.draft.clone() {
+        (form.launching, form.error) = (true, None);
+        let launch = match form.draft.clone() {
             Some(id) => drafts::launch(state, id, params),
             None => fleet::on_daemon(state, form.daemon, Command::Launch(Box::new(params))),
-        }]);
+        };
+        return (vec![launch], true);
     }
     match action {
         Some(Action::NextDaemon) if state.fleet.is_fleet() && form.draft.is_none() => {
@@ -307,23 +321,27 @@ pub(super) fn launch_key(
                 form.recent = Some(next);
                 form.working_dir = TextArea::default();
                 form.working_dir.insert_str(&dirs[next]);
+                form.error.take_if(|e| e.field == Some(Field::WorkingDir));
             }
         }
-        _ => match form.field {
-            Field::Query => {
-                edit(&mut form.query, key);
+        _ => {
+            let edited = match form.field {
+                Field::Query => edit(&mut form.query, key),
+                Field::WorkingDir => edit(&mut form.working_dir, key),
+                Field::Branch => edit(&mut form.branch, key),
+                Field::Worktree if key.code == KeyCode::Char(' ') => {
+                    form.worktree = !form.worktree;
+                    true
+                }
+                Field::Model | Field::Approvals | Field::Worktree => false,
+            };
+            // What the daemon refused is said until the field it names changes.
+            if edited {
+                form.error.take_if(|e| e.field == Some(form.field));
             }
-            Field::WorkingDir => {
-                edit(&mut form.working_dir, key);
-            }
-            Field::Branch => {
-                edit(&mut form.branch, key);
-            }
-            Field::Worktree if key.code == KeyCode::Char(' ') => form.worktree = !form.worktree,
-            Field::Model | Field::Approvals | Field::Worktree => {}
-        },
+        }
     }
-    None
+    (Vec::new(), true)
 }
 
 /// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,

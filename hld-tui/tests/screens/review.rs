@@ -330,6 +330,7 @@ fn the_launch_form_launches_isolated_on_a_named_branch() {
         })
     );
     // Off by default: a plain launch asks for no worktree.
+    update(&mut state, Msg::Opened("s-run".into()));
     keys(&mut state, "c");
     keys(&mut state, "Plain");
     let launched = update(&mut state, ctrl('s'));

@@ -487,6 +487,34 @@ fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
     );
 }
 
+#[test]
+fn a_refused_launch_keeps_the_form_and_says_why_in_its_words() {
+    let d = fake();
+    let work = workdir();
+    let missing = work.path().join("does/not/exist");
+    let mut tui = tui_on(&d);
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    tui.send("scenario:plain kept through a refusal");
+    // Tab, Ctrl+U, the directory, Ctrl+S.
+    tui.send("\t\x15");
+    tui.send(&missing.display().to_string());
+    tui.send(CTRL_S);
+    let screen = tui.wait_screen("Working directory does not exist:");
+    assert!(screen.contains(" New session "), "{screen}");
+    assert!(screen.contains("kept through a refusal"), "{screen}");
+    assert!(!screen.contains("RPC error"), "{screen}");
+    assert!(!screen.contains("working_dir"), "{screen}");
+    // The directory put right, the same form launches.
+    tui.send("\x15");
+    tui.send(&work.path().display().to_string());
+    tui.send(CTRL_S);
+    tui.wait_screen("✓ completed");
+    let id = d.only_session();
+    let state = d.wait_session(&id, |s| s.status == SessionStatus::Completed);
+    assert_eq!(state.query, "scenario:plain kept through a refusal");
+}
+
 /// The reply box sends into the session: while the agent works the message is queued (the box
 /// and the message line say so) and listed above the box, `x` cancels the newest one, and
 /// the one left is delivered when the turn ends, in the same session.
