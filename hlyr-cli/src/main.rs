@@ -20,6 +20,7 @@ mod keys;
 mod notify;
 mod output;
 mod prompt;
+mod reconnect;
 mod session;
 mod table;
 mod transcript;

@@ -7,7 +7,9 @@
 //! on one board (see [`super::watch_all`]). The block and its keys are [`super::watch_keys`]'s.
 //!
 //! It subscribes before it reads anything, so nothing falls between what it read and what
-//! the events bring; when events were dropped (`lagged`) it reads everything again.
+//! the events bring; when events were dropped (`lagged`) it reads everything again. A daemon
+//! lost is said on stderr and waited for ([`Reconnect`]); once it is back, watching starts
+//! over the same way, and only what changed meanwhile is printed.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -19,15 +21,16 @@ use hld_client::protocol::{
 };
 use hld_client::{Client, SubscribeOptions, SubscriptionItem};
 use serde::Serialize;
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use super::watch_keys::{self, Live, Typed};
 use crate::board::{Board, Next, Row, RowJson};
-use crate::error::{stopped_hint, CliError, Exit};
+use crate::error::{CliError, Exit};
 use crate::keys::Key;
 use crate::notify::Notify;
 use crate::output::{short_id, Printer, Render};
 use crate::prompt::waiting_text;
+use crate::reconnect::Reconnect;
 use crate::Context;
 
 /// How many sessions are watched without `--all`, beside those at work.
@@ -90,8 +93,11 @@ impl Render for Line<'_> {
     }
 }
 
-struct Watch<'a> {
-    client: &'a Client,
+struct Watch {
+    /// The daemon's connection; a new one once it was lost and is back.
+    client: Client,
+    /// Waits out the daemon's loss.
+    reconnect: Reconnect,
     board: Board,
     shown: Shown,
     notify: Notify,
@@ -117,7 +123,7 @@ pub(super) fn shown(ctx: &Context) -> Shown {
 }
 
 /// Ctrl-C, listened for.
-pub(super) fn sigint() -> Result<tokio::signal::unix::Signal, CliError> {
+pub(super) fn sigint() -> Result<Signal, CliError> {
     signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))
 }
@@ -127,50 +133,35 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         return super::watch_all::run(ctx, args).await;
     }
     let client = ctx.connect().await?;
-    let mut events = client
-        .subscribe(SubscribeParams::default(), SubscribeOptions::default())
-        .await?;
     let shown = shown(ctx);
     let mut sigint = sigint()?;
     let mut watch = Watch {
-        client: &client,
+        notify: Notify::new(&client, args.notify).await?,
+        reconnect: Reconnect::new(client.address()),
+        client,
         board: Board {
             all: args.all,
             ..Board::default()
         },
         shown,
-        notify: Notify::new(&client, args.notify).await?,
         begun: false,
         printed: HashMap::new(),
         printed_windows: None,
         live: (shown == Shown::Live).then(Live::on_terminal),
     };
-    watch.load().await?;
-    watch.show()?;
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
-        let reading = watch.live.as_ref().is_some_and(Live::reads);
-        tokio::select! {
-            item = events.next() => match item {
-                Some(Ok(SubscriptionItem::Event(event))) => watch.event(event.event).await?,
-                // An item this version does not know.
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(e.into()),
-                None => {
-                    return Err(CliError::unreachable("the daemon closed the event stream")
-                        .hint(stopped_hint(None)))
-                }
-            },
-            keys = async { watch.live.as_mut()?.keys().await }, if reading => {
-                if let Some(exit) = watch.keys(keys).await? {
-                    return Ok(exit);
-                }
-            }
-            _ = tick.tick(), if shown == Shown::Live => {}
-            // Only watching stops: the block stays as last drawn.
-            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        let lost = match watch.watch(&mut sigint).await {
+            Err(e) if e.exit == Exit::Unreachable => e,
+            done => return done,
+        };
+        // The daemon is waited for below the block, which is drawn anew once it is back.
+        if let Some(live) = watch.live.as_mut() {
+            live.written_below();
         }
-        watch.show()?;
+        watch.client = tokio::select! {
+            client = watch.reconnect.connect(&lost.message) => client,
+            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        };
     }
 }
 
@@ -227,9 +218,44 @@ pub(super) async fn fetch(
     Ok(())
 }
 
-impl Watch<'_> {
+impl Watch {
+    /// Subscribes, reads the board and shows it, then takes in events, keys and Ctrl-C until
+    /// watching stops. Returns the exit code, or the error that lost the daemon
+    /// ([`Exit::Unreachable`]).
+    async fn watch(&mut self, sigint: &mut Signal) -> Result<Exit, CliError> {
+        let mut events = self
+            .client
+            .subscribe(SubscribeParams::default(), SubscribeOptions::default())
+            .await?;
+        self.load().await?;
+        self.reconnect.resumed();
+        self.show()?;
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            let reading = self.live.as_ref().is_some_and(Live::reads);
+            tokio::select! {
+                item = events.next() => match item {
+                    Some(Ok(SubscriptionItem::Event(event))) => self.event(event.event).await?,
+                    // An item this version does not know.
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return Err(e.into()),
+                    None => return Err(CliError::unreachable("the daemon closed the connection")),
+                },
+                keys = async { self.live.as_mut()?.keys().await }, if reading => {
+                    if let Some(exit) = self.keys(keys).await? {
+                        return Ok(exit);
+                    }
+                }
+                _ = tick.tick(), if self.shown == Shown::Live => {}
+                // Only watching stops: the block stays as last drawn.
+                _ = sigint.recv() => return Ok(Exit::CtrlC),
+            }
+            self.show()?;
+        }
+    }
+
     async fn load(&mut self) -> Result<(), CliError> {
-        load(self.client, &mut self.board).await
+        load(&self.client, &mut self.board).await
     }
 
     /// Takes in an event: the board changes, and rings when asked to.
@@ -280,7 +306,7 @@ impl Watch<'_> {
     }
 
     async fn fetch(&mut self, session_id: &str) -> Result<(), CliError> {
-        fetch(self.client, &mut self.board, session_id).await
+        fetch(&self.client, &mut self.board, session_id).await
     }
 
     /// Takes in keys; returns the exit code when they end watching.
@@ -293,7 +319,7 @@ impl Watch<'_> {
             Typed::Quit => return Ok(Some(Exit::Ok)),
             // A refused answer is reported, not fatal.
             Typed::Answer(answer) => {
-                if let Err(e) = watch_keys::send(self.client, &answer).await {
+                if let Err(e) = watch_keys::send(&self.client, &answer).await {
                     e.print();
                 }
             }

@@ -139,6 +139,12 @@ impl Live {
         }
     }
 
+    /// Lines were written below the block (on stderr): it is drawn anew below them, not in
+    /// place.
+    pub(super) fn written_below(&mut self) {
+        self.frame.clear();
+    }
+
     /// Takes in the lines of `context`'s daemon as now read (`None`: the one daemon
     /// watched): the question asked from there is withdrawn once nothing there waits for it
     /// (it was decided elsewhere, or its session left the board).
