@@ -2,7 +2,8 @@
 //!
 //! What happens to the session comes from the SDK's [`Client::follow`] stream, which catches
 //! up from the store, tells each thing once, survives falling behind, and gives the
-//! conversation in the session's order. Three things are watched at once: that stream, the
+//! conversation in the session's order; a daemon lost is waited for, and followed on from
+//! where it was (see [`turns`]). Three things are watched at once: that stream, the
 //! keys answering an approval on screen ([`Prompter`]), and Ctrl-C ([`OnCtrlC`]). Between
 //! them, a spinner ([`Activity`]) shows what the session is doing.
 //!
@@ -427,6 +428,14 @@ impl Follower<'_> {
 
     /// Queues an approval after its tool call, or keeps it until that call comes.
     fn approval_requested(&mut self, approval: Approval) {
+        // A follow picked up after the daemon was lost asks again what is still pending.
+        let id = &approval.id;
+        let known = self.printed.contains(id)
+            || self.early.values().any(|a| &a.id == id)
+            || (self.queue.iter()).any(|u| matches!(u, Update::Approval(a) if &a.id == id));
+        if known {
+            return;
+        }
         let asked = self.question.as_ref().and_then(transcript::question);
         if asked.is_some() && asked == approval.message {
             self.question = None;

@@ -1,7 +1,8 @@
 //! `hlyr conversation ID [--follow]`: print a session's conversation (its whole chain of
 //! continued sessions), each approval below its tool call with its outcome, and with
-//! `--follow` keep printing until it ends. `--json` prints one line per item, the same lines
-//! as a followed `launch`.
+//! `--follow` keep printing until it ends, waiting out a daemon that restarts (it goes on from
+//! the last line printed). `--json` prints one line per item, the same lines as a followed
+//! `launch`.
 
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{Approval, ApprovalStatus, ApprovalType, ConversationEventType};

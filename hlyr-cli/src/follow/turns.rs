@@ -6,6 +6,10 @@
 //! the spinner is queued for the turn's end (Enter) or steers the agent at once (Tab). At any
 //! time Shift+Tab cycles the session's mode and `/model NAME` switches its model (see
 //! [`super::course`]); the prompt line shows a mode other than `default`.
+//!
+//! A daemon lost is waited for: at the prompt while a conversation is held (a line sent
+//! connects again), otherwise by connecting again with backoff and following on from the last
+//! event taken in ([`Turns::resume`]).
 
 use std::io::Write;
 
@@ -13,10 +17,10 @@ use futures::StreamExt;
 use hld_client::mode::Mode;
 use hld_client::protocol::{MessageMode, SessionStatus};
 use hld_client::{Client, Follow, FollowItem};
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 use unicode_width::UnicodeWidthStr;
 
-use super::{note, Follower, Options};
+use super::{note, Follower, OnCtrlC, Options};
 use crate::activity::Activity;
 use crate::composer::{Composer, Typed};
 use crate::error::{CliError, Exit};
@@ -24,6 +28,7 @@ use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
 use crate::output::{paint, Printer, BOLD, CYAN, DIM};
 use crate::prompt::Prompter;
+use crate::reconnect::Reconnect;
 use crate::session::shown_title;
 
 /// What the prompt for the next message says about its keys.
@@ -125,6 +130,13 @@ pub(super) async fn following(
                     // Holding a conversation, a daemon gone is waited for at the prompt.
                     Err(e) if e.exit == Exit::Unreachable && follower.holds_keys() => {
                         turns.lost(&mut follower, e);
+                    }
+                    // Otherwise it is waited for, and following goes on where it was.
+                    Err(e) if e.exit == Exit::Unreachable => {
+                        let resumed = turns.resume(&mut follower, &mut sigint, e, options.on_ctrl_c);
+                        if let Some(exit) = resumed.await? {
+                            return Ok(exit);
+                        }
                     }
                     Err(e) => return Err(e),
                 }
@@ -338,6 +350,50 @@ impl Turns {
         .print();
         self.told = Some(Exit::Unreachable);
         self.prompt(true, follower.mode);
+    }
+
+    /// The daemon's connection was lost while following, with no conversation holding the
+    /// keys: waits for the daemon ([`Reconnect`]), then follows on from the last conversation
+    /// event taken in, so that nothing is told twice nor skipped (a session the restarted
+    /// daemon ended comes with its end). Ctrl-C meanwhile stops following at once (there is no
+    /// daemon to interrupt the session through); returns its exit code then.
+    async fn resume(
+        &mut self,
+        follower: &mut Follower<'_>,
+        sigint: &mut Signal,
+        lost: CliError,
+        on_ctrl_c: OnCtrlC,
+    ) -> Result<Option<Exit>, CliError> {
+        let after = self.follow.take().and_then(|f| f.last_sequence());
+        if let Some(prompter) = follower.prompter.as_mut() {
+            prompter.interrupt();
+        }
+        follower.activity.hide();
+        if std::mem::take(&mut follower.retrying) {
+            follower.out.end_line()?;
+        }
+        let on_ctrl_c = match on_ctrl_c {
+            OnCtrlC::StopWatching => OnCtrlC::StopWatching,
+            OnCtrlC::Interrupt | OnCtrlC::Detach => OnCtrlC::Detach,
+        };
+        let mut reconnect = Reconnect::new(follower.client.address());
+        let mut why = lost.message;
+        loop {
+            let client = tokio::select! {
+                client = reconnect.connect(&why) => client,
+                _ = sigint.recv() => return Ok(follower.ctrl_c(on_ctrl_c).await),
+            };
+            match client.follow_after(follower.session_id, after).await {
+                Ok(follow) => {
+                    reconnect.resumed();
+                    follower.client = client;
+                    self.follow = Some(follow);
+                    return Ok(None);
+                }
+                Err(e) if e.is_lost() => why = CliError::from(e).message,
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
 
     /// Draws the prompt line with the session's mode (unless `default`) and what was typed so
