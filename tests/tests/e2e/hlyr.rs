@@ -164,6 +164,24 @@ impl Running {
         );
     }
 
+    pub(crate) fn stderr(&self) -> String {
+        text(&self.stderr)
+    }
+
+    /// Waits until stderr holds `needle` `times` times.
+    #[track_caller]
+    pub(crate) fn wait_for_stderr(&self, needle: &str, times: usize) {
+        let printed = wait_for(WAIT, || {
+            (self.stderr().matches(needle).count() >= times).then_some(())
+        });
+        assert!(
+            printed.is_some(),
+            "{needle:?} ×{times} never on stderr:\n{}\nstdout:\n{}",
+            self.stderr(),
+            self.stdout()
+        );
+    }
+
     /// Writes `text` to stdin and closes it.
     pub(crate) fn write_stdin(&mut self, text: &str) {
         let mut stdin = self.stdin.take().expect("stdin piped");

@@ -41,6 +41,7 @@ mod hlyr_live;
 mod hlyr_modes;
 mod hlyr_notify;
 mod hlyr_outcomes;
+mod hlyr_restart;
 mod hlyr_usage;
 mod hlyr_watch;
 mod http;
