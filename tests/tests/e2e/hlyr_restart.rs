@@ -1,9 +1,10 @@
 //! `hlyr watch` and `hlyr conversation --follow` wait out a daemon restart: the daemon is
 //! killed (`kill -9`) while they run and started again on the same socket and database; each
 //! says once on stderr that it lost the daemon and is reconnecting, then goes on (in a pipe,
-//! as scripts run them), and Ctrl-C ends it at once while it waits.
+//! as scripts run them, and on a terminal), and Ctrl-C ends it at once while it waits.
 
-use hld_e2e::{launch_params, DaemonOptions, TestDaemon};
+use hld_e2e::pty::CTRL_C;
+use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{hlyr_command, workdir, Running};
 
@@ -92,6 +93,30 @@ fn watch_waits_out_a_daemon_restart_and_shows_what_comes_after() {
     json.interrupt();
     assert_eq!(text.finish().code, 130);
     assert_eq!(json.finish().code, 130);
+}
+
+#[test]
+fn watch_on_a_terminal_waits_out_a_daemon_restart_below_its_block() {
+    let base = hld_e2e::short_tempdir();
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
+    let wd = workdir(&d);
+    let mut term = crate::hlyr_watch::on_terminal(&d, &["watch"]);
+    term.wait_screen("no sessions");
+    d.kill9();
+    drop(d);
+    term.wait_screen(LOST);
+    let d = start();
+    term.wait_screen(BACK);
+    d.launch(launch_params("scenario:bash list", &wd));
+    let screen = term.wait_screen("approve Bash: ls");
+    // The block drawn again below the two notes, once.
+    let notes = screen.find(BACK).unwrap();
+    assert!(screen[notes..].contains("WAITS FOR"), "{screen}");
+    assert_eq!(screen.matches(LOST).count(), 1, "{screen}");
+    assert_eq!(screen[notes..].matches("WAITS FOR").count(), 1, "{screen}");
+    term.send(CTRL_C);
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
 }
 
 /// The chunk numbers `scenario:slow` printed, in order.
