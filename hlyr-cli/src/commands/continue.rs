@@ -9,7 +9,7 @@ use hld_client::protocol::{
     ContinueSessionParams, SessionInfo, WorktreeInfo, WorktreeParams, WorktreeState,
 };
 
-use super::launch::{images, query, tools, AgentArgs, FollowArgs, CTRL_C_HELP};
+use super::launch::{images, query, tools, worktree_of, AgentArgs, FollowArgs, CTRL_C_HELP};
 use crate::complete;
 use crate::connect::StartArgs;
 use crate::error::{CliError, Exit};
@@ -108,15 +108,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.continue_session(params).await?
         }
     };
-    let worktree = match args.worktree {
-        true => {
-            client
-                .get_session_state(&continued.session_id)
-                .await?
-                .worktree
-        }
-        false => None,
-    };
+    let worktree = worktree_of(&client, &continued.session_id, args.worktree).await?;
     ctx.out.print(&Update::Started {
         session_id: continued.session_id.clone(),
         run_id: continued.run_id,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use hld_client::protocol::{
-    LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode, WorktreeParams,
+    LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode, WorktreeInfo, WorktreeParams,
 };
 use hld_client::view::clean;
 
@@ -313,15 +313,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.launch_session(params).await?
         }
     };
-    let worktree = match args.worktree {
-        true => {
-            client
-                .get_session_state(&launched.session_id)
-                .await?
-                .worktree
-        }
-        false => None,
-    };
+    let worktree = worktree_of(&client, &launched.session_id, args.worktree).await?;
     ctx.out.print(&Update::Started {
         session_id: launched.session_id.clone(),
         run_id: launched.run_id,
@@ -346,6 +338,18 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
 
 /// Whether `repository`'s checkout has changes not committed, new files not ignored too. A
 /// repository this machine cannot see (a remote daemon's) has none to tell.
+/// The worktree of session `id` when it was started `isolated`, to print with its start.
+pub async fn worktree_of(
+    client: &hld_client::Client,
+    id: &str,
+    isolated: bool,
+) -> Result<Option<WorktreeInfo>, CliError> {
+    match isolated {
+        true => Ok(client.get_session_state(id).await?.worktree),
+        false => Ok(None),
+    }
+}
+
 fn has_uncommitted_changes(repository: &str) -> bool {
     std::process::Command::new("git")
         .args(["-C", repository, "status", "--porcelain"])
