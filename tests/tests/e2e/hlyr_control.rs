@@ -665,7 +665,7 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
             "on, off or a duration",
         ),
         (
-            vec!["settings", &id, "--auto-accept-edits", "yes"],
+            vec!["settings", &id, "--auto-accept-edits", "maybe"],
             "on or off",
         ),
         (
