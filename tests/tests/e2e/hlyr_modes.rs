@@ -7,7 +7,8 @@ use std::path::Path;
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    PermissionMode, SendMessageParams, SessionState, SlashCommandKind, UpdateSessionSettingsParams,
+    ListSlashCommands, PermissionMode, SendMessageParams, SessionIdParams, SessionState,
+    SlashCommandKind, UpdateSessionSettingsParams,
 };
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, TestDaemon, WAIT};
@@ -109,6 +110,14 @@ fn tab_completes_slash_commands_and_at_files_at_the_prompt() {
     let mut term = on_terminal(&d, &["launch", "-w", &workdir(&d), "first question"]);
     term.wait_screen(PROMPT_HINT);
     let id = d.only_session();
+    // claude's answer to `initialize` is stored beside the turn, maybe after it ends.
+    wait_for(WAIT, || {
+        let listed = d.request::<ListSlashCommands>(SessionIdParams {
+            session_id: id.clone(),
+        });
+        (!listed.commands.is_empty()).then_some(())
+    })
+    .expect("claude's slash commands stored");
 
     // Several commands match: the line keeps what they share, and they are listed.
     term.send("/co\t");
