@@ -110,8 +110,15 @@ pub async fn send_answer(client: &Client, answer: &Answer) -> Result<(), CliErro
     Ok(())
 }
 
-/// After an approval with `e`: turns on auto-accept of edits for the answer's session. (Not
-/// before: the daemon would approve the call itself and refuse the decision.)
+/// Whether `e` turns on auto-accept of edits before the decision is sent: for a plan, so
+/// that the edits following its approval at once are never asked. After an edit's approval,
+/// not before it: the daemon would approve the call itself and refuse the decision.
+pub fn accepts_edits_first(answer: &Answer) -> bool {
+    answer.accept_edits && crate::prompt::is_plan(&answer.approval)
+}
+
+/// With `e`: turns on auto-accept of edits for the answer's session (see
+/// [`accepts_edits_first`] for when).
 pub async fn accept_edits(client: &Client, answer: &Answer) -> Result<(), CliError> {
     client
         .update_session_settings(UpdateSessionSettingsParams {

@@ -496,9 +496,13 @@ impl Follower<'_> {
     }
 
     /// Sends the decision keys completed; a refused decision is reported, not fatal. An
-    /// accepted one is printed at once, below its question; with `e`, auto-accept of edits is
-    /// turned on after it.
+    /// accepted one is printed at once, below its question. With `e`, auto-accept of edits is
+    /// turned on too.
     async fn answer(&mut self, answer: Answer) -> Result<(), CliError> {
+        let accept_first = decision::accepts_edits_first(&answer);
+        if accept_first {
+            self.accept_edits(&answer).await;
+        }
         if let Err(e) = decision::send_answer(&self.client, &answer).await {
             e.print();
             return Ok(());
@@ -510,13 +514,17 @@ impl Follower<'_> {
             comment: answer.comment.clone(),
             decided_by: None,
         })?;
-        if answer.accept_edits {
-            match decision::accept_edits(&self.client, &answer).await {
-                Ok(()) => note("auto-accept of edits is on for this session"),
-                Err(e) => e.print(),
-            }
+        if answer.accept_edits && !accept_first {
+            self.accept_edits(&answer).await;
         }
         Ok(())
+    }
+
+    async fn accept_edits(&self, answer: &Answer) {
+        match decision::accept_edits(&self.client, answer).await {
+            Ok(()) => note("auto-accept of edits is on for this session"),
+            Err(e) => e.print(),
+        }
     }
 
     /// The session ended: nothing more is asked (a question's tool call held back is told),

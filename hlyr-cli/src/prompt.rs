@@ -431,7 +431,7 @@ pub fn left_pending(approval: &Approval, context: Option<&str>) -> String {
 }
 
 /// Whether `approval` is Claude's plan, asked in plan mode (`ExitPlanMode`).
-fn is_plan(approval: &Approval) -> bool {
+pub fn is_plan(approval: &Approval) -> bool {
     approval.function_name.as_deref() == Some(EXIT_PLAN_MODE)
 }
 

@@ -209,6 +209,10 @@ impl Live {
 /// Sends an answer through `client` and says it was taken, then turns on auto-accept of edits
 /// when asked to.
 pub(super) async fn send(client: &Client, answer: &Answer) -> Result<(), CliError> {
+    let accept_first = decision::accepts_edits_first(answer);
+    if accept_first {
+        decision::accept_edits(client, answer).await?;
+    }
     decision::send_answer(client, answer).await?;
     let decided = Update::Decision {
         approval_id: answer.approval.id.clone(),
@@ -219,7 +223,7 @@ pub(super) async fn send(client: &Client, answer: &Answer) -> Result<(), CliErro
     if let Ok(text) = Printer::new(false).render(&decided) {
         anstream::eprintln!("{text}");
     }
-    if answer.accept_edits {
+    if answer.accept_edits && !accept_first {
         decision::accept_edits(client, answer).await?;
     }
     Ok(())

@@ -221,17 +221,19 @@ fn a_plan_shows_as_markdown_and_e_approves_it_leaving_plan_mode_for_accepted_edi
     );
     assert!(!Path::new(&wd).join("hello.txt").exists());
     term.send("e");
-    // Plan mode is left for accepted edits: the Write goes through without asking.
+    // Plan mode is left for accepted edits, on before the plan's approval: the Write that
+    // follows goes through without asking.
     let screen = term.wait_screen("◆ mode: accept edits");
     assert_in_order(
         &screen,
         &[
             "[s]kip approve, auto-accept edits",
-            "✓ approved",
             "auto-accept of edits is on for this session",
+            "✓ approved",
         ],
     );
-    term.wait_screen("✓ approved automatically (auto_accept_edits)");
+    let screen = term.wait_screen("✓ approved automatically (auto_accept_edits)");
+    assert_eq!(screen.matches("? approval ").count(), 1, "{screen}");
     assert_eq!(ended(&mut term), 0);
     assert_eq!(
         std::fs::read_to_string(Path::new(&wd).join("hello.txt")).unwrap(),
