@@ -12,11 +12,17 @@ use serde::Serialize;
 
 use crate::output::{age, cost, paint, short_id, DIM, YELLOW};
 use crate::session::Session;
-use crate::table::{table_giving, Gives};
+use crate::table::{fit_table, terminal_width, Gives};
 use crate::transcript::tool_input::EXIT_PLAN_MODE;
 
-/// When the table is too wide, the title gives way first, then what waits.
-const GIVES: [Gives; 2] = [Gives::start(8, 10), Gives::start(7, 16)];
+/// When the table is too wide, what waits and the title give way in turn, so that neither
+/// alone is cut to nothing: what waits to 24 columns, the title to 16, then to 16 and 10.
+const GIVES: [Gives; 4] = [
+    Gives::start(7, 24),
+    Gives::start(8, 16),
+    Gives::start(7, 16),
+    Gives::start(8, 10),
+];
 
 /// The table's header; the first column marks the row picked with the arrows, the second
 /// (`CONTEXT`, left out when no row has one) names each row's daemon.
@@ -345,6 +351,11 @@ impl Board {
     /// The table of the first `rows` lines (the one at `picked` marked), fitted to the
     /// terminal, and a line saying how many more there are.
     pub fn table(&self, rows: usize, picked: Option<usize>) -> String {
+        self.table_within(rows, picked, terminal_width())
+    }
+
+    /// [`table`](Self::table) in `width` columns (`None`: no limit).
+    fn table_within(&self, rows: usize, picked: Option<usize>, width: Option<usize>) -> String {
         let cells: Vec<Vec<String>> = self
             .rows
             .iter()
@@ -356,7 +367,7 @@ impl Board {
         if self.rows.iter().any(|r| r.context.is_some()) {
             header[1] = "CONTEXT";
         }
-        let mut text = table_giving(&header, &cells, &GIVES);
+        let mut text = fit_table(&header, &cells, &GIVES, width);
         if self.rows.len() > rows {
             let more = self.rows.len() - rows;
             text.push_str(&format!("\n{}", paint(DIM, format!("… {more} more"))));

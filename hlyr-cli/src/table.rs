@@ -66,7 +66,7 @@ pub fn terminal_width() -> Option<usize> {
 }
 
 /// [`table_giving`] for a given width.
-fn fit_table(
+pub fn fit_table(
     header: &[&str],
     rows: &[Vec<String>],
     gives: &[Gives],

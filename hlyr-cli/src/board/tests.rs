@@ -86,6 +86,27 @@ fn approvals_come_and_go_on_their_sessions_line() {
 }
 
 #[test]
+fn a_narrow_table_cuts_what_waits_and_the_title_in_turn() {
+    let mut board = Board::default();
+    let mut long = session("s1", None);
+    long.query = "Refactor the payment retry logic into its own module".into();
+    board.put(long);
+    let command = "cargo test --workspace --all-features -- --test-threads 1 retry";
+    board.event(&new_approval(approval(
+        "a1",
+        "s1",
+        "Bash",
+        json!({"command": command}),
+    )));
+    let line = plain(&board.table_within(10, None, Some(100)));
+    let row = line.lines().nth(1).unwrap();
+    assert!(row.chars().count() <= 100, "{line}");
+    // Neither is cut to nothing: the title keeps more than its first word.
+    assert!(row.contains("approve Bash: cargo tes…"), "{line}");
+    assert!(row.contains("Refactor the payment"), "{line}");
+}
+
+#[test]
 fn a_continuation_takes_its_chains_line_unless_all_are_watched() {
     let mut board = Board::default();
     board.put(session("parent", None));
