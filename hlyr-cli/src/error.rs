@@ -202,23 +202,21 @@ impl CliError {
                     )
                     .hint("put a long text in a file and mention it (@path): the agent reads it");
                 }
-                let hint = match ErrorCode::from_code(err.code) {
-                    Some(ErrorCode::MethodNotFound) => {
-                        Some("this daemon is older than hlyr; update and restart hld".to_owned())
-                    }
-                    Some(ErrorCode::InvalidParams) => err
-                        .data
-                        .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok())
-                        .and_then(|d| expected_of_flag(&d)),
-                    _ => None,
-                };
                 if err.message == hld_client::claude_path::NOT_FOUND {
                     return crate::claude::not_found();
                 }
+                let invalid = (err.data.clone())
+                    .filter(|_| ErrorCode::from_code(err.code) == Some(ErrorCode::InvalidParams))
+                    .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
+                if let Some(error) = invalid.and_then(|d| flag_refused(&err.message, &d)) {
+                    return error;
+                }
                 let error = CliError::failure(err.message);
-                match hint {
-                    Some(hint) => error.hint(hint),
-                    None => error,
+                match ErrorCode::from_code(err.code) {
+                    Some(ErrorCode::MethodNotFound) => {
+                        error.hint("this daemon is older than hlyr; update and restart hld")
+                    }
+                    _ => error,
                 }
             }
             Error::Disconnected => CliError::unreachable("the daemon closed the connection")
@@ -271,23 +269,34 @@ impl From<std::io::Error> for CliError {
     }
 }
 
-/// What the flag behind a refused parameter expects, in hlyr's words. Parameters no flag
-/// sets (a session's id, which the message names) and refusals, whose message says why,
-/// get no hint: the API's name of a parameter means nothing on a command line.
-fn expected_of_flag(data: &InvalidParamsData) -> Option<String> {
-    let flag = match data.param.as_str() {
-        "working_dir" => "-w (by default the current directory)",
-        "additional_directories" => "--add-dir",
-        "model" => "--model",
-        "max_turns" => "--max-turns",
-        "mcp_config" => "--mcp-config",
-        "permission_mode" => "--mode",
-        "images" => "--image",
-        "worktree.base" => "--base",
-        "limit" => "--limit",
+/// A parameter a flag set, refused: the user's to fix (exit 2), said with the flag's name
+/// and with what it expects, since the API's name of a parameter means nothing on a command
+/// line. `None` for parameters no flag sets (a session's id, which the message names).
+fn flag_refused(message: &str, data: &InvalidParamsData) -> Option<CliError> {
+    let (flag, default) = match data.param.as_str() {
+        "working_dir" => ("-w", " (by default the current directory)"),
+        "additional_directories" => ("--add-dir", ""),
+        "model" => ("--model", ""),
+        "max_turns" => ("--max-turns", ""),
+        "mcp_config" => ("--mcp-config", ""),
+        "permission_mode" => ("--mode", ""),
+        // hlyr sends every image's path made absolute: what is left to say is in the message.
+        "images" => ("--image", ""),
+        "worktree.base" => ("--base", ""),
+        "limit" => ("--limit", ""),
         _ => return None,
     };
-    (data.received != "refused").then(|| format!("{flag} expects {}", data.expected))
+    // "invalid images[0]: /a.txt is not a PNG…" reads "--image /a.txt is not a PNG…".
+    let message = match message.strip_prefix(&format!("invalid {}: ", data.received)) {
+        Some(rest) => format!("{flag} {rest}"),
+        None => message.to_owned(),
+    };
+    let error = CliError::usage(message);
+    // A refusal's message says why; so does an image's.
+    if data.received == "refused" || data.param == "images" {
+        return Some(error);
+    }
+    Some(error.hint(format!("{flag}{default} expects {}", data.expected)))
 }
 
 #[cfg(test)]

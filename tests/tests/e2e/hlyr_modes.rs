@@ -364,13 +364,21 @@ fn images_given_relative_to_the_cwd_are_attached_to_launch_and_send() {
     assert_eq!(user_messages(&d, &id)[2], "[image: shot.png]");
     hlyr(&d, &["send", &id]).assert_code(2);
 
-    // The daemon refuses a missing image, naming it as resolved; nothing is sent.
+    // The daemon refuses a missing image, naming it as resolved, and one that is no image,
+    // in the flag's words; nothing is sent.
     let missing = hlyr(&d, &["send", &id, "--image", "nope.png", "x"]);
     let nope = d.dir.join("nope.png").display().to_string();
     assert!(
-        missing.assert_code(1).stderr.contains(&nope),
+        missing.assert_code(2).stderr.contains(&nope),
         "{}",
         missing.stderr
+    );
+    std::fs::write(d.dir.join("notes.txt"), "not an image\n").unwrap();
+    let text = hlyr(&d, &["send", &id, "--image", "notes.txt", "x"]);
+    let notes = d.dir.join("notes.txt").display().to_string();
+    assert_eq!(
+        text.assert_code(2).stderr,
+        format!("error: --image {notes} is not a PNG, JPEG, GIF or WebP image\n")
     );
     assert_eq!(user_messages(&d, &id).len(), 3);
 }
