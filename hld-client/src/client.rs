@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::address::Address;
 use crate::codec::{self, Incoming};
@@ -54,6 +54,8 @@ struct Inner {
     next_id: AtomicU64,
     timeout: Duration,
     holon: bool,
+    /// Turns `true` when the reader ends: the connection is gone.
+    closed: watch::Receiver<bool>,
     tasks: [tokio::task::JoinHandle<()>; 2],
 }
 
@@ -172,7 +174,8 @@ impl Client {
         } = crate::link::open(&address).await?;
         let pending: Pending = Arc::new(Mutex::new(Some(HashMap::new())));
         let (outgoing, queued) = mpsc::unbounded_channel();
-        let reading = read(reader, pending.clone(), outgoing.clone(), events);
+        let (gone, closed) = watch::channel(false);
+        let reading = read(reader, pending.clone(), outgoing.clone(), events, gone);
         let writing = write(writer, queued, pending.clone());
         Ok(Client {
             inner: Arc::new(Inner {
@@ -182,6 +185,7 @@ impl Client {
                 next_id: AtomicU64::new(1),
                 timeout,
                 holon,
+                closed,
                 tasks: [tokio::spawn(reading), tokio::spawn(writing)],
             }),
         })
@@ -198,6 +202,13 @@ impl Client {
     /// ```
     pub fn address(&self) -> &Address {
         &self.inner.address
+    }
+
+    /// Resolves once the connection is gone (the daemon closed it, or reading it failed):
+    /// for a front end idle between calls, which would otherwise learn it at its next call.
+    pub async fn closed(&self) {
+        let mut closed = self.inner.closed.clone();
+        let _ = closed.wait_for(|gone| *gone).await;
     }
 
     /// Answers the daemon's request `id` with an empty result (an event taken).
@@ -378,6 +389,7 @@ async fn read(
     pending: Pending,
     outgoing: mpsc::UnboundedSender<String>,
     events: Option<mpsc::Sender<Delivered>>,
+    gone: watch::Sender<bool>,
 ) {
     let empty = || Ok(Value::Object(Default::default()));
     while let Some(Ok(text)) = reader.next().await {
@@ -437,6 +449,7 @@ async fn read(
     }
     // Dropping the senders fails every pending call with `Disconnected`.
     pending.lock().unwrap().take();
+    let _ = gone.send(true);
 }
 
 /// Writes what callers queue until the connection fails or the client goes.

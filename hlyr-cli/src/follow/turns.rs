@@ -122,7 +122,14 @@ pub(super) async fn following(
         let asking = follower.asking();
         let reading =
             asking || (options.converse && follower.prompter.as_ref().is_some_and(Prompter::reads));
+        // Idle at the prompt, a daemon gone is said at once, not at the next line sent.
+        let idle = turns.follow.is_none() && turns.told != Some(Exit::Unreachable);
+        let client = follower.client.clone();
         tokio::select! {
+            () = client.closed(), if idle && follower.holds_keys() => {
+                let lost = super::lost_daemon(follower.session_id);
+                turns.lost(&mut follower, lost);
+            }
             item = async { turns.follow.as_mut()?.next().await }, if turns.follow.is_some() => {
                 match turns.item(&mut follower, item) {
                     Ok(Some(exit)) => return Ok(exit),
@@ -337,19 +344,25 @@ impl Turns {
         Ok(None)
     }
 
-    /// The daemon's connection was lost while the agent worked: the conversation waits at the
-    /// prompt, where the next line sent connects again and goes on with the session (which a
-    /// daemon that restarted has ended).
+    /// The daemon's connection was lost, while the agent worked or at the prompt: the
+    /// conversation waits at the prompt, where the next line sent connects again and goes on
+    /// with the session (which a daemon that restarted has ended).
     fn lost(&mut self, follower: &mut Follower<'_>, e: CliError) {
-        self.last_sequence = self.follow.take().and_then(|f| f.last_sequence());
-        follower.end();
+        let working = self.follow.is_some();
+        match self.follow.take() {
+            Some(follow) => {
+                self.last_sequence = follow.last_sequence();
+                follower.end();
+            }
+            None => self.erase_prompt(),
+        }
         CliError {
             hint: Some(LOST_HINT.to_owned()),
             ..e
         }
         .print();
         self.told = Some(Exit::Unreachable);
-        self.prompt(true, follower.mode);
+        self.prompt(working, follower.mode);
     }
 
     /// The daemon's connection was lost while following, with no conversation holding the

@@ -396,6 +396,36 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
 }
 
 #[test]
+fn a_daemon_gone_while_the_prompt_waits_is_said_at_once() {
+    let base = hld_e2e::short_tempdir();
+    let restartable = || DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    let mut d = TestDaemon::start_with(restartable());
+    let mut term = launch_on_terminal(&d, "scenario:plain first");
+    term.wait_screen(PROMPT_HINT);
+    term.send("half typed");
+    term.wait_screen("› half typed");
+    let id = d.only_session();
+    // Nothing is sent: the prompt tells of the loss by itself, and keeps what was typed.
+    d.kill9();
+    drop(d);
+    let screen = term.wait_screen("a line sent connects again");
+    assert!(
+        screen.contains("lost the connection to the daemon"),
+        "{screen}"
+    );
+    term.wait_screen("› half typed");
+    let d = TestDaemon::start_with(restartable());
+    term.send(" and done\r");
+    term.wait_screen("You said: half typed and done");
+    term.send("\x04");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    assert_eq!(d.only_session(), id);
+}
+
+#[test]
 fn esc_at_an_approval_denies_it_and_stops_the_turn_and_the_conversation_goes_on() {
     let d = fake();
     let mut term = launch_on_terminal(&d, "scenario:tool make a file");
