@@ -14,9 +14,9 @@ use hld_client::mode::Mode;
 use hld_client::protocol::{
     ArchiveSession, ArchiveSessionParams, ConversationEvent, CreateDraft, DiscardDraft, ErrorCode,
     GetRateLimits, GetSessionDiffParams, GetSessionLeaves, GetSessionLeavesParams, GetUsage,
-    GetUsageParams, InvalidParamsData, LaunchDraft, LaunchDraftParams, LeafFilter,
-    ListSlashCommands, MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams,
-    SuggestFiles, SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
+    GetUsageParams, LaunchDraft, LaunchDraftParams, LeafFilter, ListSlashCommands,
+    MergeSessionParams, MessageMode, NoParams, SessionControl, SessionIdParams, SuggestFiles,
+    SuggestFilesParams, UpdateDraft, UpdateDraftParams, UpdateSessionSettings,
     UpdateSessionSettingsParams, UpdateSessionTitle, UpdateSessionTitleParams, UsageGroupBy,
 };
 use hld_client::Client;
@@ -217,11 +217,7 @@ fn said(e: &hld_client::Error) -> (String, Option<String>) {
     let Some(rpc) = e.rpc() else {
         return (e.to_string(), None);
     };
-    let param = (rpc.code == ErrorCode::InvalidParams.code())
-        .then(|| rpc.data.clone())
-        .flatten()
-        .and_then(|data| serde_json::from_value::<InvalidParamsData>(data).ok())
-        .map(|data| data.param);
+    let param = rpc.invalid_params().map(|data| data.param);
     (rpc.message.clone(), param)
 }
 

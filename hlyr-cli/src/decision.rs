@@ -2,8 +2,8 @@
 //! by `approve`, `deny`, `respond` and by inline approvals while following a session.
 
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ErrorCode, InvalidParamsData, RefusalReason,
-    SendDecisionParams, SendDecisionResult, UpdateSessionSettingsParams, NO_REASON, UNKNOWN_ID,
+    Approval, ApprovalStatus, ApprovalType, ErrorCode, RefusalReason, SendDecisionParams,
+    SendDecisionResult, UpdateSessionSettingsParams, NO_REASON, UNKNOWN_ID,
 };
 use hld_client::Client;
 use serde::Serialize;
@@ -168,11 +168,7 @@ async fn find(client: &Client, prefix: &str) -> Result<Approval, CliError> {
         hld_client::Error::Rpc(r)
             if ErrorCode::from_code(r.code) == Some(ErrorCode::InvalidParams) =>
         {
-            let data = r
-                .data
-                .clone()
-                .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
-            if data.is_some_and(|d| d.received == UNKNOWN_ID) {
+            if r.invalid_params().is_some_and(|d| d.received == UNKNOWN_ID) {
                 not_found(prefix, None)
             } else {
                 CliError::usage(r.message)

@@ -205,9 +205,7 @@ impl CliError {
                 if err.message == hld_client::claude_path::NOT_FOUND {
                     return crate::claude::not_found();
                 }
-                let invalid = (err.data.clone())
-                    .filter(|_| ErrorCode::from_code(err.code) == Some(ErrorCode::InvalidParams))
-                    .and_then(|d| serde_json::from_value::<InvalidParamsData>(d).ok());
+                let invalid = err.invalid_params();
                 if let Some(error) = invalid.and_then(|d| flag_refused(&err.message, &d)) {
                     return error;
                 }

@@ -88,10 +88,19 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// Whether this refuses a message over the daemon's size limit (-32600, `oversize`).
     pub fn is_oversize(&self) -> bool {
-        self.code == ErrorCode::InvalidRequest.code()
-            && (self.data.clone())
-                .and_then(|d| serde_json::from_value::<InvalidRequestData>(d).ok())
-                .is_some_and(|d| d.reason == InvalidRequestReason::Oversize)
+        self.detail::<InvalidRequestData>(ErrorCode::InvalidRequest)
+            .is_some_and(|d| d.reason == InvalidRequestReason::Oversize)
+    }
+
+    /// The parameter refused and why, for an invalid-params error (-32602) that says it.
+    pub fn invalid_params(&self) -> Option<InvalidParamsData> {
+        self.detail(ErrorCode::InvalidParams)
+    }
+
+    /// `data` read as `T`, when this is a `code` error whose data is one.
+    fn detail<T: serde::de::DeserializeOwned>(&self, code: ErrorCode) -> Option<T> {
+        let data = self.data.clone().filter(|_| self.code == code.code())?;
+        serde_json::from_value(data).ok()
     }
 }
 

@@ -348,14 +348,17 @@ impl Turns {
     /// conversation waits at the prompt, where the next line sent connects again and goes on
     /// with the session (which a daemon that restarted has ended).
     fn lost(&mut self, follower: &mut Follower<'_>, e: CliError) {
-        let working = self.follow.is_some();
-        match self.follow.take() {
+        let working = match self.follow.take() {
             Some(follow) => {
                 self.last_sequence = follow.last_sequence();
                 follower.end();
+                true
             }
-            None => self.erase_prompt(),
-        }
+            None => {
+                self.erase_prompt();
+                false
+            }
+        };
         CliError {
             hint: Some(LOST_HINT.to_owned()),
             ..e
