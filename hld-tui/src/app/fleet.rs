@@ -162,14 +162,19 @@ pub(super) fn on_msg(state: &mut State, daemon: usize, msg: Msg) -> Vec<Command>
             fleet.learn(&session_id, daemon);
             update(state, Msg::Opened(session_id))
         }
-        // Which daemon refused, or could not be reached.
-        Msg::Failed(text) => {
-            let name = fleet.daemons.get(daemon).map(|d| d.name.clone());
-            let text = format!("{}: {text}", name.unwrap_or_default());
-            update(state, Msg::Failed(text))
-        }
+        // Which daemon refused, or could not be reached; a form waiting for its launch says
+        // why itself, and names its daemon.
+        Msg::Failed(text) => said_by(state, daemon, text),
+        Msg::LaunchFailed { message, .. } if !form::waits(state) => said_by(state, daemon, message),
         msg => update(state, msg),
     }
+}
+
+/// Says in the footer that `daemon` answered `text`, naming it.
+fn said_by(state: &mut State, daemon: usize, text: String) -> Vec<Command> {
+    let name = state.fleet.daemons.get(daemon).map(|d| d.name.clone());
+    let text = format!("{}: {text}", name.unwrap_or_default());
+    update(state, Msg::Failed(text))
 }
 
 /// When `daemon` (the only one outside a fleet) is not connected, its name to say so:

@@ -63,9 +63,14 @@ pub(super) fn failed(state: &mut State, message: String, param: Option<&str>) ->
 
 /// A session was launched: the form waiting for it closes.
 pub(super) fn launched(state: &mut State) {
-    if state.modal.as_ref().is_some_and(waiting) {
+    if waits(state) {
         state.modal = None;
     }
+}
+
+/// Whether a form waits for the answer to its launch.
+pub(super) fn waits(state: &State) -> bool {
+    state.modal.as_ref().is_some_and(waiting)
 }
 
 fn waiting(modal: &Modal) -> bool {

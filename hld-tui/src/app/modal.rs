@@ -294,6 +294,7 @@ pub(super) fn launch_key(
         Some(Action::PreviousField) => form.field = form.field.step(false),
         Some(Action::PreviousChoice | Action::NextChoice) if form.field == Field::Worktree => {
             form.worktree = !form.worktree;
+            form.error.take_if(|e| e.field == Some(Field::Worktree));
         }
         Some(choice @ (Action::PreviousChoice | Action::NextChoice))
             if matches!(form.field, Field::Model | Field::Approvals) =>
@@ -309,6 +310,7 @@ pub(super) fn launch_key(
             } else {
                 form.approvals = form.approvals.step(forward);
             }
+            form.error.take_if(|e| e.field == Some(form.field));
         }
         Some(dir @ (Action::Up | Action::Down)) if form.field == Field::WorkingDir => {
             let dirs = recent_dirs(state);

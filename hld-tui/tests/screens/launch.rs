@@ -1,6 +1,7 @@
 //! The launch form and the launch it sends: it waits for the daemon's answer, sending no
 //! second launch meanwhile; a refused launch leaves it open with all that was typed and says
-//! why, under the field concerned when the daemon named one; a launched session closes it.
+//! why, under the field concerned when the daemon named one (until that field changes); a
+//! launched session closes it; a hidden form's refusal goes to the footer, naming its daemon.
 
 use crossterm::event::KeyCode;
 use hld_tui::app::{update, Command, Field, Modal, Msg, Screen, State};
@@ -132,4 +133,37 @@ fn a_hidden_forms_launch_is_told_in_the_footer() {
     keys(&mut state, "c");
     update(&mut state, no_such_directory());
     assert_eq!(form(&state).error, None);
+}
+
+#[test]
+fn a_choice_changed_by_the_arrows_clears_the_error_about_it() {
+    let mut state = launching(80, 24);
+    update(
+        &mut state,
+        Msg::LaunchFailed {
+            message: "model is not one this claude knows: opus-9".into(),
+            param: Some("model".into()),
+        },
+    );
+    assert_eq!(form(&state).field, Field::Model);
+    assert!(form(&state).error.is_some());
+    update(&mut state, key(KeyCode::Right));
+    assert_eq!(form(&state).error, None);
+    assert!(!screen(&state, false).contains("opus-9"));
+}
+
+#[test]
+fn in_a_fleet_a_hidden_forms_refusal_names_its_daemon() {
+    let mut state = super::fleet::fleet();
+    keys(&mut state, &format!("c{QUERY}"));
+    let commands = update(&mut state, ctrl('s'));
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    update(&mut state, key(KeyCode::Esc));
+    assert!(state.modal.is_none());
+    update(&mut state, super::fleet::from(1, no_such_directory()));
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains(&format!("box: working_dir does not exist: {MISSING}")),
+        "{shown}"
+    );
 }
