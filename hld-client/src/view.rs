@@ -33,9 +33,11 @@ pub fn short_model(model: &str) -> &str {
 
 /// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage
 /// return is dropped, and every other control character (escape, bell, C1 codes…) becomes a
-/// visible `�`.
+/// visible `�`, as does every explicit bidirectional formatting character (overrides,
+/// embeddings, isolates and marks), which would reorder what is shown after it.
 pub fn clean(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() && c != '\n') {
+    let unsafe_char = |c: char| (c.is_control() && c != '\n') || reorders(c);
+    if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len());
@@ -44,11 +46,16 @@ pub fn clean(text: &str) -> Cow<'_, str> {
             '\n' => out.push('\n'),
             '\t' => out.push_str("    "),
             '\r' => {}
-            c if c.is_control() => out.push('\u{FFFD}'),
+            c if unsafe_char(c) => out.push('\u{FFFD}'),
             c => out.push(c),
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `c` is one of Unicode's explicit bidirectional formatting characters.
+fn reorders(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// What a line of a diff is.
@@ -305,6 +312,9 @@ mod tests {
             ("c1\u{9b}31m", "c1�31m"),
             ("nul\0del\x7f", "nul�del�"),
             ("wide 日本 ✓", "wide 日本 ✓"),
+            ("abc\u{202E}fed.txt", "abc�fed.txt"),
+            ("\u{2067}isolate\u{2069} \u{200F}mark", "�isolate� �mark"),
+            ("עברית and العربية", "עברית and العربية"),
         ];
         for (raw, shown) in cases {
             assert_eq!(clean(raw), shown, "{raw:?}");
