@@ -417,6 +417,43 @@ fn daemon_status_shows_pid_uptime_files_claude_and_load() {
 }
 
 #[test]
+fn daemon_status_counts_a_finished_sessions_warm_process_apart() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let _stop = StopOnDrop(&socket, home);
+    start_at(&socket, home, &[]);
+    let launched = hlyr_at(
+        &socket,
+        home,
+        &["launch", "--detach", "scenario:plain"],
+        &[],
+    );
+    let id = printed_session(launched.assert_code(0));
+    // The turn is over and its process stays, ready for the next message.
+    let status = || {
+        hlyr_at(&socket, home, &["daemon", "status", "--json"], &[])
+            .assert_code(0)
+            .json_as("daemon-status")
+    };
+    wait_for(WAIT, || {
+        let shown = hlyr_at(&socket, home, &["show", &id, "--json"], &[]).json_as("session");
+        (shown["status"] == "completed").then_some(())
+    })
+    .expect("the session completes");
+    let json = status();
+    assert_eq!(json["active_sessions"], 1, "{json}");
+    assert_eq!(json["sessions_running"], 0, "{json}");
+    let text = hlyr_at(&socket, home, &["daemon", "status"], &[]);
+    assert!(
+        text.assert_code(0)
+            .stdout
+            .contains("sessions     0 running · 1 warm (idle, ready for a message)\n"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
 fn daemon_stop_names_running_sessions_and_returns_once_the_daemon_exited() {
     let (dir, socket) = no_daemon();
     let home = dir.path();

@@ -25,6 +25,10 @@ struct Status {
     /// Where hlyr finds the `claude` that the daemon does not.
     #[serde(skip_serializing_if = "Option::is_none")]
     claude_found_by_hlyr: Option<PathBuf>,
+    /// Sessions at work (running, waiting for a person, winding down). `active_sessions`
+    /// counts live processes, which include the idle ones kept warm for the next message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sessions_running: Option<usize>,
     #[serde(flatten)]
     health: Option<HealthResult>,
 }
@@ -86,7 +90,10 @@ impl Render for Status {
         }
         lines.extend([
             ("approvals", approvals),
-            ("sessions", format!("{} running", h.active_sessions)),
+            (
+                "sessions",
+                sessions(self.sessions_running, h.active_sessions),
+            ),
             ("subscribers", h.subscribers.to_string()),
         ]);
         if let Some(n) = &h.notifications {
@@ -95,6 +102,17 @@ impl Render for Status {
             lines.push(("notify", text));
         }
         fields(&lines)
+    }
+}
+
+/// `N running · M warm`: sessions at work, and the other live processes, idle until their
+/// session's next message.
+fn sessions(running: Option<usize>, live: u64) -> String {
+    let running = running.unwrap_or_default();
+    let warm = live.saturating_sub(running as u64);
+    match warm {
+        0 => format!("{running} running"),
+        _ => format!("{running} running · {warm} warm (idle, ready for a message)"),
     }
 }
 
@@ -108,6 +126,7 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
                 socket,
                 uptime_seconds: None,
                 claude_found_by_hlyr: None,
+                sessions_running: None,
                 health: None,
             })?;
             // Said on stdout already: the exit code is all that is left.
@@ -116,6 +135,8 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
         Err(e) => return Err(not_running(&hld_client::Address::Socket(socket.clone()), e)),
     };
     let mut health = client.health().await?;
+    let sessions = client.list_sessions().await?;
+    let sessions_running = Some(sessions.iter().filter(|s| s.status.is_active()).count());
     drop(client);
     // The socket hlyr reached is the one reported.
     health.socket = None;
@@ -130,6 +151,7 @@ pub async fn run(ctx: &Context) -> Result<Exit, CliError> {
         socket,
         uptime_seconds,
         claude_found_by_hlyr: claude_found_by_hlyr.clone(),
+        sessions_running,
         health: Some(health),
     })?;
     if let Some(path) = claude_found_by_hlyr.filter(|_| !ctx.out.is_json()) {
