@@ -86,7 +86,8 @@ open_enum!(
 pub struct DiffHunk {
     /// The `@@ -a,b +c,d @@ …` line.
     pub header: String,
-    /// The lines, each starting with `' '`, `'+'`, `'-'` or `'\'`.
+    /// The lines, each starting with `' '`, `'+'`, `'-'` or `'\'` (`\ No newline at end of
+    /// file`), without their `\n` but with a `\r` of the file's own.
     pub lines: Vec<String>,
 }
 
@@ -104,6 +105,11 @@ pub struct DiffFile {
     pub additions: u64,
     /// Lines removed (0 for a binary file).
     pub deletions: u64,
+    /// Git's lines before the hunks, verbatim: `diff --git a/… b/…`, modes, rename lines,
+    /// `index`, `--- a/…` and `+++ b/…`, or `Binary files … differ`. With the hunks, they
+    /// make the patch `git apply` takes. Empty from a daemon older than this field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub header: Vec<String>,
     /// The hunks (none for a binary file or a pure rename).
     pub hunks: Vec<DiffHunk>,
 }
@@ -137,7 +143,7 @@ method!(
     /// # Reply
     ///
     /// ```json
-    /// {"jsonrpc":"2.0","result":{"files":[{"path":"src/lib.rs","status":"modified","additions":1,"deletions":1,"hunks":[{"header":"@@ -1 +1 @@","lines":["-fn parse() {}","+fn parse(s: &str) {}"]}]}],"total_files":1,"additions":1,"deletions":1},"id":1}
+    /// {"jsonrpc":"2.0","result":{"files":[{"path":"src/lib.rs","status":"modified","additions":1,"deletions":1,"header":["diff --git a/src/lib.rs b/src/lib.rs","index 3b18e51..a9c0f2d 100644","--- a/src/lib.rs","+++ b/src/lib.rs"],"hunks":[{"header":"@@ -1 +1 @@","lines":["-fn parse() {}","+fn parse(s: &str) {}"]}]}],"total_files":1,"additions":1,"deletions":1},"id":1}
     /// ```
     ///
     /// # Errors

@@ -79,6 +79,8 @@ pub async fn session_diff(
     let page = &entries[start..end];
     let mut files = Vec::with_capacity(page.len());
     if !page.is_empty() {
+        // The prefixes are git's defaults whatever the user's `diff.noprefix` or
+        // `diff.mnemonicPrefix` say: the headers are handed on as a patch `git apply` takes.
         let fixed = [
             "--literal-pathspecs",
             "diff",
@@ -87,6 +89,8 @@ pub async fn session_diff(
             "--no-color",
             "--no-ext-diff",
             "--no-textconv",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
             base,
             "--",
         ];
@@ -104,17 +108,14 @@ pub async fn session_diff(
         let mut chunks = split_files(&patch.stdout).into_iter();
         for e in page {
             // Every file has its `diff --git` part; a binary one has no hunks in it.
-            let chunk = chunks.next().unwrap_or_default();
-            let hunks = match e.status {
-                DiffStatus::Binary => Vec::new(),
-                _ => hunks(chunk),
-            };
+            let (header, hunks) = file_patch(chunks.next().unwrap_or_default());
             files.push(DiffFile {
                 path: e.path.clone(),
                 old_path: e.old_path.clone(),
                 status: e.status.clone(),
                 additions: e.additions,
                 deletions: e.deletions,
+                header,
                 hunks,
             });
         }
@@ -190,10 +191,13 @@ fn split_files(patch: &str) -> Vec<&str> {
     starts.windows(2).map(|w| &patch[w[0]..w[1]]).collect()
 }
 
-/// The hunks of one file's patch.
-fn hunks(chunk: &str) -> Vec<DiffHunk> {
+/// One file's patch: the lines before its first hunk, and its hunks. Lines end at `\n` only:
+/// a `\r` before it is the file's own (CRLF), kept so that the patch still applies.
+fn file_patch(chunk: &str) -> (Vec<String>, Vec<DiffHunk>) {
+    let mut header = Vec::new();
     let mut hunks: Vec<DiffHunk> = Vec::new();
-    for line in chunk.lines() {
+    let lines = chunk.split_inclusive('\n');
+    for line in lines.map(|l| l.strip_suffix('\n').unwrap_or(l)) {
         if line.starts_with("@@") {
             hunks.push(DiffHunk {
                 header: line.to_owned(),
@@ -201,9 +205,11 @@ fn hunks(chunk: &str) -> Vec<DiffHunk> {
             });
         } else if let Some(hunk) = hunks.last_mut() {
             hunk.lines.push(line.to_owned());
+        } else {
+            header.push(line.to_owned());
         }
     }
-    hunks
+    (header, hunks)
 }
 
 #[cfg(test)]
@@ -243,11 +249,38 @@ mod tests {
         let patch = "diff --git a/x b/x\nindex 1..2 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n@@ -9 +9,2 @@\n c\n+d\ndiff --git a/y b/y\nnew file mode 100644\n@@ -0,0 +1 @@\n+y\n";
         let files = split_files(patch);
         assert_eq!(files.len(), 2);
-        let x = hunks(files[0]);
+        let (header, x) = file_patch(files[0]);
+        assert_eq!(
+            header,
+            [
+                "diff --git a/x b/x",
+                "index 1..2 100644",
+                "--- a/x",
+                "+++ b/x"
+            ]
+        );
         assert_eq!(x.len(), 2);
         assert_eq!(x[0].header, "@@ -1 +1 @@");
         assert_eq!(x[0].lines, ["-a", "+b"]);
         assert_eq!(x[1].lines, [" c", "+d"]);
-        assert_eq!(hunks(files[1])[0].lines, ["+y"]);
+        assert_eq!(file_patch(files[1]).1[0].lines, ["+y"]);
+    }
+
+    #[test]
+    fn a_files_lines_keep_their_carriage_returns_tabs_and_missing_newline() {
+        let chunk = "diff --git a/w b/w\n--- a/w\n+++ b/w\n@@ -1 +1 @@\n-a\tb\r\n+c\n\\ No newline at end of file\n";
+        let (_, hunks) = file_patch(chunk);
+        assert_eq!(
+            hunks[0].lines,
+            ["-a\tb\r", "+c", "\\ No newline at end of file"]
+        );
+    }
+
+    #[test]
+    fn a_binary_file_is_all_header() {
+        let chunk = "diff --git a/i.png b/i.png\nnew file mode 100644\nindex 0000000..e69de29\nBinary files /dev/null and b/i.png differ\n";
+        let (header, hunks) = file_patch(chunk);
+        assert!(hunks.is_empty());
+        assert_eq!(header[3], "Binary files /dev/null and b/i.png differ");
     }
 }
