@@ -71,7 +71,8 @@ pub enum Command {
     Interrupt(interrupt::Args),
     /// Set a session's title.
     Rename(rename::Args),
-    /// Show an isolated session's changes against its base (through the pager on a terminal).
+    /// Show an isolated session's changes against its base: through the pager on a terminal,
+    /// else as the patch `git apply` takes (`hlyr diff ID > x.patch`).
     Diff(review::DiffArgs),
     /// Merge an isolated session's branch into its base branch in the main checkout.
     Merge(review::MergeArgs),

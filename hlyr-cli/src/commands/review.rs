@@ -1,4 +1,5 @@
-//! `hlyr diff ID`, `hlyr merge ID` and `hlyr discard ID`: review an isolated session's branch,
+//! `hlyr diff ID`, `hlyr merge ID` and `hlyr discard ID`: review an isolated session's branch
+//! (on a terminal a view cleaned for it, through the pager; else the patch `git apply` takes),
 //! merge it into its base branch, or throw it away.
 
 use std::io::{IsTerminal, Write};
@@ -14,7 +15,7 @@ use serde::Serialize;
 
 use crate::complete;
 use crate::error::{CliError, Exit};
-use crate::hint::hlyr;
+use crate::hint::{hlyr, hlyr_daemon};
 use crate::output::{paint, short_id, Render, BOLD, CYAN, DIM, GREEN, RED, YELLOW};
 use crate::{ids, Context};
 
@@ -54,7 +55,7 @@ pub struct DiscardArgs {
     force: bool,
 }
 
-/// A whole diff (every page), printed as a patch or a summary.
+/// A whole diff (every page), shown with its hunks or as a summary.
 #[derive(Serialize)]
 #[serde(transparent)]
 struct Diff {
@@ -158,6 +159,27 @@ fn page(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The patch `git apply` takes: each file's header and hunks as git printed them, byte for
+/// byte. Never cleaned, so never for the terminal: it goes to a file or a program.
+fn patch(files: &[DiffFile]) -> Result<String, CliError> {
+    let mut out = String::new();
+    for file in files {
+        if file.header.is_empty() {
+            return Err(CliError::failure(
+                "the daemon sent no patch headers: it is older than hlyr",
+            )
+            .hint(format!("update hld, then {}", hlyr_daemon(None, "restart"))));
+        }
+        let hunks = file.hunks.iter();
+        let lines = hunks.flat_map(|h| std::iter::once(&h.header).chain(&h.lines));
+        for line in file.header.iter().chain(lines) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    Ok(out)
+}
+
 pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
@@ -176,10 +198,16 @@ pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
         result: whole,
         stat: args.stat,
     };
-    if !ctx.out.is_json() && std::io::stdout().is_terminal() {
+    let terminal = std::io::stdout().is_terminal();
+    if ctx.out.is_json() || (args.stat && !terminal) {
+        ctx.out.print(&diff)?;
+    } else if terminal {
         page(&diff.human())?;
     } else {
-        ctx.out.print(&diff)?;
+        // Piped or redirected, as `git diff` is: `hlyr diff ID | git apply` works.
+        let mut out = std::io::stdout().lock();
+        out.write_all(patch(&diff.result.files)?.as_bytes())?;
+        out.flush()?;
     }
     Ok(Exit::Ok)
 }
@@ -291,6 +319,35 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    /// Piped, the lines are git's, byte for byte: escapes, tabs, CRs and the marker kept.
+    #[test]
+    fn a_patch_is_gits_lines_verbatim() {
+        let files: Vec<DiffFile> = serde_json::from_value(json!([
+            {"path": "a.txt", "status": "modified", "additions": 1, "deletions": 1,
+             "header": ["diff --git a/a.txt b/a.txt", "index 1..2 100644", "--- a/a.txt",
+                "+++ b/a.txt"],
+             "hunks": [{"header": "@@ -1 +1 @@", "lines": ["-a\tb\r", "+\u{1b}[2Jc",
+                "\\ No newline at end of file"]}]},
+            {"path": "i.png", "status": "binary", "additions": 0, "deletions": 0,
+             "header": ["diff --git a/i.png b/i.png", "new file mode 100644",
+                "index 0000000..e69de29", "Binary files /dev/null and b/i.png differ"],
+             "hunks": []},
+        ]))
+        .unwrap();
+        assert_eq!(
+            patch(&files).unwrap(),
+            "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n\
+             @@ -1 +1 @@\n-a\tb\r\n+\u{1b}[2Jc\n\\ No newline at end of file\n\
+             diff --git a/i.png b/i.png\nnew file mode 100644\nindex 0000000..e69de29\n\
+             Binary files /dev/null and b/i.png differ\n"
+        );
+        // A daemon that sends no headers cannot give a patch: said, rather than a wrong one.
+        let mut old = files;
+        old[0].header.clear();
+        let error = patch(&old).unwrap_err();
+        assert!(error.message.contains("older than hlyr"), "{error:?}");
+    }
 
     /// A file's name and content are an agent's: their escapes never reach the terminal.
     #[test]

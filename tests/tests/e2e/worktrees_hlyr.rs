@@ -1,8 +1,11 @@
-//! Isolated sessions from `hlyr`: `launch --worktree`, `diff` (patch, `--stat`, `--json`),
-//! `merge` (`--squash`, conflicts) and `discard`, over the real binaries and git.
+//! Isolated sessions from `hlyr`: `launch --worktree`, `diff` (paged, the patch `git apply`
+//! takes, `--stat`, `--json`), `merge` (`--squash`, conflicts) and `discard`, over the real
+//! binaries and git.
+
+use std::path::Path;
 
 use hld_e2e::pty::{self, Terminal};
-use hld_e2e::{workspace_bin, WAIT};
+use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use super::hlyr::{fake, hlyr, hlyr_command, printed_session, run_command};
 use super::worktrees::{git, repo, shared};
@@ -54,14 +57,23 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let shown = &hlyr(&d, &["--json", "show", &one]).json_lines_as("session")[0];
     assert_eq!(shown["worktree"]["branch"], "cli-one");
 
+    // Piped, the patch as git prints it (the headers, no summary).
     let patch = hlyr(&d, &["diff", &one]);
     patch.assert_code(0);
-    for part in ["shared.txt (modified)", "@@ -1", "-line 1", "+one by cli"] {
+    assert!(
+        patch
+            .stdout
+            .starts_with("diff --git a/shared.txt b/shared.txt\nindex "),
+        "{}",
+        patch.stdout
+    );
+    for part in [
+        "--- a/shared.txt\n+++ b/shared.txt\n@@ -1",
+        "-line 1\n+one by cli\n",
+    ] {
         assert!(patch.stdout.contains(part), "{part:?} in {}", patch.stdout);
     }
-    assert!(patch
-        .stdout
-        .contains("1 file changed, 1 insertion(+), 1 deletion(-)"));
+    assert!(!patch.stdout.contains("changed"), "{}", patch.stdout);
     // On a terminal the patch goes through the user's pager, coloured.
     let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
     cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
@@ -70,6 +82,10 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let mut term = Terminal::spawn(cmd, 40, 120);
     let screen = term.wait_screen("paged:1 file changed");
     assert!(screen.contains("paged:^[[32m+one by cli"), "{screen}");
+    assert!(
+        screen.contains("paged:^[[1mshared.txt (modified)"),
+        "{screen}"
+    );
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 
     let stat = hlyr(&d, &["diff", &one, "--stat"]);
@@ -219,5 +235,98 @@ fn the_sdk_example_runs_three_isolated_agents_and_prints_their_diffs() {
         git(&repo, &["status", "--porcelain"]),
         "",
         "the main checkout is untouched"
+    );
+}
+
+/// The tree `dir` holds, every file (not the ignored ones) as `git add -A` would stage it.
+fn tree_of(dir: &Path) -> String {
+    git(dir, &["add", "-A"]);
+    git(dir, &["write-tree"]).trim().to_owned()
+}
+
+#[test]
+fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
+    // The agent changes a line to one with a tab and a CRLF, adds an executable, deletes a
+    // file, renames one, and leaves one without its last newline.
+    let script = r"printf 'a\tb\r\nline 2\n' > shared.txt && printf '#!/bin/sh\necho hi\n' > run.sh && chmod +x run.sh && rm gone.txt && mv moved.txt renamed.txt && printf 'no newline' > tail.txt";
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_COMMAND", script));
+    let repo = repo(&d);
+    std::fs::write(repo.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(repo.join("tail.txt"), "with newline\n").unwrap();
+    let moved: String = (1..=20).map(|i| format!("moved line {i}\n")).collect();
+    std::fs::write(repo.join("moved.txt"), &moved).unwrap();
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "more"]);
+    let wd = repo.display().to_string();
+    let run = hlyr(
+        &d,
+        &[
+            "launch",
+            "--worktree",
+            "--detach",
+            "-w",
+            &wd,
+            "--dangerously-skip-permissions",
+            "scenario:bash",
+        ],
+    );
+    let id = printed_session(run.assert_code(0));
+    assert_eq!(d.wait_ended(&id).error_message, None);
+    let shown = &hlyr(&d, &["--json", "show", &id]).json_lines_as("session")[0];
+    let worktree = Path::new(shown["worktree"]["path"].as_str().unwrap()).to_owned();
+    let base = shown["worktree"]["base_commit"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        worktree.join("run.sh").is_file(),
+        "the agent ran its script"
+    );
+
+    let file = d.dir.join("session.patch");
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["diff", &id])
+        .stdout(std::fs::File::create(&file).unwrap());
+    assert!(cmd.status().unwrap().success());
+    let patch = std::fs::read_to_string(&file).unwrap();
+    for part in [
+        "diff --git a/shared.txt b/shared.txt\n",
+        "\n-line 1\n+a\tb\r\n line 2\n-line 3\n",
+        "diff --git a/gone.txt b/gone.txt\ndeleted file mode 100644\n",
+        "--- a/gone.txt\n+++ /dev/null\n",
+        "diff --git a/run.sh b/run.sh\nnew file mode 100755\n",
+        "--- /dev/null\n+++ b/run.sh\n",
+        "rename from moved.txt\nrename to renamed.txt\n",
+        "+no newline\n\\ No newline at end of file\n",
+    ] {
+        assert!(patch.contains(part), "{part:?} in {patch}");
+    }
+
+    // A fresh clone at the base commit takes it, and then holds what the worktree holds.
+    let clone = d.dir.join("clone");
+    git(&d.dir, &["clone", "-q", &wd, clone.to_str().unwrap()]);
+    git(&clone, &["checkout", "-q", "--detach", &base]);
+    let patch_path = file.to_str().unwrap();
+    git(&clone, &["apply", "--check", patch_path]);
+    git(&clone, &["apply", patch_path]);
+    assert_eq!(
+        std::fs::read(clone.join("shared.txt")).unwrap(),
+        b"a\tb\r\nline 2\n"
+    );
+    assert_eq!(tree_of(&clone), tree_of(&worktree));
+
+    // A binary file is said as git says it without `--binary`; git apply refuses it, as it
+    // refuses `git diff`'s.
+    std::fs::write(worktree.join("blob.bin"), b"\0\x01\x02").unwrap();
+    let run = hlyr(&d, &["diff", &id]);
+    assert!(
+        run.assert_code(0)
+            .stdout
+            .contains("diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..")
+            && run
+                .stdout
+                .contains("\nBinary files /dev/null and b/blob.bin differ\n"),
+        "{}",
+        run.stdout
     );
 }
