@@ -7,6 +7,13 @@ use super::SuccessResult;
 #[cfg(doc)]
 use super::{SessionInfo, SessionState};
 
+/// `received` of [`InvalidParamsData`](super::InvalidParamsData) when the session's worktree
+/// directory no longer exists (removed by hand): `getSessionDiff`, `mergeSession`,
+/// `sendMessage` and `continueSession` (in it or in a new worktree: Claude finds a
+/// conversation through the directory it was held in) are refused. Made again at its path
+/// from its branch, the worktree serves the session again; `discardSession` deletes the branch.
+pub const WORKTREE_MISSING: &str = "missing worktree";
+
 /// `worktree` on `launchSession` and `continueSession`: run the session in a worktree of its
 /// own, on a new branch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -149,7 +156,8 @@ method!(
     /// # Errors
     ///
     /// -32602 when `session_id` names no session, a session that is not isolated, or one whose
-    /// worktree was discarded; -32603 when git fails (its reason in plain words).
+    /// worktree was discarded or removed by hand ([`WORKTREE_MISSING`]); -32603 when git fails
+    /// (its reason in plain words).
     ///
     /// From Rust: `client.get_session_diff(params)`.
     GetSessionDiff, "getSessionDiff", "An isolated session's changes against its base, by file, with hunks",
@@ -224,9 +232,10 @@ method!(
     ///
     /// # Errors
     ///
-    /// -32602 when the session is not isolated, already merged or discarded, still running a
-    /// turn, or when the main checkout has uncommitted changes or is not on the base branch
-    /// (each said so); -32603 when git fails.
+    /// -32602 when the session is not isolated, already merged or discarded, its worktree
+    /// removed by hand ([`WORKTREE_MISSING`]), still running a turn, or when the main checkout
+    /// has uncommitted changes or is not on the base branch (each said so); -32603 when git
+    /// fails.
     ///
     /// From Rust: `client.merge_session(params)`.
     MergeSession, "mergeSession", "Merge an isolated session's branch into its base branch",

@@ -21,22 +21,26 @@ fn worktree_id(row: &SessionRow) -> Result<&str> {
         .ok_or_else(|| refused("the session is not isolated (it has no worktree)"))
 }
 
-/// Refuses to work further in a session whose worktree was merged or discarded.
+/// Refuses to work further in a session whose worktree was merged, discarded or removed by
+/// hand.
 pub(super) fn still_open(row: &SessionRow) -> Result<()> {
-    match row.worktree.as_ref().map(|w| &w.state) {
-        Some(WorktreeState::Merged) => Err(refused(
+    let Some(info) = row.worktree.as_ref() else {
+        return Ok(());
+    };
+    match &info.state {
+        WorktreeState::Merged => Err(refused(
             "the session's branch was merged: its worktree takes no more work (continue it \
              with a worktree of its own, or launch a new session)",
         )),
-        Some(WorktreeState::Discarded) => Err(refused(
+        WorktreeState::Discarded => Err(refused(
             "the session's worktree was discarded: it takes no more work",
         )),
-        _ => Ok(()),
+        _ => worktree::present(info),
     }
 }
 
-/// Refuses a continuation of `parent` that cannot be: in a worktree merged or discarded, or
-/// in a worktree of its own (`isolate`) off a parent that has none, or with a base.
+/// Refuses a continuation of `parent` that cannot be: in a worktree merged, discarded or
+/// removed by hand, or in a worktree of its own (`isolate`) off a parent that has none, or with a base.
 pub(super) fn continuable(parent: &SessionRow, isolate: Option<&WorktreeParams>) -> Result<()> {
     let Some(isolate) = isolate else {
         return still_open(parent);
@@ -49,13 +53,14 @@ pub(super) fn continuable(parent: &SessionRow, isolate: Option<&WorktreeParams>)
             "worktree.base is for launchSession: a continuation branches from its parent's branch",
         ));
     }
-    match parent.worktree.as_ref().map(|w| &w.state) {
+    match parent.worktree.as_ref() {
         None => Err(refused(
             "the parent session is not isolated: a worktree of its own is branched from its \
              parent's",
         )),
-        Some(WorktreeState::Discarded) => still_open(parent),
-        Some(_) => Ok(()),
+        Some(info) if info.state == WorktreeState::Discarded => still_open(parent),
+        // Claude finds the conversation to resume through the worktree it was held in.
+        Some(info) => worktree::present(info),
     }
 }
 
@@ -92,6 +97,7 @@ pub async fn get_session_diff(
     else {
         return Err(refused("the session's worktree was discarded"));
     };
+    worktree::present(info)?;
     if p.limit == Some(0) {
         return Err(Error::invalid_param(
             "limit",

@@ -3,7 +3,7 @@
 //! when no process is left; warm processes past `--max-live` closed; after a restart, queued
 //! messages delivered by resuming, or given up as `undelivered`, never dropped silently.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +41,14 @@ impl Sessions {
                 "a session that has started",
                 "starting",
                 "the session is still starting: send the message once it runs",
+            ));
+        }
+        if let Some(gone) = gone(&row.new.options.working_dir) {
+            return Err(Error::invalid_param(
+                "session_id",
+                "a session whose working directory exists",
+                "missing working directory",
+                format!("cannot send to session {session_id}: {gone}"),
             ));
         }
         if let Some(sent) = self.to_process(session_id, &prompt, mode.clone()).await? {
@@ -165,6 +173,9 @@ impl Sessions {
                 }
             };
             // Checked before a queued message is taken as delivered.
+            if let Some(gone) = gone(&row.new.options.working_dir) {
+                return self.give_up(&session_id, &gone).await;
+            }
             let claude_path = match self.claude_path(&row.new.options) {
                 Ok(path) => path,
                 Err(e) => return self.give_up(&session_id, e.public_message()).await,
@@ -202,7 +213,7 @@ impl Sessions {
         }
     }
 
-    async fn give_up(&self, session_id: &str, reason: &str) {
+    pub(super) async fn give_up(&self, session_id: &str, reason: &str) {
         let (id, why) = (session_id.to_owned(), reason.to_owned());
         let given_up = self
             .store
@@ -281,6 +292,48 @@ impl Sessions {
             });
         }
     }
+}
+
+/// Why no turn can run in `dir`, the session's working directory, if it was removed (by hand:
+/// an isolated session's worktree deleted, say).
+pub(super) fn gone(dir: &Path) -> Option<String> {
+    let message = "the session's working directory no longer exists";
+    (!dir.is_dir()).then(|| format!("{message}: {}", dir.display()))
+}
+
+/// A process's working directory: the path, and the directory it named when the process
+/// started (device and inode). The process keeps that directory as its current one, removed
+/// or not: once the path is gone, or names a directory made again, no turn runs there.
+#[derive(Debug)]
+pub(super) struct Workdir {
+    path: PathBuf,
+    started_in: Option<(u64, u64)>,
+}
+
+impl Workdir {
+    pub(super) fn new(path: PathBuf) -> Workdir {
+        let started_in = identity(&path);
+        Workdir { path, started_in }
+    }
+
+    /// Why the process can run no more turns, if it can run none.
+    pub(super) fn gone(&self) -> Option<String> {
+        match identity(&self.path) {
+            Some(now) if Some(now) == self.started_in => None,
+            Some(_) => Some(format!(
+                "the session's working directory was removed and made again: {}",
+                self.path.display()
+            )),
+            None => gone(&self.path),
+        }
+    }
+}
+
+/// The directory `path` names, as device and inode.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).ok().filter(|m| m.is_dir())?;
+    Some((meta.dev(), meta.ino()))
 }
 
 /// A stored message as the prompt it is delivered with, its images read again (off the

@@ -361,6 +361,7 @@ impl Sessions {
             query,
             model_requested,
             mcp_file,
+            working_dir: live::Workdir::new(working_dir),
             commands,
             done: done_tx,
             turns: Turns::new(),

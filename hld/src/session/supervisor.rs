@@ -18,6 +18,7 @@ use tokio::time::Instant;
 use tokio_util::codec::FramedRead;
 
 use super::lines::{stderr_tail, text, Line, LineCodec};
+use super::live::Workdir;
 use super::requests::Reply;
 use super::transcript::Transcript;
 use super::Sessions;
@@ -156,6 +157,8 @@ pub(super) struct Supervisor {
     pub(super) model_requested: bool,
     /// The private MCP config file, deleted when the process has ended.
     pub(super) mcp_file: Option<PathBuf>,
+    /// Where the process runs: no message is delivered once it is gone.
+    pub(super) working_dir: Workdir,
     pub(super) commands: mpsc::UnboundedReceiver<Command>,
     pub(super) done: watch::Sender<bool>,
     pub(super) turns: Turns,

@@ -82,6 +82,11 @@ impl Supervisor {
             return Ok(Sent::Closing);
         }
         let busy = self.turns.owed > 0 || self.turns.ending;
+        if !busy && self.working_dir.gone().is_some() {
+            // A session resumed in the directory made again, if it is, takes the message.
+            self.close("its working directory was removed");
+            return Ok(Sent::Closing);
+        }
         let (text, images) = (prompt.text.clone(), prompt.paths());
         if busy && mode != MessageMode::Steer {
             let id = self.session_id.clone();
@@ -244,6 +249,11 @@ impl Supervisor {
         }
         if self.turns.closing {
             self.close("the daemon shuts down");
+            return;
+        }
+        if let Some(gone) = self.working_dir.gone() {
+            self.sessions.give_up(&self.session_id, &gone).await;
+            self.close("its working directory was removed");
             return;
         }
         let (id, claude_id) = (self.session_id.clone(), self.claude_id());

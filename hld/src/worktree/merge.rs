@@ -6,7 +6,7 @@ use std::path::Path;
 
 use hld_client::protocol::{MergeSessionResult, MergeStrategy, SessionStatus, WorktreeState};
 
-use super::{git, refused, remove, Worktrees};
+use super::{git, present, refused, remove, Worktrees};
 use crate::error::{Error, Result};
 use crate::session::Sessions;
 use crate::store::worktrees::{self, WorktreeRow};
@@ -42,6 +42,8 @@ impl Worktrees {
             WorktreeState::Merged if !merged_ok => {
                 return Err(refused("the session's branch is already merged"))
             }
+            // A merge commits what the worktree holds first; a discard needs no worktree.
+            _ if !merged_ok => present(&row.info)?,
             _ => {}
         }
         for (session, status) in &users {
@@ -197,8 +199,13 @@ impl Worktrees {
         let row = self.prepare(store, sessions, id, true).await?;
         if row.info.state == WorktreeState::Active && !force {
             if let Some(work) = unmerged(&repository, &row).await? {
+                // Without its worktree the branch cannot be merged from here.
+                let merge = match Path::new(&row.info.path).is_dir() {
+                    true => "merge it",
+                    false => "make its worktree again to merge it",
+                };
                 return Err(refused(format!(
-                    "the session's branch holds work never merged ({work}): merge it, or \
+                    "the session's branch holds work never merged ({work}): {merge}, or \
                      discard with force"
                 )));
             }

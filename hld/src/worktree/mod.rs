@@ -13,7 +13,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use hld_client::protocol::{StrayWorktree, WorktreeInfo, WorktreeState};
+use hld_client::protocol::{StrayWorktree, WorktreeInfo, WorktreeState, WORKTREE_MISSING};
 use tokio::sync::OwnedMutexGuard;
 
 use crate::error::{Error, Result};
@@ -68,6 +68,30 @@ pub(crate) fn refused(message: impl Into<String>) -> Error {
         "refused",
         message,
     )
+}
+
+/// Refuses to work in a worktree whose directory was removed by hand (`rm -rf`, `git worktree
+/// remove`): git cannot read it, an agent would run in a directory that is gone, and Claude
+/// finds a conversation to resume through the directory it was held in (a continuation in a
+/// new worktree would not find it). Its branch is left: made again at its path from the
+/// branch, the worktree serves the session again; a discard deletes the branch.
+pub(crate) fn present(info: &WorktreeInfo) -> Result<()> {
+    if Path::new(&info.path).is_dir() {
+        return Ok(());
+    }
+    let git = format!("git -C {}", info.repository);
+    Err(Error::invalid_param(
+        "session_id",
+        "an isolated session git can work with",
+        WORKTREE_MISSING,
+        format!(
+            "the session's worktree {path} no longer exists (removed outside hld): make it \
+             again from its branch (`{git} worktree prune && {git} worktree add {path} \
+             {branch}`), or discard it",
+            path = info.path,
+            branch = info.branch,
+        ),
+    ))
 }
 
 /// A -32602 about the worktree a launch or continuation asked for.
