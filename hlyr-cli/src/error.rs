@@ -6,11 +6,11 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hld_client::protocol::{ErrorCode, InvalidParamsData};
+use hld_client::protocol::{ErrorCode, InvalidParamsData, WORKTREE_MISSING};
 use hld_client::view::clean;
 use serde::Serialize;
 
-use crate::hint::hlyr_daemon;
+use crate::hint::{hlyr, hlyr_daemon};
 
 /// The process exit codes (listed in `hlyr --help`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,8 @@ pub enum Kind {
     ClaudeNotFound,
     /// The user declined a confirmation.
     Cancelled,
+    /// The session's worktree was removed by hand: nothing more runs or is read in it.
+    WorktreeMissing,
 }
 
 /// A failure to report: `error: <message>`, then `hint: <hint>`.
@@ -141,6 +143,19 @@ impl CliError {
         self
     }
 
+    /// A refusal about session `id` (as the user named it) whose worktree was removed by
+    /// hand, with the cleaning up as hlyr spells it; any other error as it is.
+    pub fn about_session(self, id: &str) -> CliError {
+        if self.kind != Kind::WorktreeMissing {
+            return self;
+        }
+        let hint = format!(
+            "made again, the worktree serves the session as before; {} deletes its branch",
+            hlyr(&format!("discard {id}"))
+        );
+        self.hint(hint)
+    }
+
     /// Prints the error on stderr (nothing for an empty message): as text, or as one JSON
     /// line under `--json`.
     pub fn print(&self) {
@@ -206,6 +221,12 @@ impl CliError {
                     return crate::claude::not_found();
                 }
                 let invalid = err.invalid_params();
+                if invalid
+                    .as_ref()
+                    .is_some_and(|d| d.received == WORKTREE_MISSING)
+                {
+                    return CliError::failure(err.message).kind(Kind::WorktreeMissing);
+                }
                 if let Some(error) = invalid.and_then(|d| flag_refused(&err.message, &d)) {
                     return error;
                 }

@@ -183,14 +183,21 @@ fn patch(files: &[DiffFile]) -> Result<String, CliError> {
 pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
+    let refused = |e: hld_client::Error| CliError::from(e).about_session(&args.id);
     let mut params = GetSessionDiffParams {
         session_id: session.id.clone(),
         ..Default::default()
     };
-    let mut whole = client.get_session_diff(params.clone()).await?;
+    let mut whole = client
+        .get_session_diff(params.clone())
+        .await
+        .map_err(refused)?;
     while let Some(next) = whole.next_offset {
         params.offset = Some(next);
-        let page = client.get_session_diff(params.clone()).await?;
+        let page = client
+            .get_session_diff(params.clone())
+            .await
+            .map_err(refused)?;
         whole.files.extend(page.files);
         whole.next_offset = page.next_offset;
     }
@@ -260,7 +267,8 @@ pub async fn merge(ctx: &Context, args: MergeArgs) -> Result<Exit, CliError> {
             strategy,
             message: args.message,
         })
-        .await?;
+        .await
+        .map_err(|e| CliError::from(e).about_session(&args.id))?;
     let merged = result.merged;
     ctx.out.print(&Merged {
         result,

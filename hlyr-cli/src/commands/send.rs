@@ -101,7 +101,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             mode: Some(mode),
             images,
         })
-        .await?;
+        .await
+        .map_err(|e| CliError::from(e).about_session(&args.id))?;
     ctx.out.print(&Sent {
         session_id: session.id,
         message_id: sent.message_id,

@@ -313,7 +313,8 @@ impl Turns {
             let sent = match sent {
                 Ok(sent) => sent,
                 Err(e) => {
-                    follower.activity.suspend(|| CliError::from(e).print());
+                    let error = CliError::from(e).about_session(follower.session_id);
+                    follower.activity.suspend(|| error.print());
                     // Not sent: the line is typed still, to send again.
                     self.composer.restore(&text);
                     continue;

@@ -89,5 +89,6 @@ mod websocket;
 mod websocket_connection;
 mod worktrees;
 mod worktrees_hlyr;
+mod worktrees_removed;
 mod worktrees_setup;
 mod ws_flood;
