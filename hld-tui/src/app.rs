@@ -111,6 +111,9 @@ pub enum Msg {
         offset: u64,
         diff: GetSessionDiffResult,
     },
+    /// `getSessionDiff` refused (a worktree removed by hand): the daemon's reason, which the
+    /// review screen shows.
+    DiffRefused { session_id: String, reason: String },
     /// What `mergeSession` answered.
     Merged {
         session_id: String,
@@ -525,6 +528,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         msg @ (Msg::DiffStat { .. }
         | Msg::Diff { .. }
+        | Msg::DiffRefused { .. }
         | Msg::Merged { .. }
         | Msg::Discarded(_)
         | Msg::DiscardRefused { .. }) => review::on_msg(state, msg),

@@ -97,6 +97,17 @@ pub fn review(state: &State, frame: &mut Frame, area: Rect) {
     let session = state.sessions.iter().find(|s| s.id == r.session_id);
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
     frame.render_widget(heading(r, session), head);
+    if let Some(reason) = &r.refused {
+        let lines = vec![
+            Line::from("The diff could not be read:"),
+            Line::styled(clean(reason).into_owned(), REMOVED),
+            Line::default(),
+            Line::styled("Esc goes back.", DIM),
+        ];
+        let text = Paragraph::new(lines).wrap(ratatui::widgets::Wrap { trim: false });
+        frame.render_widget(text, body);
+        return;
+    }
     if !r.loaded {
         let text = match r.loading {
             true => "loading the diff…",

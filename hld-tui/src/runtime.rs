@@ -410,10 +410,17 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 offset: Some(offset),
                 limit: Some(REVIEW_PAGE),
             };
-            Msg::Diff {
-                diff: client.get_session_diff(params).await?,
-                session_id,
-                offset,
+            match client.get_session_diff(params).await {
+                Ok(diff) => Msg::Diff {
+                    diff,
+                    session_id,
+                    offset,
+                },
+                Err(hld_client::Error::Rpc(e)) => Msg::DiffRefused {
+                    session_id,
+                    reason: e.message,
+                },
+                Err(e) => return Err(e),
             }
         }
         Command::Merge {

@@ -29,6 +29,8 @@ pub struct Review {
     pub next_offset: Option<u64>,
     /// A page is on its way.
     pub loading: bool,
+    /// Why the daemon refused the diff, shown in place of the files.
+    pub refused: Option<String>,
     pub selected: usize,
     /// Keys scroll the selected file's hunks instead of moving among the files.
     pub hunks_focused: bool,
@@ -116,6 +118,7 @@ pub(super) fn open(state: &mut State) -> Vec<Command> {
         stat: DiffStat::default(),
         next_offset: None,
         loading: true,
+        refused: None,
         selected: 0,
         hunks_focused: false,
         scroll: 0,
@@ -249,8 +252,15 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
             r.next_offset = diff.next_offset;
             r.loaded = true;
             r.loading = false;
+            r.refused = None;
             r.selected = r.selected.min(r.files.len().saturating_sub(1));
             return next_page(state);
+        }
+        Msg::DiffRefused { session_id, reason } => {
+            if let Some(r) = state.review.as_mut().filter(|r| r.session_id == session_id) {
+                r.loading = false;
+                r.refused = Some(reason);
+            }
         }
         Msg::Merged {
             strategy, result, ..

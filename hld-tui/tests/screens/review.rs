@@ -355,6 +355,47 @@ fn a_diff_that_cannot_be_read_says_so() {
 }
 
 #[test]
+fn a_diff_refused_shows_the_daemons_reason_on_the_screen_wrapped() {
+    let mut state = reviewing(60, 20, None);
+    // A turn's end reloads the diff; the worktree is gone meanwhile.
+    let reload = update(
+        &mut state,
+        status_changed("s-iso", SessionStatus::Running, SessionStatus::Completed),
+    );
+    assert!(reload.contains(&Command::LoadDiff {
+        session_id: "s-iso".into(),
+        offset: 0
+    }));
+    let reason = "the session's worktree /wt/add-parser no longer exists (removed outside \
+                  hld): continue the session in a worktree of its own, or discard it";
+    update(
+        &mut state,
+        Msg::DiffRefused {
+            session_id: "s-iso".into(),
+            reason: reason.into(),
+        },
+    );
+    let text = screen(&state, false);
+    assert!(text.contains("The diff could not be read:"), "{text}");
+    assert!(
+        !text.contains("src/parser.rs"),
+        "the files are no longer shown: {text}"
+    );
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains(reason), "{text}");
+    // A page read again shows the files.
+    update(
+        &mut state,
+        Msg::Diff {
+            session_id: "s-iso".into(),
+            offset: 0,
+            diff: diff(None),
+        },
+    );
+    assert!(screen(&state, false).contains("src/parser.rs"));
+}
+
+#[test]
 fn a_long_branch_gives_way_to_the_title_with_an_ellipsis() {
     let mut state = State::new(now(), 80, 24, true);
     update(&mut state, Msg::Connected);

@@ -1,7 +1,8 @@
 //! `hld-tui` with isolated sessions, end to end over the real daemon, `fake-claude` and real
 //! git in a temporary repository: launched isolated from the form, the row's branch and
 //! counts, the review screen's hunk, a refused merge, a confirmed squash merge into the main
-//! checkout, and a discard (forced, once the daemon refuses unmerged work).
+//! checkout, a discard (forced, once the daemon refuses unmerged work), and a worktree removed
+//! by hand: the review screen says so, and the discard cleans up.
 
 use hld_client::protocol::{WorktreeParams, WorktreeState};
 use hld_e2e::launch_params;
@@ -152,4 +153,36 @@ fn discarding_unmerged_work_asks_again_then_forces() {
         ""
     );
     tui.wait_screen("⎇ throwaway discarded");
+}
+
+#[test]
+fn a_worktree_removed_by_hand_is_said_on_the_review_screen_then_discarded() {
+    let d = fake();
+    let repo = repo(&d);
+    let mut p = launch_params("scenario:write notes.txt\nnotes\n", &repo);
+    p.dangerously_skip_permissions = Some(true);
+    p.worktree = Some(WorktreeParams {
+        branch: Some("by-hand".into()),
+        base: None,
+    });
+    let id = d.launch(p);
+    let path = d.wait_ended(&id).worktree.expect("isolated").path;
+    git(&repo, &["worktree", "remove", "--force", &path]);
+    let mut tui = tui_on(&d);
+    tui.wait_screen("⎇ by-hand");
+
+    tui.send("D");
+    let screen = tui.wait_screen("The diff could not be read:");
+    // The daemon's reason, wrapped to the screen's width.
+    let words = screen.split_whitespace().collect::<Vec<_>>().join(" ");
+    let reason = format!("the session's worktree {path} no longer exists (removed outside hld)");
+    assert!(words.contains(&reason), "{screen}");
+    tui.send("X");
+    tui.wait_screen("Discard the worktree and branch ⎇ by-hand?");
+    tui.send("y");
+    tui.wait_screen("discarded the worktree and its branch");
+    assert_eq!(
+        git(&repo, &["branch", "--format=%(refname:short)"]).trim(),
+        "main"
+    );
 }
