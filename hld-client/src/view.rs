@@ -6,10 +6,14 @@
 //! An agent's output is untrusted: an escape sequence in it could move the cursor, rewrite the
 //! screen or set the window title. Every string from the daemon passes through [`clean`]
 //! before it reaches a terminal. [`usage`] words context shares, usage limits and windows;
-//! [`alert`] is the escape that tells a terminal the daemon notified.
+//! [`alert`] is the escape that tells a terminal the daemon notified; [`in_checkout`] is where
+//! an isolated session works, as its user knows the place.
 
 pub mod alert;
+mod place;
 pub mod usage;
+
+pub use place::in_checkout;
 
 use std::borrow::Cow;
 

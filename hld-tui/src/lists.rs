@@ -2,7 +2,7 @@
 //! directory win when the terminal is narrow), and on a wide terminal a pane beside the list
 //! with the selected row's detail.
 
-use hld_client::protocol::{Approval, ApprovalType};
+use hld_client::protocol::{Approval, ApprovalType, SessionInfo};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
@@ -16,7 +16,7 @@ use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
-use hld_client::view::{asked_together, clean};
+use hld_client::view::{asked_together, clean, in_checkout};
 
 /// From this many columns on, the lists show the selected row's detail beside them.
 pub const WIDE: u16 = 140;
@@ -182,10 +182,7 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
             (spans, title)
         })
         .collect();
-    let dirs: Vec<String> = shown
-        .iter()
-        .map(|(_, row)| clean(row.session.working_dir.as_deref().unwrap_or("")).into_owned())
-        .collect();
+    let dirs: Vec<String> = shown.iter().map(|(_, row)| place(row.session)).collect();
     let models: Vec<String> = shown.iter().map(|(_, row)| model_of(row.session)).collect();
     let title_want = titles
         .iter()
@@ -283,12 +280,11 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         .iter()
         .map(|(_, a)| {
             let session = state.sessions.iter().find(|s| s.id == a.session_id);
-            let dir = session.and_then(|s| s.working_dir.as_deref()).unwrap_or("");
             [
                 what(a),
                 summary(a),
                 session.map_or_else(|| a.session_id.clone(), title_of),
-                clean(dir).into_owned(),
+                session.map(place).unwrap_or_default(),
             ]
         })
         .collect();
@@ -430,4 +426,10 @@ pub fn summary(a: &Approval) -> String {
         .map(str::to_owned)
         .unwrap_or_else(|| args.map(|v| v.to_string()).unwrap_or_default());
     first_line(&text)
+}
+
+/// Where `s` works, cleaned: an isolated session's repository, as its branch is shown beside.
+fn place(s: &SessionInfo) -> String {
+    let dir = s.working_dir.as_deref().unwrap_or("");
+    clean(&in_checkout(dir, s.worktree.as_ref())).into_owned()
 }

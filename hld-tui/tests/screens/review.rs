@@ -35,6 +35,8 @@ fn isolated() -> Vec<SessionInfo> {
             worktree("fix-docs", "merged"),
         ),
     ];
+    // The isolated session works in a directory of its worktree.
+    all[0].working_dir = Some("/wt/add-parser/src".into());
     all.extend(sessions());
     all
 }
@@ -106,6 +108,8 @@ fn an_isolated_row_shows_its_branch_and_counts() {
     let text = screen(&state, false);
     let row = text.lines().find(|l| l.contains("Add a parser")).unwrap();
     assert!(row.contains("⎇ add-parser +12 −4"), "{row}");
+    // Its directory is said as in the repository's checkout, which the user knows.
+    assert!(row.contains("/home/me/project/src"), "{row}");
     let merged = text.lines().find(|l| l.contains("Fix the docs")).unwrap();
     assert!(merged.contains("⎇ fix-docs merged"), "{merged}");
     let plain = text

@@ -27,6 +27,8 @@ pub struct UsageRecord {
     pub turn: i64,
     /// When the turn's `result` was stored, RFC 3339 UTC.
     pub ended_at: String,
+    /// The session's directory; an isolated session's as in its repository's checkout, so
+    /// that its worktree counts with the repository.
     pub working_dir: Option<String>,
     /// Its model (empty when neither Claude Code nor the session named one) and figures.
     pub usage: TurnUsage,
@@ -75,10 +77,15 @@ impl Writer {
 /// oldest first.
 pub fn records(conn: &Connection, since: Option<&str>) -> Result<Vec<UsageRecord>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT u.session_id, u.turn, u.ended_at, s.working_dir,
+        "SELECT u.session_id, u.turn, u.ended_at,
+            CASE WHEN s.working_dir = w.path THEN w.repository
+                WHEN substr(s.working_dir, 1, length(w.path) + 1) = w.path || '/'
+                THEN w.repository || substr(s.working_dir, length(w.path) + 1)
+                ELSE s.working_dir END,
             COALESCE(NULLIF(u.model, ''), s.model, ''), u.input_tokens, u.output_tokens,
             u.cache_creation_input_tokens, u.cache_read_input_tokens, u.cost_usd
          FROM usage_turns u JOIN sessions s ON s.id = u.session_id
+            LEFT JOIN worktrees w ON w.id = s.worktree_id
          WHERE ?1 IS NULL OR u.ended_at >= ?1
          ORDER BY u.ended_at, u.id",
     )?;

@@ -4,7 +4,7 @@
 //! with `--json`.
 
 use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
-use hld_client::view::{clean, count, short_model};
+use hld_client::view::{clean, count, in_checkout, short_model};
 
 use crate::error::{CliError, Exit};
 use crate::output::{age, cost, mode_marks, paint, short_id, Render, DIM};
@@ -87,6 +87,11 @@ impl Render for Sessions {
                 if self.mark_archived && s.control.archived {
                     marks.push_str(&paint(DIM, "[archived] "));
                 }
+                // An isolated session's directory is its repository's: its branch tells it
+                // apart.
+                if let Some(w) = &s.worktree {
+                    marks.push_str(&paint(DIM, format!("⎇ {} ", clean(&w.branch))));
+                }
                 vec![
                     short_id(&s.id).to_owned(),
                     s.status_cell(),
@@ -96,9 +101,10 @@ impl Render for Sessions {
                         .map_or("-".into(), |m| clean(short_model(m)).into_owned()),
                     cost(s.cost_usd),
                     s.context_text().unwrap_or_else(|| "-".to_owned()),
-                    s.working_dir
-                        .as_deref()
-                        .map_or_else(|| "-".to_owned(), home_as_tilde),
+                    s.working_dir.as_deref().map_or_else(
+                        || "-".to_owned(),
+                        |dir| home_as_tilde(&in_checkout(dir, s.worktree.as_ref())),
+                    ),
                     format!("{marks}{}", s.shown_title()),
                 ]
             })

@@ -330,3 +330,47 @@ fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
         run.stdout
     );
 }
+
+#[test]
+fn an_isolated_session_is_listed_and_counted_under_its_repository() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let launch = |args: &[&str]| {
+        let mut all = vec!["launch", "--detach", "-w", &wd];
+        all.extend(args);
+        let id = printed_session(hlyr(&d, &all).assert_code(0));
+        d.wait_ended(&id);
+        id
+    };
+    launch(&["scenario:plain usage:10,5,0,0 in the checkout"]);
+    launch(&[
+        "--worktree",
+        "--branch",
+        "side-quest",
+        "scenario:plain usage:20,5,0,0 in a worktree",
+    ]);
+    // One directory, the repository's, for both; the branch tells the isolated one apart.
+    let listed = hlyr(&d, &["sessions"]);
+    let rows: Vec<&str> = listed.assert_code(0).stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{}", listed.stdout);
+    // hlyr runs with the daemon's directory as its home.
+    for row in &rows {
+        assert!(row.contains("  ~/repo  "), "{}", listed.stdout);
+        assert!(!row.contains("worktrees"), "{}", listed.stdout);
+    }
+    assert!(
+        rows[0].contains("  ⎇ side-quest scenario:plain"),
+        "{}",
+        listed.stdout
+    );
+    let usage = hlyr(&d, &["usage", "--by", "dir", "--json"]).json_as("usage");
+    let keys: Vec<&str> = usage["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, [wd.as_str()], "{usage:#}");
+    assert_eq!(usage["rows"][0]["sessions"], 2, "{usage:#}");
+}
