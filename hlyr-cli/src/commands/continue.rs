@@ -12,10 +12,10 @@ use hld_client::protocol::{
 use super::launch::{images, query, tools, worktree_of, AgentArgs, FollowArgs, CTRL_C_HELP};
 use crate::complete;
 use crate::connect::StartArgs;
-use crate::error::{CliError, Exit};
+use crate::error::{CliError, Exit, Kind};
 use crate::follow::follow;
 use crate::hint::hlyr;
-use crate::output::Update;
+use crate::output::{paint, short_id, Update, YELLOW};
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -47,6 +47,9 @@ pub struct Args {
     /// Print the new session and run ids and return, without following.
     #[arg(long)]
     detach: bool,
+    /// Continue a session that is still running without asking: its turn is interrupted.
+    #[arg(long)]
+    force: bool,
     #[command(flatten)]
     follow: FollowArgs,
     #[command(flatten)]
@@ -79,6 +82,9 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         (None, Some(id)) => ids::session(id, sessions)?,
         (None, None) => return Err(CliError::usage("give the session's ID, or --last")),
     };
+    if parent.status.is_active() && !args.force {
+        interrupts(&parent)?;
+    }
     let params = ContinueSessionParams {
         session_id: parent.id,
         query,
@@ -121,6 +127,25 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     }
     let options = args.follow.conversing(ctx);
     follow(&client, ctx.out, &continued.session_id, options).await
+}
+
+/// The daemon interrupts a running session's turn to continue it (as HumanLayer's does):
+/// said first, and on a terminal asked, with the way to talk to it without interrupting.
+fn interrupts(parent: &SessionInfo) -> Result<(), CliError> {
+    let id = short_id(&parent.id);
+    let said = format!("{id} is still running: continuing it interrupts its turn");
+    anstream::eprintln!("{}", paint(YELLOW, said));
+    if crate::ask::confirm("Interrupt it and continue?") == Some(false) {
+        return Err(CliError::failure("nothing was continued")
+            .kind(Kind::Cancelled)
+            .hint(format!(
+                "{} gives it the message at the end of its turn instead; {} continues without \
+                 asking",
+                hlyr(&format!("send {id} QUERY")),
+                hlyr("continue --force")
+            )));
+    }
+    Ok(())
 }
 
 /// The current directory, with symbolic links resolved as `launch` resolves `-w`.

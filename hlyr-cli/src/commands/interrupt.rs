@@ -6,6 +6,7 @@ use hld_client::protocol::InterruptSessionResult;
 use crate::complete;
 use crate::error::{CliError, Exit};
 use crate::output::{paint, short_id, Render, YELLOW};
+use crate::session::Session;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -34,10 +35,12 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
     if !session.status.is_active() {
+        // Its state as `show` and `sessions` say it: an interrupted one is not "completed".
+        let ended = Session::from(session);
         return Err(CliError::failure(format!(
             "session {} is not running (it is {})",
-            short_id(&session.id),
-            session.status
+            short_id(&ended.id),
+            ended.status.as_str()
         )));
     }
     let result = client.interrupt_session(&session.id).await?;

@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use hld_client::protocol::{
     GetSessionState, ListSessions, NoParams, SessionIdParams, SessionInfo, SessionStatus,
 };
-use hld_e2e::TestDaemon;
+use hld_e2e::{launch_params, TestDaemon};
 use serde_json::Value;
 
 use crate::hlyr::{
-    assert_in_order, fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon, workdir,
-    Run, Running,
+    assert_in_order, fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon,
+    terminal_at, workdir, Run, Running,
 };
 
 /// Runs `hlyr launch -w <the work dir> ARGS` to the end and returns the session's id.
@@ -691,4 +691,59 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
     assert_eq!(sessions.len(), 1, "no usage error reached the daemon");
     assert!(!sessions[0].control.archived);
     assert!(!sessions[0].control.dangerously_skip_permissions);
+}
+
+#[test]
+fn continuing_a_running_session_says_it_interrupts_and_asks_on_a_terminal() {
+    let d = slow_daemon(60);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&id, |s| s.status == SessionStatus::Running);
+    let warning = format!(
+        "{} is still running: continuing it interrupts its turn",
+        &id[..8]
+    );
+
+    let args = format!("continue {id} --detach scenario:plain fork");
+    let mut term = terminal_at(&d.socket, &d.dir, &args, &[]);
+    term.wait_for("[y/N]", 1);
+    assert!(term.stdout().contains(&warning), "{}", term.stdout());
+    term.type_line("n");
+    let declined = term.finish();
+    declined.assert_code(1);
+    assert!(
+        declined.stdout.contains("nothing was continued"),
+        "{}",
+        declined.stdout
+    );
+    assert!(declined.stdout.contains("--force"), "{}", declined.stdout);
+    assert_eq!(d.state(&id).status, SessionStatus::Running);
+
+    // Not on a terminal, nothing is asked: it is said, and done.
+    let run = hlyr(&d, &["continue", &id, "--detach", "scenario:plain fork"]);
+    assert!(run.assert_code(0).stderr.contains(&warning), "{run:#?}");
+    d.wait_session(&id, |s| !s.status.is_active());
+
+    // --force says nothing; a session that ended is continued without a word either.
+    let other = d.launch(launch_params("scenario:slow", workdir(&d)));
+    d.wait_session(&other, |s| s.status == SessionStatus::Running);
+    let forced = hlyr(
+        &d,
+        &["continue", "--force", &other, "--detach", "scenario:plain"],
+    );
+    assert!(
+        !forced.assert_code(0).stderr.contains("still running"),
+        "{forced:#?}"
+    );
+    let ended = hlyr(&d, &["continue", &id, "--detach", "scenario:plain again"]);
+    assert!(
+        !ended.assert_code(0).stderr.contains("still running"),
+        "{ended:#?}"
+    );
+    let refused = hlyr(&d, &["interrupt", &id]);
+    assert!(
+        refused
+            .stderr
+            .contains("is not running (it is interrupted)"),
+        "{refused:#?}"
+    );
 }
