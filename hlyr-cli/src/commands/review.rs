@@ -270,17 +270,29 @@ pub async fn merge(ctx: &Context, args: MergeArgs) -> Result<Exit, CliError> {
         .await
         .map_err(|e| CliError::from(e).about_session(&args.id))?;
     let merged = result.merged;
+    let id = short_id(&session.id).to_owned();
     ctx.out.print(&Merged {
         result,
         id: session.id,
     })?;
     if merged {
-        Ok(Exit::Ok)
-    } else {
-        Err(CliError::failure(
-            "the branch conflicts with its base: nothing was merged",
-        ))
+        return Ok(Exit::Ok);
     }
+    let refused = CliError::failure("the branch conflicts with its base: nothing was merged");
+    let Some(w) = session.worktree else {
+        return Err(refused);
+    };
+    // The conflicts are solved on the session's branch, by its agent or by hand.
+    let base = clean(&w.base_branch);
+    Err(refused.hint(format!(
+        "ask the agent to solve them ({}), or merge {base} into the branch yourself in {}; \
+         then {} again",
+        hlyr(&format!(
+            "send {id} \"merge {base} into this branch and resolve the conflicts\""
+        )),
+        clean(&w.path),
+        hlyr(&format!("merge {id}")),
+    )))
 }
 
 #[derive(Serialize)]

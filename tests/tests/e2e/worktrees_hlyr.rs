@@ -118,6 +118,14 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
         conflict.stdout.contains("conflicts in shared.txt"),
         "{conflict:#?}"
     );
+    // What to do next: the agent, or the user in the worktree, solves them on the branch.
+    let ask = format!(
+        "`hlyr send {} \"merge main into this branch and resolve the conflicts\"`",
+        &two[..8]
+    );
+    assert!(conflict.stderr.contains(&ask), "{conflict:#?}");
+    let worktree = d.state(&two).worktree.unwrap().path;
+    assert!(conflict.stderr.contains(&worktree), "{conflict:#?}");
     let conflict = hlyr(&d, &["--json", "merge", &two]).json_as("merge");
     assert_eq!(conflict["merged"], false);
     assert_eq!(conflict["conflicts"][0], "shared.txt");
