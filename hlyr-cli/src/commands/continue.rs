@@ -101,7 +101,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         images,
         resume_on_reset: args.agent.resume_on_reset,
         worktree: args.worktree.then_some(WorktreeParams {
-            branch: args.branch,
+            branch: args.branch.clone(),
             base: None,
         }),
         ..Default::default()
@@ -115,7 +115,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.continue_session(params).await?
         }
     };
-    let worktree = worktree_of(&client, &continued.session_id, args.worktree).await?;
+    let asked = args.branch.as_deref();
+    let worktree = worktree_of(&client, &continued.session_id, args.worktree, asked).await?;
     ctx.out.print(&Update::Started {
         session_id: continued.session_id.clone(),
         run_id: continued.run_id,

@@ -293,7 +293,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         disallowed_tools: tools(&args.agent.disallowed_tools),
         no_approvals: args.no_approvals.then_some(true),
         worktree: args.worktree.then_some(WorktreeParams {
-            branch: args.branch,
+            branch: args.branch.clone(),
             base: args.base,
         }),
         permission_mode: args.agent.mode,
@@ -313,7 +313,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             client.launch_session(params).await?
         }
     };
-    let worktree = worktree_of(&client, &launched.session_id, args.worktree).await?;
+    let asked = args.branch.as_deref();
+    let worktree = worktree_of(&client, &launched.session_id, args.worktree, asked).await?;
     ctx.out.print(&Update::Started {
         session_id: launched.session_id.clone(),
         run_id: launched.run_id,
@@ -336,20 +337,33 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     follow(&client, ctx.out, &launched.session_id, options).await
 }
 
-/// Whether `repository`'s checkout has changes not committed, new files not ignored too. A
-/// repository this machine cannot see (a remote daemon's) has none to tell.
-/// The worktree of session `id` when it was started `isolated`, to print with its start.
+/// The worktree of session `id` when it was started `isolated`, to print with its start. A
+/// branch the daemon named otherwise than `--branch` asked (git's rules) is said.
 pub async fn worktree_of(
     client: &hld_client::Client,
     id: &str,
     isolated: bool,
+    asked: Option<&str>,
 ) -> Result<Option<WorktreeInfo>, CliError> {
-    match isolated {
-        true => Ok(client.get_session_state(id).await?.worktree),
-        false => Ok(None),
+    if !isolated {
+        return Ok(None);
     }
+    let worktree = client.get_session_state(id).await?.worktree;
+    if let (Some(asked), Some(w)) = (asked, &worktree) {
+        if w.branch != asked {
+            let note = format!(
+                "--branch {:?} became {}: git's branch names keep letters, digits and / . _ -",
+                clean(asked),
+                clean(&w.branch)
+            );
+            anstream::eprintln!("{}", paint(YELLOW, note));
+        }
+    }
+    Ok(worktree)
 }
 
+/// Whether `repository`'s checkout has changes not committed, new files not ignored too. A
+/// repository this machine cannot see (a remote daemon's) has none to tell.
 fn has_uncommitted_changes(repository: &str) -> bool {
     std::process::Command::new("git")
         .args(["-C", repository, "status", "--porcelain"])

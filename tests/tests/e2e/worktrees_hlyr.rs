@@ -382,3 +382,30 @@ fn an_isolated_session_is_listed_and_counted_under_its_repository() {
     assert_eq!(keys, [wd.as_str()], "{usage:#}");
     assert_eq!(usage["rows"][0]["sessions"], 2, "{usage:#}");
 }
+
+#[test]
+fn a_branch_name_git_refuses_is_made_safe_and_said() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let launch = |branch: &str| {
+        let args = [
+            "launch",
+            "--detach",
+            "-w",
+            &wd,
+            "--worktree",
+            "--branch",
+            branch,
+        ];
+        let run = hlyr(&d, &[&args[..], &["scenario:plain"]].concat());
+        d.wait_ended(&printed_session(run.assert_code(0)));
+        run
+    };
+    let run = launch("feature/my branch ✨");
+    assert!(run.stdout.contains("feature/my-branch at "), "{run:#?}");
+    let said = "--branch \"feature/my branch ✨\" became feature/my-branch";
+    assert!(run.stderr.contains(said), "{run:#?}");
+    let run = launch("feature/kept");
+    assert!(!run.stderr.contains("became"), "{run:#?}");
+}
