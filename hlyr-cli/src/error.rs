@@ -302,6 +302,9 @@ fn flag_refused(message: &str, data: &InvalidParamsData) -> Option<CliError> {
         // hlyr sends every image's path made absolute: what is left to say is in the message.
         "images" => ("--image", ""),
         "worktree.base" => ("--base", ""),
+        // A worktree git cannot make (a branch taken, a repository without a commit): the
+        // message says why.
+        "worktree" => ("--worktree", ""),
         "limit" => ("--limit", ""),
         _ => return None,
     };

@@ -408,4 +408,20 @@ fn a_branch_name_git_refuses_is_made_safe_and_said() {
     assert!(run.stderr.contains(said), "{run:#?}");
     let run = launch("feature/kept");
     assert!(!run.stderr.contains("became"), "{run:#?}");
+    // A name taken is the user's to change, like every refused flag (exit 2).
+    let args = [
+        "launch",
+        "-w",
+        &wd,
+        "--worktree",
+        "--branch",
+        "feature/kept",
+        "q",
+    ];
+    let taken = hlyr(&d, &args);
+    taken.assert_code(2);
+    assert!(
+        taken.stderr.contains("branch feature/kept already exists"),
+        "{taken:#?}"
+    );
 }
