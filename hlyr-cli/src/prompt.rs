@@ -55,7 +55,8 @@ enum Stage {
 pub struct Answer {
     pub approval: Approval,
     pub decision: Decision,
-    /// The reason or the answer typed (`None`: a denial without a reason).
+    /// The reason typed, or the answer as read (a choice's number as its label; `None`: a
+    /// denial without a reason).
     pub comment: Option<String>,
     /// Turn on auto-accept of edits for the session once approved.
     pub accept_edits: bool,
@@ -268,7 +269,7 @@ impl Prompter {
             (Stage::DenyReason(_), Key::Esc) => self.decide(head, Decision::Deny, None, false),
             (Stage::Answer(typed, before), Key::Enter) if !typed.trim().is_empty() => {
                 let question = questions_of(&head).and_then(|q| q.into_iter().nth(before.len()));
-                if let Some(q) = question.filter(|q| q.names_no_choice(typed)) {
+                if let Some(q) = question.as_ref().filter(|q| q.names_no_choice(typed)) {
                     // A number that names no choice was meant as one: asked again, not sent.
                     typed.clear();
                     self.end_line("");
@@ -276,7 +277,10 @@ impl Prompter {
                     self.show();
                     return None;
                 }
-                before.push(std::mem::take(typed).trim().to_owned());
+                // Sent as read, choices' numbers as their labels: what the daemon tells the
+                // agent, and what the answer is echoed as.
+                let typed = std::mem::take(typed);
+                before.push(question.map_or_else(|| typed.trim().to_owned(), |q| q.read(&typed)));
                 if before.len() < asks {
                     self.end_line("");
                     self.show();

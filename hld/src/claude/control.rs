@@ -4,6 +4,7 @@
 //! cancellation, and the responses to the daemon's requests).
 
 use hld_client::protocol::{SlashCommand, SlashCommandKind};
+use hld_client::view::read_choice;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -255,34 +256,13 @@ pub fn read_answer(input: &Value, answer: &str) -> String {
     }
 }
 
-/// `answer` to `question`, or the label of the choice whose number it is. A question that
-/// takes several choices (`multiSelect`) takes several numbers, apart by commas or spaces:
-/// their labels are joined by ", ", the form Claude Code reads such an answer in. An answer
-/// that is a label, or names no choice, stays as it is.
+/// `answer` to `question`, read by [`read_choice`] against its choices' labels as Claude Code
+/// gave them (`multiSelect` takes several numbers).
 fn picked(question: &Value, answer: &str) -> String {
     let labels: Vec<&str> = with_string(&question["options"], "label")
         .map(|(_, label)| label)
         .collect();
-    let answer = answer.trim();
-    if labels.contains(&answer) {
-        return answer.to_owned();
-    }
-    let label = |n: &str| {
-        labels
-            .get(n.parse::<usize>().ok()?.checked_sub(1)?)
-            .copied()
-    };
-    let numbers: Vec<&str> = match question["multiSelect"] == true {
-        true => answer
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|n| !n.is_empty())
-            .collect(),
-        false => vec![answer],
-    };
-    match numbers.into_iter().map(label).collect::<Option<Vec<_>>>() {
-        Some(picked) if !picked.is_empty() => picked.join(", "),
-        _ => answer.to_owned(),
-    }
+    read_choice(&labels, question["multiSelect"] == true, answer)
 }
 
 #[cfg(test)]

@@ -60,7 +60,8 @@ async fn ask(ctx: &Context, prefix: &str) -> Result<Exit, CliError> {
                 answer if question.names_no_choice(answer) => {
                     anstream::eprintln!("  {}", paint(YELLOW, question.choose_hint()));
                 }
-                answer => break answer.to_owned(),
+                // As read, a choice's number as its label: sent and echoed so.
+                answer => break question.read(answer),
             }
         };
         if answer.is_empty() {

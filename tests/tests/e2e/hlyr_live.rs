@@ -164,6 +164,28 @@ fn two_questions_at_once_are_asked_in_turn_on_a_terminal() {
     assert_eq!(crate::hlyr_converse::ended(&mut term), 0);
 }
 
+/// An answer given as a choice's number is echoed as that choice's label, and one in words as
+/// typed: as the agent is told them.
+#[test]
+fn an_answer_by_number_is_echoed_as_its_label() {
+    let d = TestDaemon::start_with(DaemonOptions::fake_claude().env("FAKE_CLAUDE_QUESTIONS", "2"));
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.args(["launch", "-w", &workdir(&d), "scenario:ask"]);
+    let mut term = Terminal::spawn(cmd, 30, 120);
+    term.wait_screen("your answer to “What colour should the button be?”");
+    term.send("2\r");
+    term.wait_screen("your answer to “What size should it be?”");
+    term.send("as big as it gets\r");
+    let screen = term.wait_screen("The human answered: Red, as big as it gets");
+    let echo = screen.lines().find(|l| l.starts_with("✓ answered"));
+    assert!(
+        echo.is_some_and(|l| l.ends_with(": Red · as big as it gets")),
+        "{screen}"
+    );
+    assert_eq!(crate::hlyr_converse::ended(&mut term), 0);
+}
+
 /// `hlyr respond ID` without `--comment`: on a terminal it shows the questions with their
 /// choices and asks each in turn (a number picks a choice); in a pipe it is a usage error.
 #[test]
