@@ -154,12 +154,19 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
             Err(e) if e.exit == Exit::Unreachable => e,
             done => return done,
         };
-        // The daemon is waited for below the block, which is drawn anew once it is back.
+        // The daemon is waited for below the block, which is drawn anew once it is back;
+        // meanwhile its keys quit as in the view.
         if let Some(live) = watch.live.as_mut() {
             live.written_below();
         }
+        let reading = watch.live.as_ref().is_some_and(Live::reads);
         watch.client = tokio::select! {
             client = watch.reconnect.connect(&lost.message) => client,
+            () = async {
+                if let Some(live) = watch.live.as_mut() {
+                    live.quit_key().await;
+                }
+            }, if reading => return Ok(Exit::Ok),
             _ = sigint.recv() => return Ok(Exit::CtrlC),
         };
     }

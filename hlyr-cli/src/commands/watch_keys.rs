@@ -109,6 +109,31 @@ impl Live {
         Typed::Nothing
     }
 
+    /// While the daemon is waited for: the question on screen is withdrawn (no answer could
+    /// be sent; the block is read anew once the daemon is back), and keys are read until q or
+    /// Ctrl-D quits, as in the view. Never returns once stdin ended.
+    pub(super) async fn quit_key(&mut self) {
+        if let Some(prompter) = self.prompter.as_mut() {
+            if let Some(asked) = prompter.asked().map(|a| a.id.clone()) {
+                prompter.forget(&asked);
+            }
+        }
+        loop {
+            match self.keys().await {
+                Some(keys)
+                    if keys
+                        .iter()
+                        .any(|k| matches!(k, Key::Char('q') | Key::EndOfInput)) =>
+                {
+                    return
+                }
+                Some(_) => {}
+                // Stdin ended: only Ctrl-C ends the wait.
+                None => std::future::pending().await,
+            }
+        }
+    }
+
     /// Enter: asks the approval the picked line waits for, else the first one waiting.
     fn open(&mut self, board: &Board) {
         let picked = self
