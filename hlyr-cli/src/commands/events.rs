@@ -1,16 +1,18 @@
 //! `hlyr events [--type T] [--session ID] [--run ID]`: the daemon's events, one JSON line
-//! each, until the daemon stops, `--count` events were printed, or Ctrl-C (exit 130).
+//! each, until `--count` events were printed, or Ctrl-C (exit 130). A daemon lost is said on
+//! stderr and waited for ([`Reconnect`]); once it is back, the events are subscribed to again.
 
 use clap::builder::PossibleValuesParser;
 use clap_complete::ArgValueCompleter;
 use futures::StreamExt;
 use hld_client::protocol::{EventType, SubscribeParams, TimedEvent, EVENT_TYPES};
-use hld_client::{SubscribeOptions, SubscriptionItem};
-use tokio::signal::unix::{signal, SignalKind};
+use hld_client::{SubscribeOptions, Subscription, SubscriptionItem};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use crate::complete;
-use crate::error::{stopped_hint, CliError, Exit};
+use crate::error::{CliError, Exit};
 use crate::output::Render;
+use crate::reconnect::Reconnect;
 use crate::{ids, Context};
 
 #[derive(Debug, clap::Args)]
@@ -47,7 +49,7 @@ impl Render for EventLine {
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
-    let client = ctx.connect().await?;
+    let mut client = ctx.connect().await?;
     let session_id = match &args.session {
         Some(prefix) => Some(ids::session(prefix, client.list_sessions().await?)?.id),
         None => None,
@@ -62,13 +64,39 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         session_id,
         run_id: args.run,
     };
-    let mut events = client
-        .subscribe(params, SubscribeOptions::default())
-        .await?;
     let mut sigint = signal(SignalKind::interrupt())
         .map_err(|e| CliError::failure(format!("cannot listen for Ctrl-C: {e}")))?;
-    let mut printed = 0;
-    while args.count.is_none_or(|n| printed < n) {
+    let mut reconnect = Reconnect::new(client.address());
+    let mut left = args.count;
+    loop {
+        let printed = async {
+            let events = client
+                .subscribe(params.clone(), SubscribeOptions::default())
+                .await?;
+            reconnect.resumed();
+            print(ctx, events, &mut left, &mut sigint).await
+        };
+        let lost = match printed.await {
+            Err(e) if e.exit == Exit::Unreachable => e,
+            done => return done,
+        };
+        // Subscribed again once the daemon is back: what it published meanwhile is not told.
+        client = tokio::select! {
+            client = reconnect.connect(&lost.message) => client,
+            _ = sigint.recv() => return Ok(Exit::CtrlC),
+        };
+    }
+}
+
+/// Prints each of `events` until `left` (the events `--count` still takes) is down to 0, or
+/// Ctrl-C; else returns the error that ended them (the daemon lost: [`Exit::Unreachable`]).
+async fn print(
+    ctx: &Context,
+    mut events: Subscription,
+    left: &mut Option<u64>,
+    sigint: &mut Signal,
+) -> Result<Exit, CliError> {
+    while *left != Some(0) {
         let item = tokio::select! {
             item = events.next() => item,
             // Only watching stops: nothing is left half-printed.
@@ -77,16 +105,14 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         match item {
             Some(Ok(SubscriptionItem::Event(event))) => {
                 ctx.out.print(&EventLine(*event))?;
-                printed += 1;
+                if let Some(left) = left.as_mut() {
+                    *left -= 1;
+                }
             }
-            Some(Ok(SubscriptionItem::Reconnected { .. })) => {}
             // An item this version does not know: nothing to print.
             Some(Ok(_)) => {}
             Some(Err(e)) => return Err(e.into()),
-            None => {
-                return Err(CliError::unreachable("the daemon closed the event stream")
-                    .hint(stopped_hint(None)))
-            }
+            None => return Err(CliError::unreachable("the daemon closed the event stream")),
         }
     }
     Ok(Exit::Ok)

@@ -1303,31 +1303,6 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     assert!(!piped.stdout.contains("\u{1b}["));
 }
 
-/// `hlyr events` ends when the daemon goes away (a followed session and `watch` wait for it
-/// to come back: see `hlyr_restart`).
-#[test]
-fn events_exits_3_when_the_daemon_goes_away() {
-    let mut d = slow_daemon(30);
-    d.launch(launch_params("scenario:slow", workdir(&d)));
-    let mut events = hlyr_command(&d.socket, &d.dir);
-    events.arg("events");
-    let events = Running::spawn(events);
-    events.wait_for("conversation_updated", 1);
-    d.kill9();
-
-    let run = events.finish();
-    run.assert_code(3);
-    assert!(
-        run.stderr.contains("the daemon closed the event stream"),
-        "{}",
-        run.stderr
-    );
-    assert!(run
-        .json_lines_as("event")
-        .iter()
-        .all(|e| e["type"].is_string()));
-}
-
 #[test]
 fn a_json_rpc_error_is_the_daemons_message_without_the_apis_parameter_names() {
     // `false` as claude: sessions fail before Claude names its session, so none can resume.

@@ -1,7 +1,8 @@
-//! `hlyr watch` and `hlyr conversation --follow` wait out a daemon restart: the daemon is
-//! killed (`kill -9`) while they run and started again on the same socket and database; each
-//! says once on stderr that it lost the daemon and is reconnecting, then goes on (in a pipe,
-//! as scripts run them, and on a terminal), and Ctrl-C ends it at once while it waits.
+//! `hlyr watch`, `hlyr conversation --follow` and `hlyr events` wait out a daemon restart: the
+//! daemon is killed (`kill -9`) while they run and started again on the same socket and
+//! database; each says once on stderr that it lost the daemon and is reconnecting, then goes on
+//! (in a pipe, as scripts run them, and on a terminal), and Ctrl-C (or `watch`'s q) ends it at
+//! once while it waits.
 
 use hld_e2e::pty::CTRL_C;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
@@ -117,6 +118,50 @@ fn watch_on_a_terminal_waits_out_a_daemon_restart_below_its_block() {
     assert_eq!(screen[notes..].matches("WAITS FOR").count(), 1, "{screen}");
     term.send(CTRL_C);
     assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
+}
+
+/// While `hlyr watch` on a terminal waits for the daemon, its keys are read as in the view:
+/// q quits at once.
+#[test]
+fn watch_on_a_terminal_quits_with_q_while_it_waits_for_the_daemon() {
+    let mut d = TestDaemon::start_with(DaemonOptions::fake_claude());
+    let mut term = crate::hlyr_watch::on_terminal(&d, &["watch"]);
+    term.wait_screen("no sessions");
+    d.kill9();
+    term.wait_screen(LOST);
+    term.send("q");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
+
+/// `hlyr events` waits out a daemon restart like `watch`: it says so once, subscribes again
+/// once the daemon is back, and prints what comes then.
+#[test]
+fn events_waits_out_a_daemon_restart_and_subscribes_again() {
+    let base = hld_e2e::short_tempdir();
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
+    let wd = workdir(&d);
+    let events = spawn(&d, &["events", "--type", "session_status_changed"]);
+    // Printed: it is subscribed.
+    let first = d.launch(launch_params("scenario:plain", &wd));
+    events.wait_for(&first, 1);
+    d.kill9();
+    drop(d);
+    events.wait_for_stderr(LOST, 1);
+    let d = start();
+    events.wait_for_stderr(BACK, 1);
+    let second = d.launch(launch_params("scenario:plain", &wd));
+    events.wait_for(&second, 1);
+    assert_said_once(&events);
+    events.interrupt();
+    let run = events.finish();
+    assert_eq!(run.code, 130);
+    let printed = run.json_lines_as("event");
+    assert!(
+        printed.iter().all(|e| e["type"].is_string()),
+        "{}",
+        run.stdout
+    );
 }
 
 /// The chunk numbers `scenario:slow` printed, in order.
