@@ -93,6 +93,7 @@ pub(super) async fn following(
         converse: options.converse,
         mode: Mode::of(&initial.control),
     };
+    ring_waiting(&mut follower).await?;
     let status = &follow.initial_state().status;
     if !status.is_active() {
         // Ended already: its history is no news, and nothing is asked.
@@ -333,6 +334,7 @@ impl Turns {
                 // Changed elsewhere between turns, the mode is told as the turn starts.
                 follower.mode_now(Mode::of(&follow.initial_state().control));
                 self.follow = Some(follow);
+                ring_waiting(follower).await?;
                 // The next turn's end is told, even when it ended before following began.
                 self.told = None;
                 follower.next_turn();
@@ -469,6 +471,18 @@ impl Turns {
             follower.activity.suspend(say);
         }
     }
+}
+
+/// Rings for the approvals waiting once a follow has subscribed: one asked before, its
+/// notification gone before too, is not missed (see [`Notify::waiting`]).
+async fn ring_waiting(follower: &mut Follower<'_>) -> Result<(), CliError> {
+    if follower.notify.rings_waiting() {
+        let waiting = follower.client.fetch_approvals(Some(follower.session_id));
+        for approval in waiting.await? {
+            follower.notify.waiting(&follower.title, &approval);
+        }
+    }
+    Ok(())
 }
 
 /// The completions Tab found, as many as fit one line of `columns` (at most

@@ -12,11 +12,12 @@ mod terminal;
 
 use std::collections::HashSet;
 
-use hld_client::protocol::{Notification, NotificationChannels, NotificationKind};
+use hld_client::protocol::{Approval, Notification, NotificationChannels, NotificationKind};
 use hld_client::view::alert::{one_line, Alert};
 use hld_client::Client;
 
 use crate::error::CliError;
+use crate::prompt::waiting_text;
 
 /// Rings and notifies, when `--notify` was given.
 #[derive(Debug)]
@@ -30,6 +31,9 @@ pub struct Notify {
     terminal: Alert,
     /// The ids of the daemon's notifications rung already.
     rung: HashSet<String>,
+    /// The approvals rung for: by a notification of one, or found waiting (see
+    /// [`Notify::waiting`]).
+    approvals: HashSet<String>,
 }
 
 impl Notify {
@@ -55,6 +59,7 @@ impl Notify {
             channels,
             terminal: Alert::from_env(),
             rung: HashSet::new(),
+            approvals: HashSet::new(),
         }
     }
 
@@ -63,13 +68,34 @@ impl Notify {
         self.channels.is_some()
     }
 
-    /// Takes in a daemon's notification: rings for it, once per id. Returns whether it rang.
+    /// Takes in a daemon's notification: rings for it, once per id, unless it is about one
+    /// approval only, rung for already. Returns whether it rang.
     pub fn notification(&mut self, notification: &Notification) -> bool {
         if !self.enabled || !self.rung.insert(notification.id.clone()) {
             return false;
         }
+        let approval = notification.approval_id.clone();
+        if approval.is_some_and(|id| !self.approvals.insert(id)) && notification.folded == 0 {
+            return false;
+        }
         self.alert(&notification.title, &notification.text);
         true
+    }
+
+    /// Whether approvals found waiting are rung for ([`Notify::waiting`]): a daemon's
+    /// notifier tells them, and with `--notify` one told before hlyr subscribed was missed.
+    pub fn rings_waiting(&self) -> bool {
+        self.enabled && self.by_daemon()
+    }
+
+    /// An approval found waiting just after subscribing: it may have been asked, and its
+    /// notification sent, before. Rings for it once, unless a notification of it rang; one
+    /// that comes later does not ring again. (Without a notifier, hlyr's own trigger rings for
+    /// each approval as it is shown.)
+    pub fn waiting(&mut self, title: &str, approval: &Approval) {
+        if self.rings_waiting() && self.approvals.insert(approval.id.clone()) {
+            self.alert(title, &waiting_text(approval));
+        }
     }
 
     /// One of hlyr's own triggers: rings only when the daemon has no notifier.
@@ -123,6 +149,35 @@ mod tests {
         let mut off = Notify::off();
         assert!(!off.notification(&notification("a")));
         assert!(!Notify::with(true, None).by_daemon());
+    }
+
+    #[test]
+    fn an_approval_found_waiting_rings_once_with_its_notification() {
+        let approval: Approval = serde_json::from_value(serde_json::json!({
+            "id": "local-1", "call_id": "local-1", "run_id": "r", "session_id": "s",
+            "type": "function_call", "status": "pending", "function_name": "Bash",
+            "requested_at": "2025-01-01T00:00:00Z",
+        }))
+        .unwrap();
+        let about = |id: &str, folded: u64| {
+            let mut n = notification(id);
+            n.approval_id = Some("local-1".into());
+            n.folded = folded;
+            n
+        };
+        let mut notify = Notify::with(true, Some(NotificationChannels::default()));
+        // Found waiting first: its notification, coming after, does not ring again; one that
+        // folds more events does.
+        notify.waiting("t", &approval);
+        assert!(!notify.notification(&about("a", 0)));
+        assert!(notify.notification(&about("b", 1)));
+        // Its notification first: it is known rung for, and found waiting after, not again.
+        let mut notify = Notify::with(true, Some(NotificationChannels::default()));
+        assert!(notify.notification(&about("a", 0)));
+        assert!(notify.approvals.contains("local-1"));
+        // Without a notifier, hlyr's own trigger rings for it as it is shown.
+        assert!(!Notify::with(true, None).rings_waiting());
+        assert!(!Notify::off().rings_waiting());
     }
 
     #[test]
