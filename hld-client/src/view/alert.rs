@@ -8,7 +8,8 @@
 //! Everywhere else OSC 9 (`ESC ] 9 ; BODY BEL`: iTerm2, kitty, Windows Terminal, foot…), which
 //! a terminal that does not know it ignores.
 
-use super::clean;
+use super::{clean, ASK_USER_QUESTION};
+use crate::protocol::{Approval, ApprovalType};
 
 /// The characters of a notification's title or text sent at most: a terminal shows one line.
 const TEXT_CHARS: usize = 200;
@@ -72,6 +73,50 @@ pub fn one_line(text: &str) -> String {
         .take(TEXT_CHARS)
         .collect();
     clean(&line).into_owned()
+}
+
+/// The longest text a notification carries from a tool's input, a question or an error, in
+/// characters.
+const SUBJECT_CHARS: usize = 120;
+
+/// `text` on one line, cut to [`SUBJECT_CHARS`] characters with `…`.
+pub fn cut_line(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(SUBJECT_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// What a notification says of `approval` waiting, and whether it asks a question: `Asks:`
+/// and the question, or the tool and what the call acts on (a command, a path, a URL or a
+/// pattern; never a file's content). The daemon's notifier says it so, and so does hlyr when
+/// it rings for an approval it found waiting.
+pub fn waiting_line(approval: &Approval) -> (bool, String) {
+    let tool = approval.function_name.as_deref().unwrap_or_default();
+    let input = approval.function_args.as_ref();
+    if approval.kind == ApprovalType::HumanContact || tool == ASK_USER_QUESTION {
+        let first = || input?.get("questions")?.get(0)?.get("question")?.as_str();
+        let asked = approval
+            .message
+            .as_deref()
+            .or_else(first)
+            .unwrap_or_default();
+        return (true, format!("Asks: {}", cut_line(asked)));
+    }
+    let keys = [
+        "command",
+        "file_path",
+        "notebook_path",
+        "path",
+        "url",
+        "pattern",
+    ];
+    let subject = keys.iter().find_map(|key| input?.get(key)?.as_str());
+    match subject {
+        Some(what) => (false, format!("{tool}: {}", cut_line(what))),
+        None => (false, tool.to_owned()),
+    }
 }
 
 #[cfg(test)]

@@ -4,14 +4,9 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use hld_client::protocol::{
-    Approval, ApprovalType, Event, NotificationKind, SessionStatus, UsageLimit,
-};
-use serde_json::Value;
+use hld_client::protocol::{Approval, Event, NotificationKind, SessionStatus, UsageLimit};
+use hld_client::view::alert::{cut_line as one_line, waiting_line};
 use tokio::time::Instant;
-
-/// The longest text a notification carries from a tool's input or an error, in characters.
-const TEXT_CHARS: usize = 120;
 
 /// One event's worth of something that needs the user, before it is sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,71 +88,20 @@ fn limit_line(limit: &UsageLimit) -> String {
     })
 }
 
-/// An approval that waits: the tool and what it would do (a command or a path, never a
-/// file's content), or the question.
+/// An approval that waits, said as [`waiting_line`] says it.
 fn approval_item(approval: &Approval) -> Item {
-    let tool = approval.function_name.as_deref().unwrap_or_default();
-    let question = approval.kind == ApprovalType::HumanContact || tool == "AskUserQuestion";
-    let (kind, text, answer) = if question {
-        let asked = approval
-            .message
-            .clone()
-            .or_else(|| first_question(approval.function_args.as_ref()))
-            .unwrap_or_default();
-        (
-            NotificationKind::Question,
-            format!("Asks: {}", one_line(&asked)),
-            format!("hlyr respond {}", approval.id),
-        )
-    } else {
-        let what = subject(approval.function_args.as_ref());
-        let text = match what {
-            Some(what) => format!("{tool}: {}", one_line(&what)),
-            None => tool.to_owned(),
-        };
-        (
-            NotificationKind::Approval,
-            text,
-            format!("hlyr approve {}", approval.id),
-        )
+    let (question, text) = waiting_line(approval);
+    let (kind, answer) = match question {
+        true => (NotificationKind::Question, "respond"),
+        false => (NotificationKind::Approval, "approve"),
     };
     Item {
         kind,
         session_id: approval.session_id.clone(),
         run_id: approval.run_id.clone(),
         text,
-        answer: Some(answer),
+        answer: Some(format!("hlyr {answer} {}", approval.id)),
         approval_id: Some(approval.id.clone()),
-    }
-}
-
-/// What a tool call acts on: a command, a path, a URL or a pattern.
-fn subject(input: Option<&Value>) -> Option<String> {
-    let input = input?;
-    [
-        "command",
-        "file_path",
-        "notebook_path",
-        "path",
-        "url",
-        "pattern",
-    ]
-    .iter()
-    .find_map(|key| input.get(key)?.as_str().map(str::to_owned))
-}
-
-/// The first question of an `AskUserQuestion` call.
-fn first_question(input: Option<&Value>) -> Option<String> {
-    let question = input?.get("questions")?.get(0)?.get("question")?;
-    question.as_str().map(str::to_owned)
-}
-
-/// `text` on one line, cut to [`TEXT_CHARS`] characters with `…`.
-fn one_line(text: &str) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(TEXT_CHARS) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
     }
 }
 
@@ -289,7 +233,7 @@ fn summary(held: &[Item]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn approval(id: &str, session: &str, tool: &str, input: Value) -> Approval {
         serde_json::from_value(json!({
@@ -331,6 +275,7 @@ mod tests {
             parent_session_id: None,
             error: Some("boom".into()),
             usage_limit,
+            turn: None,
         };
         assert_eq!(item(&change(SessionStatus::WaitingInput, None)), None);
         let failed = item(&change(SessionStatus::Failed, None)).unwrap();

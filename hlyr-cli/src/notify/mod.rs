@@ -13,11 +13,10 @@ mod terminal;
 use std::collections::HashSet;
 
 use hld_client::protocol::{Approval, Notification, NotificationChannels, NotificationKind};
-use hld_client::view::alert::{one_line, Alert};
+use hld_client::view::alert::{one_line, waiting_line, Alert};
 use hld_client::Client;
 
 use crate::error::CliError;
-use crate::prompt::waiting_text;
 
 /// Rings and notifies, when `--notify` was given.
 #[derive(Debug)]
@@ -89,12 +88,12 @@ impl Notify {
     }
 
     /// An approval found waiting just after subscribing: it may have been asked, and its
-    /// notification sent, before. Rings for it once, unless a notification of it rang; one
-    /// that comes later does not ring again. (Without a notifier, hlyr's own trigger rings for
+    /// notification sent, before. Rings for it once, in the daemon's words, unless a
+    /// notification of it rang; one that comes later does not ring again. (Without a notifier, hlyr's own trigger rings for
     /// each approval as it is shown.)
     pub fn waiting(&mut self, title: &str, approval: &Approval) {
         if self.rings_waiting() && self.approvals.insert(approval.id.clone()) {
-            self.alert(title, &waiting_text(approval));
+            self.alert(title, &waiting_line(approval).1);
         }
     }
 
