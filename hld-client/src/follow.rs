@@ -100,7 +100,7 @@ use futures::{Stream, StreamExt};
 use crate::error::Error;
 use crate::protocol::{
     Approval, ApprovalStatus, ConversationEvent, ErrorCode, GetConversationParams, Notification,
-    QueuedMessage, SessionControl, SessionState, SessionStatus, SubscribeParams,
+    QueuedMessage, SessionControl, SessionState, SessionStatus, SubscribeParams, TurnResult,
 };
 use crate::{Client, SubscribeOptions, Subscription, SubscriptionItem};
 
@@ -159,9 +159,12 @@ pub enum FollowItem {
     TurnEnded {
         /// How the turn ended: `completed` or `failed`.
         status: SessionStatus,
-        /// The session's state read after the turn ended: its result, cost and `live`. A
+        /// The session's state read after the turn ended: its result, totals and `live`. A
         /// queued message may have started the next turn by then.
         state: Box<SessionState>,
+        /// What the turn's `result` reported of the turn alone, when its end was taken in
+        /// live (`None` when a catch-up found it).
+        turn: Option<Box<TurnResult>>,
     },
     /// The daemon notified the user about the session (an approval waits, it completed…):
     /// a front end rings once per [`Notification::id`]. Live only: none is caught up.
@@ -331,7 +334,8 @@ impl Follower {
         let full = page.len() == self.page;
         let last = self.ledger.stored(page);
         self.tell_decisions().await?;
-        if full {
+        // What follows a turn's end taken in live is left to come live: read no further.
+        if full && !self.ledger.went_on() {
             self.phase = Phase::CatchingUp { after: last };
             return Ok(());
         }

@@ -45,6 +45,7 @@ fn event(change: Change) -> Event {
             old_status,
             session,
             error,
+            turn,
         } => Event::SessionStatusChanged {
             session_id: session.new.id,
             run_id: session.new.run_id,
@@ -53,6 +54,7 @@ fn event(change: Change) -> Event {
             parent_session_id: session.new.parent_session_id,
             error,
             usage_limit: session.usage_limit,
+            turn,
         },
         Change::RateLimit {
             session_id,

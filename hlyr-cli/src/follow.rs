@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use hld_client::mode::Mode;
 use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus,
+    SessionStatus, TurnResult,
 };
 use hld_client::view::clean;
 use hld_client::view::usage::limit_text;
@@ -30,6 +30,7 @@ use crate::hint::hlyr;
 use crate::notify::{self, Notify};
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
+use crate::session::Session;
 use crate::transcript;
 
 mod course;
@@ -142,6 +143,8 @@ struct Follower<'a> {
     converse: bool,
     /// The session's mode of the Shift+Tab cycle, as last known.
     mode: Mode,
+    /// The session's totals as last read: as following began, then at each turn's end.
+    totals: TurnResult,
 }
 
 impl Follower<'_> {
@@ -548,8 +551,9 @@ impl Follower<'_> {
         self.doing = Some("thinking".to_owned());
     }
 
-    /// Prints what is left and the outcome of the session's turn, `state`.
-    fn finish(&mut self, state: SessionState) -> Result<Exit, CliError> {
+    /// Prints what is left and the outcome of the session's turn, `state`; its line tells the
+    /// `turn`'s own figures when known (the JSON line is the session, with its totals).
+    fn finish(&mut self, state: SessionState, turn: Option<TurnResult>) -> Result<Exit, CliError> {
         self.end();
         let early: Vec<Approval> = self.early.drain().map(|(_, a)| a).collect();
         self.queue.extend(early.into_iter().map(Update::Approval));
@@ -568,7 +572,14 @@ impl Follower<'_> {
         if !std::mem::replace(&mut self.end_notified, true) {
             self.notify.alert(&self.title, &how);
         }
-        self.print(&Update::Finished(state.into()))?;
+        self.totals = turns::totals(&state);
+        let mut session = Session::from(state);
+        if let Some(turn) = turn.filter(|_| !self.out.is_json()) {
+            session.cost_usd = turn.cost_usd;
+            session.num_turns = turn.num_turns;
+            session.duration_ms = turn.duration_ms;
+        }
+        self.print(&Update::Finished(session))?;
         Ok(exit)
     }
 }

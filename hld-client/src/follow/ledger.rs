@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use super::{FollowItem, PAGE};
 use crate::protocol::{
     Approval, ApprovalStatus, ConversationEvent, ConversationEventType, Event, MessageStatus,
-    QueuedMessage, SessionControl, SessionState, SessionStatus,
+    QueuedMessage, SessionControl, SessionState, SessionStatus, TurnResult,
 };
 
 /// What the session's state, read after the store, asks of the follower.
@@ -90,6 +90,21 @@ pub(super) struct Ledger {
     pub(super) messages: HashMap<String, MessageStatus>,
     /// The messages known to wait for the session's next turn.
     pub(super) queued: HashSet<String>,
+    /// A turn's end taken in live, until the catch-up it starts settles (see [`LiveEnd`]).
+    pub(super) live_end: Option<LiveEnd>,
+}
+
+/// A turn's end taken in live. Every conversation event stored before it came live before
+/// it, so the catch-up it starts takes nothing stored past `upto`: that is the next turn's
+/// (a queued message starts it at once), which comes live after the statuses that start it.
+#[derive(Debug, Default)]
+pub(super) struct LiveEnd {
+    /// The `sequence` of the last conversation event taken in before the end.
+    upto: Option<i64>,
+    /// What the turn's `result` reported, as its end told it.
+    turn: Option<TurnResult>,
+    /// The catch-up found events stored past `upto`: the session went on.
+    went_on: bool,
 }
 
 impl Ledger {
@@ -111,6 +126,7 @@ impl Ledger {
             turn_from: None,
             messages: HashMap::new(),
             queued: HashSet::new(),
+            live_end: None,
         }
     }
 
@@ -125,8 +141,15 @@ impl Ledger {
         }
     }
 
-    /// Takes in a page read from the store; returns the last `sequence` in it.
-    pub(super) fn stored(&mut self, page: Vec<ConversationEvent>) -> Option<i64> {
+    /// Takes in a page read from the store (but what follows a turn's end taken in live);
+    /// returns the last `sequence` taken.
+    pub(super) fn stored(&mut self, mut page: Vec<ConversationEvent>) -> Option<i64> {
+        if let Some(end) = self.live_end.as_mut() {
+            let own = &self.session_id;
+            let past = |e: &ConversationEvent| &e.session_id == own && Some(e.sequence) > end.upto;
+            end.went_on |= page.iter().any(past);
+            page.retain(|e| !past(e));
+        }
         let last = page.last().map(|e| e.sequence);
         for event in page {
             let decided = (event.event_type == ConversationEventType::ToolCall
@@ -154,10 +177,17 @@ impl Ledger {
                 old_status,
                 new_status,
                 error,
+                turn,
                 ..
             } => {
                 if new_status != self.status {
-                    self.turn_ended(&new_status);
+                    if self.turn_ended(&new_status) {
+                        self.live_end = Some(LiveEnd {
+                            upto: self.read_to,
+                            turn,
+                            went_on: false,
+                        });
+                    }
                     self.status = new_status.clone();
                     self.queue.push_back(FollowItem::Status {
                         old_status,
@@ -312,11 +342,19 @@ impl Ledger {
         }
     }
 
-    /// Notes a turn's end when the status moves from active to `new` final one.
-    fn turn_ended(&mut self, new: &SessionStatus) {
-        if self.status.is_active() && !new.is_active() {
+    /// Notes a turn's end when the status moves from active to `new` final one; says whether
+    /// it did.
+    fn turn_ended(&mut self, new: &SessionStatus) -> bool {
+        let ended = self.status.is_active() && !new.is_active();
+        if ended {
             self.turn_end = Some(new.clone());
         }
+        ended
+    }
+
+    /// Whether the catch-up after a turn's end taken in live found the next turn stored.
+    pub(super) fn went_on(&self) -> bool {
+        self.live_end.as_ref().is_some_and(|end| end.went_on)
     }
 
     /// Takes in a message sent into the session, live or from the queue read: yielded when its
@@ -393,6 +431,20 @@ impl Ledger {
     /// before): a status or settings it missed; a turn's end, when the process stays or a
     /// message waits; the end, once the store was read after it and nothing waits.
     pub(super) fn state(&mut self, state: SessionState) -> Settled {
+        if self.went_on() {
+            // The turn ended and the next one began: it comes live, statuses first.
+            if let Some(status) = self.turn_end.take() {
+                let turn = self.live_end.take().and_then(|end| end.turn).map(Box::new);
+                self.queue.push_back(FollowItem::TurnEnded {
+                    status,
+                    state: Box::new(state),
+                    turn,
+                });
+            }
+            self.live_end = None;
+            self.ended_read = None;
+            return Settled::Live;
+        }
         let active = state.status.is_active();
         if active {
             self.ended_read = None;
@@ -409,10 +461,12 @@ impl Ledger {
             }
         }
         let next_turn = active || state.live || !self.queued.is_empty();
+        let turn = self.live_end.take().and_then(|end| end.turn).map(Box::new);
         if let Some(status) = self.turn_end.take().filter(|_| next_turn) {
             self.queue.push_back(FollowItem::TurnEnded {
                 status,
                 state: Box::new(state.clone()),
+                turn,
             });
         }
         if state.status != self.status {

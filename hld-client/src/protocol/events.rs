@@ -8,7 +8,7 @@ use super::approvals::{Approval, ApprovalStatus, ApprovalType};
 use super::conversation::ConversationEvent;
 use super::messages::QueuedMessage;
 use super::notify::Notification;
-use super::sessions::{SessionControl, SessionStatus};
+use super::sessions::{SessionControl, SessionStatus, TurnResult};
 use super::usage::{RateLimitWindow, UsageLimit};
 
 open_enum!(
@@ -68,6 +68,10 @@ pub enum Event {
         /// The usage limit that stopped the session (with the status `failed`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         usage_limit: Option<UsageLimit>,
+        /// What the turn this change ends reported with its `result`: that turn's own
+        /// figures, where the session's are its totals.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<TurnResult>,
     },
     /// A conversation event was stored.
     ConversationUpdated {

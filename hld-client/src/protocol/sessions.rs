@@ -197,6 +197,27 @@ pub struct SessionControl {
     pub editor_state: Option<String>,
 }
 
+/// One turn's own figures, as its `result` reported them (the session's are its totals): on
+/// the `session_status_changed` event that ends the turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnResult {
+    /// Its cost: what the process's reported total grew by.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// How long it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<i64>,
+    /// The agent's turns in it (model calls with their tool use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_turns: Option<i64>,
+    /// Its input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<i64>,
+    /// Its output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<i64>,
+}
+
 /// A session as returned by `getSessionState` (the Go `SessionState` shape plus extras).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionState {

@@ -195,6 +195,7 @@ pub fn status_changed(
         parent_session_id: None,
         error: None,
         usage_limit: None,
+        turn: None,
     })
 }
 

@@ -225,6 +225,7 @@ fn a_limit_shows_as_a_limit_with_its_reset_not_as_a_failure() {
                 kind: RateLimitKind::SevenDay,
                 resets_at: None,
             }),
+            turn: None,
         }),
     );
     assert!(screen(&state, true).contains("⊘ usage limit (7d)"));

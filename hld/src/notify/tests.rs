@@ -45,6 +45,7 @@ fn ended(session_id: &str, new_status: SessionStatus, limit: Option<UsageLimit>)
         parent_session_id: None,
         error: Some("You've hit your limit".into()),
         usage_limit: limit,
+        turn: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The write commands, each run by the writer thread in a transaction of its own.
 
 use hld_client::protocol::{
-    ApprovalStatus, ConversationEvent, ConversationEventType, SessionStatus,
+    ApprovalStatus, ConversationEvent, ConversationEventType, SessionStatus, TurnResult,
 };
 use rusqlite::{params, OptionalExtension};
 
@@ -174,6 +174,7 @@ impl Writer {
             old_status,
             session: Box::new(self.session_after(id)?),
             error: update.error_message.clone(),
+            turn: None,
         });
         if !new_status.is_active() {
             self.expire_approvals(Some(id), out)?;
@@ -336,7 +337,20 @@ impl Writer {
                 ..SessionUpdate::default()
             };
             let failed = update.error_message.is_some();
+            let at = out.len();
             self.advance(session_id, Happening::TurnEnded { failed }, &update, out)?;
+            // The batch's update holds what the turn's `result` reported of the turn alone.
+            if let (Some(Change::Session { turn, .. }), Some(result)) =
+                (out.get_mut(at), &ingest.update)
+            {
+                *turn = Some(TurnResult {
+                    cost_usd: result.cost_usd,
+                    duration_ms: result.duration_ms,
+                    num_turns: result.num_turns,
+                    input_tokens: result.input_tokens,
+                    output_tokens: result.output_tokens,
+                });
+            }
             match end.live_until {
                 Some(until) => self.set_live(session_id, true, Some(&until))?,
                 None => self.start_turn(session_id, out)?,

@@ -3,7 +3,7 @@
 use hld_client::protocol::{
     Approval, ApprovalSource, ApprovalType, ConversationEvent, ConversationEventType, DraftState,
     PermissionMode, QueuedMessage, RateLimitWindow, SessionControl, SessionInfo, SessionResult,
-    SessionState, SessionStatus, UsageLimit, WorktreeInfo,
+    SessionState, SessionStatus, TurnResult, UsageLimit, WorktreeInfo,
 };
 use serde_json::Value;
 
@@ -281,11 +281,13 @@ impl NewApproval {
 /// them to its [`Sink`](super::Sink) only once the write is committed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
-    /// A session's status moved from `old_status`; `error` is the message it failed with.
+    /// A session's status moved from `old_status`; `error` is the message it failed with;
+    /// `turn`, the figures of the turn a `result` ended with this move.
     Session {
         old_status: SessionStatus,
         session: Box<SessionRow>,
         error: Option<String>,
+        turn: Option<TurnResult>,
     },
     /// A session's `claude` reported a usage-limit window that differs from the stored one.
     RateLimit {

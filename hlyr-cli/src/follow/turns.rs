@@ -15,7 +15,7 @@ use std::io::Write;
 
 use futures::StreamExt;
 use hld_client::mode::Mode;
-use hld_client::protocol::{MessageMode, SessionStatus};
+use hld_client::protocol::{MessageMode, SessionState, SessionStatus, TurnResult};
 use hld_client::{Client, Follow, FollowItem};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 use unicode_width::UnicodeWidthStr;
@@ -92,6 +92,7 @@ pub(super) async fn following(
         ended: false,
         converse: options.converse,
         mode: Mode::of(&initial.control),
+        totals: totals(initial),
     };
     ring_waiting(&mut follower).await?;
     let status = &follow.initial_state().status;
@@ -211,8 +212,13 @@ impl Turns {
     ) -> Result<Option<Exit>, CliError> {
         let converse = follower.converse && !follower.interrupting;
         match item {
-            Some(Ok(FollowItem::TurnEnded { state, .. })) => {
-                let exit = follower.finish(*state)?;
+            Some(Ok(FollowItem::TurnEnded { state, turn, .. })) => {
+                let turn = match turn {
+                    Some(turn) => *turn,
+                    // A catch-up found the end: the turn is what the totals grew by.
+                    None => grown(&follower.totals, &totals(&state)),
+                };
+                let exit = follower.finish(*state, Some(turn))?;
                 if !converse {
                     return Ok(Some(exit));
                 }
@@ -221,7 +227,7 @@ impl Turns {
             Some(Ok(FollowItem::Ended(state))) => {
                 let exit = match self.told {
                     Some(exit) => exit,
-                    None => follower.finish(*state)?,
+                    None => follower.finish(*state, None)?,
                 };
                 if !converse {
                     return Ok(Some(exit));
@@ -473,6 +479,34 @@ impl Turns {
     }
 }
 
+/// A session's totals, as the figures of all its turns.
+pub(super) fn totals(state: &SessionState) -> TurnResult {
+    TurnResult {
+        cost_usd: state.cost_usd,
+        duration_ms: state.duration_ms,
+        num_turns: state.num_turns,
+        input_tokens: state.input_tokens,
+        output_tokens: state.output_tokens,
+    }
+}
+
+/// What the totals grew by from `before` to `now`: the figures of the turns between.
+fn grown(before: &TurnResult, now: &TurnResult) -> TurnResult {
+    fn less<T: std::ops::Sub<Output = T> + Default>(
+        now: Option<T>,
+        before: Option<T>,
+    ) -> Option<T> {
+        Some(now? - before.unwrap_or_default())
+    }
+    TurnResult {
+        cost_usd: less(now.cost_usd, before.cost_usd),
+        duration_ms: less(now.duration_ms, before.duration_ms),
+        num_turns: less(now.num_turns, before.num_turns),
+        input_tokens: less(now.input_tokens, before.input_tokens),
+        output_tokens: less(now.output_tokens, before.output_tokens),
+    }
+}
+
 /// Rings for the approvals waiting once a follow has subscribed: one asked before, its
 /// notification gone before too, is not missed (see [`Notify::waiting`]).
 async fn ring_waiting(follower: &mut Follower<'_>) -> Result<(), CliError> {
@@ -517,6 +551,27 @@ fn moved(n: usize, way: char) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_turn_found_by_a_catch_up_is_what_the_totals_grew_by() {
+        let before = TurnResult {
+            cost_usd: Some(0.25),
+            num_turns: Some(2),
+            ..TurnResult::default()
+        };
+        let now = TurnResult {
+            cost_usd: Some(0.75),
+            num_turns: Some(3),
+            duration_ms: Some(1500),
+            ..TurnResult::default()
+        };
+        let turn = grown(&before, &now);
+        assert_eq!(turn.cost_usd, Some(0.5));
+        assert_eq!(
+            (turn.num_turns, turn.duration_ms, turn.input_tokens),
+            (Some(1), Some(1500), None)
+        );
+    }
 
     #[test]
     fn the_candidates_fit_one_line_and_say_how_many_more() {

@@ -111,6 +111,71 @@ fn a_line_typed_while_the_agent_works_is_shown_queued_and_delivered_after_the_tu
     );
 }
 
+/// The `✓ completed` lines on `screen`, each cut after the mark: `N turn(s) · $C · Ds`.
+fn completed_lines(screen: &str) -> Vec<&str> {
+    let lines = screen.lines().filter_map(|l| l.split_once("✓ completed"));
+    lines.map(|(_, figures)| figures).collect()
+}
+
+/// The cost and the seconds a `✓ completed` line's figures say.
+#[track_caller]
+fn cost_and_seconds(figures: &str) -> (f64, f64) {
+    let parts: Vec<&str> = figures.split(" · ").map(str::trim).collect();
+    let cost = parts.iter().find_map(|p| p.strip_prefix('$')?.parse().ok());
+    let seconds = parts.iter().find_map(|p| p.strip_suffix('s')?.parse().ok());
+    match (cost, seconds) {
+        (Some(cost), Some(seconds)) => (cost, seconds),
+        _ => panic!("no cost and duration in {figures:?}"),
+    }
+}
+
+/// The turn a queued message follows ends with its own `✓ completed` line before the message
+/// starts the next turn, and each turn's line tells that turn's cost and duration, not the
+/// session's.
+#[test]
+fn each_turn_ends_with_its_own_figures_when_a_queued_message_follows() {
+    let d = TestDaemon::start_with(
+        DaemonOptions::fake_claude()
+            .env("FAKE_CLAUDE_DELAY_MS", "300")
+            .env("FAKE_CLAUDE_COUNT", "6"),
+    );
+    let mut term = launch_on_terminal(&d, "scenario:slow usage:100000,1000,0,0");
+    term.wait_screen("chunk 2");
+    term.send("scenario:plain usage:200000,2000,0,0 next\r");
+    term.wait_screen("⧗ queued: scenario:plain");
+    let screen = term.wait_count("✓ completed", 2);
+    crate::hlyr::assert_in_order(
+        &screen,
+        &[
+            "chunk 6",
+            "✓ completed",
+            "> scenario:plain",
+            "You said",
+            "✓ completed",
+        ],
+    );
+    let lines = completed_lines(&screen);
+    let (first, second) = (cost_and_seconds(lines[0]), cost_and_seconds(lines[1]));
+    // The second turn used twice the first's tokens, in a moment: its own figures.
+    assert!(
+        (second.0 - 2.0 * first.0).abs() < 0.0001,
+        "{first:?} {second:?}\n{screen}"
+    );
+    assert!(
+        first.1 >= 1.5 && second.1 < first.1,
+        "{first:?} {second:?}\n{screen}"
+    );
+    assert!(lines.iter().all(|l| l.contains("1 turn")), "{screen}");
+    // The session's figures are both turns'.
+    let id = d.only_session();
+    let shown = hlyr(&d, &["--json", "show", &id])
+        .assert_code(0)
+        .json_as("session");
+    let total = shown["cost_usd"].as_f64().unwrap();
+    assert!((total - 3.0 * first.0).abs() < 0.0001, "{shown}");
+    assert_eq!(ended(&mut term), 0);
+}
+
 #[test]
 fn tab_steers_the_agent_with_the_line_typed() {
     let d = slow_daemon(60);
@@ -420,6 +485,9 @@ fn a_daemon_gone_while_the_prompt_waits_is_said_at_once() {
     let d = TestDaemon::start_with(restartable());
     term.send(" and done\r");
     term.wait_screen("You said: half typed and done");
+    // The turn's own figures, though it may have ended before it was followed.
+    let screen = term.wait_count("✓ completed · 1 turn ·", 2);
+    assert!(!screen.contains("2 turns"), "{screen}");
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     assert_eq!(d.only_session(), id);
