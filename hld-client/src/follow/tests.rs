@@ -6,6 +6,8 @@ use super::ledger::*;
 use super::*;
 use crate::protocol::{ApprovalType, Event, QueuedMessage};
 
+mod turns;
+
 const SESSION: &str = "4f7c1a52-9a0e-4d8b-b7a4-2f0c8e6d9b13";
 
 fn state(status: &str) -> SessionState {
@@ -414,44 +416,6 @@ fn a_turn_whose_process_stays_ends_with_turn_ended_then_ended() {
         ["status completed", "turn completed", "ended completed"]
     );
     assert!(matches!(&items[1], FollowItem::TurnEnded { state, .. } if state.live));
-}
-
-#[test]
-fn a_turn_a_queued_message_follows_ends_before_the_next_turn_and_with_its_figures() {
-    let mut l = ledger();
-    assert_eq!(l.live_conversation(message(1, 1)), Next::Listen);
-    let turn = TurnResult {
-        cost_usd: Some(0.5),
-        ..TurnResult::default()
-    };
-    let ended = Event::SessionStatusChanged {
-        session_id: SESSION.into(),
-        run_id: "r".into(),
-        old_status: "running".into(),
-        new_status: "completed".into(),
-        parent_session_id: None,
-        error: None,
-        usage_limit: None,
-        turn: Some(turn.clone()),
-    };
-    assert_eq!(l.event(ended), Next::CatchUp);
-    // The catch-up finds the next turn, which a queued message started, stored already, and
-    // that turn ended too: the first one's end comes now, the next turn live, statuses first.
-    assert_eq!(l.stored(vec![message(1, 1), message(2, 2)]), Some(1));
-    l.queue_read(Vec::new());
-    assert_eq!(l.state(live_state("completed")), Settled::Live);
-    assert_eq!(l.event(status("completed", "running")), Next::Listen);
-    assert_eq!(l.live_conversation(message(2, 2)), Next::Listen);
-    assert_eq!(l.event(status("running", "completed")), Next::CatchUp);
-    let items = drain(&mut l);
-    let told = kinds(&items);
-    assert_eq!(
-        told[1..4],
-        ["status completed", "turn completed", "status running"]
-    );
-    assert!(told[4].contains("line 2"), "{told:?}");
-    assert_eq!(told[5], "status completed");
-    assert!(matches!(&items[2], FollowItem::TurnEnded { turn: Some(t), .. } if **t == turn));
 }
 
 #[test]
