@@ -14,6 +14,7 @@ mod choice;
 mod place;
 pub mod usage;
 
+pub use choice::read_choice;
 pub use place::in_checkout;
 
 use std::borrow::Cow;
@@ -22,8 +23,6 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{Approval, ApprovalType};
-
-pub use choice::read_choice;
 
 /// A diff shows this many unchanged lines around each change.
 pub const CONTEXT_LINES: usize = 3;
