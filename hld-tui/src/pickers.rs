@@ -57,7 +57,12 @@ pub(crate) fn model(picker: &ModelPicker, frame: &mut Frame, area: Rect) {
         .map(|(i, m)| {
             let current = picker.current.as_deref() == Some(m.as_str());
             let mark = if current { "● " } else { "  " };
-            let note = if current { "  (now)" } else { "" };
+            // The typed text, last, when it is no model listed: it goes as typed.
+            let note = match (current, picker.models.contains(m)) {
+                (true, _) => "  (now)",
+                (false, false) => "  (as typed)",
+                (false, true) => "",
+            };
             let text = ellipsize(&format!("{mark}{}{note}", clean(m)), width);
             let line = Line::from(text);
             if i == picker.selected {

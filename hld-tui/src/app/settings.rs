@@ -21,26 +21,32 @@ pub struct ModelPicker {
     pub input: TextArea<'static>,
     /// Recent models, most recent first, then the aliases not among them.
     pub models: Vec<String>,
-    /// The chosen row of [`ModelPicker::choices`].
+    /// The chosen row of [`ModelPicker::choices`]: typing puts it back on the first, the best
+    /// match, which Enter takes.
     pub selected: usize,
 }
 
 impl ModelPicker {
-    /// The rows shown: the typed text first unless it is one of the models, then the models
-    /// that contain it.
+    /// The rows shown: the models that contain the typed text, best first (the one it names,
+    /// then those it begins, then the rest, each in the order of `models`); last, the typed
+    /// text itself unless it names one of them, which is thus taken only when nothing
+    /// matches or when moved to.
     pub fn choices(&self) -> Vec<String> {
         let typed = self.input.lines().join("").trim().to_owned();
         let needle = typed.to_lowercase();
-        let mut rows: Vec<String> = Vec::new();
-        if !typed.is_empty() && !self.models.contains(&typed) {
+        let mut rows: Vec<String> = self
+            .models
+            .iter()
+            .filter(|m| m.to_lowercase().contains(&needle))
+            .cloned()
+            .collect();
+        rows.sort_by_key(|m| {
+            let m = m.to_lowercase();
+            (m != needle, !m.starts_with(&needle))
+        });
+        if !typed.is_empty() && !rows.iter().any(|m| m.eq_ignore_ascii_case(&typed)) {
             rows.push(typed);
         }
-        rows.extend(
-            self.models
-                .iter()
-                .filter(|m| m.to_lowercase().contains(&needle))
-                .cloned(),
-        );
         rows
     }
 }

@@ -140,21 +140,28 @@ fn m_picks_a_recent_model_an_alias_or_any_text_and_the_view_shows_the_new_model(
         ]
     );
 
-    // Typing narrows the list, under the text itself; ↓ picks the alias.
-    keys(&mut state, "hai");
+    // Typing narrows the list to the matches, best first, and Enter takes the first: what
+    // was typed begins the alias, which comes before the recent model that only contains it.
+    keys(&mut state, "sonn");
     let Some(Modal::Model(picker)) = &state.modal else {
         panic!("{:?}", state.modal)
     };
-    assert_eq!(picker.choices(), ["hai", "haiku"]);
+    assert_eq!(picker.choices(), ["sonnet", "claude-sonnet-4-5", "sonn"]);
     let shown = screen(&state, false);
     assert!(!shown.contains("claude-opus-4-1"), "{shown}");
-    update(&mut state, key(KeyCode::Down));
+    assert!(shown.contains("sonn  (as typed)"), "{shown}");
     let params = settings_of(update(&mut state, key(KeyCode::Enter)));
-    assert_eq!(params.model.as_deref(), Some("haiku"));
+    assert_eq!(params.model.as_deref(), Some("sonnet"));
     assert_eq!(params.session_id, "s-wait");
     assert!(state.modal.is_none());
 
-    // Any text is a model: it goes to claude unchecked.
+    // The typed text, last, is taken when moved to.
+    keys(&mut state, "Mhai");
+    update(&mut state, key(KeyCode::Down));
+    let params = settings_of(update(&mut state, key(KeyCode::Enter)));
+    assert_eq!(params.model.as_deref(), Some("hai"));
+
+    // Any text is a model: matching none, it goes to claude unchecked.
     keys(&mut state, "Mclaude-opus-4-5-20251101");
     let params = settings_of(update(&mut state, key(KeyCode::Enter)));
     assert_eq!(params.model.as_deref(), Some("claude-opus-4-5-20251101"));
