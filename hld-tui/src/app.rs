@@ -402,6 +402,9 @@ pub struct State {
     pub screen: Screen,
     pub list: SessionList,
     pub conversation: Option<Conversation>,
+    /// What was typed in a session's reply box and not sent, by session: the box opens with
+    /// it again.
+    pub unsent: HashMap<String, String>,
     pub approval_selected: usize,
     /// Rows of the selected approval's detail scrolled past.
     pub approval_scroll: u16,

@@ -406,7 +406,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(
         Reply,
         "S-Tab  Esc",
-        "mode; close list, box",
+        "mode; close, keep text",
         &[
             (Plain(KeyCode::BackTab), A::CycleMode),
             (Plain(KeyCode::Esc), A::Back),

@@ -162,6 +162,7 @@ pub(super) fn clamp_selection(state: &mut State) {
 
 /// Opens `session_id`'s conversation, with its chain of ancestors.
 pub(super) fn open(state: &mut State, session_id: &str) -> Vec<Command> {
+    queue::close_reply(state);
     // The session and its ancestors, up to one already seen (a cycle) or missing.
     let mut chain = HashSet::new();
     let mut next = Some(session_id.to_owned());

@@ -366,7 +366,7 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     let send = key.code == KeyCode::Enter && !key.modifiers.contains(KeyModifiers::ALT);
     match action {
         Some(Action::Back) if c.complete.open.is_some() => complete::dismiss(c),
-        Some(Action::Back) => c.reply = None,
+        Some(Action::Back) => queue::close_reply(state),
         Some(step @ (Action::Up | Action::Down)) if choosing => {
             complete::step(c, step == Action::Down)
         }

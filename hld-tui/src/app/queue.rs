@@ -31,21 +31,42 @@ pub fn working(state: &State) -> bool {
         .is_some_and(|s| s.status.is_active())
 }
 
-/// Opens the reply box, saying where the message goes, and loads the session's slash
-/// commands for `/` completion.
+/// Opens the reply box, saying where the message goes, with what was typed in it and not
+/// sent; loads the session's slash commands for `/` completion.
 pub(super) fn open_reply(state: &mut State) -> Vec<Command> {
     let placeholder = if working(state) {
-        "Message for the agent: queued until its turn ends (Enter sends, Esc cancels)"
+        "Message for the agent: queued until its turn ends (Enter sends; Esc closes, keeping it)"
     } else {
-        "Reply: the session goes on with it (Enter sends, Esc cancels)"
+        "Reply: the session goes on with it (Enter sends; Esc closes, keeping it)"
     };
     let Some(c) = state.conversation.as_mut() else {
         return Vec::new();
     };
     let mut reply = TextArea::default();
     reply.set_placeholder_text(placeholder);
+    if let Some(text) = state.unsent.remove(&c.session_id) {
+        reply.insert_str(text);
+    }
     c.reply = Some(reply);
     vec![Command::LoadCommands(c.session_id.clone())]
+}
+
+/// Closes the open conversation's reply box, keeping what it holds for the next time it opens
+/// for the session (as Claude Code keeps what was typed).
+pub(super) fn close_reply(state: &mut State) {
+    let Some(c) = state.conversation.as_mut() else {
+        return;
+    };
+    let Some(reply) = c.reply.take() else {
+        return;
+    };
+    c.complete.open = None;
+    let text = reply.lines().join("\n");
+    if text.trim().is_empty() {
+        state.unsent.remove(&c.session_id);
+    } else {
+        state.unsent.insert(c.session_id.clone(), text);
+    }
 }
 
 /// Sends what the reply box holds into the session.

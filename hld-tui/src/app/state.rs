@@ -75,6 +75,7 @@ impl State {
             screen: Screen::Sessions,
             list: SessionList::default(),
             conversation: None,
+            unsent: HashMap::new(),
             approval_selected: 0,
             approval_scroll: 0,
             modal: None,

@@ -136,9 +136,12 @@ fn a_reply_the_daemon_did_not_take_goes_back_into_its_box() {
         shown.contains("not sent: not connected to the daemon"),
         "{shown}"
     );
-    // Typed since: the unsent text goes first, and Enter sends both.
+    // Esc keeps it for when the box opens again.
     update(&mut state, key(KeyCode::Esc));
     keys(&mut state, "r");
+    assert!(screen(&state, false).contains("keep this"));
+    // Typed since: the unsent text goes first, and Enter sends both.
+    update(&mut state, ctrl('u'));
     keys(&mut state, "and this");
     update(&mut state, unsent("first"));
     assert_eq!(
@@ -175,4 +178,53 @@ fn ctrl_u_erases_the_reply_before_the_cursor_as_a_shell_does() {
             text: "but this".into()
         }]
     );
+}
+
+/// The text of the open conversation's reply box, or `None` when it is closed.
+fn reply_text(state: &hld_tui::app::State) -> Option<String> {
+    let c = state.conversation.as_ref()?;
+    c.reply.as_ref().map(|r| r.lines().join("\n"))
+}
+
+#[test]
+fn esc_keeps_the_unsent_reply_of_each_session_until_it_is_sent() {
+    let mut state = with_conversation(80, 24);
+    keys(&mut state, "rline one");
+    let alt_enter =
+        crossterm::event::KeyEvent::new(KeyCode::Enter, crossterm::event::KeyModifiers::ALT);
+    update(&mut state, Msg::Key(alt_enter));
+    keys(&mut state, "line two");
+    update(&mut state, key(KeyCode::Esc));
+    assert_eq!(reply_text(&state), None);
+    keys(&mut state, "r");
+    assert_eq!(reply_text(&state).as_deref(), Some("line one\nline two"));
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("line one") && shown.contains("line two"),
+        "{shown}"
+    );
+    // Another session's box is its own; coming back, the first one's text is there.
+    update(&mut state, key(KeyCode::Esc));
+    update(&mut state, key(KeyCode::Esc));
+    keys(&mut state, "gg");
+    update(&mut state, key(KeyCode::Enter));
+    keys(&mut state, "r");
+    assert_eq!(reply_text(&state).as_deref(), Some(""));
+    keys(&mut state, "elsewhere");
+    update(&mut state, key(KeyCode::Esc));
+    update(&mut state, key(KeyCode::Esc));
+    keys(&mut state, "j");
+    update(&mut state, key(KeyCode::Enter));
+    keys(&mut state, "r");
+    assert_eq!(reply_text(&state).as_deref(), Some("line one\nline two"));
+    // Sent, it is gone: the box opens empty.
+    assert_eq!(
+        update(&mut state, key(KeyCode::Enter)),
+        [Command::Send {
+            session_id: "s-wait".into(),
+            text: "line one\nline two".into()
+        }]
+    );
+    keys(&mut state, "r");
+    assert_eq!(reply_text(&state).as_deref(), Some(""));
 }

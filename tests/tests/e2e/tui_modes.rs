@@ -122,8 +122,14 @@ fn the_reply_box_completes_slash_commands_and_at_files_from_the_daemon() {
         !s.contains(" Reply (the session goes on) ")
     });
 
-    // `@`: the files of the working directory, the ignored ones left out.
+    // The box opens again with what was typed and not sent; Ctrl+U erases it.
     tui.send("r");
+    tui.wait_until("the unsent text kept", WAIT, |s| {
+        s.contains(" Reply (the session goes on) ") && s.lines().any(|l| l.trim_end() == "/compact")
+    });
+    tui.send("\x15");
+
+    // `@`: the files of the working directory, the ignored ones left out.
     tui.send("look at @mai");
     // The answer for all that was typed (not a shorter query's, shown meanwhile).
     tui.wait_until("the files for `mai`", WAIT, |s| {
