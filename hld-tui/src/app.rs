@@ -37,6 +37,7 @@ use events::*;
 pub use fleet::{away, route, Daemon, Fleet, Route};
 pub use form::{ApprovalMode, Field, FormError, LaunchForm};
 use input::*;
+pub use input::{QUIT_AGAIN, QUIT_WINDOW};
 use modal::*;
 pub use modal::{bypass_left, parse_duration, recent_dirs};
 pub use queue::{working, QUEUE_LINES};
@@ -415,6 +416,8 @@ pub struct State {
     pub frame: u64,
     /// A `g` waiting for its second key.
     pub chord: bool,
+    /// When Ctrl+C was pressed: another press within [`QUIT_WINDOW`] quits.
+    pub quit_asked: Option<DateTime<Utc>>,
     /// Each session's latest events seen streaming, for the preview pane.
     pub activity: crate::preview::Activity,
     /// Isolated sessions' diff totals, by session (`None`: could not be read).
@@ -451,6 +454,7 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
         }
         Msg::Tick(now) => {
             state.now = now;
+            quit_lapsed(state);
             if state.animating() {
                 state.frame += 1;
             }

@@ -59,6 +59,7 @@ impl Key {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     Help,
+    /// Quits when pressed again soon after (the first press says so).
     Quit,
     /// Quits from the sessions screen, else goes back to it.
     QuitOrBack,
@@ -184,13 +185,15 @@ const MOVES: &[(Key, Action)] = &[
 pub const BINDINGS: &[Binding] = &[
     bind(
         Global,
-        "?  q  ^C",
-        "help; quit (q: back)",
-        &[
-            (key('?'), A::Help),
-            (key('q'), A::QuitOrBack),
-            (Ctrl('c'), A::Quit),
-        ],
+        "?  q",
+        "help; back (list: quit)",
+        &[(key('?'), A::Help), (key('q'), A::QuitOrBack)],
+    ),
+    bind(
+        Global,
+        "^C ^C",
+        "quit (pressed twice)",
+        &[(Ctrl('c'), A::Quit)],
     ),
     bind(
         Global,

@@ -684,6 +684,37 @@ fn interrupting_asks_first() {
     assert!(state.modal.is_none());
 }
 
+/// Ctrl+C, which Claude Code's users press to interrupt, quits only when pressed again soon
+/// after; the first press says so, and how to interrupt instead.
+#[test]
+fn ctrl_c_quits_only_when_pressed_twice() {
+    let mut state = loaded(80, 24);
+    update(&mut state, key(KeyCode::Enter));
+    assert_eq!(state.screen, Screen::Conversation);
+    assert!(update(&mut state, ctrl('c')).is_empty());
+    let footer = screen(&state, false).lines().last().unwrap().to_owned();
+    assert!(
+        footer.contains(
+            "Ctrl+C again quits (the sessions keep running) · ^X interrupts this session"
+        ),
+        "{footer}"
+    );
+    assert_eq!(update(&mut state, ctrl('c')), [Command::Quit]);
+    // Too late, or after another key, the next press asks again.
+    let mut state = loaded(80, 24);
+    assert!(update(&mut state, ctrl('c')).is_empty());
+    update(&mut state, Msg::Tick(now() + chrono::Duration::seconds(3)));
+    assert!(!screen(&state, false).contains("Ctrl+C again"));
+    assert!(update(&mut state, ctrl('c')).is_empty());
+    keys(&mut state, "j");
+    assert!(update(&mut state, ctrl('c')).is_empty());
+    // From a dialog too, which stays open after the first press.
+    keys(&mut state, "cdraft");
+    assert!(update(&mut state, ctrl('c')).is_empty());
+    assert!(state.modal.is_some());
+    assert_eq!(update(&mut state, ctrl('c')), [Command::Quit]);
+}
+
 #[test]
 fn a_stored_event_that_changes_replaces_the_one_shown() {
     let mut state = with_conversation(80, 24);

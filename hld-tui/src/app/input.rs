@@ -3,10 +3,18 @@
 
 use super::*;
 
+/// How soon a second Ctrl+C must follow the first to quit.
+pub const QUIT_WINDOW: chrono::Duration = chrono::Duration::seconds(2);
+/// What the first Ctrl+C says, in the key-help line.
+pub const QUIT_AGAIN: &str = "Ctrl+C again quits (the sessions keep running)";
+
 pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
-    // Ctrl+C quits from anywhere, a dialog included.
+    // Ctrl+C quits from anywhere, a dialog included, once pressed twice.
     if keys::action(&[Scope::Global], Key::of(key, false)) == Some(Action::Quit) {
-        return vec![Command::Quit];
+        return quit(state);
+    }
+    if !matches!(key.code, KeyCode::Modifier(_)) {
+        state.quit_asked = None;
     }
     if state.modal.is_some() {
         return modal_key(state, key);
@@ -39,7 +47,7 @@ pub(super) fn on_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 /// Does what a key bound to `action` does on the current screen.
 fn act(state: &mut State, action: Action) -> Vec<Command> {
     match action {
-        Action::Quit => return vec![Command::Quit],
+        Action::Quit => return quit(state),
         Action::Help => state.modal = Some(Modal::Help { top: 0 }),
         Action::QuitOrBack => {
             if state.screen == Screen::Sessions {
@@ -182,6 +190,38 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
         }
     }
     Vec::new()
+}
+
+/// Ctrl+C: quits when pressed a second time soon after the first, which says so (Claude Code's
+/// users press it to interrupt, and the dashboard leaves its sessions running).
+fn quit(state: &mut State) -> Vec<Command> {
+    if state
+        .quit_asked
+        .is_some_and(|at| state.now - at <= QUIT_WINDOW)
+    {
+        return vec![Command::Quit];
+    }
+    state.quit_asked = Some(state.now);
+    let running = state
+        .selected_session()
+        .is_some_and(|s| s.status.is_active());
+    let text = match state.screen == Screen::Conversation && running {
+        true => format!("{QUIT_AGAIN} · ^X interrupts this session"),
+        false => QUIT_AGAIN.to_owned(),
+    };
+    state.flash(text, false);
+    Vec::new()
+}
+
+/// The first Ctrl+C lapses once [`QUIT_WINDOW`] is over, and no longer says it quits.
+pub(super) fn quit_lapsed(state: &mut State) {
+    if state
+        .quit_asked
+        .is_some_and(|at| state.now - at > QUIT_WINDOW)
+    {
+        state.quit_asked = None;
+        state.flash.take_if(|f| f.text.starts_with(QUIT_AGAIN));
+    }
 }
 
 /// Moves the selection among `len` rows; false for an action that is no move.

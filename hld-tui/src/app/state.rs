@@ -84,6 +84,7 @@ impl State {
             frame: 0,
             activity: Default::default(),
             chord: false,
+            quit_asked: None,
             stats: HashMap::new(),
             review: None,
             windows: Vec::new(),
