@@ -400,6 +400,9 @@ pub struct State {
     pub approvals: Vec<Approval>,
     /// Approval states by the tool call they gate, for the conversation's marks.
     pub marks: HashMap<String, Mark>,
+    /// Approval states by approval id, of those decided with none listed pending here (a
+    /// session rule decided them as they were made): their tool call names its approval.
+    pub ruled: HashMap<String, Mark>,
     pub screen: Screen,
     pub list: SessionList,
     pub conversation: Option<Conversation>,

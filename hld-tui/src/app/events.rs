@@ -75,7 +75,17 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
             comment,
             ..
         } => {
-            resolve(state, &approval_id, decision, comment);
+            if state.approvals.iter().any(|a| a.id == approval_id) {
+                resolve(state, &approval_id, decision, comment);
+            } else {
+                // Never pending here: its tool call shows the rule's comment, as a reload does.
+                let mark = Mark {
+                    status: decision,
+                    comment,
+                };
+                state.ruled.insert(approval_id.clone(), mark);
+                state.rerender_where(|e| e.approval_id.as_deref() == Some(&approval_id));
+            }
             vec![Command::LoadApprovals]
         }
         Event::SessionSettingsChanged {

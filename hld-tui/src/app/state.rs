@@ -72,6 +72,7 @@ impl State {
             drafts: Vec::new(),
             approvals: Vec::new(),
             marks: HashMap::new(),
+            ruled: HashMap::new(),
             screen: Screen::Sessions,
             list: SessionList::default(),
             conversation: None,
@@ -223,7 +224,18 @@ impl State {
         if event.event_type != ConversationEventType::ToolCall {
             return None;
         }
-        if let Some(mark) = event.tool_id.as_deref().and_then(|id| self.marks.get(id)) {
+        let ruled = || {
+            event
+                .approval_id
+                .as_deref()
+                .and_then(|id| self.ruled.get(id))
+        };
+        if let Some(mark) = event
+            .tool_id
+            .as_deref()
+            .and_then(|id| self.marks.get(id))
+            .or_else(ruled)
+        {
             return Some(mark.clone());
         }
         let status = event.approval_status.as_deref()?;
@@ -256,11 +268,16 @@ impl State {
 
     /// Renders again the open conversation's tool call that `tool_use_id` names.
     pub(super) fn rerender_tool(&mut self, tool_use_id: &str) {
+        self.rerender_where(|e| e.tool_id.as_deref() == Some(tool_use_id));
+    }
+
+    /// Renders again the open conversation's events that `hit`.
+    pub(super) fn rerender_where(&mut self, hit: impl Fn(&ConversationEvent) -> bool) {
         let Some(mut c) = self.conversation.take() else {
             return;
         };
         for i in 0..c.events.len() {
-            if c.events[i].tool_id.as_deref() == Some(tool_use_id) {
+            if hit(&c.events[i]) {
                 c.blocks[i] = self.render_block(&c.events[i], c.options);
             }
         }

@@ -1,5 +1,5 @@
 //! What the dashboard shows of what the daemon stores: an API retry's text, how an approval
-//! ended and its comment, events that stream in while a conversation loads, a selection that
+//! ended and its comment (a rule's too, live), events that stream in while a conversation loads, a selection that
 //! stays on its session as the list reorders, messages beside
 //! the key hints, the deny box's hint while one types, and the lists' columns by priority,
 //! with a detail pane on a wide terminal.
@@ -442,5 +442,51 @@ fn a_popup_over_a_wide_title_keeps_its_left_border() {
         for row in rows.take_while(|l| !l.contains('┘')) {
             assert_eq!(row.matches('│').count(), 2, "{row:?} in\n{shown}");
         }
+    }
+}
+
+/// An approval a session rule decided as it was made (never pending) shows its comment live,
+/// as a reload shows it, whether its tool call streamed in before the decision or after.
+#[test]
+fn a_rules_approval_shows_its_comment_live_as_after_a_reload() {
+    use hld_client::protocol::{ApprovalStatus, ApprovalType, Event};
+    let bypassed = "Approved automatically: permissions are bypassed for this session.";
+    let mut state = with_conversation(120, 40);
+    let call = |id: i64, approval: &str| {
+        event(
+            id,
+            "s-wait",
+            json!({"event_type": "tool_call", "role": "assistant", "tool_name": "Bash",
+                "tool_id": format!("tool-{approval}"), "approval_id": approval,
+                "approval_status": "approved",
+                "tool_input_json": json!({"command": format!("echo {approval}")}).to_string()}),
+        )
+    };
+    let resolved = |approval: &str| {
+        timed(Event::ApprovalResolved {
+            approval_id: approval.into(),
+            call_id: approval.into(),
+            session_id: "s-wait".into(),
+            run_id: "run-s-wait".into(),
+            decision: ApprovalStatus::Approved,
+            comment: Some(bypassed.into()),
+            kind: ApprovalType::FunctionCall,
+            total: 0,
+            decided_by: Some("dangerously_skip_permissions".into()),
+        })
+    };
+    update(&mut state, stored(call(7, "r1")));
+    update(&mut state, resolved("r1"));
+    update(&mut state, resolved("r2"));
+    update(&mut state, stored(call(8, "r2")));
+    let shown = screen(&state, false);
+    let marked = format!("✓ approved: {bypassed}");
+    for command in ["$ echo r1", "$ echo r2"] {
+        let at = shown
+            .lines()
+            .position(|l| l.contains(command))
+            .expect(&shown);
+        let mark = shown.lines().nth(at + 1).unwrap();
+        assert!(mark.contains(&marked), "{command}: {mark}\n{shown}");
     }
 }
