@@ -79,6 +79,9 @@ pub enum Action {
     Last,
     PageDown,
     PageUp,
+    /// The top, the end of the selected approval's detail.
+    DetailTop,
+    DetailEnd,
     HalfPageDown,
     HalfPageUp,
     Open,
@@ -415,12 +418,38 @@ pub const BINDINGS: &[Binding] = &[
             (Plain(KeyCode::Esc), A::Back),
         ],
     ),
-    bind(Approvals, "j k  ↓ ↑", "move", MOVES),
     bind(
         Approvals,
-        "^D ^U",
-        "scroll the detail",
-        &[(Ctrl('d'), A::HalfPageDown), (Ctrl('u'), A::HalfPageUp)],
+        "j k gg G",
+        "move; first, last",
+        &[
+            (key('j'), A::Down),
+            (Plain(KeyCode::Down), A::Down),
+            (key('k'), A::Up),
+            (Plain(KeyCode::Up), A::Up),
+            (AfterG('g'), A::First),
+            (key('G'), A::Last),
+        ],
+    ),
+    bind(
+        Approvals,
+        "PgDn PgUp",
+        "the detail; ^D ^U: half",
+        &[
+            (Ctrl('d'), A::HalfPageDown),
+            (Ctrl('u'), A::HalfPageUp),
+            (Plain(KeyCode::PageDown), A::PageDown),
+            (Plain(KeyCode::PageUp), A::PageUp),
+        ],
+    ),
+    bind(
+        Approvals,
+        "Home  End",
+        "the detail's top, end",
+        &[
+            (Plain(KeyCode::Home), A::DetailTop),
+            (Plain(KeyCode::End), A::DetailEnd),
+        ],
     ),
     bind(
         Approvals,
@@ -533,42 +562,8 @@ pub fn action(scopes: &[Scope], key: Key) -> Option<Action> {
         .map(|(_, action)| *action)
 }
 
-/// The key-help line of each screen.
-pub fn hints(screen: crate::app::Screen) -> &'static str {
-    use crate::app::Screen;
-    match screen {
-        Screen::Sessions => "j/k move · Enter open · / search · f filter · Tab archived · c new · ^G approval · U usage · ? help · q quit",
-        Screen::Conversation => "j/k scroll · G follow · a/d decide · r reply · S-Tab mode · M model · x unqueue · t thinking · i expand · Esc back · ? help",
-        Screen::Approvals => "j/k move · a/y approve · d/n deny · r answer · Enter session · Esc back · ? help",
-        Screen::Review => "j/k files · Enter hunks · ]/[ next/prev · m merge · X discard · Esc back · ? help",
-        Screen::Usage => "cost per day and by model, as the daemon stored them · Esc back · ? help",
-    }
-}
-
-/// `hints` in `width` columns: whole hints dropped from the end, but never `? help`, which
-/// leads to the rest.
-pub fn fit_hints(hints: &str, width: usize) -> String {
-    if hints.chars().count() <= width {
-        return hints.to_owned();
-    }
-    let mut parts: Vec<&str> = hints.split(" · ").collect();
-    let help = parts
-        .iter()
-        .position(|p| *p == "? help")
-        .map(|i| parts.remove(i));
-    loop {
-        let shown = parts
-            .iter()
-            .chain(&help)
-            .copied()
-            .collect::<Vec<_>>()
-            .join(" · ");
-        if shown.chars().count() <= width || parts.is_empty() {
-            return shown;
-        }
-        parts.pop();
-    }
-}
-
+mod hints;
 #[cfg(test)]
 mod tests;
+
+pub use hints::{fit_hints, hints};

@@ -341,7 +341,7 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         frame.render_widget(block, detail);
         frame.render_widget(text.scroll((scroll, 0)), inner);
         if scroll < past {
-            let note = format!(" ↓ {} more lines · ^D ", past - scroll);
+            let note = format!(" ↓ {} more lines · PgDn End ", past - scroll);
             let width = (note.width() as u16).min(inner.width);
             let at = Rect::new(inner.right() - width, inner.bottom() - 1, width, 1);
             frame.render_widget(Span::styled(note, Style::new().reversed()), at);
@@ -392,11 +392,12 @@ fn selected_detail(state: &State, list: Rect, area: Rect) -> Option<Detail> {
     })
 }
 
-/// How far the selected approval's detail scrolls: until its last row is on screen.
-pub fn approval_scroll_max(state: &State) -> u16 {
+/// How far the selected approval's detail scrolls (until its last row is on screen), and the
+/// rows it shows at once (a page).
+pub fn approval_scroll(state: &State) -> (u16, u16) {
     let body = Rect::new(0, 1, state.width, state.height.saturating_sub(CHROME_ROWS));
     let (list, detail) = approval_areas(state, body);
-    selected_detail(state, list, detail).map_or(0, |d| d.past)
+    selected_detail(state, list, detail).map_or((0, 0), |d| (d.past, d.inner.height))
 }
 
 /// The tool an approval gates, or "question".

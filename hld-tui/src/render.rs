@@ -14,7 +14,8 @@ use unicode_width::UnicodeWidthStr;
 /// Lines of a tool result or file preview shown while collapsed.
 const COLLAPSED_LINES: usize = 8;
 
-/// Lines one event may take at most, expanded, so that a huge output cannot swamp the view.
+/// Lines one event may take at most, expanded, so that a huge output cannot swamp the view
+/// (a tool call's input aside).
 const MAX_EVENT_LINES: usize = 2000;
 
 /// How the conversation is shown.
@@ -22,7 +23,7 @@ const MAX_EVENT_LINES: usize = 2000;
 pub struct Options {
     /// Thinking shown in full (else one dimmed line).
     pub thinking: bool,
-    /// Long tool results and previews shown in full (up to [`MAX_EVENT_LINES`]).
+    /// Long tool results (up to [`MAX_EVENT_LINES`]) and tool inputs shown in full.
     pub expanded: bool,
 }
 
@@ -57,9 +58,14 @@ pub fn event_lines(
         // A kind this version does not know: its text, as a notice.
         _ => system(event),
     };
+    // A tool call's input is what an approval is asked for: all of it can be read.
+    let most = match event.event_type {
+        ConversationEventType::ToolCall => usize::MAX,
+        _ => MAX_EVENT_LINES,
+    };
     let mut wrapped: Vec<Line<'static>> = Vec::new();
     for line in lines {
-        let room = MAX_EVENT_LINES - wrapped.len();
+        let room = most - wrapped.len();
         if room == 0 {
             wrapped.push(Line::styled("  … cut: too long to show here", DIM));
             break;

@@ -167,7 +167,7 @@ pub(super) fn clamp_selection(state: &mut State) {
         .min(state.approvals.len().saturating_sub(1));
     state.approval_scroll = state
         .approval_scroll
-        .min(crate::lists::approval_scroll_max(state));
+        .min(crate::lists::approval_scroll(state).0);
 }
 
 /// Opens `session_id`'s conversation, with its chain of ancestors.

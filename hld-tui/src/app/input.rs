@@ -436,17 +436,29 @@ pub(super) fn reply_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
 }
 
 fn approvals_act(state: &mut State, action: Action) -> Vec<Command> {
-    if move_in(&mut state.approval_selected, state.approvals.len(), action) {
-        state.approval_scroll = 0;
+    let (last, page) = crate::lists::approval_scroll(state);
+    let (scroll, half) = (state.approval_scroll, (page / 2).max(1));
+    let scrolled = match action {
+        Action::HalfPageDown => Some(scroll.saturating_add(half)),
+        Action::HalfPageUp => Some(scroll.saturating_sub(half)),
+        Action::PageDown => Some(scroll.saturating_add(page.max(1))),
+        Action::PageUp => Some(scroll.saturating_sub(page.max(1))),
+        Action::DetailTop => Some(0),
+        Action::DetailEnd => Some(last),
+        _ => None,
+    };
+    if let Some(to) = scrolled {
+        state.approval_scroll = to.min(last);
         return Vec::new();
     }
-    let step = (state.height / 2).max(1);
-    let scroll = state.approval_scroll;
-    state.approval_scroll = match action {
-        Action::HalfPageDown => (scroll + step).min(crate::lists::approval_scroll_max(state)),
-        Action::HalfPageUp => scroll.saturating_sub(step),
-        _ => scroll,
-    };
+    let before = state.approval_selected;
+    if move_in(&mut state.approval_selected, state.approvals.len(), action) {
+        // Another approval's detail starts at its top; the same one's stays where it was.
+        if state.approval_selected != before {
+            state.approval_scroll = 0;
+        }
+        return Vec::new();
+    }
     if action == Action::Back {
         state.screen = Screen::Sessions;
         return Vec::new();

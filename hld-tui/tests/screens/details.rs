@@ -388,9 +388,9 @@ fn a_long_input_scrolls_in_the_approvals_detail() {
         shown.contains("line 1") && !shown.contains("line 40"),
         "{shown}"
     );
-    assert!(shown.contains("more lines · ^D"), "{shown}");
+    assert!(shown.contains("more lines · PgDn End"), "{shown}");
     // Down to the end: the last line and the keys below it show, and no further.
-    for _ in 0..6 {
+    for _ in 0..8 {
         update(&mut state, ctrl('d'));
     }
     let end = screen(&state, false);
@@ -401,11 +401,11 @@ fn a_long_input_scrolls_in_the_approvals_detail() {
     update(&mut state, ctrl('d'));
     assert_eq!(screen(&state, false), end);
     update(&mut state, ctrl('u'));
-    assert!(screen(&state, false).contains("more lines · ^D"));
+    assert!(screen(&state, false).contains("more lines · PgDn End"));
     // Another approval starts at its top; back on this one too.
     keys(&mut state, "jk");
     let shown = screen(&state, false);
-    assert!(shown.contains("more lines · ^D"), "{shown}");
+    assert!(shown.contains("more lines · PgDn End"), "{shown}");
 }
 
 #[test]
@@ -489,4 +489,53 @@ fn a_rules_approval_shows_its_comment_live_as_after_a_reload() {
         let mark = shown.lines().nth(at + 1).unwrap();
         assert!(mark.contains(&marked), "{command}: {mark}\n{shown}");
     }
+}
+
+/// The end of a big Write waiting for approval can be read: PageDown/PageUp page the detail,
+/// End and Home go to its end and top, G on the only approval leaves it where it is; in the
+/// conversation, `i` shows the whole input, its last line and the approval's state.
+#[test]
+fn a_big_writes_end_is_reached_in_the_approvals_detail_and_the_conversation() {
+    let mut state = with_conversation(80, 24);
+    let content: String = (1..=3200).map(|i| format!("row {i}\n")).collect();
+    let write = json!({"file_path": "/home/me/project/big.txt", "content": content});
+    let call = json!({"event_type": "tool_call", "role": "assistant", "tool_name": "Write",
+        "tool_id": "tool-big", "tool_input_json": write.to_string()});
+    update(&mut state, stored(event(7, "s-wait", call)));
+    update(
+        &mut state,
+        Msg::Approvals(vec![approval("big", "s-wait", "Write", write, 4)]),
+    );
+    keys(&mut state, "i");
+    keys(&mut state, "G");
+    let shown = screen(&state, false);
+    for line in ["+ row 3200", "waiting for approval"] {
+        assert!(shown.contains(line), "{line}:\n{shown}");
+    }
+    assert!(!shown.contains("cut: too long"), "{shown}");
+
+    keys(&mut state, "2");
+    let row = |shown: &str| -> usize {
+        let first = shown.lines().find_map(|l| l.trim().strip_prefix("+ row "));
+        let first = first
+            .and_then(|r| r.split_whitespace().next())
+            .expect(shown);
+        first.parse().unwrap()
+    };
+    let top = row(&screen(&state, false));
+    update(&mut state, key(KeyCode::PageDown));
+    let paged = row(&screen(&state, false));
+    assert!(paged > top + 5, "{top} → {paged}");
+    update(&mut state, key(KeyCode::PageUp));
+    assert_eq!(row(&screen(&state, false)), top);
+    update(&mut state, key(KeyCode::End));
+    let end = screen(&state, false);
+    assert!(
+        end.contains("row 3200") && !end.contains("more lines"),
+        "{end}"
+    );
+    keys(&mut state, "G");
+    assert_eq!(screen(&state, false), end);
+    update(&mut state, key(KeyCode::Home));
+    assert_eq!(row(&screen(&state, false)), top);
 }
