@@ -10,6 +10,7 @@ use ratatui::style::{Color, Style, Stylize};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
+use unicode_width::UnicodeWidthStr;
 
 use crate::app::{DiffStat, Review, State};
 use crate::columns::ellipsize;
@@ -96,7 +97,19 @@ pub fn review(state: &State, frame: &mut Frame, area: Rect) {
     };
     let session = state.sessions.iter().find(|s| s.id == r.session_id);
     let [head, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(area);
-    frame.render_widget(heading(r, session), head);
+    frame.render_widget(heading(r, session, usize::from(head.width)), head);
+    // Merged, what is left to do: as `hlyr merge` says it.
+    let worktree = session.and_then(|s| s.worktree.as_ref());
+    let body = match worktree.is_some_and(|w| w.state == WorktreeState::Merged) {
+        true => {
+            let [note, rest] =
+                Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(body);
+            let text = " Merged: its worktree and branch stay until discarded (X discards them).";
+            frame.render_widget(Line::styled(text, DIM), note);
+            rest
+        }
+        false => body,
+    };
     if let Some(reason) = &r.refused {
         let lines = vec![
             Line::from("The diff could not be read:"),
@@ -162,25 +175,45 @@ pub fn review(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(Paragraph::new(lines).block(block).scroll((top, 0)), hunks);
 }
 
-fn heading(r: &Review, session: Option<&SessionInfo>) -> Line<'static> {
-    let mut spans = vec![Span::styled(" Review ", Style::new().bold())];
-    if let Some(s) = session {
-        spans.push(Span::raw(format!("“{}” ", title_of(s))));
-        if let Some(w) = &s.worktree {
-            let branch = format!("⎇ {} → {} ", clean(&w.branch), clean(&w.base_branch));
-            spans.push(Span::styled(branch, BRANCH));
-            if w.state != WorktreeState::Active {
-                spans.push(Span::styled(format!("({}) ", w.state), DIM));
-            }
-        }
-    }
+/// The review's heading in `width` columns: its base branch, state and counts kept whole, the
+/// title and then the branch cut with `…` when they do not fit.
+fn heading(r: &Review, session: Option<&SessionInfo>, width: usize) -> Line<'static> {
     let files = if r.stat.files == 1 { "file" } else { "files" };
-    spans.extend([
+    let counts = [
         Span::raw(format!("· {} {files} ", r.stat.files)),
         Span::styled(format!("+{}", r.stat.additions), ADDED),
         Span::raw(" "),
         Span::styled(format!("−{}", r.stat.deletions), REMOVED),
-    ]);
+    ];
+    let mut spans = vec![Span::styled(" Review ", Style::new().bold())];
+    let Some(s) = session else {
+        spans.extend(counts);
+        return Line::from(spans);
+    };
+    let worktree = s.worktree.as_ref();
+    let base = worktree.map(|w| format!("→ {} ", clean(&w.base_branch)));
+    let state = worktree
+        .filter(|w| w.state != WorktreeState::Active)
+        .map(|w| Span::styled(format!("({}) ", w.state), DIM));
+    // What is never cut: the label, `⎇ ` and ` → base `, the state, the counts.
+    let fixed = spans[0].width()
+        + base.as_ref().map_or(0, |b| 3 + b.width())
+        + state.as_ref().map_or(0, Span::width)
+        + counts.iter().map(Span::width).sum::<usize>();
+    let room = width.saturating_sub(fixed);
+    let title = title_of(s);
+    let branch = worktree.map(|w| clean(&w.branch).into_owned());
+    // The title, quoted, gives way first, down to a few columns; the branch has the rest.
+    let branch_wants = branch.as_ref().map_or(0, |b| b.width());
+    let title_room = (title.width() + 3).min(room.saturating_sub(branch_wants).max(12));
+    let quoted = ellipsize(&title, title_room.saturating_sub(3));
+    spans.push(Span::raw(format!("“{quoted}” ")));
+    if let (Some(branch), Some(base)) = (branch, base) {
+        let branch = ellipsize(&branch, room.saturating_sub(title_room));
+        spans.push(Span::styled(format!("⎇ {branch} {base}"), BRANCH));
+    }
+    spans.extend(state);
+    spans.extend(counts);
     Line::from(spans)
 }
 

@@ -268,7 +268,8 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
             if result.merged {
                 let commit = result.commit.as_deref().unwrap_or("");
                 let short = commit.get(..7).unwrap_or(commit);
-                state.flash(format!("merged ({strategy}): {short}"), false);
+                let next = "its worktree and branch stay until discarded: X discards";
+                state.flash(format!("merged ({strategy}): {short} · {next}"), false);
             } else {
                 let files = result.conflicts.join(", ");
                 let text = format!("not merged, nothing changed: conflicts in {files}");

@@ -445,3 +445,70 @@ fn a_new_session_starts_in_the_repository_of_an_isolated_one_not_its_worktree() 
     };
     assert_eq!(params.working_dir.as_deref(), Some("/home/me/project"));
 }
+
+/// At 80 columns a long title then a long branch are cut with `…`, keeping the base branch
+/// and the counts; with room, all of it shows.
+#[test]
+fn a_long_branch_is_cut_in_the_review_heading_keeping_the_base_and_counts() {
+    let mut state = reviewing(80, 24, None);
+    let title = "scenario:edit change the greeting in hello.txt";
+    let heading = |state: &mut State, branch: &str| {
+        let mut sessions = isolated();
+        sessions[0].worktree.as_mut().unwrap().branch = branch.into();
+        sessions[0].summary = title.into();
+        update(state, Msg::Sessions(sessions));
+        screen(state, false).lines().nth(1).unwrap().to_owned()
+    };
+    let shown = heading(&mut state, "hld/scenario-edit-change-greeting");
+    assert!(
+        shown.contains("“scenario:…” ⎇ hld/scenario-edit-change-greeting → main · 4 files +12 −4"),
+        "{shown}"
+    );
+    let shown = heading(
+        &mut state,
+        "hld/scenario-edit-change-the-greeting-in-hello-txt",
+    );
+    assert!(shown.contains("… → main · 4 files +12 −4"), "{shown}");
+    assert!(shown.contains("⎇ hld/scenario-edit"), "{shown}");
+    update(&mut state, Msg::Resize(160, 24));
+    let shown = heading(&mut state, "hld/scenario-edit-change-greeting");
+    assert!(
+        shown.contains(&format!(
+            "“{title}” ⎇ hld/scenario-edit-change-greeting → main"
+        )),
+        "{shown}"
+    );
+}
+
+/// Merged, the review says what is next, as `hlyr merge` does: the worktree and branch stay
+/// until discarded, and the key that discards them.
+#[test]
+fn after_a_merge_the_review_says_the_worktree_stays_until_x_discards_it() {
+    let mut state = reviewing(100, 20, None);
+    let result = MergeSessionResult {
+        merged: true,
+        conflicts: Vec::new(),
+        commit: Some("abcdef0123456789".into()),
+    };
+    let merged = Msg::Merged {
+        session_id: "s-iso".into(),
+        strategy: MergeStrategy::Squash,
+        result,
+    };
+    assert_eq!(update(&mut state, merged), [Command::LoadSessions]);
+    let flash = state.flash.clone().unwrap().text;
+    assert!(
+        flash.contains("stay until discarded: X discards"),
+        "{flash}"
+    );
+    let mut sessions = isolated();
+    sessions[0].worktree =
+        serde_json::from_value(worktree("add-parser", "merged")["worktree"].clone()).unwrap();
+    update(&mut state, Msg::Sessions(sessions));
+    let shown = screen(&state, false);
+    assert!(shown.contains("(merged)"), "{shown}");
+    assert!(
+        shown.contains("Merged: its worktree and branch stay until discarded (X discards them)."),
+        "{shown}"
+    );
+}
