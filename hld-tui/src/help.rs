@@ -1,5 +1,5 @@
-//! The help screen (`?`): every binding of [`BINDINGS`], by scope, in two columns, scrolled
-//! when the screen is too short for them.
+//! The help screen (`?`): every binding of [`BINDINGS`], by scope, in two columns (one when
+//! two do not fit side by side), scrolled when the screen is too short for them.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style, Stylize};
@@ -10,9 +10,10 @@ use ratatui::Frame;
 use crate::keys::{Scope, BINDINGS};
 use crate::view::centered;
 
-/// The help's two columns: the bindings by scope, cut in half; a scope cut in two has its
-/// heading again atop the second column.
-fn columns() -> [Vec<Line<'static>>; 2] {
+/// The help's columns in `inner`, each with its area: two, the bindings by scope cut in half
+/// (a scope cut in two has its heading again atop the second), when each of their lines fits
+/// its half; else one.
+fn columns(inner: Rect) -> Vec<(Vec<Line<'static>>, Rect)> {
     let heading = |scope: Scope| Line::styled(scope.title(), Style::new().bold().fg(Color::Cyan));
     // Each line with the scope it belongs to and whether it is the scope's heading.
     let mut lines: Vec<(Scope, bool, Line)> = Vec::new();
@@ -26,13 +27,26 @@ fn columns() -> [Vec<Line<'static>>; 2] {
         ]);
         lines.push((b.scope, false, line));
     }
+    let column = |lines: Vec<(Scope, bool, Line<'static>)>| -> Vec<Line<'static>> {
+        lines.into_iter().map(|l| l.2).collect()
+    };
+    let whole = lines.clone();
     let half = lines.len().div_ceil(2);
     let mut right = lines.split_off(half);
     if let Some(&(scope, false, _)) = right.first() {
         right.insert(0, (scope, true, heading(scope)));
     }
-    let column = |lines: Vec<(Scope, bool, Line<'static>)>| lines.into_iter().map(|l| l.2);
-    [column(lines).collect(), column(right).collect()]
+    // A column apart, so that a full line of the first does not run into the second.
+    let [l, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)])
+        .spacing(1)
+        .areas(inner);
+    let fits = |lines: &[(Scope, bool, Line)], area: Rect| {
+        lines.iter().all(|l| l.2.width() <= usize::from(area.width))
+    };
+    match fits(&lines, l) && fits(&right, r) {
+        true => vec![(column(lines), l), (column(right), r)],
+        false => vec![(column(whole), inner)],
+    }
 }
 
 /// The help's box on a screen `area` tall (and wide): all of it but a row and a column each
@@ -45,20 +59,21 @@ fn rect_of(area: Rect) -> Rect {
     )
 }
 
-/// How many rows the help scrolls on a screen `height` tall: those of its longer column
-/// that its box cannot show.
-pub(crate) fn overflow(height: u16) -> usize {
-    let shown = rect_of(Rect::new(0, 0, 1, height)).height.saturating_sub(2);
-    let [left, right] = columns();
-    left.len()
-        .max(right.len())
-        .saturating_sub(usize::from(shown))
+/// How many rows the help scrolls on a screen `width` by `height`: those of its longest
+/// column that its box cannot show.
+pub(crate) fn overflow(width: u16, height: u16) -> usize {
+    let inner = Block::bordered().inner(rect_of(Rect::new(0, 0, width, height)));
+    let longest = columns(inner).iter().map(|(lines, _)| lines.len()).max();
+    longest
+        .unwrap_or(0)
+        .saturating_sub(usize::from(inner.height))
 }
 
-/// The keys, in two columns; scrolled from row `top` when the screen is too short for them.
+/// The keys, in two columns (or one); scrolled from row `top` when the screen is too short for
+/// them.
 pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
     let rect = rect_of(area);
-    let overflow = overflow(area.height);
+    let overflow = overflow(area.width, area.height);
     let top = top.min(overflow);
     crate::view::clear(frame, rect);
     let mut block = Block::bordered().title(" Keys (? or Esc closes) ");
@@ -72,12 +87,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, top: usize) {
     }
     let inner = block.inner(rect);
     frame.render_widget(block, rect);
-    // A column apart, so that a full line of the first does not run into the second.
-    let [l, r] = Layout::horizontal([Constraint::Fill(1), Constraint::Fill(1)])
-        .spacing(1)
-        .areas(inner);
     let scroll = (u16::try_from(top).unwrap_or(u16::MAX), 0);
-    let [left, right] = columns();
-    frame.render_widget(Paragraph::new(left).scroll(scroll), l);
-    frame.render_widget(Paragraph::new(right).scroll(scroll), r);
+    for (lines, at) in columns(inner) {
+        frame.render_widget(Paragraph::new(lines).scroll(scroll), at);
+    }
 }

@@ -759,6 +759,23 @@ fn the_help_scrolls_to_every_binding_on_a_small_screen() {
     assert!(!screen(&state, false).contains("Keys (? or Esc closes)"));
 }
 
+/// At 50 columns, where two columns would cut every line, the help is one column: each
+/// binding's label and whole help show as it scrolls.
+#[test]
+fn a_narrow_help_is_one_column_of_whole_lines() {
+    let mut state = loaded(50, 24);
+    keys(&mut state, "?");
+    let mut seen = screen(&state, false);
+    for _ in 0..80 {
+        keys(&mut state, "j");
+        seen.push_str(&screen(&state, false));
+    }
+    for b in hld_tui::keys::BINDINGS {
+        let line = format!("{:<12}{}", b.label, b.help);
+        assert!(seen.contains(&line), "{line:?} never shown whole:\n{seen}");
+    }
+}
+
 /// A question asked with Claude Code's `AskUserQuestion` reads as its question and choices,
 /// not as the tool's raw input, and says how to answer it; `a` opens the answer box.
 #[test]

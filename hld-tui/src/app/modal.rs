@@ -11,7 +11,7 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
     };
     match modal {
         Modal::Help { top } => {
-            let last = crate::help::overflow(state.height);
+            let last = crate::help::overflow(state.width, state.height);
             let page = usize::from(state.height / 2);
             let top = match key.code {
                 KeyCode::Char('?' | 'q') | KeyCode::Esc => return Vec::new(),
