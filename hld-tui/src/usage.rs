@@ -147,9 +147,15 @@ fn daily_chart(
                 .label(Line::from(day.format("%d").to_string()))
         })
         .collect();
+    // The days shown, and which part they are of the days the total (below) counts.
+    let part = match shown.len() {
+        n if n < days.len() => format!("{n} of {USAGE_DAYS} days"),
+        _ => format!("{USAGE_DAYS} days"),
+    };
     let range = match (shown.first(), shown.last()) {
         (Some((first, _)), Some((last, _))) => {
-            format!("{} – {}", first.format("%b %-d"), last.format("%b %-d"))
+            let (first, last) = (first.format("%b %-d"), last.format("%b %-d"));
+            format!("{first} – {last} ({part})")
         }
         _ => String::new(),
     };

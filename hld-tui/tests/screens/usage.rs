@@ -332,6 +332,11 @@ fn the_usage_view_shows_each_day_and_model_and_esc_leaves_it() {
         shown.contains("last 30 days: $16.26 · 5 turns · 2 sessions"),
         "{shown}"
     );
+    // The chart's title says which of those days its bars are.
+    assert!(
+        shown.contains("Cost per day, US$ · Nov 5 – Nov 27 (23 of 30 days)"),
+        "{shown}"
+    );
     // Today's bar and an earlier one, each with its cost (a bar under a row high has none).
     assert!(shown.contains("12.3") && shown.contains("3.50"), "{shown}");
     let opus = shown.lines().find(|l| l.contains("opus-4-1")).unwrap();
