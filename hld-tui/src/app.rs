@@ -392,6 +392,8 @@ pub struct State {
     pub link: Link,
     /// The context the daemon was reached by, shown in the title bar (`None` for `local`).
     pub context: Option<String>,
+    /// The directory the dashboard was started in: a new session's, by default.
+    pub here: Option<String>,
     /// Every session, newest activity first.
     pub sessions: Vec<SessionInfo>,
     /// The drafts, newest first.

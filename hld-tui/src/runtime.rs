@@ -51,6 +51,9 @@ pub struct Options {
 pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Result<()> {
     let size = terminal.size()?;
     let mut state = State::new(Utc::now(), size.width, size.height, options.bell);
+    state.here = std::env::current_dir()
+        .ok()
+        .map(|d| d.display().to_string());
     let names: Vec<String> = options.daemons.iter().map(|d| d.name.clone()).collect();
     match names.as_slice() {
         [name] => state.context = Some(name.clone()).filter(|n| n != LOCAL),

@@ -210,7 +210,18 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
     let mut branch = TextArea::default();
     branch.set_placeholder_text("optional, when isolated: else named from the query");
     let mut working_dir = TextArea::default();
-    if let Some(dir) = recent_dirs(state).into_iter().next() {
+    // Where the dashboard was started, as `hlyr launch` and `claude` take it (an isolated
+    // session's worktree stands for its repository, as in `recent_dirs`); else the most
+    // recent directory. The recent ones are on ↑/↓.
+    let here = state.here.as_deref().map(|here| {
+        let worktree = state
+            .sessions
+            .iter()
+            .filter_map(|s| s.worktree.as_ref())
+            .find(|w| !w.path.is_empty() && std::path::Path::new(here).starts_with(&w.path));
+        worktree.map_or_else(|| here.to_owned(), |w| w.repository.clone())
+    });
+    if let Some(dir) = here.or_else(|| recent_dirs(state).into_iter().next()) {
         working_dir.insert_str(dir);
     }
     LaunchForm {

@@ -68,6 +68,7 @@ impl State {
             height,
             link: Link::Connecting,
             context: None,
+            here: None,
             sessions: Vec::new(),
             drafts: Vec::new(),
             approvals: Vec::new(),

@@ -167,3 +167,38 @@ fn in_a_fleet_a_hidden_forms_refusal_names_its_daemon() {
         "{shown}"
     );
 }
+
+/// The working directory of a new session is where the dashboard was started, as for `hlyr
+/// launch` and `claude` (an isolated session's worktree stands for its repository); the
+/// recent directories are on ↑/↓; started nowhere known, the most recent one.
+#[test]
+fn the_form_starts_in_the_directory_the_dashboard_was_started_in() {
+    let dir_of = |state: &State| {
+        let Some(Modal::Launch(form)) = &state.modal else {
+            panic!("{:?}", state.modal)
+        };
+        form.working_dir.lines().join("")
+    };
+    let mut state = loaded(80, 24);
+    state.here = Some("/srv/elsewhere".into());
+    keys(&mut state, "c");
+    assert_eq!(dir_of(&state), "/srv/elsewhere");
+    update(&mut state, key(KeyCode::Tab));
+    update(&mut state, key(KeyCode::Down));
+    assert_eq!(dir_of(&state), "/home/me/project");
+    update(&mut state, key(KeyCode::Esc));
+    // Started inside an isolated session's worktree: its repository.
+    let mut sessions = sessions();
+    sessions[0].worktree = serde_json::from_value(serde_json::json!({
+        "repository": "/home/me/repo", "path": "/home/me/.wt/add-parser",
+        "branch": "add-parser", "base_branch": "main", "base_commit": "0123", "state": "active"}))
+    .unwrap();
+    update(&mut state, Msg::Sessions(sessions));
+    state.here = Some("/home/me/.wt/add-parser/src".into());
+    keys(&mut state, "c");
+    assert_eq!(dir_of(&state), "/home/me/repo");
+    update(&mut state, key(KeyCode::Esc));
+    state.here = None;
+    keys(&mut state, "c");
+    assert_eq!(dir_of(&state), "/home/me/repo");
+}

@@ -45,8 +45,17 @@ impl DerefMut for Tui {
 
 impl Tui {
     /// Starts `hld-tui --daemon-socket SOCKET ARGS…` with a private home and a clean
-    /// environment.
+    /// environment, in that home.
     pub(super) fn spawn(socket: &Path, args: &[&str]) -> Tui {
+        Tui::started(socket, args, None)
+    }
+
+    /// Starts `hld-tui --daemon-socket SOCKET --no-bell` as [`Tui::spawn`] does, in `dir`.
+    pub(super) fn spawn_in(socket: &Path, dir: &Path) -> Tui {
+        Tui::started(socket, &["--no-bell"], Some(dir))
+    }
+
+    fn started(socket: &Path, args: &[&str], dir: Option<&Path>) -> Tui {
         let home = tempfile::Builder::new()
             .prefix("hld-tui-home-")
             .tempdir_in("/tmp")
@@ -55,6 +64,9 @@ impl Tui {
         cmd.arg("--daemon-socket");
         cmd.arg(socket);
         cmd.args(args);
+        if let Some(dir) = dir {
+            cmd.cwd(dir);
+        }
         Tui::run(cmd, home)
     }
 
@@ -116,15 +128,17 @@ pub(super) fn tui_on(d: &TestDaemon) -> Tui {
 fn a_session_launched_from_the_form_streams_is_approved_and_completes_then_q_quits_cleanly() {
     let d = fake();
     let work = workdir();
-    let mut tui = tui_on(&d);
+    // Started in the project, as `claude` is.
+    let mut tui = Tui::spawn_in(&d.socket, work.path());
     tui.wait_screen("No sessions yet");
 
-    // The form: the query, Tab, the working directory (empty on a fresh daemon), Enter.
+    // The form: the query, Tab to the working directory (the one the dashboard was started
+    // in), Enter.
     tui.send("c");
     tui.wait_screen(" New session ");
     tui.send("scenario:tool write the hello file");
     tui.send("\t");
-    tui.send(&work.path().display().to_string());
+    tui.wait_screen(&work.path().display().to_string());
     tui.send("\r");
 
     // Its conversation opens and streams up to the tool call, which waits for approval.
@@ -475,7 +489,7 @@ fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
     // Enter in the query is a new line; the directory is typed after Tab, then back with
     // Shift+Tab, and Ctrl+S launches from the query.
     tui.send("scenario:plain first line\rsecond line");
-    tui.send("\t");
+    tui.send("\t\x15");
     tui.send(&work.path().display().to_string());
     tui.send("\x1b[Z");
     tui.send(CTRL_S);

@@ -186,7 +186,8 @@ fn launch_planning_from_the_form(tui: &mut Tui, work: &std::path::Path) {
     tui.send("c");
     tui.wait_screen(" New session ");
     tui.send("scenario:plan");
-    tui.send("\t");
+    // The directory field holds where the dashboard started: erased, then typed.
+    tui.send("\t\x15");
     tui.send(&work.display().to_string());
     // Model, then approvals: two steps right of "ask here" is plan mode.
     tui.send("\t\t");

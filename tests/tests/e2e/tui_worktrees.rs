@@ -20,7 +20,8 @@ fn launch_isolated(tui: &mut Tui, query: &str, dir: &std::path::Path, branch: &s
     tui.wait_screen(" New session ");
     tui.wait_screen("Isolation");
     tui.send(&query.replace('\n', "\r"));
-    tui.send("\t");
+    // The directory field holds where the dashboard started: erased, then typed.
+    tui.send("\t\x15");
     tui.send(&dir.display().to_string());
     // Model, then approvals: ask → auto-accept edits.
     tui.send("\t\t");
