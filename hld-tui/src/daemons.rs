@@ -67,14 +67,13 @@ pub fn mark(state: &State, session_id: &str) -> Option<Span<'static>> {
 pub fn launch_title(state: &State, form: &LaunchForm) -> String {
     match state.fleet.daemons.get(form.daemon) {
         Some(daemon) if state.fleet.is_fleet() && form.draft.is_none() => format!(
-            " New session on ⌂ {} (Ctrl+O: next daemon, Ctrl+S launches, Esc cancels) ",
+            " New session on ⌂ {} (Ctrl+O: next daemon, Enter launches, Esc cancels) ",
             daemon.name
         ),
-        Some(daemon) if state.fleet.is_fleet() => format!(
-            " Draft on ⌂ {} (Ctrl+S launches, Esc cancels) ",
-            daemon.name
-        ),
-        _ => " New session (Ctrl+S launches, Esc cancels) ".to_owned(),
+        Some(daemon) if state.fleet.is_fleet() => {
+            format!(" Draft on ⌂ {} (Enter launches, Esc cancels) ", daemon.name)
+        }
+        _ => " New session (Enter launches, Esc cancels) ".to_owned(),
     }
 }
 

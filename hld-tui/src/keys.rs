@@ -538,6 +538,8 @@ pub const BINDINGS: &[Binding] = &[
             (Plain(KeyCode::Down), A::Down),
         ],
     ),
+    // Enter and Alt+Enter are the forms' own (the map has no Alt+Enter); listed for the help.
+    bind(Forms, "⏎  Alt+⏎", "submit; new line", &[]),
     bind(
         Forms,
         "Ctrl+S  Esc",

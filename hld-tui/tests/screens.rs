@@ -618,7 +618,11 @@ fn back_on_the_list_the_session_just_read_is_selected() {
 fn launching_from_the_form_sends_the_fields() {
     let mut state = loaded(80, 24);
     keys(&mut state, "cline one");
-    update(&mut state, key(KeyCode::Enter));
+    // Alt+Enter starts a new line of the query; Enter would launch.
+    update(
+        &mut state,
+        Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT)),
+    );
     keys(&mut state, "line two");
     update(&mut state, key(KeyCode::Tab));
     update(&mut state, key(KeyCode::Tab));
@@ -638,13 +642,14 @@ fn launching_from_the_form_sends_the_fields() {
     assert!(state.modal.is_some());
     update(&mut state, Msg::Opened("s-run".into()));
     assert!(state.modal.is_none());
-    // Right from "ask" is auto-accept of edits, with the approvals server kept.
+    // Right from "ask" is auto-accept of edits, with the approvals server kept; Enter
+    // launches, as Ctrl+S does.
     keys(&mut state, "cq");
     for _ in 0..3 {
         update(&mut state, key(KeyCode::Tab));
     }
     update(&mut state, key(KeyCode::Right));
-    let commands = update(&mut state, ctrl('s'));
+    let commands = update(&mut state, key(KeyCode::Enter));
     let [Command::Launch(params)] = commands.as_slice() else {
         panic!("{commands:?}")
     };

@@ -206,7 +206,7 @@ pub fn recent_dirs(state: &State) -> Vec<String> {
 
 pub(super) fn launch_form(state: &State) -> LaunchForm {
     let mut query = TextArea::default();
-    query.set_placeholder_text("What should Claude do? (Enter: new line, Ctrl+S: launch)");
+    query.set_placeholder_text("What should Claude do? (Enter launches, Alt+Enter: new line)");
     let mut branch = TextArea::default();
     branch.set_placeholder_text("optional, when isolated: else named from the query");
     let mut working_dir = TextArea::default();
@@ -247,8 +247,10 @@ pub(super) fn launch_key(
     key: KeyEvent,
 ) -> (Vec<Command>, bool) {
     let action = keys::action(&[Scope::Forms], Key::of(key, false));
-    let submit = action == Some(Action::Submit)
-        || (key.code == KeyCode::Enter && form.field != Field::Query);
+    // Enter launches from any field, as it sends in Claude Code; Alt+Enter starts a new line
+    // of the query.
+    let enter = key.code == KeyCode::Enter && !key.modifiers.contains(KeyModifiers::ALT);
+    let submit = action == Some(Action::Submit) || enter;
     let back = action == Some(Action::Back);
     if form.launching {
         // Esc hides the form: the launch goes on, and its session opens once started.

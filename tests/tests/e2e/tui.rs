@@ -480,19 +480,20 @@ fn ctrl_c_twice_quits_from_inside_a_form_and_restores_the_terminal() {
 }
 
 #[test]
-fn ctrl_s_launches_a_multi_line_query_from_the_query_field() {
+fn enter_launches_a_multi_line_query_from_the_query_field() {
     let d = fake();
     let work = workdir();
     let mut tui = tui_on(&d);
     tui.send("c");
     tui.wait_screen(" New session ");
-    // Enter in the query is a new line; the directory is typed after Tab, then back with
-    // Shift+Tab, and Ctrl+S launches from the query.
-    tui.send("scenario:plain first line\rsecond line");
+    // Alt+Enter in the query is a new line; the directory is typed after Tab, then back with
+    // Shift+Tab, and Enter launches from the query, as it sends in Claude Code.
+    tui.send("scenario:plain first line\x1b\rsecond line");
     tui.send("\t\x15");
     tui.send(&work.path().display().to_string());
     tui.send("\x1b[Z");
-    tui.send(CTRL_S);
+    tui.wait_screen("second line");
+    tui.send("\r");
     tui.wait_screen("✓ completed");
     let id = d.only_session();
     let state = d.wait_session(&id, |s| s.status == SessionStatus::Completed);

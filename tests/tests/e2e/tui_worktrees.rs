@@ -13,13 +13,13 @@ use super::worktrees::{git, repo, shared};
 const CTRL_S: &str = "\x13";
 const RIGHT: &str = "\x1b[C";
 
-/// Fills the launch form: `query` (Enter is a new line there), the working directory, edits
-/// accepted, the isolation switch on, and `branch`; Ctrl+S launches.
+/// Fills the launch form: `query` (Alt+Enter is a new line there), the working directory,
+/// edits accepted, the isolation switch on, and `branch`; Ctrl+S launches.
 fn launch_isolated(tui: &mut Tui, query: &str, dir: &std::path::Path, branch: &str) {
     tui.send("c");
     tui.wait_screen(" New session ");
     tui.wait_screen("Isolation");
-    tui.send(&query.replace('\n', "\r"));
+    tui.send(&query.replace('\n', "\x1b\r"));
     // The directory field holds where the dashboard started: erased, then typed.
     tui.send("\t\x15");
     tui.send(&dir.display().to_string());
