@@ -696,8 +696,12 @@ fn unknown_ids_and_bad_values_are_refused_before_anything_changes() {
 #[test]
 fn continuing_a_running_session_says_it_interrupts_and_asks_on_a_terminal() {
     let d = slow_daemon(60);
+    // Running, and resumable: claude has said which conversation it keeps.
+    let resumable = |s: &hld_client::protocol::SessionState| {
+        s.status == SessionStatus::Running && s.claude_session_id.is_some()
+    };
     let id = d.launch(launch_params("scenario:slow", workdir(&d)));
-    d.wait_session(&id, |s| s.status == SessionStatus::Running);
+    d.wait_session(&id, resumable);
     let warning = format!(
         "{} is still running: continuing it interrupts its turn",
         &id[..8]
@@ -725,7 +729,7 @@ fn continuing_a_running_session_says_it_interrupts_and_asks_on_a_terminal() {
 
     // --force says nothing; a session that ended is continued without a word either.
     let other = d.launch(launch_params("scenario:slow", workdir(&d)));
-    d.wait_session(&other, |s| s.status == SessionStatus::Running);
+    d.wait_session(&other, resumable);
     let forced = hlyr(
         &d,
         &["continue", "--force", &other, "--detach", "scenario:plain"],
