@@ -288,6 +288,10 @@ pub enum Update {
         /// The git worktree of an isolated session.
         #[serde(skip_serializing_if = "Option::is_none")]
         worktree: Option<WorktreeInfo>,
+        /// The branch the worktree's branch starts from, when not the one it merges into (a
+        /// continuation's starts from its parent's branch). The JSON's worktree says the same.
+        #[serde(skip)]
+        from: Option<String>,
     },
     /// A conversation event.
     Event(ConversationEvent),

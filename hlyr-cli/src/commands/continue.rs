@@ -85,6 +85,9 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     if parent.status.is_active() && !args.force {
         interrupts(&parent)?;
     }
+    // An isolated parent's continuation branches from the parent's branch (the daemon's
+    // `continueSession`).
+    let from = (parent.worktree.as_ref()).map(|w| w.branch.clone());
     let params = ContinueSessionParams {
         session_id: parent.id,
         query,
@@ -122,6 +125,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         run_id: continued.run_id,
         parent_session_id: Some(continued.parent_session_id),
         worktree,
+        from,
     })?;
     if args.detach {
         return Ok(Exit::Ok);

@@ -294,7 +294,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         no_approvals: args.no_approvals.then_some(true),
         worktree: args.worktree.then_some(WorktreeParams {
             branch: args.branch.clone(),
-            base: args.base,
+            base: args.base.clone(),
         }),
         permission_mode: args.agent.mode,
         images: images(&args.agent.images)?,
@@ -320,6 +320,8 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         run_id: launched.run_id,
         parent_session_id: None,
         worktree: worktree.clone(),
+        // A base that is no branch (a tag, a commit) is where it starts, not what it merges into.
+        from: args.base,
     })?;
     if let Some(repository) = worktree.as_ref().map(|w| &w.repository) {
         if has_uncommitted_changes(repository) {

@@ -26,6 +26,7 @@ impl Render for Update {
                 run_id,
                 parent_session_id,
                 worktree,
+                from,
             } => {
                 let mut text = format!(
                     "{} {session_id}\n{} {run_id}",
@@ -36,13 +37,20 @@ impl Render for Update {
                     text.push_str(&format!("\n{} {parent}", paint(DIM, "Continues")));
                 }
                 if let Some(w) = worktree {
+                    let commit: String = clean(&w.base_commit).chars().take(8).collect();
+                    let start = match from.as_deref().filter(|f| *f != w.base_branch) {
+                        Some(from) => format!(
+                            "from {} at {commit}, merges into {}",
+                            clean(from),
+                            clean(&w.base_branch)
+                        ),
+                        None => format!("from {} at {commit}", clean(&w.base_branch)),
+                    };
                     text.push_str(&format!(
-                        "\n{} {} at {} (from {} at {})",
+                        "\n{} {} at {} ({start})",
                         paint(BOLD, "Branch "),
                         clean(&w.branch),
                         clean(&w.path),
-                        clean(&w.base_branch),
-                        clean(&w.base_commit.chars().take(8).collect::<String>())
                     ));
                 }
                 text

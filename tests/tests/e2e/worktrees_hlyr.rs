@@ -194,6 +194,11 @@ fn continue_goes_on_with_isolated_sessions_last_merged_and_discarded() {
     ]);
     let branch = format!("again at {}", d.dir.join("worktrees").display());
     assert!(run.assert_code(0).stdout.contains(&branch), "{run:#?}");
+    // It starts where its parent's branch got to, and merges where that one did.
+    let parent_branch = d.state(&continued).worktree.expect("a worktree").branch;
+    let start = format!("(from {parent_branch} at ");
+    assert!(run.stdout.contains(&start), "{run:#?}");
+    assert!(run.stdout.contains(", merges into main)"), "{run:#?}");
     let again = printed_session(&run);
     d.wait_ended(&again);
     // A discarded one is passed over: the newest left is the merged one, which says so.
