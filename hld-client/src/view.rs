@@ -22,7 +22,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use crate::protocol::{Approval, ApprovalType};
+use crate::protocol::{Approval, ApprovalType, ConversationEvent, ConversationEventType};
 
 /// A diff shows this many unchanged lines around each change.
 pub const CONTEXT_LINES: usize = 3;
@@ -35,6 +35,14 @@ pub fn count(n: u64, noun: &str) -> String {
 /// A model's id without the `claude-` every id starts with: what a narrow column shows.
 pub fn short_model(model: &str) -> &str {
     model.strip_prefix("claude-").unwrap_or(model)
+}
+
+/// Whether `event` is a tool result that only repeats `reason`, a denial's comment already
+/// shown with the denial (the agent reads a denial's reason as its tool's result).
+pub fn repeats_denial(event: &ConversationEvent, reason: &str) -> bool {
+    event.event_type == ConversationEventType::ToolResult
+        && !reason.trim().is_empty()
+        && event.tool_result_content.as_deref().map(str::trim) == Some(reason.trim())
 }
 
 /// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage

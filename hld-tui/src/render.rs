@@ -5,7 +5,7 @@
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
-use hld_client::view::{clean, Change, DiffLine, Question, ToolInput, SEVERAL};
+use hld_client::view::{clean, repeats_denial, Change, DiffLine, Question, ToolInput, SEVERAL};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
@@ -42,14 +42,23 @@ pub fn first_line(text: &str) -> String {
 const DIM: Style = Style::new().add_modifier(Modifier::DIM);
 const BOLD: Style = Style::new().add_modifier(Modifier::BOLD);
 
-/// The lines of one event at `width` columns.
+/// The lines of one event at `width` columns, under `mark`, the approval of its tool call (a
+/// tool result's: of the call it answers).
 pub fn event_lines(
     event: &ConversationEvent,
     mark: Option<&Mark>,
     options: Options,
     width: u16,
 ) -> Vec<Line<'static>> {
+    let repeats = |m: &Mark| {
+        m.status == ApprovalStatus::Denied
+            && m.comment
+                .as_deref()
+                .is_some_and(|c| repeats_denial(event, c))
+    };
     let lines = match event.event_type {
+        // Its call's mark says it.
+        ConversationEventType::ToolResult if mark.is_some_and(repeats) => return Vec::new(),
         ConversationEventType::Message => message(event),
         ConversationEventType::Thinking => thinking(event, options),
         ConversationEventType::ToolCall => tool_call(event, mark, options),

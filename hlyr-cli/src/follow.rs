@@ -19,7 +19,7 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
     SessionStatus, TurnResult,
 };
-use hld_client::view::clean;
+use hld_client::view::repeats_denial;
 use hld_client::view::usage::limit_text;
 use hld_client::{Client, FollowItem};
 
@@ -34,6 +34,7 @@ use crate::session::Session;
 use crate::transcript;
 
 mod course;
+mod idle;
 mod turns;
 
 /// What Ctrl-C does while a session is followed.
@@ -145,6 +146,8 @@ struct Follower<'a> {
     mode: Mode,
     /// The session's totals as last read: as following began, then at each turn's end.
     totals: TurnResult,
+    /// The comments of the denials printed: a tool result repeating one is not printed.
+    denials: HashSet<String>,
 }
 
 impl Follower<'_> {
@@ -196,8 +199,23 @@ impl Follower<'_> {
                     None => transcript::approval_text(approval, !call_printed),
                 }
             }
+            Update::Event(e)
+                if !self.out.is_json() && self.denials.iter().any(|r| repeats_denial(e, r)) =>
+            {
+                String::new()
+            }
             _ => self.out.render(update)?,
         };
+        // A person's reason is shown with the denial (a rule's is not: its result tells it).
+        if let Update::Decision {
+            decision: ApprovalStatus::Denied,
+            comment: Some(reason),
+            decided_by: None,
+            ..
+        } = update
+        {
+            self.denials.insert(reason.clone());
+        }
         if text.is_empty() {
             return Ok(());
         }
@@ -284,53 +302,6 @@ impl Follower<'_> {
         if !self.retrying {
             self.activity.show();
         }
-    }
-
-    /// Ctrl-C: interrupts the session, stops waiting for it, or stops following, as `on`
-    /// says. Returns the exit code when following stops.
-    async fn ctrl_c(&mut self, on: OnCtrlC) -> Option<Exit> {
-        if let Some(prompter) = self.prompter.as_mut() {
-            prompter.interrupt();
-        }
-        self.activity.hide();
-        if std::mem::take(&mut self.retrying) {
-            let _ = self.out.end_line();
-        }
-        let id = short_id(self.session_id);
-        let told = match on {
-            OnCtrlC::Interrupt if !self.interrupting => {
-                self.interrupting = true;
-                // Nothing more is asked of a session that is being stopped.
-                self.prompter = None;
-                note("interrupting the session (Ctrl-C again to stop waiting)");
-                // Nor does it go on with what was queued for it: that is taken back, and told.
-                for (id, text) in std::mem::take(&mut self.queued) {
-                    if self.client.cancel_queued_message(&id).await.is_ok() {
-                        note(&format!("not sent, taken back: {}", clean(&text)));
-                    }
-                }
-                if let Err(e) = self.client.interrupt_session(self.session_id).await {
-                    // It may have ended meanwhile: its end is on its way.
-                    CliError::from(e).print();
-                }
-                return None;
-            }
-            OnCtrlC::Interrupt => format!(
-                "stopped waiting; the daemon is still interrupting the session (see {})",
-                hlyr(&format!("show {id}"))
-            ),
-            OnCtrlC::Detach => format!(
-                "detached; the session keeps running: follow it again with {}, stop it with {}",
-                hlyr(&format!("conversation {id} --follow")),
-                hlyr(&format!("interrupt {id}"))
-            ),
-            OnCtrlC::StopWatching => format!(
-                "stopped following; the session keeps running (stop it with {})",
-                hlyr(&format!("interrupt {id}"))
-            ),
-        };
-        note(&told);
-        Some(Exit::CtrlC)
     }
 
     /// Queues a conversation event (and an approval, or a rule's decision, that was waiting
@@ -465,6 +436,11 @@ impl Follower<'_> {
         };
         if !self.decided.insert(approval_id.clone()) {
             return;
+        }
+        // A question held back for its approval, which was decided without being asked (a
+        // replay): told before its answer.
+        if (self.question.as_ref()).is_some_and(|q| q.approval_id.as_ref() == Some(approval_id)) {
+            self.queue.extend(self.question.take().map(Update::Event));
         }
         if let Some(prompter) = self.prompter.as_mut() {
             prompter.forget(approval_id);

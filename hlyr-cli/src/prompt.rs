@@ -151,6 +151,12 @@ impl Prompter {
         }
     }
 
+    /// Stops asking every approval queued: none can be decided now.
+    pub fn give_up(&mut self) {
+        self.interrupt();
+        self.queue.clear();
+    }
+
     /// Ends the line of a prompt on screen, before something else is printed, and gives the
     /// terminal its line mode back.
     pub fn interrupt(&mut self) {

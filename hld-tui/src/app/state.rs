@@ -222,6 +222,11 @@ impl State {
     }
 
     pub(super) fn mark_for(&self, event: &ConversationEvent) -> Option<Mark> {
+        // A result's is its call's: a denial's reason shown there is not shown again.
+        if event.event_type == ConversationEventType::ToolResult {
+            let call = event.tool_result_for_id.as_deref()?;
+            return self.marks.get(call).cloned();
+        }
         if event.event_type != ConversationEventType::ToolCall {
             return None;
         }

@@ -2,17 +2,19 @@
 //! mode of the cycle (default → accept edits → plan, [`Mode`]), and `/model NAME` switches its
 //! model. Both are `updateSessionSettings` calls, never messages to the agent. Tab completes
 //! a `/command` from what the session's `claude` reported and hlyr's own, and an `@file` from
-//! its directory. Esc interrupts the agent's turn and the conversation goes on.
+//! its directory. Esc interrupts the agent's turn and the conversation goes on; Ctrl-C stops
+//! the session, or following it ([`OnCtrlC`]).
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{SlashCommandKind, UpdateSessionSettingsParams};
 use hld_client::view::clean;
 use hld_client::Client;
 
-use super::Follower;
+use super::{note, Follower, OnCtrlC};
 use crate::composer::Completion;
-use crate::error::CliError;
-use crate::output::{paint, Update, BOLD, CYAN, DIM};
+use crate::error::{CliError, Exit};
+use crate::hint::hlyr;
+use crate::output::{paint, short_id, Update, BOLD, CYAN, DIM};
 use crate::transcript::mode_text;
 
 /// What `/model` alone adds after the model in use.
@@ -43,6 +45,53 @@ impl Follower<'_> {
         // Told here: the settings change it publishes then finds the mode known.
         self.mode = next;
         Ok(mode_text(next.label()))
+    }
+
+    /// Ctrl-C: interrupts the session, stops waiting for it, or stops following, as `on`
+    /// says. Returns the exit code when following stops.
+    pub(super) async fn ctrl_c(&mut self, on: OnCtrlC) -> Option<Exit> {
+        if let Some(prompter) = self.prompter.as_mut() {
+            prompter.interrupt();
+        }
+        self.activity.hide();
+        if std::mem::take(&mut self.retrying) {
+            let _ = self.out.end_line();
+        }
+        let id = short_id(self.session_id);
+        let told = match on {
+            OnCtrlC::Interrupt if !self.interrupting => {
+                self.interrupting = true;
+                // Nothing more is asked of a session that is being stopped.
+                self.prompter = None;
+                note("interrupting the session (Ctrl-C again to stop waiting)");
+                // Nor does it go on with what was queued for it: that is taken back, and told.
+                for (id, text) in std::mem::take(&mut self.queued) {
+                    if self.client.cancel_queued_message(&id).await.is_ok() {
+                        note(&format!("not sent, taken back: {}", clean(&text)));
+                    }
+                }
+                if let Err(e) = self.client.interrupt_session(self.session_id).await {
+                    // It may have ended meanwhile: its end is on its way.
+                    CliError::from(e).print();
+                }
+                return None;
+            }
+            OnCtrlC::Interrupt => format!(
+                "stopped waiting; the daemon is still interrupting the session (see {})",
+                hlyr(&format!("show {id}"))
+            ),
+            OnCtrlC::Detach => format!(
+                "detached; the session keeps running: follow it again with {}, stop it with {}",
+                hlyr(&format!("conversation {id} --follow")),
+                hlyr(&format!("interrupt {id}"))
+            ),
+            OnCtrlC::StopWatching => format!(
+                "stopped following; the session keeps running (stop it with {})",
+                hlyr(&format!("interrupt {id}"))
+            ),
+        };
+        note(&told);
+        Some(Exit::CtrlC)
     }
 
     /// Esc while the agent works: interrupts its turn, and takes back what was queued for the

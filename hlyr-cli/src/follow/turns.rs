@@ -7,7 +7,8 @@
 //! time Shift+Tab cycles the session's mode and `/model NAME` switches its model (see
 //! [`super::course`]); the prompt line shows a mode other than `default`.
 //!
-//! A daemon lost is waited for: at the prompt while a conversation is held (a line sent
+//! Between turns the session is followed still ([`super::idle`]): a turn another front end
+//! starts is shown as it happens. A daemon lost is waited for: at the prompt while a conversation is held (a line sent
 //! connects again), otherwise by connecting again with backoff and following on from the last
 //! event taken in ([`Turns::resume`]).
 
@@ -16,11 +17,11 @@ use std::io::Write;
 use futures::StreamExt;
 use hld_client::mode::Mode;
 use hld_client::protocol::{MessageMode, SessionState, SessionStatus, TurnResult};
-use hld_client::{Client, Follow, FollowItem};
-use tokio::signal::unix::{signal, Signal, SignalKind};
+use hld_client::{Client, Follow, FollowItem, Subscription};
+use tokio::signal::unix::{signal, SignalKind};
 use unicode_width::UnicodeWidthStr;
 
-use super::{note, Follower, OnCtrlC, Options};
+use super::{note, Follower, Options};
 use crate::activity::Activity;
 use crate::composer::{Composer, Typed};
 use crate::error::{CliError, Exit};
@@ -28,15 +29,10 @@ use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
 use crate::output::{paint, Printer, BOLD, CYAN, DIM};
 use crate::prompt::Prompter;
-use crate::reconnect::Reconnect;
 use crate::session::shown_title;
 
 /// What the prompt for the next message says about its keys.
 const PROMPT_HELP: &str = "(Enter sends · empty line or Ctrl-D ends)";
-
-/// What a conversation that lost its daemon says it waits for.
-const LOST_HINT: &str = "once the daemon is back, a line sent connects again and goes on with \
-the session; Ctrl-D ends";
 
 /// How many completions Tab shows when several match, at most.
 const MAX_CANDIDATES: usize = 12;
@@ -93,6 +89,7 @@ pub(super) async fn following(
         converse: options.converse,
         mode: Mode::of(&initial.control),
         totals: totals(initial),
+        denials: Default::default(),
     };
     ring_waiting(&mut follower).await?;
     let status = &follow.initial_state().status;
@@ -106,6 +103,8 @@ pub(super) async fn following(
     let composer = Composer::with_history([initial.query.clone()]);
     let mut turns = Turns {
         follow: Some(follow),
+        watch: None,
+        cut: false,
         told: None,
         last_sequence: None,
         composer,
@@ -119,6 +118,11 @@ pub(super) async fn following(
     }
 
     loop {
+        if turns.unwatched(&follower) {
+            if let Err(e) = turns.watch(&mut follower).await {
+                turns.lost(&mut follower, e);
+            }
+        }
         follower.idle();
         follower.activity.typing(&turns.composer.shown());
         let asking = follower.asking();
@@ -131,6 +135,9 @@ pub(super) async fn following(
             () = client.closed(), if idle && follower.holds_keys() => {
                 let lost = super::lost_daemon(follower.session_id);
                 turns.lost(&mut follower, lost);
+            }
+            seen = async { turns.watch.as_mut()?.next().await }, if turns.watch.is_some() => {
+                turns.watched(&mut follower, seen).await?;
             }
             item = async { turns.follow.as_mut()?.next().await }, if turns.follow.is_some() => {
                 match turns.item(&mut follower, item) {
@@ -190,13 +197,17 @@ pub(super) async fn following(
 }
 
 /// Where a conversation is, turn after turn.
-struct Turns {
+pub(super) struct Turns {
     /// The follow of the current turn; `None` at the prompt between turns.
-    follow: Option<Follow>,
+    pub(super) follow: Option<Follow>,
+    /// The session's events, watched at the prompt for a turn started elsewhere.
+    pub(super) watch: Option<Subscription>,
+    /// The daemon's loss cut a turn short, whose end is to be told once it is back.
+    pub(super) cut: bool,
     /// The end of the last turn was told: how it ended.
-    told: Option<Exit>,
+    pub(super) told: Option<Exit>,
     /// Where the last follow got to, for the next turn's.
-    last_sequence: Option<i64>,
+    pub(super) last_sequence: Option<i64>,
     /// The next message, being typed.
     composer: Composer,
     /// The prompt's rows above the cursor: a line typed past the terminal's width wraps.
@@ -302,6 +313,19 @@ impl Turns {
                     continue;
                 }
             };
+            if between_turns && self.cut {
+                let mut told = self.tell_lost_end(follower).await;
+                if told.as_ref().is_err_and(|e| e.exit == Exit::Unreachable)
+                    && follower.reconnect().await
+                {
+                    told = self.tell_lost_end(follower).await;
+                }
+                if let Err(e) = told {
+                    follower.activity.suspend(|| e.print());
+                    self.composer.restore(&text);
+                    continue;
+                }
+            }
             if mode == MessageMode::Steer {
                 follower
                     .activity
@@ -332,18 +356,7 @@ impl Turns {
             }
             if between_turns {
                 // The conversation shows the message as the next turn starts with it.
-                self.erase_prompt();
-                let follow = follower
-                    .client
-                    .follow_after(follower.session_id, self.last_sequence)
-                    .await?;
-                // Changed elsewhere between turns, the mode is told as the turn starts.
-                follower.mode_now(Mode::of(&follow.initial_state().control));
-                self.follow = Some(follow);
-                ring_waiting(follower).await?;
-                // The next turn's end is told, even when it ended before following began.
-                self.told = None;
-                follower.next_turn();
+                self.follow_next(follower).await?;
                 return Ok(None);
             }
         }
@@ -353,77 +366,9 @@ impl Turns {
         Ok(None)
     }
 
-    /// The daemon's connection was lost, while the agent worked or at the prompt: the
-    /// conversation waits at the prompt, where the next line sent connects again and goes on
-    /// with the session (which a daemon that restarted has ended).
-    fn lost(&mut self, follower: &mut Follower<'_>, e: CliError) {
-        let working = match self.follow.take() {
-            Some(follow) => {
-                self.last_sequence = follow.last_sequence();
-                follower.end();
-                true
-            }
-            None => {
-                self.erase_prompt();
-                false
-            }
-        };
-        CliError {
-            hint: Some(LOST_HINT.to_owned()),
-            ..e
-        }
-        .print();
-        self.told = Some(Exit::Unreachable);
-        self.prompt(working, follower.mode);
-    }
-
-    /// The daemon's connection was lost while following, with no conversation holding the
-    /// keys: waits for the daemon ([`Reconnect`]), then follows on from the last conversation
-    /// event taken in, so that nothing is told twice nor skipped (a session the restarted
-    /// daemon ended comes with its end). Ctrl-C meanwhile stops following at once (there is no
-    /// daemon to interrupt the session through); returns its exit code then.
-    async fn resume(
-        &mut self,
-        follower: &mut Follower<'_>,
-        sigint: &mut Signal,
-        lost: CliError,
-        on_ctrl_c: OnCtrlC,
-    ) -> Result<Option<Exit>, CliError> {
-        let after = self.follow.take().and_then(|f| f.last_sequence());
-        if let Some(prompter) = follower.prompter.as_mut() {
-            prompter.interrupt();
-        }
-        follower.activity.hide();
-        if std::mem::take(&mut follower.retrying) {
-            follower.out.end_line()?;
-        }
-        let on_ctrl_c = match on_ctrl_c {
-            OnCtrlC::StopWatching => OnCtrlC::StopWatching,
-            OnCtrlC::Interrupt | OnCtrlC::Detach => OnCtrlC::Detach,
-        };
-        let mut reconnect = Reconnect::new(follower.client.address());
-        let mut why = lost.message;
-        loop {
-            let client = tokio::select! {
-                client = reconnect.connect(&why) => client,
-                _ = sigint.recv() => return Ok(follower.ctrl_c(on_ctrl_c).await),
-            };
-            match client.follow_after(follower.session_id, after).await {
-                Ok(follow) => {
-                    reconnect.resumed();
-                    follower.client = client;
-                    self.follow = Some(follow);
-                    return Ok(None);
-                }
-                Err(e) if e.is_lost() => why = CliError::from(e).message,
-                Err(e) => return Err(e.into()),
-            }
-        }
-    }
-
     /// Draws the prompt line with the session's mode (unless `default`) and what was typed so
     /// far, the cursor where it is in the line; `fresh`, below a line saying which keys do what.
-    fn prompt(&mut self, fresh: bool, mode: Mode) {
+    pub(super) fn prompt(&mut self, fresh: bool, mode: Mode) {
         if fresh {
             anstream::eprintln!("\n{}", paint(DIM, PROMPT_HELP));
         }
@@ -452,7 +397,7 @@ impl Turns {
 
     /// Clears the prompt, all of its rows, for it to be drawn again or to give way. (Written
     /// past anstream, which would strip the sequences under NO_COLOR.)
-    fn erase_prompt(&mut self) {
+    pub(super) fn erase_prompt(&mut self) {
         let up = std::mem::take(&mut self.prompt_row);
         let erase = format!("{}\r\x1b[J", moved(up, 'A'));
         let _ = std::io::stderr().write_all(erase.as_bytes());
@@ -509,7 +454,7 @@ fn grown(before: &TurnResult, now: &TurnResult) -> TurnResult {
 
 /// Rings for the approvals waiting once a follow has subscribed: one asked before, its
 /// notification gone before too, is not missed (see [`Notify::waiting`]).
-async fn ring_waiting(follower: &mut Follower<'_>) -> Result<(), CliError> {
+pub(super) async fn ring_waiting(follower: &mut Follower<'_>) -> Result<(), CliError> {
     if follower.notify.rings_waiting() {
         let waiting = follower.client.fetch_approvals(Some(follower.session_id));
         for approval in waiting.await? {

@@ -15,7 +15,7 @@ use crate::hlyr::{fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
 pub(crate) const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
 
 /// `hlyr launch -w <work> QUERY` on a new terminal against `d`.
-fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {
+pub(crate) fn launch_on_terminal(d: &TestDaemon, query: &str) -> Terminal {
     hlyr_on_terminal(d, &["launch", "-w", &workdir(d), query], 120)
 }
 

@@ -34,6 +34,7 @@ mod hlyr;
 mod hlyr_admin;
 mod hlyr_control;
 mod hlyr_converse;
+mod hlyr_converse_idle;
 mod hlyr_follow;
 mod hlyr_limits;
 mod hlyr_lists;
