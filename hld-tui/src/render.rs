@@ -23,7 +23,8 @@ const MAX_EVENT_LINES: usize = 2000;
 pub struct Options {
     /// Thinking shown in full (else one dimmed line).
     pub thinking: bool,
-    /// Long tool results (up to [`MAX_EVENT_LINES`]) and tool inputs shown in full.
+    /// Long tool results (up to [`MAX_EVENT_LINES`]), tool inputs and user messages shown in
+    /// full.
     pub expanded: bool,
 }
 
@@ -59,7 +60,7 @@ pub fn event_lines(
     let lines = match event.event_type {
         // Its call's mark says it.
         ConversationEventType::ToolResult if mark.is_some_and(repeats) => return Vec::new(),
-        ConversationEventType::Message => message(event),
+        ConversationEventType::Message => message(event, options),
         ConversationEventType::Thinking => thinking(event, options),
         ConversationEventType::ToolCall => tool_call(event, mark, options),
         ConversationEventType::ToolResult => tool_result(event, options),
@@ -85,11 +86,12 @@ pub fn event_lines(
     wrapped
 }
 
-fn message(event: &ConversationEvent) -> Vec<Line<'static>> {
+fn message(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
     let content = clean(event.content.as_deref().unwrap_or("")).into_owned();
     if event.role.as_deref() == Some("user") {
         let style = Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD);
-        return content
+        // A long message, a paste most often, is folded as Claude Code folds one.
+        let lines = content
             .lines()
             .enumerate()
             .map(|(i, l)| match attachment(l) {
@@ -107,6 +109,7 @@ fn message(event: &ConversationEvent) -> Vec<Line<'static>> {
                 }
             })
             .collect();
+        return collapse(lines, options.expanded);
     }
     crate::markdown::lines(&content)
 }
@@ -504,5 +507,28 @@ mod tests {
             .to_string()
             .contains("43 more lines"));
         assert_eq!(tool_input("Write", &input, true).len(), 51);
+    }
+
+    #[test]
+    fn a_pasted_message_is_collapsed_unless_expanded() {
+        let paste: String = (0..3000).map(|i| format!("pasted {i}\n")).collect();
+        let event: ConversationEvent = serde_json::from_value(serde_json::json!({
+            "id": 1, "session_id": "s", "claude_session_id": "c", "sequence": 1,
+            "event_type": "message", "created_at": "2026-11-30T09:00:00Z",
+            "is_completed": true, "role": "user", "content": paste,
+        }))
+        .unwrap();
+        let folded = |expanded| {
+            let options = Options {
+                thinking: false,
+                expanded,
+            };
+            text(&message(&event, options))
+        };
+        let collapsed = folded(false);
+        assert_eq!(collapsed.len(), COLLAPSED_LINES + 1);
+        assert_eq!(collapsed[0], "› pasted 0");
+        assert!(collapsed[COLLAPSED_LINES].contains("2992 more lines (i expands)"));
+        assert_eq!(folded(true).len(), 3000);
     }
 }

@@ -16,7 +16,7 @@ use crate::output::{
     MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
-use tool_input::View;
+use tool_input::{View, SHOWN_LINES};
 
 impl Render for Update {
     fn human(&self) -> String {
@@ -235,7 +235,7 @@ fn event_text(event: &ConversationEvent) -> String {
     let content = clean(event.content.as_deref().unwrap_or_default());
     match event.event_type {
         ConversationEventType::Message => match event.role.as_deref() {
-            Some("user") => format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(&content, 2))),
+            Some("user") => user_message(&content),
             Some("assistant") => content.into_owned(),
             _ => paint(DIM, format!("system: {content}")),
         },
@@ -268,6 +268,26 @@ fn event_text(event: &ConversationEvent) -> String {
         // A kind this version does not know: its text.
         _ => paint(DIM, content),
     }
+}
+
+/// A user's message after `>`: a long one, a paste most often, cut to its first
+/// [`SHOWN_LINES`] lines as a tool's input is, saying how many more (`--json` has them all).
+fn user_message(content: &str) -> String {
+    let total = content.lines().count();
+    let kept = match total > SHOWN_LINES + 1 {
+        true => content
+            .lines()
+            .take(SHOWN_LINES)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        false => content.to_owned(),
+    };
+    let mut text = format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(&kept, 2)));
+    if total > SHOWN_LINES + 1 {
+        let more = count((total - SHOWN_LINES) as u64, "more line");
+        text.push_str(&format!("\n  {}", paint(DIM, format!("… {more}"))));
+    }
+    text
 }
 
 /// An approval's line. Its tool's input follows, cut, when `with_input` (when its tool call,
@@ -348,6 +368,24 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_long_user_message_is_cut_as_a_tool_input_is() {
+        let paste: String = (1..=3000).map(|i| format!("pasted {i}\n")).collect();
+        let text = plain(&user_message(&paste));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), SHOWN_LINES + 1, "{text}");
+        assert_eq!(lines[0], "> pasted 1");
+        assert_eq!(lines[SHOWN_LINES - 1], "  pasted 12");
+        assert_eq!(lines[SHOWN_LINES], "  … 2988 more lines");
+        // One line more than is shown is shown whole rather than said.
+        let short: String = (1..=13).map(|i| format!("line {i}\n")).collect();
+        let shown = plain(&user_message(&short));
+        assert!(
+            shown.contains("line 13") && !shown.contains("more line"),
+            "{shown}"
+        );
+    }
 
     fn plain(text: &str) -> String {
         anstream::adapter::strip_str(text).to_string()
