@@ -345,7 +345,7 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
         .sessions
         .iter()
         .find(|s| s.id == c.session_id)
-        .and_then(|s| crate::usage::limit_line(s, state.now));
+        .and_then(|s| stopped_line(s, state.now));
     let [banner, body, queue_area, reply_area] = Layout::vertical([
         Constraint::Length(limit.is_some().into()),
         Constraint::Min(0),
@@ -399,6 +399,21 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
             crate::pickers::completion(open, frame, body);
         }
     }
+}
+
+/// The line above a failed session's conversation that says why it stopped: its usage limit
+/// and reset, or its error (a failed turn's events end where it failed, saying nothing).
+fn stopped_line(s: &SessionInfo, now: DateTime<Utc>) -> Option<Line<'static>> {
+    if s.status != SessionStatus::Failed {
+        return None;
+    }
+    crate::usage::limit_line(s, now).or_else(|| {
+        let why = s.error.as_deref().filter(|e| !e.is_empty());
+        let text = why.map_or("✗ failed".into(), |e| {
+            format!("✗ failed: {}", first_line(e))
+        });
+        Some(Line::styled(text, Style::new().fg(Color::Red)))
+    })
 }
 
 /// The messages waiting for the session's turn to end, oldest first.

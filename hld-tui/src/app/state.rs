@@ -179,13 +179,13 @@ impl State {
         let below = self.conversation.as_ref().map_or(0, |c| {
             c.queue_rows() + if c.reply.is_some() { REPLY_ROWS } else { 0 }
         });
-        // The line above that says the session stopped at a usage limit.
-        let limit = self
+        // The line above that says why a failed session stopped (its usage limit, its error).
+        let failed = self
             .conversation
             .as_ref()
             .and_then(|c| self.sessions.iter().find(|s| s.id == c.session_id))
-            .and_then(|s| crate::usage::limit_of(s));
-        let chrome = CHROME_ROWS + below + u16::from(limit.is_some());
+            .is_some_and(|s| s.status == SessionStatus::Failed);
+        let chrome = CHROME_ROWS + below + u16::from(failed);
         usize::from(self.height.saturating_sub(chrome))
     }
 

@@ -398,3 +398,34 @@ fn a_daemon_without_usage_says_so_in_the_view() {
     );
     assert!(shown.contains("Loading…"), "the days' part: {shown}");
 }
+
+#[test]
+fn a_failed_sessions_conversation_says_why_it_failed_above_its_events() {
+    let mut state = loaded(100, 20);
+    keys(&mut state, "G");
+    update(&mut state, key(KeyCode::Enter));
+    let open = |state: &mut State| {
+        update(
+            state,
+            Msg::Conversation {
+                session_id: "s-fail".into(),
+                events: conversation("s-fail"),
+                approvals: Vec::new(),
+            },
+        )
+    };
+    open(&mut state);
+    let shown = screen(&state, true);
+    assert_eq!(
+        shown.lines().nth(1).unwrap().trim_end(),
+        "✗ failed: claude exited 1"
+    );
+    // The body below it still follows its end.
+    assert!(!shown.contains("G follows"), "{shown}");
+    // Running again, it is gone.
+    update(
+        &mut state,
+        status_changed("s-fail", SessionStatus::Failed, SessionStatus::Running),
+    );
+    assert!(!screen(&state, true).contains("✗ failed"));
+}
