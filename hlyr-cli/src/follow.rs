@@ -16,8 +16,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use hld_client::mode::Mode;
 use hld_client::protocol::{
-    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType, SessionState,
-    SessionStatus, TurnResult,
+    Approval, ApprovalStatus, ApprovalType, ConversationEvent, ConversationEventType,
+    MessageStatus, SessionState, SessionStatus, TurnResult,
 };
 use hld_client::view::repeats_denial;
 use hld_client::view::usage::limit_text;
@@ -148,9 +148,18 @@ struct Follower<'a> {
     totals: TurnResult,
     /// The comments of the denials printed: a tool result repeating one is not printed.
     denials: HashSet<String>,
+    /// The messages sent into the session (from any front end) queued and not delivered or
+    /// cancelled yet: each starts a turn after the one running.
+    pending: HashSet<String>,
 }
 
 impl Follower<'_> {
+    /// Whether the session goes on past the turn that ended in `state`: a message queued
+    /// starts the next turn, or already has.
+    fn goes_on(&self, state: &SessionState) -> bool {
+        state.status.is_active() || !self.pending.is_empty()
+    }
+
     /// Whether a question is on screen (what comes next waits for its answer).
     fn asking(&self) -> bool {
         self.prompter.as_ref().is_some_and(Prompter::asking)
@@ -372,7 +381,14 @@ impl Follower<'_> {
                 let rang = self.notify.notification(&notification);
                 self.end_notified |= rang && notify::is_end(&notification);
             }
-            FollowItem::Message(message) => self.queue.push_back(Update::Message(*message)),
+            FollowItem::Message(message) => {
+                if message.status == MessageStatus::Queued {
+                    self.pending.insert(message.id.clone());
+                } else {
+                    self.pending.remove(&message.id);
+                }
+                self.queue.push_back(Update::Message(*message));
+            }
             FollowItem::ApprovalResolved {
                 approval_id,
                 decision,

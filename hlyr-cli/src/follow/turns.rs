@@ -90,6 +90,7 @@ pub(super) async fn following(
         mode: Mode::of(&initial.control),
         totals: totals(initial),
         denials: Default::default(),
+        pending: Default::default(),
     };
     ring_waiting(&mut follower).await?;
     let status = &follow.initial_state().status;
@@ -229,8 +230,11 @@ impl Turns {
                     // A catch-up found the end: the turn is what the totals grew by.
                     None => grown(&follower.totals, &totals(&state)),
                 };
+                let goes_on = follower.goes_on(&state);
                 let exit = follower.finish(*state, Some(turn))?;
-                if !converse {
+                // Following without a conversation ends with the last turn: one a queued
+                // message starts is followed too.
+                if !converse && !goes_on {
                     return Ok(Some(exit));
                 }
                 self.told = Some(exit);

@@ -15,7 +15,8 @@ use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{
-    fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon, workdir, Running,
+    assert_in_order, fake, hlyr, hlyr_command, printed_session, run_command, slow_daemon, workdir,
+    Running,
 };
 use crate::hlyr_converse::ended;
 
@@ -542,6 +543,30 @@ fn with_keep_running_ctrl_c_only_detaches_and_says_how_to_follow_again() {
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     assert_eq!(d.state(&id).status, SessionStatus::Running);
     hlyr(&d, &["interrupt", &id]).assert_code(0);
+}
+
+#[test]
+fn conversation_follow_goes_on_through_the_turn_a_queued_message_starts() {
+    let d = slow_daemon(5);
+    let id = d.launch(launch_params("scenario:slow", workdir(&d)));
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["conversation", "--follow", &id]);
+    let follower = Running::spawn(cmd);
+    follower.wait_for("chunk 1\n", 1);
+    hlyr(&d, &["send", &id, "scenario:plain queued A"]).assert_code(0);
+    let run = follower.finish();
+    run.assert_code(0);
+    // Each turn ends with its own line; the follow ends with the last.
+    assert_in_order(
+        &run.stdout,
+        &[
+            "chunk 1\n",
+            "✓ completed",
+            "> scenario:plain queued A",
+            "You said: scenario:plain queued A",
+            "✓ completed",
+        ],
+    );
 }
 
 #[test]
