@@ -124,6 +124,21 @@ pub fn failure(stderr: &str) -> Error {
         let message = "git has no identity to commit with: set user.name and user.email";
         return user("session_id", message);
     }
+    if lower.contains("would be overwritten by") {
+        // git lists the files, each on a line of its own, indented.
+        let files: Vec<&str> = stderr
+            .lines()
+            .filter(|l| l.starts_with(['\t', ' ']))
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        let message = format!(
+            "files in the main checkout would be overwritten by the merge: {}; move, commit or \
+             remove them there first",
+            files.join(", ")
+        );
+        return user("session_id", &message);
+    }
     let first = stderr
         .lines()
         .map(str::trim)
@@ -131,4 +146,19 @@ pub fn failure(stderr: &str) -> Error {
         .unwrap_or("git failed");
     let first = first.strip_prefix("fatal: ").unwrap_or(first);
     Error::internal(format!("git failed: {first}"), anyhow::anyhow!("{stderr}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_files_a_merge_would_overwrite_are_named() {
+        let stderr = "error: The following untracked working tree files would be overwritten \
+                      by merge:\n\tlong.txt\n\tsrc/b.rs\nPlease move or remove them before you \
+                      merge.\nAborting\n";
+        let said = format!("{:?}", super::failure(stderr));
+        assert!(
+            said.contains("overwritten by the merge: long.txt, src/b.rs;"),
+            "{said}"
+        );
+    }
 }

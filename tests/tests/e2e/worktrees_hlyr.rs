@@ -430,3 +430,32 @@ fn a_branch_name_git_refuses_is_made_safe_and_said() {
         "{taken:#?}"
     );
 }
+
+#[test]
+fn a_merge_git_refuses_names_the_files_in_the_way() {
+    let d = fake();
+    let repo = repo(&d);
+    let wd = repo.display().to_string();
+    let args = ["launch", "--detach", "-w", &wd, "--worktree"];
+    let query = "scenario:write long.txt\nthe agent's\n";
+    let run = hlyr(
+        &d,
+        &[&args[..], &["--dangerously-skip-permissions", query]].concat(),
+    );
+    let id = printed_session(run.assert_code(0));
+    d.wait_ended(&id);
+    // The same file, untracked, in the main checkout: git will not overwrite it.
+    std::fs::write(repo.join("long.txt"), "mine\n").unwrap();
+    let refused = hlyr(&d, &["merge", &id]);
+    assert_ne!(refused.code, 0, "{refused:#?}");
+    assert!(
+        refused
+            .stderr
+            .contains("would be overwritten by the merge: long.txt;"),
+        "{refused:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("long.txt")).unwrap(),
+        "mine\n"
+    );
+}
