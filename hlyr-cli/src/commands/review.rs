@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{
     DiffFile, DiffStatus, GetSessionDiffParams, GetSessionDiffResult, MergeSessionParams,
-    MergeSessionResult, MergeStrategy,
+    MergeSessionResult, MergeStrategy, WorktreeInfo,
 };
 use hld_client::view::clean;
 use serde::Serialize;
@@ -159,6 +159,27 @@ fn page(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A binary file changed is in the patch as git's `Binary files … differ`, which `git apply`
+/// refuses, and with it the whole patch: said on stderr, with where the files are.
+fn binary_warning(files: &[DiffFile], worktree: Option<&WorktreeInfo>) {
+    let binary: Vec<&str> = files
+        .iter()
+        .filter(|f| f.header.iter().any(|l| l.starts_with("Binary files ")))
+        .map(|f| f.path.as_str())
+        .collect();
+    if binary.is_empty() {
+        return;
+    }
+    let mut said = format!(
+        "binary files changed ({}): git apply refuses this patch",
+        clean(&binary.join(", "))
+    );
+    if let Some(w) = worktree {
+        said.push_str(&format!(" (they are in {})", clean(&w.path)));
+    }
+    anstream::eprintln!("{}", paint(YELLOW, said));
+}
+
 /// The patch `git apply` takes: each file's header and hunks as git printed them, byte for
 /// byte. Never cleaned, so never for the terminal: it goes to a file or a program.
 fn patch(files: &[DiffFile]) -> Result<String, CliError> {
@@ -215,6 +236,7 @@ pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
         let mut out = std::io::stdout().lock();
         out.write_all(patch(&diff.result.files)?.as_bytes())?;
         out.flush()?;
+        binary_warning(&diff.result.files, session.worktree.as_ref());
     }
     Ok(Exit::Ok)
 }

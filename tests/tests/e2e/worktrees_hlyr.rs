@@ -329,9 +329,14 @@ fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
     assert_eq!(tree_of(&clone), tree_of(&worktree));
 
     // A binary file is said as git says it without `--binary`; git apply refuses it, as it
-    // refuses `git diff`'s.
+    // refuses `git diff`'s, and hlyr says so on stderr.
     std::fs::write(worktree.join("blob.bin"), b"\0\x01\x02").unwrap();
     let run = hlyr(&d, &["diff", &id]);
+    let warned = format!(
+        "binary files changed (blob.bin): git apply refuses this patch (they are in {})",
+        worktree.display()
+    );
+    assert!(run.stderr.contains(&warned), "{run:#?}");
     assert!(
         run.assert_code(0)
             .stdout
