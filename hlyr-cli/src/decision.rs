@@ -224,7 +224,15 @@ impl Render for Decided {
             Decision::Deny => (RED, "✗ denied"),
             Decision::Respond => (GREEN, "✓ answered"),
         };
-        format!("{} {}", paint(style, word), self.call_id)
+        let decided = format!("{} {}", paint(style, word), self.call_id);
+        // What was said with it, on the line: several answers apart by `·`.
+        match self.comment.as_deref().filter(|c| !c.trim().is_empty()) {
+            Some(comment) => {
+                let said = comment.lines().collect::<Vec<_>>().join(" · ");
+                format!("{decided}: {}", hld_client::view::clean(&said))
+            }
+            None => decided,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use clap_complete::ArgValueCompleter;
 use hld_client::view::questions_of;
 
 use crate::complete;
-use crate::decision::{decide, pending, send, Decision};
+use crate::decision::{pending, send, Decision};
 use crate::error::{CliError, Exit};
 use crate::output::{paint, MAGENTA, YELLOW};
 use crate::transcript::question_approval_text;
@@ -27,9 +27,37 @@ pub struct Args {
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     match args.comment {
-        Some(answer) => decide(ctx, &args.call_id, Decision::Respond, Some(answer)).await,
+        Some(answer) => given(ctx, &args.call_id, &answer).await,
         None => ask(ctx, &args.call_id).await,
     }
+}
+
+/// Sends the answer given with `--comment`, a line to each question, read as the terminal's
+/// are: a choice's number as its label, and a number that names no choice refused.
+async fn given(ctx: &Context, prefix: &str, answer: &str) -> Result<Exit, CliError> {
+    let client = ctx.connect().await?;
+    let approval = pending(&client, prefix, Decision::Respond).await?;
+    let questions = questions_of(&approval).unwrap_or_default();
+    let lines: Vec<&str> = answer.lines().collect();
+    // One line per question asked; otherwise the answer goes as it is, in words.
+    let read = if questions.len() == lines.len() {
+        let mut read = Vec::new();
+        for (question, line) in questions.iter().zip(&lines) {
+            if question.names_no_choice(line.trim()) {
+                return Err(CliError::usage(format!(
+                    "{:?} names no choice of “{}”: {}",
+                    line.trim(),
+                    question.text,
+                    question.choose_hint()
+                )));
+            }
+            read.push(question.read(line));
+        }
+        read.join("\n")
+    } else {
+        answer.to_owned()
+    };
+    send(ctx, &client, approval.id, Decision::Respond, Some(read)).await
 }
 
 /// Shows the question on stderr, reads an answer to each question it asks from the terminal

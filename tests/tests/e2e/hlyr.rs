@@ -755,7 +755,7 @@ fn approvals_are_listed_and_decided_by_prefix() {
     // A prefix without the `local-` word is enough.
     let approve = hlyr(&d, &["approve", &write[6..14], "--comment", "fine"]);
     approve.assert_code(0);
-    assert_eq!(approve.stdout.trim(), format!("✓ approved {write}"));
+    assert_eq!(approve.stdout.trim(), format!("✓ approved {write}: fine"));
     let a = approval(&d, &write);
     assert_eq!(
         (a.status, a.comment.as_deref()),

@@ -114,11 +114,22 @@ fn a_question_asked_over_the_control_channel_shows_its_choices() {
     follower.wait_for("? question", 1);
     let question = pending(&d, &session_in(&follower.stdout()));
     let short = &question[..14];
-    hlyr(&d, &["respond", short, "--comment", "Blue"]).assert_code(0);
-    assert_eq!(
-        wait_decided(&d, &question).status,
-        ApprovalStatus::Responded
+    // A number that names no choice is refused, as at the terminal; one that does is sent
+    // as its choice's label, and said so.
+    let refused = hlyr(&d, &["respond", short, "--comment", "3"]);
+    refused.assert_code(2);
+    assert!(refused.stderr.contains("choose 1–2"), "{refused:#?}");
+    let answered = hlyr(&d, &["respond", short, "--comment", "1"]);
+    assert!(
+        answered
+            .assert_code(0)
+            .stdout
+            .contains(&format!("✓ answered {question}: Blue")),
+        "{answered:#?}"
     );
+    let decided = wait_decided(&d, &question);
+    assert_eq!(decided.status, ApprovalStatus::Responded);
+    assert_eq!(decided.comment.as_deref(), Some("Blue"));
     let run = follower.finish();
     run.assert_code(0);
     let asked = format!(
