@@ -306,8 +306,7 @@ pub(super) fn launch_key(
         Some(Action::NextField) => form.field = form.field.step(true),
         Some(Action::PreviousField) => form.field = form.field.step(false),
         Some(Action::PreviousChoice | Action::NextChoice) if form.field == Field::Worktree => {
-            form.worktree = !form.worktree;
-            form.error.take_if(|e| e.field == Some(Field::Worktree));
+            toggle_worktree(form);
         }
         Some(choice @ (Action::PreviousChoice | Action::NextChoice))
             if matches!(form.field, Field::Model | Field::Approvals) =>
@@ -345,8 +344,8 @@ pub(super) fn launch_key(
                 Field::WorkingDir => edit(&mut form.working_dir, key),
                 Field::Branch => edit(&mut form.branch, key),
                 Field::Worktree if key.code == KeyCode::Char(' ') => {
-                    form.worktree = !form.worktree;
-                    true
+                    toggle_worktree(form);
+                    false
                 }
                 Field::Model | Field::Approvals | Field::Worktree => false,
             };
@@ -357,6 +356,14 @@ pub(super) fn launch_key(
         }
     }
     (Vec::new(), true)
+}
+
+/// Turns isolation on or off: what the daemon said of the worktree it could not make (shown
+/// at the branch) no longer holds.
+fn toggle_worktree(form: &mut LaunchForm) {
+    form.worktree = !form.worktree;
+    form.error
+        .take_if(|e| matches!(e.field, Some(Field::Worktree | Field::Branch)));
 }
 
 /// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,

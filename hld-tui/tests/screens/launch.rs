@@ -202,3 +202,22 @@ fn the_form_starts_in_the_directory_the_dashboard_was_started_in() {
     keys(&mut state, "c");
     assert_eq!(dir_of(&state), "/home/me/repo");
 }
+
+#[test]
+fn turning_isolation_off_clears_what_was_said_of_the_worktree() {
+    let mut state = launching(80, 24);
+    update(
+        &mut state,
+        Msg::LaunchFailed {
+            message: "not a git repository: the working directory is in no git repository".into(),
+            param: Some("worktree".into()),
+        },
+    );
+    assert_eq!(form(&state).field, Field::Branch);
+    assert!(form(&state).error.is_some());
+    update(&mut state, key(KeyCode::BackTab));
+    assert_eq!(form(&state).field, Field::Worktree);
+    update(&mut state, key(KeyCode::Left));
+    assert_eq!(form(&state).error, None);
+    assert!(!screen(&state, false).contains("not a git repository"));
+}
