@@ -20,6 +20,8 @@ pub struct Reconnect {
     pause: Duration,
     /// The loss was said, and the daemon not reached again since.
     told: bool,
+    /// What stops the wait, as the loss says it.
+    stops: &'static str,
 }
 
 impl Reconnect {
@@ -29,7 +31,14 @@ impl Reconnect {
             address: address.clone(),
             pause: BACKOFF.0,
             told: false,
+            stops: "Ctrl-C stops",
         }
+    }
+
+    /// The keys that stop the wait, when the caller reads more than Ctrl-C.
+    pub fn stopped_by(mut self, keys: &'static str) -> Reconnect {
+        self.stops = keys;
+        self
     }
 
     /// Connects again, the connection having been lost for `why`: says so (once, until
@@ -38,7 +47,7 @@ impl Reconnect {
     /// unsaid.
     pub async fn connect(&mut self, why: &str) -> Client {
         if !std::mem::replace(&mut self.told, true) {
-            let said = format!("daemon unreachable: {why}; reconnecting (Ctrl-C stops)");
+            let said = format!("daemon unreachable: {why}; reconnecting ({})", self.stops);
             anstream::eprintln!("{}", paint(YELLOW, said));
         }
         loop {

@@ -135,9 +135,14 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let shown = shown(ctx);
     let mut sigint = sigint()?;
+    let live = (shown == Shown::Live).then(Live::on_terminal);
+    let mut reconnect = Reconnect::new(client.address());
+    if live.as_ref().is_some_and(Live::reads) {
+        reconnect = reconnect.stopped_by("q or Ctrl-C stops");
+    }
     let mut watch = Watch {
         notify: Notify::new(&client, args.notify).await?,
-        reconnect: Reconnect::new(client.address()),
+        reconnect,
         client,
         board: Board {
             all: args.all,
@@ -147,7 +152,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
         begun: false,
         printed: HashMap::new(),
         printed_windows: None,
-        live: (shown == Shown::Live).then(Live::on_terminal),
+        live,
     };
     loop {
         let lost = match watch.watch(&mut sigint).await {

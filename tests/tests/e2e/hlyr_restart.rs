@@ -129,6 +129,8 @@ fn watch_on_a_terminal_quits_with_q_while_it_waits_for_the_daemon() {
     term.wait_screen("no sessions");
     d.kill9();
     term.wait_screen(LOST);
+    // It says which keys stop the wait.
+    term.wait_screen("(q or Ctrl-C stops)");
     term.send("q");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
 }
