@@ -3,7 +3,7 @@
 //! `getSessionLeaves`), archived chains left out, the 20 most recent in the table and every one
 //! with `--json`.
 
-use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter};
+use hld_client::protocol::{GetSessionLeaves, GetSessionLeavesParams, LeafFilter, WorktreeState};
 use hld_client::view::{clean, count, in_checkout, short_model};
 
 use crate::error::{CliError, Exit};
@@ -90,7 +90,11 @@ impl Render for Sessions {
                 // An isolated session's directory is its repository's: its branch tells it
                 // apart.
                 if let Some(w) = &s.worktree {
-                    marks.push_str(&paint(DIM, format!("⎇ {} ", clean(&w.branch))));
+                    let state = match w.state {
+                        WorktreeState::Active => String::new(),
+                        ref done => format!(" ({})", done.as_str()),
+                    };
+                    marks.push_str(&paint(DIM, format!("⎇ {}{state} ", clean(&w.branch))));
                 }
                 vec![
                     short_id(&s.id).to_owned(),

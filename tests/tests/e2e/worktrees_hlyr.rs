@@ -391,6 +391,18 @@ fn an_isolated_session_is_listed_and_counted_under_its_repository() {
         .collect();
     assert_eq!(keys, [wd.as_str()], "{usage:#}");
     assert_eq!(usage["rows"][0]["sessions"], 2, "{usage:#}");
+    // Discarded, its branch is gone: the row says so.
+    let isolated = rows[0].split_whitespace().next().unwrap().to_owned();
+    hlyr(&d, &["discard", &isolated, "--force"]).assert_code(0);
+    let listed = hlyr(&d, &["sessions"]);
+    assert!(
+        listed
+            .assert_code(0)
+            .stdout
+            .contains("  ⎇ side-quest (discarded) scenario:plain"),
+        "{}",
+        listed.stdout
+    );
 }
 
 #[test]
