@@ -112,7 +112,7 @@ pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let continued = match client.continue_session(params.clone()).await {
         Ok(continued) => continued,
         Err(e) => {
-            let error = CliError::from(e).about_session(&params.session_id);
+            let error = CliError::from(e).about_session(short_id(&params.session_id));
             crate::claude::restart_to_go_on(ctx, &args.start, error).await?;
             client = ctx.connect().await?;
             client.continue_session(params).await?

@@ -57,17 +57,19 @@ fn a_worktree_removed_by_hand_is_named_with_the_ways_on_then_made_again_or_disca
          again from its branch (`git -C {repository} worktree prune && git -C {repository} \
          worktree add {path} {branch}`), or discard it\n"
     );
+    // Named by a prefix, the session is named so in the hint, whichever command refused.
+    let short = &id[..8];
     let hint = format!(
-        "hint: made again, the worktree serves the session as before; `hlyr discard {id}` \
+        "hint: made again, the worktree serves the session as before; `hlyr discard {short}` \
          deletes its branch\n"
     );
     let later = "scenario:write later.txt\nlater\n";
     for args in [
-        vec!["diff", id.as_str()],
-        vec!["merge", &id],
-        vec!["send", &id, later],
-        vec!["continue", &id, "--detach", later],
-        vec!["continue", &id, "--worktree", "--detach", later],
+        vec!["diff", short],
+        vec!["merge", short],
+        vec!["send", short, later],
+        vec!["continue", short, "--detach", later],
+        vec!["continue", short, "--worktree", "--detach", later],
     ] {
         let run = hlyr(&d, &args);
         assert_eq!(run.code, 1, "{args:?}: {run:#?}");
