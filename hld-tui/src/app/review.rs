@@ -263,7 +263,9 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
             }
         }
         Msg::Merged {
-            strategy, result, ..
+            session_id,
+            strategy,
+            result,
         } => {
             if result.merged {
                 let commit = result.commit.as_deref().unwrap_or("");
@@ -271,8 +273,19 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
                 let next = "its worktree and branch stay until discarded: X discards";
                 state.flash(format!("merged ({strategy}): {short} · {next}"), false);
             } else {
+                // Solved on the session's branch, as hlyr merge says: by its agent, most
+                // simply. (The footer cleans what it shows.)
+                let base = state
+                    .sessions
+                    .iter()
+                    .find(|s| s.id == session_id)
+                    .and_then(|s| s.worktree.as_ref())
+                    .map_or("its base", |w| w.base_branch.as_str());
                 let files = result.conflicts.join(", ");
-                let text = format!("not merged, nothing changed: conflicts in {files}");
+                let text = format!(
+                    "not merged: conflicts in {files} · ask its agent to merge {base} into its \
+                     branch, then merge again"
+                );
                 state.flash(text, true);
             }
             return vec![Command::LoadSessions];

@@ -258,6 +258,13 @@ fn merge_asks_how_and_names_conflicts() {
     let flash = state.flash.clone().unwrap();
     assert!(flash.error);
     assert!(flash.text.contains("src/parser.rs, README.md"), "{flash:?}");
+    // And what to do next: the branch takes its base in first.
+    assert!(
+        flash
+            .text
+            .contains("ask its agent to merge main into its branch"),
+        "{flash:?}"
+    );
     // Esc cancels without a command.
     keys(&mut state, "m");
     assert!(update(&mut state, key(KeyCode::Esc)).is_empty());
