@@ -158,8 +158,10 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
                         ..Default::default()
                     })];
                 }
+                // 15 minutes unless typed over: what is typed replaces it.
                 let mut input = TextArea::default();
                 input.insert_str("15m");
+                input.select_all();
                 state.modal = Some(Modal::Bypass {
                     session_id,
                     input: Box::new(input),
