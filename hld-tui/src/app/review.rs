@@ -270,8 +270,9 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
             if result.merged {
                 let commit = result.commit.as_deref().unwrap_or("");
                 let short = commit.get(..7).unwrap_or(commit);
-                let next = "its worktree and branch stay until discarded: X discards";
-                state.flash(format!("merged ({strategy}): {short} · {next}"), false);
+                // Short enough for an 80-column footer beside its key hints.
+                let next = "worktree and branch kept: X discards them";
+                state.flash(format!("merged ({strategy}) {short} · {next}"), false);
             } else {
                 // Solved on the session's branch, as hlyr merge says: by its agent, most
                 // simply. (The footer cleans what it shows.)
@@ -284,7 +285,7 @@ pub(super) fn on_msg(state: &mut State, msg: Msg) -> Vec<Command> {
                 let files = result.conflicts.join(", ");
                 let text = format!(
                     "not merged: conflicts in {files} · ask its agent to merge {base} into its \
-                     branch, then merge again"
+                     branch"
                 );
                 state.flash(text, true);
             }

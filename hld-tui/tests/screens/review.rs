@@ -491,7 +491,7 @@ fn a_long_branch_is_cut_in_the_review_heading_keeping_the_base_and_counts() {
 /// until discarded, and the key that discards them.
 #[test]
 fn after_a_merge_the_review_says_the_worktree_stays_until_x_discards_it() {
-    let mut state = reviewing(100, 20, None);
+    let mut state = reviewing(80, 20, None);
     let result = MergeSessionResult {
         merged: true,
         conflicts: Vec::new(),
@@ -505,9 +505,12 @@ fn after_a_merge_the_review_says_the_worktree_stays_until_x_discards_it() {
     assert_eq!(update(&mut state, merged), [Command::LoadSessions]);
     let flash = state.flash.clone().unwrap().text;
     assert!(
-        flash.contains("stay until discarded: X discards"),
+        flash.contains("worktree and branch kept: X discards them"),
         "{flash}"
     );
+    // Whole in an 80-column footer.
+    let footer = screen(&state, false).lines().last().unwrap().to_owned();
+    assert!(footer.contains("X discards them"), "{footer}");
     let mut sessions = isolated();
     sessions[0].worktree =
         serde_json::from_value(worktree("add-parser", "merged")["worktree"].clone()).unwrap();
