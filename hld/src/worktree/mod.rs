@@ -165,7 +165,14 @@ impl Worktrees {
         };
         let _one = self.lock(&repository).await;
         if branch_exists(&repository, &branch).await? {
-            return Err(not_made(format!("branch {branch} already exists")));
+            // A name made safe for git is said with the one given, which the user knows.
+            let given = match &req.branch {
+                Some(given) if given.trim() != branch => format!(" (made of {:?})", given.trim()),
+                _ => String::new(),
+            };
+            return Err(not_made(format!(
+                "branch {branch}{given} already exists: choose another name"
+            )));
         }
         let repo_dir = names::repo_dir(&self.root, &repository);
         for dir in [&self.root, &repo_dir] {

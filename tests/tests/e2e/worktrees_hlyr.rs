@@ -446,6 +446,20 @@ fn a_branch_name_git_refuses_is_made_safe_and_said() {
         taken.stderr.contains("branch feature/kept already exists"),
         "{taken:#?}"
     );
+    // Taken once made safe for git: both names are said.
+    let args = [
+        "launch",
+        "-w",
+        &wd,
+        "--worktree",
+        "--branch",
+        "feature/my branch ✨",
+        "q",
+    ];
+    let taken = hlyr(&d, &args);
+    taken.assert_code(2);
+    let said = "branch feature/my-branch (made of \"feature/my branch ✨\") already exists";
+    assert!(taken.stderr.contains(said), "{taken:#?}");
 }
 
 #[test]
