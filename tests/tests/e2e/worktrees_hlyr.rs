@@ -10,6 +10,15 @@ use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 use super::hlyr::{fake, hlyr, hlyr_command, printed_session, run_command};
 use super::worktrees::{git, repo, shared};
 
+/// Runs `hlyr launch --detach -w WD ARGS` and waits for the turn to end: the session's id.
+fn launched_in(d: &TestDaemon, wd: &str, args: &[&str]) -> String {
+    let mut all = vec!["launch", "--detach", "-w", wd];
+    all.extend(args);
+    let id = printed_session(hlyr(d, &all).assert_code(0));
+    d.wait_ended(&id);
+    id
+}
+
 #[test]
 fn hlyr_launches_isolated_reviews_merges_and_discards() {
     let d = fake();
@@ -152,13 +161,7 @@ fn continue_goes_on_with_isolated_sessions_last_merged_and_discarded() {
     let d = fake();
     let repo = repo(&d);
     let wd = repo.display().to_string();
-    let launch = |args: &[&str]| {
-        let mut all = vec!["launch", "--detach", "-w", &wd];
-        all.extend(args);
-        let id = printed_session(hlyr(&d, &all).assert_code(0));
-        d.wait_ended(&id);
-        id
-    };
+    let launch = |args: &[&str]| launched_in(&d, &wd, args);
     let _in_checkout = launch(&["scenario:plain in the checkout"]);
     let isolated = launch(&[
         "--worktree",
@@ -354,13 +357,7 @@ fn an_isolated_session_is_listed_and_counted_under_its_repository() {
     let d = fake();
     let repo = repo(&d);
     let wd = repo.display().to_string();
-    let launch = |args: &[&str]| {
-        let mut all = vec!["launch", "--detach", "-w", &wd];
-        all.extend(args);
-        let id = printed_session(hlyr(&d, &all).assert_code(0));
-        d.wait_ended(&id);
-        id
-    };
+    let launch = |args: &[&str]| launched_in(&d, &wd, args);
     launch(&["scenario:plain usage:10,5,0,0 in the checkout"]);
     launch(&[
         "--worktree",
