@@ -358,12 +358,16 @@ pub(super) fn launch_key(
     (Vec::new(), true)
 }
 
-/// Turns isolation on or off: what the daemon said of the worktree it could not make (shown
-/// at the branch) no longer holds.
+/// Turns isolation on or off: what the daemon said of the worktree it could not make no
+/// longer holds, whether shown at the branch or at the directory (one in no repository).
 fn toggle_worktree(form: &mut LaunchForm) {
     form.worktree = !form.worktree;
-    form.error
-        .take_if(|e| matches!(e.field, Some(Field::Worktree | Field::Branch)));
+    let about_worktree = |e: &FormError| match e.field {
+        Some(Field::Worktree | Field::Branch) => true,
+        Some(Field::WorkingDir) => e.text.to_lowercase().contains("git repository"),
+        _ => false,
+    };
+    form.error.take_if(|e| about_worktree(e));
 }
 
 /// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,

@@ -206,18 +206,29 @@ fn the_form_starts_in_the_directory_the_dashboard_was_started_in() {
 #[test]
 fn turning_isolation_off_clears_what_was_said_of_the_worktree() {
     let mut state = launching(80, 24);
-    update(
-        &mut state,
-        Msg::LaunchFailed {
-            message: "not a git repository: the working directory is in no git repository".into(),
-            param: Some("worktree".into()),
-        },
-    );
-    assert_eq!(form(&state).field, Field::Branch);
-    assert!(form(&state).error.is_some());
-    update(&mut state, key(KeyCode::BackTab));
-    assert_eq!(form(&state).field, Field::Worktree);
-    update(&mut state, key(KeyCode::Left));
-    assert_eq!(form(&state).error, None);
-    assert!(!screen(&state, false).contains("not a git repository"));
+    // A branch taken is said at the branch; a directory in no repository at the directory.
+    for (message, param, at) in [
+        ("branch main already exists", "worktree", Field::Branch),
+        (
+            "not a git repository: the working directory is in no git repository",
+            "working_dir",
+            Field::WorkingDir,
+        ),
+    ] {
+        let failed = Msg::LaunchFailed {
+            message: message.into(),
+            param: Some(param.into()),
+        };
+        update(&mut state, failed);
+        assert_eq!(form(&state).field, at);
+        assert!(form(&state).error.is_some());
+        while form(&state).field != Field::Worktree {
+            update(&mut state, key(KeyCode::Tab));
+        }
+        update(&mut state, key(KeyCode::Left));
+        assert_eq!(form(&state).error, None, "{message}");
+        assert!(!screen(&state, false).contains(message), "{message}");
+        // Launched again, for the next refusal.
+        update(&mut state, ctrl('s'));
+    }
 }
