@@ -67,7 +67,7 @@ impl Render for Sent {
             format!(
                 "{} {}\n{}",
                 paint(GREEN, format!("✓ {how}")),
-                paint(DIM, format!("session {id} is on a new turn")),
+                paint(DIM, format!("· session {id} is on a new turn")),
                 paint(
                     DIM,
                     format!(

@@ -293,8 +293,9 @@ fn send_queue_and_cancel_from_a_script() {
 
     // After the turn: sent at once, and the same session goes on.
     let after = hlyr(&d, &["send", short, "scenario:plain", "once", "more"]);
+    let told = format!("✓ sent · session {short} is on a new turn\n");
     assert!(
-        after.assert_code(0).stdout.contains("✓ sent"),
+        after.assert_code(0).stdout.contains(&told),
         "{}",
         after.stdout
     );
