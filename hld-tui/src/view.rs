@@ -223,11 +223,19 @@ fn footer(state: &State, frame: &mut Frame, area: Rect) {
         (None, _) => None,
     };
     let mut spans = vec![Span::raw(" ")];
+    let width = usize::from(area.width);
     if let Some((text, color)) = message {
+        // A message the line cannot hold beside the hints takes it all, cut with `…`.
+        if unicode_width::UnicodeWidthStr::width(text.as_str()) + 4 > width {
+            let cut = crate::columns::ellipsize(&text, width.saturating_sub(1));
+            spans.push(Span::styled(cut, Style::new().fg(color)));
+            frame.render_widget(Line::from(spans), area);
+            return;
+        }
         spans.push(Span::styled(text, Style::new().fg(color)));
         spans.push(Span::styled(" │ ", DIM));
     }
-    let room = usize::from(area.width).saturating_sub(Line::from(spans.clone()).width());
+    let room = width.saturating_sub(Line::from(spans.clone()).width());
     spans.push(Span::styled(fit_hints(hints(state.screen), room), DIM));
     frame.render_widget(Line::from(spans), area);
 }

@@ -275,6 +275,17 @@ fn merge_asks_how_and_names_conflicts() {
         Msg::Failed("the main checkout has uncommitted changes".into()),
     );
     assert!(screen(&state, false).contains("the main checkout has uncommitted changes"));
+    // One too long for the footer beside its hints takes the whole line, cut with `…`.
+    let long = "blob.bin, notes.txt in the main checkout would be overwritten by the merge: \
+                move, commit or remove them there first";
+    update(&mut state, Msg::Failed(long.into()));
+    let footer = screen(&state, false).lines().last().unwrap().to_owned();
+    assert!(
+        footer.starts_with(" blob.bin, notes.txt in the main"),
+        "{footer}"
+    );
+    assert!(footer.trim_end().ends_with('…'), "{footer}");
+    assert!(!footer.contains('│'), "{footer}");
 }
 
 #[test]

@@ -132,9 +132,10 @@ pub fn failure(stderr: &str) -> Error {
             .map(str::trim)
             .filter(|l| !l.is_empty())
             .collect();
+        // The files first: a line cut short still names them.
         let message = format!(
-            "files in the main checkout would be overwritten by the merge: {}; move, commit or \
-             remove them there first",
+            "{} in the main checkout would be overwritten by the merge: move, commit or remove \
+             them there first",
             files.join(", ")
         );
         return user("session_id", &message);
@@ -157,7 +158,7 @@ mod tests {
                       merge.\nAborting\n";
         let said = format!("{:?}", super::failure(stderr));
         assert!(
-            said.contains("overwritten by the merge: long.txt, src/b.rs;"),
+            said.contains("long.txt, src/b.rs in the main checkout would be overwritten"),
             "{said}"
         );
     }

@@ -479,7 +479,7 @@ fn a_merge_git_refuses_names_the_files_in_the_way() {
     assert!(
         refused
             .stderr
-            .contains("would be overwritten by the merge: long.txt;"),
+            .contains("long.txt in the main checkout would be overwritten by the merge"),
         "{refused:#?}"
     );
     assert_eq!(
