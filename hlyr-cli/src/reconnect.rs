@@ -35,6 +35,12 @@ impl Reconnect {
         }
     }
 
+    /// For a caller that said the loss itself: only the daemon's return is said.
+    pub fn said(mut self) -> Reconnect {
+        self.told = true;
+        self
+    }
+
     /// The keys that stop the wait, when the caller reads more than Ctrl-C.
     pub fn stopped_by(mut self, keys: &'static str) -> Reconnect {
         self.stops = keys;

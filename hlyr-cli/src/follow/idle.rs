@@ -5,7 +5,8 @@
 //! subscription of their own, opened at the prompt; a turn that began before it was opened is
 //! found by reading the store once.
 //!
-//! A daemon lost while a conversation is held is waited for at the prompt ([`Turns::lost`]);
+//! A daemon lost while a conversation is held is waited for at the prompt ([`Turns::lost`]),
+//! which connects again by itself once it is back ([`Turns::back`]) or when a line is sent;
 //! otherwise it is waited out ([`Turns::resume`]). A turn the loss cut short is told how it
 //! ended once the daemon is back, before the next line goes to it: what became of the
 //! approvals it left waiting, and its end (a daemon that restarted failed it).
@@ -15,7 +16,7 @@ use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, Event, EventType,
     GetConversationParams, SubscribeParams,
 };
-use hld_client::{FollowItem, SubscribeOptions, SubscriptionItem};
+use hld_client::{Client, FollowItem, SubscribeOptions, SubscriptionItem};
 
 use hld_client::mode::Mode;
 
@@ -28,8 +29,8 @@ use crate::output::Update;
 use crate::reconnect::Reconnect;
 
 /// What a conversation that lost its daemon says it waits for.
-const LOST_HINT: &str = "once the daemon is back, a line sent connects again and goes on with \
-the session; Ctrl-D ends";
+const LOST_HINT: &str = "once the daemon is back, the conversation connects again and goes on \
+with the session; Ctrl-D ends";
 
 /// How many of the events stored since the last turn are read for a message that started
 /// another: the settings changed between turns store a few.
@@ -171,6 +172,39 @@ impl Turns {
         }
         Ok(())
     }
+    /// Whether the prompt waits for a daemon lost, whose return it watches for.
+    pub(super) fn waits_for_daemon(&self, follower: &Follower<'_>) -> bool {
+        self.follow.is_none() && self.told == Some(Exit::Unreachable) && follower.holds_keys()
+    }
+
+    /// The daemon back while the prompt waited for it: says so, tells how a turn the loss cut
+    /// short ended, and the prompt watches the session again (a turn started meanwhile is
+    /// followed). Lost again meanwhile, it is waited for anew.
+    pub(super) async fn back(
+        &mut self,
+        follower: &mut Follower<'_>,
+        client: Client,
+        mut reconnect: Reconnect,
+    ) -> Result<(), CliError> {
+        follower.client = client;
+        self.erase_prompt();
+        reconnect.resumed();
+        if self.cut {
+            match self.tell_lost_end(follower).await {
+                Err(e) if e.exit == Exit::Unreachable => {
+                    self.lost(follower, e);
+                    return Ok(());
+                }
+                told => told?,
+            }
+        }
+        if self.told == Some(Exit::Unreachable) {
+            self.told = Some(Exit::Ok);
+        }
+        self.prompt(false, follower.mode);
+        Ok(())
+    }
+
     /// The daemon's connection was lost, while the agent worked or at the prompt: the
     /// conversation waits at the prompt, where the next line sent connects again and goes on
     /// with the session (which a daemon that restarted has ended).

@@ -8,9 +8,9 @@
 //! [`super::course`]); the prompt line shows a mode other than `default`.
 //!
 //! Between turns the session is followed still ([`super::idle`]): a turn another front end
-//! starts is shown as it happens. A daemon lost is waited for: at the prompt while a conversation is held (a line sent
-//! connects again), otherwise by connecting again with backoff and following on from the last
-//! event taken in ([`Turns::resume`]).
+//! starts is shown as it happens. A daemon lost is waited for, with backoff: at the prompt
+//! while a conversation is held (which goes on once it is back, or a line sent reaches it),
+//! otherwise following on from the last event taken in ([`Turns::resume`]).
 
 use std::io::Write;
 
@@ -29,6 +29,7 @@ use crate::keys::{Key, QuietControls};
 use crate::notify::Notify;
 use crate::output::{paint, Printer, BOLD, CYAN, DIM};
 use crate::prompt::Prompter;
+use crate::reconnect::Reconnect;
 use crate::session::shown_title;
 
 /// What the prompt for the next message says about its keys.
@@ -118,7 +119,15 @@ pub(super) async fn following(
         }
     }
 
+    // The daemon waited for at the prompt, after its loss was said there.
+    let mut back: Option<Reconnect> = None;
     loop {
+        let waits = turns.waits_for_daemon(&follower);
+        if !waits {
+            back = None;
+        } else if back.is_none() {
+            back = Some(Reconnect::new(follower.client.address()).said());
+        }
         if turns.unwatched(&follower) {
             if let Err(e) = turns.watch(&mut follower).await {
                 turns.lost(&mut follower, e);
@@ -136,6 +145,11 @@ pub(super) async fn following(
             () = client.closed(), if idle && follower.holds_keys() => {
                 let lost = super::lost_daemon(follower.session_id);
                 turns.lost(&mut follower, lost);
+            }
+            client = async { Some(back.as_mut()?.connect("").await) }, if waits => {
+                if let (Some(client), Some(reconnect)) = (client, back.take()) {
+                    turns.back(&mut follower, client, reconnect).await?;
+                }
             }
             seen = async { turns.watch.as_mut()?.next().await }, if turns.watch.is_some() => {
                 turns.watched(&mut follower, seen).await?;

@@ -339,11 +339,15 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
     let mut term = hlyr_on_terminal(&d, &["continue", &parent, "second"], 120);
     term.wait_screen("You said: second");
     term.wait_screen(PROMPT_HINT);
-    // The daemon gone, a line sent is not lost: it is on the prompt still.
+    // The daemon gone (the prompt says so by itself), a line sent is not lost: its sending
+    // fails, said, and it is on the prompt still.
     d.kill9();
+    let said = |s: &str| s.matches("closed the connection").count();
+    let before = said(&term.wait_screen("the conversation connects again"));
     term.send("third\r");
-    let screen = term.wait_screen("the daemon closed the connection");
-    assert!(screen.lines().any(|l| l.contains("› third")), "{screen}");
+    term.wait_until("the line kept after its sending failed", WAIT, |s| {
+        said(s) > before && s.lines().any(|l| l.contains("› third"))
+    });
     // Ctrl-C clears the line, then ends.
     term.send("\x03");
     term.wait_until("the line cleared", WAIT, |s| !s.contains("› third"));
@@ -391,11 +395,10 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     // sent.
     term.send("\x1b");
     term.wait_screen("what was queued is back on the line");
-    let screen = term.wait_screen(PROMPT_HINT);
-    assert!(
-        screen.contains("› scenario:plain after that and this"),
-        "{screen}"
-    );
+    // The prompt's help line is written before the prompt line under it.
+    let screen = term.wait_until("the prompt with what was queued", WAIT, |s| {
+        s.contains(PROMPT_HINT) && s.contains("› scenario:plain after that and this")
+    });
     assert!(!screen.contains("chunk 600"), "{screen}");
     assert!(d.wait_ended(&id).interrupted);
     // Enter sends it into the same session, as the next turn.
@@ -440,7 +443,7 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     // The daemon dies mid-turn: the conversation stays, at its prompt.
     d.kill9();
     drop(d);
-    term.wait_screen("a line sent connects again");
+    term.wait_screen("the conversation connects again");
     term.wait_screen(PROMPT_HINT);
     let d = TestDaemon::start_with(restartable());
     // Tab asks the daemon that replaced it what completes the word.
@@ -477,7 +480,7 @@ fn a_daemon_gone_while_the_prompt_waits_is_said_at_once() {
     // Nothing is sent: the prompt tells of the loss by itself, and keeps what was typed.
     d.kill9();
     drop(d);
-    let screen = term.wait_screen("a line sent connects again");
+    let screen = term.wait_screen("the conversation connects again");
     assert!(
         screen.contains("lost the connection to the daemon"),
         "{screen}"

@@ -59,7 +59,7 @@ fn a_turn_cut_short_by_the_daemon_is_told_how_it_ended_once_it_is_back() {
     let id = d.only_session();
     d.kill9();
     drop(d);
-    term.wait_screen("a line sent connects again");
+    term.wait_screen("the conversation connects again");
     // A key typed is the next line's, not an answer to the approval no daemon can take.
     term.send("x");
     let screen = term.wait_screen("› x");
@@ -80,6 +80,41 @@ fn a_turn_cut_short_by_the_daemon_is_told_how_it_ended_once_it_is_back() {
     term.send("\x04");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     assert_eq!(d.only_session(), id);
+}
+
+#[test]
+fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
+    let base = hld_e2e::short_tempdir();
+    let restartable = || DaemonOptions {
+        dir: Some(base.path().to_path_buf()),
+        ..DaemonOptions::fake_claude()
+    };
+    let mut d = TestDaemon::start_with(restartable());
+    let mut term = launch_on_terminal(&d, "scenario:plain before");
+    term.wait_screen(PROMPT_HINT);
+    term.send("half typed");
+    term.wait_screen("› half typed");
+    let id = d.only_session();
+    d.kill9();
+    drop(d);
+    term.wait_screen("the conversation connects again");
+    // Back, with no key pressed: said, and a turn another front end starts is shown.
+    let d = TestDaemon::start_with(restartable());
+    term.wait_screen("reconnected to the daemon");
+    hlyr(&d, &["send", &id, "scenario:plain after the restart"]).assert_code(0);
+    term.wait_screen("You said: scenario:plain after the restart");
+    let screen = term.wait_count("✓ completed", 2);
+    assert_in_order(
+        &screen,
+        &[
+            "reconnected to the daemon",
+            "> scenario:plain after the restart",
+            "✓ completed",
+        ],
+    );
+    term.wait_screen("› half typed");
+    term.send("\x15");
+    assert_eq!(ended(&mut term), 0);
 }
 
 #[test]
