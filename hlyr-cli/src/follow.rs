@@ -30,7 +30,7 @@ use crate::hint::hlyr;
 use crate::notify::{self, Notify};
 use crate::output::{paint, short_id, Printer, Update, API_RETRY, DIM};
 use crate::prompt::{left_pending, waiting_text, Answer, Prompter};
-use crate::session::Session;
+use crate::session::{Session, State};
 use crate::transcript;
 
 mod course;
@@ -151,6 +151,10 @@ struct Follower<'a> {
     /// The messages sent into the session (from any front end) queued and not delivered or
     /// cancelled yet: each starts a turn after the one running.
     pending: HashSet<String>,
+    /// The turn followed was asked to stop (its status went `completing`): it ends
+    /// interrupted, whatever the state read after it says (a queued message may have started
+    /// the next turn by then).
+    stopping: bool,
 }
 
 impl Follower<'_> {
@@ -369,6 +373,7 @@ impl Follower<'_> {
                 } else if self.ended {
                     self.next_turn();
                 }
+                self.stopping |= new_status == SessionStatus::Completing;
                 self.queue.push_back(Update::Status {
                     session_id: self.session_id.to_owned(),
                     old_status,
@@ -552,13 +557,14 @@ impl Follower<'_> {
         let held: Vec<Update> = self.held.drain().map(|(_, d)| d).collect();
         self.queue.extend(held);
         self.flush()?;
+        let stopped = std::mem::take(&mut self.stopping) || state.interrupted;
         let (exit, how) = match (&state.status, &state.usage_limit) {
             (SessionStatus::Failed, Some(limit)) => {
                 (Exit::Failure, limit_text(limit, chrono::Utc::now()))
             }
             (SessionStatus::Failed, None) => (Exit::Failure, "failed".to_owned()),
             _ if self.interrupting => (Exit::CtrlC, "interrupted".to_owned()),
-            _ if state.interrupted => (Exit::Interrupted, "interrupted".to_owned()),
+            _ if stopped => (Exit::Interrupted, "interrupted".to_owned()),
             _ => (Exit::Ok, "completed".to_owned()),
         };
         if !std::mem::replace(&mut self.end_notified, true) {
@@ -566,6 +572,9 @@ impl Follower<'_> {
         }
         self.totals = turns::totals(&state);
         let mut session = Session::from(state);
+        if exit == Exit::Interrupted {
+            session.status = State::Interrupted;
+        }
         if let Some(turn) = turn.filter(|_| !self.out.is_json()) {
             session.cost_usd = turn.cost_usd;
             session.num_turns = turn.num_turns;

@@ -92,6 +92,7 @@ pub(super) async fn following(
         totals: totals(initial),
         denials: Default::default(),
         pending: Default::default(),
+        stopping: false,
     };
     ring_waiting(&mut follower).await?;
     let status = &follow.initial_state().status;

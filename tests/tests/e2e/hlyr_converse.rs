@@ -9,7 +9,7 @@ use hld_client::protocol::{ConversationEventType, SessionStatus};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
+use crate::hlyr::{assert_in_order, fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
 
 /// What the prompt for the next message says while nothing is typed.
 pub(crate) const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
@@ -379,6 +379,32 @@ fn a_line_longer_than_the_terminal_is_edited_in_place() {
     term.wait_until("the line cleared", WAIT, |s| !s.contains("not this"));
     term.send("\x03");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+}
+
+#[test]
+fn a_turn_interrupted_with_a_message_queued_elsewhere_ends_interrupted() {
+    let d = slow_daemon(60);
+    let mut term = launch_on_terminal(&d, "scenario:slow");
+    term.wait_screen("chunk 2");
+    let id = d.only_session();
+    hlyr(&d, &["send", &id, "scenario:plain queued elsewhere"]).assert_code(0);
+    term.wait_screen("⧗ queued: scenario:plain queued elsewhere");
+    term.send("\x1b");
+    // The interrupted turn says so, though the message queued starts the next at once.
+    term.wait_screen("You said: scenario:plain queued elsewhere");
+    let screen = term.wait_count("✓ completed", 1);
+    assert_in_order(
+        &screen,
+        &[
+            "■ interrupted",
+            "> scenario:plain queued elsewhere",
+            "✓ completed",
+        ],
+    );
+    assert_eq!(screen.matches("✓ completed").count(), 1, "{screen}");
+    // The conversation's exit is its last turn's.
+    term.wait_screen(PROMPT_HINT);
+    assert_eq!(ended(&mut term), 0);
 }
 
 #[test]
