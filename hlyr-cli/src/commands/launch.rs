@@ -19,8 +19,8 @@ use crate::Context;
 /// What Ctrl-C does while `launch` and `continue` follow their session.
 pub const CTRL_C_HELP: &str = "\
 Ctrl-C interrupts the session, as it stops `claude`, waits for it to end and exits 130; a
-second Ctrl-C stops waiting. With --keep-running, Ctrl-C only stops following, and the
-session keeps running.";
+second Ctrl-C stops waiting (a line being typed is cleared first). With --keep-running,
+Ctrl-C only stops following, and the session keeps running.";
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = CTRL_C_HELP)]

@@ -204,6 +204,12 @@ pub(super) async fn following(
                     anstream::eprintln!();
                     return Ok(exit);
                 }
+                // While the agent works, as in Claude Code too: a line typed beside the
+                // spinner is cleared; with none, the session is stopped.
+                if follower.holds_keys() && !turns.composer.is_empty() {
+                    turns.composer.clear();
+                    continue;
+                }
                 if let Some(exit) = follower.ctrl_c(options.on_ctrl_c).await {
                     return Ok(exit);
                 }

@@ -316,6 +316,12 @@ fn ctrl_c_takes_back_the_lines_queued_as_it_stops_the_session() {
     let id = d.only_session();
     term.send("scenario:plain do this later\r");
     term.wait_screen("⧗ queued: scenario:plain do this later");
+    // A line typed beside the spinner is cleared first, as in Claude Code: the turn goes on.
+    term.send("a draft");
+    term.wait_screen("a draft");
+    term.send("\x03");
+    term.wait_until("the draft cleared", WAIT, |s| !s.contains("a draft"));
+    assert_eq!(d.state(&id).status, SessionStatus::Running);
     term.send("\x03");
     term.wait_screen("not sent, taken back: scenario:plain do this later");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 130);
