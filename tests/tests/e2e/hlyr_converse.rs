@@ -10,6 +10,7 @@ use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{assert_in_order, fake, hlyr, hlyr_command, slow_daemon, workdir, Running};
+use crate::hlyr_restart::restartable;
 
 /// What the prompt for the next message says while nothing is typed.
 pub(crate) const PROMPT_HINT: &str = "(Enter sends · empty line or Ctrl-D ends)";
@@ -462,13 +463,12 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
 #[test]
 fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     let base = hld_e2e::short_tempdir();
-    let restartable = || DaemonOptions {
-        dir: Some(base.path().to_path_buf()),
-        ..DaemonOptions::fake_claude()
+    let start = restartable(&base, || {
+        DaemonOptions::fake_claude()
             .env("FAKE_CLAUDE_DELAY_MS", "100")
             .env("FAKE_CLAUDE_COUNT", "600")
-    };
-    let mut d = TestDaemon::start_with(restartable());
+    });
+    let mut d = start();
     let mut term = launch_on_terminal(&d, "scenario:slow");
     term.wait_screen("chunk 2");
     let id = d.only_session();
@@ -477,7 +477,7 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
     drop(d);
     term.wait_screen("the conversation connects again");
     term.wait_screen(PROMPT_HINT);
-    let d = TestDaemon::start_with(restartable());
+    let d = start();
     // Tab asks the daemon that replaced it what completes the word.
     term.send("/mo\t");
     term.wait_screen("› /model");
@@ -499,11 +499,8 @@ fn a_conversation_waits_out_a_daemon_restart_and_goes_on_with_the_session() {
 #[test]
 fn a_daemon_gone_while_the_prompt_waits_is_said_at_once() {
     let base = hld_e2e::short_tempdir();
-    let restartable = || DaemonOptions {
-        dir: Some(base.path().to_path_buf()),
-        ..DaemonOptions::fake_claude()
-    };
-    let mut d = TestDaemon::start_with(restartable());
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
     let mut term = launch_on_terminal(&d, "scenario:plain first");
     term.wait_screen(PROMPT_HINT);
     term.send("half typed");
@@ -518,7 +515,7 @@ fn a_daemon_gone_while_the_prompt_waits_is_said_at_once() {
         "{screen}"
     );
     term.wait_screen("› half typed");
-    let d = TestDaemon::start_with(restartable());
+    let d = start();
     term.send(" and done\r");
     term.wait_screen("You said: half typed and done");
     // The turn's own figures, though it may have ended before it was followed.

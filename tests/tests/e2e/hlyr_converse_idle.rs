@@ -4,10 +4,11 @@
 //! failure.
 
 use hld_client::protocol::ApprovalStatus;
-use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
+use hld_e2e::{launch_params, DaemonOptions, WAIT};
 
 use crate::hlyr::{assert_in_order, fake, hlyr, wait_decided, workdir};
 use crate::hlyr_converse::{ended, launch_on_terminal, user_messages, PROMPT_HINT};
+use crate::hlyr_restart::restartable;
 
 #[test]
 fn the_prompt_shows_a_turn_another_front_end_starts_and_keeps_the_line_typed() {
@@ -49,11 +50,8 @@ fn the_prompt_shows_a_turn_another_front_end_starts_and_keeps_the_line_typed() {
 #[test]
 fn a_turn_cut_short_by_the_daemon_is_told_how_it_ended_once_it_is_back() {
     let base = hld_e2e::short_tempdir();
-    let restartable = || DaemonOptions {
-        dir: Some(base.path().to_path_buf()),
-        ..DaemonOptions::fake_claude()
-    };
-    let mut d = TestDaemon::start_with(restartable());
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
     let mut term = launch_on_terminal(&d, "scenario:tool make a file");
     term.wait_screen("allow Write?");
     let id = d.only_session();
@@ -64,7 +62,7 @@ fn a_turn_cut_short_by_the_daemon_is_told_how_it_ended_once_it_is_back() {
     term.send("x");
     let screen = term.wait_screen("› x");
     assert_eq!(screen.matches("the daemon closed").count(), 1, "{screen}");
-    let d = TestDaemon::start_with(restartable());
+    let d = start();
     term.send("\x15scenario:plain go on\r");
     let screen = term.wait_screen("You said: scenario:plain go on");
     assert_in_order(
@@ -85,11 +83,8 @@ fn a_turn_cut_short_by_the_daemon_is_told_how_it_ended_once_it_is_back() {
 #[test]
 fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
     let base = hld_e2e::short_tempdir();
-    let restartable = || DaemonOptions {
-        dir: Some(base.path().to_path_buf()),
-        ..DaemonOptions::fake_claude()
-    };
-    let mut d = TestDaemon::start_with(restartable());
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
     let mut term = launch_on_terminal(&d, "scenario:plain before");
     term.wait_screen(PROMPT_HINT);
     term.send("half typed");
@@ -99,7 +94,7 @@ fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
     drop(d);
     term.wait_screen("the conversation connects again");
     // Back, with no key pressed: said, and a turn another front end starts is shown.
-    let d = TestDaemon::start_with(restartable());
+    let d = start();
     term.wait_screen("reconnected to the daemon");
     hlyr(&d, &["send", &id, "scenario:plain after the restart"]).assert_code(0);
     term.wait_screen("You said: scenario:plain after the restart");

@@ -16,7 +16,7 @@ const BACK: &str = "reconnected to the daemon";
 
 /// A daemon in `base` with `options`, started again there after it was killed: same socket,
 /// same database.
-fn restartable(
+pub(crate) fn restartable(
     base: &tempfile::TempDir,
     options: impl Fn() -> DaemonOptions,
 ) -> impl Fn() -> TestDaemon {

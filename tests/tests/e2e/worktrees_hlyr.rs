@@ -2,13 +2,35 @@
 //! takes, `--stat`, `--json`), `merge` (`--squash`, conflicts) and `discard`, over the real
 //! binaries and git.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
 use super::hlyr::{fake, hlyr, hlyr_command, printed_session, run_command};
 use super::worktrees::{git, repo, shared};
+
+/// Launches an isolated session from `hlyr` with `query`, waits for its turn's end; its id and
+/// worktree.
+pub(super) fn isolated(d: &TestDaemon, repo: &Path, query: &str) -> (String, PathBuf) {
+    let wd = repo.display().to_string();
+    let run = hlyr(
+        d,
+        &[
+            "launch",
+            "--worktree",
+            "--detach",
+            "-w",
+            &wd,
+            "--dangerously-skip-permissions",
+            query,
+        ],
+    );
+    let id = printed_session(run.assert_code(0));
+    assert_eq!(d.wait_ended(&id).error_message, None);
+    let path = d.state(&id).worktree.expect("isolated").path;
+    (id, PathBuf::from(path))
+}
 
 /// Runs `hlyr launch --detach -w WD ARGS` and waits for the turn to end: the session's id.
 fn launched_in(d: &TestDaemon, wd: &str, args: &[&str]) -> String {
@@ -273,27 +295,8 @@ fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
     std::fs::write(repo.join("moved.txt"), &moved).unwrap();
     git(&repo, &["add", "."]);
     git(&repo, &["commit", "-q", "-m", "more"]);
-    let wd = repo.display().to_string();
-    let run = hlyr(
-        &d,
-        &[
-            "launch",
-            "--worktree",
-            "--detach",
-            "-w",
-            &wd,
-            "--dangerously-skip-permissions",
-            "scenario:bash",
-        ],
-    );
-    let id = printed_session(run.assert_code(0));
-    assert_eq!(d.wait_ended(&id).error_message, None);
-    let shown = &hlyr(&d, &["--json", "show", &id]).json_lines_as("session")[0];
-    let worktree = Path::new(shown["worktree"]["path"].as_str().unwrap()).to_owned();
-    let base = shown["worktree"]["base_commit"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let (id, worktree) = isolated(&d, &repo, "scenario:bash");
+    let base = d.state(&id).worktree.expect("isolated").base_commit;
     assert!(
         worktree.join("run.sh").is_file(),
         "the agent ran its script"
@@ -320,7 +323,15 @@ fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
 
     // A fresh clone at the base commit takes it, and then holds what the worktree holds.
     let clone = d.dir.join("clone");
-    git(&d.dir, &["clone", "-q", &wd, clone.to_str().unwrap()]);
+    git(
+        &d.dir,
+        &[
+            "clone",
+            "-q",
+            repo.to_str().unwrap(),
+            clone.to_str().unwrap(),
+        ],
+    );
     git(&clone, &["checkout", "-q", "--detach", &base]);
     let patch_path = file.to_str().unwrap();
     git(&clone, &["apply", "--check", patch_path]);
@@ -463,15 +474,7 @@ fn a_branch_name_git_refuses_is_made_safe_and_said() {
 fn a_merge_git_refuses_names_the_files_in_the_way() {
     let d = fake();
     let repo = repo(&d);
-    let wd = repo.display().to_string();
-    let args = ["launch", "--detach", "-w", &wd, "--worktree"];
-    let query = "scenario:write long.txt\nthe agent's\n";
-    let run = hlyr(
-        &d,
-        &[&args[..], &["--dangerously-skip-permissions", query]].concat(),
-    );
-    let id = printed_session(run.assert_code(0));
-    d.wait_ended(&id);
+    let (id, _) = isolated(&d, &repo, "scenario:write long.txt\nthe agent's\n");
     // The same file, untracked, in the main checkout: git will not overwrite it.
     std::fs::write(repo.join("long.txt"), "mine\n").unwrap();
     let refused = hlyr(&d, &["merge", &id]);

@@ -4,7 +4,7 @@
 //! (neither by the warm process nor for a message queued before), the worktree made again and
 //! working, a discard.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hld_client::protocol::{
     InterruptSession, ListQueuedMessages, SendMessage, SendMessageParams, SessionIdParams,
@@ -12,30 +12,9 @@ use hld_client::protocol::{
 };
 use hld_e2e::{launch_params, wait_for, DaemonOptions, TestDaemon, WAIT};
 
-use super::hlyr::{fake, hlyr, printed_session};
+use super::hlyr::{fake, hlyr};
 use super::worktrees::{git, repo};
-
-/// Launches an isolated session from `hlyr` with `query`, waits for its turn's end; its id and
-/// worktree.
-fn launch(d: &TestDaemon, repo: &Path, query: &str) -> (String, PathBuf) {
-    let wd = repo.display().to_string();
-    let run = hlyr(
-        d,
-        &[
-            "launch",
-            "--worktree",
-            "--detach",
-            "-w",
-            &wd,
-            "--dangerously-skip-permissions",
-            query,
-        ],
-    );
-    let id = printed_session(run.assert_code(0));
-    assert_eq!(d.wait_ended(&id).error_message, None);
-    let path = d.state(&id).worktree.expect("isolated").path;
-    (id, PathBuf::from(path))
-}
+use super::worktrees_hlyr::isolated;
 
 /// The local branches of `repo`.
 fn branches(repo: &Path) -> String {
@@ -46,7 +25,7 @@ fn branches(repo: &Path) -> String {
 fn a_worktree_removed_by_hand_is_named_with_the_ways_on_then_made_again_or_discarded() {
     let d = fake();
     let repo = repo(&d);
-    let (id, worktree) = launch(&d, &repo, "scenario:write notes.txt\nnotes\n");
+    let (id, worktree) = isolated(&d, &repo, "scenario:write notes.txt\nnotes\n");
     let branch = d.state(&id).worktree.unwrap().branch;
     // Its process stays warm between turns, in the directory removed now.
     std::fs::remove_dir_all(&worktree).unwrap();
@@ -108,7 +87,7 @@ fn a_worktree_removed_by_hand_is_named_with_the_ways_on_then_made_again_or_disca
     );
 
     // Removed with git, a worktree is discarded: git's record pruned, the branch deleted.
-    let (other, worktree) = launch(&d, &repo, "scenario:write notes.txt\nnotes\n");
+    let (other, worktree) = isolated(&d, &repo, "scenario:write notes.txt\nnotes\n");
     let branch = d.state(&other).worktree.unwrap().branch;
     let path = worktree.display().to_string();
     git(&repo, &["worktree", "remove", "--force", &path]);
