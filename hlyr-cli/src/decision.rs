@@ -225,11 +225,13 @@ impl Render for Decided {
             Decision::Respond => (GREEN, "✓ answered"),
         };
         let decided = format!("{} {}", paint(style, word), self.call_id);
-        // What was said with it, on the line: several answers apart by `·`.
         match self.comment.as_deref().filter(|c| !c.trim().is_empty()) {
             Some(comment) => {
-                let said = comment.lines().collect::<Vec<_>>().join(" · ");
-                format!("{decided}: {}", hld_client::view::clean(&said))
+                let answered = matches!(self.decision, Decision::Respond);
+                format!(
+                    "{decided}: {}",
+                    crate::transcript::said_with(answered, comment)
+                )
             }
             None => decided,
         }

@@ -358,16 +358,12 @@ pub(super) fn launch_key(
     (Vec::new(), true)
 }
 
-/// Turns isolation on or off: what the daemon said of the worktree it could not make no
-/// longer holds, whether shown at the branch or at the directory (one in no repository).
+/// Turns isolation on or off: what the daemon refused was a launch with the other setting,
+/// whichever field it named (a worktree it could not make is said at the branch, a directory
+/// in no repository at the directory), so it is said no more.
 fn toggle_worktree(form: &mut LaunchForm) {
     form.worktree = !form.worktree;
-    let about_worktree = |e: &FormError| match e.field {
-        Some(Field::Worktree | Field::Branch) => true,
-        Some(Field::WorkingDir) => e.text.to_lowercase().contains("git repository"),
-        _ => false,
-    };
-    form.error.take_if(|e| about_worktree(e));
+    form.error = None;
 }
 
 /// A bypass duration as typed: `30s`, `15m`, `2h` (a bare number is minutes), or empty,

@@ -123,14 +123,8 @@ impl Render for Update {
                     .as_deref()
                     .filter(|c| !c.is_empty() && *c != ANSWERED_ELSEWHERE)
                 {
-                    // Answers to several questions come a line each: they read as one line.
-                    let comment = match decision {
-                        ApprovalStatus::Responded => {
-                            comment.lines().collect::<Vec<_>>().join(" · ")
-                        }
-                        _ => comment.to_owned(),
-                    };
-                    text.push_str(&format!(": {}", hang(&comment, 2)));
+                    let answered = *decision == ApprovalStatus::Responded;
+                    text.push_str(&format!(": {}", said_with(answered, comment)));
                 }
                 text
             }
@@ -358,6 +352,15 @@ fn finished_text(session: &Session) -> String {
 }
 
 /// `text` cleaned, every line after the first indented by `indent` spaces.
+/// What was said with a decision, as its line ends: answers to several questions (a line
+/// each) read as one line, apart by `·`; any other comment hangs under the line. Cleaned.
+pub fn said_with(answered: bool, comment: &str) -> String {
+    match answered {
+        true => hang(&comment.lines().collect::<Vec<_>>().join(" · "), 2),
+        false => hang(comment, 2),
+    }
+}
+
 fn hang(text: &str, indent: usize) -> String {
     clean(text).replace('\n', &format!("\n{:indent$}", ""))
 }
