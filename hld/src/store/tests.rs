@@ -568,6 +568,43 @@ async fn a_running_session_waits_while_any_of_its_approvals_is_pending() {
     }
 }
 
+/// The scheduling policy of each of this process's threads named `name` (field 41 of `stat`).
+fn policies_of(name: &str) -> Vec<u32> {
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+    let named = tasks.flatten().filter(|task| {
+        std::fs::read_to_string(task.path().join("comm")).is_ok_and(|comm| comm.trim() == name)
+    });
+    let stats = named.filter_map(|task| std::fs::read_to_string(task.path().join("stat")).ok());
+    // The fields after the command's closing parenthesis start at field 3.
+    stats
+        .filter_map(|stat| {
+            stat.rsplit_once(") ")?
+                .1
+                .split(' ')
+                .nth(41 - 3)?
+                .parse()
+                .ok()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn checkpoints_run_on_a_thread_at_idle_priority() {
+    const SCHED_IDLE: u32 = 5;
+    let (_dir, _store) = Store::open_temp();
+    // The thread sets its policy as it starts; other tests' stores have threads of their own.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !policies_of("hld-checkpoint").contains(&SCHED_IDLE) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no checkpoint thread at SCHED_IDLE: {:?}",
+            policies_of("hld-checkpoint")
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(!policies_of("hld-store-writer").contains(&SCHED_IDLE));
+}
+
 #[tokio::test]
 async fn the_wal_is_checkpointed_as_it_grows() {
     let (_dir, store) = Store::open_temp();

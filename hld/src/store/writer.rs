@@ -9,6 +9,11 @@ use std::sync::mpsc::{self, Receiver};
 
 use rusqlite::hooks::Wal;
 use rusqlite::Connection;
+use thread_priority::unix::{
+    set_thread_priority_and_policy, thread_native_id, NormalThreadSchedulePolicy,
+    ThreadSchedulePolicy,
+};
+use thread_priority::ThreadPriority;
 use tokio::sync::oneshot;
 
 use super::error::{Result, StoreError};
@@ -172,6 +177,10 @@ impl Writer {
     /// commits (nor the events published after them). The WAL starts over at the first write
     /// after a checkpoint that copied it all, so it grows while the writer never pauses and
     /// shrinks back once it does. The thread ends with the writer's connection.
+    ///
+    /// The thread runs at `SCHED_IDLE`: a checkpoint is housekeeping, so it takes only CPU time
+    /// that the writer, the runtime and the agents leave, and never delays a commit or an event;
+    /// under a load that fills every CPU the WAL grows until the load eases.
     pub(super) fn checkpoint_apart(&mut self, checkpointer: Connection) -> Result<()> {
         let (ask, asked) = mpsc::sync_channel(1);
         // Registering the hook turns SQLite's auto-checkpoint off for this connection.
@@ -182,6 +191,12 @@ impl Writer {
             Ok(())
         }))?;
         let checkpoints = move || {
+            let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+            if let Err(e) =
+                set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, idle)
+            {
+                tracing::warn!(error = ?e, "the checkpoint thread runs at normal priority");
+            }
             asked
                 .iter()
                 .for_each(|()| drop(checkpoint(&checkpointer, "PASSIVE")))
