@@ -393,6 +393,7 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 session_id: session_id.clone(),
                 offset: None,
                 limit: Some(1),
+                binary: false,
             };
             // A row's counts are an aside: failing, they are left out rather than flashed (a
             // failure's reload of the list would ask for them again, and again).
@@ -412,6 +413,8 @@ pub async fn run_command(client: &Client, command: Command) -> Result<Msg, hld_c
                 session_id: session_id.clone(),
                 offset: Some(offset),
                 limit: Some(REVIEW_PAGE),
+                // The review shows a binary file as one line: its patch is never asked for.
+                binary: false,
             };
             match client.get_session_diff(params).await {
                 Ok(diff) => Msg::Diff {

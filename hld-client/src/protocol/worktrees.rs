@@ -59,6 +59,12 @@ pub struct WorktreeInfo {
     pub setup_output: Option<String>,
 }
 
+/// The most bytes of binary patch ([`DiffFile::binary_patch`]) a `getSessionDiff` reply
+/// carries, per file and per page: a page of them leaves room for its text in one WebSocket
+/// message (1 MiB). A file's larger patch is left out ([`DiffFile::binary_patch_omitted`]);
+/// one that would take a page over ends it, the next page starting with that file.
+pub const MAX_BINARY_PATCH: u64 = 512 << 10;
+
 /// Params of `getSessionDiff`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetSessionDiffParams {
@@ -70,6 +76,10 @@ pub struct GetSessionDiffParams {
     /// Files per page; default 100.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<u64>,
+    /// Each binary file with git's binary patch (`binary_patch`), as `git diff --binary`
+    /// makes it, for a patch that recreates it; default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary: bool,
 }
 
 open_enum!(
@@ -113,10 +123,21 @@ pub struct DiffFile {
     /// Lines removed (0 for a binary file).
     pub deletions: u64,
     /// Git's lines before the hunks, verbatim: `diff --git a/… b/…`, modes, rename lines,
-    /// `index`, `--- a/…` and `+++ b/…`, or `Binary files … differ`. With the hunks, they
-    /// make the patch `git apply` takes. Empty from a daemon older than this field.
+    /// `index`, `--- a/…` and `+++ b/…`, or `Binary files … differ`. With the binary patch and
+    /// the hunks, they make the patch `git apply` takes. Empty from a daemon older than this
+    /// field. With `binary_patch`, they are `git diff --binary`'s (full `index` ids, no
+    /// `Binary files … differ`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub header: Vec<String>,
+    /// A binary file's content, asked for with `binary`: git's `GIT binary patch` line, then
+    /// its `literal` or `delta` blocks of base85 lines, each block ending with an empty line.
+    /// Empty when not asked for, for a binary file renamed unchanged, and when left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub binary_patch: Vec<String>,
+    /// The binary patch asked for was larger than [`MAX_BINARY_PATCH`] and left out: the file
+    /// cannot be in a patch made of this reply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub binary_patch_omitted: bool,
     /// The hunks (none for a binary file or a pure rename).
     pub hunks: Vec<DiffHunk>,
 }

@@ -112,6 +112,7 @@ pub async fn get_session_diff(
         &info.base_commit,
         p.offset.unwrap_or(0),
         limit,
+        p.binary,
     )
     .await
 }

@@ -1,10 +1,14 @@
 //! `getSessionDiff`: a worktree against its base commit, with what is uncommitted and untracked
 //! (not ignored), read through a copy of the worktree's index so that git's own is untouched.
+//! A binary file's patch, when asked for, is `git diff --binary`'s of that file alone, read no
+//! further than [`MAX_BINARY_PATCH`] allows.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use hld_client::protocol::{DiffFile, DiffHunk, DiffStatus, GetSessionDiffResult};
+use hld_client::protocol::{
+    DiffFile, DiffHunk, DiffStatus, GetSessionDiffResult, MAX_BINARY_PATCH,
+};
 
 use super::git;
 use crate::error::{Error, Result};
@@ -31,12 +35,21 @@ impl Drop for TempIndex {
     }
 }
 
-/// The diff of the worktree at `dir` against `base`, files `offset..offset + limit`.
+/// The first line of a binary patch: what `git diff --binary` prints instead of `Binary files
+/// … differ`.
+const BINARY_PATCH: &str = "GIT binary patch";
+
+/// What a binary file's `git diff --binary` prints besides its binary patch: its header.
+const HEADER_ROOM: usize = 64 << 10;
+
+/// The diff of the worktree at `dir` against `base`, files `offset..offset + limit`; with
+/// `binary`, each binary file's binary patch too.
 pub async fn session_diff(
     dir: &Path,
     base: &str,
     offset: u64,
     limit: u64,
+    binary: bool,
 ) -> Result<GetSessionDiffResult> {
     let index = git::ok(
         dir,
@@ -75,33 +88,11 @@ pub async fn session_diff(
         .iter()
         .fold((0, 0), |(a, d), e| (a + e.additions, d + e.deletions));
     let start = offset.min(total) as usize;
-    let end = offset.saturating_add(limit).min(total) as usize;
+    let mut end = offset.saturating_add(limit).min(total) as usize;
     let page = &entries[start..end];
     let mut files = Vec::with_capacity(page.len());
     if !page.is_empty() {
-        // The prefixes are git's defaults whatever the user's `diff.noprefix` or
-        // `diff.mnemonicPrefix` say: the headers are handed on as a patch `git apply` takes.
-        let fixed = [
-            "--literal-pathspecs",
-            "diff",
-            "--cached",
-            "-M",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--src-prefix=a/",
-            "--dst-prefix=b/",
-            base,
-            "--",
-        ];
-        let mut args: Vec<&OsStr> = fixed.iter().map(OsStr::new).collect();
-        for e in page {
-            args.push(OsStr::new(&e.path));
-            if let Some(old) = &e.old_path {
-                args.push(OsStr::new(old));
-            }
-        }
-        let patch = git::run_env(dir, args, &env).await?;
+        let patch = git::run_env(dir, patch_args(base, &[], page), &env).await?;
         if !patch.ok {
             return Err(git::failure(&patch.stderr));
         }
@@ -116,9 +107,16 @@ pub async fn session_diff(
                 additions: e.additions,
                 deletions: e.deletions,
                 header,
+                binary_patch: Vec::new(),
+                binary_patch_omitted: false,
                 hunks,
             });
         }
+    }
+    if binary {
+        let kept = add_binary_patches(dir, base, &env, page, &mut files).await?;
+        files.truncate(kept);
+        end = start + kept;
     }
     Ok(GetSessionDiffResult {
         files,
@@ -127,6 +125,89 @@ pub async fn session_diff(
         deletions,
         next_offset: (end < entries.len()).then_some(end as u64),
     })
+}
+
+/// `git diff` of `base` against the index, with `extra` flags, for the files of `page`.
+fn patch_args<'a>(base: &'a str, extra: &[&'a str], page: &'a [Entry]) -> Vec<&'a OsStr> {
+    // The prefixes are git's defaults whatever the user's `diff.noprefix` or
+    // `diff.mnemonicPrefix` say: the headers are handed on as a patch `git apply` takes.
+    let fixed = [
+        "--literal-pathspecs",
+        "diff",
+        "--cached",
+        "-M",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+    ];
+    let mut args: Vec<&OsStr> = fixed.iter().chain(extra).map(|a| OsStr::new(*a)).collect();
+    args.extend([OsStr::new(base), OsStr::new("--")]);
+    for e in page {
+        args.push(OsStr::new(&e.path));
+        if let Some(old) = &e.old_path {
+            args.push(OsStr::new(old));
+        }
+    }
+    args
+}
+
+/// Gives the binary files of `files` (the diff of `page`) their binary patches, at most
+/// [`MAX_BINARY_PATCH`] bytes of them in all unless one alone is more; how many files the
+/// page keeps: those before the patch that would take it over.
+async fn add_binary_patches(
+    dir: &Path,
+    base: &str,
+    env: &[(&str, &OsStr)],
+    page: &[Entry],
+    files: &mut [DiffFile],
+) -> Result<usize> {
+    let mut carried = 0;
+    for (at, (entry, file)) in page.iter().zip(files.iter_mut()).enumerate() {
+        if entry.status != DiffStatus::Binary {
+            continue;
+        }
+        let args = patch_args(base, &["--binary"], std::slice::from_ref(entry));
+        let cap = MAX_BINARY_PATCH as usize + HEADER_ROOM;
+        let Some(out) = git::run_capped(dir, args, env, cap).await? else {
+            file.binary_patch_omitted = true;
+            continue;
+        };
+        if !out.ok {
+            return Err(git::failure(&out.stderr));
+        }
+        let (header, lines) = binary_file(&out.stdout);
+        let size = patch_bytes(&lines);
+        if size > MAX_BINARY_PATCH {
+            file.binary_patch_omitted = true;
+            continue;
+        }
+        if carried > 0 && carried + size > MAX_BINARY_PATCH {
+            return Ok(at);
+        }
+        carried += size;
+        if !lines.is_empty() {
+            (file.header, file.binary_patch) = (header, lines);
+        }
+    }
+    Ok(files.len())
+}
+
+/// One binary file's `git diff --binary`: its header and its binary patch (from the
+/// `GIT binary patch` line on; none for a file renamed unchanged).
+fn binary_file(patch: &str) -> (Vec<String>, Vec<String>) {
+    let (mut header, _) = file_patch(patch);
+    let lines = match header.iter().position(|l| l == BINARY_PATCH) {
+        Some(at) => header.split_off(at),
+        None => Vec::new(),
+    };
+    (header, lines)
+}
+
+/// The bytes `lines` take in a patch, each with its `\n`.
+fn patch_bytes(lines: &[String]) -> u64 {
+    lines.iter().map(|l| l.len() as u64 + 1).sum()
 }
 
 /// The files of `--name-status -z` with the counts of `--numstat -z` (same order).
@@ -282,5 +363,48 @@ mod tests {
         let (header, hunks) = file_patch(chunk);
         assert!(hunks.is_empty());
         assert_eq!(header[3], "Binary files /dev/null and b/i.png differ");
+    }
+
+    /// `git diff --binary` of a modified file: both ways, each block ending with an empty line.
+    #[test]
+    fn a_binary_patch_is_split_from_its_header() {
+        let out = "diff --git a/a.bin b/a.bin\nindex 5e07d261855586626d75321e8ab899341f972802..7681056fc9496b2dda6da6885643aca893021d91 100644\nGIT binary patch\nliteral 6\nNcmZQzWJ*j*0RRGC0V@Ci\n\nliteral 6\nNcmZQzWJ*j*1^@zG0V)6h\n\n";
+        let (header, lines) = binary_file(out);
+        assert_eq!(
+            header,
+            [
+                "diff --git a/a.bin b/a.bin",
+                "index 5e07d261855586626d75321e8ab899341f972802..7681056fc9496b2dda6da6885643aca893021d91 100644"
+            ]
+        );
+        assert_eq!(
+            lines,
+            [
+                "GIT binary patch",
+                "literal 6",
+                "NcmZQzWJ*j*0RRGC0V@Ci",
+                "",
+                "literal 6",
+                "NcmZQzWJ*j*1^@zG0V)6h",
+                ""
+            ]
+        );
+        // As written back, line by line, the patch is git's byte for byte.
+        let written: String = header
+            .iter()
+            .chain(&lines)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(written, out);
+        assert_eq!(patch_bytes(&lines), 83);
+    }
+
+    #[test]
+    fn a_binary_file_renamed_unchanged_has_no_binary_patch() {
+        let out = "diff --git a/r.bin b/r2.bin\nsimilarity index 100%\nrename from r.bin\nrename to r2.bin\n";
+        let (header, lines) = binary_file(out);
+        assert_eq!(header.len(), 4);
+        assert!(lines.is_empty());
+        assert_eq!(patch_bytes(&lines), 0);
     }
 }

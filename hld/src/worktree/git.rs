@@ -1,11 +1,12 @@
-//! Running the git CLI: off the async threads (`tokio::process`), with a time limit, and its
-//! failures told in plain words.
+//! Running the git CLI: off the async threads (`tokio::process`), with a time limit, what it
+//! prints held up to a cap when asked, and its failures told in plain words.
 
 use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use crate::error::Error;
@@ -55,26 +56,65 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    let output = run_capped(dir, args, env, usize::MAX).await?;
+    Ok(output.expect("no output is over usize::MAX bytes"))
+}
+
+/// Runs git in `dir`, with `env` added, holding at most `cap` bytes of what it prints: `None`
+/// when it prints more (its stdout is closed then, which ends it). Its exit status is in the
+/// output, not an error.
+pub async fn run_capped<I, S>(
+    dir: &Path,
+    args: I,
+    env: &[(&str, &OsStr)],
+    cap: usize,
+) -> Result<Option<Output>, Error>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let mut cmd = command(dir, args);
     for (key, value) in env {
         cmd.env(key, value);
     }
-    let output = match tokio::time::timeout(GIT_TIMEOUT, cmd.output()).await {
+    let cannot_run = |e| Error::internal("git could not be run: is it installed?", e);
+    let mut child = cmd.spawn().map_err(cannot_run)?;
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        unreachable!("git's stdout and stderr are piped");
+    };
+    let run = async {
+        // Read together, so that git never waits on a full pipe. Stdout, read no further
+        // than `cap`, is closed there: git's next write fails and it ends.
+        let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+        let capped = async move {
+            let mut out = Vec::new();
+            stdout.take(limit).read_to_end(&mut out).await.map(|_| out)
+        };
+        let mut err = Vec::new();
+        let (out, _) = tokio::join!(capped, stderr.read_to_end(&mut err));
+        let out = out?;
+        let status = child.wait().await?;
+        Ok::<_, std::io::Error>((status, out, err))
+    };
+    let (status, stdout, stderr) = match tokio::time::timeout(GIT_TIMEOUT, run).await {
         Err(_) => {
             return Err(Error::internal(
                 format!("git took longer than {} s", GIT_TIMEOUT.as_secs()),
                 anyhow::anyhow!("git timed out in {}", dir.display()),
             ))
         }
-        Ok(Err(e)) => return Err(Error::internal("git could not be run: is it installed?", e)),
+        Ok(Err(e)) => return Err(cannot_run(e)),
         Ok(Ok(output)) => output,
     };
-    Ok(Output {
-        ok: output.status.success(),
-        code: output.status.code(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-    })
+    if stdout.len() > cap {
+        return Ok(None);
+    }
+    Ok(Some(Output {
+        ok: status.success(),
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+    }))
 }
 
 /// Runs git in `dir`; its exit status is in the output, not an error.

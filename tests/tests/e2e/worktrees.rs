@@ -311,6 +311,7 @@ fn untracked_ignored_binary_and_uncommitted_files_in_the_diff() {
         session_id: id.clone(),
         offset: Some(1),
         limit: Some(1),
+        ..Default::default()
     });
     assert_eq!(
         (page.files.len(), page.total_files, page.next_offset),
