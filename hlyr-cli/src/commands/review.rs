@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{
     DiffFile, DiffStatus, GetSessionDiffParams, GetSessionDiffResult, MergeSessionParams,
-    MergeSessionResult, MergeStrategy, WorktreeInfo,
+    MergeSessionResult, MergeStrategy, WorktreeInfo, MAX_BINARY_PATCH,
 };
 use hld_client::view::clean;
 use serde::Serialize;
@@ -159,31 +159,13 @@ fn page(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
-/// A binary file changed is in the patch as git's `Binary files … differ`, which `git apply`
-/// refuses, and with it the whole patch: said on stderr, with where the files are.
-fn binary_warning(files: &[DiffFile], worktree: Option<&WorktreeInfo>) {
-    let binary: Vec<&str> = files
-        .iter()
-        .filter(|f| f.header.iter().any(|l| l.starts_with("Binary files ")))
-        .map(|f| f.path.as_str())
-        .collect();
-    if binary.is_empty() {
-        return;
-    }
-    let mut said = format!(
-        "binary files changed ({}): git apply refuses this patch",
-        clean(&binary.join(", "))
-    );
-    if let Some(w) = worktree {
-        said.push_str(&format!(" (they are in {})", clean(&w.path)));
-    }
-    anstream::eprintln!("{}", paint(YELLOW, said));
-}
-
-/// The patch `git apply` takes: each file's header and hunks as git printed them, byte for
-/// byte. Never cleaned, so never for the terminal: it goes to a file or a program.
-fn patch(files: &[DiffFile]) -> Result<String, CliError> {
+/// The patch `git apply` takes: each file's header, binary patch and hunks as git printed
+/// them, byte for byte, and the paths of the binary files left out of it, whose binary patch
+/// did not come (too large, or from a daemon older than binary patches). Never cleaned, so
+/// never for the terminal: it goes to a file or a program.
+fn patch(files: &[DiffFile]) -> Result<(String, Vec<&DiffFile>), CliError> {
     let mut out = String::new();
+    let mut missing = Vec::new();
     for file in files {
         if file.header.is_empty() {
             return Err(CliError::failure(
@@ -191,22 +173,65 @@ fn patch(files: &[DiffFile]) -> Result<String, CliError> {
             )
             .hint(format!("update hld, then {}", hlyr_daemon(None, "restart"))));
         }
+        // `Binary files … differ` is no patch: `git apply` would refuse the whole of it.
+        if file.binary_patch_omitted || file.header.iter().any(|l| l.starts_with("Binary files ")) {
+            missing.push(file);
+            continue;
+        }
         let hunks = file.hunks.iter();
         let lines = hunks.flat_map(|h| std::iter::once(&h.header).chain(&h.lines));
-        for line in file.header.iter().chain(lines) {
+        for line in file.header.iter().chain(&file.binary_patch).chain(lines) {
             out.push_str(line);
             out.push('\n');
         }
     }
-    Ok(out)
+    Ok((out, missing))
+}
+
+/// The error for a patch that lacks the binary files `missing`: exit 1, so that it never
+/// passes for the whole diff.
+fn incomplete(missing: &[&DiffFile], worktree: Option<&WorktreeInfo>) -> CliError {
+    let (omitted, unsent): (Vec<&DiffFile>, Vec<&DiffFile>) = missing
+        .iter()
+        .copied()
+        .partition(|f| f.binary_patch_omitted);
+    let older = !unsent.is_empty();
+    let over = format!(
+        "binary patch over the {} KiB a reply carries",
+        MAX_BINARY_PATCH >> 10
+    );
+    let said: Vec<String> = [
+        (omitted, over.as_str()),
+        (unsent, "the daemon sent no binary patch"),
+    ]
+    .into_iter()
+    .filter(|(files, _)| !files.is_empty())
+    .map(|(files, why)| {
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        format!("{} ({why})", paths.join(", "))
+    })
+    .collect();
+    let error = CliError::failure(format!("the patch lacks {}", said.join(", ")));
+    match worktree {
+        _ if older => error.hint(format!(
+            "hld may be older than hlyr: update it, then {}",
+            hlyr_daemon(None, "restart")
+        )),
+        Some(w) => error.hint(format!("the files are in the worktree, {}", w.path)),
+        None => error,
+    }
 }
 
 pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
     let client = ctx.connect().await?;
     let session = ids::session(&args.id, client.list_sessions().await?)?;
     let refused = |e: hld_client::Error| CliError::from(e).about_session(&args.id);
+    let terminal = std::io::stdout().is_terminal();
+    // Piped or redirected, as `git diff` is: `hlyr diff ID | git apply` works, binary files too.
+    let piped = !terminal && !ctx.out.is_json() && !args.stat;
     let mut params = GetSessionDiffParams {
         session_id: session.id.clone(),
+        binary: piped,
         ..Default::default()
     };
     let mut whole = client
@@ -226,17 +251,18 @@ pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
         result: whole,
         stat: args.stat,
     };
-    let terminal = std::io::stdout().is_terminal();
-    if ctx.out.is_json() || (args.stat && !terminal) {
-        ctx.out.print(&diff)?;
-    } else if terminal {
+    if piped {
+        let (text, missing) = patch(&diff.result.files)?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        if !missing.is_empty() {
+            return Err(incomplete(&missing, session.worktree.as_ref()));
+        }
+    } else if terminal && !ctx.out.is_json() {
         page(&diff.human())?;
     } else {
-        // Piped or redirected, as `git diff` is: `hlyr diff ID | git apply` works.
-        let mut out = std::io::stdout().lock();
-        out.write_all(patch(&diff.result.files)?.as_bytes())?;
-        out.flush()?;
-        binary_warning(&diff.result.files, session.worktree.as_ref());
+        ctx.out.print(&diff)?;
     }
     Ok(Exit::Ok)
 }
@@ -362,7 +388,8 @@ mod tests {
 
     use super::*;
 
-    /// Piped, the lines are git's, byte for byte: escapes, tabs, CRs and the marker kept.
+    /// Piped, the lines are git's, byte for byte: escapes, tabs, CRs, the marker and binary
+    /// patches kept; a binary file without its binary patch is left out, and named.
     #[test]
     fn a_patch_is_gits_lines_verbatim() {
         let files: Vec<DiffFile> = serde_json::from_value(json!([
@@ -373,16 +400,32 @@ mod tests {
                 "\\ No newline at end of file"]}]},
             {"path": "i.png", "status": "binary", "additions": 0, "deletions": 0,
              "header": ["diff --git a/i.png b/i.png", "new file mode 100644",
-                "index 0000000..e69de29", "Binary files /dev/null and b/i.png differ"],
+                "index 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"],
+             "binary_patch": ["GIT binary patch", "literal 0", "HcmV?d00001", ""],
+             "hunks": []},
+            {"path": "big.png", "status": "binary", "additions": 0, "deletions": 0,
+             "header": ["diff --git a/big.png b/big.png", "index 1..2 100644"],
+             "binary_patch_omitted": true, "hunks": []},
+            {"path": "old.png", "status": "binary", "additions": 0, "deletions": 0,
+             "header": ["diff --git a/old.png b/old.png", "index 1..2 100644",
+                "Binary files a/old.png and b/old.png differ"],
              "hunks": []},
         ]))
         .unwrap();
+        let (text, missing) = patch(&files).unwrap();
         assert_eq!(
-            patch(&files).unwrap(),
+            text,
             "diff --git a/a.txt b/a.txt\nindex 1..2 100644\n--- a/a.txt\n+++ b/a.txt\n\
              @@ -1 +1 @@\n-a\tb\r\n+\u{1b}[2Jc\n\\ No newline at end of file\n\
-             diff --git a/i.png b/i.png\nnew file mode 100644\nindex 0000000..e69de29\n\
-             Binary files /dev/null and b/i.png differ\n"
+             diff --git a/i.png b/i.png\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n\
+             GIT binary patch\nliteral 0\nHcmV?d00001\n\n"
+        );
+        let error = incomplete(&missing, None);
+        assert_eq!(error.exit, Exit::Failure);
+        assert_eq!(
+            error.message,
+            "the patch lacks big.png (binary patch over the 512 KiB a reply carries), old.png \
+             (the daemon sent no binary patch)"
         );
         // A daemon that sends no headers cannot give a patch: said, rather than a wrong one.
         let mut old = files;

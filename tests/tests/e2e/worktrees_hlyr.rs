@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use hld_client::protocol::{GetSessionDiff, GetSessionDiffParams};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
@@ -341,26 +342,156 @@ fn a_piped_diff_is_a_patch_git_applies_at_the_base_commit() {
         b"a\tb\r\nline 2\n"
     );
     assert_eq!(tree_of(&clone), tree_of(&worktree));
+}
 
-    // A binary file is said as git says it without `--binary`; git apply refuses it, as it
-    // refuses `git diff`'s, and hlyr says so on stderr.
-    std::fs::write(worktree.join("blob.bin"), b"\0\x01\x02").unwrap();
-    let run = hlyr(&d, &["diff", &id]);
-    let warned = format!(
-        "binary files changed (blob.bin): git apply refuses this patch (they are in {})",
-        worktree.display()
-    );
-    assert!(run.stderr.contains(&warned), "{run:#?}");
+/// `len` bytes that no compression shrinks, the same for the same `seed` (xorshift).
+fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 32) as u8
+        })
+        .collect()
+}
+
+/// `hlyr diff ID` redirected to a file: the patch, and what hlyr said and exited with.
+fn piped_diff(d: &TestDaemon, id: &str) -> (PathBuf, std::process::Output) {
+    let file = d.dir.join("session.patch");
+    let mut cmd = hlyr_command(&d.socket, &d.dir);
+    cmd.args(["diff", id])
+        .stdout(std::fs::File::create(&file).unwrap());
+    (file, cmd.output().unwrap())
+}
+
+/// A fresh clone of `repo` at `base` with `patch` applied.
+fn applied_at(d: &TestDaemon, repo: &Path, base: &str, patch: &Path) -> PathBuf {
+    let clone = d.dir.join("clone");
+    let (repo, clone_at) = (repo.to_str().unwrap(), clone.to_str().unwrap());
+    git(&d.dir, &["clone", "-q", repo, clone_at]);
+    git(&clone, &["checkout", "-q", "--detach", base]);
+    let patch = patch.to_str().unwrap();
+    git(&clone, &["apply", "--check", patch]);
+    git(&clone, &["apply", patch]);
+    clone
+}
+
+#[test]
+fn a_piped_diff_carries_binary_files_git_applies_byte_for_byte() {
+    let d = fake();
+    let repo = repo(&d);
+    for (name, seed) in [
+        ("logo.bin", 1),
+        ("old.bin", 2),
+        ("move.bin", 3),
+        ("same.bin", 4),
+    ] {
+        std::fs::write(repo.join(name), noise(seed, 3000)).unwrap();
+    }
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "binaries"]);
+    let (id, worktree) = isolated(&d, &repo, "scenario:write notes.txt\nthe agent's\n");
+    let base = d.state(&id).worktree.expect("isolated").base_commit;
+    // A new binary file, one changed, one deleted, one renamed and changed, one renamed only.
+    std::fs::write(worktree.join("blob.bin"), b"\0\x01\x02\xff").unwrap();
+    let mut logo = noise(1, 3000);
+    logo[1500..1600].fill(0);
+    std::fs::write(worktree.join("logo.bin"), &logo).unwrap();
+    std::fs::remove_file(worktree.join("old.bin")).unwrap();
+    let mut moved = noise(3, 3000);
+    moved.push(0);
+    std::fs::write(worktree.join("moved.bin"), &moved).unwrap();
+    std::fs::remove_file(worktree.join("move.bin")).unwrap();
+    std::fs::rename(worktree.join("same.bin"), worktree.join("same2.bin")).unwrap();
+
+    let (file, run) = piped_diff(&d, &id);
+    assert!(run.status.success(), "{run:#?}");
+    assert_eq!(String::from_utf8_lossy(&run.stderr), "");
+    let patch = std::fs::read_to_string(&file).unwrap();
+    for part in [
+        "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000000000000000000000000000000000000..",
+        "diff --git a/logo.bin b/logo.bin\nindex ",
+        "diff --git a/old.bin b/old.bin\ndeleted file mode 100644\n",
+        "rename from move.bin\nrename to moved.bin\n",
+        "rename from same.bin\nrename to same2.bin\n",
+    ] {
+        assert!(patch.contains(part), "{part:?} in {patch}");
+    }
+    assert_eq!(patch.matches("\nGIT binary patch\n").count(), 4, "{patch}");
+    assert!(!patch.contains("Binary files"), "{patch}");
+
+    let clone = applied_at(&d, &repo, &base, &file);
+    assert_eq!(std::fs::read(clone.join("logo.bin")).unwrap(), logo);
+    assert_eq!(std::fs::read(clone.join("moved.bin")).unwrap(), moved);
+    assert!(!clone.join("old.bin").exists());
+    assert_eq!(tree_of(&clone), tree_of(&worktree));
+
+    // On a terminal, a binary file is its name and how it changed, without its patch.
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.env("PAGER", "cat");
+    cmd.args(["diff", &id]);
+    let mut term = Terminal::spawn(cmd, 40, 120);
+    term.wait_screen("files changed");
+    assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
+    let shown = term.output();
+    assert!(shown.contains("blob.bin (binary)"), "{shown}");
+    assert!(!shown.contains("GIT binary patch"), "{shown}");
+}
+
+#[test]
+fn a_binary_patch_too_large_for_a_reply_is_left_out_named_and_exit_1() {
+    let d = fake();
+    let repo = repo(&d);
+    let (id, worktree) = isolated(&d, &repo, "scenario:write notes.txt\nthe agent's\n");
+    let base = d.state(&id).worktree.expect("isolated").base_commit;
+    // 600 KiB of noise: over 512 KiB in base85. The two of 300 KiB fit a reply one at a time.
+    let huge = noise(7, 600 << 10);
+    std::fs::write(worktree.join("huge.bin"), &huge).unwrap();
+    let (a, b) = (noise(8, 300 << 10), noise(9, 300 << 10));
+    std::fs::write(worktree.join("a.bin"), &a).unwrap();
+    std::fs::write(worktree.join("b.bin"), &b).unwrap();
+
+    let (file, run) = piped_diff(&d, &id);
+    assert_eq!(run.status.code(), Some(1), "{run:#?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(
-        run.assert_code(0)
-            .stdout
-            .contains("diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..")
-            && run
-                .stdout
-                .contains("\nBinary files /dev/null and b/blob.bin differ\n"),
-        "{}",
-        run.stdout
+        stderr.contains("the patch lacks huge.bin (binary patch over the 512 KiB a reply carries)")
+            && stderr.contains(&format!(
+                "the files are in the worktree, {}",
+                worktree.display()
+            )),
+        "{stderr}"
     );
+    // The rest is a patch that applies.
+    let patch = std::fs::read_to_string(&file).unwrap();
+    assert!(!patch.contains("huge.bin"), "{patch}");
+    let clone = applied_at(&d, &repo, &base, &file);
+    assert_eq!(std::fs::read(clone.join("a.bin")).unwrap(), a);
+    assert_eq!(std::fs::read(clone.join("b.bin")).unwrap(), b);
+    assert!(!clone.join("huge.bin").exists());
+
+    // A page ends before the binary patch that would take its own over the limit.
+    let page = d.request::<GetSessionDiff>(GetSessionDiffParams {
+        session_id: id.clone(),
+        binary: true,
+        ..Default::default()
+    });
+    assert_eq!(page.files.len(), 1, "{:?}", page.files[0].path);
+    assert_eq!(page.files[0].path, "a.bin");
+    assert_eq!(page.next_offset, Some(1));
+    let page = d.request::<GetSessionDiff>(GetSessionDiffParams {
+        session_id: id.clone(),
+        offset: Some(1),
+        binary: true,
+        ..Default::default()
+    });
+    let paths: Vec<_> = page.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["b.bin", "huge.bin", "notes.txt"]);
+    assert!(page.files[1].binary_patch_omitted && page.files[1].binary_patch.is_empty());
+    assert!(!page.files[0].binary_patch_omitted && !page.files[0].binary_patch.is_empty());
 }
 
 #[test]
