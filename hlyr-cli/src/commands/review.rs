@@ -160,8 +160,8 @@ fn page(text: &str) -> Result<(), CliError> {
 }
 
 /// The patch `git apply` takes: each file's header, binary patch and hunks as git printed
-/// them, byte for byte, and the paths of the binary files left out of it, whose binary patch
-/// did not come (too large, or from a daemon older than binary patches). Never cleaned, so
+/// them, byte for byte, and the binary files left out of it, whose binary patch did not come
+/// (too large, or from a daemon older than binary patches). Never cleaned, so
 /// never for the terminal: it goes to a file or a program.
 fn patch(files: &[DiffFile]) -> Result<(String, Vec<&DiffFile>), CliError> {
     let mut out = String::new();
@@ -212,13 +212,15 @@ fn incomplete(missing: &[&DiffFile], worktree: Option<&WorktreeInfo>) -> CliErro
     })
     .collect();
     let error = CliError::failure(format!("the patch lacks {}", said.join(", ")));
-    match worktree {
-        _ if older => error.hint(format!(
-            "hld may be older than hlyr: update it, then {}",
-            hlyr_daemon(None, "restart")
-        )),
-        Some(w) => error.hint(format!("the files are in the worktree, {}", w.path)),
-        None => error,
+    if older {
+        let update = hlyr_daemon(None, "restart");
+        error.hint(format!(
+            "hld may be older than hlyr: update it, then {update}"
+        ))
+    } else if let Some(w) = worktree {
+        error.hint(format!("the files are in the worktree, {}", w.path))
+    } else {
+        error
     }
 }
 
