@@ -340,13 +340,24 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         let scroll = state.approval_scroll.min(past);
         frame.render_widget(block, detail);
         frame.render_widget(text.scroll((scroll, 0)), inner);
+        // Marked at the top right and the bottom right: the rows hidden each way and the keys
+        // that reach them.
+        if scroll > 0 {
+            let note = format!(" ↑ {scroll} more lines · PgUp Home ");
+            corner_note(frame, inner, inner.y, note);
+        }
         if scroll < past {
             let note = format!(" ↓ {} more lines · PgDn End ", past - scroll);
-            let width = (note.width() as u16).min(inner.width);
-            let at = Rect::new(inner.right() - width, inner.bottom() - 1, width, 1);
-            frame.render_widget(Span::styled(note, Style::new().reversed()), at);
+            corner_note(frame, inner, inner.bottom() - 1, note);
         }
     }
+}
+
+/// `note` drawn reversed at the right end of row `y` of `inner`.
+fn corner_note(frame: &mut Frame, inner: Rect, y: u16, note: String) {
+    let width = (note.width() as u16).min(inner.width);
+    let at = Rect::new(inner.right() - width, y, width, 1);
+    frame.render_widget(Span::styled(note, Style::new().reversed()), at);
 }
 
 /// The approvals screen's list and the selected approval's detail in `area`: beside the list

@@ -1,8 +1,8 @@
 //! What the dashboard shows of what the daemon stores: an API retry's text, how an approval
-//! ended and its comment (a rule's too, live), events that stream in while a conversation loads, a selection that
-//! stays on its session as the list reorders, messages beside
-//! the key hints, the deny box's hint while one types, and the lists' columns by priority,
-//! with a detail pane on a wide terminal.
+//! ended and its comment (a rule's too, live), events that stream in while a conversation
+//! loads, a selection that stays on its session as the list reorders, messages beside the key
+//! hints, the deny box's hint while one types, the lists' columns by priority, with a detail
+//! pane on a wide terminal, and a long approval's detail scrolled.
 
 use crossterm::event::KeyCode;
 use hld_client::protocol::{Approval, SessionInfo, ANSWERED_ELSEWHERE};
@@ -389,13 +389,14 @@ fn a_long_input_scrolls_in_the_approvals_detail() {
         "{shown}"
     );
     assert!(shown.contains("more lines · PgDn End"), "{shown}");
+    assert!(!shown.contains("PgUp Home"), "{shown}");
     // Down to the end: the last line and the keys below it show, and no further.
     for _ in 0..8 {
         update(&mut state, ctrl('d'));
     }
     let end = screen(&state, false);
     assert!(
-        end.contains("line 40") && !end.contains("more lines"),
+        end.contains("line 40") && !end.contains("PgDn End") && end.contains("PgUp Home"),
         "{end}"
     );
     update(&mut state, ctrl('d'));
@@ -406,6 +407,25 @@ fn a_long_input_scrolls_in_the_approvals_detail() {
     keys(&mut state, "jk");
     let shown = screen(&state, false);
     assert!(shown.contains("more lines · PgDn End"), "{shown}");
+}
+
+/// Paged down, the detail says how many rows are hidden above and below, and the keys to them.
+#[test]
+fn a_scrolled_approval_detail_marks_the_rows_above_and_below() {
+    let mut state = loaded(80, 24);
+    let content: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let write = json!({"file_path": "/home/me/project/notes.txt", "content": content});
+    update(
+        &mut state,
+        Msg::Approvals(vec![approval("a-long", "s-run", "Write", write, 4)]),
+    );
+    keys(&mut state, "2");
+    update(&mut state, key(KeyCode::PageDown));
+    let shown = screen(&state, false);
+    insta::assert_snapshot!("approval_scrolled_80x24", shown);
+    assert!(shown.contains("↑ ") && shown.contains("↓ "), "{shown}");
+    update(&mut state, key(KeyCode::Home));
+    assert!(!screen(&state, false).contains("more lines · PgUp"));
 }
 
 #[test]
@@ -531,7 +551,7 @@ fn a_big_writes_end_is_reached_in_the_approvals_detail_and_the_conversation() {
     update(&mut state, key(KeyCode::End));
     let end = screen(&state, false);
     assert!(
-        end.contains("row 3200") && !end.contains("more lines"),
+        end.contains("row 3200") && !end.contains("PgDn End"),
         "{end}"
     );
     keys(&mut state, "G");
