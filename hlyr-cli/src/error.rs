@@ -293,6 +293,8 @@ impl From<std::io::Error> for CliError {
 /// line. `None` for parameters no flag sets (a session's id, which the message names).
 fn flag_refused(message: &str, data: &InvalidParamsData) -> Option<CliError> {
     let (flag, default) = match data.param.as_str() {
+        // Its message says the rule and what was given; rename's TITLE is no flag.
+        "title" => return Some(CliError::usage(message)),
         "working_dir" => ("-w", " (by default the current directory)"),
         "additional_directories" => ("--add-dir", ""),
         "model" => ("--model", ""),

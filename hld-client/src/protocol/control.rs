@@ -12,12 +12,17 @@ pub struct SuccessResult {
     pub success: bool,
 }
 
+/// The longest title the daemon keeps, in characters: a title is one line of a list, and 200
+/// holds a sentence or two while a pasted document is refused.
+pub const TITLE_MAX_CHARS: usize = 200;
+
 /// Params of `updateSessionTitle`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct UpdateSessionTitleParams {
     /// The session.
     pub session_id: String,
-    /// The new title; empty clears it (the query's first line shows again).
+    /// The new title, at most [`TITLE_MAX_CHARS`] characters once each run of whitespace is
+    /// one space; empty clears it (the query's first line shows again).
     pub title: String,
 }
 
@@ -29,7 +34,8 @@ method!(
     /// {"jsonrpc":"2.0","result":{"success":true},"id":1}
     /// ```
     ///
-    /// -32602 for an unknown session.
+    /// -32602 for an unknown session, or a title with control characters other than
+    /// whitespace or over [`TITLE_MAX_CHARS`] characters.
     UpdateSessionTitle, "updateSessionTitle", "Set a session's title",
     ["session_id: string", "title: string"], "{success: boolean}",
     UpdateSessionTitleParams, SuccessResult

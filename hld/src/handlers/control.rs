@@ -8,7 +8,7 @@ use super::sessions::{no_nul, required};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::Modes;
-use crate::session::{additional_directories, bypass_expiry, permission_mode};
+use crate::session::{additional_directories, bypass_expiry, permission_mode, title};
 use crate::store::{read, SessionRow, StoreError, Writer};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.
@@ -60,11 +60,11 @@ pub async fn update_session_title(
 ) -> Result<SuccessResult> {
     no_nul(&p)?;
     required(&p.session_id, "session_id")?;
-    let title = Some(p.title.trim().to_owned()).filter(|t| !t.is_empty());
+    let kept = Some(title(&p.title)?).filter(|t| !t.is_empty());
     let id = p.session_id.clone();
     daemon
         .store
-        .write(move |w, out| w.set_title(&id, title.as_deref(), out))
+        .write(move |w, out| w.set_title(&id, kept.as_deref(), out))
         .await
         .map_err(store_error("failed to update the title"))?;
     Ok(SuccessResult { success: true })

@@ -8,9 +8,11 @@ use super::control::store_error;
 use super::sessions::{no_nul, session};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
+use crate::session::title;
 
-pub async fn create_draft(daemon: Arc<Daemon>, p: DraftFields) -> Result<CreateDraftResult> {
+pub async fn create_draft(daemon: Arc<Daemon>, mut p: DraftFields) -> Result<CreateDraftResult> {
     no_nul(&p)?;
+    p.title = p.title.as_deref().map(title).transpose()?;
     let id = uuid::Uuid::new_v4().to_string();
     let run_id = uuid::Uuid::new_v4().to_string();
     let session_id = id.clone();
@@ -22,8 +24,9 @@ pub async fn create_draft(daemon: Arc<Daemon>, p: DraftFields) -> Result<CreateD
     Ok(CreateDraftResult { session_id })
 }
 
-pub async fn update_draft(daemon: Arc<Daemon>, p: UpdateDraftParams) -> Result<SuccessResult> {
+pub async fn update_draft(daemon: Arc<Daemon>, mut p: UpdateDraftParams) -> Result<SuccessResult> {
     no_nul(&p)?;
+    p.fields.title = p.fields.title.as_deref().map(title).transpose()?;
     drafted(&daemon, &p.session_id, None).await?;
     daemon
         .store

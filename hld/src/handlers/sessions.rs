@@ -12,7 +12,7 @@ use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
-use crate::session::{max_turns, permission_mode, Parent};
+use crate::session::{max_turns, permission_mode, title, Parent};
 use crate::store::{read, SessionRow, StoreError};
 use crate::worktree::Request;
 
@@ -160,6 +160,7 @@ pub async fn continue_session(
     let images = read_images(p.images.take().unwrap_or_default()).await?;
     let mode = permission_mode(p.permission_mode.take())?;
     max_turns(p.max_turns)?;
+    let named = p.title.take().as_deref().map(title).transpose()?;
     let parent = session(&daemon, &p.session_id).await?;
     continuable(&parent, p.worktree.as_ref())?;
     let Some(claude_session_id) = parent.claude_session_id.clone() else {
@@ -180,7 +181,7 @@ pub async fn continue_session(
     let query = std::mem::take(&mut p.query);
     // Read again: the interrupt above may have ended a bypass or changed the parent.
     let parent = session(&daemon, &parent.new.id).await?;
-    let settings = Settings::continued(&parent, p.title.take(), mode, p.resume_on_reset);
+    let settings = Settings::continued(&parent, named, mode, p.resume_on_reset);
     let isolate = p.worktree.take();
     let mut options = parent.new.options.continued(p)?;
     let made = match (isolate, &parent.worktree) {

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use chrono::{SecondsFormat, Utc};
 use hld_client::protocol::{
     ContinueSessionParams, LaunchSessionParams, McpConfig, McpConfigParam, PermissionMode,
+    TITLE_MAX_CHARS,
 };
 
 use crate::error::{Error, Result};
@@ -17,7 +18,7 @@ impl Settings {
     pub fn launch(p: &LaunchSessionParams, resume_on_reset: bool) -> Result<Settings> {
         let bypass = p.dangerously_skip_permissions.unwrap_or(false);
         Ok(Settings {
-            title: given(p.title.clone()),
+            title: given(p.title.as_deref().map(title).transpose()?),
             modes: Modes {
                 auto_accept_edits: p.auto_accept_edits.unwrap_or(false),
                 dangerously_skip_permissions: bypass,
@@ -53,6 +54,35 @@ impl Settings {
             modes,
         }
     }
+}
+
+/// A title as kept, the one rule of every way a title comes in (rename, launch, continue,
+/// drafts, REST): each run of whitespace, newlines and tabs included, one space, as hlyr sends
+/// it (empty when blank). Other control characters, and more than [`TITLE_MAX_CHARS`]
+/// characters, are refused: a title is one line of a list.
+pub fn title(value: &str) -> Result<String> {
+    let title = value.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Some(c) = title.chars().find(|c| c.is_control()) {
+        return Err(Error::invalid_param(
+            "title",
+            "one line of text",
+            "a control character",
+            format!(
+                "invalid title: it holds the control character {}",
+                c.escape_unicode()
+            ),
+        ));
+    }
+    let length = title.chars().count();
+    if length > TITLE_MAX_CHARS {
+        return Err(Error::invalid_param(
+            "title",
+            &format!("at most {TITLE_MAX_CHARS} characters"),
+            &format!("{length} characters"),
+            format!("title too long: {length} characters (at most {TITLE_MAX_CHARS})"),
+        ));
+    }
+    Ok(title)
 }
 
 /// A permission mode a request gives: `default` or `plan`. The CLI's `acceptEdits` and

@@ -130,6 +130,60 @@ fn titles_are_given_shown_changed_and_inherited() {
     assert!(e.message.contains("session not found: nope"), "{e:?}");
 }
 
+/// A title is one line of at most `TITLE_MAX_CHARS` characters, whichever way it comes in:
+/// whitespace runs become one space, other control characters and longer titles are refused.
+#[test]
+fn titles_are_one_line_of_bounded_length_however_they_come_in() {
+    let d = fake();
+    let wd = workdir(&d);
+    let id = finished(&d, launch_params("scenario:plain hi", &wd));
+    let rename = |title: String| {
+        d.try_request::<UpdateSessionTitle>(UpdateSessionTitleParams {
+            session_id: id.clone(),
+            title,
+        })
+    };
+    rename(" Two\nlines\tand  a tab ".into()).unwrap();
+    assert_eq!(d.state(&id).control.title, "Two lines and a tab");
+    let longest = "é".repeat(TITLE_MAX_CHARS);
+    rename(longest.clone()).unwrap();
+    let refused = |e: ErrorObject, message: &str| {
+        assert_eq!(e.code, ErrorCode::InvalidParams.code(), "{e:?}");
+        assert_eq!(e.message, message);
+        assert_eq!(e.data.unwrap()["param"], "title");
+    };
+    let too_long = "title too long: 201 characters (at most 200)";
+    refused(rename(format!("{longest}é")).unwrap_err(), too_long);
+    let escape = "invalid title: it holds the control character \\u{1b}";
+    refused(rename("red \x1b[31m".into()).unwrap_err(), escape);
+    assert_eq!(d.state(&id).control.title, longest);
+
+    let long = Some("x".repeat(TITLE_MAX_CHARS + 1));
+    let launch = LaunchSessionParams {
+        title: long.clone(),
+        ..launch_params("scenario:plain hi", &wd)
+    };
+    refused(
+        d.try_request::<LaunchSession>(launch).unwrap_err(),
+        too_long,
+    );
+    let more = ContinueSessionParams {
+        session_id: id.clone(),
+        query: "scenario:plain more".into(),
+        title: long.clone(),
+        ..Default::default()
+    };
+    refused(
+        d.try_request::<ContinueSession>(more).unwrap_err(),
+        too_long,
+    );
+    let draft = DraftFields {
+        title: long,
+        ..Default::default()
+    };
+    refused(d.try_request::<CreateDraft>(draft).unwrap_err(), too_long);
+}
+
 #[test]
 fn archiving_a_chains_leaf_hides_the_chain_and_continuing_brings_it_back() {
     let d = fake();

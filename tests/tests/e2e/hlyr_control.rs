@@ -133,6 +133,14 @@ fn titles_given_at_launch_and_by_rename_show_in_sessions() {
     hlyr(&d, &["rename", &other, ""]).assert_code(0);
     let table = hlyr(&d, &["sessions"]);
     assert!(row(&table, &other).ends_with("scenario:plain first line"));
+    // A title too long for the daemon: its refusal, a usage error, and the title kept.
+    let long = "x".repeat(201);
+    let refused = hlyr(&d, &["rename", &titled, &long]);
+    assert_eq!(
+        refused.assert_code(2).stderr.trim(),
+        "error: title too long: 201 characters (at most 200)"
+    );
+    assert_eq!(d.state(&titled).control.title, "Lexer work");
 }
 
 #[test]

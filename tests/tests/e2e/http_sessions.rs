@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use hld_client::protocol::SessionStatus;
 use hld_e2e::rest::{
-    call, code, daemon, daemon_with, Bulk, Continued, Created, Data, DirectoryNotFound, ErrorReply,
-    Interrupted, Session, Sessions,
+    call, code, daemon, daemon_with, refused, Bulk, Continued, Created, Data, DirectoryNotFound,
+    ErrorReply, Interrupted, Session, Sessions,
 };
 use hld_e2e::{wait_for, DaemonOptions};
 use reqwest::{Client, Method, StatusCode};
@@ -89,6 +89,11 @@ async fn a_draft_is_created_edited_refused_for_a_missing_directory_then_launched
     let nowhere = json!({"additional_directories": ["/no/such/dir"]});
     let nowhere = request(Method::PATCH, &url, Some(nowhere));
     assert_eq!(code(nowhere).await, (400, "HLD-3001".to_owned()));
+    // A title as `updateSessionTitle` takes it: at most 200 characters.
+    let long = request(Method::PATCH, &url, Some(json!({"title": "x".repeat(201)})));
+    let message = "title too long: 201 characters (at most 200)";
+    assert_eq!(refused(long).await, (400, message.to_owned()));
+    assert_eq!(get(&base, &id).await.title.as_deref(), Some("Flaky test"));
 
     // The directory does not exist: 422, and the session stays a draft.
     let launch = format!("sessions/{id}/launch");
