@@ -217,12 +217,18 @@ pub fn question_approval_text(approval: &Approval, asked: Option<&str>) -> Strin
     let own = questions_of(approval).and_then(|questions| with_choices(&questions));
     let asked =
         (own.as_deref().or(asked)).unwrap_or(approval.message.as_deref().unwrap_or_default());
-    let id = short_id(&approval.id);
-    format!(
-        "{} {}",
-        paint(MAGENTA, format!("? question {id}:")),
-        hang(asked, 2)
-    )
+    question_text(Some(&approval.id), asked)
+}
+
+/// `? question ID:` and what is asked below it. A question is named by its approval's id
+/// wherever it shows (a replayed one too), as `hlyr respond` takes it; one without an
+/// approval is `? question:`.
+fn question_text(approval_id: Option<&str>, asked: &str) -> String {
+    let head = match approval_id {
+        Some(id) => format!("? question {}:", short_id(id)),
+        None => "? question:".to_owned(),
+    };
+    format!("{} {}", paint(MAGENTA, head), hang(asked, 2))
 }
 
 fn event_text(event: &ConversationEvent) -> String {
@@ -235,7 +241,7 @@ fn event_text(event: &ConversationEvent) -> String {
         },
         ConversationEventType::ToolCall if question(event).is_some() => {
             let asked = asked(event).or_else(|| question(event)).unwrap_or_default();
-            format!("{} {}", paint(MAGENTA, "? question:"), hang(&asked, 2))
+            question_text(event.approval_id.as_deref(), &asked)
         }
         ConversationEventType::ToolCall => {
             let name = event.tool_name.as_deref().unwrap_or("tool");

@@ -150,6 +150,27 @@ fn a_question_shows_its_choices_and_whether_several_may_be_picked() {
     );
 }
 
+/// A question's tool call shown as an event (a replayed one, its approval decided) is named by
+/// its approval, as the approval's own line names it; one without an approval is not.
+#[test]
+fn a_question_shown_by_its_tool_call_names_its_approval() {
+    let mut call: ConversationEvent = serde_json::from_value(json!({
+        "id": 1, "session_id": "s", "claude_session_id": "c", "sequence": 1,
+        "event_type": "tool_call", "created_at": "2025-01-01T00:00:00Z",
+        "tool_name": "AskUserQuestion", "tool_id": "toolu_1", "is_completed": false,
+        "is_error": false, "approval_id": "local-1234abcd-0000",
+        "tool_input_json": json!({"questions": [{"question": "Which?",
+            "options": [{"label": "Rust"}, {"label": "Go"}]}]}).to_string(),
+    }))
+    .unwrap();
+    let asked = "Which?\n  1. Rust\n  2. Go";
+    let shown = plain(&Update::Event(call.clone()).human());
+    assert_eq!(shown, format!("? question local-1234abcd: {asked}"));
+    call.approval_id = None;
+    let shown = plain(&Update::Event(call).human());
+    assert_eq!(shown, format!("? question: {asked}"));
+}
+
 /// Answers to several questions (a line each) read as one line; escapes do not pass.
 #[test]
 fn answers_to_several_questions_read_as_one_line_cleaned() {

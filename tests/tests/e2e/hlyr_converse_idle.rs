@@ -147,11 +147,12 @@ fn continue_replays_a_question_before_its_answer() {
     d.wait_ended(&id);
     let run = hlyr(&d, &["continue", &id, "scenario:plain next"]);
     let printed = &run.assert_code(0).stdout;
+    // Named by its approval's id, as when it was asked.
+    let short = &question[..14];
     assert_in_order(
         printed,
         &[
-            "? question",
-            "What colour should the button be?",
+            &format!("? question {short}: What colour should the button be?"),
             "✓ answered",
             "You said: scenario:plain next",
         ],
