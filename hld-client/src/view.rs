@@ -24,6 +24,10 @@ use similar::{ChangeTag, TextDiff};
 
 use crate::protocol::{Approval, ApprovalType, ConversationEvent, ConversationEventType};
 
+/// Lines a folded text (a long message, tool input or result) keeps in hlyr and hld-tui alike.
+/// Ten: enough to recognise a paste or a file's start, and most of a 24-row screen stays free.
+pub const FOLD_LINES: usize = 10;
+
 /// A diff shows this many unchanged lines around each change.
 pub const CONTEXT_LINES: usize = 3;
 

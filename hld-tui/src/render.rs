@@ -5,14 +5,13 @@
 use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
-use hld_client::view::{clean, repeats_denial, Change, DiffLine, Question, ToolInput, SEVERAL};
+use hld_client::view::{
+    clean, repeats_denial, Change, DiffLine, Question, ToolInput, FOLD_LINES, SEVERAL,
+};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 use unicode_width::UnicodeWidthStr;
-
-/// Lines of a tool result or file preview shown while collapsed.
-const COLLAPSED_LINES: usize = 8;
 
 /// Lines one event may take at most, expanded, so that a huge output cannot swamp the view
 /// (a tool call's input aside).
@@ -312,11 +311,11 @@ fn diff_line(line: &DiffLine) -> Line<'static> {
     ])
 }
 
-/// `lines` cut to [`COLLAPSED_LINES`] unless expanded, saying how many are hidden.
+/// `lines` cut to [`FOLD_LINES`] unless expanded, saying how many are hidden.
 fn collapse(mut lines: Vec<Line<'static>>, expanded: bool) -> Vec<Line<'static>> {
-    if !expanded && lines.len() > COLLAPSED_LINES + 1 {
-        let hidden = lines.len() - COLLAPSED_LINES;
-        lines.truncate(COLLAPSED_LINES);
+    if !expanded && lines.len() > FOLD_LINES + 1 {
+        let hidden = lines.len() - FOLD_LINES;
+        lines.truncate(FOLD_LINES);
         lines.push(Line::styled(
             format!("  … {hidden} more lines (i expands)"),
             DIM,
@@ -500,12 +499,12 @@ mod tests {
         let content: String = (0..50).map(|i| format!("line {i}\n")).collect();
         let input = serde_json::json!({"file_path": "/x", "content": content});
         let collapsed = tool_input("Write", &input, false);
-        assert_eq!(collapsed.len(), COLLAPSED_LINES + 1);
+        assert_eq!(collapsed.len(), FOLD_LINES + 1);
         assert!(collapsed
             .last()
             .unwrap()
             .to_string()
-            .contains("43 more lines"));
+            .contains("41 more lines"));
         assert_eq!(tool_input("Write", &input, true).len(), 51);
     }
 
@@ -526,9 +525,9 @@ mod tests {
             text(&message(&event, options))
         };
         let collapsed = folded(false);
-        assert_eq!(collapsed.len(), COLLAPSED_LINES + 1);
+        assert_eq!(collapsed.len(), FOLD_LINES + 1);
         assert_eq!(collapsed[0], "› pasted 0");
-        assert!(collapsed[COLLAPSED_LINES].contains("2992 more lines (i expands)"));
+        assert!(collapsed[FOLD_LINES].contains("2990 more lines (i expands)"));
         assert_eq!(folded(true).len(), 3000);
     }
 }

@@ -9,14 +9,14 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::usage::limit_text;
-use hld_client::view::{clean, count, questions_of, Question, ToolInput, SEVERAL};
+use hld_client::view::{clean, count, questions_of, Question, ToolInput, FOLD_LINES, SEVERAL};
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
     MAGENTA, RED, YELLOW,
 };
 use crate::session::{Session, State};
-use tool_input::{View, SHOWN_LINES};
+use tool_input::View;
 
 impl Render for Update {
     fn human(&self) -> String {
@@ -271,20 +271,20 @@ fn event_text(event: &ConversationEvent) -> String {
 }
 
 /// A user's message after `>`: a long one, a paste most often, cut to its first
-/// [`SHOWN_LINES`] lines as a tool's input is, saying how many more (`--json` has them all).
+/// [`FOLD_LINES`] lines as a tool's input is, saying how many more (`--json` has them all).
 fn user_message(content: &str) -> String {
     let total = content.lines().count();
-    let kept = match total > SHOWN_LINES + 1 {
+    let kept = match total > FOLD_LINES + 1 {
         true => content
             .lines()
-            .take(SHOWN_LINES)
+            .take(FOLD_LINES)
             .collect::<Vec<_>>()
             .join("\n"),
         false => content.to_owned(),
     };
     let mut text = format!("{} {}", paint(BOLD, ">"), paint(BOLD, hang(&kept, 2)));
-    if total > SHOWN_LINES + 1 {
-        let more = count((total - SHOWN_LINES) as u64, "more line");
+    if total > FOLD_LINES + 1 {
+        let more = count((total - FOLD_LINES) as u64, "more line");
         text.push_str(&format!("\n  {}", paint(DIM, format!("… {more}"))));
     }
     text

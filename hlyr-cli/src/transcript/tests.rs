@@ -10,15 +10,15 @@ fn a_long_user_message_is_cut_as_a_tool_input_is() {
     let paste: String = (1..=3000).map(|i| format!("pasted {i}\n")).collect();
     let text = plain(&user_message(&paste));
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), SHOWN_LINES + 1, "{text}");
+    assert_eq!(lines.len(), FOLD_LINES + 1, "{text}");
     assert_eq!(lines[0], "> pasted 1");
-    assert_eq!(lines[SHOWN_LINES - 1], "  pasted 12");
-    assert_eq!(lines[SHOWN_LINES], "  … 2988 more lines");
+    assert_eq!(lines[FOLD_LINES - 1], "  pasted 10");
+    assert_eq!(lines[FOLD_LINES], "  … 2990 more lines");
     // One line more than is shown is shown whole rather than said.
-    let short: String = (1..=13).map(|i| format!("line {i}\n")).collect();
+    let short: String = (1..=11).map(|i| format!("line {i}\n")).collect();
     let shown = plain(&user_message(&short));
     assert!(
-        shown.contains("line 13") && !shown.contains("more line"),
+        shown.contains("line 11") && !shown.contains("more line"),
         "{shown}"
     );
 }

@@ -4,17 +4,15 @@
 //! other tool as pretty-printed JSON.
 //!
 //! A view is a head (what follows the tool's name on its line, such as a path) and body lines
-//! below it. Long bodies are cut to [`SHOWN_LINES`] unless all of it is asked for (a plan is
+//! below it. Long bodies are cut to [`FOLD_LINES`] unless all of it is asked for (a plan is
 //! never cut: it is what the user approves), and long lines to [`LINE_CHARS`]; every string
 //! from the agent is cleaned first.
 
-use hld_client::view::{clean, count, Change, DiffLine, ToolInput};
+use hld_client::view::{clean, count, Change, DiffLine, ToolInput, FOLD_LINES};
 use serde_json::Value;
 
 use crate::output::{paint, BOLD, DIM, GREEN, RED};
 
-/// A cut body keeps this many lines.
-pub const SHOWN_LINES: usize = 12;
 /// Longer lines are cut to this many characters.
 const LINE_CHARS: usize = 300;
 /// The indentation of body lines under their tool's name.
@@ -92,16 +90,16 @@ impl View {
 
     /// Whether the body is longer than a cut view shows.
     pub fn is_long(&self) -> bool {
-        !self.whole && self.body.len() > SHOWN_LINES + 1
+        !self.whole && self.body.len() > FOLD_LINES + 1
     }
 
-    /// The body lines to print, indented: all of them, or cut to [`SHOWN_LINES`] with a line
+    /// The body lines to print, indented: all of them, or cut to [`FOLD_LINES`] with a line
     /// saying how many more there are.
     pub fn lines(&self, all: bool) -> Vec<String> {
         let shown = if all || !self.is_long() {
             self.body.len()
         } else {
-            SHOWN_LINES
+            FOLD_LINES
         };
         let mut lines: Vec<String> = self.body[..shown]
             .iter()
@@ -371,15 +369,15 @@ mod tests {
         let view = View::of("Write", &json!({"file_path": "/w/l", "content": content}));
         assert!(view.is_long());
         let cut = plain_lines(&view, false);
-        assert_eq!(cut.len(), SHOWN_LINES + 1);
-        assert_eq!(cut[SHOWN_LINES - 1], "    12 line 12");
-        assert_eq!(cut[SHOWN_LINES], "    … 28 more lines");
+        assert_eq!(cut.len(), FOLD_LINES + 1);
+        assert_eq!(cut[FOLD_LINES - 1], "    10 line 10");
+        assert_eq!(cut[FOLD_LINES], "    … 30 more lines");
         assert_eq!(plain_lines(&view, true).len(), 40);
         // One line over is shown rather than replaced by a line saying so.
-        let content: String = (1..=SHOWN_LINES + 1).map(|i| format!("{i}\n")).collect();
+        let content: String = (1..=FOLD_LINES + 1).map(|i| format!("{i}\n")).collect();
         let view = View::of("Write", &json!({"file_path": "/w/l", "content": content}));
         assert!(!view.is_long());
-        assert_eq!(view.lines(false).len(), SHOWN_LINES + 1);
+        assert_eq!(view.lines(false).len(), FOLD_LINES + 1);
     }
 
     #[test]
@@ -404,7 +402,7 @@ mod tests {
     fn a_plan_is_its_markdown_whole_headings_bold_code_dim() {
         let text = format!(
             "# Plan\n\n1. Add `greet`\n```rust\n# not a heading\n```\n{}",
-            "- step\n".repeat(SHOWN_LINES * 2)
+            "- step\n".repeat(FOLD_LINES * 2)
         );
         let view = View::of(EXIT_PLAN_MODE, &json!({"plan": text}));
         assert!(!view.is_long(), "a plan is never cut");
