@@ -16,7 +16,7 @@ use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
 use crate::render::first_line;
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
-use hld_client::view::{asked_together, clean, in_checkout};
+use hld_client::view::{asked_together, clean, count, in_checkout};
 
 /// From this many columns on, the lists show the selected row's detail beside them.
 pub const WIDE: u16 = 140;
@@ -343,11 +343,14 @@ pub fn approvals(state: &State, frame: &mut Frame, area: Rect) {
         // Marked at the top right and the bottom right: the rows hidden each way and the keys
         // that reach them.
         if scroll > 0 {
-            let note = format!(" ↑ {scroll} more lines · PgUp Home ");
+            let note = format!(" ↑ {} · PgUp Home ", count(scroll.into(), "more line"));
             corner_note(frame, inner, inner.y, note);
         }
         if scroll < past {
-            let note = format!(" ↓ {} more lines · PgDn End ", past - scroll);
+            let note = format!(
+                " ↓ {} · PgDn End ",
+                count((past - scroll).into(), "more line")
+            );
             corner_note(frame, inner, inner.bottom() - 1, note);
         }
     }

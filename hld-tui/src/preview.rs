@@ -115,7 +115,7 @@ fn text_lines(text: &str, style: Style) -> Vec<Line<'static>> {
     let more = text.lines().count().saturating_sub(TEXT_LINES);
     if more > 0 {
         lines.push(Line::styled(
-            format!("  … {more} more lines (Enter opens)"),
+            format!("  … {} (Enter opens)", count(more as u64, "more line")),
             DIM,
         ));
     }

@@ -12,7 +12,7 @@ use ratatui::Frame;
 use crate::app::{Link, Modal, Screen, State, CHROME_ROWS, QUEUE_LINES, REPLY_ROWS};
 use crate::keys::{fit_hints, hints};
 use crate::render::{first_line, PLAN_TOOL};
-use hld_client::view::asked_together;
+use hld_client::view::{asked_together, count};
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
@@ -387,7 +387,7 @@ fn conversation(state: &State, frame: &mut Frame, area: Rect) {
             .total_lines()
             .saturating_sub(top + usize::from(body.height));
         if !c.follow && below > 0 {
-            let note = format!(" ↓ {below} more lines · G follows ");
+            let note = format!(" ↓ {} · G follows ", count(below as u64, "more line"));
             let width = (note.chars().count() as u16).min(body.width);
             let at = Rect::new(body.right() - width, body.bottom() - 1, width, 1);
             frame.render_widget(Span::styled(note, Style::new().reversed()), at);

@@ -8,7 +8,7 @@ use super::sessions::{no_nul, required};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::Modes;
-use crate::session::{additional_directories, bypass_expiry, permission_mode, title};
+use crate::session::options::{additional_directories, bypass_expiry, permission_mode, title};
 use crate::store::{read, SessionRow, StoreError, Writer};
 
 /// Default and largest `limit` of `searchSessions`; default of `getRecentPaths`.

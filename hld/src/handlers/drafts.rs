@@ -8,7 +8,7 @@ use super::control::store_error;
 use super::sessions::{no_nul, session};
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
-use crate::session::title;
+use crate::session::options::title;
 
 pub async fn create_draft(daemon: Arc<Daemon>, mut p: DraftFields) -> Result<CreateDraftResult> {
     no_nul(&p)?;

@@ -12,7 +12,8 @@ use crate::claude::prompt::Prompt;
 use crate::daemon::Daemon;
 use crate::error::{Error, Result};
 use crate::model::{SessionOptions, Settings};
-use crate::session::{max_turns, permission_mode, title, Parent};
+use crate::session::options::{max_turns, permission_mode, title};
+use crate::session::Parent;
 use crate::store::{read, SessionRow, StoreError};
 use crate::worktree::Request;
 

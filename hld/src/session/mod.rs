@@ -5,7 +5,7 @@
 
 mod lines;
 mod live;
-mod options;
+pub mod options;
 mod requests;
 mod resume;
 mod supervisor;
@@ -35,9 +35,6 @@ use crate::claude::{self, process, LaunchSpec};
 use crate::error::{Error, Result};
 use crate::model::{Happening, SessionOptions, Settings};
 use crate::store::{read, NewSession, SessionUpdate, Store, StoreError, Writer};
-pub use options::{
-    additional_directories, bypass_expiry, max_turns, missing_dir, permission_mode, title,
-};
 pub use requests::ControlError;
 pub use resume::run as resume_at_resets;
 

@@ -20,7 +20,7 @@ use super::shapes::session_detail;
 use super::Reply;
 use crate::daemon::Daemon;
 use crate::handlers::{control, drafts, sessions};
-use crate::session::{bypass_expiry, missing_dir};
+use crate::session::options::{bypass_expiry, missing_dir};
 use crate::store::SessionRow;
 
 /// The proxy settings of the reference, which this daemon does not serve: any of them set is
