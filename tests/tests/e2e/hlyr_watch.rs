@@ -191,16 +191,18 @@ fn without_a_terminal_a_line_is_printed_per_change_and_json_too() {
     assert_eq!(json.finish().code, 130);
 }
 
-/// A title that holds escapes (an agent's, or a client's) shows them as `�`: none reaches the
+/// A title that holds escapes (here a query's first line) shows them as `�`: none reaches the
 /// terminal, in `watch` nor in `sessions`.
 #[test]
 fn a_title_with_escapes_is_shown_cleaned() {
     let d = fake();
     let wd = workdir(&d);
-    let id = d.launch(hld_client::protocol::LaunchSessionParams {
-        title: Some("evil\x1b]0;pwned\x07\x1b[2J title".into()),
-        ..launch_params("scenario:plain hi", &wd)
-    });
+    // The daemon refuses a title with control characters; a query's first line is the title
+    // shown when none was given, and a query may hold anything.
+    let id = d.launch(launch_params(
+        "scenario:plain evil\x1b]0;pwned\x07\x1b[2J title",
+        &wd,
+    ));
     d.wait_ended(&id);
     let mut term = on_terminal(&d, &["watch"]);
     let screen = term.wait_screen("evil�]0;pwned��[2J title");
