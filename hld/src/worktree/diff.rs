@@ -35,6 +35,21 @@ impl Drop for TempIndex {
     }
 }
 
+/// Copies the index at `from` to `to` with its modification time. Git takes a file changed in
+/// the second its index was written for changed only by comparing the file's time with the
+/// index's ("racily clean"); a copy stamped later would hide such a change.
+async fn copy_index(from: PathBuf, to: PathBuf) -> std::io::Result<()> {
+    tokio::task::spawn_blocking(move || {
+        std::fs::copy(&from, &to)?;
+        let written = std::fs::metadata(&from)?.modified()?;
+        std::fs::File::options()
+            .write(true)
+            .open(&to)?
+            .set_modified(written)
+    })
+    .await?
+}
+
 /// The first line of a binary patch: what `git diff --binary` prints instead of `Binary files
 /// … differ`.
 const BINARY_PATCH: &str = "GIT binary patch";
@@ -61,7 +76,7 @@ pub async fn session_diff(
         "{index}.hld-{}",
         uuid::Uuid::new_v4()
     )));
-    tokio::fs::copy(&index, &temp.0)
+    copy_index(PathBuf::from(index), temp.0.clone())
         .await
         .map_err(|e| Error::internal("cannot copy the worktree's git index", e))?;
     let env = [("GIT_INDEX_FILE", temp.0.as_os_str())];
@@ -296,6 +311,47 @@ fn file_patch(chunk: &str) -> (Vec<String>, Vec<DiffHunk>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_change_in_the_tick_the_index_was_written_is_in_the_diff() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .current_dir(repo)
+                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        git(&["init", "-q"]);
+        // A change's ctime cannot be set back; the file's time and size are what git compares.
+        git(&["config", "core.trustctime", "false"]);
+        let stamp = |path: &Path, time| {
+            let f = std::fs::File::options().write(true).open(path).unwrap();
+            f.set_modified(time).unwrap();
+        };
+        // A minute ago, so that a copy stamped now is seconds apart from the file.
+        let then = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        let file = repo.join("a.txt");
+        std::fs::write(&file, "one\n").unwrap();
+        stamp(&file, then);
+        git(&["add", "."]);
+        git(&["commit", "-q", "-m", "base"]);
+        let base = git(&["rev-parse", "HEAD"]);
+        // The same size, and the file and the index stamped with the file's time as added: a
+        // change made in the tick the index was written.
+        std::fs::write(&file, "two\n").unwrap();
+        stamp(&file, then);
+        stamp(&repo.join(".git/index"), then);
+
+        let diff = session_diff(repo, base.trim(), 0, 10, false).await.unwrap();
+        let files: Vec<_> = diff.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, ["a.txt"]);
+        assert_eq!((diff.additions, diff.deletions), (1, 1));
+    }
 
     #[test]
     fn statuses_counts_renames_and_binaries_are_read() {
