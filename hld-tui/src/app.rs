@@ -152,6 +152,12 @@ pub enum Msg {
         text: String,
         error: String,
     },
+    /// `updateSessionTitle` refused `title`: it goes back into the rename box.
+    Unrenamed {
+        session_id: String,
+        title: String,
+        error: String,
+    },
     /// What daemon `daemon` of the fleet reported or answered (the runtime tags all of it).
     From { daemon: usize, msg: Box<Msg> },
 }
@@ -572,6 +578,11 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             text,
             error,
         } => queue::unsent(state, &session_id, &text, &error),
+        Msg::Unrenamed {
+            session_id,
+            title,
+            error,
+        } => modal::unrenamed(state, session_id, &title, &error),
         Msg::Failed(text) => {
             state.flash(text, true);
             review::failed(state);
@@ -583,13 +594,4 @@ pub fn update(state: &mut State, msg: Msg) -> Vec<Command> {
             ]
         }
     }
-}
-
-/// Types `key` into `area` as a shell's line takes it: Ctrl+U erases what is before the
-/// cursor (tui-textarea's own Ctrl+U undoes). Returns whether the text changed.
-fn edit(area: &mut TextArea<'_>, key: KeyEvent) -> bool {
-    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('u') {
-        return area.delete_line_by_head();
-    }
-    area.input(key)
 }

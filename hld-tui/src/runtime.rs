@@ -182,11 +182,9 @@ async fn execute(
     load: Option<(usize, Load, u64)>,
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
-    // A message that was not sent goes back to its reply box.
-    let unsent = match &command {
-        Command::Send { session_id, text } => Some((session_id.clone(), text.clone())),
-        _ => None,
-    };
+    // A message not sent, or a title refused, goes back to the box it was typed in.
+    let typed =
+        matches!(command, Command::Send { .. } | Command::Rename { .. }).then(|| command.clone());
     let launch = matches!(command, Command::Launch(_) | Command::LaunchDraft { .. });
     let result = match client {
         None if load.is_some() => return,
@@ -196,16 +194,21 @@ async fn execute(
             result => result.map_err(|e| said(&e)),
         },
     };
-    let msg = match (result, unsent) {
+    let msg = match (result, typed) {
         (Ok(msg), _) => msg,
-        (Err((error, _)), Some((session_id, text))) => Msg::Unsent {
+        (Err((error, _)), Some(Command::Send { session_id, text })) => Msg::Unsent {
             session_id,
             text,
             error,
         },
+        (Err((error, _)), Some(Command::Rename { session_id, title })) => Msg::Unrenamed {
+            session_id,
+            title,
+            error,
+        },
         // The form that launched waits for its answer.
-        (Err((message, param)), None) if launch => Msg::LaunchFailed { message, param },
-        (Err((message, _)), None) => Msg::Failed(message),
+        (Err((message, param)), _) if launch => Msg::LaunchFailed { message, param },
+        (Err((message, _)), _) => Msg::Failed(message),
     };
     let msg = Msg::From {
         daemon,

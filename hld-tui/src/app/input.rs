@@ -1,6 +1,7 @@
 //! Keys: what each action of the key map ([`crate::keys`]) does on each screen, and the keys
 //! of the text being typed (search, reply).
 
+use super::modal::{self, edit};
 use super::*;
 
 /// How soon a second Ctrl+C must follow the first to quit.
@@ -109,13 +110,7 @@ fn act(state: &mut State, action: Action) -> Vec<Command> {
         }
         Action::Rename => {
             if let Some(s) = state.selected_session() {
-                let mut input = TextArea::default();
-                input.insert_str(&s.control.title);
-                let session_id = s.id.clone();
-                state.modal = Some(Modal::Rename {
-                    session_id,
-                    input: Box::new(input),
-                });
+                state.modal = Some(modal::rename_box(s.id.clone(), &s.control.title));
             }
         }
         Action::AutoAccept => {

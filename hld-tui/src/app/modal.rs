@@ -128,7 +128,6 @@ pub(super) fn modal_key(state: &mut State, key: KeyEvent) -> Vec<Command> {
             KeyCode::Esc => Vec::new(),
             KeyCode::Enter => {
                 let title = input.lines().join(" ").trim().to_owned();
-                state.flash("renamed", false);
                 vec![Command::Rename { session_id, title }]
             }
             _ => {
@@ -427,4 +426,38 @@ fn asked_here(state: &State, id: &str, kind: ApprovalType) -> usize {
         (ApprovalType::HumanContact, Some(a)) => hld_client::view::asked_together(a).len(),
         _ => 0,
     }
+}
+
+/// The rename box of `session_id`, holding `title`.
+pub(super) fn rename_box(session_id: String, title: &str) -> Modal {
+    let mut input = TextArea::default();
+    input.insert_str(title);
+    Modal::Rename {
+        session_id,
+        input: Box::new(input),
+    }
+}
+
+/// A title the daemon refused: its reason is shown and the rename box opens again with the
+/// title, to be corrected rather than typed again, unless another dialog took the screen.
+pub(super) fn unrenamed(
+    state: &mut State,
+    session_id: String,
+    title: &str,
+    error: &str,
+) -> Vec<Command> {
+    state.flash(format!("not renamed: {error}"), true);
+    if state.modal.is_none() {
+        state.modal = Some(rename_box(session_id, title));
+    }
+    Vec::new()
+}
+
+/// Types `key` into `area` as a shell's line takes it: Ctrl+U erases what is before the
+/// cursor (tui-textarea's own Ctrl+U undoes). Returns whether the text changed.
+pub(super) fn edit(area: &mut TextArea<'_>, key: KeyEvent) -> bool {
+    if key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('u') {
+        return area.delete_line_by_head();
+    }
+    area.input(key)
 }

@@ -4,6 +4,7 @@
 
 use hld_client::mode::Mode;
 
+use super::modal::edit;
 use super::*;
 
 /// The aliases `claude` takes for its current models, offered after the recent models.

@@ -3,7 +3,9 @@
 //! completes `/` commands and `@` files from the daemon, and a compaction and attached images
 //! read as such in the conversation.
 
-use hld_client::protocol::{PermissionMode, UpdateSessionSettings, UpdateSessionSettingsParams};
+use hld_client::protocol::{
+    PermissionMode, UpdateSessionSettings, UpdateSessionSettingsParams, TITLE_MAX_CHARS,
+};
 use hld_e2e::images::red_png;
 use hld_e2e::{launch_params, TestDaemon, WAIT};
 
@@ -246,4 +248,33 @@ fn d_on_a_plan_keeps_planning_and_claude_reads_what_to_change() {
     assert_eq!(s.control.permission_mode, PermissionMode::Plan, "{s:#?}");
     assert!(!work.path().join("hello.txt").exists());
     tui.wait_screen("⏸ plan");
+}
+
+#[test]
+fn a_refused_title_stays_in_the_rename_box_with_the_reason_and_a_fixed_one_is_saved() {
+    let d = fake();
+    let work = workdir();
+    let id = ended_session(&d, "scenario:plain hello", work.path());
+    let mut tui = tui_on(&d);
+    tui.wait_screen("✓ completed");
+    tui.send("R");
+    tui.wait_screen(" Rename (Enter saves");
+    // Ctrl+U erases the title the box opened with.
+    tui.send("\x15");
+    tui.send(&"x".repeat(TITLE_MAX_CHARS + 1));
+    tui.send("\r");
+    let screen = tui.wait_screen("not renamed: title too long: 201 characters (at most 200)");
+    assert!(screen.contains(" Rename (Enter saves"), "{screen}");
+    assert_eq!(d.state(&id).control.title, "scenario:plain hello");
+
+    tui.send("\x15");
+    tui.send("release notes");
+    tui.send("\r");
+    d.wait_session(&id, |s| s.control.title == "release notes");
+    tui.wait_until("the list says it is renamed", WAIT, |screen| {
+        screen.contains("renamed")
+            && !screen.contains("not renamed")
+            && !screen.contains(" Rename (")
+            && screen.contains("release notes")
+    });
 }
