@@ -8,8 +8,8 @@
 //! nothing. The line is edited as a shell's is: the arrows, Home and End move the cursor;
 //! Ctrl-U, Ctrl-W and Ctrl-K erase before it, the word before it and after it. Keys in, what
 //! to do out: no I/O. Up and Down recall the lines sent before, as a shell's history does.
-//! While the agent works, Esc on an empty line interrupts its turn (the conversation goes on);
-//! on a typed line, Esc clears it.
+//! While the agent works, Esc interrupts its turn as Claude Code's does, keeping the line typed
+//! (the conversation goes on); between turns, Esc clears the line.
 
 use crate::keys::{self, Key};
 
@@ -30,7 +30,7 @@ pub enum Typed {
     Model(String),
     /// Complete the word being typed: find candidates, then [`Composer::complete`].
     Complete(Completion),
-    /// Interrupt the agent's turn (Esc on an empty line while it works).
+    /// Interrupt the agent's turn (Esc while it works); the line typed stays.
     Interrupt,
 }
 
@@ -275,8 +275,8 @@ impl Composer {
             }
             // On a line, Ctrl-D erases under the cursor, as a shell's does.
             Key::EndOfInput => drop(self.edit(Key::Delete)),
-            // Esc stops the agent as Claude Code's does, but never takes a typed line with it.
-            Key::Esc if !between_turns && self.text.is_empty() => return Typed::Interrupt,
+            // Esc stops the agent as Claude Code's does, and leaves the line typed as it is.
+            Key::Esc if !between_turns => return Typed::Interrupt,
             key => drop(self.edit(key)),
         }
         Typed::Nothing
@@ -327,12 +327,14 @@ mod tests {
         assert_eq!(c.text(), "stop");
         assert_eq!(c.key(Key::EndOfInput, false), Typed::Nothing);
         assert_eq!(c.key(Key::Tab, false), Typed::Steer("stop".into()));
-        typed(&mut c, "oops", false);
-        assert_eq!(c.key(Key::Esc, false), Typed::Nothing);
-        assert_eq!(c.text(), "");
-        // On an empty line Esc interrupts the turn; between turns there is none to interrupt.
+        // Esc interrupts the turn and keeps the line; between turns there is none to
+        // interrupt, and Esc clears the line.
+        typed(&mut c, "then", false);
         assert_eq!(c.key(Key::Esc, false), Typed::Interrupt);
+        assert_eq!(c.text(), "then");
         assert_eq!(c.key(Key::Esc, true), Typed::Nothing);
+        assert_eq!(c.text(), "");
+        assert_eq!(c.key(Key::Esc, false), Typed::Interrupt);
     }
 
     #[test]

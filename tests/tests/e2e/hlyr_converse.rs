@@ -424,23 +424,25 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     term.wait_screen("⧗ queued: scenario:plain after that");
     term.send("and this\r");
     term.wait_screen("⧗ queued: and this");
-    // Esc stops the minute-long turn; what was queued comes back to the line, in order, not
-    // sent.
+    term.send("and more");
+    term.wait_screen("and more");
+    // Esc stops the minute-long turn, as Claude Code's does with a line typed; what was
+    // queued comes back to the line, in order and before what is typed, not sent.
     term.send("\x1b");
     term.wait_screen("what was queued is back on the line");
     // The prompt's help line is written before the prompt line under it.
     let screen = term.wait_until("the prompt with what was queued", WAIT, |s| {
-        s.contains(PROMPT_HINT) && s.contains("› scenario:plain after that and this")
+        s.contains(PROMPT_HINT) && s.contains("› scenario:plain after that and this and more")
     });
     assert!(!screen.contains("chunk 600"), "{screen}");
     assert!(d.wait_ended(&id).interrupted);
     // Enter sends it into the same session, as the next turn.
     term.send("\r");
-    term.wait_screen("You said: scenario:plain after that and this");
+    term.wait_screen("You said: scenario:plain after that and this and more");
     term.wait_count(PROMPT_HINT, 2);
     // Up recalls the lines sent, newest first, the query last; Down comes back.
     term.send("\x1b[A");
-    term.wait_screen("› scenario:plain after that and this");
+    term.wait_screen("› scenario:plain after that and this and more");
     term.send("\x1b[A\x1b[A\x1b[A");
     term.wait_screen("› scenario:slow");
     term.send("\x1b[B");
@@ -456,7 +458,10 @@ fn esc_interrupts_the_turn_and_the_conversation_goes_on_with_up_recalling_lines(
     let said: Vec<_> = said.iter().filter(|m| !m.starts_with("[Request")).collect();
     assert_eq!(
         said,
-        ["scenario:slow", "scenario:plain after that and this"]
+        [
+            "scenario:slow",
+            "scenario:plain after that and this and more"
+        ]
     );
 }
 
