@@ -6,13 +6,16 @@ use hld_client::protocol::{ApprovalType, PermissionMode, SessionInfo, SessionSta
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style, Stylize};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::app::{Link, Modal, Screen, State, CHROME_ROWS, QUEUE_LINES, REPLY_ROWS};
 use crate::keys::{fit_hints, hints};
 use crate::render::{first_line, PLAN_TOOL};
-use hld_client::view::{asked_together, count};
+use hld_client::view::{asked_together, clean, count};
+
+/// The most rows an error too long for the footer takes, the footer's included.
+const ERROR_ROWS: usize = 4;
 
 const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 pub(crate) const DIM: Style = Style::new().add_modifier(Modifier::DIM);
@@ -208,14 +211,12 @@ fn title_bar(state: &State, frame: &mut Frame, area: Rect) {
 /// The key-help line, after the latest one-line message (or the lost link) when there is one.
 fn footer(state: &State, frame: &mut Frame, area: Rect) {
     let message = match (&state.flash, &state.link) {
-        (Some(flash), _) => {
-            let color = if flash.error {
-                Color::Red
-            } else {
-                Color::Green
-            };
-            Some((first_line(&flash.text), color))
+        // An error is read whole: what went wrong is often in its later lines.
+        (Some(flash), _) if flash.error => {
+            let lines: Vec<_> = flash.text.lines().map(|l| clean(l.trim())).collect();
+            Some((lines.join(" "), Color::Red))
         }
+        (Some(flash), _) => Some((first_line(&flash.text), Color::Green)),
         (None, Link::Reconnecting { error, .. }) => Some((
             format!("daemon unreachable: {}", first_line(error)),
             Color::Red,
@@ -225,8 +226,22 @@ fn footer(state: &State, frame: &mut Frame, area: Rect) {
     let mut spans = vec![Span::raw(" ")];
     let width = usize::from(area.width);
     if let Some((text, color)) = message {
-        // A message the line cannot hold beside the hints takes it all, cut with `…`.
-        if unicode_width::UnicodeWidthStr::width(text.as_str()) + 4 > width {
+        let too_wide = unicode_width::UnicodeWidthStr::width(text.as_str()) + 4 > width;
+        // An error the line cannot hold is read whole, in rows it takes above the footer.
+        if too_wide && color == Color::Red {
+            let band = Paragraph::new(format!(" {text}"))
+                .style(Style::new().fg(color))
+                .wrap(Wrap { trim: false });
+            let rows = band.line_count(area.width).clamp(1, ERROR_ROWS);
+            let rows = u16::try_from(rows).unwrap_or(1);
+            let top = area.y.saturating_sub(rows - 1);
+            let area = Rect::new(area.x, top, area.width, area.bottom() - top);
+            frame.render_widget(Clear, area);
+            frame.render_widget(band, area);
+            return;
+        }
+        // Any other message the line cannot hold beside the hints takes it all, cut with `…`.
+        if too_wide {
             let cut = crate::columns::ellipsize(&text, width.saturating_sub(1));
             spans.push(Span::styled(cut, Style::new().fg(color)));
             frame.render_widget(Line::from(spans), area);

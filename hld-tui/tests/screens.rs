@@ -840,3 +840,15 @@ fn a_question_tool_call_shows_its_question_and_choices() {
         assert!(boxed.contains("2. Red\n"), "{notes} notes:\n{boxed}");
     }
 }
+
+#[test]
+fn screen_a_long_error_is_read_whole_above_the_footer() {
+    snap("long_error", |w, h| {
+        let mut state = loaded(w, h);
+        let error = "cannot merge: git refused: error: Your local changes to the following \
+                     files would be overwritten by merge:\n\tsrc/main.rs\n\tREADME.md\nPlease \
+                     commit your changes or stash them before you merge. Aborting";
+        update(&mut state, Msg::Failed(error.into()));
+        state
+    });
+}
