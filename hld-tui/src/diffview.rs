@@ -69,6 +69,7 @@ fn file_lines(f: &DiffFile) -> Vec<Line<'static>> {
     ])];
     if f.hunks.is_empty() {
         let why = match f.status {
+            _ if f.hunks_omitted => "diff too large to show here: the file is in the worktree",
             DiffStatus::Binary => "binary file: no text to show",
             DiffStatus::Renamed => "renamed, content unchanged",
             _ => "no text changes",

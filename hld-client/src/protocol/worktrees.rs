@@ -65,6 +65,12 @@ pub struct WorktreeInfo {
 /// one that would take a page over ends it, the next page starting with that file.
 pub const MAX_BINARY_PATCH: u64 = 512 << 10;
 
+/// The most bytes of git's text diff (headers and hunks) a `getSessionDiff` reply carries, per
+/// file and per page, leaving room for [`MAX_BINARY_PATCH`] in one WebSocket message. A file's
+/// larger diff comes without its header and hunks ([`DiffFile::hunks_omitted`]); one that
+/// would take a page over ends it, the next page starting with that file.
+pub const MAX_TEXT_PATCH: u64 = 256 << 10;
+
 /// Params of `getSessionDiff`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetSessionDiffParams {
@@ -140,6 +146,10 @@ pub struct DiffFile {
     pub binary_patch_omitted: bool,
     /// The hunks (none for a binary file or a pure rename).
     pub hunks: Vec<DiffHunk>,
+    /// The file's diff was larger than [`MAX_TEXT_PATCH`]: its header and hunks are left out
+    /// (its counts stand), and it cannot be in a patch made of this reply.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hunks_omitted: bool,
 }
 
 /// Result of `getSessionDiff`.

@@ -195,6 +195,33 @@ fn the_review_moves_among_files_and_scrolls_hunks() {
 }
 
 #[test]
+fn a_file_whose_diff_is_too_large_says_so_with_its_counts() {
+    let mut state = with_isolated(100, 20);
+    keys(&mut state, "D");
+    let diff = serde_json::from_value(json!({
+        "files": [{"path": "package-lock.json", "status": "modified", "additions": 90000,
+            "deletions": 12, "hunks_omitted": true, "hunks": []}],
+        "total_files": 1, "additions": 90000, "deletions": 12,
+    }))
+    .unwrap();
+    let session_id = "s-iso".into();
+    update(
+        &mut state,
+        Msg::Diff {
+            session_id,
+            offset: 0,
+            diff,
+        },
+    );
+    let text = screen(&state, false);
+    assert!(text.contains("package-lock.json  +90000 −12"), "{text}");
+    assert!(
+        text.contains("diff too large to show here: the file is in the worktree"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_large_diff_loads_its_next_page_at_the_last_file() {
     let mut state = reviewing(100, 20, Some(3));
     assert!(keys(&mut state, "j").is_empty());

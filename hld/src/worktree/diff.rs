@@ -1,13 +1,14 @@
 //! `getSessionDiff`: a worktree against its base commit, with what is uncommitted and untracked
 //! (not ignored), read through a copy of the worktree's index so that git's own is untouched.
-//! A binary file's patch, when asked for, is `git diff --binary`'s of that file alone, read no
+//! A page carries at most [`MAX_TEXT_PATCH`] of git's text diff, a larger file's left out; a
+//! binary file's patch, when asked for, is `git diff --binary`'s of that file alone, read no
 //! further than [`MAX_BINARY_PATCH`] allows.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use hld_client::protocol::{
-    DiffFile, DiffHunk, DiffStatus, GetSessionDiffResult, MAX_BINARY_PATCH,
+    DiffFile, DiffHunk, DiffStatus, GetSessionDiffResult, MAX_BINARY_PATCH, MAX_TEXT_PATCH,
 };
 
 use super::git;
@@ -103,36 +104,14 @@ pub async fn session_diff(
         .iter()
         .fold((0, 0), |(a, d), e| (a + e.additions, d + e.deletions));
     let start = offset.min(total) as usize;
-    let mut end = offset.saturating_add(limit).min(total) as usize;
-    let page = &entries[start..end];
-    let mut files = Vec::with_capacity(page.len());
-    if !page.is_empty() {
-        let patch = git::run_env(dir, patch_args(base, &[], page), &env).await?;
-        if !patch.ok {
-            return Err(git::failure(&patch.stderr));
-        }
-        let mut chunks = split_files(&patch.stdout).into_iter();
-        for e in page {
-            // Every file has its `diff --git` part; a binary one has no hunks in it.
-            let (header, hunks) = file_patch(chunks.next().unwrap_or_default());
-            files.push(DiffFile {
-                path: e.path.clone(),
-                old_path: e.old_path.clone(),
-                status: e.status.clone(),
-                additions: e.additions,
-                deletions: e.deletions,
-                header,
-                binary_patch: Vec::new(),
-                binary_patch_omitted: false,
-                hunks,
-            });
-        }
-    }
+    let asked = &entries[start..offset.saturating_add(limit).min(total) as usize];
+    let mut files = text_files(dir, base, &env, asked).await?;
     if binary {
+        let page = &asked[..files.len()];
         let kept = add_binary_patches(dir, base, &env, page, &mut files).await?;
         files.truncate(kept);
-        end = start + kept;
     }
+    let end = start + files.len();
     Ok(GetSessionDiffResult {
         files,
         total_files: total,
@@ -140,6 +119,75 @@ pub async fn session_diff(
         deletions,
         next_offset: (end < entries.len()).then_some(end as u64),
     })
+}
+
+/// The files of `page` with their headers and hunks, at most [`MAX_TEXT_PATCH`] bytes of git's
+/// diff in all unless one file alone is more, which comes without them (`hunks_omitted`).
+/// Fewer files than `page` when the next would take the page over.
+async fn text_files(
+    dir: &Path,
+    base: &str,
+    env: &[(&str, &OsStr)],
+    page: &[Entry],
+) -> Result<Vec<DiffFile>> {
+    if page.is_empty() {
+        return Ok(Vec::new());
+    }
+    let cap = MAX_TEXT_PATCH as usize;
+    // A page is read in one run of git; only one over the cap is read again file by file.
+    if let Some(patch) = git::run_capped(dir, patch_args(base, &[], page), env, cap).await? {
+        let patch = checked(patch)?;
+        // Every file has its `diff --git` part; a binary one has no hunks in it.
+        let mut chunks = split_files(&patch.stdout).into_iter();
+        let files = page
+            .iter()
+            .map(|e| diff_file(e, chunks.next().unwrap_or_default()));
+        return Ok(files.collect());
+    }
+    let mut files = Vec::new();
+    let mut carried = 0;
+    for e in page {
+        let args = patch_args(base, &[], std::slice::from_ref(e));
+        let Some(patch) = git::run_capped(dir, args, env, cap).await? else {
+            files.push(DiffFile {
+                hunks_omitted: true,
+                ..diff_file(e, "")
+            });
+            continue;
+        };
+        let patch = checked(patch)?;
+        if carried > 0 && carried + patch.stdout.len() > cap {
+            break;
+        }
+        carried += patch.stdout.len();
+        files.push(diff_file(e, &patch.stdout));
+    }
+    Ok(files)
+}
+
+/// `out` when git succeeded; else its error.
+fn checked(out: git::Output) -> Result<git::Output> {
+    match out.ok {
+        true => Ok(out),
+        false => Err(git::failure(&out.stderr)),
+    }
+}
+
+/// The file of `entry`, with the header and hunks of `patch`, its part of git's diff.
+fn diff_file(entry: &Entry, patch: &str) -> DiffFile {
+    let (header, hunks) = file_patch(patch);
+    DiffFile {
+        path: entry.path.clone(),
+        old_path: entry.old_path.clone(),
+        status: entry.status.clone(),
+        additions: entry.additions,
+        deletions: entry.deletions,
+        header,
+        binary_patch: Vec::new(),
+        binary_patch_omitted: false,
+        hunks,
+        hunks_omitted: false,
+    }
 }
 
 /// `git diff` of `base` against the index, with `extra` flags, for the files of `page`.
@@ -189,9 +237,7 @@ async fn add_binary_patches(
             file.binary_patch_omitted = true;
             continue;
         };
-        if !out.ok {
-            return Err(git::failure(&out.stderr));
-        }
+        let out = checked(out)?;
         let (header, lines) = binary_file(&out.stdout);
         let size = patch_bytes(&lines);
         if size > MAX_BINARY_PATCH {
@@ -312,20 +358,67 @@ fn file_patch(chunk: &str) -> (Vec<String>, Vec<DiffHunk>) {
 mod tests {
     use super::*;
 
+    /// Runs git in `repo`; what it printed.
+    fn git_in(repo: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_page_carries_at_most_max_text_patch_and_a_larger_file_comes_without_hunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        git_in(repo, &["init", "-q"]);
+        git_in(repo, &["commit", "-q", "--allow-empty", "-m", "base"]);
+        let base = git_in(repo, &["rev-parse", "HEAD"]);
+        let lines = |n| (0..n).map(|i| format!("line {i:05}\n")).collect::<String>();
+        // Diffs of about 180 KiB (one a page), a few bytes, and 360 KiB (over the cap alone).
+        for (name, n) in [
+            ("a.txt", 15_000),
+            ("b.txt", 15_000),
+            ("c.txt", 1),
+            ("d.txt", 30_000),
+        ] {
+            std::fs::write(repo.join(name), lines(n)).unwrap();
+        }
+        let summary = |files: &[DiffFile]| {
+            let lines = |f: &DiffFile| f.hunks.iter().map(|h| h.lines.len()).sum::<usize>();
+            let each = files
+                .iter()
+                .map(|f| (f.path.clone(), f.additions, lines(f), f.hunks_omitted));
+            each.collect::<Vec<_>>()
+        };
+
+        let first = session_diff(repo, base.trim(), 0, 10, false).await.unwrap();
+        assert_eq!(
+            summary(&first.files),
+            [("a.txt".into(), 15_000, 15_000, false)]
+        );
+        assert_eq!((first.total_files, first.next_offset), (4, Some(1)));
+        let second = session_diff(repo, base.trim(), 1, 10, false).await.unwrap();
+        assert_eq!(
+            summary(&second.files),
+            [
+                ("b.txt".into(), 15_000, 15_000, false),
+                ("c.txt".into(), 1, 1, false),
+                ("d.txt".into(), 30_000, 0, true),
+            ]
+        );
+        assert_eq!(second.next_offset, None);
+        assert!(second.files[2].header.is_empty());
+    }
+
     #[tokio::test]
     async fn a_change_in_the_tick_the_index_was_written_is_in_the_diff() {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path();
-        let git = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(repo)
-                .args(["-c", "user.name=Ada", "-c", "user.email=ada@example.com"])
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{out:?}");
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let git = |args: &[&str]| git_in(repo, args);
         git(&["init", "-q"]);
         // A change's ctime cannot be set back; the file's time and size are what git compares.
         git(&["config", "core.trustctime", "false"]);

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use clap_complete::ArgValueCompleter;
 use hld_client::protocol::{
     DiffFile, DiffStatus, GetSessionDiffParams, GetSessionDiffResult, MergeSessionParams,
-    MergeSessionResult, MergeStrategy, WorktreeInfo, MAX_BINARY_PATCH,
+    MergeSessionResult, MergeStrategy, WorktreeInfo, MAX_BINARY_PATCH, MAX_TEXT_PATCH,
 };
 use hld_client::view::clean;
 use serde::Serialize;
@@ -103,6 +103,9 @@ impl Render for Diff {
                 BOLD,
                 format!("{} ({})", file_name(file), file.status),
             ));
+            if file.hunks_omitted {
+                out.push(paint(DIM, format!("{counts}: {}", too_large())));
+            }
             // What an agent wrote, cleaned for the terminal as everything from the daemon.
             for hunk in &file.hunks {
                 out.push(paint(CYAN, clean(&hunk.header)));
@@ -159,14 +162,23 @@ fn page(text: &str) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Why a file's diff is not shown.
+fn too_large() -> String {
+    format!("diff over the {} KiB a reply carries", MAX_TEXT_PATCH >> 10)
+}
+
 /// The patch `git apply` takes: each file's header, binary patch and hunks as git printed
-/// them, byte for byte, and the binary files left out of it, whose binary patch did not come
-/// (too large, or from a daemon older than binary patches). Never cleaned, so
-/// never for the terminal: it goes to a file or a program.
+/// them, byte for byte, and the files left out of it: those whose diff was too large, and
+/// binary ones whose binary patch did not come (too large, or from a daemon older than binary
+/// patches). Never cleaned, so never for the terminal: it goes to a file or a program.
 fn patch(files: &[DiffFile]) -> Result<(String, Vec<&DiffFile>), CliError> {
     let mut out = String::new();
     let mut missing = Vec::new();
     for file in files {
+        if file.hunks_omitted {
+            missing.push(file);
+            continue;
+        }
         if file.header.is_empty() {
             return Err(CliError::failure(
                 "the daemon sent no patch headers: it is older than hlyr",
@@ -188,29 +200,33 @@ fn patch(files: &[DiffFile]) -> Result<(String, Vec<&DiffFile>), CliError> {
     Ok((out, missing))
 }
 
-/// The error for a patch that lacks the binary files `missing`: exit 1, so that it never
-/// passes for the whole diff.
+/// The error for a patch that lacks the files `missing`: exit 1, so that it never passes for
+/// the whole diff.
 fn incomplete(missing: &[&DiffFile], worktree: Option<&WorktreeInfo>) -> CliError {
-    let (omitted, unsent): (Vec<&DiffFile>, Vec<&DiffFile>) = missing
-        .iter()
-        .copied()
-        .partition(|f| f.binary_patch_omitted);
-    let older = !unsent.is_empty();
-    let over = format!(
+    let binary_over = format!(
         "binary patch over the {} KiB a reply carries",
         MAX_BINARY_PATCH >> 10
     );
-    let said: Vec<String> = [
-        (omitted, over.as_str()),
-        (unsent, "the daemon sent no binary patch"),
-    ]
-    .into_iter()
-    .filter(|(files, _)| !files.is_empty())
-    .map(|(files, why)| {
-        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
-        format!("{} ({why})", paths.join(", "))
-    })
-    .collect();
+    let why = |f: &DiffFile| match (f.hunks_omitted, f.binary_patch_omitted) {
+        (true, _) => too_large(),
+        (false, true) => binary_over.clone(),
+        (false, false) => "the daemon sent no binary patch".to_owned(),
+    };
+    let older = missing
+        .iter()
+        .any(|f| !f.hunks_omitted && !f.binary_patch_omitted);
+    let mut said: Vec<(String, Vec<&str>)> = Vec::new();
+    for file in missing {
+        let why = why(file);
+        match said.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, paths)) => paths.push(&file.path),
+            None => said.push((why, vec![&file.path])),
+        }
+    }
+    let said: Vec<String> = said
+        .iter()
+        .map(|(why, paths)| format!("{} ({why})", paths.join(", ")))
+        .collect();
     let error = CliError::failure(format!("the patch lacks {}", said.join(", ")));
     if older {
         let update = hlyr_daemon(None, "restart");
@@ -412,6 +428,11 @@ mod tests {
              "header": ["diff --git a/old.png b/old.png", "index 1..2 100644",
                 "Binary files a/old.png and b/old.png differ"],
              "hunks": []},
+            {"path": "lock.json", "status": "modified", "additions": 90000, "deletions": 0,
+             "hunks_omitted": true, "hunks": []},
+            {"path": "huge.png", "status": "binary", "additions": 0, "deletions": 0,
+             "header": ["diff --git a/huge.png b/huge.png", "index 1..2 100644"],
+             "binary_patch_omitted": true, "hunks": []},
         ]))
         .unwrap();
         let (text, missing) = patch(&files).unwrap();
@@ -426,8 +447,9 @@ mod tests {
         assert_eq!(error.exit, Exit::Failure);
         assert_eq!(
             error.message,
-            "the patch lacks big.png (binary patch over the 512 KiB a reply carries), old.png \
-             (the daemon sent no binary patch)"
+            "the patch lacks big.png, huge.png (binary patch over the 512 KiB a reply \
+             carries), old.png (the daemon sent no binary patch), lock.json (diff over the 256 \
+             KiB a reply carries)"
         );
         // A daemon that sends no headers cannot give a patch: said, rather than a wrong one.
         let mut old = files;

@@ -90,6 +90,7 @@ mod websocket;
 mod websocket_connection;
 mod worktrees;
 mod worktrees_hlyr;
+mod worktrees_large;
 mod worktrees_removed;
 mod worktrees_setup;
 mod ws_flood;

@@ -358,7 +358,7 @@ fn noise(seed: u64, len: usize) -> Vec<u8> {
 }
 
 /// `hlyr diff ID` redirected to a file: the patch, and what hlyr said and exited with.
-fn piped_diff(d: &TestDaemon, id: &str) -> (PathBuf, std::process::Output) {
+pub(super) fn piped_diff(d: &TestDaemon, id: &str) -> (PathBuf, std::process::Output) {
     let file = d.dir.join("session.patch");
     let mut cmd = hlyr_command(&d.socket, &d.dir);
     cmd.args(["diff", id])
@@ -367,7 +367,7 @@ fn piped_diff(d: &TestDaemon, id: &str) -> (PathBuf, std::process::Output) {
 }
 
 /// A fresh clone of `repo` at `base` with `patch` applied.
-fn applied_at(d: &TestDaemon, repo: &Path, base: &str, patch: &Path) -> PathBuf {
+pub(super) fn applied_at(d: &TestDaemon, repo: &Path, base: &str, patch: &Path) -> PathBuf {
     let clone = d.dir.join("clone");
     let (repo, clone_at) = (repo.to_str().unwrap(), clone.to_str().unwrap());
     git(&d.dir, &["clone", "-q", repo, clone_at]);
