@@ -38,7 +38,7 @@ Exit codes:
   0    success (a followed session completed; `daemon stop` when no daemon runs)
   1    failure: a followed session failed (or stopped at a usage limit), the daemon
        refused the request, an approval was decided already or ended with its session, or
-       the patch `diff` wrote lacks a binary file (named on stderr)
+       the patch `diff` wrote lacks a file (named on stderr)
   2    usage: bad arguments or flag values, or an id that names nothing or several things
   3    the daemon is not running, could not be reached, or could not be started
   4    a followed session was interrupted from elsewhere (`hlyr interrupt`, another client)

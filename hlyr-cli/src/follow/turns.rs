@@ -40,8 +40,8 @@ const MAX_CANDIDATES: usize = 12;
 
 /// What a conversation's first turn says about the keys.
 const TYPING_HELP: &str = "type to talk to the agent: Enter queues a message for the end of \
-its turn, Tab sends it now (interrupting the turn), Esc clears the line or, on an empty one, \
-interrupts the turn; after a turn, an empty line, /exit or Ctrl-D ends. Shift+Tab cycles the \
+its turn, Tab sends it now (interrupting the turn), Esc interrupts the turn; after a turn, an \
+empty line, /exit or Ctrl-D ends. Shift+Tab cycles the \
 mode (accept edits, plan, default); /model NAME switches the model; Tab completes a /command \
 or an @file; Up recalls a line sent";
 
