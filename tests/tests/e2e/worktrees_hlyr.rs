@@ -107,11 +107,7 @@ fn hlyr_launches_isolated_reviews_merges_and_discards() {
     }
     assert!(!patch.stdout.contains("changed"), "{}", patch.stdout);
     // On a terminal the patch goes through the user's pager, coloured.
-    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
-    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.env("PAGER", "cat -v | sed s/^/paged:/");
-    cmd.args(["diff", &one]);
-    let mut term = Terminal::spawn(cmd, 40, 120);
+    let mut term = diff_on_terminal(&d, &one, "cat -v | sed s/^/paged:/");
     let screen = term.wait_screen("paged:1 file changed");
     assert!(screen.contains("paged:^[[32m+one by cli"), "{screen}");
     assert!(
@@ -366,6 +362,15 @@ pub(super) fn piped_diff(d: &TestDaemon, id: &str) -> (PathBuf, std::process::Ou
     (file, cmd.output().unwrap())
 }
 
+/// `hlyr diff ID` on a terminal, its pager `pager`.
+pub(super) fn diff_on_terminal(d: &TestDaemon, id: &str, pager: &str) -> Terminal {
+    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
+    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
+    cmd.env("PAGER", pager);
+    cmd.args(["diff", id]);
+    Terminal::spawn(cmd, 40, 120)
+}
+
 /// A fresh clone of `repo` at `base` with `patch` applied.
 pub(super) fn applied_at(d: &TestDaemon, repo: &Path, base: &str, patch: &Path) -> PathBuf {
     let clone = d.dir.join("clone");
@@ -429,11 +434,7 @@ fn a_piped_diff_carries_binary_files_git_applies_byte_for_byte() {
     assert_eq!(tree_of(&clone), tree_of(&worktree));
 
     // On a terminal, a binary file is its name and how it changed, without its patch.
-    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
-    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.env("PAGER", "cat");
-    cmd.args(["diff", &id]);
-    let mut term = Terminal::spawn(cmd, 40, 120);
+    let mut term = diff_on_terminal(&d, &id, "cat");
     term.wait_screen("files changed");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     let shown = term.output();

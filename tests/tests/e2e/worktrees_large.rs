@@ -3,12 +3,11 @@
 //! and exits 1, the rest of the patch still applying.
 
 use hld_client::protocol::{GetSessionDiff, GetSessionDiffParams, MAX_TEXT_PATCH};
-use hld_e2e::pty::{self, Terminal};
-use hld_e2e::{workspace_bin, WAIT};
+use hld_e2e::WAIT;
 
 use super::hlyr::fake;
 use super::worktrees::repo;
-use super::worktrees_hlyr::{applied_at, isolated, piped_diff};
+use super::worktrees_hlyr::{applied_at, diff_on_terminal, isolated, piped_diff};
 
 #[test]
 fn a_text_diff_too_large_for_a_reply_is_left_out_with_its_counts_named_and_exit_1() {
@@ -54,11 +53,7 @@ fn a_text_diff_too_large_for_a_reply_is_left_out_with_its_counts_named_and_exit_
     assert!(!clone.join("lock.json").exists());
 
     // On a terminal, the file is its name, its counts and why its lines are not shown.
-    let mut cmd = pty::command(&workspace_bin("hlyr"), &d.dir);
-    cmd.env("HUMANLAYER_DAEMON_SOCKET", &d.socket);
-    cmd.env("PAGER", "cat");
-    cmd.args(["diff", &id]);
-    let mut term = Terminal::spawn(cmd, 40, 120);
+    let mut term = diff_on_terminal(&d, &id, "cat");
     term.wait_screen("+20000 -0: diff over the 256 KiB a reply carries");
     assert_eq!(term.wait_exit(WAIT).exit_code(), 0);
     assert!(term.output().contains("+the agent's"), "{}", term.output());
