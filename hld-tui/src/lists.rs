@@ -10,7 +10,7 @@ use ratatui::widgets::{Block, Borders, Padding, Paragraph, Row as TableRow, Tabl
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use crate::app::{Filter, ListView, State, CHROME_ROWS};
+use crate::app::{Filter, Link, ListView, State, CHROME_ROWS};
 use crate::columns::{ellipsize, ellipsize_spans, fit, home, short_dir, Column};
 use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
@@ -153,6 +153,8 @@ pub fn sessions(state: &State, frame: &mut Frame, area: Rect) {
             "No drafts. Esc on a launch form (c) with a query keeps it here."
         } else if state.list.view == ListView::Archived && unsearched {
             "No archived sessions: e archives the selected one. Tab shows the next view."
+        } else if state.sessions.is_empty() && state.link != Link::Connected {
+            "Waiting for the daemon: its sessions show once it answers."
         } else if state.sessions.is_empty() {
             "No sessions yet. Press c to launch one, or run `hlyr launch \"…\"`."
         } else {

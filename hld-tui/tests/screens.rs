@@ -53,6 +53,29 @@ fn screen_empty_daemon() {
 }
 
 #[test]
+fn an_empty_list_waits_for_the_daemon_before_saying_there_are_no_sessions() {
+    let mut state = State::new(now(), 100, 20, true);
+    let waiting = "Waiting for the daemon: its sessions show once it answers.";
+    assert!(screen(&state, false).contains(waiting));
+    update(&mut state, Msg::Connected);
+    update(&mut state, Msg::Sessions(Vec::new()));
+    let text = screen(&state, false);
+    assert!(
+        text.contains("No sessions yet") && !text.contains(waiting),
+        "{text}"
+    );
+    let error = "connection refused".into();
+    update(
+        &mut state,
+        Msg::Disconnected {
+            error,
+            retry_in_ms: 2000,
+        },
+    );
+    assert!(screen(&state, false).contains(waiting));
+}
+
+#[test]
 fn screen_lost_connection() {
     snap("lost_connection", |w, h| {
         let mut state = loaded(w, h);

@@ -130,6 +130,7 @@ fn a_session_launched_from_the_form_streams_is_approved_and_completes_then_q_qui
     let work = workdir();
     // Started in the project, as `claude` is.
     let mut tui = Tui::spawn_in(&d.socket, work.path());
+    // Shown once connected (a launch before that is refused as not connected).
     tui.wait_screen("No sessions yet");
 
     // The form: the query, Tab to the working directory (the one the dashboard was started
