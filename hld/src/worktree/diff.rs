@@ -121,48 +121,42 @@ pub async fn session_diff(
     })
 }
 
-/// The files of `page` with their headers and hunks, at most [`MAX_TEXT_PATCH`] bytes of git's
-/// diff in all unless one file alone is more, which comes without them (`hunks_omitted`).
-/// Fewer files than `page` when the next would take the page over.
+/// The files of `page` with their headers and hunks, as many as come whole in the first
+/// [`MAX_TEXT_PATCH`] bytes of git's diff; when the first file alone is more, that file
+/// without them (`hunks_omitted`).
 async fn text_files(
     dir: &Path,
     base: &str,
     env: &[(&str, &OsStr)],
     page: &[Entry],
 ) -> Result<Vec<DiffFile>> {
-    if page.is_empty() {
+    let Some(first) = page.first() else {
         return Ok(Vec::new());
-    }
+    };
     let cap = MAX_TEXT_PATCH as usize;
-    // A page is read in one run of git; only one over the cap is read again file by file.
-    if let Some(patch) = git::run_capped(dir, patch_args(base, &[], page), env, cap).await? {
-        let patch = checked(patch)?;
-        // Every file has its `diff --git` part; a binary one has no hunks in it.
-        let mut chunks = split_files(&patch.stdout).into_iter();
-        let files = page
-            .iter()
-            .map(|e| diff_file(e, chunks.next().unwrap_or_default()));
-        return Ok(files.collect());
-    }
-    let mut files = Vec::new();
-    let mut carried = 0;
-    for e in page {
-        let args = patch_args(base, &[], std::slice::from_ref(e));
-        let Some(patch) = git::run_capped(dir, args, env, cap).await? else {
-            files.push(DiffFile {
-                hunks_omitted: true,
-                ..diff_file(e, "")
-            });
-            continue;
+    let patch = git::run_capped(dir, patch_args(base, &[], page), env, cap).await?;
+    let cut = patch.cut;
+    let patch = if cut { patch } else { checked(patch)? };
+    // Every file has its `diff --git` part (a binary one has no hunks in it); cut short, the
+    // last part read is only a file's beginning.
+    let chunks = split_files(&patch.stdout);
+    let whole = if cut {
+        chunks.len().saturating_sub(1)
+    } else {
+        page.len()
+    };
+    if whole == 0 {
+        let omitted = DiffFile {
+            hunks_omitted: true,
+            ..diff_file(first, "")
         };
-        let patch = checked(patch)?;
-        if carried > 0 && carried + patch.stdout.len() > cap {
-            break;
-        }
-        carried += patch.stdout.len();
-        files.push(diff_file(e, &patch.stdout));
+        return Ok(vec![omitted]);
     }
-    Ok(files)
+    let mut chunks = chunks.into_iter();
+    let files = page.iter().take(whole);
+    Ok(files
+        .map(|e| diff_file(e, chunks.next().unwrap_or_default()))
+        .collect())
 }
 
 /// `out` when git succeeded; else its error.
@@ -233,10 +227,11 @@ async fn add_binary_patches(
         }
         let args = patch_args(base, &["--binary"], std::slice::from_ref(entry));
         let cap = MAX_BINARY_PATCH as usize + HEADER_ROOM;
-        let Some(out) = git::run_capped(dir, args, env, cap).await? else {
+        let out = git::run_capped(dir, args, env, cap).await?;
+        if out.cut {
             file.binary_patch_omitted = true;
             continue;
-        };
+        }
         let out = checked(out)?;
         let (header, lines) = binary_file(&out.stdout);
         let size = patch_bytes(&lines);
@@ -378,7 +373,8 @@ mod tests {
         git_in(repo, &["commit", "-q", "--allow-empty", "-m", "base"]);
         let base = git_in(repo, &["rev-parse", "HEAD"]);
         let lines = |n| (0..n).map(|i| format!("line {i:05}\n")).collect::<String>();
-        // Diffs of about 180 KiB (one a page), a few bytes, and 360 KiB (over the cap alone).
+        // Diffs of about 180 KiB (two take a page over), a few bytes, and 360 KiB (over the cap
+        // alone: a page of its own, without its hunks).
         for (name, n) in [
             ("a.txt", 15_000),
             ("b.txt", 15_000),
@@ -407,11 +403,13 @@ mod tests {
             [
                 ("b.txt".into(), 15_000, 15_000, false),
                 ("c.txt".into(), 1, 1, false),
-                ("d.txt".into(), 30_000, 0, true),
             ]
         );
-        assert_eq!(second.next_offset, None);
-        assert!(second.files[2].header.is_empty());
+        assert_eq!(second.next_offset, Some(3));
+        let third = session_diff(repo, base.trim(), 3, 10, false).await.unwrap();
+        assert_eq!(summary(&third.files), [("d.txt".into(), 30_000, 0, true)]);
+        assert_eq!(third.next_offset, None);
+        assert!(third.files[0].header.is_empty());
     }
 
     #[tokio::test]

@@ -21,6 +21,9 @@ pub struct Output {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+    /// `stdout` is only the first bytes git printed, as many as [`run_capped`] allowed: git
+    /// was stopped there (and `ok` is then false).
+    pub cut: bool,
 }
 
 impl Output {
@@ -56,19 +59,18 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let output = run_capped(dir, args, env, usize::MAX).await?;
-    Ok(output.expect("no output is over usize::MAX bytes"))
+    run_capped(dir, args, env, usize::MAX).await
 }
 
-/// Runs git in `dir`, with `env` added, holding at most `cap` bytes of what it prints: `None`
-/// when it prints more (its stdout is closed then, which ends it). Its exit status is in the
-/// output, not an error.
+/// Runs git in `dir`, with `env` added, holding at most `cap` bytes of what it prints: when
+/// it prints more, its stdout is closed there, which ends it, and the output is `cut`. Its
+/// exit status is in the output, not an error.
 pub async fn run_capped<I, S>(
     dir: &Path,
     args: I,
     env: &[(&str, &OsStr)],
     cap: usize,
-) -> Result<Option<Output>, Error>
+) -> Result<Output, Error>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -106,15 +108,14 @@ where
         Ok(Err(e)) => return Err(cannot_run(e)),
         Ok(Ok(output)) => output,
     };
-    if stdout.len() > cap {
-        return Ok(None);
-    }
-    Ok(Some(Output {
-        ok: status.success(),
+    let cut = stdout.len() > cap;
+    Ok(Output {
+        ok: status.success() && !cut,
         code: status.code(),
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
+        stdout: String::from_utf8_lossy(&stdout[..stdout.len().min(cap)]).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
-    }))
+        cut,
+    })
 }
 
 /// Runs git in `dir`; its exit status is in the output, not an error.

@@ -22,17 +22,28 @@ fn a_text_diff_too_large_for_a_reply_is_left_out_with_its_counts_named_and_exit_
     assert!(lock.len() as u64 > MAX_TEXT_PATCH);
     std::fs::write(worktree.join("lock.json"), &lock).unwrap();
 
-    let page = d.request::<GetSessionDiff>(GetSessionDiffParams {
-        session_id: id.clone(),
-        ..Default::default()
-    });
-    let paths: Vec<_> = page.files.iter().map(|f| f.path.as_str()).collect();
-    assert_eq!(paths, ["lock.json", "notes.txt"]);
-    let (lock_file, notes) = (&page.files[0], &page.files[1]);
+    // The file over the limit is a page of its own, with its counts and without its lines.
+    let page = |offset| {
+        d.request::<GetSessionDiff>(GetSessionDiffParams {
+            session_id: id.clone(),
+            offset,
+            ..Default::default()
+        })
+    };
+    let first = page(None);
+    let lock_file = &first.files[0];
+    assert_eq!(
+        (first.files.len(), lock_file.path.as_str()),
+        (1, "lock.json")
+    );
     assert!(lock_file.hunks_omitted && lock_file.hunks.is_empty());
     assert_eq!((lock_file.additions, lock_file.deletions), (20_000, 0));
+    assert_eq!(first.next_offset, Some(1));
+    let second = page(Some(1));
+    let notes = &second.files[0];
+    assert_eq!((second.files.len(), notes.path.as_str()), (1, "notes.txt"));
     assert!(!notes.hunks_omitted && !notes.hunks.is_empty());
-    assert_eq!(page.next_offset, None);
+    assert_eq!(second.next_offset, None);
 
     let (file, run) = piped_diff(&d, &id);
     assert_eq!(run.status.code(), Some(1), "{run:#?}");
