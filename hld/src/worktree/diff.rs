@@ -81,23 +81,21 @@ pub async fn session_diff(
         .await
         .map_err(|e| Error::internal("cannot copy the worktree's git index", e))?;
     let env = [("GIT_INDEX_FILE", temp.0.as_os_str())];
-    let add = git::run_env(dir, ["add", "-A", "--", "."], &env).await?;
-    if !add.ok {
-        return Err(git::failure(&add.stderr));
-    }
+    git::run_env(dir, ["add", "-A", "--", "."], &env)
+        .await?
+        .succeeded()?;
     let diff = |extra: &'static [&'static str]| {
         let mut args = vec!["diff", "--cached", "-M", "--no-color", "--no-ext-diff"];
         args.extend_from_slice(extra);
         args.push(base);
         args
     };
-    let status = git::run_env(dir, diff(&["--name-status", "-z"]), &env).await?;
-    let counts = git::run_env(dir, diff(&["--numstat", "-z"]), &env).await?;
-    for out in [&status, &counts] {
-        if !out.ok {
-            return Err(git::failure(&out.stderr));
-        }
-    }
+    let status = git::run_env(dir, diff(&["--name-status", "-z"]), &env)
+        .await?
+        .succeeded()?;
+    let counts = git::run_env(dir, diff(&["--numstat", "-z"]), &env)
+        .await?
+        .succeeded()?;
     let entries = entries(&status.stdout, &counts.stdout);
     let total = entries.len() as u64;
     let (additions, deletions) = entries
@@ -136,7 +134,7 @@ async fn text_files(
     let cap = MAX_TEXT_PATCH as usize;
     let patch = git::run_capped(dir, patch_args(base, &[], page), env, cap).await?;
     let cut = patch.cut;
-    let patch = if cut { patch } else { checked(patch)? };
+    let patch = if cut { patch } else { patch.succeeded()? };
     // Every file has its `diff --git` part (a binary one has no hunks in it); cut short, the
     // last part read is only a file's beginning.
     let chunks = split_files(&patch.stdout);
@@ -157,14 +155,6 @@ async fn text_files(
     Ok(files
         .map(|e| diff_file(e, chunks.next().unwrap_or_default()))
         .collect())
-}
-
-/// `out` when git succeeded; else its error.
-fn checked(out: git::Output) -> Result<git::Output> {
-    match out.ok {
-        true => Ok(out),
-        false => Err(git::failure(&out.stderr)),
-    }
 }
 
 /// The file of `entry`, with the header and hunks of `patch`, its part of git's diff.
@@ -232,7 +222,7 @@ async fn add_binary_patches(
             file.binary_patch_omitted = true;
             continue;
         }
-        let out = checked(out)?;
+        let out = out.succeeded()?;
         let (header, lines) = binary_file(&out.stdout);
         let size = patch_bytes(&lines);
         if size > MAX_BINARY_PATCH {

@@ -27,6 +27,14 @@ pub struct Output {
 }
 
 impl Output {
+    /// This output when git succeeded; else its failure in plain words ([`failure`]).
+    pub fn succeeded(self) -> Result<Output, Error> {
+        match self.ok {
+            true => Ok(self),
+            false => Err(failure(&self.stderr)),
+        }
+    }
+
     /// The first line of stdout, trimmed.
     pub fn line(&self) -> String {
         self.stdout.lines().next().unwrap_or("").trim().to_owned()
@@ -133,12 +141,7 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let output = run(dir, args).await?;
-    if output.ok {
-        Ok(output)
-    } else {
-        Err(failure(&output.stderr))
-    }
+    run(dir, args).await?.succeeded()
 }
 
 /// Git's failure in plain words: -32602 for what the user can fix, else -32603 with git's
