@@ -442,6 +442,7 @@ fn a_decision_made_elsewhere_shows_at_once_on_the_tool_call() {
             kind: ApprovalType::FunctionCall,
             total: 0,
             decided_by: None,
+            settled_on_request: false,
         }),
     );
     assert!(state.approvals.is_empty());

@@ -71,17 +71,21 @@ fn event(change: Change) -> Event {
             claude_session_id: event.claude_session_id.clone(),
             event,
         },
-        Change::Approval { approval, pending } if approval.status == ApprovalStatus::Pending => {
-            Event::NewApproval {
-                session_id: approval.session_id.clone(),
-                run_id: approval.run_id.clone(),
-                kind: approval.kind,
-                count: 1,
-                total: pending,
-                approval,
-            }
-        }
-        Change::Approval { approval, pending } => Event::ApprovalResolved {
+        Change::Approval {
+            approval, pending, ..
+        } if approval.status == ApprovalStatus::Pending => Event::NewApproval {
+            session_id: approval.session_id.clone(),
+            run_id: approval.run_id.clone(),
+            kind: approval.kind,
+            count: 1,
+            total: pending,
+            approval,
+        },
+        Change::Approval {
+            approval,
+            pending,
+            created,
+        } => Event::ApprovalResolved {
             approval_id: approval.id,
             call_id: approval.call_id,
             session_id: approval.session_id,
@@ -91,6 +95,7 @@ fn event(change: Change) -> Event {
             kind: approval.kind,
             total: pending,
             decided_by: approval.decided_by,
+            settled_on_request: created,
         },
         Change::Settings { session, expired } => Event::SessionSettingsChanged {
             control: session.control(),

@@ -565,6 +565,7 @@ fn a_decision_named_by_a_stored_tool_call_comes_after_it_once() {
             decision: ApprovalStatus::Approved,
             comment: None,
             decided_by: Some("auto_accept_edits".into()),
+            settled_on_request: true,
             session_id: SESSION.into(),
             run_id: "r".into(),
             call_id: "local-1".into(),

@@ -124,6 +124,10 @@ pub enum Event {
         /// `dangerously_skip_permissions`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decided_by: Option<String>,
+        /// Settled as it was requested (by a rule, the mode, or an ended session): no
+        /// `new_approval` came before this event.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        settled_on_request: bool,
     },
     /// A session's title, archive state, approval modes, permission mode or model changed (by a person, or a bypass
     /// that expired).

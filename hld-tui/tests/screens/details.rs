@@ -493,6 +493,7 @@ fn a_rules_approval_shows_its_comment_live_as_after_a_reload() {
             kind: ApprovalType::FunctionCall,
             total: 0,
             decided_by: Some("dangerously_skip_permissions".into()),
+            settled_on_request: true,
         })
     };
     update(&mut state, stored(call(7, "r1")));

@@ -116,6 +116,7 @@ impl Writer {
         out.push(Change::Approval {
             approval: Box::new(approval.clone()),
             pending,
+            created: true,
         });
         if settled.is_none() {
             self.wait_for_approval(&a.session_id, out)?;
@@ -235,6 +236,7 @@ impl Writer {
         out.push(Change::Approval {
             approval: Box::new(approval.clone()),
             pending: self.pending_approvals(-1)?,
+            created: false,
         });
         if status == ApprovalStatus::Approved
             && approval.function_name.as_deref() == Some(rules::EXIT_PLAN_MODE)

@@ -91,7 +91,9 @@ impl Changed {
                     ..
                 } => c.moves.push((old_status, *session)),
                 Change::Conversation { event, .. } => c.events.push(*event),
-                Change::Approval { approval, pending } => c.approvals.push((*approval, pending)),
+                Change::Approval {
+                    approval, pending, ..
+                } => c.approvals.push((*approval, pending)),
                 _ => {}
             }
         }

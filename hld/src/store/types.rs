@@ -300,10 +300,12 @@ pub enum Change {
         run_id: String,
         event: Box<ConversationEvent>,
     },
-    /// An approval was stored or decided; `pending`: how many of every session are now pending.
+    /// An approval was stored (`created`) or decided; `pending`: how many of every session are
+    /// now pending.
     Approval {
         approval: Box<Approval>,
         pending: u64,
+        created: bool,
     },
     /// A session's title, archive state or approval modes changed; `expired`: its bypass ran out.
     Settings {

@@ -7,7 +7,9 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use hld_client::protocol::{Health, NoParams};
+use hld_client::protocol::{
+    Event, EventType, Health, LaunchSessionParams, NoParams, SessionStatus, SubscribeParams,
+};
 use hld_e2e::rest::{daemon, daemon_with};
 use hld_e2e::rest_events::{
     became, ApprovalResolved, ConversationUpdated, EventStream, Lagged, Line, NewApproval,
@@ -215,6 +217,55 @@ async fn filters_choose_types_a_session_and_a_run() {
     for kind in ["approval_resolved", "conversation_updated"] {
         assert!(events.iter().any(|e| e["type"] == kind), "{kind}");
     }
+}
+
+/// An approval a rule settles as it is requested comes as the reference sends every approval:
+/// its `new_approval`, then its `approval_resolved`; a stream of `new_approval` alone gets it
+/// too. On the daemon's own bus only the decision comes, marked as settled on request.
+#[tokio::test]
+async fn an_approval_a_rule_settles_comes_as_new_then_resolved() {
+    let (d, _address, base) = daemon(&[]);
+    let work = d.dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut both = open(
+        &base,
+        "eventTypes=new_approval&eventTypes=approval_resolved",
+    )
+    .await;
+    let mut asked = open(&base, "eventTypes=new_approval").await;
+    let mut bus = d.subscribe(SubscribeParams::types([
+        EventType::NewApproval,
+        EventType::ApprovalResolved,
+    ]));
+    let id = d.launch(LaunchSessionParams {
+        auto_accept_edits: Some(true),
+        ..launch_params("scenario:tool make a file", &work)
+    });
+    let events = both.until(|e| e["type"] == "approval_resolved").await;
+    assert_eq!(events.len(), 2, "{events:#?}");
+    let new: NewApproval = data_of(&events[0]);
+    let resolved: ApprovalResolved = data_of(&events[1]);
+    assert_eq!(events[0]["type"], "new_approval");
+    assert_eq!(
+        (new.session_id.as_str(), new.tool_name.as_str()),
+        (id.as_str(), "Write")
+    );
+    assert_eq!(resolved.approval_id, new.approval_id);
+    assert!(resolved.approved);
+    assert!(
+        resolved.response_text.contains("auto-accept"),
+        "{resolved:?}"
+    );
+    let only = asked.next_event().await;
+    assert_eq!(only["type"], "new_approval");
+    assert_eq!(data_of::<NewApproval>(&only).approval_id, new.approval_id);
+    let decided = bus.next_event().event;
+    assert!(
+        matches!(&decided, Event::ApprovalResolved { approval_id, settled_on_request: true, .. }
+                 if *approval_id == new.approval_id),
+        "{decided:?}"
+    );
+    assert_eq!(d.wait_ended(&id).status, SessionStatus::Completed);
 }
 
 #[tokio::test]

@@ -13,13 +13,19 @@
 //! session's own conversation (not a sub-agent's): the commit that stored it saved the token
 //! counts of that model call (`session::transcript`), so CodeLayer refetches the session and
 //! its context meter moves during a turn. Its statuses are the session's as read then.
+//!
+//! An approval that a rule settles as it is requested comes, as the reference sends every
+//! approval, as a `new_approval` and then its `approval_resolved`; the bus carries only the
+//! decision, marked `settled_on_request`.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use hld_client::protocol::{ApprovalStatus, ConversationEvent, Event, EventType, SessionStatus};
+use hld_client::protocol::{
+    Approval, ApprovalStatus, ConversationEvent, Event, EventType, SessionStatus,
+};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Frame;
 use hyper::header::{self, HeaderValue};
@@ -66,11 +72,19 @@ fn stream(daemon: &Arc<Daemon>, query: &Query) -> Reply {
     }
     let given = |key| query.get(key).filter(|v| !v.is_empty()).map(str::to_owned);
     let mut subscribed = types.clone();
-    // Token updates are derived from stored assistant rows.
-    if types.contains(&EventType::SessionStatusChanged)
-        && !types.contains(&EventType::ConversationUpdated)
-    {
-        subscribed.push(EventType::ConversationUpdated);
+    // Token updates are derived from stored assistant rows, and the `new_approval` of an
+    // approval settled as it was requested from its `approval_resolved`.
+    let derived = [
+        (
+            EventType::SessionStatusChanged,
+            EventType::ConversationUpdated,
+        ),
+        (EventType::NewApproval, EventType::ApprovalResolved),
+    ];
+    for (wanted, source) in derived {
+        if types.contains(&wanted) && !subscribed.contains(&source) {
+            subscribed.push(source);
+        }
     }
     let filter = Filter {
         types: subscribed,
@@ -143,6 +157,11 @@ impl Feed {
             };
             let timed = &published.event;
             let (event, timestamp) = (&timed.event, &timed.timestamp);
+            if self.types.contains(&EventType::NewApproval) {
+                if let Some(data) = self.unasked(event).await {
+                    self.push("new_approval", timestamp, &data);
+                }
+            }
             if let Some((kind, data)) = shape(event, timestamp) {
                 if self.types.iter().any(|t| t.as_str() == kind) {
                     self.push(kind, timestamp, &data);
@@ -162,6 +181,28 @@ impl Feed {
         if self.run_id.as_deref().is_none_or(|r| run == Some(r)) {
             self.ready.push_back(line(kind, timestamp, data));
         }
+    }
+
+    /// The `new_approval` that the reference sends before the `approval_resolved` of an
+    /// approval a rule settled as it was requested (the bus announces only its decision), in
+    /// the shape of any other; `None` for other events, or an approval gone.
+    async fn unasked(&self, event: &Event) -> Option<Value> {
+        let Event::ApprovalResolved {
+            approval_id,
+            settled_on_request: true,
+            ..
+        } = event
+        else {
+            return None;
+        };
+        let id = approval_id.clone();
+        let approval = self
+            .daemon
+            .store
+            .read(move |c| crate::store::read::approval(c, &id))
+            .await
+            .ok()??;
+        Some(new_approval(&approval))
     }
 
     /// The token update an assistant row of a session's own conversation stands for (see the
@@ -238,18 +279,7 @@ fn shape(event: &Event, timestamp: &str) -> Option<(&'static str, Value)> {
             }
             ("session_status_changed", data)
         }
-        Event::NewApproval {
-            approval,
-            session_id,
-            ..
-        } => (
-            "new_approval",
-            json!({
-                "approval_id": approval.id,
-                "session_id": session_id,
-                "tool_name": super::shapes::tool_of(approval).0,
-            }),
-        ),
+        Event::NewApproval { approval, .. } => ("new_approval", new_approval(approval)),
         Event::ApprovalResolved {
             approval_id,
             session_id,
@@ -300,6 +330,15 @@ fn shape(event: &Event, timestamp: &str) -> Option<(&'static str, Value)> {
         _ => return None,
     };
     Some(shaped)
+}
+
+/// `new_approval`'s data.
+fn new_approval(approval: &Approval) -> Value {
+    json!({
+        "approval_id": approval.id,
+        "session_id": approval.session_id,
+        "tool_name": super::shapes::tool_of(approval).0,
+    })
 }
 
 /// A status as the reference names it: ours winds an interrupt down in `completing`, which
