@@ -249,7 +249,8 @@ pub async fn diff(ctx: &Context, args: DiffArgs) -> Result<Exit, CliError> {
     let piped = !terminal && !ctx.out.is_json() && !args.stat;
     let mut params = GetSessionDiffParams {
         session_id: session.id.clone(),
-        binary: piped,
+        // The JSON carries them too, so that a script can make the same patch.
+        binary: piped || (ctx.out.is_json() && !args.stat),
         ..Default::default()
     };
     let mut whole = client

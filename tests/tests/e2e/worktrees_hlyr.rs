@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hld_client::protocol::{GetSessionDiff, GetSessionDiffParams};
+use hld_client::protocol::{DiffFile, GetSessionDiff, GetSessionDiffParams};
 use hld_e2e::pty::{self, Terminal};
 use hld_e2e::{workspace_bin, DaemonOptions, TestDaemon, WAIT};
 
@@ -432,6 +432,20 @@ fn a_piped_diff_carries_binary_files_git_applies_byte_for_byte() {
     assert_eq!(std::fs::read(clone.join("moved.bin")).unwrap(), moved);
     assert!(!clone.join("old.bin").exists());
     assert_eq!(tree_of(&clone), tree_of(&worktree));
+
+    // The JSON carries the same binary patches and headers, for a script to make the patch.
+    let json = hlyr(&d, &["--json", "diff", &id]).json_as("diff");
+    let files: Vec<DiffFile> = serde_json::from_value(json["files"].clone()).unwrap();
+    let carried: Vec<_> = files
+        .iter()
+        .filter(|f| !f.binary_patch.is_empty())
+        .collect();
+    assert_eq!(carried.len(), 4, "{json:#}");
+    for file in carried {
+        let lines = file.header.iter().chain(&file.binary_patch);
+        let text: String = lines.map(|l| format!("{l}\n")).collect();
+        assert!(patch.contains(&text), "{text:?} in {patch}");
+    }
 
     // On a terminal, a binary file is its name and how it changed, without its patch.
     let mut term = diff_on_terminal(&d, &id, "cat");
