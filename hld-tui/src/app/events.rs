@@ -108,10 +108,7 @@ pub(super) fn on_event(state: &mut State, timed: TimedEvent) -> Vec<Command> {
         }
         Event::MessageQueued { message, .. }
         | Event::MessageDelivered { message, .. }
-        | Event::MessageCancelled { message, .. } => {
-            queue::changed(state, message);
-            Vec::new()
-        }
+        | Event::MessageCancelled { message, .. } => queue::changed(state, message),
         // The daemon decides what is worth the user's attention (the bell rings for it alone,
         // not for each approval as well).
         Event::Notification(notification) => usage::notified(state, notification),

@@ -133,13 +133,13 @@ pub(super) fn loaded(state: &mut State, session_id: &str, messages: Vec<QueuedMe
 
 /// A message of the open conversation's session changed: queued ones join its queue,
 /// delivered or cancelled ones leave it.
-pub(super) fn changed(state: &mut State, message: QueuedMessage) {
+pub(super) fn changed(state: &mut State, message: QueuedMessage) -> Vec<Command> {
     let Some(c) = state
         .conversation
         .as_mut()
         .filter(|c| c.session_id == message.session_id)
     else {
-        return;
+        return Vec::new();
     };
     let known = c.queue.iter().position(|m| m.id == message.id);
     match (message.status == MessageStatus::Queued, known) {
@@ -149,4 +149,7 @@ pub(super) fn changed(state: &mut State, message: QueuedMessage) {
         }
         _ => {}
     }
+    // A queue fetched before this change may still be on its way: a newer load overtakes it
+    // (the runtime drops the older answer).
+    vec![Command::LoadQueue(c.session_id.clone())]
 }

@@ -79,6 +79,34 @@ fn a_reply_while_the_agent_works_is_sent_queued_shown_and_cancelled_with_x() {
     assert!(screen(&state, false).contains("no queued message"));
 }
 
+/// The queue's load may answer after the events that changed it (the one sent as the
+/// conversation opened, under load): each change asks for the queue again, so that the
+/// runtime drops the older answer, and the newer one holds the change.
+#[test]
+fn each_change_of_the_queue_loads_it_again_to_overtake_an_older_load() {
+    let mut state = with_conversation(80, 24);
+    let reload = [Command::LoadQueue("s-wait".into())];
+    assert_eq!(update(&mut state, queued("m2", "from the box")), reload);
+    assert!(screen(&state, false).contains("⧗ from the box"));
+    let delivered = timed(Event::MessageDelivered {
+        session_id: "s-wait".into(),
+        run_id: "run-s-wait".into(),
+        message: message("m2", "from the box", "delivered"),
+    });
+    assert_eq!(update(&mut state, delivered), reload);
+    assert!(!screen(&state, false).contains('⧗'));
+    // Another session's messages are not this conversation's queue.
+    let other = timed(Event::MessageQueued {
+        session_id: "s-other".into(),
+        run_id: "run-s-other".into(),
+        message: QueuedMessage {
+            session_id: "s-other".into(),
+            ..message("m3", "elsewhere", "queued")
+        },
+    });
+    assert!(update(&mut state, other).is_empty());
+}
+
 #[test]
 fn a_reply_after_the_turn_goes_on_in_the_same_session_and_a_warm_one_is_marked() {
     let mut state = with_conversation(120, 40);
