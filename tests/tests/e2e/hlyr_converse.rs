@@ -366,7 +366,7 @@ fn continue_on_a_terminal_holds_the_conversation_and_a_line_not_sent_stays_typed
 fn a_line_longer_than_the_terminal_is_edited_in_place() {
     let d = fake();
     let mut term = hlyr_on_terminal(&d, &["launch", "-w", &workdir(&d), "first"], 40);
-    term.wait_screen("Ctrl-D ends");
+    term.wait_screen(PROMPT_HINT);
     let long = "abcdefghij".repeat(10);
     term.send(&long);
     term.wait_screen("abcdefghij");
