@@ -20,6 +20,7 @@ use crate::budget::{busy, Budget};
 use crate::rpc::error::{invalid_request, parse_error};
 use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
+use crate::transport::{ndjson::UNCOUNTED, shrink};
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;
@@ -133,6 +134,8 @@ impl Decoder for ContentLengthCodec {
                         return Ok(None);
                     }
                     let body = buf.split_to(*length).freeze();
+                    // The body shares the buffer's allocation: the rest leaves it.
+                    shrink(buf, body.len() > UNCOUNTED);
                     let frame = match refused.take() {
                         Some(error) => Frame::Refused(body, error),
                         None => Frame::Message(body),

@@ -11,6 +11,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::BytesMut;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -32,6 +33,15 @@ pub struct Service<S> {
 impl<S: AsRef<Budget>> Service<S> {
     pub fn budget(&self) -> Budget {
         (*self.state).as_ref().clone()
+    }
+}
+
+/// Lets go of the allocation a `long` message took in the read buffer once it is taken (or
+/// refused): what is left, if little, moves to a buffer of its size, so that an idle connection
+/// holds no more than a usual request's room outside the budget ([`ndjson::UNCOUNTED`]).
+pub fn shrink(buf: &mut BytesMut, long: bool) {
+    if long && buf.len() <= ndjson::UNCOUNTED {
+        *buf = BytesMut::from(&buf[..]);
     }
 }
 

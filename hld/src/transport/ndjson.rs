@@ -17,6 +17,7 @@ use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
 
 use crate::budget::{busy, Budget};
 use crate::rpc::{oversize, Frame, Outgoing};
+use crate::transport::shrink;
 
 /// The part of a line read that is not taken from the budget: every request of a usual size.
 pub const UNCOUNTED: usize = 64 * 1024;
@@ -93,6 +94,7 @@ impl Decoder for NdjsonCodec {
                 }
                 (true, None) => {
                     buf.clear();
+                    shrink(buf, buf.capacity() > UNCOUNTED);
                     self.scanned = 0;
                     return Ok(None);
                 }
@@ -110,6 +112,7 @@ impl Decoder for NdjsonCodec {
                         Some(Frame::Message(Bytes::copy_from_slice(line)))
                     };
                     buf.advance(end + 1);
+                    shrink(buf, buf.capacity() > UNCOUNTED);
                     if frame.is_some() {
                         return Ok(frame);
                     }
@@ -125,6 +128,7 @@ impl Decoder for NdjsonCodec {
                     };
                     if let Some(error) = refused {
                         buf.clear();
+                        shrink(buf, buf.capacity() > UNCOUNTED);
                         self.scanned = 0;
                         self.discarding = true;
                         self.line = None;

@@ -2,7 +2,8 @@
 //! discarded however slowly its bytes trickle in: the timeout runs from the message's first
 //! byte, the bytes read to pick the framing included, and is not moved by each byte that
 //! arrives. What many connections hold half-read stays within the daemon's buffer budget,
-//! with either framing: a message the budget cannot hold now is refused with code 8.
+//! with either framing: a message the budget cannot hold now is refused with code 8; and a
+//! long message's buffer is let go once it is read.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -164,6 +165,49 @@ fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
         "RSS {} MiB before, peak {} MiB",
         before / MIB,
         peak / MIB
+    );
+    drop(connections);
+}
+
+/// A connection that sent a long request, once answered, keeps no more than a usual request's
+/// room: the buffer the request grew is let go, with either framing, so that many idle
+/// connections that each sent one hold little outside the budget.
+#[test]
+fn connections_idle_after_a_long_request_let_its_buffer_go() {
+    const MIB: u64 = 1024;
+    let d = TestDaemon::start();
+    let before = proc_status(d.pid(), "VmRSS").unwrap();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","method":"version","id":1,"x":"{}"}}"#,
+        " ".repeat(900_000)
+    );
+    // Twenty connections a framing, each with one 900 kB request answered: 36 MB read.
+    let mut connections = Vec::new();
+    for content_length in [false, true] {
+        for _ in 0..20 {
+            let mut conn = UnixStream::connect(&d.socket).unwrap();
+            conn.set_read_timeout(Some(WAIT)).unwrap();
+            let reply = if content_length {
+                let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+                conn.write_all(framed.as_bytes()).unwrap();
+                read_frame(&mut conn).unwrap().expect("a reply")
+            } else {
+                conn.write_all(format!("{body}\n").as_bytes()).unwrap();
+                let mut line = String::new();
+                std::io::BufRead::read_line(&mut std::io::BufReader::new(&conn), &mut line)
+                    .unwrap();
+                serde_json::from_str(&line).unwrap()
+            };
+            assert!(reply.get("result").is_some(), "{reply}");
+            connections.push(conn);
+        }
+    }
+    let now = proc_status(d.pid(), "VmRSS").unwrap();
+    assert!(
+        now < before + 12 * MIB,
+        "RSS {} MiB before, {} MiB with the connections idle",
+        before / MIB,
+        now / MIB
     );
     drop(connections);
 }
