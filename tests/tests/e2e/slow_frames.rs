@@ -24,6 +24,19 @@ fn request() -> Vec<u8> {
     format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
 }
 
+/// Asserts that the daemon's `field` of its status (`VmRSS`, or `VmHWM`: its peak) is less than
+/// `mib` MiB over `before` (KiB, as the status says).
+#[track_caller]
+fn grew_less(d: &TestDaemon, field: &str, before: u64, mib: u64) {
+    let now = proc_status(d.pid(), field).unwrap();
+    assert!(
+        now < before + mib * 1024,
+        "{field} {} MiB, {} MiB before",
+        now / 1024,
+        before / 1024
+    );
+}
+
 /// Writes `bytes` one at a time, [`DRIP`] apart; stops early if the daemon closed.
 fn drip(conn: &mut UnixStream, bytes: &[u8]) {
     for byte in bytes {
@@ -86,7 +99,6 @@ fn the_bytes_that_pick_the_framing_count_toward_the_timeout() {
 
 #[test]
 fn partial_payloads_held_by_many_connections_stay_within_the_budget() {
-    const MIB: u64 = 1024;
     let d = TestDaemon::start_with(
         DaemonOptions::default()
             .arg("--max-buffered")
@@ -115,19 +127,12 @@ fn partial_payloads_held_by_many_connections_stay_within_the_budget() {
         }
     }
     assert!((30..40).contains(&refused), "{refused} refused");
-    let peak = proc_status(d.pid(), "VmHWM").unwrap();
-    assert!(
-        peak < before + 64 * MIB,
-        "RSS {} MiB before, peak {} MiB",
-        before / MIB,
-        peak / MIB
-    );
+    grew_less(&d, "VmHWM", before, 64);
     drop(connections);
 }
 
 #[test]
 fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
-    const MIB: u64 = 1024;
     let d = TestDaemon::start_with(
         DaemonOptions::default()
             .arg("--max-buffered")
@@ -159,13 +164,7 @@ fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
         }
     }
     assert!((30..40).contains(&refused), "{refused} refused");
-    let peak = proc_status(d.pid(), "VmHWM").unwrap();
-    assert!(
-        peak < before + 24 * MIB,
-        "RSS {} MiB before, peak {} MiB",
-        before / MIB,
-        peak / MIB
-    );
+    grew_less(&d, "VmHWM", before, 24);
     drop(connections);
 }
 
@@ -174,7 +173,6 @@ fn long_ndjson_lines_held_by_many_connections_stay_within_the_budget() {
 /// connections that each sent one hold little outside the budget.
 #[test]
 fn connections_idle_after_a_long_request_let_its_buffer_go() {
-    const MIB: u64 = 1024;
     let d = TestDaemon::start();
     let before = proc_status(d.pid(), "VmRSS").unwrap();
     let body = format!(
@@ -202,13 +200,7 @@ fn connections_idle_after_a_long_request_let_its_buffer_go() {
             connections.push(conn);
         }
     }
-    let now = proc_status(d.pid(), "VmRSS").unwrap();
-    assert!(
-        now < before + 12 * MIB,
-        "RSS {} MiB before, {} MiB with the connections idle",
-        before / MIB,
-        now / MIB
-    );
+    grew_less(&d, "VmRSS", before, 12);
     drop(connections);
 }
 
