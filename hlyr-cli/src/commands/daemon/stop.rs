@@ -165,29 +165,94 @@ async fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
     }
 }
 
-/// Whether process `pid` still runs: it exists and is not a zombie waiting for its parent.
+/// Whether process `pid` still runs: it exists and cannot yet be reaped by its parent.
 fn process_alive(pid: u32) -> bool {
     let Ok(raw) = i32::try_from(pid) else {
         return false;
     };
     match kill(Pid::from_raw(raw), None) {
         Err(Errno::ESRCH) => false,
-        _ => !zombie(pid),
+        _ => !reapable(pid),
     }
 }
 
-/// Whether `/proc` says `pid` is a zombie (false where there is no `/proc`).
-fn zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        // The state follows the command name, which is in parentheses and may hold spaces.
-        stat.rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            == Some("Z")
-    })
+/// Whether `/proc` says `pid` has exited and waits only for its parent (false where there is no
+/// `/proc`): a zombie whose threads are all gone. The leader of a thread group turns zombie as
+/// soon as it exits itself, while its other threads may still be exiting; until they are gone
+/// its parent cannot reap it.
+fn reapable(pid: u32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    field("State").is_some_and(|state| state.starts_with('Z')) && field("Threads") == Some("1")
 }
 
 pub async fn run(ctx: &Context, args: Args) -> Result<Exit, CliError> {
     let stopped = stop(ctx, args.force).await?;
     ctx.out.print(&stopped)?;
     Ok(Exit::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Child, Command, Stdio};
+
+    use super::*;
+
+    /// Kills and reaps its child when dropped, so that a failed assertion leaves none behind.
+    struct Reaped(Child);
+
+    impl Drop for Reaped {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+
+    /// Waits until `/proc` shows `pid` as a zombie, whichever of its threads remain.
+    fn wait_zombie(pid: u32) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .is_ok_and(|status| status.contains("State:\tZ"))
+        {
+            assert!(Instant::now() < deadline, "{pid} never turned zombie");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn a_leader_that_exited_before_its_threads_is_still_alive() {
+        // The main thread exits alone (`pthread_exit`); another sleeps on: the leader is a
+        // zombie that its parent cannot reap yet.
+        let script = "import ctypes, threading, time\n\
+                      threading.Thread(target=time.sleep, args=(3600,)).start()\n\
+                      ctypes.CDLL(None).pthread_exit(None)";
+        let child = Command::new("python3")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs");
+        let mut child = Reaped(child);
+        let pid = child.0.id();
+        wait_zombie(pid);
+        assert!(process_alive(pid));
+        assert_eq!(child.0.try_wait().unwrap(), None, "not reapable yet");
+        drop(child);
+        assert!(!process_alive(pid));
+    }
+
+    #[test]
+    fn a_zombie_with_no_thread_left_is_gone() {
+        let mut child = Command::new("true").spawn().expect("true runs");
+        let pid = child.id();
+        wait_zombie(pid);
+        assert!(!process_alive(pid));
+        assert!(child.wait().unwrap().success());
+    }
 }
