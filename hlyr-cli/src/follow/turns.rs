@@ -124,16 +124,17 @@ pub(super) async fn following(
     // The daemon waited for at the prompt, after its loss was said there.
     let mut back: Option<Reconnect> = None;
     loop {
+        // Before the daemon is waited for: a watch that finds it gone again waits for it.
+        if turns.unwatched(&follower) {
+            if let Err(e) = turns.watch(&mut follower).await {
+                turns.lost(&mut follower, e);
+            }
+        }
         let waits = turns.waits_for_daemon(&follower);
         if !waits {
             back = None;
         } else if back.is_none() {
             back = Some(Reconnect::new(follower.client.address()).said());
-        }
-        if turns.unwatched(&follower) {
-            if let Err(e) = turns.watch(&mut follower).await {
-                turns.lost(&mut follower, e);
-            }
         }
         follower.idle();
         follower.activity.typing(&turns.composer.shown());

@@ -3,6 +3,12 @@
 //! once the daemon is back. Also how a replay and `hlyr conversation` tell a question and a
 //! failure.
 
+use std::io::{BufRead, BufReader};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use hld_client::protocol::ApprovalStatus;
 use hld_e2e::{launch_params, DaemonOptions, WAIT};
 
@@ -109,6 +115,52 @@ fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
     );
     term.wait_screen("› half typed");
     term.send("\x15");
+    assert_eq!(ended(&mut term), 0);
+}
+
+/// Listens at `socket` as a daemon that takes each connection and closes it at its first
+/// request, until the returned flag is set and one more connection comes.
+fn closing_at_first_request(socket: &Path) -> Arc<AtomicBool> {
+    let listener = UnixListener::bind(socket).expect("bind the closing listener");
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::clone(&stop);
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            if stopped.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(conn.expect("accept")).read_line(&mut line);
+            });
+        }
+    });
+    stop
+}
+
+#[test]
+fn the_prompt_waits_again_for_a_daemon_that_closes_the_connection_it_took() {
+    let base = hld_e2e::short_tempdir();
+    let start = restartable(&base, DaemonOptions::fake_claude);
+    let mut d = start();
+    let mut term = launch_on_terminal(&d, "scenario:plain before");
+    term.wait_screen(PROMPT_HINT);
+    let id = d.only_session();
+    let socket = d.socket.clone();
+    d.kill9();
+    drop(d);
+    term.wait_screen("the conversation connects again");
+    // Reached, then lost again as the session is watched: the prompt waits once more.
+    let _ = std::fs::remove_file(&socket);
+    let stop = closing_at_first_request(&socket);
+    term.wait_screen("the daemon closed the connection");
+    stop.store(true, Ordering::SeqCst);
+    let _ = UnixStream::connect(&socket);
+    std::fs::remove_file(&socket).unwrap();
+    let d = start();
+    hlyr(&d, &["send", &id, "scenario:plain after the restart"]).assert_code(0);
+    term.wait_screen("You said: scenario:plain after the restart");
+    term.wait_count("✓ completed", 2);
     assert_eq!(ended(&mut term), 0);
 }
 
