@@ -20,7 +20,7 @@ use crate::budget::{busy, Budget};
 use crate::rpc::error::{invalid_request, parse_error};
 use crate::rpc::{event_message, oversize, Frame, Outgoing};
 use crate::throttle::Throttle;
-use crate::transport::{ndjson::UNCOUNTED, shrink};
+use crate::transport::{shrink, UNCOUNTED};
 
 /// The largest payload on this transport (spec/004).
 pub const MAX_PAYLOAD: usize = 10 * 1024 * 1024;

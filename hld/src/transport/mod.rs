@@ -36,11 +36,14 @@ impl<S: AsRef<Budget>> Service<S> {
     }
 }
 
+/// The part of a message read that is not taken from the budget: every request of a usual size.
+pub const UNCOUNTED: usize = 64 * 1024;
+
 /// Lets go of the allocation a `long` message took in the read buffer once it is taken (or
 /// refused): what is left, if little, moves to a buffer of its size, so that an idle connection
-/// holds no more than a usual request's room outside the budget ([`ndjson::UNCOUNTED`]).
+/// holds no more than a usual request's room outside the budget ([`UNCOUNTED`]).
 pub fn shrink(buf: &mut BytesMut, long: bool) {
-    if long && buf.len() <= ndjson::UNCOUNTED {
+    if long && buf.len() <= UNCOUNTED {
         *buf = BytesMut::from(&buf[..]);
     }
 }

@@ -17,10 +17,12 @@ use tokio_util::codec::{Decoder, Encoder, Framed, FramedParts};
 
 use crate::budget::{busy, Budget};
 use crate::rpc::{oversize, Frame, Outgoing};
-use crate::transport::shrink;
+use crate::transport::{shrink, UNCOUNTED};
 
-/// The part of a line read that is not taken from the budget: every request of a usual size.
-pub const UNCOUNTED: usize = 64 * 1024;
+/// Lets go of a long line's room in `buf` once the line is taken or refused.
+fn let_go(buf: &mut BytesMut) {
+    shrink(buf, buf.capacity() > UNCOUNTED);
+}
 
 /// Lines of at most `max` bytes (without the `\n` or a trailing `\r`); see the module docs.
 #[derive(Debug)]
@@ -94,7 +96,7 @@ impl Decoder for NdjsonCodec {
                 }
                 (true, None) => {
                     buf.clear();
-                    shrink(buf, buf.capacity() > UNCOUNTED);
+                    let_go(buf);
                     self.scanned = 0;
                     return Ok(None);
                 }
@@ -112,7 +114,7 @@ impl Decoder for NdjsonCodec {
                         Some(Frame::Message(Bytes::copy_from_slice(line)))
                     };
                     buf.advance(end + 1);
-                    shrink(buf, buf.capacity() > UNCOUNTED);
+                    let_go(buf);
                     if frame.is_some() {
                         return Ok(frame);
                     }
@@ -128,7 +130,7 @@ impl Decoder for NdjsonCodec {
                     };
                     if let Some(error) = refused {
                         buf.clear();
-                        shrink(buf, buf.capacity() > UNCOUNTED);
+                        let_go(buf);
                         self.scanned = 0;
                         self.discarding = true;
                         self.line = None;
