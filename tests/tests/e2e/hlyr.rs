@@ -320,7 +320,7 @@ pub(crate) fn wait_decided(d: &TestDaemon, id: &str) -> Approval {
 }
 
 /// Waits until something subscribed to `d`'s events.
-fn wait_subscribed(d: &TestDaemon) {
+pub(crate) fn wait_subscribed(d: &TestDaemon) {
     wait_for(WAIT, || {
         (d.request::<Health>(NoParams {}).subscribers > 0).then_some(())
     })

@@ -7,7 +7,7 @@
 use hld_e2e::pty::CTRL_C;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
-use crate::hlyr::{hlyr_command, workdir, Running};
+use crate::hlyr::{hlyr_command, wait_subscribed, workdir, Running};
 
 /// What a watcher says as it loses the daemon.
 const LOST: &str = "daemon unreachable: ";
@@ -144,7 +144,7 @@ fn events_waits_out_a_daemon_restart_and_subscribes_again() {
     let mut d = start();
     let wd = workdir(&d);
     let events = spawn(&d, &["events", "--type", "session_status_changed"]);
-    // Printed: it is subscribed.
+    wait_subscribed(&d);
     let first = d.launch(launch_params("scenario:plain", &wd));
     events.wait_for(&first, 1);
     d.kill9();
