@@ -16,7 +16,7 @@ use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, Event, EventType,
     GetConversationParams, SubscribeParams,
 };
-use hld_client::{Client, FollowItem, SubscribeOptions, SubscriptionItem};
+use hld_client::{Client, Follow, FollowItem, SubscribeOptions, SubscriptionItem};
 
 use hld_client::mode::Mode;
 
@@ -136,10 +136,20 @@ impl Turns {
         &mut self,
         follower: &mut Follower<'_>,
     ) -> Result<(), CliError> {
-        let client = follower.client.clone();
-        let mut follow = client
+        let follow = follower
+            .client
             .follow_after(follower.session_id, self.last_sequence)
             .await?;
+        self.tell_cut_end(follower, follow).await
+    }
+
+    /// [`Self::tell_lost_end`], `follow` going on from where the turn was cut.
+    async fn tell_cut_end(
+        &mut self,
+        follower: &mut Follower<'_>,
+        mut follow: Follow,
+    ) -> Result<(), CliError> {
+        let client = follower.client.clone();
         self.cut = false;
         if follow.initial_state().status.is_active() {
             return Ok(());
@@ -177,31 +187,57 @@ impl Turns {
         self.follow.is_none() && self.told == Some(Exit::Unreachable) && follower.holds_keys()
     }
 
-    /// The daemon back while the prompt waited for it: says so, tells how a turn the loss cut
-    /// short ended, and the prompt watches the session again (a turn started meanwhile is
-    /// followed). Lost again meanwhile, it is waited for anew.
+    /// The daemon back while the prompt waited for it. What the prompt needs of it is read
+    /// before its return is said, so that a daemon that closes the connection at once is waited
+    /// for on the same backoff, unsaid. Then a turn the loss cut short is told how it ended,
+    /// and the prompt watches the session again (a turn started meanwhile is followed).
     pub(super) async fn back(
         &mut self,
         follower: &mut Follower<'_>,
         client: Client,
-        mut reconnect: Reconnect,
+        reconnect: &mut Reconnect,
     ) -> Result<(), CliError> {
         follower.client = client;
-        self.erase_prompt();
+        let cut = if self.cut {
+            let follow = follower
+                .client
+                .follow_after(follower.session_id, self.last_sequence)
+                .await;
+            match follow {
+                Err(e) if e.is_lost() => return Ok(()),
+                follow => Some(follow?),
+            }
+        } else {
+            self.told = Some(Exit::Ok);
+            match self.watch(follower).await {
+                Err(e) if e.exit == Exit::Unreachable => {
+                    self.watch = None;
+                    self.told = Some(Exit::Unreachable);
+                    return Ok(());
+                }
+                watched => watched?,
+            }
+            None
+        };
+        if self.follow.is_none() {
+            self.erase_prompt();
+        }
         reconnect.resumed();
-        if self.cut {
-            match self.tell_lost_end(follower).await {
+        if let Some(follow) = cut {
+            match self.tell_cut_end(follower, follow).await {
                 Err(e) if e.exit == Exit::Unreachable => {
                     self.lost(follower, e);
                     return Ok(());
                 }
                 told => told?,
             }
+            if self.told == Some(Exit::Unreachable) {
+                self.told = Some(Exit::Ok);
+            }
         }
-        if self.told == Some(Exit::Unreachable) {
-            self.told = Some(Exit::Ok);
+        if self.follow.is_none() {
+            self.prompt(false, follower.mode);
         }
-        self.prompt(false, follower.mode);
         Ok(())
     }
 

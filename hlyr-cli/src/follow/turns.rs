@@ -150,7 +150,7 @@ pub(super) async fn following(
                 turns.lost(&mut follower, lost);
             }
             client = async { Some(back.as_mut()?.connect("").await) }, if waits => {
-                if let (Some(client), Some(reconnect)) = (client, back.take()) {
+                if let (Some(client), Some(reconnect)) = (client, back.as_mut()) {
                     turns.back(&mut follower, client, reconnect).await?;
                 }
             }

@@ -5,9 +5,10 @@
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use hld_client::protocol::ApprovalStatus;
 use hld_e2e::{launch_params, DaemonOptions, WAIT};
@@ -118,28 +119,64 @@ fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
     assert_eq!(ended(&mut term), 0);
 }
 
-/// Listens at `socket` as a daemon that takes each connection and closes it at its first
-/// request, until the returned flag is set and one more connection comes.
-fn closing_at_first_request(socket: &Path) -> Arc<AtomicBool> {
-    let listener = UnixListener::bind(socket).expect("bind the closing listener");
-    let stop = Arc::new(AtomicBool::new(false));
-    let stopped = Arc::clone(&stop);
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stopped.load(Ordering::SeqCst) {
-                return;
+/// A listener at `socket` that takes each connection and closes it at its first request, as
+/// a daemon that drops its clients would; it counts the requests it closed on.
+struct Closing {
+    socket: PathBuf,
+    closed: Arc<AtomicUsize>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Closing {
+    fn listen(socket: &Path) -> Closing {
+        let listener = UnixListener::bind(socket).expect("bind the closing listener");
+        let (closed, stop) = (
+            Arc::new(AtomicUsize::new(0)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let (counted, stopped) = (Arc::clone(&closed), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stopped.load(Ordering::SeqCst) {
+                    return;
+                }
+                let counted = Arc::clone(&counted);
+                std::thread::spawn(move || {
+                    let mut line = String::new();
+                    let read = BufReader::new(conn.expect("accept")).read_line(&mut line);
+                    if read.is_ok_and(|n| n > 0) {
+                        counted.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
             }
-            std::thread::spawn(move || {
-                let mut line = String::new();
-                let _ = BufReader::new(conn.expect("accept")).read_line(&mut line);
-            });
+        });
+        Closing {
+            socket: socket.to_owned(),
+            closed,
+            stop,
         }
-    });
-    stop
+    }
+
+    /// Waits until `n` requests were closed on.
+    fn wait_closed(&self, n: usize) {
+        let deadline = Instant::now() + WAIT;
+        while self.closed.load(Ordering::SeqCst) < n {
+            assert!(Instant::now() < deadline, "fewer than {n} requests came");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Closing {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = UnixStream::connect(&self.socket);
+        let _ = std::fs::remove_file(&self.socket);
+    }
 }
 
 #[test]
-fn the_prompt_waits_again_for_a_daemon_that_closes_the_connection_it_took() {
+fn the_prompt_waits_on_quietly_for_a_daemon_that_closes_the_connection_it_took() {
     let base = hld_e2e::short_tempdir();
     let start = restartable(&base, DaemonOptions::fake_claude);
     let mut d = start();
@@ -150,17 +187,20 @@ fn the_prompt_waits_again_for_a_daemon_that_closes_the_connection_it_took() {
     d.kill9();
     drop(d);
     term.wait_screen("the conversation connects again");
-    // Reached, then lost again as the session is watched: the prompt waits once more.
-    let _ = std::fs::remove_file(&socket);
-    let stop = closing_at_first_request(&socket);
-    term.wait_screen("the daemon closed the connection");
-    stop.store(true, Ordering::SeqCst);
-    let _ = UnixStream::connect(&socket);
+    // Reached, then dropped as the session is read: not back yet, and tried again, unsaid.
     std::fs::remove_file(&socket).unwrap();
+    let closing = Closing::listen(&socket);
+    closing.wait_closed(2);
+    let screen = term.screen_text();
+    assert!(!term.output().contains("reconnected"), "{screen}");
+    assert_eq!(screen.matches("error:").count(), 1, "{screen}");
+    drop(closing);
     let d = start();
+    term.wait_screen("reconnected to the daemon");
     hlyr(&d, &["send", &id, "scenario:plain after the restart"]).assert_code(0);
     term.wait_screen("You said: scenario:plain after the restart");
     term.wait_count("✓ completed", 2);
+    assert_eq!(term.output().matches("reconnected").count(), 1);
     assert_eq!(ended(&mut term), 0);
 }
 
