@@ -14,7 +14,7 @@ use crate::app::{Filter, Link, ListView, State, CHROME_ROWS};
 use crate::columns::{ellipsize, ellipsize_spans, fit, home, short_dir, Column};
 use crate::diffview::worktree_spans;
 use crate::preview::{approval_detail, session_preview};
-use crate::render::first_line;
+use crate::render::{first_line, wrap};
 use crate::view::{age, model_of, modes_of, status_span, title_of, DIM, SELECTED};
 use hld_client::view::{asked_together, clean, count, in_checkout};
 
@@ -68,13 +68,14 @@ fn split(area: Rect) -> (Rect, Option<Rect>) {
 }
 
 /// The detail pane: `lines` wrapped, behind a line that sets it apart from the list.
-fn pane(frame: &mut Frame, area: Rect, lines: Vec<Line<'_>>) {
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(pane_block())
-            .wrap(Wrap { trim: false }),
-        area,
-    );
+fn pane(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>) {
+    // Wrapped here, not by the paragraph: a wrapped line's rows line up under its text.
+    let width = usize::from(pane_block().inner(area).width).max(1);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .flat_map(|line| wrap(line, width, usize::MAX))
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(pane_block()), area);
 }
 
 /// The line that sets the detail pane apart from the list, and the space after it.

@@ -2,7 +2,8 @@
 //! ended and its comment (a rule's too, live), events that stream in while a conversation
 //! loads, a selection that stays on its session as the list reorders, messages beside the key
 //! hints, the deny box's hint while one types, the lists' columns by priority, with a detail
-//! pane on a wide terminal, and a long approval's detail scrolled.
+//! pane on a wide terminal (its text wrapped under itself), and a long approval's detail
+//! scrolled.
 
 use crossterm::event::KeyCode;
 use hld_client::protocol::{Approval, SessionInfo, ANSWERED_ELSEWHERE};
@@ -559,4 +560,39 @@ fn a_big_writes_end_is_reached_in_the_approvals_detail_and_the_conversation() {
     assert_eq!(screen(&state, false), end);
     update(&mut state, key(KeyCode::Home));
     assert_eq!(row(&screen(&state, false)), top);
+}
+
+#[test]
+fn the_detail_pane_wraps_a_result_under_its_text_a_blank_row_between_paragraphs() {
+    let mut state = loaded(160, 30);
+    let said = "The parser now lives in its own module, with the lexer beside it; every test \
+                passes and the public API is unchanged.\n\nNext: the error messages.";
+    let mut listed = sessions();
+    let child = listed.iter_mut().find(|s| s.id == "s-child").unwrap();
+    child.result = serde_json::from_value(json!({"type": "result", "subtype": "success",
+        "is_error": false, "total_cost_usd": 0.1, "duration_ms": 1000,
+        "duration_api_ms": 900, "num_turns": 1, "result": said, "session_id": "c"}))
+    .unwrap();
+    update(&mut state, Msg::Sessions(listed));
+    keys(&mut state, "jj");
+    let shown = screen(&state, false);
+    // The pane's rows, after the list's columns and the pane's border.
+    let rows: Vec<&str> = shown
+        .lines()
+        .filter_map(|l| l.split_once('│').map(|(_, pane)| pane.trim_end()))
+        .skip_while(|l| !l.contains("Result"))
+        .skip(1)
+        .take(6)
+        .collect();
+    assert_eq!(rows.len(), 6, "{shown}");
+    assert!(rows[0].starts_with("   The parser"), "{shown}");
+    let blank = rows.iter().position(|r| r.trim().is_empty()).expect(&shown);
+    assert!(blank >= 2, "the first paragraph wraps: {shown}");
+    for row in &rows[1..blank] {
+        assert!(
+            row.starts_with("   ") && !row.starts_with("    "),
+            "{row:?}\n{shown}"
+        );
+    }
+    assert_eq!(rows[blank + 1], "   Next: the error messages.", "{shown}");
 }
