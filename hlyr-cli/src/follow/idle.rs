@@ -225,8 +225,10 @@ impl Turns {
         reconnect.resumed();
         if let Some(follow) = cut {
             match self.tell_cut_end(follower, follow).await {
+                // Lost again after its return was said: said again, and waited for anew.
                 Err(e) if e.exit == Exit::Unreachable => {
                     self.lost(follower, e);
+                    *reconnect = Reconnect::new(follower.client.address()).said();
                     return Ok(());
                 }
                 told => told?,

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hld_client::protocol::ApprovalStatus;
-use hld_e2e::{launch_params, DaemonOptions, WAIT};
+use hld_e2e::pty::Terminal;
+use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
 use crate::hlyr::{assert_in_order, fake, hlyr, wait_decided, workdir};
 use crate::hlyr_converse::{ended, launch_on_terminal, user_messages, PROMPT_HINT};
@@ -175,14 +176,24 @@ impl Drop for Closing {
     }
 }
 
-#[test]
-fn the_prompt_waits_on_quietly_for_a_daemon_that_closes_the_connection_it_took() {
+/// A conversation whose daemon came back after a listener in its place closed each connection.
+struct Back {
+    term: Terminal,
+    daemon: TestDaemon,
+    session_id: String,
+    _dir: tempfile::TempDir,
+}
+
+/// `hlyr launch QUERY` on a terminal until `shown`; its daemon is then killed, and replaced for
+/// a while by a listener that closes each connection at its first request, until a daemon is
+/// back and said to be.
+fn back_after_a_daemon_that_closed(query: &str, shown: &str) -> Back {
     let base = hld_e2e::short_tempdir();
     let start = restartable(&base, DaemonOptions::fake_claude);
     let mut d = start();
-    let mut term = launch_on_terminal(&d, "scenario:plain before");
-    term.wait_screen(PROMPT_HINT);
-    let id = d.only_session();
+    let term = launch_on_terminal(&d, query);
+    term.wait_screen(shown);
+    let session_id = d.only_session();
     let socket = d.socket.clone();
     d.kill9();
     drop(d);
@@ -195,13 +206,47 @@ fn the_prompt_waits_on_quietly_for_a_daemon_that_closes_the_connection_it_took()
     assert!(!term.output().contains("reconnected"), "{screen}");
     assert_eq!(screen.matches("error:").count(), 1, "{screen}");
     drop(closing);
-    let d = start();
+    let daemon = start();
     term.wait_screen("reconnected to the daemon");
-    hlyr(&d, &["send", &id, "scenario:plain after the restart"]).assert_code(0);
+    Back {
+        term,
+        daemon,
+        session_id,
+        _dir: base,
+    }
+}
+
+#[test]
+fn the_prompt_waits_on_quietly_for_a_daemon_that_closes_the_connection_it_took() {
+    let mut back = back_after_a_daemon_that_closed("scenario:plain before", PROMPT_HINT);
+    let (term, d) = (&mut back.term, &back.daemon);
+    hlyr(
+        d,
+        &["send", &back.session_id, "scenario:plain after the restart"],
+    )
+    .assert_code(0);
     term.wait_screen("You said: scenario:plain after the restart");
     term.wait_count("✓ completed", 2);
     assert_eq!(term.output().matches("reconnected").count(), 1);
-    assert_eq!(ended(&mut term), 0);
+    assert_eq!(ended(term), 0);
+}
+
+#[test]
+fn a_cut_turn_is_told_once_a_daemon_that_closed_the_connection_is_back() {
+    let mut back = back_after_a_daemon_that_closed("scenario:tool make a file", "allow Write?");
+    let term = &mut back.term;
+    let screen = term.wait_screen("✗ failed: daemon restarted");
+    assert_in_order(
+        &screen,
+        &[
+            "allow Write?",
+            "reconnected to the daemon",
+            "✗ failed: daemon restarted",
+        ],
+    );
+    assert_eq!(term.output().matches("reconnected").count(), 1);
+    // The last turn told failed: so does the conversation.
+    assert_eq!(ended(term), 1);
 }
 
 #[test]
