@@ -730,7 +730,12 @@ fn daemon_logs_prints_the_last_lines_and_follows_new_ones() {
         missing.stderr
     );
     start_at(&socket, home, &[]);
-    let log = std::fs::read_to_string(home.join("d.log")).unwrap();
+    // The daemon answers before it logs that it is ready, its last line until asked more.
+    let log = wait_for(WAIT, || {
+        let log = std::fs::read_to_string(home.join("d.log")).ok()?;
+        log.contains(" INFO ready: ").then_some(log)
+    })
+    .expect("the daemon logged that it is ready");
     let all = hlyr_at(&socket, home, &["daemon", "logs"], &[]);
     assert_eq!(all.assert_code(0).stdout, log);
     let last = hlyr_at(&socket, home, &["daemon", "logs", "-n", "2"], &[]);
