@@ -202,9 +202,10 @@ impl Turns {
             let follow = follower
                 .client
                 .follow_after(follower.session_id, self.last_sequence)
-                .await;
+                .await
+                .map_err(CliError::from);
             match follow {
-                Err(e) if e.is_lost() => return Ok(()),
+                Err(e) if e.exit == Exit::Unreachable => return Ok(()),
                 follow => Some(follow?),
             }
         } else {
