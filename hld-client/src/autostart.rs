@@ -1,6 +1,6 @@
-//! Starting `hld` in the background when no daemon answers, for the front ends that may start
-//! one (`hlyr launch`, `hld-tui`): detached in its own process group, with no terminal, logging
-//! to a file next to its socket.
+//! Starting `hld` in the background when nothing listens at its socket, for the front ends that
+//! may start one (`hlyr launch`, `hld-tui`): detached in its own process group, with no
+//! terminal, logging to a file next to its socket.
 
 use std::ffi::OsString;
 use std::fs::{DirBuilder, OpenOptions};
@@ -53,6 +53,16 @@ pub async fn healthy(socket: &Path) -> bool {
         Ok(client) => client.health().await.is_ok(),
         Err(_) => false,
     }
+}
+
+/// Whether nothing listens at `socket`: no file, or a stale one that refuses. Only then is a
+/// daemon started there; a process that takes connections but does not answer is not replaced
+/// (a new daemon could not bind its socket), and the caller's own calls say what it does.
+pub async fn nothing_listens(socket: &Path) -> bool {
+    matches!(
+        Client::connect_with_timeout(socket, Duration::from_secs(2)).await,
+        Err(crate::Error::DaemonNotRunning { .. })
+    )
 }
 
 /// The `hld` to start: `explicit` if given, else the one next to the running executable, else
@@ -219,5 +229,24 @@ pub async fn start_like(
             return Err(fail(message, Some(&log)));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn only_a_socket_nothing_listens_at_is_free_for_a_daemon() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("hld.sock");
+        assert!(nothing_listens(&socket).await, "no file");
+        let listener = UnixListener::bind(&socket).unwrap();
+        // It takes connections, and answers nothing.
+        assert!(!nothing_listens(&socket).await, "a process listens");
+        drop(listener);
+        assert!(nothing_listens(&socket).await, "a stale file refuses");
     }
 }

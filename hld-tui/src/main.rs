@@ -55,11 +55,11 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        // Only this machine's daemons are started when none answers; a remote one is waited
-        // for.
+        // Only this machine's daemons are started, where nothing listens; a remote one, or one
+        // that listens without answering, is waited for.
         for target in &daemons {
             if let Place::Known(Address::Socket(socket)) = &target.place {
-                if !hld_client::autostart::healthy(socket).await {
+                if hld_client::autostart::nothing_listens(socket).await {
                     eprintln!("hld-tui: no daemon at {}; starting hld…", socket.display());
                     let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
                     hld_client::autostart::start(&hld, socket).await?;

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hld_client::autostart::{Invocation, StartError, Started};
+use hld_client::autostart::{nothing_listens, Invocation, StartError, Started};
 use hld_client::{Address, Client};
 
 use crate::contexts::{Contexts, LOCAL};
@@ -120,8 +120,8 @@ impl Context {
             .map_err(|e| not_running(&address, e))
     }
 
-    /// Connects, starting the local `hld` first when no daemon answers at its socket (a
-    /// remote daemon is only connected to). Returns the daemon it started.
+    /// Connects, starting the local `hld` first when nothing listens at its socket (a remote
+    /// daemon is only connected to). Returns the daemon it started.
     pub async fn connect_or_start(
         &self,
         start: &StartArgs,
@@ -131,10 +131,10 @@ impl Context {
             return Ok((self.connect().await?, None));
         };
         hld_client::trust::check_socket(socket)?;
-        let started = if healthy(socket).await {
-            None
-        } else {
+        let started = if nothing_listens(socket).await {
             Some(start_daemon(socket, start).await?)
+        } else {
+            None
         };
         let client = Client::connect(socket)
             .await
@@ -161,8 +161,6 @@ pub fn not_running(address: &Address, e: hld_client::Error) -> CliError {
     };
     CliError::unreachable(message).hint(start_hint(None))
 }
-
-pub use hld_client::autostart::healthy;
 
 /// The `hld` to start: `--hld-path`/`HLD_PATH`, else the one next to this executable, else PATH.
 pub fn hld_binary(start: &StartArgs) -> PathBuf {

@@ -21,6 +21,7 @@ pub use line_conn::LineConn;
 pub mod anchor;
 pub mod anthropic;
 pub mod browser;
+pub mod closing;
 pub mod cloud;
 pub mod corpus;
 pub mod desktop;

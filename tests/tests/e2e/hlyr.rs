@@ -14,6 +14,7 @@ use hld_client::protocol::{
     Approval, ApprovalStatus, CreateApproval, CreateApprovalParams, GetApproval, GetApprovalParams,
     Health, LaunchSessionParams, ListSessions, NoParams, SessionStatus,
 };
+use hld_e2e::closing::Closing;
 use hld_e2e::{
     fake_claude, launch_params, wait_for, workspace_bin, DaemonOptions, TestDaemon, WAIT,
 };
@@ -984,6 +985,24 @@ fn daemon_start_status_and_stop() {
         "{}",
         again.stdout
     );
+}
+
+#[test]
+fn launch_leaves_a_process_that_listens_without_answering_and_says_so() {
+    let (dir, socket) = no_daemon();
+    let home = dir.path();
+    let closing = Closing::listen(&socket);
+    let run = hlyr_at(&socket, home, &["launch", "not started"], &[]);
+    // Told by the call that failed, as a daemon unreachable; no daemon tried beside it.
+    run.assert_code(3);
+    assert!(
+        run.stderr.contains("the daemon closed the connection"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("started hld"), "{}", run.stderr);
+    assert!(!dir.path().join("d.log").exists());
+    assert!(closing.closed() > 0);
 }
 
 #[test]

@@ -3,14 +3,8 @@
 //! once the daemon is back. Also how a replay and `hlyr conversation` tell a question and a
 //! failure.
 
-use std::io::{BufRead, BufReader};
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
 use hld_client::protocol::ApprovalStatus;
+use hld_e2e::closing::Closing;
 use hld_e2e::pty::Terminal;
 use hld_e2e::{launch_params, DaemonOptions, TestDaemon, WAIT};
 
@@ -118,62 +112,6 @@ fn the_prompt_connects_again_by_itself_and_shows_what_came_meanwhile() {
     term.wait_screen("› half typed");
     term.send("\x15");
     assert_eq!(ended(&mut term), 0);
-}
-
-/// A listener at `socket` that takes each connection and closes it at its first request, as
-/// a daemon that drops its clients would; it counts the requests it closed on.
-struct Closing {
-    socket: PathBuf,
-    closed: Arc<AtomicUsize>,
-    stop: Arc<AtomicBool>,
-}
-
-impl Closing {
-    fn listen(socket: &Path) -> Closing {
-        let listener = UnixListener::bind(socket).expect("bind the closing listener");
-        let (closed, stop) = (
-            Arc::new(AtomicUsize::new(0)),
-            Arc::new(AtomicBool::new(false)),
-        );
-        let (counted, stopped) = (Arc::clone(&closed), Arc::clone(&stop));
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                let counted = Arc::clone(&counted);
-                std::thread::spawn(move || {
-                    let mut line = String::new();
-                    let read = BufReader::new(conn.expect("accept")).read_line(&mut line);
-                    if read.is_ok_and(|n| n > 0) {
-                        counted.fetch_add(1, Ordering::SeqCst);
-                    }
-                });
-            }
-        });
-        Closing {
-            socket: socket.to_owned(),
-            closed,
-            stop,
-        }
-    }
-
-    /// Waits until `n` requests were closed on.
-    fn wait_closed(&self, n: usize) {
-        let deadline = Instant::now() + WAIT;
-        while self.closed.load(Ordering::SeqCst) < n {
-            assert!(Instant::now() < deadline, "fewer than {n} requests came");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-}
-
-impl Drop for Closing {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = UnixStream::connect(&self.socket);
-        let _ = std::fs::remove_file(&self.socket);
-    }
 }
 
 /// A conversation whose daemon came back after a listener in its place closed each connection.

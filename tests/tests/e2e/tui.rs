@@ -11,6 +11,7 @@ use hld_client::protocol::{
     ConversationEventType, Health, InterruptSession, ListQueuedMessages, ListSessions, NoParams,
     SendDecision, SendDecisionParams, SessionIdParams, SessionStatus, Shutdown,
 };
+use hld_e2e::closing::Closing;
 use hld_e2e::pty::{self, Terminal, CTRL_C};
 use hld_e2e::{launch_params, wait_for, workspace_bin, DaemonOptions, LineConn, TestDaemon, WAIT};
 
@@ -375,6 +376,26 @@ impl Drop for StartedDaemon {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
         }
     }
+}
+
+#[test]
+fn it_waits_for_a_process_that_listens_without_answering_rather_than_start_one() {
+    let run = tempfile::Builder::new()
+        .prefix("hld-tui-run-")
+        .tempdir_in("/tmp")
+        .expect("tempdir");
+    let socket = run.path().join("hld.sock");
+    let closing = Closing::listen(&socket);
+    let hld = workspace_bin("hld");
+    let mut tui = Tui::spawn(&socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()]);
+    let _started = StartedDaemon(socket.clone());
+    tui.wait_screen("reconnecting");
+    closing.wait_closed(1);
+    let screen = tui.screen_text();
+    assert!(!screen.contains("starting hld"), "{screen}");
+    assert!(!socket.with_extension("log").exists());
+    tui.send("q");
+    tui.assert_clean_exit();
 }
 
 #[test]
