@@ -534,6 +534,83 @@ fn daemon_stop_on_a_terminal_asks_first_unless_forced() {
 }
 
 #[test]
+fn daemon_stop_ends_a_daemon_that_does_not_answer_only_when_forced() {
+    let mut d = fake();
+    let pid = d.pid();
+    // Stopped: its socket takes connections, and nothing answers them.
+    d.signal(nix::sys::signal::Signal::SIGSTOP);
+    let refused = hlyr(&d, &["daemon", "stop"]);
+    refused.assert_code(3);
+    assert!(
+        refused.stderr.contains(&format!("(pid {pid})")),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        refused.stderr.contains("stop --force"),
+        "{}",
+        refused.stderr
+    );
+    assert!(d.wait_exit(Duration::ZERO).is_none(), "nothing was sent");
+
+    let forced = hlyr(&d, &["daemon", "stop", "--force", "--json"]);
+    let json = forced.assert_code(0).json_as("daemon-stop");
+    assert_eq!(json["pid"], pid);
+    // Continued, it took SIGTERM and shut down as asked, socket and all.
+    assert_eq!(json["signal"], "SIGTERM");
+    let (status, _) = d.wait_exit(WAIT).expect("the daemon exited");
+    assert!(status.success(), "{status:?}");
+    assert!(!d.socket.exists());
+}
+
+/// A child killed and reaped when dropped, should the test fail before it ends.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn daemon_stop_kills_what_ignores_sigterm_at_the_socket() {
+    let (dir, socket) = no_daemon();
+    // A process that takes each connection, answers nothing and ignores SIGTERM.
+    let script = "import signal, socket, sys\n\
+                  signal.signal(signal.SIGTERM, signal.SIG_IGN)\n\
+                  s = socket.socket(socket.AF_UNIX)\n\
+                  s.bind(sys.argv[1])\n\
+                  s.listen(16)\n\
+                  held = [s.accept() for _ in iter(int, 1)]";
+    let wedged = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&socket)
+        .spawn()
+        .expect("python3 runs");
+    let mut wedged = KilledOnDrop(wedged);
+    wait_for(WAIT, || socket.exists().then_some(())).expect("it listens");
+    let stop = hlyr_at(
+        &socket,
+        dir.path(),
+        &["daemon", "stop", "--force", "--json"],
+        &[],
+    );
+    let json = stop.assert_code(0).json_as("daemon-stop");
+    assert_eq!(json["pid"], wedged.0.id());
+    assert_eq!(json["signal"], "SIGKILL");
+    let status = wedged
+        .0
+        .try_wait()
+        .unwrap()
+        .expect("it was gone when stop returned");
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+}
+
+#[test]
 fn daemon_restart_starts_a_new_daemon_with_this_shells_environment() {
     let (dir, socket) = no_daemon();
     let home = dir.path();

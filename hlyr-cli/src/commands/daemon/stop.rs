@@ -1,6 +1,7 @@
 //! `hlyr daemon stop [--force]`: names the sessions that stopping would interrupt (and asks
 //! first, on a terminal), calls `shutdown`, then waits until the daemon's process has exited
 //! and its socket is gone. With no daemon running there is nothing to do: exit 0, with a note.
+//! A daemon that takes connections but does not answer is ended by signals, with `--force`.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -9,8 +10,10 @@ use hld_client::autostart::Invocation;
 use hld_client::protocol::SessionInfo;
 use hld_client::view::count;
 use nix::errno::Errno;
-use nix::sys::signal::kill;
-use nix::unistd::Pid;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+use nix::unistd::{geteuid, Pid};
+use std::os::unix::net::UnixStream;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
@@ -19,9 +22,12 @@ use crate::output::{paint, short_id, Render, DIM, YELLOW};
 use crate::session::shown_title;
 use crate::Context;
 
-/// How long the daemon has to exit after `shutdown`: it gives requests 2 s, then its sessions
-/// 1.5 s before killing them, then closes its store.
+/// How long the daemon has to exit after `shutdown` (or SIGTERM): it gives requests 2 s, then
+/// its sessions 1.5 s before killing them, then closes its store.
 const STOP_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long the daemon has to answer a call before it is taken for hung.
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -40,6 +46,9 @@ pub struct Stopped {
     pid: Option<u32>,
     /// The sessions that were running, interrupted by the stop.
     interrupted: Vec<String>,
+    /// The signal that ended a daemon that did not answer (`SIGTERM`, else `SIGKILL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<&'static str>,
     /// How the stopped daemon was started, when it could be read.
     #[serde(skip)]
     pub invocation: Option<Invocation>,
@@ -56,6 +65,10 @@ impl Render for Stopped {
         }
         let pid = self.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
         let mut text = format!("stopped hld{pid} on {}", self.socket.display());
+        if let Some(signal) = self.signal {
+            let note = format!("it did not answer: ended with {signal}");
+            text.push_str(&format!("\n{}", paint(YELLOW, note)));
+        }
         if !self.interrupted.is_empty() {
             let n = self.interrupted.len();
             text.push_str(&format!(
@@ -74,7 +87,7 @@ impl Render for Stopped {
 /// `force`. Returns once its process has exited and its socket is gone.
 pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
     let socket = ctx.socket()?;
-    let client = match hld_client::Client::connect(&socket).await {
+    let client = match hld_client::Client::connect_with_timeout(&socket, ANSWER_TIMEOUT).await {
         Ok(client) => client,
         Err(e) if is_not_running(&e) => {
             return Ok(Stopped {
@@ -82,12 +95,19 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
                 stopped: false,
                 pid: None,
                 interrupted: Vec::new(),
+                signal: None,
                 invocation: None,
             })
         }
         Err(e) => return Err(not_running(&hld_client::Address::Socket(socket.clone()), e)),
     };
-    let pid = client.health().await?.pid;
+    let pid = match client.health().await {
+        Ok(health) => health.pid,
+        Err(e @ (hld_client::Error::Timeout | hld_client::Error::Disconnected)) => {
+            return unanswering(socket, force, e).await
+        }
+        Err(e) => return Err(e.into()),
+    };
     let running: Vec<SessionInfo> = client
         .list_sessions()
         .await?
@@ -119,8 +139,77 @@ pub async fn stop(ctx: &Context, force: bool) -> Result<Stopped, CliError> {
         stopped: true,
         pid,
         interrupted: running.into_iter().map(|s| s.id).collect(),
+        signal: None,
         invocation,
     })
+}
+
+/// Stops a daemon that takes connections at `socket` but does not answer (`why`), with
+/// `force`: its process, found by the socket's peer credentials and only if it is the user's,
+/// gets SIGTERM (and SIGCONT, should it be stopped), then SIGKILL if it has not exited in
+/// time. Without `force` nothing is sent: the error names the process and how to end it.
+async fn unanswering(
+    socket: PathBuf,
+    force: bool,
+    why: hld_client::Error,
+) -> Result<Stopped, CliError> {
+    let pid = listener(&socket)?;
+    if !force {
+        return Err(CliError::from(why).hint(format!(
+            "it does not answer; {} ends its process (pid {pid})",
+            hlyr_daemon(None, "stop --force")
+        )));
+    }
+    let invocation = Invocation::of(pid);
+    let ended = |signal| {
+        let Ok(raw) = i32::try_from(pid) else {
+            return;
+        };
+        let _ = kill(Pid::from_raw(raw), signal);
+    };
+    ended(Signal::SIGTERM);
+    ended(Signal::SIGCONT);
+    let signal = match wait_gone(&socket, Some(pid)).await {
+        Ok(()) => Signal::SIGTERM,
+        Err(_) => {
+            ended(Signal::SIGKILL);
+            let deadline = Instant::now() + STOP_TIMEOUT;
+            while process_alive(pid) && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Signal::SIGKILL
+        }
+    };
+    Ok(Stopped {
+        socket,
+        stopped: true,
+        pid: Some(pid),
+        interrupted: Vec::new(),
+        signal: Some(signal.as_str()),
+        invocation,
+    })
+}
+
+/// The process listening at `socket`, by the peer credentials of a connection to it; refused
+/// unless it is the user's own.
+fn listener(socket: &Path) -> Result<u32, CliError> {
+    let unknown = |e: &dyn std::fmt::Display| {
+        CliError::failure(format!(
+            "cannot tell which process listens at {}: {e}",
+            socket.display()
+        ))
+    };
+    let conn = UnixStream::connect(socket).map_err(|e| unknown(&e))?;
+    let peer = getsockopt(&conn, PeerCredentials).map_err(|e| unknown(&e))?;
+    if peer.uid() != geteuid().as_raw() {
+        return Err(CliError::failure(format!(
+            "the process at {} (pid {}) is another user's (uid {})",
+            socket.display(),
+            peer.pid(),
+            peer.uid()
+        )));
+    }
+    u32::try_from(peer.pid()).map_err(|e| unknown(&e))
 }
 
 /// Names, on stderr, the sessions a stop would interrupt.
