@@ -161,25 +161,29 @@ async fn unanswering(
         )));
     }
     let invocation = Invocation::of(pid);
-    let ended = |signal| {
-        let Ok(raw) = i32::try_from(pid) else {
-            return;
-        };
-        let _ = kill(Pid::from_raw(raw), signal);
-    };
-    ended(Signal::SIGTERM);
-    ended(Signal::SIGCONT);
-    let signal = match wait_gone(&socket, Some(pid)).await {
-        Ok(()) => Signal::SIGTERM,
-        Err(_) => {
-            ended(Signal::SIGKILL);
-            let deadline = Instant::now() + STOP_TIMEOUT;
-            while process_alive(pid) && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Signal::SIGKILL
+    let send = |signal| {
+        if let Ok(raw) = i32::try_from(pid) {
+            let _ = kill(Pid::from_raw(raw), signal);
         }
     };
+    send(Signal::SIGTERM);
+    send(Signal::SIGCONT);
+    let mut signal = Signal::SIGTERM;
+    let mut deadline = Instant::now() + STOP_TIMEOUT;
+    while process_alive(pid) {
+        if Instant::now() >= deadline {
+            if signal == Signal::SIGKILL {
+                return Err(CliError::failure(format!(
+                    "the daemon (pid {pid}) has not exited {}s after SIGKILL",
+                    STOP_TIMEOUT.as_secs()
+                )));
+            }
+            send(Signal::SIGKILL);
+            signal = Signal::SIGKILL;
+            deadline = Instant::now() + STOP_TIMEOUT;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     Ok(Stopped {
         socket,
         stopped: true,
