@@ -378,17 +378,28 @@ impl Drop for StartedDaemon {
     }
 }
 
-#[test]
-fn it_waits_for_a_process_that_listens_without_answering_rather_than_start_one() {
+/// A socket in a fresh directory, with a guard that kills a daemon started there.
+fn fresh_socket() -> (tempfile::TempDir, PathBuf, StartedDaemon) {
     let run = tempfile::Builder::new()
         .prefix("hld-tui-run-")
         .tempdir_in("/tmp")
         .expect("tempdir");
     let socket = run.path().join("hld.sock");
-    let closing = Closing::listen(&socket);
+    let started = StartedDaemon(socket.clone());
+    (run, socket, started)
+}
+
+/// `hld-tui` at `socket`, allowed to start the workspace's `hld` there.
+fn may_start(socket: &Path) -> Tui {
     let hld = workspace_bin("hld");
-    let mut tui = Tui::spawn(&socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()]);
-    let _started = StartedDaemon(socket.clone());
+    Tui::spawn(socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()])
+}
+
+#[test]
+fn it_waits_for_a_process_that_listens_without_answering_rather_than_start_one() {
+    let (_run, socket, _started) = fresh_socket();
+    let closing = Closing::listen(&socket);
+    let mut tui = may_start(&socket);
     tui.wait_screen("reconnecting");
     closing.wait_closed(1);
     let screen = tui.screen_text();
@@ -400,14 +411,8 @@ fn it_waits_for_a_process_that_listens_without_answering_rather_than_start_one()
 
 #[test]
 fn it_starts_a_daemon_when_none_answers_and_leaves_it_running() {
-    let run = tempfile::Builder::new()
-        .prefix("hld-tui-run-")
-        .tempdir_in("/tmp")
-        .expect("tempdir");
-    let socket = run.path().join("hld.sock");
-    let hld = workspace_bin("hld");
-    let mut tui = Tui::spawn(&socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()]);
-    let _started = StartedDaemon(socket.clone());
+    let (_run, socket, _started) = fresh_socket();
+    let mut tui = may_start(&socket);
     tui.wait_screen("● connected");
     tui.wait_screen("No sessions yet");
     // A daemon answers there, with its log beside the socket and its database in HOME.
