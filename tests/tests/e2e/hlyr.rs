@@ -202,9 +202,13 @@ impl Running {
     }
 
     /// Waits for the exit (30 s at most, then kills and panics).
-    pub(crate) fn finish(mut self) -> Run {
-        let Some(status) = wait_for(Duration::from_secs(30), || self.child.try_wait().unwrap())
-        else {
+    pub(crate) fn finish(self) -> Run {
+        self.finish_within(Duration::from_secs(30))
+    }
+
+    /// Waits for the exit (`within` at most, then kills and panics).
+    pub(crate) fn finish_within(mut self, within: Duration) -> Run {
+        let Some(status) = wait_for(within, || self.child.try_wait().unwrap()) else {
             let _ = self.child.kill();
             panic!(
                 "hlyr did not exit; stdout:\n{}\nstderr:\n{}",

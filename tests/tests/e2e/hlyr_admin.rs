@@ -590,12 +590,10 @@ fn daemon_stop_kills_what_ignores_sigterm_at_the_socket() {
         .expect("python3 runs");
     let mut wedged = KilledOnDrop(wedged);
     wait_for(WAIT, || socket.exists().then_some(())).expect("it listens");
-    let stop = hlyr_at(
-        &socket,
-        dir.path(),
-        &["daemon", "stop", "--force", "--json"],
-        &[],
-    );
+    // 10 s without an answer, 15 s more after SIGTERM: waited for with room to spare.
+    let mut stop = hlyr_command(&socket, dir.path());
+    stop.args(["daemon", "stop", "--force", "--json"]);
+    let stop = Running::spawn(stop).finish_within(Duration::from_secs(90));
     let json = stop.assert_code(0).json_as("daemon-stop");
     assert_eq!(json["pid"], wedged.0.id());
     assert_eq!(json["signal"], "SIGKILL");
