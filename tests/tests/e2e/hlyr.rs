@@ -235,6 +235,17 @@ impl Running {
     }
 }
 
+/// A run still going when the test lets go of it (it failed first, or never asked for the end)
+/// is killed and reaped: a `watch` or `events` would otherwise wait for its daemon forever.
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 pub(crate) fn run_command(cmd: Command) -> Run {
     Running::spawn(cmd).finish()
 }
