@@ -136,11 +136,16 @@ impl Turns {
         &mut self,
         follower: &mut Follower<'_>,
     ) -> Result<(), CliError> {
-        let follow = follower
-            .client
-            .follow_after(follower.session_id, self.last_sequence)
-            .await?;
+        let follow = self.cut_follow(follower).await?;
         self.tell_cut_end(follower, follow).await
+    }
+
+    /// The session followed from where the loss cut its turn short.
+    async fn cut_follow(&self, follower: &Follower<'_>) -> Result<Follow, CliError> {
+        let client = &follower.client;
+        Ok(client
+            .follow_after(follower.session_id, self.last_sequence)
+            .await?)
     }
 
     /// [`Self::tell_lost_end`], `follow` going on from where the turn was cut.
@@ -199,12 +204,7 @@ impl Turns {
     ) -> Result<(), CliError> {
         follower.client = client;
         let cut = if self.cut {
-            let follow = follower
-                .client
-                .follow_after(follower.session_id, self.last_sequence)
-                .await
-                .map_err(CliError::from);
-            match follow {
+            match self.cut_follow(follower).await {
                 Err(e) if e.exit == Exit::Unreachable => return Ok(()),
                 follow => Some(follow?),
             }

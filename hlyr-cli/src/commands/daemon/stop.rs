@@ -3,6 +3,7 @@
 //! and its socket is gone. With no daemon running there is nothing to do: exit 0, with a note.
 //! A daemon that takes connections but does not answer is ended by signals, with `--force`.
 
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,7 +14,6 @@ use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
 use nix::unistd::{geteuid, Pid};
-use std::os::unix::net::UnixStream;
 
 use crate::connect::{is_not_running, not_running};
 use crate::error::{CliError, Exit, Kind};
@@ -168,22 +168,20 @@ async fn unanswering(
     };
     send(Signal::SIGTERM);
     send(Signal::SIGCONT);
-    let mut signal = Signal::SIGTERM;
-    let mut deadline = Instant::now() + STOP_TIMEOUT;
-    while process_alive(pid) {
-        if Instant::now() >= deadline {
-            if signal == Signal::SIGKILL {
-                return Err(CliError::failure(format!(
-                    "the daemon (pid {pid}) has not exited {}s after SIGKILL",
-                    STOP_TIMEOUT.as_secs()
-                )));
-            }
-            send(Signal::SIGKILL);
-            signal = Signal::SIGKILL;
-            deadline = Instant::now() + STOP_TIMEOUT;
+    let exited = || !process_alive(pid);
+    let signal = if within(STOP_TIMEOUT, exited).await {
+        Signal::SIGTERM
+    } else {
+        // Only a process still there: its pid cannot have gone to another.
+        send(Signal::SIGKILL);
+        if !within(STOP_TIMEOUT, exited).await {
+            return Err(CliError::failure(format!(
+                "the daemon (pid {pid}) has not exited {}s after SIGKILL",
+                STOP_TIMEOUT.as_secs()
+            )));
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        Signal::SIGKILL
+    };
     Ok(Stopped {
         socket,
         stopped: true,
@@ -234,28 +232,34 @@ fn name(running: &[SessionInfo]) {
 /// Waits until the daemon's process (when its pid is known) has exited and its socket is
 /// gone: removing the socket is its last act but one.
 async fn wait_gone(socket: &Path, pid: Option<u32>) -> Result<(), CliError> {
-    let deadline = Instant::now() + STOP_TIMEOUT;
-    loop {
-        let alive = pid.is_some_and(process_alive);
-        if !alive && !socket.exists() {
-            return Ok(());
-        }
+    let alive = || pid.is_some_and(process_alive);
+    if within(STOP_TIMEOUT, || !alive() && !socket.exists()).await {
+        return Ok(());
+    }
+    let what = match pid {
+        Some(pid) if alive() => format!("the daemon (pid {pid}) has not exited"),
+        _ => format!("the daemon has not removed {}", socket.display()),
+    };
+    Err(CliError::failure(format!(
+        "{what} {}s after `shutdown`",
+        STOP_TIMEOUT.as_secs()
+    ))
+    .hint(format!(
+        "look at its log ({}), or stop its process",
+        hlyr_daemon(None, "logs")
+    )))
+}
+
+/// Whether `done` holds within `timeout`, checked every 20 ms.
+async fn within(timeout: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while !done() {
         if Instant::now() >= deadline {
-            let what = match pid {
-                Some(pid) if alive => format!("the daemon (pid {pid}) has not exited"),
-                _ => format!("the daemon has not removed {}", socket.display()),
-            };
-            return Err(CliError::failure(format!(
-                "{what} {}s after `shutdown`",
-                STOP_TIMEOUT.as_secs()
-            ))
-            .hint(format!(
-                "look at its log ({}), or stop its process",
-                hlyr_daemon(None, "logs")
-            )));
+            return false;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    true
 }
 
 /// Whether process `pid` still runs: it exists and cannot yet be reaped by its parent.
