@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context};
 use serde_json::{json, Value};
 
-use crate::groups::{Group, Plan};
+use crate::groups::{ratios, Group, Plan};
 use crate::procs::{call, Bins, DaemonOptions, Server};
 use crate::report::{Row, Section, Verdict};
-use crate::stats::{monotonic_ns, ratio, us, Latency};
+use crate::stats::{monotonic_ns, ratio, us, Latency, Spread};
 
 /// The target: a message reaches a warm agent's stdin within this p99, in µs.
 const MAX_MESSAGE_P99_US: f64 = 5000.0;
@@ -172,14 +172,37 @@ fn approvals(bins: &Bins, count: usize, over_mcp: bool) -> anyhow::Result<Vec<u6
         .collect())
 }
 
-/// Runs the group.
+/// Runs the group: every round runs each configuration once, on fresh daemons.
 pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let (message_count, approval_count) = if plan.smoke { (20, 5) } else { (300, 40) };
-    let (mut timed, queued) = messages(bins, message_count)?;
-    let message = Latency::of_nanos(&mut timed);
-    let control = Latency::of_nanos(&mut approvals(bins, approval_count, false)?);
-    let mcp = Latency::of_nanos(&mut approvals(bins, approval_count, true)?);
-    let show = |l: &Latency| format!("p50 {} p99 {}", us(l.p50_us), us(l.p99_us));
+    let (mut message, mut control, mut mcp) = (Vec::new(), Vec::new(), Vec::new());
+    let mut queued = 0;
+    for _ in 0..plan.rounds {
+        let (mut timed, late) = messages(bins, message_count)?;
+        message.push(Latency::of_nanos(&mut timed));
+        queued += late;
+        control.push(Latency::of_nanos(&mut approvals(
+            bins,
+            approval_count,
+            false,
+        )?));
+        mcp.push(Latency::of_nanos(&mut approvals(
+            bins,
+            approval_count,
+            true,
+        )?));
+    }
+    let p99 = |rs: &[Latency]| rs.iter().map(|l| l.p99_us).collect::<Vec<_>>();
+    let show = |rs: &[Latency]| {
+        let p50 = Spread::of(&rs.iter().map(|l| l.p50_us).collect::<Vec<_>>());
+        format!(
+            "p99 {}; p50 {}",
+            Spread::of(&p99(rs)).show(us),
+            us(p50.median)
+        )
+    };
+    let message_p99 = Spread::of(&p99(&message)).median;
+    let control_ratio = ratios(&p99(&control), &p99(&mcp));
     let rows = vec![
         Row {
             name: format!("{message_count} messages to a warm session → the agent's stdin"),
@@ -187,7 +210,7 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             baseline: "–".into(),
             ratio: "–".into(),
             target: format!("p99 ≤ {}", us(MAX_MESSAGE_P99_US)),
-            verdict: Verdict::of(message.p99_us <= MAX_MESSAGE_P99_US),
+            verdict: Verdict::of(message_p99 <= MAX_MESSAGE_P99_US),
         },
         Row {
             name: format!(
@@ -196,9 +219,9 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             ),
             figure: show(&control),
             baseline: show(&mcp),
-            ratio: ratio(control.p99_us / mcp.p99_us.max(f64::MIN_POSITIVE)),
+            ratio: format!("p99 ×{}", control_ratio.show(ratio)),
             target: "p99 ≤ the MCP server's".into(),
-            verdict: Verdict::of(control.p99_us <= mcp.p99_us),
+            verdict: Verdict::of(control_ratio.median <= 1.0),
         },
     ];
     Ok(Section {
@@ -210,13 +233,15 @@ pub fn run(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             (FAKE_CLAUDE_ASK_LOG, scenario:tool) to a `new_approval` subscriber reading the \
             event; the approval is denied and the next session launched. The MCP baseline \
             is a daemon with a HumanLayer API key (its cloud unreachable), which asks through \
-            `hld mcp claude_approvals`."
+            `hld mcp claude_approvals`. A round's p99 is of its requests; the ratio is taken \
+            within each round."
             .into(),
         commands: vec!["hld --claude-path fake-claude".into()],
         rows,
         notes: vec![format!(
-            "{queued} of {message_count} messages arrived as their session's previous turn \
-             was being stored, were queued and delivered at its end, and are not timed"
+            "{queued} of {} messages arrived as their session's previous turn was being \
+             stored, were queued and delivered at its end, and are not timed",
+            message_count * plan.rounds
         )],
     })
 }
