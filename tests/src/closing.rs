@@ -6,9 +6,8 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use crate::WAIT;
+use crate::{wait_for, WAIT};
 
 /// A listener at `socket` that takes each connection and closes it at its first request, as
 /// a daemon that drops its clients would; it counts the requests it closed on.
@@ -56,11 +55,8 @@ impl Closing {
 
     /// Waits until `n` requests were closed on.
     pub fn wait_closed(&self, n: usize) {
-        let deadline = Instant::now() + WAIT;
-        while self.closed() < n {
-            assert!(Instant::now() < deadline, "fewer than {n} requests came");
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let came = wait_for(WAIT, || (self.closed() >= n).then_some(()));
+        assert!(came.is_some(), "fewer than {n} requests came");
     }
 }
 
