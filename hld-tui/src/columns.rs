@@ -45,7 +45,7 @@ impl Column {
     }
 
     /// The column that takes what is left (a title, a tool's input): flexible, claiming at
-    /// most [`FILL_CLAIM`].
+    /// most `FILL_CLAIM`.
     pub fn fill(min: u16, want: usize) -> Column {
         Column {
             fill: true,
@@ -71,7 +71,7 @@ const FILL_CLAIM: u16 = 40;
 /// The widths of `columns` (0: not shown) in `width` columns. `essential` and `optional` list
 /// the columns' indices, most important first. An essential column is shown with its `min`
 /// while it fits (a `fill` one, the title, with what is left if that is at least
-/// [`FILL_LEAST`]); an optional one only while every column shown has room for its `claim`
+/// `FILL_LEAST`); an optional one only while every column shown has room for its `claim`
 /// and its own `min` fits too, so that the columns that tell rows apart are not cut to make
 /// room for the others. Then, most important first, each column grows to its `want` (a title
 /// that fits whole is not cut for a directory's last components); what is left goes to the

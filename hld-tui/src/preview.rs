@@ -14,7 +14,7 @@ use crate::app::State;
 use crate::lists::{summary, what};
 use crate::render::{asked, tool_input, PLAN_TOOL};
 use crate::view::{age, model_of, status_span, title_of, DIM};
-use hld_client::view::{clean, count, questions_of};
+use hld_client::view::{clean, count, questions_of, tool_result_text};
 
 /// Lines of a session's query or final result shown at most.
 const TEXT_LINES: usize = 12;
@@ -28,7 +28,7 @@ const ACTIVITY_CHARS: usize = 120;
 pub struct Activity(HashMap<String, VecDeque<(i64, Line<'static>)>>);
 
 impl Activity {
-    /// Adds `event` of `session_id`, forgetting the oldest beyond [`ACTIVITY_EVENTS`].
+    /// Adds `event` of `session_id`, forgetting the oldest beyond `ACTIVITY_EVENTS`.
     pub fn record(&mut self, session_id: &str, event: &ConversationEvent) {
         let lines = self.0.entry(session_id.to_owned()).or_default();
         let line = activity_line(event);
@@ -84,7 +84,7 @@ fn activity_line(event: &ConversationEvent) -> Line<'static> {
                 DIM
             };
             Line::styled(
-                format!("  ⎿ {}", text(event.tool_result_content.as_deref())),
+                format!("  ⎿ {}", text(Some(tool_result_text(event)))),
                 style,
             )
         }

@@ -6,7 +6,8 @@ use hld_client::protocol::{
     ApprovalStatus, ConversationEvent, ConversationEventType, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::{
-    clean, repeats_denial, Change, DiffLine, Question, ToolInput, FOLD_LINES, SEVERAL,
+    clean, repeats_denial, tool_result_text, Change, DiffLine, Question, ToolInput, FOLD_LINES,
+    SEVERAL,
 };
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -22,7 +23,7 @@ const MAX_EVENT_LINES: usize = 2000;
 pub struct Options {
     /// Thinking shown in full (else one dimmed line).
     pub thinking: bool,
-    /// Long tool results (up to [`MAX_EVENT_LINES`]), tool inputs and user messages shown in
+    /// Long tool results (up to `MAX_EVENT_LINES`), tool inputs and user messages shown in
     /// full.
     pub expanded: bool,
 }
@@ -374,7 +375,7 @@ fn mark_line(mark: &Mark, asks: Asks) -> Line<'static> {
 }
 
 fn tool_result(event: &ConversationEvent, options: Options) -> Vec<Line<'static>> {
-    let content = clean(event.tool_result_content.as_deref().unwrap_or("")).into_owned();
+    let content = clean(tool_result_text(event)).into_owned();
     let style = if event.is_error {
         Style::new().fg(Color::Red)
     } else {
@@ -506,6 +507,24 @@ mod tests {
             .to_string()
             .contains("41 more lines"));
         assert_eq!(tool_input("Write", &input, true).len(), 51);
+    }
+
+    #[test]
+    fn a_tool_error_is_red_and_without_its_tags() {
+        let event: ConversationEvent = serde_json::from_value(serde_json::json!({
+            "id": 2, "session_id": "s", "claude_session_id": "c", "sequence": 2,
+            "event_type": "tool_result", "created_at": "2026-11-30T09:00:00Z",
+            "tool_result_content": "<tool_use_error>File does not exist.</tool_use_error>",
+            "is_completed": true, "is_error": true,
+        }))
+        .unwrap();
+        let options = Options {
+            thinking: false,
+            expanded: false,
+        };
+        let lines = tool_result(&event, options);
+        assert_eq!(text(&lines), ["  ⎿ File does not exist."]);
+        assert_eq!(lines[0].style.fg, Some(Color::Red));
     }
 
     #[test]

@@ -79,7 +79,7 @@ pub fn one_line(text: &str) -> String {
 /// characters.
 const SUBJECT_CHARS: usize = 120;
 
-/// `text` on one line, cut to [`SUBJECT_CHARS`] characters with `…`.
+/// `text` on one line, cut with `…` to the length of a notification's subject.
 pub fn cut_line(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
     match line.char_indices().nth(SUBJECT_CHARS) {

@@ -235,7 +235,7 @@ pub fn answered(input: &Value, answer: &str) -> Value {
 
 /// The human's `answer` to an `AskUserQuestion` `input` as it is read, for the record: a line
 /// for each question when there are as many (the whole answer for one question), a choice's
-/// number (or several, see [`picked`]) as its label. An answer that cannot be split so stays
+/// number (or several, see `picked`) as its label. An answer that cannot be split so stays
 /// as typed.
 pub fn read_answer(input: &Value, answer: &str) -> String {
     let asked: Vec<&Value> = with_string(&input["questions"], "question")

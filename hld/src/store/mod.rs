@@ -87,7 +87,7 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     /// Opens (creating 0600 in a 0700 directory) and migrates the database; refuses a newer one,
-    /// and a directory or file that another user could read or change (see [`check_files`]).
+    /// and a directory or file that another user could read or change (see `check_files`).
     pub fn open(path: &Path) -> Result<Store> {
         check_files(path)?;
         create_private_file(path)?;

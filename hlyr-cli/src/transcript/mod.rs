@@ -9,7 +9,9 @@ use hld_client::protocol::{
     MessageStatus, QueuedMessage, SessionStatus, ANSWERED_ELSEWHERE,
 };
 use hld_client::view::usage::limit_text;
-use hld_client::view::{clean, count, questions_of, Question, ToolInput, FOLD_LINES, SEVERAL};
+use hld_client::view::{
+    clean, count, questions_of, tool_result_text, Question, ToolInput, FOLD_LINES, SEVERAL,
+};
 
 use crate::output::{
     cost, paint, short_id, shorten, status, Render, Update, API_RETRY, BOLD, CYAN, DIM, GREEN,
@@ -249,9 +251,7 @@ fn event_text(event: &ConversationEvent) -> String {
             view.under(&paint(YELLOW, format!("→ {name}")), false)
         }
         ConversationEventType::ToolResult => {
-            let result = shorten(&clean(
-                event.tool_result_content.as_deref().unwrap_or_default(),
-            ));
+            let result = shorten(&clean(tool_result_text(event)));
             if event.is_error {
                 format!("  {} {}", paint(RED, "← error:"), hang(&result, 4))
             } else {

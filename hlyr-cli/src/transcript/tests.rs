@@ -257,3 +257,19 @@ fn a_sent_message_reads_by_its_status() {
         "✗ not delivered: and the docs (the daemon restarted)"
     );
 }
+
+/// A tool's error reads as Claude Code shows it, without the CLI's `<tool_use_error>` tags.
+#[test]
+fn a_tool_error_is_printed_without_its_tags() {
+    let result: ConversationEvent = serde_json::from_value(json!({
+        "id": 2, "session_id": "s", "claude_session_id": "c", "sequence": 2,
+        "event_type": "tool_result", "created_at": "2025-01-01T00:00:00Z",
+        "tool_result_content": "<tool_use_error>File does not exist.</tool_use_error>",
+        "is_completed": true, "is_error": true,
+    }))
+    .unwrap();
+    assert_eq!(
+        plain(&Update::Event(result).human()),
+        "  ← error: File does not exist."
+    );
+}

@@ -1,6 +1,6 @@
 //! The REST API under `/api/v1`, as CodeLayer calls it (reference hld-rest.md): the router and
 //! what every route shares. Each route is a thin adapter over the domain function its JSON-RPC
-//! method calls, answering in the reference's shapes ([`super::shapes`]).
+//! method calls, answering in the reference's shapes (`shapes.rs`).
 
 use std::sync::Arc;
 

@@ -1,8 +1,8 @@
 //! Who may call the REST API, checked in this order: a loopback or `localhost` `Host` (DNS
 //! rebinding), the secret as the path's first segments (`/t/<secret>`), an allowed `Origin`
 //! if any (CORS, preflight too), a JSON body or else `X-Client` on a state-changing request,
-//! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold ([`share`]). A
-//! refusal is a JSON error; nothing here is logged. An answer is gzipped if asked ([`gzip`]).
+//! and a body of at most [`MAX_BODY`] that the daemon's byte budget can hold (`share.rs`). A
+//! refusal is a JSON error; nothing here is logged. An answer is gzipped if asked (`gzip.rs`).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};

@@ -22,7 +22,7 @@ pub fn heartbeat_request(request: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":"s{request}","method":"rpc.heartbeat","params":{{}}}}"#)
 }
 
-/// A reply; one too large with its [`UNCARRIED`] strings cut is error 8.
+/// A reply; one too large with its `UNCARRIED` strings cut is error 8.
 pub fn reply(response: Response) -> String {
     let size = match &response.outcome {
         Ok(result) => result.len() + response.id.get().len() + REPLY_FRAME,
