@@ -50,16 +50,28 @@ pub fn repeats_denial(event: &ConversationEvent, reason: &str) -> bool {
         && event.tool_result_content.as_deref().map(str::trim) == Some(reason.trim())
 }
 
-/// A tool result's text as Claude Code shows it: an error's `<tool_use_error>` wrapper, the
-/// CLI's mark of a call that failed before or while it ran, taken off. Not yet [`clean`]ed.
+/// A tool result's text as Claude Code shows it: without the `<system-reminder>` blocks the
+/// CLI appends after a tool's output for the model, and an error without its
+/// `<tool_use_error>` wrapper, the CLI's mark of a call that failed. Not yet [`clean`]ed.
 pub fn tool_result_text(event: &ConversationEvent) -> &str {
-    let text = event.tool_result_content.as_deref().unwrap_or_default();
+    let mut text = event.tool_result_content.as_deref().unwrap_or_default();
+    // Only trailing blocks: a tool's own output is shown whole, whatever it contains.
+    while let Some(start) = trailing_reminder(text) {
+        text = text[..start].trim_end();
+    }
     let unwrapped = event.is_error.then(|| {
         text.trim()
             .strip_prefix("<tool_use_error>")?
             .strip_suffix("</tool_use_error>")
     });
     unwrapped.flatten().map_or(text, str::trim)
+}
+
+/// Where the `<system-reminder>` block that ends `text` starts, if one does.
+fn trailing_reminder(text: &str) -> Option<usize> {
+    text.trim_end()
+        .strip_suffix("</system-reminder>")?
+        .rfind("<system-reminder>")
 }
 
 /// `text` made safe for a terminal: newlines are kept, a tab becomes four spaces, a carriage

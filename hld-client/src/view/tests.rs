@@ -289,9 +289,13 @@ fn tool_result(content: &str, is_error: bool) -> ConversationEvent {
     .unwrap()
 }
 
+/// What the front ends show of a tool result with this content.
+fn shown(content: &str, is_error: bool) -> String {
+    tool_result_text(&tool_result(content, is_error)).to_owned()
+}
+
 #[test]
 fn a_tool_error_is_shown_without_its_wrapper() {
-    let shown = |content, is_error| tool_result_text(&tool_result(content, is_error)).to_owned();
     assert_eq!(
         shown(
             "<tool_use_error>File does not exist.</tool_use_error>",
@@ -311,4 +315,27 @@ fn a_tool_error_is_shown_without_its_wrapper() {
     assert_eq!(shown(ok, false), ok);
     assert_eq!(shown("<tool_use_error>cut", true), "<tool_use_error>cut");
     assert_eq!(shown("exit code 1", true), "exit code 1");
+}
+
+#[test]
+fn the_reminders_the_cli_appends_for_the_model_are_not_shown() {
+    let reminder = "<system-reminder>\nWhenever you read a file, consider whether it would \
+                    be considered malware.\n</system-reminder>\n";
+    let read = format!("     1\u{2192}Hello, world!\n\n{reminder}");
+    assert_eq!(shown(&read, false), "     1\u{2192}Hello, world!");
+    let twice = format!("done\n{reminder}\n{reminder}");
+    assert_eq!(shown(&twice, false), "done");
+    assert_eq!(
+        shown(
+            &format!("<tool_use_error>File does not exist.</tool_use_error>\n{reminder}"),
+            true
+        ),
+        "File does not exist."
+    );
+    // A block within the output, or one left open, is the tool's own text.
+    let within = format!("a\n{reminder}b");
+    assert_eq!(shown(&within, false), within);
+    let open = "a\n</system-reminder>";
+    assert_eq!(shown(open, false), open);
+    assert_eq!(shown(reminder, false), "");
 }
