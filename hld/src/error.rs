@@ -2,6 +2,8 @@
 
 use hld_client::protocol::{InvalidParamsData, UNKNOWN_ID};
 
+use crate::store::StoreError;
+
 #[derive(Debug)]
 pub enum Error {
     /// The client asked for something invalid: a bad parameter, an unknown id, a wrong state.
@@ -67,11 +69,19 @@ impl Error {
         }
     }
 
+    /// A fault inside the daemon; `public` says which action failed. When the database refused
+    /// for a reason its user can act on (another process holds it, the disk is full), the
+    /// message says that reason too.
     pub fn internal(public: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
-        Error::Internal {
-            public: public.into(),
-            source: source.into(),
+        let source = source.into();
+        let mut public = public.into();
+        let cause = source
+            .chain()
+            .find_map(|e| e.downcast_ref::<StoreError>()?.cause());
+        if let Some(cause) = cause {
+            public = format!("{public}: {cause}");
         }
+        Error::Internal { public, source }
     }
 
     /// The message a client may read.

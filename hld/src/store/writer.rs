@@ -65,9 +65,11 @@ where
         let outcome = match (self.outcome, committed) {
             (Some(Err(e)), _) => Err(e),
             (Some(Ok(value)), Ok(())) => Ok(value),
-            (_, Err(StoreError::Commit(why))) => Err(StoreError::Commit(why.clone())),
-            (_, Err(e)) => Err(StoreError::Commit(e.to_string())),
-            (None, Ok(())) => Err(StoreError::Commit("the command was not applied".into())),
+            (_, Err(e)) => Err(StoreError::commit(e)),
+            (None, Ok(())) => Err(StoreError::Commit {
+                why: "the command was not applied".into(),
+                code: None,
+            }),
         };
         (self.done)(outcome);
     }
@@ -128,12 +130,13 @@ impl Writer {
                 }
             }
             committed = if self.conn.is_autocommit() {
-                Err(StoreError::Commit(
-                    "SQLite rolled the transaction back".into(),
-                ))
+                Err(StoreError::Commit {
+                    why: "SQLite rolled the transaction back".into(),
+                    code: None,
+                })
             } else {
                 self.exec("COMMIT")
-                    .map_err(|e| StoreError::Commit(e.to_string()))
+                    .map_err(|e| StoreError::commit(&e.into()))
             };
         }
         if committed.is_err() {

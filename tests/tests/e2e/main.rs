@@ -54,6 +54,7 @@ mod http_sessions;
 mod inputs;
 mod limits;
 mod live;
+mod locked_db;
 mod logging;
 mod modes;
 mod neovim;
