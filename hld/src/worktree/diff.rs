@@ -90,13 +90,11 @@ pub async fn session_diff(
         args.push(base);
         args
     };
-    let status = git::run_env(dir, diff(&["--name-status", "-z"]), &env)
+    // One run lists each file twice: its status (`--raw`), then its line counts.
+    let listed = git::run_env(dir, diff(&["--raw", "--numstat", "-z"]), &env)
         .await?
         .succeeded()?;
-    let counts = git::run_env(dir, diff(&["--numstat", "-z"]), &env)
-        .await?
-        .succeeded()?;
-    let entries = entries(&status.stdout, &counts.stdout);
+    let entries = entries(&listed.stdout);
     let total = entries.len() as u64;
     let (additions, deletions) = entries
         .iter()
@@ -256,11 +254,14 @@ fn patch_bytes(lines: &[String]) -> u64 {
     lines.iter().map(|l| l.len() as u64 + 1).sum()
 }
 
-/// The files of `--name-status -z` with the counts of `--numstat -z` (same order).
-fn entries(status: &str, counts: &str) -> Vec<Entry> {
+/// The files of `git diff --raw --numstat -z`: raw records (`:modes shas STATUS\0path\0`, or
+/// `…\0old\0new\0` for a rename or copy), then as many numstat records in the same order.
+fn entries(listed: &str) -> Vec<Entry> {
     let mut out = Vec::new();
-    let mut fields = status.split('\0').filter(|f| !f.is_empty());
-    while let Some(code) = fields.next() {
+    let mut fields = listed.split('\0').peekable();
+    // A raw record's header starts with `:`; a numstat record never does.
+    while let Some(header) = fields.next_if(|f| f.starts_with(':')) {
+        let code = header.rsplit(' ').next().unwrap_or_default();
         let renamed = code.starts_with('R') || code.starts_with('C');
         let first = fields.next().unwrap_or_default().to_owned();
         let (path, old_path) = if renamed {
@@ -284,14 +285,13 @@ fn entries(status: &str, counts: &str) -> Vec<Entry> {
         });
     }
     // numstat -z: `add\tdel\tpath\0`, or `add\tdel\t\0old\0new\0` for a rename.
-    let mut records = counts.split('\0');
     for entry in &mut out {
-        let Some(record) = records.next() else { break };
+        let Some(record) = fields.next() else { break };
         let mut cols = record.splitn(3, '\t');
         let (add, del, path) = (cols.next(), cols.next(), cols.next().unwrap_or(""));
         if path.is_empty() {
-            records.next();
-            records.next();
+            fields.next();
+            fields.next();
         }
         match (
             add.and_then(|a| a.parse().ok()),
@@ -436,9 +436,12 @@ mod tests {
 
     #[test]
     fn statuses_counts_renames_and_binaries_are_read() {
-        let status = "M\0a.txt\0R090\0old.rs\0new.rs\0A\0img.png\0D\0gone\0";
-        let counts = "1\t2\ta.txt\x003\t0\t\0old.rs\0new.rs\0-\t-\timg.png\x000\t4\tgone\0";
-        let got = entries(status, counts);
+        let raw = ":100644 100644 1a 2b M\0a.txt\0:100644 100644 3c 4d R090\0old.rs\0new.rs\0\
+                   :000000 100644 00 5e A\0img.png\0:100644 000000 6f 00 D\0gone\0\
+                   :100644 100644 7a 8b M\0:colon\0";
+        let counts = "1\t2\ta.txt\x003\t0\t\0old.rs\0new.rs\0-\t-\timg.png\x000\t4\tgone\0\
+                      5\t6\t:colon\0";
+        let got = entries(&format!("{raw}{counts}"));
         let summary: Vec<_> = got
             .iter()
             .map(|e| {
@@ -458,6 +461,7 @@ mod tests {
                 ("new.rs", Some("old.rs"), "renamed", 3, 0),
                 ("img.png", None, "binary", 0, 0),
                 ("gone", None, "deleted", 0, 4),
+                (":colon", None, "modified", 5, 6),
             ]
         );
     }
