@@ -278,9 +278,13 @@ impl Supervisor {
         let exit_code = exit.and_then(|s| s.code());
         let error = match &lost {
             Some(lost) => Some(format!(
-                "the conversation is incomplete: {} lines of claude's output could not be \
-                 stored ({}), so the session was stopped",
-                lost.lines, lost.error
+                "the conversation is incomplete: {} of claude's output could not be stored \
+                 ({}), so the session was stopped",
+                match lost.lines {
+                    1 => "1 line".to_owned(),
+                    n => format!("{n} lines"),
+                },
+                lost.error
             )),
             None => outcome(in_turn && !interrupted, exit_code, &stderr),
         };
@@ -410,7 +414,7 @@ impl Supervisor {
                 tracing::error!(session = %self.session_id, error = %e, lines, "cannot store claude output; stopping the session");
                 process::kill_group(self.turns.pid);
                 *lost = Some(Lost {
-                    error: e.to_string(),
+                    error: e.cause().map_or_else(|| e.to_string(), str::to_owned),
                     lines,
                 });
             }

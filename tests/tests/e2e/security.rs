@@ -249,6 +249,20 @@ fn output_that_cannot_be_stored_fails_the_session_and_its_outcome_is_retried() {
     assert_eq!(s.status, SessionStatus::Failed);
     let error = s.error_message.unwrap_or_default();
     assert!(error.contains("conversation is incomplete"), "{error}");
+    // Said as the user can act on it, for as many lines as were lost.
+    assert!(
+        error.contains("(the database is locked by another process)"),
+        "{error}"
+    );
+    let counted = error
+        .split_once("incomplete: ")
+        .and_then(|(_, rest)| rest.split_once(" of claude's output"))
+        .and_then(|(count, _)| count.split_once(' '))
+        .and_then(|(n, word)| Some((n.parse::<u64>().ok()?, word)));
+    assert!(
+        counted.is_some_and(|(n, word)| word == if n == 1 { "line" } else { "lines" }),
+        "{error}"
+    );
     let log = d.log_text();
     assert_eq!(
         log.matches("cannot store claude output").count(),
