@@ -165,7 +165,8 @@ pub fn failure(stderr: &str) -> Error {
         return user("session_id", message);
     }
     if lower.contains("please tell me who you are") || lower.contains("empty ident") {
-        let message = "git has no identity to commit with: set user.name and user.email";
+        let message = "git has no identity to commit with: set one with `git config --global \
+                       user.name \"Your Name\"` and `git config --global user.email you@example.com`";
         return user("session_id", message);
     }
     if lower.contains("would be overwritten by") {

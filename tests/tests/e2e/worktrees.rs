@@ -464,6 +464,32 @@ fn refusals_are_plain() {
 }
 
 #[test]
+fn a_merge_without_a_git_identity_says_how_to_set_one() {
+    let d = daemon();
+    let repo = d.dir.join("anonymous");
+    std::fs::create_dir_all(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("shared.txt"), shared(&[])).unwrap();
+    git(&repo, &["add", "."]);
+    let ada = ["-c", "user.name=Ada", "-c", "user.email=ada@example.com"];
+    git(&repo, &[&ada[..], &["commit", "-q", "-m", "base"]].concat());
+    // No identity configured (the daemon's HOME has none), and none guessed from the machine.
+    git(&repo, &["config", "user.useConfigOnly", "true"]);
+    let id = isolated(&d, &repo, None, &[(1, "one")]);
+    let params = MergeSessionParams {
+        session_id: id,
+        ..Default::default()
+    };
+    let message = refusal::<MergeSession>(&d, params);
+    assert!(message.contains("no identity"), "{message}");
+    assert!(
+        message.contains("git config --global user.email"),
+        "{message}"
+    );
+    assert_eq!(git(&repo, &["log", "--format=%s"]).trim(), "base");
+}
+
+#[test]
 fn a_continuation_works_in_its_parents_worktree_or_its_own() {
     let d = daemon();
     let repo = repo(&d);
