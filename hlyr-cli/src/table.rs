@@ -78,7 +78,8 @@ pub fn fit_table(
             *w = (*w).max(visible_width(cell));
         }
     }
-    let gaps = 2 * widths.len().saturating_sub(1);
+    // Two spaces between the columns shown (an empty column is left out, gap and all).
+    let gaps = 2 * widths.iter().filter(|w| **w > 0).count().saturating_sub(1);
     if let Some(limit) = width {
         let mut over = (gaps + widths.iter().sum::<usize>()).saturating_sub(limit);
         for give in gives {
@@ -285,5 +286,19 @@ mod tests {
         assert_eq!(fit(30), "id  …project  Fix the login f…");
         let header = fit_table(&["ID", "MODEL", "DIR", "TITLE"], &rows, &gives, Some(30));
         assert_eq!(plain(&header).lines().next(), Some("ID  DIR       TITLE"));
+    }
+
+    /// An empty column (`watch`'s context column without contexts) takes no room, not even
+    /// its gap: a table that fits exactly is not cut.
+    #[test]
+    fn an_empty_column_takes_no_room() {
+        let rows = vec![vec![
+            "id".to_owned(),
+            String::new(),
+            "Fix the login".to_owned(),
+        ]];
+        let last = [Gives::start(2, MIN_LAST_COLUMN)];
+        let text = fit_table(&["ID", "", "TITLE"], &rows, &last, Some(17));
+        assert_eq!(plain(&text), "ID  TITLE\nid  Fix the login");
     }
 }

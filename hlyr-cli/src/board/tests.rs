@@ -104,6 +104,21 @@ fn a_narrow_table_cuts_what_waits_and_the_title_in_turn() {
     // Neither is cut to nothing: the title keeps more than its first word.
     assert!(row.contains("approve Bash: cargo tes…"), "{line}");
     assert!(row.contains("Refactor the payment"), "{line}");
+    // Narrower, the context share, then the cost go before the title is cut to nothing.
+    for (width, gone) in [(60, &["CTX"][..]), (48, &["CTX", "COST"])] {
+        let narrow = plain(&board.table_within(10, None, Some(width)));
+        let (head, row) = (
+            narrow.lines().next().unwrap(),
+            narrow.lines().nth(1).unwrap(),
+        );
+        assert!(row.chars().count() <= width, "{narrow}");
+        assert!(head.ends_with("TITLE"), "{narrow}");
+        assert!(gone.iter().all(|c| !head.contains(c)), "{narrow}");
+        assert!(
+            row.contains("approve Bash") && row.contains("Refactor"),
+            "{narrow}"
+        );
+    }
 }
 
 #[test]
