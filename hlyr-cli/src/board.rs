@@ -16,16 +16,16 @@ use crate::table::{fit_table, terminal_width, Gives};
 use crate::transcript::tool_input::EXIT_PLAN_MODE;
 
 /// When the table is too wide, what waits and the title give way in turn, so that neither
-/// alone is cut to nothing: what waits to 24 columns, the title to 16, then to 16 and 10.
-/// Narrower still, the context share, the cost and the age are left out, in that order:
-/// which session it is and what it waits for matter most.
+/// alone is cut to nothing: what waits to 24 columns, the title to 16; then the context share
+/// and the cost are left out; then what waits and the title are cut to 16 and 10, and last
+/// the age is left out. Which session it is and what it waits for matter most.
 const GIVES: [Gives; 7] = [
     Gives::start(7, 24),
     Gives::start(8, 16),
-    Gives::start(7, 16),
-    Gives::start(8, 10),
     Gives::start(6, 0),
     Gives::start(5, 0),
+    Gives::start(7, 16),
+    Gives::start(8, 10),
     Gives::start(4, 0),
 ];
 
