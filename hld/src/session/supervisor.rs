@@ -280,10 +280,7 @@ impl Supervisor {
             Some(lost) => Some(format!(
                 "the conversation is incomplete: {} of claude's output could not be stored \
                  ({}), so the session was stopped",
-                match lost.lines {
-                    1 => "1 line".to_owned(),
-                    n => format!("{n} lines"),
-                },
+                hld_client::view::count(lost.lines as u64, "line"),
                 lost.error
             )),
             None => outcome(in_turn && !interrupted, exit_code, &stderr),
