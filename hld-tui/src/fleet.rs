@@ -1,14 +1,18 @@
 //! The daemon links: one task per daemon keeps its subscription open, reconnecting with
 //! back-off, tags what it reports with the daemon's index, and publishes the client that
-//! commands to that daemon use while it is connected.
+//! commands to that daemon use while it is connected. A daemon of this machine that went away
+//! is started again by a launch, as `hlyr launch` starts one.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use hld_client::autostart;
 use hld_client::contexts::Entry;
 use hld_client::protocol::SubscribeParams;
 use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 
 use crate::app::{Command, Msg, Route};
 use crate::runtime::Tagged;
@@ -47,24 +51,48 @@ impl Place {
 /// Each daemon's client while it is connected, by index.
 pub(crate) struct Links {
     clients: Vec<watch::Receiver<Option<Client>>>,
+    /// What starts each daemon that listens at a socket of this machine.
+    starters: Vec<Option<Starter>>,
 }
 
 impl Links {
-    /// Starts a link task for each of `targets`, reporting into `tx`.
-    pub(crate) fn spawn(targets: Vec<Target>, tx: &mpsc::UnboundedSender<Tagged>) -> Links {
-        let clients = targets.into_iter().enumerate().map(|(daemon, target)| {
-            let (client_tx, client_rx) = watch::channel(None);
-            tokio::spawn(link(daemon, target.place, tx.clone(), client_tx));
-            client_rx
-        });
-        Links {
-            clients: clients.collect(),
-        }
+    /// Starts a link task for each of `targets`, reporting into `tx`; `hld` is the binary that
+    /// starts a local daemon again.
+    pub(crate) fn spawn(
+        targets: Vec<Target>,
+        hld: &std::path::Path,
+        tx: &mpsc::UnboundedSender<Tagged>,
+    ) -> Links {
+        let (clients, starters) = targets
+            .into_iter()
+            .enumerate()
+            .map(|(daemon, target)| {
+                let (client_tx, client_rx) = watch::channel(None);
+                let retry = Arc::new(Notify::new());
+                let starter = match &target.place {
+                    Place::Known(Address::Socket(socket)) => Some(Starter {
+                        socket: socket.clone(),
+                        hld: hld.to_owned(),
+                        retry: Arc::clone(&retry),
+                    }),
+                    _ => None,
+                };
+                let task = link(daemon, target.place, tx.clone(), client_tx, retry);
+                tokio::spawn(task);
+                (client_rx, starter)
+            })
+            .unzip();
+        Links { clients, starters }
     }
 
     /// `daemon`'s client, while connected.
     pub(crate) fn client(&self, daemon: usize) -> Option<Client> {
         self.clients.get(daemon)?.borrow().clone()
+    }
+
+    /// What starts `daemon` again, when it is this machine's.
+    pub(crate) fn starter(&self, daemon: usize) -> Option<Starter> {
+        self.starters.get(daemon)?.clone()
     }
 
     /// The daemons `command` goes to by `route`, and the command to run there (a command
@@ -85,13 +113,39 @@ impl Links {
     }
 }
 
-/// Keeps a subscription to every event of `daemon` open, reconnecting with backoff;
-/// publishes the client commands use while connected.
+/// Starts this machine's daemon at its socket, as at start-up, and has its link retry at once.
+#[derive(Debug, Clone)]
+pub(crate) struct Starter {
+    socket: PathBuf,
+    hld: PathBuf,
+    retry: Arc<Notify>,
+}
+
+impl Starter {
+    /// A client of a daemon started at the socket. Only where nothing listens: a process that
+    /// takes connections without answering is not replaced (a new daemon could not bind).
+    pub(crate) async fn start(&self) -> Result<Client, String> {
+        if !autostart::nothing_listens(&self.socket).await {
+            return Err("not connected to the daemon".to_owned());
+        }
+        autostart::start(&self.hld, &self.socket)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.retry.notify_one();
+        Client::connect(&self.socket)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// Keeps a subscription to every event of `daemon` open, reconnecting with backoff (or at
+/// once when `retry` is notified); publishes the client commands use while connected.
 async fn link(
     daemon: usize,
     place: Place,
     tx: mpsc::UnboundedSender<Tagged>,
     client_tx: watch::Sender<Option<Client>>,
+    retry: Arc<Notify>,
 ) {
     let send = |msg: Msg| {
         let msg = Msg::From {
@@ -130,8 +184,10 @@ async fn link(
         if !send(Msg::Disconnected { error, retry_in_ms }) {
             return;
         }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(BACKOFF.1);
+        tokio::select! {
+            () = tokio::time::sleep(pause) => pause = (pause * 2).min(BACKOFF.1),
+            () = retry.notified() => pause = BACKOFF.0,
+        }
     }
 }
 

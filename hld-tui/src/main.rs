@@ -54,6 +54,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
     let result = runtime.block_on(async {
         // Only this machine's daemons are started, where nothing listens; a remote one, or one
         // that listens without answering, is waited for.
@@ -61,7 +62,6 @@ fn main() -> ExitCode {
             if let Place::Known(Address::Socket(socket)) = &target.place {
                 if hld_client::autostart::nothing_listens(socket).await {
                     eprintln!("hld-tui: no daemon at {}; starting hld…", socket.display());
-                    let hld = hld_client::autostart::hld_binary(cli.hld_path.as_deref());
                     hld_client::autostart::start(&hld, socket).await?;
                 }
             }
@@ -71,6 +71,7 @@ fn main() -> ExitCode {
             color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
             bell: !cli.no_bell,
             alert: hld_client::view::alert::Alert::from_env(),
+            hld,
         };
         // `init` also restores the terminal on panic.
         let mut terminal = ratatui::init();

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
@@ -25,7 +26,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::app::{route, update, Command, DiffStat, Fleet, Msg, State, UsageTable, REVIEW_PAGE};
-use crate::fleet::Links;
+use crate::fleet::{Links, Starter};
 pub use crate::fleet::{Place, Target};
 use hld_client::view::alert::Alert;
 
@@ -45,6 +46,8 @@ pub struct Options {
     pub bell: bool,
     /// How the terminal is told that the daemon notified.
     pub alert: Alert,
+    /// The `hld` binary a launch starts where this machine's daemon went away.
+    pub hld: PathBuf,
 }
 
 /// Runs the dashboard on `terminal` until the user quits.
@@ -60,7 +63,7 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
         _ => state.fleet = Fleet::new(names),
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Tagged>();
-    let links = Links::spawn(options.daemons, &tx);
+    let links = Links::spawn(options.daemons, &options.hld, &tx);
     let mut terminal_events = EventStream::new();
     let mut latest: HashMap<(usize, Load), u64> = HashMap::new();
     let mut next_tick = Instant::now();
@@ -105,9 +108,9 @@ pub async fn run(terminal: &mut DefaultTerminal, options: Options) -> anyhow::Re
                                 *generation += 1;
                                 (daemon, load, *generation)
                             });
-                            let client = links.client(daemon);
+                            let link = (links.client(daemon), links.starter(daemon));
                             let command = command.clone();
-                            tokio::spawn(execute(daemon, client, command, load, tx.clone()));
+                            tokio::spawn(execute(daemon, link, command, load, tx.clone()));
                         }
                     }
                 }
@@ -172,23 +175,34 @@ fn write_terminal(bytes: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Runs one command against `daemon` and sends back what came of it. A load that finds
-/// no daemon, or loses it, says nothing: the footer already tells that the link is down, and
-/// reconnecting loads again.
+/// Runs one command against `daemon` (its client while connected, and what starts it when it
+/// is this machine's) and sends back what came of it. A load that finds no daemon, or loses
+/// it, says nothing: the footer already tells that the link is down, and reconnecting loads
+/// again. A launch starts a local daemon that went away, as `hlyr launch` does.
 async fn execute(
     daemon: usize,
-    client: Option<Client>,
+    (client, starter): (Option<Client>, Option<Starter>),
     command: Command,
     load: Option<(usize, Load, u64)>,
     tx: mpsc::UnboundedSender<Tagged>,
 ) {
-    // A message not sent, or a title refused, goes back to the box it was typed in.
-    let typed =
-        matches!(command, Command::Send { .. } | Command::Rename { .. }).then(|| command.clone());
+    // A message not sent, a title refused or a draft not kept goes back to the box it was
+    // typed in.
+    let typed = matches!(
+        command,
+        Command::Send { .. } | Command::Rename { .. } | Command::SaveDraft { .. }
+    )
+    .then(|| command.clone());
     let launch = matches!(command, Command::Launch(_) | Command::LaunchDraft { .. });
     let result = match client {
         None if load.is_some() => return,
-        None => Err(("not connected to the daemon".to_owned(), None)),
+        None => match starter.filter(|_| launch) {
+            Some(starter) => match starter.start().await {
+                Ok(client) => run_command(&client, command).await.map_err(|e| said(&e)),
+                Err(e) => Err((e, None)),
+            },
+            None => Err(("not connected to the daemon".to_owned(), None)),
+        },
         Some(client) => match run_command(&client, command).await {
             Err(hld_client::Error::Disconnected) if load.is_some() => return,
             result => result.map_err(|e| said(&e)),
@@ -204,6 +218,12 @@ async fn execute(
         (Err((error, _)), Some(Command::Rename { session_id, title })) => Msg::Unrenamed {
             session_id,
             title,
+            error,
+        },
+        (Err((error, _)), Some(Command::SaveDraft { session_id, fields })) => Msg::Unsaved {
+            daemon,
+            session_id,
+            fields,
             error,
         },
         // The form that launched waits for its answer.

@@ -5,7 +5,9 @@
 use hld_client::protocol::{DraftFields, LaunchSessionParams, SessionInfo};
 use tui_textarea::{CursorMove, TextArea};
 
-use super::{launch_form, ApprovalMode, Command, LaunchForm, ListView, State, MODELS};
+use super::{
+    launch_form, ApprovalMode, Command, FormError, LaunchForm, ListView, Modal, State, MODELS,
+};
 
 /// The drafts the daemon reported (`getSessionLeaves` with `filter: "draft"`).
 pub(super) fn loaded(state: &mut State, mut drafts: Vec<SessionInfo>) {
@@ -19,24 +21,64 @@ pub(super) fn loaded(state: &mut State, mut drafts: Vec<SessionInfo>) {
 
 /// The launch form filled from `draft`, launching it when submitted.
 pub(super) fn form_of(state: &State, draft: &SessionInfo) -> LaunchForm {
+    let fields = DraftFields {
+        working_dir: draft.working_dir.clone(),
+        query: Some(draft.query.clone()),
+        model: draft.model.clone(),
+        auto_accept_edits: Some(draft.control.auto_accept_edits),
+        ..Default::default()
+    };
+    filled(
+        state,
+        &fields,
+        Some(draft.id.clone()),
+        state.fleet.origin(&draft.id),
+    )
+}
+
+/// The launch form holding `fields`, of draft `draft` (if any) on daemon `daemon`.
+fn filled(state: &State, fields: &DraftFields, draft: Option<String>, daemon: usize) -> LaunchForm {
     let mut form = launch_form(state);
-    form.query = TextArea::from(draft.query.lines());
+    form.query = TextArea::from(fields.query.as_deref().unwrap_or_default().lines());
     form.query.move_cursor(CursorMove::Bottom);
     form.query.move_cursor(CursorMove::End);
-    if let Some(dir) = &draft.working_dir {
+    if let Some(dir) = &fields.working_dir {
         form.working_dir = TextArea::default();
         form.working_dir.insert_str(dir);
     }
     form.model = MODELS
         .iter()
-        .position(|m| *m == draft.model.as_deref())
+        .position(|m| *m == fields.model.as_deref())
         .unwrap_or(0);
-    if draft.control.auto_accept_edits {
+    if fields.auto_accept_edits == Some(true) {
         form.approvals = ApprovalMode::AutoAcceptEdits;
     }
-    form.draft = Some(draft.id.clone());
-    form.daemon = state.fleet.origin(&draft.id);
+    (form.draft, form.daemon) = (draft, daemon);
     form
+}
+
+/// Keeping a form as a draft failed: it opens again with what it held (unless another box is
+/// open), saying why; Esc then closes it for good.
+pub(super) fn unsaved(
+    state: &mut State,
+    daemon: usize,
+    draft: Option<String>,
+    fields: &DraftFields,
+    error: &str,
+) -> Vec<Command> {
+    let said = format!("Not kept as a draft: {error}. Esc again leaves it unsaved");
+    if state.modal.is_some() {
+        state.flash(said, true);
+        return Vec::new();
+    }
+    let mut form = filled(state, fields, draft, daemon);
+    form.unsaved = true;
+    form.error = Some(FormError {
+        field: None,
+        text: said,
+    });
+    state.modal = Some(Modal::Launch(Box::new(form)));
+    Vec::new()
 }
 
 /// What a draft keeps of `params` (the launch the form would make).

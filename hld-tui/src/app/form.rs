@@ -30,6 +30,8 @@ pub struct LaunchForm {
     pub launching: bool,
     /// Why the last launch failed.
     pub error: Option<FormError>,
+    /// Keeping it as a draft failed: Esc now closes it without trying again.
+    pub unsaved: bool,
 }
 
 /// Why a launch failed, in the form's words.

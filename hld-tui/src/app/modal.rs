@@ -236,6 +236,7 @@ pub(super) fn launch_form(state: &State) -> LaunchForm {
         daemon: 0,
         launching: false,
         error: None,
+        unsaved: false,
     }
 }
 
@@ -260,7 +261,7 @@ pub(super) fn launch_key(
     }
     if submit || back {
         let query = form.query.lines().join("\n");
-        if back && query.trim().is_empty() {
+        if back && (query.trim().is_empty() || form.unsaved) {
             return (Vec::new(), false);
         }
         if query.trim().is_empty() {

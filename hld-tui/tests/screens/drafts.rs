@@ -115,3 +115,64 @@ fn esc_keeps_a_form_with_a_query_as_a_draft_and_x_discards_one() {
     update(&mut state, key(KeyCode::Esc));
     assert_eq!(state.list.view, ListView::Sessions);
 }
+
+#[test]
+fn a_draft_not_kept_opens_its_form_again_saying_why_and_esc_then_closes_it() {
+    let mut state = loaded(100, 30);
+    keys(&mut state, "cwrite the changelog");
+    let commands = update(&mut state, key(KeyCode::Esc));
+    let [Command::SaveDraft { fields, .. }] = commands.as_slice() else {
+        panic!("{commands:?}")
+    };
+    assert!(state.modal.is_none());
+    let unsaved = Msg::Unsaved {
+        daemon: 0,
+        session_id: None,
+        fields: fields.clone(),
+        error: "not connected to the daemon".into(),
+    };
+    assert_eq!(update(&mut state, unsaved), []);
+    let Some(Modal::Launch(form)) = &state.modal else {
+        panic!("no form: {:?}", state.modal)
+    };
+    assert_eq!(form.query.lines().join("\n"), "write the changelog");
+    assert_eq!(form.working_dir.lines().join(""), "/home/me/project");
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("Not kept as a draft: not connected to the daemon"),
+        "{shown}"
+    );
+
+    // Esc now closes it without trying to keep it again.
+    assert_eq!(update(&mut state, key(KeyCode::Esc)), []);
+    assert!(state.modal.is_none());
+}
+
+#[test]
+fn a_draft_not_kept_while_another_box_is_open_is_said_in_the_footer() {
+    let mut state = loaded(100, 30);
+    keys(&mut state, "c");
+    let unsaved = Msg::Unsaved {
+        daemon: 0,
+        session_id: Some("d-1".into()),
+        fields: Box::new(DraftFields {
+            query: Some("an older query".into()),
+            ..Default::default()
+        }),
+        error: "the daemon refused".into(),
+    };
+    update(&mut state, unsaved);
+    let Some(Modal::Launch(form)) = &state.modal else {
+        panic!("no form: {:?}", state.modal)
+    };
+    assert_eq!(
+        form.query.lines().join("\n"),
+        "",
+        "the open form is left as it was"
+    );
+    let shown = screen(&state, false);
+    assert!(
+        shown.contains("Not kept as a draft: the daemon refused"),
+        "{shown}"
+    );
+}

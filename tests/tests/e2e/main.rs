@@ -84,6 +84,7 @@ mod tui_fleet;
 mod tui_fleet_down;
 mod tui_fleet_usage;
 mod tui_modes;
+mod tui_start;
 mod tui_usage;
 mod tui_worktrees;
 mod usage_limits;

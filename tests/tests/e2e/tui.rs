@@ -82,7 +82,7 @@ impl Tui {
     /// Waits for exit and checks that it was a success that left the terminal as it found
     /// it: the main screen back, the cursor shown, raw mode off.
     #[track_caller]
-    fn assert_clean_exit(&mut self) {
+    pub(super) fn assert_clean_exit(&mut self) {
         let status = self.wait_exit(Duration::from_secs(5));
         let screen = self.screen_text();
         assert!(
@@ -352,7 +352,7 @@ fn agents_in_two_repositories_are_told_apart_and_a_wide_terminal_shows_a_pane() 
 }
 
 /// Process ids whose command line mentions `marker`.
-fn pids_mentioning(marker: &str) -> Vec<i32> {
+pub(super) fn pids_mentioning(marker: &str) -> Vec<i32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -367,7 +367,7 @@ fn pids_mentioning(marker: &str) -> Vec<i32> {
 
 /// Kills on drop whatever still runs with this socket on its command line: the daemon a test
 /// made `hld-tui` start, should the test fail before stopping it.
-struct StartedDaemon(PathBuf);
+pub(super) struct StartedDaemon(PathBuf);
 
 impl Drop for StartedDaemon {
     fn drop(&mut self) {
@@ -379,7 +379,7 @@ impl Drop for StartedDaemon {
 }
 
 /// A socket in a fresh directory, with a guard that kills a daemon started there.
-fn fresh_socket() -> (tempfile::TempDir, PathBuf, StartedDaemon) {
+pub(super) fn fresh_socket() -> (tempfile::TempDir, PathBuf, StartedDaemon) {
     let run = tempfile::Builder::new()
         .prefix("hld-tui-run-")
         .tempdir_in("/tmp")
