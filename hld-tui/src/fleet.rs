@@ -15,7 +15,7 @@ use hld_client::{Address, Client, SubscribeOptions, SubscriptionItem};
 use tokio::sync::{mpsc, watch, Notify};
 
 use crate::app::{Command, Msg, Route};
-use crate::runtime::Tagged;
+use crate::load::Tagged;
 
 /// Backoff between attempts to reach a daemon: doubles from the first to the second.
 const BACKOFF: (Duration, Duration) = (Duration::from_millis(250), Duration::from_secs(5));

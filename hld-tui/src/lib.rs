@@ -11,6 +11,7 @@ mod help;
 pub mod keys;
 mod launch;
 pub mod lists;
+mod load;
 pub mod markdown;
 mod order;
 mod pickers;
