@@ -57,6 +57,19 @@ impl Tui {
     }
 
     fn started(socket: &Path, args: &[&str], dir: Option<&Path>) -> Tui {
+        let (mut cmd, home) = Tui::command(socket, args);
+        if let Some(dir) = dir {
+            cmd.cwd(dir);
+        }
+        Tui::run(cmd, home)
+    }
+
+    /// What [`Tui::spawn`] runs, `hld-tui --daemon-socket SOCKET ARGS…` with a clean
+    /// environment, and the private home it runs in, for [`Tui::run`].
+    pub(super) fn command(
+        socket: &Path,
+        args: &[&str],
+    ) -> (portable_pty::CommandBuilder, tempfile::TempDir) {
         let home = tempfile::Builder::new()
             .prefix("hld-tui-home-")
             .tempdir_in("/tmp")
@@ -65,10 +78,7 @@ impl Tui {
         cmd.arg("--daemon-socket");
         cmd.arg(socket);
         cmd.args(args);
-        if let Some(dir) = dir {
-            cmd.cwd(dir);
-        }
-        Tui::run(cmd, home)
+        (cmd, home)
     }
 
     /// Runs `cmd` (made with [`pty::command`] on `home`) as the dashboard.

@@ -3,21 +3,14 @@
 
 use hld_client::protocol::{Health, ListSessions, NoParams, Shutdown};
 use hld_e2e::closing::Closing;
-use hld_e2e::{fake_claude, pty, wait_for, workspace_bin, LineConn, WAIT};
+use hld_e2e::{fake_claude, wait_for, workspace_bin, LineConn, WAIT};
 
 use super::tui::{fresh_socket, pids_mentioning, Tui};
 
 /// `hld-tui` at `socket`, starting the workspace's `hld` there with `fake-claude` as `claude`.
 fn tui_starting_hld(socket: &std::path::Path) -> Tui {
-    let home = tempfile::Builder::new()
-        .prefix("hld-tui-home-")
-        .tempdir_in("/tmp")
-        .expect("tempdir");
-    let mut cmd = pty::command(&workspace_bin("hld-tui"), home.path());
-    cmd.arg("--daemon-socket");
-    cmd.arg(socket);
-    cmd.args(["--no-bell", "--hld-path"]);
-    cmd.arg(workspace_bin("hld"));
+    let hld = workspace_bin("hld");
+    let (mut cmd, home) = Tui::command(socket, &["--no-bell", "--hld-path", hld.to_str().unwrap()]);
     cmd.env("HUMANLAYER_CLAUDE_PATH", fake_claude());
     Tui::run(cmd, home)
 }
