@@ -28,18 +28,28 @@ fn stop_daemon(socket: &std::path::Path) {
     assert!(gone.is_some(), "still running: {:?}", daemons_at(socket));
 }
 
+/// `hld-tui` on `socket` once the daemon it started there has stopped.
+fn after_its_daemon_stopped(socket: &std::path::Path) -> Tui {
+    let tui = tui_starting_hld(socket);
+    tui.wait_screen("No sessions yet");
+    stop_daemon(socket);
+    tui.wait_screen("daemon unreachable");
+    tui
+}
+
+/// Launches `query` from a new form.
+fn launch(tui: &mut Tui, query: &str) {
+    tui.send("c");
+    tui.wait_screen(" New session ");
+    tui.send(query);
+    tui.send("\r");
+}
+
 #[test]
 fn a_launch_starts_the_local_daemon_again_after_it_stopped_and_runs_there() {
     let (_run, socket, _started) = fresh_socket();
-    let mut tui = tui_starting_hld(&socket);
-    tui.wait_screen("No sessions yet");
-    stop_daemon(&socket);
-    tui.wait_screen("daemon unreachable");
-
-    tui.send("c");
-    tui.wait_screen(" New session ");
-    tui.send("scenario:plain back again");
-    tui.send("\r");
+    let mut tui = after_its_daemon_stopped(&socket);
+    launch(&mut tui, "scenario:plain back again");
     // The session opens and runs in a daemon started for it; the link is back at once.
     tui.wait_screen("Hello! You asked: scenario:plain back again");
     let screen = tui.wait_screen("● connected");
@@ -66,17 +76,10 @@ fn a_launch_starts_the_local_daemon_again_after_it_stopped_and_runs_there() {
 #[test]
 fn a_launch_leaves_a_socket_that_listens_without_answering_to_its_process_and_loses_no_query() {
     let (_run, socket, _started) = fresh_socket();
-    let mut tui = tui_starting_hld(&socket);
-    tui.wait_screen("No sessions yet");
-    stop_daemon(&socket);
-    tui.wait_screen("daemon unreachable");
+    let mut tui = after_its_daemon_stopped(&socket);
     // Something else takes the socket: it is not replaced by a daemon of the launch's.
     let closing = Closing::listen(&socket);
-
-    tui.send("c");
-    tui.wait_screen(" New session ");
-    tui.send("scenario:plain not here");
-    tui.send("\r");
+    launch(&mut tui, "scenario:plain not here");
     let screen = tui.wait_screen("Not connected to the daemon");
     assert!(screen.contains("scenario:plain not here"), "{screen}");
     closing.wait_closed(1);
