@@ -131,10 +131,9 @@ fn recent(state: &State, frame: &mut Frame, area: Rect) {
     frame.render_widget(Line::styled(hint, DIM), area);
 }
 
-/// `text` in `area`, wrapped, one column in from the form's border.
+/// `text` in `area`, wrapped, every line one column in from the form's border.
 fn said(frame: &mut Frame, area: Rect, text: &str, style: Style) {
-    let paragraph = Paragraph::new(format!(" {text}"))
-        .style(style)
-        .wrap(Wrap { trim: false });
-    frame.render_widget(paragraph, area);
+    let [_, inside] = Layout::horizontal([Constraint::Length(1), Constraint::Min(0)]).areas(area);
+    let paragraph = Paragraph::new(text).style(style).wrap(Wrap { trim: true });
+    frame.render_widget(paragraph, inside);
 }

@@ -142,6 +142,11 @@ fn a_draft_not_kept_opens_its_form_again_saying_why_and_esc_then_closes_it() {
         shown.contains("Not kept as a draft: not connected to the daemon"),
         "{shown}"
     );
+    // Too long for one line, it wraps one column in from the border, as it starts.
+    let lines: Vec<&str> = shown.lines().collect();
+    let at = lines.iter().position(|l| l.contains("Not kept as a draft"));
+    let next = at.map_or("", |at| lines[at + 1].trim_start());
+    assert!(next.starts_with("│ unsaved"), "{shown}");
 
     // Esc now closes it without trying to keep it again.
     assert_eq!(update(&mut state, key(KeyCode::Esc)), []);
