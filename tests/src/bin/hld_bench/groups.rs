@@ -260,9 +260,11 @@ pub fn run(group: Group, bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
 
 /// Which server a load run talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Target {
+enum Target<'a> {
     Daemon,
     Raw(&'static str),
+    /// The raw `health` server, answering with the result in this file.
+    Health(&'a Path),
 }
 
 fn start(bins: &Bins, target: Target, pinned: bool) -> anyhow::Result<Server> {
@@ -275,6 +277,10 @@ fn start(bins: &Bins, target: Target, pinned: bool) -> anyhow::Result<Server> {
             },
         ),
         Target::Raw(kind) => Server::raw(bins, kind, pinned, &[], &[]),
+        Target::Health(reply) => {
+            let extra = ["--reply".to_owned(), reply.display().to_string()];
+            Server::raw(bins, "health", pinned, &extra, &[])
+        }
     }
 }
 
@@ -321,10 +327,13 @@ fn shown(target: Target, pinned: bool, client: &[String]) -> Vec<String> {
              --claude-path fake-claude &"
         ),
         Target::Raw(kind) => format!("{pin}hld-bench serve --kind {kind} --sock $DIR/raw.sock &"),
+        Target::Health(_) => format!(
+            "{pin}hld-bench serve --kind health --reply $DIR/health.json --sock $DIR/raw.sock &"
+        ),
     };
     let sock = match target {
         Target::Daemon => "$DIR/hld.sock",
-        Target::Raw(_) => "$DIR/raw.sock",
+        Target::Raw(_) | Target::Health(_) => "$DIR/raw.sock",
     };
     let client: Vec<&str> = client
         .iter()
@@ -432,13 +441,17 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let mut rows = Vec::new();
     let mut commands = Vec::new();
     let conns = [8u64, 64];
-    let targets = [Target::Raw("echo"), Target::Daemon];
-    let mut results: [[Vec<LoadResult>; 2]; 2] = Default::default();
+    let dir = tempfile::Builder::new()
+        .prefix("hld-bench-")
+        .tempdir_in("/tmp")?;
+    let reply = dir.path().join("health.json");
+    std::fs::write(&reply, health_result(bins)?)?;
+    let targets = [Target::Raw("echo"), Target::Daemon, Target::Health(&reply)];
+    let mut results: [[Vec<LoadResult>; 3]; 2] = Default::default();
     let args = |c: u64, target: Target| {
-        let mode = if target == Target::Daemon {
-            "rpc"
-        } else {
-            "echo"
+        let mode = match target {
+            Target::Raw(_) => "echo",
+            Target::Daemon | Target::Health(_) => "rpc",
         };
         load_args("conc", mode, &[("conns", c), ("n", plan.conc)])
     };
@@ -457,23 +470,45 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
             false,
             MIN_RATE_RATIO,
         ));
+        rows.push(
+            rate_row(
+                &format!("… a raw server answering health's reply, {c} connections"),
+                &results[i][2],
+                &results[i][0],
+                false,
+                0.0,
+            )
+            .reported(),
+        );
         for &target in &targets {
             commands.extend(shown(target, false, &args(c, target)));
         }
     }
+    commands.push("# health.json: the result of health from a daemon started as above".into());
     Ok(Section {
         title: Group::Throughput.title().into(),
         method: format!(
             "A tokio current_thread client drives C connections, each doing sequential \
              request/response (replies checked as in section 1), {} requests in all, unpinned. \
              Baseline: the raw tokio current_thread echo server. The p99 is of the per-request \
-             latency.",
+             latency. Reported beside each row: a raw server like the echo that parses each \
+             request and answers it with the result of hld's own `health` (taken from a daemon \
+             before the rounds), cloned and serialised per request: the JSON work of the reply \
+             without the daemon, as a share of the echo's rate.",
             plan.conc
         ),
         commands,
         rows,
         notes: Vec::new(),
     })
+}
+
+/// The result of `health` from a fresh daemon, as JSON.
+fn health_result(bins: &Bins) -> anyhow::Result<String> {
+    let server = Server::daemon(bins, &DaemonOptions::default())?;
+    let result = server.request("health", json!({}))?;
+    server.stop()?;
+    Ok(result.to_string())
 }
 
 /// Launches a `plain` fake session and waits until it has ended; returns its id.

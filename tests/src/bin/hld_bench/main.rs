@@ -90,6 +90,9 @@ enum Internal {
         /// The program a fan-out server's `launchSession` starts (as hld starts `claude`).
         #[arg(long)]
         agent: Option<PathBuf>,
+        /// The `result` of hld's `health` (a JSON file) that a `health` server answers with.
+        #[arg(long)]
+        reply: Option<PathBuf>,
     },
     /// Serve a raw Content-Length echo on stdin and stdout.
     #[command(hide = true)]
@@ -209,7 +212,8 @@ fn main() -> ExitCode {
             sock,
             event_bytes,
             agent,
-        }) => servers::serve(kind, &sock, event_bytes, agent),
+            reply,
+        }) => servers::serve(kind, &sock, event_bytes, agent, reply),
         Some(Internal::PipeEcho) => stdio::pipe_echo(),
         Some(Internal::ServeWs) => websocket::serve_echo(),
         Some(Internal::Client { load }) => run_load(load),

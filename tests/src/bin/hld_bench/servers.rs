@@ -10,11 +10,16 @@
 //!   stdout piped, `--output-format stream-json --verbose --print -- <query>`, in
 //!   `working_dir`), and each line it writes but the final `result` (which hld keeps as the
 //!   session's outcome) is broadcast as it is, padded likewise.
+//! - `health`: as `echo`, but each request is parsed and answered with hld's own `health`
+//!   result (`--reply`, taken from a daemon), cloned and serialised per request: the JSON work
+//!   of a `health` reply with none of the daemon around it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use bytes::Bytes;
+use hld_client::protocol::HealthResult;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
@@ -29,6 +34,8 @@ pub enum Kind {
     Echo,
     /// Raw broadcast fan-out.
     Fanout,
+    /// Raw tokio NDJSON server answering hld's `health` result.
+    Health,
 }
 
 /// A JSON-RPC request as the reference servers read it.
@@ -50,13 +57,21 @@ struct Response<'a, T> {
 
 /// Serves `kind` on `sock` until killed. The fan-out server pads its event lines to
 /// `event_bytes`, to carry as many bytes per event as the daemon's, and runs `agent` for each
-/// `launchSession`.
+/// `launchSession`; the `health` server answers with the result in the file `reply`.
 pub fn serve(
     kind: Kind,
     sock: &Path,
     event_bytes: usize,
     agent: Option<PathBuf>,
+    reply: Option<PathBuf>,
 ) -> anyhow::Result<()> {
+    let reply: Option<Arc<HealthResult>> = match (kind, reply) {
+        (Kind::Health, Some(file)) => {
+            Some(Arc::new(serde_json::from_slice(&std::fs::read(file)?)?))
+        }
+        (Kind::Health, None) => anyhow::bail!("a health server needs --reply"),
+        _ => None,
+    };
     let _ = std::fs::remove_file(sock);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -68,6 +83,7 @@ pub fn serve(
             let (stream, _) = listener.accept().await?;
             match kind {
                 Kind::Echo => tokio::spawn(echo(stream)),
+                Kind::Health => tokio::spawn(health(stream, reply.clone().expect("read above"))),
                 Kind::Fanout => {
                     let fanout = Fanout {
                         tx: events.clone(),
@@ -81,7 +97,9 @@ pub fn serve(
     })
 }
 
-async fn echo(stream: UnixStream) {
+/// Serves NDJSON lines: `reply` appends its answer to a line to the output, or refuses the line
+/// (the connection is dropped); answers to lines already buffered go out in one write.
+async fn answer_lines(stream: UnixStream, mut reply: impl FnMut(&[u8], &mut Vec<u8>) -> bool) {
     let (rd, mut wr) = stream.into_split();
     let mut rd = tokio::io::BufReader::with_capacity(64 * 1024, rd);
     let mut line = Vec::new();
@@ -90,7 +108,8 @@ async fn echo(stream: UnixStream) {
         line.clear();
         match rd.read_until(b'\n', &mut line).await {
             Ok(0) | Err(_) => return,
-            Ok(_) => out.extend_from_slice(&line),
+            Ok(_) if reply(&line, &mut out) => {}
+            Ok(_) => return,
         }
         if !rd.buffer().contains(&b'\n') {
             if wr.write_all(&out).await.is_err() {
@@ -99,6 +118,32 @@ async fn echo(stream: UnixStream) {
             out.clear();
         }
     }
+}
+
+async fn echo(stream: UnixStream) {
+    answer_lines(stream, |line, out| {
+        out.extend_from_slice(line);
+        true
+    })
+    .await
+}
+
+/// Answers each request with `health`'s result, cloned and serialised.
+async fn health(stream: UnixStream, result: Arc<HealthResult>) {
+    answer_lines(stream, move |line, out| {
+        let Ok(req) = serde_json::from_slice::<Request>(line) else {
+            return false;
+        };
+        let reply = Response {
+            jsonrpc: "2.0",
+            result: HealthResult::clone(&result),
+            id: &req.id.unwrap_or(Value::Null),
+        };
+        let written = serde_json::to_writer(&mut *out, &reply).is_ok();
+        out.push(b'\n');
+        written
+    })
+    .await
 }
 
 /// What every fan-out connection shares.
