@@ -441,9 +441,7 @@ fn throughput(bins: &Bins, plan: &Plan) -> anyhow::Result<Section> {
     let mut rows = Vec::new();
     let mut commands = Vec::new();
     let conns = [8u64, 64];
-    let dir = tempfile::Builder::new()
-        .prefix("hld-bench-")
-        .tempdir_in("/tmp")?;
+    let dir = procs::private_dir()?;
     let reply = dir.path().join("health.json");
     std::fs::write(&reply, health_result(bins)?)?;
     let targets = [Target::Raw("echo"), Target::Daemon, Target::Health(&reply)];

@@ -87,7 +87,8 @@ pub struct DaemonOptions {
     pub args: Vec<String>,
 }
 
-fn private_dir() -> anyhow::Result<tempfile::TempDir> {
+/// A fresh directory under /tmp, removed when dropped.
+pub fn private_dir() -> anyhow::Result<tempfile::TempDir> {
     // Short paths: a Unix socket path must fit in 108 bytes.
     Ok(tempfile::Builder::new()
         .prefix("hld-bench-")
